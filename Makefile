@@ -1,0 +1,38 @@
+# Every target creates the virtual environment in .venv/ when it is missing.
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+REPORT_DIR ?= report
+
+# PyMC 6 / PyTensor 3 / ArviZ 1 need Python >= 3.12: take the first interpreter that is.
+PYTHON ?= $(shell for c in python3.12 python3.13 python3 python \
+	$$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
+	command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
+	&& { command -v $$c; break; }; done)
+
+.PHONY: setup test report bench lint clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest
+
+report: setup
+	$(VENV)/bin/dprisk reproduce --out $(REPORT_DIR)
+
+bench: setup
+	$(PY) -m pytest -m slow
+	$(PY) benchmarks/run.py
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache .ruff_cache

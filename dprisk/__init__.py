@@ -1,0 +1,1 @@
+"""The ``dprisk`` command line (the last layer: models <- inference <- validation <- dprisk)."""

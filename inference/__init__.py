@@ -1,0 +1,1 @@
+"""How answers are computed: closed forms, exact enumeration, samplers and risk measures."""

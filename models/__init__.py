@@ -1,0 +1,1 @@
+"""What the adversary assumes: the discrete Gaussian mechanism, priors and model builders."""

@@ -1,0 +1,134 @@
+"""The 2020 U.S. Census privacy-loss allocation for the GVHR query (paper Table 2).
+
+The global budget rho = 2.56 (delta = 1e-10) is split across six geographic levels
+(``geolevel_share``) and, within a level, across queries; the GVHR query's share is
+``query_share``. The GVHR rho of a level is
+
+.. math:: \\rho_{\\text{level}} = 2.56 \\times \\text{geolevel share} \\times \\text{query share},
+
+kept here as exact fractions (Abowd et al. 2022, Section 8.2; the paper's Table 2).
+Levels are ordered from the bottom of the hierarchy (``block``) to the top (``us``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = [
+    "CENSUS_DELTA",
+    "CENSUS_LEVELS",
+    "CENSUS_RHO_TOTAL",
+    "CensusLevel",
+    "census_level",
+    "census_rhos",
+    "parse_rho",
+]
+
+#: Global zCDP budget of the 2020 redistricting (PL 94-171) release.
+CENSUS_RHO_TOTAL = Fraction(256, 100)
+#: The delta the Census Bureau used to state its (epsilon, delta)-DP guarantee.
+CENSUS_DELTA = 1e-10
+
+
+@dataclass(frozen=True)
+class CensusLevel:
+    """One geographic level of the 2020 Census hierarchy and its GVHR privacy budget.
+
+    Attributes
+    ----------
+    name : str
+        One of ``block``, ``block-group``, ``tract``, ``county``, ``state``, ``us``.
+    geolevel_share : Fraction
+        Share of the global rho given to this level (Table 2, second column).
+    query_share : Fraction
+        Share of the level's rho given to the GVHR query (Table 2, third column).
+    """
+
+    name: str
+    geolevel_share: Fraction
+    query_share: Fraction
+
+    @property
+    def rho_exact(self) -> Fraction:
+        """The level's GVHR rho as an exact fraction: 2.56 x geolevel share x query share."""
+        return CENSUS_RHO_TOTAL * self.geolevel_share * self.query_share
+
+    @property
+    def rho(self) -> float:
+        """The level's GVHR rho as a float."""
+        return float(self.rho_exact)
+
+
+#: Table 2, bottom of the hierarchy first.
+CENSUS_LEVELS: tuple[CensusLevel, ...] = (
+    CensusLevel("block", Fraction(165, 4099), Fraction(3945, 4097)),
+    CensusLevel("block-group", Fraction(1256, 4099), Fraction(1288, 4099)),
+    CensusLevel("tract", Fraction(687, 4099), Fraction(241, 2051)),
+    CensusLevel("county", Fraction(447, 4099), Fraction(754, 4097)),
+    CensusLevel("state", Fraction(1440, 4099), Fraction(230, 4097)),
+    CensusLevel("us", Fraction(104, 4099), Fraction(189, 241)),
+)
+
+_BY_NAME = {level.name: level for level in CENSUS_LEVELS}
+
+
+def census_level(name: str) -> CensusLevel:
+    """Return the Census level called ``name`` (``block`` ... ``us``).
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a known level; the message lists the known names.
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        known = ", ".join(_BY_NAME)
+        raise ValueError(f"unknown Census level {name!r}; known levels: {known}") from None
+
+
+def census_rhos(n_levels: int) -> list[float]:
+    """The GVHR rho of the bottom ``n_levels`` Census levels, block first (1 <= n <= 6)."""
+    if not 1 <= n_levels <= len(CENSUS_LEVELS):
+        raise ValueError(
+            f"number of Census levels must be between 1 and {len(CENSUS_LEVELS)}, got {n_levels}"
+        )
+    return [level.rho for level in CENSUS_LEVELS[:n_levels]]
+
+
+def parse_rho(value, name: str = "rho") -> float:
+    """Parse a rho given as a number or as ``census:LEVEL`` (e.g. ``census:block``).
+
+    Parameters
+    ----------
+    value : float or str
+        A positive number, a numeric string, or ``census:LEVEL``.
+    name : str
+        Parameter name used in error messages.
+
+    Raises
+    ------
+    ValueError
+        If the value is not a finite positive number or names an unknown level.
+    """
+    from models.checks import check_rho
+
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("census:"):
+            level = text.split(":", 1)[1]
+            if level not in _BY_NAME:
+                known = ", ".join(_BY_NAME)
+                raise ValueError(
+                    f"{name}: unknown Census level {level!r} (allowed: census:LEVEL with "
+                    f"LEVEL one of {known})"
+                )
+            return _BY_NAME[level].rho
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(
+                f"{name} must be a finite number > 0 or census:LEVEL, got {value!r}"
+            ) from None
+    return float(check_rho(value, name))

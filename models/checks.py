@@ -1,0 +1,121 @@
+"""Validation of user-facing parameters, shared by the Python API and the command line.
+
+Every check raises ``ValueError`` (or ``TypeError`` for a value that is not a number at all)
+with a one-line message that names the parameter and states the allowed range, so the CLI
+can print it verbatim and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_count",
+    "check_positive_int",
+    "check_probability",
+    "check_rho",
+]
+
+
+def _as_float_array(value, name: str) -> np.ndarray:
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    return arr
+
+
+def _describe(arr: np.ndarray, mask: np.ndarray) -> str:
+    bad = arr[mask] if arr.ndim else arr
+    return repr(float(np.ravel(bad)[0]))
+
+
+def check_rho(rho, name: str = "rho") -> np.ndarray:
+    """Return ``rho`` as a float array after checking ``0 < rho < inf`` elementwise.
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0, finite)
+        zCDP privacy-loss parameter(s).
+    name : str
+        Parameter name used in the error message.
+
+    Raises
+    ------
+    ValueError
+        If any value is not finite or not strictly positive.
+    """
+    arr = _as_float_array(rho, name)
+    bad = ~np.isfinite(arr) | (arr <= 0)
+    if np.any(bad):
+        raise ValueError(
+            f"{name} must be a finite number > 0 (allowed range: 0 < {name} < inf), "
+            f"got {_describe(arr, bad)}"
+        )
+    return arr
+
+
+def check_probability(p, name: str = "p") -> np.ndarray:
+    """Return ``p`` as a float array after checking ``0 < p < 1`` elementwise.
+
+    Raises
+    ------
+    ValueError
+        If any value lies outside the open interval (0, 1) or is NaN.
+    """
+    arr = _as_float_array(p, name)
+    bad = ~(np.isfinite(arr) & (arr > 0) & (arr < 1))
+    if np.any(bad):
+        raise ValueError(
+            f"{name} must be a probability strictly between 0 and 1 "
+            f"(allowed range: 0 < {name} < 1), got {_describe(arr, bad)}"
+        )
+    return arr
+
+
+def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
+    """Return an integer-valued ``value`` as an int64 array.
+
+    Parameters
+    ----------
+    value : array_like of int
+        Count(s) or noisy count(s); floats are accepted only when integer-valued.
+    name : str
+        Parameter name used in the error message.
+    minimum : int, optional
+        Smallest allowed value (``0`` for a true count, ``None`` for a noisy count,
+        which may be negative).
+
+    Raises
+    ------
+    ValueError
+        If a value is not finite, not an integer, or below ``minimum``.
+    """
+    if isinstance(value, bool) or (
+        isinstance(value, np.ndarray) and value.dtype == bool
+    ):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    arr = _as_float_array(value, name)
+    bad = ~np.isfinite(arr) | (arr != np.round(arr))
+    if np.any(bad):
+        raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")
+    if np.any(np.abs(arr) > 2**53):
+        raise ValueError(f"{name} must have absolute value <= 2**53, got {_describe(arr, np.abs(arr) > 2**53)}")
+    if minimum is not None and np.any(arr < minimum):
+        raise ValueError(
+            f"{name} must be an integer >= {minimum}, got {_describe(arr, arr < minimum)}"
+        )
+    return arr.astype(np.int64)
+
+
+def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as a Python int after checking it is an integer ``>= minimum``."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float, np.floating)):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if not np.isfinite(value) or value != int(value) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)

@@ -1,0 +1,239 @@
+r"""The discrete Gaussian distribution DG(mu, 1/(2 rho)) in numpy: normaliser, pmf, cdf, variance.
+
+The paper's convention (Kazan & Reiter, Definition 3; Canonne, Kamath & Steinke 2020):
+
+.. math::
+
+    P[X^* = x] = \frac{e^{-\rho (x - \mu)^2}}{Z(\rho)}, \qquad
+    Z(\rho) = \sum_{k \in \mathbb{Z}} e^{-\rho k^2}, \qquad x \in \mathbb{Z},
+
+with integer centre ``mu`` and scale ``s = 1/(2 rho)`` (so the variance is close to ``s``
+when ``rho < 1``). Everything here is computed in log space.
+
+The normaliser uses one of two rapidly convergent series, split at the self-dual point
+``rho = pi`` of the Jacobi theta transformation:
+
+* ``rho > pi``: the direct sum :math:`\log Z = \log1p(2 \sum_{k \ge 1} e^{-\rho k^2})`;
+* ``rho <= pi``: Poisson summation
+  :math:`Z(\rho) = \sqrt{\pi/\rho}\,(1 + 2 \sum_{n \ge 1} e^{-\pi^2 n^2 / \rho})`.
+
+On either side the first neglected term is below ``exp(-pi * (N+1)^2)`` relative to the
+sum, so ``N = 6`` terms give full double precision for every ``rho > 0``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.checks import check_count, check_rho
+
+__all__ = [
+    "cdf",
+    "log_normalizer",
+    "log_tail",
+    "logcdf",
+    "logpmf",
+    "logsf",
+    "pmf",
+    "sf",
+    "support_halfwidth",
+    "variance",
+]
+
+#: Number of series terms on each side of ``rho = pi`` (see module docstring).
+N_SERIES_TERMS = 6
+#: Neglected probability mass allowed when a function truncates the support.
+DEFAULT_TAIL_MASS = 1e-17
+
+_K = np.arange(1, N_SERIES_TERMS + 1, dtype=float)
+
+
+def _log_normalizer(rho: np.ndarray) -> np.ndarray:
+    rho = np.asarray(rho, dtype=float)[..., None]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        direct = np.log1p(2.0 * np.exp(-rho * _K**2).sum(-1))
+        theta = 0.5 * np.log(np.pi / rho[..., 0]) + np.log1p(
+            2.0 * np.exp(-(np.pi**2) * _K**2 / rho).sum(-1)
+        )
+    return np.where(rho[..., 0] > np.pi, direct, theta)
+
+
+def log_normalizer(rho) -> np.ndarray:
+    r"""Log of the discrete Gaussian normaliser, :math:`\log Z(\rho) = \log \sum_k e^{-\rho k^2}`.
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+        Privacy parameter; the distribution has scale ``1/(2 rho)``.
+
+    Returns
+    -------
+    ndarray
+        ``log Z(rho)``, accurate to about 1e-15 relative for every ``rho`` in [1e-6, 1e4]
+        (checked against mpmath's Jacobi theta function in the tests).
+
+    Notes
+    -----
+    For ``rho > pi``: :math:`\log Z = \operatorname{log1p}(2\sum_{k=1}^{6} e^{-\rho k^2})`.
+    For ``rho <= pi``: :math:`\log Z = \tfrac12\log(\pi/\rho) +
+    \operatorname{log1p}(2\sum_{n=1}^{6} e^{-\pi^2 n^2/\rho})` (Poisson summation).
+    """
+    return _log_normalizer(check_rho(rho, "rho"))
+
+
+def logpmf(x, mu, rho) -> np.ndarray:
+    r"""Log probability mass of DG(mu, 1/(2 rho)) at the integer ``x``.
+
+    .. math:: \log P[X = x] = -\rho (x - \mu)^2 - \log Z(\rho)
+
+    Parameters
+    ----------
+    x : array_like of int
+        Value(s) in the support (all integers).
+    mu : array_like of int
+        Centre (the true count).
+    rho : array_like of float (rho > 0)
+        Privacy parameter.
+    """
+    x = check_count(x, "x")
+    mu = check_count(mu, "mu")
+    rho = check_rho(rho, "rho")
+    diff = (x - mu).astype(float)
+    return -rho * diff**2 - _log_normalizer(rho)
+
+
+def pmf(x, mu, rho) -> np.ndarray:
+    """Probability mass of DG(mu, 1/(2 rho)) at ``x``: ``exp(logpmf(x, mu, rho))``."""
+    return np.exp(logpmf(x, mu, rho))
+
+
+def support_halfwidth(rho, tail_mass: float = DEFAULT_TAIL_MASS) -> np.ndarray:
+    r"""Half-width ``K`` such that ``P[|X - mu| > K] < tail_mass`` for DG(mu, 1/(2 rho)).
+
+    Uses the geometric bound on the tail terms (with :math:`Z \ge 1`)
+
+    .. math::
+
+        P[|X-\mu| > K] \le \frac{2 e^{-\rho (K+1)^2}}{1 - e^{-2\rho (K+1)}}
+                       \le 2 e^{-\rho (K+1)^2} \Big(1 + \frac{1}{2 \rho (K+1)}\Big)
+
+    and returns an integer ``K`` (conservative, from one fixed-point step of a decreasing
+    map started below the root) for which the bound is below ``tail_mass``.
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+    tail_mass : float (0 < tail_mass < 1)
+    """
+    rho = check_rho(rho, "rho")
+    log_target = np.log(tail_mass / 2.0)
+    # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
+    k_plus_1 = np.sqrt(-log_target / rho)
+    k_plus_1 = np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
+    return np.ceil(k_plus_1).astype(np.int64)
+
+
+def _log_tail_kernel(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    r"""``log sum_{k >= start} exp(-rho k^2)`` for integers ``start >= 0`` (unnormalised).
+
+    .. math:: \sum_{k \ge a} e^{-\rho k^2} = e^{-\rho a^2} \sum_{i \ge 0} e^{-\rho (2 a i + i^2)}
+
+    The inner sum has all exponents <= 0 with the largest (0) first, so ``log1p`` of the
+    remaining terms is exact to rounding; it is truncated where the neglected terms are below
+    1e-20 Z(rho), i.e. below 1e-14 of the first term for every rho >= 1e-6.
+    """
+    start = start.astype(float)
+    out = np.empty(np.broadcast_shapes(start.shape, rho.shape))
+    start, rho = np.broadcast_to(start, out.shape).ravel(), np.broadcast_to(rho, out.shape).ravel()
+    flat = out.reshape(-1)
+    chunk = 2048
+    for lo in range(0, flat.size, chunk):
+        a = start[lo : lo + chunk, None]
+        r = rho[lo : lo + chunk, None]
+        n_terms = int(support_halfwidth(r.min(), 1e-20)) + 2
+        i = np.arange(1, n_terms + 1, dtype=float)
+        rest = np.exp(-r * (2.0 * a * i + i**2)).sum(-1)
+        flat[lo : lo + chunk] = -r[:, 0] * a[:, 0] ** 2 + np.log1p(rest)
+    return out
+
+
+def log_tail(start, rho) -> np.ndarray:
+    r"""Log of the upper tail :math:`P[X - \mu \ge a]` of DG(mu, 1/(2 rho)) for ``a >= 0``.
+
+    .. math:: \log P[X - \mu \ge a] = \log\sum_{k \ge a} e^{-\rho k^2} - \log Z(\rho)
+
+    Accurate far into the tail (no cancellation): ``a = 1e4`` at ``rho = 1`` gives about
+    ``-1e8``, not ``-inf``.
+
+    Parameters
+    ----------
+    start : array_like of int (start >= 0)
+    rho : array_like of float (rho > 0)
+    """
+    start = check_count(start, "start", minimum=0)
+    rho = check_rho(rho, "rho")
+    return _log_tail_kernel(start, rho) - _log_normalizer(rho)
+
+
+def logcdf(x, mu, rho) -> np.ndarray:
+    r"""Log of the cumulative distribution :math:`\log P[X \le x]` of DG(mu, 1/(2 rho)).
+
+    With :math:`j = x - \mu`: for ``j < 0`` this is the lower tail
+    :math:`\log P[X-\mu \ge -j]` (by symmetry); for ``j >= 0`` it is
+    :math:`\log(1 - P[X - \mu \ge j + 1])`, computed with ``log1p(-exp(.))``.
+    """
+    x = check_count(x, "x")
+    mu = check_count(mu, "mu")
+    rho = check_rho(rho, "rho")
+    j = x - mu
+    lower = log_tail(np.maximum(-j, 0), rho)
+    upper = log_tail(np.maximum(j + 1, 0), rho)
+    with np.errstate(divide="ignore"):
+        return np.where(j < 0, lower, np.log1p(-np.exp(upper)))
+
+
+def logsf(x, mu, rho) -> np.ndarray:
+    r"""Log of the survival function :math:`\log P[X > x]`, i.e. ``logcdf(-x - 1)`` mirrored.
+
+    .. math:: P[X > x] = P[X \le 2\mu - x - 1] \quad\text{(symmetry about } \mu)
+    """
+    x = check_count(x, "x")
+    mu = check_count(mu, "mu")
+    return logcdf(2 * mu - x - 1, mu, rho)
+
+
+def cdf(x, mu, rho) -> np.ndarray:
+    r"""Cumulative distribution :math:`P[X \le x]` of DG(mu, 1/(2 rho))."""
+    return np.exp(logcdf(x, mu, rho))
+
+
+def sf(x, mu, rho) -> np.ndarray:
+    r"""Survival function :math:`P[X > x]` of DG(mu, 1/(2 rho)), accurate in the upper tail."""
+    return np.exp(logsf(x, mu, rho))
+
+
+def variance(rho) -> np.ndarray:
+    r"""Variance of DG(mu, 1/(2 rho)), :math:`\sigma^2 = -\mathrm{d}\log Z/\mathrm{d}\rho`.
+
+    For ``rho > pi`` the direct sum
+    :math:`\sigma^2 = 2\sum_{k\ge1} k^2 e^{-\rho k^2} / Z(\rho)`; for ``rho <= pi`` the
+    Poisson-summation form
+
+    .. math::
+
+        \sigma^2 = \frac{1}{2\rho} - \frac{2\sum_{n\ge1} (\pi^2 n^2/\rho^2)\, e^{-\pi^2 n^2/\rho}}
+                                         {1 + 2\sum_{n\ge1} e^{-\pi^2 n^2/\rho}},
+
+    which shows directly that :math:`\sigma^2 < s = 1/(2\rho)` and that the gap shrinks like
+    :math:`2\pi^2 e^{-\pi^2/\rho}/\rho^2` (supplement S2).
+    """
+    rho = check_rho(rho, "rho")
+    r = rho[..., None]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        terms = np.exp(-r * _K**2)
+        direct = 2.0 * (_K**2 * terms).sum(-1) / (1.0 + 2.0 * terms.sum(-1))
+        dual = np.exp(-(np.pi**2) * _K**2 / r)
+        theta = 1.0 / (2.0 * rho) - 2.0 * ((np.pi**2 * _K**2 / r**2) * dual).sum(-1) / (
+            1.0 + 2.0 * dual.sum(-1)
+        )
+    return np.where(rho > np.pi, direct, theta)

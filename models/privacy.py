@@ -1,0 +1,58 @@
+r"""Conversion between rho-zero-concentrated DP and (epsilon, delta)-DP.
+
+Bun & Steinke (2016), Proposition 1.3 (the paper's Theorem 1): a mechanism that satisfies
+rho-zCDP satisfies (epsilon, delta)-DP for every delta > 0 with
+
+.. math:: \varepsilon(\rho, \delta) = \rho + 2\sqrt{\rho \log(1/\delta)}.
+
+The map is increasing in rho, so it has an inverse. Writing :math:`L = \log(1/\delta)` and
+:math:`s = \sqrt{\rho}`, the equation :math:`s^2 + 2\sqrt{L}\,s - \varepsilon = 0` has the
+positive root :math:`s = \sqrt{L + \varepsilon} - \sqrt{L} = \varepsilon/(\sqrt{L+\varepsilon}
++ \sqrt{L})` (the second form avoids cancellation when epsilon << L), hence
+:math:`\rho(\varepsilon, \delta) = s^2`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from models.checks import check_probability, check_rho
+
+__all__ = ["dp_to_zcdp", "zcdp_to_dp"]
+
+
+def zcdp_to_dp(rho, delta) -> np.ndarray:
+    r"""Epsilon of the (epsilon, delta)-DP guarantee implied by rho-zCDP.
+
+    .. math:: \varepsilon = \rho + 2\sqrt{\rho \log(1/\delta)}
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+    delta : array_like of float (0 < delta < 1)
+
+    Examples
+    --------
+    The 2020 Census total, rho = 2.56 and delta = 1e-10, gives epsilon = 17.9159...
+    """
+    rho = check_rho(rho, "rho")
+    delta = check_probability(delta, "delta")
+    return rho + 2.0 * np.sqrt(rho * np.log(1.0 / delta))
+
+
+def dp_to_zcdp(epsilon, delta) -> np.ndarray:
+    r"""The largest rho whose zCDP guarantee converts to (epsilon, delta)-DP (inverse map).
+
+    .. math:: \rho = \Big(\frac{\varepsilon}{\sqrt{\log(1/\delta) + \varepsilon}
+                                  + \sqrt{\log(1/\delta)}}\Big)^2
+
+    Parameters
+    ----------
+    epsilon : array_like of float (epsilon > 0)
+    delta : array_like of float (0 < delta < 1)
+    """
+    epsilon = check_rho(epsilon, "epsilon")
+    delta = check_probability(delta, "delta")
+    log_inv_delta = np.log(1.0 / delta)
+    root = epsilon / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta))
+    return root**2

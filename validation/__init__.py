@@ -1,0 +1,1 @@
+"""How we know the answers are right: published values, cross-checks and the paper report."""
