@@ -126,6 +126,9 @@ def support_halfwidth(rho, tail_mass: float = DEFAULT_TAIL_MASS) -> np.ndarray:
     tail_mass : float (0 < tail_mass < 1)
     """
     rho = check_rho(rho, "rho")
+    if not (isinstance(tail_mass, (int, float, np.floating)) and 0 < tail_mass < 1):
+        raise ValueError(f"tail_mass must lie in (0, 1) (allowed range: 0 < tail_mass < 1), "
+                         f"got {tail_mass!r}")
     log_target = np.log(tail_mass / 2.0)
     # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
     k_plus_1 = np.sqrt(-log_target / rho)

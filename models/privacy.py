@@ -33,11 +33,12 @@ def zcdp_to_dp(rho, delta) -> np.ndarray:
 
     Examples
     --------
-    The 2020 Census total, rho = 2.56 and delta = 1e-10, gives epsilon = 17.9159...
+    The 2020 Census total, rho = 2.56 and delta = 1e-10, gives epsilon = 17.91528...
+    (the paper quotes 17.91, the value cut off at two decimals)
     """
     rho = check_rho(rho, "rho")
     delta = check_probability(delta, "delta")
-    return rho + 2.0 * np.sqrt(rho * np.log(1.0 / delta))
+    return rho + 2.0 * np.sqrt(rho * -np.log(delta))
 
 
 def dp_to_zcdp(epsilon, delta) -> np.ndarray:
@@ -53,6 +54,6 @@ def dp_to_zcdp(epsilon, delta) -> np.ndarray:
     """
     epsilon = check_rho(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
-    log_inv_delta = np.log(1.0 / delta)
+    log_inv_delta = -np.log(delta)
     root = epsilon / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta))
     return root**2

@@ -1,0 +1,67 @@
+"""Speed of the discrete Gaussian samplers: fast alias-table sampler vs the exact CKS sampler.
+
+Reports draws per second (best of ``REPEATS`` timings, table construction excluded by a warm-up
+call) and the fast/exact ratio. Also the vectorised rejection path used for arrays with many
+distinct rho. Nothing here is asserted; run with ``python benchmarks/bench_dg_sampling.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from models.dg_sampling import _sample_rejection, sample, sample_exact
+
+RHOS = (0.099, 1.0)
+N_FAST = 10_000_000
+N_EXACT = 3_000
+N_REJECTION = 2_000_000
+REPEATS = 3
+SEED = 20260101
+
+
+def _draws_per_second(draw, n_draws: int, repeats: int = REPEATS) -> float:
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        draw()
+        best = min(best, time.perf_counter() - start)
+    return n_draws / best
+
+
+def run() -> dict:
+    rng = np.random.default_rng(SEED)
+    results = {}
+    for rho in RHOS:
+        sample(0, rho, size=10, rng=rng)  # build and cache the table
+        fast = _draws_per_second(lambda rho=rho: sample(0, rho, size=N_FAST, rng=rng), N_FAST)
+        exact = _draws_per_second(
+            lambda rho=rho: sample_exact(0, rho, size=N_EXACT, rng=rng), N_EXACT, repeats=1
+        )
+        rejection = _draws_per_second(
+            lambda rho=rho: _sample_rejection(np.full(N_REJECTION, rho), rng), N_REJECTION
+        )
+        results[f"rho={rho}"] = {
+            "fast_draws_per_s": fast,
+            "rejection_draws_per_s": rejection,
+            "exact_draws_per_s": exact,
+            "fast_over_exact": fast / exact,
+        }
+    _print_table(results)
+    return results
+
+
+def _print_table(results: dict) -> None:
+    header = f"{'rho':>10} {'fast /s':>12} {'rejection /s':>13} {'exact /s':>10} {'fast/exact':>11}"
+    print(header)
+    for key, row in results.items():
+        print(
+            f"{key.removeprefix('rho='):>10} {row['fast_draws_per_s']:12.3g} "
+            f"{row['rejection_draws_per_s']:13.3g} {row['exact_draws_per_s']:10.3g} "
+            f"{row['fast_over_exact']:11.0f}"
+        )
+
+
+if __name__ == "__main__":
+    run()
