@@ -1,0 +1,134 @@
+"""The ``dprisk`` command-line contract: subcommands, JSON keys, exit status 2 on bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dprisk.cli import main
+from inference import single_level
+from models.census import CENSUS_LEVELS, census_level
+from models.privacy import zcdp_to_dp
+
+
+def run_cli(argv, capsys):
+    """Run ``dprisk`` in-process; return (exit status, stdout, stderr)."""
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse errors
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_census_json_contract(capsys):
+    status, out, err = run_cli(["census", "--json"], capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == {"rho_total", "delta", "epsilon", "levels"}
+    assert payload["rho_total"] == 2.56 and payload["delta"] == 1e-10
+    assert payload["epsilon"] == pytest.approx(float(zcdp_to_dp(2.56, 1e-10)), rel=1e-15)
+    assert [lvl["level"] for lvl in payload["levels"]] == [lvl.name for lvl in CENSUS_LEVELS]
+    assert all(set(lvl) == {"level", "rho"} for lvl in payload["levels"])
+    assert payload["levels"][0]["rho"] == census_level("block").rho
+
+
+def test_posterior_json_matches_api(capsys):
+    status, out, _ = run_cli(
+        ["posterior", "--rho1", "0.099", "--x1-star", "3", "--p", "1/5", "--known", "2",
+         "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert set(payload) == {"posterior", "risk"}
+    assert payload["posterior"] == pytest.approx(
+        float(single_level.posterior(3, 0.099, 0.2, 2)), rel=1e-14)
+    assert payload["risk"] == pytest.approx(payload["posterior"] / 0.2, rel=1e-12)
+
+
+def test_census_level_accepted_for_rho(capsys):
+    status, out, _ = run_cli(
+        ["posterior", "--rho1", "census:block", "--x1-star", "2", "--json"], capsys)
+    assert status == 0
+    expected = float(single_level.posterior(2, census_level("block").rho, 0.5, 0))
+    assert json.loads(out)["posterior"] == pytest.approx(expected, rel=1e-14)
+
+
+def test_marginal_json_contract(capsys):
+    status, out, _ = run_cli(["marginal", "--rho1", "census:block", "--p", "0.5", "--json"],
+                             capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert set(payload) == {"marginal_posterior", "marginal_risk", "p_correct", "threshold"}
+    rho = census_level("block").rho
+    assert payload["p_correct"] == pytest.approx(float(single_level.p_correct(rho, 0.5)), 1e-14)
+    assert payload["threshold"] == int(single_level.decision_threshold(rho, 0.5))
+    assert payload["marginal_risk"] == pytest.approx(payload["marginal_posterior"] / 0.5)
+
+
+def test_human_output_is_readable(capsys):
+    status, out, _ = run_cli(["marginal", "--rho1", "0.5", "--p", "1/5"], capsys)
+    assert status == 0 and "P[correct decision]" in out
+
+
+BAD_INPUTS = [
+    (["posterior", "--rho1", "0", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "-0.1", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "nan", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "inf", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "abc", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "census:blok", "--x1-star", "1"], "rho1"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1.5"], "x1-star"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "one"], "x1-star"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "0"], "p"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "1"], "p"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "1.5"], "p"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "nan"], "p"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--known", "-1"], "known"),
+    (["posterior", "--rho1", "0.1", "--x1-star", "1", "--known", "0.5"], "known"),
+    (["marginal", "--rho1", "-1"], "rho1"),
+    (["marginal", "--rho1", "0.1", "--p", "-0.2"], "p"),
+    (["marginal", "--rho1", "0.1", "--known", "-3"], "known"),
+    (["marginal"], "rho1"),
+    (["census", "--bogus"], "bogus"),
+]
+
+
+@pytest.mark.parametrize(("argv", "parameter"), BAD_INPUTS)
+def test_bad_input_exits_2_with_one_line(argv, parameter, capsys):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert parameter in lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("call", "parameter"),
+    [
+        (lambda: single_level.posterior(1, -1.0), "rho"),
+        (lambda: single_level.posterior(1, 0.1, p=1.0), "p"),
+        (lambda: single_level.posterior(1.5, 0.1), "x1_star"),
+        (lambda: single_level.posterior(1, 0.1, known=-1), "known"),
+        (lambda: single_level.marginal_posterior(np.nan), "rho"),
+    ],
+)
+def test_python_api_raises_value_error_naming_parameter(call, parameter):
+    with pytest.raises(ValueError, match=parameter):
+        call()
+
+
+def test_console_script_installed_exit_status_and_stderr():
+    # The console script is part of the install contract: it sits beside the interpreter.
+    exe = Path(sys.executable).parent / "dprisk"
+    assert exe.exists(), f"dprisk console script missing at {exe}"
+    ok = subprocess.run([exe, "census", "--json"], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["rho_total"] == 2.56
+    bad = subprocess.run([exe, "marginal", "--rho1", "-2", "--json"], capture_output=True,
+                         text=True, check=False)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert len(bad.stderr.strip().splitlines()) == 1 and "rho1" in bad.stderr
