@@ -1,10 +1,10 @@
-"""The 2020 U.S. Census privacy-loss allocation for the GVHR query (paper Table 2).
+r"""The 2020 U.S. Census privacy-loss allocation for the GVHR query (paper Table 2).
 
 The global budget rho = 2.56 (delta = 1e-10) is split across six geographic levels
 (``geolevel_share``) and, within a level, across queries; the GVHR query's share is
 ``query_share``. The GVHR rho of a level is
 
-.. math:: \\rho_{\\text{level}} = 2.56 \\times \\text{geolevel share} \\times \\text{query share},
+.. math:: \rho_{\text{level}} = 2.56 \times \text{geolevel share} \times \text{query share},
 
 kept here as exact fractions (Abowd et al. 2022, Section 8.2; the paper's Table 2).
 Levels are ordered from the bottom of the hierarchy (``block``) to the top (``us``).

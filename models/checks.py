@@ -104,7 +104,8 @@ def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
     if np.any(bad):
         raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")
     if np.any(np.abs(arr) > 2**53):
-        raise ValueError(f"{name} must have absolute value <= 2**53, got {_describe(arr, np.abs(arr) > 2**53)}")
+        too_big = np.abs(arr) > 2**53
+        raise ValueError(f"{name} must have absolute value <= 2**53, got {_describe(arr, too_big)}")
     if minimum is not None and np.any(arr < minimum):
         raise ValueError(
             f"{name} must be an integer >= {minimum}, got {_describe(arr, arr < minimum)}"

@@ -40,7 +40,8 @@ class PublishedValue:
     id : str
         Unique identifier, e.g. ``"table1/x1_star=3/p=1/2/posterior"``.
     source : str
-        Where it is printed, e.g. ``"Table 1 (tab:tab1; printed as Table 4)"`` or ``"Section 4.2 text"``.
+        Where it is printed, e.g. ``"Table 1 (tab:tab1; printed as Table 4)"`` or
+        ``"Section 4.2 text"``.
     value : float
         The number as printed, probabilities as fractions in [0, 1].
     decimals : int or None
@@ -95,6 +96,9 @@ def agrees(record: PublishedValue, computed: float, *, approx_rtol: float = 0.1)
 
 
 # --------------------------------------------------------------------------- builders
+_T_HISTOGRAM = "Table 3 (tab:28-21; printed as Table 3)"
+_T4 = "Table 4 (tab:tab4; printed as Table 7)"
+_T5 = "Table 5 (tab:tab5; printed as Table 8)"
 _T1 = "Table 1 (tab:tab1; printed as Table 4)"
 _T2 = "Table 2 (tab:tab2; printed as Table 5)"
 _TRHO = "Table 2 (tab:cen_rho; the Census allocation)"
@@ -257,7 +261,7 @@ def _table3_and_data() -> list[PublishedValue]:
          "household, of voting age, not Hispanic, Black (the target)"),
     ]
     out = [
-        PublishedValue(id=id_, source="Table 3 (tab:28-21; printed as Table 3)", value=float(v), decimals=None,
+        PublishedValue(id=id_, source=_T_HISTOGRAM, value=float(v), decimals=None,
                        printed=v, kind="input", computed_by="input",
                        quantity=f"1940 GVHR count in enumeration district 28-21: {what}")
         for id_, v, what in rows
@@ -351,10 +355,10 @@ def _section43() -> list[PublishedValue]:
         _number("0.247", id="fig5/caption/rho2", source="Figures 5, 6 captions; Section 4.3 "
                 "text (Figure 4 paragraph)", kind="rho",
                 quantity="rho2 of the block group, 'rho2 = 0.247'", computed_by="census"),
-        _number("43.0%", id="table4/k1=0/posterior", source="Table 4 (tab:tab4; printed as Table 7)",
+        _number("43.0%", id="table4/k1=0/posterior", source=_T4,
                 quantity="MCMC posterior P[X1 = 0 | D], D = (2, 1, -1), p = 1/2, 1e4 draws",
                 computed_by="mcmc"),
-        _number("57.0%", id="table4/k1=1/posterior", source="Table 4 (tab:tab4; printed as Table 7)",
+        _number("57.0%", id="table4/k1=1/posterior", source=_T4,
                 quantity="MCMC posterior P[X1 = 1 | D], D = (2, 1, -1), p = 1/2, 1e4 draws",
                 computed_by="mcmc"),
         _number("57.4%", id="text4.3/no_hierarchy/posterior", source=_S43,
@@ -385,7 +389,7 @@ def _section43() -> list[PublishedValue]:
     for k2, printed in enumerate(("11%", "40%", "30%", "14%", "4.6%", "0.7%", "0.08%",
                                   "0.01%")):
         out.append(_number(
-            printed, id=f"table5/k2={k2}/posterior", source="Table 5 (tab:tab5; printed as Table 8)",
+            printed, id=f"table5/k2={k2}/posterior", source=_T5,
             computed_by="mcmc",
             quantity=f"MCMC posterior P[X2 = {k2} | D], D = (2, 1, -1), p = 1/2, 1e4 draws",
         ))
