@@ -1,0 +1,145 @@
+"""Speed of the two-level computations: exact enumeration and the exact Gibbs sampler.
+
+Census rho1 (block), rho2 (block group), d = 27, improper prior unless stated. Releases D
+are drawn from the true mechanism at (x1, x2, y1) = (1, 1, 0) (paper §4.3). Reports
+
+* exact: releases per second of ``posterior_x1`` (targets >= 1e5/s on one core) and of
+  ``exact_posterior`` (with X2 tables), per prior, and the ratio to a Python loop calling
+  ``exact_posterior`` one release at a time;
+* Gibbs: chain-sweeps per second of ``gibbs_sample`` for the fixed release (2, 1, -1) at
+  several chain counts (target >= 1e7/s), for 1000 releases at once, and the ratio to a
+  plain per-chain, per-sweep Python loop over ``ExactConditionals``' single-state kernels.
+
+Best of ``REPEATS`` timings; nothing is asserted. ``python benchmarks/bench_hierarchical.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from inference.exact import exact_posterior, posterior_x1
+from inference.gibbs import ExactConditionals, gibbs_sample
+from models.census import census_level
+from models.dg_sampling import sample, sample_sum
+
+CENSUS = {
+    "rho1": census_level("block").rho,
+    "rho2": census_level("block-group").rho,
+    "d": 27,
+}
+N_RELEASES = 1_000_000
+N_RELEASES_SLOW_PRIOR = 200_000
+N_LOOP = 300
+CHAIN_COUNTS = (4, 100, 10_000)
+SWEEPS_TOTAL = 4_000_000
+LOOP_CHAINS, LOOP_SWEEPS = 4, 2_000
+REPEATS = 3
+SEED = 20260401
+PRIORS = ("improper", "truncated:10", "point:1", "models/examples/negative_binomial_prior.py:prior")
+
+
+def _best(func, repeats: int = REPEATS) -> float:
+    best = np.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        func()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _releases(n: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x1s = sample(1, CENSUS["rho1"], size=n, rng=rng)
+    x2s = sample(1, CENSUS["rho2"], size=n, rng=rng)
+    y1s = sample_sum(CENSUS["d"], CENSUS["rho1"], size=n, rng=rng)
+    return x1s, x2s, y1s
+
+
+def bench_exact(rng) -> dict:
+    results = {}
+    for prior in PRIORS:
+        n = N_RELEASES if prior == "improper" else N_RELEASES_SLOW_PRIOR
+        x1s, x2s, y1s = _releases(n, rng)
+        posterior_x1(x1s[:10], x2s[:10], y1s[:10], **CENSUS, prior=prior)  # compile/load
+        fast = n / _best(lambda: posterior_x1(x1s, x2s, y1s, **CENSUS, prior=prior))
+        m = n // 10
+        tables = m / _best(
+            lambda: exact_posterior(x1s[:m], x2s[:m], y1s[:m], **CENSUS, prior=prior)
+        )
+        loop = N_LOOP / _best(
+            lambda: [
+                exact_posterior(x1s[i], x2s[i], y1s[i], **CENSUS, prior=prior)
+                for i in range(N_LOOP)
+            ],
+            repeats=1,
+        )
+        results[prior] = {
+            "posterior_x1_per_s": fast,
+            "exact_posterior_per_s": tables,
+            "python_loop_per_s": loop,
+            "vectorised_over_loop": fast / loop,
+        }
+    return results
+
+
+def _python_loop(cond: ExactConditionals, rng) -> None:
+    """The plain sampler: for each chain, for each sweep, X1 | X2 then X2 | X1 (scalars)."""
+    for _ in range(LOOP_CHAINS):
+        k1 = cond.feasible_x1[-1]
+        k2 = int(cond.x2_given_x1(k1, rng.random()))
+        for _ in range(LOOP_SWEEPS):
+            k1 = int(cond.x1_given_x2(k2, rng.random()))
+            k2 = int(cond.x2_given_x1(k1, rng.random()))
+
+
+def bench_gibbs(rng) -> dict:
+    release = (2, 1, -1)
+    results = {}
+    for chains in CHAIN_COUNTS:
+        draws = SWEEPS_TOTAL // chains
+        seconds = _best(
+            lambda chains=chains, draws=draws: gibbs_sample(
+                *release, **CENSUS, draws=draws, chains=chains, rng=rng
+            )
+        )
+        results[f"chains={chains}"] = {"chain_sweeps_per_s": SWEEPS_TOTAL / seconds}
+    x1s, x2s, y1s = _releases(1000, rng)
+    seconds = _best(
+        lambda: gibbs_sample(x1s, x2s, y1s, **CENSUS, draws=1000, chains=4, rng=rng)
+    )
+    results["1000 releases x 4 chains"] = {"chain_sweeps_per_s": 4e6 / seconds}
+    cond = ExactConditionals(*release, **CENSUS)
+    loop_seconds = _best(lambda: _python_loop(cond, rng), repeats=1)
+    loop_rate = LOOP_CHAINS * LOOP_SWEEPS / loop_seconds
+    results["python loop (ExactConditionals)"] = {"chain_sweeps_per_s": loop_rate}
+    for row in results.values():
+        row["over_python_loop"] = row["chain_sweeps_per_s"] / loop_rate
+    return results
+
+
+def run() -> dict:
+    rng = np.random.default_rng(SEED)
+    results = {"exact": bench_exact(rng), "gibbs": bench_gibbs(rng)}
+    _print(results)
+    return results
+
+
+def _print(results: dict) -> None:
+    print("exact enumeration (releases/s)")
+    print(f"{'prior':>52} {'posterior_x1':>13} {'with X2':>10} {'loop':>8} {'ratio':>7}")
+    for prior, row in results["exact"].items():
+        print(
+            f"{prior:>52} {row['posterior_x1_per_s']:13.3g} {row['exact_posterior_per_s']:10.3g} "
+            f"{row['python_loop_per_s']:8.3g} {row['vectorised_over_loop']:7.0f}"
+        )
+    print("Gibbs, release (2, 1, -1) (chain-sweeps/s)")
+    for name, row in results["gibbs"].items():
+        print(
+            f"{name:>34} {row['chain_sweeps_per_s']:12.3g}  "
+            f"x{row['over_python_loop']:.0f} vs python loop"
+        )
+
+
+if __name__ == "__main__":
+    run()
