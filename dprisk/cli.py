@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from fractions import Fraction
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -98,13 +100,38 @@ def _cmd_census(args) -> int:
     return EXIT_OK
 
 
+def _require(args, form: str, **allowed: str) -> None:
+    """Exit-2 style check that every option a form needs was given."""
+    for dest, description in allowed.items():
+        if getattr(args, dest) is None:
+            flag = "--" + dest.replace("_", "-")
+            raise ValueError(f"{flag} is required for the {form} form ({description})")
+
+
+def _payload_lines(title: str, payload: dict) -> list[str]:
+    lines = [title]
+    for key, value in payload.items():
+        if isinstance(value, dict):
+            shown = ", ".join(f"{k}: {_fmt(v)}" for k, v in list(value.items())[:12])
+            lines.append(f"  {key:<24} {{{shown}{', …' if len(value) > 12 else ''}}}")
+        elif isinstance(value, float):
+            lines.append(f"  {key:<24} {_fmt(value)}")
+        else:
+            lines.append(f"  {key:<24} {value}")
+    return lines
+
+
 def _cmd_posterior(args) -> int:
+    if args.rhos is not None:
+        return _cmd_posterior_multilevel(args)
+    if args.rho2 is not None:
+        return _cmd_posterior_hierarchical(args)
     from inference import single_level
     from models.census import parse_rho
 
+    _require(args, "single-level", rho1="a rho > 0 or census:LEVEL",
+             x1_star="the released block count, an integer")
     rho1 = parse_rho(args.rho1, "rho1")
-    if args.rho2 is not None:
-        return _cmd_posterior_hierarchical(args, rho1)
     posterior = float(single_level.posterior(args.x1_star, rho1, args.p, args.known))
     risk = float(single_level.risk(args.x1_star, rho1, args.p, args.known))
     payload = {"posterior": posterior, "risk": risk}
@@ -118,18 +145,53 @@ def _cmd_posterior(args) -> int:
     return EXIT_OK
 
 
-def _cmd_posterior_hierarchical(args, rho1: float) -> int:
-    from inference import hierarchical_cli
+_POSTERIOR_METHODS = {"exact": "exact", "gibbs": "gibbs", "pymc": "pymc"}
 
-    payload, lines = hierarchical_cli.posterior(args, rho1)
-    _emit(args, payload, lines)
+
+def _cmd_posterior_hierarchical(args) -> int:
+    from inference.sampling import posterior_summary
+    from models.census import parse_rho
+
+    _require(args, "hierarchical", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
+             x1_star="an integer", x2_star="an integer", y1_star="an integer")
+    rho1 = parse_rho(args.rho1, "rho1")
+    rho2 = parse_rho(args.rho2, "rho2")
+    if args.method not in _POSTERIOR_METHODS:
+        raise ValueError(f"method must be one of exact, gibbs, pymc, got {args.method!r}")
+    payload = posterior_summary(
+        args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
+        known=args.known, prior=args.prior, method=_POSTERIOR_METHODS[args.method],
+        draws=args.draws, chains=args.chains, random_seed=args.seed,
+    )
+    title = (f"two levels: rho1 = {_fmt(rho1)}, rho2 = {_fmt(rho2)}, d = {args.d}, "
+             f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {_fmt(args.p)}, "
+             f"known m = {args.known}, prior {args.prior}")
+    _emit(args, payload, _payload_lines(title, payload))
+    return EXIT_OK
+
+
+def _cmd_posterior_multilevel(args) -> int:
+    from inference.multilevel import parse_multilevel_args, posterior_summary
+
+    _require(args, "multi-level", siblings="d_2,...,d_h", stars="x1*,...,xh*,y1*,...")
+    spec = parse_multilevel_args(args.rhos, args.siblings, args.stars)
+    payload = posterior_summary(**spec, p=args.p, known=args.known, prior=args.prior,
+                                method=args.method, draws=args.draws, chains=args.chains,
+                                random_seed=args.seed)
+    title = f"{len(spec['rhos'])} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
+    _emit(args, payload, _payload_lines(title, payload))
     return EXIT_OK
 
 
 def _cmd_marginal(args) -> int:
+    if args.rhos is not None:
+        return _cmd_marginal_unique_levels(args)
+    if args.rho2 is not None:
+        return _cmd_marginal_hierarchical(args)
     from inference import single_level
     from models.census import parse_rho
 
+    _require(args, "single-level", rho1="a rho > 0 or census:LEVEL")
     rho1 = parse_rho(args.rho1, "rho1")
     marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
     marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
@@ -149,6 +211,72 @@ def _cmd_marginal(args) -> int:
         f"  decision threshold (decide m+1 iff x1* >= threshold) = {threshold}",
         f"  P[correct decision]                  = {_fmt(p_correct)}",
     ]
+    _emit(args, payload, lines)
+    return EXIT_OK
+
+
+def _cmd_marginal_hierarchical(args) -> int:
+    from inference.studies import marginal_summary
+    from models.census import parse_rho
+
+    _require(args, "hierarchical", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
+             x2="the true block-group count, an integer >= 0")
+    rho1 = parse_rho(args.rho1, "rho1")
+    rho2 = parse_rho(args.rho2, "rho2")
+    if args.method not in ("exact", "mc"):
+        raise ValueError(f"method must be one of exact, mc, got {args.method!r}")
+    payload = marginal_summary(
+        rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p, known=args.known,
+        prior=args.prior, method=args.method, datasets=args.datasets, draws=args.draws,
+        seed=args.seed,
+    )
+    truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
+    title = (f"two levels: rho1 = {_fmt(rho1)}, rho2 = {_fmt(rho2)}, d = {args.d}, {truth}, "
+             f"p = {_fmt(args.p)}, prior {args.prior}, method {args.method}")
+    _emit(args, payload, _payload_lines(title, payload))
+    return EXIT_OK
+
+
+def _cmd_marginal_unique_levels(args) -> int:
+    from validation.supplement import parse_rhos, unique_levels_summary
+
+    rhos = parse_rhos(args.rhos)
+    payload = unique_levels_summary(rhos, p=args.p, known=args.known)
+    title = f"target unique at {len(rhos)} levels: rhos = {', '.join(_fmt(r) for r in rhos)}"
+    _emit(args, payload, _payload_lines(title, payload))
+    return EXIT_OK
+
+
+def _cmd_sweep(args) -> int:
+    from inference.sweeps import parse_grid, sweep, sweep_records
+
+    out = Path(args.out)
+    if out.suffix != ".nc":
+        raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
+    if not out.parent.exists() or not os.access(out.parent, os.W_OK):
+        raise ValueError(f"--out directory {str(out.parent)!r} does not exist or is not writable")
+    grids = {
+        "rho1": parse_grid(args.rho1, "rho1", kind=float),
+        "rho2": parse_grid(args.rho2, "rho2", kind=float),
+        "d": parse_grid(args.d, "d", kind=int),
+        "x2": parse_grid(args.x2, "x2", kind=int),
+        "p": parse_grid(args.p, "p", kind=float),
+        "known": parse_grid(args.known, "known", kind=int),
+    }
+    priors = [item for item in args.prior.split(",") if item]
+    if not priors:
+        raise ValueError("prior must name at least one prior SPEC")
+    dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0], out=str(out),
+                    client=args.scheduler, progress=not args.json)
+    payload = {
+        "out": str(out),
+        "dims": {name: int(size) for name, size in dataset.sizes.items()},
+        "records": sweep_records(dataset),
+    }
+    lines = [f"sweep written to {out}", f"  dims: {payload['dims']}"]
+    lines += [f"  {record}" for record in payload["records"][:20]]
+    if len(payload["records"]) > 20:
+        lines.append(f"  … {len(payload['records']) - 20} more")
     _emit(args, payload, lines)
     return EXIT_OK
 
@@ -188,6 +316,15 @@ def _add_prior_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_model_options(sub, *, methods: str, draws: int = 5000) -> None:
+    sub.add_argument("--prior", default="improper",
+                     help="X2 prior SPEC: improper | truncated:U | point:K | PATH.py:NAME")
+    sub.add_argument("--method", default="exact", help=methods)
+    sub.add_argument("--draws", type=_integer, default=draws, help="MC draws (per chain)")
+    sub.add_argument("--chains", type=_integer, default=4, help="number of chains")
+    sub.add_argument("--seed", type=_integer, default=None, help="random seed")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the ``dprisk`` parser: census, posterior, marginal, reproduce subcommands."""
     parser = _Parser(
@@ -203,28 +340,65 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(census)
     census.set_defaults(func=_cmd_census)
 
-    post = subs.add_parser("posterior", help="posterior P[X1 = m+1 | release] and risk R'")
-    post.add_argument("--rho1", type=_rho, required=True, help="block-level rho (> 0)")
-    post.add_argument("--x1-star", type=_integer, required=True, help="released noisy count x1*")
+    post = subs.add_parser(
+        "posterior",
+        help="posterior P[X1 = m+1 | release] and risk R'",
+        description="Single level: --rho1 --x1-star. Two levels (when --rho2 is given): also "
+        "--d --x2-star --y1-star. Nested levels: --rhos --siblings --stars.",
+    )
+    post.add_argument("--rho1", type=_rho, default=None, help="block-level rho (> 0)")
+    post.add_argument("--x1-star", type=_integer, default=None, help="released block count x1*")
     _add_prior_options(post)
-    hier = post.add_argument_group("hierarchical form (used when --rho2 is given)")
+    hier = post.add_argument_group("two levels (used when --rho2 is given)")
     hier.add_argument("--rho2", type=_rho, default=None, help="block-group rho (> 0)")
     hier.add_argument("--d", type=_integer, default=None, help="number of other blocks (>= 1)")
-    hier.add_argument("--x2-star", type=_integer, default=None, help="released x2*")
-    hier.add_argument("--y1-star", type=_integer, default=None, help="released y1*")
-    hier.add_argument("--prior", default="improper", help="X2 prior SPEC")
-    hier.add_argument("--method", default="exact", help="exact | gibbs | pymc")
-    hier.add_argument("--draws", type=_integer, default=5000, help="draws per chain")
-    hier.add_argument("--chains", type=_integer, default=4, help="number of chains")
-    hier.add_argument("--seed", type=_integer, default=None, help="random seed")
+    hier.add_argument("--x2-star", type=_integer, default=None, help="released block-group x2*")
+    hier.add_argument("--y1-star", type=_integer, default=None, help="released other-blocks y1*")
+    _add_model_options(post, methods="exact | gibbs | pymc")
+    multi = post.add_argument_group("nested levels (used when --rhos is given)")
+    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h (census:LEVEL allowed)")
+    multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
+    multi.add_argument("--stars", default=None, help="x1*,...,xh*,y1*,...,y(h-1)*")
     _add_common(post)
     post.set_defaults(func=_cmd_posterior)
 
-    marg = subs.add_parser("marginal", help="marginal posterior, risk R and P[correct decision]")
-    marg.add_argument("--rho1", type=_rho, required=True, help="block-level rho (> 0)")
+    marg = subs.add_parser(
+        "marginal",
+        help="marginal posterior, risk R and P[correct decision]",
+        description="Single level: --rho1. Two levels (when --rho2 is given): also --d --x2 "
+        "[--x1]. Target unique at several levels: --rhos R1,R2,... or census:N.",
+    )
+    marg.add_argument("--rho1", type=_rho, default=None, help="block-level rho (> 0)")
     _add_prior_options(marg)
+    mhier = marg.add_argument_group("two levels (used when --rho2 is given)")
+    mhier.add_argument("--rho2", type=_rho, default=None, help="block-group rho (> 0)")
+    mhier.add_argument("--d", type=_integer, default=None, help="number of other blocks (>= 1)")
+    mhier.add_argument("--x2", type=_integer, default=None, help="true block-group count")
+    mhier.add_argument("--x1", type=_integer, default=None, help="true block count (default m+1)")
+    mhier.add_argument("--datasets", type=_integer, default=20_000,
+                       help="simulated releases for --method mc")
+    _add_model_options(marg, methods="exact | mc", draws=1000)
+    marg.add_argument("--rhos", default=None,
+                      help="target unique at several levels: R1,R2,... or census:N")
     _add_common(marg)
     marg.set_defaults(func=_cmd_marginal)
+
+    swp = subs.add_parser(
+        "sweep",
+        help="P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
+        description="Each swept option takes a comma list (1,2,5) or a range (1:10).",
+    )
+    swp.add_argument("--rho1", required=True, help="grid of block rho")
+    swp.add_argument("--rho2", required=True, help="grid of block-group rho")
+    swp.add_argument("--d", required=True, help="grid of the number of other blocks")
+    swp.add_argument("--x2", required=True, help="grid of the true block-group count")
+    swp.add_argument("--p", default="0.5", help="grid of the prior P[X1 = m+1]")
+    swp.add_argument("--known", default="0", help="grid of m")
+    swp.add_argument("--prior", default="improper", help="comma list of X2 prior SPECs")
+    swp.add_argument("--out", required=True, help="output netCDF file (.nc)")
+    swp.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    _add_common(swp)
+    swp.set_defaults(func=_cmd_sweep)
 
     rep = subs.add_parser("reproduce", help="reproduce the paper's tables and figures")
     rep.add_argument("--out", required=True, help="output directory (written atomically)")
