@@ -108,17 +108,19 @@ def _require(args, form: str, **allowed: str) -> None:
             raise ValueError(f"{flag} is required for the {form} form ({description})")
 
 
+def _show(value) -> str:
+    """Compact human rendering of a JSON value (nested dicts inline, floats to 6 digits)."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        shown = ", ".join(f"{k}: {_show(v)}" for k, v in items[:12])
+        return "{" + shown + (", …" if len(items) > 12 else "") + "}"
+    if isinstance(value, float):
+        return _fmt(value)
+    return str(value)
+
+
 def _payload_lines(title: str, payload: dict) -> list[str]:
-    lines = [title]
-    for key, value in payload.items():
-        if isinstance(value, dict):
-            shown = ", ".join(f"{k}: {_fmt(v)}" for k, v in list(value.items())[:12])
-            lines.append(f"  {key:<24} {{{shown}{', …' if len(value) > 12 else ''}}}")
-        elif isinstance(value, float):
-            lines.append(f"  {key:<24} {_fmt(value)}")
-        else:
-            lines.append(f"  {key:<24} {value}")
-    return lines
+    return [title] + [f"  {key:<24} {_show(value)}" for key, value in payload.items()]
 
 
 def _cmd_posterior(args) -> int:
