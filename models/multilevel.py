@@ -319,7 +319,7 @@ def build_multilevel_model(
     xs, ys = [int(v) for v in xs[0]], [int(v) for v in ys[0]]
     start = max(b for b in (0, 1) if params.feasible[b])
     with pm.Model() as model:
-        target_has_c = pm.Bernoulli(TARGET_VAR, p=params.p, initval=start)
+        target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(params.p), initval=start)
         counts = [pm.Deterministic(X1_VAR, params.known + target_has_c)]
         for level in range(2, params.h + 1):
             counts.append(params.priors[level - 2].declare(x_var_name(level), counts[-1]))

@@ -85,7 +85,7 @@ def build_single_level_model(x1_star, rho, p=0.5, known=0) -> pm.Model:
     known = _scalar(check_count(known, "known", minimum=0), "known")
 
     with pm.Model() as model:
-        target_has_c = pm.Bernoulli(TARGET_VAR, p=float(p))
+        target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(p))  # float() may become float32
         x1 = pm.Deterministic(X1_VAR, int(known) + target_has_c)
         DiscreteGaussian(X1_STAR_VAR, mu=x1, rho=float(rho), observed=int(x1_star))
     return model

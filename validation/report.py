@@ -84,6 +84,12 @@ def _single_level_study(*, paper_scale: bool) -> StudyResult:
     return single_level_paper.study(figures=figures_single_level)
 
 
+def _hierarchical_study(*, paper_scale: bool) -> StudyResult:
+    from validation import hierarchical_paper
+
+    return hierarchical_paper.study(paper_scale=paper_scale)
+
+
 def _supplement_study(*, paper_scale: bool) -> StudyResult:
     from validation import supplement
 
@@ -93,6 +99,7 @@ def _supplement_study(*, paper_scale: bool) -> StudyResult:
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 1–2, Figures 1–3)", _single_level_study),
+    ("two levels (§4.3, Tables 3–5, cross-check)", _hierarchical_study),
     ("supplement (S1.3, S2, S5, S6; Figures 7, 8, 10, 11)", _supplement_study),
 ]
 

@@ -1,0 +1,75 @@
+"""PyMC with the exact Gibbs step vs PyMC's default steps on the Table 3 release.
+
+Release D = (2, 1, -1), census rho1/rho2, d = 27, p = 1/2, m = 0, improper prior (paper
+§4.3). One model is built and compiled; each method first runs a short warm-up (compiling
+its step functions), then one timed posterior of 4 chains x 5000 draws (tune 1000, cores=1).
+Reported per method: wall time of the timed ``pm.sample`` call, bulk ESS of X2 and of the
+indicator 1[X1 = 1], ESS per second, and the Gibbs-step / default ratio of ESS/s (the exact
+step is expected to win by >= 4x on X2). Also the wall time of one cold
+``sample_posterior(method=...)`` call (model build + compile + sampling). Nothing is
+asserted. ``python benchmarks/bench_pymc.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from inference.sampling import (
+    chain_diagnostics,
+    pymc_steps,
+    sample_model,
+    sample_posterior,
+)
+from models.hierarchical import build_hierarchical_model
+from validation.hierarchical_paper import TABLE3_RELEASE, table3_parameters
+
+DRAWS, CHAINS, TUNE = 5000, 4, 1000
+SEED = 20260401
+METHODS = ("pymc-gibbs", "pymc")
+
+
+def _timed_run(model, method: str, steps) -> dict:
+    start = time.perf_counter()
+    tree = sample_model(model, method=method, step=steps, draws=DRAWS, chains=CHAINS,
+                        tune=TUNE, random_seed=SEED)
+    seconds = time.perf_counter() - start
+    post = tree["posterior"]
+    ess_x2 = chain_diagnostics(post["X2"].values)["ess_bulk"]
+    ess_x1 = chain_diagnostics(post["X1"].values, known=0)["ess_bulk"]
+    return {
+        "seconds": seconds,
+        "ess_bulk_x2": ess_x2,
+        "ess_bulk_x1": ess_x1,
+        "ess_per_s_x2": ess_x2 / seconds,
+        "ess_per_s_x1": ess_x1 / seconds,
+    }
+
+
+def run() -> dict:
+    params = table3_parameters()
+    results = {}
+    for method in METHODS:
+        start = time.perf_counter()
+        sample_posterior(*TABLE3_RELEASE, **params, method=method, draws=DRAWS,
+                         chains=CHAINS, tune=TUNE, random_seed=SEED)
+        results[f"cold sample_posterior ({method})"] = {"seconds": time.perf_counter() - start}
+    model = build_hierarchical_model(*TABLE3_RELEASE, **params)
+    for method in METHODS:
+        steps = pymc_steps(model, method)
+        sample_model(model, method=method, step=steps, draws=200, chains=2, tune=50,
+                     random_seed=SEED)  # warm-up
+        results[method] = _timed_run(model, method, steps)
+    gibbs, default = results["pymc-gibbs"], results["pymc"]
+    results["ratio (gibbs step / default)"] = {
+        "ess_per_s_x2": gibbs["ess_per_s_x2"] / default["ess_per_s_x2"],
+        "ess_per_s_x1": gibbs["ess_per_s_x1"] / default["ess_per_s_x1"],
+        "seconds": gibbs["seconds"] / default["seconds"],
+    }
+    for name, row in results.items():
+        cells = ", ".join(f"{k} {v:,.3g}" for k, v in row.items())
+        print(f"{name:<36} {cells}")
+    return results
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,257 @@
+r"""The adversary's two-level (block, block-group) model (paper §3.2, supplement S3) in PyMC.
+
+The adversary knows ``known`` = :math:`m = x_{1,-t}` and is unsure whether the target has
+characteristics ``c``; the block-group count X2 has a swappable prior given X1
+(:mod:`models.priors`):
+
+.. math::
+
+    T &\sim \mathrm{Bernoulli}(p), \qquad X_1 = m + T, \qquad
+    X_2 \mid X_1 \sim w(\,\cdot \mid X_1) \quad (X_2 \ge X_1), \\
+    x_1^* &\sim \mathrm{DG}(X_1, 1/(2\rho_1)), \qquad
+    x_2^* \sim \mathrm{DG}(X_2, 1/(2\rho_2)), \qquad
+    y_1^* \sim \mathrm{DG}(X_2 - X_1, d/(2\rho_1)).
+
+The last line is the adversary's approximation of the sum of the ``d`` other blocks' noises,
+:math:`\sum_{i=1}^d \eta_1^{(i)} \approx \mathrm{DG}(0, d/(2\rho_1))` (paper §3.2, S2), i.e. a
+discrete Gaussian with parameter :math:`\rho_1/d` in this project's convention. The posterior
+of (T, X2) is the joint posterior :math:`\pi(k_1, k_2)` of DESIGN.md §3, the same one the
+exact enumeration (:mod:`inference.exact`) and the Gibbs samplers target.
+
+How the model carries its inputs
+--------------------------------
+The release lives in the model as three ``pm.Data`` containers (:data:`RELEASE_DATA`,
+float64 holding integers, exact up to 2**53), observed through the discrete-Gaussian
+likelihoods, so :func:`set_release` can change it without rebuilding or recompiling: PyMC's
+compiled logp functions and step methods read the shared values. The other inputs (rho1, rho2,
+d, p, known and the prior object) are recorded by :func:`build_hierarchical_model` in a
+registry keyed (weakly) by the model object. :func:`hierarchical_spec` returns both as one
+:class:`HierarchicalSpec` (release = the current data). The exact Gibbs step method
+(:class:`inference.gibbs_step.ExactGibbsStep`) reads it there.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pymc as pm
+
+from models.checks import check_count, check_positive_int, check_probability, check_rho
+from models.priors import PointMass, X2Prior, check_support, parse_prior
+from models.pymc_dist import DiscreteGaussian
+from models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR, _scalar
+
+__all__ = [
+    "RELEASE_DATA",
+    "TARGET_VAR",
+    "X1_STAR_VAR",
+    "X1_VAR",
+    "X2_STAR_VAR",
+    "X2_VAR",
+    "Y1_STAR_VAR",
+    "HierarchicalSpec",
+    "build_hierarchical_model",
+    "hierarchical_spec",
+    "set_release",
+    "validated_spec",
+]
+
+#: Name of the block-group count X2 (free, or a Deterministic under a point-mass prior).
+X2_VAR = "X2"
+#: Name of the observed noisy block-group count ``x2*``.
+X2_STAR_VAR = "x2_star"
+#: Name of the observed noisy sum of the other ``d`` blocks' counts ``y1*``.
+Y1_STAR_VAR = "y1_star"
+#: Names of the ``pm.Data`` containers holding ``(x1*, x2*, y1*)``.
+RELEASE_DATA = ("x1_star_data", "x2_star_data", "y1_star_data")
+
+
+@dataclass(frozen=True)
+class HierarchicalSpec:
+    """The validated inputs of one two-level model (see :func:`build_hierarchical_model`).
+
+    Attributes
+    ----------
+    x1_star, x2_star, y1_star : int
+        The release D.
+    rho1, rho2 : float (> 0)
+        zCDP parameters of the block and block-group levels.
+    d : int (d >= 1)
+        Number of other blocks in the block group.
+    p : float (0 < p < 1)
+        Prior probability ``P[X1 = known + 1]``.
+    known : int (known >= 0)
+        ``m``, the adversary's count of the other people in the block with ``c``.
+    prior : X2Prior
+        Prior of X2 given X1.
+    """
+
+    x1_star: int
+    x2_star: int
+    y1_star: int
+    rho1: float
+    rho2: float
+    d: int
+    p: float
+    known: int
+    prior: X2Prior
+
+    @property
+    def release(self) -> tuple[int, int, int]:
+        """``(x1_star, x2_star, y1_star)``."""
+        return self.x1_star, self.x2_star, self.y1_star
+
+    def parameters(self) -> dict:
+        """Keyword arguments ``rho1, rho2, d, p, known, prior`` of the inference functions."""
+        return {
+            "rho1": self.rho1,
+            "rho2": self.rho2,
+            "d": self.d,
+            "p": self.p,
+            "known": self.known,
+            "prior": self.prior,
+        }
+
+    @property
+    def x2_is_free(self) -> bool:
+        """Whether X2 is a free variable (False for a point-mass prior: a Deterministic)."""
+        return not isinstance(self.prior, PointMass)
+
+
+#: Model -> its spec at build time (the release part is superseded by the model's data).
+_SPECS: weakref.WeakKeyDictionary[pm.Model, HierarchicalSpec] = weakref.WeakKeyDictionary()
+
+
+def _release(x1_star, x2_star, y1_star) -> list[int]:
+    return [
+        int(_scalar(check_count(value, name), name))
+        for value, name in ((x1_star, "x1_star"), (x2_star, "x2_star"), (y1_star, "y1_star"))
+    ]
+
+
+def validated_spec(
+    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, prior="improper"
+) -> HierarchicalSpec:
+    """Check every input with :mod:`models.checks` and the prior's support; return the spec.
+
+    Raises
+    ------
+    ValueError
+        One line naming the offending parameter and its allowed range (``TypeError`` for a
+        value that is not a number at all).
+    """
+    release = _release(x1_star, x2_star, y1_star)
+    rho1 = float(_scalar(check_rho(rho1, "rho1"), "rho1"))
+    rho2 = float(_scalar(check_rho(rho2, "rho2"), "rho2"))
+    d = check_positive_int(d, "d")
+    p = float(_scalar(check_probability(p, "p"), "p"))
+    known = int(_scalar(check_count(known, "known", minimum=0), "known"))
+    prior = check_support(parse_prior(prior), known)
+    return HierarchicalSpec(*release, rho1, rho2, d, p, known, prior)
+
+
+def build_hierarchical_model(
+    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, prior="improper"
+) -> pm.Model:
+    r"""Build the adversary's two-level model for one release D = (x1*, x2*, y1*).
+
+    .. math::
+
+        T \sim \mathrm{Bernoulli}(p),\ X_1 = m + T,\ X_2 \mid X_1 \sim w,\
+        x_1^* \sim \mathrm{DG}(X_1, \tfrac{1}{2\rho_1}),\
+        x_2^* \sim \mathrm{DG}(X_2, \tfrac{1}{2\rho_2}),\
+        y_1^* \sim \mathrm{DG}(X_2 - X_1, \tfrac{d}{2\rho_1})
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star : int
+        Released noisy block count, block-group count and sum of the other ``d`` blocks'
+        counts (any integers, may be negative).
+    rho1, rho2 : float (> 0)
+        zCDP parameters of the block and block-group levels (census: about 0.0992, 0.2465).
+    d : int (d >= 1)
+        Number of other blocks in the block group (paper §4.3: 27).
+    p : float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m + 1]`.
+    known : int (known >= 0), default 0
+        The adversary's count :math:`m = x_{1,-t}`.
+    prior : str or X2Prior, default "improper"
+        Prior of X2 given X1: ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME`` or
+        an :class:`models.priors.X2Prior` (declared with ``prior.declare("X2", X1)``).
+
+    Returns
+    -------
+    pymc.Model
+        Free ``"target_has_c"`` (Bernoulli, started at the largest feasible value), free
+        ``"X2"`` (a Deterministic for ``point:K``), deterministic ``"X1"``, observed
+        ``"x1_star"``, ``"x2_star"``, ``"y1_star"`` (values in the ``pm.Data`` containers
+        :data:`RELEASE_DATA`); :func:`hierarchical_spec` returns the inputs.
+
+    Raises
+    ------
+    ValueError
+        If an input is outside its allowed range (the message names the parameter), e.g.
+        ``d < 1``, a malformed prior spec, or a prior with no possible X2 (``truncated:U``
+        with ``U < known + 1``).
+    """
+    spec = validated_spec(
+        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior
+    )
+    start = max(spec.prior.feasible_x1(spec.known)) - spec.known
+    with pm.Model() as model:
+        x1_data, x2_data, y1_data = (
+            pm.Data(name, np.float64(value))
+            for name, value in zip(RELEASE_DATA, spec.release, strict=True)
+        )
+        target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(spec.p), initval=start)
+        x1 = pm.Deterministic(X1_VAR, spec.known + target_has_c)
+        x2 = spec.prior.declare(X2_VAR, x1)
+        DiscreteGaussian(X1_STAR_VAR, mu=x1, rho=spec.rho1, observed=x1_data)
+        DiscreteGaussian(X2_STAR_VAR, mu=x2, rho=spec.rho2, observed=x2_data)
+        DiscreteGaussian(
+            Y1_STAR_VAR, mu=x2 - x1, rho=np.float64(spec.rho1 / spec.d), observed=y1_data
+        )
+    _SPECS[model] = spec
+    return model
+
+
+def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
+    """Replace the release D of a model from :func:`build_hierarchical_model` in place.
+
+    Compiled functions and step methods of ``model`` see the new values (``pm.set_data``);
+    :class:`inference.gibbs_step.ExactGibbsStep` re-tabulates its conditionals when a chain
+    starts.
+
+    Raises
+    ------
+    ValueError
+        If a value is not an integer (naming it), or ``model`` was not built by
+        :func:`build_hierarchical_model`.
+    """
+    hierarchical_spec(model)
+    release = _release(x1_star, x2_star, y1_star)
+    pm.set_data(
+        {name: np.float64(v) for name, v in zip(RELEASE_DATA, release, strict=True)},
+        model=model,
+    )
+
+
+def hierarchical_spec(model: pm.Model) -> HierarchicalSpec:
+    """The inputs of ``model``: its current release D and the recorded parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` was not built by :func:`build_hierarchical_model`.
+    """
+    try:
+        spec = _SPECS[model]
+    except (KeyError, TypeError):
+        raise ValueError(
+            "model must be built by models.hierarchical.build_hierarchical_model "
+            f"(no two-level inputs recorded for {model!r})"
+        ) from None
+    release = (int(model[name].get_value()) for name in RELEASE_DATA)
+    return replace(spec, **dict(zip(("x1_star", "x2_star", "y1_star"), release, strict=True)))
