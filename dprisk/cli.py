@@ -255,8 +255,7 @@ def _cmd_sweep(args) -> int:
     out = Path(args.out)
     if out.suffix != ".nc":
         raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
-    if not out.parent.exists() or not os.access(out.parent, os.W_OK):
-        raise ValueError(f"--out directory {str(out.parent)!r} does not exist or is not writable")
+    _check_writable_dir(out.parent, "--out")
     grids = {
         "rho1": parse_grid(args.rho1, "rho1", kind=float),
         "rho2": parse_grid(args.rho2, "rho2", kind=float),
@@ -283,8 +282,23 @@ def _cmd_sweep(args) -> int:
     return EXIT_OK
 
 
+def _check_writable_dir(path: Path, option: str) -> None:
+    """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
+    probe = path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {str(path)!r} cannot be created: {str(probe)!r} is not a "
+                         "writable directory")
+
+
 def _cmd_reproduce(args) -> int:
     from validation.report import write_report
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {args.out!r} exists and is not a directory")
+    _check_writable_dir(out.parent if not out.exists() else out, "--out")
 
     summary = write_report(args.out, paper_scale=args.paper_scale, progress=not args.quiet)
     payload = summary

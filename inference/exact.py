@@ -36,6 +36,28 @@ and the window is doubled until that bound is below ``tail_mass`` times the bran
 inside the window (so the neglected share of every conditional ``X2 | X1 = k1``, and hence of
 the joint posterior, is below ``tail_mass``). A window fixed by the caller (``halfwidth=``)
 that fails the check raises :class:`GridTooNarrowError`.
+
+Floating point: counts go up to 2**53, so the table is not evaluated from ``beta`` and
+``c`` directly (at ``known = 1e7`` or ``y1* = 1e7`` they are ~1e7 and ~1e13 and their
+rounding would swamp the log-odds). With ``u = x1* - m``, ``v = x2* - m``, ``w = y1*``,
+``j = k2 - m``, ``b = k1 - m`` and a reference ``r`` (the ``j`` of the window and the
+prior's support nearest the centre ``c_m - m``), each release's log joint is stored relative
+to the per-release constant ``beta_m - A (r - gamma)^2 + max(Delta beta, 0)``:
+
+.. math::
+
+    \log\pi(m + b, m + j) - \text{const} = b\,\Delta\beta - \max(\Delta\beta, 0)
+        - A\,\bigl((j - r) - b\delta\bigr)\bigl((j + r) - 2\gamma - b\delta\bigr)
+        + \log w(m + j \mid m + b),
+
+    \gamma = c_m - m = \frac{\rho_2 v + (\rho_1/d) w}{A}, \quad
+    \delta = c_{m+1} - c_m = \frac{\rho_1/d}{A}, \quad
+    \Delta\beta = \beta_{m+1} - \beta_m = \operatorname{logit}(p) + \rho_1 (2u - 1)
+        + \frac{\rho_2 \rho_1/d}{A}\,(2 (v - w) - 1),
+
+which involves only differences of integers and small quantities, so the results shift
+exactly with ``m`` (bitwise, for a shift-invariant prior) and keep their relative accuracy
+for releases far in the tails. The constant cancels from every normalised quantity.
 """
 
 from __future__ import annotations
@@ -142,17 +164,65 @@ def _logsumexp(a: np.ndarray) -> np.ndarray:
         return np.log(np.exp(a - shift[..., None]).sum(-1)) + shift
 
 
-def _log_gauss_tail(t: np.ndarray, precision: float) -> np.ndarray:
-    r"""Upper bound of ``log sum_{i >= 0} exp(-A (t + i)^2)``, finite for every real ``t``.
+def _log_gauss_tail(t: np.ndarray, excess: np.ndarray, a: np.ndarray, precision: float):
+    r"""Upper bound of ``log sum_{i >= 0} exp(-A (t + i)^2) + A a^2``, finite for every real ``t``.
 
-    For ``t > 0`` the geometric bound ``exp(-A t^2) / (1 - exp(-2 A t))``; always at most
-    the whole sum over all integers, ``1 + sqrt(pi / A)``.
+    ``excess`` is ``t^2 - a^2``, supplied in factored form by the caller (``a`` is the offset of
+    the reference point from the centre, see the module docstring). For ``t > 0`` the
+    geometric bound ``exp(-A t^2) / (1 - exp(-2 A t))``; always at most the whole sum over all
+    integers, ``1 + sqrt(pi / A)``.
     """
-    whole = math.log1p(math.sqrt(math.pi / precision))
+    whole = math.log1p(math.sqrt(math.pi / precision)) + precision * a**2
     t_pos = np.maximum(t, 1e-300)
     with np.errstate(divide="ignore", over="ignore"):
-        geometric = -precision * t_pos**2 - np.log(-np.expm1(-2.0 * precision * t_pos))
+        geometric = -precision * excess - np.log(-np.expm1(-2.0 * precision * t_pos))
     return np.where(t > 0, np.minimum(geometric, whole), whole)
+
+
+def _relative_release(params: TwoLevelParams, x1s, x2s, y1s):
+    r"""``(u, gamma, delta_beta)`` of each release, in coordinates relative to ``known``.
+
+    ``u = x1* - m``; ``gamma = c_m - m = (rho2 (x2* - m) + (rho1/d) y1*) / A``;
+    ``delta_beta = beta_{m+1} - beta_m = logit(p) + rho1 (2u - 1) + s (2 (x2* - y1* - m) - 1)``
+    with ``s = rho2 (rho1/d) / A`` (module docstring). Integer differences are formed in int64
+    before the conversion to float, so they are exact.
+    """
+    m = params.known
+    u = (np.asarray(x1s, dtype=np.int64) - m).astype(float)
+    v = (np.asarray(x2s, dtype=np.int64) - m).astype(float)
+    w = np.asarray(y1s, dtype=np.int64).astype(float)
+    rho1_d = params.rho1 / params.d
+    gamma = (params.rho2 * v + rho1_d * w) / params.precision
+    shrink = params.rho2 * rho1_d / params.precision
+    logit_p = math.log(params.p) - math.log1p(-params.p)
+    delta_beta = logit_p + params.rho1 * (2.0 * u - 1.0) + shrink * (2.0 * (v - w) - 1.0)
+    return u, gamma, delta_beta
+
+
+def _branch_offset(b: int, delta_beta):
+    """``b delta_beta - max(delta_beta, 0)``: zero for the branch that ``delta_beta`` favours.
+
+    Subtracting ``max(delta_beta, 0)`` from both branches (a per-release constant) keeps the
+    favoured branch's values free of the rounding of a large ``delta_beta``.
+    """
+    return np.minimum(delta_beta, 0.0) if b else -np.maximum(delta_beta, 0.0)
+
+
+def _relative_log_joint(params: TwoLevelParams, b: int, gamma, delta_beta, r, j_minus_r):
+    r"""``log pi(m + b, m + j)`` without the prior weight, up to a per-release constant.
+
+    .. math:: b\,\Delta\beta - \max(\Delta\beta, 0)
+              - A\,((j - r) - b\delta)\,((j + r) - 2\gamma - b\delta)
+
+    i.e. minus ``beta_m - A (r - gamma)^2 + max(delta_beta, 0)``. ``r`` and ``j_minus_r`` are
+    integers (``r`` the reference, e.g. the window's ``j`` nearest the centre); see the
+    module docstring.
+    """
+    step = b * (params.rho1 / params.d) / params.precision
+    j_plus_r = (2 * np.asarray(r, dtype=np.int64) + j_minus_r).astype(float)
+    offset = np.asarray(j_minus_r, dtype=float) - step
+    quadratic = params.precision * offset * (j_plus_r - 2.0 * gamma - step)
+    return _branch_offset(b, delta_beta) - quadratic
 
 
 @dataclass(frozen=True)
@@ -164,11 +234,13 @@ class JointTable:
     k2_start : ndarray of int64, shape (R,)
         First k2 of each release's window; the window is ``k2_start + arange(W)``.
     log_joint : ndarray, shape (R, 2, W)
-        ``log pi(k1, k2)`` for ``k1 = known + (0, 1)`` (``-inf`` off the support).
+        ``log pi(k1, k2)`` for ``k1 = known + (0, 1)`` (``-inf`` off the support), up to a
+        per-release constant shared by both ``k1`` (module docstring, "Floating point").
     log_branch_mass : ndarray, shape (R, 2)
-        ``log sum_k2 pi(k1, k2)`` over the window.
+        ``log sum_k2 pi(k1, k2)`` over the window (same constant).
     log_neglected : ndarray, shape (R, 2)
-        Log of a bound on ``sum pi(k1, k2)`` over the branch's support outside the window.
+        Log of a bound on ``sum pi(k1, k2)`` over the branch's support outside the window
+        (same constant).
     feasible : ndarray of bool, shape (2,)
         Whether X1 = known + (0, 1) leaves a possible X2 under the prior.
     """
@@ -193,51 +265,72 @@ class JointTable:
 
 
 def _window_table(x1s, x2s, y1s, params: TwoLevelParams, halfwidth: int) -> JointTable:
-    """The joint table with a fixed half-width ``K`` (window ``W = 2K + 3``), no check."""
+    """The joint table with a fixed half-width ``K`` (window ``W = 2K + 3``), no check.
+
+    Evaluated in coordinates relative to ``known`` (see the module docstring).
+    """
     prior = params.prior
     precision = params.precision
     width = 2 * halfwidth + 3
-    k1_values = (params.known, params.known + 1)
+    known = params.known
+    k1_values = (known, known + 1)
     supports = [prior.branch_support(k1) for k1 in k1_values]
     feasible = np.array([s is not None for s in supports])
     lower = min(s[0] for s in supports if s is not None)
     uppers = [s[1] for s in supports if s is not None]
     upper = None if any(u is None for u in uppers) else max(uppers)
 
-    centre0 = params.centre(k1_values[0], x2s, y1s)
-    start = np.floor(centre0).astype(np.int64) - halfwidth
+    _, gamma, delta_beta = _relative_release(params, x1s, x2s, y1s)
+    start = known + np.floor(gamma).astype(np.int64) - halfwidth
     if upper is not None:
         start = np.minimum(start, upper - width + 1)
     start = np.maximum(start, lower)
-    k2 = start[:, None] + np.arange(width)
+    first = start - known  # the window's first j = k2 - known
+    # Reference point r: the value of the window and of the prior's support nearest the
+    # centre c_m, so that the stored values are small where the mass is (also when the window
+    # is pushed against the support).
+    ref_hi = first + width - 1
+    if upper is not None:
+        ref_hi = np.maximum(np.minimum(ref_hi, upper - known), first)
+    ref = np.clip(np.floor(gamma).astype(np.int64), first, ref_hi)
+    a = ref - gamma
+    offsets = np.arange(width)
+    k2 = start[:, None] + offsets
+    j_minus_ref = (first - ref)[:, None] + offsets
 
     n = x1s.shape[0]
     log_joint = np.full((n, 2, width), -np.inf)
     log_mass = np.full((n, 2), -np.inf)
     log_neglected = np.full((n, 2), -np.inf)
-    for j, k1 in enumerate(k1_values):
-        if supports[j] is None:
+    for b, k1 in enumerate(k1_values):
+        if supports[b] is None:
             continue
-        centre = params.centre(k1, x2s, y1s)
-        beta = params.branch_constant(k1, x1s, x2s, y1s)
-        table = beta[:, None] - precision * (k2 - centre[:, None]) ** 2
+        table = _relative_log_joint(params, b, gamma[:, None], delta_beta[:, None],
+                                    ref[:, None], j_minus_ref)
         table += prior.log_weight(k2, k1)
-        log_joint[:, j] = table
-        log_mass[:, j] = _logsumexp(table)
-        # Bound the mass of the branch's support outside [start, start + W - 1].
-        lo_j, hi_j = supports[j]
+        log_joint[:, b] = table
+        log_mass[:, b] = _logsumexp(table)
+        # Bound the mass of the branch's support outside [start, start + W - 1]: the
+        # Gaussian tails beyond, with t their distance from c_{k1} = known + gamma + b delta,
+        # and t^2 - a^2 = (t + a)(t - a) formed from integers and small quantities.
+        step = b * (params.rho1 / params.d) / precision
+        branch_shift = _branch_offset(b, delta_beta) + prior.log_weight_max
+        lo_b, hi_b = supports[b]
         parts = []
-        left = start > lo_j
+        left = start > lo_b
         if left.any():
-            parts.append(np.where(left, _log_gauss_tail(centre - (start - 1), precision), -np.inf))
-        right = np.ones(n, bool) if hi_j is None else hi_j >= start + width
+            t = (gamma - first + 1.0) + step  # c_{k1} - (start - 1)
+            excess = ((ref - first + 1) + step) * ((2.0 * gamma - (ref + first - 1)) + step)
+            parts.append(np.where(left, _log_gauss_tail(t, excess, a, precision), -np.inf))
+        right = np.ones(n, bool) if hi_b is None else hi_b >= start + width
         if np.any(right):
-            parts.append(
-                np.where(right, _log_gauss_tail(start + width - centre, precision), -np.inf)
-            )
+            t = (first + width - gamma) - step  # start + W - c_{k1}
+            excess = (((first + width + ref) - 2.0 * gamma) - step) * (
+                (first + width - ref) - step)
+            parts.append(np.where(right, _log_gauss_tail(t, excess, a, precision), -np.inf))
         if parts:
             tail = parts[0] if len(parts) == 1 else np.logaddexp(parts[0], parts[1])
-            log_neglected[:, j] = beta + prior.log_weight_max + tail
+            log_neglected[:, b] = branch_shift + tail
     return JointTable(start, log_joint, log_mass, log_neglected, feasible)
 
 
@@ -419,8 +512,9 @@ class HierarchicalPosterior:
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore"):
-        return np.where(x >= 0, 1.0 / (1.0 + np.exp(-x)), np.exp(x) / (1.0 + np.exp(x)))
+    """``1 / (1 + exp(-x))`` without overflow: only ``exp(-|x|) <= 1`` is evaluated."""
+    small = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
 
 
 def _run(x1_star, x2_star, y1_star, params, tail_mass, halfwidth, keep_tables):

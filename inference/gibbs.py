@@ -49,6 +49,8 @@ from inference.exact import (
     TwoLevelParams,
     _check_tail_mass,
     _checked_table,
+    _relative_log_joint,
+    _relative_release,
     _releases,
 )
 from models.checks import check_count, check_positive_int
@@ -221,11 +223,18 @@ class ExactConditionals:
         ]
 
     def _log_joint(self, k1: int, k2: np.ndarray) -> np.ndarray:
+        """``log pi(k1, k2)`` up to a constant that depends on ``k2`` (not on ``k1``).
+
+        Evaluated relative to the reference ``r = k2 - known`` itself (module docstring of
+        :mod:`inference.exact`), so the difference between the two ``k1`` keeps its digits
+        even far outside the window.
+        """
         params = self.params
-        x1s, x2s, y1s = self.release
-        beta = params.branch_constant(k1, x1s, x2s, y1s)
-        centre = params.centre(k1, x2s, y1s)
-        return beta - params.precision * (k2 - centre) ** 2 + params.prior.log_weight(k2, k1)
+        _, gamma, delta_beta = _relative_release(params, *self.release)
+        log_joint = _relative_log_joint(
+            params, int(k1) - params.known, gamma, delta_beta, k2 - params.known, 0
+        )
+        return log_joint + params.prior.log_weight(k2, k1)
 
     def prob_x1_given_x2(self, k2) -> np.ndarray:
         r"""``P[X1 = m + 1 | X2 = k2, D]`` for any integer ``k2`` (array or scalar).

@@ -140,13 +140,33 @@ def log_posterior(x1_star, rho, p=0.5, known=0) -> np.ndarray:
     return log_expit(log_posterior_odds(x1_star, rho, p, known))
 
 
+def _probability_ratio(num, log_num, den, log_den) -> np.ndarray:
+    r"""``num / den`` for probabilities given with their logs (``num <= 1``).
+
+    Where both are normal doubles the quotient is formed directly: one rounding, so
+    :math:`R' = \text{posterior}/p` never exceeds ``fl(1/p)`` (``exp`` of the difference of
+    the logs would carry ~``eps |log p|`` relative error and can exceed it). Elsewhere
+    ``exp(log_num - log_den)`` (no underflow to 0/0); a ratio beyond the float range is
+    ``inf`` without a warning.
+    """
+    tiny = np.finfo(float).tiny
+    normal = (num >= tiny) & (den >= tiny)
+    with np.errstate(over="ignore"):
+        via_logs = np.exp(log_num - log_den)
+    return np.where(normal, num / np.where(normal, den, 1.0), via_logs)
+
+
 def risk(x1_star, rho, p=0.5, known=0) -> np.ndarray:
     r"""Disclosure risk :math:`R'(x_1^*) = P[X_1 = m+1 \mid x_1^*] / p` (paper eq. 3.2).
 
-    Computed as :math:`\exp(\operatorname{log\_expit}(L) - \log p)`, so it is accurate for
-    ``p = 1e-9`` and bounded by ``1/p``.
+    Computed from :math:`\operatorname{log\_expit}(L)` and :math:`\log p` (as a plain
+    quotient where the posterior is a normal double, see :func:`_probability_ratio`), so it is
+    accurate for ``p = 1e-12`` and tiny posteriors, and ``p * R' <= 1`` holds in floating
+    point.
     """
-    return np.exp(log_risk(x1_star, rho, p, known))
+    p_arr = check_probability(p, "p")
+    log_odds = log_posterior_odds(x1_star, rho, p, known)
+    return _probability_ratio(expit(log_odds), log_expit(log_odds), p_arr, np.log(p_arr))
 
 
 def log_risk(x1_star, rho, p=0.5, known=0) -> np.ndarray:
@@ -713,13 +733,20 @@ def sequential_risk(x1_stars, rhos, p=0.5, known=0) -> SequentialRisk:
                                           {P[X_1 = m+1 \mid x_1^*, \ldots, x_{i-1}^*]}
 
     computed from log-posteriors (``log_expit``), so products of many releases neither
-    overflow nor underflow. Parameters as in :func:`sequential_posterior`.
+    overflow nor underflow: ``cumulative`` is always finite (at most ``1/p``). A single
+    ``per_release`` factor can exceed the float range when one release undoes an
+    overwhelming earlier one (e.g. rho = 1e4 and releases -1e4 then +1e4: the true factor is
+    about e^{2e8}); it is then ``inf`` (without a warning), as IEEE overflow prescribes.
+    Parameters as in :func:`sequential_posterior`.
     """
     x, rhos, p, m = _levels(x1_stars, rhos, p, known)
-    log_post = log_expit(_cumulative_log_odds(x, rhos, p, m))
-    log_prior = np.broadcast_to(np.log(p)[..., None], (*log_post.shape[:-1], 1))
-    previous = np.concatenate([log_prior, log_post[..., :-1]], axis=-1)
+    log_odds = _cumulative_log_odds(x, rhos, p, m)
+    post, log_post = expit(log_odds), log_expit(log_odds)
+    prior = np.broadcast_to(p[..., None], (*post.shape[:-1], 1))
+    log_prior = np.log(prior)
+    previous = np.concatenate([prior, post[..., :-1]], axis=-1)
+    log_previous = np.concatenate([log_prior, log_post[..., :-1]], axis=-1)
     return SequentialRisk(
-        per_release=np.exp(log_post - previous),
-        cumulative=np.exp(log_post - log_prior),
+        per_release=_probability_ratio(post, log_post, previous, log_previous),
+        cumulative=_probability_ratio(post, log_post, prior, log_prior),
     )

@@ -13,17 +13,21 @@ exact d-fold convolution, computed here by binary powering of the pmf vector:
 with each factor truncated to ``|k| <= K`` where ``P[|eta| > K] < tail_mass / (2n)`` (a union
 bound over the n terms) and, after every convolution, the end bins trimmed while their mass
 stays within an equal share of the other half of ``tail_mass``; the neglected mass of the sum
-is therefore below ``tail_mass``, and the grid grows like sqrt(n), not n.
+is therefore below ``tail_mass``, and the grid grows like sqrt(n), not n. Every convolution
+is rescaled to its exact mass (the product of its factors' masses, minus the trimmed bins),
+so rounding does not compound through the binary powering: the pmf keeps ~3e-15 relative
+accuracy in the bulk for any n (checked against an mpmath Fourier integral at n = 1e4).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from models.checks import check_positive_int, check_rho
-from models.discrete_gaussian import _log_normalizer, support_halfwidth
+from models.discrete_gaussian import _log_normalizer, log_tail, support_halfwidth
 
 __all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "total_variation"]
 
@@ -70,11 +74,31 @@ def _convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(fftconvolve(a, b), 0.0, None)
 
 
-def _trim(pmf: np.ndarray, budget: float) -> np.ndarray:
-    """Drop symmetric end bins whose combined mass is below ``budget`` (pmf is symmetric)."""
+def _trim(pmf: np.ndarray, budget: float) -> tuple[np.ndarray, float]:
+    """Drop symmetric end bins whose combined mass is below ``budget`` (pmf is symmetric).
+
+    Returns the trimmed pmf and the mass dropped.
+    """
     tail = np.cumsum(pmf[: pmf.size // 2])  # mass of the lowest bins, one side
     drop = int(np.searchsorted(tail, budget / 2.0, side="right"))
-    return pmf[drop : pmf.size - drop] if drop else pmf
+    if not drop:
+        return pmf, 0.0
+    return pmf[drop : pmf.size - drop], 2.0 * float(tail[drop - 1])
+
+
+def _product(a: np.ndarray, total_a: float, b: np.ndarray, total_b: float, budget: float):
+    """Pmf of the sum of two independent parts with masses ``total_a``, ``total_b``, trimmed.
+
+    The convolution is rescaled to its exact mass ``total_a * total_b`` before trimming:
+    without this, binary powering doubles the rounding error of the total at every squaring
+    and the pmf of a sum of ``n`` terms is off by a factor ``1 + O(n eps)`` (7e-13 at
+    ``n = 1e4``), which could even make it sum to more than 1.
+    """
+    total = total_a * total_b
+    product = _convolve(a, b)
+    product *= total / product.sum()
+    trimmed, dropped = _trim(product, budget)
+    return trimmed, total - dropped
 
 
 def sum_pmf(n, rho, *, tail_mass: float = 1e-15) -> SumPMF:
@@ -103,14 +127,20 @@ def sum_pmf(n, rho, *, tail_mass: float = 1e-15) -> SumPMF:
     trim_budget = tail_mass / 2 / (2 * n.bit_length() + 2)
     k = np.arange(-half, half + 1)
     base = np.exp(-rho * k.astype(float) ** 2 - _log_normalizer(rho))
-    result, power = np.ones(1), base
+    # Each factor's exact mass on [-half, half] (1 minus both tails); every convolution is
+    # rescaled to the product of its factors' masses minus what the trims removed.
+    base_total = -math.expm1(math.log(2.0) + float(log_tail(half + 1, rho)))
+    base *= base_total / math.fsum(base)
+    result, result_total = np.ones(1), 1.0
+    power, power_total = base, base_total
     remaining = n
     while remaining:
         if remaining & 1:
-            result = _trim(_convolve(result, power), trim_budget)
+            result, result_total = _product(result, result_total, power, power_total,
+                                            trim_budget)
         remaining >>= 1
         if remaining:
-            power = _trim(_convolve(power, power), trim_budget)
+            power, power_total = _product(power, power_total, power, power_total, trim_budget)
     result_half = (result.size - 1) // 2
     values = np.arange(-result_half, result_half + 1, dtype=np.int64)
     return SumPMF(values=values, pmf=result, n=n, rho=rho, tail_mass=tail_mass)
