@@ -255,7 +255,7 @@ def _cmd_sweep(args) -> int:
     out = Path(args.out)
     if out.suffix != ".nc":
         raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
-    _check_writable_dir(out.parent, "--out")
+    _check_writable_dir(out, "--out")
     grids = {
         "rho1": parse_grid(args.rho1, "rho1", kind=float),
         "rho2": parse_grid(args.rho2, "rho2", kind=float),
@@ -284,7 +284,7 @@ def _cmd_sweep(args) -> int:
 
 def _check_writable_dir(path: Path, option: str) -> None:
     """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
-    probe = path
+    probe = path.parent
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
@@ -298,7 +298,7 @@ def _cmd_reproduce(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out!r} exists and is not a directory")
-    _check_writable_dir(out.parent if not out.exists() else out, "--out")
+    _check_writable_dir(out, "--out")
 
     summary = write_report(args.out, paper_scale=args.paper_scale, progress=not args.quiet)
     payload = summary
