@@ -11,7 +11,7 @@ PYTHON ?= $(shell for c in python3.12 python3.13 python3 python \
 	command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	&& { command -v $$c; break; }; done)
 
-.PHONY: setup test report bench lint clean
+.PHONY: setup test report bench lint clean screenshot
 
 setup: $(STAMP)
 
@@ -30,6 +30,12 @@ report: setup
 bench: setup
 	$(PY) -m pytest -m slow
 	$(PY) benchmarks/run.py
+
+# Look at the report as a person does: check it, then screenshot it in headless Chromium.
+screenshot: setup
+	@test -f $(REPORT_DIR)/index.html || $(MAKE) report
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
+	$(PY) -m validation.screenshot $(REPORT_DIR)
 
 lint: setup
 	$(VENV)/bin/ruff check .

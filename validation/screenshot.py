@@ -1,0 +1,119 @@
+"""See the report as a person does: check it, then screenshot it in headless Chromium.
+
+``python -m validation.screenshot report/`` (what ``make screenshot`` runs) checks that every
+figure the page shows is a non-empty, decodable PNG and that the published-vs-computed table
+lists every record of ``results.json``, then renders ``index.html`` with headless Chromium
+(Debian package ``chromium``) to ``report/screenshot.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from html import unescape
+from pathlib import Path
+
+__all__ = ["check_report", "find_chromium", "screenshot"]
+
+#: Flags for a headless Chromium on a machine without network access or a display.
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+)
+
+
+def check_report(report_dir) -> dict:
+    """Check a written report: figures render and the table lists every published number.
+
+    Returns
+    -------
+    dict
+        ``{"figures": n, "records": n}``.
+
+    Raises
+    ------
+    ValueError
+        Naming the first missing or empty figure, or the first record absent from the page.
+    """
+    from matplotlib.image import imread
+
+    report_dir = Path(report_dir)
+    page = (report_dir / "index.html").read_text()
+    sources = re.findall(r"<img src='([^']+)'", page)
+    for source in sources:
+        path = report_dir / unescape(source)
+        if not path.is_file() or path.stat().st_size == 0:
+            raise ValueError(f"figure {source!r} is missing or empty")
+        image = imread(path)
+        if image.size == 0 or float(image.std()) == 0.0:
+            raise ValueError(f"figure {source!r} is blank")
+    records = json.loads((report_dir / "results.json").read_text())
+    cells = set(re.findall(r"<tr class='[^']+'><td>([^<]*)</td>", page))
+    for record in records:
+        if record["id"] not in {unescape(cell) for cell in cells}:
+            raise ValueError(f"record {record['id']!r} is not in the page's table")
+    return {"figures": len(sources), "records": len(records)}
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium executable, or None."""
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def screenshot(html_path, png_path, *, width: int = 1400, height: int = 6000,
+               timeout: float = 120.0) -> Path:
+    """Render ``html_path`` with headless Chromium and save a PNG screenshot.
+
+    Raises
+    ------
+    FileNotFoundError
+        If Chromium is not installed (``apt-get install chromium``).
+    RuntimeError
+        If Chromium fails or writes no image.
+    """
+    chromium = find_chromium()
+    if chromium is None:
+        raise FileNotFoundError("chromium not found; install it with: apt-get install chromium")
+    html_path, png_path = Path(html_path).resolve(), Path(png_path).resolve()
+    with tempfile.TemporaryDirectory(prefix="dprisk-chromium-") as profile:
+        command = [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                   f"--window-size={width},{height}", f"--screenshot={png_path}",
+                   html_path.as_uri()]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
+                                check=False)
+    if result.returncode != 0 or not png_path.is_file() or png_path.stat().st_size == 0:
+        raise RuntimeError(f"chromium failed ({result.returncode}): {result.stderr[-500:]}")
+    return png_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check ``REPORT_DIR`` and write ``REPORT_DIR/screenshot.png``; return the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
+    report_dir = Path(argv[0] if argv else "report")
+    try:
+        counts = check_report(report_dir)
+        png = screenshot(report_dir / "index.html", report_dir / "screenshot.png")
+    except (ValueError, FileNotFoundError, RuntimeError) as err:
+        print(f"screenshot: error: {err}", file=sys.stderr)
+        return 1
+    print(f"{counts['records']} records and {counts['figures']} figures checked; wrote {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
