@@ -161,8 +161,7 @@ def risk(x1_star, rho, p=0.5, known=0) -> np.ndarray:
 
     Computed from :math:`\operatorname{log\_expit}(L)` and :math:`\log p` (as a plain
     quotient where the posterior is a normal double, see :func:`_probability_ratio`), so it is
-    accurate for ``p = 1e-12`` and tiny posteriors, and ``p * R' <= 1`` holds in floating
-    point.
+    accurate for ``p = 1e-12`` and tiny posteriors, and never exceeds ``fl(1/p)``.
     """
     p_arr = check_probability(p, "p")
     log_odds = log_posterior_odds(x1_star, rho, p, known)
