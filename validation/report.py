@@ -90,6 +90,12 @@ def _hierarchical_study(*, paper_scale: bool) -> StudyResult:
     return hierarchical_paper.study(paper_scale=paper_scale)
 
 
+def _studies_study(*, paper_scale: bool) -> StudyResult:
+    from validation import studies_paper
+
+    return studies_paper.study(paper_scale=paper_scale)
+
+
 def _supplement_study(*, paper_scale: bool) -> StudyResult:
     from validation import supplement
 
@@ -100,6 +106,7 @@ def _supplement_study(*, paper_scale: bool) -> StudyResult:
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 1–2, Figures 1–3)", _single_level_study),
     ("two levels (§4.3, Tables 3–5, cross-check)", _hierarchical_study),
+    ("risk studies (§4.3 Figures 4–6, S4 Figures 9a–9b)", _studies_study),
     ("supplement (S1.3, S2, S5, S6; Figures 7, 8, 10, 11)", _supplement_study),
 ]
 

@@ -1,0 +1,88 @@
+"""Speed of the decision studies (inference.studies, inference.mc_studies).
+
+Census rho1, rho2, d = 27, improper prior, truth x1 = 1. Reports
+
+* exact P[correct]: one point (target < 50 ms), the Figure 5 curve x2 = 1..10 (target
+  < 1 s), the constraint-dropping variant, and the ratio to a brute-force triple sum over
+  (x1*, x2*, y1*) with the exact posterior at every release (the baseline);
+* the exact expectation of the 1e3-draw procedure (finite_draws_p_correct);
+* Monte Carlo: releases x draws per second of simulate_p_correct on 1e4 releases x 1e3
+  draws (collapsed X1 chain, model and variant; the full Gibbs sampler on fewer), and the
+  time extrapolated to the paper's budget of 1e6 releases x 1e3 draws for one Figure 5
+  point (target <= 10 minutes on this 2-core machine).
+
+Best of ``REPEATS`` timings; nothing is asserted. ``python benchmarks/bench_studies.py``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from inference.exact import posterior_x1
+from inference.mc_studies import finite_draws_p_correct, simulate_p_correct
+from inference.studies import p_correct_hierarchical, p_correct_variant
+from models import discrete_gaussian as dg
+from models.census import census_level
+from models.dg_sums import sum_pmf
+
+CENSUS = {"rho1": float(census_level("block").rho),
+          "rho2": float(census_level("block-group").rho), "d": 27}
+REPEATS = 3
+MC_DATASETS = 10_000
+GIBBS_DATASETS = 2_000
+DRAWS = 1000
+PAPER_RELEASES = 1_000_000
+
+
+def _best(func, repeats: int = REPEATS):
+    best, value = np.inf, None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = func()
+        best = min(best, time.perf_counter() - start)
+    return best, value
+
+
+def _brute_force(x2: int) -> float:
+    rho1, rho2, d = CENSUS["rho1"], CENSUS["rho2"], CENSUS["d"]
+    noise = sum_pmf(d, rho1, tail_mass=1e-10)
+    x1s = np.arange(1 - 40, 1 + 41)
+    x2s = np.arange(x2 - 10, x2 + 11)
+    grid = np.meshgrid(x1s, x2s, x2 - 1 + noise.values, indexing="ij")
+    weight = dg.pmf(grid[0], 1, rho1) * dg.pmf(grid[1], x2, rho2) * noise.at(grid[2] - x2 + 1)
+    return float((weight * (posterior_x1(*grid, **CENSUS) > 0.5)).sum())
+
+
+def run() -> dict:
+    results = {}
+    p_correct_hierarchical(x2=1, **CENSUS)  # warm the caches (sum_pmf tables)
+    seconds, value = _best(lambda: p_correct_hierarchical(x2=1, **CENSUS))
+    results["exact_point_ms"] = 1e3 * seconds
+    seconds, _ = _best(lambda: [p_correct_hierarchical(x2=x2, **CENSUS) for x2 in range(1, 11)])
+    results["exact_figure5_curve_s"] = seconds
+    seconds, _ = _best(lambda: p_correct_variant(x2=1, **CENSUS))
+    results["variant_point_ms"] = 1e3 * seconds
+    brute_seconds, brute = _best(lambda: _brute_force(1), repeats=1)
+    results["brute_force_point_s"] = brute_seconds
+    results["speedup_vs_brute_force"] = brute_seconds / (results["exact_point_ms"] / 1e3)
+    results["brute_force_abs_difference"] = abs(brute - value.p_correct)
+    seconds, _ = _best(lambda: finite_draws_p_correct(x2=10, draws=DRAWS, variant=True,
+                                                      ties="m+1", **CENSUS), repeats=1)
+    results["finite_draws_expectation_s"] = seconds
+    for sampler, n in (("x1_chain", MC_DATASETS), ("variant", MC_DATASETS),
+                       ("gibbs", GIBBS_DATASETS)):
+        seconds, _ = _best(lambda s=sampler, n=n: simulate_p_correct(
+            x2=10, datasets=n, draws=DRAWS, sampler=s, seed=1, progress=False, **CENSUS),
+            repeats=1)
+        rate = n * DRAWS / seconds
+        results[f"mc_{sampler}_release_draws_per_s"] = rate
+        results[f"mc_{sampler}_paper_point_minutes"] = PAPER_RELEASES * DRAWS / rate / 60
+    for key, value in results.items():
+        print(f"{key:42s} {value:12.4g}")
+    return results
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,160 @@
+"""Execute every what-if notebook in ``notebooks/`` at a small budget; fail if any cell fails.
+
+Each notebook is a jupytext percent-format script (``notebooks/*.py``). The test reads it with
+``jupytext.read``, inserts a papermill-style ``injected-parameters`` cell right after the cell
+tagged ``parameters`` that overrides the budget parameters (``SMALL_BUDGETS``), and runs it
+with :class:`nbclient.NotebookClient` in a temporary working directory. A notebook fails if a
+cell raises or prints a Python warning (the project runs its tests with warnings as errors).
+
+The kernel is this interpreter: the test writes a ``python3`` kernelspec whose ``argv`` starts
+with ``sys.executable`` and hands nbclient a kernel manager that only looks there, so a
+``python3`` kernelspec elsewhere on the machine (e.g. in ``~/.local/share/jupyter``) cannot
+substitute another Python. ``test_kernel_runs_this_interpreter`` checks it.
+
+Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
+on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell
+that hangs fails after ``CELL_TIMEOUT`` seconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
+NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
+
+#: Budget parameters overridden under the test (every notebook must have an entry).
+SMALL_BUDGETS = {
+    "single_level_what_if": {"n_rho_grid": 25},
+    "hierarchical_what_if": {
+        "draws": 300,
+        "chains": 2,
+        "tune": 100,
+        "sampled_priors": ["improper", "point:1"],
+    },
+    "policy_sweep": {"n_rho1": 3, "n_rho2": 3},
+}
+#: Seconds a single cell may run before the notebook fails.
+CELL_TIMEOUT = 180
+#: Lines of a Python warning as printed on stderr, e.g. "...: RuntimeWarning: ...".
+WARNING_LINE = re.compile(r"\b\w*Warning: ")
+
+
+@pytest.fixture(scope="module")
+def kernel_dirs(tmp_path_factory) -> list[str]:
+    """A kernelspec directory whose ``python3`` kernel is ``sys.executable``."""
+    root = tmp_path_factory.mktemp("kernels")
+    spec_dir = root / "python3"
+    spec_dir.mkdir()
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (test venv)",
+        "language": "python",
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    return [str(root)]
+
+
+def _run(nb: nbformat.NotebookNode, workdir: Path, kernel_dirs: list[str]) -> None:
+    km = AsyncKernelManager(
+        kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs)
+    )
+    client = NotebookClient(
+        nb,
+        km=km,
+        kernel_name="python3",
+        timeout=CELL_TIMEOUT,
+        resources={"metadata": {"path": str(workdir)}},
+    )
+    # nbclient leaves a kernel it did not create running; cleanup_kc=True shuts it down and
+    # closes the client's zmq sockets (else: ResourceWarning, an error under pytest's config).
+    client.execute(cleanup_kc=True)
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []))
+
+
+def _parameter_names(source: str) -> set[str]:
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def inject_parameters(nb: nbformat.NotebookNode, values: dict) -> int:
+    """Insert an ``injected-parameters`` cell after the ``parameters`` cell; return its index.
+
+    Raises ``AssertionError`` if there is not exactly one ``parameters`` cell, or if a value
+    names a parameter that the parameters cell does not define (a typo would otherwise
+    silently leave the full budget in place).
+    """
+    positions = [i for i, cell in enumerate(nb.cells) if "parameters" in _tags(cell)]
+    assert len(positions) == 1, f"expected one cell tagged 'parameters', found {len(positions)}"
+    index = positions[0]
+    defined = _parameter_names(nb.cells[index].source)
+    unknown = set(values) - defined
+    assert not unknown, f"budget overrides {sorted(unknown)} are not in the parameters cell"
+    source = "# Parameters injected by tests/notebooks/test_notebooks.py\n" + "".join(
+        f"{name} = {value!r}\n" for name, value in values.items()
+    )
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": ["injected-parameters"]})
+    nb.cells.insert(index + 1, cell)
+    return index + 1
+
+
+def test_notebooks_found():
+    names = {path.stem for path in NOTEBOOKS}
+    assert names == set(SMALL_BUDGETS), "every notebook needs a small budget in SMALL_BUDGETS"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_structure(path):
+    nb = jupytext.read(path)
+    markdown = [cell for cell in nb.cells if cell.cell_type == "markdown"]
+    assert markdown and markdown[0].source.startswith("# "), "first cell must be a title"
+    assert "parameters" in _tags(nb.cells[1]), "the parameters cell must follow the title"
+    assert len(markdown) >= 3, "explain the steps in markdown cells"
+    assert "what to try next" in markdown[-1].source.lower()
+    assert not any("raises-exception" in _tags(cell) for cell in nb.cells)
+
+
+def test_kernel_runs_this_interpreter(tmp_path, kernel_dirs):
+    nb = jupytext.reads("# %%\nimport sys\nprint(sys.executable)\n", fmt="py:percent")
+    _run(nb, tmp_path, kernel_dirs)
+    printed = nb.cells[0].outputs[0]["text"].strip()
+    assert printed == sys.executable
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_executes(path, tmp_path, kernel_dirs):
+    nb = jupytext.read(path)
+    index = inject_parameters(nb, SMALL_BUDGETS[path.stem])
+    _run(nb, tmp_path, kernel_dirs)  # raises CellExecutionError on the first failing cell
+    assert nb.cells[index].get("execution_count") is not None
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    assert all(cell.get("execution_count") is not None for cell in code)
+    warnings = [
+        line
+        for cell in code
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream" and out.get("name") == "stderr"
+        for line in out.get("text", "").splitlines()
+        if WARNING_LINE.search(line)
+    ]
+    assert not warnings, "notebook printed warnings:\n" + "\n".join(warnings)
+
