@@ -434,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError) as err:
         print(f"dprisk {args.command}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
+        return EXIT_OK
     except KeyboardInterrupt:
         print(f"dprisk {args.command}: interrupted", file=sys.stderr)
         return 130
