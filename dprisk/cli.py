@@ -430,6 +430,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "seed", None) is not None and args.seed < 0:
+            raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)
     except (ValueError, TypeError) as err:
         print(f"dprisk {args.command}: error: {err}", file=sys.stderr)

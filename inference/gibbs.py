@@ -54,6 +54,7 @@ from inference.exact import (
     _releases,
 )
 from models.checks import check_count, check_positive_int
+from models.dg_sampling import as_generator
 from models.priors import ImproperUniform, X2Prior
 
 __all__ = [
@@ -91,6 +92,12 @@ def alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     alias : ndarray of int64, shape (..., W)
     """
     prob = np.asarray(prob, dtype=float)
+    if prob.ndim < 1 or prob.shape[-1] < 1:
+        raise ValueError(f"prob must have a last axis of at least one cell, got shape {prob.shape}")
+    if not (np.isfinite(prob).all() and (prob >= 0).all()):
+        raise ValueError("prob must hold finite non-negative probabilities")
+    if not np.allclose(prob.sum(-1), 1.0, rtol=0.0, atol=1e-9):
+        raise ValueError("prob must have rows summing to one (within 1e-9)")
     shape = prob.shape
     width = shape[-1]
     scaled = prob.reshape(-1, width) * width
@@ -402,7 +409,7 @@ def gibbs_sample(
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     x1s, x2s, y1s, shape = _releases(x1_star, x2_star, y1_star)
     tables = _Tables(x1s, x2s, y1s, params, _check_tail_mass(tail_mass))
     n_releases = x1s.size

@@ -183,6 +183,9 @@ def decision_probability(a0, a1, start, draws: int, *, method: str = "fft",
     tie_weight = _check_ties(ties)
     a0, a1, start = (np.asarray(v, dtype=float).ravel()
                      for v in np.broadcast_arrays(a0, a1, start))
+    for name, values in (("a0", a0), ("a1", a1), ("start", start)):
+        if not np.all((values >= 0) & (values <= 1)):
+            raise ValueError(f"{name} must hold probabilities in [0, 1], got {values!r}")
     if method == "fft":
         return _decision_probability_fft(a0, a1, start, draws, tie_weight)
     if method == "normal":

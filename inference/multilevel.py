@@ -82,6 +82,7 @@ import numpy as np
 from inference.exact import DEFAULT_TAIL_MASS, GridTooNarrowError
 from models.census import census_rhos, parse_rho
 from models.checks import check_positive_int, check_probability
+from models.dg_sampling import as_generator
 from models.discrete_gaussian import _log_normalizer, support_halfwidth
 from models.multilevel import MultilevelParams, x_var_name
 
@@ -645,7 +646,7 @@ def gibbs_sample(
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     xs, ys, shape = params.releases(x_stars, y_stars)
     if shape != ():
         raise ValueError(
@@ -892,6 +893,8 @@ def posterior_summary(
         rhos=rhos, siblings=siblings, p=p, known=known, prior=prior
     )
     h = params.h
+    if method != "exact":
+        as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
     if method == "exact":
         post = exact_posterior(
             x_stars, y_stars, rhos=params.rhos, siblings=params.siblings, p=params.p,

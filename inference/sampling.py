@@ -35,6 +35,7 @@ from inference.exact import exact_posterior
 from inference.gibbs import gibbs_sample, to_datatree
 from inference.gibbs_step import ExactGibbsStep
 from models.checks import check_positive_int
+from models.dg_sampling import as_generator
 from models.hierarchical import (
     TARGET_VAR,
     X2_VAR,
@@ -208,6 +209,8 @@ def sample_posterior(
     )
     if method == "exact":
         return exact_posterior(*spec.release, **spec.parameters()).to_dataset().isel(release=0)
+    if random_seed is not None and not isinstance(random_seed, np.random.Generator):
+        as_generator(random_seed, "random_seed")  # one-line error naming random_seed
     if method == "gibbs":
         draws = check_positive_int(draws, "draws")
         chains = check_positive_int(chains, "chains")

@@ -356,16 +356,16 @@ def p_correct(rho, p=0.5, known=0) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- several levels
-def _levels(x_stars, rhos, p, known):
-    x = check_count(x_stars, "x_stars")
+def _levels(x_stars, rhos, p, known, name="x_stars"):
+    x = check_count(x_stars, name)
     rhos = check_rho(rhos, "rhos")
     p = check_probability(p, "p")
     m = _known(known)
     if x.ndim == 0 or rhos.ndim == 0:
-        raise ValueError("x_stars and rhos must have a last axis (one entry per level/release)")
+        raise ValueError(f"{name} and rhos must have a last axis (one entry per level/release)")
     if x.shape[-1] != rhos.shape[-1] or x.shape[-1] < 1:
         raise ValueError(
-            f"x_stars and rhos must have the same number of levels (>= 1) on their last axis, "
+            f"{name} and rhos must have the same number of levels (>= 1) on their last axis, "
             f"got {x.shape[-1]} and {rhos.shape[-1]}"
         )
     return x, rhos, p, m
@@ -718,7 +718,7 @@ def sequential_posterior(x1_stars, rhos, p=0.5, known=0) -> np.ndarray:
     -------
     ndarray, shape (..., n_releases)
     """
-    x, rhos, p, m = _levels(x1_stars, rhos, p, known)
+    x, rhos, p, m = _levels(x1_stars, rhos, p, known, "x1_stars")
     return expit(_cumulative_log_odds(x, rhos, p, m))
 
 
@@ -738,7 +738,7 @@ def sequential_risk(x1_stars, rhos, p=0.5, known=0) -> SequentialRisk:
     about e^{2e8}); it is then ``inf`` (without a warning), as IEEE overflow prescribes.
     Parameters as in :func:`sequential_posterior`.
     """
-    x, rhos, p, m = _levels(x1_stars, rhos, p, known)
+    x, rhos, p, m = _levels(x1_stars, rhos, p, known, "x1_stars")
     log_odds = _cumulative_log_odds(x, rhos, p, m)
     post, log_post = expit(log_odds), log_expit(log_odds)
     prior = np.broadcast_to(p[..., None], (*post.shape[:-1], 1))

@@ -196,6 +196,8 @@ def release_grid(*, x2, y1, rho1, rho2, d, tail_mass=DEFAULT_TAIL_MASS) -> Relea
         If the computed neglected mass is not below ``tail_mass`` (it always should be).
     """
     tail_mass = _check_tail_mass(tail_mass)
+    check_count(x2, "x2", minimum=0)
+    check_count(y1, "y1", minimum=0)
     offsets2, pmf2, out2 = _x2_noise(float(rho2), tail_mass / 2)
     values_s, pmf_s, out_s = _noise_sum(int(d), float(rho1), tail_mass / 2)
     neglected = out2 + out_s

@@ -626,6 +626,12 @@ def _check_out(out) -> Path:
     path = Path(out)
     if path.suffix != ".nc":
         raise ValueError(f"out must be a path ending in .nc (a netCDF file), got {str(out)!r}")
+    probe = path.resolve().parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"out {str(out)!r} cannot be created: {str(probe)!r} is not a "
+                         "writable directory")
     return path.resolve()
 
 

@@ -131,4 +131,7 @@ def parse_rho(value, name: str = "rho") -> float:
             raise ValueError(
                 f"{name} must be a finite number > 0 or census:LEVEL, got {value!r}"
             ) from None
-    return float(check_rho(value, name))
+    arr = check_rho(value, name)
+    if arr.ndim:
+        raise ValueError(f"{name} must be a single number > 0 or census:LEVEL, got {value!r}")
+    return float(arr)

@@ -117,6 +117,11 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     """Return ``value`` as a Python int after checking it is an integer ``>= minimum``."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float, np.floating)):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if not np.isfinite(value) or value != int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    allowed = f"{name} must be an integer >= {minimum} and <= 2**53"
+    if isinstance(value, numbers.Integral):  # exact, also beyond int64 (np.isfinite can't)
+        if not minimum <= value <= 2**53:
+            raise ValueError(f"{allowed}, got {value!r}")
+        return int(value)
+    if not np.isfinite(value) or value != int(value) or not minimum <= value <= 2**53:
+        raise ValueError(f"{allowed}, got {value!r}")
     return int(value)

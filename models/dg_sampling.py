@@ -34,6 +34,7 @@ from models.discrete_gaussian import logpmf, support_halfwidth
 
 __all__ = [
     "TABLE_TAIL_MASS",
+    "as_generator",
     "sample",
     "sample_exact",
     "sample_sum",
@@ -168,13 +169,33 @@ def _exact_rho(rho) -> Fraction:
     return Fraction(float(rho_array))
 
 
+def as_generator(rng, name: str = "rng") -> np.random.Generator:
+    """``np.random.default_rng(rng)``; a bad ``rng`` raises a one-line error naming ``name``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator, int seed (>= 0), SeedSequence, BitGenerator or None
+    name : str
+        Parameter name used in the error message.
+    """
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as err:
+        raise type(err)(
+            f"{name} must be a numpy Generator, a seed (an integer >= 0) or None, got {rng!r}"
+        ) from None
+
+
 def _output_shape(size, *param_shapes) -> tuple[int, ...]:
     """Shape of the draws: ``size`` if given (parameters must broadcast to it), else theirs."""
     broadcast = np.broadcast_shapes(*param_shapes)
     if size is None:
         return broadcast
-    shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
-    if any(not isinstance(n, numbers.Integral) or n < 0 for n in shape):
+    try:
+        shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    except TypeError:
+        shape = None
+    if shape is None or any(not isinstance(n, numbers.Integral) or n < 0 for n in shape):
         raise ValueError(f"size must be a non-negative int or a tuple of them, got {size!r}")
     shape = tuple(int(n) for n in shape)
     try:
@@ -227,7 +248,7 @@ def sample_exact(mu, rho, size=None, rng=None) -> np.ndarray:
     rho_exact = _exact_rho(rho)
     mu = check_count(mu, "mu")
     shape = _output_shape(size, mu.shape)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     sigma2 = 1 / (2 * rho_exact)
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
     bits = _RandomBits(rng)
@@ -401,7 +422,7 @@ def sample(mu, rho, size=None, rng=None) -> np.ndarray:
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, mu.shape, rho.shape)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     noise = _noise(rho_per_draw, n_draws, rng).reshape(shape)
@@ -432,7 +453,7 @@ def sample_sum(n_terms, rho, size=None, rng=None) -> np.ndarray:
     n_terms = check_positive_int(n_terms, "n_terms")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, rho.shape)
-    rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     total = np.zeros(shape, dtype=np.int64)
     for _ in range(n_terms):
         total += sample(0, rho, size=shape, rng=rng)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.checks import check_positive_int, check_rho
+from models.checks import check_count, check_positive_int, check_rho
 from models.discrete_gaussian import _log_normalizer, log_tail, support_halfwidth
 
 __all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "total_variation"]
@@ -151,7 +151,7 @@ def approximation_pmf(values, n, rho) -> np.ndarray:
     n = check_positive_int(n, "n")
     rho = float(check_rho(rho, "rho"))
     rho_eff = rho / n
-    values = np.asarray(values, dtype=float)
+    values = check_count(values, "values").astype(float)
     return np.exp(-rho_eff * values**2 - _log_normalizer(rho_eff))
 
 

@@ -25,6 +25,8 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
+from models.checks import check_count
+
 __all__ = ["ESS_MIN", "RHAT_MAX", "ConvergenceReport", "convergence_report"]
 
 #: Largest acceptable rank-normalised split R-hat.
@@ -118,6 +120,7 @@ def convergence_report(
     -------
     ConvergenceReport
     """
+    known = int(check_count(known, "known", minimum=0))
     posterior = _posterior_dataset(idata)
     for name in ("X1", "X2"):
         if name not in posterior:

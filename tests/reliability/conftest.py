@@ -1,0 +1,38 @@
+"""Fixtures of the reliability tests: the shared helper module and how to run it elsewhere."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+HELPERS = "reliability_helpers"
+
+
+@pytest.fixture(scope="session")
+def helpers():
+    """``reliability_helpers`` imported under its top-level name (as subprocesses import it)."""
+    if HELPERS not in sys.modules:
+        spec = importlib.util.spec_from_file_location(HELPERS, HERE / f"{HELPERS}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[HELPERS] = module
+        spec.loader.exec_module(module)
+    return sys.modules[HELPERS]
+
+
+@pytest.fixture(scope="session")
+def helper_command():
+    """``argv`` prefix running ``reliability_helpers.main()`` in a fresh interpreter."""
+    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); "
+            f"import {HELPERS} as h; h.main(sys.argv[1:])")
+    return [sys.executable, "-c", code]
+
+
+@pytest.fixture(scope="session")
+def subprocess_env():
+    """Environment of helper subprocesses: another hash seed, one BLAS thread."""
+    return {**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "1"}

@@ -1,0 +1,137 @@
+"""Helpers shared by the reliability tests and the subprocesses they start.
+
+Imported as the top-level module ``reliability_helpers`` both in the test process (see
+``conftest.py``) and in subprocesses (``sys.path`` gets this directory), so that the sweep
+quantities below have the same ``module:qualname`` -- part of a resumable sweep's manifest --
+in both.
+
+Command line (``python -c "import reliability_helpers as h; h.main()" ARGS``):
+
+* ``digests`` -- print the JSON of :func:`digests` (reproducibility across processes);
+* ``sweep OUT METHOD`` -- run :func:`resumable_sweep` (resume tests; killed part-way).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+#: Grid of the resume tests: 2 x 12 points, one chunk each (chunk_size=1).
+RESUME_GRID = {"rho1": 0.1, "rho2": 0.25, "d": [3, 27], "x2": list(range(1, 13))}
+#: Monte Carlo budget of the resume tests (per point).
+RESUME_MC = {"seed": 20260101, "datasets": 1000, "draws": 50}
+#: Seconds each counted call sleeps when the environment sets it (slows the killed run only).
+DELAY_ENV = "RELIABILITY_DELAY"
+
+#: ``(d, x2)`` of every call of a counted quantity in this process.
+CALLS: list[tuple[int, int]] = []
+
+
+def _delay() -> None:
+    seconds = float(os.environ.get(DELAY_ENV, "0") or 0)
+    if seconds > 0:
+        time.sleep(seconds)
+
+
+def counted_mc(**kwargs):
+    """:func:`inference.mc_studies.simulate_p_correct` (no progress bar), recording the call."""
+    from inference.mc_studies import simulate_p_correct
+
+    CALLS.append((kwargs["d"], kwargs["x2"]))
+    _delay()
+    return simulate_p_correct(progress=False, **kwargs)
+
+
+def counted_exact(**kwargs):
+    """:func:`inference.studies.p_correct_hierarchical`, recording the call."""
+    from inference.studies import p_correct_hierarchical
+
+    CALLS.append((kwargs["d"], kwargs["x2"]))
+    _delay()
+    return p_correct_hierarchical(**kwargs)
+
+
+def resumable_sweep(out, method: str):
+    """The sweep of the resume tests (``RESUME_GRID``, ``chunk_size=1``) writing ``out``."""
+    from inference.sweeps import sweep
+
+    quantity = counted_mc if method == "mc" else counted_exact
+    mc_options = dict(RESUME_MC) if method == "mc" else None
+    return sweep(**RESUME_GRID, method=method, mc_options=mc_options, out=out, chunk_size=1,
+                 progress=False, quantity=quantity)
+
+
+def flat_index(d: int, x2: int) -> int:
+    """Flat (C-order) grid index of the point ``(d, x2)`` of ``RESUME_GRID``."""
+    return RESUME_GRID["d"].index(d) * len(RESUME_GRID["x2"]) + RESUME_GRID["x2"].index(x2)
+
+
+# --------------------------------------------------------------------------- digests
+SEED = 20240611
+TWO_LEVELS = {"rho1": 0.1, "rho2": 0.25, "d": 3}
+STUDY = {"x2": 3, **TWO_LEVELS}
+SWEEP = {"rho1": 0.1, "rho2": 0.25, "d": [3, 27], "x2": [1, 2, 4]}
+SWEEP_MC = {"seed": SEED, "datasets": 1000, "draws": 50}
+
+
+def _digest(*arrays) -> str:
+    sha = hashlib.sha256()
+    for array in arrays:
+        array = np.ascontiguousarray(array)
+        sha.update(str((array.dtype.str, array.shape)).encode())
+        sha.update(array.tobytes())
+    return sha.hexdigest()
+
+
+def gibbs_draws(seed: int = SEED):
+    """Draws of the standalone Gibbs sampler for one release."""
+    from inference.gibbs import gibbs_sample
+
+    return gibbs_sample(1, 2, 1, **TWO_LEVELS, draws=2000, chains=4, tune=100, rng=seed)
+
+
+def mc_study(seed: int = SEED, sampler: str = "x1_chain") -> dict:
+    """A Monte Carlo study (two blocks of releases) as a dict without its run time."""
+    from inference.mc_studies import BLOCK, simulate_p_correct
+
+    datasets = BLOCK + 600 if sampler == "x1_chain" else 400
+    result = simulate_p_correct(**STUDY, datasets=datasets, draws=100, sampler=sampler,
+                                seed=seed, progress=False).to_dict()
+    result.pop("seconds")
+    return result
+
+
+def mc_sweep(client=None, chunk_size: int = 16, seed: int = SEED):
+    """A Monte Carlo sweep (the default quantity), in-process or on ``client``."""
+    from inference.sweeps import sweep
+
+    return sweep(**SWEEP, method="mc", mc_options={**SWEEP_MC, "seed": seed}, client=client,
+                 chunk_size=chunk_size, progress=False)
+
+
+def digests() -> dict:
+    """SHA-256 of the Gibbs draws, the MC studies and the MC sweep at the fixed seed."""
+    draws = gibbs_draws()
+    sweep_ds = mc_sweep()
+    return {
+        "gibbs": _digest(draws.x1, draws.x2),
+        "mc_study": json.dumps(mc_study(), sort_keys=True),
+        "mc_study_gibbs": json.dumps(mc_study(sampler="gibbs"), sort_keys=True),
+        "mc_sweep": _digest(*(sweep_ds[name].values for name in sorted(sweep_ds.data_vars))),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the subprocesses (see the module docstring)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[0] == "digests":
+        print(json.dumps(digests()))
+    elif argv[0] == "sweep":
+        resumable_sweep(argv[1], argv[2])
+    else:
+        raise SystemExit(f"unknown command {argv[0]!r}")

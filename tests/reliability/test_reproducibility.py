@@ -1,0 +1,124 @@
+"""Reproducibility: the same seed gives bit-identical results across runs, processes and cores.
+
+Covered: the standalone Gibbs sampler, PyMC sampling (``pymc-gibbs`` and ``pymc``, cores=1
+vs cores=2), Monte Carlo studies (``inference.mc_studies.simulate_p_correct``, both the X1
+chain and the real Gibbs sampler), and sweeps (exact and Monte Carlo) in-process vs split
+over the two worker processes of ``inference.sweeps.local_cluster(2)`` and over different
+chunk sizes. "Across runs" includes a fresh interpreter with another ``PYTHONHASHSEED``
+(digests compared with this process). Every test also checks that another seed changes the
+result, so an implementation that ignored its seed would fail.
+
+Budgets are small (hundreds to a few thousand draws): bit-identity does not need more.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from inference.gibbs import gibbs_sample
+from inference.sampling import sample_posterior
+from inference.sweeps import local_cluster, sweep
+
+RELEASE = (1, 2, 1)
+TWO_LEVELS = {"rho1": 0.1, "rho2": 0.25, "d": 3}
+SEED = 20240611
+
+
+def _assert_same_draws(a: xr.DataTree, b: xr.DataTree) -> None:
+    """Same posterior draws and sampler statistics (attrs such as timings excluded)."""
+    for group in ("posterior", "sample_stats"):
+        if group in a.children or group in b.children:
+            xr.testing.assert_equal(a[group].to_dataset(), b[group].to_dataset())
+
+
+# --------------------------------------------------------------------------- Gibbs
+def test_standalone_gibbs_same_seed_same_draws(helpers):
+    first, second = helpers.gibbs_draws(), helpers.gibbs_draws()
+    np.testing.assert_array_equal(first.x1, second.x1)
+    np.testing.assert_array_equal(first.x2, second.x2)
+    # a Generator in the same state is the same as its seed
+    from_generator = gibbs_sample(*RELEASE, **TWO_LEVELS, draws=2000, chains=4, tune=100,
+                                  rng=np.random.default_rng(helpers.SEED))
+    np.testing.assert_array_equal(from_generator.x2, first.x2)
+    other = helpers.gibbs_draws(seed=helpers.SEED + 1)
+    assert not np.array_equal(other.x2, first.x2)
+
+
+def test_gibbs_through_sample_posterior_ignores_cores():
+    runs = [sample_posterior(*RELEASE, **TWO_LEVELS, method="gibbs", draws=1000, chains=3,
+                             tune=50, cores=cores, random_seed=SEED) for cores in (1, 2)]
+    _assert_same_draws(*runs)
+    other = sample_posterior(*RELEASE, **TWO_LEVELS, method="gibbs", draws=1000, chains=3,
+                             tune=50, random_seed=SEED + 1)
+    assert not np.array_equal(other["posterior"]["X2"].values,
+                              runs[0]["posterior"]["X2"].values)
+
+
+# --------------------------------------------------------------------------- PyMC
+@pytest.mark.parametrize("method", ["pymc-gibbs", "pymc"])
+def test_pymc_same_seed_same_draws_on_one_and_two_cores(method):
+    def run(cores, seed=SEED):
+        return sample_posterior(*RELEASE, **TWO_LEVELS, method=method, draws=300, tune=100,
+                                chains=2, cores=cores, random_seed=seed)
+
+    one_core = run(1)
+    _assert_same_draws(one_core, run(1))
+    _assert_same_draws(one_core, run(2))
+    other = run(1, seed=SEED + 1)
+    assert not np.array_equal(other["posterior"]["X2"].values,
+                              one_core["posterior"]["X2"].values)
+
+
+# --------------------------------------------------------------------------- MC studies
+@pytest.mark.parametrize("sampler", ["x1_chain", "gibbs"])
+def test_mc_study_same_seed_same_result(helpers, sampler):
+    first = helpers.mc_study(sampler=sampler)
+    assert first == helpers.mc_study(sampler=sampler)
+    other = helpers.mc_study(seed=helpers.SEED + 1, sampler=sampler)
+    assert {k: v for k, v in other.items() if k != "seed"} != {
+        k: v for k, v in first.items() if k != "seed"}
+
+
+def test_same_digests_in_a_fresh_interpreter(helpers, helper_command, subprocess_env):
+    """Gibbs draws, MC studies and an MC sweep: another process, another hash seed."""
+    done = subprocess.run([*helper_command, "digests"], capture_output=True, text=True,
+                          env=subprocess_env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == helpers.digests()
+
+
+# --------------------------------------------------------------------------- sweeps on Dask
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client
+
+    with local_cluster(2) as cluster, Client(cluster) as dask_client:
+        assert len(cluster.workers) == 2
+        yield dask_client
+
+
+def test_mc_sweep_on_two_workers_identical_to_in_process(helpers, client):
+    from distributed import get_task_stream
+
+    in_process = helpers.mc_sweep()
+    assert in_process.sizes == {"d": 2, "x2": 3}
+    with get_task_stream(client) as stream:
+        on_workers = helpers.mc_sweep(client=client, chunk_size=1)
+    # the six one-point chunks really were split over both worker processes
+    assert len({task["worker"] for task in stream.data}) == 2
+    xr.testing.assert_identical(on_workers, in_process)
+    xr.testing.assert_identical(helpers.mc_sweep(chunk_size=4), in_process)
+    other = helpers.mc_sweep(client=client, chunk_size=1, seed=helpers.SEED + 1)
+    assert not np.array_equal(other["p_correct"].values, in_process["p_correct"].values)
+
+
+def test_exact_sweep_on_two_workers_identical_to_in_process(client):
+    grid = {"rho1": [0.1, 0.5], "rho2": 0.25, "d": [3, 27], "x2": [1, 5]}
+    in_process = sweep(**grid, progress=False)
+    xr.testing.assert_identical(sweep(**grid, client=client, chunk_size=1, progress=False),
+                                in_process)
