@@ -152,7 +152,8 @@ def _versions() -> dict[str, str]:
 
 _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 2em auto; color: #222; }
-table { border-collapse: collapse; font-size: 0.9em; }
+table { border-collapse: collapse; font-size: 0.9em; width: 100%; }
+td:last-child { width: 50%; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -171,6 +172,25 @@ def _fmt_number(value) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return html.escape(str(value))
+
+
+def _records_table(records: list[dict]) -> str:
+    esc = html.escape
+    rows = [
+        "<table><tr><th>id</th><th>source</th><th>published</th><th>computed</th>"
+        "<th>MCSE</th><th>status</th><th>explanation</th></tr>"
+    ]
+    for r in records:
+        rows.append(
+            f"<tr class='{esc(r['status'])}'><td>{esc(r['id'])}</td><td>{esc(r['source'])}</td>"
+            f"<td class='num'>{_fmt_number(r['published'])}</td>"
+            f"<td class='num'>{_fmt_number(r['computed'])}</td>"
+            f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
+            f"<td class='status'>{esc(r['status'])}</td>"
+            f"<td>{esc(r['explanation'] or '')}</td></tr>"
+        )
+    rows.append("</table>")
+    return "\n".join(rows)
 
 
 def _render_html(results: list[StudyResult], versions: dict, seconds: float,
@@ -194,22 +214,20 @@ def _render_html(results: list[StudyResult], versions: dict, seconds: float,
         + f"<span>records: {len(records)}</span>"
         + f"<span>budget: {'paper scale' if paper_scale else 'default'}</span>"
         + f"<span>time: {seconds:.1f} s</span></p>",
-        "<h2>Published vs computed</h2>",
-        "<table><tr><th>id</th><th>source</th><th>published</th><th>computed</th>"
-        "<th>MCSE</th><th>status</th><th>explanation</th></tr>",
+        "<h2>Contents</h2><ul>"
+        + "<li><a href='#differences'>where the computed value is not a match</a></li>"
+        + "".join(f"<li><a href='#{esc(study.name)}'>{esc(study.title)}</a></li>"
+                  for study in results)
+        + "<li><a href='#all-records'>all published numbers</a></li>"
+        + "<li><a href='#software'>software and seeds</a></li></ul>",
+        "<h2 id='differences'>Where the computed value is not a match</h2>",
+        "<p>Published Monte Carlo estimates within Monte Carlo error of the exact answer, and "
+        "numbers that differ, with the evidence for why. The full table is "
+        "<a href='#all-records'>below</a>.</p>",
+        _records_table([r for r in records if r["status"] != "match"]),
     ]
-    for r in records:
-        parts.append(
-            f"<tr class='{esc(r['status'])}'><td>{esc(r['id'])}</td><td>{esc(r['source'])}</td>"
-            f"<td class='num'>{_fmt_number(r['published'])}</td>"
-            f"<td class='num'>{_fmt_number(r['computed'])}</td>"
-            f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
-            f"<td class='status'>{esc(r['status'])}</td>"
-            f"<td>{esc(r['explanation'] or '')}</td></tr>"
-        )
-    parts.append("</table>")
     for study in results:
-        parts.append(f"<h2>{esc(study.title)}</h2>")
+        parts.append(f"<h2 id='{esc(study.name)}'>{esc(study.title)}</h2>")
         parts.extend(f"<p>{esc(note)}</p>" for note in study.notes)
         for stem in study.figures:
             parts.append(
@@ -217,8 +235,10 @@ def _render_html(results: list[StudyResult], versions: dict, seconds: float,
             )
         for block in study.diagnostics:
             parts.append(f"<pre>{esc(block)}</pre>")
+    parts.append("<h2 id='all-records'>All published numbers: published vs computed</h2>")
+    parts.append(_records_table(records))
     seeds = {f"{s.name}/{k}": v for s in results for k, v in s.seeds.items()}
-    parts.append("<h2>Software and seeds</h2><table>")
+    parts.append("<h2 id='software'>Software and seeds</h2><table>")
     parts.extend(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in versions.items())
     parts.extend(f"<tr><th>seed {esc(k)}</th><td>{v}</td></tr>" for k, v in seeds.items())
     parts.append("</table></body></html>")
