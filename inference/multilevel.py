@@ -822,24 +822,19 @@ def _pmf_stats(values: np.ndarray, pmf: np.ndarray) -> dict:
 
 
 def _draw_stats(x: np.ndarray) -> dict:
-    import arviz as az
+    from inference.sampling import chain_diagnostics
 
     flat = x.ravel()
-    stats = {
+    diagnostics = chain_diagnostics(x)  # constant chain: mcse 0, R-hat/ESS undefined (None)
+    return {
         "mean": float(flat.mean()),
         "sd": float(flat.std()),
         "q025": int(np.quantile(flat, 0.025, method="inverted_cdf")),
         "median": int(np.quantile(flat, 0.5, method="inverted_cdf")),
         "q975": int(np.quantile(flat, 0.975, method="inverted_cdf")),
-    }
-    if np.all(flat == flat[0]):  # constant: no defined R-hat/ESS, no Monte Carlo error
-        return {**stats, "mcse_mean": 0.0, "ess_bulk": None, "r_hat": None}
-    xf = x.astype(float)
-    return {
-        **stats,
-        "mcse_mean": _number(az.mcse(xf)),
-        "ess_bulk": _number(az.ess(xf, method="bulk")),
-        "r_hat": _number(az.rhat(xf)),
+        "mcse_mean": diagnostics["mcse"],
+        "ess_bulk": _number(diagnostics["ess_bulk"]),
+        "r_hat": _number(diagnostics["r_hat"]),
     }
 
 
