@@ -63,13 +63,14 @@ for releases far in the tails. The constant cancels from every normalised quanti
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from models.checks import check_count, check_positive_int, check_probability, check_rho
+from models.checks import check_count, check_positive_int, check_probability
 from models.discrete_gaussian import support_halfwidth
-from models.priors import ImproperUniform, X2Prior, check_support
+from models.priors import ImproperUniform, X2Prior
+from models.two_level import TwoLevelParams, _scalar
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
@@ -92,68 +93,6 @@ _CHUNK_CELLS = 2**17
 
 class GridTooNarrowError(RuntimeError):
     """The k2 grid leaves out more posterior mass than ``tail_mass`` allows."""
-
-
-@dataclass(frozen=True)
-class TwoLevelParams:
-    """Validated parameters of the two-level model (everything but the release D).
-
-    Attributes
-    ----------
-    rho1, rho2 : float (> 0)
-        zCDP parameters of the block and block-group releases.
-    d : int (d >= 1)
-        Number of other blocks in the block group.
-    p : float (0 < p < 1)
-        Prior probability ``P[X1 = known + 1]``.
-    known : int (known >= 0)
-        ``m``, the adversary's count of the other people in the block with characteristics c.
-    prior : X2Prior
-        Prior of X2 given X1.
-    """
-
-    rho1: float
-    rho2: float
-    d: int
-    p: float
-    known: int
-    prior: X2Prior = field(default_factory=ImproperUniform)
-
-    @classmethod
-    def validated(cls, *, rho1, rho2, d, p, known, prior) -> TwoLevelParams:
-        """Check every parameter with :mod:`models.checks` and the prior's support."""
-        rho1 = _scalar(check_rho(rho1, "rho1"), "rho1")
-        rho2 = _scalar(check_rho(rho2, "rho2"), "rho2")
-        d = check_positive_int(d, "d")
-        p = _scalar(check_probability(p, "p"), "p")
-        known = int(_scalar(check_count(known, "known", minimum=0), "known"))
-        prior = check_support(prior, known)
-        return cls(float(rho1), float(rho2), d, float(p), known, prior)
-
-    @property
-    def precision(self) -> float:
-        """``A = rho2 + rho1/d``: ``X2 | X1`` is proportional to ``exp(-A (k2 - c)^2)``."""
-        return self.rho2 + self.rho1 / self.d
-
-    def centre(self, k1, x2_star, y1_star):
-        """``c_{k1} = (rho2 x2* + (rho1/d)(y1* + k1)) / A``, the centre of X2 | X1 = k1."""
-        return (self.rho2 * x2_star + (self.rho1 / self.d) * (y1_star + k1)) / self.precision
-
-    def branch_constant(self, k1, x1_star, x2_star, y1_star):
-        r"""``beta_{k1}``: the part of ``log pi(k1, k2)`` that does not depend on ``k2``."""
-        log_prior = math.log(self.p) if k1 == self.known + 1 else math.log1p(-self.p)
-        shrink = self.rho2 * (self.rho1 / self.d) / self.precision
-        return (
-            log_prior
-            - self.rho1 * (x1_star - k1) ** 2
-            - shrink * (x2_star - y1_star - k1) ** 2
-        )
-
-
-def _scalar(arr: np.ndarray, name: str):
-    if np.ndim(arr) != 0:
-        raise ValueError(f"{name} must be a scalar, got an array of shape {np.shape(arr)}")
-    return arr[()]
 
 
 def _logsumexp(a: np.ndarray) -> np.ndarray:

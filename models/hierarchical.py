@@ -38,10 +38,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pymc as pm
 
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.priors import PointMass, X2Prior, check_support, parse_prior
+from models.checks import check_count
+from models.priors import PointMass, X2Prior, parse_prior
 from models.pymc_dist import DiscreteGaussian
 from models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR, _scalar
+from models.two_level import TwoLevelParams
 
 __all__ = [
     "RELEASE_DATA",
@@ -143,13 +144,11 @@ def validated_spec(
         value that is not a number at all).
     """
     release = _release(x1_star, x2_star, y1_star)
-    rho1 = float(_scalar(check_rho(rho1, "rho1"), "rho1"))
-    rho2 = float(_scalar(check_rho(rho2, "rho2"), "rho2"))
-    d = check_positive_int(d, "d")
-    p = float(_scalar(check_probability(p, "p"), "p"))
-    known = int(_scalar(check_count(known, "known", minimum=0), "known"))
-    prior = check_support(parse_prior(prior), known)
-    return HierarchicalSpec(*release, rho1, rho2, d, p, known, prior)
+    params = TwoLevelParams.validated(
+        rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=parse_prior(prior)
+    )
+    return HierarchicalSpec(*release, params.rho1, params.rho2, params.d, params.p, params.known,
+                            params.prior)
 
 
 def build_hierarchical_model(
