@@ -35,7 +35,7 @@ bench: setup
 screenshot: setup
 	@test -f $(REPORT_DIR)/index.html || $(MAKE) report
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
-	$(PY) -m validation.screenshot $(REPORT_DIR)
+	$(PY) -m dprisk.validation.screenshot $(REPORT_DIR)
 
 lint: setup
 	$(VENV)/bin/ruff check .

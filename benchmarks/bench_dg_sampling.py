@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from models.dg_sampling import _sample_rejection, sample, sample_exact
+from dprisk.models.dg_sampling import _sample_rejection, sample, sample_exact
 
 RHOS = (0.099, 1.0)
 N_FAST = 10_000_000

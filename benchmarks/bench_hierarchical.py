@@ -19,10 +19,10 @@ import time
 
 import numpy as np
 
-from inference.exact import exact_posterior, posterior_x1
-from inference.gibbs import ExactConditionals, gibbs_sample
-from models.census import census_level
-from models.dg_sampling import sample, sample_sum
+from dprisk.inference.exact import exact_posterior, posterior_x1
+from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
+from dprisk.models.census import census_level
+from dprisk.models.dg_sampling import sample, sample_sum
 
 CENSUS = {
     "rho1": census_level("block").rho,

@@ -12,10 +12,10 @@ import time
 
 import numpy as np
 
-from inference import single_level as sl
-from models import discrete_gaussian as dg
-from models.census import census_rhos
-from validation import figures_single_level as figs
+from dprisk.inference import single_level as sl
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_rhos
+from dprisk.validation import figures_single_level as figs
 
 PRIORS = np.array([1 / 2, 1 / 5, 1 / 10, 1 / 50, 1 / 864])
 

@@ -20,12 +20,12 @@ import time
 
 import numpy as np
 
-from inference.exact import posterior_x1
-from inference.mc_studies import finite_draws_p_correct, simulate_p_correct
-from inference.studies import p_correct_hierarchical, p_correct_variant
-from models import discrete_gaussian as dg
-from models.census import census_level
-from models.dg_sums import sum_pmf
+from dprisk.inference.exact import posterior_x1
+from dprisk.inference.mc_studies import finite_draws_p_correct, simulate_p_correct
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.models.dg_sums import sum_pmf
 
 CENSUS = {"rho1": float(census_level("block").rho),
           "rho2": float(census_level("block-group").rho), "d": 27}

@@ -1,9 +1,9 @@
 """Speed of a parameter sweep in-process against a 2-worker Dask LocalCluster.
 
 The sweep is the one behind the paper's Figure 6 (§4.3): the exact probability of a correct
-decision (``inference.studies.p_correct_hierarchical``) over a grid of rho2 and the true
+decision (``dprisk.inference.studies.p_correct_hierarchical``) over a grid of rho2 and the true
 block-group count x2, with the Census rho1 (block), d = 27, p = 1/2. Reports the wall time
-in-process, on a running 2-worker cluster from ``inference.sweeps.local_cluster`` (a
+in-process, on a running 2-worker cluster from ``dprisk.inference.sweeps.local_cluster`` (a
 ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``; start-up timed
 separately), the speed-up, and checks that both results are identical. For comparison it also
 times the cluster with Dask's default worker environment (``MALLOC_TRIM_THRESHOLD_=65536``),
@@ -19,8 +19,8 @@ import time
 import numpy as np
 import xarray as xr
 
-from inference.sweeps import local_cluster, sweep
-from models.census import census_level
+from dprisk.inference.sweeps import local_cluster, sweep
+from dprisk.models.census import census_level
 
 GRID = {
     "rho1": census_level("block").rho,

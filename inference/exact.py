@@ -8,7 +8,7 @@ The joint posterior (paper §3.2, supplement S3; DESIGN.md §3), for k1 in {m, m
         e^{-\rho_1 (x_1^* - k_1)^2}\, e^{-\rho_2 (x_2^* - k_2)^2}\,
         e^{-(\rho_1/d)(y_1^* - (k_2 - k_1))^2},
 
-with ``w`` the prior of X2 given X1 (:mod:`models.priors`; zero unless ``k2 >= k1``) and
+with ``w`` the prior of X2 given X1 (:mod:`dprisk.models.priors`; zero unless ``k2 >= k1``) and
 ``P[X1 = m + 1] = p``. Completing the square in ``k2`` (``A = rho2 + rho1/d``):
 
 .. math::
@@ -22,7 +22,7 @@ with ``w`` the prior of X2 given X1 (:mod:`models.priors`; zero unless ``k2 >= k
 so ``X2 | X1 = k1`` is the discrete Gaussian DG(c_{k1}, 1/(2A)) (paper §3.2, equation
 labelled ``eq:X2fc``) times the prior weight. Both branches are summed on one window of
 ``W = 2K + 3`` consecutive integers per release, placed around ``c_m`` and slid inside the
-prior's support; ``K`` comes from :func:`models.discrete_gaussian.support_halfwidth` at
+prior's support; ``K`` comes from :func:`dprisk.models.discrete_gaussian.support_halfwidth` at
 precision ``A``.
 
 No silent truncation: for each branch the mass outside the window is bounded by the
@@ -67,10 +67,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.checks import check_count, check_positive_int, check_probability
-from models.discrete_gaussian import support_halfwidth
-from models.priors import ImproperUniform, X2Prior
-from models.two_level import TwoLevelParams, _scalar
+from dprisk.models.checks import check_count, check_positive_int, check_probability
+from dprisk.models.discrete_gaussian import support_halfwidth
+from dprisk.models.priors import ImproperUniform, X2Prior
+from dprisk.models.two_level import TwoLevelParams, _scalar
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
@@ -529,7 +529,7 @@ def exact_posterior(
     known : int (known >= 0)
         ``m``, the count of the other people in the block with the characteristics.
     prior : X2Prior or str
-        Prior of X2 given X1 (:mod:`models.priors`; a spec string is parsed).
+        Prior of X2 given X1 (:mod:`dprisk.models.priors`; a spec string is parsed).
     tail_mass : float (0 < tail_mass < 1)
         Largest share of each branch's posterior mass the k2 window may leave out.
     halfwidth : int (>= 0), optional

@@ -1,6 +1,6 @@
 r"""The exact two-block Gibbs sampler of the two-level model (paper §3.2, supplement S3).
 
-It targets the same joint posterior as :mod:`inference.exact` (see there for ``beta``,
+It targets the same joint posterior as :mod:`dprisk.inference.exact` (see there for ``beta``,
 ``c``, ``A``):
 
 .. math:: \log\pi(k_1, k_2) = \beta_{k_1} - A (k_2 - c_{k_1})^2 + \log w(k_2 \mid k_1),
@@ -15,7 +15,7 @@ and alternates the two full conditionals, both drawn exactly:
   whose weight depends on ``k1`` (e.g. ``truncated:U``) adds ``log w(k2 | k1)``.
 * ``X2 | X1 = k1``: the discrete Gaussian ``exp(-A (k2 - c_{k1})^2)`` truncated to the
   prior's support times the prior weight (eq. X2fc), on the checked window of
-  :func:`inference.exact.joint_log_table` (neglected mass < ``tail_mass``), sampled with
+  :func:`dprisk.inference.exact.joint_log_table` (neglected mass < ``tail_mass``), sampled with
   Walker's alias method (one uniform per draw).
 
 Both conditionals are tabulated once per release D; :class:`ExactConditionals` exposes them
@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from inference.exact import (
+from dprisk.inference.exact import (
     DEFAULT_TAIL_MASS,
     TwoLevelParams,
     _check_tail_mass,
@@ -53,9 +53,9 @@ from inference.exact import (
     _relative_release,
     _releases,
 )
-from models.checks import check_count, check_positive_int
-from models.dg_sampling import as_generator
-from models.priors import ImproperUniform, X2Prior
+from dprisk.models.checks import check_count, check_positive_int
+from dprisk.models.dg_sampling import as_generator
+from dprisk.models.priors import ImproperUniform, X2Prior
 
 __all__ = [
     "ExactConditionals",
@@ -173,7 +173,7 @@ def _normalise(prob: np.ndarray) -> np.ndarray:
 class ExactConditionals:
     r"""Exact full conditionals of (X1, X2) for one release D, as single-state kernels.
 
-    Parameters are those of :func:`inference.exact.exact_posterior` for a scalar release.
+    Parameters are those of :func:`dprisk.inference.exact.exact_posterior` for a scalar release.
     Kernels take uniforms ``u`` in [0, 1) (or an rng via the ``draw_*`` methods) and accept
     arrays of states (e.g. one per chain).
 
@@ -233,7 +233,7 @@ class ExactConditionals:
         """``log pi(k1, k2)`` up to a constant that depends on ``k2`` (not on ``k1``).
 
         Evaluated relative to the reference ``r = k2 - known`` itself (module docstring of
-        :mod:`inference.exact`), so the difference between the two ``k1`` keeps its digits
+        :mod:`dprisk.inference.exact`), so the difference between the two ``k1`` keeps its digits
         even far outside the window.
         """
         params = self.params
@@ -389,7 +389,7 @@ def gibbs_sample(
     x1_star, x2_star, y1_star : array_like of int
         Releases, broadcast to a batch shape ``S`` (``()`` for one release).
     rho1, rho2, d, p, known, prior, tail_mass
-        As in :func:`inference.exact.exact_posterior`.
+        As in :func:`dprisk.inference.exact.exact_posterior`.
     draws : int (>= 1)
         Recorded sweeps per chain.
     chains : int (>= 1)

@@ -2,7 +2,7 @@ r"""The exact two-block Gibbs sweep of the two-level model as a PyMC step method
 
 :class:`ExactGibbsStep` updates the target indicator ``target_has_c`` (T, with
 ``X1 = m + T``) and the block-group count ``X2`` of a model built by
-:func:`models.hierarchical.build_hierarchical_model` together, by one sweep of the exact
+:func:`dprisk.models.hierarchical.build_hierarchical_model` together, by one sweep of the exact
 Gibbs sampler of paper §3.2 / supplement S3:
 
 .. math::
@@ -10,7 +10,7 @@ Gibbs sampler of paper §3.2 / supplement S3:
     X_1' \sim P[X_1 \mid X_2 = k_2, D], \qquad X_2' \sim P[X_2 \mid X_1 = X_1', D],
 
 both drawn exactly from the tabulated full conditionals of
-:class:`inference.gibbs.ExactConditionals` (``X1 | X2`` on {m, m+1} ∩ {≤ k2} times the prior
+:class:`dprisk.inference.gibbs.ExactConditionals` (``X1 | X2`` on {m, m+1} ∩ {≤ k2} times the prior
 weight; ``X2 | X1`` a discrete Gaussian of precision ``rho2 + rho1/d`` truncated to the
 prior's support, on a window whose neglected mass is below ``tail_mass``). Each sweep uses
 two uniforms from ``self.rng``, which PyMC sets per chain from ``random_seed``
@@ -21,10 +21,10 @@ Under a point-mass prior ``point:K`` X2 is not a free variable (it is the consta
 step then draws only ``X1 | X2 = K``, i.e. independent draws from the exact posterior of X1.
 
 Where the inputs come from: at construction the step reads the release and the parameters
-that :func:`models.hierarchical.build_hierarchical_model` recorded for the model
-(:func:`models.hierarchical.hierarchical_spec`) and tabulates the conditionals; it keeps
+that :func:`dprisk.models.hierarchical.build_hierarchical_model` recorded for the model
+(:func:`dprisk.models.hierarchical.hierarchical_spec`) and tabulates the conditionals; it keeps
 references to the model's release ``pm.Data`` containers and re-tabulates in
-:meth:`ExactGibbsStep.setup_chain` if :func:`models.hierarchical.set_release` changed them,
+:meth:`ExactGibbsStep.setup_chain` if :func:`dprisk.models.hierarchical.set_release` changed them,
 so one step object serves a model across releases. It never evaluates the model's logp.
 
 Example::
@@ -42,9 +42,9 @@ import pymc as pm
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_random_generator
 
-from inference.exact import DEFAULT_TAIL_MASS
-from inference.gibbs import ExactConditionals
-from models.hierarchical import RELEASE_DATA, TARGET_VAR, X2_VAR, hierarchical_spec
+from dprisk.inference.exact import DEFAULT_TAIL_MASS
+from dprisk.inference.gibbs import ExactConditionals
+from dprisk.models.hierarchical import RELEASE_DATA, TARGET_VAR, X2_VAR, hierarchical_spec
 
 __all__ = ["ExactGibbsStep"]
 
@@ -58,7 +58,7 @@ class ExactGibbsStep(BlockedStep):
         The value variables (or their names) to update; must be ``target_has_c`` and ``X2``
         (only ``target_has_c`` under a point-mass prior). Default: both.
     model : pymc.Model, optional
-        A model from :func:`models.hierarchical.build_hierarchical_model` (default: the
+        A model from :func:`dprisk.models.hierarchical.build_hierarchical_model` (default: the
         model on the context stack).
     rng : RandomGenerator, optional
         Seed or Generator used until PyMC calls :meth:`setup_chain` (which replaces it with

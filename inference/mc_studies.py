@@ -6,7 +6,7 @@ mechanism, running a Gibbs sampler with ``N`` draws (``N = 1e3``) on each ``D``,
 module does the same, vectorised over many ``D`` and chunked.
 
 The X1 path of a two-block Gibbs sampler is a two-state Markov chain (see
-:mod:`inference.gibbs`): with ``q(k2) = P[X1 = m + 1 | k2, D]`` the X1 update and
+:mod:`dprisk.inference.gibbs`): with ``q(k2) = P[X1 = m + 1 | k2, D]`` the X1 update and
 ``P[k2 | k1, D]`` the X2 update,
 
 .. math:: a_b = P[X_1^{(t+1)} = m+1 \mid X_1^{(t)} = m+b]
@@ -14,10 +14,10 @@ The X1 path of a two-block Gibbs sampler is a two-state Markov chain (see
 
 so the count of ``X1 = m + 1`` draws, and with it the decision, has exactly the law of the
 Gibbs output when the chain is simulated from ``(a_0, a_1)`` alone (``sampler="x1_chain"``;
-``"gibbs"`` runs :func:`inference.gibbs.gibbs_sample` itself, for checking). The chain's
+``"gibbs"`` runs :func:`dprisk.inference.gibbs.gibbs_sample` itself, for checking). The chain's
 stationary probability :math:`a_0 / (1 - a_1 + a_0)` is the exact posterior. With the X1
 update of eq. (X1fc) *without* its constraint ``k1 <= k2`` the same construction gives the
-paper's apparent sampler (``"variant"``, see :func:`inference.studies.variant_log_odds`).
+paper's apparent sampler (``"variant"``, see :func:`dprisk.inference.studies.variant_log_odds`).
 ``"exact"`` / ``"variant_exact"`` decide with the stationary probability itself (no draws):
 a variance-free check of the simulation of ``D``. Every run also reports the decision rate
 of the stationary probability on the same ``D`` (paired), which isolates the effect of the
@@ -42,9 +42,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from inference import single_level
-from inference.exact import TwoLevelParams, joint_log_table
-from inference.studies import (
+from dprisk.inference import single_level
+from dprisk.inference.exact import TwoLevelParams, joint_log_table
+from dprisk.inference.studies import (
     _POSTERIOR_TAIL,
     TIE_ATOL,
     _check_ties,
@@ -52,9 +52,10 @@ from inference.studies import (
     release_grid,
     validated_study_params,
 )
-from models import discrete_gaussian as dg
-from models.checks import check_positive_int
-from models.dg_sampling import sample, sample_sum
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_positive_int
+from dprisk.models.dg_sampling import sample, sample_sum
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = [
     "BLOCK",
@@ -73,7 +74,7 @@ BLOCK = 16_384
 SAMPLERS = ("x1_chain", "gibbs", "exact", "variant", "variant_exact")
 #: Time steps of the X1 chain simulated per vectorised pass.
 _STEP_CHUNK = 128
-#: Releases per pass of :func:`inference.gibbs.gibbs_sample` (memory: 2 x 8 B x draws each).
+#: Releases per pass of :func:`dprisk.inference.gibbs.gibbs_sample` (memory: 2 x 8 B x draws each).
 _GIBBS_SUB = 1024
 
 
@@ -146,7 +147,7 @@ def decision_probability(a0, a1, start, draws: int, *, method: str = "fft",
     r"""P[the ``draws`` X1 draws make the adversary decide m + 1], per chain.
 
     The chain starts from ``X1^(0) = m + 1`` with probability ``start``; the recorded draws are
-    ``X1^(1), ..., X1^(N)`` (as in :func:`inference.gibbs.gibbs_sample`); ``C`` counts the
+    ``X1^(1), ..., X1^(N)`` (as in :func:`dprisk.inference.gibbs.gibbs_sample`); ``C`` counts the
     draws equal to ``m + 1``. The decision is ``m + 1`` iff ``C > N/2``; when ``C = N/2``
     exactly (``N`` even) ``ties`` decides: ``"m"`` (strict rule), ``"m+1"`` (the rule
     "estimate >= 1/2") or ``"half"``.
@@ -266,8 +267,8 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
         \sum_{D} P[D \mid \text{truth}]\;
             P\big[\text{decision from } N \text{ draws is correct} \mid D\big]
 
-    on the grid of :func:`inference.studies.release_grid`, with the chain started from the
-    prior of X1 (``start="prior"``, as :func:`inference.gibbs.gibbs_sample`) or from
+    on the grid of :func:`dprisk.inference.studies.release_grid`, with the chain started from the
+    prior of X1 (``start="prior"``, as :func:`dprisk.inference.gibbs.gibbs_sample`) or from
     ``X1 = m + 1`` with probability ``start`` (a float in [0, 1]). For each ``(x2*, y1*)`` the
     ``x1*`` within a band around the chain's stationary threshold use
     :func:`decision_probability`; outside it the decision is taken as deterministic (m below,
@@ -322,7 +323,7 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
         half *= 2
         if half > 512:
             raise RuntimeError(f"decision band did not converge (error {band_error:.3g})")
-    pmf_x1 = np.exp(-params.rho1 * (x1_grid - x1) ** 2 - dg._log_normalizer(params.rho1))
+    pmf_x1 = np.exp(-params.rho1 * (x1_grid - x1) ** 2 - dg_log_normalizer(params.rho1))
     up_n = np.where(always_up, 1.0, 0.0)
     up_s = up_n.copy()
     up_n[finite] = (pmf_x1 * prob_up).sum(-1) + above
@@ -461,7 +462,7 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start, ties):
         count = _simulate_chain(a0[inverse], a1[inverse], start_prob, draws, rng)
         up = _resolve(2 * count > draws, 2 * count == draws, ties, rng)
     else:  # "gibbs"
-        from inference.gibbs import gibbs_sample
+        from dprisk.inference.gibbs import gibbs_sample
 
         count = np.empty(n, dtype=np.int64)
         for lo in range(0, n, _GIBBS_SUB):
@@ -490,7 +491,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     Parameters
     ----------
     x2, rho1, rho2, d, x1, p, known, prior
-        As in :func:`inference.studies.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct_hierarchical`.
     datasets : int (>= 1)
         Number of simulated releases.
     draws : int (>= 1)
@@ -499,7 +500,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
         See the module docstring.
     seed : int, optional
     start : "prior" or float in [0, 1]
-        Initial X1 of each chain: drawn from the prior (as :func:`inference.gibbs.gibbs_sample`)
+        Initial X1 of each chain: drawn from the prior (as ``gibbs_sample``)
         or ``m + 1`` with the given probability (not for ``sampler="gibbs"``).
     ties : {"m", "m+1", "half"}
         Decision when exactly half the draws (or the stationary probability) favour m + 1:

@@ -1,4 +1,4 @@
-r"""Exact and Gibbs posteriors of the ``h``-level nested model (:mod:`models.multilevel`).
+r"""Exact and Gibbs posteriors of the ``h``-level nested model (:mod:`dprisk.models.multilevel`).
 
 The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` is a chain (Markov) model
 
@@ -11,7 +11,7 @@ The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` is a chain
     \psi_\ell(j, k) = w_\ell(k \mid j)\, e^{-(\rho_{\ell-1}/d_\ell)(y_{\ell-1}^* - (k - j))^2},
 
 with ``w_ℓ`` the prior of ``X_ℓ | X_{ℓ-1}`` (zero unless ``k >= j``). For ``h = 2`` it is the
-two-level posterior of :mod:`inference.exact` (DESIGN.md §3).
+two-level posterior of :mod:`dprisk.inference.exact` (DESIGN.md §3).
 
 Exact method (:func:`exact_posterior`)
 ---------------------------------------
@@ -49,12 +49,12 @@ Gaussian "envelope" messages from both ends of the chain to level ``ℓ`` gives,
 :math:`\sum_{k_{-\ell}} \pi(k_1, \dots, k_h) \le U_\ell(k_\ell) = e^{s - a_\ell (k_\ell - c)^2}`
 with explicit ``a_ℓ, c, s``. The mass outside the box ``G_1 × … × G_h`` is at most the sum
 over levels of the mass of ``U_ℓ`` outside ``G_ℓ`` (and inside the level's support, see
-:meth:`models.multilevel.MultilevelParams.level_bounds`), bounded by the geometric tail bound
+:meth:`dprisk.models.multilevel.MultilevelParams.level_bounds`), bounded by the geometric tail bound
 :math:`\sum_{k \ge s} e^{-a (k - c)^2} \le e^{-a t^2} / (1 - e^{-2 a t})`, ``t = s - c``.
 Windows are centred on the envelope centres ``c`` with half-width from the envelope
 precision ``a_ℓ`` (which depends only on the ρ's and d's), slid inside the supports, and
 widened (``K -> 2K + 1``) until this bound is below ``tail_mass`` times the branch's mass on
-the box, for each possible branch; otherwise :class:`inference.exact.GridTooNarrowError`.
+the box, for each possible branch; otherwise :class:`dprisk.inference.exact.GridTooNarrowError`.
 
 Gibbs sampler (:func:`gibbs_sample`)
 -------------------------------------
@@ -79,12 +79,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from inference.exact import DEFAULT_TAIL_MASS, GridTooNarrowError
-from models.census import census_rhos, parse_rho
-from models.checks import check_positive_int, check_probability
-from models.dg_sampling import as_generator
-from models.discrete_gaussian import _log_normalizer, support_halfwidth
-from models.multilevel import MultilevelParams, x_var_name
+from dprisk.inference.exact import DEFAULT_TAIL_MASS, GridTooNarrowError
+from dprisk.models.census import census_rhos, parse_rho
+from dprisk.models.checks import check_positive_int, check_probability
+from dprisk.models.dg_sampling import as_generator
+from dprisk.models.discrete_gaussian import support_halfwidth
+from dprisk.models.multilevel import MultilevelParams, x_var_name
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = [
     "MAX_WIDTH",
@@ -159,8 +160,8 @@ def _sum_out(g, b: float, shift):
 
 @functools.lru_cache(maxsize=1024)
 def _log_z(precision: float) -> float:
-    """``log Z(precision)`` (:func:`models.discrete_gaussian._log_normalizer`), cached."""
-    return float(_log_normalizer(precision))
+    """``log Z(precision)`` (:func:`dprisk.models.numerics.dg_log_normalizer`), cached."""
+    return float(dg_log_normalizer(precision))
 
 
 def _envelopes(xs: np.ndarray, ys: np.ndarray, params: MultilevelParams):
@@ -822,7 +823,7 @@ def _pmf_stats(values: np.ndarray, pmf: np.ndarray) -> dict:
 
 
 def _draw_stats(x: np.ndarray) -> dict:
-    from inference.sampling import chain_diagnostics
+    from dprisk.inference.sampling import chain_diagnostics
 
     flat = x.ravel()
     diagnostics = chain_diagnostics(x)  # constant chain: mcse 0, R-hat/ESS undefined (None)
@@ -861,7 +862,7 @@ def posterior_summary(
         As in :func:`exact_posterior` (one release).
     method : {"exact", "gibbs", "pymc"}
         Forward–backward, the exact Gibbs sampler, or ``pm.sample`` on
-        :func:`models.multilevel.build_multilevel_model` (``cores=1``).
+        :func:`dprisk.models.multilevel.build_multilevel_model` (``cores=1``).
     draws, chains : int (>= 1)
         Draws per chain and chains of the sampling methods.
     random_seed : int, optional
@@ -926,7 +927,7 @@ def _pymc_draws(params, x_stars, y_stars, draws, chains, random_seed) -> np.ndar
     """``pm.sample`` draws of ``X1 … Xh`` as an array ``(h, chains, draws)``."""
     import pymc as pm
 
-    from models.multilevel import build_multilevel_model
+    from dprisk.models.multilevel import build_multilevel_model
 
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")

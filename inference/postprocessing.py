@@ -43,7 +43,7 @@ The marginal quantity of eq. (S6 marg_risk) and of Figure 10 is the marginal pos
 which the paper calls the marginal disclosure risk; :func:`marginal_risk` divides it by ``p``
 (the main text's ``R``). Two references: the paper's "no post-processing" line is the
 single-level marginal posterior from :math:`x_1^*` alone
-(:func:`inference.single_level.marginal_posterior`); the data-processing bound is the
+(:func:`dprisk.inference.single_level.marginal_posterior`); the data-processing bound is the
 marginal posterior from :math:`(x_1^*, y_1^*)` with :math:`x_2` known
 (:func:`marginal_posterior_before_postprocessing`). Post-processing can only lower the
 latter: :math:`M = \sum_D g(P[D|1], P[D|0])` with
@@ -58,10 +58,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from inference import single_level
-from models import discrete_gaussian as dg
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.dg_sums import sum_pmf
+from dprisk.inference import single_level
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.dg_sums import sum_pmf
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = [
     "TIES",
@@ -188,7 +189,7 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
 def _log_upper(offsets: np.ndarray, rho: float) -> np.ndarray:
     """``log P[J >= o]`` for ``J ~ DG(0, 1/(2 rho))`` and integer offsets ``o``.
 
-    ``o >= 1``: the exact tail (:func:`models.discrete_gaussian.log_tail`); ``o <= 0``:
+    ``o >= 1``: the exact tail (:func:`dprisk.models.discrete_gaussian.log_tail`); ``o <= 0``:
     ``log(1 - P[J >= 1 - o])`` by symmetry, the subtracted tail at most 1/2. Evaluated once
     per integer of the (short) range the offsets span.
     """
@@ -258,7 +259,7 @@ def _y_noise(rho1: float, d: int, y_noise: str, tail_mass: float, reach: int):
         rho_y = rho1 / d
         k = int(dg.support_halfwidth(rho_y, tail_mass)) + reach
         eta = np.arange(-k, k + 1, dtype=np.int64)
-        log_p = -rho_y * eta.astype(float) ** 2 - dg._log_normalizer(np.asarray(rho_y))
+        log_p = -rho_y * eta.astype(float) ** 2 - dg_log_normalizer(np.asarray(rho_y))
         outside = 2.0 * float(np.exp(dg.log_tail(k + 1, rho_y)))  # P[|eta| > k], exact
         return eta, log_p, outside
     exact = sum_pmf(d, rho1, tail_mass=tail_mass)  # exact convolution, its own grid
@@ -298,7 +299,7 @@ def likelihood(x2_tilde, rho1, d, *, known=0, x2=None, ties="even", y_noise="app
     ties : {"even", "up", "down"}
     y_noise : {"approximation", "exact"}
         Noise on :math:`y_1^*`: DG(0, d/(2 rho1)) (paper) or the exact sum of ``d`` DG (on
-        the grid of :func:`models.dg_sums.sum_pmf`: cells are then accurate to ``tail_mass``
+        the grid of :func:`dprisk.models.dg_sums.sum_pmf`: cells are then accurate to ``tail_mass``
         absolutely, not relative to their own size).
     tail_mass : float (0 < tail_mass < 1)
         Probability of the noise values left out of the sum over :math:`y_1^*`.
@@ -393,7 +394,7 @@ def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
 
     :math:`x_2 - Y_1^* = k_1 - \eta` with :math:`-\eta \sim \mathrm{DG}(0, d/(2\rho_1))`, so
     this is a target "unique at two levels" with parameters :math:`(\rho_1, \rho_1/d)`:
-    :func:`inference.single_level.marginal_posterior_unique_levels` (exact enumeration).
+    :func:`dprisk.inference.single_level.marginal_posterior_unique_levels` (exact enumeration).
     It bounds :func:`marginal_posterior` from above for every :math:`\tilde x_2` (data
     processing; module notes).
     """

@@ -6,10 +6,10 @@ All methods target the same joint posterior of (X1, X2) given D = (x1*, x2*, y1*
 ========== ===============================================================================
 method     what runs
 ========== ===============================================================================
-exact      :func:`inference.exact.exact_posterior` (enumeration on a checked k2 grid)
-gibbs      :func:`inference.gibbs.gibbs_sample`, the vectorised exact Gibbs sampler
-pymc-gibbs ``pm.sample`` of :func:`models.hierarchical.build_hierarchical_model` with
-           :class:`inference.gibbs_step.ExactGibbsStep`
+exact      :func:`dprisk.inference.exact.exact_posterior` (enumeration on a checked k2 grid)
+gibbs      :func:`dprisk.inference.gibbs.gibbs_sample`, the vectorised exact Gibbs sampler
+pymc-gibbs ``pm.sample`` of :func:`dprisk.models.hierarchical.build_hierarchical_model` with
+           :class:`dprisk.inference.gibbs_step.ExactGibbsStep`
 pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
            ``target_has_c`` and ``Metropolis`` for ``X2`` (under ``point:K`` X2 is not free
            and only the indicator is sampled)
@@ -18,7 +18,7 @@ pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
 :func:`posterior_summary` returns the command line's JSON payload. The Monte Carlo
 diagnostics of the target indicator ``1[X1 = m + 1]`` it reports (rank-normalised split
 R-hat, bulk ESS, MCSE of the mean) are ArviZ's, the same definitions as
-:func:`validation.diagnostics.convergence_report` (computed here with
+:func:`dprisk.validation.diagnostics.convergence_report` (computed here with
 ``arviz_stats.base.array_stats`` so that ``inference`` does not import ``validation``).
 """
 
@@ -31,12 +31,12 @@ import pymc as pm
 import xarray as xr
 from arviz_stats.base import array_stats
 
-from inference.exact import exact_posterior
-from inference.gibbs import gibbs_sample, to_datatree
-from inference.gibbs_step import ExactGibbsStep
-from models.checks import check_positive_int
-from models.dg_sampling import as_generator
-from models.hierarchical import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.gibbs import gibbs_sample, to_datatree
+from dprisk.inference.gibbs_step import ExactGibbsStep
+from dprisk.models.checks import check_positive_int
+from dprisk.models.dg_sampling import as_generator
+from dprisk.models.hierarchical import (
     TARGET_VAR,
     X2_VAR,
     build_hierarchical_model,
@@ -74,7 +74,7 @@ def check_method(method, allowed=METHODS) -> str:
 def pymc_steps(model: pm.Model, method: str) -> list:
     """The step methods of ``method`` ("pymc-gibbs" or "pymc") for a two-level ``model``.
 
-    Reusable across :func:`models.hierarchical.set_release` calls: PyMC's steps read the
+    Reusable across :func:`dprisk.models.hierarchical.set_release` calls: PyMC's steps read the
     model's data, :class:`ExactGibbsStep` re-tabulates when a chain starts.
     """
     check_method(method, ("pymc-gibbs", "pymc"))
@@ -104,7 +104,7 @@ def sample_model(
     Parameters
     ----------
     model : pymc.Model
-        From :func:`models.hierarchical.build_hierarchical_model`.
+        From :func:`dprisk.models.hierarchical.build_hierarchical_model`.
     method : {"pymc-gibbs", "pymc"}
         Which steps :func:`pymc_steps` builds when ``step`` is None.
     draws, chains, tune, random_seed, cores, progressbar

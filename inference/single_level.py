@@ -29,8 +29,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
-from models import discrete_gaussian as dg
-from models.checks import check_count, check_probability, check_rho
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = [
     "UNIQUE_LEVELS_METHODS",
@@ -181,7 +182,7 @@ def release_pmf(x1_star, rho, known=0) -> np.ndarray:
 
     This is what the caption of the paper's Table 1 says its "Mass" column holds (the printed
     column is in fact :math:`P[X_1^* = x_1^* \mid x_1 = m]`; see
-    :mod:`validation.single_level_paper`).
+    :mod:`dprisk.validation.single_level_paper`).
     """
     m = _known(known)
     return dg.pmf(x1_star, m + 1, rho)
@@ -213,7 +214,7 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
             f"above {MAX_HALFWIDTH}); allowed range: rho > about 2e-14"
         )
     order = np.argsort(halfwidth, kind="stable")
-    log_z = dg._log_normalizer(rho)
+    log_z = dg_log_normalizer(rho)
     out = np.empty(rho.shape)
     lo = 0
     while lo < order.size:
@@ -242,7 +243,7 @@ def log_marginal_posterior(rho, p=0.5, known=0) -> np.ndarray:
 
     summed with ``logsumexp`` over the release grid
     :math:`|x^* - m - 1| \le K(\rho, p)`, where ``K`` comes from
-    :func:`models.discrete_gaussian.support_halfwidth` so that the neglected probability is
+    :func:`dprisk.models.discrete_gaussian.support_halfwidth` so that the neglected probability is
     below ``TAIL_RELATIVE * p`` (hence the neglected part of the result is below
     ``1e-16`` relative, and below 1e-15 absolute). The result does not depend on ``known``
     (supplement S1.1); it is validated and ignored. Vectorised over ``rho`` and ``p``: rows
@@ -342,7 +343,7 @@ def p_correct(rho, p=0.5, known=0) -> np.ndarray:
         P[\hat X_1 = x_1] = P[X_1^* \ge \tilde x_1^* \mid x_1 = m+1]
                           = P[\eta_1 \ge a], \quad a = \tilde x_1^* - m - 1,
 
-    from the exact tail :func:`models.discrete_gaussian.log_tail` (no truncated sum): for
+    from the exact tail :func:`dprisk.models.discrete_gaussian.log_tail` (no truncated sum): for
     ``a >= 0`` it is ``exp(log_tail(a))``, for ``a < 0`` it is ``-expm1(log_tail(1 - a))``
     (symmetry of the noise).
     """
@@ -431,7 +432,7 @@ def _level_atoms(rhos, tail_per_level: float):
         halfwidth = int(dg.support_halfwidth(rho, tail_per_level))
         j = np.arange(-halfwidth, halfwidth + 1, dtype=float)
         level_s = _odds_term(j + 1.0, rho)
-        level_w = -rho * j**2 - dg._log_normalizer(np.asarray(rho))
+        level_w = -rho * j**2 - dg_log_normalizer(np.asarray(rho))
         size = s_vals.size * j.size
         if size > MAX_ATOMS:
             raise ValueError(
@@ -508,7 +509,7 @@ def _log_mgf(s: np.ndarray, rho: float) -> np.ndarray:
     # exact 0 becomes log 0 = -inf, i.e. a zero integrand, which is correct to that noise.
     with np.errstate(divide="ignore"):
         log_sum = np.log(terms.sum(-1))
-    return rho * s.real**2 + log_sum - dg._log_normalizer(np.asarray(rho))
+    return rho * s.real**2 + log_sum - dg_log_normalizer(np.asarray(rho))
 
 
 def _log_marginal_contour_one(rhos: np.ndarray, logit_p: float, p: float) -> float:

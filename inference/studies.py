@@ -11,8 +11,8 @@ the TRUE mechanism,
     y_1^* = y_1 + \textstyle\sum_{i=1}^d \eta^{(i)},\ \eta^{(i)} \overset{iid}{\sim}
     \mathrm{DG}(0, \tfrac{1}{2\rho_1})
 
-(the exact d-fold sum, :func:`models.dg_sums.sum_pmf`), while the adversary decides with the
-model's exact posterior (:mod:`inference.exact`, which uses the DG(0, d/(2 rho1))
+(the exact d-fold sum, :func:`dprisk.models.dg_sums.sum_pmf`), while the adversary decides with the
+model's exact posterior (:mod:`dprisk.inference.exact`, which uses the DG(0, d/(2 rho1))
 approximation of the sum: that is the adversary's model).
 
 Structure used for speed. ``x1*`` enters the joint posterior only through
@@ -56,12 +56,13 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
-from inference import single_level
-from inference.exact import TwoLevelParams, joint_log_table
-from models import discrete_gaussian as dg
-from models.checks import check_count, check_probability
-from models.dg_sums import sum_pmf
-from models.priors import check_support, parse_prior
+from dprisk.inference import single_level
+from dprisk.inference.exact import TwoLevelParams, joint_log_table
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_count, check_probability
+from dprisk.models.dg_sums import sum_pmf
+from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.priors import check_support, parse_prior
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
@@ -170,7 +171,7 @@ class ReleaseGrid:
 def _x2_noise(rho2: float, tail_mass: float):
     half = int(dg.support_halfwidth(rho2, tail_mass))
     offsets = np.arange(-half, half + 1)
-    pmf = np.exp(-rho2 * offsets.astype(float) ** 2 - dg._log_normalizer(rho2))
+    pmf = np.exp(-rho2 * offsets.astype(float) ** 2 - dg_log_normalizer(rho2))
     outside = 2.0 * float(np.exp(dg.log_tail(half + 1, rho2)))
     return offsets, pmf, outside
 
@@ -186,8 +187,8 @@ def release_grid(*, x2, y1, rho1, rho2, d, tail_mass=DEFAULT_TAIL_MASS) -> Relea
     r"""The ``(x2*, y1*)`` grid of the true mechanism with neglected probability < ``tail_mass``.
 
     ``x2* = x2 + eta2`` on ``|eta2| <= K2`` with :math:`P[|\eta_2| > K_2] < \tau/2`
-    (:func:`models.discrete_gaussian.support_halfwidth`, the excess computed exactly with
-    ``log_tail``); ``y1* = y1 + S`` on the grid of :func:`models.dg_sums.sum_pmf` with
+    (:func:`dprisk.models.discrete_gaussian.support_halfwidth`, the excess computed exactly with
+    ``log_tail``); ``y1* = y1 + S`` on the grid of :func:`dprisk.models.dg_sums.sum_pmf` with
     neglected mass below :math:`\tau/2`. Tables are cached per ``(rho, d, tau)``.
 
     Raises
@@ -274,7 +275,7 @@ def decision_thresholds(x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0,
     x2_star, y1_star : array_like of int
         Releases (broadcast).
     rho1, rho2, d, p, known, prior
-        The adversary's model (:func:`inference.exact.exact_posterior`).
+        The adversary's model (:func:`dprisk.inference.exact.exact_posterior`).
     model : {"exact", "variant"}
         The exact posterior, or the stationary X1 probability of the constraint-dropping
         Gibbs sampler (:func:`variant_log_odds`).
@@ -424,7 +425,7 @@ class HierarchicalPCorrect:
     p_correct : float
         With the hierarchical information (two-level posterior).
     p_correct_no_hierarchy : float
-        With ``x1*`` alone (:func:`inference.single_level.decision_threshold`).
+        With ``x1*`` alone (:func:`dprisk.inference.single_level.decision_threshold`).
     gain, loss : float
         ``P[hierarchical decision correct, single-level wrong]`` and the reverse, so that
         ``p_correct - p_correct_no_hierarchy = gain - loss``.
@@ -468,7 +469,7 @@ def _point(t: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     out = np.zeros(t.shape)
     finite = np.isfinite(t)
     if finite.any():
-        out[finite] = np.exp(-rho1 * (t[finite] - x1) ** 2 - dg._log_normalizer(rho1))
+        out[finite] = np.exp(-rho1 * (t[finite] - x1) ** 2 - dg_log_normalizer(rho1))
     return out
 
 
@@ -573,7 +574,7 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
     rho1, rho2, d, x2, x1, p, known, prior
         As in :func:`p_correct_hierarchical`.
     method : {"exact", "mc"}
-        Exact grid sum, or Monte Carlo (:func:`inference.mc_studies.simulate_p_correct`:
+        Exact grid sum, or Monte Carlo (:func:`dprisk.inference.mc_studies.simulate_p_correct`:
         ``datasets`` releases from the true mechanism, ``draws`` Gibbs draws each).
     datasets, draws : int (>= 1)
         Monte Carlo budget (``method="mc"`` only).
@@ -594,7 +595,7 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
         return {"p_correct": result.p_correct,
                 "p_correct_no_hierarchy": result.p_correct_no_hierarchy,
                 "gain": result.gain, "loss": result.loss}
-    from inference.mc_studies import simulate_p_correct
+    from dprisk.inference.mc_studies import simulate_p_correct
 
     run = simulate_p_correct(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p, known=known,
                              prior=prior, datasets=datasets, draws=draws, seed=seed,

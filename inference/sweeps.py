@@ -1,7 +1,8 @@
 r"""Parameter sweeps of the hierarchical risk studies, in-process or on a Dask cluster.
 
 A sweep evaluates one *quantity* -- by default the exact probability of a correct 0-1-loss
-decision with and without the block-group release (:func:`inference.studies.p_correct_hierarchical`,
+decision with and without the block-group release
+(:func:`dprisk.inference.studies.p_correct_hierarchical`,
 paper §4.3, Figures 5 and 6) -- at every point of a grid
 
 .. math::
@@ -58,9 +59,9 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from models.census import parse_rho
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.priors import PRIOR_FORMS, parse_prior
+from dprisk.models.census import parse_rho
+from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.priors import PRIOR_FORMS, parse_prior
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -224,10 +225,10 @@ def _quantity_name(quantity) -> str:
 
 def _default_quantity(method: str) -> Callable:
     if method == "exact":
-        from inference.studies import p_correct_hierarchical
+        from dprisk.inference.studies import p_correct_hierarchical
 
         return p_correct_hierarchical
-    from inference.mc_studies import simulate_p_correct
+    from dprisk.inference.mc_studies import simulate_p_correct
 
     return functools.partial(simulate_p_correct, progress=False)
 
@@ -683,13 +684,13 @@ def sweep(
     known : int or 1-D sequence of int (known >= 0)
         ``m``, the adversary's count of the other people in the block with characteristics c.
     prior : str or list of str
-        Prior of X2 given X1 (:func:`models.priors.parse_prior` specifications).
+        Prior of X2 given X1 (:func:`dprisk.models.priors.parse_prior` specifications).
     x1 : int, optional
         True block count (``known`` or ``known + 1``); by default the quantity's own default
         (the target has c: ``known + 1``). Never swept.
     method : {"exact", "mc"}
-        Selects the default quantity (:func:`inference.studies.p_correct_hierarchical` or
-        :func:`inference.mc_studies.simulate_p_correct` without progress bar) and the data
+        Selects the default quantity (:func:`dprisk.inference.studies.p_correct_hierarchical` or
+        :func:`dprisk.inference.mc_studies.simulate_p_correct` without progress bar) and the data
         variables.
     mc_options : dict, optional
         For ``method="mc"``: ``seed`` (int >= 0, required) and further keyword arguments of
@@ -816,7 +817,7 @@ def parse_grid(text: str, name: str, kind: type = float) -> list:
     * ``int``: ``A:B`` (the integers A..B inclusive) or ``A:B:STEP``;
     * ``float``: ``A:B:N`` (N points from A to B, linearly spaced, end points included) or
       ``A:B:N:log`` (geometrically spaced, A, B > 0); list items may be ``census:LEVEL``
-      (the 2020 Census rho of that level, :func:`models.census.parse_rho`);
+      (the 2020 Census rho of that level, :func:`dprisk.models.census.parse_rho`);
     * ``str`` (priors): a comma list of prior specifications, e.g.
       ``improper,truncated:10,point:1``.
 

@@ -11,7 +11,7 @@ marginal posterior is the finite sum over the joint release grid
 
 For the six Census levels the grid has about :math:`10^{10}` points of non-negligible
 probability whose log-odds are (almost) all distinct, so
-:func:`inference.single_level.marginal_posterior_unique_levels` with ``method="enumerate"``
+:func:`dprisk.inference.single_level.marginal_posterior_unique_levels` with ``method="enumerate"``
 needs about 20 minutes per prior. This module evaluates *the same finite sum, term by term*,
 in a few seconds, by reordering it ("sorted sweep"):
 
@@ -50,9 +50,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from inference import single_level
-from models import discrete_gaussian as dg
-from models.checks import check_count, check_probability, check_rho
+from dprisk.inference import single_level
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = [
     "DEFAULT_DELTA",
@@ -130,7 +131,7 @@ def _half_atoms(rhos: np.ndarray, halfwidths: list[int], drop_budget: float):
         raise ValueError(
             f"the sorted sweep needs {size} atoms for one half of the levels "
             f"(> MAX_HALF_ATOMS = {MAX_HALF_ATOMS}); use method='contour' in "
-            "inference.single_level.marginal_posterior_unique_levels"
+            "dprisk.inference.single_level.marginal_posterior_unique_levels"
         )
     s = np.zeros(1)
     q = np.zeros(1)
@@ -139,7 +140,7 @@ def _half_atoms(rhos: np.ndarray, halfwidths: list[int], drop_budget: float):
         j = np.arange(-k, k + 1, dtype=float)
         s = (s[:, None] + single_level._odds_term(j + 1.0, rho)[None, :]).ravel()
         q = (q[:, None] + rho * j[None, :] ** 2).ravel()
-        level_w = -rho * j**2 - dg._log_normalizer(np.asarray(rho))
+        level_w = -rho * j**2 - dg_log_normalizer(np.asarray(rho))
         log_w = (log_w[:, None] + level_w[None, :]).ravel()
     w = np.exp(log_w)
     by_q = np.argsort(q, kind="stable")[::-1]
@@ -302,7 +303,7 @@ def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
     ----------
     rhos : sequence of float (rho > 0), length ell >= 1
         zCDP parameter of each level (one level is delegated to
-        :func:`inference.single_level.marginal_posterior`).
+        :func:`dprisk.inference.single_level.marginal_posterior`).
     p : array_like of float (0 < p < 1)
         Prior probability :math:`P[X_1 = m+1]`.
     known : int (known >= 0)
@@ -324,7 +325,7 @@ def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
     ValueError
         If a half of the levels would hold more than ``MAX_HALF_ATOMS`` atoms or the window
         more than ``MAX_WINDOW_PAIRS`` pairs (then use ``method="contour"`` of
-        :func:`inference.single_level.marginal_posterior_unique_levels`).
+        :func:`dprisk.inference.single_level.marginal_posterior_unique_levels`).
     """
     rhos = check_rho(rhos, "rhos")
     p = check_probability(p, "p")

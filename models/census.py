@@ -112,7 +112,7 @@ def parse_rho(value, name: str = "rho") -> float:
     ValueError
         If the value is not a finite positive number or names an unknown level.
     """
-    from models.checks import check_rho
+    from dprisk.models.checks import check_rho
 
     if isinstance(value, str):
         text = value.strip()

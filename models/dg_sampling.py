@@ -29,8 +29,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from models.checks import check_count, check_positive_int, check_rho
-from models.discrete_gaussian import logpmf, support_halfwidth
+from dprisk.models.checks import check_count, check_positive_int, check_rho
+from dprisk.models.discrete_gaussian import logpmf, support_halfwidth
 
 __all__ = [
     "TABLE_TAIL_MASS",

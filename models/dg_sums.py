@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from models.checks import check_count, check_positive_int, check_rho
-from models.discrete_gaussian import _log_normalizer, log_tail, support_halfwidth
+from dprisk.models.checks import check_count, check_positive_int, check_rho
+from dprisk.models.discrete_gaussian import log_tail, support_halfwidth
+from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "total_variation"]
 
@@ -126,7 +127,7 @@ def sum_pmf(n, rho, *, tail_mass: float = 1e-15) -> SumPMF:
     half = int(support_halfwidth(rho, tail_mass / (2 * n)))
     trim_budget = tail_mass / 2 / (2 * n.bit_length() + 2)
     k = np.arange(-half, half + 1)
-    base = np.exp(-rho * k.astype(float) ** 2 - _log_normalizer(rho))
+    base = np.exp(-rho * k.astype(float) ** 2 - dg_log_normalizer(rho))
     # Each factor's exact mass on [-half, half] (1 minus both tails); every convolution is
     # rescaled to the product of its factors' masses minus what the trims removed.
     base_total = -math.expm1(math.log(2.0) + float(log_tail(half + 1, rho)))
@@ -152,7 +153,7 @@ def approximation_pmf(values, n, rho) -> np.ndarray:
     rho = float(check_rho(rho, "rho"))
     rho_eff = rho / n
     values = check_count(values, "values").astype(float)
-    return np.exp(-rho_eff * values**2 - _log_normalizer(rho_eff))
+    return np.exp(-rho_eff * values**2 - dg_log_normalizer(rho_eff))
 
 
 def total_variation(n, rho, *, tail_mass: float = 1e-15) -> float:

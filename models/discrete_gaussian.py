@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.checks import check_count, check_rho
+from dprisk.models.checks import check_count, check_rho
+from dprisk.models.numerics import N_SERIES_TERMS, dg_log_normalizer
+
+_K = np.arange(1, N_SERIES_TERMS + 1, dtype=float)
 
 __all__ = [
     "cdf",
@@ -40,23 +43,8 @@ __all__ = [
     "variance",
 ]
 
-#: Number of series terms on each side of ``rho = pi`` (see module docstring).
-N_SERIES_TERMS = 6
 #: Neglected probability mass allowed when a function truncates the support.
 DEFAULT_TAIL_MASS = 1e-17
-
-_K = np.arange(1, N_SERIES_TERMS + 1, dtype=float)
-
-
-def _log_normalizer(rho: np.ndarray) -> np.ndarray:
-    rho = np.asarray(rho, dtype=float)[..., None]
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        direct = np.log1p(2.0 * np.exp(-rho * _K**2).sum(-1))
-        theta = 0.5 * np.log(np.pi / rho[..., 0]) + np.log1p(
-            2.0 * np.exp(-(np.pi**2) * _K**2 / rho).sum(-1)
-        )
-    return np.where(rho[..., 0] > np.pi, direct, theta)
-
 
 def log_normalizer(rho) -> np.ndarray:
     r"""Log of the discrete Gaussian normaliser, :math:`\log Z(\rho) = \log \sum_k e^{-\rho k^2}`.
@@ -78,7 +66,7 @@ def log_normalizer(rho) -> np.ndarray:
     For ``rho <= pi``: :math:`\log Z = \tfrac12\log(\pi/\rho) +
     \operatorname{log1p}(2\sum_{n=1}^{6} e^{-\pi^2 n^2/\rho})` (Poisson summation).
     """
-    return _log_normalizer(check_rho(rho, "rho"))
+    return dg_log_normalizer(check_rho(rho, "rho"))
 
 
 def logpmf(x, mu, rho) -> np.ndarray:
@@ -99,7 +87,7 @@ def logpmf(x, mu, rho) -> np.ndarray:
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
     diff = (x - mu).astype(float)
-    return -rho * diff**2 - _log_normalizer(rho)
+    return -rho * diff**2 - dg_log_normalizer(rho)
 
 
 def pmf(x, mu, rho) -> np.ndarray:
@@ -175,7 +163,7 @@ def log_tail(start, rho) -> np.ndarray:
     """
     start = check_count(start, "start", minimum=0)
     rho = check_rho(rho, "rho")
-    return _log_tail_kernel(start, rho) - _log_normalizer(rho)
+    return _log_tail_kernel(start, rho) - dg_log_normalizer(rho)
 
 
 def logcdf(x, mu, rho) -> np.ndarray:

@@ -2,7 +2,7 @@ r"""The adversary's two-level (block, block-group) model (paper §3.2, supplemen
 
 The adversary knows ``known`` = :math:`m = x_{1,-t}` and is unsure whether the target has
 characteristics ``c``; the block-group count X2 has a swappable prior given X1
-(:mod:`models.priors`):
+(:mod:`dprisk.models.priors`):
 
 .. math::
 
@@ -16,7 +16,7 @@ The last line is the adversary's approximation of the sum of the ``d`` other blo
 :math:`\sum_{i=1}^d \eta_1^{(i)} \approx \mathrm{DG}(0, d/(2\rho_1))` (paper §3.2, S2), i.e. a
 discrete Gaussian with parameter :math:`\rho_1/d` in this project's convention. The posterior
 of (T, X2) is the joint posterior :math:`\pi(k_1, k_2)` of DESIGN.md §3, the same one the
-exact enumeration (:mod:`inference.exact`) and the Gibbs samplers target.
+exact enumeration (:mod:`dprisk.inference.exact`) and the Gibbs samplers target.
 
 How the model carries its inputs
 --------------------------------
@@ -27,7 +27,7 @@ compiled logp functions and step methods read the shared values. The other input
 d, p, known and the prior object) are recorded by :func:`build_hierarchical_model` in a
 registry keyed (weakly) by the model object. :func:`hierarchical_spec` returns both as one
 :class:`HierarchicalSpec` (release = the current data). The exact Gibbs step method
-(:class:`inference.gibbs_step.ExactGibbsStep`) reads it there.
+(:class:`dprisk.inference.gibbs_step.ExactGibbsStep`) reads it there.
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pymc as pm
 
-from models.checks import check_count
-from models.priors import PointMass, X2Prior, parse_prior
-from models.pymc_dist import DiscreteGaussian
-from models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR, _scalar
-from models.two_level import TwoLevelParams
+from dprisk.models.checks import check_count
+from dprisk.models.priors import PointMass, X2Prior, parse_prior
+from dprisk.models.pymc_dist import DiscreteGaussian
+from dprisk.models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR, _scalar
+from dprisk.models.two_level import TwoLevelParams
 
 __all__ = [
     "RELEASE_DATA",
@@ -135,7 +135,7 @@ def _release(x1_star, x2_star, y1_star) -> list[int]:
 def validated_spec(
     x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, prior="improper"
 ) -> HierarchicalSpec:
-    """Check every input with :mod:`models.checks` and the prior's support; return the spec.
+    """Check every input with :mod:`dprisk.models.checks` and the prior's support; return the spec.
 
     Raises
     ------
@@ -178,7 +178,7 @@ def build_hierarchical_model(
         The adversary's count :math:`m = x_{1,-t}`.
     prior : str or X2Prior, default "improper"
         Prior of X2 given X1: ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME`` or
-        an :class:`models.priors.X2Prior` (declared with ``prior.declare("X2", X1)``).
+        an :class:`dprisk.models.priors.X2Prior` (declared with ``prior.declare("X2", X1)``).
 
     Returns
     -------
@@ -220,7 +220,7 @@ def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
     """Replace the release D of a model from :func:`build_hierarchical_model` in place.
 
     Compiled functions and step methods of ``model`` see the new values (``pm.set_data``);
-    :class:`inference.gibbs_step.ExactGibbsStep` re-tabulates its conditionals when a chain
+    :class:`dprisk.inference.gibbs_step.ExactGibbsStep` re-tabulates its conditionals when a chain
     starts.
 
     Raises

@@ -19,7 +19,7 @@ holding the target and :math:`d_\ell` sibling level-``(ℓ-1)`` units. With ``m 
 noisy counts, whose noise (a sum of ``d_ℓ`` iid DG(0, 1/(2 ρ_{ℓ-1}))) the adversary
 approximates by DG(0, d_ℓ/(2 ρ_{ℓ-1})) exactly as in the two-level model (paper §3.2, S2),
 i.e. a discrete Gaussian with parameter :math:`\rho_{\ell-1}/d_\ell` in this project's
-convention. ``w_ℓ`` is a swappable prior object (:mod:`models.priors`; default the improper
+convention. ``w_ℓ`` is a swappable prior object (:mod:`dprisk.models.priors`; default the improper
 uniform on {k_{ℓ-1}, k_{ℓ-1}+1, …}), one for every level or one per level. The joint
 posterior is a chain (Markov) model
 
@@ -30,9 +30,9 @@ posterior is a chain (Markov) model
         \prod_{\ell=2}^{h} w_\ell(k_\ell \mid k_{\ell-1})\,
         e^{-(\rho_{\ell-1}/d_\ell)(y_{\ell-1}^* - (k_\ell - k_{\ell-1}))^2},
 
-which for ``h = 2`` is the two-level posterior of :mod:`models.hierarchical`, with the same
+which for ``h = 2`` is the two-level posterior of :mod:`dprisk.models.hierarchical`, with the same
 variable names (``target_has_c``, ``X1``, ``X2``, ``x1_star``, ``x2_star``, ``y1_star``).
-:mod:`inference.multilevel` computes it exactly (forward–backward) and by Gibbs sampling.
+:mod:`dprisk.inference.multilevel` computes it exactly (forward–backward) and by Gibbs sampling.
 
 Prior supports
 --------------
@@ -53,10 +53,10 @@ from dataclasses import dataclass
 import numpy as np
 import pymc as pm
 
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.priors import X2Prior, check_support, parse_prior
-from models.pymc_dist import DiscreteGaussian
-from models.single_level import TARGET_VAR, X1_VAR
+from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.priors import X2Prior, check_support, parse_prior
+from dprisk.models.pymc_dist import DiscreteGaussian
+from dprisk.models.single_level import TARGET_VAR, X1_VAR
 
 __all__ = [
     "TARGET_VAR",
@@ -120,9 +120,9 @@ class MultilevelParams:
 
     @classmethod
     def validated(cls, *, rhos, siblings, p=0.5, known=0, prior="improper") -> MultilevelParams:
-        """Check every parameter with :mod:`models.checks`; ``ValueError`` names the culprit.
+        """Check every parameter with :mod:`dprisk.models.checks`; ``ValueError`` names the culprit.
 
-        ``prior`` is one prior (spec string or :class:`models.priors.X2Prior`) used at every
+        ``prior`` is one prior (spec string or :class:`dprisk.models.priors.X2Prior`) used at every
         level, or ``h - 1`` of them (``X2 | X1`` first) as a list or as one string of specs
         separated by ``;`` (e.g. ``"truncated:30;point:12"``, the command-line form).
         """
@@ -281,7 +281,7 @@ def build_multilevel_model(
         ``y_ℓ*`` = released sum of the noisy counts of the ``d_{ℓ+1}`` siblings of the
         target's level-ℓ unit inside its level-(ℓ+1) unit.
     rhos : sequence of float (> 0), length h >= 2
-        zCDP parameters, block level first (Census: :func:`models.census.census_rhos`).
+        zCDP parameters, block level first (Census: :func:`dprisk.models.census.census_rhos`).
     siblings : sequence of int (>= 1), length h - 1
         ``d_2, ..., d_h``.
     p : float (0 < p < 1), default 0.5

@@ -29,7 +29,7 @@ directly. Put it in a Python file and pass ``PATH.py:NAME`` wherever a prior is 
     import numpy as np
     import pymc as pm
 
-    from models.priors import UserPrior
+    from dprisk.models.priors import UserPrior
 
 
     def nb_logp(k2, k1):
@@ -59,6 +59,7 @@ A subclass of :class:`X2Prior` that implements :meth:`X2Prior.logp` works the sa
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import math
 from abc import ABC, abstractmethod
@@ -67,7 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
-from models.checks import check_count
+from dprisk.models.checks import check_count
 
 __all__ = [
     "PRIOR_FORMS",
@@ -531,14 +532,22 @@ def _parse_int(spec: str, text: str, what: str) -> int:
 _LOADED: dict[tuple[str, int, str], X2Prior] = {}
 
 
+def _shipped_example(path: Path) -> Path | None:
+    """The installed copy of a ``models/examples/NAME.py`` prior file, if ``path`` names one."""
+    parts = path.parts
+    if len(parts) != 3 or parts[:2] != ("models", "examples"):
+        return None
+    candidate = importlib.resources.files("dprisk.models.examples").joinpath(parts[2])
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
 def _load_from_file(spec: str, path_text: str, name: str) -> X2Prior:
     path = Path(path_text).expanduser()
     if not path.is_file() and not path.is_absolute():
-        # Relative paths also resolve against the project root, so that the shipped
-        # ``models/examples/...`` priors load from any working directory.
-        project_path = Path(__file__).resolve().parent.parent / path
-        if project_path.is_file():
-            path = project_path
+        # The shipped ``models/examples/...`` priors load from any working directory.
+        shipped = _shipped_example(path)
+        if shipped is not None:
+            path = shipped
     if not path.is_file():
         raise _bad(spec, f"file {path_text!r} not found")
     resolved = path.resolve()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.checks import check_probability, check_rho
+from dprisk.models.checks import check_probability, check_rho
 
 __all__ = ["dp_to_zcdp", "zcdp_to_dp"]
 

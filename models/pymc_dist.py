@@ -18,7 +18,7 @@ Forward sampling has two implementations of the same distribution:
   sampler in floating point (:func:`_draw_one`, registered as the op's numba core so
   PyTensor does not fall back to object mode);
 * the Python/C backends call :meth:`DiscreteGaussianRV.rng_fn`, which delegates to the
-  project's vectorised numpy sampler :func:`models.dg_sampling.sample` (alias table).
+  project's vectorised numpy sampler :func:`dprisk.models.dg_sampling.sample` (alias table).
 
 Both consume the numpy ``Generator`` PyMC passes in, so ``random_seed`` reproduces draws
 within a backend (the two backends give different streams for the same seed).
@@ -38,9 +38,9 @@ from pytensor.graph.basic import Variable
 from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.type import integer_dtypes
 
-from models.checks import check_count, check_rho
-from models.dg_sampling import sample as _sample_numpy
-from models.discrete_gaussian import N_SERIES_TERMS
+from dprisk.models.checks import check_count, check_rho
+from dprisk.models.dg_sampling import sample as _sample_numpy
+from dprisk.models.numerics import N_SERIES_TERMS
 
 __all__ = [
     "DiscreteGaussian",
@@ -55,7 +55,7 @@ _SERIES_K2 = np.arange(1, N_SERIES_TERMS + 1, dtype=np.float64) ** 2
 def log_normalizer_pt(rho):
     r"""Symbolic :math:`\log Z(\rho) = \log \sum_{k \in \mathbb{Z}} e^{-\rho k^2}` in PyTensor.
 
-    Same series as :func:`models.discrete_gaussian.log_normalizer`, split at ``rho = pi``:
+    Same series as :func:`dprisk.models.discrete_gaussian.log_normalizer`, split at ``rho = pi``:
 
     * ``rho > pi``: :math:`\operatorname{log1p}(2 \sum_{k=1}^{6} e^{-\rho k^2})`;
     * ``rho <= pi``: :math:`\tfrac12 \log(\pi/\rho) +
@@ -115,7 +115,7 @@ class DiscreteGaussianRV(RandomVariable):
 
     @classmethod
     def rng_fn(cls, rng, mu, rho, size):
-        """Draw with a numpy ``Generator`` (Python/C backends) via ``models.dg_sampling.sample``.
+        """Draw with a numpy ``Generator`` (Python/C backends) via ``dg_sampling.sample``.
 
         ``mu`` and ``rho`` broadcast against each other and against ``size``.
         """
@@ -137,7 +137,7 @@ class DiscreteGaussian(Discrete):
     Support   :math:`x \in \mathbb{Z}`
     Mean      :math:`\mu`
     Variance  :math:`-\mathrm{d}\log Z/\mathrm{d}\rho < 1/(2\rho)`
-              (:func:`models.discrete_gaussian.variance`)
+              (:func:`dprisk.models.discrete_gaussian.variance`)
     ========  ==========================================================
 
     Parameters

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 
-from models.checks import check_count, check_probability, check_rho
-from models.pymc_dist import DiscreteGaussian
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.pymc_dist import DiscreteGaussian
 
 __all__ = [
     "TARGET_VAR",
@@ -70,7 +70,7 @@ def build_single_level_model(x1_star, rho, p=0.5, known=0) -> pm.Model:
     pymc.Model
         Free variable ``"target_has_c"`` (:data:`TARGET_VAR`, Bernoulli), deterministic
         ``"X1"`` (:data:`X1_VAR`, int64) and observed ``"x1_star"`` (:data:`X1_STAR_VAR`,
-        :class:`models.pymc_dist.DiscreteGaussian`). ``pm.sample`` assigns
+        :class:`dprisk.models.pymc_dist.DiscreteGaussian`). ``pm.sample`` assigns
         ``BinaryGibbsMetropolis`` to the indicator.
 
     Raises

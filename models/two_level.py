@@ -1,7 +1,7 @@
 """Validated parameters of the two-level model (everything but the release D).
 
-One place for the checks shared by the exact and Gibbs methods (:mod:`inference.exact`) and
-the PyMC builder (:func:`models.hierarchical.validated_spec`): rho1, rho2 > 0, integer
+One place for the checks shared by the exact and Gibbs methods (:mod:`dprisk.inference.exact`) and
+the PyMC builder (:func:`dprisk.models.hierarchical.validated_spec`): rho1, rho2 > 0, integer
 d >= 1, 0 < p < 1, integer known >= 0, and a prior whose support is non-empty given known.
 """
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.priors import ImproperUniform, X2Prior, check_support
+from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.priors import ImproperUniform, X2Prior, check_support
 
 __all__ = ["TwoLevelParams"]
 
@@ -50,7 +50,7 @@ class TwoLevelParams:
 
     @classmethod
     def validated(cls, *, rho1, rho2, d, p, known, prior) -> TwoLevelParams:
-        """Check every parameter with :mod:`models.checks` and the prior's support."""
+        """Check every parameter with :mod:`dprisk.models.checks` and the prior's support."""
         rho1 = _scalar(check_rho(rho1, "rho1"), "rho1")
         rho2 = _scalar(check_rho(rho2, "rho2"), "rho2")
         d = check_positive_int(d, "d")

@@ -60,13 +60,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from inference import single_level
-from inference.exact import exact_posterior
-from inference.sampling import sample_posterior
-from inference.studies import variant_log_odds
-from models.census import parse_rho
-from models.priors import parse_prior
-from validation.diagnostics import convergence_report
+from dprisk.inference import single_level
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.sampling import sample_posterior
+from dprisk.inference.studies import variant_log_odds
+from dprisk.models.census import parse_rho
+from dprisk.models.priors import parse_prior
+from dprisk.validation.diagnostics import convergence_report
 
 rho1_value = parse_rho(rho1, "rho1")
 rho2_value = parse_rho(rho2, "rho2")
@@ -115,7 +115,7 @@ _ = ax_x2.legend(fontsize=8)
 # A side note for this particular $D$: the paper's Table 4 prints 57.0% for the improper
 # prior. The exact posterior of the model as written is the number above; a Gibbs sampler
 # whose $X_1$ update ignores the support constraint $k_1 \le k_2$
-# (``inference.studies.variant_log_odds``) lands near the printed value instead.
+# (``dprisk.inference.studies.variant_log_odds``) lands near the printed value instead.
 
 # %%
 variant = float(1.0 / (1.0 + np.exp(-variant_log_odds(*release, **params, prior="improper"))))

@@ -22,9 +22,9 @@
 # of that comes from the block-group release, compared with the block release alone?
 #
 # Each grid point is an exact sum over all releases $D = (x_1^*, x_2^*, y_1^*)$ drawn from
-# the true mechanism (``inference.studies.p_correct_hierarchical``; no Monte Carlo), so
+# the true mechanism (``dprisk.inference.studies.p_correct_hierarchical``; no Monte Carlo), so
 # the differences in the maps are real, not noise. The grid runs on a local Dask cluster
-# through ``inference.sweeps.sweep``.
+# through ``dprisk.inference.sweeps.sweep``.
 
 # %% tags=["parameters"]
 x1 = 1  # true block count with c: known (target lacks c) or known + 1 (target has c)
@@ -52,9 +52,9 @@ from dask.distributed import Client, LocalCluster
 from matplotlib.colors import TwoSlopeNorm
 from tqdm import TqdmWarning
 
-from inference.studies import p_correct_hierarchical, p_correct_variant
-from inference.sweeps import sweep
-from models.census import census_level
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.sweeps import sweep
+from dprisk.models.census import census_level
 
 # sweep() imports tqdm.auto even with progress=False; without ipywidgets that warns once.
 warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
@@ -158,7 +158,7 @@ _ = ax.legend(fontsize=7, ncol=2)
 # constraint $X_2 \ge X_1$ pulls decisions towards $X_1 = m$, so when the target does have
 # ``c`` the loss can dominate. ``decision_model = "variant"`` decides instead with the
 # Gibbs sampler that drops that constraint in the $X_1$ update (the reading of the paper's
-# Figures 5-6 in ``inference.studies``); compare the two.
+# Figures 5-6 in ``dprisk.inference.studies``); compare the two.
 
 # %%
 net = result["gain"] - result["loss"]

@@ -3,10 +3,10 @@ r"""Cross-check of every way of computing the two-level posterior against exact 
 For a battery of releases D and every built-in prior of X2 given X1 (``improper``,
 ``truncated:10``, ``point:1``, ``point:25``) plus the example user prior
 (``models/examples/negative_binomial_prior.py:prior``), the Monte Carlo methods of
-:func:`inference.sampling.sample_posterior`
+:func:`dprisk.inference.sampling.sample_posterior`
 
 * ``gibbs`` -- the standalone vectorised exact Gibbs sampler,
-* ``pymc-gibbs`` -- ``pm.sample`` with :class:`inference.gibbs_step.ExactGibbsStep`,
+* ``pymc-gibbs`` -- ``pm.sample`` with :class:`dprisk.inference.gibbs_step.ExactGibbsStep`,
 * ``pymc`` -- ``pm.sample`` with PyMC's own steps (BinaryGibbsMetropolis + Metropolis),
 
 estimate :math:`P[X_1 = m + 1 \mid D]` and :math:`E[X_2 \mid D]`; each estimate must lie
@@ -20,7 +20,7 @@ R-hat below 1.01. For a correct sampler and a CLT-accurate MCSE, :math:`P[|z| > 
 of a real discrepancy (a deterministic one, since every run is seeded).
 
 One PyMC model per prior is built and compiled once; the release is swapped with
-:func:`models.hierarchical.set_release` and the same step objects are reused.
+:func:`dprisk.models.hierarchical.set_release` and the same step objects are reused.
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from inference.exact import exact_posterior
-from inference.sampling import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.sampling import (
     SAMPLING_METHODS,
     chain_diagnostics,
     pymc_steps,
     sample_model,
     sample_posterior,
 )
-from models.census import census_level
-from models.hierarchical import build_hierarchical_model, set_release
+from dprisk.models.census import census_level
+from dprisk.models.hierarchical import build_hierarchical_model, set_release
 
 __all__ = [
     "BATTERIES",
@@ -57,7 +57,7 @@ __all__ = [
 N_MCSE = 4.0
 #: Largest allowed rank-normalised split R-hat.
 RHAT_MAX = 1.01
-#: The priors of X2 | X1 checked (spec strings of :func:`models.priors.parse_prior`).
+#: The priors of X2 | X1 checked (spec strings of :func:`dprisk.models.priors.parse_prior`).
 PRIORS = (
     "improper",
     "truncated:10",

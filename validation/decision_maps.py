@@ -2,7 +2,7 @@ r"""The adversary's decision on a region of releases (paper Figure 4, supplement
 
 For every ``(x1*, x2*, y1*)`` of a region, :func:`decision_map` records the 0-1-loss decision
 with the hierarchy (the two-level posterior, or the constraint-dropping Gibbs variant of
-:func:`inference.studies.variant_log_odds`) and without it (``x1*`` alone), the posterior,
+:func:`dprisk.inference.studies.variant_log_odds`) and without it (``x1*`` alone), the posterior,
 the probability of the release under the truth,
 
 .. math:: P[D \mid x_1, x_2] = \mathrm{DG}(x_1^*; x_1, \rho_1)\,\mathrm{DG}(x_2^*; x_2, \rho_2)\,
@@ -10,7 +10,7 @@ the probability of the release under the truth,
 
 and whether the hierarchy changes the decision to the correct one (``gain``), to the wrong
 one (``loss``) or not at all (``none``). The gain and loss *masses* are summed over all
-``x1*`` (exact tails, :mod:`inference.studies`), over the ``(x2*, y1*)`` region (as the
+``x1*`` (exact tails, :mod:`dprisk.inference.studies`), over the ``(x2*, y1*)`` region (as the
 paper's 2.48 % / 1.83 %) and over every release.
 """
 
@@ -22,9 +22,9 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from inference import single_level
-from inference.exact import posterior_x1
-from inference.studies import (
+from dprisk.inference import single_level
+from dprisk.inference.exact import posterior_x1
+from dprisk.inference.studies import (
     TIES,
     _sum_over_grid,
     _thresholds,
@@ -33,9 +33,9 @@ from inference.studies import (
     validated_study_params,
     variant_log_odds,
 )
-from models import discrete_gaussian as dg
-from models.checks import check_count
-from models.dg_sums import sum_pmf
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.checks import check_count
+from dprisk.models.dg_sums import sum_pmf
 
 __all__ = [
     "FIGURE4_REGION",
@@ -68,7 +68,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
     Parameters
     ----------
     rho1, rho2, d, x2, x1, p, known, prior
-        As in :func:`inference.studies.p_correct_hierarchical` (truth ``x1``, ``x2``).
+        As in :func:`dprisk.inference.studies.p_correct_hierarchical` (truth ``x1``, ``x2``).
     x1_star, x2_star, y1_star : sequences of int (increasing)
         The region; the paper's Figure 4 uses x1* panels -1..2, x2* in [-3, 5], y1* in
         [-30, 30] (:data:`FIGURE4_REGION`).

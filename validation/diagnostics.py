@@ -25,7 +25,7 @@ import arviz as az
 import numpy as np
 import xarray as xr
 
-from models.checks import check_count
+from dprisk.models.checks import check_count
 
 __all__ = ["ESS_MIN", "RHAT_MAX", "ConvergenceReport", "convergence_report"]
 

@@ -1,16 +1,16 @@
 r"""Figures 4-6 of the paper (two levels, §4.3): exact data as xarray, plots as matplotlib.
 
-* Figure 4: the decision map (:mod:`validation.decision_maps`) at the Census rho, truth
+* Figure 4: the decision map (:mod:`dprisk.validation.decision_maps`) at the Census rho, truth
   ``x1 = x2 = 1``, ``d = 27``, ``p = 1/2``.
 * Figure 5: P[correct decision] against the true block-group count ``x2``, with the
   single-level line and the average over ``x2 >= 4``.
 * Figure 6: P[correct decision] against ``rho2`` (log grid) for ``x2 in {1, 10, 100}``, the
   single-level line and the Census ``rho2`` marked.
 
-Every curve is exact (:func:`inference.studies.p_correct_hierarchical`); the
+Every curve is exact (:func:`dprisk.inference.studies.p_correct_hierarchical`); the
 constraint-dropping Gibbs variant the paper's figures appear to use
-(:func:`inference.studies.p_correct_variant`) is drawn beside it, and Monte Carlo points
-(e.g. from :func:`inference.mc_studies.simulate_p_correct`) are overlaid when given.
+(:func:`dprisk.inference.studies.p_correct_variant`) is drawn beside it, and Monte Carlo points
+(e.g. from :func:`dprisk.inference.mc_studies.simulate_p_correct`) are overlaid when given.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from inference.mc_studies import finite_draws_p_correct
-from inference.studies import p_correct_hierarchical, p_correct_variant
-from models.census import census_level
-from validation.decision_maps import decision_map, plot_decision_map
+from dprisk.inference.mc_studies import finite_draws_p_correct
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.models.census import census_level
+from dprisk.validation.decision_maps import decision_map, plot_decision_map
 
 __all__ = [
     "FIGURE5_X2",
@@ -87,11 +87,11 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
     rho1, rho2 : float, optional
         Default: the Census block and block-group rho.
     d, p, prior
-        As in :func:`inference.studies.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct_hierarchical`.
     draws : int, optional
         Also compute the expected P[correct] of the paper's procedure with this many Gibbs
         draws per release, for the variant, with the rule ``ties_draws`` for an estimate of
-        exactly 1/2 (:func:`inference.mc_studies.finite_draws_p_correct`).
+        exactly 1/2 (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`).
 
     Returns
     -------
@@ -143,7 +143,7 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
 
 
 def mc_points(results) -> xr.Dataset:
-    """Monte Carlo results (:class:`inference.mc_studies.MCResult`) as a Dataset over ``x2``.
+    """Monte Carlo results (:class:`dprisk.inference.mc_studies.MCResult`) as a Dataset over ``x2``.
 
     Variables ``p_correct`` and ``mcse``; attributes name the sampler and budget.
     """

@@ -1,10 +1,10 @@
-r"""Rank histograms of simulation-based calibration runs (:mod:`validation.sbc`).
+r"""Rank histograms of simulation-based calibration runs (:mod:`dprisk.validation.sbc`).
 
 One row per run, one column per variable (X1, X2): the counts of the ranks in ``B`` equal
 groups, the expected count ``N / B`` and the 99% pointwise band of a uniform histogram,
 :math:`\mathrm{Binomial}(N, 1/B)` quantiles 0.005 and 0.995 (Talts et al. 2018, Fig. 1).
 Bars are red when the run's uniformity p-value (chi-square or KS) is below
-:data:`validation.sbc.P_VALUE_MIN`. Where a run carries a non-uniform expected X1 rank pmf
+:data:`dprisk.validation.sbc.P_VALUE_MIN`. Where a run carries a non-uniform expected X1 rank pmf
 (the broken sampler's, from its exact stationary law), it is drawn as black ticks.
 """
 
@@ -34,7 +34,7 @@ def rank_histograms(results, *, title: str | None = None) -> Figure:
     -------
     matplotlib.figure.Figure
     """
-    from validation.sbc import P_VALUE_MIN, VARIABLES
+    from dprisk.validation.sbc import P_VALUE_MIN, VARIABLES
 
     results = list(results)
     if not results:

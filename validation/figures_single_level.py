@@ -17,9 +17,9 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from inference import single_level
-from models.census import census_level
-from validation.single_level_paper import PAPER_PRIORS, prior_coords
+from dprisk.inference import single_level
+from dprisk.models.census import census_level
+from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
 
 __all__ = [
     "DEFAULT_RHO_GRID",

@@ -1,6 +1,6 @@
 r"""Supplement Figures 7, 8, 10 and 11 as matplotlib Figures (object API, no pyplot state).
 
-Each function takes the dataset(s) of :mod:`validation.supplement` (computed when omitted),
+Each function takes the dataset(s) of :mod:`dprisk.validation.supplement` (computed when omitted),
 so the report computes the data once and stores exactly what is drawn.
 
 * Figure 7: variance :math:`\sigma^2` of DG(0, s) against ``s`` (log-log, dashed
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from validation import supplement
+from dprisk.validation import supplement
 
 __all__ = ["figure7", "figure8", "figure10", "figure11"]
 

@@ -7,7 +7,7 @@ Tables 4 and 5 (``tab:tab4``, ``tab:tab5``; printed Tables 7 and 8) are the pape
 estimates of :math:`P[X_1 = k_1 \mid D]` and :math:`P[X_2 = k_2 \mid D]` from 1e4 draws.
 
 :func:`compute_tables` computes them by exact enumeration, the standalone exact Gibbs
-sampler, PyMC with :class:`inference.gibbs_step.ExactGibbsStep` and PyMC's default steps,
+sampler, PyMC with :class:`dprisk.inference.gibbs_step.ExactGibbsStep` and PyMC's default steps,
 beside the published values and the no-hierarchy posterior (:math:`P[X_1 = 1 \mid x_1^* =
 2]`, published 57.4%).
 
@@ -40,21 +40,21 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from inference import single_level
-from inference.exact import exact_posterior
-from inference.gibbs import ExactConditionals, GibbsDraws, gibbs_sample
-from inference.sampling import (
+from dprisk.inference import single_level
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.gibbs import ExactConditionals, GibbsDraws, gibbs_sample
+from dprisk.inference.sampling import (
     SAMPLING_METHODS,
     chain_diagnostics,
     sample_model,
     sample_posterior,
 )
-from models.census import census_level
-from models.checks import check_count, check_positive_int, check_probability, check_rho
-from models.hierarchical import build_hierarchical_model
-from validation import published as pub
-from validation.crosscheck import crosscheck
-from validation.diagnostics import convergence_report
+from dprisk.models.census import census_level
+from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.hierarchical import build_hierarchical_model
+from dprisk.validation import published as pub
+from dprisk.validation.crosscheck import crosscheck
+from dprisk.validation.diagnostics import convergence_report
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -178,7 +178,7 @@ def variant_stationary(
     r"""Exact stationary law of the variant sampler (improper prior, the paper's setting).
 
     ``T[b, b'] = sum_k2 P[X2 = k2 | X1 = m + b] P_unc[X1 = m + b' | k2]`` with the correct
-    X2 conditional (``k2 >= k1``, :class:`inference.gibbs.ExactConditionals`) and
+    X2 conditional (``k2 >= k1``, :class:`dprisk.inference.gibbs.ExactConditionals`) and
     :func:`variant_prob_x1`; stationary ``P[X1 = m+1] = T[0, 1] / (T[0, 1] + T[1, 0])`` and
     ``P[X2 = k2] = sum_b pi_b P[X2 = k2 | X1 = m + b]``.
     """
@@ -295,7 +295,7 @@ class PaperBudget:
         Independent runs of :data:`PAPER_DRAWS` draws (variant and correct sampler) for
         the spread of a paper-sized estimate.
     crosscheck_battery : str or None
-        Battery of :func:`validation.crosscheck.crosscheck` run by :func:`study` (None:
+        Battery of :func:`dprisk.validation.crosscheck.crosscheck` run by :func:`study` (None:
         skip).
     """
 
@@ -590,7 +590,7 @@ def figure(tables: xr.Dataset) -> Figure:
 
 # --------------------------------------------------------------------------- study
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
-    """The §4.3 Tables 3–5 study for the report (:class:`validation.report.StudyResult`).
+    """The §4.3 Tables 3–5 study for the report (:class:`dprisk.validation.report.StudyResult`).
 
     Parameters
     ----------
@@ -600,7 +600,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     budget : PaperBudget, optional
         Overrides both (for tests).
     """
-    from validation.report import StudyResult
+    from dprisk.validation.report import StudyResult
 
     if budget is None:
         budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET

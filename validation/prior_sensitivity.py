@@ -24,10 +24,10 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from inference.mc_studies import finite_draws_p_correct
-from inference.studies import p_correct_hierarchical, p_correct_variant
-from validation.decision_maps import decision_map, plot_decision_map
-from validation.figures_hierarchical import census_rhos
+from dprisk.inference.mc_studies import finite_draws_p_correct
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.validation.decision_maps import decision_map, plot_decision_map
+from dprisk.validation.figures_hierarchical import census_rhos
 
 __all__ = [
     "SCENARIOS",
@@ -62,11 +62,11 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
     rho1, rho2 : float, optional
         Default: Census block and block-group rho.
     d, p
-        As in :func:`inference.studies.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct_hierarchical`.
     scenarios : sequence of (label, prior, x1, x2)
     draws : int, optional
         Also give the expected P[correct] of the variant decided from ``draws`` Gibbs draws
-        (:func:`inference.mc_studies.finite_draws_p_correct`, ties rule ``ties_draws``).
+        (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`, ties rule ``ties_draws``).
 
     Returns
     -------

@@ -79,31 +79,31 @@ class StudyResult:
 
 
 def _single_level_study(*, paper_scale: bool) -> StudyResult:
-    from validation import figures_single_level, single_level_paper
+    from dprisk.validation import figures_single_level, single_level_paper
 
     return single_level_paper.study(figures=figures_single_level)
 
 
 def _hierarchical_study(*, paper_scale: bool) -> StudyResult:
-    from validation import hierarchical_paper
+    from dprisk.validation import hierarchical_paper
 
     return hierarchical_paper.study(paper_scale=paper_scale)
 
 
 def _studies_study(*, paper_scale: bool) -> StudyResult:
-    from validation import studies_paper
+    from dprisk.validation import studies_paper
 
     return studies_paper.study(paper_scale=paper_scale)
 
 
 def _supplement_study(*, paper_scale: bool) -> StudyResult:
-    from validation import supplement
+    from dprisk.validation import supplement
 
     return supplement.study(paper_scale=paper_scale)
 
 
 def _sbc_study(*, paper_scale: bool) -> StudyResult:
-    from validation import sbc
+    from dprisk.validation import sbc
 
     return sbc.study(paper_scale=paper_scale)
 

@@ -29,7 +29,7 @@ null (:func:`uniformity_tests`).
 Independent draws: the exact two-block Gibbs sampler's X1 path is a two-state Markov chain
 with lag-one autocorrelation :math:`\lambda = a_1 - a_0`,
 :math:`a_b = \sum_{k_2} P[X_2 = k_2 \mid X_1 = m + b]\, P[X_1 = m + 1 \mid X_2 = k_2]`
-(:mod:`inference.gibbs`), and X2 is conditionally independent given the X1 path. The chains
+(:mod:`dprisk.inference.gibbs`), and X2 is conditionally independent given the X1 path. The chains
 are thinned by ``thin = ceil(log(0.01) / log|lambda|)`` (the lag-``thin`` autocorrelation
 is below :data:`AUTOCORRELATION_MAX`), computed exactly per release from the conditional
 tables; the first ``thin`` sweeps are discarded.
@@ -37,24 +37,24 @@ tables; the first ``thin`` sweeps are discarded.
 Samplers (:data:`SAMPLERS`):
 
 ================  ==========================================================================
-gibbs             :func:`inference.gibbs.gibbs_sample`, all releases in one vectorised call
-pymc-gibbs        ``pm.sample`` of :func:`models.hierarchical.build_hierarchical_model` with
-                  :class:`inference.gibbs_step.ExactGibbsStep` (release swapped by
-                  :func:`models.hierarchical.set_release`, no recompilation)
+gibbs             :func:`dprisk.inference.gibbs.gibbs_sample`, all releases in one vectorised call
+pymc-gibbs        ``pm.sample`` of :func:`dprisk.models.hierarchical.build_hierarchical_model` with
+                  :class:`dprisk.inference.gibbs_step.ExactGibbsStep` (release swapped by
+                  :func:`dprisk.models.hierarchical.set_release`, no recompilation)
 pymc              the same model with PyMC's own steps (``BinaryGibbsMetropolis`` +
-                  ``Metropolis``, :func:`inference.sampling.pymc_steps`), thinned by
+                  ``Metropolis``, :func:`dprisk.inference.sampling.pymc_steps`), thinned by
                   :data:`PYMC_THIN_FACTOR` times the exact sweep's thin
 reference-loop    :func:`two_block_gibbs_sample` with the exact X1 update: an independent,
                   sequential implementation of the same sweep (control for the next one)
 broken-gibbs      :func:`two_block_gibbs_sample` with the X1 update that drops the
                   constraint ``k1 <= k2`` (the sampler behind the paper's Tables 4-5,
-                  :mod:`validation.hierarchical_paper`): must FAIL
+                  :mod:`dprisk.validation.hierarchical_paper`): must FAIL
 ================  ==========================================================================
 
 The broken X1 update, for proper priors: where ``X2 = k2 >= m + 1`` it is the exact
 conditional; at ``k2 = m``, where the constraint forces ``X1 = m``, it uses the paper's eq.
-(X1fc) without the constraint (:func:`validation.hierarchical_paper.variant_prob_x1`).
-Under the improper prior this is exactly the variant of :mod:`validation.hierarchical_paper`.
+(X1fc) without the constraint (:func:`dprisk.validation.hierarchical_paper.variant_prob_x1`).
+Under the improper prior this is exactly the variant of :mod:`dprisk.validation.hierarchical_paper`.
 
 PyMC's ``CategoricalGibbsMetropolis(proposal="proportional")`` (wrong in pymc 6.4) is not
 calibrated here because it cannot run on this model: on the two-state target indicator it
@@ -91,12 +91,12 @@ import numpy as np
 import xarray as xr
 from scipy import special, stats
 
-from inference.exact import joint_log_table
-from inference.gibbs import GibbsDraws, gibbs_sample
-from models.checks import check_count, check_positive_int, check_probability
-from models.dg_sampling import sample as dg_sample
-from models.priors import X2Prior, parse_prior
-from validation.hierarchical_paper import variant_prob_x1
+from dprisk.inference.exact import joint_log_table
+from dprisk.inference.gibbs import GibbsDraws, gibbs_sample
+from dprisk.models.checks import check_count, check_positive_int, check_probability
+from dprisk.models.dg_sampling import sample as dg_sample
+from dprisk.models.priors import X2Prior, parse_prior
+from dprisk.validation.hierarchical_paper import variant_prob_x1
 
 __all__ = [
     "AUTOCORRELATION_MAX",
@@ -272,7 +272,7 @@ def simulate_releases(
     -------
     SimulatedReleases
     """
-    from inference.exact import TwoLevelParams
+    from dprisk.inference.exact import TwoLevelParams
 
     n = check_positive_int(n_simulations, "n_simulations")
     params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
@@ -543,7 +543,7 @@ def _two_block_loop(tables: _Conditionals, *, p, known, draws, tune, chains, rng
 
 
 def _params(rho1, rho2, d, p, known, prior) -> dict:
-    from inference.exact import TwoLevelParams
+    from dprisk.inference.exact import TwoLevelParams
 
     params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
     return {"rho1": params.rho1, "rho2": params.rho2, "d": params.d, "p": params.p,
@@ -557,13 +557,13 @@ def two_block_gibbs_sample(
     r"""A plain sequential two-block Gibbs sampler, vectorised over releases and chains.
 
     Each sweep draws ``X1 | X2`` then ``X2 | X1`` (inverse CDF on the exact window of
-    :func:`inference.exact.joint_log_table`); chains start at X1 from its prior.
+    :func:`dprisk.inference.exact.joint_log_table`); chains start at X1 from its prior.
 
     ``x1_update="exact"``: :math:`P[X_1 = m+1 \mid k_2] = \pi(m+1, k_2) / (\pi(m, k_2) +
-    \pi(m+1, k_2))` — the same chain as :func:`inference.gibbs.gibbs_sample`, implemented
+    \pi(m+1, k_2))` — the same chain as :func:`dprisk.inference.gibbs.gibbs_sample`, implemented
     independently. ``x1_update="unconstrained"``: at ``k2 = m``, where the constraint
     ``k1 <= k2`` forces ``X1 = m``, use the paper's eq. (X1fc) without it
-    (:func:`validation.hierarchical_paper.variant_prob_x1`) — the known-broken sampler.
+    (:func:`dprisk.validation.hierarchical_paper.variant_prob_x1`) — the known-broken sampler.
 
     Returns
     -------
@@ -690,8 +690,8 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
 
     One model and one set of step methods serve every release (:func:`set_release`).
     """
-    from inference.sampling import pymc_steps, sample_model
-    from models.hierarchical import build_hierarchical_model, set_release
+    from dprisk.inference.sampling import pymc_steps, sample_model
+    from dprisk.models.hierarchical import build_hierarchical_model, set_release
 
     first = [int(a[0]) for a in sims.releases]
     model = build_hierarchical_model(*first, **params)
@@ -940,7 +940,7 @@ def _verdict(result: SBCResult, run: SBCRun) -> str:
 
 
 def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
-    """Simulation-based calibration for the report (:class:`validation.report.StudyResult`).
+    """Simulation-based calibration for the report (:class:`dprisk.validation.report.StudyResult`).
 
     SBC results are not published numbers, so the study has no records: p-values, rank
     histograms and the detection-size calculation go into its datasets, figures, notes and
@@ -953,8 +953,8 @@ def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
     budget : SBCBudget, optional
         Overrides both (for tests).
     """
-    from validation.figures_sbc import rank_histograms
-    from validation.report import StudyResult
+    from dprisk.validation.figures_sbc import rank_histograms
+    from dprisk.validation.report import StudyResult
 
     if budget is None:
         budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET

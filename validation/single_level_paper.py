@@ -21,11 +21,11 @@ from fractions import Fraction
 import numpy as np
 import xarray as xr
 
-from inference import single_level
-from models import discrete_gaussian as dg
-from models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL, census_level
-from models.privacy import zcdp_to_dp
-from validation import published as pub
+from dprisk.inference import single_level
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL, census_level
+from dprisk.models.privacy import zcdp_to_dp
+from dprisk.validation import published as pub
 
 __all__ = [
     "PAPER_PRIORS",
@@ -232,7 +232,7 @@ def _census_records(ds: xr.Dataset) -> list[dict]:
             record = pub.get(f"table2/{name}/{level.name}")
             printed = Fraction(*(int(t.replace(",", "")) for t in record.printed.split("/")))
             out.append(_record(record, float(share),
-                               f"models.census holds {share}; printed {record.printed}",
+                               f"dprisk.models.census holds {share}; printed {record.printed}",
                                ok=printed == share))
         out.append(_record(pub.get(f"table2/census_rho/{level.name}"), level.rho,
                            f"2.56 x {level.geolevel_share} x {level.query_share} = "
@@ -360,15 +360,15 @@ def compare_to_published(tables: xr.Dataset | None = None) -> list[dict]:
 
 
 def study(figures=None):
-    """The single-level study for the report (:class:`validation.report.StudyResult`).
+    """The single-level study for the report (:class:`dprisk.validation.report.StudyResult`).
 
     Parameters
     ----------
     figures : module, optional
-        :mod:`validation.figures_single_level` (passed in to keep imports one-way); when
+        :mod:`dprisk.validation.figures_single_level` (passed in to keep imports one-way); when
         given, Figures 1–3 and their data are included.
     """
-    from validation.report import StudyResult
+    from dprisk.validation.report import StudyResult
 
     tables = computed_tables()
     result = StudyResult(

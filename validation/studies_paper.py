@@ -3,17 +3,17 @@ r"""Reproduce the paper's two-level decision studies (§4.3 Figures 4-6, supplem
 Every published number of those figures gets a record
 ``{"id", "source", "published", "computed", "mcse", "status", "explanation"}``:
 
-* ``computed`` is always the EXACT value under the model (:mod:`inference.studies`: exact
+* ``computed`` is always the EXACT value under the model (:mod:`dprisk.inference.studies`: exact
   posterior, decision "posterior > 1/2", true mechanism with the exact noise sum);
 * ``status`` is ``"match"`` when it agrees with the printed rounding
-  (:func:`validation.published.agrees`), ``"within-mc-error"`` when the published number is a
+  (:func:`dprisk.validation.published.agrees`), ``"within-mc-error"`` when the published number is a
   Monte Carlo estimate over simulated releases (Figures 5 and 6: 1e6 / 5e5 releases) lying
   within :data:`MC_Z` standard errors (``mcse``, at the paper's budget) plus the printed
   rounding of the exact value, and ``"differs"`` otherwise;
 * ``explanation`` gives the computations that account for a difference: the
-  constraint-dropping Gibbs variant (:func:`inference.studies.p_correct_variant`), the
+  constraint-dropping Gibbs variant (:func:`dprisk.inference.studies.p_correct_variant`), the
   expected effect of deciding from 1e3 Gibbs draws with the rule "estimate >= 1/2"
-  (:func:`inference.mc_studies.finite_draws_p_correct`), ties, and the Figure 4 region.
+  (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`), ties, and the Figure 4 region.
 
 :func:`study` assembles the records, figures (``figure4``, ``figure5``, ``figure6``,
 ``figure9a``, ``figure9b`` plus ``figure4_variant`` and ``s4_summary``), datasets and a
@@ -28,20 +28,20 @@ import time
 import numpy as np
 import xarray as xr
 
-from inference.exact import TwoLevelParams
-from inference.mc_studies import (
+from dprisk.inference.exact import TwoLevelParams
+from dprisk.inference.mc_studies import (
     chain_transitions,
     count_moments,
     decision_probability,
     finite_draws_p_correct,
     simulate_p_correct,
 )
-from inference.studies import p_correct_hierarchical, p_correct_variant
-from models import discrete_gaussian as dg
-from models.dg_sums import approximation_pmf, sum_pmf
-from validation import figures_hierarchical as figs
-from validation import prior_sensitivity as s4
-from validation import published as pub
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.dg_sums import approximation_pmf, sum_pmf
+from dprisk.validation import figures_hierarchical as figs
+from dprisk.validation import prior_sensitivity as s4
+from dprisk.validation import published as pub
 
 __all__ = [
     "MC_Z",
@@ -103,7 +103,7 @@ def figure4_tile_procedure(*, rho1, rho2, d=27, draws=PAPER_DRAWS, draws_near=25
     The paper decides each ``(x1*, x2*, y1*)`` tile from ``draws`` MCMC draws and re-runs
     tiles whose estimate is "close to 0.5" with ``draws_near``; here "close" means within
     ``near`` of 1/2 (the paper does not say), with the normal law of the count
-    (:func:`inference.mc_studies.count_moments`). Region of Figure 4, truth x1 = x2 = 1.
+    (:func:`dprisk.inference.mc_studies.count_moments`). Region of Figure 4, truth x1 = x2 = 1.
 
     Returns
     -------
@@ -325,7 +325,7 @@ def _mc_summary(ds: xr.Dataset) -> str:
 
 
 def study(*, paper_scale: bool = False, progress: bool = False):
-    """The two-level decision study for the report (:class:`validation.report.StudyResult`).
+    """The two-level decision study for the report (:class:`dprisk.validation.report.StudyResult`).
 
     Parameters
     ----------
@@ -335,7 +335,7 @@ def study(*, paper_scale: bool = False, progress: bool = False):
     progress : bool
         Progress bars for the Monte Carlo runs.
     """
-    from validation.report import StudyResult
+    from dprisk.validation.report import StudyResult
 
     start = time.perf_counter()
     rho1, rho2 = figs.census_rhos()

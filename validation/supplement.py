@@ -2,16 +2,16 @@ r"""Reproduce the supplement's analyses (S1.3, S2, S5, S6) and check its claims.
 
 * S1.3 (Figure 11): a target unique at :math:`\ell = 1, \ldots, 6` Census levels; marginal
   posterior, marginal risk ``R`` and probability of a correct decision for the five
-  adversaries, all exact (:mod:`inference.unique_levels` for the marginal posterior,
-  cross-checked against the contour integral of :mod:`inference.single_level`).
+  adversaries, all exact (:mod:`dprisk.inference.unique_levels` for the marginal posterior,
+  cross-checked against the contour integral of :mod:`dprisk.inference.single_level`).
 * S2 (Figures 7–8): the variance of DG(0, s) against ``s`` and the exact pmf of a sum of
   ``n`` iid discrete Gaussians against the DG(0, n/(2ρ)) approximation.
 * S5: composition of :math:`R'` over sequential releases, against the posterior computed
   from all releases at once.
 * S6 (Figure 10): marginal posterior after the simplified post-processing
-  (:mod:`inference.postprocessing`) against the risk without post-processing.
+  (:mod:`dprisk.inference.postprocessing`) against the risk without post-processing.
 
-:func:`study` returns the :class:`validation.report.StudyResult` (figures, datasets,
+:func:`study` returns the :class:`dprisk.validation.report.StudyResult` (figures, datasets,
 records, notes); :func:`parse_rhos` and :func:`unique_levels_summary` serve the
 ``dprisk marginal --rhos`` command. Everything is exact (finite sums with bounded neglected
 mass), so every record has ``mcse = None``.
@@ -22,13 +22,13 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from inference import postprocessing, single_level, unique_levels
-from models import discrete_gaussian as dg
-from models.census import CENSUS_LEVELS, census_level, census_rhos, parse_rho
-from models.checks import check_probability, check_rho
-from models.dg_sums import approximation_pmf, sum_pmf
-from validation import published as pub
-from validation.single_level_paper import PAPER_PRIORS, prior_coords
+from dprisk.inference import postprocessing, single_level, unique_levels
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos, parse_rho
+from dprisk.models.checks import check_probability, check_rho
+from dprisk.models.dg_sums import approximation_pmf, sum_pmf
+from dprisk.validation import published as pub
+from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
 
 __all__ = [
     "FIGURE8_CASES",
@@ -97,11 +97,11 @@ def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
     r"""Marginal posterior, marginal risk and P[correct] for a target unique at ``ell`` levels.
 
     The marginal posterior is the exact finite sum of
-    :func:`inference.unique_levels.marginal_posterior_sweep` (one level: the closed-form sum
-    of :mod:`inference.single_level`); when the sweep would need more than
+    :func:`dprisk.inference.unique_levels.marginal_posterior_sweep` (one level: the closed-form sum
+    of :mod:`dprisk.inference.single_level`); when the sweep would need more than
     ``SUMMARY_MAX_WINDOW_PAIRS`` pair evaluations (many levels with small rho) it falls back to
     the contour integral, which agrees with the finite sum to 1e-15 at the six Census levels.
-    ``p_correct`` is the exact :func:`inference.single_level.p_correct_unique_levels`.
+    ``p_correct`` is the exact :func:`dprisk.inference.single_level.p_correct_unique_levels`.
 
     Returns
     -------
@@ -308,7 +308,7 @@ def composition_data(rho=None, n_releases: int = 3, x_values=range(-2, 5),
 
     Every combination of released values in ``x_values`` (known m = 0) at ``rho`` (default:
     the Census block rho) for each prior, with the joint :math:`R'` computed from all releases
-    at once (:func:`inference.single_level.posterior_unique_levels` / ``p``), plus the
+    at once (:func:`dprisk.inference.single_level.posterior_unique_levels` / ``p``), plus the
     generalised marginal risk after ``1..n_releases`` releases.
     """
     rho = census_level("block").rho if rho is None else float(rho)
@@ -514,7 +514,7 @@ def _notes(data: dict) -> list[str]:
     left = data["figure10_left"]
     sens = data["s6_sensitivity"]["marginal_posterior"]
     tv = data["figure8"]["total_variation"].values
-    from inference import single_level
+    from dprisk.inference import single_level
 
     x1_star = np.arange(-10, 11)
     shift_gap = max(
@@ -565,15 +565,15 @@ def _notes(data: dict) -> list[str]:
 
 
 def study(*, paper_scale: bool = False):
-    """The supplement study for the report (:class:`validation.report.StudyResult`).
+    """The supplement study for the report (:class:`dprisk.validation.report.StudyResult`).
 
     Parameters
     ----------
     paper_scale : bool
         Denser grids for Figures 7 and 10 (everything is exact either way).
     """
-    from validation import figures_supplement
-    from validation.report import StudyResult
+    from dprisk.validation import figures_supplement
+    from dprisk.validation.report import StudyResult
 
     rho_grid = np.logspace(-3, 2, 201 if paper_scale else 61)
     left, right = figure10_data(rho_grid=rho_grid)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from dprisk.cli import main
-from inference import single_level
-from models.census import CENSUS_LEVELS, census_level
-from models.privacy import zcdp_to_dp
+from dprisk.inference import single_level
+from dprisk.models.census import CENSUS_LEVELS, census_level
+from dprisk.models.privacy import zcdp_to_dp
 
 
 def run_cli(argv, capsys):

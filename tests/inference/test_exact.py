@@ -14,14 +14,14 @@ import pytest
 from reference_priors import NB_SPEC, reference_log_weight
 from scipy.special import logsumexp
 
-from inference.exact import (
+from dprisk.inference.exact import (
     GridTooNarrowError,
     exact_posterior,
     joint_log_table,
     posterior_x1,
 )
-from models.census import census_level
-from models.priors import UserPrior
+from dprisk.models.census import census_level
+from dprisk.models.priors import UserPrior
 
 RHO_BLOCK = census_level("block").rho
 RHO_GROUP = census_level("block-group").rho

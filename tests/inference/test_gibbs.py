@@ -11,16 +11,16 @@ import math
 import numpy as np
 import pytest
 
-from inference.exact import exact_posterior
-from inference.gibbs import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.gibbs import (
     ExactConditionals,
     GibbsDraws,
     alias_table,
     gibbs_sample,
     to_datatree,
 )
-from inference.gibbs import _x1_path as x1_path
-from models.census import census_level
+from dprisk.inference.gibbs import _x1_path as x1_path
+from dprisk.models.census import census_level
 
 RHO_BLOCK = census_level("block").rho
 RHO_GROUP = census_level("block-group").rho

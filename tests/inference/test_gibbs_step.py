@@ -1,6 +1,6 @@
 """Tests of the exact Gibbs sweep as a PyMC step method (paper §3.2, S3).
 
-References: the exact posterior (``inference.exact.exact_posterior``) for the stationary law,
+References: the exact posterior (``dprisk.inference.exact.exact_posterior``) for the stationary law,
 and the two-state X1 chain of the sweep for its transition law: with
 a_b = sum_k2 P[X2 = k2 | X1 = m + b] P[X1 = m + 1 | X2 = k2] (from the tabulated
 conditionals), the stationary flip rate of X1 is (1 - q) a_0 + q (1 - a_1),
@@ -15,12 +15,12 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from inference.exact import exact_posterior
-from inference.gibbs_step import ExactGibbsStep
-from inference.sampling import chain_diagnostics
-from models.census import census_level
-from models.hierarchical import TARGET_VAR, X2_VAR, build_hierarchical_model, set_release
-from models.single_level import build_single_level_model
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.gibbs_step import ExactGibbsStep
+from dprisk.inference.sampling import chain_diagnostics
+from dprisk.models.census import census_level
+from dprisk.models.hierarchical import TARGET_VAR, X2_VAR, build_hierarchical_model, set_release
+from dprisk.models.single_level import build_single_level_model
 
 N_MCSE = 4.0
 RHAT_MAX = 1.01

@@ -9,8 +9,8 @@ the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
 import numpy as np
 import pytest
 
-from inference.exact import TwoLevelParams, posterior_x1
-from inference.mc_studies import (
+from dprisk.inference.exact import TwoLevelParams, posterior_x1
+from dprisk.inference.mc_studies import (
     BLOCK,
     _block,
     chain_transitions,
@@ -19,8 +19,8 @@ from inference.mc_studies import (
     finite_draws_p_correct,
     simulate_p_correct,
 )
-from inference.studies import p_correct_hierarchical, p_correct_variant, variant_log_odds
-from models.census import census_level
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant, variant_log_odds
+from dprisk.models.census import census_level
 
 RHO1 = float(census_level("block").rho)
 RHO2 = float(census_level("block-group").rho)

@@ -16,10 +16,10 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import nbinom
 
-from inference import multilevel as ml
-from inference.exact import GridTooNarrowError, exact_posterior
-from models.census import census_level, census_rhos
-from models.priors import ImproperUniform
+from dprisk.inference import multilevel as ml
+from dprisk.inference.exact import GridTooNarrowError, exact_posterior
+from dprisk.models.census import census_level, census_rhos
+from dprisk.models.priors import ImproperUniform
 
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 TAIL_MASS = 1e-12

@@ -14,12 +14,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from inference import postprocessing as pp
-from inference import single_level as sl
-from models import discrete_gaussian as dg
-from models.census import census_level
-from models.dg_sampling import sample
-from models.dg_sums import sum_pmf
+from dprisk.inference import postprocessing as pp
+from dprisk.inference import single_level as sl
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.models.dg_sampling import sample
+from dprisk.models.dg_sums import sum_pmf
 
 RHO_BLOCK = census_level("block").rho
 RTOL = 1e-12

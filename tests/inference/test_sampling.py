@@ -1,6 +1,6 @@
 """Tests of the two-level entry points ``sample_posterior`` / ``posterior_summary``.
 
-Reference: ``inference.exact.exact_posterior`` (enumeration, neglected mass < 1e-12).
+Reference: ``dprisk.inference.exact.exact_posterior`` (enumeration, neglected mass < 1e-12).
 Tolerances: Monte Carlo estimates within N_MCSE = 4 MCSE (ArviZ ``mcse(method="mean")``;
 |z| > 4 has probability ~6e-5 for a correct sampler); R-hat < RHAT_MAX = 1.01; exact
 payload values to 1e-12 (the same float computations, up to summation order).
@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from inference.exact import exact_posterior
-from inference.sampling import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.sampling import (
     METHODS,
     X2_MASS_MIN,
     chain_diagnostics,
     posterior_summary,
     sample_posterior,
 )
-from models.census import census_level
-from validation.diagnostics import convergence_report
+from dprisk.models.census import census_level
+from dprisk.validation.diagnostics import convergence_report
 
 N_MCSE = 4.0
 RHAT_MAX = 1.01

@@ -10,9 +10,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from inference import single_level as sl
-from models import discrete_gaussian as dg
-from models.census import census_level, census_rhos
+from dprisk.inference import single_level as sl
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level, census_rhos
 
 RHO_BLOCK = census_level("block").rho
 RHOS = [0.01, RHO_BLOCK, 0.5, 3.0]

@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 
-from inference import single_level
-from inference.exact import exact_posterior
-from inference.studies import (
+from dprisk.inference import single_level
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.studies import (
     TIE_ATOL,
     decision_thresholds,
     marginal_summary,
@@ -21,9 +21,9 @@ from inference.studies import (
     release_grid,
     variant_log_odds,
 )
-from models import discrete_gaussian as dg
-from models.census import census_level
-from models.dg_sums import sum_pmf
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.models.dg_sums import sum_pmf
 
 SMALL = {"rho1": 0.5, "rho2": 1.0, "d": 3}
 RHO1 = float(census_level("block").rho)

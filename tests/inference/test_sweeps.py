@@ -1,9 +1,9 @@
 """Tests of inference.sweeps: labelled grids, validation, resumable files, Dask execution.
 
 The sweep machinery does not depend on what it computes, so most tests use small stand-in
-quantities built from ``inference.single_level.p_correct`` (fast, deterministic, and
+quantities built from ``dprisk.inference.single_level.p_correct`` (fast, deterministic, and
 sensitive to every parameter so that a misplaced coordinate changes the values). One test
-runs the real default quantity (``inference.studies.p_correct_hierarchical``) when present.
+runs the real default quantity (``dprisk.inference.studies.p_correct_hierarchical``) when present.
 """
 
 import os
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from inference.single_level import p_correct
-from inference.sweeps import (
+from dprisk.inference.single_level import p_correct
+from dprisk.inference.sweeps import (
     DIMS,
     UNITS,
     VARIABLES,
@@ -27,7 +27,7 @@ from inference.sweeps import (
     sweep,
     sweep_records,
 )
-from models.census import census_level
+from dprisk.models.census import census_level
 
 RHO_BLOCK = census_level("block").rho
 
@@ -437,9 +437,9 @@ def test_plan_exposes_the_chunking():
 
 
 def test_default_quantity_is_the_exact_hierarchical_study():
-    studies = pytest.importorskip("inference.studies")
+    studies = pytest.importorskip("dprisk.inference.studies")
     ds = sweep(**BASE, rho2=[0.25, 2.0], x2=1)
-    assert ds.attrs["quantity"] == "inference.studies:p_correct_hierarchical"
+    assert ds.attrs["quantity"] == "dprisk.inference.studies:p_correct_hierarchical"
     for r in (0.25, 2.0):
         result = studies.p_correct_hierarchical(rho1=RHO_BLOCK, rho2=r, d=27, x2=1)
         get = result.get if isinstance(result, dict) else lambda k: getattr(result, k)
@@ -454,10 +454,10 @@ def test_out_path_may_be_a_string(tmp_path):
 
 
 def test_default_mc_quantity_is_the_seeded_simulation():
-    mc_studies = pytest.importorskip("inference.mc_studies")
+    mc_studies = pytest.importorskip("dprisk.inference.mc_studies")
     options = {"seed": 3, "datasets": 300, "draws": 50}
     ds = sweep(**BASE, rho2=[0.25, 2.0], x2=1, method="mc", mc_options=options)
-    assert ds.attrs["quantity"].startswith("partial(inference.mc_studies:simulate_p_correct")
+    assert ds.attrs["quantity"].startswith("partial(dprisk.inference.mc_studies:simulate_p_correct")
     for index, r in enumerate((0.25, 2.0)):
         run = mc_studies.simulate_p_correct(
             rho1=RHO_BLOCK, rho2=r, d=27, x2=1, datasets=300, draws=50,

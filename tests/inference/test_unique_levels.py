@@ -13,10 +13,10 @@ import math
 import numpy as np
 import pytest
 
-from inference import single_level as sl
-from inference import unique_levels as ul
-from models import discrete_gaussian as dg
-from models.census import census_rhos
+from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ul
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_rhos
 
 RTOL = 1e-13
 PRIORS = np.array([0.5, 0.2, 1 / 864])

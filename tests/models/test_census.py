@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from models.census import (
+from dprisk.models.census import (
     CENSUS_DELTA,
     CENSUS_LEVELS,
     CENSUS_RHO_TOTAL,

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from models import dg_sampling
-from models import discrete_gaussian as dg
-from models.census import census_level
-from models.dg_sampling import sample, sample_exact, sample_sum
+from dprisk.models import dg_sampling
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.models.dg_sampling import sample, sample_exact, sample_sum
 
 P_MIN = 1e-3
 MIN_EXPECTED = 5.0

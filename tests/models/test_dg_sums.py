@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from models.dg_sums import approximation_pmf, sum_pmf, total_variation
-from models.discrete_gaussian import pmf, variance
+from dprisk.models.dg_sums import approximation_pmf, sum_pmf, total_variation
+from dprisk.models.discrete_gaussian import pmf, variance
 
 
 def brute_force_sum(n, rho, half=80):

@@ -18,7 +18,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from models import discrete_gaussian as dg
+from dprisk.models import discrete_gaussian as dg
 
 DPS = 80
 RTOL = 1e-12

@@ -1,7 +1,7 @@
 """Tests of the adversary's two-level PyMC model (paper §3.2, S3).
 
 Reference: the model's joint log density over a (k1, k2) grid, normalised, is compared with
-the joint pmf of ``inference.exact.exact_posterior`` (enumeration on a grid whose neglected
+the joint pmf of ``dprisk.inference.exact.exact_posterior`` (enumeration on a grid whose neglected
 mass is below 1e-12). Tolerance ATOL_JOINT = 1e-10: the exact table leaves out < 1e-12 of
 the mass and both sides are float64 sums of a few dozen terms (rounding ~1e-15); the model
 side includes every DG normaliser, which cancels on normalisation.
@@ -11,9 +11,9 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from inference.exact import exact_posterior
-from models.census import census_level
-from models.hierarchical import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.models.census import census_level
+from dprisk.models.hierarchical import (
     RELEASE_DATA,
     TARGET_VAR,
     X1_VAR,
@@ -24,8 +24,8 @@ from models.hierarchical import (
     hierarchical_spec,
     set_release,
 )
-from models.priors import PointMass, parse_prior
-from models.single_level import X1_STAR_VAR, build_single_level_model
+from dprisk.models.priors import PointMass, parse_prior
+from dprisk.models.single_level import X1_STAR_VAR, build_single_level_model
 
 ATOL_JOINT = 1e-10
 NB_PRIOR = "models/examples/negative_binomial_prior.py:prior"

@@ -12,13 +12,13 @@ import math
 import numpy as np
 import pytest
 
-from models.hierarchical import build_hierarchical_model
-from models.multilevel import (
+from dprisk.models.hierarchical import build_hierarchical_model
+from dprisk.models.multilevel import (
     MultilevelParams,
     build_multilevel_model,
     multilevel_params,
 )
-from models.priors import PointMass, TruncatedUniform
+from dprisk.models.priors import PointMass, TruncatedUniform
 
 H3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from reference_priors import NB_SPEC, reference_log_weight
 
-from models.priors import (
+from dprisk.models.priors import (
     PRIOR_FORMS,
     ImproperUniform,
     PointMass,
@@ -122,7 +122,7 @@ def test_parse_rejects_non_strings():
 PRIOR_FILE = '''
 import numpy as np
 import pytensor.tensor as pt
-from models.priors import UserPrior, PointMass
+from dprisk.models.priors import UserPrior, PointMass
 
 def geometric_logp(k2, k1):
     q = np.float64(0.5)

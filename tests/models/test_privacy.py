@@ -10,8 +10,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from models.census import CENSUS_DELTA, CENSUS_RHO_TOTAL
-from models.privacy import dp_to_zcdp, zcdp_to_dp
+from dprisk.models.census import CENSUS_DELTA, CENSUS_RHO_TOTAL
+from dprisk.models.privacy import dp_to_zcdp, zcdp_to_dp
 
 RTOL = 1e-14
 

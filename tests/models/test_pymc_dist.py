@@ -14,8 +14,8 @@ import pytest
 from pymc.logprob.utils import ParameterValueError
 from scipy import stats
 
-from models import discrete_gaussian as dg
-from models.pymc_dist import (
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.pymc_dist import (
     DiscreteGaussian,
     DiscreteGaussianRV,
     log_normalizer_pt,

@@ -1,6 +1,6 @@
 """Tests of the adversary's single-level PyMC model (paper §3.1).
 
-References: the sampled posterior is compared with ``inference.single_level.posterior``
+References: the sampled posterior is compared with ``dprisk.inference.single_level.posterior``
 (paper eq. 3.1); the model's exact log-odds with the log-odds form written out here,
 logit P[X1 = known + 1 | x1*] = logit(p) + rho (2 (x1* - known) - 1).
 
@@ -15,10 +15,10 @@ import pytest
 from pymc.step_methods import BinaryGibbsMetropolis
 from scipy.special import logit
 
-from inference.single_level import posterior
-from models.census import census_level
-from models.pymc_dist import DiscreteGaussian
-from models.single_level import (
+from dprisk.inference.single_level import posterior
+from dprisk.models.census import census_level
+from dprisk.models.pymc_dist import DiscreteGaussian
+from dprisk.models.single_level import (
     TARGET_VAR,
     X1_STAR_VAR,
     X1_VAR,

@@ -1,7 +1,7 @@
 import pytest
 
-from models.priors import ImproperUniform, TruncatedUniform
-from models.two_level import TwoLevelParams
+from dprisk.models.priors import ImproperUniform, TruncatedUniform
+from dprisk.models.two_level import TwoLevelParams
 
 
 def test_validated_parameters_and_precision():

@@ -29,13 +29,13 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from inference import single_level as sl
-from inference.exact import GridTooNarrowError, exact_posterior, posterior_x1
-from inference.gibbs import ExactConditionals, gibbs_sample
-from models import dg_sampling, dg_sums, privacy
-from models import discrete_gaussian as dg
-from models.census import census_level
-from models.priors import ImproperUniform, PointMass, TruncatedUniform
+from dprisk.inference import single_level as sl
+from dprisk.inference.exact import GridTooNarrowError, exact_posterior, posterior_x1
+from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
+from dprisk.models import dg_sampling, dg_sums, privacy
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
 
 DPS = 50
 EPS = np.finfo(float).eps

@@ -23,9 +23,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inference.exact import exact_posterior, posterior_x1
-from inference.gibbs import ExactConditionals, alias_table, gibbs_sample
-from models.priors import ImproperUniform, PointMass, TruncatedUniform
+from dprisk.inference.exact import exact_posterior, posterior_x1
+from dprisk.inference.gibbs import ExactConditionals, alias_table, gibbs_sample
+from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
 
 EPS = np.finfo(float).eps
 TAIL_MASS = 1e-12  # inference.exact.DEFAULT_TAIL_MASS

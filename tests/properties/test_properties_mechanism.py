@@ -22,8 +22,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from models import dg_sampling, dg_sums, privacy
-from models import discrete_gaussian as dg
+from dprisk.models import dg_sampling, dg_sums, privacy
+from dprisk.models import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps
 

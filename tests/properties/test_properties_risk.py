@@ -24,8 +24,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from inference import single_level as sl
-from models import discrete_gaussian as dg
+from dprisk.inference import single_level as sl
+from dprisk.models import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps
 

@@ -54,28 +54,28 @@ PRIOR_FILES = {
 }
 BAD_PRIORS = [BROKEN_PRIOR, SYNTAX_PRIOR, NO_NAME_PRIOR, WRONG_TYPE_PRIOR, MISSING_PRIOR]
 
-DG = "models.discrete_gaussian"
-SAMPLING = "models.dg_sampling"
-SUMS = "models.dg_sums"
-PRIVACY = "models.privacy"
-CENSUS = "models.census"
-PRIORS = "models.priors"
-PYMC_DIST = "models.pymc_dist"
-SL_MODEL = "models.single_level"
-H_MODEL = "models.hierarchical"
-ML_MODEL = "models.multilevel"
-SL = "inference.single_level"
-EXACT = "inference.exact"
-GIBBS = "inference.gibbs"
-SAMPLE = "inference.sampling"
-ML = "inference.multilevel"
-UL = "inference.unique_levels"
-PP = "inference.postprocessing"
-SWEEPS = "inference.sweeps"
-STUDIES = "inference.studies"
-MC = "inference.mc_studies"
-SUPP = "validation.supplement"
-DIAG = "validation.diagnostics"
+DG = "dprisk.models.discrete_gaussian"
+SAMPLING = "dprisk.models.dg_sampling"
+SUMS = "dprisk.models.dg_sums"
+PRIVACY = "dprisk.models.privacy"
+CENSUS = "dprisk.models.census"
+PRIORS = "dprisk.models.priors"
+PYMC_DIST = "dprisk.models.pymc_dist"
+SL_MODEL = "dprisk.models.single_level"
+H_MODEL = "dprisk.models.hierarchical"
+ML_MODEL = "dprisk.models.multilevel"
+SL = "dprisk.inference.single_level"
+EXACT = "dprisk.inference.exact"
+GIBBS = "dprisk.inference.gibbs"
+SAMPLE = "dprisk.inference.sampling"
+ML = "dprisk.inference.multilevel"
+UL = "dprisk.inference.unique_levels"
+PP = "dprisk.inference.postprocessing"
+SWEEPS = "dprisk.inference.sweeps"
+STUDIES = "dprisk.inference.studies"
+MC = "dprisk.inference.mc_studies"
+SUPP = "dprisk.validation.supplement"
+DIAG = "dprisk.validation.diagnostics"
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def script(*argv: str, names: str) -> Case:
 
 
 # --------------------------------------------------------------------------- shared arguments
-#: Reason of the rows that currently fail in ``models.checks`` (reported to the lead).
+#: Reason of the rows that currently fail in ``dprisk.models.checks`` (reported to the lead).
 HUGE_INT_DEFECT = ("models/checks.py check_positive_int: a Python int beyond int64 makes "
                    "np.isfinite raise TypeError 'ufunc isfinite not supported' (no name)")
 H = {"rho1": 0.1, "rho2": 0.25, "d": 3}  # a valid two-level setting

@@ -10,8 +10,8 @@ checked against ``exact_posterior`` directly and its z against the formula.
 import numpy as np
 import pytest
 
-from inference.exact import exact_posterior
-from validation.crosscheck import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.validation.crosscheck import (
     N_MCSE,
     PRIORS,
     RHAT_MAX,

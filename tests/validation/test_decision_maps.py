@@ -5,9 +5,9 @@ import pytest
 import xarray as xr
 from matplotlib.figure import Figure
 
-from inference.exact import posterior_x1
-from models.census import census_level
-from validation.decision_maps import decision_map, plot_decision_map
+from dprisk.inference.exact import posterior_x1
+from dprisk.models.census import census_level
+from dprisk.validation.decision_maps import decision_map, plot_decision_map
 
 CENSUS = {"rho1": float(census_level("block").rho), "rho2": float(census_level("block-group").rho),
           "d": 27}

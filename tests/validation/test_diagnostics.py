@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from validation.diagnostics import ESS_MIN, RHAT_MAX, convergence_report
+from dprisk.validation.diagnostics import ESS_MIN, RHAT_MAX, convergence_report
 
 
 def _tree(x1, x2):

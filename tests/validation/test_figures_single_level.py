@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from inference import single_level as sl
-from models.census import census_level
-from validation import figures_single_level as figs
+from dprisk.inference import single_level as sl
+from dprisk.models.census import census_level
+from dprisk.validation import figures_single_level as figs
 
 RHO_BLOCK = census_level("block").rho
 PRIOR_LABELS = ["p = 1/2", "p = 1/5", "p = 1/10", "p = 1/50", "p = 1/864"]

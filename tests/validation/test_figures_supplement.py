@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from models.census import census_level
-from validation import figures_supplement as figs
-from validation import supplement as supp
+from dprisk.models.census import census_level
+from dprisk.validation import figures_supplement as figs
+from dprisk.validation import supplement as supp
 
 RHO_BLOCK = census_level("block").rho
 

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from inference.exact import exact_posterior
-from inference.gibbs import ExactConditionals, gibbs_sample
-from inference.sampling import chain_diagnostics
-from validation import published as pub
-from validation.hierarchical_paper import (
+from dprisk.inference.exact import exact_posterior
+from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
+from dprisk.inference.sampling import chain_diagnostics
+from dprisk.validation import published as pub
+from dprisk.validation.hierarchical_paper import (
     N_MCSE,
     PAPER_DRAWS,
     TABLE3_RELEASE,
@@ -34,7 +34,7 @@ from validation.hierarchical_paper import (
     variant_prob_x1,
     variant_stationary,
 )
-from validation.report import RECORD_KEYS, validate_records
+from dprisk.validation.report import RECORD_KEYS, validate_records
 
 PARAMS = table3_parameters()
 MODEL_ARGS = {k: v for k, v in PARAMS.items() if k != "prior"}

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from inference.studies import p_correct_hierarchical
-from validation.figures_hierarchical import census_rhos
-from validation.prior_sensitivity import (
+from dprisk.inference.studies import p_correct_hierarchical
+from dprisk.validation.figures_hierarchical import census_rhos
+from dprisk.validation.prior_sensitivity import (
     SCENARIOS,
     figure9a,
     figure9b,

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from validation import published as pub
+from dprisk.validation import published as pub
 
 KINDS = {"probability", "risk", "rho", "epsilon", "threshold", "count", "bound", "claim",
          "input", "setting"}

@@ -7,8 +7,8 @@ import pytest
 import xarray as xr
 from matplotlib.figure import Figure
 
-from validation import report
-from validation.report import RECORD_KEYS, StudyResult, validate_records, write_report
+from dprisk.validation import report
+from dprisk.validation.report import RECORD_KEYS, StudyResult, validate_records, write_report
 
 
 def _record(id_="demo/x", status="match", explanation=""):

@@ -24,17 +24,17 @@ import xarray as xr
 from matplotlib.figure import Figure
 from scipy import stats
 
-from models.discrete_gaussian import variance
-from models.priors import parse_prior
-from validation.figures_sbc import rank_histograms
-from validation.hierarchical_paper import (
+from dprisk.models.discrete_gaussian import variance
+from dprisk.models.priors import parse_prior
+from dprisk.validation.figures_sbc import rank_histograms
+from dprisk.validation.hierarchical_paper import (
     TABLE3_RELEASE,
     table3_parameters,
     variant_prob_x1,
     variant_stationary,
 )
-from validation.report import validate_records
-from validation.sbc import (
+from dprisk.validation.report import validate_records
+from dprisk.validation.sbc import (
     BROKEN_PRIOR,
     DEFAULT_PARAMETERS,
     P_VALUE_BROKEN,

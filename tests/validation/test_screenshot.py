@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from validation import report
-from validation.report import StudyResult, write_report
-from validation.screenshot import check_report, find_chromium, screenshot
+from dprisk.validation import report
+from dprisk.validation.report import StudyResult, write_report
+from dprisk.validation.screenshot import check_report, find_chromium, screenshot
 
 
 def _study(*, paper_scale):

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from models import discrete_gaussian as dg
-from models.census import census_level
-from validation import published as pub
-from validation import single_level_paper as slp
-from validation.report import RECORD_KEYS, validate_records
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level
+from dprisk.validation import published as pub
+from dprisk.validation import single_level_paper as slp
+from dprisk.validation.report import RECORD_KEYS, validate_records
 
 RHO_BLOCK = census_level("block").rho
 
@@ -128,7 +128,7 @@ def test_dataset_is_labelled_and_writes_to_netcdf(tables, tmp_path):
 
 
 def test_study_for_the_report():
-    from validation import figures_single_level
+    from dprisk.validation import figures_single_level
 
     result = slp.study(figures=figures_single_level)
     assert result.name == "single_level"

@@ -4,10 +4,10 @@ import pytest
 import xarray as xr
 from matplotlib.figure import Figure
 
-from validation import published as pub
-from validation.figures_hierarchical import census_rhos
-from validation.report import RECORD_KEYS, StudyResult, validate_records
-from validation.studies_paper import _record, figure4_tile_procedure, study
+from dprisk.validation import published as pub
+from dprisk.validation.figures_hierarchical import census_rhos
+from dprisk.validation.report import RECORD_KEYS, StudyResult, validate_records
+from dprisk.validation.studies_paper import _record, figure4_tile_procedure, study
 
 #: Published ids this study must cover.
 COVERED = [p.id for p in pub.PUBLISHED

@@ -11,14 +11,14 @@ import mpmath
 import numpy as np
 import pytest
 
-from inference import single_level as sl
-from inference import unique_levels as ul
-from models import discrete_gaussian as dg
-from models.census import census_level, census_rhos
-from models.dg_sums import total_variation
-from validation import published as pub
-from validation import supplement as supp
-from validation.report import RECORD_KEYS, validate_records
+from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ul
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.census import census_level, census_rhos
+from dprisk.models.dg_sums import total_variation
+from dprisk.validation import published as pub
+from dprisk.validation import supplement as supp
+from dprisk.validation.report import RECORD_KEYS, validate_records
 
 RHO_BLOCK = census_level("block").rho
 PRIORS = np.array([0.5, 0.2, 0.1, 0.02, 1 / 864])

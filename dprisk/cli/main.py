@@ -56,7 +56,7 @@ def _integer(text: str) -> int:
 
 
 def _rho(text: str) -> float | str:
-    """Keep the raw text; ``models.census.parse_rho`` validates it (number or census:LEVEL)."""
+    """Keep the raw text; ``parse_rho`` validates it (a number or census:LEVEL)."""
     return text
 
 
@@ -74,8 +74,8 @@ def _fmt(value: float) -> str:
 
 # --------------------------------------------------------------------------- subcommands
 def _cmd_census(args) -> int:
-    from models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
-    from models.privacy import zcdp_to_dp
+    from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
+    from dprisk.models.privacy import zcdp_to_dp
 
     epsilon = float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA))
     levels = [{"level": level.name, "rho": level.rho} for level in CENSUS_LEVELS]
@@ -128,8 +128,8 @@ def _cmd_posterior(args) -> int:
         return _cmd_posterior_multilevel(args)
     if args.rho2 is not None:
         return _cmd_posterior_hierarchical(args)
-    from inference import single_level
-    from models.census import parse_rho
+    from dprisk.inference import single_level
+    from dprisk.models.census import parse_rho
 
     _require(args, "single-level", rho1="a rho > 0 or census:LEVEL",
              x1_star="the released block count, an integer")
@@ -151,8 +151,8 @@ _POSTERIOR_METHODS = {"exact": "exact", "gibbs": "gibbs", "pymc": "pymc"}
 
 
 def _cmd_posterior_hierarchical(args) -> int:
-    from inference.sampling import posterior_summary
-    from models.census import parse_rho
+    from dprisk.inference.sampling import posterior_summary
+    from dprisk.models.census import parse_rho
 
     _require(args, "hierarchical", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
              x1_star="an integer", x2_star="an integer", y1_star="an integer")
@@ -173,7 +173,7 @@ def _cmd_posterior_hierarchical(args) -> int:
 
 
 def _cmd_posterior_multilevel(args) -> int:
-    from inference.multilevel import parse_multilevel_args, posterior_summary
+    from dprisk.inference.multilevel import parse_multilevel_args, posterior_summary
 
     _require(args, "multi-level", siblings="d_2,...,d_h", stars="x1*,...,xh*,y1*,...")
     spec = parse_multilevel_args(args.rhos, args.siblings, args.stars)
@@ -190,8 +190,8 @@ def _cmd_marginal(args) -> int:
         return _cmd_marginal_unique_levels(args)
     if args.rho2 is not None:
         return _cmd_marginal_hierarchical(args)
-    from inference import single_level
-    from models.census import parse_rho
+    from dprisk.inference import single_level
+    from dprisk.models.census import parse_rho
 
     _require(args, "single-level", rho1="a rho > 0 or census:LEVEL")
     rho1 = parse_rho(args.rho1, "rho1")
@@ -218,8 +218,8 @@ def _cmd_marginal(args) -> int:
 
 
 def _cmd_marginal_hierarchical(args) -> int:
-    from inference.studies import marginal_summary
-    from models.census import parse_rho
+    from dprisk.inference.studies import marginal_summary
+    from dprisk.models.census import parse_rho
 
     _require(args, "hierarchical", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
              x2="the true block-group count, an integer >= 0")
@@ -240,7 +240,7 @@ def _cmd_marginal_hierarchical(args) -> int:
 
 
 def _cmd_marginal_unique_levels(args) -> int:
-    from validation.supplement import parse_rhos, unique_levels_summary
+    from dprisk.validation.supplement import parse_rhos, unique_levels_summary
 
     rhos = parse_rhos(args.rhos)
     payload = unique_levels_summary(rhos, p=args.p, known=args.known)
@@ -250,7 +250,7 @@ def _cmd_marginal_unique_levels(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
-    from inference.sweeps import parse_grid, sweep, sweep_records
+    from dprisk.inference.sweeps import parse_grid, sweep, sweep_records
 
     out = Path(args.out)
     if out.suffix != ".nc":
@@ -293,7 +293,7 @@ def _check_writable_dir(path: Path, option: str) -> None:
 
 
 def _cmd_reproduce(args) -> int:
-    from validation.report import write_report
+    from dprisk.validation.report import write_report
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

@@ -1,0 +1,72 @@
+"""Check that a report's published-vs-computed records match the saved baseline exactly.
+
+The restructure of the package (one ``dprisk`` import package, validate once, one home per
+formula) must change no number: every record's ``computed``, ``status`` and ``mcse`` in
+``results.json`` must equal those in ``records_baseline.json`` (saved from
+``dprisk reproduce`` before the restructure).
+
+Usage::
+
+    python benchmarks/check_records.py                 # runs `dprisk reproduce` into a temp dir
+    python benchmarks/check_records.py report/results.json
+
+Exit status 0 when every record matches, 1 otherwise (each difference is printed).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BASELINE = HERE / "records_baseline.json"
+FIELDS = ("computed", "status", "mcse")
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def compare(results: list[dict], baseline: list[dict]) -> list[str]:
+    """Lines describing every record that differs from the baseline (empty when none)."""
+    now = {record["id"]: record for record in results}
+    before = {record["id"]: record for record in baseline}
+    problems = [f"missing record {rid}" for rid in before if rid not in now]
+    problems += [f"new record {rid}" for rid in now if rid not in before]
+    for rid, old in before.items():
+        new = now.get(rid)
+        if new is None:
+            continue
+        for field in FIELDS:
+            if not _same(old[field], new[field]):
+                problems.append(f"{rid}: {field} {old[field]!r} -> {new[field]!r}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    if argv:
+        results = json.loads(Path(argv[0]).read_text())
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
+            subprocess.run(
+                [sys.executable, "-m", "dprisk.cli", "reproduce", "--out", str(out), "--quiet"],
+                check=True,
+            )
+            results = json.loads((out / "results.json").read_text())
+    baseline = json.loads(BASELINE.read_text())
+    problems = compare(results, baseline)
+    for line in problems:
+        print(line)
+    print(f"{len(baseline) - len(problems)} of {len(baseline)} records unchanged")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

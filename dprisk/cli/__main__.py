@@ -1,0 +1,7 @@
+"""``python -m dprisk.cli``: the same as the ``dprisk`` command."""
+
+import sys
+
+from dprisk.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Example adversary prior files, shipped with the package (found with ``importlib.resources``)."""

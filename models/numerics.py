@@ -1,0 +1,127 @@
+r"""Shared numerical kernels: the one home of each small formula used across the package.
+
+Everything here is a kernel: it takes validated numbers (or arrays) and does not re-check them,
+except :func:`check_tail_mass`, the one rule for the neglected-mass argument of every function
+that truncates a sum.
+
+* :func:`logsumexp` -- :math:`\log \sum_i e^{a_i}` along an axis, ``-inf`` for empty mass.
+* :func:`expit` -- :math:`1 / (1 + e^{-x})` without overflow.
+* :func:`dg_log_normalizer` -- :math:`\log Z(\rho) = \log \sum_{k \in \mathbb{Z}} e^{-\rho k^2}`
+  of the discrete Gaussian (two rapidly convergent series split at :math:`\rho = \pi`).
+* :func:`log_gauss_tail` -- a finite upper bound of a one-sided Gaussian-kernel sum.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dprisk.models.checks import check_probability
+
+__all__ = [
+    "N_SERIES_TERMS",
+    "TAIL_MASS_MAX",
+    "check_tail_mass",
+    "dg_log_normalizer",
+    "expit",
+    "log_gauss_tail",
+    "logsumexp",
+]
+
+#: Number of series terms on each side of ``rho = pi`` in :func:`dg_log_normalizer`.
+N_SERIES_TERMS = 6
+#: Largest neglected probability mass a truncating function accepts (``0 < tail_mass <= 1e-3``).
+TAIL_MASS_MAX = 1e-3
+
+_K = np.arange(1, N_SERIES_TERMS + 1, dtype=float)
+
+
+def logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    r"""``log(sum(exp(a), axis))``, with ``-inf`` for slices that are all ``-inf``; no warnings.
+
+    .. math:: \log \sum_i e^{a_i} = s + \log \sum_i e^{a_i - s}, \qquad s = \max_i a_i
+    """
+    a = np.asarray(a, dtype=float)
+    top = np.max(a, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.exp(a - top).sum(axis))
+    return out + np.squeeze(top, axis)
+
+
+def expit(x: np.ndarray) -> np.ndarray:
+    r"""The logistic function :math:`1 / (1 + e^{-x})` without overflow.
+
+    Only :math:`e^{-|x|} \le 1` is evaluated: :math:`1/(1 + e^{-|x|})` for ``x >= 0`` and
+    :math:`e^{-|x|}/(1 + e^{-|x|})` otherwise (``expit(+inf) = 1``, ``expit(-inf) = 0``).
+    """
+    small = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+
+
+def dg_log_normalizer(rho) -> np.ndarray:
+    r"""Log of the discrete Gaussian normaliser :math:`\log Z(\rho)` (kernel: ``rho > 0`` assumed).
+
+    For ``rho > pi``: :math:`\log Z = \operatorname{log1p}(2\sum_{k=1}^{6} e^{-\rho k^2})`.
+    For ``rho <= pi``: :math:`\log Z = \tfrac12\log(\pi/\rho) +
+    \operatorname{log1p}(2\sum_{n=1}^{6} e^{-\pi^2 n^2/\rho})` (Poisson summation). The first
+    neglected term is below ``exp(-pi (N+1)^2)`` relative to the sum on either side. The
+    validated public form is :func:`dprisk.models.discrete_gaussian.log_normalizer`.
+    """
+    rho = np.asarray(rho, dtype=float)[..., None]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        direct = np.log1p(2.0 * np.exp(-rho * _K**2).sum(-1))
+        theta = 0.5 * np.log(np.pi / rho[..., 0]) + np.log1p(
+            2.0 * np.exp(-(np.pi**2) * _K**2 / rho).sum(-1)
+        )
+    return np.where(rho[..., 0] > np.pi, direct, theta)
+
+
+def log_gauss_tail(t, precision: float, *, excess=None, offset: float = 0.0) -> np.ndarray:
+    r"""Upper bound of :math:`\log \sum_{i \ge 0} e^{-A (t + i)^2} + A a^2`, finite for every ``t``.
+
+    ``A = precision`` and ``a = offset``. For ``t > 0`` the geometric bound
+    :math:`e^{-A (t^2 - a^2)} / (1 - e^{-2 A t})`; always at most the whole sum over the
+    integers, :math:`Z(A)\,e^{A a^2} \le (1 + \sqrt{\pi / A})\,e^{A a^2}`.
+
+    Parameters
+    ----------
+    t : array_like of float
+        Start of the one-sided sum.
+    precision : float (> 0)
+        ``A``.
+    excess : array_like of float, optional
+        ``t^2 - a^2``, when the caller has it in a more accurate factored form
+        (default ``t^2 - a^2`` computed here, ``t^2`` when ``offset = 0``).
+    offset : float
+        ``a``, the offset of the reference point from the centre.
+    """
+    t = np.asarray(t, dtype=float)
+    whole = math.log1p(math.sqrt(math.pi / precision)) + precision * offset**2
+    t_pos = np.maximum(t, 1e-300)
+    if excess is None:
+        excess = t_pos**2 - offset**2
+    with np.errstate(divide="ignore", over="ignore"):
+        geometric = -precision * excess - np.log(-np.expm1(-2.0 * precision * t_pos))
+    return np.where(t > 0, np.minimum(geometric, whole), whole)
+
+
+def check_tail_mass(tail_mass, name: str = "tail_mass") -> float:
+    """The one rule for a neglected-mass argument: a single number with ``0 < tail_mass <= 1e-3``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the allowed range.
+    """
+    value = check_probability(tail_mass, name)
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name} must be a single number (0 < {name} <= {TAIL_MASS_MAX:g})")
+    value = float(value)
+    if value > TAIL_MASS_MAX:
+        raise ValueError(
+            f"{name} must be <= {TAIL_MASS_MAX:g} (allowed range: 0 < {name} <= "
+            f"{TAIL_MASS_MAX:g}), got {value!r}"
+        )
+    return value
