@@ -600,7 +600,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     budget : PaperBudget, optional
         Overrides both (for tests).
     """
-    from dprisk.validation.report import StudyResult
+    from dprisk.validation.records import StudyResult
 
     if budget is None:
         budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET

@@ -25,7 +25,6 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -34,49 +33,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import xarray as xr
-from matplotlib.figure import Figure
+
+from dprisk.validation.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
-
-#: Keys of every record in ``results.json`` (a public interface; keep exactly).
-RECORD_KEYS = ("id", "source", "published", "computed", "mcse", "status", "explanation")
-#: Allowed values of a record's ``status``.
-STATUSES = ("match", "within-mc-error", "differs")
-
-
-@dataclass
-class StudyResult:
-    """What one study contributes to the report.
-
-    Attributes
-    ----------
-    name : str
-        Short identifier, used as the netCDF group name.
-    title : str
-        Heading in the HTML report.
-    records : list of dict
-        Published-vs-computed records with exactly :data:`RECORD_KEYS`.
-    datasets : dict of str to xarray.Dataset
-        Underlying data, written to ``results.nc`` as ``/<name>/<key>``.
-    figures : dict of str to matplotlib.figure.Figure
-        File stem (e.g. ``"figure1"``) to figure.
-    notes : list of str
-        Plain-text paragraphs explaining what was computed and how.
-    diagnostics : list of str
-        Pre-formatted text blocks (e.g. ArviZ convergence summaries).
-    seeds : dict of str to int
-        Random seeds used, by purpose.
-    """
-
-    name: str
-    title: str
-    records: list[dict] = field(default_factory=list)
-    datasets: dict[str, xr.Dataset] = field(default_factory=dict)
-    figures: dict[str, Figure] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    diagnostics: list[str] = field(default_factory=list)
-    seeds: dict[str, int] = field(default_factory=dict)
-
 
 def _single_level_study(*, paper_scale: bool) -> StudyResult:
     from dprisk.validation import figures_single_level, single_level_paper
@@ -117,26 +77,6 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
 ]
 
-
-def validate_records(records: list[dict]) -> None:
-    """Check that every record has exactly :data:`RECORD_KEYS`, a known status, unique ids.
-
-    Raises
-    ------
-    ValueError
-        Naming the first offending record.
-    """
-    seen: set[str] = set()
-    for record in records:
-        if tuple(sorted(record)) != tuple(sorted(RECORD_KEYS)):
-            raise ValueError(f"record {record.get('id')!r} has keys {sorted(record)}")
-        if record["status"] not in STATUSES:
-            raise ValueError(f"record {record['id']!r} has status {record['status']!r}")
-        if record["status"] == "differs" and not record["explanation"]:
-            raise ValueError(f"record {record['id']!r} differs without an explanation")
-        if record["id"] in seen:
-            raise ValueError(f"duplicate record id {record['id']!r}")
-        seen.add(record["id"])
 
 
 def _versions() -> dict[str, str]:

@@ -954,7 +954,7 @@ def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
         Overrides both (for tests).
     """
     from dprisk.validation.figures_sbc import rank_histograms
-    from dprisk.validation.report import StudyResult
+    from dprisk.validation.records import StudyResult
 
     if budget is None:
         budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET

@@ -368,7 +368,7 @@ def study(figures=None):
         :mod:`dprisk.validation.figures_single_level` (passed in to keep imports one-way); when
         given, Figures 1–3 and their data are included.
     """
-    from dprisk.validation.report import StudyResult
+    from dprisk.validation.records import StudyResult
 
     tables = computed_tables()
     result = StudyResult(

@@ -335,7 +335,7 @@ def study(*, paper_scale: bool = False, progress: bool = False):
     progress : bool
         Progress bars for the Monte Carlo runs.
     """
-    from dprisk.validation.report import StudyResult
+    from dprisk.validation.records import StudyResult
 
     start = time.perf_counter()
     rho1, rho2 = figs.census_rhos()

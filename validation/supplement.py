@@ -573,7 +573,7 @@ def study(*, paper_scale: bool = False):
         Denser grids for Figures 7 and 10 (everything is exact either way).
     """
     from dprisk.validation import figures_supplement
-    from dprisk.validation.report import StudyResult
+    from dprisk.validation.records import StudyResult
 
     rho_grid = np.logspace(-3, 2, 201 if paper_scale else 61)
     left, right = figure10_data(rho_grid=rho_grid)
