@@ -193,7 +193,9 @@ class Form:
 def _owners(dest: str, command: str, forms: list[Form]) -> str:
     names = [f"the {f.name} form ({f.selector})" for f in forms
              if dest in f.options or dest in f.sampled]
-    return " and ".join(names) if names else f"no form of dprisk {command}"
+    if not names:
+        return f"no form of dprisk {command} takes it"
+    return "it belongs to " + " and ".join(names)
 
 
 def check_form(args, command: str, form: Form, forms: list[Form], checked: tuple) -> None:
@@ -205,18 +207,20 @@ def check_form(args, command: str, form: Form, forms: list[Form], checked: tuple
         One line naming the first such option, the form it was given to and the form(s) it
         belongs to; or a ``--method`` the form does not accept.
     """
-    where = f"the {form.name} form of dprisk {command} ({form.selector})"
+    where = (f"the {form.name} form of dprisk {command} ({form.selector})" if len(forms) > 1
+             else f"dprisk {command}")
     for dest in checked:
         if not given(args, dest) or dest in form.options or dest in form.sampled:
             continue
-        raise ValueError(f"{flag(dest)} does not apply to {where}; it belongs to "
+        raise ValueError(f"{flag(dest)} does not apply to {where}; "
                          f"{_owners(dest, command, forms)}")
     method = form.method(args)
     if method not in form.methods:
         others = [f"the {f.name} form" for f in forms if method in f.methods]
         belongs = f"; {method} belongs to {' and '.join(others)}" if others else ""
-        raise ValueError(f"--method must be one of {', '.join(form.methods)} for {where}, "
-                         f"got {method!r}{belongs}")
+        allowed = (f"one of {', '.join(form.methods)}" if len(form.methods) > 1
+                   else form.methods[0])
+        raise ValueError(f"--method must be {allowed} for {where}, got {method!r}{belongs}")
     if form.samples(args):
         return
     for dest in checked:
