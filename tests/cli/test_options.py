@@ -190,6 +190,8 @@ def test_sweep_accepts_fraction_probabilities(capsys, tmp_path):
 RANDOM_COMMANDS = {
     "posterior two-level gibbs": (*POST_2, *GIBBS),
     "posterior nested gibbs": (*POST_H, *GIBBS),
+    "posterior two-level pymc": (*POST_2, "--method", "pymc", "--draws", "30", "--chains", "1"),
+    "posterior nested pymc": (*POST_H, "--method", "pymc", "--draws", "30", "--chains", "1"),
     "marginal mc": (*MARG_2, *MC),
     "sweep mc": (*SWEEP, "--rho2", "0.25,1", *MC, "--out", "{tmp}/s.nc"),
 }
