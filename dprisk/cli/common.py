@@ -35,6 +35,8 @@ __all__ = [
     "apply_defaults",
     "check_form",
     "check_writable_dir",
+    "choose_form",
+    "describe",
     "draw_seed",
     "emit",
     "flag",
@@ -45,7 +47,9 @@ __all__ = [
     "payload_lines",
     "require",
     "rho_text",
+    "run_form",
     "sampling_seed",
+    "scenario_rhos",
     "seed_line",
     "with_default",
 ]
@@ -164,8 +168,12 @@ class Form:
         Shown in messages, e.g. ``"two-level"``.
     selector : str
         How the form is chosen, e.g. ``"--rho2 given"``.
+    selected_by : str, optional
+        The option whose presence chooses this form (None: the form used otherwise).
     options : frozenset of str
         Destinations of the options that apply (``method`` included when the form takes one).
+    usage : str
+        The form's options as shown in the help, e.g. ``"--rho1 --x1-star [--p]"``.
     methods : tuple of str
         Accepted ``--method`` values; the first is the default.
     sampling : tuple of str
@@ -177,6 +185,8 @@ class Form:
     name: str
     selector: str
     options: frozenset
+    usage: str = ""
+    selected_by: str | None = None
     methods: tuple = ("exact",)
     sampling: tuple = ()
     sampled: frozenset = field(default_factory=frozenset)
@@ -190,6 +200,13 @@ class Form:
         return self.method(args) in self.sampling
 
 
+def describe(forms: list[Form], note: str) -> str:
+    """A subcommand's help description: each form with its usage, then ``note``."""
+    shown = "; ".join(f"{f.name} ({f.selector}): {f.usage}" for f in forms)
+    return (f"Forms: {shown}. {note} An option that does not apply to the chosen form is "
+            "refused (exit status 2).")
+
+
 def _owners(dest: str, command: str, forms: list[Form]) -> str:
     names = [f"the {f.name} form ({f.selector})" for f in forms
              if dest in f.options or dest in f.sampled]
@@ -198,8 +215,12 @@ def _owners(dest: str, command: str, forms: list[Form]) -> str:
     return "it belongs to " + " and ".join(names)
 
 
-def check_form(args, command: str, form: Form, forms: list[Form], checked: tuple) -> None:
-    """Refuse every option of ``checked`` that was given but does not apply to ``form``.
+def check_form(args, command: str, form: Form, forms: list[Form], *,
+               never: tuple = ()) -> None:
+    """Refuse every option given that does not apply to ``form``.
+
+    The options checked are those of any of ``forms`` and those of ``never`` (accepted by
+    the parser, applying to no form), in the order of the parser.
 
     Raises
     ------
@@ -207,6 +228,8 @@ def check_form(args, command: str, form: Form, forms: list[Form], checked: tuple
         One line naming the first such option, the form it was given to and the form(s) it
         belongs to; or a ``--method`` the form does not accept.
     """
+    known = set(never).union(*(f.options | f.sampled for f in forms))
+    checked = [dest for dest in vars(args) if dest in known]
     where = (f"the {form.name} form of dprisk {command} ({form.selector})" if len(forms) > 1
              else f"dprisk {command}")
     for dest in checked:
@@ -238,6 +261,43 @@ def sampling_seed(args, form: Form) -> tuple[int | None, bool]:
     if given(args, "seed"):
         return args.seed, False
     return draw_seed(), True
+
+
+def choose_form(args, forms: list[Form]) -> Form:
+    """The first form whose ``selected_by`` option was given, else the default form."""
+    for form in forms:
+        if form.selected_by is not None and given(args, form.selected_by):
+            return form
+    return next(form for form in forms if form.selected_by is None)
+
+
+def run_form(args, command: str, forms: list[Form], defaults: dict, computes: dict, *,
+             never: tuple = ()) -> int:
+    """Run the form the options choose: check, fill defaults, seed, compute, print.
+
+    ``computes`` maps each form to ``compute(args, method, seed) -> (payload, lines)``;
+    ``seed`` is None unless the method samples. A sampled answer gets the JSON key ``seed``
+    and a summary line saying how the seed was chosen.
+    """
+    form = choose_form(args, forms)
+    check_form(args, command, form, forms, never=never)
+    apply_defaults(args, defaults)
+    seed, drawn = sampling_seed(args, form)
+    payload, lines = computes[form](args, form.method(args), seed)
+    if seed is not None:
+        payload["seed"] = seed
+        lines.append(seed_line(seed, drawn))
+    emit(args, payload, lines)
+    return EXIT_OK
+
+
+def scenario_rhos(args, form: str, **needed: str) -> list[float]:
+    """Check that a form's options are given; return its rhos (``--rho1`` [, ``--rho2``])."""
+    from dprisk.models.census import parse_rho
+
+    require(args, form, **needed)
+    return [parse_rho(getattr(args, name), name) for name in ("rho1", "rho2")
+            if getattr(args, name) is not None]
 
 
 def apply_defaults(args, defaults: dict) -> None:

@@ -32,8 +32,6 @@ __all__ = ["DEFAULTS", "FORM", "add_parser", "run"]
 #: The one form of ``dprisk sweep``; the Monte Carlo options apply to ``--method mc`` only.
 FORM = Form("grid", "every sweep", frozenset({"method"}), methods=("exact", "mc"),
             sampling=("mc",), sampled=frozenset({"datasets", "draws", "seed"}))
-#: Options checked against the form.
-CHECKED = ("method", "datasets", "draws", "seed")
 #: Defaults applied after the checks (the Monte Carlo budget of ``dprisk marginal``).
 DEFAULTS = {"datasets": 20_000, "draws": 1000}
 
@@ -75,7 +73,7 @@ def run(args) -> int:
     from dprisk.cli.grids import parse_grid, sweep_records
     from dprisk.inference.sweeps import sweep
 
-    check_form(args, "sweep", FORM, [FORM], CHECKED)
+    check_form(args, "sweep", FORM, [FORM])
     apply_defaults(args, DEFAULTS)
     out = Path(args.out)
     if out.suffix != ".nc":
