@@ -17,16 +17,11 @@ SWEEP_2D = {"rho1": RHO_BLOCK, "d": 27, "progress": False, "rho2": [0.1, 0.25, 1
 N_POINTS = 15  # 3 x 5, in 8 chunks of 2 (the last has 1)
 
 
-def exact_standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None):
-    """A deterministic stand-in for p_correct_hierarchical that depends on every argument."""
-    base = float(p_correct(rho1, p, known))
+def exact_standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper"):
+    """A deterministic quantity that depends on every swept argument."""
     hier = float(p_correct(rho1 + rho2 / (d + x2), p, known))
-    return {
-        "p_correct": hier,
-        "p_correct_no_hierarchy": base,
-        "gain": 0.1 * hier + 1e-3 * known + 1e-4 * len(prior),
-        "loss": 0.1 * base + (0.0 if x1 is None else 1e-2 * x1),
-    }
+    return {"p_correct": hier, "p_correct_no_hierarchy": float(p_correct(rho1, p, known)),
+            "gain": hier / 10 + len(prior) / 1e4, "loss": x2 / 100}
 
 
 @pytest.mark.parametrize(
