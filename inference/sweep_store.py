@@ -29,7 +29,6 @@ __all__ = [
     "ENGINE",
     "MANIFEST",
     "ChunkStore",
-    "atomic_path",
     "check_out",
     "chunk_dir",
     "load_finished",
@@ -93,7 +92,7 @@ class ChunkStore:
 
     def finish(self, ds: xr.Dataset) -> xr.Dataset:
         """Write ``ds`` atomically onto the output file, remove the chunks, read it back."""
-        with atomic_path(self.out) as tmp:
+        with _atomic_path(self.out) as tmp:
             ds.to_netcdf(tmp, engine=ENGINE)
         self.remove()
         return xr.load_dataset(self.out, engine=ENGINE)
@@ -104,7 +103,7 @@ class ChunkStore:
 
 
 @contextlib.contextmanager
-def atomic_path(path: Path):
+def _atomic_path(path: Path):
     """Yield a temporary path beside ``path``; move it onto ``path`` if the block succeeds.
 
     On an exception the temporary file is deleted and ``path`` is left untouched.
@@ -121,8 +120,8 @@ def atomic_path(path: Path):
 
 
 def _write_atomic(path: Path, write: Callable) -> None:
-    """Write ``path`` with ``write(binary_file)`` through :func:`atomic_path`."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+    """Write ``path`` with ``write(binary_file)`` through :func:`_atomic_path`."""
+    with _atomic_path(path) as tmp, open(tmp, "wb") as f:
         write(f)
 
 

@@ -32,17 +32,16 @@ Resumable files
 ---------------
 (:mod:`dprisk.inference.sweep_store`; the plan and the Dataset layout are in
 :mod:`dprisk.inference.sweep_plan`.) With ``out="FILE.nc"`` every finished chunk is saved at
-once in a sidecar directory
-``FILE.nc.chunks/`` (one ``.npy`` per chunk, written to a temporary name and moved into
-place with :func:`os.replace`, so a chunk file is either complete or absent), next to a
-``manifest.json`` of the sweep's parameters. A sweep that is interrupted and run again with
-the same ``out`` and the same parameters computes only the missing chunks; run with
-different parameters it raises ``ValueError`` rather than mixing two sweeps. When every chunk
-exists the Dataset is assembled, written to a temporary file beside ``FILE.nc`` and moved onto
-it, and the sidecar directory is removed: nothing half-written is ever found at ``out``. The
-file holds no timestamps, so an interrupted-and-resumed sweep writes the same bytes as an
-uninterrupted one. Running a finished sweep again returns the stored file (after checking that
-it holds the same sweep).
+once in a sidecar directory ``FILE.nc.chunks/`` (one ``.npy`` per chunk, written to a
+temporary name and moved into place with :func:`os.replace`, so a chunk file is either
+complete or absent), next to a ``manifest.json`` of the sweep's parameters. A sweep that is
+interrupted and run again with the same ``out`` and the same parameters computes only the
+missing chunks; run with different parameters it raises ``ValueError`` rather than mixing two
+sweeps. When every chunk exists the Dataset is assembled, written to a temporary file beside
+``FILE.nc`` and moved onto it, and the sidecar directory is removed: nothing half-written is
+ever found at ``out``. The file holds no timestamps, so an interrupted-and-resumed sweep
+writes the same bytes as an uninterrupted one. Running a finished sweep again returns the
+stored file (after checking that it holds the same sweep).
 """
 
 from __future__ import annotations
@@ -127,6 +126,7 @@ def _compute_chunk(
         result = quantity(**kwargs)
         values[:, j] = [_field(result, name) for name in variables]
     return chunk, values
+
 
 # --------------------------------------------------------------------------- execution
 def _progress(total: int, initial: int, enabled: bool):
