@@ -147,9 +147,10 @@ def local_cluster(n_workers: int = 2, *, threads_per_worker: int = 1, **kwargs):
     """Start a ``dask.distributed.LocalCluster`` of worker processes suited to sweeps.
 
     Like ``LocalCluster(n_workers, threads_per_worker=1, processes=True)`` without the
-    dashboard, except that the workers' environment is :data:`WORKER_ENVIRON`: Dask's default
-    also sets ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc map and unmap every large
-    NumPy temporary and doubles the CPU time of the exact study in a worker (measured with
+    dashboard (the scheduler's HTTP server on a free port), except that the workers'
+    environment is :data:`WORKER_ENVIRON`: Dask's default also sets
+    ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc map and unmap every large NumPy
+    temporary and doubles the CPU time of the exact study in a worker (measured with
     ``benchmarks/bench_sweeps.py``). Use it as a context manager, or close it.
 
     Parameters
@@ -163,7 +164,13 @@ def local_cluster(n_workers: int = 2, *, threads_per_worker: int = 1, **kwargs):
 
     n_workers = check_positive_int(n_workers, "n_workers")
     threads_per_worker = check_positive_int(threads_per_worker, "threads_per_worker")
-    kwargs.setdefault("dashboard_address", None)
+    if "dashboard_address" not in kwargs:
+        # No dashboard. The scheduler still serves HTTP (health checks): on a free port, not
+        # on 8787, which a second cluster on this machine finds taken (a warning, and an
+        # error where warnings are errors).
+        kwargs["dashboard_address"] = None
+        kwargs["scheduler_kwargs"] = {"dashboard_address": ":0",
+                                      **kwargs.get("scheduler_kwargs", {})}
     with dask.config.set({"distributed.nanny.pre-spawn-environ": dict(WORKER_ENVIRON)}):
         return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
                             processes=True, **kwargs)

@@ -21,7 +21,6 @@ from dprisk.inference.sweeps import (
     VARIABLES,
     WORKER_ENVIRON,
     local_cluster,
-    plan_sweep,
     point_seed,
     sweep,
 )
@@ -316,6 +315,12 @@ def cluster():
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+def test_a_second_local_cluster_starts_without_a_port_warning(cluster):
+    # the scheduler's HTTP server takes a free port (warnings are errors in the test suite)
+    with local_cluster(n_workers=1) as second:
+        assert second.scheduler.http_server.port != cluster.scheduler.http_server.port
+
+
 def test_dask_cluster_gives_results_identical_to_in_process(cluster, tmp_path):
     from distributed import Client
 
@@ -361,17 +366,7 @@ def test_dask_failure_keeps_finished_chunks_and_writes_no_file(cluster, tmp_path
     assert done <= {0, 1, 3, 5, 6}
 
 
-# --------------------------------------------------------------------------- the plan
-def test_plan_exposes_the_chunking():
-    plan, quantity = plan_sweep(**{k: v for k, v in SWEEP_2D.items() if k != "progress"},
-                                quantity=exact_standin)
-    assert quantity is exact_standin
-    assert plan.dims == ("rho2", "x2") and plan.shape == (3, 5)
-    assert plan.n_chunks == 8 and list(plan.chunk_indices(7)) == [14]
-    assert plan.point(14) == {"rho1": RHO_BLOCK, "d": 27, "p": 0.5, "known": 0,
-                              "prior": "improper", "rho2": 1.0, "x2": 20}
-
-
+# --------------------------------------------------------------------------- default quantities
 def test_default_quantity_is_the_exact_hierarchical_study():
     studies = pytest.importorskip("dprisk.inference.studies")
     ds = sweep(**BASE, rho2=[0.25, 2.0], x2=1)
