@@ -105,7 +105,13 @@ def integer(text: str) -> int:
 
 
 def rho_text(text: str) -> str:
-    """Keep the raw text; :func:`dprisk.models.census.parse_rho` validates it later."""
+    """A rho as text for :func:`dprisk.models.census.parse_rho` (which validates it later).
+
+    A fraction such as ``1/4`` is written as its float (``0.25``), like every number on the
+    command line; anything else is kept as given.
+    """
+    if "/" in text and not text.strip().startswith("census:"):
+        return repr(number(text))
     return text
 
 

@@ -1,11 +1,14 @@
 """The comma lists of the nested-levels forms: ``--rhos``, ``--siblings``, ``--stars``.
 
-``--rhos`` is ``R1,...,Rh`` (each a number > 0 or ``census:LEVEL``) or ``census:N``, the
-bottom ``N`` Census levels, block first (:func:`dprisk.models.census.census_rhos`);
+``--rhos`` is ``R1,...,Rh`` (each a number > 0, fractions accepted, or ``census:LEVEL``) or
+``census:N``, the bottom ``N`` Census levels, block first
+(:func:`dprisk.models.census.census_rhos`);
 ``--siblings`` is ``d2,...,dh`` and ``--stars`` is ``x1*,...,xh*,y1*,...,y(h-1)*``.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 from dprisk.models.census import census_rhos, parse_rho
 from dprisk.models.checks import check_positive_int
@@ -54,6 +57,8 @@ def parse_rhos(text) -> list[float]:
         if _census_count(item) is not None:
             raise ValueError(f"rhos: census:N stands alone (the bottom N levels); inside a "
                              f"list use census:LEVEL, got {item!r} in {text!r}")
+        if "/" in item and not item.startswith("census:"):  # a fraction, e.g. 1/4
+            item = _fraction(item, f"rhos: rho_{i + 1}")
         rhos.append(parse_rho(item, f"rhos: rho_{i + 1}"))
     return rhos
 
@@ -80,6 +85,14 @@ def parse_stars(text, n_levels: int) -> tuple[list[int], list[int]]:
     names = [f"x{i + 1}*" for i in range(h)] + [f"y{i + 1}*" for i in range(h - 1)]
     stars = [_integer(item, f"stars: {name}") for item, name in zip(items, names, strict=True)]
     return stars[:h], stars[h:]
+
+
+def _fraction(text: str, name: str) -> float:
+    try:
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{name} must be a number > 0 (a fraction like 1/4 is accepted), "
+                         f"got {text!r}") from None
 
 
 def _integer(text: str, name: str) -> int:

@@ -244,3 +244,25 @@ def test_mc_sweep_seed_is_in_the_dataset_and_a_rerun_resumes_with_it(capsys, tmp
     status, out, err = run_cli(argv, capsys)  # no --seed: the stored sweep's seed is used
     assert status == 0, err
     assert re.search(rf"seed\s+{first['seed']} \(of the sweep already at ", out), out
+
+
+@pytest.mark.parametrize(
+    ("fraction", "decimal"),
+    [(("posterior", "--rho1", "1/10", "--x1-star", "1", "--p", "1/4"),
+      ("posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "0.25")),
+     (("marginal", "--rhos", "1/10,1/4"), ("marginal", "--rhos", "0.1,0.25")),
+     (("marginal", "--rho1", "1/10", "--rho2", "1/4", "--d", "3", "--x2", "2"),
+      ("marginal", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2"))],
+)
+def test_numbers_accept_fractions_everywhere(fraction, decimal, capsys):
+    status, out, err = run_cli([*fraction, "--json"], capsys)
+    assert status == 0, err
+    assert json.loads(out) == json.loads(run_cli([*decimal, "--json"], capsys)[1])
+
+
+@pytest.mark.parametrize("argv", [("posterior", "--rho1", "1/0", "--x1-star", "1"),
+                                  ("marginal", "--rhos", "1/0,1")])
+def test_bad_fraction_names_the_option(argv, capsys):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "rho" in err
