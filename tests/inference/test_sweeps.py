@@ -21,11 +21,8 @@ from dprisk.inference.sweeps import (
     VARIABLES,
     WORKER_ENVIRON,
     local_cluster,
-    parse_grid,
-    plan_sweep,
     point_seed,
     sweep,
-    sweep_records,
 )
 from dprisk.models.census import census_level
 
@@ -318,6 +315,12 @@ def cluster():
     cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
 
 
+def test_a_second_local_cluster_starts_without_a_port_warning(cluster):
+    # the scheduler's HTTP server takes a free port (warnings are errors in the test suite)
+    with local_cluster(n_workers=1) as second:
+        assert second.scheduler.http_server.port != cluster.scheduler.http_server.port
+
+
 def test_dask_cluster_gives_results_identical_to_in_process(cluster, tmp_path):
     from distributed import Client
 
@@ -363,79 +366,7 @@ def test_dask_failure_keeps_finished_chunks_and_writes_no_file(cluster, tmp_path
     assert done <= {0, 1, 3, 5, 6}
 
 
-# --------------------------------------------------------------------------- CLI helpers
-@pytest.mark.parametrize(
-    ("text", "name", "kind", "expected"),
-    [
-        ("1,2,5", "x2", int, [1, 2, 5]),
-        ("7", "x2", int, [7]),
-        ("1:4", "x2", int, [1, 2, 3, 4]),
-        ("0:10:5", "known", int, [0, 5, 10]),
-        ("0.5, 1,2.5", "rho2", float, [0.5, 1.0, 2.5]),
-        ("0.1:0.3:3", "rho2", float, [0.1, 0.2, 0.3]),
-        ("0.01:100:5:log", "rho2", float, [0.01, 0.1, 1.0, 10.0, 100.0]),
-        ("census:block,1", "rho1", float, [RHO_BLOCK, 1.0]),
-        ("improper, truncated:10,point:1", "prior", str, ["improper", "truncated:10", "point:1"]),
-    ],
-)
-def test_parse_grid_forms(text, name, kind, expected):
-    values = parse_grid(text, name, kind)
-    assert all(type(v) is kind for v in values)
-    if kind is float:  # linspace/geomspace interior points are rounded
-        np.testing.assert_allclose(values, expected, rtol=1e-15)
-        assert (values[0], values[-1]) == (expected[0], expected[-1])
-    else:
-        assert values == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "name", "kind", "match"),
-    [
-        ("", "x2", int, "x2: the grid is empty"),
-        ("  ", "rho2", float, "rho2: the grid is empty"),
-        ("1,,2", "x2", int, "x2: grid item '' is not an integer"),
-        ("1,a", "rho2", float, "rho2: grid item 'a' is not a number"),
-        ("5:1", "x2", int, "x2: range '5:1' needs A <= B"),
-        ("1:2:3:4", "d", int, "d: integer range must be"),
-        ("0:1:3:log", "rho2", float, "rho2: log range"),
-        ("0.1:1", "rho2", float, "rho2: float range must be"),
-        ("0:1:3", "rho2", float, "rho2 must be a finite number > 0"),
-        ("0,1", "d", int, "d must be an integer >= 1"),
-        ("0.5,1.5", "p", float, "p must be a probability"),
-        ("census:moon", "rho1", float, "rho1: unknown Census level"),
-        ("improper,nonsense", "prior", str, "prior 'nonsense'"),
-        ("improper,,point:1", "prior", str, "prior: the grid 'improper,,point:1' has an empty"),
-        ("1,2,1", "x2", int, "x2: the grid holds 1 more than once"),
-    ],
-)
-def test_parse_grid_errors_name_the_parameter(text, name, kind, match):
-    with pytest.raises(ValueError, match=match):
-        parse_grid(text, name, kind)
-
-
-def test_sweep_records_flatten_every_point():
-    ds = sweep(**SWEEP_2D, quantity=exact_standin)
-    records = sweep_records(ds)
-    assert len(records) == N_POINTS
-    assert list(records[0]) == ["rho1", "rho2", "d", "x2", "p", "known", "prior", *VARIABLES]
-    for record in records:
-        assert record["d"] == 27 and record["prior"] == "improper"
-        assert type(record["x2"]) is int and type(record["rho2"]) is float
-        expected = exact_standin(**{k: record[k] for k in DIMS})
-        assert {v: record[v] for v in VARIABLES} == expected
-    assert [(r["rho2"], r["x2"]) for r in records[:2]] == [(0.1, 1), (0.1, 2)]
-
-
-def test_plan_exposes_the_chunking():
-    plan, quantity = plan_sweep(**{k: v for k, v in SWEEP_2D.items() if k != "progress"},
-                                quantity=exact_standin)
-    assert quantity is exact_standin
-    assert plan.dims == ("rho2", "x2") and plan.shape == (3, 5)
-    assert plan.n_chunks == 8 and list(plan.chunk_indices(7)) == [14]
-    assert plan.point(14) == {"rho1": RHO_BLOCK, "d": 27, "p": 0.5, "known": 0,
-                              "prior": "improper", "rho2": 1.0, "x2": 20}
-
-
+# --------------------------------------------------------------------------- default quantities
 def test_default_quantity_is_the_exact_hierarchical_study():
     studies = pytest.importorskip("dprisk.inference.studies")
     ds = sweep(**BASE, rho2=[0.25, 2.0], x2=1)

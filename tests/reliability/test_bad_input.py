@@ -72,6 +72,7 @@ ML = "dprisk.inference.multilevel"
 UL = "dprisk.inference.unique_levels"
 PP = "dprisk.inference.postprocessing"
 SWEEPS = "dprisk.inference.sweeps"
+GRIDS = "dprisk.cli.grids"
 STUDIES = "dprisk.inference.studies"
 MC = "dprisk.inference.mc_studies"
 SUPP = "dprisk.validation.supplement"
@@ -478,17 +479,17 @@ CASES: list[Case] = [
     api(f"{SWEEPS}:sweep", **STUDY, out=f"{FILE}/s.nc", progress=False, names="out"),
     api(f"{SWEEPS}:sweep", **STUDY, quantity=3, progress=False, raises=TypeError,
         names="quantity"),
-    api(f"{SWEEPS}:parse_grid", "", "rho1", names="rho1"),
-    api(f"{SWEEPS}:parse_grid", "0.1,,0.2", "rho1", names="rho1"),
-    api(f"{SWEEPS}:parse_grid", "0", "rho1", names="rho1"),
-    api(f"{SWEEPS}:parse_grid", "nan", "rho1", names="rho1"),
-    api(f"{SWEEPS}:parse_grid", "1:0.5:0", "rho1", names="rho1"),
-    api(f"{SWEEPS}:parse_grid", "a,b", "d", kind=int, names="d"),
-    api(f"{SWEEPS}:parse_grid", "1.5", "d", kind=int, names="d"),
-    api(f"{SWEEPS}:parse_grid", "0", "d", kind=int, names="d"),
-    api(f"{SWEEPS}:parse_grid", "5:1", "x2", kind=int, names="x2"),
-    api(f"{SWEEPS}:parse_grid", "0.5,1", "p", names="p"),
-    api(f"{SWEEPS}:parse_grid", 0.5, "p", raises=TypeError, names="p"),
+    api(f"{GRIDS}:parse_grid", "", "rho1", names="rho1"),
+    api(f"{GRIDS}:parse_grid", "0.1,,0.2", "rho1", names="rho1"),
+    api(f"{GRIDS}:parse_grid", "0", "rho1", names="rho1"),
+    api(f"{GRIDS}:parse_grid", "nan", "rho1", names="rho1"),
+    api(f"{GRIDS}:parse_grid", "1:0.5:0", "rho1", names="rho1"),
+    api(f"{GRIDS}:parse_grid", "a,b", "d", kind=int, names="d"),
+    api(f"{GRIDS}:parse_grid", "1.5", "d", kind=int, names="d"),
+    api(f"{GRIDS}:parse_grid", "0", "d", kind=int, names="d"),
+    api(f"{GRIDS}:parse_grid", "5:1", "x2", kind=int, names="x2"),
+    api(f"{GRIDS}:parse_grid", "0.5,1", "p", names="p"),
+    api(f"{GRIDS}:parse_grid", 0.5, "p", raises=TypeError, names="p"),
     # ---- inference.studies
     *_rho_cases(f"{STUDIES}:p_correct_hierarchical", rho_key="rho2", x2=2, rho1=0.1, d=3),
     api(f"{STUDIES}:p_correct_hierarchical", **{**STUDY, "d": 0}, names="d"),

@@ -1,0 +1,42 @@
+"""``dprisk census``: the 2020 Census rho allocation (paper Table 2) and its epsilon."""
+
+from __future__ import annotations
+
+from dprisk.cli.common import EXIT_OK, add_json, emit
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk census``."""
+    census = subs.add_parser("census", help="the 2020 Census rho allocation and its epsilon")
+    add_json(census)
+    census.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Print the allocation: total rho, delta, epsilon and the rho of each level."""
+    from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
+    from dprisk.models.privacy import zcdp_to_dp
+
+    epsilon = float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA))
+    levels = [{"level": level.name, "rho": level.rho} for level in CENSUS_LEVELS]
+    payload = {
+        "rho_total": float(CENSUS_RHO_TOTAL),
+        "delta": CENSUS_DELTA,
+        "epsilon": epsilon,
+        "levels": levels,
+    }
+    lines = [
+        "2020 Census GVHR query, zCDP allocation (paper Table 2)",
+        f"  total rho = {float(CENSUS_RHO_TOTAL)}, delta = {CENSUS_DELTA:g}, "
+        f"epsilon = {epsilon:.4f}",
+        f"  {'level':<12} {'geolevel share':>15} {'query share':>12} {'rho':>10}",
+    ]
+    for level in CENSUS_LEVELS:
+        lines.append(
+            f"  {level.name:<12} {level.geolevel_share!s:>15} {level.query_share!s:>12} "
+            f"{level.rho:>10.5f}"
+        )
+    emit(args, payload, lines)
+    return EXIT_OK

@@ -1,0 +1,374 @@
+"""What every subcommand shares: argument types, option checks, seeds and printed output.
+
+The option checks make sure nothing on a command line is silently ignored. Options that
+apply only to some computations are declared with ``default=None`` so that "given" can be
+told from "not given"; each subcommand describes its computations as :class:`Form` objects,
+:func:`check_form` refuses an option given to a form it does not belong to (one line naming
+the option and the form it belongs to), and only then :func:`apply_defaults` fills in the
+real defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import secrets
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILURE",
+    "EXIT_OK",
+    "SEED_BOUND",
+    "SEED_HELP",
+    "Form",
+    "Parser",
+    "TopParser",
+    "add_json",
+    "add_model",
+    "add_scenario",
+    "add_two_level",
+    "apply_defaults",
+    "check_form",
+    "check_writable_dir",
+    "choose_form",
+    "describe",
+    "draw_seed",
+    "emit",
+    "flag",
+    "fmt",
+    "given",
+    "integer",
+    "number",
+    "payload_lines",
+    "require",
+    "rho_text",
+    "run_form",
+    "sampling_seed",
+    "scenario_rhos",
+    "seed_line",
+    "with_default",
+]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_BAD_INPUT = 2
+#: Seeds drawn when ``--seed`` is not given are below this bound (32 bits).
+SEED_BOUND = 2**32
+#: Help text of every ``--seed`` option.
+SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
+
+
+class Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str):  # pragma: no cover - exercised through the CLI tests
+        """Exit with status 2 and one line on stderr."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+class TopParser(Parser):
+    """The ``dprisk`` parser: bare ``dprisk`` prints, on its one line, usage and commands."""
+
+    def error(self, message: str):  # pragma: no cover - exercised through the CLI tests
+        """Exit with status 2; the line also holds the usage, which lists the subcommands."""
+        usage = " ".join(self.format_usage().split())
+        super().error(f"{message}; {usage} (dprisk COMMAND --help shows a command's options)")
+
+
+# --------------------------------------------------------------------------- argument types
+def number(text: str) -> float:
+    """Parse a float or a fraction such as ``1/864``."""
+    try:
+        return float(Fraction(text.strip())) if "/" in text else float(text)
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+
+
+def integer(text: str) -> int:
+    """Parse an integer; integer-valued decimals such as ``3.0`` are accepted."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
+    return int(value)
+
+
+def rho_text(text: str) -> str:
+    """A rho as text for :func:`dprisk.models.census.parse_rho` (which validates it later).
+
+    A fraction such as ``1/4`` is written as its float (``0.25``), like every number on the
+    command line; anything else is kept as given.
+    """
+    if "/" in text and not text.strip().startswith("census:"):
+        return repr(number(text))
+    return text
+
+
+def with_default(text: str, default) -> str:
+    """Help text that states the default applied when the option is not given."""
+    return f"{text} (default: {default})"
+
+
+def add_json(sub: argparse.ArgumentParser) -> None:
+    """The ``--json`` flag of every subcommand."""
+    sub.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
+    """``--rho1``, ``--p`` and ``--known`` (every form of posterior and marginal)."""
+    sub.add_argument("--rho1", type=rho_text, default=None,
+                     help="block-level rho (> 0) or census:LEVEL")
+    sub.add_argument("--p", type=number, default=None, help=with_default(
+        "adversary's prior P[X1 = m+1], 0 < p < 1 (fractions like 1/864 accepted)", p))
+    sub.add_argument("--known", type=integer, default=None, help=with_default(
+        "m, the adversary's known count of the others in the block (integer >= 0)", known))
+
+
+def add_two_level(group) -> None:
+    """``--rho2`` and ``--d``, the options that select and describe the two-level form."""
+    group.add_argument("--rho2", type=rho_text, default=None,
+                       help="block-group rho (> 0) or census:LEVEL; selects this form")
+    group.add_argument("--d", type=integer, default=None,
+                       help="number of other blocks in the block group (>= 1)")
+
+
+def add_model(sub, *, methods: str, prior: str, draws: int, sampled: str) -> None:
+    """``--prior``, ``--method``, ``--draws`` and ``--seed`` of the forms that take them."""
+    sub.add_argument("--prior", default=None, help=with_default(
+        "X2 prior SPEC: improper | truncated:U | point:K | PATH.py:NAME", prior))
+    sub.add_argument("--method", default=None, help=with_default(methods, "exact"))
+    sub.add_argument("--draws", type=integer, default=None,
+                     help=with_default(f"draws per chain ({sampled} only)", draws))
+    sub.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; {sampled} only")
+
+
+# --------------------------------------------------------------------------- option checks
+def flag(dest: str) -> str:
+    """The command-line spelling of an option: ``x1_star`` -> ``--x1-star``."""
+    return "--" + dest.replace("_", "-")
+
+
+def given(args, dest: str) -> bool:
+    """Whether option ``dest`` was given (options that may not apply default to None)."""
+    return getattr(args, dest, None) is not None
+
+
+@dataclass(frozen=True)
+class Form:
+    """One computation a subcommand can run, and the options that apply to it.
+
+    Attributes
+    ----------
+    name : str
+        Shown in messages, e.g. ``"two-level"``.
+    selector : str
+        How the form is chosen, e.g. ``"--rho2 given"``.
+    selected_by : str, optional
+        The option whose presence chooses this form (None: the form used otherwise).
+    options : frozenset of str
+        Destinations of the options that apply (``method`` included when the form takes one).
+    usage : str
+        The form's options as shown in the help, e.g. ``"--rho1 --x1-star [--p]"``.
+    methods : tuple of str
+        Accepted ``--method`` values; the first is the default.
+    sampling : tuple of str
+        The methods that draw random numbers.
+    sampled : frozenset of str
+        Options that apply only with a method of ``sampling`` (``draws``, ``seed``, ...).
+    """
+
+    name: str
+    selector: str
+    options: frozenset
+    usage: str = ""
+    selected_by: str | None = None
+    methods: tuple = ("exact",)
+    sampling: tuple = ()
+    sampled: frozenset = field(default_factory=frozenset)
+
+    def method(self, args) -> str:
+        """The requested method (the form's default when ``--method`` is not given)."""
+        return args.method if given(args, "method") else self.methods[0]
+
+    def samples(self, args) -> bool:
+        """Whether the requested method draws random numbers."""
+        return self.method(args) in self.sampling
+
+
+def describe(forms: list[Form], note: str) -> str:
+    """A subcommand's help description: each form with its usage, then ``note``."""
+    shown = "; ".join(f"{f.name} ({f.selector}): {f.usage}" for f in forms)
+    return (f"Forms: {shown}. {note} An option that does not apply to the chosen form is "
+            "refused (exit status 2).")
+
+
+def _owners(dest: str, command: str, forms: list[Form]) -> str:
+    names = [f"the {f.name} form ({f.selector})" for f in forms
+             if dest in f.options or dest in f.sampled]
+    if not names:
+        return f"no form of dprisk {command} takes it"
+    return "it belongs to " + " and ".join(names)
+
+
+def check_form(args, command: str, form: Form, forms: list[Form], *,
+               never: tuple = ()) -> None:
+    """Refuse every option given that does not apply to ``form``.
+
+    The options checked are those of any of ``forms`` and those of ``never`` (accepted by
+    the parser, applying to no form), in the order of the parser.
+
+    Raises
+    ------
+    ValueError
+        One line naming the first such option, the form it was given to and the form(s) it
+        belongs to; or a ``--method`` the form does not accept.
+    """
+    known = set(never).union(*(f.options | f.sampled for f in forms))
+    checked = [dest for dest in vars(args) if dest in known]
+    where = (f"the {form.name} form of dprisk {command} ({form.selector})" if len(forms) > 1
+             else f"dprisk {command}")
+    for dest in checked:
+        if not given(args, dest) or dest in form.options or dest in form.sampled:
+            continue
+        raise ValueError(f"{flag(dest)} does not apply to {where}; "
+                         f"{_owners(dest, command, forms)}")
+    method = form.method(args)
+    if method not in form.methods:
+        others = [f"the {f.name} form" for f in forms if method in f.methods]
+        belongs = f"; {method} belongs to {' and '.join(others)}" if others else ""
+        allowed = (f"one of {', '.join(form.methods)}" if len(form.methods) > 1
+                   else form.methods[0])
+        raise ValueError(f"--method must be {allowed} for {where}, got {method!r}{belongs}")
+    if form.samples(args):
+        return
+    for dest in checked:
+        if given(args, dest) and dest in form.sampled:
+            raise ValueError(
+                f"{flag(dest)} does not apply to --method {method} of {where}: nothing is "
+                f"sampled; it belongs to --method {'|'.join(form.sampling)}"
+            )
+
+
+def sampling_seed(args, form: Form) -> tuple[int | None, bool]:
+    """``(seed, drawn)``: ``--seed``, a drawn seed when not given, or None if nothing is sampled."""
+    if not form.samples(args):
+        return None, False
+    if given(args, "seed"):
+        return args.seed, False
+    return draw_seed(), True
+
+
+def choose_form(args, forms: list[Form]) -> Form:
+    """The first form whose ``selected_by`` option was given, else the default form."""
+    for form in forms:
+        if form.selected_by is not None and given(args, form.selected_by):
+            return form
+    return next(form for form in forms if form.selected_by is None)
+
+
+def run_form(args, command: str, forms: list[Form], defaults: dict, computes: dict, *,
+             never: tuple = ()) -> int:
+    """Run the form the options choose: check, fill defaults, seed, compute, print.
+
+    ``computes`` maps each form to ``compute(args, method, seed) -> (payload, lines)``;
+    ``seed`` is None unless the method samples. A sampled answer gets the JSON key ``seed``
+    and a summary line saying how the seed was chosen.
+    """
+    form = choose_form(args, forms)
+    check_form(args, command, form, forms, never=never)
+    apply_defaults(args, defaults)
+    seed, drawn = sampling_seed(args, form)
+    payload, lines = computes[form](args, form.method(args), seed)
+    if seed is not None:
+        payload["seed"] = seed
+        lines.append(seed_line(seed, drawn))
+    emit(args, payload, lines)
+    return EXIT_OK
+
+
+def scenario_rhos(args, form: str, **needed: str) -> list[float]:
+    """Check that a form's options are given; return its rhos (``--rho1`` [, ``--rho2``])."""
+    from dprisk.models.census import parse_rho
+
+    require(args, form, **needed)
+    return [parse_rho(getattr(args, name), name) for name in ("rho1", "rho2")
+            if getattr(args, name) is not None]
+
+
+def apply_defaults(args, defaults: dict) -> None:
+    """Set every option of ``defaults`` that was not given to its default value."""
+    for dest, value in defaults.items():
+        if not given(args, dest):
+            setattr(args, dest, value)
+
+
+def require(args, form: str, **needed: str) -> None:
+    """Raise ValueError unless every option a form needs was given."""
+    for dest, description in needed.items():
+        if getattr(args, dest) is None:
+            raise ValueError(f"{flag(dest)} is required for the {form} form ({description})")
+
+
+# --------------------------------------------------------------------------- seeds
+def draw_seed() -> int:
+    """A fresh seed in ``[0, 2**32)`` from the operating system's entropy."""
+    return secrets.randbelow(SEED_BOUND)
+
+
+def seed_line(seed: int, drawn: bool, how: str = "from --seed") -> str:
+    """The summary line that reports the seed of a random result (``how`` it was chosen)."""
+    if drawn:
+        how = f"drawn at random; --seed {seed} reproduces this run"
+    return f"  {'seed':<24} {seed} ({how})"
+
+
+# --------------------------------------------------------------------------- output
+def emit(args, payload: dict, lines: list[str]) -> None:
+    """Print ``payload`` as one JSON object with ``--json``, else the readable ``lines``."""
+    if args.json:
+        print(json.dumps(payload))
+    else:
+        print("\n".join(lines))
+
+
+def fmt(value: float) -> str:
+    """A number to 6 significant digits."""
+    return f"{value:.6g}"
+
+
+def _show(value) -> str:
+    """Compact human rendering of a JSON value (nested dicts inline, floats to 6 digits)."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        shown = ", ".join(f"{k}: {_show(v)}" for k, v in items[:12])
+        return "{" + shown + (", …" if len(items) > 12 else "") + "}"
+    if isinstance(value, float):
+        return fmt(value)
+    return str(value)
+
+
+def payload_lines(title: str, payload: dict) -> list[str]:
+    """A title line and one line per payload entry (``seed`` is reported by seed_line)."""
+    return [title] + [f"  {key:<24} {_show(value)}" for key, value in payload.items()
+                      if key != "seed"]
+
+
+def check_writable_dir(path: Path, option: str) -> None:
+    """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
+    probe = path.parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {str(path)!r} cannot be created: {str(probe)!r} is not a "
+                         "writable directory")

@@ -1,0 +1,102 @@
+"""The comma lists of the nested-levels forms: ``--rhos``, ``--siblings``, ``--stars``.
+
+``--rhos`` is ``R1,...,Rh`` (each a number > 0, fractions accepted, or ``census:LEVEL``) or
+``census:N``, the bottom ``N`` Census levels, block first
+(:func:`dprisk.models.census.census_rhos`);
+``--siblings`` is ``d2,...,dh`` and ``--stars`` is ``x1*,...,xh*,y1*,...,y(h-1)*``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from dprisk.models.census import census_rhos, parse_rho
+from dprisk.models.checks import check_positive_int
+
+__all__ = ["RHOS_FORM", "parse_rhos", "parse_siblings", "parse_stars"]
+
+#: The accepted forms of ``--rhos``, as shown in messages and help.
+RHOS_FORM = "R1,...,Rh with numbers > 0 or census:LEVEL, or census:N (the bottom N levels)"
+
+
+def _items(text, name: str, form: str) -> list[str]:
+    """The stripped comma-separated items of ``text``; ValueError on an empty item."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name} must be a comma-separated list ({form}), got {text!r}")
+    items = [item.strip() for item in text.split(",")]
+    if any(not item for item in items):
+        raise ValueError(f"{name} must be a comma-separated list ({form}) with no empty entry, "
+                         f"got {text!r}")
+    return items
+
+
+def _census_count(item: str) -> int | None:
+    """``N`` of ``census:N``, or None when ``item`` is not of that form."""
+    if item.startswith("census:") and item[7:].strip().isdigit():
+        return int(item[7:])
+    return None
+
+
+def parse_rhos(text) -> list[float]:
+    """Parse ``--rhos``: ``R1,...,Rh`` (numbers > 0 or ``census:LEVEL``) or ``census:N``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rhos`` (and ``rho_i`` for a bad entry) and the allowed forms.
+    """
+    items = _items(text, "rhos", RHOS_FORM)
+    if len(items) == 1 and (count := _census_count(items[0])) is not None:
+        try:
+            return census_rhos(count)
+        except ValueError as err:
+            raise ValueError(f"rhos: census:N takes the bottom N Census levels ({err}), "
+                             f"got {text!r}") from None
+    rhos = []
+    for i, item in enumerate(items):
+        if _census_count(item) is not None:
+            raise ValueError(f"rhos: census:N stands alone (the bottom N levels); inside a "
+                             f"list use census:LEVEL, got {item!r} in {text!r}")
+        if "/" in item and not item.startswith("census:"):  # a fraction, e.g. 1/4
+            item = _fraction(item, f"rhos: rho_{i + 1}")
+        rhos.append(parse_rho(item, f"rhos: rho_{i + 1}"))
+    return rhos
+
+
+def parse_siblings(text, n_levels: int) -> list[int]:
+    """Parse ``--siblings``: ``d2,...,dh``, ``h - 1`` integers >= 1 for ``h = n_levels``."""
+    h = n_levels
+    items = _items(text, "siblings", f"d2,...,dh: h - 1 = {h - 1} integers >= 1")
+    if len(items) != h - 1:
+        raise ValueError(f"siblings must have h - 1 = {h - 1} entries d2,...,dh, "
+                         f"got {len(items)} ({text!r})")
+    return [check_positive_int(_integer(item, f"siblings: d_{i + 2}"), f"siblings: d_{i + 2}")
+            for i, item in enumerate(items)]
+
+
+def parse_stars(text, n_levels: int) -> tuple[list[int], list[int]]:
+    """Parse ``--stars``: ``x1*,...,xh*,y1*,...,y(h-1)*``; returns ``(x_stars, y_stars)``."""
+    h = n_levels
+    form = f"x1*,...,x{h}*,y1*,...,y{h - 1}*: 2h - 1 = {2 * h - 1} integers"
+    items = _items(text, "stars", form)
+    if len(items) != 2 * h - 1:
+        raise ValueError(f"stars must have 2h - 1 = {2 * h - 1} entries ({form}), "
+                         f"got {len(items)} ({text!r})")
+    names = [f"x{i + 1}*" for i in range(h)] + [f"y{i + 1}*" for i in range(h - 1)]
+    stars = [_integer(item, f"stars: {name}") for item, name in zip(items, names, strict=True)]
+    return stars[:h], stars[h:]
+
+
+def _fraction(text: str, name: str) -> float:
+    try:
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{name} must be a number > 0 (a fraction like 1/4 is accepted), "
+                         f"got {text!r}") from None
+
+
+def _integer(text: str, name: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {text!r}") from None

@@ -1,0 +1,119 @@
+"""``dprisk marginal``: marginal posterior, risk R and P[correct decision].
+
+Three forms: single level (``--rho1``), two levels (``--rho2`` given: also ``--d --x2
+[--x1]``, exact or Monte Carlo) and a target unique at several levels (``--rhos``). An option
+of another form, or a Monte Carlo option (``--datasets``, ``--draws``, ``--seed``) with
+``--method exact``, is refused. A Monte Carlo answer reports its seed (drawn when ``--seed``
+is not given).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dprisk.cli import common
+from dprisk.cli.common import fmt, integer
+
+__all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
+
+SINGLE = common.Form("single-level", "--rho1 without --rho2", frozenset({"rho1", "method"}),
+                     usage="--rho1 [--p] [--known], exact")
+TWO_LEVEL = common.Form("two-level", "--rho2 given",
+                        frozenset({"rho1", "rho2", "d", "x2", "x1", "prior", "method"}),
+                        usage="--rho1 --rho2 --d --x2 [--x1] [--p] [--known] [--prior] "
+                        "[--method exact|mc]",
+                        selected_by="rho2", methods=("exact", "mc"), sampling=("mc",),
+                        sampled=frozenset({"datasets", "draws", "seed"}))
+UNIQUE_LEVELS = common.Form("unique-levels", "--rhos given", frozenset({"rhos", "method"}),
+                            usage="--rhos R1,R2,... or census:N [--p] [--known], exact",
+                            selected_by="rhos")
+#: The forms of ``dprisk marginal``.
+FORMS = [SINGLE, TWO_LEVEL, UNIQUE_LEVELS]
+#: Defaults applied after the checks.
+DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "datasets": 20_000, "draws": 1000}
+
+#: ``dprisk marginal --help``: the summary line and the description of the forms.
+HELP = "marginal posterior, risk R and P[correct decision]"
+DESCRIPTION = common.describe(FORMS, "--datasets, --draws and --seed apply to --method mc only.")
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk marginal`` with every option and its default."""
+    marg = subs.add_parser("marginal", help=HELP, description=DESCRIPTION)
+    common.add_scenario(marg, p=DEFAULTS["p"], known=DEFAULTS["known"])
+    mhier = marg.add_argument_group("two levels (when --rho2 is given)")
+    common.add_two_level(mhier)
+    mhier.add_argument("--x2", type=integer, default=None, help="true block-group count")
+    mhier.add_argument("--x1", type=integer, default=None, help=common.with_default(
+        "true block count, known or known + 1", "known + 1"))
+    common.add_model(mhier, methods="exact | mc", prior=DEFAULTS["prior"],
+                     draws=DEFAULTS["draws"], sampled="mc")
+    mhier.add_argument("--datasets", type=integer, default=None, help=common.with_default(
+        "simulated releases (mc only)", DEFAULTS["datasets"]))
+    # no form takes --chains (the Monte Carlo study runs one chain per release): refused,
+    # and not shown in the help
+    marg.add_argument("--chains", type=integer, default=None, help=argparse.SUPPRESS)
+    marg.add_argument("--rhos", default=None, help="target unique at several levels: "
+                      "R1,R2,... (census:LEVEL allowed) or census:N, the bottom N levels")
+    common.add_json(marg)
+    marg.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Check the options against the chosen form, compute, print."""
+    # no form takes --chains (the Monte Carlo study runs one chain per release)
+    return common.run_form(args, "marginal", FORMS, DEFAULTS,
+                           {SINGLE: _single_level, TWO_LEVEL: _two_level,
+                            UNIQUE_LEVELS: _unique_levels}, never=("chains",))
+
+
+def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference import single_level
+
+    (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
+    marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
+    marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
+    p_correct = float(single_level.p_correct(rho1, args.p, args.known))
+    threshold = int(single_level.decision_threshold(rho1, args.p, args.known))
+    payload = {
+        "marginal_posterior": marginal,
+        "marginal_risk": marginal_risk,
+        "p_correct": p_correct,
+        "threshold": threshold,
+    }
+    lines = [
+        f"single level: rho1 = {fmt(rho1)}, p = {fmt(args.p)}, known m = {args.known}, "
+        f"truth x1 = m+1",
+        f"  marginal posterior P[X1 = x1 | x1]   = {fmt(marginal)}",
+        f"  marginal risk R                      = {fmt(marginal_risk)}",
+        f"  decision threshold (decide m+1 iff x1* >= threshold) = {threshold}",
+        f"  P[correct decision]                  = {fmt(p_correct)}",
+    ]
+    return payload, lines
+
+
+def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
+    from dprisk.inference.studies import marginal_summary
+
+    rho1, rho2 = common.scenario_rhos(args, "two-level", rho1="a rho > 0 or census:LEVEL",
+                                      d="an integer >= 1",
+                                      x2="the true block-group count, an integer >= 0")
+    payload = marginal_summary(
+        rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p, known=args.known,
+        prior=args.prior, method=method, datasets=args.datasets, draws=args.draws, seed=seed,
+    )
+    truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
+    title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, {truth}, "
+             f"p = {fmt(args.p)}, prior {args.prior}, method {method}")
+    return payload, common.payload_lines(title, payload)
+
+
+def _unique_levels(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.cli.levels import parse_rhos
+    from dprisk.validation.supplement import unique_levels_summary
+
+    rhos = parse_rhos(args.rhos)
+    payload = unique_levels_summary(rhos, p=args.p, known=args.known)
+    shown = ", ".join(fmt(r) for r in rhos)
+    return payload, common.payload_lines(f"target unique at {len(rhos)} levels: rhos = {shown}",
+                                         payload)

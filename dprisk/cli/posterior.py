@@ -1,0 +1,125 @@
+"""``dprisk posterior``: P[X1 = m+1 | release] and the risk R' of one release.
+
+Three forms: single level (``--rho1 --x1-star``), two levels (``--rho2`` given: also ``--d
+--x2-star --y1-star``) and nested levels (``--rhos --siblings --stars``). An option of
+another form, or a sampling option (``--draws``, ``--chains``, ``--seed``) with ``--method
+exact``, is refused. A sampled answer reports its seed (drawn when ``--seed`` is not given).
+"""
+
+from __future__ import annotations
+
+from dprisk.cli import common
+from dprisk.cli.common import fmt, integer
+
+__all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
+
+_SAMPLING = ("gibbs", "pymc")
+_SAMPLED = frozenset({"draws", "chains", "seed"})
+_METHODS = ("exact", *_SAMPLING)
+SINGLE = common.Form("single-level", "--rho1 without --rho2",
+                     frozenset({"rho1", "x1_star", "method"}),
+                     usage="--rho1 --x1-star [--p] [--known], exact")
+TWO_LEVEL = common.Form(
+    "two-level", "--rho2 given",
+    frozenset({"rho1", "rho2", "d", "x1_star", "x2_star", "y1_star", "prior", "method"}),
+    usage="--rho1 --rho2 --d --x1-star --x2-star --y1-star [--p] [--known] [--prior] "
+    "[--method]",
+    selected_by="rho2", methods=_METHODS, sampling=_SAMPLING, sampled=_SAMPLED,
+)
+NESTED = common.Form("nested-levels", "--rhos given",
+                     frozenset({"rhos", "siblings", "stars", "prior", "method"}),
+                     usage="--rhos --siblings --stars [--p] [--known] [--prior] [--method]",
+                     selected_by="rhos", methods=_METHODS, sampling=_SAMPLING, sampled=_SAMPLED)
+#: The forms of ``dprisk posterior``.
+FORMS = [SINGLE, TWO_LEVEL, NESTED]
+#: Defaults applied after the checks.
+DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4}
+
+#: ``dprisk posterior --help``: the summary line and the description of the forms.
+HELP = "posterior P[X1 = m+1 | release] and risk R'"
+DESCRIPTION = common.describe(
+    FORMS, "--draws, --chains and --seed apply to --method gibbs|pymc only.")
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk posterior`` with every option and its default."""
+    post = subs.add_parser("posterior", help=HELP, description=DESCRIPTION)
+    common.add_scenario(post, p=DEFAULTS["p"], known=DEFAULTS["known"])
+    post.add_argument("--x1-star", type=integer, default=None, help="released block count x1*")
+    hier = post.add_argument_group("two levels (when --rho2 is given)")
+    common.add_two_level(hier)
+    hier.add_argument("--x2-star", type=integer, default=None, help="released block-group x2*")
+    hier.add_argument("--y1-star", type=integer, default=None, help="released other-blocks y1*")
+    multi = post.add_argument_group("nested levels (when --rhos is given)")
+    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h (census:LEVEL allowed), "
+                       "or census:N for the bottom N Census levels (2 <= N <= 6)")
+    multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
+    multi.add_argument("--stars", default=None, help="x1*,...,xh*,y1*,...,y(h-1)*")
+    model = post.add_argument_group("two or nested levels")
+    common.add_model(model, methods="exact | gibbs | pymc", prior=DEFAULTS["prior"],
+                     draws=DEFAULTS["draws"], sampled="gibbs/pymc")
+    model.add_argument("--chains", type=integer, default=None, help=common.with_default(
+        "number of chains (gibbs/pymc only)", DEFAULTS["chains"]))
+    common.add_json(post)
+    post.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Check the options against the chosen form, compute, print."""
+    return common.run_form(args, "posterior", FORMS, DEFAULTS,
+                           {SINGLE: _single_level, TWO_LEVEL: _two_level, NESTED: _nested_levels})
+
+
+def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference import single_level
+
+    (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL",
+                                   x1_star="the released block count, an integer")
+    posterior = float(single_level.posterior(args.x1_star, rho1, args.p, args.known))
+    risk = float(single_level.risk(args.x1_star, rho1, args.p, args.known))
+    payload = {"posterior": posterior, "risk": risk}
+    lines = [
+        f"single level: rho1 = {fmt(rho1)}, x1* = {args.x1_star}, p = {fmt(args.p)}, "
+        f"known m = {args.known}",
+        f"  P[X1 = m+1 | x1*] = {fmt(posterior)}",
+        f"  R'(x1*)           = {fmt(risk)}",
+    ]
+    return payload, lines
+
+
+def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
+    from dprisk.inference.sampling import posterior_summary
+
+    rho1, rho2 = common.scenario_rhos(
+        args, "two-level", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
+        x1_star="an integer", x2_star="an integer", y1_star="an integer")
+    payload = posterior_summary(
+        args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
+        known=args.known, prior=args.prior, method=method, draws=args.draws,
+        chains=args.chains, random_seed=seed,
+    )
+    title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
+             f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {fmt(args.p)}, "
+             f"known m = {args.known}, prior {args.prior}")
+    return payload, common.payload_lines(title, payload)
+
+
+def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
+    from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
+    from dprisk.inference.multilevel import posterior_summary
+
+    common.require(args, "nested-levels", siblings="d_2,...,d_h",
+                   stars="x1*,...,xh*,y1*,...")
+    rhos = parse_rhos(args.rhos)
+    if len(rhos) < 2:
+        raise ValueError(f"rhos must have at least 2 entries for the nested-levels form "
+                         f"(h >= 2 levels), got {args.rhos!r}")
+    siblings = parse_siblings(args.siblings, len(rhos))
+    x_stars, y_stars = parse_stars(args.stars, len(rhos))
+    payload = posterior_summary(
+        rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
+        known=args.known, prior=args.prior, method=method, draws=args.draws,
+        chains=args.chains, random_seed=seed,
+    )
+    title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
+    return payload, common.payload_lines(title, payload)

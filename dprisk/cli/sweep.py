@@ -1,0 +1,127 @@
+"""``dprisk sweep``: P[correct decision] over parameter grids, written to a netCDF file.
+
+Every grid option is parsed by :func:`dprisk.cli.grids.parse_grid` (a value, a comma list or
+a range) and swept, even with a single value. ``--method mc`` runs the Monte Carlo study at
+every point with the seed :func:`dprisk.inference.sweeps.point_seed` of the sweep's seed;
+that seed is drawn when ``--seed`` is not given (or taken from an interrupted or finished mc
+sweep at the same ``--out``, so that a rerun resumes it) and reported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dprisk.cli.common import (
+    EXIT_OK,
+    SEED_HELP,
+    Form,
+    add_json,
+    apply_defaults,
+    check_form,
+    check_writable_dir,
+    emit,
+    integer,
+    sampling_seed,
+    seed_line,
+    with_default,
+)
+from dprisk.cli.grids import GRID_SYNTAX
+
+__all__ = ["DEFAULTS", "FORM", "add_parser", "run"]
+
+#: The one form of ``dprisk sweep``; the Monte Carlo options apply to ``--method mc`` only.
+FORM = Form("grid", "every sweep", frozenset({"method"}), methods=("exact", "mc"),
+            sampling=("mc",), sampled=frozenset({"datasets", "draws", "seed"}))
+#: Defaults applied after the checks (the Monte Carlo budget of ``dprisk marginal``).
+DEFAULTS = {"datasets": 20_000, "draws": 1000}
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk sweep`` with every option, its default and the grid syntax."""
+    swp = subs.add_parser(
+        "sweep",
+        help="P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
+        description=f"{GRID_SYNTAX} Every grid option is swept (a single value is a grid of "
+        "one point). --datasets, --draws and --seed apply to --method mc only.",
+    )
+    swp.add_argument("--rho1", required=True, help="grid of block rho (census:LEVEL allowed)")
+    swp.add_argument("--rho2", required=True, help="grid of block-group rho")
+    swp.add_argument("--d", required=True, help="grid of the number of other blocks (>= 1)")
+    swp.add_argument("--x2", required=True, help="grid of the true block-group count")
+    swp.add_argument("--p", default="0.5",
+                     help=with_default("grid of the prior P[X1 = m+1]", "0.5"))
+    swp.add_argument("--known", default="0", help=with_default("grid of m", "0"))
+    swp.add_argument("--prior", default="improper",
+                     help=with_default("comma list of X2 prior SPECs", "improper"))
+    swp.add_argument("--method", default=None, help=with_default(
+        "exact | mc (the Monte Carlo study at every point)", "exact"))
+    swp.add_argument("--datasets", type=integer, default=None, help=with_default(
+        "simulated releases per point (mc only)", DEFAULTS["datasets"]))
+    swp.add_argument("--draws", type=integer, default=None, help=with_default(
+        "Gibbs draws per release (mc only)", DEFAULTS["draws"]))
+    swp.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; mc only")
+    swp.add_argument("--out", required=True, help="output netCDF file (.nc); a rerun of an "
+                     "interrupted sweep computes only the missing chunks")
+    swp.add_argument("--scheduler", default=None, help="Dask scheduler address "
+                     "(default: compute in this process)")
+    add_json(swp)
+    swp.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Parse the grids, run the sweep, print the records."""
+    from dprisk.cli.grids import parse_grid, sweep_records
+    from dprisk.inference.sweeps import sweep
+
+    check_form(args, "sweep", FORM, [FORM])
+    apply_defaults(args, DEFAULTS)
+    out = Path(args.out)
+    if out.suffix != ".nc":
+        raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
+    check_writable_dir(out, "--out")
+    grids = {
+        "rho1": parse_grid(args.rho1, "rho1", kind=float),
+        "rho2": parse_grid(args.rho2, "rho2", kind=float),
+        "d": parse_grid(args.d, "d", kind=int),
+        "x2": parse_grid(args.x2, "x2", kind=int),
+        "p": parse_grid(args.p, "p", kind=float),
+        "known": parse_grid(args.known, "known", kind=int),
+    }
+    priors = parse_grid(args.prior, "prior", kind=str)
+    method = FORM.method(args)
+    seed, drawn = sampling_seed(args, FORM)
+    how = "from --seed"
+    if drawn and (resumed := _stored_seed(out)) is not None:
+        seed, drawn, how = resumed, False, f"of the sweep already at {out}"
+    mc_options = None
+    if seed is not None:
+        mc_options = {"seed": seed, "datasets": args.datasets, "draws": args.draws}
+    dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0], method=method,
+                    mc_options=mc_options, out=str(out), client=args.scheduler,
+                    progress=not args.json)
+    payload = {
+        "out": str(out),
+        "dims": {name: int(size) for name, size in dataset.sizes.items()},
+        "records": sweep_records(dataset),
+    }
+    lines = [f"sweep written to {out}", f"  dims: {payload['dims']}"]
+    lines += [f"  {record}" for record in payload["records"][:20]]
+    if len(payload["records"]) > 20:
+        lines.append(f"  … {len(payload['records']) - 20} more")
+    if seed is not None:
+        payload["seed"] = seed
+        lines.append(seed_line(seed, drawn, how))
+    emit(args, payload, lines)
+    return EXIT_OK
+
+
+def _stored_seed(out: Path) -> int | None:
+    """The seed of a Monte Carlo sweep already stored (interrupted or finished) at ``out``."""
+    from dprisk.inference.sweep_store import stored_manifest
+
+    manifest = stored_manifest(out)
+    if manifest is None or manifest.get("method") != "mc":
+        return None
+    seed = manifest.get("mc_options", {}).get("seed")
+    return seed if isinstance(seed, int) and not isinstance(seed, bool) else None
+

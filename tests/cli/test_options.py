@@ -1,0 +1,268 @@
+"""Nothing on a ``dprisk`` command line is silently ignored; every random result is reproducible.
+
+* An option that does not apply to the requested computation exits 2 with one stderr line
+  naming the option and the form it was given to.
+* Each subcommand's ``--help`` states every default; ``dprisk --version``; bare ``dprisk``.
+* A sampled answer reports its seed (JSON ``seed``, a summary line); the same command with
+  that seed gives the same JSON.
+"""
+
+import json
+import re
+
+import pytest
+
+import dprisk
+from dprisk.cli import main
+
+TWO = ("--rho1", "0.1", "--rho2", "0.25", "--d", "3")
+POST_1 = ("posterior", "--rho1", "0.1", "--x1-star", "1")
+POST_2 = ("posterior", *TWO, "--x1-star", "1", "--x2-star", "2", "--y1-star", "1")
+POST_H = ("posterior", "--rhos", "0.1,0.25", "--siblings", "3", "--stars", "1,2,1")
+MARG_1 = ("marginal", "--rho1", "0.1")
+MARG_2 = ("marginal", *TWO, "--x2", "2")
+MARG_U = ("marginal", "--rhos", "0.1,0.25")
+SWEEP = ("sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2")
+GIBBS = ("--method", "gibbs", "--draws", "60", "--chains", "2")
+MC = ("--method", "mc", "--datasets", "40", "--draws", "20")
+
+
+def run_cli(argv, capsys):
+    """Run ``dprisk`` in-process; return (exit status, stdout, stderr)."""
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:  # argparse errors, --help, --version
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+# (argv, the option that must be named, a word of the form it was given to)
+IGNORED_BEFORE = [
+    # the issue's example: two-level options without --rho2 (single-level marginal)
+    ((*MARG_1, "--x2", "5"), "--x2", "single-level"),
+    ((*MARG_1, "--x1", "1"), "--x1", "single-level"),
+    ((*MARG_1, "--d", "27"), "--d", "single-level"),
+    ((*MARG_1, "--prior", "improper"), "--prior", "single-level"),
+    ((*MARG_1, "--datasets", "10"), "--datasets", "single-level"),
+    ((*MARG_1, "--draws", "10"), "--draws", "single-level"),
+    ((*MARG_1, "--seed", "1"), "--seed", "single-level"),
+    ((*MARG_1, "--method", "mc"), "--method", "single-level"),
+    ((*MARG_1, "--chains", "2"), "--chains", "single-level"),
+    # two-level marginal: Monte Carlo options with --method exact; --chains never applies
+    ((*MARG_2, "--datasets", "10"), "--datasets", "exact"),
+    ((*MARG_2, "--method", "exact", "--draws", "10"), "--draws", "exact"),
+    ((*MARG_2, "--seed", "3"), "--seed", "exact"),
+    ((*MARG_2, "--method", "mc", "--chains", "2"), "--chains", "two-level"),
+    # unique-levels marginal: --rhos mixed with the other forms' options
+    ((*MARG_U, "--rho1", "0.1"), "--rho1", "unique-levels"),
+    ((*MARG_U, "--rho2", "0.1"), "--rho2", "unique-levels"),
+    ((*MARG_U, "--x2", "2"), "--x2", "unique-levels"),
+    ((*MARG_U, "--prior", "improper"), "--prior", "unique-levels"),
+    ((*MARG_U, "--seed", "1"), "--seed", "unique-levels"),
+    ((*MARG_U, "--method", "mc"), "--method", "unique-levels"),
+    # single-level posterior: exact only, no two-level or nested options
+    ((*POST_1, "--method", "gibbs"), "--method", "single-level"),
+    ((*POST_1, "--method", "pymc"), "--method", "single-level"),
+    ((*POST_1, "--d", "3"), "--d", "single-level"),
+    ((*POST_1, "--x2-star", "2"), "--x2-star", "single-level"),
+    ((*POST_1, "--y1-star", "2"), "--y1-star", "single-level"),
+    ((*POST_1, "--prior", "improper"), "--prior", "single-level"),
+    ((*POST_1, "--draws", "10"), "--draws", "single-level"),
+    ((*POST_1, "--chains", "2"), "--chains", "single-level"),
+    ((*POST_1, "--seed", "1"), "--seed", "single-level"),
+    ((*POST_1, "--siblings", "3"), "--siblings", "single-level"),
+    ((*POST_1, "--stars", "1,2,1"), "--stars", "single-level"),
+    # two-level posterior: sampling options with --method exact, nested options
+    ((*POST_2, "--draws", "10"), "--draws", "exact"),
+    ((*POST_2, "--method", "exact", "--chains", "2"), "--chains", "exact"),
+    ((*POST_2, "--seed", "1"), "--seed", "exact"),
+    ((*POST_2, "--siblings", "3"), "--siblings", "two-level"),
+    ((*POST_2, "--stars", "1,2,1"), "--stars", "two-level"),
+    # nested-levels posterior: --rhos mixed with --rho1 & co, sampling options with exact
+    ((*POST_H, "--rho1", "0.1"), "--rho1", "nested-levels"),
+    ((*POST_H, "--rho2", "0.1"), "--rho2", "nested-levels"),
+    ((*POST_H, "--d", "3"), "--d", "nested-levels"),
+    ((*POST_H, "--x1-star", "1"), "--x1-star", "nested-levels"),
+    ((*POST_H, "--seed", "1"), "--seed", "exact"),
+    ((*POST_H, "--draws", "10"), "--draws", "exact"),
+    # --siblings / --stars without --rhos
+    (("posterior", "--rho1", "0.1", "--siblings", "3", "--x1-star", "1"), "--siblings",
+     "single-level"),
+    ((*POST_2, "--stars", "1,2,1", "--siblings", "3"), "--siblings", "two-level"),
+    # sweep: Monte Carlo options with the exact study
+    ((*SWEEP, "--out", "{tmp}/s.nc", "--seed", "1"), "--seed", "exact"),
+    ((*SWEEP, "--out", "{tmp}/s.nc", "--datasets", "10"), "--datasets", "exact"),
+    ((*SWEEP, "--out", "{tmp}/s.nc", "--draws", "10"), "--draws", "exact"),
+    ((*SWEEP, "--out", "{tmp}/s.nc", "--method", "gibbs"), "--method", "exact, mc"),
+]
+
+
+def _names(word: str, line: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", line) is not None
+
+
+@pytest.mark.parametrize(("argv", "option", "form"), IGNORED_BEFORE,
+                         ids=[" ".join(case[0]) for case in IGNORED_BEFORE])
+def test_option_that_does_not_apply_is_refused(argv, option, form, capsys, tmp_path):
+    argv = [item.replace("{tmp}", str(tmp_path)) for item in argv]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2, err
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert _names(option, lines[0]), lines[0]
+    assert form in lines[0], lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [(*POST_1, "--method", "exact"), (*MARG_1, "--method", "exact"),
+     (*MARG_U, "--method", "exact"), (*POST_2, "--method", "exact"),
+     (*MARG_2, "--method", "exact", "--x1", "1", "--prior", "improper")],
+)
+def test_options_that_apply_are_accepted_and_exact_answers_carry_no_seed(argv, capsys):
+    status, out, err = run_cli([*argv, "--json"], capsys)
+    assert status == 0, err
+    assert "seed" not in json.loads(out)
+
+
+# --------------------------------------------------------------------------- help
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("posterior", ["(default: 0.5)", "(default: 0)", "(default: exact)",
+                       "(default: improper)", "(default: 5000)", "(default: 4)",
+                       "(default: a random seed, reported)"]),
+        ("marginal", ["(default: 0.5)", "(default: 0)", "(default: exact)",
+                      "(default: improper)", "(default: 1000)", "(default: 20000)",
+                      "(default: known + 1)", "(default: a random seed, reported)"]),
+        ("sweep", ["A:B:N", "A:B:N:log", "A:B", "1/864", "(default: 0.5)", "(default: 0)",
+                   "(default: improper)", "(default: exact)", "(default: 20000)",
+                   "(default: 1000)", "(default: a random seed, reported)"]),
+    ],
+)
+def test_help_shows_every_default_and_the_grid_syntax(command, expected, capsys):
+    status, out, _ = run_cli([command, "--help"], capsys)
+    assert status == 0
+    flat = " ".join(out.split())  # argparse wraps lines
+    for text in expected:
+        assert text in flat, (text, out)
+
+
+def test_version(capsys):
+    status, out, _ = run_cli(["--version"], capsys)
+    assert status == 0
+    assert out.strip() == f"dprisk {dprisk.__version__}"
+
+
+def test_bare_dprisk_prints_usage_and_commands_and_exits_2(capsys):
+    status, out, err = run_cli([], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1
+    assert "usage: dprisk" in lines[0]
+    for command in ("census", "posterior", "marginal", "sweep", "reproduce"):
+        assert command in lines[0]
+
+
+def test_top_level_help_lists_commands_and_exit_statuses(capsys):
+    status, out, _ = run_cli(["--help"], capsys)
+    flat = " ".join(out.split())
+    assert status == 0 and "--version" in flat and "2 bad input" in flat
+    for command in ("census", "posterior", "marginal", "sweep", "reproduce"):
+        assert command in flat
+
+
+# --------------------------------------------------------------------------- fractions
+def test_sweep_accepts_fraction_probabilities(capsys, tmp_path):
+    out_file = tmp_path / "s.nc"
+    status, out, err = run_cli([*SWEEP, "--p", "1/864,1/2", "--out", str(out_file), "--json"],
+                               capsys)
+    assert status == 0, err
+    records = json.loads(out)["records"]
+    assert [r["p"] for r in records] == [1 / 864, 0.5]
+    assert "seed" not in json.loads(out)
+
+
+# --------------------------------------------------------------------------- seeds
+RANDOM_COMMANDS = {
+    "posterior two-level gibbs": (*POST_2, *GIBBS),
+    "posterior nested gibbs": (*POST_H, *GIBBS),
+    "posterior two-level pymc": (*POST_2, "--method", "pymc", "--draws", "30", "--chains", "1"),
+    "posterior nested pymc": (*POST_H, "--method", "pymc", "--draws", "30", "--chains", "1"),
+    "marginal mc": (*MARG_2, *MC),
+    "sweep mc": (*SWEEP, "--rho2", "0.25,1", *MC, "--out", "{tmp}/s.nc"),
+}
+
+
+def _with_out(argv, tmp_path, name: str) -> list[str]:
+    """``argv`` with the sweep's ``--out`` placeholder replaced by ``tmp_path/NAME.nc``."""
+    return [str(tmp_path / f"{name}.nc") if item == "{tmp}/s.nc" else item for item in argv]
+
+
+def _json_run(argv, capsys, tmp_path, name="a"):
+    argv = _with_out(argv, tmp_path, name)
+    status, out, err = run_cli([*argv, "--json"], capsys)
+    assert status == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("argv", list(RANDOM_COMMANDS.values()), ids=list(RANDOM_COMMANDS))
+def test_random_result_reports_its_seed_and_the_seed_reproduces_it(argv, capsys, tmp_path):
+    first = _json_run(argv, capsys, tmp_path, "first")
+    seed = first["seed"]
+    assert type(seed) is int and 0 <= seed < 2**32
+    again = _json_run([*argv, "--seed", str(seed)], capsys, tmp_path, "again")
+    if "out" in first:  # the sweep's output path differs between the two runs
+        first.pop("out"), again.pop("out")
+    assert again == first
+
+
+@pytest.mark.parametrize("argv", list(RANDOM_COMMANDS.values()), ids=list(RANDOM_COMMANDS))
+def test_readable_summary_reports_the_seed(argv, capsys, tmp_path):
+    status, out, err = run_cli(_with_out(argv, tmp_path, "drawn"), capsys)
+    assert status == 0, err
+    match = re.search(r"seed\s+(\d+) \(drawn at random; --seed (\d+) reproduces this run\)", out)
+    assert match and match[1] == match[2], out
+    status, out, _ = run_cli([*_with_out(argv, tmp_path, "given"), "--seed", "7"], capsys)
+    assert status == 0 and re.search(r"seed\s+7 \(from --seed\)", out), out
+
+
+def test_given_seed_is_reported_in_json(capsys, tmp_path):
+    payload = _json_run([*MARG_2, *MC, "--seed", "11"], capsys, tmp_path)
+    assert payload["seed"] == 11
+
+
+def test_mc_sweep_seed_is_in_the_dataset_and_a_rerun_resumes_with_it(capsys, tmp_path):
+    import xarray as xr
+
+    argv = (*SWEEP, *MC, "--out", str(tmp_path / "s.nc"))
+    first = _json_run(argv, capsys, tmp_path)
+    assert xr.load_dataset(tmp_path / "s.nc").attrs["mc_seed"] == first["seed"]
+    status, out, err = run_cli(argv, capsys)  # no --seed: the stored sweep's seed is used
+    assert status == 0, err
+    assert re.search(rf"seed\s+{first['seed']} \(of the sweep already at ", out), out
+
+
+@pytest.mark.parametrize(
+    ("fraction", "decimal"),
+    [(("posterior", "--rho1", "1/10", "--x1-star", "1", "--p", "1/4"),
+      ("posterior", "--rho1", "0.1", "--x1-star", "1", "--p", "0.25")),
+     (("marginal", "--rhos", "1/10,1/4"), ("marginal", "--rhos", "0.1,0.25")),
+     (("marginal", "--rho1", "1/10", "--rho2", "1/4", "--d", "3", "--x2", "2"),
+      ("marginal", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2"))],
+)
+def test_numbers_accept_fractions_everywhere(fraction, decimal, capsys):
+    status, out, err = run_cli([*fraction, "--json"], capsys)
+    assert status == 0, err
+    assert json.loads(out) == json.loads(run_cli([*decimal, "--json"], capsys)[1])
+
+
+@pytest.mark.parametrize("argv", [("posterior", "--rho1", "1/0", "--x1-star", "1"),
+                                  ("marginal", "--rhos", "1/0,1")])
+def test_bad_fraction_names_the_option(argv, capsys):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "rho" in err
