@@ -1,18 +1,8 @@
 r"""Exact and Gibbs posteriors of the ``h``-level nested model (:mod:`dprisk.models.multilevel`).
 
-The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` is a chain (Markov) model
-
-.. math::
-
-    \pi(k_1, \dots, k_h) \propto \prod_{\ell=1}^{h} \phi_\ell(k_\ell)
-        \prod_{\ell=2}^{h} \psi_\ell(k_{\ell-1}, k_\ell), \qquad
-    \phi_\ell(k) = e^{-\rho_\ell (x_\ell^* - k)^2}\,(P[X_1 = k] \text{ if } \ell = 1),
-
-    \psi_\ell(j, k) = w_\ell(k \mid j)\, e^{-(\rho_{\ell-1}/d_\ell)(y_{\ell-1}^* - (k - j))^2},
-
-with ``w_ℓ`` the prior of ``X_ℓ | X_{ℓ-1}`` (zero unless ``k >= j``). For ``h = 2`` it is the
-two-level posterior of :mod:`dprisk.inference.exact` (DESIGN.md §3).
-
+The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` given one release is a chain
+(Markov) model over the levels, stated in :mod:`dprisk.inference.multilevel_exact`; for
+``h = 2`` it is the two-level posterior of :mod:`dprisk.inference.exact` (DESIGN.md §3).
 
 Modules
 -------
@@ -117,7 +107,7 @@ def posterior_summary(
     elif method == "gibbs":
         run = run_options(draws, chains, GIBBS_TUNE, random_seed)
         samples = nested_draws(release, scenario, **run, tail_mass=tail_mass)
-        result = to_datatree(samples)
+        result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
         result = _pymc_draws(scenario, release, draws, chains, random_seed)
     return summarize(result, scenario, method).nested_json(scenario.h)

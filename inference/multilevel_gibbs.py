@@ -183,17 +183,14 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
 
 
 def to_datatree(samples: MultilevelDraws, *, attrs: dict | None = None):
-    """Wrap draws in an ``xarray.DataTree``: group ``posterior`` with ``X1 … Xh`` (chain, draw).
+    """Draws as a DataTree: group ``posterior`` with ``X1 … Xh`` (chain, draw) and ``attrs``.
 
-    Parameters
-    ----------
-    samples : MultilevelDraws
-        Output of :func:`gibbs_sample`.
-    attrs : dict, optional
-        Attributes of the posterior group (e.g. the parameters).
+    ``known`` is recorded in the attributes (read by
+    :func:`dprisk.validation.diagnostics.convergence_report`) unless ``attrs`` gives it.
     """
     x = np.asarray(samples.x)
     return draws_datatree(
         {x_var_name(level): x[level - 1] for level in range(1, x.shape[0] + 1)},
-        sampler="exact Gibbs, systematic scan (inference.multilevel)", attrs=attrs,
+        sampler="exact Gibbs, systematic scan (inference.multilevel)",
+        attrs={"known": int(samples.known), **(attrs or {})},
     )

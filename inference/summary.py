@@ -92,6 +92,11 @@ class PosteriorSummary:
     def _draws(self) -> bool:
         return self.target is not None
 
+    def _level_pmf(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, pmf)`` of ``X_level`` from the exact posterior of one release."""
+        pmf = self.result.level_pmf[level - 1]
+        return self.result.level_start[level - 1] + np.arange(pmf.shape[-1]), pmf
+
     def level_draws(self, level: int) -> np.ndarray:
         """Draws of ``X_level`` with dims (chain, draw) (sampling results only)."""
         return np.asarray(self.result["posterior"][f"X{level}"].values)
@@ -100,8 +105,7 @@ class PosteriorSummary:
         """``mean, sd, q025, median, q975`` of ``X_level`` (+ ``mcse_mean, ess_bulk, r_hat``)."""
         if self._draws:
             return _draw_stats(self.level_draws(level))
-        post = self.result
-        return _pmf_stats(post.level_values(level), post.level_pmf[level - 1])
+        return _pmf_stats(*self._level_pmf(level))
 
     def x2_distribution(self) -> dict:
         """``{"k2": mass}``: exact masses ``>= X2_MASS_MIN`` or frequencies of the draws."""
@@ -109,7 +113,7 @@ class PosteriorSummary:
             values, counts = np.unique(self.level_draws(2), return_counts=True)
             total = counts.sum()
             return {str(int(k2)): float(c / total) for k2, c in zip(values, counts, strict=True)}
-        values, mass = self.result.level_values(2), self.result.level_pmf[1]
+        values, mass = self._level_pmf(2)
         keep = mass >= X2_MASS_MIN
         return {str(int(k2)): float(v) for k2, v in zip(values[keep], mass[keep], strict=True)}
 

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dprisk.models.priors import PointMass, X2Prior
+from dprisk.models.priors import PointMass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
 from dprisk.models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR
 
@@ -71,6 +71,10 @@ Y1_STAR_VAR = "y1_star"
 RELEASE_DATA = ("x1_star_data", "x2_star_data", "y1_star_data")
 
 
+#: Scenario values a :class:`HierarchicalSpec` exposes as attributes.
+_SCENARIO_VALUES = frozenset({"rho1", "rho2", "d", "p", "known", "prior"})
+
+
 @dataclass(frozen=True)
 class HierarchicalSpec:
     """The validated inputs of one two-level model (see :func:`build_hierarchical_model`).
@@ -80,41 +84,18 @@ class HierarchicalSpec:
     release : tuple of int
         The release D = ``(x1_star, x2_star, y1_star)``.
     scenario : Scenario
-        The validated two-level scenario (``rho1, rho2, d, p, known, prior``).
+        The validated two-level scenario; its ``rho1, rho2, d, p, known, prior`` are also
+        attributes of the spec.
     """
 
     release: tuple[int, int, int]
     scenario: Scenario
 
-    @property
-    def rho1(self) -> float:
-        """The zCDP parameter of the block level."""
-        return self.scenario.rho1
-
-    @property
-    def rho2(self) -> float:
-        """The zCDP parameter of the block-group level."""
-        return self.scenario.rho2
-
-    @property
-    def d(self) -> int:
-        """Number of other blocks in the block group."""
-        return self.scenario.d
-
-    @property
-    def p(self) -> float:
-        """Prior probability ``P[X1 = known + 1]``."""
-        return self.scenario.p
-
-    @property
-    def known(self) -> int:
-        """``m``, the adversary's count of the others in the block with ``c``."""
-        return self.scenario.known
-
-    @property
-    def prior(self) -> X2Prior:
-        """Prior of X2 given X1."""
-        return self.scenario.prior
+    def __getattr__(self, name: str):
+        """``rho1, rho2, d, p, known, prior``: the scenario's values."""
+        if name in _SCENARIO_VALUES:
+            return getattr(self.scenario, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def parameters(self) -> dict:
         """Keyword arguments ``rho1, rho2, d, p, known, prior`` of the inference functions."""

@@ -179,25 +179,11 @@ class Scenario:
         """Number of levels."""
         return len(self.rhos)
 
-    @property
-    def rho1(self) -> float:
-        """The zCDP parameter of the block level, ``rhos[0]``."""
-        return self.rhos[0]
-
-    @property
-    def rho2(self) -> float:
-        """The zCDP parameter of the block-group level, ``rhos[1]``."""
-        return self.rhos[1]
-
-    @property
-    def d(self) -> int:
-        """The number ``d = d_2`` of other blocks in the block group, ``siblings[0]``."""
-        return self.siblings[0]
-
-    @property
-    def prior(self) -> X2Prior:
-        """The prior of X2 given X1 (``priors[0]``)."""
-        return self.priors[0]
+    # The two-level names of the first fields (``rho1, rho2, d, prior``).
+    rho1 = property(lambda self: self.rhos[0], doc="zCDP parameter of the block level.")
+    rho2 = property(lambda self: self.rhos[1], doc="zCDP parameter of the block-group level.")
+    d = property(lambda self: self.siblings[0], doc="Other blocks in the block group (d_2).")
+    prior = property(lambda self: self.priors[0], doc="The prior of X2 given X1.")
 
     @property
     def precision(self) -> float:

@@ -422,3 +422,35 @@ def test_gibbs_without_stored_tables_gives_the_same_draws(monkeypatch):
     monkeypatch.setattr(multilevel_gibbs, "MAX_TABLE_CELLS", 1)
     recomputed = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
     np.testing.assert_array_equal(stored.x, recomputed.x)
+
+
+# -- h = 2: the nested form is computed by the two-level code -----------------------------------
+
+
+def test_two_level_nested_summary_matches_the_two_level_form():
+    from dprisk.inference.sampling import posterior_summary as two_level_summary
+
+    rho1, rho2 = census_rhos(2)
+    params = {"p": 0.3, "known": 1, "prior": "truncated:40"}
+    nested = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                  y_stars=[-2], **params)
+    flat = two_level_summary(3, 4, -2, rho1=rho1, rho2=rho2, d=27, **params)
+    assert set(nested) == {"posterior", "risk", "level_posteriors", "method"}
+    assert nested["posterior"] == flat["posterior"] and nested["risk"] == flat["risk"]
+    x2_mean = sum(int(k) * mass for k, mass in flat["x2_posterior"].items())
+    assert nested["level_posteriors"]["2"]["mean"] == pytest.approx(x2_mean, abs=1e-9)
+    assert nested["level_posteriors"]["1"]["mean"] == pytest.approx(1 + flat["posterior"])
+    gibbs = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                 y_stars=[-2], **params, method="gibbs", draws=5000,
+                                 random_seed=3)
+    se = gibbs["level_posteriors"]["1"]["mcse_mean"]
+    assert abs(gibbs["posterior"] - flat["posterior"]) <= Z_MAX * se
+    stats2 = gibbs["level_posteriors"]["2"]
+    assert abs(stats2["mean"] - x2_mean) <= Z_MAX * stats2["mcse_mean"]
+
+
+def test_scalar_results_are_python_floats():
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    assert type(post.prob_x1) is float and round(post.prob_x1, 5) == round(post.prob_x1, 5)
+    two = ml.exact_posterior([1, 4], [3], rhos=[0.3, 0.2], siblings=[5])
+    assert type(two.prob_x1) is float
