@@ -76,8 +76,7 @@ def _draw_rows(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 def gibbs_sample(
     x_stars, y_stars, *, scenario: Scenario | None = None, draws: int = 1000, chains: int = 4,
-    tune: int = 100, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS, rng=None,
-    **parameters,
+    tune: int = 100, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS, **parameters,
 ) -> MultilevelDraws:
     r"""Systematic-scan Gibbs sampler with exact full conditionals for one release.
 
@@ -105,8 +104,6 @@ def gibbs_sample(
         Sweeps discarded at the start of every chain.
     random_seed : int, numpy.random.Generator or None
         Source of randomness (``np.random.default_rng(random_seed)``).
-    rng
-        Former name of ``random_seed`` (kept for one release).
 
     Returns
     -------
@@ -117,7 +114,7 @@ def gibbs_sample(
     release = Release.nested(x_stars, y_stars, h=scenario.h)
     release.one("gibbs_sample")
     tail_mass = check_tail_mass(tail_mass)
-    run = run_options(draws, chains, tune, random_seed, rng)
+    run = run_options(draws, chains, tune, random_seed)
     return nested_draws(release, scenario, **run, tail_mass=tail_mass)
 
 
