@@ -15,9 +15,8 @@ Best of ``REPEATS`` timings; nothing is asserted. ``python benchmarks/bench_hier
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from timing import best_seconds
 
 from dprisk.inference.exact import exact_posterior, posterior_x1
 from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
@@ -41,12 +40,7 @@ PRIORS = ("improper", "truncated:10", "point:1", "models/examples/negative_binom
 
 
 def _best(func, repeats: int = REPEATS) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_seconds(func, repeats)
 
 
 def _releases(n: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -100,13 +94,13 @@ def bench_gibbs(rng) -> dict:
         draws = SWEEPS_TOTAL // chains
         seconds = _best(
             lambda chains=chains, draws=draws: gibbs_sample(
-                *release, **CENSUS, draws=draws, chains=chains, rng=rng
+                *release, **CENSUS, draws=draws, chains=chains, random_seed=rng
             )
         )
         results[f"chains={chains}"] = {"chain_sweeps_per_s": SWEEPS_TOTAL / seconds}
     x1s, x2s, y1s = _releases(1000, rng)
     seconds = _best(
-        lambda: gibbs_sample(x1s, x2s, y1s, **CENSUS, draws=1000, chains=4, rng=rng)
+        lambda: gibbs_sample(x1s, x2s, y1s, **CENSUS, draws=1000, chains=4, random_seed=rng)
     )
     results["1000 releases x 4 chains"] = {"chain_sweeps_per_s": 4e6 / seconds}
     cond = ExactConditionals(*release, **CENSUS)

@@ -26,6 +26,7 @@ import time
 
 import arviz as az
 import numpy as np
+from timing import best_seconds
 
 from dprisk.inference.multilevel import exact_posterior, gibbs_sample
 from dprisk.models.census import census_rhos
@@ -43,12 +44,7 @@ SEED = 20261121
 
 
 def _best(func, repeats: int = REPEATS) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best_seconds(func, repeats)
 
 
 def releases(h: int, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -103,7 +99,7 @@ def bench_gibbs(rng) -> dict:
         draws = max(GIBBS_DRAWS * 4 // chains, 200)
         start = time.perf_counter()
         samples = gibbs_sample(x_stars, y_stars, **kwargs, draws=draws, chains=chains, tune=100,
-                               rng=rng)
+                               random_seed=rng)
         elapsed = time.perf_counter() - start
         indicator = samples.target.astype(float)
         ess = float(az.ess(indicator))

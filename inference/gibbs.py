@@ -44,24 +44,25 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dprisk.inference.exact import (
+from dprisk.inference.draws_tree import draws_datatree
+from dprisk.inference.two_level_table import (
     DEFAULT_TAIL_MASS,
-    TwoLevelParams,
-    _check_tail_mass,
-    _checked_table,
-    _relative_log_joint,
-    _relative_release,
-    _releases,
+    checked_table,
+    relative_log_joint,
+    relative_release,
 )
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sampling import as_generator
-from dprisk.models.priors import ImproperUniform, X2Prior
+from dprisk.models.numerics import check_tail_mass
+from dprisk.models.scenario import Release, Scenario, two_level_scenario
 
 __all__ = [
     "ExactConditionals",
     "GibbsDraws",
     "alias_table",
+    "gibbs_draws",
     "gibbs_sample",
+    "run_options",
     "to_datatree",
 ]
 
@@ -133,8 +134,9 @@ class _Tables:
     :func:`gibbs_sample`), each with alias tables.
     """
 
-    def __init__(self, x1s, x2s, y1s, params: TwoLevelParams, tail_mass: float):
-        table = _checked_table(x1s, x2s, y1s, params, tail_mass, None)
+    def __init__(self, release: Release, params: Scenario, tail_mass: float):
+        xs, ys = release.flat()
+        table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
         self.start = table.k2_start
         self.width = table.width
@@ -173,7 +175,8 @@ def _normalise(prob: np.ndarray) -> np.ndarray:
 class ExactConditionals:
     r"""Exact full conditionals of (X1, X2) for one release D, as single-state kernels.
 
-    Parameters are those of :func:`dprisk.inference.exact.exact_posterior` for a scalar release.
+    Parameters are those of :func:`dprisk.inference.exact.exact_posterior` for a scalar release
+    (the loose parameters or ``scenario=``); :meth:`tabulated` builds it from validated ones.
     Kernels take uniforms ``u`` in [0, 1) (or an rng via the ``draw_*`` methods) and accept
     arrays of states (e.g. one per chain).
 
@@ -190,31 +193,25 @@ class ExactConditionals:
     """
 
     def __init__(
-        self,
-        x1_star,
-        x2_star,
-        y1_star,
-        *,
-        rho1,
-        rho2,
-        d,
-        p=0.5,
-        known=0,
-        prior: X2Prior | str = ImproperUniform(),
-        tail_mass: float = DEFAULT_TAIL_MASS,
+        self, x1_star, x2_star, y1_star, *, scenario: Scenario | None = None,
+        tail_mass: float = DEFAULT_TAIL_MASS, **parameters,
     ):
-        params = TwoLevelParams.validated(
-            rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior
-        )
-        x1s, x2s, y1s, shape = _releases(x1_star, x2_star, y1_star)
-        if shape != ():
-            raise ValueError(
-                f"ExactConditionals takes one release (scalar x1_star, x2_star, y1_star), "
-                f"got shape {shape}"
-            )
+        scenario = two_level_scenario(scenario, **parameters)
+        release = Release.two_level(x1_star, x2_star, y1_star)
+        release.one("ExactConditionals")
+        self._tabulate(release, scenario, check_tail_mass(tail_mass))
+
+    @classmethod
+    def tabulated(cls, release: Release, scenario: Scenario, tail_mass: float):
+        """The conditionals of one validated release (kernel form, no checks)."""
+        self = cls.__new__(cls)
+        self._tabulate(release, scenario, tail_mass)
+        return self
+
+    def _tabulate(self, release: Release, params: Scenario, tail_mass: float) -> None:
         self.params = params
-        self.release = (int(x1s[0]), int(x2s[0]), int(y1s[0]))
-        self._tables = _Tables(x1s, x2s, y1s, params, _check_tail_mass(tail_mass))
+        self.release = release.one("ExactConditionals")
+        self._tables = _Tables(release, params, tail_mass)
         self.k2_start = int(self._tables.start[0])
         self.width = self._tables.width
         self.k2_values = self.k2_start + np.arange(self.width)
@@ -237,8 +234,8 @@ class ExactConditionals:
         even far outside the window.
         """
         params = self.params
-        _, gamma, delta_beta = _relative_release(params, *self.release)
-        log_joint = _relative_log_joint(
+        _, gamma, delta_beta = relative_release(params, *self.release)
+        log_joint = relative_log_joint(
             params, int(k1) - params.known, gamma, delta_beta, k2 - params.known, 0
         )
         return log_joint + params.prior.log_weight(k2, k1)
@@ -361,21 +358,9 @@ def _x1_path(first: np.ndarray, u: np.ndarray, a0: np.ndarray, a1: np.ndarray) -
 
 
 def gibbs_sample(
-    x1_star,
-    x2_star,
-    y1_star,
-    *,
-    rho1,
-    rho2,
-    d,
-    p=0.5,
-    known=0,
-    prior: X2Prior | str = ImproperUniform(),
-    draws: int = 1000,
-    chains: int = 4,
-    tune: int = 0,
-    rng=None,
-    tail_mass: float = DEFAULT_TAIL_MASS,
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, draws: int = 1000,
+    chains: int = 4, tune: int = 0, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
+    rng=None, **parameters,
 ) -> GibbsDraws:
     r"""Run the exact Gibbs sampler for one or many releases D, many chains at once.
 
@@ -388,16 +373,20 @@ def gibbs_sample(
     ----------
     x1_star, x2_star, y1_star : array_like of int
         Releases, broadcast to a batch shape ``S`` (``()`` for one release).
-    rho1, rho2, d, p, known, prior, tail_mass
-        As in :func:`dprisk.inference.exact.exact_posterior`.
+    scenario, tail_mass, **parameters
+        As in :func:`dprisk.inference.exact.exact_posterior` (``rho1, rho2, d, p, known,
+        prior`` or a validated ``scenario``).
     draws : int (>= 1)
         Recorded sweeps per chain.
     chains : int (>= 1)
         Chains per release.
     tune : int (>= 0)
         Sweeps discarded at the start of every chain.
-    rng : numpy.random.Generator or int or None
-        Source of randomness (``np.random.default_rng(rng)``); a seed makes runs reproducible.
+    random_seed : int, numpy.random.Generator or None
+        Source of randomness (``np.random.default_rng(random_seed)``); a seed makes runs
+        reproducible.
+    rng
+        Former name of ``random_seed`` (kept for one release; do not give both).
 
     Returns
     -------
@@ -405,14 +394,43 @@ def gibbs_sample(
         ``x1`` and ``x2`` (int64) of shape ``S + (chains, draws)``; ``x1`` holds ``m`` or
         ``m + 1``.
     """
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
-    draws = check_positive_int(draws, "draws")
-    chains = check_positive_int(chains, "chains")
-    tune = check_positive_int(tune, "tune", minimum=0)
-    rng = as_generator(rng)
-    x1s, x2s, y1s, shape = _releases(x1_star, x2_star, y1_star)
-    tables = _Tables(x1s, x2s, y1s, params, _check_tail_mass(tail_mass))
-    n_releases = x1s.size
+    scenario = two_level_scenario(scenario, **parameters)
+    release = Release.two_level(x1_star, x2_star, y1_star)
+    run = run_options(draws, chains, tune, random_seed, rng)
+    return gibbs_draws(release, scenario, **run, tail_mass=check_tail_mass(tail_mass))
+
+
+def run_options(draws, chains, tune, random_seed, rng=None) -> dict:
+    """Checked ``draws, chains, tune`` and the ``generator`` of a sampler call.
+
+    The seed is ``random_seed``, or the former keyword ``rng`` (not both).
+
+    Raises
+    ------
+    ValueError, TypeError
+        One line naming ``draws``, ``chains``, ``tune``, ``random_seed`` or ``rng``.
+    """
+    # TODO(merge): ``rng=`` callers in inference/mc_studies.py, validation/sbc.py,
+    # validation/hierarchical_paper.py, tests/reliability/, tests/properties/test_extremes.py,
+    # tests/validation/test_hierarchical_paper.py; drop ``rng`` once they pass random_seed.
+    if rng is not None and random_seed is not None:
+        raise TypeError("give random_seed (rng is its former name), not both")
+    seed, name = (random_seed, "random_seed") if rng is None else (rng, "rng")
+    return {
+        "draws": check_positive_int(draws, "draws"),
+        "chains": check_positive_int(chains, "chains"),
+        "tune": check_positive_int(tune, "tune", minimum=0),
+        "generator": as_generator(seed, name),
+    }
+
+
+def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
+                generator: np.random.Generator, tail_mass: float) -> GibbsDraws:
+    """Kernel of :func:`gibbs_sample` for validated inputs (no checks)."""
+    rng = generator
+    tables = _Tables(release, params, tail_mass)
+    shape = release.shape
+    n_releases = release.size
     n = n_releases * chains
     rows = np.repeat(np.arange(n_releases, dtype=np.int64), chains)
     a0 = tables.a[rows, 0][:, None]
@@ -464,19 +482,5 @@ def to_datatree(samples: GibbsDraws, *, attrs: dict | None = None):
     attrs : dict, optional
         Attributes of the posterior group (e.g. the parameters).
     """
-    import xarray as xr
-
-    x1 = np.asarray(samples.x1)
-    batch = x1.ndim - 2
-    order = (batch, batch + 1, *range(batch))
-    dims = ("chain", "draw", *(f"release_dim_{i}" for i in range(batch)))
-    chains, draws = x1.shape[-2:]
-    posterior = xr.Dataset(
-        {
-            "X1": (dims, np.transpose(x1, order)),
-            "X2": (dims, np.transpose(np.asarray(samples.x2), order)),
-        },
-        coords={"chain": np.arange(chains), "draw": np.arange(draws)},
-        attrs={"sampler": "exact Gibbs (inference.gibbs)", **(attrs or {})},
-    )
-    return xr.DataTree.from_dict({"posterior": posterior})
+    return draws_datatree({"X1": samples.x1, "X2": samples.x2},
+                          sampler="exact Gibbs (inference.gibbs)", attrs=attrs)

@@ -114,10 +114,10 @@ class ExactGibbsStep(BlockedStep):
         self.blocked = True
         self.known = spec.known
         self.tail_mass = tail_mass
-        self._parameters = spec.parameters()
+        self._scenario = spec.scenario
         self._release_data = [model[name] for name in RELEASE_DATA]
         self.conditionals = ExactConditionals(
-            *spec.release, **self._parameters, tail_mass=tail_mass
+            *spec.release, scenario=self._scenario, tail_mass=tail_mass
         )
         self._x2_free = x2_free
         self._x2_fixed = None if x2_free else int(spec.prior.k)
@@ -129,7 +129,7 @@ class ExactGibbsStep(BlockedStep):
         release = tuple(int(data.get_value()) for data in self._release_data)
         if release != self.conditionals.release:
             self.conditionals = ExactConditionals(
-                *release, **self._parameters, tail_mass=self.tail_mass
+                *release, scenario=self._scenario, tail_mass=self.tail_mass
             )
 
     def step(self, point):

@@ -15,34 +15,44 @@ pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
            and only the indicator is sampled)
 ========== ===============================================================================
 
-:func:`posterior_summary` returns the command line's JSON payload. The Monte Carlo
+:func:`posterior_summary` returns the command line's JSON payload
+(:mod:`dprisk.inference.summary`, shared with the ``h``-level form). The Monte Carlo
 diagnostics of the target indicator ``1[X1 = m + 1]`` it reports (rank-normalised split
-R-hat, bulk ESS, MCSE of the mean) are ArviZ's, the same definitions as
-:func:`dprisk.validation.diagnostics.convergence_report` (computed here with
-``arviz_stats.base.array_stats`` so that ``inference`` does not import ``validation``).
+R-hat, bulk ESS, MCSE of the mean) come from
+:func:`dprisk.inference.chain_stats.chain_diagnostics`, the one ArviZ routine, also used by
+:func:`dprisk.validation.diagnostics.convergence_report`. Sampling results are DataTrees whose
+``posterior`` group records the scenario in its attributes
+(:meth:`dprisk.models.scenario.Scenario.attrs`) and the ``method``. The inputs are validated
+once (:func:`dprisk.models.hierarchical.validated_spec`); PyMC is imported only to sample.
 """
 
 from __future__ import annotations
 
-import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymc as pm
-import xarray as xr
-from arviz_stats.base import array_stats
 
-from dprisk.inference.exact import exact_posterior
-from dprisk.inference.gibbs import gibbs_sample, to_datatree
-from dprisk.inference.gibbs_step import ExactGibbsStep
+from dprisk.inference.chain_stats import chain_diagnostics
+from dprisk.inference.exact import two_level_posterior
+from dprisk.inference.gibbs import gibbs_draws, run_options, to_datatree
+from dprisk.inference.multilevel_exact import from_two_level
+from dprisk.inference.summary import X2_MASS_MIN, summarize
+from dprisk.inference.two_level_table import DEFAULT_TAIL_MASS
 from dprisk.models.checks import check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.hierarchical import (
     TARGET_VAR,
     X2_VAR,
-    build_hierarchical_model,
+    HierarchicalSpec,
     hierarchical_spec,
+    model_from_spec,
     validated_spec,
 )
+from dprisk.models.scenario import Release, Scenario
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import xarray as xr
 
 __all__ = [
     "METHODS",
@@ -50,7 +60,7 @@ __all__ = [
     "X2_MASS_MIN",
     "chain_diagnostics",
     "check_method",
-        "posterior_summary",
+    "posterior_summary",
     "pymc_steps",
     "sample_model",
     "sample_posterior",
@@ -60,8 +70,6 @@ __all__ = [
 METHODS = ("exact", "gibbs", "pymc-gibbs", "pymc")
 #: The Monte Carlo methods (their result is an ``xarray.DataTree`` of draws).
 SAMPLING_METHODS = ("gibbs", "pymc-gibbs", "pymc")
-#: Smallest exact posterior mass of X2 = k2 listed by :func:`posterior_summary`.
-X2_MASS_MIN = 1e-12
 
 
 def check_method(method, allowed=METHODS) -> str:
@@ -77,6 +85,10 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     Reusable across :func:`dprisk.models.hierarchical.set_release` calls: PyMC's steps read the
     model's data, :class:`ExactGibbsStep` re-tabulates when a chain starts.
     """
+    import pymc as pm
+
+    from dprisk.inference.gibbs_step import ExactGibbsStep
+
     check_method(method, ("pymc-gibbs", "pymc"))
     hierarchical_spec(model)
     if method == "pymc-gibbs":
@@ -88,16 +100,8 @@ def pymc_steps(model: pm.Model, method: str) -> list:
 
 
 def sample_model(
-    model: pm.Model,
-    *,
-    method: str = "pymc-gibbs",
-    draws: int = 5000,
-    chains: int = 4,
-    tune: int = 1000,
-    random_seed=None,
-    cores: int = 1,
-    progressbar: bool = False,
-    step=None,
+    model: pm.Model, *, method: str = "pymc-gibbs", draws: int = 5000, chains: int = 4,
+    tune: int = 1000, random_seed=None, cores: int = 1, progressbar: bool = False, step=None,
 ) -> xr.DataTree:
     """``pm.sample`` of a two-level model with the steps of ``method`` (or the given ``step``).
 
@@ -118,6 +122,8 @@ def sample_model(
     xarray.DataTree
         PyMC's result: ``posterior`` with ``target_has_c``, ``X1``, ``X2`` (chain, draw).
     """
+    import pymc as pm
+
     check_method(method, ("pymc-gibbs", "pymc"))
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
@@ -140,23 +146,9 @@ def sample_model(
 
 
 def sample_posterior(
-    x1_star,
-    x2_star,
-    y1_star,
-    *,
-    rho1,
-    rho2,
-    d,
-    p=0.5,
-    known=0,
-    prior="improper",
-    method: str = "exact",
-    draws: int = 5000,
-    chains: int = 4,
-    tune: int = 1000,
-    random_seed=None,
-    cores: int = 1,
-    progressbar: bool = False,
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, method: str = "exact",
+    draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
+    progressbar: bool = False, **parameters,
 ) -> xr.Dataset | xr.DataTree:
     r"""The posterior of (X1, X2) given one release D by the chosen ``method``.
 
@@ -164,16 +156,8 @@ def sample_posterior(
     ----------
     x1_star, x2_star, y1_star : int
         The release D (noisy block count, block-group count, other blocks' sum).
-    rho1, rho2 : float (> 0)
-        zCDP parameters of the block and block-group levels.
-    d : int (d >= 1)
-        Number of other blocks in the block group.
-    p : float (0 < p < 1)
-        Prior probability ``P[X1 = known + 1]``.
-    known : int (known >= 0)
-        ``m``, the adversary's count of the others in the block with ``c``.
-    prior : str or X2Prior
-        Prior of X2 given X1 (``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME``).
+    scenario : Scenario, optional
+        A validated two-level scenario instead of the keyword parameters below.
     method : {"exact", "gibbs", "pymc-gibbs", "pymc"}
         See the module docstring.
     draws : int (>= 1)
@@ -188,13 +172,20 @@ def sample_posterior(
         Processes for PyMC (the standalone Gibbs sampler is vectorised and ignores it).
     progressbar : bool
         Show PyMC's progress bar and log lines.
+    **parameters
+        ``rho1, rho2`` (float > 0): zCDP parameters of the block and block-group levels;
+        ``d`` (int >= 1): other blocks in the block group; ``p`` (0 < p < 1, default 0.5):
+        ``P[X1 = known + 1]``; ``known`` (int >= 0, default 0): ``m``, the adversary's count
+        of the others in the block with ``c``; ``prior`` (str or X2Prior, default
+        ``"improper"``): ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME``.
 
     Returns
     -------
     xarray.Dataset or xarray.DataTree
         ``exact``: a Dataset with ``prob_x1`` = P[X1 = m+1 | D] and ``x2_pmf`` (dim ``k2``),
         the parameters in ``attrs``. Sampling methods: a DataTree whose ``posterior`` group
-        holds ``X1`` and ``X2`` with dims (chain, draw).
+        holds ``X1`` and ``X2`` with dims (chain, draw) and the scenario and ``method`` in its
+        attributes.
 
     Raises
     ------
@@ -204,86 +195,44 @@ def sample_posterior(
         ``U < known + 1``, a malformed prior spec, a missing model file or NAME, ...
     """
     check_method(method)
-    spec = validated_spec(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior
-    )
+    spec = validated_spec(x1_star, x2_star, y1_star, scenario=scenario, **parameters)
+    result = _posterior(spec, method, draws=draws, chains=chains, tune=tune,
+                        random_seed=random_seed, cores=cores, progressbar=progressbar)
+    return result.to_dataset().isel(release=0) if method == "exact" else result
+
+
+def _release(spec: HierarchicalSpec) -> Release:
+    """The spec's (validated) release as a :class:`Release`, without checking it again."""
+    x1, x2, y1 = spec.release
+    return Release(np.array([x1, x2], dtype=np.int64), np.array([y1], dtype=np.int64))
+
+
+def _posterior(spec: HierarchicalSpec, method: str, *, draws, chains, tune, random_seed, cores,
+               progressbar):
+    """The exact posterior (``HierarchicalPosterior``) or a DataTree of draws (validated spec)."""
+    scenario = spec.scenario
     if method == "exact":
-        return exact_posterior(*spec.release, **spec.parameters()).to_dataset().isel(release=0)
+        return two_level_posterior(_release(spec), scenario, DEFAULT_TAIL_MASS)
+    attrs = {**scenario.attrs(), "method": method}
+    if method == "gibbs":
+        run = run_options(draws, chains, tune, random_seed)
+        check_positive_int(cores, "cores")
+        samples = gibbs_draws(_release(spec), scenario, **run, tail_mass=DEFAULT_TAIL_MASS)
+        return to_datatree(samples, attrs=attrs)
     if random_seed is not None and not isinstance(random_seed, np.random.Generator):
         as_generator(random_seed, "random_seed")  # one-line error naming random_seed
-    if method == "gibbs":
-        draws = check_positive_int(draws, "draws")
-        chains = check_positive_int(chains, "chains")
-        tune = check_positive_int(tune, "tune", minimum=0)
-        check_positive_int(cores, "cores")
-        samples = gibbs_sample(
-            *spec.release, **spec.parameters(), draws=draws, chains=chains, tune=tune,
-            rng=random_seed,
-        )
-        attrs = {**spec.parameters(), "prior": spec.prior.spec, "method": method}
-        return to_datatree(samples, attrs=attrs)
-    model = build_hierarchical_model(*spec.release, **spec.parameters())
-    return sample_model(
-        model, method=method, draws=draws, chains=chains, tune=tune,
+    tree = sample_model(
+        model_from_spec(spec), method=method, draws=draws, chains=chains, tune=tune,
         random_seed=random_seed, cores=cores, progressbar=progressbar,
     )
-
-
-def _finite_or_none(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
-
-
-def chain_diagnostics(values, *, known: int | None = None) -> dict:
-    """Mean, MCSE, R-hat and bulk ESS of draws with dims (chain, draw).
-
-    Parameters
-    ----------
-    values : array_like, shape (chains, draws)
-        Numeric draws (e.g. of X2), or draws of X1 when ``known`` is given.
-    known : int, optional
-        The known count m: the statistic is then the indicator ``1[X1 = known + 1]``.
-
-    Returns
-    -------
-    dict
-        ``mean``, ``mcse`` (``az.mcse(method="mean")``), ``r_hat`` (rank-normalised split),
-        ``ess_bulk``. For draws that are all equal ``mcse`` is 0 and ``r_hat``/``ess_bulk``
-        are NaN (undefined).
-    """
-    draws = np.asarray(values)
-    if draws.ndim != 2:
-        raise ValueError(f"values must have dims (chain, draw), got shape {draws.shape}")
-    stat = (draws == known + 1).astype(float) if known is not None else draws.astype(float)
-    mean = float(stat.mean())
-    if np.all(stat == stat.flat[0]):
-        return {"mean": mean, "mcse": 0.0, "r_hat": math.nan, "ess_bulk": math.nan}
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            "mean": mean,
-            "mcse": float(array_stats.mcse(stat, chain_axis=0, draw_axis=1, method="mean")),
-            "r_hat": float(array_stats.rhat(stat, chain_axis=0, draw_axis=1)),
-            "ess_bulk": float(array_stats.ess(stat, chain_axis=0, draw_axis=1, method="bulk")),
-        }
+    tree["posterior"].attrs.update(attrs)
+    return tree
 
 
 def posterior_summary(
-    x1_star,
-    x2_star,
-    y1_star,
-    *,
-    rho1,
-    rho2,
-    d,
-    p=0.5,
-    known=0,
-    prior="improper",
-    method: str = "exact",
-    draws: int = 5000,
-    chains: int = 4,
-    tune: int = 1000,
-    random_seed=None,
-    cores: int = 1,
-    progressbar: bool = False,
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, method: str = "exact",
+    draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
+    progressbar: bool = False, **parameters,
 ) -> dict:
     """The ``dprisk posterior --json`` payload (parameters as in :func:`sample_posterior`).
 
@@ -301,34 +250,10 @@ def posterior_summary(
     ValueError
         As :func:`sample_posterior`.
     """
-    result = sample_posterior(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior,
-        method=method, draws=draws, chains=chains, tune=tune, random_seed=random_seed,
-        cores=cores, progressbar=progressbar,
-    )
-    p = float(p)  # validated by sample_posterior
+    check_method(method)
+    spec = validated_spec(x1_star, x2_star, y1_star, scenario=scenario, **parameters)
+    result = _posterior(spec, method, draws=draws, chains=chains, tune=tune,
+                        random_seed=random_seed, cores=cores, progressbar=progressbar)
     if method == "exact":
-        posterior = float(result["prob_x1"])
-        mass = result["x2_pmf"].values
-        keep = mass >= X2_MASS_MIN
-        x2_posterior = {
-            str(int(k2)): float(v)
-            for k2, v in zip(result["k2"].values[keep], mass[keep], strict=True)
-        }
-        return {"posterior": posterior, "risk": posterior / p, "x2_posterior": x2_posterior,
-                "method": method}
-    draws_ds = result["posterior"]
-    diagnostics = chain_diagnostics(draws_ds["X1"].values, known=int(known))
-    values, counts = np.unique(draws_ds["X2"].values, return_counts=True)
-    total = counts.sum()
-    return {
-        "posterior": diagnostics["mean"],
-        "risk": diagnostics["mean"] / p,
-        "x2_posterior": {
-            str(int(k2)): float(c / total) for k2, c in zip(values, counts, strict=True)
-        },
-        "method": method,
-        "mcse": diagnostics["mcse"],
-        "r_hat": _finite_or_none(diagnostics["r_hat"]),
-        "ess_bulk": _finite_or_none(diagnostics["ess_bulk"]),
-    }
+        result = from_two_level(result, _release(spec))
+    return summarize(result, spec.scenario, method).two_level_json()

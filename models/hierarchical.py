@@ -34,15 +34,16 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymc as pm
 
-from dprisk.models.checks import check_count
-from dprisk.models.priors import PointMass, X2Prior, parse_prior
-from dprisk.models.pymc_dist import DiscreteGaussian
-from dprisk.models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR, _scalar
-from dprisk.models.two_level import TwoLevelParams
+from dprisk.models.priors import PointMass
+from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.models.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 __all__ = [
     "RELEASE_DATA",
@@ -55,6 +56,7 @@ __all__ = [
     "HierarchicalSpec",
     "build_hierarchical_model",
     "hierarchical_spec",
+    "model_from_spec",
     "set_release",
     "validated_spec",
 ]
@@ -69,51 +71,35 @@ Y1_STAR_VAR = "y1_star"
 RELEASE_DATA = ("x1_star_data", "x2_star_data", "y1_star_data")
 
 
+#: Scenario values a :class:`HierarchicalSpec` exposes as attributes.
+_SCENARIO_VALUES = frozenset({"rho1", "rho2", "d", "p", "known", "prior"})
+
+
 @dataclass(frozen=True)
 class HierarchicalSpec:
     """The validated inputs of one two-level model (see :func:`build_hierarchical_model`).
 
     Attributes
     ----------
-    x1_star, x2_star, y1_star : int
-        The release D.
-    rho1, rho2 : float (> 0)
-        zCDP parameters of the block and block-group levels.
-    d : int (d >= 1)
-        Number of other blocks in the block group.
-    p : float (0 < p < 1)
-        Prior probability ``P[X1 = known + 1]``.
-    known : int (known >= 0)
-        ``m``, the adversary's count of the other people in the block with ``c``.
-    prior : X2Prior
-        Prior of X2 given X1.
+    release : tuple of int
+        The release D = ``(x1_star, x2_star, y1_star)``.
+    scenario : Scenario
+        The validated two-level scenario; its ``rho1, rho2, d, p, known, prior`` are also
+        attributes of the spec.
     """
 
-    x1_star: int
-    x2_star: int
-    y1_star: int
-    rho1: float
-    rho2: float
-    d: int
-    p: float
-    known: int
-    prior: X2Prior
+    release: tuple[int, int, int]
+    scenario: Scenario
 
-    @property
-    def release(self) -> tuple[int, int, int]:
-        """``(x1_star, x2_star, y1_star)``."""
-        return self.x1_star, self.x2_star, self.y1_star
+    def __getattr__(self, name: str):
+        """``rho1, rho2, d, p, known, prior``: the scenario's values."""
+        if name in _SCENARIO_VALUES:
+            return getattr(self.scenario, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def parameters(self) -> dict:
         """Keyword arguments ``rho1, rho2, d, p, known, prior`` of the inference functions."""
-        return {
-            "rho1": self.rho1,
-            "rho2": self.rho2,
-            "d": self.d,
-            "p": self.p,
-            "known": self.known,
-            "prior": self.prior,
-        }
+        return self.scenario.parameters()
 
     @property
     def x2_is_free(self) -> bool:
@@ -125,17 +111,14 @@ class HierarchicalSpec:
 _SPECS: weakref.WeakKeyDictionary[pm.Model, HierarchicalSpec] = weakref.WeakKeyDictionary()
 
 
-def _release(x1_star, x2_star, y1_star) -> list[int]:
-    return [
-        int(_scalar(check_count(value, name), name))
-        for value, name in ((x1_star, "x1_star"), (x2_star, "x2_star"), (y1_star, "y1_star"))
-    ]
-
-
 def validated_spec(
-    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, prior="improper"
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
 ) -> HierarchicalSpec:
-    """Check every input with :mod:`dprisk.models.checks` and the prior's support; return the spec.
+    """Check every input once (:mod:`dprisk.models.scenario`); return the spec.
+
+    ``parameters`` are ``rho1, rho2, d, p, known, prior`` (as in
+    :func:`build_hierarchical_model`), or ``scenario`` a validated two-level
+    :class:`dprisk.models.scenario.Scenario`.
 
     Raises
     ------
@@ -143,16 +126,12 @@ def validated_spec(
         One line naming the offending parameter and its allowed range (``TypeError`` for a
         value that is not a number at all).
     """
-    release = _release(x1_star, x2_star, y1_star)
-    params = TwoLevelParams.validated(
-        rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=parse_prior(prior)
-    )
-    return HierarchicalSpec(*release, params.rho1, params.rho2, params.d, params.p, params.known,
-                            params.prior)
+    release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("the model")
+    return HierarchicalSpec(release, two_level_scenario(scenario, **parameters))
 
 
 def build_hierarchical_model(
-    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, prior="improper"
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
 ) -> pm.Model:
     r"""Build the adversary's two-level model for one release D = (x1*, x2*, y1*).
 
@@ -179,6 +158,9 @@ def build_hierarchical_model(
     prior : str or X2Prior, default "improper"
         Prior of X2 given X1: ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME`` or
         an :class:`dprisk.models.priors.X2Prior` (declared with ``prior.declare("X2", X1)``).
+    scenario : Scenario, optional
+        A validated two-level scenario (:meth:`dprisk.models.scenario.Scenario.two_level`)
+        instead of ``rho1, rho2, d, p, known, prior``.
 
     Returns
     -------
@@ -195,9 +177,16 @@ def build_hierarchical_model(
         ``d < 1``, a malformed prior spec, or a prior with no possible X2 (``truncated:U``
         with ``U < known + 1``).
     """
-    spec = validated_spec(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior
-    )
+    return model_from_spec(validated_spec(x1_star, x2_star, y1_star, scenario=scenario,
+                                          **parameters))
+
+
+def model_from_spec(spec: HierarchicalSpec) -> pm.Model:
+    """The model of :func:`build_hierarchical_model` for validated inputs (no checks)."""
+    import pymc as pm
+
+    from dprisk.models.pymc_dist import DiscreteGaussian
+
     start = max(spec.prior.feasible_x1(spec.known)) - spec.known
     with pm.Model() as model:
         x1_data, x2_data, y1_data = (
@@ -229,8 +218,10 @@ def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
         If a value is not an integer (naming it), or ``model`` was not built by
         :func:`build_hierarchical_model`.
     """
+    import pymc as pm
+
     hierarchical_spec(model)
-    release = _release(x1_star, x2_star, y1_star)
+    release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("set_release")
     pm.set_data(
         {name: np.float64(v) for name, v in zip(RELEASE_DATA, release, strict=True)},
         model=model,
@@ -253,4 +244,4 @@ def hierarchical_spec(model: pm.Model) -> HierarchicalSpec:
             f"(no two-level inputs recorded for {model!r})"
         ) from None
     release = (int(model[name].get_value()) for name in RELEASE_DATA)
-    return replace(spec, **dict(zip(("x1_star", "x2_star", "y1_star"), release, strict=True)))
+    return replace(spec, release=tuple(release))

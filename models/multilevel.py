@@ -45,33 +45,26 @@ satisfies this.
 
 from __future__ import annotations
 
-import math
 import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pymc as pm
 
-from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
-from dprisk.models.priors import X2Prior, check_support, parse_prior
-from dprisk.models.pymc_dist import DiscreteGaussian
+from dprisk.models.scenario import Release, Scenario, nested_scenario
 from dprisk.models.single_level import TARGET_VAR, X1_VAR
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 __all__ = [
     "TARGET_VAR",
     "X1_VAR",
-    "MultilevelParams",
     "build_multilevel_model",
     "multilevel_params",
     "x_star_name",
     "x_var_name",
     "y_star_name",
 ]
-
-#: Stand-in for +infinity when evaluating a prior's upper support end (see the module notes).
-_HUGE = 2**52
-
 
 def x_var_name(level: int) -> str:
     """Name of the count ``X_level`` (``"X1"``, ``"X2"``, …)."""
@@ -88,183 +81,11 @@ def y_star_name(level: int) -> str:
     return f"y{level}_star"
 
 
-def _level_list(values, name: str, what: str) -> list:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise ValueError(f"{name} must be a list of {what}, got {values!r}")
-    return list(np.ravel(values)) if isinstance(values, np.ndarray) else list(values)
-
-
-@dataclass(frozen=True)
-class MultilevelParams:
-    r"""Validated parameters of the ``h``-level model (everything but the release).
-
-    Attributes
-    ----------
-    rhos : tuple of float (> 0), length h >= 2
-        :math:`\rho_1, \dots, \rho_h`, block level first.
-    siblings : tuple of int (>= 1), length h - 1
-        :math:`d_2, \dots, d_h`: sibling level-(ℓ-1) units inside the level-ℓ unit.
-    p : float (0 < p < 1)
-        Prior probability ``P[X1 = known + 1]``.
-    known : int (known >= 0)
-        ``m``, the count of the other people in the block with characteristics c.
-    priors : tuple of X2Prior, length h - 1
-        ``priors[ℓ - 2]`` is the prior of ``X_ℓ`` given ``X_{ℓ-1}``.
-    """
-
-    rhos: tuple[float, ...]
-    siblings: tuple[int, ...]
-    p: float
-    known: int
-    priors: tuple[X2Prior, ...]
-
-    @classmethod
-    def validated(cls, *, rhos, siblings, p=0.5, known=0, prior="improper") -> MultilevelParams:
-        """Check every parameter with :mod:`dprisk.models.checks`; ``ValueError`` names the culprit.
-
-        ``prior`` is one prior (spec string or :class:`dprisk.models.priors.X2Prior`) used at every
-        level, or ``h - 1`` of them (``X2 | X1`` first) as a list or as one string of specs
-        separated by ``;`` (e.g. ``"truncated:30;point:12"``, the command-line form).
-        """
-        rho_list = _level_list(rhos, "rhos", "h >= 2 numbers rho_1, ..., rho_h")
-        if len(rho_list) < 2:
-            raise ValueError(
-                f"rhos must have at least 2 entries (h >= 2 levels), got {len(rho_list)}"
-            )
-        h = len(rho_list)
-        rho_values = tuple(
-            float(_single(check_rho(r, f"rhos: rho_{i + 1}"), f"rhos: rho_{i + 1}"))
-            for i, r in enumerate(rho_list)
-        )
-        d_list = _level_list(siblings, "siblings", f"h - 1 = {h - 1} integers >= 1")
-        if len(d_list) != h - 1:
-            raise ValueError(
-                f"siblings must have h - 1 = {h - 1} entries (d_2, ..., d_h), got {len(d_list)}"
-            )
-        d_values = tuple(
-            check_positive_int(_as_int(d), f"siblings: d_{i + 2}") for i, d in enumerate(d_list)
-        )
-        p = float(_single(check_probability(p, "p"), "p"))
-        known = int(_single(check_count(known, "known", minimum=0), "known"))
-        if isinstance(prior, str) and ";" in prior:
-            prior = [part.strip() for part in prior.split(";")]
-        if isinstance(prior, (str, X2Prior)):
-            prior_list = [parse_prior(prior)] * (h - 1)
-        else:
-            raw = _level_list(prior, "prior", f"h - 1 = {h - 1} prior specs")
-            if len(raw) != h - 1:
-                raise ValueError(
-                    f"prior must be one prior or a list of h - 1 = {h - 1} priors "
-                    f"(X2 | X1 first), got {len(raw)}"
-                )
-            prior_list = [parse_prior(spec) for spec in raw]
-        check_support(prior_list[0], known)
-        params = cls(rho_values, d_values, p, known, tuple(prior_list))
-        if not any(params.feasible):
-            specs = ", ".join(pr.spec for pr in params.priors)
-            raise ValueError(
-                f"prior ({specs}) leaves no possible X_2, ..., X_h for X1 = {known} or "
-                f"{known + 1}: every level needs a value >= the level below"
-            )
-        return params
-
-    @property
-    def h(self) -> int:
-        """Number of levels."""
-        return len(self.rhos)
-
-    @property
-    def pair_precisions(self) -> tuple[float, ...]:
-        r"""``rho_{ℓ-1} / d_ℓ`` for ``ℓ = 2..h``: precision of the ``y_{ℓ-1}*`` factor."""
-        return tuple(self.rhos[i] / self.siblings[i] for i in range(self.h - 1))
-
-    @property
-    def log_prior_x1(self) -> tuple[float, float]:
-        """``(log P[X1 = m], log P[X1 = m + 1])``."""
-        return math.log1p(-self.p), math.log(self.p)
-
-    @property
-    def log_weight_max(self) -> float:
-        """Sum over levels of the priors' ``log_weight_max`` (bounds the product of weights)."""
-        return float(sum(pr.log_weight_max for pr in self.priors))
-
-    def level_bounds(self, k1: int) -> list[tuple[int, int | None]] | None:
-        """Interval ``(lo, hi)`` holding every possible ``X_ℓ`` (ℓ = 1..h) given ``X1 = k1``.
-
-        ``hi`` is ``None`` when unbounded; returns ``None`` if ``X1 = k1`` leaves no possible
-        chain. Assumes the priors' supports described in the module notes (then the lowest
-        chain decides feasibility and the bounds are exact).
-        """
-        lo, hi = int(k1), int(k1)
-        bounds = [(lo, hi)]
-        for prior in self.priors:
-            support = prior.branch_support(lo)
-            if support is None:
-                return None
-            new_lo = support[0]
-            # upper(k) does not decrease in k: its largest value on [lo, hi] is upper(hi).
-            upper = prior.support(_HUGE if hi is None else hi)[1]
-            new_hi = None if upper is None or int(upper) >= _HUGE else int(upper)
-            lo, hi = new_lo, new_hi
-            if hi is not None and hi < lo:
-                return None
-            bounds.append((lo, hi))
-        return bounds
-
-    @property
-    def feasible(self) -> tuple[bool, bool]:
-        """Whether ``X1 = m`` and ``X1 = m + 1`` leave a possible chain ``X_2, ..., X_h``."""
-        return tuple(self.level_bounds(self.known + b) is not None for b in (0, 1))
-
-    def releases(self, x_stars, y_stars):
-        """Validate releases; return ``(xs (R, h), ys (R, h-1), batch_shape)`` as int64.
-
-        ``x_stars`` has shape ``S + (h,)`` (``x_1*, ..., x_h*`` on the last axis) and
-        ``y_stars`` shape ``S + (h - 1,)``; the batch shapes ``S`` broadcast.
-        """
-        h = self.h
-        xs = check_count(x_stars, "x_stars")
-        ys = check_count(y_stars, "y_stars")
-        if xs.ndim == 0 or xs.shape[-1] != h:
-            raise ValueError(
-                f"x_stars must have h = {h} entries x_1*, ..., x_h* (last axis), "
-                f"got shape {xs.shape}"
-            )
-        if ys.ndim == 0 or ys.shape[-1] != h - 1:
-            raise ValueError(
-                f"y_stars must have h - 1 = {h - 1} entries y_1*, ..., y_(h-1)* (last axis), "
-                f"got shape {ys.shape}"
-            )
-        try:
-            shape = np.broadcast_shapes(xs.shape[:-1], ys.shape[:-1])
-        except ValueError:
-            raise ValueError(
-                f"x_stars and y_stars must have broadcastable batch shapes, got "
-                f"{xs.shape[:-1]} and {ys.shape[:-1]}"
-            ) from None
-        xs = np.broadcast_to(xs, (*shape, h)).reshape(-1, h)
-        ys = np.broadcast_to(ys, (*shape, h - 1)).reshape(-1, h - 1)
-        return xs, ys, shape
-
-
-def _single(arr: np.ndarray, name: str):
-    if np.ndim(arr) != 0:
-        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
-    return arr[()]
-
-
-def _as_int(value):
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 _PARAMS: weakref.WeakKeyDictionary[pm.Model, tuple] = weakref.WeakKeyDictionary()
 
 
-def build_multilevel_model(
-    x_stars, y_stars, *, rhos, siblings, p=0.5, known=0, prior="improper"
-) -> pm.Model:
+def build_multilevel_model(x_stars, y_stars, *, scenario: Scenario | None = None,
+                           **parameters) -> pm.Model:
     r"""Build the adversary's ``h``-level model for one release (see the module docstring).
 
     .. math::
@@ -291,6 +112,9 @@ def build_multilevel_model(
     prior : str, X2Prior or sequence of them, default "improper"
         Prior of ``X_ℓ`` given ``X_{ℓ-1}``: one for every level or ``h - 1`` of them (a list
         or a ``;``-separated string); declared with ``prior.declare(f"X{ℓ}", X_{ℓ-1})``.
+    scenario : Scenario, optional
+        The validated scenario (:meth:`dprisk.models.scenario.Scenario.nested`) instead of
+        ``rhos, siblings, p, known, prior``.
 
     Returns
     -------
@@ -299,7 +123,7 @@ def build_multilevel_model(
         … ``"Xh"`` (free, or Deterministic under ``point:K``), deterministic ``"X1"``,
         observed ``"x1_star"`` … ``"xh_star"`` and ``"y1_star"`` … ``"y(h-1)_star"``. The
         free counts start on the lowest possible chain
-        (:meth:`MultilevelParams.level_bounds`), inside the support
+        (:meth:`dprisk.models.scenario.Scenario.level_bounds`), inside the support
         (``model.point_logps()`` is finite).
         :func:`multilevel_params` returns the inputs.
 
@@ -308,15 +132,13 @@ def build_multilevel_model(
     ValueError
         If an input is outside its allowed range (the message names the parameter).
     """
-    params = MultilevelParams.validated(
-        rhos=rhos, siblings=siblings, p=p, known=known, prior=prior
-    )
-    xs, ys, shape = params.releases(x_stars, y_stars)
-    if shape != ():
-        raise ValueError(
-            f"x_stars and y_stars must describe one release (1-d lists), got batch shape {shape}"
-        )
-    xs, ys = [int(v) for v in xs[0]], [int(v) for v in ys[0]]
+    import pymc as pm
+
+    from dprisk.models.pymc_dist import DiscreteGaussian
+
+    params = nested_scenario(scenario, **parameters)
+    values = Release.nested(x_stars, y_stars, h=params.h).one("build_multilevel_model")
+    xs, ys = list(values[: params.h]), list(values[params.h :])
     start = max(b for b in (0, 1) if params.feasible[b])
     with pm.Model() as model:
         target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(params.p), initval=start)
@@ -347,8 +169,8 @@ def build_multilevel_model(
     return model
 
 
-def multilevel_params(model: pm.Model) -> tuple[MultilevelParams, tuple, tuple]:
-    """``(params, x_stars, y_stars)`` that :func:`build_multilevel_model` recorded for ``model``.
+def multilevel_params(model: pm.Model) -> tuple[Scenario, tuple, tuple]:
+    """``(scenario, x_stars, y_stars)`` that :func:`build_multilevel_model` recorded for ``model``.
 
     Raises
     ------

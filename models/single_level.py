@@ -19,11 +19,15 @@ the paper's equation (3.1); in log-odds form
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymc as pm
 
 from dprisk.models.checks import check_count, check_probability, check_rho
-from dprisk.models.pymc_dist import DiscreteGaussian
+from dprisk.models.scenario import scalar_value
+
+if TYPE_CHECKING:
+    import pymc as pm
 
 __all__ = [
     "TARGET_VAR",
@@ -38,12 +42,6 @@ TARGET_VAR = "target_has_c"
 X1_VAR = "X1"
 #: Name of the observed noisy block count ``x1*``.
 X1_STAR_VAR = "x1_star"
-
-
-def _scalar(array: np.ndarray, name: str) -> np.ndarray:
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a single number, got an array of shape {array.shape}")
-    return array
 
 
 def build_single_level_model(x1_star, rho, p=0.5, known=0) -> pm.Model:
@@ -79,10 +77,14 @@ def build_single_level_model(x1_star, rho, p=0.5, known=0) -> pm.Model:
         If an input is outside its allowed range or not a single number (the message names
         the parameter).
     """
-    x1_star = _scalar(check_count(x1_star, "x1_star"), "x1_star")
-    rho = _scalar(check_rho(rho, "rho"), "rho")
-    p = _scalar(check_probability(p, "p"), "p")
-    known = _scalar(check_count(known, "known", minimum=0), "known")
+    import pymc as pm
+
+    from dprisk.models.pymc_dist import DiscreteGaussian
+
+    x1_star = scalar_value(check_count(x1_star, "x1_star"), "x1_star")
+    rho = scalar_value(check_rho(rho, "rho"), "rho")
+    p = scalar_value(check_probability(p, "p"), "p")
+    known = scalar_value(check_count(known, "known", minimum=0), "known")
 
     with pm.Model() as model:
         target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(p))  # float() may become float32

@@ -1,11 +1,13 @@
 """ArviZ convergence report for any sampling run of the adversary's posterior.
 
-For a sampling result (an ``xarray.DataTree`` with a ``posterior`` group holding ``X1`` and
-``X2`` with dims ``(chain, draw)``, as returned by PyMC or by the hand-written Gibbs
-sampler) :func:`convergence_report` computes, with ArviZ 1.x,
+For a sampling result (an ``xarray.DataTree`` with a ``posterior`` group holding ``X1``,
+``X2`` and, for the ``h``-level model, ``X3 … Xh`` with dims ``(chain, draw)``, as returned by
+PyMC or by the hand-written Gibbs samplers) :func:`convergence_report` computes, with the one
+ArviZ routine of the package (:func:`dprisk.inference.chain_stats.chain_diagnostics`),
 
-* split rank-normalised R-hat, bulk and tail ESS for ``X2`` and for the indicator
-  ``target = 1[X1 = m + 1]`` (Vehtari et al. 2021);
+* split rank-normalised R-hat, bulk and tail ESS for ``X2 … Xh`` and for the indicator
+  ``target = 1[X1 = m + 1]`` (Vehtari et al. 2021), with ``m`` (``known``) read from the
+  scenario the sampler recorded in the result's attributes;
 * the posterior probability P[X1 = m+1 | D] as the mean of the indicator, with its Monte
   Carlo standard error ``mcse = sd / sqrt(ESS)`` (``az.mcse(method="mean")``);
 * trace and rank plots saved as PNG when an output directory is given;
@@ -21,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import arviz as az
-import numpy as np
 import xarray as xr
 
+from dprisk.inference.chain_stats import chain_diagnostics
 from dprisk.models.checks import check_count
 
 __all__ = ["ESS_MIN", "RHAT_MAX", "ConvergenceReport", "convergence_report"]
@@ -54,6 +55,9 @@ class ConvergenceReport:
         Why the verdict is what it is (one line per problem, or the reason it passed).
     figures : dict of str to Path
         Saved plot files (``trace``, ``rank``), empty when no directory was given.
+    scenario : dict
+        The scenario recorded in the result's attributes (``known``, ``p``, ``rho1`` or
+        ``rhos``, ...), empty if none was recorded.
     """
 
     table: xr.Dataset
@@ -62,6 +66,7 @@ class ConvergenceReport:
     converged: bool
     reasons: list[str] = field(default_factory=list)
     figures: dict[str, Path] = field(default_factory=dict)
+    scenario: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         """Plain-text summary: the table, the estimate with its MCSE and the verdict."""
@@ -92,10 +97,27 @@ def _posterior_dataset(idata) -> xr.Dataset:
     raise TypeError(f"idata must be an xarray DataTree or Dataset, got {type(idata).__name__}")
 
 
+def _recorded_scenario(idata, posterior: xr.Dataset) -> dict:
+    """The scenario attributes a sampler recorded (posterior group first, then the root)."""
+    keys = ("rho1", "rho2", "d", "rhos", "siblings", "p", "known", "prior", "method")
+    recorded = {}
+    for attrs in (getattr(idata, "attrs", {}), posterior.attrs):
+        recorded.update({key: attrs[key] for key in keys if key in attrs})
+    return recorded
+
+
+def _level_names(posterior: xr.Dataset) -> list[str]:
+    """``X2, X3, …`` present in ``posterior`` (consecutive levels from 2)."""
+    names = []
+    while f"X{len(names) + 2}" in posterior:
+        names.append(f"X{len(names) + 2}")
+    return names
+
+
 def convergence_report(
     idata,
     *,
-    known: int = 0,
+    known: int | None = None,
     out_dir=None,
     prefix: str = "",
     rhat_max: float = RHAT_MAX,
@@ -106,9 +128,11 @@ def convergence_report(
     Parameters
     ----------
     idata : xarray.DataTree or xarray.Dataset
-        Sampling result with variables ``X1`` and ``X2`` of dims ``(chain, draw)``.
-    known : int (known >= 0)
-        The adversary's known count m; the target indicator is ``X1 == known + 1``.
+        Sampling result with variables ``X1``, ``X2`` (and ``X3 … Xh`` for more levels) of
+        dims ``(chain, draw)``.
+    known : int (known >= 0), optional
+        The adversary's known count m; the target indicator is ``X1 == known + 1``. Default:
+        the ``known`` the sampler recorded in the result's attributes (0 if none).
     out_dir : str or Path, optional
         Where to save ``{prefix}trace.png`` and ``{prefix}rank.png``.
     prefix : str
@@ -120,76 +144,77 @@ def convergence_report(
     -------
     ConvergenceReport
     """
-    known = int(check_count(known, "known", minimum=0))
     posterior = _posterior_dataset(idata)
+    scenario = _recorded_scenario(idata, posterior)
+    if known is None:
+        known = scenario.get("known", 0)
+    known = int(check_count(known, "known", minimum=0))
     for name in ("X1", "X2"):
         if name not in posterior:
             raise ValueError(f"idata posterior lacks variable {name!r}")
     if posterior.sizes.get("chain", 1) < 2:
         raise ValueError("convergence diagnostics need at least 2 chains")
     target = (posterior["X1"] == known + 1).astype(float)
-    data = xr.Dataset({"target": target, "X2": posterior["X2"].astype(float)})
-    tree = xr.DataTree.from_dict({"posterior": data})
-
-    def _stat(values) -> dict:
-        ds = values.to_dataset() if isinstance(values, xr.DataTree) else values
-        return {name: float(ds[name]) for name in data.data_vars}
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rhat = _stat(az.rhat(tree))
-        ess_bulk = _stat(az.ess(tree, method="bulk"))
-        ess_tail = _stat(az.ess(tree, method="tail"))
-        mcse = _stat(az.mcse(tree, method="mean"))
-    means = {name: float(data[name].mean()) for name in data.data_vars}
-
+    data = xr.Dataset(
+        {"target": target, **{n: posterior[n].astype(float) for n in _level_names(posterior)}}
+    )
     names = list(data.data_vars)
+    stats = {
+        name: chain_diagnostics(data[name].transpose("chain", "draw", ...).values)
+        for name in names
+    }
+    columns = {"mean": "mean", "r_hat": "r_hat", "ess_bulk": "ess_bulk", "ess_tail": "ess_tail",
+               "mcse_mean": "mcse"}
     table = xr.Dataset(
-        {
-            "mean": ("variable", [means[n] for n in names]),
-            "r_hat": ("variable", [rhat[n] for n in names]),
-            "ess_bulk": ("variable", [ess_bulk[n] for n in names]),
-            "ess_tail": ("variable", [ess_tail[n] for n in names]),
-            "mcse_mean": ("variable", [mcse[n] for n in names]),
-        },
+        {column: ("variable", [stats[n][key] for n in names]) for column, key in columns.items()},
         coords={"variable": names},
         attrs={"rhat_max": rhat_max, "ess_min": ess_min, "known": known},
     )
 
     reasons = []
     for name in names:
+        row = stats[name]
         if float(data[name].std()) == 0.0:
             reasons.append(f"{name} is constant over all draws (R-hat undefined)")
             continue
-        if not rhat[name] < rhat_max:
-            reasons.append(f"R-hat of {name} is {rhat[name]:.4f} >= {rhat_max}")
-        if not ess_bulk[name] >= ess_min:
-            reasons.append(f"bulk ESS of {name} is {ess_bulk[name]:.0f} < {ess_min}")
-        if not ess_tail[name] >= ess_min:
-            reasons.append(f"tail ESS of {name} is {ess_tail[name]:.0f} < {ess_min}")
+        if not row["r_hat"] < rhat_max:
+            reasons.append(f"R-hat of {name} is {row['r_hat']:.4f} >= {rhat_max}")
+        if not row["ess_bulk"] >= ess_min:
+            reasons.append(f"bulk ESS of {name} is {row['ess_bulk']:.0f} < {ess_min}")
+        if not row["ess_tail"] >= ess_min:
+            reasons.append(f"tail ESS of {name} is {row['ess_tail']:.0f} < {ess_min}")
     problems = [r for r in reasons if "constant" not in r]
     converged = not problems
     if converged:
         reasons.append(f"all R-hat < {rhat_max} and all bulk/tail ESS >= {ess_min}")
 
-    target_mcse = mcse["target"] if float(target.std()) > 0 else 0.0
     figures: dict[str, Path] = {}
     if out_dir is not None:
-        out_dir = Path(out_dir)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for kind, plot in (("trace", az.plot_trace), ("rank", az.plot_rank)):
-            path = out_dir / f"{prefix}{kind}.png"
-            collection = plot(tree, backend="matplotlib")
-            collection.savefig(path)
-            _close(collection)
-            figures[kind] = path
+        figures = _save_plots(xr.DataTree.from_dict({"posterior": data}), Path(out_dir), prefix)
     return ConvergenceReport(
         table=table,
-        posterior=means["target"],
-        posterior_mcse=target_mcse,
+        posterior=stats["target"]["mean"],
+        posterior_mcse=stats["target"]["mcse"],
         converged=converged,
         reasons=reasons,
         figures=figures,
+        scenario=scenario,
     )
+
+
+def _save_plots(tree: xr.DataTree, out_dir: Path, prefix: str) -> dict[str, Path]:
+    """Trace and rank plots of ``tree`` as ``{prefix}trace.png`` and ``{prefix}rank.png``."""
+    import arviz as az
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figures = {}
+    for kind, plot in (("trace", az.plot_trace), ("rank", az.plot_rank)):
+        path = out_dir / f"{prefix}{kind}.png"
+        collection = plot(tree, backend="matplotlib")
+        collection.savefig(path)
+        _close(collection)
+        figures[kind] = path
+    return figures
 
 
 def _close(collection) -> None:

@@ -225,3 +225,15 @@ def test_release_validation():
         posterior_x1(1, 1, np.nan, **CENSUS)
     with pytest.raises(ValueError, match="rho1 must be a scalar"):
         exact_posterior(1, 1, 1, rho1=[0.1, 0.2], rho2=0.2, d=27)
+
+
+def test_scalar_release_gives_python_floats_and_scenario_is_accepted():
+    from dprisk.models.scenario import Scenario
+
+    post = exact_posterior(2, 1, -1, **CENSUS)
+    assert type(post.prob_x1) is float and isinstance(round(post.prob_x1, 5), float)
+    assert type(posterior_x1(2, 1, -1, **CENSUS)) is float
+    scenario = Scenario.two_level(CENSUS["rho1"], CENSUS["rho2"], CENSUS["d"])
+    assert exact_posterior(2, 1, -1, scenario=scenario).prob_x1 == post.prob_x1
+    with pytest.raises(TypeError, match="scenario"):
+        exact_posterior(2, 1, -1, scenario=scenario, rho1=0.1)

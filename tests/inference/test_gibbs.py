@@ -170,7 +170,7 @@ def test_marginals_within_mcse_of_exact(spec, known, releases):
     x1s, x2s, y1s = (np.array(c) for c in zip(*releases, strict=True))
     draws = gibbs_sample(
         x1s, x2s, y1s, **CENSUS, known=known, prior=spec, draws=10_000, chains=4, tune=10,
-        rng=20201,
+        random_seed=20201,
     )
     post = exact_posterior(x1s, x2s, y1s, **CENSUS, known=known, prior=spec)
     n = draws.x1[0].size
@@ -189,7 +189,7 @@ def test_marginals_within_mcse_of_exact(spec, known, releases):
 
 def test_support_constraint_dominates_when_x2_is_small():
     # x2* = -4: most posterior X2 mass sits at 0, where X1 = 1 is impossible.
-    draws = gibbs_sample(0, -4, 0, **CENSUS, draws=5000, chains=4, rng=1)
+    draws = gibbs_sample(0, -4, 0, **CENSUS, draws=5000, chains=4, random_seed=1)
     post = exact_posterior(0, -4, 0, **CENSUS)
     assert post.x2_pmf_at(0) > 0.4
     at_zero = draws.x2 == 0
@@ -198,7 +198,8 @@ def test_support_constraint_dominates_when_x2_is_small():
 
 
 def test_point_mass_at_known_forces_x1():
-    draws = gibbs_sample([3, -2], [0, 5], [1, 1], **CENSUS, prior="point:0", draws=100, rng=2)
+    draws = gibbs_sample([3, -2], [0, 5], [1, 1], **CENSUS, prior="point:0", draws=100,
+                         random_seed=2)
     assert np.all(draws.x1 == 0) and np.all(draws.x2 == 0)
 
 
@@ -213,7 +214,8 @@ def test_lag_one_transitions_match_the_gibbs_kernel():
     x2_pmf = post.x2_pmf_at(cond.k2_values)
     p1 = cond.prob_x1_given_x2(cond.k2_values)
     a = cond.x2_pmf_table @ p1  # P[X1' = 1 | X1 = b]
-    draws = gibbs_sample(*release, **CENSUS, prior=spec, draws=20_000, chains=4, tune=10, rng=9)
+    draws = gibbs_sample(*release, **CENSUS, prior=spec, draws=20_000, chains=4, tune=10,
+                         random_seed=9)
     now, nxt = draws.x1[..., :-1], draws.x1[..., 1:]
     for i, j, want in [
         (1, 1, pi1 * a[1]), (0, 1, (1 - pi1) * a[0]), (1, 0, pi1 * (1 - a[1]))
@@ -227,22 +229,22 @@ def test_lag_one_transitions_match_the_gibbs_kernel():
 
 def test_seed_reproducibility_and_shapes():
     kwargs = {**CENSUS, "draws": 50, "chains": 3, "tune": 7}
-    first = gibbs_sample(2, 1, -1, **kwargs, rng=42)
-    again = gibbs_sample(2, 1, -1, **kwargs, rng=np.random.default_rng(42))
-    other = gibbs_sample(2, 1, -1, **kwargs, rng=43)
+    first = gibbs_sample(2, 1, -1, **kwargs, random_seed=42)
+    again = gibbs_sample(2, 1, -1, **kwargs, random_seed=np.random.default_rng(42))
+    other = gibbs_sample(2, 1, -1, **kwargs, random_seed=43)
     assert isinstance(first, GibbsDraws)
     assert first.x1.shape == first.x2.shape == (3, 50)
     np.testing.assert_array_equal(first.x1, again.x1)
     np.testing.assert_array_equal(first.x2, again.x2)
     assert not np.array_equal(first.x2, other.x2)
-    batch = gibbs_sample([[2, 0]], [1, 3], -1, **kwargs, rng=1)
+    batch = gibbs_sample([[2, 0]], [1, 3], -1, **kwargs, random_seed=1)
     assert batch.x1.shape == (1, 2, 3, 50)
 
 
 def test_datatree_like_pymc():
     import arviz as az
 
-    draws = gibbs_sample(2, 1, -1, **CENSUS, draws=400, chains=4, rng=5)
+    draws = gibbs_sample(2, 1, -1, **CENSUS, draws=400, chains=4, random_seed=5)
     tree = to_datatree(draws, attrs={"prior": "improper"})
     posterior = tree["posterior"]
     assert posterior["X2"].dims == ("chain", "draw")
@@ -250,7 +252,7 @@ def test_datatree_like_pymc():
     np.testing.assert_array_equal(posterior["X1"].values, draws.x1)
     ess = az.ess(tree, var_names=["X1"])
     assert float(ess["X1"]) > 100
-    batch = to_datatree(gibbs_sample([2, 0], 1, -1, **CENSUS, draws=10, chains=2, rng=1))
+    batch = to_datatree(gibbs_sample([2, 0], 1, -1, **CENSUS, draws=10, chains=2, random_seed=1))
     assert batch["posterior"]["X1"].dims == ("chain", "draw", "release_dim_0")
 
 

@@ -17,6 +17,7 @@ from scipy.special import logsumexp
 from scipy.stats import nbinom
 
 from dprisk.inference import multilevel as ml
+from dprisk.inference import multilevel_box, multilevel_gibbs
 from dprisk.inference.exact import GridTooNarrowError, exact_posterior
 from dprisk.models.census import census_level, census_rhos
 from dprisk.models.priors import ImproperUniform
@@ -181,7 +182,7 @@ def test_census_six_levels_neglected_mass_and_normalisation():
 
 def test_grid_too_narrow_raises(monkeypatch):
     # This release needs wider windows than the first ones (38 values at level 3).
-    monkeypatch.setattr(ml, "MAX_WIDTH", 40)
+    monkeypatch.setattr(multilevel_box, "MAX_WIDTH", 40)
     with pytest.raises(GridTooNarrowError, match="tail_mass"):
         ml.exact_posterior([0, 60, 0], [0, 0], **H3)
     with pytest.raises(GridTooNarrowError, match="tail_mass"):
@@ -207,8 +208,13 @@ class CountingPrior(ImproperUniform):
 
 
 def test_pairwise_factor_evaluations_grow_linearly_in_h():
+    # h = 2 is the two-level enumeration (one prior evaluation per cell of its k2 window);
+    # forward-backward runs from h = 3 on.
+    prior = CountingPrior()
+    post = ml.exact_posterior([3, 3], [10], rhos=[0.2] * 2, siblings=[5], prior=prior)
+    assert prior.cells == int(post.pairwise_cells)
     counts = []
-    for h in range(2, 9):
+    for h in range(3, 10):
         prior = CountingPrior()
         post = ml.exact_posterior([3] * h, [10] * (h - 1), rhos=[0.2] * h,
                                   siblings=[5] * (h - 1), prior=prior)
@@ -243,7 +249,8 @@ def assert_close(draws, exact_mean, exact_sd, label):
 @pytest.mark.parametrize("priors", ["improper", ["truncated:15", NB_SPEC]])
 def test_gibbs_matches_exact(priors):
     post = ml.exact_posterior(*H3_RELEASE, **H3, prior=priors)
-    samples = ml.gibbs_sample(*H3_RELEASE, **H3, prior=priors, draws=10_000, chains=4, rng=5)
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, prior=priors, draws=10_000, chains=4,
+                              random_seed=5)
     assert samples.x.shape == (3, 4, 10_000)
     prob = float(post.prob_x1)
     assert_close(samples.target, prob, math.sqrt(prob * (1 - prob)), "P[X1 = m+1]")
@@ -259,7 +266,7 @@ def test_gibbs_matches_exact(priors):
 
 def test_gibbs_pmf_of_top_level_matches_exact():
     post = ml.exact_posterior(*H3_RELEASE, **H3)
-    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=10_000, chains=4, rng=8)
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=10_000, chains=4, random_seed=8)
     x3 = samples.level(3)
     for k in (6, 9, 12):
         q = float(post.level_pmf_at(3, k))
@@ -267,21 +274,22 @@ def test_gibbs_pmf_of_top_level_matches_exact():
 
 
 def test_gibbs_is_reproducible_and_seeded():
-    a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, rng=1)
-    b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, rng=np.random.default_rng(1))
-    c = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, rng=2)
+    a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, random_seed=1)
+    b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3,
+                        random_seed=np.random.default_rng(1))
+    c = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, random_seed=2)
     np.testing.assert_array_equal(a.x, b.x)
     assert not np.array_equal(a.x, c.x)
 
 
 def test_gibbs_point_mass_level_is_constant():
     samples = ml.gibbs_sample([2, 6, 11], [4, 6], **H3, prior=["improper", "point:9"],
-                              draws=500, chains=2, rng=0)
+                              draws=500, chains=2, random_seed=0)
     assert np.all(samples.level(3) == 9)
 
 
 def test_to_datatree_has_one_variable_per_level():
-    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, rng=0)
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=0)
     tree = ml.to_datatree(samples, attrs={"h": 3})
     posterior = tree["posterior"]
     assert set(posterior.data_vars) == {"X1", "X2", "X3"}
@@ -409,7 +417,40 @@ def test_gibbs_takes_one_release():
 
 
 def test_gibbs_without_stored_tables_gives_the_same_draws(monkeypatch):
-    stored = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, rng=6)
-    monkeypatch.setattr(ml, "_TABLE_CELLS", 1)  # conditionals recomputed every sweep
-    recomputed = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, rng=6)
+    stored = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
+    # conditionals recomputed every sweep
+    monkeypatch.setattr(multilevel_gibbs, "MAX_TABLE_CELLS", 1)
+    recomputed = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
     np.testing.assert_array_equal(stored.x, recomputed.x)
+
+
+# -- h = 2: the nested form is computed by the two-level code -----------------------------------
+
+
+def test_two_level_nested_summary_matches_the_two_level_form():
+    from dprisk.inference.sampling import posterior_summary as two_level_summary
+
+    rho1, rho2 = census_rhos(2)
+    params = {"p": 0.3, "known": 1, "prior": "truncated:40"}
+    nested = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                  y_stars=[-2], **params)
+    flat = two_level_summary(3, 4, -2, rho1=rho1, rho2=rho2, d=27, **params)
+    assert set(nested) == {"posterior", "risk", "level_posteriors", "method"}
+    assert nested["posterior"] == flat["posterior"] and nested["risk"] == flat["risk"]
+    x2_mean = sum(int(k) * mass for k, mass in flat["x2_posterior"].items())
+    assert nested["level_posteriors"]["2"]["mean"] == pytest.approx(x2_mean, abs=1e-9)
+    assert nested["level_posteriors"]["1"]["mean"] == pytest.approx(1 + flat["posterior"])
+    gibbs = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                 y_stars=[-2], **params, method="gibbs", draws=5000,
+                                 random_seed=3)
+    se = gibbs["level_posteriors"]["1"]["mcse_mean"]
+    assert abs(gibbs["posterior"] - flat["posterior"]) <= Z_MAX * se
+    stats2 = gibbs["level_posteriors"]["2"]
+    assert abs(stats2["mean"] - x2_mean) <= Z_MAX * stats2["mcse_mean"]
+
+
+def test_scalar_results_are_python_floats():
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    assert type(post.prob_x1) is float and round(post.prob_x1, 5) == round(post.prob_x1, 5)
+    two = ml.exact_posterior([1, 4], [3], rhos=[0.3, 0.2], siblings=[5])
+    assert type(two.prob_x1) is float

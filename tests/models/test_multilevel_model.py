@@ -1,5 +1,5 @@
 """Tests of models/multilevel.py: the h-level PyMC model's variables, initial point and log
-density, and MultilevelParams' validation and support bounds.
+density, and the nested Scenario's validation and support bounds.
 
 References: for h = 2 the model's logp equals the two-level model of models/hierarchical.py
 at every point (1e-12); for h = 3 differences of the model's logp between points equal the
@@ -13,12 +13,9 @@ import numpy as np
 import pytest
 
 from dprisk.models.hierarchical import build_hierarchical_model
-from dprisk.models.multilevel import (
-    MultilevelParams,
-    build_multilevel_model,
-    multilevel_params,
-)
+from dprisk.models.multilevel import build_multilevel_model, multilevel_params
 from dprisk.models.priors import PointMass, TruncatedUniform
+from dprisk.models.scenario import Scenario
 
 H3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
 
@@ -82,19 +79,19 @@ def test_three_level_logp_differences_match_the_joint_posterior():
 
 
 def test_params_level_bounds_follow_the_priors():
-    params = MultilevelParams.validated(rhos=[0.1, 0.2, 0.3], siblings=[2, 2], known=1,
+    params = Scenario.nested(rhos=[0.1, 0.2, 0.3], siblings=[2, 2], known=1,
                                         prior=[TruncatedUniform(10), PointMass(5)])
     assert params.level_bounds(1) == [(1, 1), (1, 10), (5, 5)]
     assert params.level_bounds(2) == [(2, 2), (2, 10), (5, 5)]
     assert params.feasible == (True, True)
-    improper = MultilevelParams.validated(rhos=[0.1, 0.2, 0.3], siblings=[2, 2])
+    improper = Scenario.nested(rhos=[0.1, 0.2, 0.3], siblings=[2, 2])
     assert improper.level_bounds(0) == [(0, 0), (0, None), (0, None)]
     assert improper.pair_precisions == pytest.approx((0.05, 0.1))
-    point = MultilevelParams.validated(rhos=[0.1, 0.2, 0.3], siblings=[2, 2],
+    point = Scenario.nested(rhos=[0.1, 0.2, 0.3], siblings=[2, 2],
                                        prior=["point:0", "improper"])
     assert point.feasible == (True, False)
     # The command-line form: specs separated by ';'.
-    text = MultilevelParams.validated(rhos=[0.1, 0.2, 0.3], siblings=[2, 2],
+    text = Scenario.nested(rhos=[0.1, 0.2, 0.3], siblings=[2, 2],
                                       prior="truncated:10; point:5", known=1)
     assert text.priors == (TruncatedUniform(10), PointMass(5))
 

@@ -10,7 +10,8 @@ def test_validated_parameters_and_precision():
     assert (params.rho1, params.rho2, params.d, params.p, params.known) == (0.1, 0.25, 27, 0.5, 2)
     assert params.prior == TruncatedUniform(10)
     assert params.precision == pytest.approx(0.25 + 0.1 / 27, rel=1e-15)
-    assert TwoLevelParams(0.1, 0.25, 3, 0.5, 0).prior == ImproperUniform()
+    assert TwoLevelParams.validated(rho1=0.1, rho2=0.25, d=3, p=0.5, known=0,
+                                    prior="improper").prior == ImproperUniform()
 
 
 @pytest.mark.parametrize(

@@ -183,14 +183,16 @@ def test_gibbs_draws_in_support_and_shift_exactly_with_m(model, shift, seed):
     m = params["known"]
     shift = max(shift, -m)
     prior = make_prior(spec, m)
-    draws = gibbs_sample(x1s, x2s, y1s, **params, prior=prior, draws=50, chains=2, rng=seed)
+    draws = gibbs_sample(x1s, x2s, y1s, **params, prior=prior, draws=50, chains=2,
+                         random_seed=seed)
     assert np.all((draws.x1 == m) | (draws.x1 == m + 1)) and np.all(draws.x2 >= draws.x1)
     if spec[0] != "improper":
         assert np.all(draws.x2 <= m + spec[1])
     if spec[0] == "point":
         assert np.all(draws.x2 == m + spec[1])
     moved = gibbs_sample(x1s + shift, x2s + shift, y1s, **{**params, "known": m + shift},
-                         prior=make_prior(spec, m + shift), draws=50, chains=2, rng=seed)
+                         prior=make_prior(spec, m + shift), draws=50, chains=2,
+                         random_seed=seed)
     np.testing.assert_array_equal(moved.x1, draws.x1 + shift)
     np.testing.assert_array_equal(moved.x2, draws.x2 + shift)
 

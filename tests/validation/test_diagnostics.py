@@ -54,3 +54,35 @@ def test_bad_inputs():
         convergence_report(one_chain)
     with pytest.raises(ValueError, match="X2"):
         convergence_report(xr.Dataset({"X1": (("chain", "draw"), np.zeros((2, 10)))}))
+
+
+def test_known_is_read_from_the_recorded_scenario():
+    from dprisk.inference.exact import exact_posterior
+    from dprisk.inference.sampling import chain_diagnostics, sample_posterior
+
+    params = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 5}
+    tree = sample_posterior(7, 6, 0, **params, method="gibbs", draws=4000, chains=4,
+                            random_seed=3)
+    assert tree["posterior"].attrs["known"] == 5
+    report = convergence_report(tree)  # known not passed again
+    assert report.scenario["known"] == 5 and report.table.attrs["known"] == 5
+    direct = chain_diagnostics(tree["posterior"]["X1"].values, known=5)
+    assert report.posterior == direct["mean"] and report.posterior_mcse == direct["mcse"]
+    assert report.posterior_mcse > 0
+    exact = float(exact_posterior(7, 6, 0, **params).prob_x1)
+    assert abs(report.posterior - exact) < 4 * report.posterior_mcse
+    assert convergence_report(tree, known=5).posterior == report.posterior
+
+
+def test_h_level_sampling_results_are_reported():
+    from dprisk.inference import multilevel as ml
+
+    h3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
+    samples = ml.gibbs_sample([1, 4, 9], [3, 5], **h3, draws=4000, chains=4, random_seed=2)
+    report = convergence_report(ml.to_datatree(samples))  # known = 1 from the attributes
+    assert list(report.table["variable"].values) == ["target", "X2", "X3"]
+    exact = ml.exact_posterior([1, 4, 9], [3, 5], **h3)
+    assert abs(report.posterior - exact.prob_x1) < 4 * report.posterior_mcse
+    x3 = report.table.sel(variable="X3")
+    assert abs(float(x3["mean"]) - float(exact.level_mean(3))) < 4 * float(x3["mcse_mean"])
+    assert report.converged, report.reasons

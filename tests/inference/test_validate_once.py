@@ -1,0 +1,100 @@
+"""Each parameter of a public call is validated exactly once (issue: validate once).
+
+Every validator of :mod:`dprisk.models.checks` (``check_rho``, ``check_probability``,
+``check_count``, ``check_positive_int``), the tail-mass rule of :mod:`dprisk.models.numerics`,
+:func:`dprisk.models.priors.check_support` and the priors' own support checks are replaced,
+in every ``dprisk`` module that looks them up, by wrappers that count calls per parameter
+name. ``rho`` (without index) is the derived precision ``rho2 + rho1/d`` (or an envelope
+precision) that :func:`dprisk.models.discrete_gaussian.support_halfwidth` checks when it sizes
+a grid: not an input parameter, so it is not counted.
+"""
+
+import sys
+from collections import Counter
+
+import pytest
+
+from dprisk.inference import exact, multilevel, sampling
+from dprisk.models import checks, numerics, priors
+from dprisk.models.census import census_rhos
+
+CENSUS = {"rho1": census_rhos(2)[0], "rho2": census_rhos(2)[1], "d": 27}
+DERIVED = {"rho"}
+DEFAULT_NAMES = {"check_rho": "rho", "check_probability": "p", "check_tail_mass": "tail_mass"}
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    counts = Counter()
+    originals = {
+        **{name: getattr(checks, name) for name in
+           ("check_rho", "check_probability", "check_count", "check_positive_int")},
+        "check_tail_mass": numerics.check_tail_mass,
+        "check_support": priors.check_support,
+    }
+
+    depth = [0]  # count the outermost validator only (check_tail_mass calls check_probability)
+
+    def counting(name, original):
+        def wrapper(*args, **kwargs):
+            if depth[0] == 0:
+                key = "prior" if name == "check_support" else (
+                    args[1] if len(args) > 1 else kwargs.get("name", DEFAULT_NAMES.get(name)))
+                counts[key] += 1
+            depth[0] += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return wrapper
+
+    for module in [m for key, m in sys.modules.items() if key.startswith("dprisk")]:
+        for name, original in originals.items():
+            if getattr(module, name, None) is original:
+                monkeypatch.setattr(module, name, counting(name, original))
+    for cls in (priors.X2Prior, priors.PointMass):
+        original = cls.__dict__["check_support"]
+
+        def method(self, known, original=original):
+            counts["prior"] += 1
+            return original(self, known)
+        monkeypatch.setattr(cls, "check_support", method)
+    return counts
+
+
+def _inputs(counts):
+    return {name: n for name, n in counts.items() if name not in DERIVED}
+
+
+def test_two_level_exact_posterior_validates_each_parameter_once(calls):
+    post = exact.exact_posterior(2, 1, -1, **CENSUS, p=0.3, known=1, prior="truncated:12")
+    assert 0 < post.prob_x1 < 1
+    assert _inputs(calls) == {name: 1 for name in (
+        "x1_star", "x2_star", "y1_star", "rho1", "rho2", "d", "p", "known", "prior",
+        "upper", "tail_mass")}  # upper: of the prior truncated:12, checked when it is parsed
+
+
+def test_nested_exact_posterior_validates_each_parameter_once(calls):
+    multilevel.exact_posterior([1, 4, 9], [3, 5], rhos=[0.3, 0.2, 0.1], siblings=[5, 3],
+                               p=0.4, known=1, prior="truncated:40")
+    assert _inputs(calls) == {name: 1 for name in (
+        "x_stars", "y_stars", "rhos: rho_1", "rhos: rho_2", "rhos: rho_3", "siblings: d_2",
+        "siblings: d_3", "p", "known", "prior", "upper", "tail_mass")}
+
+
+@pytest.mark.parametrize("method", ["exact", "gibbs"])
+def test_posterior_summary_validates_each_parameter_once(calls, method):
+    options = {"draws": 100, "chains": 2, "random_seed": 1} if method == "gibbs" else {}
+    sampling.posterior_summary(2, 1, -1, **CENSUS, p=0.3, known=1, method=method, **options)
+    expected = ["x1_star", "x2_star", "y1_star", "rho1", "rho2", "d", "p", "known", "prior"]
+    if method == "gibbs":
+        expected += ["draws", "chains", "tune", "cores"]
+    assert _inputs(calls) == dict.fromkeys(expected, 1)
+
+
+def test_nested_posterior_summary_validates_each_parameter_once(calls):
+    multilevel.posterior_summary(x_stars=[1, 4, 9], y_stars=[3, 5], rhos=[0.3, 0.2, 0.1],
+                                 siblings=[5, 3], p=0.4, known=1)
+    assert _inputs(calls) == {name: 1 for name in (
+        "x_stars", "y_stars", "rhos: rho_1", "rhos: rho_2", "rhos: rho_3", "siblings: d_2",
+        "siblings: d_3", "p", "known", "prior", "tail_mass")}
