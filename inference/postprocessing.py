@@ -58,11 +58,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from dprisk.inference import single_level
+from dprisk.inference.unique_levels import marginal_unique_levels
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.dg_sums import sum_pmf
-from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.numerics import dg_log_normalizer, logit
 
 __all__ = [
     "TIES",
@@ -350,12 +350,12 @@ def posterior(x1_tilde, x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="eve
         raise ValueError(f"x1_tilde must lie in [0, x2_tilde = {x2_tilde}]")
     p = float(check_probability(p, "p"))
     table = likelihood(x2_tilde, rho1, d, known=known, x2=x2, ties=ties, y_noise=y_noise)
-    log_odds = single_level._logit(p) + table.log_likelihood[1] - table.log_likelihood[0]
+    log_odds = logit(p) + table.log_likelihood[1] - table.log_likelihood[0]
     return np.exp(log_expit(log_odds))[x1_tilde]
 
 
 def _log_marginal(table: PostprocessedLikelihood, p: np.ndarray) -> np.ndarray:
-    log_odds = (single_level._logit(p)[..., None] + table.log_likelihood[1]
+    log_odds = (logit(p)[..., None] + table.log_likelihood[1]
                 - table.log_likelihood[0])
     return logsumexp(log_expit(log_odds) + table.log_likelihood[1], axis=-1)
 
@@ -394,11 +394,10 @@ def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
 
     :math:`x_2 - Y_1^* = k_1 - \eta` with :math:`-\eta \sim \mathrm{DG}(0, d/(2\rho_1))`, so
     this is a target "unique at two levels" with parameters :math:`(\rho_1, \rho_1/d)`:
-    :func:`dprisk.inference.single_level.marginal_posterior_unique_levels` (exact enumeration).
+    :func:`dprisk.inference.unique_levels.marginal_unique_levels` (exact enumeration).
     It bounds :func:`marginal_posterior` from above for every :math:`\tilde x_2` (data
     processing; module notes).
     """
     rho1 = float(check_rho(rho1, "rho1"))
     d = check_positive_int(d, "d")
-    return single_level.marginal_posterior_unique_levels([rho1, rho1 / d], p,
-                                                         method="enumerate")
+    return marginal_unique_levels([rho1, rho1 / d], p=p, method="enumerate")

@@ -3,7 +3,7 @@ r"""Reproduce the supplement's analyses (S1.3, S2, S5, S6) and check its claims.
 * S1.3 (Figure 11): a target unique at :math:`\ell = 1, \ldots, 6` Census levels; marginal
   posterior, marginal risk ``R`` and probability of a correct decision for the five
   adversaries, all exact (:mod:`dprisk.inference.unique_levels` for the marginal posterior,
-  cross-checked against the contour integral of :mod:`dprisk.inference.single_level`).
+  cross-checked against its contour integral).
 * S2 (Figures 7–8): the variance of DG(0, s) against ``s`` and the exact pmf of a sum of
   ``n`` iid discrete Gaussians against the DG(0, n/(2ρ)) approximation.
 * S5: composition of :math:`R'` over sequential releases, against the posterior computed
@@ -11,10 +11,9 @@ r"""Reproduce the supplement's analyses (S1.3, S2, S5, S6) and check its claims.
 * S6 (Figure 10): marginal posterior after the simplified post-processing
   (:mod:`dprisk.inference.postprocessing`) against the risk without post-processing.
 
-:func:`study` returns the :class:`dprisk.validation.report.StudyResult` (figures, datasets,
-records, notes); :func:`parse_rhos` and :func:`unique_levels_summary` serve the
-``dprisk marginal --rhos`` command. Everything is exact (finite sums with bounded neglected
-mass), so every record has ``mcse = None``.
+:func:`study` returns the :class:`dprisk.validation.records.StudyResult` (figures, datasets,
+records, notes). Everything is exact (finite sums with bounded neglected mass), so every
+record has ``mcse = None``.
 """
 
 from __future__ import annotations
@@ -22,13 +21,19 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dprisk.inference import postprocessing, single_level, unique_levels
+from dprisk.inference import postprocessing, sequential, single_level, unique_levels
+from dprisk.models import census
 from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos, parse_rho
-from dprisk.models.checks import check_probability, check_rho
+from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos
+from dprisk.models.checks import check_rho
 from dprisk.models.dg_sums import approximation_pmf, sum_pmf
 from dprisk.validation import published as pub
 from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
+
+# TODO(merge): callers in dprisk/cli/main.py; the CLI should import these from
+# dprisk.models.census and dprisk.inference.unique_levels.
+parse_rhos = census.parse_rhos
+unique_levels_summary = unique_levels.unique_levels_summary
 
 __all__ = [
     "FIGURE8_CASES",
@@ -39,10 +44,8 @@ __all__ = [
     "figure8_data",
     "figure10_data",
     "figure11_data",
-    "parse_rhos",
     "s6_sensitivity_data",
     "study",
-    "unique_levels_summary",
     "variance_gap",
 ]
 
@@ -53,78 +56,7 @@ FIGURE8_CASES = ((census_level("block").rho, 27), (census_level("block").rho, 5)
 S6_D = 27
 #: Rounding slack of the S6 bound checks (differences of probabilities near 1).
 BOUND_SLACK = 1e-12
-#: Sweep budget of :func:`unique_levels_summary` (window pairs per prior, ~3 s).
-SUMMARY_MAX_WINDOW_PAIRS = 300_000_000
 _SUPP = "Supplement"
-
-
-# --------------------------------------------------------------------------- CLI helpers
-def parse_rhos(text) -> list[float]:
-    """Parse ``--rhos``: a comma list of numbers / ``census:LEVEL``, or ``census:N``.
-
-    ``census:N`` (1 <= N <= 6) is the bottom ``N`` Census levels, block first; otherwise each
-    comma-separated item is a positive number or ``census:LEVEL`` (``census:block``, ...).
-
-    Raises
-    ------
-    ValueError
-        Naming ``rhos`` and the allowed forms.
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"rhos must be a comma list of rho > 0 / census:LEVEL items or "
-                         f"census:N, got {text!r}")
-    stripped = text.strip()
-    if stripped.startswith("census:") and stripped[7:].strip().isdigit():
-        count = int(stripped[7:])
-        if not 1 <= count <= len(CENSUS_LEVELS):
-            raise ValueError(f"rhos: census:N needs 1 <= N <= {len(CENSUS_LEVELS)}, got {text!r}")
-        return census_rhos(count)
-    out = []
-    for item in stripped.split(","):
-        item = item.strip()
-        if item.startswith("census:") and item[7:].strip().isdigit():
-            raise ValueError(f"rhos: census:N stands alone (the bottom N levels); inside a "
-                             f"list use census:LEVEL, got {item!r} in {text!r}")
-        try:
-            out.append(parse_rho(item, "rhos"))
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"rhos: bad item {item!r} in {text!r} ({err}); allowed: a comma "
-                             f"list of rho > 0 or census:LEVEL items, or census:N") from None
-    return out
-
-
-def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
-    r"""Marginal posterior, marginal risk and P[correct] for a target unique at ``ell`` levels.
-
-    The marginal posterior is the exact finite sum of
-    :func:`dprisk.inference.unique_levels.marginal_posterior_sweep` (one level: the closed-form sum
-    of :mod:`dprisk.inference.single_level`); when the sweep would need more than
-    ``SUMMARY_MAX_WINDOW_PAIRS`` pair evaluations (many levels with small rho) it falls back to
-    the contour integral, which agrees with the finite sum to 1e-15 at the six Census levels.
-    ``p_correct`` is the exact :func:`dprisk.inference.single_level.p_correct_unique_levels`.
-
-    Returns
-    -------
-    dict
-        Exactly ``{"marginal_posterior", "marginal_risk", "p_correct"}`` (floats).
-    """
-    rhos = check_rho(rhos, "rhos")
-    if rhos.ndim != 1 or rhos.size < 1:
-        raise ValueError(f"rhos must be a 1-d sequence with at least one level, got {rhos!r}")
-    p = float(check_probability(p, "p"))
-    try:
-        marginal = float(unique_levels.marginal_posterior_sweep(
-            rhos, p, known, max_window_pairs=SUMMARY_MAX_WINDOW_PAIRS).marginal_posterior)
-    except ValueError as err:
-        if "sweep" not in str(err):
-            raise
-        marginal = float(single_level.marginal_posterior_unique_levels(rhos, p, known,
-                                                                       method="contour"))
-    return {
-        "marginal_posterior": marginal,
-        "marginal_risk": marginal / p,
-        "p_correct": float(single_level.p_correct_unique_levels(rhos, p, known)),
-    }
 
 
 # --------------------------------------------------------------------------- S1.3
@@ -141,8 +73,8 @@ def figure11_data(priors=PAPER_PRIORS, n_levels: int = 6) -> xr.Dataset:
         result = unique_levels.marginal_posterior_sweep(rhos, p)
         marginal[i] = result.marginal_posterior
         neglected = max(neglected, result.neglected_mass + result.series_bound)
-        contour[i] = single_level.marginal_posterior_unique_levels(rhos, p, method="contour")
-        correct[i] = single_level.p_correct_unique_levels(rhos, p)
+        contour[i] = unique_levels.marginal_unique_levels(rhos, p=p, method="contour")
+        correct[i] = unique_levels.p_correct_unique_levels(rhos, p)
     prob = {"units": "probability"}
     return xr.Dataset(
         {
@@ -308,7 +240,7 @@ def composition_data(rho=None, n_releases: int = 3, x_values=range(-2, 5),
 
     Every combination of released values in ``x_values`` (known m = 0) at ``rho`` (default:
     the Census block rho) for each prior, with the joint :math:`R'` computed from all releases
-    at once (:func:`dprisk.inference.single_level.posterior_unique_levels` / ``p``), plus the
+    at once (:func:`dprisk.inference.unique_levels.posterior_unique_levels` / ``p``), plus the
     generalised marginal risk after ``1..n_releases`` releases.
     """
     rho = census_level("block").rho if rho is None else float(rho)
@@ -318,10 +250,11 @@ def composition_data(rho=None, n_releases: int = 3, x_values=range(-2, 5),
     x = np.stack(grids, axis=-1)  # (..., release)
     x_b = x[..., None, :]  # prior axis before the release axis
     rhos = np.full(n_releases, rho)
-    seq = single_level.sequential_risk(x_b, rhos, p)
-    joint = single_level.posterior_unique_levels(x_b, rhos, p) / p
+    seq = sequential.sequential_risk(x_b, rhos, p)
+    joint = unique_levels.posterior_unique_levels(x_b, rhos, p) / p
     dims = tuple(f"x1_star_{i + 1}" for i in range(n_releases))
-    marginal = np.stack([single_level.marginal_risk_unique_levels(rhos[: k + 1], p)
+    marginal = np.stack([unique_levels.marginal_risk_unique_levels(rhos[: k + 1], p,
+                                                                   method="enumerate")
                          for k in range(n_releases)])
     return xr.Dataset(
         {"per_release_risk": ((*dims, "p", "release"), seq.per_release,
@@ -538,7 +471,7 @@ def _notes(data: dict) -> list[str]:
         "(inference.unique_levels: pairs with |log-odds| < 0.1 one by one, the others through "
         "the convergent series expit(x) = sum (-1)^(k+1) e^(kx), which factorises over levels); "
         f"neglected probability below {f11.attrs['neglected_bound']:.1e}. It agrees with the "
-        "contour integral of inference.single_level to "
+        "contour integral of inference.unique_levels to "
         f"{contour_diff:.1e} relative, so the contour method qualifies as an equivalent exact "
         "method. R at ell = 1 and 6: " + ", ".join(
             f"p = {lab}: {risk.values[0, j]:.4f} -> {risk.values[-1, j]:.4f}"
@@ -549,7 +482,7 @@ def _notes(data: dict) -> list[str]:
         "0.0992, 1; columns n = 27, 5): " + ", ".join(f"{v:.3g}" for v in tv) + "; at rho = "
         "0.0992 they are at the rounding level of double precision.",
         "S5: the cumulative R' of sequential releases is the running product of per-release "
-        "R' (inference.single_level.sequential_risk) and equals R' computed from all releases "
+        "R' (inference.sequential.sequential_risk) and equals R' computed from all releases "
         "at once; the paper states only this identity, which is checked on a grid of 3 releases.",
         "S6 (Figure 10): p = 1/2, d = 27, the adversary knows x2 = 1 and m = 0, y1* noise "
         "DG(0, d/(2 rho1)) as in the paper; ties of the rounding go to the even neighbour "
@@ -565,7 +498,7 @@ def _notes(data: dict) -> list[str]:
 
 
 def study(*, paper_scale: bool = False):
-    """The supplement study for the report (:class:`dprisk.validation.report.StudyResult`).
+    """The supplement study for the report (:class:`dprisk.validation.records.StudyResult`).
 
     Parameters
     ----------

@@ -10,7 +10,10 @@ import mpmath
 import numpy as np
 import pytest
 
+from dprisk.inference import sequential
 from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ulv
+from dprisk.inference import unique_levels_exact as exact
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_level, census_rhos
 
@@ -224,11 +227,11 @@ def test_unique_levels_posterior_equals_direct_bayes():
     grid = np.stack(np.meshgrid(np.arange(-4, 6), np.arange(-3, 5), np.arange(-5, 4),
                                 indexing="ij"), axis=-1)
     for p, m in ((0.5, 0), (1 / 864, 2)):
-        out = sl.posterior_unique_levels(grid + m, rhos, p, known=m)
+        out = ulv.posterior_unique_levels(grid + m, rhos, p, known=m)
         ref = brute_joint_posterior(np.moveaxis(grid + m, -1, 0), rhos, p, m)
         np.testing.assert_allclose(out, ref, rtol=RTOL)
     x = np.arange(-5, 6)
-    np.testing.assert_array_equal(sl.posterior_unique_levels(x[:, None], [0.3], 0.2),
+    np.testing.assert_array_equal(ulv.posterior_unique_levels(x[:, None], [0.3], 0.2),
                                   sl.posterior(x, 0.3, 0.2))
 
 
@@ -250,16 +253,16 @@ def brute_levels(rhos, p):
 def test_two_levels_against_brute_force(rhos, p):
     marginal, correct = brute_levels(rhos, p)
     for method in ("enumerate", "contour"):
-        assert float(sl.marginal_posterior_unique_levels(rhos, p, method=method)) == \
+        assert float(ulv.marginal_posterior_unique_levels(rhos, p, method=method)) == \
             pytest.approx(marginal, rel=1e-12)
-    assert float(sl.p_correct_unique_levels(rhos, p)) == pytest.approx(correct, rel=1e-12)
+    assert float(ulv.p_correct_unique_levels(rhos, p)) == pytest.approx(correct, rel=1e-12)
 
 
 @pytest.mark.parametrize("p", [0.5, 1 / 864, 1e-9, 1e-300, 1 - 1e-6])
 def test_contour_equals_exact_enumeration_three_census_levels(p):
     rhos = census_rhos(3)
-    exact = sl.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
-    contour = sl.log_marginal_posterior_unique_levels(rhos, p, method="contour")
+    exact = ulv.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
+    contour = ulv.log_marginal_posterior_unique_levels(rhos, p, method="contour")
     assert float(contour) == pytest.approx(float(exact), rel=1e-13, abs=1e-13)
 
 
@@ -267,9 +270,9 @@ def test_one_level_unique_equals_single_level():
     p = np.array([0.5, 0.2, 1 / 864])
     for method in ("enumerate", "contour"):
         np.testing.assert_allclose(
-            sl.marginal_posterior_unique_levels([RHO_BLOCK], p, method=method),
+            ulv.marginal_posterior_unique_levels([RHO_BLOCK], p, method=method),
             sl.marginal_posterior(RHO_BLOCK, p), rtol=1e-13)
-    np.testing.assert_array_equal(sl.p_correct_unique_levels([RHO_BLOCK], p),
+    np.testing.assert_array_equal(ulv.p_correct_unique_levels([RHO_BLOCK], p),
                                   sl.p_correct(RHO_BLOCK, p))
 
 
@@ -277,31 +280,31 @@ def test_split_enumeration_paths_agree(monkeypatch):
     """Force the (first levels) x (remaining levels) split and compare with one enumeration."""
     rhos = [1.0, 2.0, 1.5, 3.0]
     p = np.array([0.5, 0.05])
-    marginal = sl.marginal_posterior_unique_levels(rhos, p, method="enumerate")
-    correct = sl.p_correct_unique_levels(rhos, p)
+    marginal = ulv.marginal_posterior_unique_levels(rhos, p, method="enumerate")
+    correct = ulv.p_correct_unique_levels(rhos, p)
     for k, pk in enumerate(p):
         brute_marginal_k, brute_correct_k = brute_levels(rhos, pk)
         assert marginal[k] == pytest.approx(brute_marginal_k, rel=1e-12)
         assert correct[k] == pytest.approx(brute_correct_k, rel=1e-12)
-    monkeypatch.setattr(sl, "MAX_ATOMS", 400)
-    np.testing.assert_allclose(sl.marginal_posterior_unique_levels(rhos, p, method="enumerate"),
+    monkeypatch.setattr(exact, "MAX_ATOMS", 400)
+    np.testing.assert_allclose(ulv.marginal_posterior_unique_levels(rhos, p, method="enumerate"),
                                marginal, rtol=1e-13)
-    np.testing.assert_allclose(sl.p_correct_unique_levels(rhos, p), correct, rtol=1e-12)
+    np.testing.assert_allclose(ulv.p_correct_unique_levels(rhos, p), correct, rtol=1e-12)
 
 
 def test_six_census_levels_increase_with_levels():
     p = np.array([0.5, 0.2, 1 / 864])
-    values = np.array([sl.marginal_posterior_unique_levels(census_rhos(n), p)
+    values = np.array([ulv.marginal_posterior_unique_levels(census_rhos(n), p)
                        for n in range(1, 7)])
     assert np.all(np.diff(values, axis=0) > 0)
-    correct = np.array([sl.p_correct_unique_levels(census_rhos(n), 0.5) for n in range(1, 7)])
+    correct = np.array([ulv.p_correct_unique_levels(census_rhos(n), 0.5) for n in range(1, 7)])
     assert np.all(np.diff(correct) > 0)
 
 
 def test_equal_rhos_exact_ties_decide_m():
     """rho (0.3, 0.3), p = 1/2: log-odds 0.6 (j1 + j2 + 1) is exactly 0 on j1 + j2 = -1."""
     _, correct = brute_levels([0.3, 0.3], 0.5)
-    assert float(sl.p_correct_unique_levels([0.3, 0.3], 0.5)) == pytest.approx(correct,
+    assert float(ulv.p_correct_unique_levels([0.3, 0.3], 0.5)) == pytest.approx(correct,
                                                                                rel=1e-13)
 
 
@@ -311,13 +314,13 @@ def test_sequential_composition_s5():
     rhos = np.array([RHO_BLOCK, 0.25, 0.05, 0.5])
     x_stars = 1 + rng.integers(-4, 5, size=(7, 4))
     for p in (0.5, 1 / 864):
-        seq = sl.sequential_risk(x_stars, rhos, p)
-        post = sl.sequential_posterior(x_stars, rhos, p)
+        seq = sequential.sequential_risk(x_stars, rhos, p)
+        post = sequential.sequential_posterior(x_stars, rhos, p)
         np.testing.assert_allclose(np.cumprod(seq.per_release, axis=-1), seq.cumulative,
                                    rtol=1e-13)
         joint = brute_joint_posterior(x_stars.T, rhos, p, 0)
         np.testing.assert_allclose(seq.cumulative[:, -1], joint / p, rtol=RTOL)
-        np.testing.assert_allclose(post[:, -1], sl.posterior_unique_levels(x_stars, rhos, p),
+        np.testing.assert_allclose(post[:, -1], ulv.posterior_unique_levels(x_stars, rhos, p),
                                    rtol=0)
         # prior of release i+1 is the posterior after release i
         previous = np.concatenate([np.full((7, 1), p), post[:, :-1]], axis=1)
@@ -329,7 +332,7 @@ def test_sequential_composition_s5():
 
 def test_sequential_many_releases_stay_finite():
     x = np.full(300, 5)
-    seq = sl.sequential_risk(x, np.full(300, 1.0), 1e-9)
+    seq = sequential.sequential_risk(x, np.full(300, 1.0), 1e-9)
     assert np.all(np.isfinite(seq.cumulative)) and seq.cumulative[-1] == pytest.approx(1e9)
 
 
@@ -342,10 +345,10 @@ def test_sequential_many_releases_stay_finite():
     (lambda: sl.marginal_posterior(np.inf), "rho"),
     (lambda: sl.p_correct(0.1, p=1.5), "p"),
     (lambda: sl.decision_threshold(0.1, known=0.5), "known"),
-    (lambda: sl.posterior_unique_levels([1, 2], [0.1]), "levels"),
-    (lambda: sl.marginal_posterior_unique_levels([0.1, -1.0]), "rhos"),
-    (lambda: sl.marginal_posterior_unique_levels([0.1], method="mcmc"), "method"),
-    (lambda: sl.sequential_risk([1, 2], [0.1, 0.2], p=-0.1), "p"),
+    (lambda: ulv.posterior_unique_levels([1, 2], [0.1]), "levels"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1, -1.0]), "rhos"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1], method="mcmc"), "method"),
+    (lambda: sequential.sequential_risk([1, 2], [0.1, 0.2], p=-0.1), "p"),
 ])
 def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -354,4 +357,4 @@ def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
 
 def test_enumeration_refuses_six_census_levels():
     with pytest.raises(ValueError, match="contour"):
-        sl.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")
+        ulv.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")
