@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from dprisk.validation import supplement
+from dprisk.validation import supplement, supplement_s6
 
 __all__ = ["figure7", "figure8", "figure10", "figure11"]
 
@@ -96,7 +96,7 @@ def _risk_axis(ax, p: float) -> None:
 def figure10(left=None, right=None) -> Figure:
     """Figure 10: post-processed marginal posterior against x~2 (left) and rho1 (right)."""
     if left is None or right is None:
-        left, right = supplement.figure10_data()
+        left, right = supplement_s6.figure10_data()
     p = float(left.attrs["p"])
     fig = Figure(figsize=(12, 4.6), layout="constrained")
     ax_x2, ax_rho = fig.subplots(1, 2)

@@ -8,6 +8,7 @@ from matplotlib.figure import Figure
 from dprisk.models.census import census_level
 from dprisk.validation import figures_supplement as figs
 from dprisk.validation import supplement as supp
+from dprisk.validation import supplement_s6
 
 RHO_BLOCK = census_level("block").rho
 
@@ -61,7 +62,7 @@ def test_figure8_structure_and_png(tmp_path):
 
 
 def test_figure10_structure_and_png(tmp_path):
-    left, right = supp.figure10_data(rho_grid=[0.01, 0.3, 3.0], x2_tilde_max=8,
+    left, right = supplement_s6.figure10_data(rho_grid=[0.01, 0.3, 3.0], x2_tilde_max=8,
                                      x2_tilde_lines=(1, 10, 100))
     fig = figs.figure10(left, right)
     ax_x2, ax_rho = fig.axes

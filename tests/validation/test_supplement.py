@@ -19,6 +19,7 @@ from dprisk.models.census import census_level, census_rhos
 from dprisk.models.dg_sums import total_variation
 from dprisk.validation import published as pub
 from dprisk.validation import supplement as supp
+from dprisk.validation import supplement_s6
 from dprisk.validation.report import RECORD_KEYS, validate_records
 
 RHO_BLOCK = census_level("block").rho
@@ -149,7 +150,7 @@ def test_figure11_data_small():
 
 
 def test_figure10_data_small_grids():
-    left, right = supp.figure10_data(rho_grid=[0.03, 1.0, 5.0], x2_tilde_max=12,
+    left, right = supplement_s6.figure10_data(rho_grid=[0.03, 1.0, 5.0], x2_tilde_max=12,
                                      x2_tilde_lines=(1, 10))
     assert left.sizes["x2_tilde"] == 12 and right["marginal_posterior"].dims == (
         "rho1", "x2_tilde")
