@@ -197,9 +197,14 @@ def logcdf(x, mu, rho) -> np.ndarray:
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
+    return _logcdf(x, mu, rho)
+
+
+def _logcdf(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Kernel of :func:`logcdf` for validated values (each tail from the exact tail sum)."""
     j = x - mu
-    lower = log_tail(np.maximum(-j, 0), rho)
-    upper = log_tail(np.maximum(j + 1, 0), rho)
+    lower = log_tail_kernel(np.maximum(-j, 0), rho)
+    upper = log_tail_kernel(np.maximum(j + 1, 0), rho)
     with np.errstate(divide="ignore"):
         return np.where(j < 0, lower, np.log1p(-np.exp(upper)))
 
@@ -211,7 +216,8 @@ def logsf(x, mu, rho) -> np.ndarray:
     """
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
-    return logcdf(2 * mu - x - 1, mu, rho)
+    rho = check_rho(rho, "rho")
+    return _logcdf(2 * mu - x - 1, mu, rho)
 
 
 def cdf(x, mu, rho) -> np.ndarray:

@@ -21,6 +21,7 @@ MODULES = (
     "dprisk.inference.unique_levels_exact",
     "dprisk.inference.unique_levels_sweep",
     "dprisk.inference.sequential",
+    "dprisk.inference.postprocessing",
     "dprisk.models.discrete_gaussian",
     "dprisk.models.numerics",
     "dprisk.models.census",
@@ -115,3 +116,18 @@ def test_array_inputs_give_arrays():
         assert isinstance(value, np.ndarray) and value.shape == (2,)
     np.testing.assert_array_equal(sl.p_correct(rho, 0.2),
                                   [sl.p_correct(0.1, 0.2), sl.p_correct(0.5, 0.2)])
+
+
+def test_postprocessing_bound_validates_each_parameter_once(calls):
+    postprocessing = importlib.import_module("dprisk.inference.postprocessing")
+    postprocessing.marginal_posterior_before_postprocessing(0.1, 27, 0.5)
+    assert dict(calls) == {"rho1": 1, "d": 1, "p": 1}
+
+
+def test_dg_cdf_validates_each_parameter_once(calls):
+    dg = importlib.import_module("dprisk.models.discrete_gaussian")
+    dg.logcdf(2, 0, 0.3)
+    assert dict(calls) == {"x": 1, "mu": 1, "rho": 1}
+    calls.clear()
+    dg.logsf(2, 0, 0.3)
+    assert dict(calls) == {"x": 1, "mu": 1, "rho": 1}
