@@ -23,6 +23,7 @@ MODULES = (
     "dprisk.inference.sequential",
     "dprisk.inference.postprocessing",
     "dprisk.models.discrete_gaussian",
+    "dprisk.models.dg_sums",
     "dprisk.models.numerics",
     "dprisk.models.census",
     "dprisk.models.checks",
@@ -131,3 +132,12 @@ def test_dg_cdf_validates_each_parameter_once(calls):
     calls.clear()
     dg.logsf(2, 0, 0.3)
     assert dict(calls) == {"x": 1, "mu": 1, "rho": 1}
+
+
+def test_dg_sums_validate_each_parameter_once(calls):
+    dg_sums = importlib.import_module("dprisk.models.dg_sums")
+    dg_sums.total_variation(5, 0.3)
+    assert dict(calls) == {"n": 1, "rho": 1}
+    calls.clear()
+    dg_sums.sum_pmf(5, 0.3)
+    assert dict(calls) == {"n": 1, "rho": 1}
