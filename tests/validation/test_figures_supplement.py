@@ -1,5 +1,6 @@
 """Tests of validation.figures_supplement: figure structure, drawn data, PNG output."""
 
+import figure_checks
 import matplotlib._pylab_helpers as pylab_helpers
 import numpy as np
 import pytest
@@ -14,10 +15,7 @@ RHO_BLOCK = census_level("block").rho
 
 
 def assert_png(fig, tmp_path, name):
-    path = tmp_path / f"{name}.png"
-    fig.savefig(path, dpi=50)
-    data = path.read_bytes()
-    assert len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n"
+    figure_checks.assert_png(fig, tmp_path, name, dpi=50)
 
 
 def labels(ax):
