@@ -42,6 +42,12 @@ truncation; both are bounded in :class:`SweepResult` and kept below
 ``tail_relative * p``. Each term's ``expit`` is thus evaluated to about 1e-16 as usual, just
 summed in a different order; rounding makes the result agree with a direct summation to about
 1e-14 relative (the alternating series loses about ``log10(2/delta)`` digits).
+
+The sweep runs in two steps on validated values: :func:`plan_sweep` builds the atoms and
+counts the window pairs (so its cost is known before any pair is evaluated) and
+:func:`run_sweep` evaluates the plan. The validating entry points are
+:func:`dprisk.inference.unique_levels.marginal_posterior_sweep` (with the error accounting)
+and :func:`dprisk.inference.unique_levels.marginal_unique_levels` (``method="sweep"``).
 """
 
 from __future__ import annotations
