@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from dprisk.models.dg_sampling import _sample_rejection, sample, sample_exact
+from dprisk.models.dg_sampling import rejection_noise, sample, sample_exact
 
 RHOS = (0.099, 1.0)
 N_FAST = 10_000_000
@@ -34,13 +34,14 @@ def run() -> dict:
     rng = np.random.default_rng(SEED)
     results = {}
     for rho in RHOS:
-        sample(0, rho, size=10, rng=rng)  # build and cache the table
-        fast = _draws_per_second(lambda rho=rho: sample(0, rho, size=N_FAST, rng=rng), N_FAST)
+        sample(0, rho, size=10, random_seed=rng)  # build and cache the table
+        fast = _draws_per_second(
+            lambda rho=rho: sample(0, rho, size=N_FAST, random_seed=rng), N_FAST)
         exact = _draws_per_second(
-            lambda rho=rho: sample_exact(0, rho, size=N_EXACT, rng=rng), N_EXACT, repeats=1
+            lambda rho=rho: sample_exact(0, rho, size=N_EXACT, random_seed=rng), N_EXACT, repeats=1
         )
         rejection = _draws_per_second(
-            lambda rho=rho: _sample_rejection(np.full(N_REJECTION, rho), rng), N_REJECTION
+            lambda rho=rho: rejection_noise(np.full(N_REJECTION, rho), rng), N_REJECTION
         )
         results[f"rho={rho}"] = {
             "fast_draws_per_s": fast,

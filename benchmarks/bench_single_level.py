@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ulv
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_rhos
 from dprisk.validation import figures_single_level as figs
@@ -45,11 +46,11 @@ def run(repeat: int = 3) -> dict:
     }
     out["figures_1_to_3_total_s"] = sum(out.values())
     out["unique_levels_contour_ell1to6_x5p_s"] = _best(
-        lambda: [sl.marginal_posterior_unique_levels(census_rhos(n), PRIORS, method="contour")
+        lambda: [ulv.marginal_posterior_unique_levels(census_rhos(n), PRIORS, method="contour")
                  for n in range(1, 7)], repeat)
     out["p_correct_unique_levels_ell6_x5p_s"] = _best(
-        lambda: sl.p_correct_unique_levels(census_rhos(6), PRIORS), repeat)
-    ell3 = _best(lambda: sl.marginal_posterior_unique_levels(census_rhos(3), PRIORS,
+        lambda: ulv.p_correct_unique_levels(census_rhos(6), PRIORS), repeat)
+    ell3 = _best(lambda: ulv.marginal_posterior_unique_levels(census_rhos(3), PRIORS,
                                                              method="enumerate"), repeat)
     pairs3 = PRIORS.size * _enumeration_pairs(3, PRIORS.min())  # one grid, five priors
     out["unique_levels_enumerate_ell3_x5p_s"] = ell3

@@ -58,11 +58,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from dprisk.inference import single_level
+from dprisk.inference.unique_levels_exact import log_marginal_enumerate
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.dg_sums import sum_pmf
-from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.numerics import dg_log_normalizer, logit, scalar_result
 
 __all__ = [
     "TIES",
@@ -195,7 +195,8 @@ def _log_upper(offsets: np.ndarray, rho: float) -> np.ndarray:
     """
     low = int(offsets.min())
     values = np.arange(low, int(offsets.max()) + 1)
-    log_tail = dg.log_tail(np.where(values >= 1, values, 1 - values), np.asarray(rho))
+    log_tail = dg.log_tail_kernel(np.where(values >= 1, values, 1 - values),
+                                  np.asarray(rho, dtype=float))
     table = np.where(values >= 1, log_tail, _log1mexp(np.minimum(log_tail, 0.0)))
     return table[offsets - low]
 
@@ -257,10 +258,11 @@ def _y_noise(rho1: float, d: int, y_noise: str, tail_mass: float, reach: int):
     """
     if y_noise == "approximation":
         rho_y = rho1 / d
-        k = int(dg.support_halfwidth(rho_y, tail_mass)) + reach
+        k = int(dg.support_halfwidth_kernel(rho_y, tail_mass)) + reach
         eta = np.arange(-k, k + 1, dtype=np.int64)
         log_p = -rho_y * eta.astype(float) ** 2 - dg_log_normalizer(np.asarray(rho_y))
-        outside = 2.0 * float(np.exp(dg.log_tail(k + 1, rho_y)))  # P[|eta| > k], exact
+        outside = 2.0 * float(np.exp(dg.log_tail_kernel(  # P[|eta| > k], exact
+            np.asarray(k + 1, dtype=np.int64), np.asarray(rho_y, dtype=float))))
         return eta, log_p, outside
     exact = sum_pmf(d, rho1, tail_mass=tail_mass)  # exact convolution, its own grid
     with np.errstate(divide="ignore"):
@@ -350,12 +352,12 @@ def posterior(x1_tilde, x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="eve
         raise ValueError(f"x1_tilde must lie in [0, x2_tilde = {x2_tilde}]")
     p = float(check_probability(p, "p"))
     table = likelihood(x2_tilde, rho1, d, known=known, x2=x2, ties=ties, y_noise=y_noise)
-    log_odds = single_level._logit(p) + table.log_likelihood[1] - table.log_likelihood[0]
-    return np.exp(log_expit(log_odds))[x1_tilde]
+    log_odds = logit(p) + table.log_likelihood[1] - table.log_likelihood[0]
+    return scalar_result(np.exp(log_expit(log_odds))[x1_tilde])
 
 
 def _log_marginal(table: PostprocessedLikelihood, p: np.ndarray) -> np.ndarray:
-    log_odds = (single_level._logit(p)[..., None] + table.log_likelihood[1]
+    log_odds = (logit(p)[..., None] + table.log_likelihood[1]
                 - table.log_likelihood[0])
     return logsumexp(log_expit(log_odds) + table.log_likelihood[1], axis=-1)
 
@@ -380,13 +382,15 @@ def marginal_posterior(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even
     """
     p = check_probability(p, "p")
     table = likelihood(x2_tilde, rho1, d, known=known, x2=x2, ties=ties, y_noise=y_noise)
-    return np.exp(_log_marginal(table, p))
+    return scalar_result(np.exp(_log_marginal(table, p)))
 
 
-def marginal_risk(x2_tilde, rho1, d, p=0.5, **kwargs) -> np.ndarray:
+def marginal_risk(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even",
+                  y_noise="approximation") -> np.ndarray:
     """Marginal risk ``R`` with post-processing: :func:`marginal_posterior` / ``p``."""
-    p_arr = check_probability(p, "p")
-    return marginal_posterior(x2_tilde, rho1, d, p, **kwargs) / p_arr
+    p = check_probability(p, "p")
+    table = likelihood(x2_tilde, rho1, d, known=known, x2=x2, ties=ties, y_noise=y_noise)
+    return scalar_result(np.exp(_log_marginal(table, p)) / p)
 
 
 def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
@@ -394,11 +398,14 @@ def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
 
     :math:`x_2 - Y_1^* = k_1 - \eta` with :math:`-\eta \sim \mathrm{DG}(0, d/(2\rho_1))`, so
     this is a target "unique at two levels" with parameters :math:`(\rho_1, \rho_1/d)`:
-    :func:`dprisk.inference.single_level.marginal_posterior_unique_levels` (exact enumeration).
+    :func:`dprisk.inference.unique_levels.marginal_unique_levels` with ``method="enumerate"``.
     It bounds :func:`marginal_posterior` from above for every :math:`\tilde x_2` (data
     processing; module notes).
     """
     rho1 = float(check_rho(rho1, "rho1"))
     d = check_positive_int(d, "d")
-    return single_level.marginal_posterior_unique_levels([rho1, rho1 / d], p,
-                                                         method="enumerate")
+    p = check_probability(p, "p")
+    flat_p = p.ravel()
+    log_marginal = log_marginal_enumerate(np.array([rho1, rho1 / d]), logit(flat_p),
+                                          float(flat_p.min()))
+    return scalar_result(np.exp(log_marginal.reshape(p.shape)))

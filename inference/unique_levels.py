@@ -1,313 +1,290 @@
-r"""Exact marginal posterior for a target unique at many levels, in seconds (supplement S1.3).
+r"""A target unique at :math:`\ell` levels (supplement S1.3): the public entry points.
 
-For a target unique at :math:`\ell` levels (supplement eq. S1.1) the posterior log-odds is
-:math:`x = \operatorname{logit}(p) + \sum_i \rho_i (2 j_i + 1)` with independent
-:math:`j_i = x_i^* - m - 1 \sim \mathrm{DG}(0, 1/(2\rho_i))` when the target has ``c``, and the
-marginal posterior is the finite sum over the joint release grid
+The target is the only person with characteristics ``c`` (beyond the ``m`` the adversary
+knows) at each of :math:`\ell` nested levels, each released with its own
+:math:`\rho_i`. The posterior log-odds gains one term per level (supplement eq. S1.1),
 
 .. math::
 
-    M = \sum_{j_1, \ldots, j_\ell} \operatorname{expit}(x(j)) \prod_i P[j_i] .
+    L = \operatorname{logit}(p) + \sum_{i=1}^{\ell} \rho_i \bigl(2 (x_i^* - m) - 1\bigr),
 
-For the six Census levels the grid has about :math:`10^{10}` points of non-negligible
-probability whose log-odds are (almost) all distinct, so
-:func:`dprisk.inference.single_level.marginal_posterior_unique_levels` with ``method="enumerate"``
-needs about 20 minutes per prior. This module evaluates *the same finite sum, term by term*,
-in a few seconds, by reordering it ("sorted sweep"):
+and the marginal posterior averages :math:`\operatorname{expit}(L)` over the joint release
+grid. Every function here validates ``rhos``, ``p``, ``known`` (and the releases) once and
+computes with unchecked kernels. :func:`marginal_unique_levels` is the one entry point for
+the marginal posterior, with named methods:
 
-1. The levels are split into two halves ``A`` and ``B`` whose atoms
-   :math:`s = \sum_{i \in \text{half}} \rho_i (2 j_i + 1)` and probabilities ``w`` are
-   enumerated (each level truncated to a box, then the atoms of a half with the largest
-   :math:`\sum \rho_i j_i^2` dropped while their total probability stays within budget);
-   ``B`` is sorted by ``s_b``. A pair contributes :math:`w_a w_b \operatorname{expit}(u_a + s_b)`,
-   :math:`u_a = \operatorname{logit}(p) + s_a`.
-2. ``A`` is sorted and cut into small blocks. For a block, the ``B`` atoms split into a
-   prefix with :math:`u_a + s_b \le -\delta` for every ``a`` of the block, a suffix with
-   :math:`u_a + s_b \ge \delta`, and a window in between.
-3. Window pairs are evaluated one by one: :math:`\operatorname{expit}(u + s) = 1 / (1 +
-   e^{-u} e^{-s})` (a dense matrix-vector product).
-4. Prefix pairs use the convergent series
-   :math:`\operatorname{expit}(x) = \sum_{k \ge 1} (-1)^{k+1} e^{k x}` (``x < 0``), which
-   factorises, :math:`e^{k(u_a + s_b)} = e^{k u_a} e^{k s_b}`, so the prefix's contribution
-   needs only the power sums :math:`\sum_{b < L} w_b e^{k s_b}`, ``k = 1..K``, computed once
-   for all blocks and priors by one scan over sorted ``B``. Suffix pairs use
-   :math:`\operatorname{expit}(x) = 1 - \operatorname{expit}(-x)` and the same series.
-   Truncating after ``K`` terms changes each term by at most :math:`e^{-(K+1)\delta}`
-   (alternating series with decreasing terms), with ``K`` chosen from the error budget.
-
-Every pair of the truncated grid is counted exactly once (window, prefix or suffix), so the
-result differs from the full infinite sum only by the probability left out of the grid
-(computed, not estimated: the dropped atoms' weights are summed) and by the series
-truncation; both are bounded in :class:`SweepResult` and kept below
-``tail_relative * p``. Each term's ``expit`` is thus evaluated to about 1e-16 as usual, just
-summed in a different order; rounding makes the result agree with a direct summation to about
-1e-14 relative (the alternating series loses about ``log10(2/delta)`` digits).
+``"enumerate"``
+    exact finite sum over the joint release grid, built level by level with atoms keyed by
+    the partial sum (:func:`dprisk.inference.unique_levels_exact.log_marginal_enumerate`);
+    cost the product of the per-level grid sizes (about 41, 27, 57, 57, 57, 57 for the
+    Census levels at p = 1/2): 6.3e4 evaluations for ell = 3, 3.6e6 for ell = 4, 2e8 for
+    ell = 5 and 1.2e10 for ell = 6 (refused above ``MAX_PAIRS``).
+``"sweep"``
+    the same finite sum reordered (:mod:`dprisk.inference.unique_levels_sweep`): seconds
+    for the six Census levels; refused when a half of the levels exceeds
+    ``MAX_HALF_ATOMS`` atoms or a prior more than ``max_window_pairs`` window pairs.
+``"contour"``
+    a Mellin–Barnes integral
+    (:func:`dprisk.inference.unique_levels_exact.log_marginal_contour`), accurate to about
+    1e-13 relative for any ell in milliseconds.
+``"auto"``
+    the rule of :func:`choose_method`: one level is the single-level closed-form sum; for
+    more levels the sweep when its plan fits the budget (known before any pair is
+    evaluated), else the contour integral.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
+from scipy.special import expit
 
-from dprisk.inference import single_level
-from dprisk.models import discrete_gaussian as dg
+from dprisk.inference import single_level_kernels as kernels
+from dprisk.inference import unique_levels_exact as exact
+from dprisk.inference.unique_levels_sweep import (
+    DEFAULT_DELTA,
+    MAX_WINDOW_PAIRS,
+    SweepPlan,
+    SweepResult,
+    plan_sweep,
+    run_sweep,
+)
 from dprisk.models.checks import check_count, check_probability, check_rho
-from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.numerics import logit, scalar_result
 
 __all__ = [
-    "DEFAULT_DELTA",
-    "MAX_HALF_ATOMS",
-    "MAX_WINDOW_PAIRS",
-    "SweepResult",
+    "SUMMARY_MAX_WINDOW_PAIRS",
+    "UNIQUE_LEVELS_METHODS",
+    "check_levels",
+    "choose_method",
+    "log_marginal_posterior_unique_levels",
+    "log_posterior_odds_unique_levels",
     "marginal_posterior_sweep",
+    "marginal_posterior_unique_levels",
+    "marginal_risk_unique_levels",
+    "marginal_unique_levels",
+    "p_correct_unique_levels",
+    "posterior_unique_levels",
+    "unique_levels_summary",
 ]
 
-#: Half-width of the window of log-odds evaluated pair by pair (the series handles |x| >= delta).
-DEFAULT_DELTA = 0.1
-#: Largest number of atoms one half of the levels may hold after truncation.
-MAX_HALF_ATOMS = 3_000_000
-#: Largest number of window pairs (per prior) the sweep accepts.
-MAX_WINDOW_PAIRS = 2_000_000_000
-#: Atoms of ``A`` per block (small blocks keep the window close to 2 delta wide).
-_BLOCK = 32
-#: Elements of one temporary matrix.
-_CHUNK = 2_000_000
-#: Power tables: exp(k y) = exp((k mod _LOW) y) * exp(_LOW (k div _LOW) y).
-_LOW = 32
-#: Largest exponent k (s_b - anchor) of a running power sum (overflow guard, e^600 ~ 1e260).
-_SPAN = 600.0
+#: Methods of :func:`marginal_unique_levels`.
+UNIQUE_LEVELS_METHODS = ("auto", "enumerate", "contour", "sweep")
+#: Sweep budget of :func:`unique_levels_summary` (window pairs per prior, ~3 s).
+SUMMARY_MAX_WINDOW_PAIRS = 300_000_000
 
 
-class SweepResult(NamedTuple):
-    r"""Marginal posterior from :func:`marginal_posterior_sweep` with its error accounting.
+# --------------------------------------------------------------------------- validation
+def check_levels(x_stars, rhos, p, known, name="x_stars"):
+    """Validate releases at several levels (level/release on the last axis), each once.
 
-    Attributes
-    ----------
-    marginal_posterior : ndarray
-        :math:`M`, one value per prior.
-    neglected_mass : float
-        Probability of the joint grid left out (box tails bound plus dropped atoms, exact);
-        the integrand lies in [0, 1], so it bounds the truncation error of ``M``.
-    series_bound : float
-        Bound on the error of truncating the exponential series, :math:`e^{-(K+1)\delta}`.
-    window_pairs : ndarray of int
-        Pairs evaluated one by one, per prior.
-    series_terms : int
-        ``K``.
-    split : int
-        Number of levels in half ``A``.
+    Returns
+    -------
+    tuple
+        ``(x, rhos, p, m)``: int64 releases, float rhos, float p, int64 known.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: a bad value, no last axis, or different numbers of levels.
     """
-
-    marginal_posterior: np.ndarray
-    neglected_mass: float
-    series_bound: float
-    window_pairs: np.ndarray
-    series_terms: int
-    split: int
-
-
-# --------------------------------------------------------------------------- atoms
-def _box_halfwidths(rhos: np.ndarray, tail_per_level: float) -> list[int]:
-    return [int(dg.support_halfwidth(r, tail_per_level)) for r in rhos]
-
-
-def _choose_split(sizes: list[int]) -> int:
-    """Number of leading levels in half A, balancing the two halves' box sizes (>= 1 each)."""
-    logs = np.cumsum(np.log(sizes))
-    cut = int(np.argmin(np.abs(logs[:-1] - logs[-1] / 2.0))) + 1
-    return min(max(cut, 1), len(sizes) - 1)
-
-
-def _half_atoms(rhos: np.ndarray, halfwidths: list[int], drop_budget: float):
-    """Atoms of a group of levels: sorted ``s``, probabilities ``w`` and the dropped mass.
-
-    ``s = sum_i rho_i (2 j_i + 1)`` and ``w = prod_i P[j_i]`` over the box
-    ``|j_i| <= K_i``; the atoms with the largest ``q = sum_i rho_i j_i^2`` (the least likely)
-    are dropped while their total probability stays within ``drop_budget``.
-    """
-    size = int(np.prod([2 * k + 1 for k in halfwidths], dtype=float))
-    if size > MAX_HALF_ATOMS:
+    x = check_count(x_stars, name)
+    rhos = check_rho(rhos, "rhos")
+    p = check_probability(p, "p")
+    m = check_count(known, "known", minimum=0)
+    if x.ndim == 0 or rhos.ndim == 0:
+        raise ValueError(f"{name} and rhos must have a last axis (one entry per level/release)")
+    if x.shape[-1] != rhos.shape[-1] or x.shape[-1] < 1:
         raise ValueError(
-            f"the sorted sweep needs {size} atoms for one half of the levels "
-            f"(> MAX_HALF_ATOMS = {MAX_HALF_ATOMS}); use method='contour' in "
-            "dprisk.inference.single_level.marginal_posterior_unique_levels"
+            f"{name} and rhos must have the same number of levels (>= 1) on their last axis, "
+            f"got {x.shape[-1]} and {rhos.shape[-1]}"
         )
-    s = np.zeros(1)
-    q = np.zeros(1)
-    log_w = np.zeros(1)
-    for rho, k in zip(rhos, halfwidths, strict=True):
-        j = np.arange(-k, k + 1, dtype=float)
-        s = (s[:, None] + single_level._odds_term(j + 1.0, rho)[None, :]).ravel()
-        q = (q[:, None] + rho * j[None, :] ** 2).ravel()
-        level_w = -rho * j**2 - dg_log_normalizer(np.asarray(rho))
-        log_w = (log_w[:, None] + level_w[None, :]).ravel()
-    w = np.exp(log_w)
-    by_q = np.argsort(q, kind="stable")[::-1]
-    dropped = np.cumsum(w[by_q])
-    n_drop = int(np.searchsorted(dropped, drop_budget, side="right"))
-    keep = np.ones(s.size, dtype=bool)
-    keep[by_q[:n_drop]] = False
-    dropped_mass = float(dropped[n_drop - 1]) if n_drop else 0.0
-    s, w = s[keep], w[keep]
-    order = np.argsort(s, kind="stable")
-    return s[order], w[order], dropped_mass
+    return x, rhos, p, m
 
 
-def _cumsum(x: np.ndarray, block: int = 256) -> np.ndarray:
-    """Running sums of ``x`` in two levels (within blocks, then across block totals).
+def _check_design(rhos, p, known):
+    """Validate ``rhos`` (1-d, at least one level), ``p`` and ``known``, each once."""
+    rhos = check_rho(rhos, "rhos")
+    p = check_probability(p, "p")
+    check_count(known, "known", minimum=0)
+    if rhos.ndim != 1 or rhos.size < 1:
+        raise ValueError(f"rhos must be a 1-d sequence with at least one level, got {rhos!r}")
+    return rhos, p
 
-    A plain ``np.cumsum`` over ``n`` terms accumulates rounding like ``sqrt(n)`` ulp (4e-14
-    relative for the 1.3e5 atoms of three Census levels); two levels of ``<= sqrt(n)`` terms
-    each keep it near 1e-15.
+
+# --------------------------------------------------------------------------- posterior
+def log_posterior_odds_unique_levels(x_stars, rhos, p=0.5, known=0):
+    r"""Posterior log-odds for a target unique at :math:`\ell` levels (supplement S1.3).
+
+    .. math:: L = \operatorname{logit}(p) + \sum_{i=1}^{\ell} \rho_i \bigl(2 (x_i^* - m) - 1\bigr)
+
+    Parameters
+    ----------
+    x_stars : array_like of int, shape (..., ell)
+        Released counts, level on the last axis.
+    rhos : array_like of float (rho > 0), shape (..., ell)
+        zCDP parameter of each level.
+    p : array_like of float (0 < p < 1)
+        Prior, broadcast against the leading axes.
+    known : array_like of int (known >= 0)
+        ``m``, broadcast against the leading axes.
     """
-    n = x.size
-    pad = (-n) % block
-    blocks = np.concatenate([x, np.zeros(pad)]).reshape(-1, block)
-    within = np.cumsum(blocks, axis=1)
-    offsets = np.concatenate([[0.0], np.cumsum(blocks.sum(axis=1))[:-1]])
-    return (within + offsets[:, None]).ravel()[:n]
+    return scalar_result(kernels.cumulative_log_odds(*check_levels(x_stars, rhos, p,
+                                                                   known))[..., -1])
 
 
-# --------------------------------------------------------------------------- power sums
-def _exp_powers(y: np.ndarray, n_terms: int) -> np.ndarray:
-    """``exp(k y)`` for ``k = 1..n_terms`` (rows: ``y``), from two small exp tables.
-
-    ``exp(k y) = exp(r y) exp(_LOW t y)`` with ``k = _LOW t + r``: two exponentials per
-    factor (about 2 ulp), ``len(y) * (_LOW + n_terms / _LOW)`` calls to ``exp``.
-    """
-    high = n_terms // _LOW + 1  # k up to _LOW * (high - 1) + _LOW - 1 <= n_terms + _LOW - 1
-    low_table = np.exp(y[:, None] * np.arange(_LOW, dtype=float)[None, :])
-    with np.errstate(under="ignore"):
-        high_table = np.exp(y[:, None] * (_LOW * np.arange(high, dtype=float))[None, :])
-        full = (high_table[:, :, None] * low_table[:, None, :]).reshape(y.size, -1)
-    return full[:, 1 : n_terms + 1]
-
-
-def _prefix_power_sums(s: np.ndarray, w: np.ndarray, cuts: np.ndarray, n_terms: int):
-    r"""``P[i, k-1] = sum_{b < cuts[i]} w_b exp(k (s_b - s_{cuts[i]-1}))`` for ``k = 1..K``.
-
-    ``s`` ascending, ``cuts`` ascending and ``>= 1``. One pass over ``s`` serves all cuts: the
-    running sum is kept relative to an anchor ``r0`` (terms ``w_b e^{k (s_b - r0)}``, at most
-    ``e^{_SPAN}``), re-anchored only when ``s`` moves more than ``_SPAN / K`` above it, so each
-    output is the running sum times one factor ``e^{k (r0 - s_{L-1})} <= 1`` and rounding does
-    not accumulate from cut to cut. Every entry lies in ``[w_{L-1}, sum w]``.
-    """
-    k = np.arange(1, n_terms + 1, dtype=float)
-    span = _SPAN / (n_terms + _LOW)
-    out = np.empty((cuts.size, n_terms))
-    carry = np.zeros(n_terms)
-    anchor = float(s[0])
-    pos = 0
-    rows = max(1, _CHUNK // (2 * n_terms))
-    for i, cut in enumerate(cuts):
-        while pos < cut:
-            if s[pos] > anchor + span:  # re-anchor at the next atom
-                with np.errstate(under="ignore"):
-                    carry = carry * np.exp(k * (anchor - s[pos]))
-                anchor = float(s[pos])
-            end = min(int(cut), int(np.searchsorted(s, anchor + span, side="right")))
-            for lo in range(pos, end, rows):
-                hi = min(end, lo + rows)
-                carry = carry + w[lo:hi] @ _exp_powers(s[lo:hi] - anchor, n_terms)
-            pos = end
-        with np.errstate(under="ignore"):
-            out[i] = carry * np.exp(k * (anchor - s[cut - 1]))
-    return out
-
-
-class _PowerSums(NamedTuple):
-    """Signed power sums of one side of ``B`` at the cuts used by any block and prior."""
-
-    s: np.ndarray
-    cuts: np.ndarray
-    signed: np.ndarray  # (len(cuts), K): (-1)^{k+1} P_k(cut)
-
-
-def _power_sums(s: np.ndarray, w: np.ndarray, cuts: np.ndarray, n_terms: int) -> _PowerSums:
-    unique_cuts = np.unique(cuts[cuts > 0])
-    sums = _prefix_power_sums(s, w, unique_cuts, n_terms) if unique_cuts.size else np.empty(
-        (0, n_terms))
-    sign = np.where(np.arange(1, n_terms + 1) % 2 == 1, 1.0, -1.0)
-    return _PowerSums(s, unique_cuts, sums * sign[None, :])
-
-
-def _far_sums(u: np.ndarray, weights_a: np.ndarray, starts, ends, cuts, sums: _PowerSums):
-    r"""``sum_a w_a sum_{b < L} w_b expit(u_a + s_b)`` over blocks, by the alternating series.
-
-    ``cuts[block] = L`` (0: empty prefix). With ``y_a = u_a + s_{L-1} <= -delta``:
-    :math:`\sum_{b<L} w_b \operatorname{expit}(u_a + s_b) \approx \sum_{k=1}^{K}
-    (-1)^{k+1} e^{k y_a} P_k(L)`.
-    """
-    blocks = np.nonzero(cuts > 0)[0]
-    if blocks.size == 0:
-        return 0.0
-    n_terms = sums.signed.shape[1]
-    row_of = np.searchsorted(sums.cuts, cuts)
-    a_index = np.concatenate([np.arange(starts[b], ends[b]) for b in blocks])
-    a_block = np.repeat(blocks, ends[blocks] - starts[blocks])
-    rows = max(1, _CHUNK // (2 * n_terms))
-    total = 0.0
-    for lo in range(0, a_index.size, rows):
-        idx = a_index[lo : lo + rows]
-        blk = a_block[lo : lo + rows]
-        y = u[idx] + sums.s[cuts[blk] - 1]
-        per_atom = np.einsum("ik,ik->i", _exp_powers(y, n_terms), sums.signed[row_of[blk]])
-        total += float(weights_a[idx] @ per_atom)
-    return total
-
-
-# --------------------------------------------------------------------------- the sweep
-def _blocks(n: int):
-    starts = np.arange(0, n, _BLOCK)
-    ends = np.minimum(starts + _BLOCK, n)
-    return starts, ends
-
-
-def _window_sum(u: np.ndarray, w_a: np.ndarray, s_b: np.ndarray, w_b: np.ndarray, starts,
-                ends, lower, upper) -> float:
-    """Pairs with ``-delta < x < delta`` (block windows), ``expit = 1 / (1 + e^{-u} e^{-s})``."""
-    exp_neg_u = np.exp(-u)
-    exp_neg_s = np.exp(-s_b)
-    step = max(1, _CHUNK // _BLOCK)
-    total = 0.0
-    for blk in np.nonzero(upper > lower)[0]:
-        a0, a1 = starts[blk], ends[blk]
-        for c0 in range(lower[blk], upper[blk], step):
-            c1 = min(upper[blk], c0 + step)
-            matrix = np.multiply.outer(exp_neg_u[a0:a1], exp_neg_s[c0:c1])
-            matrix += 1.0
-            np.reciprocal(matrix, out=matrix)
-            total += float(w_a[a0:a1] @ (matrix @ w_b[c0:c1]))
-    return total
-
-
-def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
-                             tail_relative: float = single_level.TAIL_RELATIVE,
-                             delta: float = DEFAULT_DELTA,
-                             max_window_pairs: int = MAX_WINDOW_PAIRS) -> SweepResult:
-    r"""Marginal posterior for a target unique at ``ell`` levels by the sorted sweep.
+def posterior_unique_levels(x_stars, rhos, p=0.5, known=0):
+    r"""Posterior :math:`P[X_1 = m+1 \mid x_1^*, \ldots, x_\ell^*]` (supplement eq. S1.1).
 
     .. math::
 
-        M = \sum_{x_1^*, \ldots, x_\ell^*} P[X_1 = m+1 \mid x_1^*, \ldots, x_\ell^*]
-            \prod_{i=1}^{\ell} P[X_i^* = x_i^* \mid x_1 = m+1]
+        \frac{p \prod_i e^{-\rho_i (x_i^* - m - 1)^2}}
+             {p \prod_i e^{-\rho_i (x_i^* - m - 1)^2} + (1-p) \prod_i e^{-\rho_i (x_i^* - m)^2}}
 
-    evaluated as the exact finite sum over the joint release grid (see the module notes for
-    the reordering). The grid leaves out probability below ``tail_relative * min(p) / 2``
-    and the series truncation adds at most ``tail_relative * min(p) / 4``, so the absolute
-    error of ``M`` is below ``tail_relative * min(p)`` (hence the relative error below
-    ``tail_relative``), plus rounding (about 1e-14 relative).
+    Parameters as in :func:`log_posterior_odds_unique_levels`.
+    """
+    log_odds = kernels.cumulative_log_odds(*check_levels(x_stars, rhos, p, known))[..., -1]
+    return scalar_result(expit(log_odds))
+
+
+# --------------------------------------------------------------------------- marginal
+def choose_method(rhos: np.ndarray, p: np.ndarray, *,
+                  max_window_pairs: int = MAX_WINDOW_PAIRS) -> tuple[str, SweepPlan | None]:
+    """The ``"auto"`` rule of :func:`marginal_unique_levels` for validated ``rhos`` and ``p``.
+
+    One level: ``"closed"`` (the single-level sum, exact). More levels: ``"sweep"`` when
+    :func:`dprisk.inference.unique_levels_sweep.plan_sweep` finds both halves within
+    ``MAX_HALF_ATOMS`` atoms and every prior within ``max_window_pairs`` window pairs
+    (counted before any pair is evaluated), else ``"contour"``.
+
+    Returns
+    -------
+    (str, SweepPlan or None)
+        The method and, for ``"sweep"``, the plan to run.
+    """
+    if rhos.size == 1:
+        return "closed", None
+    plan = plan_sweep(rhos, p)
+    if plan.fits(max_window_pairs):
+        return "sweep", plan
+    return "contour", None
+
+
+def _marginal(rhos: np.ndarray, p: np.ndarray, method: str,
+              max_window_pairs: int) -> tuple[bool, np.ndarray]:
+    """Marginal posterior by ``method`` for validated values, shape of ``p``.
+
+    Returns ``(is_log, values)``: the closed form, the enumeration and the contour integral
+    give the log, the sweep the probability itself (each is passed on unrounded).
+    """
+    if method not in UNIQUE_LEVELS_METHODS:
+        raise ValueError(
+            f"method must be one of {', '.join(UNIQUE_LEVELS_METHODS)}, got {method!r}"
+        )
+    plan = None
+    if method == "auto":
+        method, plan = choose_method(rhos, p, max_window_pairs=max_window_pairs)
+    if method == "closed":
+        return True, kernels.log_marginal_posterior(rhos[0], p)
+    if method == "sweep":
+        if rhos.size == 1:  # the sweep of one level is the single-level sum
+            return False, np.exp(kernels.log_marginal_posterior(rhos[0], p))
+        plan = plan_sweep(rhos, p) if plan is None else plan
+        if not plan.fits(max_window_pairs):
+            raise ValueError(plan.refusal(max_window_pairs))
+        return False, run_sweep(plan).marginal_posterior
+    flat_p = p.ravel()
+    logit_p = logit(flat_p)
+    if method == "enumerate":
+        out = exact.log_marginal_enumerate(rhos, logit_p, float(flat_p.min()))
+    else:
+        out = np.array([
+            exact.log_marginal_contour(rhos, float(lp), float(pp))
+            for lp, pp in zip(logit_p, flat_p, strict=True)
+        ])
+        out = np.minimum(out, 0.0)  # a probability; quadrature rounding may exceed 1 by ~1e-15
+    return True, out.reshape(p.shape)
+
+
+def marginal_unique_levels(rhos, *, p=0.5, known=0, method="auto",
+                           max_window_pairs: int = MAX_WINDOW_PAIRS):
+    r"""Marginal posterior for a target unique at ``ell`` levels (supplement S1.3, Figure 11).
+
+    .. math::
+
+        \sum_{x_1^*, \ldots, x_\ell^*} P[X_1 = m+1 \mid x_1^*, \ldots, x_\ell^*]
+        \prod_i P[X_i^* = x_i^* \mid x_1 = m+1]
+
+    The posterior depends on the releases only through
+    :math:`S = \sum_i \rho_i (2 (x_i^* - m) - 1)`, so the sum runs over the distinct values
+    of ``S``. With one level it equals
+    :func:`dprisk.inference.single_level.marginal_posterior`.
 
     Parameters
     ----------
     rhos : sequence of float (rho > 0), length ell >= 1
-        zCDP parameter of each level (one level is delegated to
-        :func:`dprisk.inference.single_level.marginal_posterior`).
     p : array_like of float (0 < p < 1)
-        Prior probability :math:`P[X_1 = m+1]`.
     known : int (known >= 0)
-        ``m``; validated, the result does not depend on it (supplement S1.1).
+        Validated; the result does not depend on it (supplement S1.1).
+    method : {"auto", "enumerate", "contour", "sweep"}
+        See the module notes; ``"auto"`` follows :func:`choose_method`.
+    max_window_pairs : int
+        Budget of the sweep (window pairs per prior) for ``"sweep"`` and ``"auto"``.
+
+    Returns
+    -------
+    float or ndarray
+        One value per prior (a float for a scalar ``p``).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter; for an unknown method, naming the supported methods; when
+        the requested method is refused (``enumerate`` above ``MAX_PAIRS``, ``sweep`` above
+        its budget).
+    """
+    rhos, p = _check_design(rhos, p, known)
+    is_log, values = _marginal(rhos, p, method, max_window_pairs)
+    return scalar_result(np.exp(values) if is_log else values)
+
+
+def log_marginal_posterior_unique_levels(rhos, p=0.5, known=0, *, method="auto"):
+    """Log of :func:`marginal_unique_levels` (the enumeration and contour logs unrounded)."""
+    rhos, p = _check_design(rhos, p, known)
+    is_log, values = _marginal(rhos, p, method, MAX_WINDOW_PAIRS)
+    return scalar_result(values if is_log else np.log(values))
+
+
+def marginal_posterior_unique_levels(rhos, p=0.5, known=0, *, method="auto"):
+    """:func:`marginal_unique_levels` with ``p`` and ``known`` also positional."""
+    return marginal_unique_levels(rhos, p=p, known=known, method=method)
+
+
+def marginal_risk_unique_levels(rhos, p=0.5, known=0, *, method="auto"):
+    """Marginal risk for ``ell`` levels: :func:`marginal_unique_levels` / ``p``."""
+    rhos, p = _check_design(rhos, p, known)
+    is_log, values = _marginal(rhos, p, method, MAX_WINDOW_PAIRS)
+    return scalar_result(np.exp(values - np.log(p)) if is_log else values / p)
+
+
+def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
+                             tail_relative: float = kernels.TAIL_RELATIVE,
+                             delta: float = DEFAULT_DELTA,
+                             max_window_pairs: int = MAX_WINDOW_PAIRS) -> SweepResult:
+    r"""Marginal posterior by the sorted sweep, with its error accounting.
+
+    Evaluates the exact finite sum over the joint release grid (see
+    :mod:`dprisk.inference.unique_levels_sweep`). The grid leaves out probability below
+    ``tail_relative * min(p) / 2`` and the series truncation adds at most
+    ``tail_relative * min(p) / 4``, so the absolute error is below ``tail_relative * min(p)``
+    (hence the relative error below ``tail_relative``), plus rounding (about 1e-14 relative).
+
+    Parameters
+    ----------
+    rhos : sequence of float (rho > 0), length ell >= 1
+        One level is the single-level sum.
+    p : array_like of float (0 < p < 1)
+    known : int (known >= 0)
+        Validated; the result does not depend on it.
     tail_relative : float (0 < tail_relative < 1)
         Error budget relative to ``min(p)``.
     delta : float (0 < delta <= 2)
@@ -324,56 +301,68 @@ def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
     ------
     ValueError
         If a half of the levels would hold more than ``MAX_HALF_ATOMS`` atoms or the window
-        more than ``MAX_WINDOW_PAIRS`` pairs (then use ``method="contour"`` of
-        :func:`dprisk.inference.single_level.marginal_posterior_unique_levels`).
+        more than ``max_window_pairs`` pairs (then use ``method="contour"`` of
+        :func:`marginal_unique_levels`).
     """
-    rhos = check_rho(rhos, "rhos")
-    p = check_probability(p, "p")
-    check_count(known, "known", minimum=0)
-    if rhos.ndim != 1 or rhos.size < 1:
-        raise ValueError(f"rhos must be a 1-d sequence with at least one level, got {rhos!r}")
+    rhos, p = _check_design(rhos, p, known)
     if not (isinstance(tail_relative, float) and 0 < tail_relative < 1):
         raise ValueError(f"tail_relative must lie in (0, 1), got {tail_relative!r}")
     if not (isinstance(delta, (int, float)) and 0 < delta <= 2):
         raise ValueError(f"delta must lie in (0, 2], got {delta!r}")
-    flat_p = p.ravel()
     if rhos.size == 1:
-        value = single_level.marginal_posterior(rhos[0], p)
-        return SweepResult(value, float(tail_relative * flat_p.min()), 0.0,
+        value = np.exp(kernels.log_marginal_posterior(rhos[0], p))
+        return SweepResult(value, float(tail_relative * p.ravel().min()), 0.0,
                            np.zeros(p.shape, dtype=np.int64), 0, 1)
-    budget = tail_relative * float(flat_p.min())
-    halfwidths = _box_halfwidths(rhos, budget / (4 * rhos.size))
-    split = _choose_split([2 * k + 1 for k in halfwidths])
-    s_a, w_a, drop_a = _half_atoms(rhos[:split], halfwidths[:split], budget / 8)
-    s_b, w_b, drop_b = _half_atoms(rhos[split:], halfwidths[split:], budget / 8)
-    neglected = budget / 4 + drop_a + drop_b  # box tails (union bound) + dropped atoms
-    n_terms = int(np.ceil(np.log(4.0 / budget) / delta))
-    series_bound = float(np.exp(-(n_terms + 1) * delta))
-    logits = single_level._logit(flat_p)
-    starts, ends = _blocks(s_a.size)
-    # per prior and block: B prefix with x <= -delta for the whole block, suffix with x >= delta
-    lower = np.stack([np.searchsorted(s_b, -delta - (lp + s_a[ends - 1]), side="right")
-                      for lp in logits])
-    upper = np.stack([np.searchsorted(s_b, delta - (lp + s_a[starts]), side="left")
-                      for lp in logits])
-    pairs = ((ends - starts)[None, :] * np.maximum(upper - lower, 0)).sum(axis=1)
-    if pairs.max() > max_window_pairs:
-        raise ValueError(f"the sorted sweep needs {int(pairs.max())} window pairs "
-                         f"(> max_window_pairs = {max_window_pairs}); use method='contour'")
-    n_b = s_b.size
-    prefix = _power_sums(s_b, w_b, lower.ravel(), n_terms)
-    suffix = _power_sums(-s_b[::-1], w_b[::-1], (n_b - upper).ravel(), n_terms)
-    suffix_mass = np.append(_cumsum(w_b[::-1])[::-1], 0.0)
-    block_mass = np.add.reduceat(w_a, starts)
-    values = np.empty(flat_p.size)
-    for i, lp in enumerate(logits):
-        u = lp + s_a
-        values[i] = (
-            _window_sum(u, w_a, s_b, w_b, starts, ends, lower[i], upper[i])
-            + _far_sums(u, w_a, starts, ends, lower[i], prefix)
-            + float(block_mass @ suffix_mass[upper[i]])  # expit(x) = 1 - expit(-x) ...
-            - _far_sums(-u, w_a, starts, ends, n_b - upper[i], suffix)  # ... on reversed B
-        )
-    values = np.clip(values, 0.0, 1.0)
-    return SweepResult(values.reshape(p.shape), float(neglected), series_bound,
-                       pairs.reshape(p.shape).astype(np.int64), n_terms, split)
+    plan = plan_sweep(rhos, p, tail_relative=tail_relative, delta=delta)
+    if not plan.fits(max_window_pairs):
+        raise ValueError(plan.refusal(max_window_pairs))
+    return run_sweep(plan)
+
+
+# --------------------------------------------------------------------------- decisions
+def p_correct_unique_levels(rhos, p=0.5, known=0):
+    r"""Probability that the 0-1-loss decision is correct with ``ell`` unique levels.
+
+    .. math:: P[\operatorname{logit}(p) + S > 0 \mid x_1 = m+1],
+              \quad S = \sum_i \rho_i (2 j_i + 1), \; j_i \sim \mathrm{DG}(0, 1/(2\rho_i))
+
+    Exact (:func:`dprisk.inference.unique_levels_exact.p_correct_levels`; one level is the
+    exact single-level tail).
+
+    Parameters
+    ----------
+    rhos : sequence of float (rho > 0), length ell >= 1
+    p : array_like of float (0 < p < 1)
+    known : int (known >= 0)
+        Validated; the result does not depend on it.
+    """
+    rhos, p = _check_design(rhos, p, known)
+    return scalar_result(exact.p_correct_levels(rhos, p))
+
+
+# --------------------------------------------------------------------------- summary
+def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
+    r"""Marginal posterior, marginal risk and P[correct] for a target unique at ``ell`` levels.
+
+    The marginal posterior is :func:`marginal_unique_levels` with ``method="auto"`` and a
+    sweep budget of ``SUMMARY_MAX_WINDOW_PAIRS`` window pairs (beyond it, e.g. many levels
+    with small rho, the contour integral, which agrees with the finite sum to 1e-15 at the
+    six Census levels); ``marginal_risk = marginal_posterior / p``; ``p_correct`` is the
+    exact :func:`p_correct_unique_levels`. Serves ``dprisk marginal --rhos``.
+
+    Returns
+    -------
+    dict
+        Exactly ``{"marginal_posterior", "marginal_risk", "p_correct"}`` (floats).
+    """
+    rhos, p_arr = _check_design(rhos, p, known)
+    if p_arr.ndim:
+        raise ValueError(f"p must be a single number (0 < p < 1), got {p!r}")
+    is_log, values = _marginal(rhos, p_arr, "auto", SUMMARY_MAX_WINDOW_PAIRS)
+    marginal = float(np.exp(values) if is_log else values)
+    p_value = float(p_arr)
+    return {
+        "marginal_posterior": marginal,
+        "marginal_risk": marginal / p_value,
+        "p_correct": float(exact.p_correct_levels(rhos, p_arr)),
+    }

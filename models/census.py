@@ -8,12 +8,18 @@ The global budget rho = 2.56 (delta = 1e-10) is split across six geographic leve
 
 kept here as exact fractions (Abowd et al. 2022, Section 8.2; the paper's Table 2).
 Levels are ordered from the bottom of the hierarchy (``block``) to the top (``us``).
+
+This module is also the one parser of the ``census:`` forms: :func:`parse_rho` (one rho, a
+number or ``census:LEVEL``) and :func:`parse_rhos` (a comma list of those, or ``census:N`` for
+the bottom ``N`` levels).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+
+from dprisk.models.checks import check_rho
 
 __all__ = [
     "CENSUS_DELTA",
@@ -23,6 +29,7 @@ __all__ = [
     "census_level",
     "census_rhos",
     "parse_rho",
+    "parse_rhos",
 ]
 
 #: Global zCDP budget of the 2020 redistricting (PL 94-171) release.
@@ -112,8 +119,6 @@ def parse_rho(value, name: str = "rho") -> float:
     ValueError
         If the value is not a finite positive number or names an unknown level.
     """
-    from dprisk.models.checks import check_rho
-
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("census:"):
@@ -135,3 +140,66 @@ def parse_rho(value, name: str = "rho") -> float:
     if arr.ndim:
         raise ValueError(f"{name} must be a single number > 0 or census:LEVEL, got {value!r}")
     return float(arr)
+
+
+def parse_rhos(text, name: str = "rhos", *, min_levels: int = 1) -> list[float]:
+    """Parse one rho per level: a comma list of numbers / ``census:LEVEL``, or ``census:N``.
+
+    ``census:N`` is the GVHR rho of the bottom ``N`` Census levels, block first
+    (:func:`census_rhos`), with ``min_levels <= N <= 6`` (the number of Census levels);
+    otherwise each comma-separated item is parsed by :func:`parse_rho` and named
+    ``"{name}: rho_i"`` in its error message.
+
+    Parameters
+    ----------
+    text : str
+        ``"R1,...,Rh"`` (each a number > 0 or ``census:LEVEL``) or ``"census:N"``.
+    name : str
+        Parameter name used in error messages.
+    min_levels : int (min_levels >= 1)
+        Fewest levels the caller accepts: 1 for a target unique at ``ell`` levels, 2 for a
+        nested hierarchy.
+
+    Returns
+    -------
+    list of float
+        One rho per level, bottom level first.
+
+    Raises
+    ------
+    ValueError
+        One line naming ``name`` and the allowed forms.
+    """
+    n_census = len(CENSUS_LEVELS)
+    form = (f"a comma list of at least {min_levels} items rho > 0 or census:LEVEL, "
+            f"or census:N with {min_levels} <= N <= {n_census}")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{name} must be {form}, got {text!r}")
+    stripped = text.strip()
+    if _is_census_count(stripped):
+        count = int(stripped[7:])
+        if not min_levels <= count <= n_census:
+            raise ValueError(f"{name}: census:N needs {min_levels} <= N <= {n_census}, "
+                             f"got {text!r}")
+        return census_rhos(count)
+    items = [item.strip() for item in stripped.split(",")]
+    rhos = []
+    for i, item in enumerate(items):
+        if not item:
+            raise ValueError(f"{name} must be {form} with no empty entry, got {text!r}")
+        if _is_census_count(item):
+            raise ValueError(f"{name}: census:N stands alone (the bottom N levels); inside a "
+                             f"list use census:LEVEL, got {item!r} in {text!r}")
+        try:
+            rhos.append(parse_rho(item, f"{name}: rho_{i + 1}"))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{err} (in {text!r}; allowed: {form})") from None
+    if len(rhos) < min_levels:
+        raise ValueError(f"{name} must have at least {min_levels} entries ({form}), "
+                         f"got {text!r}")
+    return rhos
+
+
+def _is_census_count(text: str) -> bool:
+    """Whether ``text`` is the ``census:N`` form (``N`` digits)."""
+    return text.startswith("census:") and text[7:].strip().isdigit()

@@ -15,8 +15,9 @@ with integer centre ``mu`` and :math:`\sigma^2 = 1/(2\rho)` (the scale, not the 
 * :func:`sample_sum` draws :math:`\sum_{i=1}^n \eta_i` with :math:`\eta_i` iid DG(0, 1/(2 rho))
   (the noise on an aggregate of ``n`` blocks, supplement S2).
 
-All randomness comes from a ``numpy.random.Generator`` (``rng``, or
-``np.random.default_rng(rng)`` for a seed), so a seed reproduces the draws.
+All randomness comes from a ``numpy.random.Generator`` (``random_seed``, PyMC's name: a
+Generator, or ``np.random.default_rng(random_seed)`` for a seed), so a seed reproduces the
+draws.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from dprisk.models.discrete_gaussian import logpmf, support_halfwidth
 __all__ = [
     "TABLE_TAIL_MASS",
     "as_generator",
+    "rejection_noise",
     "sample",
     "sample_exact",
     "sample_sum",
@@ -186,6 +188,16 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
         ) from None
 
 
+def _generator(random_seed, rng) -> np.random.Generator:
+    """The generator of ``random_seed``, or of ``rng`` (its old name) when only that is given."""
+    if rng is None:
+        return as_generator(random_seed, "random_seed")
+    if random_seed is not None:
+        raise ValueError("give random_seed only (rng is its old name), not both")
+    # TODO(merge): rng= callers in inference/mc_studies.py, validation/sbc.py, benchmarks/
+    return as_generator(rng, "rng")
+
+
 def _output_shape(size, *param_shapes) -> tuple[int, ...]:
     """Shape of the draws: ``size`` if given (parameters must broadcast to it), else theirs."""
     broadcast = np.broadcast_shapes(*param_shapes)
@@ -209,7 +221,7 @@ def _output_shape(size, *param_shapes) -> tuple[int, ...]:
     return shape
 
 
-def sample_exact(mu, rho, size=None, rng=None) -> np.ndarray:
+def sample_exact(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
     r"""Exact draws from DG(mu, 1/(2 rho)) by the Canonne-Kamath-Steinke rejection sampler.
 
     With :math:`\sigma^2 = 1/(2\rho)` and :math:`t = \lfloor\sigma\rfloor + 1`:
@@ -220,7 +232,7 @@ def sample_exact(mu, rho, size=None, rng=None) -> np.ndarray:
 
     Every Bernoulli(:math:`e^{-\gamma}`) coin is tossed exactly for rational
     :math:`\gamma` (``fractions.Fraction``), by comparisons of uniform random integers drawn
-    from ``rng``; no floating point enters, so the output law is exactly DG for the rational
+    from ``random_seed``; no floating point enters, so the output law is exactly DG for the rational
     ``rho`` used. A float ``rho`` is taken at its exact binary value (``Fraction(rho)``); pass
     a ``Fraction`` (e.g. ``census_level("block").rho_exact``) for a decimal or ratio budget.
 
@@ -232,7 +244,10 @@ def sample_exact(mu, rho, size=None, rng=None) -> np.ndarray:
         Privacy parameter (a scalar).
     size : int or tuple of int, optional
         Output shape; defaults to the shape of ``mu``.
-    rng : numpy.random.Generator or int seed, optional
+    random_seed : numpy.random.Generator or int seed, optional
+        Source of randomness; a seed reproduces the draws.
+    rng : optional
+        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -248,7 +263,7 @@ def sample_exact(mu, rho, size=None, rng=None) -> np.ndarray:
     rho_exact = _exact_rho(rho)
     mu = check_count(mu, "mu")
     shape = _output_shape(size, mu.shape)
-    rng = as_generator(rng)
+    rng = _generator(random_seed, rng)
     sigma2 = 1 / (2 * rho_exact)
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
     bits = _RandomBits(rng)
@@ -338,7 +353,7 @@ def _sample_table(rho: float, n_draws: int, rng: np.random.Generator) -> np.ndar
     return out
 
 
-def _sample_rejection(rho: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def rejection_noise(rho: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     r"""DG(0, 1/(2 rho)) noises, one per element of ``rho``, by vectorised CKS rejection.
 
     The same scheme as :func:`sample_exact` in double precision: the discrete Laplace
@@ -346,7 +361,8 @@ def _sample_rejection(rho: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     the acceptance coin compares a uniform double with
     :math:`\exp(-(|Y| - \sigma^2/t)^2/(2\sigma^2))`. Probabilities are off by double rounding
     (~1e-16 relative) only; there is no truncation. Used where a table does not pay off
-    (many distinct ``rho`` in one call) or would be too large (``rho < 3e-9``).
+    (many distinct ``rho`` in one call) or would be too large (``rho < 3e-9``). A kernel:
+    ``rho`` (validated, > 0) and the generator are used as given.
     """
     rho = np.asarray(rho, dtype=float).ravel()
     out = np.empty(rho.size, dtype=np.int64)
@@ -373,11 +389,11 @@ def _noise(rho: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarra
         value = float(rho)
         if _table_fits(value):
             return _sample_table(value, n_draws, rng)
-        return _sample_rejection(np.full(n_draws, value), rng)
+        return rejection_noise(np.full(n_draws, value), rng)
     flat = rho.ravel()
     distinct, group = np.unique(flat, return_inverse=True)
     if distinct.size > MAX_TABLES_PER_CALL:
-        return _sample_rejection(flat, rng)
+        return rejection_noise(flat, rng)
     out = np.empty(n_draws, dtype=np.int64)
     for index, value in enumerate(distinct):
         members = np.flatnonzero(group == index)
@@ -385,7 +401,7 @@ def _noise(rho: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarra
     return out
 
 
-def sample(mu, rho, size=None, rng=None) -> np.ndarray:
+def sample(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
     r"""Fast draws from DG(mu, 1/(2 rho)), :math:`P[X = x] \propto e^{-\rho (x-\mu)^2}`.
 
     For each distinct ``rho`` the pmf on ``[-K, K]``, with ``K = support_halfwidth(rho,
@@ -411,8 +427,10 @@ def sample(mu, rho, size=None, rng=None) -> np.ndarray:
         Privacy parameter(s), broadcast against ``mu``.
     size : int or tuple of int, optional
         Output shape; ``mu`` and ``rho`` must broadcast to it. Default: their broadcast shape.
-    rng : numpy.random.Generator or int seed, optional
+    random_seed : numpy.random.Generator or int seed, optional
         Source of randomness; a seed reproduces the draws.
+    rng : optional
+        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -422,7 +440,7 @@ def sample(mu, rho, size=None, rng=None) -> np.ndarray:
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, mu.shape, rho.shape)
-    rng = as_generator(rng)
+    rng = _generator(random_seed, rng)
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     noise = _noise(rho_per_draw, n_draws, rng).reshape(shape)
@@ -430,7 +448,7 @@ def sample(mu, rho, size=None, rng=None) -> np.ndarray:
     return noise
 
 
-def sample_sum(n_terms, rho, size=None, rng=None) -> np.ndarray:
+def sample_sum(n_terms, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
     r"""Draws of :math:`S = \sum_{i=1}^{n} \eta_i`, :math:`\eta_i` iid DG(0, 1/(2 rho)).
 
     This is the noise on the sum of ``n`` independently protected counts (e.g. the ``d``
@@ -443,7 +461,10 @@ def sample_sum(n_terms, rho, size=None, rng=None) -> np.ndarray:
     rho : array_like of float (rho > 0)
     size : int or tuple of int, optional
         Output shape; default the shape of ``rho``.
-    rng : numpy.random.Generator or int seed, optional
+    random_seed : numpy.random.Generator or int seed, optional
+        Source of randomness; a seed reproduces the draws.
+    rng : optional
+        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -453,8 +474,10 @@ def sample_sum(n_terms, rho, size=None, rng=None) -> np.ndarray:
     n_terms = check_positive_int(n_terms, "n_terms")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, rho.shape)
-    rng = as_generator(rng)
+    rng = _generator(random_seed, rng)
+    n_draws = math.prod(shape)
+    rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     total = np.zeros(shape, dtype=np.int64)
-    for _ in range(n_terms):
-        total += sample(0, rho, size=shape, rng=rng)
+    for _ in range(n_terms):  # the draws of sample(0, rho, size=shape) from the same generator
+        total += _noise(rho_per_draw, n_draws, rng).reshape(shape)
     return total

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_rho
-from dprisk.models.discrete_gaussian import log_tail, support_halfwidth
+from dprisk.models.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer
 
 __all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "total_variation"]
@@ -118,19 +118,31 @@ def sum_pmf(n, rho, *, tail_mass: float = 1e-15) -> SumPMF:
     -------
     SumPMF
     """
+    n, rho, tail_mass = _check_sum(n, rho, tail_mass)
+    return _sum_pmf(n, rho, tail_mass)
+
+
+def _check_sum(n, rho, tail_mass) -> tuple[int, float, float]:
+    """Validate the arguments of :func:`sum_pmf` (each once)."""
     n = check_positive_int(n, "n")
     rho = float(check_rho(rho, "rho"))
     if not 0 < tail_mass < 1:
         raise ValueError(f"tail_mass must lie in (0, 1), got {tail_mass!r}")
+    return n, rho, tail_mass
+
+
+def _sum_pmf(n: int, rho: float, tail_mass: float) -> SumPMF:
+    """Kernel of :func:`sum_pmf` for validated values (binary powering, see the module notes)."""
     # Budget: half of tail_mass for truncating the n factors (union bound), the other half
     # shared by the trims after each of the <= 2 log2(n) + 2 convolutions.
-    half = int(support_halfwidth(rho, tail_mass / (2 * n)))
+    half = int(support_halfwidth_kernel(rho, tail_mass / (2 * n)))
     trim_budget = tail_mass / 2 / (2 * n.bit_length() + 2)
     k = np.arange(-half, half + 1)
     base = np.exp(-rho * k.astype(float) ** 2 - dg_log_normalizer(rho))
     # Each factor's exact mass on [-half, half] (1 minus both tails); every convolution is
     # rescaled to the product of its factors' masses minus what the trims removed.
-    base_total = -math.expm1(math.log(2.0) + float(log_tail(half + 1, rho)))
+    log_tail = log_tail_kernel(np.asarray(half + 1, dtype=np.int64), np.asarray(rho))
+    base_total = -math.expm1(math.log(2.0) + float(log_tail))
     base *= base_total / math.fsum(base)
     result, result_total = np.ones(1), 1.0
     power, power_total = base, base_total
@@ -151,8 +163,13 @@ def approximation_pmf(values, n, rho) -> np.ndarray:
     """The adversary's approximation DG(0, n/(2 rho)) at ``values`` (i.e. rho_eff = rho/n)."""
     n = check_positive_int(n, "n")
     rho = float(check_rho(rho, "rho"))
+    return _approximation_pmf(check_count(values, "values"), n, rho)
+
+
+def _approximation_pmf(values: np.ndarray, n: int, rho: float) -> np.ndarray:
+    """Kernel of :func:`approximation_pmf`: ``exp(-rho_eff v^2 - log Z(rho_eff))``."""
     rho_eff = rho / n
-    values = check_count(values, "values").astype(float)
+    values = values.astype(float)
     return np.exp(-rho_eff * values**2 - dg_log_normalizer(rho_eff))
 
 
@@ -165,7 +182,7 @@ def total_variation(n, rho, *, tail_mass: float = 1e-15) -> float:
     The sum runs over the exact pmf's grid plus the approximation's mass outside it, so the
     result is exact up to ``tail_mass``.
     """
-    exact = sum_pmf(n, rho, tail_mass=tail_mass)
-    approx = approximation_pmf(exact.values, n, rho)
+    exact = _sum_pmf(*_check_sum(n, rho, tail_mass))
+    approx = _approximation_pmf(exact.values, exact.n, exact.rho)
     outside = max(0.0, 1.0 - float(approx.sum()))
     return 0.5 * (float(np.abs(exact.pmf - approx).sum()) + outside)

@@ -34,12 +34,15 @@ __all__ = [
     "cdf",
     "log_normalizer",
     "log_tail",
+    "log_tail_kernel",
     "logcdf",
     "logpmf",
+    "logpmf_kernel",
     "logsf",
     "pmf",
     "sf",
     "support_halfwidth",
+    "support_halfwidth_kernel",
     "variance",
 ]
 
@@ -86,6 +89,14 @@ def logpmf(x, mu, rho) -> np.ndarray:
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
+    return logpmf_kernel(x, mu, rho)
+
+
+def logpmf_kernel(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    r"""Kernel of :func:`logpmf` for validated int64 ``x``, ``mu`` and float ``rho > 0``.
+
+    .. math:: \log P[X = x] = -\rho (x - \mu)^2 - \log Z(\rho)
+    """
     diff = (x - mu).astype(float)
     return -rho * diff**2 - dg_log_normalizer(rho)
 
@@ -117,6 +128,11 @@ def support_halfwidth(rho, tail_mass: float = DEFAULT_TAIL_MASS) -> np.ndarray:
     if not (isinstance(tail_mass, (int, float, np.floating)) and 0 < tail_mass < 1):
         raise ValueError(f"tail_mass must lie in (0, 1) (allowed range: 0 < tail_mass < 1), "
                          f"got {tail_mass!r}")
+    return support_halfwidth_kernel(rho, tail_mass)
+
+
+def support_halfwidth_kernel(rho, tail_mass: float) -> np.ndarray:
+    """Kernel of :func:`support_halfwidth` for validated ``rho > 0`` and ``0 < tail_mass < 1``."""
     log_target = np.log(tail_mass / 2.0)
     # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
     k_plus_1 = np.sqrt(-log_target / rho)
@@ -124,7 +140,7 @@ def support_halfwidth(rho, tail_mass: float = DEFAULT_TAIL_MASS) -> np.ndarray:
     return np.ceil(k_plus_1).astype(np.int64)
 
 
-def _log_tail_kernel(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def _log_tail_sum(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
     r"""``log sum_{k >= start} exp(-rho k^2)`` for integers ``start >= 0`` (unnormalised).
 
     .. math:: \sum_{k \ge a} e^{-\rho k^2} = e^{-\rho a^2} \sum_{i \ge 0} e^{-\rho (2 a i + i^2)}
@@ -141,7 +157,7 @@ def _log_tail_kernel(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
     for lo in range(0, flat.size, chunk):
         a = start[lo : lo + chunk, None]
         r = rho[lo : lo + chunk, None]
-        n_terms = int(support_halfwidth(r.min(), 1e-20)) + 2
+        n_terms = int(support_halfwidth_kernel(r.min(), 1e-20)) + 2
         i = np.arange(1, n_terms + 1, dtype=float)
         rest = np.exp(-r * (2.0 * a * i + i**2)).sum(-1)
         flat[lo : lo + chunk] = -r[:, 0] * a[:, 0] ** 2 + np.log1p(rest)
@@ -163,7 +179,12 @@ def log_tail(start, rho) -> np.ndarray:
     """
     start = check_count(start, "start", minimum=0)
     rho = check_rho(rho, "rho")
-    return _log_tail_kernel(start, rho) - dg_log_normalizer(rho)
+    return log_tail_kernel(start, rho)
+
+
+def log_tail_kernel(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Kernel of :func:`log_tail` for validated int64 ``start >= 0`` and float ``rho > 0``."""
+    return _log_tail_sum(start, rho) - dg_log_normalizer(rho)
 
 
 def logcdf(x, mu, rho) -> np.ndarray:
@@ -176,9 +197,14 @@ def logcdf(x, mu, rho) -> np.ndarray:
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
+    return _logcdf(x, mu, rho)
+
+
+def _logcdf(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Kernel of :func:`logcdf` for validated values (each tail from the exact tail sum)."""
     j = x - mu
-    lower = log_tail(np.maximum(-j, 0), rho)
-    upper = log_tail(np.maximum(j + 1, 0), rho)
+    lower = log_tail_kernel(np.maximum(-j, 0), rho)
+    upper = log_tail_kernel(np.maximum(j + 1, 0), rho)
     with np.errstate(divide="ignore"):
         return np.where(j < 0, lower, np.log1p(-np.exp(upper)))
 
@@ -190,7 +216,8 @@ def logsf(x, mu, rho) -> np.ndarray:
     """
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
-    return logcdf(2 * mu - x - 1, mu, rho)
+    rho = check_rho(rho, "rho")
+    return _logcdf(2 * mu - x - 1, mu, rho)
 
 
 def cdf(x, mu, rho) -> np.ndarray:

@@ -9,6 +9,9 @@ that truncates a sum.
 * :func:`dg_log_normalizer` -- :math:`\log Z(\rho) = \log \sum_{k \in \mathbb{Z}} e^{-\rho k^2}`
   of the discrete Gaussian (two rapidly convergent series split at :math:`\rho = \pi`).
 * :func:`log_gauss_tail` -- a finite upper bound of a one-sided Gaussian-kernel sum.
+* :func:`logit` -- :math:`\log p - \log(1 - p)`, exact in the tails.
+* :func:`probability_ratio` -- a quotient of probabilities given with their logs.
+* :func:`scalar_result` -- a 0-d result as a Python ``float`` (or ``int``), arrays unchanged.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ __all__ = [
     "dg_log_normalizer",
     "expit",
     "log_gauss_tail",
+    "logit",
     "logsumexp",
+    "probability_ratio",
+    "scalar_result",
 ]
 
 #: Number of series terms on each side of ``rho = pi`` in :func:`dg_log_normalizer`.
@@ -58,6 +64,43 @@ def expit(x: np.ndarray) -> np.ndarray:
     """
     small = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    r"""``log(p) - log1p(-p)``, exact in the tails (``p = 1e-300`` gives about -690.8).
+
+    .. math:: \operatorname{logit}(p) = \log p - \log(1 - p)
+    """
+    return np.log(p) - np.log1p(-p)
+
+
+def probability_ratio(num, log_num, den, log_den) -> np.ndarray:
+    r"""``num / den`` for probabilities given with their logs (``num <= 1``).
+
+    Where both are normal doubles the quotient is formed directly: one rounding, so
+    :math:`R' = \text{posterior}/p` never exceeds ``fl(1/p)`` (``exp`` of the difference of
+    the logs would carry ~``eps |log p|`` relative error and can exceed it). Elsewhere
+    ``exp(log_num - log_den)`` (no underflow to 0/0); a ratio beyond the float range is
+    ``inf`` without a warning.
+    """
+    tiny = np.finfo(float).tiny
+    normal = (num >= tiny) & (den >= tiny)
+    with np.errstate(over="ignore"):
+        via_logs = np.exp(log_num - log_den)
+    return np.where(normal, num / np.where(normal, den, 1.0), via_logs)
+
+
+def scalar_result(value):
+    """Return a 0-d result as a Python ``float`` (``int`` for integer dtypes); arrays as they are.
+
+    The public functions return Python scalars for scalar inputs (``round(result, 5)``
+    works) and arrays, broadcast over the inputs, otherwise. The value is not changed.
+    """
+    if np.ndim(value) != 0:
+        return value
+    if np.asarray(value).dtype.kind in "iu":
+        return int(value)
+    return float(value)
 
 
 def dg_log_normalizer(rho) -> np.ndarray:

@@ -59,16 +59,20 @@ A subclass of :class:`X2Prior` that implements :meth:`X2Prior.logp` works the sa
 
 from __future__ import annotations
 
-import importlib.resources
-import importlib.util
 import math
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
 from dprisk.models.checks import check_count
+from dprisk.models.prior_base import (
+    PRIOR_FORMS,
+    X2Prior,
+    as_int_array,
+    pytensor_tensor,
+    switch_or_neg_inf,
+)
+from dprisk.models.prior_files import bad_prior_spec, load_prior_file
 
 __all__ = [
     "PRIOR_FORMS",
@@ -82,208 +86,6 @@ __all__ = [
     "load_prior",
     "parse_prior",
 ]
-
-#: The accepted prior specifications, quoted in every error message.
-PRIOR_FORMS = "improper, truncated:U (integer U), point:K (integer K), or PATH.py:NAME"
-
-
-def _as_int_array(value, name: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64, copy=False)
-    return check_count(arr, name)
-
-
-def _pt():
-    import pytensor.tensor as pt
-
-    return pt
-
-
-def _pt_switch_inf(condition, value):
-    """``switch(condition, value, -inf)`` in float64 (a bare ``-np.inf`` can give float32)."""
-    pt = _pt()
-    value = pt.cast(value, "float64")
-    return pt.switch(condition, value, pt.constant(-np.inf, dtype="float64"))
-
-
-class X2Prior(ABC):
-    r"""Base class of the priors for X2 given X1 = k1.
-
-    Subclasses implement :meth:`logp` (a PyTensor expression) and may override
-    :meth:`support`, :meth:`log_weight` (a faster numpy version) and :meth:`declare`.
-
-    Attributes
-    ----------
-    spec : str
-        A specification that :func:`parse_prior` turns back into an equivalent prior.
-    is_proper : bool
-        Whether ``w(. | k1)`` sums to one for every ``k1``.
-    log_weight_max : float
-        An upper bound of ``log w(k2 | k1)`` over all ``k2, k1`` (0 for proper priors and for
-        the improper uniform). Grids use it to bound the posterior mass they leave out.
-    description : str
-        A human-readable one-line description.
-    """
-
-    spec: str = "user"
-    is_proper: bool = True
-    log_weight_max: float = 0.0
-    description: str = ""
-
-    # -- to implement ----------------------------------------------------------------------
-    @abstractmethod
-    def logp(self, k2, k1):
-        """Log prior weight of ``X2 = k2`` given ``X1 = k1`` as a PyTensor expression.
-
-        ``k2`` and ``k1`` are int64 tensors. The constraint ``k2 >= k1`` and :meth:`support`
-        are applied on top by :meth:`log_weight_pt`.
-        """
-
-    def support(self, k1):
-        """The prior's own support ``(lower, upper_or_None)`` given ``X1 = k1``.
-
-        This is the set of ``k2`` with positive prior weight before the model's constraint
-        ``k2 >= k1``; use :meth:`branch_support` for the intersection. Written with plain
-        arithmetic so that ``k1`` may be an int or a PyTensor tensor. Default:
-        ``(k1, None)``.
-        """
-        return k1, None
-
-    # -- derived ---------------------------------------------------------------------------
-    def branch_support(self, k1: int) -> tuple[int, int | None] | None:
-        """Support of ``X2 | X1 = k1`` under the model: ``support(k1)`` and ``k2 >= k1``.
-
-        Returns ``(lower, upper_or_None)`` as ints, or ``None`` when it is empty.
-        """
-        k1 = int(k1)
-        lower, upper = self.support(k1)
-        lower = max(int(lower), k1)
-        if upper is not None:
-            upper = int(upper)
-            if upper < lower:
-                return None
-        return lower, upper
-
-    def has_support(self, k1: int) -> bool:
-        """Whether ``X1 = k1`` leaves at least one possible value of ``X2``."""
-        return self.branch_support(k1) is not None
-
-    def feasible_x1(self, known: int) -> tuple[int, ...]:
-        """The values of X1 in {known, known + 1} that leave a possible X2 (ascending).
-
-        A model builder starts X1 at one of these (e.g. the Bernoulli's ``initval``).
-        """
-        return tuple(k1 for k1 in (int(known), int(known) + 1) if self.has_support(k1))
-
-    def check_support(self, known: int) -> None:
-        """Raise ``ValueError`` unless both X1 = known and X1 = known + 1 leave a possible X2.
-
-        :class:`PointMass` relaxes this: it only needs X1 = known (a point mass at ``known``
-        expresses the belief that the target is not counted, ``X1 = known + 1`` impossible).
-        """
-        for k1 in (int(known), int(known) + 1):
-            if not self.has_support(k1):
-                raise ValueError(
-                    f"prior {self.spec!r} leaves no possible X2 when X1 = {k1} (known = {known}); "
-                    f"the support of X2 | X1 = k1 must contain a value >= k1 for "
-                    f"k1 = known and known + 1 (prior forms: {PRIOR_FORMS})"
-                )
-
-    def log_weight_pt(self, k2, k1):
-        """:meth:`logp` restricted to :meth:`support` and ``k2 >= k1`` (float64, PyTensor)."""
-        pt = _pt()
-        k2 = pt.as_tensor_variable(k2)
-        k1 = pt.as_tensor_variable(k1)
-        lower, upper = self.support(k1)
-        inside = pt.ge(k2, k1) & pt.ge(k2, lower)
-        if upper is not None:
-            inside = inside & pt.le(k2, upper)
-        return _pt_switch_inf(inside, self.logp(k2, k1))
-
-    def _compiled(self):
-        fn = self.__dict__.get("_compiled_log_weight")
-        if fn is None:
-            import pytensor
-
-            pt = _pt()
-            k2 = pt.lvector("k2")
-            k1 = pt.lvector("k1")
-            fn = pytensor.function([k2, k1], self.log_weight_pt(k2, k1))
-            # Cached on the instance (works for frozen dataclasses too).
-            object.__setattr__(self, "_compiled_log_weight", fn)
-        return fn
-
-    def log_weight(self, k2, k1) -> np.ndarray:
-        r"""Log prior weight :math:`\log w(k_2 \mid k_1)` in numpy (broadcasting).
-
-        The default compiles :meth:`log_weight_pt` once (cached on the instance).
-
-        Parameters
-        ----------
-        k2, k1 : array_like of int
-            Values of X2 and X1 (broadcast against each other).
-
-        Returns
-        -------
-        ndarray of float64
-            ``log P[X2 = k2 | X1 = k1]`` (or the improper log weight); ``-inf`` where
-            ``k2 < k1`` or outside :meth:`support`.
-
-        Raises
-        ------
-        ValueError
-            If the prior's expression gives NaN or a value above ``log_weight_max``.
-        """
-        k2 = _as_int_array(k2, "k2")
-        k1 = _as_int_array(k1, "k1")
-        shape = np.broadcast_shapes(k2.shape, k1.shape)
-        flat2 = np.ascontiguousarray(np.broadcast_to(k2, shape)).ravel()
-        flat1 = np.ascontiguousarray(np.broadcast_to(k1, shape)).ravel()
-        out = np.asarray(self._compiled()(flat2, flat1), dtype=float)
-        out = np.broadcast_to(out, flat2.shape).reshape(shape)
-        if np.isnan(out).any() or (out > self.log_weight_max + 1e-9).any():
-            raise ValueError(
-                f"prior {self.spec!r}: log weight is NaN or above log_weight_max = "
-                f"{self.log_weight_max} for some (k2, k1); fix the expression or the bound"
-            )
-        return out
-
-    def initial_value(self, x1):
-        """A value of X2 inside the support given ``X1 = x1`` (ints or tensors).
-
-        Default: the lower end of the support, ``max(support(x1)[0], x1)``.
-        """
-        lower, _ = self.support(x1)
-        if isinstance(x1, (int, np.integer)) and isinstance(lower, (int, np.integer)):
-            return max(int(lower), int(x1))
-        return _pt().maximum(lower, x1)
-
-    def declare(self, name: str, x1, **kwargs):
-        """Add X2 to the current ``pm.Model`` given the X1 tensor ``x1``; returns X2.
-
-        Default: an int64 ``pm.CustomDist`` with logp :meth:`log_weight_pt` and
-        :meth:`initial_value` as its support point. Keyword arguments go to the
-        distribution (e.g. ``dims``, ``initval``).
-        """
-        import pymc as pm
-
-        pt = _pt()
-
-        def support_point(rv, size, x1_param):
-            return pt.cast(pt.broadcast_to(self.initial_value(x1_param), rv.shape), "int64")
-
-        return pm.CustomDist(
-            name,
-            x1,
-            logp=lambda value, x1_param: self.log_weight_pt(value, x1_param),
-            support_point=support_point,
-            dtype="int64",
-            **kwargs,
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(spec={self.spec!r})"
 
 
 class ImproperUniform(X2Prior):
@@ -299,22 +101,22 @@ class ImproperUniform(X2Prior):
 
     def logp(self, k2, k1):
         """Zero log weight (the support ``k2 >= k1`` is applied by :meth:`log_weight_pt`)."""
-        return _pt().zeros_like(k2, dtype="float64")
+        return pytensor_tensor().zeros_like(k2, dtype="float64")
 
     def log_weight(self, k2, k1) -> np.ndarray:
         """``0`` where ``k2 >= k1``, else ``-inf`` (numpy, broadcasting)."""
-        k2 = _as_int_array(k2, "k2")
-        k1 = _as_int_array(k1, "k1")
+        k2 = as_int_array(k2, "k2")
+        k1 = as_int_array(k1, "k1")
         return np.where(k2 >= k1, 0.0, -np.inf)
 
     def declare(self, name: str, x1, **kwargs):
         """An int64 ``pm.CustomDist`` with logp ``switch(X2 >= X1, 0, -inf)``, starting at X1."""
         import pymc as pm
 
-        pt = _pt()
+        pt = pytensor_tensor()
 
         def logp(value, lower):
-            return _pt_switch_inf(pt.ge(value, lower), pt.constant(0.0, dtype="float64"))
+            return switch_or_neg_inf(pt.ge(value, lower), pt.constant(0.0, dtype="float64"))
 
         def support_point(rv, size, lower):
             return pt.cast(pt.broadcast_to(lower, rv.shape), "int64")
@@ -330,7 +132,37 @@ class ImproperUniform(X2Prior):
         return hash(type(self))
 
 
-class TruncatedUniform(X2Prior):
+class _CountParameterPrior(X2Prior):
+    """A built-in prior with one integer parameter ``>= 0``, spelled ``KIND:VALUE`` in specs.
+
+    Subclasses name the parameter (``parameter``), the spec prefix (``kind``) and a
+    description template formatted with the value.
+    """
+
+    parameter: str
+    kind: str
+    template: str
+
+    def __init_subclass__(cls, *, parameter: str, kind: str, template: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.parameter, cls.kind, cls.template = parameter, kind, template
+
+    def __init__(self, value: int, /):
+        value = int(check_count(value, self.parameter, minimum=0))
+        setattr(self, self.parameter, value)
+        self.spec = f"{self.kind}:{value}"
+        self.description = self.template.format(value)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and (
+            getattr(other, self.parameter) == getattr(self, self.parameter))
+
+    def __hash__(self) -> int:
+        return hash((type(self), getattr(self, self.parameter)))
+
+
+class TruncatedUniform(_CountParameterPrior, parameter="upper", kind="truncated",
+                       template="uniform on {{k1, ..., {}}}"):
     r"""Uniform prior on {k1, ..., U}: :math:`w(k_2 \mid k_1) = 1/(U - k_1 + 1)` (supplement S4).
 
     A proper conditional distribution for every ``k1 <= U``; for ``k1 > U`` it is empty, and
@@ -342,28 +174,20 @@ class TruncatedUniform(X2Prior):
         The largest value of X2 the adversary considers possible.
     """
 
-    is_proper = True
-    log_weight_max = 0.0
-
-    def __init__(self, upper: int):
-        self.upper = int(check_count(upper, "upper", minimum=0))
-        self.spec = f"truncated:{self.upper}"
-        self.description = f"uniform on {{k1, ..., {self.upper}}}"
-
     def support(self, k1):
         """``(k1, upper)``."""
         return k1, self.upper
 
     def logp(self, k2, k1):
         """``-log(U - k1 + 1)`` (the support is applied by :meth:`log_weight_pt`)."""
-        pt = _pt()
+        pt = pytensor_tensor()
         count = pt.maximum(self.upper - k1 + 1, 1)
         return -pt.log(pt.cast(count, "float64")) + pt.zeros_like(k2, dtype="float64")
 
     def log_weight(self, k2, k1) -> np.ndarray:
         """``-log(U - k1 + 1)`` on ``k1 <= k2 <= U``, else ``-inf`` (numpy, broadcasting)."""
-        k2 = _as_int_array(k2, "k2")
-        k1 = _as_int_array(k1, "k1")
+        k2 = as_int_array(k2, "k2")
+        k1 = as_int_array(k1, "k1")
         count = np.maximum(self.upper - k1 + 1, 1).astype(float)
         return np.where((k2 >= k1) & (k2 <= self.upper), -np.log(count), -np.inf)
 
@@ -373,14 +197,9 @@ class TruncatedUniform(X2Prior):
 
         return pm.DiscreteUniform(name, lower=x1, upper=self.upper, **kwargs)
 
-    def __eq__(self, other) -> bool:
-        return type(other) is TruncatedUniform and other.upper == self.upper
 
-    def __hash__(self) -> int:
-        return hash((type(self), self.upper))
-
-
-class PointMass(X2Prior):
+class PointMass(_CountParameterPrior, parameter="k", kind="point",
+                template="point mass at X2 = {}"):
     r"""All prior mass at ``X2 = k``: :math:`w(k_2 \mid k_1) = 1[k_2 = k]\,1[k \ge k_1]` (S4).
 
     The adversary "knows" x2. With ``k < known + 1`` the constraint ``X2 >= X1`` makes
@@ -392,26 +211,18 @@ class PointMass(X2Prior):
         The value of X2 the adversary is certain of.
     """
 
-    is_proper = True
-    log_weight_max = 0.0
-
-    def __init__(self, k: int):
-        self.k = int(check_count(k, "k", minimum=0))
-        self.spec = f"point:{self.k}"
-        self.description = f"point mass at X2 = {self.k}"
-
     def support(self, k1):
         """``(k, k)``."""
         return self.k, self.k
 
     def logp(self, k2, k1):
         """``0`` (the support ``{k}`` and ``k >= k1`` are applied by :meth:`log_weight_pt`)."""
-        return _pt().zeros_like(k2, dtype="float64")
+        return pytensor_tensor().zeros_like(k2, dtype="float64")
 
     def log_weight(self, k2, k1) -> np.ndarray:
         """``0`` where ``k2 == k >= k1``, else ``-inf`` (numpy, broadcasting)."""
-        k2 = _as_int_array(k2, "k2")
-        k1 = _as_int_array(k1, "k1")
+        k2 = as_int_array(k2, "k2")
+        k1 = as_int_array(k1, "k1")
         return np.where((k2 == self.k) & (k1 <= self.k), 0.0, -np.inf)
 
     def check_support(self, known: int) -> None:
@@ -434,21 +245,16 @@ class PointMass(X2Prior):
         """
         import pymc as pm
 
-        pt = _pt()
+        pt = pytensor_tensor()
         x1 = pt.as_tensor_variable(x1)
         value = pt.zeros_like(x1, dtype="int64") + np.int64(self.k)
         x2 = pm.Deterministic(name, value, **kwargs)
         pm.Potential(
             f"{name}_support",
-            pt.sum(_pt_switch_inf(pt.ge(np.int64(self.k), x1), pt.zeros_like(x1, "float64"))),
+            pt.sum(switch_or_neg_inf(pt.ge(np.int64(self.k), x1), pt.zeros_like(x1, "float64"))),
         )
         return x2
 
-    def __eq__(self, other) -> bool:
-        return type(other) is PointMass and other.k == self.k
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.k))
 
 
 class UserPrior(X2Prior):
@@ -515,71 +321,14 @@ def as_prior(prior) -> X2Prior:
     raise TypeError(f"prior must be an X2Prior or a spec string ({PRIOR_FORMS}), got {prior!r}")
 
 
-def _bad(spec: str, why: str) -> ValueError:
-    return ValueError(f"prior {spec!r}: {why}; allowed forms: {PRIOR_FORMS}")
-
-
 def _parse_int(spec: str, text: str, what: str) -> int:
     try:
         value = int(text.strip())
     except ValueError:
-        raise _bad(spec, f"{what} must be an integer, got {text!r}") from None
+        raise bad_prior_spec(spec, f"{what} must be an integer, got {text!r}") from None
     if value < 0:
-        raise _bad(spec, f"{what} must be >= 0, got {value}")
+        raise bad_prior_spec(spec, f"{what} must be >= 0, got {value}")
     return value
-
-
-_LOADED: dict[tuple[str, int, str], X2Prior] = {}
-
-
-def _shipped_example(path: Path) -> Path | None:
-    """The installed copy of a ``models/examples/NAME.py`` prior file, if ``path`` names one."""
-    parts = path.parts
-    if len(parts) != 3 or parts[:2] != ("models", "examples"):
-        return None
-    candidate = importlib.resources.files("dprisk.models.examples").joinpath(parts[2])
-    return Path(str(candidate)) if candidate.is_file() else None
-
-
-def _load_from_file(spec: str, path_text: str, name: str) -> X2Prior:
-    path = Path(path_text).expanduser()
-    if not path.is_file() and not path.is_absolute():
-        # The shipped ``models/examples/...`` priors load from any working directory.
-        shipped = _shipped_example(path)
-        if shipped is not None:
-            path = shipped
-    if not path.is_file():
-        raise _bad(spec, f"file {path_text!r} not found")
-    resolved = path.resolve()
-    key = (str(resolved), resolved.stat().st_mtime_ns, name)
-    if key in _LOADED:
-        return _LOADED[key]
-    module_name = f"_dprisk_prior_{abs(hash(key[:2]))}"
-    module_spec = importlib.util.spec_from_file_location(module_name, resolved)
-    if module_spec is None or module_spec.loader is None:
-        raise _bad(spec, f"cannot import {path_text!r} as a Python file")
-    module = importlib.util.module_from_spec(module_spec)
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as err:
-        raise _bad(spec, f"importing {path_text!r} failed: {type(err).__name__}: {err}") from err
-    if not hasattr(module, name):
-        raise _bad(spec, f"{path_text!r} defines no name {name!r}")
-    obj = getattr(module, name)
-    if not isinstance(obj, X2Prior) and callable(obj) and not isinstance(obj, type):
-        try:
-            obj = obj()
-        except TypeError as err:
-            raise _bad(spec, f"{name!r} is not a zero-argument factory: {err}") from err
-    if not isinstance(obj, X2Prior):
-        raise _bad(
-            spec,
-            f"{name!r} must be an X2Prior instance or a zero-argument function returning one, "
-            f"got {type(obj).__name__}",
-        )
-    object.__setattr__(obj, "spec", spec)
-    _LOADED[key] = obj
-    return obj
 
 
 def parse_prior(spec) -> X2Prior:
@@ -609,14 +358,14 @@ def parse_prior(spec) -> X2Prior:
     if ".py:" in text:
         path_text, name = text.rsplit(":", 1)
         if not name.isidentifier():
-            raise _bad(spec, f"NAME must be a Python identifier, got {name!r}")
-        return _load_from_file(text, path_text, name)
+            raise bad_prior_spec(spec, f"NAME must be a Python identifier, got {name!r}")
+        return load_prior_file(text, path_text, name)
     kind, sep, arg = text.partition(":")
     if sep and kind == "truncated":
         return TruncatedUniform(_parse_int(spec, arg, "U"))
     if sep and kind == "point":
         return PointMass(_parse_int(spec, arg, "K"))
-    raise _bad(spec, "unrecognised specification")
+    raise bad_prior_spec(spec, "unrecognised specification")
 
 
 #: Alias of :func:`parse_prior`.

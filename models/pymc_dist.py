@@ -119,7 +119,7 @@ class DiscreteGaussianRV(RandomVariable):
 
         ``mu`` and ``rho`` broadcast against each other and against ``size``.
         """
-        return _sample_numpy(mu, rho, size=size, rng=rng)
+        return _sample_numpy(mu, rho, size=size, random_seed=rng)
 
 
 discrete_gaussian = DiscreteGaussianRV()

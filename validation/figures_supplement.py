@@ -1,7 +1,8 @@
 r"""Supplement Figures 7, 8, 10 and 11 as matplotlib Figures (object API, no pyplot state).
 
-Each function takes the dataset(s) of :mod:`dprisk.validation.supplement` (computed when omitted),
-so the report computes the data once and stores exactly what is drawn.
+Each function takes the dataset(s) of :mod:`dprisk.validation.supplement` and
+:mod:`dprisk.validation.supplement_s6` and only draws them, so the report computes the data once
+and stores exactly what is drawn (and this module does not import the study modules).
 
 * Figure 7: variance :math:`\sigma^2` of DG(0, s) against ``s`` (log-log, dashed
   :math:`\sigma^2 = s`, upper axis in :math:`\rho = 1/(2s)`), and the gap :math:`s - \sigma^2`
@@ -18,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from dprisk.validation import supplement
+from dprisk.models.census import census_level
 
 __all__ = ["figure7", "figure8", "figure10", "figure11"]
 
@@ -32,11 +33,10 @@ def _inverse_half(x):
         return 1.0 / (2.0 * x)
 
 
-def figure7(data=None) -> Figure:
+def figure7(data) -> Figure:
     r"""Figure 7: :math:`\sigma^2` against ``s`` (left) and :math:`s - \sigma^2` (right)."""
-    data = supplement.figure7_data() if data is None else data
     s = data["s"].values
-    rho_block = supplement.census_level("block").rho
+    rho_block = census_level("block").rho
     fig = Figure(figsize=(11, 4.4), layout="constrained")
     ax_var, ax_gap = fig.subplots(1, 2)
     ax_var.plot(s, data["variance"], label=r"$\sigma^2 = \mathrm{Var}\,\mathrm{DG}(0, s)$")
@@ -64,9 +64,8 @@ def figure7(data=None) -> Figure:
     return fig
 
 
-def figure8(data=None) -> Figure:
+def figure8(data) -> Figure:
     """Figure 8: exact pmf of the noise sum (bars) against DG(0, n/(2 rho)) (line), 2 x 2."""
-    data = supplement.figure8_data() if data is None else data
     fig = Figure(figsize=(11, 7.5), layout="constrained")
     axes = fig.subplots(2, 2)
     values = data["value"].values
@@ -93,10 +92,8 @@ def _risk_axis(ax, p: float) -> None:
     right.set_ylabel(rf"marginal risk $R$ = posterior / p (ratio, p = {p:g})")
 
 
-def figure10(left=None, right=None) -> Figure:
+def figure10(left, right) -> Figure:
     """Figure 10: post-processed marginal posterior against x~2 (left) and rho1 (right)."""
-    if left is None or right is None:
-        left, right = supplement.figure10_data()
     p = float(left.attrs["p"])
     fig = Figure(figsize=(12, 4.6), layout="constrained")
     ax_x2, ax_rho = fig.subplots(1, 2)
@@ -129,9 +126,8 @@ def figure10(left=None, right=None) -> Figure:
     return fig
 
 
-def figure11(data=None) -> Figure:
+def figure11(data) -> Figure:
     """Figure 11: marginal posterior (left, log y) and R (right) against ell, one line per prior."""
-    data = supplement.figure11_data() if data is None else data
     fig = Figure(figsize=(11, 4.4), layout="constrained")
     ax_post, ax_risk = fig.subplots(1, 2)
     levels = data["levels"].values

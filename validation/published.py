@@ -169,32 +169,29 @@ def _table1() -> list[PublishedValue]:
             mass, id=f"table1/x1_star={x}/mass", source=_T1,
             quantity=f"probability mass P[X1* = {x} | X1 = 1] at rho1 = 0.099 (caption)",
         ))
-        for label, printed in zip(_PRIORS_POSTERIOR, _TABLE1_POSTERIOR[x], strict=True):
-            out.append(_number(
-                printed, id=f"table1/x1_star={x}/p={label}/posterior", source=_T1,
-                quantity=f"posterior P[X1 = 1 | X1* = {x}], prior p = {label}, rho1 = 0.099",
-            ))
-        for label, printed in zip(_PRIORS, _TABLE1_RISK[x], strict=True):
-            out.append(_number(
-                printed, id=f"table1/x1_star={x}/p={label}/risk", source=_T1, kind="risk",
-                quantity=f"disclosure risk R'({x}) = posterior / p, p = {label}, rho1 = 0.099",
-            ))
+        posterior = zip(_PRIORS_POSTERIOR, _TABLE1_POSTERIOR[x], strict=True)
+        risk = zip(_PRIORS, _TABLE1_RISK[x], strict=True)
+        out += [_number(printed, id=f"table1/x1_star={x}/p={label}/posterior", source=_T1,
+                        quantity=f"posterior P[X1 = 1 | X1* = {x}], prior p = {label}, "
+                        "rho1 = 0.099") for label, printed in posterior]
+        out += [_number(printed, id=f"table1/x1_star={x}/p={label}/risk", source=_T1,
+                        kind="risk", quantity=f"disclosure risk R'({x}) = posterior / p, "
+                        f"p = {label}, rho1 = 0.099") for label, printed in risk]
     return out
 
 
 def _table2() -> list[PublishedValue]:
-    out = []
-    for label, (post, risk) in _TABLE2.items():
-        out.append(_number(
-            post, id=f"table2/p={label}/posterior", source=_T2,
-            quantity=f"marginal posterior probability of the correct decision (eq. 3.3), "
-            f"p = {label}, rho1 = 0.099",
-        ))
-        out.append(_number(
-            risk, id=f"table2/p={label}/risk", source=_T2, kind="risk",
-            quantity=f"implied risk R (eq. 3.4), p = {label}, rho1 = 0.099",
-        ))
-    return out
+    quantities = {
+        "posterior": ("marginal posterior probability of the correct decision (eq. 3.3)", {}),
+        "risk": ("implied risk R (eq. 3.4)", {"kind": "risk"}),
+    }
+    return [
+        _number(printed, id=f"table2/p={label}/{name}", source=_T2,
+                quantity=f"{quantities[name][0]}, p = {label}, rho1 = 0.099",
+                **quantities[name][1])
+        for label, values in _TABLE2.items()
+        for name, printed in zip(quantities, values, strict=True)
+    ]
 
 
 def _census_table() -> list[PublishedValue]:
@@ -412,6 +409,20 @@ def _section43() -> list[PublishedValue]:
     return out
 
 
+#: Supplement S4's probabilities of a correct decision: (printed, id key, quantity).
+_S4_P_CORRECT = (
+    ("59%", "uniform", "probability of a correct decision, improper uniform prior on X2 "
+     "(Figure 4 / top of the first S4 figure)"),
+    ("59%", "truncated_uniform",
+     "probability of a correct decision, X2 | X1 ~ Unif{k1, ..., 10}"),
+    ("59%", "point_mass_x2=1",
+     "probability of a correct decision, prior point mass at X2 = 1"),
+    ("74%", "point_mass_x2=25", "probability of a correct decision, prior point mass at "
+     "X2 = 25 (misspecified), truth x1 = x2 = 1"),
+    ("42%", "point_mass_x2=25/counterfactual", "same prior, counterfactual truth x1 = x2 = 0"),
+)
+
+
 def _supplement() -> list[PublishedValue]:
     return [
         _number("0.05", id="s1.3/rho_levels_3_6", source="Supplement S1.3 text", kind="rho",
@@ -429,23 +440,9 @@ def _supplement() -> list[PublishedValue]:
                        decimals=None, printed="10^{-6}", kind="bound", relation="<",
                        computed_by="dg_sums",
                        quantity="|sigma^2 - s| < 1e-6 for all s > 1 (rho < 1/2)"),
-        _number("59%", id="s4/uniform/p_correct", source="Supplement S4 text",
-                computed_by="prior_sensitivity",
-                quantity="probability of a correct decision, improper uniform prior on X2 "
-                "(Figure 4 / top of the first S4 figure)"),
-        _number("59%", id="s4/truncated_uniform/p_correct", source="Supplement S4 text",
-                computed_by="prior_sensitivity",
-                quantity="probability of a correct decision, X2 | X1 ~ Unif{k1, ..., 10}"),
-        _number("59%", id="s4/point_mass_x2=1/p_correct", source="Supplement S4 text",
-                computed_by="prior_sensitivity",
-                quantity="probability of a correct decision, prior point mass at X2 = 1"),
-        _number("74%", id="s4/point_mass_x2=25/p_correct", source="Supplement S4 text",
-                computed_by="prior_sensitivity",
-                quantity="probability of a correct decision, prior point mass at X2 = 25 "
-                "(misspecified), truth x1 = x2 = 1"),
-        _number("42%", id="s4/point_mass_x2=25/counterfactual/p_correct",
-                source="Supplement S4 text", computed_by="prior_sensitivity",
-                quantity="same prior, counterfactual truth x1 = x2 = 0"),
+        *(_number(printed, id=f"s4/{key}/p_correct", source="Supplement S4 text",
+                  computed_by="prior_sensitivity", quantity=quantity)
+          for printed, key, quantity in _S4_P_CORRECT),
         PublishedValue(id="s4/truncated_uniform/upper", source="Supplement S4 text", value=10,
                        decimals=None, printed="10", kind="input",
                        computed_by="prior_sensitivity",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import xarray as xr
 from matplotlib.figure import Figure
 
-__all__ = ["RECORD_KEYS", "STATUSES", "StudyResult", "validate_records"]
+__all__ = ["RECORD_KEYS", "STATUSES", "StudyResult", "exact_record", "validate_records"]
 
 #: Keys of every record in ``results.json`` (a public interface; keep exactly).
 RECORD_KEYS = ("id", "source", "published", "computed", "mcse", "status", "explanation")
@@ -72,3 +72,11 @@ def validate_records(records: list[dict]) -> None:
         if record["id"] in seen:
             raise ValueError(f"duplicate record id {record['id']!r}")
         seen.add(record["id"])
+
+
+def exact_record(id_: str, source: str, published, computed, ok: bool, explanation: str) -> dict:
+    """A record of an exact computation (``mcse`` None): ``match`` when ``ok``, else ``differs``."""
+    return {"id": id_, "source": source,
+            "published": None if published is None else float(published),
+            "computed": float(computed), "mcse": None,
+            "status": "match" if ok else "differs", "explanation": explanation}

@@ -38,6 +38,7 @@ from dprisk.validation.records import RECORD_KEYS, STATUSES, StudyResult, valida
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
+
 def _single_level_study(*, paper_scale: bool) -> StudyResult:
     from dprisk.validation import figures_single_level, single_level_paper
 

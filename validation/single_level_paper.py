@@ -360,7 +360,7 @@ def compare_to_published(tables: xr.Dataset | None = None) -> list[dict]:
 
 
 def study(figures=None):
-    """The single-level study for the report (:class:`dprisk.validation.report.StudyResult`).
+    """The single-level study for the report (:class:`dprisk.validation.records.StudyResult`).
 
     Parameters
     ----------

@@ -3,18 +3,17 @@ r"""Reproduce the supplement's analyses (S1.3, S2, S5, S6) and check its claims.
 * S1.3 (Figure 11): a target unique at :math:`\ell = 1, \ldots, 6` Census levels; marginal
   posterior, marginal risk ``R`` and probability of a correct decision for the five
   adversaries, all exact (:mod:`dprisk.inference.unique_levels` for the marginal posterior,
-  cross-checked against the contour integral of :mod:`dprisk.inference.single_level`).
+  cross-checked against its contour integral).
 * S2 (Figures 7–8): the variance of DG(0, s) against ``s`` and the exact pmf of a sum of
   ``n`` iid discrete Gaussians against the DG(0, n/(2ρ)) approximation.
 * S5: composition of :math:`R'` over sequential releases, against the posterior computed
   from all releases at once.
-* S6 (Figure 10): marginal posterior after the simplified post-processing
-  (:mod:`dprisk.inference.postprocessing`) against the risk without post-processing.
+* S6 (Figure 10): marginal posterior after the simplified post-processing against the risk
+  without post-processing (its data and records in :mod:`dprisk.validation.supplement_s6`).
 
-:func:`study` returns the :class:`dprisk.validation.report.StudyResult` (figures, datasets,
-records, notes); :func:`parse_rhos` and :func:`unique_levels_summary` serve the
-``dprisk marginal --rhos`` command. Everything is exact (finite sums with bounded neglected
-mass), so every record has ``mcse = None``.
+:func:`study` returns the :class:`dprisk.validation.records.StudyResult` (figures, datasets,
+records, notes). Everything is exact (finite sums with bounded neglected mass), so every
+record has ``mcse = None``.
 """
 
 from __future__ import annotations
@@ -22,109 +21,37 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from dprisk.inference import postprocessing, single_level, unique_levels
+from dprisk.inference import sequential, single_level, unique_levels
+from dprisk.models import census
 from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos, parse_rho
-from dprisk.models.checks import check_probability, check_rho
+from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos
+from dprisk.models.checks import check_rho
 from dprisk.models.dg_sums import approximation_pmf, sum_pmf
 from dprisk.validation import published as pub
+from dprisk.validation.records import exact_record
 from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
+from dprisk.validation.supplement_s6 import figure10_data, s6_records, s6_sensitivity_data
+
+# TODO(merge): callers in dprisk/cli/main.py; the CLI should import these from
+# dprisk.models.census and dprisk.inference.unique_levels.
+parse_rhos = census.parse_rhos
+unique_levels_summary = unique_levels.unique_levels_summary
 
 __all__ = [
     "FIGURE8_CASES",
-    "S6_D",
     "compare_to_published",
     "composition_data",
     "figure7_data",
     "figure8_data",
-    "figure10_data",
     "figure11_data",
-    "parse_rhos",
-    "s6_sensitivity_data",
     "study",
-    "unique_levels_summary",
     "variance_gap",
 ]
 
 #: Figure 8 panels, top row first: (rho, n). rho = 0.099 is the Census block rho (exact).
 FIGURE8_CASES = ((census_level("block").rho, 27), (census_level("block").rho, 5),
                  (1.0, 27), (1.0, 5))
-#: Number of other blocks in the block group (paper §4.3, S4, S6).
-S6_D = 27
-#: Rounding slack of the S6 bound checks (differences of probabilities near 1).
-BOUND_SLACK = 1e-12
-#: Sweep budget of :func:`unique_levels_summary` (window pairs per prior, ~3 s).
-SUMMARY_MAX_WINDOW_PAIRS = 300_000_000
 _SUPP = "Supplement"
-
-
-# --------------------------------------------------------------------------- CLI helpers
-def parse_rhos(text) -> list[float]:
-    """Parse ``--rhos``: a comma list of numbers / ``census:LEVEL``, or ``census:N``.
-
-    ``census:N`` (1 <= N <= 6) is the bottom ``N`` Census levels, block first; otherwise each
-    comma-separated item is a positive number or ``census:LEVEL`` (``census:block``, ...).
-
-    Raises
-    ------
-    ValueError
-        Naming ``rhos`` and the allowed forms.
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"rhos must be a comma list of rho > 0 / census:LEVEL items or "
-                         f"census:N, got {text!r}")
-    stripped = text.strip()
-    if stripped.startswith("census:") and stripped[7:].strip().isdigit():
-        count = int(stripped[7:])
-        if not 1 <= count <= len(CENSUS_LEVELS):
-            raise ValueError(f"rhos: census:N needs 1 <= N <= {len(CENSUS_LEVELS)}, got {text!r}")
-        return census_rhos(count)
-    out = []
-    for item in stripped.split(","):
-        item = item.strip()
-        if item.startswith("census:") and item[7:].strip().isdigit():
-            raise ValueError(f"rhos: census:N stands alone (the bottom N levels); inside a "
-                             f"list use census:LEVEL, got {item!r} in {text!r}")
-        try:
-            out.append(parse_rho(item, "rhos"))
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"rhos: bad item {item!r} in {text!r} ({err}); allowed: a comma "
-                             f"list of rho > 0 or census:LEVEL items, or census:N") from None
-    return out
-
-
-def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
-    r"""Marginal posterior, marginal risk and P[correct] for a target unique at ``ell`` levels.
-
-    The marginal posterior is the exact finite sum of
-    :func:`dprisk.inference.unique_levels.marginal_posterior_sweep` (one level: the closed-form sum
-    of :mod:`dprisk.inference.single_level`); when the sweep would need more than
-    ``SUMMARY_MAX_WINDOW_PAIRS`` pair evaluations (many levels with small rho) it falls back to
-    the contour integral, which agrees with the finite sum to 1e-15 at the six Census levels.
-    ``p_correct`` is the exact :func:`dprisk.inference.single_level.p_correct_unique_levels`.
-
-    Returns
-    -------
-    dict
-        Exactly ``{"marginal_posterior", "marginal_risk", "p_correct"}`` (floats).
-    """
-    rhos = check_rho(rhos, "rhos")
-    if rhos.ndim != 1 or rhos.size < 1:
-        raise ValueError(f"rhos must be a 1-d sequence with at least one level, got {rhos!r}")
-    p = float(check_probability(p, "p"))
-    try:
-        marginal = float(unique_levels.marginal_posterior_sweep(
-            rhos, p, known, max_window_pairs=SUMMARY_MAX_WINDOW_PAIRS).marginal_posterior)
-    except ValueError as err:
-        if "sweep" not in str(err):
-            raise
-        marginal = float(single_level.marginal_posterior_unique_levels(rhos, p, known,
-                                                                       method="contour"))
-    return {
-        "marginal_posterior": marginal,
-        "marginal_risk": marginal / p,
-        "p_correct": float(single_level.p_correct_unique_levels(rhos, p, known)),
-    }
 
 
 # --------------------------------------------------------------------------- S1.3
@@ -141,8 +68,8 @@ def figure11_data(priors=PAPER_PRIORS, n_levels: int = 6) -> xr.Dataset:
         result = unique_levels.marginal_posterior_sweep(rhos, p)
         marginal[i] = result.marginal_posterior
         neglected = max(neglected, result.neglected_mass + result.series_bound)
-        contour[i] = single_level.marginal_posterior_unique_levels(rhos, p, method="contour")
-        correct[i] = single_level.p_correct_unique_levels(rhos, p)
+        contour[i] = unique_levels.marginal_unique_levels(rhos, p=p, method="contour")
+        correct[i] = unique_levels.p_correct_unique_levels(rhos, p)
     prob = {"units": "probability"}
     return xr.Dataset(
         {
@@ -178,18 +105,18 @@ def _largest_step_records(ds: xr.Dataset) -> list[dict]:
         f"p = {lab}: " + ", ".join(f"{v:.4f}" for v in np.diff(risk[:, j]))
         for j, lab in enumerate(ds["p_label"].values))
     computed = int(largest[0]) if np.all(largest == largest[0]) else int(largest.min())
-    out = [_record(record.id, record.source, record.value, computed,
+    out = [exact_record(record.id, record.source, record.value, computed,
                    bool(np.all(largest == 2)),
                    f"ell reached by the largest step of the marginal posterior (and of R) for "
                    f"each prior: {', '.join(str(int(v)) for v in largest)}. Steps of R from "
                    f"ell to ell + 1: {steps}.")]
     min_step = float(np.diff(risk, axis=0).min())
-    out.append(_record(
+    out.append(exact_record(
         "s1.3/risk_increases_with_levels", "Supplement S1.3 text", 0.0, min_step, min_step > 0,
         "'the risk increases as a function of ell': smallest increase of R from ell to ell + 1 "
         f"over the five priors and ell = 1..5 is {min_step:.4g} (> 0 means increasing)."))
     rel = np.abs(ds["marginal_posterior_contour"].values / marginal - 1.0).max()
-    out.append(_record(
+    out.append(exact_record(
         "s1.3/contour_vs_exact_sum", "Supplement S1.3 (Figure 11), method check", 0.0,
         float(rel), rel < 1e-13,
         "largest relative difference between the exact finite sum (sorted sweep) and the "
@@ -249,7 +176,7 @@ def _variance_records() -> list[dict]:
         worst = int(np.argmax(gap))
         decreasing = bool(np.all(np.diff(gap) <= 0))
         at_limit = float(variance_gap(start))
-        out.append(_record(
+        out.append(exact_record(
             record.id, record.source, record.value, float(gap[worst]),
             bool(gap.max() < record.value),
             f"largest |sigma^2 - s| on {grid.size} points of s in ({start:g}, 1e6] is "
@@ -292,7 +219,7 @@ def _approximation_records(ds: xr.Dataset) -> list[dict]:
         rho, n = float(ds["rho"][i]), int(ds["n"][i])
         tv = float(ds["total_variation"][i])
         floor = " (at the rounding level of double precision)" if tv < 1e-14 else ""
-        out.append(_record(
+        out.append(exact_record(
             f"s2/figure8/rho={rho:.3g}/n={n}/total_variation", "Supplement S2 text (Figure 8)",
             0.01, tv, tv < 0.01,
             f"'the approximation does extremely well' ({label}): total-variation distance "
@@ -308,7 +235,7 @@ def composition_data(rho=None, n_releases: int = 3, x_values=range(-2, 5),
 
     Every combination of released values in ``x_values`` (known m = 0) at ``rho`` (default:
     the Census block rho) for each prior, with the joint :math:`R'` computed from all releases
-    at once (:func:`dprisk.inference.single_level.posterior_unique_levels` / ``p``), plus the
+    at once (:func:`dprisk.inference.unique_levels.posterior_unique_levels` / ``p``), plus the
     generalised marginal risk after ``1..n_releases`` releases.
     """
     rho = census_level("block").rho if rho is None else float(rho)
@@ -318,10 +245,11 @@ def composition_data(rho=None, n_releases: int = 3, x_values=range(-2, 5),
     x = np.stack(grids, axis=-1)  # (..., release)
     x_b = x[..., None, :]  # prior axis before the release axis
     rhos = np.full(n_releases, rho)
-    seq = single_level.sequential_risk(x_b, rhos, p)
-    joint = single_level.posterior_unique_levels(x_b, rhos, p) / p
+    seq = sequential.sequential_risk(x_b, rhos, p)
+    joint = unique_levels.posterior_unique_levels(x_b, rhos, p) / p
     dims = tuple(f"x1_star_{i + 1}" for i in range(n_releases))
-    marginal = np.stack([single_level.marginal_risk_unique_levels(rhos[: k + 1], p)
+    marginal = np.stack([unique_levels.marginal_risk_unique_levels(rhos[: k + 1], p,
+                                                                   method="enumerate")
                          for k in range(n_releases)])
     return xr.Dataset(
         {"per_release_risk": ((*dims, "p", "release"), seq.per_release,
@@ -348,7 +276,7 @@ def _composition_records(ds: xr.Dataset) -> list[dict]:
     last = ds["cumulative_risk"].isel(release=-1)
     deviation = max(deviation, float((np.abs(last / ds["joint_risk"] - 1.0)).max()))
     n = int(ds["release"].size)
-    return [_record(
+    return [exact_record(
         "s5/product_identity", "Supplement S5 (eq. S5.6)", 0.0, deviation, deviation <= 1e-12,
         f"R'(x_11*, ..., x_1m*) = prod_i R'(x_1i* | earlier releases): largest relative "
         f"difference between the product of the {n} per-release risks and the risk from all "
@@ -356,154 +284,12 @@ def _composition_records(ds: xr.Dataset) -> list[dict]:
         f"prior) combinations at rho = {ds.attrs['rho']:.6f}; 'match' when <= 1e-12.")]
 
 
-# --------------------------------------------------------------------------- S6
-def figure10_data(*, rho_grid=None, x2_tilde_max: int = 100, x2_tilde_lines=(1, 10, 100),
-                  p: float = 0.5, d: int = S6_D):
-    """Figure 10 data: marginal posterior with post-processing, against x~2 and rho1.
-
-    Returns
-    -------
-    (xarray.Dataset, xarray.Dataset)
-        Left panel (dim ``x2_tilde`` at the Census block rho) and right panel (dims
-        ``rho1``, ``x2_tilde``), each with the no-post-processing references.
-    """
-    rho_block = census_level("block").rho
-    rho_grid = np.logspace(-3, 2, 61) if rho_grid is None else np.asarray(rho_grid, float)
-    rho_grid = np.unique(np.append(rho_grid, rho_block))
-    x2_tilde = np.arange(1, x2_tilde_max + 1)
-    prob = {"units": "probability"}
-    left = xr.Dataset(
-        {"marginal_posterior": ("x2_tilde", [
-            float(postprocessing.marginal_posterior(int(t), rho_block, d, p)) for t in x2_tilde],
-            {"long_name": "P[X1 = 1 | x1 = 1, x~2] with post-processing (eq. S6.9)", **prob}),
-         "no_postprocessing": ((), float(single_level.marginal_posterior(rho_block, p)),
-                               {"long_name": "single-level marginal posterior from x1*", **prob}),
-         "before_postprocessing": ((), float(
-             postprocessing.marginal_posterior_before_postprocessing(rho_block, d, p)),
-             {"long_name": "marginal posterior from (x1*, y1*) with x2 known", **prob})},
-        coords={"x2_tilde": ("x2_tilde", x2_tilde, {"long_name": "post-processed block-group "
-                                                    "count x~2", "units": "persons"})},
-        attrs={"rho1": rho_block, "p": p, "d": d, "known_m": 0, "x2": 1, "ties": "even",
-               "y_noise": "approximation", "source": "supplement S6, Figure 10 (left)"},
-    )
-    lines = np.asarray(x2_tilde_lines)
-    right = xr.Dataset(
-        {"marginal_posterior": (("rho1", "x2_tilde"), [
-            [float(postprocessing.marginal_posterior(int(t), r, d, p)) for t in lines]
-            for r in rho_grid], {"long_name": "marginal posterior with post-processing", **prob}),
-         "no_postprocessing": ("rho1", single_level.marginal_posterior(rho_grid, p),
-                               {"long_name": "single-level marginal posterior from x1*", **prob}),
-         "before_postprocessing": ("rho1", [
-             float(postprocessing.marginal_posterior_before_postprocessing(r, d, p))
-             for r in rho_grid], {"long_name": "marginal posterior from (x1*, y1*), x2 known",
-                                  **prob})},
-        coords={"rho1": ("rho1", rho_grid, {"long_name": "rho1"}),
-                "x2_tilde": ("x2_tilde", lines, {"units": "persons"})},
-        attrs={"rho1_census": rho_block, "p": p, "d": d, "known_m": 0, "x2": 1, "ties": "even",
-               "y_noise": "approximation", "source": "supplement S6, Figure 10 (right)"},
-    )
-    return left, right
-
-
-def s6_sensitivity_data(x2_tilde=(1, 10, 100), p: float = 0.5, d: int = S6_D) -> xr.Dataset:
-    """Marginal posterior at the Census block rho for each tie rule and y-noise model."""
-    rho_block = census_level("block").rho
-    values = np.array([[[float(postprocessing.marginal_posterior(t, rho_block, d, p, ties=tie,
-                                                                 y_noise=noise))
-                         for noise in postprocessing.Y_NOISE]
-                        for tie in postprocessing.TIES] for t in x2_tilde])
-    return xr.Dataset(
-        {"marginal_posterior": (("x2_tilde", "ties", "y_noise"), values,
-                                {"units": "probability"})},
-        coords={"x2_tilde": list(x2_tilde), "ties": list(postprocessing.TIES),
-                "y_noise": list(postprocessing.Y_NOISE)},
-        attrs={"rho1": rho_block, "p": p, "d": d, "source": "supplement S6 (modelling choices)"},
-    )
-
-
-def _s6_records(left: xr.Dataset, right: xr.Dataset) -> list[dict]:
-    src = "Supplement S6 text (Figure 10)"
-    post = left["marginal_posterior"].values
-    single = float(left["no_postprocessing"])
-    joint = float(left["before_postprocessing"])
-    excess = post - single
-    above = left["x2_tilde"].values[excess > BOUND_SLACK]
-    out = [_record(
-        "s6/fig10_left/bounded_by_no_postprocessing", src, 0.0, float(excess.max()),
-        bool(excess.max() <= BOUND_SLACK),
-        "largest (with - without post-processing) marginal posterior over x~2 = 1..100 at the "
-        f"Census block rho, p = 1/2; without = the single-level marginal from x1* alone "
-        f"({single:.6f}; Figure 10's purple line per its caption). "
-        + (f"The post-processed value exceeds it for x~2 >= {above.min()} (up to "
-           f"{post.max():.6f} at x~2 = 100): the released x~1 also depends on y1*, which "
-           f"carries information about x1 once x2 is known, so the single-level value is not a "
-           f"bound. The data-processing bound, the marginal posterior from (x1*, y1*) with x2 "
-           f"known ({joint:.6f}), does hold (record s6/fig10_left/data_processing_bound)."
-           if above.size else "The bound holds at every x~2."))]
-    out.append(_record(
-        "s6/fig10_left/data_processing_bound", src, 0.0, float((post - joint).max()),
-        bool((post - joint).max() <= BOUND_SLACK),
-        "largest (post-processed - before post-processing) marginal posterior, where 'before' "
-        f"uses (x1*, y1*) with x2 known ({joint:.6f}); post-processing is a deterministic "
-        "function of these, so this bound is guaranteed (convexity; inference.postprocessing)."))
-    steps = np.diff(post)
-    out.append(_record(
-        "s6/fig10_left/increasing_in_x2_tilde", src, 0.0, float(steps.min()),
-        bool(steps.min() >= 0),
-        "'larger values of x~2 give risks closer to the bound': smallest increase of the "
-        f"post-processed marginal posterior from x~2 to x~2 + 1 (x~2 = 1..100) is "
-        f"{steps.min():.3g} (>= 0 means non-decreasing); range {post.min():.6f} .. "
-        f"{post.max():.6f}."))
-    rho = right["rho1"].values
-    lines = right["x2_tilde"].values
-    grid = right["marginal_posterior"].values
-    excess_r = grid - right["no_postprocessing"].values[:, None]
-    over = excess_r > BOUND_SLACK
-    where = "; ".join(
-        f"x~2 = {int(t)}: rho1 in [{rho[over[:, j]].min():.3g}, {rho[over[:, j]].max():.3g}]"
-        for j, t in enumerate(lines) if over[:, j].any()) or "nowhere"
-    out.append(_record(
-        "s6/fig10_right/bounded_by_no_postprocessing", src, 0.0, float(excess_r.max()),
-        bool(excess_r.max() <= BOUND_SLACK),
-        f"largest (with - without) over {rho.size} rho1 in [{rho.min():.3g}, {rho.max():.3g}] "
-        f"and x~2 in {{{', '.join(str(int(t)) for t in lines)}}}: {excess_r.max():.3g}; the "
-        f"single-level value is exceeded (by more than {BOUND_SLACK:g}) for {where}."))
-    excess_j = grid - right["before_postprocessing"].values[:, None]
-    out.append(_record(
-        "s6/fig10_right/data_processing_bound", src, 0.0, float(excess_j.max()),
-        bool(excess_j.max() <= BOUND_SLACK),
-        "largest (post-processed - before post-processing, (x1*, y1*) with x2 known) over the "
-        "same grid; guaranteed <= 0 by data processing."))
-    gaps = np.diff(grid, axis=1)
-    disordered = rho[(gaps < -BOUND_SLACK).any(axis=1)]
-    out.append(_record(
-        "s6/fig10_right/ordered_in_x2_tilde", src, 0.0, float(gaps.min()),
-        bool(gaps.min() >= -BOUND_SLACK),
-        "'we observe a similar effect': smallest difference between consecutive x~2 lines "
-        f"(x~2 = {' -> '.join(str(int(t)) for t in lines)}) at the same rho1 (>= 0 means a "
-        "larger x~2 always gives a larger marginal posterior). "
-        + (f"The order holds for rho1 < {disordered.min():.3g} and fails for rho1 in "
-           f"[{disordered.min():.3g}, {disordered.max():.3g}]. The unrounded x-bar = "
-           f"(d x1* + x~2 - y1*)/(d+1) is about k1 + (x~2 - 1)/(d+1) at small noise; when "
-           f"that sits near a half-integer (x~2 = 100, d = 27: 3.54 and 4.54) the y1* noise "
-           f"(variance d/(2 rho1)) decides the rounding, so x~1 hides x1 until rho1 is large."
-           if disordered.size else "The order holds on the whole grid.")))
-    return out
-
-
 # --------------------------------------------------------------------------- records
-def _record(id_: str, source: str, published, computed, ok: bool, explanation: str) -> dict:
-    return {"id": id_, "source": source,
-            "published": None if published is None else float(published),
-            "computed": float(computed), "mcse": None,
-            "status": "match" if ok else "differs", "explanation": explanation}
-
-
 def compare_to_published(data: dict) -> list[dict]:
     """Records for the supplement's numbers and claims from the datasets of :func:`study`."""
     return (_largest_step_records(data["figure11"]) + _variance_records()
             + _approximation_records(data["figure8"]) + _composition_records(data["s5"])
-            + _s6_records(data["figure10_left"], data["figure10_right"]))
+            + s6_records(data["figure10_left"], data["figure10_right"]))
 
 
 def _notes(data: dict) -> list[str]:
@@ -514,7 +300,6 @@ def _notes(data: dict) -> list[str]:
     left = data["figure10_left"]
     sens = data["s6_sensitivity"]["marginal_posterior"]
     tv = data["figure8"]["total_variation"].values
-    from dprisk.inference import single_level
 
     x1_star = np.arange(-10, 11)
     shift_gap = max(
@@ -538,7 +323,7 @@ def _notes(data: dict) -> list[str]:
         "(inference.unique_levels: pairs with |log-odds| < 0.1 one by one, the others through "
         "the convergent series expit(x) = sum (-1)^(k+1) e^(kx), which factorises over levels); "
         f"neglected probability below {f11.attrs['neglected_bound']:.1e}. It agrees with the "
-        "contour integral of inference.single_level to "
+        "contour integral of inference.unique_levels to "
         f"{contour_diff:.1e} relative, so the contour method qualifies as an equivalent exact "
         "method. R at ell = 1 and 6: " + ", ".join(
             f"p = {lab}: {risk.values[0, j]:.4f} -> {risk.values[-1, j]:.4f}"
@@ -549,7 +334,7 @@ def _notes(data: dict) -> list[str]:
         "0.0992, 1; columns n = 27, 5): " + ", ".join(f"{v:.3g}" for v in tv) + "; at rho = "
         "0.0992 they are at the rounding level of double precision.",
         "S5: the cumulative R' of sequential releases is the running product of per-release "
-        "R' (inference.single_level.sequential_risk) and equals R' computed from all releases "
+        "R' (inference.sequential.sequential_risk) and equals R' computed from all releases "
         "at once; the paper states only this identity, which is checked on a grid of 3 releases.",
         "S6 (Figure 10): p = 1/2, d = 27, the adversary knows x2 = 1 and m = 0, y1* noise "
         "DG(0, d/(2 rho1)) as in the paper; ties of the rounding go to the even neighbour "
@@ -565,7 +350,7 @@ def _notes(data: dict) -> list[str]:
 
 
 def study(*, paper_scale: bool = False):
-    """The supplement study for the report (:class:`dprisk.validation.report.StudyResult`).
+    """The supplement study for the report (:class:`dprisk.validation.records.StudyResult`).
 
     Parameters
     ----------

@@ -10,9 +10,11 @@ import mpmath
 import numpy as np
 import pytest
 
+from dprisk.inference import sequential
 from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ulv
 from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import census_level, census_rhos
+from dprisk.models.census import census_level
 
 RHO_BLOCK = census_level("block").rho
 RHOS = [0.01, RHO_BLOCK, 0.5, 3.0]
@@ -212,127 +214,6 @@ def test_paper_decision_examples():
     np.testing.assert_array_equal(sl.decision_threshold(np.logspace(-3, 2, 200), 0.5), 1)
 
 
-# --------------------------------------------------------------------------- several levels
-def brute_joint_posterior(x_stars, rhos, p, m):
-    like_1 = np.prod([dg.pmf(x, m + 1, r) for x, r in zip(x_stars, rhos, strict=True)], axis=0)
-    like_0 = np.prod([dg.pmf(x, m, r) for x, r in zip(x_stars, rhos, strict=True)], axis=0)
-    return p * like_1 / (p * like_1 + (1 - p) * like_0)
-
-
-def test_unique_levels_posterior_equals_direct_bayes():
-    rhos = np.array(census_rhos(3))
-    grid = np.stack(np.meshgrid(np.arange(-4, 6), np.arange(-3, 5), np.arange(-5, 4),
-                                indexing="ij"), axis=-1)
-    for p, m in ((0.5, 0), (1 / 864, 2)):
-        out = sl.posterior_unique_levels(grid + m, rhos, p, known=m)
-        ref = brute_joint_posterior(np.moveaxis(grid + m, -1, 0), rhos, p, m)
-        np.testing.assert_allclose(out, ref, rtol=RTOL)
-    x = np.arange(-5, 6)
-    np.testing.assert_array_equal(sl.posterior_unique_levels(x[:, None], [0.3], 0.2),
-                                  sl.posterior(x, 0.3, 0.2))
-
-
-def joint_grid(rhos, log_floor=600.0):
-    """Per-level grids |x - 1| <= sqrt(log_floor / (ell rho)): joint pmf > e^-log_floor."""
-    half = [int(np.sqrt(log_floor / (len(rhos) * r))) for r in rhos]
-    return np.meshgrid(*[np.arange(1 - h, 2 + h) for h in half], indexing="ij")
-
-
-def brute_levels(rhos, p):
-    xs = joint_grid(rhos)
-    weight = np.prod([dg.pmf(x, 1, r) for x, r in zip(xs, rhos, strict=True)], axis=0)
-    post = brute_joint_posterior(xs, rhos, p, 0)
-    return float(np.sum(weight * post)), float(np.sum(weight * (post > 0.5)))
-
-
-@pytest.mark.parametrize("rhos", [census_rhos(2), [0.7, 0.7], [2.0, 0.01], [100.0, 0.05]])
-@pytest.mark.parametrize("p", [0.5, 0.2, 1 / 864])
-def test_two_levels_against_brute_force(rhos, p):
-    marginal, correct = brute_levels(rhos, p)
-    for method in ("enumerate", "contour"):
-        assert float(sl.marginal_posterior_unique_levels(rhos, p, method=method)) == \
-            pytest.approx(marginal, rel=1e-12)
-    assert float(sl.p_correct_unique_levels(rhos, p)) == pytest.approx(correct, rel=1e-12)
-
-
-@pytest.mark.parametrize("p", [0.5, 1 / 864, 1e-9, 1e-300, 1 - 1e-6])
-def test_contour_equals_exact_enumeration_three_census_levels(p):
-    rhos = census_rhos(3)
-    exact = sl.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
-    contour = sl.log_marginal_posterior_unique_levels(rhos, p, method="contour")
-    assert float(contour) == pytest.approx(float(exact), rel=1e-13, abs=1e-13)
-
-
-def test_one_level_unique_equals_single_level():
-    p = np.array([0.5, 0.2, 1 / 864])
-    for method in ("enumerate", "contour"):
-        np.testing.assert_allclose(
-            sl.marginal_posterior_unique_levels([RHO_BLOCK], p, method=method),
-            sl.marginal_posterior(RHO_BLOCK, p), rtol=1e-13)
-    np.testing.assert_array_equal(sl.p_correct_unique_levels([RHO_BLOCK], p),
-                                  sl.p_correct(RHO_BLOCK, p))
-
-
-def test_split_enumeration_paths_agree(monkeypatch):
-    """Force the (first levels) x (remaining levels) split and compare with one enumeration."""
-    rhos = [1.0, 2.0, 1.5, 3.0]
-    p = np.array([0.5, 0.05])
-    marginal = sl.marginal_posterior_unique_levels(rhos, p, method="enumerate")
-    correct = sl.p_correct_unique_levels(rhos, p)
-    for k, pk in enumerate(p):
-        brute_marginal_k, brute_correct_k = brute_levels(rhos, pk)
-        assert marginal[k] == pytest.approx(brute_marginal_k, rel=1e-12)
-        assert correct[k] == pytest.approx(brute_correct_k, rel=1e-12)
-    monkeypatch.setattr(sl, "MAX_ATOMS", 400)
-    np.testing.assert_allclose(sl.marginal_posterior_unique_levels(rhos, p, method="enumerate"),
-                               marginal, rtol=1e-13)
-    np.testing.assert_allclose(sl.p_correct_unique_levels(rhos, p), correct, rtol=1e-12)
-
-
-def test_six_census_levels_increase_with_levels():
-    p = np.array([0.5, 0.2, 1 / 864])
-    values = np.array([sl.marginal_posterior_unique_levels(census_rhos(n), p)
-                       for n in range(1, 7)])
-    assert np.all(np.diff(values, axis=0) > 0)
-    correct = np.array([sl.p_correct_unique_levels(census_rhos(n), 0.5) for n in range(1, 7)])
-    assert np.all(np.diff(correct) > 0)
-
-
-def test_equal_rhos_exact_ties_decide_m():
-    """rho (0.3, 0.3), p = 1/2: log-odds 0.6 (j1 + j2 + 1) is exactly 0 on j1 + j2 = -1."""
-    _, correct = brute_levels([0.3, 0.3], 0.5)
-    assert float(sl.p_correct_unique_levels([0.3, 0.3], 0.5)) == pytest.approx(correct,
-                                                                               rel=1e-13)
-
-
-# --------------------------------------------------------------------------- sequential
-def test_sequential_composition_s5():
-    rng = np.random.default_rng(5)
-    rhos = np.array([RHO_BLOCK, 0.25, 0.05, 0.5])
-    x_stars = 1 + rng.integers(-4, 5, size=(7, 4))
-    for p in (0.5, 1 / 864):
-        seq = sl.sequential_risk(x_stars, rhos, p)
-        post = sl.sequential_posterior(x_stars, rhos, p)
-        np.testing.assert_allclose(np.cumprod(seq.per_release, axis=-1), seq.cumulative,
-                                   rtol=1e-13)
-        joint = brute_joint_posterior(x_stars.T, rhos, p, 0)
-        np.testing.assert_allclose(seq.cumulative[:, -1], joint / p, rtol=RTOL)
-        np.testing.assert_allclose(post[:, -1], sl.posterior_unique_levels(x_stars, rhos, p),
-                                   rtol=0)
-        # prior of release i+1 is the posterior after release i
-        previous = np.concatenate([np.full((7, 1), p), post[:, :-1]], axis=1)
-        for i in range(4):
-            np.testing.assert_allclose(seq.per_release[:, i],
-                                       sl.risk(x_stars[:, i], rhos[i], previous[:, i]),
-                                       rtol=RTOL)
-
-
-def test_sequential_many_releases_stay_finite():
-    x = np.full(300, 5)
-    seq = sl.sequential_risk(x, np.full(300, 1.0), 1e-9)
-    assert np.all(np.isfinite(seq.cumulative)) and seq.cumulative[-1] == pytest.approx(1e9)
-
-
 # --------------------------------------------------------------------------- validation
 @pytest.mark.parametrize(("call", "name"), [
     (lambda: sl.posterior(1.5, 0.1), "x1_star"),
@@ -342,16 +223,11 @@ def test_sequential_many_releases_stay_finite():
     (lambda: sl.marginal_posterior(np.inf), "rho"),
     (lambda: sl.p_correct(0.1, p=1.5), "p"),
     (lambda: sl.decision_threshold(0.1, known=0.5), "known"),
-    (lambda: sl.posterior_unique_levels([1, 2], [0.1]), "levels"),
-    (lambda: sl.marginal_posterior_unique_levels([0.1, -1.0]), "rhos"),
-    (lambda: sl.marginal_posterior_unique_levels([0.1], method="mcmc"), "method"),
-    (lambda: sl.sequential_risk([1, 2], [0.1, 0.2], p=-0.1), "p"),
+    (lambda: ulv.posterior_unique_levels([1, 2], [0.1]), "levels"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1, -1.0]), "rhos"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1], method="mcmc"), "method"),
+    (lambda: sequential.sequential_risk([1, 2], [0.1, 0.2], p=-0.1), "p"),
 ])
 def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
-
-
-def test_enumeration_refuses_six_census_levels():
-    with pytest.raises(ValueError, match="contour"):
-        sl.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")

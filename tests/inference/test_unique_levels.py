@@ -15,6 +15,7 @@ import pytest
 
 from dprisk.inference import single_level as sl
 from dprisk.inference import unique_levels as ul
+from dprisk.inference import unique_levels_sweep as sweep
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_rhos
 
@@ -31,7 +32,7 @@ def brute_marginal(rhos, p, tail=1e-22):
     grids = np.meshgrid(*axes, indexing="ij")
     x = np.stack([g.ravel() for g in grids], axis=-1)
     weight = np.prod([dg.pmf(x[:, i], 1, r) for i, r in enumerate(rhos)], axis=0)
-    post = sl.posterior_unique_levels(x, np.asarray(rhos), p)
+    post = ul.posterior_unique_levels(x, np.asarray(rhos), p)
     return math.fsum(weight * post)
 
 
@@ -45,7 +46,7 @@ def test_sweep_equals_brute_force_grid(rhos, p):
 
 def test_sweep_equals_enumeration_four_census_levels():
     rhos = census_rhos(4)
-    exact = sl.marginal_posterior_unique_levels(rhos, PRIORS, method="enumerate")
+    exact = ul.marginal_posterior_unique_levels(rhos, PRIORS, method="enumerate")
     np.testing.assert_allclose(ul.marginal_posterior_sweep(rhos, PRIORS).marginal_posterior,
                                exact, rtol=RTOL)
 
@@ -54,7 +55,7 @@ def test_six_census_levels_against_contour_and_budget():
     """The Figure 11 case (p = 1/2): sweep vs contour integral, error accounting."""
     rhos = census_rhos(6)
     result = ul.marginal_posterior_sweep(rhos, 0.5)
-    contour = sl.marginal_posterior_unique_levels(rhos, 0.5, method="contour")
+    contour = ul.marginal_posterior_unique_levels(rhos, 0.5, method="contour")
     assert float(result.marginal_posterior) == pytest.approx(float(contour), rel=RTOL)
     assert result.neglected_mass + result.series_bound < sl.TAIL_RELATIVE * 0.5
     assert result.split == 3 and int(result.window_pairs) < 2e8
@@ -84,7 +85,7 @@ def test_one_level_and_known_invariance():
 def test_extreme_priors_relative_accuracy():
     rhos = census_rhos(3)
     for p in (1e-9, 1 - 1e-6):
-        exact = sl.marginal_posterior_unique_levels(rhos, p, method="enumerate")
+        exact = ul.marginal_posterior_unique_levels(rhos, p, method="enumerate")
         assert float(ul.marginal_posterior_sweep(rhos, p).marginal_posterior) == \
             pytest.approx(float(exact), rel=RTOL)
 
@@ -92,13 +93,13 @@ def test_extreme_priors_relative_accuracy():
 def test_two_level_cumsum_is_accurate():
     x = np.random.default_rng(3).random(50_001) ** 8
     exact = np.array([math.fsum(x[: i + 1]) for i in range(0, x.size, 997)])
-    np.testing.assert_allclose(ul._cumsum(x)[::997], exact, rtol=4e-15)
+    np.testing.assert_allclose(sweep._cumsum(x)[::997], exact, rtol=4e-15)
 
 
 def test_exp_powers_match_direct_exponentials():
     y = np.array([-3.0, -0.1, 0.0, 0.2])
     k = np.arange(1, 101)
-    np.testing.assert_allclose(ul._exp_powers(y, 100), np.exp(np.outer(y, k)), rtol=1e-14)
+    np.testing.assert_allclose(sweep._exp_powers(y, 100), np.exp(np.outer(y, k)), rtol=1e-14)
 
 
 def test_refusals_and_invalid_inputs():
@@ -155,3 +156,76 @@ def test_six_census_levels_against_direct_pair_sum(p):
     assert neglected < 1e-18
     assert float(ul.marginal_posterior_sweep(rhos, p).marginal_posterior) == pytest.approx(
         direct, rel=RTOL)
+
+
+# --------------------------------------------------------------------------- entry point
+def test_unique_levels_summary_keys_and_values():
+    out = ul.unique_levels_summary(census_rhos(3), p=0.2, known=4)
+    assert set(out) == {"marginal_posterior", "marginal_risk", "p_correct"}
+    assert all(isinstance(v, float) for v in out.values())
+    exact = float(ul.marginal_posterior_unique_levels(census_rhos(3), 0.2, method="enumerate"))
+    assert out["marginal_posterior"] == pytest.approx(exact, rel=1e-13)
+    assert out["marginal_risk"] == pytest.approx(exact / 0.2, rel=1e-13)
+    assert out["p_correct"] == float(ul.p_correct_unique_levels(census_rhos(3), 0.2))
+    one = ul.unique_levels_summary([census_rhos(1)[0]])
+    assert one["marginal_posterior"] == pytest.approx(float(sl.marginal_posterior(
+        census_rhos(1)[0])), rel=1e-14)
+
+
+def test_unique_levels_summary_falls_back_to_contour(monkeypatch):
+    rhos = census_rhos(4)
+    p = np.asarray(0.1)
+    assert ul.choose_method(np.asarray(rhos), p,
+                            max_window_pairs=ul.SUMMARY_MAX_WINDOW_PAIRS)[0] == "sweep"
+    assert ul.choose_method(np.asarray(rhos), p, max_window_pairs=10)[0] == "contour"
+    swept = ul.unique_levels_summary(rhos, p=0.1)
+    monkeypatch.setattr(ul, "SUMMARY_MAX_WINDOW_PAIRS", 10)
+    fallback = ul.unique_levels_summary(rhos, p=0.1)
+    assert fallback["marginal_posterior"] == float(ul.marginal_unique_levels(
+        rhos, p=0.1, method="contour"))
+    assert fallback["marginal_posterior"] == pytest.approx(swept["marginal_posterior"],
+                                                           rel=1e-13)
+    assert fallback["p_correct"] == swept["p_correct"]
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"rhos": [0.1, 0.0]}, "rhos"), ({"rhos": []}, "rhos"), ({"rhos": [0.1], "p": 1.0}, "p"),
+    ({"rhos": [0.1, 0.2], "known": -1}, "known"),
+])
+def test_unique_levels_summary_invalid_inputs(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        ul.unique_levels_summary(**kwargs)
+
+
+def test_auto_rule_is_explicit():
+    one = np.asarray([census_rhos(1)[0]])
+    assert ul.choose_method(one, np.asarray(0.5)) == ("closed", None)
+    method, plan = ul.choose_method(np.asarray(census_rhos(3)), np.asarray(0.5))
+    assert method == "sweep" and plan.fits(ul.SUMMARY_MAX_WINDOW_PAIRS)
+    # a half of the levels beyond MAX_HALF_ATOMS: no atoms are built, the contour is chosen
+    method, plan = ul.choose_method(np.asarray([1e-5] * 4), np.asarray(0.5))
+    assert method == "contour" and plan is None
+
+
+@pytest.mark.parametrize("method", ["enumerate", "contour", "sweep"])
+def test_named_methods_agree(method):
+    rhos = census_rhos(3)
+    reference = ul.marginal_unique_levels(rhos, p=PRIORS, method="enumerate")
+    np.testing.assert_allclose(ul.marginal_unique_levels(rhos, p=PRIORS, method=method),
+                               reference, rtol=RTOL)
+    auto = ul.marginal_unique_levels(rhos, p=PRIORS)
+    np.testing.assert_array_equal(auto, ul.marginal_posterior_sweep(rhos, PRIORS)
+                                  .marginal_posterior)
+
+
+def test_unknown_method_names_the_supported_ones():
+    with pytest.raises(ValueError, match="method must be one of auto, enumerate, contour, sweep"):
+        ul.marginal_unique_levels([0.1, 0.2], method="mcmc")
+
+
+def test_scalar_p_gives_a_float():
+    value = ul.marginal_unique_levels(census_rhos(2), p=0.2)
+    assert type(value) is float
+    assert round(value, 5) == round(float(ul.marginal_unique_levels(census_rhos(2), p=[0.2])[0]),
+                                    5)
+    assert type(ul.p_correct_unique_levels(census_rhos(2), 0.2)) is float

@@ -16,6 +16,7 @@ from dprisk.models.census import (
     census_level,
     census_rhos,
     parse_rho,
+    parse_rhos,
 )
 
 # level: (total proportion, GVHR proportion, printed GVHR rho to 4 decimals)
@@ -105,3 +106,38 @@ def test_parse_rho_names_parameter():
 def test_unknown_level():
     with pytest.raises(ValueError, match="known levels: block, block-group"):
         census_level("nation")
+
+
+def test_parse_rhos_forms():
+    block = census_level("block").rho
+    assert parse_rhos("census:6") == census_rhos(6)
+    assert parse_rhos(" census:2 ") == census_rhos(2)
+    assert parse_rhos("0.1, census:block,2") == [0.1, block, 2.0]
+    assert parse_rhos("census:us") == [census_level("us").rho]
+    assert parse_rhos("census:2", min_levels=2) == census_rhos(2)
+
+
+@pytest.mark.parametrize("text", ["", "  ", "census:0", "census:7", "abc", "0.1,-1",
+                                  "0.1,,0.2", "census:town", "census:2,0.1", "inf", None])
+def test_parse_rhos_rejects_bad_input_naming_rhos(text):
+    with pytest.raises(ValueError, match="rhos"):
+        parse_rhos(text)
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("census:1", "census:N needs 2 <= N <= 6"),
+    ("census:9", "census:N needs 2 <= N <= 6"),
+    ("0.1", "rhos must have at least 2 entries"),
+    ("0.1,census:city", "rho_2"),
+    ("0.1,-1", "rho_2"),
+    ("0.1,,0.2", "no empty entry"),
+])
+def test_parse_rhos_nested_bounds(text, match):
+    """One parser for both callers: the bounds of census:N come from min_levels and the table."""
+    with pytest.raises(ValueError, match=match):
+        parse_rhos(text, min_levels=2)
+
+
+def test_parse_rhos_names_the_parameter():
+    with pytest.raises(ValueError, match=r"^levels: rho_2"):
+        parse_rhos("0.1,0", "levels")

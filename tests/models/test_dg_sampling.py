@@ -66,21 +66,21 @@ def dg_pvalue(noise, rho):
 
 @pytest.mark.parametrize("rho", RHOS)
 def test_fast_sampler_matches_pmf(rho):
-    draws = sample(7, rho, size=N_FAST, rng=20260101)
+    draws = sample(7, rho, size=N_FAST, random_seed=20260101)
     assert draws.dtype == np.int64
     assert dg_pvalue(draws - 7, rho) > P_MIN
 
 
 @pytest.mark.parametrize("rho", RHOS)
 def test_exact_sampler_matches_pmf(rho):
-    draws = sample_exact(-3, rho, size=N_EXACT[rho], rng=20260102)
+    draws = sample_exact(-3, rho, size=N_EXACT[rho], random_seed=20260102)
     assert draws.dtype == np.int64
     assert dg_pvalue(draws + 3, rho) > P_MIN
 
 
 @pytest.mark.parametrize("rho", RHOS)
 def test_rejection_path_matches_pmf(rho):
-    noise = dg_sampling._sample_rejection(np.full(N_FAST // 4, rho), np.random.default_rng(5))
+    noise = dg_sampling.rejection_noise(np.full(N_FAST // 4, rho), np.random.default_rng(5))
     assert dg_pvalue(noise, rho) > P_MIN
 
 
@@ -90,12 +90,12 @@ def test_gof_bites():
     rounded = np.rint(rng.normal(0.0, np.sqrt(0.5), size=N_FAST)).astype(np.int64)
     assert dg_pvalue(rounded, 1.0) < 1e-12
     # and the fast sampler at a 1% wrong rho is already detected with 1e6 draws
-    assert dg_pvalue(sample(0, 1.01, size=N_FAST, rng=1), 1.0) < P_MIN
+    assert dg_pvalue(sample(0, 1.01, size=N_FAST, random_seed=1), 1.0) < P_MIN
 
 
 def test_exact_sampler_accepts_census_fraction():
     rho_block = census_level("block").rho_exact
-    draws = sample_exact(0, rho_block, size=20_000, rng=11)
+    draws = sample_exact(0, rho_block, size=20_000, random_seed=11)
     assert dg_pvalue(draws, float(rho_block)) > P_MIN
 
 
@@ -106,21 +106,21 @@ def test_sample_sum_matches_convolution():
     for _ in range(n_terms - 1):
         conv = np.convolve(conv, probs)
     k = n_terms * int(values[-1])
-    draws = sample_sum(n_terms, rho, size=200_000, rng=3)
+    draws = sample_sum(n_terms, rho, size=200_000, random_seed=3)
     p_value, _ = binned_chisquare(draws, np.arange(-k, k + 1), conv)
     assert p_value > P_MIN
 
 
 def test_many_distinct_rho_use_rejection_and_fit():
     rhos = np.geomspace(0.05, 5.0, dg_sampling.MAX_TABLES_PER_CALL + 2)
-    draws = sample(0, rhos, size=(50_000, rhos.size), rng=8)
+    draws = sample(0, rhos, size=(50_000, rhos.size), random_seed=8)
     for column, rho in enumerate(rhos):
         assert dg_pvalue(draws[:, column], rho) > P_MIN
 
 
 def test_few_distinct_rho_use_tables_and_fit():
     rhos = np.array([0.01, 1.0, 10.0])
-    draws = sample([0, 5, -5], rhos, size=(200_000, 3), rng=9)
+    draws = sample([0, 5, -5], rhos, size=(200_000, 3), random_seed=9)
     for column, (mu, rho) in enumerate(zip([0, 5, -5], rhos, strict=True)):
         assert dg_pvalue(draws[:, column] - mu, rho) > P_MIN
 
@@ -128,7 +128,7 @@ def test_few_distinct_rho_use_tables_and_fit():
 def test_tiny_rho_variance():
     """rho = 1e-10 (no table): sample variance within 5 MCSE (sqrt(2/n) relative) of 1/(2 rho)."""
     rho, n = 1e-10, 100_000
-    draws = sample(0, rho, size=n, rng=4)
+    draws = sample(0, rho, size=n, random_seed=4)
     assert abs(draws.var() / (0.5 / rho) - 1.0) < 5 * np.sqrt(2.0 / n)
 
 
@@ -203,28 +203,53 @@ def test_alias_table_reproduces_pmf(rho):
 
 def test_broadcasting_of_mu_and_rho():
     mu = np.array([0, 100, 1_000])
-    draws = sample(mu, 50.0, size=(4, 3), rng=1)
+    draws = sample(mu, 50.0, size=(4, 3), random_seed=1)
     assert draws.shape == (4, 3)
     assert np.all(np.abs(draws - mu) <= 1)  # P[|X - mu| > 1] = 2e-87 at rho = 50
-    assert sample(mu, 1.0, rng=1).shape == (3,)
-    assert sample(0, np.ones((2, 1)), size=(2, 5), rng=1).shape == (2, 5)
-    assert sample(mu[:, None], [0.5, 1.0], rng=1).shape == (3, 2)
-    assert sample(0, 1.0, rng=1).shape == ()
-    assert sample_exact([10, 20], 50.0, rng=1).tolist() == [10, 20]
-    assert sample_exact(mu, 1.0, size=(2, 3), rng=1).shape == (2, 3)
-    assert sample_sum(3, [0.5, 1.0], size=(4, 2), rng=1).shape == (4, 2)
+    assert sample(mu, 1.0, random_seed=1).shape == (3,)
+    assert sample(0, np.ones((2, 1)), size=(2, 5), random_seed=1).shape == (2, 5)
+    assert sample(mu[:, None], [0.5, 1.0], random_seed=1).shape == (3, 2)
+    assert sample(0, 1.0, random_seed=1).shape == ()
+    assert sample_exact([10, 20], 50.0, random_seed=1).tolist() == [10, 20]
+    assert sample_exact(mu, 1.0, size=(2, 3), random_seed=1).shape == (2, 3)
+    assert sample_sum(3, [0.5, 1.0], size=(4, 2), random_seed=1).shape == (4, 2)
 
 
 def test_seed_reproduces_draws():
-    assert np.array_equal(sample(3, 0.099, size=1000, rng=42), sample(3, 0.099, size=1000, rng=42))
-    assert not np.array_equal(sample(3, 0.099, size=1000, rng=42), sample(3, 0.099, 1000, rng=43))
-    assert np.array_equal(sample_exact(0, 0.5, size=50, rng=42), sample_exact(0, 0.5, 50, rng=42))
-    assert np.array_equal(sample_sum(4, 0.1, size=50, rng=42), sample_sum(4, 0.1, 50, rng=42))
+    def same(a, b):
+        return np.array_equal(a, b)
+
+    assert same(sample(3, 0.099, size=1000, random_seed=42),
+                sample(3, 0.099, size=1000, random_seed=42))
+    assert not same(sample(3, 0.099, size=1000, random_seed=42),
+                    sample(3, 0.099, 1000, random_seed=43))
+    assert same(sample_exact(0, 0.5, size=50, random_seed=42),
+                sample_exact(0, 0.5, 50, random_seed=42))
+    assert same(sample_sum(4, 0.1, size=50, random_seed=42),
+                sample_sum(4, 0.1, 50, random_seed=42))
     rng_a, rng_b = np.random.default_rng(7), np.random.default_rng(7)
-    first = sample(0, 1.0, size=10, rng=rng_a)
-    assert np.array_equal(first, sample(0, 1.0, size=10, rng=rng_b))
+    first = sample(0, 1.0, size=10, random_seed=rng_a)
+    assert same(first, sample(0, 1.0, size=10, random_seed=rng_b))
     # a Generator passed down is advanced, not reset
-    assert not np.array_equal(sample(0, 0.01, size=100, rng=rng_a), sample(0, 0.01, 100, rng=7))
+    assert not same(sample(0, 0.01, size=100, random_seed=rng_a),
+                    sample(0, 0.01, 100, random_seed=7))
+
+
+def test_old_rng_name_still_accepted():
+    """TODO(merge): ``rng=`` stays an alias of ``random_seed`` until its callers move."""
+    assert np.array_equal(sample(3, 0.099, size=100, rng=5),
+                          sample(3, 0.099, size=100, random_seed=5))
+    assert np.array_equal(sample_sum(4, 0.1, size=50, rng=5), sample_sum(4, 0.1, 50, 5))
+    with pytest.raises(ValueError, match="random_seed"):
+        sample(0, 1.0, size=3, random_seed=1, rng=1)
+
+
+def test_sample_sum_is_the_sum_of_sample_draws():
+    """sample_sum draws exactly what n calls of sample(0, rho) on one generator draw."""
+    rng = np.random.default_rng(11)
+    expected = sum(sample(0, [0.3, 2.0], size=(6, 2), random_seed=rng) for _ in range(4))
+    np.testing.assert_array_equal(sample_sum(4, [0.3, 2.0], size=(6, 2), random_seed=11),
+                                  expected)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@ PyTensor and numpy forms of one prior against each other, PyMC declarations (fin
 point, logp equal to the numpy weight), and the spec parser's errors.
 """
 
-import math
 
 import numpy as np
 import pytest
@@ -117,72 +116,6 @@ def test_parse_rejects_non_strings():
         parse_prior(3)
     with pytest.raises(TypeError, match="prior"):
         as_prior(3.5)
-
-
-PRIOR_FILE = '''
-import numpy as np
-import pytensor.tensor as pt
-from dprisk.models.priors import UserPrior, PointMass
-
-def geometric_logp(k2, k1):
-    q = np.float64(0.5)
-    return (k2 - k1) * pt.log(q) + pt.log1p(-q)
-
-geometric = UserPrior(geometric_logp, description="X2 - X1 ~ Geometric(1/2)")
-
-def make_point():
-    return PointMass(3)
-
-def needs_argument(x):
-    return PointMass(x)
-
-not_a_prior = 3
-'''
-
-
-@pytest.fixture
-def prior_file(tmp_path):
-    path = tmp_path / "my_priors.py"
-    path.write_text(PRIOR_FILE)
-    return path
-
-
-def test_user_prior_from_file_instance_and_factory(prior_file):
-    geometric = parse_prior(f"{prior_file}:geometric")
-    assert geometric.spec == f"{prior_file}:geometric"
-    k2 = np.arange(0, 60)
-    want = np.where(k2 >= 2, (k2 - 2) * math.log(0.5) + math.log(0.5), -np.inf)
-    np.testing.assert_allclose(geometric.log_weight(k2, 2), want, rtol=1e-14)
-    assert parse_prior(f"{prior_file}:make_point") == PointMass(3)
-
-
-@pytest.mark.parametrize(
-    ("suffix", "fragment"),
-    [
-        (":missing_name", "defines no name 'missing_name'"),
-        (":not_a_prior", "must be an X2Prior"),
-        (":needs_argument", "zero-argument"),
-    ],
-)
-def test_user_prior_file_errors(prior_file, suffix, fragment):
-    with pytest.raises(ValueError, match=fragment) as info:
-        parse_prior(f"{prior_file}{suffix}")
-    assert PRIOR_FORMS in str(info.value)
-
-
-def test_shipped_example_loads_from_any_directory(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    prior = parse_prior(NB_SPEC)
-    assert prior.spec == NB_SPEC and prior.is_proper
-
-
-def test_missing_file_and_broken_file(tmp_path):
-    with pytest.raises(ValueError, match="not found"):
-        parse_prior(f"{tmp_path}/nowhere.py:prior")
-    broken = tmp_path / "broken.py"
-    broken.write_text("raise RuntimeError('boom')\n")
-    with pytest.raises(ValueError, match=r"importing .* failed: RuntimeError: boom"):
-        parse_prior(f"{broken}:prior")
 
 
 def test_user_prior_bad_values_are_reported():

@@ -206,15 +206,8 @@ class TestInModel:
         with pm.Model():
             k = DiscreteGaussian("k", mu=4, rho=rho0)
             DiscreteGaussian("x_star", mu=k, rho=rho1, observed=x_star)
-            idata = pm.sample(
-                draws=3000,
-                tune=500,
-                chains=2,
-                cores=1,
-                random_seed=21,
-                progressbar=False,
-                compute_convergence_checks=False,
-            )
+            idata = pm.sample(draws=3000, tune=500, chains=2, cores=1, random_seed=21,
+                              progressbar=False, compute_convergence_checks=False)
         grid = np.arange(-40, 60)
         log_post = dg.logpmf(grid, 4, rho0) + dg.logpmf(x_star, grid, rho1)
         post = np.exp(log_post - log_post.max())

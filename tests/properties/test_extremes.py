@@ -29,6 +29,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from dprisk.inference import sequential
 from dprisk.inference import single_level as sl
 from dprisk.inference.exact import GridTooNarrowError, exact_posterior, posterior_x1
 from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
@@ -69,7 +70,7 @@ def test_single_level_finite_everywhere(rho, known):
     assert threshold.dtype == np.int64 and np.all((correct >= 0) & (correct <= 1))
     marginal = sl.marginal_posterior(rho, p, known)
     assert np.all(np.isfinite(marginal) & (marginal >= p * (1 - 1e-14)) & (marginal <= 1))
-    seq = sl.sequential_risk(x, np.full(x.shape, rho), p, known)
+    seq = sequential.sequential_risk(x, np.full(x.shape, rho), p, known)
     assert np.all(np.isfinite(seq.cumulative)) and np.all(seq.per_release >= 0)
 
 
@@ -372,7 +373,7 @@ BAD_INPUTS = [
     (lambda: sl.posterior(1.5, 1.0), "x1_star"),
     (lambda: sl.marginal_posterior(1e-15), "rho"),  # grid would exceed MAX_HALFWIDTH
     (lambda: sl.decision_threshold(1e-300, 1e-12), "rho"),  # threshold beyond 2**52
-    (lambda: sl.sequential_risk([0, 1], [1.0, -1.0]), "rhos"),
+    (lambda: sequential.sequential_risk([0, 1], [1.0, -1.0]), "rhos"),
     (lambda: dg.logpmf(0, 0, -1.0), "rho"),
     (lambda: dg.support_halfwidth(1.0, 0.0), "tail_mass"),
     (lambda: dg.support_halfwidth(1.0, 1.0), "tail_mass"),

@@ -24,7 +24,9 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from dprisk.inference import sequential
 from dprisk.inference import single_level as sl
+from dprisk.inference import unique_levels as ulv
 from dprisk.models import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps
@@ -149,15 +151,15 @@ def test_array_call_equals_elementwise_calls(rhos, ps, known, offsets):
 @given(rho=RHO, p=P, known=KNOWN, offset=OFFSET)
 def test_one_unique_level_is_the_single_level(rho, p, known, offset):
     x = known + offset
-    assert float(sl.posterior_unique_levels([x], [rho], p, known)) == pytest.approx(
+    assert float(ulv.posterior_unique_levels([x], [rho], p, known)) == pytest.approx(
         float(sl.posterior(x, rho, p, known)), rel=2 * EPS, abs=1e-300)
 
 
 @given(rho=RHO_MODERATE, p=P)
 def test_one_unique_level_marginal_and_decision(rho, p):
-    assert float(sl.marginal_posterior_unique_levels([rho], p)) == pytest.approx(
+    assert float(ulv.marginal_posterior_unique_levels([rho], p)) == pytest.approx(
         float(sl.marginal_posterior(rho, p)), rel=1e-13)
-    assert float(sl.p_correct_unique_levels([rho], p)) == float(sl.p_correct(rho, p))
+    assert float(ulv.p_correct_unique_levels([rho], p)) == float(sl.p_correct(rho, p))
 
 
 @given(levels=st.lists(st.tuples(RHO, OFFSET), min_size=2, max_size=5), p=P, known=KNOWN,
@@ -166,8 +168,8 @@ def test_levels_commute(levels, p, known, data):
     rhos = np.array([r for r, _ in levels])
     x = known + np.array([o for _, o in levels])
     order = data.draw(st.permutations(range(len(levels))))
-    odds = sl.log_posterior_odds_unique_levels(x, rhos, p, known)
-    permuted = sl.log_posterior_odds_unique_levels(x[order], rhos[order], p, known)
+    odds = ulv.log_posterior_odds_unique_levels(x, rhos, p, known)
+    permuted = ulv.log_posterior_odds_unique_levels(x[order], rhos[order], p, known)
     # the sum of the terms in another order: a few ulp of the largest partial sum
     terms = np.abs(rhos * (2.0 * (x - known) - 1.0))
     scale = abs(math.log(p) - math.log1p(-p)) + terms.sum()
@@ -176,8 +178,8 @@ def test_levels_commute(levels, p, known, data):
 
 @given(rhos=st.lists(RHO_MODERATE, min_size=2, max_size=2), p=P)
 def test_unique_levels_enumeration_and_contour_agree(rhos, p):
-    enumerated = sl.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
-    contour = sl.log_marginal_posterior_unique_levels(rhos, p, method="contour")
+    enumerated = ulv.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
+    contour = ulv.log_marginal_posterior_unique_levels(rhos, p, method="contour")
     # the contour integral is documented to ~1e-13 relative (more for extreme p)
     assert float(contour) == pytest.approx(float(enumerated), rel=1e-11, abs=1e-12)
 
@@ -190,13 +192,13 @@ SEQUENCE = st.lists(st.tuples(RHO, st.integers(-30, 30)), min_size=1, max_size=8
 def test_sequential_risk_composes_multiplicatively(releases, p, known):
     rhos = np.array([r for r, _ in releases])
     x = known + np.array([o for _, o in releases])
-    seq = sl.sequential_risk(x, rhos, p, known)
-    post = sl.sequential_posterior(x, rhos, p, known)
+    seq = sequential.sequential_risk(x, rhos, p, known)
+    post = sequential.sequential_posterior(x, rhos, p, known)
     assert np.all(np.isfinite(seq.cumulative)) and np.all(seq.cumulative * p <= 1 + 4 * EPS)
     # all at once: the last posterior is the unique-levels posterior of all the releases
-    np.testing.assert_array_equal(post[-1], sl.posterior_unique_levels(x, rhos, p, known))
+    np.testing.assert_array_equal(post[-1], ulv.posterior_unique_levels(x, rhos, p, known))
     # exp(log_expit(L) - log p) against expit(L) / p: both carry ~eps x |exponent|
-    exponent = abs(float(sl.log_posterior_odds_unique_levels(x, rhos, p, known))) + abs(
+    exponent = abs(float(ulv.log_posterior_odds_unique_levels(x, rhos, p, known))) + abs(
         math.log(p))
     assert float(seq.cumulative[-1]) == pytest.approx(float(post[-1]) / p,
                                                       rel=8 * EPS * (4 + exponent), abs=1e-300)
@@ -220,17 +222,17 @@ def test_sequential_posterior_of_a_split_sequence(releases, more, p):
     """Posterior after the first part is the prior of the second (S5), and R' multiplies."""
     rhos_a, x_a = np.array([r for r, _ in releases]), np.array([o for _, o in releases])
     rhos_b, x_b = np.array([r for r, _ in more]), np.array([o for _, o in more])
-    middle = float(sl.sequential_posterior(x_a, rhos_a, p)[-1])
+    middle = float(sequential.sequential_posterior(x_a, rhos_a, p)[-1])
     assume(1e-12 <= middle <= 1 - 1e-12)  # a prior must lie strictly inside (0, 1)
-    whole = sl.sequential_posterior(np.r_[x_a, x_b], np.r_[rhos_a, rhos_b], p)
-    second = sl.sequential_posterior(x_b, rhos_b, middle)
+    whole = sequential.sequential_posterior(np.r_[x_a, x_b], np.r_[rhos_a, rhos_b], p)
+    second = sequential.sequential_posterior(x_b, rhos_b, middle)
     # Rounding of the log-odds: the middle posterior re-enters through logit(middle), off by
     # ~eps / min(middle, 1 - middle); the sums carry ~eps x their terms. A log-odds error dL
     # moves the posterior by at most dL relative and R' = e^{log_expit - log p} likewise.
     terms = np.abs(np.r_[rhos_a * (2.0 * x_a - 1), rhos_b * (2.0 * x_b - 1)]).sum()
     d_log_odds = 8 * EPS * (1 / min(middle, 1 - middle) + abs(math.log(p)) + terms)
     np.testing.assert_allclose(second, whole[len(releases):], rtol=d_log_odds, atol=0)
-    r_first = sl.sequential_risk(x_a, rhos_a, p).cumulative[-1]
-    r_second = sl.sequential_risk(x_b, rhos_b, middle).cumulative[-1]
-    r_all = sl.sequential_risk(np.r_[x_a, x_b], np.r_[rhos_a, rhos_b], p).cumulative[-1]
+    r_first = sequential.sequential_risk(x_a, rhos_a, p).cumulative[-1]
+    r_second = sequential.sequential_risk(x_b, rhos_b, middle).cumulative[-1]
+    r_all = sequential.sequential_risk(np.r_[x_a, x_b], np.r_[rhos_a, rhos_b], p).cumulative[-1]
     assert r_all == pytest.approx(r_first * r_second, rel=d_log_odds + 128 * EPS)

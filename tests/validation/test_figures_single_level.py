@@ -1,5 +1,6 @@
 """Tests of validation.figures_single_level: data, figure structure, PNG output."""
 
+import figure_checks
 import matplotlib._pylab_helpers as pylab_helpers
 import numpy as np
 import pytest
@@ -22,10 +23,7 @@ def census_lines(ax):
 
 
 def assert_png(fig, tmp_path, name):
-    path = tmp_path / f"{name}.png"
-    fig.savefig(path, dpi=60)
-    data = path.read_bytes()
-    assert len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n"
+    figure_checks.assert_png(fig, tmp_path, name, dpi=60)
 
 
 def test_figure1_structure_and_png(tmp_path):

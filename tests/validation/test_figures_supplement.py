@@ -1,5 +1,6 @@
 """Tests of validation.figures_supplement: figure structure, drawn data, PNG output."""
 
+import figure_checks
 import matplotlib._pylab_helpers as pylab_helpers
 import numpy as np
 import pytest
@@ -8,15 +9,13 @@ from matplotlib.figure import Figure
 from dprisk.models.census import census_level
 from dprisk.validation import figures_supplement as figs
 from dprisk.validation import supplement as supp
+from dprisk.validation import supplement_s6
 
 RHO_BLOCK = census_level("block").rho
 
 
 def assert_png(fig, tmp_path, name):
-    path = tmp_path / f"{name}.png"
-    fig.savefig(path, dpi=50)
-    data = path.read_bytes()
-    assert len(data) > 1000 and data[:8] == b"\x89PNG\r\n\x1a\n"
+    figure_checks.assert_png(fig, tmp_path, name, dpi=50)
 
 
 def labels(ax):
@@ -61,7 +60,7 @@ def test_figure8_structure_and_png(tmp_path):
 
 
 def test_figure10_structure_and_png(tmp_path):
-    left, right = supp.figure10_data(rho_grid=[0.01, 0.3, 3.0], x2_tilde_max=8,
+    left, right = supplement_s6.figure10_data(rho_grid=[0.01, 0.3, 3.0], x2_tilde_max=8,
                                      x2_tilde_lines=(1, 10, 100))
     fig = figs.figure10(left, right)
     ax_x2, ax_rho = fig.axes

@@ -70,3 +70,17 @@ def test_report_replaces_atomically_and_failure_keeps_old(tmp_path, monkeypatch)
 def test_validate_records_rejects_bad_records(records, message):
     with pytest.raises(ValueError, match=message):
         validate_records(records)
+
+
+def test_importing_the_report_imports_no_study():
+    """The studies are imported when run, so the report and the studies form no cycle."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dprisk.validation.report; "
+            "studies = ['single_level_paper', 'hierarchical_paper', 'studies_paper', "
+            "'supplement', 'sbc', 'screenshot']; "
+            "print([s for s in studies if f'dprisk.validation.{s}' in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
