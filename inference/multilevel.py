@@ -23,7 +23,6 @@ This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`
 from __future__ import annotations
 
 from dprisk.inference.gibbs import run_options
-from dprisk.inference.multilevel_args import parse_multilevel_args
 from dprisk.inference.multilevel_box import MAX_WIDTH
 from dprisk.inference.multilevel_exact import MultilevelPosterior, exact_posterior, nested_posterior
 from dprisk.inference.multilevel_gibbs import (
@@ -46,13 +45,9 @@ __all__ = [
     "MultilevelPosterior",
     "exact_posterior",
     "gibbs_sample",
-    "parse_multilevel_args",
     "posterior_summary",
     "to_datatree",
 ]
-
-# TODO(merge): parse_multilevel_args (inference/multilevel_args.py) is re-exported for
-# dprisk/cli/main.py until the command line parses the lists itself.
 
 #: Methods accepted by :func:`posterior_summary`.
 METHODS = ("exact", "gibbs", "pymc")

@@ -105,7 +105,7 @@ def census_rhos(n_levels: int) -> list[float]:
 
 
 def parse_rho(value, name: str = "rho") -> float:
-    """Parse a rho given as a number or as ``census:LEVEL`` (e.g. ``census:block``).
+    """Parse a rho given as a number, a fraction (``1/4``) or ``census:LEVEL`` (``census:block``).
 
     Parameters
     ----------
@@ -131,10 +131,11 @@ def parse_rho(value, name: str = "rho") -> float:
                 )
             return _BY_NAME[level].rho
         try:
-            value = float(text)
-        except ValueError:
+            value = float(Fraction(text)) if "/" in text else float(text)
+        except (ValueError, ZeroDivisionError):
             raise ValueError(
-                f"{name} must be a finite number > 0 or census:LEVEL, got {value!r}"
+                f"{name} must be a finite number > 0 (a fraction like 1/4 is accepted) "
+                f"or census:LEVEL, got {value!r}"
             ) from None
     arr = check_rho(value, name)
     if arr.ndim:

@@ -22,7 +22,6 @@ import numpy as np
 import xarray as xr
 
 from dprisk.inference import sequential, single_level, unique_levels
-from dprisk.models import census
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos
 from dprisk.models.checks import check_rho
@@ -31,11 +30,6 @@ from dprisk.validation import published as pub
 from dprisk.validation.records import exact_record
 from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
 from dprisk.validation.supplement_s6 import figure10_data, s6_records, s6_sensitivity_data
-
-# TODO(merge): callers in dprisk/cli/main.py; the CLI should import these from
-# dprisk.models.census and dprisk.inference.unique_levels.
-parse_rhos = census.parse_rhos
-unique_levels_summary = unique_levels.unique_levels_summary
 
 __all__ = [
     "FIGURE8_CASES",

@@ -8,9 +8,7 @@
 
 from __future__ import annotations
 
-from fractions import Fraction
-
-from dprisk.models.census import census_rhos, parse_rho
+from dprisk.models.census import parse_rhos as census_parse_rhos
 from dprisk.models.checks import check_positive_int
 
 __all__ = ["RHOS_FORM", "parse_rhos", "parse_siblings", "parse_stars"]
@@ -30,37 +28,18 @@ def _items(text, name: str, form: str) -> list[str]:
     return items
 
 
-def _census_count(item: str) -> int | None:
-    """``N`` of ``census:N``, or None when ``item`` is not of that form."""
-    if item.startswith("census:") and item[7:].strip().isdigit():
-        return int(item[7:])
-    return None
+def parse_rhos(text, *, min_levels: int = 1) -> list[float]:
+    """Parse ``--rhos`` with :func:`dprisk.models.census.parse_rhos` (the one ``census:`` parser).
 
-
-def parse_rhos(text) -> list[float]:
-    """Parse ``--rhos``: ``R1,...,Rh`` (numbers > 0 or ``census:LEVEL``) or ``census:N``.
+    ``min_levels`` is 2 for the nested-levels form of ``posterior`` and 1 for a target unique
+    at ``ell`` levels (``marginal``).
 
     Raises
     ------
     ValueError
         Naming ``rhos`` (and ``rho_i`` for a bad entry) and the allowed forms.
     """
-    items = _items(text, "rhos", RHOS_FORM)
-    if len(items) == 1 and (count := _census_count(items[0])) is not None:
-        try:
-            return census_rhos(count)
-        except ValueError as err:
-            raise ValueError(f"rhos: census:N takes the bottom N Census levels ({err}), "
-                             f"got {text!r}") from None
-    rhos = []
-    for i, item in enumerate(items):
-        if _census_count(item) is not None:
-            raise ValueError(f"rhos: census:N stands alone (the bottom N levels); inside a "
-                             f"list use census:LEVEL, got {item!r} in {text!r}")
-        if "/" in item and not item.startswith("census:"):  # a fraction, e.g. 1/4
-            item = _fraction(item, f"rhos: rho_{i + 1}")
-        rhos.append(parse_rho(item, f"rhos: rho_{i + 1}"))
-    return rhos
+    return census_parse_rhos(text, "rhos", min_levels=min_levels)
 
 
 def parse_siblings(text, n_levels: int) -> list[int]:
@@ -85,14 +64,6 @@ def parse_stars(text, n_levels: int) -> tuple[list[int], list[int]]:
     names = [f"x{i + 1}*" for i in range(h)] + [f"y{i + 1}*" for i in range(h - 1)]
     stars = [_integer(item, f"stars: {name}") for item, name in zip(items, names, strict=True)]
     return stars[:h], stars[h:]
-
-
-def _fraction(text: str, name: str) -> float:
-    try:
-        return float(Fraction(text))
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{name} must be a number > 0 (a fraction like 1/4 is accepted), "
-                         f"got {text!r}") from None
 
 
 def _integer(text: str, name: str) -> int:

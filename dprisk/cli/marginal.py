@@ -110,7 +110,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
 
 def _unique_levels(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.cli.levels import parse_rhos
-    from dprisk.validation.supplement import unique_levels_summary
+    from dprisk.inference.unique_levels import unique_levels_summary
 
     rhos = parse_rhos(args.rhos)
     payload = unique_levels_summary(rhos, p=args.p, known=args.known)

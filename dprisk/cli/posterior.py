@@ -110,7 +110,7 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
 
     common.require(args, "nested-levels", siblings="d_2,...,d_h",
                    stars="x1*,...,xh*,y1*,...")
-    rhos = parse_rhos(args.rhos)
+    rhos = parse_rhos(args.rhos, min_levels=2)
     if len(rhos) < 2:
         raise ValueError(f"rhos must have at least 2 entries for the nested-levels form "
                          f"(h >= 2 levels), got {args.rhos!r}")

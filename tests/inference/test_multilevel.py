@@ -346,38 +346,6 @@ def test_posterior_summary_rejects_unknown_method():
                              method="mcmc")
 
 
-def test_parse_multilevel_args():
-    spec = ml.parse_multilevel_args("census:block, census:block-group,0.05", "27,2",
-                                    "1,3,-2,0,7")
-    assert spec["rhos"] == pytest.approx([*census_rhos(2), 0.05])
-    assert spec["siblings"] == [27, 2]
-    assert spec["x_stars"] == [1, 3, -2]
-    assert spec["y_stars"] == [0, 7]
-    assert ml.parse_multilevel_args("census:4", "27,2,25", "0,0,0,0,0,0,0")["rhos"] == (
-        pytest.approx(census_rhos(4))
-    )
-
-
-@pytest.mark.parametrize(
-    ("rhos", "siblings", "stars", "match"),
-    [
-        ("0.1", "", "1", "rhos must have at least 2"),
-        ("0.1,-1", "2", "1,2,3", "rho_2"),
-        ("0.1,census:city", "2", "1,2,3", "rho_2"),
-        ("census:9", "2", "1,2,3", "census:N"),
-        ("0.1,0.2,0.3", "2", "1,2,3,4,5", "siblings must have h - 1 = 2"),
-        ("0.1,0.2", "0", "1,2,3", "d_2"),
-        ("0.1,0.2", "2.5", "1,2,3", "d_2"),
-        ("0.1,0.2", "2", "1,2", "stars must have 2h - 1 = 3"),
-        ("0.1,0.2", "2", "1,x,3", "stars: x2"),
-        ("0.1,,0.2", "2", "1,2,3", "no empty entry"),
-    ],
-)
-def test_parse_multilevel_args_errors(rhos, siblings, stars, match):
-    with pytest.raises(ValueError, match=match):
-        ml.parse_multilevel_args(rhos, siblings, stars)
-
-
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

@@ -6,6 +6,7 @@ installed command and package from a folder that holds such files.
 """
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -17,12 +18,23 @@ REPO = Path(__file__).resolve().parents[2]
 DPRISK = Path(sys.executable).with_name("dprisk")
 
 
+#: What the wheel is built from (copied, so that the build writes nothing into the checkout).
+SOURCES = ("pyproject.toml", "README.md", "dprisk", "models", "inference", "validation")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    source = tmp_path_factory.mktemp("source")
+    for name in SOURCES:
+        if (REPO / name).is_dir():
+            shutil.copytree(REPO / name, source / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(REPO / name, source / name)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
-         "--disable-pip-version-check", str(REPO), "-w", str(out)],
+         "--disable-pip-version-check", str(source), "-w", str(out)],
         check=True, capture_output=True,
     )
     (path,) = out.glob("*.whl")

@@ -73,9 +73,9 @@ UL = "dprisk.inference.unique_levels"
 PP = "dprisk.inference.postprocessing"
 SWEEPS = "dprisk.inference.sweeps"
 GRIDS = "dprisk.cli.grids"
+LEVELS = "dprisk.cli.levels"
 STUDIES = "dprisk.inference.studies"
 MC = "dprisk.inference.mc_studies"
-SUPP = "dprisk.validation.supplement"
 DIAG = "dprisk.validation.diagnostics"
 
 
@@ -432,13 +432,13 @@ CASES: list[Case] = [
         names="method"),
     api(f"{ML}:posterior_summary", **ML_OK, x_stars=[1, 2], y_stars=[1], known=-1,
         names="known"),
-    api(f"{ML}:parse_multilevel_args", "0.1,abc", "3", "1,2,1", names="rho_2"),
-    api(f"{ML}:parse_multilevel_args", "0.1", "", "1", names="rhos"),
-    api(f"{ML}:parse_multilevel_args", "0.1,0.2", "0", "1,2,1", names="d_2"),
-    api(f"{ML}:parse_multilevel_args", "0.1,0.2", "1.5", "1,2,1", names="d_2"),
-    api(f"{ML}:parse_multilevel_args", "0.1,0.2", "3", "1,2", names="stars"),
-    api(f"{ML}:parse_multilevel_args", "0.1,0.2", "3", "1,x,1", names="x2*"),
-    api(f"{ML}:parse_multilevel_args", "census:9", "3", "1,2,1", names="rhos"),
+    api(f"{LEVELS}:parse_rhos", "0.1,abc", min_levels=2, names="rho_2"),
+    api(f"{LEVELS}:parse_rhos", "0.1", min_levels=2, names="rhos"),
+    api(f"{LEVELS}:parse_siblings", "0", 2, names="d_2"),
+    api(f"{LEVELS}:parse_siblings", "1.5", 2, names="d_2"),
+    api(f"{LEVELS}:parse_stars", "1,2", 2, names="stars"),
+    api(f"{LEVELS}:parse_stars", "1,x,1", 2, names="x2*"),
+    api(f"{LEVELS}:parse_rhos", "census:9", min_levels=2, names="rhos"),
     # ---- inference.unique_levels
     api(f"{UL}:marginal_posterior_sweep", [], names="rhos"),
     api(f"{UL}:marginal_unique_levels", [0.1, 0.2], method="mcmc", names="method"),
@@ -554,15 +554,9 @@ CASES: list[Case] = [
     api(f"{MC}:decision_probability", 0.5, 0.5, 0.5, 0, names="draws"),
     api(f"{MC}:decision_probability", 1.5, 0.5, 0.5, 10, names="a0"),
     # ---- validation.supplement
-    api(f"{SUPP}:parse_rhos", "", names="rhos"),
-    api(f"{SUPP}:parse_rhos", "census:9", names="rhos"),
-    api(f"{SUPP}:parse_rhos", "0.1,-1", names="rhos"),
-    api(f"{SUPP}:parse_rhos", "0.1,abc", names="rhos"),
-    api(f"{SUPP}:parse_rhos", 0.1, names="rhos"),
-    api(f"{SUPP}:unique_levels_summary", [], names="rhos"),
-    api(f"{SUPP}:unique_levels_summary", [0.1, 0.0], names="rhos"),
-    api(f"{SUPP}:unique_levels_summary", [0.1, 0.2], p=1.0, names="p"),
-    api(f"{SUPP}:unique_levels_summary", [0.1, 0.2], known=-1, names="known"),
+    api(f"{CENSUS}:parse_rhos", "0.1,abc", names="rhos"),
+    api(f"{UL}:unique_levels_summary", [], names="rhos"),
+    api(f"{UL}:unique_levels_summary", [0.1, 0.0], names="rhos"),
     # ---- validation.diagnostics
     api(f"{DIAG}:convergence_report", 3, raises=TypeError, names="idata"),
     api(f"{DIAG}:convergence_report", NO_X2, names="X2"),

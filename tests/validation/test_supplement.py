@@ -26,11 +26,6 @@ RHO_BLOCK = census_level("block").rho
 PRIORS = np.array([0.5, 0.2, 0.1, 0.02, 1 / 864])
 
 
-# --------------------------------------------------------------------------- CLI helpers
-def test_cli_helpers_still_importable_from_supplement():
-    """TODO(merge): the CLI imports these from here until it is rewritten."""
-    assert supp.parse_rhos("census:2") == census_rhos(2)
-    assert supp.unique_levels_summary([RHO_BLOCK]) == ul.unique_levels_summary([RHO_BLOCK])
 
 
 # --------------------------------------------------------------------------- S1.1 / S1.2
@@ -66,7 +61,7 @@ def test_unique_levels_and_sequential_results_shift_by_m_exactly(m):
                                   ul.p_correct_unique_levels(rhos, PRIORS, 0))
     np.testing.assert_array_equal(ul.marginal_posterior_sweep(rhos, PRIORS, m).marginal_posterior,
                                   ul.marginal_posterior_sweep(rhos, PRIORS, 0).marginal_posterior)
-    assert supp.unique_levels_summary(rhos, 0.2, m) == supp.unique_levels_summary(rhos, 0.2, 0)
+    assert ul.unique_levels_summary(rhos, 0.2, m) == ul.unique_levels_summary(rhos, 0.2, 0)
 
 
 def test_shifted_posterior_equals_direct_bayes_with_known_m():
