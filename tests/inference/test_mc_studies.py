@@ -10,16 +10,15 @@ import numpy as np
 import pytest
 
 from dprisk.inference.exact import TwoLevelParams, posterior_x1
-from dprisk.inference.mc_studies import (
-    BLOCK,
-    _block,
+from dprisk.inference.finite_draws import (
     chain_transitions,
     count_moments,
     decision_probability,
     finite_draws_p_correct,
-    simulate_p_correct,
 )
-from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant, variant_log_odds
+from dprisk.inference.mc_studies import BLOCK, _block, simulate_p_correct
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.variant import variant_log_odds
 from dprisk.models.census import census_level
 
 RHO1 = float(census_level("block").rho)
@@ -91,7 +90,7 @@ def test_chain_stationary_law_is_the_posterior():
 
 def test_exact_decisions_on_simulated_releases_match_exact_sum():
     """Binomial check of the release simulation: sampler 'exact' vs the exact grid sum."""
-    run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", seed=11, progress=False,
+    run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", random_seed=11, progress=False,
                              **CENSUS)
     exact = p_correct_hierarchical(x2=2, **CENSUS)
     assert abs(run.p_correct - exact.p_correct) < Z_MAX * run.mcse
@@ -106,7 +105,7 @@ def test_exact_decisions_on_simulated_releases_match_exact_sum():
 def test_finite_draws_mc_matches_expected(sampler, ties, x2):
     """2e4 releases x 200 draws vs the exact expectation of the same 200-draw procedure."""
     run = simulate_p_correct(x2=x2, datasets=20_000, draws=200, sampler=sampler, ties=ties,
-                             seed=5, progress=False, **CENSUS)
+                             random_seed=5, progress=False, **CENSUS)
     expected = finite_draws_p_correct(x2=x2, draws=200, variant=sampler == "variant",
                                       ties=ties, method="fft", **CENSUS)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse
@@ -121,8 +120,8 @@ def test_finite_draws_mc_matches_expected(sampler, ties, x2):
 def test_gibbs_sampler_and_x1_chain_agree():
     """Full Gibbs draws (inference.gibbs) and the collapsed X1 chain: same law."""
     kwargs = {"x2": 1, "datasets": 3000, "draws": 60, "progress": False} | CENSUS
-    gibbs = simulate_p_correct(sampler="gibbs", seed=8, **kwargs)
-    chain = simulate_p_correct(sampler="x1_chain", seed=9, **kwargs)
+    gibbs = simulate_p_correct(sampler="gibbs", random_seed=8, **kwargs)
+    chain = simulate_p_correct(sampler="x1_chain", random_seed=9, **kwargs)
     expected = finite_draws_p_correct(x2=1, draws=60, method="fft", **CENSUS)["p_correct"]
     assert abs(gibbs.p_correct - expected) < Z_MAX * gibbs.mcse
     assert abs(chain.p_correct - expected) < Z_MAX * chain.mcse
@@ -130,8 +129,8 @@ def test_gibbs_sampler_and_x1_chain_agree():
 
 def test_reproducible_and_blockwise():
     kwargs = {"x2": 3, "draws": 20, "sampler": "variant", "progress": False} | CENSUS
-    first = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
-    again = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
+    first = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
+    again = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
     assert first.p_correct == again.p_correct
     # Each block uses its own child seed: the total is the sum of independent blocks.
     params = TwoLevelParams.validated(p=0.5, known=0, prior="improper", **CENSUS)
@@ -139,12 +138,18 @@ def test_reproducible_and_blockwise():
     correct = 0
     for n, child in zip((BLOCK, 300), children, strict=True):
         out, _, _ = _block(n, params, 1, 3, 2, 20, "variant", 1, np.random.default_rng(child),
-                           "prior", "m")
+                           0.5, "m")
         correct += int(out.sum())
     assert correct == round(first.p_correct * first.datasets)
     unseeded = simulate_p_correct(datasets=100, **kwargs)
-    replay = simulate_p_correct(datasets=100, seed=unseeded.seed, **kwargs)
+    replay = simulate_p_correct(datasets=100, random_seed=unseeded.random_seed, **kwargs)
     assert replay.p_correct == unseeded.p_correct
+    assert isinstance(unseeded.random_seed, int) and 0 <= unseeded.random_seed < 2**32
+    # ``seed`` is an alias of ``random_seed`` (existing callers: sweeps, the CLI).
+    alias = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
+    assert alias.p_correct == first.p_correct and alias.random_seed == 123
+    with pytest.raises(ValueError, match="random_seed and its alias seed"):
+        simulate_p_correct(datasets=10, seed=1, random_seed=2, **kwargs)
 
 
 def test_bad_input():
@@ -162,6 +167,6 @@ def test_bad_input():
 def test_paper_scale_point_matches_expected():
     """1e6 releases x 1e3 draws (the paper's Figure 5 budget) at x2 = 10, variant sampler."""
     run = simulate_p_correct(x2=10, datasets=1_000_000, draws=1000, sampler="variant",
-                             ties="m+1", seed=2024, progress=False, **CENSUS)
+                             ties="m+1", random_seed=2024, progress=False, **CENSUS)
     expected = finite_draws_p_correct(x2=10, draws=1000, variant=True, ties="m+1", **CENSUS)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse

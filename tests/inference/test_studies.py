@@ -225,8 +225,9 @@ def test_marginal_summary_exact_and_mc_keys():
     exact = marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10)
     assert set(exact) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss"}
     mc = marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10, method="mc", datasets=4000,
-                          draws=100, seed=3)
-    assert set(mc) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss", "mcse"}
+                          draws=100, random_seed=3)
+    assert set(mc) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss", "mcse", "seed"}
+    assert mc["seed"] == 3
     assert abs(mc["p_correct"] - exact["p_correct"]) < 5 * mc["mcse"] + 0.01
     with pytest.raises(ValueError, match="method"):
         marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10, method="pymc")
