@@ -35,10 +35,10 @@ The adversary decides ``m + 1`` iff :math:`L > 0`, i.e. iff ``x1* >= t(x2*, y1*)
 with exact discrete-Gaussian tails in ``x1*`` (no sum over ``x1*``). The ``(x2*, y1*)`` grid
 is chosen from the parameters so that its neglected probability is below ``tail_mass``
 (checked, reported as ``neglected_mass``). Posteriors equal to 1/2 within
-:data:`TIE_ATOL` on the log-odds scale are *ties* (they occur exactly, e.g. for point-mass
-priors with odd ``d``); the paper's rule "decide m + 1 iff the posterior exceeds 1/2" sends
-them to ``m`` (``ties="m"``, the default); ``"m+1"`` and ``"half"`` (a fair coin) are the
-alternatives. ``tie_mass`` reports their probability.
+:data:`dprisk.inference.study_setup.TIE_ATOL` on the log-odds scale are *ties* (they occur
+exactly, e.g. for point-mass priors with odd ``d``); the paper's rule "decide m + 1 iff the
+posterior exceeds 1/2" sends them to ``m`` (``ties="m"``, the default); ``"m+1"`` and
+``"half"`` (a fair coin) are the alternatives. ``tie_mass`` reports their probability.
 
 :func:`p_correct_variant` gives the same quantities for the paper's Gibbs sampler *as the
 published numbers suggest it was run* (the constraint-dropping variant,
@@ -58,35 +58,24 @@ from dprisk.inference import single_level
 from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.study_setup import (
     DEFAULT_TAIL_MASS,
-    TIE_ATOL,
-    TIES,
-    ReleaseGrid,
     check_ties,
-    exact_log_odds_at_known,
     grid_for_truth,
-    release_grid,
     validated_study_params,
 )
-from dprisk.inference.thresholds import decision_offsets, decision_thresholds
+from dprisk.inference.thresholds import decision_offsets
+
+# TODO(merge): callers in notebooks/hierarchical_what_if.py (import it from inference.variant).
 from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 
 __all__ = [
-    "DEFAULT_TAIL_MASS",
     "SUMMARY_METHODS",
-    "TIES",
-    "TIE_ATOL",
     "HierarchicalPCorrect",
-    "ReleaseGrid",
-    "decision_thresholds",
-    "exact_log_odds_at_known",
     "marginal_summary",
     "p_correct_hierarchical",
     "p_correct_variant",
-    "release_grid",
     "sum_over_grid",
-    "validated_study_params",
     "variant_log_odds",
 ]
 

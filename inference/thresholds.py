@@ -76,12 +76,15 @@ def decision_thresholds(x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0,
     Returns
     -------
     threshold : ndarray of float
-        Integer-valued, ``+inf`` if ``m + 1`` is never chosen, ``-inf`` if always.
-    tie : ndarray of bool
+        Integer-valued, ``+inf`` if ``m + 1`` is never chosen, ``-inf`` if always (a Python
+        float for scalar releases).
+    tie : ndarray of bool (bool for scalar releases)
     """
     params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
     x2s, y1s = np.broadcast_arrays(check_count(x2_star, "x2_star"),
                                    check_count(y1_star, "y1_star"))
     offset, tie = decision_offsets(x2s, y1s, params, model)
+    if offset.ndim == 0:
+        return float(params.known + offset), bool(tie)
     return params.known + offset, tie

@@ -153,8 +153,8 @@ def variant_log_odds(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
     r"""Log-odds of the stationary X1 law of the constraint-dropping Gibbs sampler.
 
     :math:`\log(\pi_1 / (1 - \pi_1)) = \log T_{01} - \log T_{10}` (module docstring), per
-    release (arrays broadcast). It is NOT the model's posterior (it reproduces the paper's
-    MCMC Tables 4-5).
+    release (arrays broadcast; a Python float for scalar releases). It is NOT the model's
+    posterior (it reproduces the paper's MCMC Tables 4-5).
     """
     params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
@@ -166,7 +166,7 @@ def variant_log_odds(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
     for rows in row_chunks(x1s.size, params):
         tables = VariantTables(x2s[rows], y1s[rows], params)
         out[rows] = tables.log_odds((x1s[rows] - params.known).astype(float))
-    return out.reshape(shape)
+    return float(out[0]) if shape == () else out.reshape(shape)
 
 
 def variant_thresholds(x2s, y1s, params: TwoLevelParams):

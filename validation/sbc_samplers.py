@@ -410,12 +410,8 @@ def expected_x1_rank_pmf(
     prior,
     n_releases: int = 20_000,
     n_draws: int = 99,
-    rho1=DEFAULT_PARAMETERS["rho1"],
-    rho2=DEFAULT_PARAMETERS["rho2"],
-    d=DEFAULT_PARAMETERS["d"],
-    p=DEFAULT_PARAMETERS["p"],
-    known=DEFAULT_PARAMETERS["known"],
     random_seed: int = 0,
+    **parameters,
 ) -> np.ndarray:
     r"""Expected X1 rank pmf of a two-block Gibbs sampler (``L`` independent draws).
 
@@ -426,7 +422,11 @@ def expected_x1_rank_pmf(
     :func:`two_block_gibbs_sample`). Uniform for ``"exact"``; feed the result to
     :func:`dprisk.validation.sbc_ranks.detection_size`.
     """
-    params = validated_params(rho1, rho2, d, p, known, prior)
+    unknown = sorted(set(parameters) - set(DEFAULT_PARAMETERS))
+    if unknown:
+        raise TypeError(f"expected_x1_rank_pmf got unexpected parameters {unknown}; the model "
+                        f"parameters are {sorted(DEFAULT_PARAMETERS)}")
+    params = validated_params(**{**DEFAULT_PARAMETERS, **parameters}, prior=prior)
     sims = simulate_from_params(check_positive_int(n_releases, "n_releases"),
                                 TwoLevelParams(**params), np.random.default_rng(random_seed))
     tables = SBCConditionals(sims.releases, params, x1_update)

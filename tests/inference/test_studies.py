@@ -12,15 +12,10 @@ import pytest
 
 from dprisk.inference import single_level
 from dprisk.inference.exact import exact_posterior
-from dprisk.inference.studies import (
-    TIE_ATOL,
-    decision_thresholds,
-    marginal_summary,
-    p_correct_hierarchical,
-    p_correct_variant,
-    release_grid,
-    variant_log_odds,
-)
+from dprisk.inference.studies import marginal_summary, p_correct_hierarchical, p_correct_variant
+from dprisk.inference.study_setup import TIE_ATOL, release_grid
+from dprisk.inference.thresholds import decision_thresholds
+from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_level
 from dprisk.models.dg_sums import sum_pmf
