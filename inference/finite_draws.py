@@ -30,6 +30,7 @@ from dprisk.inference.study_setup import (
     TIE_ATOL,
     branch_conditionals,
     check_ties,
+    exact_x1_update,
     grid_for_truth,
     posterior_table,
     validated_study_params,
@@ -74,14 +75,11 @@ def chain_transitions(x1_star, x2_star, y1_star, params: TwoLevelParams, *,
     a0, a1 : ndarray, shape (R,)
     """
     table = posterior_table(x1_star, x2_star, y1_star, params)
-    log_joint = table.log_joint
     cond = branch_conditionals(table)
     if variant:
         q = variant_chain_up(table, x1_star, y1_star, params)
     else:
-        with np.errstate(over="ignore", invalid="ignore"):
-            q = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
-        q = np.where(np.isfinite(log_joint[:, 1]), q, 0.0)
+        q = exact_x1_update(table.log_joint)
     a0 = (cond[:, 0] * q).sum(-1)
     a1 = (cond[:, 1] * q).sum(-1)
     return np.clip(a0, 0.0, 1.0), np.clip(np.where(table.feasible[1], a1, 0.0), 0.0, 1.0)

@@ -45,6 +45,7 @@ __all__ = [
     "branch_conditionals",
     "check_ties",
     "exact_log_odds_at_known",
+    "exact_x1_update",
     "grid_for_truth",
     "posterior_table",
     "release_grid",
@@ -203,6 +204,18 @@ def branch_conditionals(table: JointTable) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         cond = np.exp(log_joint - table.log_branch_mass[:, :, None])
     return np.where(np.isfinite(log_joint), cond, 0.0)
+
+
+def exact_x1_update(log_joint: np.ndarray) -> np.ndarray:
+    r"""The exact Gibbs X1 update ``P[X1 = m + 1 | k2, D]`` on a joint table's window (kernel).
+
+    .. math:: q(k_2) = \frac{1}{1 + \pi(m, k_2) / \pi(m + 1, k_2)}
+
+    from ``log_joint`` of shape (R, 2, W); 0 where ``X1 = m + 1`` is impossible.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
+    return np.where(np.isfinite(log_joint[:, 1]), q, 0.0)
 
 
 def exact_log_odds_at_known(x2_star, y1_star, params: TwoLevelParams) -> np.ndarray:

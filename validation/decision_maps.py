@@ -31,6 +31,7 @@ from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count
 from dprisk.models.dg_sums import sum_pmf
+from dprisk.models.numerics import expit
 
 __all__ = [
     "FIGURE4_REGION",
@@ -107,7 +108,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
     else:
         log_odds = variant_log_odds(*full, rho1=params.rho1, rho2=params.rho2, d=params.d,
                                     p=params.p, known=m, prior=params.prior)
-        posterior = 1.0 / (1.0 + np.exp(-log_odds))
+        posterior = expit(log_odds)
 
     noise_sum = sum_pmf(params.d, params.rho1, tail_mass=1e-15)
     p_x1 = dg.pmf(xs1, x1, params.rho1)

@@ -18,12 +18,13 @@ from pathlib import Path
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from dprisk.inference.exact import TwoLevelParams, joint_log_table
 from dprisk.inference.gibbs import GibbsDraws, gibbs_sample
+from dprisk.inference.study_setup import exact_x1_update
 from dprisk.inference.variant import tabulated_gibbs, variant_prob_x1
 from dprisk.models.checks import check_count, check_positive_int
+from dprisk.models.numerics import expit
 from dprisk.models.priors import X2Prior
 from dprisk.validation.sbc_ranks import (
     DEFAULT_PARAMETERS,
@@ -84,9 +85,7 @@ class SBCConditionals:
         mass = np.where(table.feasible, table.log_branch_mass, 0.0)
         x2_pmf = np.exp(log_joint - mass[..., None])
         self.x2_pmf = np.where(table.feasible[None, :, None], x2_pmf, 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            p1 = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
-        p1 = np.where(np.isfinite(log_joint[:, 1]), p1, 0.0)
+        p1 = exact_x1_update(log_joint)
         known = int(params["known"])
         if x1_update == "unconstrained":
             k2 = self.k2_start[:, None] + np.arange(self.width)
@@ -101,7 +100,7 @@ class SBCConditionals:
         # Exact posterior P[X1 = m + 1 | D] (from the branch masses) and the sampler's
         # stationary P[X1 = m + 1] of the two-state chain.
         log_mass = np.where(table.feasible, table.log_branch_mass, -np.inf)
-        self.prob_x1 = special.expit(log_mass[:, 1] - log_mass[:, 0])
+        self.prob_x1 = expit(log_mass[:, 1] - log_mass[:, 0])
         leave = self.a[:, 0] + (1.0 - self.a[:, 1])
         self.stationary_x1 = np.where(leave > 0, self.a[:, 0] / np.where(leave > 0, leave, 1),
                                       self.prob_x1)
