@@ -21,7 +21,7 @@ import xarray as xr
 
 from dprisk.inference.exact import TwoLevelParams, joint_log_table
 from dprisk.inference.gibbs import GibbsDraws, gibbs_sample
-from dprisk.inference.study_setup import exact_x1_update
+from dprisk.inference.study_setup import branch_conditionals, exact_x1_update
 from dprisk.inference.variant import tabulated_gibbs, variant_prob_x1
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import expit
@@ -82,9 +82,7 @@ class SBCConditionals:
         log_joint = table.log_joint
         self.k2_start = table.k2_start
         self.width = table.width
-        mass = np.where(table.feasible, table.log_branch_mass, 0.0)
-        x2_pmf = np.exp(log_joint - mass[..., None])
-        self.x2_pmf = np.where(table.feasible[None, :, None], x2_pmf, 0.0)
+        self.x2_pmf = branch_conditionals(table)
         p1 = exact_x1_update(log_joint)
         known = int(params["known"])
         if x1_update == "unconstrained":
