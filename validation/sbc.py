@@ -53,8 +53,8 @@ broken-gibbs      :func:`two_block_gibbs_sample` with the X1 update that drops t
 
 The broken X1 update, for proper priors: where ``X2 = k2 >= m + 1`` it is the exact
 conditional; at ``k2 = m``, where the constraint forces ``X1 = m``, it uses the paper's eq.
-(X1fc) without the constraint (:func:`dprisk.validation.hierarchical_paper.variant_prob_x1`).
-Under the improper prior this is exactly the variant of :mod:`dprisk.validation.hierarchical_paper`.
+(X1fc) without the constraint (:func:`dprisk.inference.variant.variant_prob_x1`). Under the
+improper prior this is exactly the variant of :mod:`dprisk.inference.variant`.
 
 PyMC's ``CategoricalGibbsMetropolis(proposal="proportional")`` (wrong in pymc 6.4) is not
 calibrated here because it cannot run on this model: on the two-state target indicator it
@@ -76,6 +76,11 @@ References: S. Talts, M. Betancourt, D. Simpson, A. Vehtari, A. Gelman (2018), "
 Bayesian inference algorithms with simulation-based calibration", arXiv:1804.06788;
 M. Modrák et al. (2023), "Simulation-based calibration checking for Bayesian computation:
 the choice of test quantities shapes sensitivity", Bayesian Analysis.
+
+Modules: :mod:`dprisk.validation.sbc_ranks` (truths and releases, ranks, uniformity tests,
+detection size), :mod:`dprisk.validation.sbc_samplers` (the samplers, :func:`run_sbc`),
+:mod:`dprisk.validation.sbc_study` (the report study); their public names are importable
+from here.
 """
 
 from __future__ import annotations
