@@ -80,10 +80,11 @@ def variant_x1_logit(x1_star, y1_star, k2, *, rho1, d, p=0.5, known=0):
     .. math:: \operatorname{logit} p + \rho_1 (2 (x_1^* - m) - 1)
               - (\rho_1/d)\,(2 (y_1^* - k_2 + m) + 1)
 
-    Kernel: validated parameters; arrays broadcast.
+    Kernel: validated parameters; arrays broadcast (a Python float for scalar inputs).
     """
-    return (_release_term(np.asarray(x1_star) - known, rho1=rho1, p=p)
-            + _window_term(y1_star, k2, rho1=rho1, d=d, known=known))
+    logit = (_release_term(np.asarray(x1_star) - known, rho1=rho1, p=p)
+             + _window_term(y1_star, k2, rho1=rho1, d=d, known=known))
+    return float(logit) if np.ndim(logit) == 0 else logit
 
 
 def variant_prob_x1(k2, *, x1_star, y1_star, rho1, d, p=0.5, known=0) -> np.ndarray:
@@ -94,10 +95,12 @@ def variant_prob_x1(k2, *, x1_star, y1_star, rho1, d, p=0.5, known=0) -> np.ndar
         P_{\text{unc}}[X_1 = k_1 \mid k_2] \propto \exp\Big\{-\tfrac{d+1}{d}\rho_1
         \Big[k_1 - \tfrac{d x_1^* + (k_2 - y_1^*)}{d+1}\Big]^2\Big\}\, P[X_1 = k_1],
 
-    the expit of :func:`variant_x1_logit`. Kernel: validated parameters.
+    the expit of :func:`variant_x1_logit`. Kernel: validated parameters; a Python float
+    for scalar inputs.
     """
     k2 = np.asarray(k2, dtype=float)
-    return expit(variant_x1_logit(x1_star, y1_star, k2, rho1=rho1, d=d, p=p, known=known))
+    prob = expit(variant_x1_logit(x1_star, y1_star, k2, rho1=rho1, d=d, p=p, known=known))
+    return float(prob) if np.ndim(prob) == 0 else prob
 
 
 # --------------------------------------------------------------------------- many releases

@@ -49,6 +49,9 @@ def test_x1_update_is_eq_x1fc_without_the_constraint(x1_star, y1_star, p, known)
     logit = variant_x1_logit(x1_star, y1_star, k2, rho1=0.7, d=4, p=p, known=known)
     np.testing.assert_allclose(1.0 / (1.0 + np.exp(-logit)), paper_x1fc(k2, **kwargs),
                                rtol=1e-12)
+    scalar = variant_prob_x1(3, **kwargs)
+    assert isinstance(scalar, float)
+    assert scalar == pytest.approx(float(paper_x1fc(3, **kwargs)), rel=1e-12)
 
 
 def test_vectorised_log_odds_matches_one_release_law():
