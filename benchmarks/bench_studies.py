@@ -21,7 +21,8 @@ import time
 import numpy as np
 
 from dprisk.inference.exact import posterior_x1
-from dprisk.inference.mc_studies import finite_draws_p_correct, simulate_p_correct
+from dprisk.inference.finite_draws import finite_draws_p_correct
+from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_level
@@ -74,7 +75,7 @@ def run() -> dict:
     for sampler, n in (("x1_chain", MC_DATASETS), ("variant", MC_DATASETS),
                        ("gibbs", GIBBS_DATASETS)):
         seconds, _ = _best(lambda s=sampler, n=n: simulate_p_correct(
-            x2=10, datasets=n, draws=DRAWS, sampler=s, seed=1, progress=False, **CENSUS),
+            x2=10, datasets=n, draws=DRAWS, sampler=s, random_seed=1, progress=False, **CENSUS),
             repeats=1)
         rate = n * DRAWS / seconds
         results[f"mc_{sampler}_release_draws_per_s"] = rate

@@ -2,7 +2,7 @@ r"""The adversary's decision on a region of releases (paper Figure 4, supplement
 
 For every ``(x1*, x2*, y1*)`` of a region, :func:`decision_map` records the 0-1-loss decision
 with the hierarchy (the two-level posterior, or the constraint-dropping Gibbs variant of
-:func:`dprisk.inference.studies.variant_log_odds`) and without it (``x1*`` alone), the posterior,
+:func:`dprisk.inference.variant.variant_log_odds`) and without it (``x1*`` alone), the posterior,
 the probability of the release under the truth,
 
 .. math:: P[D \mid x_1, x_2] = \mathrm{DG}(x_1^*; x_1, \rho_1)\,\mathrm{DG}(x_2^*; x_2, \rho_2)\,
@@ -24,18 +24,14 @@ from matplotlib.patches import Patch
 
 from dprisk.inference import single_level
 from dprisk.inference.exact import posterior_x1
-from dprisk.inference.studies import (
-    TIES,
-    _sum_over_grid,
-    _thresholds,
-    p_correct_hierarchical,
-    p_correct_variant,
-    validated_study_params,
-    variant_log_odds,
-)
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant, sum_over_grid
+from dprisk.inference.study_setup import TIES, validated_study_params
+from dprisk.inference.thresholds import decision_offsets
+from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count
 from dprisk.models.dg_sums import sum_pmf
+from dprisk.models.numerics import expit
 
 __all__ = [
     "FIGURE4_REGION",
@@ -97,7 +93,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
                                                (y1_star, "y1_star")))
     m = params.known
     grid2, grid_y = np.meshgrid(xs2, ys1, indexing="ij")
-    offset, tie_cell = _thresholds(grid2, grid_y, params, model)
+    offset, tie_cell = decision_offsets(grid2, grid_y, params, model)
     threshold = m + offset
     decide_up = (xs1[:, None, None] >= threshold[None]) | (
         (ties == "m+1") & tie_cell[None] & (xs1[:, None, None] == threshold[None] - 1))
@@ -112,7 +108,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
     else:
         log_odds = variant_log_odds(*full, rho1=params.rho1, rho2=params.rho2, d=params.d,
                                     p=params.p, known=m, prior=params.prior)
-        posterior = 1.0 / (1.0 + np.exp(-log_odds))
+        posterior = expit(log_odds)
 
     noise_sum = sum_pmf(params.d, params.rho1, tail_mass=1e-15)
     p_x1 = dg.pmf(xs1, x1, params.rho1)
@@ -125,7 +121,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
 
     # Masses over all x1* for the (x2*, y1*) region, and over every release.
     region_weights = p_x2[:, None] * p_y1[None, :]
-    _, _, gain_region, loss_region, _ = _sum_over_grid(
+    _, _, gain_region, loss_region, _ = sum_over_grid(
         threshold, tie_cell, region_weights, x1=x1, m=m, rho1=params.rho1, t0=t0,
         tie_weight=TIES[ties])
     total = (p_correct_hierarchical if model == "exact" else p_correct_variant)(

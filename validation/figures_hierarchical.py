@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from dprisk.inference.mc_studies import finite_draws_p_correct
+from dprisk.inference.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models.census import census_level
 from dprisk.validation.decision_maps import decision_map, plot_decision_map
@@ -91,7 +91,7 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
     draws : int, optional
         Also compute the expected P[correct] of the paper's procedure with this many Gibbs
         draws per release, for the variant, with the rule ``ties_draws`` for an estimate of
-        exactly 1/2 (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`).
+        exactly 1/2 (:func:`dprisk.inference.finite_draws.finite_draws_p_correct`).
 
     Returns
     -------
@@ -145,12 +145,14 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
 def mc_points(results) -> xr.Dataset:
     """Monte Carlo results (:class:`dprisk.inference.mc_studies.MCResult`) as a Dataset over ``x2``.
 
-    Variables ``p_correct`` and ``mcse``; attributes name the sampler and budget.
+    Variables ``p_correct``, ``mcse`` and ``random_seed`` (the seed of each run); attributes
+    name the sampler and budget.
     """
     results = list(results)
     return xr.Dataset(
         {"p_correct": ("x2", [r.p_correct for r in results]),
-         "mcse": ("x2", [r.mcse for r in results])},
+         "mcse": ("x2", [r.mcse for r in results]),
+         "random_seed": ("x2", [r.random_seed for r in results])},
         coords={"x2": [r.x2 for r in results]},
         attrs={"sampler": results[0].sampler, "datasets": results[0].datasets,
                "draws": results[0].draws, "ties": results[0].ties},

@@ -4,8 +4,8 @@ One row per run, one column per variable (X1, X2): the counts of the ranks in ``
 groups, the expected count ``N / B`` and the 99% pointwise band of a uniform histogram,
 :math:`\mathrm{Binomial}(N, 1/B)` quantiles 0.005 and 0.995 (Talts et al. 2018, Fig. 1).
 Bars are red when the run's uniformity p-value (chi-square or KS) is below
-:data:`dprisk.validation.sbc.P_VALUE_MIN`. Where a run carries a non-uniform expected X1 rank pmf
-(the broken sampler's, from its exact stationary law), it is drawn as black ticks.
+:data:`dprisk.validation.sbc_ranks.P_VALUE_MIN`. Where a run carries a non-uniform expected X1
+rank pmf (the broken sampler's, from its exact stationary law), it is drawn as black ticks.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 from scipy import stats
+
+from dprisk.validation.sbc_ranks import P_VALUE_MIN, VARIABLES
 
 __all__ = ["BAND_LEVEL", "rank_histograms"]
 
@@ -34,8 +36,6 @@ def rank_histograms(results, *, title: str | None = None) -> Figure:
     -------
     matplotlib.figure.Figure
     """
-    from dprisk.validation.sbc import P_VALUE_MIN, VARIABLES
-
     results = list(results)
     if not results:
         raise ValueError("results must contain at least one SBC run")

@@ -24,11 +24,12 @@ constraint ``k1 <= k2`` (so X1 = 1 can be drawn while X2 = 0), while its X2 upda
     T(k_1 \to k_1') = \sum_{k_2 \ge k_1} P[X_2 = k_2 \mid X_1 = k_1, D]\,
         P_{\text{unconstrained}}[X_1 = k_1' \mid X_2 = k_2, D],
 
-whose stationary law (:func:`variant_stationary`) is P[X1 = 1] = 0.5777 and
-X2 = 11.0 / 39.5 / 30.5 / 14.2 / 4.0 / 0.69 / 0.07 % (k2 = 0..6), matching the published
-tables. :func:`variant_gibbs_sample` runs that variant (the paper's 1e4 draws, several
-seeds) to show the spread of its estimates. The model is not changed to match: the records
-report the exact posterior and name the variant as the likely source.
+whose stationary law (:func:`dprisk.inference.variant.variant_stationary`) is P[X1 = 1] =
+0.5777 and X2 = 11.0 / 39.5 / 30.5 / 14.2 / 4.0 / 0.69 / 0.07 % (k2 = 0..6), matching the
+published tables. :func:`dprisk.inference.variant.variant_gibbs_sample` runs that variant
+(the paper's 1e4 draws, several seeds) to show the spread of its estimates. The model is not
+changed to match: the records (:mod:`dprisk.validation.hierarchical_records`) report the
+exact posterior and name the variant as the likely source.
 """
 
 from __future__ import annotations
@@ -38,23 +39,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from matplotlib.figure import Figure
 
 from dprisk.inference import single_level
 from dprisk.inference.exact import exact_posterior
-from dprisk.inference.gibbs import ExactConditionals, GibbsDraws, gibbs_sample
+from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
 from dprisk.inference.sampling import (
     SAMPLING_METHODS,
     chain_diagnostics,
     sample_model,
     sample_posterior,
 )
+from dprisk.inference.variant import variant_gibbs_sample, variant_stationary
 from dprisk.models.census import census_level
-from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.hierarchical import build_hierarchical_model
 from dprisk.validation import published as pub
 from dprisk.validation.crosscheck import crosscheck
 from dprisk.validation.diagnostics import convergence_report
+from dprisk.validation.hierarchical_records import (
+    N_MCSE,
+    PAPER_DRAWS,
+    TABLE5_K2,
+    at_method,
+    comparisons,
+    figure,
+    records,
+)
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -64,26 +73,17 @@ __all__ = [
     "TABLE3_RELEASE",
     "TABLE5_K2",
     "PaperBudget",
-    "VariantLaw",
+    "budget_runs",
     "compute_tables",
     "correct_sampler_mcse",
     "figure",
     "records",
     "study",
     "table3_parameters",
-    "variant_gibbs_sample",
-    "variant_prob_x1",
-    "variant_stationary",
 ]
 
 #: The release of Table 3 (tab:tab3): (x1*, x2*, y1*).
 TABLE3_RELEASE = (2, 1, -1)
-#: The k2 columns of Table 5.
-TABLE5_K2 = tuple(range(8))
-#: MCMC draws behind the published Tables 4 and 5.
-PAPER_DRAWS = 10_000
-#: A published MC estimate "agrees" when within N_MCSE MCSEs (+ half its printed unit).
-N_MCSE = 4.0
 
 
 def table3_parameters() -> dict:
@@ -96,145 +96,6 @@ def table3_parameters() -> dict:
         "known": 0,
         "prior": "improper",
     }
-
-
-# --------------------------------------------------------------------------- the variant
-def variant_prob_x1(k2, *, x1_star, y1_star, rho1, d, p=0.5, known=0) -> np.ndarray:
-    r"""The paper's eq. (X1fc) for both k1 in {m, m+1}, ignoring the constraint ``k1 <= k2``.
-
-    .. math::
-
-        P_{\text{unc}}[X_1 = k_1 \mid k_2] \propto \exp\Big\{-\tfrac{d+1}{d}\rho_1
-        \Big[k_1 - \tfrac{d x_1^* + (k_2 - y_1^*)}{d+1}\Big]^2\Big\}\, P[X_1 = k_1]
-
-    Equal to the correct :math:`P[X_1 = m+1 \mid X_2 = k_2]` (improper prior) for
-    ``k2 >= m + 1``; for ``k2 = m`` the correct value is 0, this one is not.
-
-    Returns
-    -------
-    ndarray
-        :math:`P_{\text{unc}}[X_1 = m + 1 \mid X_2 = k_2]` for each ``k2``.
-    """
-    k2 = np.asarray(k2, dtype=float)
-    centre = (d * x1_star + (k2 - y1_star)) / (d + 1)
-    scale = (d + 1) / d * rho1
-
-    def log_weight(k1, prior_mass):
-        return -scale * (k1 - centre) ** 2 + math.log(prior_mass)
-
-    log_odds = log_weight(known + 1, p) - log_weight(known, 1.0 - p)
-    return 1.0 / (1.0 + np.exp(-log_odds))
-
-
-@dataclass(frozen=True)
-class VariantLaw:
-    """Stationary law of the variant Gibbs sampler (see the module docstring).
-
-    Attributes
-    ----------
-    prob_x1 : float
-        Stationary ``P[X1 = m + 1]``.
-    k2_values : ndarray
-        The X2 window.
-    x2_pmf : ndarray
-        Stationary ``P[X2 = k2]`` on the window.
-    transition : ndarray, shape (2, 2)
-        ``T[b, b'] = P[X1' = m + b' | X1 = m + b]`` of the variant's X1 chain.
-    """
-
-    prob_x1: float
-    k2_values: np.ndarray
-    x2_pmf: np.ndarray
-    transition: np.ndarray
-
-    def x2_pmf_at(self, k2) -> np.ndarray:
-        """``P[X2 = k2]`` for integer ``k2`` (0 outside the window)."""
-        k2 = np.asarray(k2)
-        offset = k2 - self.k2_values[0]
-        inside = (offset >= 0) & (offset < self.k2_values.size)
-        return np.where(inside, self.x2_pmf[np.clip(offset, 0, self.k2_values.size - 1)], 0.0)
-
-
-def _variant_parts(x1_star, x2_star, y1_star, *, rho1, rho2, d, p, known):
-    for value, name in ((x1_star, "x1_star"), (x2_star, "x2_star"), (y1_star, "y1_star")):
-        check_count(value, name)
-    rho1 = float(check_rho(rho1, "rho1"))
-    d = check_positive_int(d, "d")
-    p = float(check_probability(p, "p"))
-    cond = ExactConditionals(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known,
-        prior="improper",
-    )
-    p_unc = variant_prob_x1(
-        cond.k2_values, x1_star=int(x1_star), y1_star=int(y1_star), rho1=rho1, d=d, p=p,
-        known=int(known),
-    )
-    return cond, p_unc
-
-
-def variant_stationary(
-    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
-) -> VariantLaw:
-    r"""Exact stationary law of the variant sampler (improper prior, the paper's setting).
-
-    ``T[b, b'] = sum_k2 P[X2 = k2 | X1 = m + b] P_unc[X1 = m + b' | k2]`` with the correct
-    X2 conditional (``k2 >= k1``, :class:`dprisk.inference.gibbs.ExactConditionals`) and
-    :func:`variant_prob_x1`; stationary ``P[X1 = m+1] = T[0, 1] / (T[0, 1] + T[1, 0])`` and
-    ``P[X2 = k2] = sum_b pi_b P[X2 = k2 | X1 = m + b]``.
-    """
-    cond, p_unc = _variant_parts(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known
-    )
-    to_one = cond.x2_pmf_table @ p_unc
-    transition = np.stack([1.0 - to_one, to_one], axis=1)
-    prob_x1 = float(transition[0, 1] / (transition[0, 1] + transition[1, 0]))
-    x2_pmf = (1.0 - prob_x1) * cond.x2_pmf_table[0] + prob_x1 * cond.x2_pmf_table[1]
-    return VariantLaw(prob_x1, cond.k2_values.copy(), x2_pmf, transition)
-
-
-def variant_gibbs_sample(
-    x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0, draws=PAPER_DRAWS,
-    chains=20, tune=1000, rng=None,
-) -> GibbsDraws:
-    """Run the variant Gibbs sampler: ``X1 ~ P_unc[. | X2]`` then ``X2 ~ P[. | X1]`` per sweep.
-
-    Chains are independent runs (one per "seed"); all are advanced together. The start is
-    X1 from its prior and X2 from its conditional; ``tune`` sweeps are discarded.
-
-    Returns
-    -------
-    inference.gibbs.GibbsDraws
-        ``x1``, ``x2`` of shape (chains, draws).
-    """
-    cond, p_unc = _variant_parts(
-        x1_star, x2_star, y1_star, rho1=rho1, rho2=rho2, d=d, p=p, known=known
-    )
-    draws = check_positive_int(draws, "draws")
-    chains = check_positive_int(chains, "chains")
-    tune = check_positive_int(tune, "tune", minimum=0)
-    rng = np.random.default_rng(rng)
-    known = int(known)
-    # Both updates tabulated on the checked k2 window (X2 | X1 puts no mass outside it, up
-    # to the neglected tail < 1e-12); X2 | X1 drawn by inverse CDF.
-    cdf = np.cumsum(cond.x2_pmf_table, axis=1)
-    last = cond.width - 1
-
-    def draw_x2(branch):
-        return np.minimum((rng.random(chains)[:, None] >= cdf[branch]).sum(1), last)
-
-    branch = (rng.random(chains) < p).astype(np.int64)
-    index = draw_x2(branch)
-    x1_out = np.empty((chains, draws), dtype=np.int64)
-    x2_out = np.empty((chains, draws), dtype=np.int64)
-    for sweep in range(tune + draws):
-        branch = (rng.random(chains) < p_unc[index]).astype(np.int64)
-        index = draw_x2(branch)
-        if sweep >= tune:
-            x1_out[:, sweep - tune] = branch
-            x2_out[:, sweep - tune] = index
-    x1_out += known
-    x2_out += cond.k2_start
-    return GibbsDraws(x1_out, x2_out)
 
 
 # --------------------------------------------------------------------------- MC error
@@ -304,21 +165,23 @@ class PaperBudget:
     crosscheck_battery: str | None = "small"
 
 
+def budget_runs(*, gibbs: int, pymc_gibbs: int, pymc: int, chains: int = 4,
+                pymc_gibbs_tune: int = 1000, tune: int = 1000) -> dict:
+    """:attr:`PaperBudget.runs` from the draws per method (``chains`` chains each)."""
+    return {
+        "gibbs": {"draws": gibbs, "chains": chains, "tune": tune},
+        "pymc-gibbs": {"draws": pymc_gibbs, "chains": chains, "tune": pymc_gibbs_tune},
+        "pymc": {"draws": pymc, "chains": chains, "tune": tune},
+    }
+
+
 DEFAULT_BUDGET = PaperBudget(
-    runs={
-        "gibbs": {"draws": 25_000, "chains": 4, "tune": 1000},
-        "pymc-gibbs": {"draws": 5000, "chains": 4, "tune": 500},
-        "pymc": {"draws": 5000, "chains": 4, "tune": 1000},
-    },
+    runs=budget_runs(gibbs=25_000, pymc_gibbs=5000, pymc=5000, pymc_gibbs_tune=500),
     paper_runs=20,
     crosscheck_battery="small",
 )
 PAPER_SCALE_BUDGET = PaperBudget(
-    runs={
-        "gibbs": {"draws": 250_000, "chains": 4, "tune": 1000},
-        "pymc-gibbs": {"draws": 25_000, "chains": 4, "tune": 1000},
-        "pymc": {"draws": 10_000, "chains": 4, "tune": 1000},
-    },
+    runs=budget_runs(gibbs=250_000, pymc_gibbs=25_000, pymc=10_000),
     paper_runs=100,
     crosscheck_battery="large",
 )
@@ -392,7 +255,8 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
     p_x1["variant"] = variant.prob_x1
     p_x2["variant"] = variant.x2_pmf_at(k2)
     variant_runs = variant_gibbs_sample(*release, **model_args, draws=PAPER_DRAWS,
-                                        chains=budget.paper_runs, rng=seeds["variant-runs"])
+                                        chains=budget.paper_runs,
+                                        random_seed=seeds["variant-runs"])
     variant_x1 = (variant_runs.x1 == known + 1).mean(axis=1)
     variant_x2 = (variant_runs.x2[:, :, None] == k2).mean(axis=1)
     p_x1["variant-runs"] = float(variant_x1.mean())
@@ -439,155 +303,6 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
     return tables, diagnostics, seeds
 
 
-# --------------------------------------------------------------------------- records
-def _at(values: xr.DataArray, method: str) -> xr.DataArray:
-    """``values.sel(method=...)`` (``sel``'s own ``method`` keyword shadows the dim name)."""
-    return values.sel({"method": method})
-
-
-def _z_text(published: float, reference: float, mcse: float, half_unit: float) -> tuple:
-    """``(within, text)``: |published - reference| vs N_MCSE MCSE, allowing the rounding."""
-    if not mcse > 0:
-        return False, "z undefined (no spread)"
-    z = (published - reference) / mcse
-    z_rounded = max(abs(published - reference) - half_unit, 0.0) / mcse
-    within = z_rounded <= N_MCSE
-    return within, (f"z = {z:+.1f} MCSE ({z_rounded:.1f} allowing for the printed rounding: "
-                    f"{'within' if within else 'beyond'} {N_MCSE:g} MCSE)")
-
-
-def _mc_text(estimates: dict, exact: float) -> str:
-    parts = []
-    for method, (value, mcse) in estimates.items():
-        if mcse > 0:
-            parts.append(f"{method} {value:.4f} ± {mcse:.4f} (z {(value - exact) / mcse:+.1f})")
-        else:
-            parts.append(f"{method} {value:.4f} (no spread: every draw equal)")
-    return "; ".join(parts)
-
-
-@dataclass(frozen=True)
-class _Comparison:
-    """One published Table 4/5 number beside everything it is compared with."""
-
-    record: pub.PublishedValue
-    exact: float
-    paper_mcse: float
-    variant: float
-    variant_sd: float
-    estimates: dict
-
-    def versus_exact(self) -> tuple[bool, str]:
-        return _z_text(self.record.value, self.exact, self.paper_mcse, self.record.half_unit)
-
-    def versus_variant(self) -> tuple[bool, str]:
-        return _z_text(self.record.value, self.variant, self.variant_sd, self.record.half_unit)
-
-
-def _comparisons(tables: xr.Dataset) -> list[_Comparison]:
-    out = []
-    x1, x1_mcse = tables["p_x1"], tables["p_x1_mcse"]
-    for k1 in (0, 1):
-        def prob(method, k1=k1):
-            value = float(_at(x1, method))
-            return value if k1 == 1 else 1.0 - value
-
-        out.append(_Comparison(
-            pub.get(f"table4/k1={k1}/posterior"), exact=prob("exact"),
-            paper_mcse=float(tables["paper_mcse_x1"]), variant=prob("variant"),
-            variant_sd=float(_at(x1_mcse, "variant-runs")),
-            estimates={m: (prob(m), float(_at(x1_mcse, m))) for m in SAMPLING_METHODS},
-        ))
-    for k in TABLE5_K2:
-        x2, x2_mcse = tables["p_x2"].sel(k2=k), tables["p_x2_mcse"].sel(k2=k)
-        out.append(_Comparison(
-            pub.get(f"table5/k2={k}/posterior"), exact=float(_at(x2, "exact")),
-            paper_mcse=float(tables["paper_mcse_x2"].sel(k2=k)),
-            variant=float(_at(x2, "variant")),
-            variant_sd=float(_at(x2_mcse, "variant-runs")),
-            estimates={m: (float(_at(x2, m)), float(_at(x2_mcse, m))) for m in SAMPLING_METHODS},
-        ))
-    return out
-
-
-def _record(c: _Comparison) -> dict:
-    within, exact_text = c.versus_exact()
-    _, variant_text = c.versus_variant()
-    explanation = (
-        f"Exact enumeration: {c.exact:.5f}. Monte Carlo (estimate ± MCSE, z vs exact): "
-        f"{_mc_text(c.estimates, c.exact)}. The published {c.record.printed} is an MCMC "
-        f"estimate from 1e4 draws; a correct 1e4-draw exact-Gibbs run has MCSE "
-        f"{c.paper_mcse:.4f} here (analytic, from the X1 chain's autocorrelation), and the "
-        f"published value is {exact_text} from exact. Variant: a Gibbs sampler whose X1 update "
-        f"omits the support constraint k1 <= k2 (eq. X1fc applied at k1 = 1 when X2 = 0) "
-        f"while its X2 update keeps k2 >= k1 has stationary value {c.variant:.5f} (2-state "
-        f"transition matrix on X1); its 1e4-draw runs spread with sd {c.variant_sd:.4f}, and "
-        f"the published value is {variant_text} from the variant."
-    )
-    return {
-        "id": c.record.id,
-        "source": c.record.source,
-        "published": c.record.value,
-        "computed": c.exact,
-        "mcse": c.paper_mcse,
-        "status": "within-mc-error" if within else "differs",
-        "explanation": explanation,
-    }
-
-
-def records(tables: xr.Dataset) -> list[dict]:
-    """One record per Table 4 / Table 5 id: published vs exact, MC error of a 1e4-draw run.
-
-    ``computed`` is the exact posterior; ``mcse`` the MCSE of a correct 1e4-draw run
-    (:func:`correct_sampler_mcse`); ``status`` is ``within-mc-error`` when
-    ``|published - exact| - half a printed unit <= N_MCSE * mcse``, else ``differs``. The
-    explanation gives every MC estimate with its z against exact, and the variant sampler's
-    value and spread with the published value's z against it.
-    """
-    return [_record(c) for c in _comparisons(tables)]
-
-
-# --------------------------------------------------------------------------- figure
-def figure(tables: xr.Dataset) -> Figure:
-    """Bar charts of P[X1 = 1 | D] and P[X2 = k2 | D]: exact, MC, variant, published.
-
-    Error bars: ±2 MCSE for the Monte Carlo estimates; for the published values ±2 MCSE of
-    a correct 1e4-draw run (the scatter the paper's estimate would have around exact).
-    """
-    shown = ("exact", "pymc-gibbs", "pymc", "variant", "published")
-    colours = ("#333333", "#1f77b4", "#2ca02c", "#d62728", "#ff7f0e")
-
-    def errors(name, method):
-        if method == "published":
-            return 2 * tables[f"paper_mcse_{name}"].values
-        values = 2 * _at(tables[f"p_{name}_mcse"], method).values
-        return np.nan_to_num(values)
-
-    fig = Figure(figsize=(11, 4.2))
-    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1, 3]})
-    width = 0.8 / len(shown)
-    for i, (method, colour) in enumerate(zip(shown, colours, strict=True)):
-        ax1.bar(i, float(_at(tables["p_x1"], method)), yerr=errors("x1", method),
-                color=colour, capsize=3)
-        offsets = tables["k2"].values + (i - (len(shown) - 1) / 2) * width
-        ax2.bar(offsets, _at(tables["p_x2"], method).values, width=width, color=colour,
-                yerr=errors("x2", method), capsize=2, label=method)
-    no_hierarchy = float(_at(tables["p_x1"], "no-hierarchy"))
-    ax1.axhline(no_hierarchy, color="k", ls="--", lw=1)
-    ax1.text(len(shown) - 0.5, no_hierarchy, "no hierarchy", ha="right", va="bottom",
-             fontsize=8)
-    ax1.set_xticks(range(len(shown)), shown, rotation=45, ha="right")
-    ax1.set_ylim(0.45, 0.6)
-    ax1.set_ylabel("P[X1 = 1 | D]")
-    ax1.set_title("Table 4")
-    ax2.set_xlabel("k2 (block-group count with characteristics c, persons)")
-    ax2.set_ylabel("P[X2 = k2 | D]")
-    ax2.set_title("Table 5 (D = (2, 1, -1), census rho, d = 27, p = 1/2); bars ±2 MCSE")
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 # --------------------------------------------------------------------------- study
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     """The §4.3 Tables 3–5 study for the report (:class:`dprisk.validation.report.StudyResult`).
@@ -613,12 +328,12 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
         figures={"table4_table5": figure(tables)},
         seeds=seeds,
     )
-    x1 = {m: float(_at(tables["p_x1"], m)) for m in tables["method"].values}
-    comparisons = _comparisons(tables)
-    far_from_exact = [c.record.id for c in comparisons if not c.versus_exact()[0]]
-    near_exact = len(comparisons) - len(far_from_exact)
-    near_variant = sum(c.versus_variant()[0] for c in comparisons)
-    variant_sd = float(_at(tables["p_x1_mcse"], "variant-runs"))
+    x1 = {m: float(at_method(tables["p_x1"], m)) for m in tables["method"].values}
+    compared = comparisons(tables)
+    far_from_exact = [c.record.id for c in compared if not c.versus_exact()[0]]
+    near_exact = len(compared) - len(far_from_exact)
+    near_variant = sum(c.versus_variant()[0] for c in compared)
+    variant_sd = float(at_method(tables["p_x1_mcse"], "variant-runs"))
     runs = tables.attrs["paper_runs"]
     result.notes = [
         "Release D = (x1*, x2*, y1*) = (2, 1, -1) (Table 3), rho1 = census block "
@@ -631,7 +346,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
         f"posterior of the stated model. A Gibbs sampler whose X1 update ignores the support "
         f"constraint k1 <= k2 while its X2 update keeps k2 >= k1 has stationary P[X1 = 1] = "
         f"{x1['variant']:.4f}; {runs} runs of it with 1e4 draws give "
-        f"{x1['variant-runs']:.4f} ± {variant_sd:.4f} (sd). Of the {len(comparisons)} "
+        f"{x1['variant-runs']:.4f} ± {variant_sd:.4f} (sd). Of the {len(compared)} "
         f"published Table 4-5 numbers, {near_variant} lie within {N_MCSE:g} MCSE (allowing "
         f"for the printed rounding) of that variant and {near_exact} of the exact posterior "
         f"(beyond it: {', '.join(far_from_exact) or 'none'}). The model is not changed to "

@@ -24,7 +24,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from dprisk.inference.mc_studies import finite_draws_p_correct
+from dprisk.inference.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.validation.decision_maps import decision_map, plot_decision_map
 from dprisk.validation.figures_hierarchical import census_rhos
@@ -66,7 +66,7 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
     scenarios : sequence of (label, prior, x1, x2)
     draws : int, optional
         Also give the expected P[correct] of the variant decided from ``draws`` Gibbs draws
-        (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`, ties rule ``ties_draws``).
+        (:func:`dprisk.inference.finite_draws.finite_draws_p_correct`, ties rule ``ties_draws``).
 
     Returns
     -------

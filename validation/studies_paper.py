@@ -13,7 +13,7 @@ Every published number of those figures gets a record
 * ``explanation`` gives the computations that account for a difference: the
   constraint-dropping Gibbs variant (:func:`dprisk.inference.studies.p_correct_variant`), the
   expected effect of deciding from 1e3 Gibbs draws with the rule "estimate >= 1/2"
-  (:func:`dprisk.inference.mc_studies.finite_draws_p_correct`), ties, and the Figure 4 region.
+  (:func:`dprisk.inference.finite_draws.finite_draws_p_correct`), ties, and the Figure 4 region.
 
 :func:`study` assembles the records, figures (``figure4``, ``figure5``, ``figure6``,
 ``figure9a``, ``figure9b`` plus ``figure4_variant`` and ``s4_summary``), datasets and a
@@ -29,13 +29,13 @@ import numpy as np
 import xarray as xr
 
 from dprisk.inference.exact import TwoLevelParams
-from dprisk.inference.mc_studies import (
+from dprisk.inference.finite_draws import (
     chain_transitions,
     count_moments,
     decision_probability,
     finite_draws_p_correct,
-    simulate_p_correct,
 )
+from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.dg_sums import approximation_pmf, sum_pmf
@@ -103,7 +103,7 @@ def figure4_tile_procedure(*, rho1, rho2, d=27, draws=PAPER_DRAWS, draws_near=25
     The paper decides each ``(x1*, x2*, y1*)`` tile from ``draws`` MCMC draws and re-runs
     tiles whose estimate is "close to 0.5" with ``draws_near``; here "close" means within
     ``near`` of 1/2 (the paper does not say), with the normal law of the count
-    (:func:`dprisk.inference.mc_studies.count_moments`). Region of Figure 4, truth x1 = x2 = 1.
+    (:func:`dprisk.inference.finite_draws.count_moments`). Region of Figure 4, truth x1 = x2 = 1.
 
     Returns
     -------
@@ -283,7 +283,8 @@ def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Da
         for x2 in x2_values:
             run = simulate_p_correct(x2=int(x2), rho1=rho1, rho2=rho2, d=d, datasets=datasets,
                                      draws=draws, sampler=sampler, ties=ties,
-                                     seed=SEEDS[seed_key] + int(x2), progress=progress)
+                                     random_seed=SEEDS[seed_key] + int(x2),
+                                     progress=progress)
             expected = finite_draws_p_correct(x2=int(x2), rho1=rho1, rho2=rho2, d=d,
                                               draws=draws, variant=sampler == "variant",
                                               ties=ties)
@@ -296,7 +297,7 @@ def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Da
                          "mcse_draws_effect": run.mcse_draws_effect,
                          "p_correct_expected": expected["p_correct"],
                          "p_correct_exact": exact.p_correct,
-                         "seconds": run.seconds, "seed": run.seed})
+                         "seconds": run.seconds, "random_seed": run.random_seed})
     keys = [k for k in rows[0] if k not in ("sampler", "x2", "ties")]
     return xr.Dataset(
         {k: ("run", [r[k] for r in rows]) for k in keys},

@@ -9,17 +9,10 @@ the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
 import numpy as np
 import pytest
 
-from dprisk.inference.exact import TwoLevelParams, posterior_x1
-from dprisk.inference.mc_studies import (
-    BLOCK,
-    _block,
-    chain_transitions,
-    count_moments,
-    decision_probability,
-    finite_draws_p_correct,
-    simulate_p_correct,
-)
-from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant, variant_log_odds
+from dprisk.inference.exact import TwoLevelParams
+from dprisk.inference.finite_draws import finite_draws_p_correct
+from dprisk.inference.mc_studies import BLOCK, _block, simulate_p_correct
+from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models.census import census_level
 
 RHO1 = float(census_level("block").rho)
@@ -28,70 +21,9 @@ CENSUS = {"rho1": RHO1, "rho2": RHO2, "d": 27}
 Z_MAX = 4.0
 
 
-def count_pmf_dp(a0, a1, start, draws):
-    """P[C = k] of the two-state chain by dynamic programming over (state, count)."""
-    prob = np.zeros((2, draws + 1))
-    prob[0, 0], prob[1, 0] = 1 - start, start
-    for _ in range(draws):
-        new = np.zeros_like(prob)
-        new[0] = prob[0] * (1 - a0) + prob[1] * (1 - a1)
-        new[1, 1:] = prob[0, :-1] * a0 + prob[1, :-1] * a1
-        prob = new
-    return prob.sum(0)
-
-
-@pytest.mark.parametrize(("a0", "a1", "start", "draws"), [
-    (0.3, 0.6, 0.5, 10), (0.45, 0.55, 0.5, 200), (0.5, 0.5, 0.5, 100), (0.2, 0.9, 0.1, 101),
-    (0.6, 0.3, 1.0, 50),
-])
-def test_decision_probability_fft_is_exact(a0, a1, start, draws):
-    pmf = count_pmf_dp(a0, a1, start, draws)
-    strict = pmf[draws // 2 + 1:].sum()
-    tie = pmf[draws // 2] if draws % 2 == 0 else 0.0
-    for ties, expected in (("m", strict), ("m+1", strict + tie), ("half", strict + tie / 2)):
-        got = decision_probability(a0, a1, start, draws, method="fft", ties=ties)
-        assert got[0] == pytest.approx(expected, abs=1e-12)
-
-
-@pytest.mark.parametrize(("a0", "a1", "start", "draws"), [
-    (0.3, 0.6, 0.5, 10), (0.2, 0.9, 0.1, 101), (0.6, 0.3, 1.0, 50), (0.01, 0.985, 0.5, 300),
-])
-def test_count_moments_exact(a0, a1, start, draws):
-    pmf = count_pmf_dp(a0, a1, start, draws)
-    k = np.arange(draws + 1)
-    mean, var = count_moments(a0, a1, start, draws)
-    assert mean == pytest.approx((k * pmf).sum(), rel=1e-10)
-    assert var == pytest.approx((k**2 * pmf).sum() - (k * pmf).sum() ** 2, rel=1e-8)
-
-
-@pytest.mark.parametrize("variant", [False, True])
-def test_normal_decision_probability_close_to_exact(variant):
-    """On Census releases near the boundary, the normal law is within 5e-4 (N = 1000)."""
-    rng = np.random.default_rng(4)
-    params = TwoLevelParams.validated(p=0.5, known=0, prior="improper", **CENSUS)
-    x1s, x2s, y1s = rng.integers(-2, 5, 400), rng.integers(-3, 6, 400), rng.integers(-30, 30, 400)
-    a0, a1 = chain_transitions(x1s, x2s, y1s, params, variant=variant)
-    near = np.abs(a0 / (1 - a1 + a0) - 0.5) < 0.1
-    for ties in ("m", "m+1"):
-        exact = decision_probability(a0[near], a1[near], 0.5, 1000, method="fft", ties=ties)
-        normal = decision_probability(a0[near], a1[near], 0.5, 1000, method="normal", ties=ties)
-        assert np.abs(exact - normal).max() < 5e-4
-
-
-def test_chain_stationary_law_is_the_posterior():
-    params = TwoLevelParams.validated(p=0.3, known=1, prior="truncated:12", **CENSUS)
-    x1s, x2s, y1s = np.array([2, 0, 5, 1]), np.array([1, 4, 2, 9]), np.array([-1, 3, 20, -12])
-    a0, a1 = chain_transitions(x1s, x2s, y1s, params)
-    exact = posterior_x1(x1s, x2s, y1s, p=0.3, known=1, prior="truncated:12", **CENSUS)
-    np.testing.assert_allclose(a0 / (1 - a1 + a0), exact, rtol=1e-10)
-    v0, v1 = chain_transitions(x1s, x2s, y1s, params, variant=True)
-    log_odds = variant_log_odds(x1s, x2s, y1s, p=0.3, known=1, prior="truncated:12", **CENSUS)
-    np.testing.assert_allclose(np.log(v0) - np.log1p(-v1), log_odds, rtol=1e-9, atol=1e-12)
-
-
 def test_exact_decisions_on_simulated_releases_match_exact_sum():
     """Binomial check of the release simulation: sampler 'exact' vs the exact grid sum."""
-    run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", seed=11, progress=False,
+    run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", random_seed=11, progress=False,
                              **CENSUS)
     exact = p_correct_hierarchical(x2=2, **CENSUS)
     assert abs(run.p_correct - exact.p_correct) < Z_MAX * run.mcse
@@ -106,7 +38,7 @@ def test_exact_decisions_on_simulated_releases_match_exact_sum():
 def test_finite_draws_mc_matches_expected(sampler, ties, x2):
     """2e4 releases x 200 draws vs the exact expectation of the same 200-draw procedure."""
     run = simulate_p_correct(x2=x2, datasets=20_000, draws=200, sampler=sampler, ties=ties,
-                             seed=5, progress=False, **CENSUS)
+                             random_seed=5, progress=False, **CENSUS)
     expected = finite_draws_p_correct(x2=x2, draws=200, variant=sampler == "variant",
                                       ties=ties, method="fft", **CENSUS)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse
@@ -121,8 +53,8 @@ def test_finite_draws_mc_matches_expected(sampler, ties, x2):
 def test_gibbs_sampler_and_x1_chain_agree():
     """Full Gibbs draws (inference.gibbs) and the collapsed X1 chain: same law."""
     kwargs = {"x2": 1, "datasets": 3000, "draws": 60, "progress": False} | CENSUS
-    gibbs = simulate_p_correct(sampler="gibbs", seed=8, **kwargs)
-    chain = simulate_p_correct(sampler="x1_chain", seed=9, **kwargs)
+    gibbs = simulate_p_correct(sampler="gibbs", random_seed=8, **kwargs)
+    chain = simulate_p_correct(sampler="x1_chain", random_seed=9, **kwargs)
     expected = finite_draws_p_correct(x2=1, draws=60, method="fft", **CENSUS)["p_correct"]
     assert abs(gibbs.p_correct - expected) < Z_MAX * gibbs.mcse
     assert abs(chain.p_correct - expected) < Z_MAX * chain.mcse
@@ -130,8 +62,8 @@ def test_gibbs_sampler_and_x1_chain_agree():
 
 def test_reproducible_and_blockwise():
     kwargs = {"x2": 3, "draws": 20, "sampler": "variant", "progress": False} | CENSUS
-    first = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
-    again = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
+    first = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
+    again = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
     assert first.p_correct == again.p_correct
     # Each block uses its own child seed: the total is the sum of independent blocks.
     params = TwoLevelParams.validated(p=0.5, known=0, prior="improper", **CENSUS)
@@ -139,12 +71,18 @@ def test_reproducible_and_blockwise():
     correct = 0
     for n, child in zip((BLOCK, 300), children, strict=True):
         out, _, _ = _block(n, params, 1, 3, 2, 20, "variant", 1, np.random.default_rng(child),
-                           "prior", "m")
+                           0.5, "m")
         correct += int(out.sum())
     assert correct == round(first.p_correct * first.datasets)
     unseeded = simulate_p_correct(datasets=100, **kwargs)
-    replay = simulate_p_correct(datasets=100, seed=unseeded.seed, **kwargs)
+    replay = simulate_p_correct(datasets=100, random_seed=unseeded.random_seed, **kwargs)
     assert replay.p_correct == unseeded.p_correct
+    assert isinstance(unseeded.random_seed, int) and 0 <= unseeded.random_seed < 2**32
+    # ``seed`` is an alias of ``random_seed`` (existing callers: sweeps, the CLI).
+    alias = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
+    assert alias.p_correct == first.p_correct and alias.random_seed == 123
+    with pytest.raises(ValueError, match="random_seed and its alias seed"):
+        simulate_p_correct(datasets=10, seed=1, random_seed=2, **kwargs)
 
 
 def test_bad_input():
@@ -154,14 +92,12 @@ def test_bad_input():
         simulate_p_correct(x2=1, datasets=0, **CENSUS)
     with pytest.raises(ValueError, match="start"):
         simulate_p_correct(x2=1, start=2.0, datasets=10, **CENSUS)
-    with pytest.raises(ValueError, match="method"):
-        decision_probability(0.5, 0.5, 0.5, 10, method="exact")
 
 
 @pytest.mark.slow
 def test_paper_scale_point_matches_expected():
     """1e6 releases x 1e3 draws (the paper's Figure 5 budget) at x2 = 10, variant sampler."""
     run = simulate_p_correct(x2=10, datasets=1_000_000, draws=1000, sampler="variant",
-                             ties="m+1", seed=2024, progress=False, **CENSUS)
+                             ties="m+1", random_seed=2024, progress=False, **CENSUS)
     expected = finite_draws_p_correct(x2=10, draws=1000, variant=True, ties="m+1", **CENSUS)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse

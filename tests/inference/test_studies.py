@@ -12,15 +12,10 @@ import pytest
 
 from dprisk.inference import single_level
 from dprisk.inference.exact import exact_posterior
-from dprisk.inference.studies import (
-    TIE_ATOL,
-    decision_thresholds,
-    marginal_summary,
-    p_correct_hierarchical,
-    p_correct_variant,
-    release_grid,
-    variant_log_odds,
-)
+from dprisk.inference.studies import marginal_summary, p_correct_hierarchical, p_correct_variant
+from dprisk.inference.study_setup import TIE_ATOL, release_grid
+from dprisk.inference.thresholds import decision_thresholds
+from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import census_level
 from dprisk.models.dg_sums import sum_pmf
@@ -225,8 +220,9 @@ def test_marginal_summary_exact_and_mc_keys():
     exact = marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10)
     assert set(exact) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss"}
     mc = marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10, method="mc", datasets=4000,
-                          draws=100, seed=3)
-    assert set(mc) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss", "mcse"}
+                          draws=100, random_seed=3)
+    assert set(mc) == {"p_correct", "p_correct_no_hierarchy", "gain", "loss", "mcse", "seed"}
+    assert mc["seed"] == 3
     assert abs(mc["p_correct"] - exact["p_correct"]) < 5 * mc["mcse"] + 0.01
     with pytest.raises(ValueError, match="method"):
         marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10, method="pymc")

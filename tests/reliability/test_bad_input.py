@@ -164,6 +164,12 @@ def _p_cases(target, *args, **kwargs) -> list[Case]:
     return [api(target, *args, p=bad, names="p", **kwargs) for bad in (0.0, 1.0, 1.5, math.nan)]
 
 
+def _mc_case(names: str, **changes) -> Case:
+    """``simulate_p_correct`` on a valid small study (10 releases, seed 1) with ``changes``."""
+    kwargs = {**STUDY, "datasets": 10, "random_seed": 1, "progress": False, **changes}
+    return api(f"{MC}:simulate_p_correct", **kwargs, names=names)
+
+
 # --------------------------------------------------------------------------- the table
 CASES: list[Case] = [
     # ---- models.discrete_gaussian
@@ -524,35 +530,33 @@ CASES: list[Case] = [
     api(f"{STUDIES}:p_correct_hierarchical", **STUDY, tail_mass=0.0, names="tail_mass"),
     api(f"{STUDIES}:p_correct_hierarchical", **STUDY, prior=BROKEN_PRIOR, names="prior"),
     api(f"{STUDIES}:p_correct_variant", **{**STUDY, "d": 0}, names="d"),
-    api(f"{STUDIES}:release_grid", x2=2, y1=-1, rho1=0.1, rho2=0.25, d=3, names="y1"),
-    api(f"{STUDIES}:decision_thresholds", 2, 1, **H, model="other", names="model"),
+    api("dprisk.inference.study_setup:release_grid", x2=2, y1=-1, rho1=0.1, rho2=0.25, d=3,
+        names="y1"),
+    api("dprisk.inference.thresholds:decision_thresholds", 2, 1, **H, model="other",
+        names="model"),
     api(f"{STUDIES}:marginal_summary", **H, x2=2, method="magic", names="method"),
-    api(f"{STUDIES}:marginal_summary", **H, x2=2, method="mc", datasets=0, seed=1,
+    api(f"{STUDIES}:marginal_summary", **H, x2=2, method="mc", datasets=0, random_seed=1,
         names="datasets"),
-    # ---- inference.mc_studies
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=0, seed=1, progress=False,
-        names="datasets"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, draws=0, seed=1, progress=False,
-        names="draws"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, sampler="nuts", seed=1,
-        progress=False, names="sampler"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, seed=-1, progress=False,
+    api(f"{STUDIES}:marginal_summary", **H, x2=2, method="mc", datasets=10, seed=-1,
         names="seed"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, seed=1.5, progress=False,
-        names="seed"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, start=1.5, seed=1, progress=False,
-        names="start"),
-    api(f"{MC}:simulate_p_correct", **STUDY, datasets=10, ties="coin", seed=1,
-        progress=False, names="ties"),
-    api(f"{MC}:simulate_p_correct", **{**STUDY, "d": 0}, datasets=10, seed=1, progress=False,
-        names="d"),
-    api(f"{MC}:simulate_p_correct", **{**STUDY, "rho1": math.nan}, datasets=10, seed=1,
-        progress=False, names="rho1"),
-    api(f"{MC}:finite_draws_p_correct", **STUDY, draws=0, names="draws"),
-    api(f"{MC}:finite_draws_p_correct", **STUDY, draws=10, method="exact", names="method"),
-    api(f"{MC}:decision_probability", 0.5, 0.5, 0.5, 10, method="magic", names="method"),
-    api(f"{MC}:decision_probability", 0.5, 0.5, 0.5, 0, names="draws"),
-    api(f"{MC}:decision_probability", 1.5, 0.5, 0.5, 10, names="a0"),
+    # ---- inference.mc_studies, inference.finite_draws
+    _mc_case("datasets", datasets=0),
+    _mc_case("draws", draws=0),
+    _mc_case("sampler", sampler="nuts"),
+    _mc_case("random_seed", random_seed=-1),
+    _mc_case("random_seed", random_seed=1.5),
+    _mc_case("seed", random_seed=None, seed=-1),
+    _mc_case("start", start=1.5),
+    _mc_case("ties", ties="coin"),
+    _mc_case("d", d=0),
+    _mc_case("rho1", rho1=math.nan),
+    api("dprisk.inference.finite_draws:finite_draws_p_correct", **STUDY, draws=0, names="draws"),
+    api("dprisk.inference.finite_draws:finite_draws_p_correct", **STUDY, draws=10,
+        method="exact", names="method"),
+    api("dprisk.inference.finite_draws:decision_probability", 0.5, 0.5, 0.5, 10,
+        method="magic", names="method"),
+    api("dprisk.inference.finite_draws:decision_probability", 0.5, 0.5, 0.5, 0, names="draws"),
+    api("dprisk.inference.finite_draws:decision_probability", 1.5, 0.5, 0.5, 10, names="a0"),
     # ---- validation.supplement
     api(f"{CENSUS}:parse_rhos", "0.1,abc", names="rhos"),
     api(f"{UL}:unique_levels_summary", [], names="rhos"),

@@ -80,8 +80,8 @@ def test_mc_study_same_seed_same_result(helpers, sampler):
     first = helpers.mc_study(sampler=sampler)
     assert first == helpers.mc_study(sampler=sampler)
     other = helpers.mc_study(seed=helpers.SEED + 1, sampler=sampler)
-    assert {k: v for k, v in other.items() if k != "seed"} != {
-        k: v for k, v in first.items() if k != "seed"}
+    assert {k: v for k, v in other.items() if k != "random_seed"} != {
+        k: v for k, v in first.items() if k != "random_seed"}
 
 
 def test_same_digests_in_a_fresh_interpreter(helpers, helper_command, subprocess_env):

@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from dprisk.inference.exact import exact_posterior
 from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
 from dprisk.inference.sampling import chain_diagnostics
+from dprisk.inference.variant import variant_gibbs_sample, variant_prob_x1, variant_stationary
 from dprisk.validation import published as pub
 from dprisk.validation.hierarchical_paper import (
     N_MCSE,
@@ -27,12 +28,10 @@ from dprisk.validation.hierarchical_paper import (
     TABLE3_RELEASE,
     TABLE5_K2,
     PaperBudget,
+    budget_runs,
     correct_sampler_mcse,
     study,
     table3_parameters,
-    variant_gibbs_sample,
-    variant_prob_x1,
-    variant_stationary,
 )
 from dprisk.validation.report import RECORD_KEYS, validate_records
 
@@ -40,11 +39,8 @@ PARAMS = table3_parameters()
 MODEL_ARGS = {k: v for k, v in PARAMS.items() if k != "prior"}
 N_RUNS = 400
 TINY = PaperBudget(
-    runs={
-        "gibbs": {"draws": 2000, "chains": 2, "tune": 100},
-        "pymc-gibbs": {"draws": 300, "chains": 2, "tune": 50},
-        "pymc": {"draws": 300, "chains": 2, "tune": 100},
-    },
+    runs=budget_runs(gibbs=2000, pymc_gibbs=300, pymc=300, chains=2, pymc_gibbs_tune=50,
+                     tune=100),
     paper_runs=8,
     crosscheck_battery=None,
 )
@@ -92,7 +88,7 @@ class TestVariant:
     def test_runs_match_stationary_law(self):
         law = variant_stationary(*TABLE3_RELEASE, **MODEL_ARGS)
         runs = variant_gibbs_sample(*TABLE3_RELEASE, **MODEL_ARGS, draws=5000, chains=16,
-                                    tune=200, rng=3)
+                                    tune=200, random_seed=3)
         x1 = chain_diagnostics(runs.x1, known=0)
         assert abs(x1["mean"] - law.prob_x1) < N_MCSE * x1["mcse"]
         for k in (0, 1, 2):
@@ -104,7 +100,7 @@ class TestVariant:
         law = variant_stationary(*TABLE3_RELEASE, **MODEL_ARGS)
         exact = exact_posterior(*TABLE3_RELEASE, **PARAMS)
         runs = variant_gibbs_sample(*TABLE3_RELEASE, **MODEL_ARGS, draws=PAPER_DRAWS,
-                                    chains=20, rng=4)
+                                    chains=20, random_seed=4)
         spread = (runs.x1 == 1).mean(1).std(ddof=1)
         paper_mcse = correct_sampler_mcse(*TABLE3_RELEASE, **PARAMS)["prob_x1"]
         published = pub.get("table4/k1=1/posterior")

@@ -24,15 +24,11 @@ import xarray as xr
 from matplotlib.figure import Figure
 from scipy import stats
 
+from dprisk.inference.variant import variant_prob_x1, variant_stationary
 from dprisk.models.discrete_gaussian import variance
 from dprisk.models.priors import parse_prior
 from dprisk.validation.figures_sbc import rank_histograms
-from dprisk.validation.hierarchical_paper import (
-    TABLE3_RELEASE,
-    table3_parameters,
-    variant_prob_x1,
-    variant_stationary,
-)
+from dprisk.validation.hierarchical_paper import TABLE3_RELEASE, table3_parameters
 from dprisk.validation.report import validate_records
 from dprisk.validation.sbc import (
     BROKEN_PRIOR,
@@ -43,8 +39,8 @@ from dprisk.validation.sbc import (
     USER_PRIOR,
     VARIABLES,
     SBCBudget,
+    SBCConditionals,
     SBCRun,
-    _Conditionals,
     detection_size,
     expected_x1_rank_pmf,
     prior_x2_pmf,
@@ -95,7 +91,7 @@ class TestSimulateReleases:
 
     @pytest.fixture(scope="class")
     def sims(self):
-        return simulate_releases(self.N, **DEFAULT_PARAMETERS, prior="truncated:10", rng=11)
+        return simulate_releases(self.N, **DEFAULT_PARAMETERS, prior="truncated:10", random_seed=11)
 
     def test_x1_is_bernoulli_p(self, sims):
         p = DEFAULT_PARAMETERS["p"]
@@ -120,7 +116,7 @@ class TestSimulateReleases:
             assert abs(noise.var() - var) < N_SE * var * math.sqrt(3.0 / self.N)
 
     def test_user_prior_difference_is_negative_binomial(self):
-        sims = simulate_releases(5000, **DEFAULT_PARAMETERS, prior=USER_PRIOR, rng=12)
+        sims = simulate_releases(5000, **DEFAULT_PARAMETERS, prior=USER_PRIOR, random_seed=12)
         diff = sims.x2 - sims.x1
         top = 30
         counts = np.bincount(np.minimum(diff, top), minlength=top + 1)
@@ -129,8 +125,8 @@ class TestSimulateReleases:
         assert stats.chisquare(counts, expected * diff.size).pvalue > 1e-3
 
     def test_seeded(self):
-        a = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", rng=3)
-        b = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", rng=3)
+        a = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", random_seed=3)
+        b = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", random_seed=3)
         for x, y in zip(a.releases, b.releases, strict=True):
             np.testing.assert_array_equal(x, y)
 
@@ -154,10 +150,10 @@ class TestRanks:
         n, draws = 20_000, 9
         values = (rng.random((n, draws + 1)) < 0.3).astype(int)
         ranks = rank_statistics(values[:, 0], values[:, 1:], rng)
-        assert uniformity_tests(ranks, draws, bins=10, rng=rng).p_value > 1e-3
+        assert uniformity_tests(ranks, draws, bins=10, random_seed=rng).p_value > 1e-3
         # without the random tie-breaking the ranks are far from uniform
         below = (values[:, 1:] < values[:, :1]).sum(1)
-        assert uniformity_tests(below, draws, bins=10, rng=rng).chi2_p_value < 1e-6
+        assert uniformity_tests(below, draws, bins=10, random_seed=rng).chi2_p_value < 1e-6
 
     def test_shape_checked(self, rng):
         with pytest.raises(ValueError, match="shape"):
@@ -167,22 +163,22 @@ class TestRanks:
 class TestUniformityTests:
     def test_uniform_passes_and_spike_fails(self, rng):
         uniform = rng.integers(0, 100, size=2000)
-        assert uniformity_tests(uniform, 99, rng=rng).p_value > 1e-3
+        assert uniformity_tests(uniform, 99, random_seed=rng).p_value > 1e-3
         spiked = np.concatenate([uniform, np.zeros(300, dtype=int)])
-        result = uniformity_tests(spiked, 99, rng=rng)
+        result = uniformity_tests(spiked, 99, random_seed=rng)
         assert result.chi2_p_value < 1e-6 and result.ks_p_value < 1e-6
         assert result.counts.sum() == spiked.size
 
     def test_chi2_statistic_by_hand(self, rng):
         ranks = np.repeat(np.arange(4), [10, 20, 30, 40])
-        result = uniformity_tests(ranks, 3, bins=4, rng=rng)
+        result = uniformity_tests(ranks, 3, bins=4, random_seed=rng)
         assert result.chi2 == pytest.approx(sum((c - 25) ** 2 / 25 for c in (10, 20, 30, 40)))
 
     @pytest.mark.parametrize(("ranks", "bins", "match"), [
         ([0, 1, 2], 3, "divide"), ([0, 100], 10, "0..99"), ([], 10, "non-empty")])
     def test_bad_input(self, ranks, bins, match, rng):
         with pytest.raises(ValueError, match=match):
-            uniformity_tests(np.array(ranks, dtype=int), 99, bins=bins, rng=rng)
+            uniformity_tests(np.array(ranks, dtype=int), 99, bins=bins, random_seed=rng)
 
 
 class TestX1RankPmf:
@@ -226,7 +222,7 @@ class TestBrokenUpdate:
         """Under the paper's setting the broken update is validation.hierarchical_paper's."""
         params = table3_parameters()
         release = [np.array([v]) for v in TABLE3_RELEASE]
-        tables = _Conditionals(release, params, "unconstrained")
+        tables = SBCConditionals(release, params, "unconstrained")
         k2 = tables.k2_start[0] + np.arange(tables.width)
         expected = variant_prob_x1(k2, x1_star=TABLE3_RELEASE[0], y1_star=TABLE3_RELEASE[2],
                                    rho1=params["rho1"], d=params["d"], p=params["p"])
@@ -236,18 +232,18 @@ class TestBrokenUpdate:
         assert tables.stationary_x1[0] == pytest.approx(law.prob_x1, abs=1e-10)
 
     def test_exact_update_has_the_exact_stationary_law(self):
-        sims = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", rng=5)
+        sims = simulate_releases(50, **DEFAULT_PARAMETERS, prior="truncated:10", random_seed=5)
         params = {**DEFAULT_PARAMETERS, "prior": parse_prior("truncated:10")}
-        tables = _Conditionals(sims.releases, params, "exact")
+        tables = SBCConditionals(sims.releases, params, "exact")
         np.testing.assert_allclose(tables.stationary_x1, tables.prob_x1, atol=1e-12)
 
     def test_loop_runs_match_stationary_law(self):
         """Long runs of the broken loop on one release vs its exact stationary P[X1 = m+1]."""
         params = {**DEFAULT_PARAMETERS, "prior": parse_prior(BROKEN_PRIOR)}
         release = (1, 0, -1)
-        tables = _Conditionals([np.array([v]) for v in release], params, "unconstrained")
+        tables = SBCConditionals([np.array([v]) for v in release], params, "unconstrained")
         out = two_block_gibbs_sample(*release, **params, x1_update="unconstrained",
-                                     draws=4000, chains=20, tune=50, rng=8)
+                                     draws=4000, chains=20, tune=50, random_seed=8)
         means = (out.x1[0] == 1).mean(axis=1)
         se = means.std(ddof=1) / math.sqrt(means.size)
         assert abs(means.mean() - tables.stationary_x1[0]) < N_SE * se
