@@ -44,9 +44,9 @@ def _best(func, repeats: int = REPEATS) -> float:
 
 
 def _releases(n: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    x1s = sample(1, CENSUS["rho1"], size=n, rng=rng)
-    x2s = sample(1, CENSUS["rho2"], size=n, rng=rng)
-    y1s = sample_sum(CENSUS["d"], CENSUS["rho1"], size=n, rng=rng)
+    x1s = sample(1, CENSUS["rho1"], size=n, random_seed=rng)
+    x2s = sample(1, CENSUS["rho2"], size=n, random_seed=rng)
+    y1s = sample_sum(CENSUS["d"], CENSUS["rho1"], size=n, random_seed=rng)
     return x1s, x2s, y1s
 
 

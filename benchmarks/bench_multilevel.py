@@ -51,10 +51,13 @@ def releases(h: int, n: int, rng) -> tuple[np.ndarray, np.ndarray]:
     """``n`` releases of the bottom ``h`` levels: x* (n, h) and y* (n, h - 1)."""
     rhos = census_rhos(h)
     truth = np.array(TRUE_COUNTS[:h])
-    x_stars = np.stack([sample(int(truth[i]), rhos[i], size=n, rng=rng) for i in range(h)], -1)
+    x_stars = np.stack(
+        [sample(int(truth[i]), rhos[i], size=n, random_seed=rng) for i in range(h)], -1
+    )
     y_true = np.diff(truth)
     y_stars = np.stack(
-        [y_true[i] + sample_sum(SIBLINGS[i], rhos[i], size=n, rng=rng) for i in range(h - 1)],
+        [y_true[i] + sample_sum(SIBLINGS[i], rhos[i], size=n, random_seed=rng)
+         for i in range(h - 1)],
         -1,
     )
     return x_stars, y_stars

@@ -37,14 +37,12 @@ from dprisk.inference.two_level_table import (
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, float_or_array, two_level_scenario
-from dprisk.models.two_level import TwoLevelParams
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
     "GridTooNarrowError",
     "HierarchicalPosterior",
     "JointTable",
-    "TwoLevelParams",
     "exact_posterior",
     "joint_log_table",
     "posterior_tables",

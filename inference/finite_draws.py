@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.study_setup import (
     DEFAULT_TAIL_MASS,
     TIE_ATOL,
@@ -40,6 +39,7 @@ from dprisk.inference.variant import variant_chain_up
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_positive_int
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
+from dprisk.models.scenario import Scenario
 
 __all__ = [
     "DECISION_METHODS",
@@ -56,7 +56,7 @@ DECISION_METHODS = ("fft", "normal")
 
 
 # --------------------------------------------------------------------------- chain tables
-def chain_transitions(x1_star, x2_star, y1_star, params: TwoLevelParams, *,
+def chain_transitions(x1_star, x2_star, y1_star, params: Scenario, *,
                       variant: bool = False):
     r"""``(a0, a1)`` of the X1 chain of the Gibbs sampler, one pair per release (kernel).
 
@@ -68,7 +68,7 @@ def chain_transitions(x1_star, x2_star, y1_star, params: TwoLevelParams, *,
     Parameters
     ----------
     x1_star, x2_star, y1_star : ndarray of int, shape (R,)
-    params : TwoLevelParams
+    params : Scenario
 
     Returns
     -------
@@ -98,7 +98,7 @@ def _stationary_up(a0, a1, tie_weight: float) -> np.ndarray:
                     np.where(np.abs(log_odds) <= TIE_ATOL, tie_weight, 0.0))
 
 
-def start_probability(start, params: TwoLevelParams) -> float:
+def start_probability(start, params: Scenario) -> float:
     """P[X1^(0) = m + 1]: the prior ``p`` for ``"prior"``, else the given probability.
 
     Raises

@@ -360,7 +360,7 @@ def _x1_path(first: np.ndarray, u: np.ndarray, a0: np.ndarray, a1: np.ndarray) -
 def gibbs_sample(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, draws: int = 1000,
     chains: int = 4, tune: int = 0, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
-    rng=None, **parameters,
+    **parameters,
 ) -> GibbsDraws:
     r"""Run the exact Gibbs sampler for one or many releases D, many chains at once.
 
@@ -385,8 +385,6 @@ def gibbs_sample(
     random_seed : int, numpy.random.Generator or None
         Source of randomness (``np.random.default_rng(random_seed)``); a seed makes runs
         reproducible.
-    rng
-        Former name of ``random_seed`` (kept for one release; do not give both).
 
     Returns
     -------
@@ -396,31 +394,23 @@ def gibbs_sample(
     """
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)
-    run = run_options(draws, chains, tune, random_seed, rng)
+    run = run_options(draws, chains, tune, random_seed)
     return gibbs_draws(release, scenario, **run, tail_mass=check_tail_mass(tail_mass))
 
 
-def run_options(draws, chains, tune, random_seed, rng=None) -> dict:
-    """Checked ``draws, chains, tune`` and the ``generator`` of a sampler call.
-
-    The seed is ``random_seed``, or the former keyword ``rng`` (not both).
+def run_options(draws, chains, tune, random_seed) -> dict:
+    """Checked ``draws, chains, tune`` and the ``generator`` of ``random_seed``.
 
     Raises
     ------
     ValueError, TypeError
-        One line naming ``draws``, ``chains``, ``tune``, ``random_seed`` or ``rng``.
+        One line naming ``draws``, ``chains``, ``tune`` or ``random_seed``.
     """
-    # TODO(merge): ``rng=`` callers in inference/mc_studies.py, validation/sbc.py,
-    # validation/hierarchical_paper.py, tests/reliability/, tests/properties/test_extremes.py,
-    # tests/validation/test_hierarchical_paper.py; drop ``rng`` once they pass random_seed.
-    if rng is not None and random_seed is not None:
-        raise TypeError("give random_seed (rng is its former name), not both")
-    seed, name = (random_seed, "random_seed") if rng is None else (rng, "rng")
     return {
         "draws": check_positive_int(draws, "draws"),
         "chains": check_positive_int(chains, "chains"),
         "tune": check_positive_int(tune, "tune", minimum=0),
-        "generator": as_generator(seed, name),
+        "generator": as_generator(random_seed, "random_seed"),
     }
 
 
@@ -483,4 +473,4 @@ def to_datatree(samples: GibbsDraws, *, attrs: dict | None = None):
         Attributes of the posterior group (e.g. the parameters).
     """
     return draws_datatree({"X1": samples.x1, "X2": samples.x2},
-                          sampler="exact Gibbs (inference.gibbs)", attrs=attrs)
+                          sampler="exact Gibbs (dprisk.inference.gibbs)", attrs=attrs)

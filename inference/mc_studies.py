@@ -132,29 +132,22 @@ def _simulate_chain(a0, a1, start_prob, draws, rng) -> np.ndarray:
     return count
 
 
-def resolve_random_seed(random_seed=None, seed=None) -> int:
+def resolve_random_seed(random_seed=None) -> int:
     """The seed of a Monte Carlo run: the one given, or a fresh one drawn (and then reported).
 
-    ``seed`` is an alias of ``random_seed`` kept for existing callers; giving both with
-    different values is an error. A drawn seed is ``secrets.randbelow(2**32)``.
+    A drawn seed is ``secrets.randbelow(2**32)``.
 
     Raises
     ------
     ValueError
         If the seed is not ``None`` or an integer >= 0 (any size: SeedSequence entropy is
-        128-bit), naming the argument used.
+        128-bit), naming ``random_seed``.
     """
-    name = "random_seed"
-    if seed is not None:
-        if random_seed is not None and random_seed != seed:
-            raise ValueError(f"random_seed and its alias seed disagree: {random_seed!r} != "
-                             f"{seed!r}; give one")
-        random_seed, name = seed, "seed"
     if random_seed is None:
         return secrets.randbelow(2**32)
     if (isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral)
             or random_seed < 0):
-        raise ValueError(f"{name} must be None or an integer >= 0, got {random_seed!r}")
+        raise ValueError(f"random_seed must be None or an integer >= 0, got {random_seed!r}")
     return int(random_seed)
 
 
@@ -169,9 +162,9 @@ def _resolve(up: np.ndarray, tie: np.ndarray, ties: str, rng) -> np.ndarray:
 
 def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
     """Decisions for one block: (correct, correct_stationary, correct_no_hierarchy)."""
-    x1s = sample(x1, params.rho1, size=n, rng=rng)
-    x2s = sample(x2, params.rho2, size=n, rng=rng)
-    y1s = y1 + sample_sum(params.d, params.rho1, size=n, rng=rng)
+    x1s = sample(x1, params.rho1, size=n, random_seed=rng)
+    x2s = sample(x2, params.rho2, size=n, random_seed=rng)
+    y1s = y1 + sample_sum(params.d, params.rho1, size=n, random_seed=rng)
     m = params.known
     releases = np.stack([x1s, x2s, y1s], axis=1)
     unique, inverse = np.unique(releases, axis=0, return_inverse=True)
@@ -194,7 +187,7 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
             sl = slice(lo, lo + _GIBBS_SUB)
             out = gibbs_sample(x1s[sl], x2s[sl], y1s[sl], rho1=params.rho1, rho2=params.rho2,
                                d=params.d, p=params.p, known=m, prior=params.prior,
-                               draws=draws, chains=1, rng=rng)
+                               draws=draws, chains=1, random_seed=rng)
             count[sl] = (out.x1[:, 0, :] == m + 1).sum(-1)
         up = _resolve(2 * count > draws, 2 * count == draws, ties, rng)
     up_single = x1s >= t0
@@ -205,7 +198,7 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
 
 def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
                        datasets=10_000, draws=1000, sampler="x1_chain", random_seed=None,
-                       start="prior", ties="m", progress=True, seed=None) -> MCResult:
+                       start="prior", ties="m", progress=True) -> MCResult:
     r"""Monte Carlo P[correct decision] at paper scale (Figures 5-6 procedure).
 
     Simulates ``datasets`` releases ``D`` from the true mechanism (fast sampler; ``y1*``
@@ -233,8 +226,6 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
         ``"m"`` is the rule "estimate > 1/2", ``"m+1"`` the rule "estimate >= 1/2".
     progress : bool
         tqdm progress bar over blocks (stderr).
-    seed : int, optional
-        Alias of ``random_seed`` (existing callers).
 
     Returns
     -------
@@ -250,7 +241,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     draws = check_positive_int(draws, "draws")
     check_ties(ties)
     start_prob = start_probability(start, params)
-    random_seed = resolve_random_seed(random_seed, seed)
+    random_seed = resolve_random_seed(random_seed)
     t0 = int(single_level.decision_threshold(params.rho1, params.p, params.known))
     sizes = _block_sizes(datasets)
     root = np.random.SeedSequence(random_seed)

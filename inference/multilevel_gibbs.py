@@ -188,6 +188,6 @@ def to_datatree(samples: MultilevelDraws, *, attrs: dict | None = None):
     x = np.asarray(samples.x)
     return draws_datatree(
         {x_var_name(level): x[level - 1] for level in range(1, x.shape[0] + 1)},
-        sampler="exact Gibbs, systematic scan (inference.multilevel)",
+        sampler="exact Gibbs, systematic scan (dprisk.inference.multilevel_gibbs)",
         attrs={"known": int(samples.known), **(attrs or {})},
     )

@@ -63,9 +63,6 @@ from dprisk.inference.study_setup import (
     validated_study_params,
 )
 from dprisk.inference.thresholds import decision_offsets
-
-# TODO(merge): callers in notebooks/hierarchical_what_if.py (import it from inference.variant).
-from dprisk.inference.variant import variant_log_odds
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 
@@ -76,7 +73,6 @@ __all__ = [
     "p_correct_hierarchical",
     "p_correct_variant",
     "sum_over_grid",
-    "variant_log_odds",
 ]
 
 #: Decision methods of :func:`marginal_summary`.
@@ -238,8 +234,7 @@ def p_correct_variant(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="impr
 
 # --------------------------------------------------------------------------- CLI summary
 def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="improper",
-                     method="exact", datasets=20_000, draws=1000, random_seed=None,
-                     seed=None) -> dict:
+                     method="exact", datasets=20_000, draws=1000, random_seed=None) -> dict:
     """P[correct] with and without the hierarchy, and the gain/loss split (for the CLI).
 
     Parameters
@@ -253,8 +248,6 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
         Monte Carlo budget (``method="mc"`` only).
     random_seed : int, optional
         Seed of the Monte Carlo run; drawn (and returned) when not given.
-    seed : int, optional
-        Alias of ``random_seed`` (the command line's name).
 
     Returns
     -------
@@ -273,6 +266,6 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
                 "gain": result.gain, "loss": result.loss}
     run = simulate_p_correct(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p, known=known,
                              prior=prior, datasets=datasets, draws=draws,
-                             random_seed=random_seed, seed=seed, progress=False)
+                             random_seed=random_seed, progress=False)
     return {"p_correct": run.p_correct, "p_correct_no_hierarchy": run.p_correct_no_hierarchy,
             "gain": run.gain, "loss": run.loss, "mcse": run.mcse, "seed": run.random_seed}

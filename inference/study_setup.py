@@ -30,11 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.inference.exact import JointTable, TwoLevelParams, joint_log_table
+from dprisk.inference.exact import JointTable, joint_log_table
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sums import sum_pmf
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
+from dprisk.models.scenario import Scenario
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
@@ -80,9 +81,9 @@ def check_ties(ties: str) -> float:
 
 
 def validated_study_params(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper"):
-    """Check a study's inputs once; return ``(TwoLevelParams, x1, x2, y1)``.
+    """Check a study's inputs once; return ``(Scenario, x1, x2, y1)``.
 
-    The model parameters are checked by :meth:`TwoLevelParams.validated`. The truth is
+    The model parameters are checked by :meth:`Scenario.two_level`. The truth is
     ``x1 in {known, known + 1}`` (default ``known + 1``) and ``x2 >= x1``, so that
     ``y1 = x2 - x1 >= 0``.
 
@@ -91,7 +92,7 @@ def validated_study_params(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior=
     ValueError
         Naming the parameter (``x2``, ``x1``, ``d``, ``prior``, ...) and its allowed range.
     """
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
     m = params.known
     x1 = m + 1 if x1 is None else check_positive_int(x1, "x1", minimum=0)
@@ -146,7 +147,7 @@ def _noise_sum(d: int, rho1: float, tail_mass: float):
     return exact.values, exact.pmf, max(outside, 0.0)
 
 
-def grid_for_truth(x2: int, y1: int, params: TwoLevelParams, tail_mass: float) -> ReleaseGrid:
+def grid_for_truth(x2: int, y1: int, params: Scenario, tail_mass: float) -> ReleaseGrid:
     r"""Kernel of :func:`release_grid` for a validated truth, parameters and ``tail_mass``.
 
     Raises
@@ -181,13 +182,13 @@ def release_grid(*, x2, y1, rho1, rho2, d, tail_mass=DEFAULT_TAIL_MASS) -> Relea
     tail_mass = check_tail_mass(tail_mass)
     check_count(x2, "x2", minimum=0)
     check_count(y1, "y1", minimum=0)
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=0.5, known=0,
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=0.5, known=0,
                                       prior="improper")
     return grid_for_truth(x2, y1, params, tail_mass)
 
 
 # --------------------------------------------------------------------------- exact model
-def posterior_table(x1_star, x2_star, y1_star, params: TwoLevelParams) -> JointTable:
+def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
     """The exact joint posterior table of releases on a k2 window with tail < 1e-12."""
     return joint_log_table(
         x1_star, x2_star, y1_star, rho1=params.rho1, rho2=params.rho2, d=params.d,
@@ -218,7 +219,7 @@ def exact_x1_update(log_joint: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(log_joint[:, 1]), q, 0.0)
 
 
-def exact_log_odds_at_known(x2_star, y1_star, params: TwoLevelParams) -> np.ndarray:
+def exact_log_odds_at_known(x2_star, y1_star, params: Scenario) -> np.ndarray:
     r"""``L_m(x2*, y1*)``: the exact posterior log-odds of ``X1 = m + 1`` at ``x1* = m``.
 
     .. math:: L(x_1^*, x_2^*, y_1^*) = L_m(x_2^*, y_1^*) + 2\rho_1 (x_1^* - m)
@@ -236,7 +237,7 @@ def exact_log_odds_at_known(x2_star, y1_star, params: TwoLevelParams) -> np.ndar
     return odds.reshape(shape)
 
 
-def row_chunks(n: int, params: TwoLevelParams):
+def row_chunks(n: int, params: Scenario):
     """Slices of at most ~2**22 k2 cells (memory stays bounded for small rho)."""
     width = 2 * int(dg.support_halfwidth(params.precision, POSTERIOR_TAIL_MASS * 1e-3)) + 5
     step = max(1, _CHUNK_CELLS // (2 * width))

@@ -54,7 +54,7 @@ UNITS = {
     "x2": "persons",
     "p": "probability",
     "known": "persons",
-    "prior": "prior specification (models.priors.parse_prior)",
+    "prior": "prior specification (dprisk.models.priors.parse_prior)",
     "x1": "persons",
 }
 _LONG_NAMES = {

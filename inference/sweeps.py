@@ -116,13 +116,13 @@ def _compute_chunk(
     """Evaluate ``quantity`` at ``points``; returns ``(chunk, values)``, values (n_vars, n).
 
     A pure function of its arguments: Monte Carlo point ``index`` is called with
-    ``seed=point_seed(mc_options["seed"], index)``.
+    ``random_seed=point_seed(mc_options["seed"], index)``.
     """
     values = np.empty((len(variables), len(points)))
     options = {k: v for k, v in mc_options.items() if k != "seed"}
     for j, (index, kwargs) in enumerate(zip(indices, points, strict=True)):
         if mc_options:
-            kwargs = {**kwargs, **options, "seed": point_seed(mc_options["seed"], index)}
+            kwargs = {**kwargs, **options, "random_seed": point_seed(mc_options["seed"], index)}
         result = quantity(**kwargs)
         values[:, j] = [_field(result, name) for name in variables]
     return chunk, values
@@ -253,7 +253,7 @@ def sweep(
     mc_options : dict, optional
         For ``method="mc"``: ``seed`` (int >= 0, required) and further keyword arguments of
         the Monte Carlo quantity (e.g. ``datasets``, ``draws``). Point ``i`` of the flattened
-        grid (C order) is called with ``seed=point_seed(seed, i)``.
+        grid (C order) is called with ``random_seed=point_seed(seed, i)``.
     client : dask.distributed.Client or str, optional
         Run the chunks on this Dask client (or on a new client connected to this scheduler
         address, closed afterwards). Default: in this process.

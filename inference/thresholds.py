@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.study_setup import TIE_ATOL, exact_log_odds_at_known
 from dprisk.inference.variant import variant_thresholds
 from dprisk.models.checks import check_count
+from dprisk.models.scenario import Scenario
 
 __all__ = ["MODELS", "decision_offsets", "decision_thresholds", "linear_thresholds"]
 
@@ -47,7 +47,7 @@ def linear_thresholds(log_odds_at_known, rho1: float):
     return offset, tie
 
 
-def decision_offsets(x2s, y1s, params: TwoLevelParams, model: str):
+def decision_offsets(x2s, y1s, params: Scenario, model: str):
     """``(t - m, tie)`` per ``(x2*, y1*)`` for ``model`` in :data:`MODELS` (kernel)."""
     if model == "exact":
         return linear_thresholds(exact_log_odds_at_known(x2s, y1s, params), params.rho1)
@@ -80,7 +80,7 @@ def decision_thresholds(x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0,
         float for scalar releases).
     tie : ndarray of bool (bool for scalar releases)
     """
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
     x2s, y1s = np.broadcast_arrays(check_count(x2_star, "x2_star"),
                                    check_count(y1_star, "y1_star"))

@@ -37,7 +37,6 @@ import numpy as np
 from scipy.special import expit as _scipy_expit
 from scipy.special import log_expit, logsumexp
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.gibbs import ExactConditionals, GibbsDraws
 from dprisk.inference.study_setup import (
     TIE_ATOL,
@@ -47,6 +46,7 @@ from dprisk.inference.study_setup import (
 )
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import expit
+from dprisk.models.scenario import Scenario
 
 __all__ = [
     "VariantLaw",
@@ -118,7 +118,7 @@ class VariantTables:
         If the prior rules out ``X1 = m + 1`` (the variant needs both values possible).
     """
 
-    def __init__(self, x2s, y1s, params: TwoLevelParams):
+    def __init__(self, x2s, y1s, params: Scenario):
         table = posterior_table(params.known, x2s, y1s, params)
         if not table.feasible.all():
             raise ValueError(
@@ -159,7 +159,7 @@ def variant_log_odds(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
     release (arrays broadcast; a Python float for scalar releases). It is NOT the model's
     posterior (it reproduces the paper's MCMC Tables 4-5).
     """
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
     x1s, x2s, y1s = (a.ravel() for a in np.broadcast_arrays(check_count(x1_star, "x1_star"),
                                                             check_count(x2_star, "x2_star"),
@@ -172,7 +172,7 @@ def variant_log_odds(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
     return float(out[0]) if shape == () else out.reshape(shape)
 
 
-def variant_thresholds(x2s, y1s, params: TwoLevelParams):
+def variant_thresholds(x2s, y1s, params: Scenario):
     """Decision thresholds ``t - m`` of the variant and ties, per ``(x2*, y1*)`` (kernel).
 
     The variant decides ``m + 1`` iff its stationary log-odds exceeds :data:`TIE_ATOL`; the
@@ -210,7 +210,7 @@ def _bisection(tables: VariantTables):
     return hi, np.abs(tables.log_odds(lo)) <= TIE_ATOL
 
 
-def variant_chain_up(table, x1_star, y1_star, params: TwoLevelParams) -> np.ndarray:
+def variant_chain_up(table, x1_star, y1_star, params: Scenario) -> np.ndarray:
     """The variant's X1 update ``P_unc[X1 = m + 1 | k2, D]`` on a joint table's window.
 
     Kernel for the X1 chain of :mod:`dprisk.inference.finite_draws`, shape (R, W).

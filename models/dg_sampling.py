@@ -188,16 +188,6 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
         ) from None
 
 
-def _generator(random_seed, rng) -> np.random.Generator:
-    """The generator of ``random_seed``, or of ``rng`` (its old name) when only that is given."""
-    if rng is None:
-        return as_generator(random_seed, "random_seed")
-    if random_seed is not None:
-        raise ValueError("give random_seed only (rng is its old name), not both")
-    # TODO(merge): rng= callers in inference/mc_studies.py, validation/sbc.py, benchmarks/
-    return as_generator(rng, "rng")
-
-
 def _output_shape(size, *param_shapes) -> tuple[int, ...]:
     """Shape of the draws: ``size`` if given (parameters must broadcast to it), else theirs."""
     broadcast = np.broadcast_shapes(*param_shapes)
@@ -221,7 +211,7 @@ def _output_shape(size, *param_shapes) -> tuple[int, ...]:
     return shape
 
 
-def sample_exact(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
+def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     r"""Exact draws from DG(mu, 1/(2 rho)) by the Canonne-Kamath-Steinke rejection sampler.
 
     With :math:`\sigma^2 = 1/(2\rho)` and :math:`t = \lfloor\sigma\rfloor + 1`:
@@ -246,8 +236,6 @@ def sample_exact(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarra
         Output shape; defaults to the shape of ``mu``.
     random_seed : numpy.random.Generator or int seed, optional
         Source of randomness; a seed reproduces the draws.
-    rng : optional
-        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -263,7 +251,7 @@ def sample_exact(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarra
     rho_exact = _exact_rho(rho)
     mu = check_count(mu, "mu")
     shape = _output_shape(size, mu.shape)
-    rng = _generator(random_seed, rng)
+    rng = as_generator(random_seed, "random_seed")
     sigma2 = 1 / (2 * rho_exact)
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
     bits = _RandomBits(rng)
@@ -401,7 +389,7 @@ def _noise(rho: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarra
     return out
 
 
-def sample(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
+def sample(mu, rho, size=None, random_seed=None) -> np.ndarray:
     r"""Fast draws from DG(mu, 1/(2 rho)), :math:`P[X = x] \propto e^{-\rho (x-\mu)^2}`.
 
     For each distinct ``rho`` the pmf on ``[-K, K]``, with ``K = support_halfwidth(rho,
@@ -429,8 +417,6 @@ def sample(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
         Output shape; ``mu`` and ``rho`` must broadcast to it. Default: their broadcast shape.
     random_seed : numpy.random.Generator or int seed, optional
         Source of randomness; a seed reproduces the draws.
-    rng : optional
-        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -440,7 +426,7 @@ def sample(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, mu.shape, rho.shape)
-    rng = _generator(random_seed, rng)
+    rng = as_generator(random_seed, "random_seed")
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     noise = _noise(rho_per_draw, n_draws, rng).reshape(shape)
@@ -448,7 +434,7 @@ def sample(mu, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
     return noise
 
 
-def sample_sum(n_terms, rho, size=None, random_seed=None, *, rng=None) -> np.ndarray:
+def sample_sum(n_terms, rho, size=None, random_seed=None) -> np.ndarray:
     r"""Draws of :math:`S = \sum_{i=1}^{n} \eta_i`, :math:`\eta_i` iid DG(0, 1/(2 rho)).
 
     This is the noise on the sum of ``n`` independently protected counts (e.g. the ``d``
@@ -463,8 +449,6 @@ def sample_sum(n_terms, rho, size=None, random_seed=None, *, rng=None) -> np.nda
         Output shape; default the shape of ``rho``.
     random_seed : numpy.random.Generator or int seed, optional
         Source of randomness; a seed reproduces the draws.
-    rng : optional
-        Old name of ``random_seed`` (kept until its callers move).
 
     Returns
     -------
@@ -474,7 +458,7 @@ def sample_sum(n_terms, rho, size=None, random_seed=None, *, rng=None) -> np.nda
     n_terms = check_positive_int(n_terms, "n_terms")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, rho.shape)
-    rng = _generator(random_seed, rng)
+    rng = as_generator(random_seed, "random_seed")
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     total = np.zeros(shape, dtype=np.int64)

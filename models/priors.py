@@ -339,7 +339,8 @@ def parse_prior(spec) -> X2Prior:
     spec : str or X2Prior
         ``improper``, ``truncated:U``, ``point:K`` or ``PATH.py:NAME`` (a Python file and a
         name in it bound to an :class:`X2Prior` or a zero-argument function returning one;
-        a relative PATH is looked up in the working directory, then in the project root).
+        a relative PATH is looked up in the working directory; ``models/examples/NAME.py`` also
+        names the example shipped with the package).
         An :class:`X2Prior` is returned unchanged.
 
     Raises

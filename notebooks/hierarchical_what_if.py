@@ -63,7 +63,7 @@ import xarray as xr
 from dprisk.inference import single_level
 from dprisk.inference.exact import exact_posterior
 from dprisk.inference.sampling import sample_posterior
-from dprisk.inference.studies import variant_log_odds
+from dprisk.inference.variant import variant_log_odds
 from dprisk.models.census import parse_rho
 from dprisk.models.priors import parse_prior
 from dprisk.validation.diagnostics import convergence_report
@@ -115,7 +115,7 @@ _ = ax_x2.legend(fontsize=8)
 # A side note for this particular $D$: the paper's Table 4 prints 57.0% for the improper
 # prior. The exact posterior of the model as written is the number above; a Gibbs sampler
 # whose $X_1$ update ignores the support constraint $k_1 \le k_2$
-# (``dprisk.inference.studies.variant_log_odds``) lands near the printed value instead.
+# (``dprisk.inference.variant.variant_log_odds``) lands near the printed value instead.
 
 # %%
 variant = float(1.0 / (1.0 + np.exp(-variant_log_odds(*release, **params, prior="improper"))))

@@ -265,8 +265,8 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
     p_x2_mcse["variant-runs"] = variant_x2.std(axis=0, ddof=1)
 
     paper = correct_sampler_mcse(*release, **params)
-    correct_runs = gibbs_sample(*release, **params, draws=PAPER_DRAWS,
-                                chains=budget.paper_runs, tune=1000, rng=seeds["paper-runs"])
+    correct_runs = gibbs_sample(*release, **params, draws=PAPER_DRAWS, chains=budget.paper_runs,
+                                tune=1000, random_seed=seeds["paper-runs"])
     correct_x1 = (correct_runs.x1 == known + 1).mean(axis=1)
     correct_x2 = (correct_runs.x2[:, :, None] == k2).mean(axis=1)
 

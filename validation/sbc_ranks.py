@@ -18,10 +18,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.models.checks import check_count, check_positive_int, check_probability
 from dprisk.models.dg_sampling import sample as dg_sample
 from dprisk.models.priors import parse_prior
+from dprisk.models.scenario import Scenario
 
 __all__ = [
     "BROKEN_PRIOR",
@@ -175,11 +175,11 @@ def simulate_releases(
     SimulatedReleases
     """
     n = check_positive_int(n_simulations, "n_simulations")
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
     return simulate_from_params(n, params, np.random.default_rng(random_seed))
 
 
-def simulate_from_params(n: int, params: TwoLevelParams, rng) -> SimulatedReleases:
+def simulate_from_params(n: int, params: Scenario, rng) -> SimulatedReleases:
     """Kernel of :func:`simulate_releases`: validated ``n`` and ``params``, a Generator."""
     x1 = params.known + (rng.random(n) < params.p).astype(np.int64)
     x2 = np.empty(n, dtype=np.int64)
@@ -189,9 +189,9 @@ def simulate_from_params(n: int, params: TwoLevelParams, rng) -> SimulatedReleas
         cdf = np.cumsum(pmf)
         index = np.searchsorted(cdf, rng.random(int(chosen.sum())) * cdf[-1], side="right")
         x2[chosen] = k2[np.minimum(index, k2.size - 1)]
-    x1_star = dg_sample(x1, params.rho1, rng=rng)
-    x2_star = dg_sample(x2, params.rho2, rng=rng)
-    y1_star = dg_sample(x2 - x1, params.rho1 / params.d, rng=rng)
+    x1_star = dg_sample(x1, params.rho1, random_seed=rng)
+    x2_star = dg_sample(x2, params.rho2, random_seed=rng)
+    y1_star = dg_sample(x2 - x1, params.rho1 / params.d, random_seed=rng)
     return SimulatedReleases(x1, x2, *(np.asarray(a, dtype=np.int64)
                                        for a in (x1_star, x2_star, y1_star)))
 

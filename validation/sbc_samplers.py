@@ -19,13 +19,14 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.exact import TwoLevelParams, joint_log_table
+from dprisk.inference.exact import joint_log_table
 from dprisk.inference.gibbs import GibbsDraws, gibbs_sample
 from dprisk.inference.study_setup import branch_conditionals, exact_x1_update
 from dprisk.inference.variant import tabulated_gibbs, variant_prob_x1
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import expit
 from dprisk.models.priors import X2Prior
+from dprisk.models.scenario import Scenario
 from dprisk.validation.sbc_ranks import (
     DEFAULT_PARAMETERS,
     VARIABLES,
@@ -70,7 +71,7 @@ _GIBBS_SAMPLERS = ("gibbs", "reference-loop", "broken-gibbs")
 class SBCConditionals:
     """Exact conditional tables of many releases (from :func:`joint_log_table`).
 
-    ``params`` is the dict of a validated :class:`TwoLevelParams` (:func:`validated_params`).
+    ``params`` is the dict of a validated :class:`Scenario` (:func:`validated_params`).
     ``x2_pmf[r, b]`` is ``P[X2 | X1 = m + b]`` on the window ``k2_start[r] + (0..W-1)``,
     ``p1[r]`` the X1 update ``P[X1 = m + 1 | X2]`` (exact or constraint-dropping), ``a[r, b]``
     the X1 chain's ``P[X1' = m + 1 | X1 = m + b]``.
@@ -127,8 +128,8 @@ def _two_block_loop(tables: SBCConditionals, *, p, known, draws, tune, chains,
 
 
 def validated_params(rho1, rho2, d, p, known, prior) -> dict:
-    """The model parameters checked once (:meth:`TwoLevelParams.validated`), as a dict."""
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+    """The model parameters checked once (:meth:`Scenario.two_level`), as a dict."""
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
     return {"rho1": params.rho1, "rho2": params.rho2, "d": params.d, "p": params.p,
             "known": params.known, "prior": params.prior}
 
@@ -364,7 +365,7 @@ def run_sbc(
     n_simulations = check_positive_int(n_simulations, "n_simulations")
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    sims = simulate_from_params(n_simulations, TwoLevelParams(**params), rng)
+    sims = simulate_from_params(n_simulations, Scenario.two_level(**params), rng)
     n = sims.x1.size
     update = "unconstrained" if sampler == "broken-gibbs" else "exact"
     tables = SBCConditionals(sims.releases, params, update)
@@ -373,7 +374,7 @@ def run_sbc(
         total = n_draws * thin
         if sampler == "gibbs":
             out = gibbs_sample(*sims.releases, **params, draws=total, chains=1, tune=thin,
-                               rng=rng)
+                               random_seed=rng)
         else:
             out = _two_block_loop(tables, p=params["p"], known=params["known"], draws=total,
                                   tune=thin, chains=1, rng=rng)
@@ -425,6 +426,6 @@ def expected_x1_rank_pmf(
                         f"parameters are {sorted(DEFAULT_PARAMETERS)}")
     params = validated_params(**{**DEFAULT_PARAMETERS, **parameters}, prior=prior)
     sims = simulate_from_params(check_positive_int(n_releases, "n_releases"),
-                                TwoLevelParams(**params), np.random.default_rng(random_seed))
+                                Scenario.two_level(**params), np.random.default_rng(random_seed))
     tables = SBCConditionals(sims.releases, params, x1_update)
     return x1_rank_pmf(tables.prob_x1, tables.stationary_x1, n_draws)

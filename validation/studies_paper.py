@@ -28,7 +28,6 @@ import time
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.finite_draws import (
     chain_transitions,
     count_moments,
@@ -39,6 +38,7 @@ from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.dg_sums import approximation_pmf, sum_pmf
+from dprisk.models.scenario import Scenario
 from dprisk.validation import figures_hierarchical as figs
 from dprisk.validation import prior_sensitivity as s4
 from dprisk.validation import published as pub
@@ -113,7 +113,7 @@ def figure4_tile_procedure(*, rho1, rho2, d=27, draws=PAPER_DRAWS, draws_near=25
     """
     from scipy.special import ndtr
 
-    params = TwoLevelParams.validated(rho1=rho1, rho2=rho2, d=d, p=0.5, known=0,
+    params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=0.5, known=0,
                                       prior="improper")
     grids = np.meshgrid(np.arange(-40, 43), np.arange(-3, 6), np.arange(-30, 31), indexing="ij")
     x1s, x2s, y1s = (g.ravel() for g in grids)

@@ -314,10 +314,11 @@ def _notes(data: dict) -> list[str]:
         "S1.3 (Figure 11): target unique at the bottom ell Census levels (block, block group, "
         "tract, county, state, US), known m = 0, true x1 = 1. The marginal posterior is the "
         "exact finite sum over the joint release grid, evaluated by a sorted sweep "
-        "(inference.unique_levels: pairs with |log-odds| < 0.1 one by one, the others through "
-        "the convergent series expit(x) = sum (-1)^(k+1) e^(kx), which factorises over levels); "
+        "(dprisk.inference.unique_levels: pairs with |log-odds| < 0.1 one by one, the "
+        "others through the convergent series expit(x) = sum (-1)^(k+1) e^(kx), which "
+        "factorises over levels); "
         f"neglected probability below {f11.attrs['neglected_bound']:.1e}. It agrees with the "
-        "contour integral of inference.unique_levels to "
+        "contour integral of dprisk.inference.unique_levels to "
         f"{contour_diff:.1e} relative, so the contour method qualifies as an equivalent exact "
         "method. R at ell = 1 and 6: " + ", ".join(
             f"p = {lab}: {risk.values[0, j]:.4f} -> {risk.values[-1, j]:.4f}"
@@ -328,7 +329,7 @@ def _notes(data: dict) -> list[str]:
         "0.0992, 1; columns n = 27, 5): " + ", ".join(f"{v:.3g}" for v in tv) + "; at rho = "
         "0.0992 they are at the rounding level of double precision.",
         "S5: the cumulative R' of sequential releases is the running product of per-release "
-        "R' (inference.sequential.sequential_risk) and equals R' computed from all releases "
+        "R' (dprisk.inference.sequential.sequential_risk) and equals R' computed from all releases "
         "at once; the paper states only this identity, which is checked on a grid of 3 releases.",
         "S6 (Figure 10): p = 1/2, d = 27, the adversary knows x2 = 1 and m = 0, y1* noise "
         "DG(0, d/(2 rho1)) as in the paper; ties of the rounding go to the even neighbour "

@@ -100,12 +100,14 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
                                       x2="the true block-group count, an integer >= 0")
     payload = marginal_summary(
         rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p, known=args.known,
-        prior=args.prior, method=method, datasets=args.datasets, draws=args.draws, seed=seed,
+        prior=args.prior, method=method, datasets=args.datasets, draws=args.draws, random_seed=seed,
     )
     truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, {truth}, "
              f"p = {fmt(args.p)}, prior {args.prior}, method {method}")
-    return payload, common.payload_lines(title, payload)
+    # the seed line is added once, by common.run_form
+    shown = {key: value for key, value in payload.items() if key != "seed"}
+    return payload, common.payload_lines(title, shown)
 
 
 def _unique_levels(args, method: str, seed: None) -> tuple[dict, list[str]]:

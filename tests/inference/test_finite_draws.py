@@ -8,10 +8,11 @@ stationary law, and the variant's stationary log-odds of inference.variant.
 import numpy as np
 import pytest
 
-from dprisk.inference.exact import TwoLevelParams, posterior_x1
+from dprisk.inference.exact import posterior_x1
 from dprisk.inference.finite_draws import chain_transitions, count_moments, decision_probability
 from dprisk.inference.variant import variant_log_odds
 from dprisk.models.census import census_level
+from dprisk.models.scenario import Scenario
 
 RHO1 = float(census_level("block").rho)
 RHO2 = float(census_level("block-group").rho)
@@ -58,7 +59,7 @@ def test_count_moments_exact(a0, a1, start, draws):
 def test_normal_decision_probability_close_to_exact(variant):
     """On Census releases near the boundary, the normal law is within 5e-4 (N = 1000)."""
     rng = np.random.default_rng(4)
-    params = TwoLevelParams.validated(p=0.5, known=0, prior="improper", **CENSUS)
+    params = Scenario.two_level(p=0.5, known=0, prior="improper", **CENSUS)
     x1s, x2s, y1s = rng.integers(-2, 5, 400), rng.integers(-3, 6, 400), rng.integers(-30, 30, 400)
     a0, a1 = chain_transitions(x1s, x2s, y1s, params, variant=variant)
     near = np.abs(a0 / (1 - a1 + a0) - 0.5) < 0.1
@@ -69,7 +70,7 @@ def test_normal_decision_probability_close_to_exact(variant):
 
 
 def test_chain_stationary_law_is_the_posterior():
-    params = TwoLevelParams.validated(p=0.3, known=1, prior="truncated:12", **CENSUS)
+    params = Scenario.two_level(p=0.3, known=1, prior="truncated:12", **CENSUS)
     x1s, x2s, y1s = np.array([2, 0, 5, 1]), np.array([1, 4, 2, 9]), np.array([-1, 3, 20, -12])
     a0, a1 = chain_transitions(x1s, x2s, y1s, params)
     exact = posterior_x1(x1s, x2s, y1s, p=0.3, known=1, prior="truncated:12", **CENSUS)

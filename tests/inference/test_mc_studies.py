@@ -9,11 +9,11 @@ the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
 import numpy as np
 import pytest
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.finite_draws import finite_draws_p_correct
 from dprisk.inference.mc_studies import BLOCK, _block, simulate_p_correct
 from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
 from dprisk.models.census import census_level
+from dprisk.models.scenario import Scenario
 
 RHO1 = float(census_level("block").rho)
 RHO2 = float(census_level("block-group").rho)
@@ -66,7 +66,7 @@ def test_reproducible_and_blockwise():
     again = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
     assert first.p_correct == again.p_correct
     # Each block uses its own child seed: the total is the sum of independent blocks.
-    params = TwoLevelParams.validated(p=0.5, known=0, prior="improper", **CENSUS)
+    params = Scenario.two_level(p=0.5, known=0, prior="improper", **CENSUS)
     children = np.random.SeedSequence(123).spawn(2)
     correct = 0
     for n, child in zip((BLOCK, 300), children, strict=True):
@@ -78,11 +78,6 @@ def test_reproducible_and_blockwise():
     replay = simulate_p_correct(datasets=100, random_seed=unseeded.random_seed, **kwargs)
     assert replay.p_correct == unseeded.p_correct
     assert isinstance(unseeded.random_seed, int) and 0 <= unseeded.random_seed < 2**32
-    # ``seed`` is an alias of ``random_seed`` (existing callers: sweeps, the CLI).
-    alias = simulate_p_correct(datasets=BLOCK + 300, seed=123, **kwargs)
-    assert alias.p_correct == first.p_correct and alias.random_seed == 123
-    with pytest.raises(ValueError, match="random_seed and its alias seed"):
-        simulate_p_correct(datasets=10, seed=1, random_seed=2, **kwargs)
 
 
 def test_bad_input():

@@ -151,8 +151,8 @@ def test_deep_tail_cells_against_mpmath():
 def test_simulated_release_frequencies_match_likelihood(rng):
     """Draw (x1*, y1*) from the mechanism under X1 = 1, apply f, compare frequencies."""
     rho, d, x2_tilde, n = RHO_BLOCK, 27, 6, 200_000
-    x1_star = sample(1, rho, size=n, rng=rng)
-    y1_star = 0 + sample(0, rho / d, size=n, rng=rng)  # x2 = 1, k1 = 1 -> y1 = 0
+    x1_star = sample(1, rho, size=n, random_seed=rng)
+    y1_star = 0 + sample(0, rho / d, size=n, random_seed=rng)  # x2 = 1, k1 = 1 -> y1 = 0
     counts = np.bincount(pp.postprocess_block(x1_star, y1_star, x2_tilde, d),
                          minlength=x2_tilde + 1)
     expected = np.exp(pp.likelihood(x2_tilde, rho, d).log_likelihood[1])

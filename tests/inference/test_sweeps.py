@@ -50,10 +50,10 @@ class Result:
 
 
 def mc_standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
-               n_draws=100, seed):
+               n_draws=100, random_seed):
     """A seeded stand-in for the Monte Carlo estimator: a binomial proportion."""
     exact = exact_standin(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior)
-    hits = np.random.default_rng(seed).random(n_draws) < exact["p_correct"]
+    hits = np.random.default_rng(random_seed).random(n_draws) < exact["p_correct"]
     estimate = hits.mean()
     return Result(
         p_correct=estimate,
@@ -295,7 +295,7 @@ def test_mc_seeds_are_per_point_and_independent_of_chunking():
     child = np.random.SeedSequence(2024).spawn(index + 1)[index]
     seed = int(child.generate_state(2, np.uint32).view(np.uint64)[0]) >> 1
     assert point_seed(2024, index) == seed < 2**63
-    expected = mc_standin(rho1=RHO_BLOCK, rho2=1.0, d=27, x2=3, n_draws=500, seed=seed)
+    expected = mc_standin(rho1=RHO_BLOCK, rho2=1.0, d=27, x2=3, n_draws=500, random_seed=seed)
     assert ds["p_correct"].sel(rho2=1.0, x2=3).item() == expected.p_correct
     assert ds["mcse"].sel(rho2=1.0, x2=3).item() == expected.mcse
     other = sweep(**MC_SWEEP, mc_options={**options, "seed": 2025})
@@ -392,7 +392,7 @@ def test_default_mc_quantity_is_the_seeded_simulation():
     for index, r in enumerate((0.25, 2.0)):
         run = mc_studies.simulate_p_correct(
             rho1=RHO_BLOCK, rho2=r, d=27, x2=1, datasets=300, draws=50,
-            seed=point_seed(3, index), progress=False)
+            random_seed=point_seed(3, index), progress=False)
         for var in (*VARIABLES, "mcse"):
             assert ds[var].sel(rho2=r).item() == getattr(run, var)
 

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 
-from dprisk.inference.exact import TwoLevelParams
 from dprisk.inference.gibbs import ExactConditionals
 from dprisk.inference.variant import (
     VariantTables,
@@ -23,6 +22,7 @@ from dprisk.inference.variant import (
     variant_x1_logit,
 )
 from dprisk.models.census import census_level
+from dprisk.models.scenario import Scenario
 
 RHO1 = float(census_level("block").rho)
 RHO2 = float(census_level("block-group").rho)
@@ -65,7 +65,7 @@ def test_vectorised_log_odds_matches_one_release_law():
     x1s, x2s, y1s = (np.array(v) for v in zip(*releases, strict=True))
     vector = variant_log_odds(x1s, x2s, y1s, rho1=RHO1, rho2=RHO2, d=27)
     assert vector.shape == (len(releases),)
-    params = TwoLevelParams.validated(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0,
+    params = Scenario.two_level(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0,
                                       prior="improper")
     tables = VariantTables(x2s, y1s, params)
     np.testing.assert_array_equal(tables.log_odds((x1s - 0).astype(float)), vector)

@@ -235,14 +235,6 @@ def test_seed_reproduces_draws():
                     sample(0, 0.01, 100, random_seed=7))
 
 
-def test_old_rng_name_still_accepted():
-    """TODO(merge): ``rng=`` stays an alias of ``random_seed`` until its callers move."""
-    assert np.array_equal(sample(3, 0.099, size=100, rng=5),
-                          sample(3, 0.099, size=100, random_seed=5))
-    assert np.array_equal(sample_sum(4, 0.1, size=50, rng=5), sample_sum(4, 0.1, 50, 5))
-    with pytest.raises(ValueError, match="random_seed"):
-        sample(0, 1.0, size=3, random_seed=1, rng=1)
-
 
 def test_sample_sum_is_the_sum_of_sample_draws():
     """sample_sum draws exactly what n calls of sample(0, rho) on one generator draw."""

@@ -196,8 +196,8 @@ def test_discrete_gaussian_functions_finite_far_out(rho):
 
 @pytest.mark.parametrize("rho", [1e-6, 1e4])
 def test_samplers_at_extreme_rho(rho):
-    fast = dg_sampling.sample(BIG, rho, size=20_000, rng=7)
-    exact = dg_sampling.sample_exact(BIG, rho, size=200, rng=7)
+    fast = dg_sampling.sample(BIG, rho, size=20_000, random_seed=7)
+    exact = dg_sampling.sample_exact(BIG, rho, size=200, random_seed=7)
     if rho == 1e4:  # P[X != mu] = 2 e^{-1e4} / Z: every draw is mu itself
         assert np.all(fast == BIG) and np.all(exact == BIG)
         return
@@ -349,7 +349,7 @@ def test_gibbs_at_counts_1e7(y1s, dx):
     # the X1 chain's stationary law is the exact posterior: pi1 (1 - a1) = (1 - pi1) a0
     assert exact * (1 - a1) == pytest.approx((1 - exact) * a0, rel=1e-9, abs=1e-14)
     assert np.isfinite(cond.prob_x1_given_x2([BIG, BIG + 1, BIG + 10**6])).all()
-    draws = gibbs_sample(BIG + dx, BIG, y1s, **params, draws=200, chains=2, rng=3)
+    draws = gibbs_sample(BIG + dx, BIG, y1s, **params, draws=200, chains=2, random_seed=3)
     assert np.all((draws.x1 == BIG) | (draws.x1 == BIG + 1)) and np.all(draws.x2 >= draws.x1)
 
 

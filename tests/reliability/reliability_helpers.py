@@ -92,7 +92,7 @@ def gibbs_draws(seed: int = SEED):
     """Draws of the standalone Gibbs sampler for one release."""
     from dprisk.inference.gibbs import gibbs_sample
 
-    return gibbs_sample(1, 2, 1, **TWO_LEVELS, draws=2000, chains=4, tune=100, rng=seed)
+    return gibbs_sample(1, 2, 1, **TWO_LEVELS, draws=2000, chains=4, tune=100, random_seed=seed)
 
 
 def mc_study(seed: int = SEED, sampler: str = "x1_chain") -> dict:
@@ -101,7 +101,7 @@ def mc_study(seed: int = SEED, sampler: str = "x1_chain") -> dict:
 
     datasets = BLOCK + 600 if sampler == "x1_chain" else 400
     result = simulate_p_correct(**STUDY, datasets=datasets, draws=100, sampler=sampler,
-                                seed=seed, progress=False).to_dict()
+                                random_seed=seed, progress=False).to_dict()
     result.pop("seconds")
     return result
 

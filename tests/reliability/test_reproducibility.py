@@ -43,7 +43,7 @@ def test_standalone_gibbs_same_seed_same_draws(helpers):
     np.testing.assert_array_equal(first.x2, second.x2)
     # a Generator in the same state is the same as its seed
     from_generator = gibbs_sample(*RELEASE, **TWO_LEVELS, draws=2000, chains=4, tune=100,
-                                  rng=np.random.default_rng(helpers.SEED))
+                                  random_seed=np.random.default_rng(helpers.SEED))
     np.testing.assert_array_equal(from_generator.x2, first.x2)
     other = helpers.gibbs_draws(seed=helpers.SEED + 1)
     assert not np.array_equal(other.x2, first.x2)

@@ -116,7 +116,7 @@ class TestPaperMcse:
     def test_analytic_mcse_matches_spread_of_runs(self):
         mcse = correct_sampler_mcse(*TABLE3_RELEASE, **PARAMS, draws=PAPER_DRAWS)
         runs = gibbs_sample(*TABLE3_RELEASE, **PARAMS, draws=PAPER_DRAWS, chains=N_RUNS,
-                            tune=200, rng=5)
+                            tune=200, random_seed=5)
         tolerance = N_MCSE / np.sqrt(2 * (N_RUNS - 1))
         sd_x1 = (runs.x1 == 1).mean(1).std(ddof=1)
         assert sd_x1 / mcse["prob_x1"] == pytest.approx(1.0, abs=tolerance)

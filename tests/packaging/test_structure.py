@@ -1,0 +1,138 @@
+"""The package's structure (DESIGN.md §6): layers, cycles, private names, module size.
+
+Read from the source with ``ast`` (nothing is imported), so a violation names the file and line.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+#: Folder of each subpackage (the package-dir mapping of pyproject.toml).
+FOLDERS = {
+    "dprisk.models": REPO / "models",
+    "dprisk.inference": REPO / "inference",
+    "dprisk.validation": REPO / "validation",
+    "dprisk.cli": REPO / "dprisk" / "cli",
+}
+#: Layers, lowest first: a module may import only from its own layer or lower ones.
+LAYERS = ["dprisk.models", "dprisk.inference", "dprisk.validation", "dprisk.cli"]
+#: "About 500 lines at most" per module (issue 10): the hard limit allows a little slack.
+MAX_LINES = 550
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package, folder in FOLDERS.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = path.relative_to(folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join((package, *parts))] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(path: Path):
+    """``(line, imported module, names)`` of every import of a dprisk module in ``path``."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("dprisk"):
+                names = [alias.name for alias in node.names]
+                # ``from dprisk.models import priors`` imports the module dprisk.models.priors
+                submodules = [f"{node.module}.{n}" for n in names
+                              if f"{node.module}.{n}" in MODULES]
+                if submodules:
+                    for sub in submodules:
+                        yield node.lineno, sub, []
+                else:
+                    yield node.lineno, node.module, names
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("dprisk"):
+                    yield node.lineno, alias.name, []
+
+
+def _layer(module: str) -> int:
+    return max(i for i, layer in enumerate(LAYERS)
+               if module == layer or module.startswith(layer + "."))
+
+
+def test_modules_found():
+    assert len(MODULES) > 30
+    assert "dprisk.inference.exact" in MODULES
+
+
+def test_layers_point_one_way():
+    wrong = []
+    for module, path in MODULES.items():
+        if module in ("dprisk", "dprisk.cli.__main__"):
+            continue
+        for line, target, _ in _imports(path):
+            if target == "dprisk" or (target not in MODULES and not any(
+                target == layer for layer in LAYERS
+            )):
+                continue
+            if _layer(target) > _layer(module):
+                wrong.append(f"{path.relative_to(REPO)}:{line} imports {target}")
+    assert not wrong, "imports pointing up the layers:\n" + "\n".join(wrong)
+
+
+def test_no_private_names_across_modules():
+    wrong = []
+    for module, path in MODULES.items():
+        for line, target, names in _imports(path):
+            if target != module:
+                wrong += [f"{path.relative_to(REPO)}:{line} {target}.{n}" for n in names
+                          if n.startswith("_") and not n.endswith("__")]
+    assert not wrong, "private names imported from another module:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles():
+    graph = {m: {t for _, t, _ in _imports(p) if t in MODULES and t != m}
+             for m, p in MODULES.items()}
+    # packages' __init__ modules re-export; an edge into a package is an edge into its __init__
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycles.append(" -> ".join([*stack[stack.index(nxt):], nxt]))
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_size(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module} has {lines} lines (one job, about 500 at most)"
+
+
+def test_exact_paths_import_no_pymc():
+    """The closed-form and exact paths import no PyMC, PyTensor, ArviZ or Dask (DESIGN §6)."""
+    code = (
+        "import sys\n"
+        "import dprisk.inference.single_level, dprisk.inference.exact\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules}"
+        " & {'pymc', 'pytensor', 'arviz', 'dask', 'distributed'})\n"
+        "print(','.join(heavy))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == ""
