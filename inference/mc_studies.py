@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dprisk.inference import single_level
+from dprisk.inference import single_level_kernels
 from dprisk.inference.finite_draws import (
     chain_transitions,
     start_probability,
@@ -43,7 +43,7 @@ from dprisk.inference.finite_draws import (
 )
 from dprisk.inference.study_setup import TIE_ATOL, check_ties, validated_study_params
 from dprisk.models.checks import check_positive_int
-from dprisk.models.dg_sampling import sample, sample_sum
+from dprisk.models.dg_sampling import sample_kernel, sample_sum_kernel
 
 __all__ = [
     "BLOCK",
@@ -162,9 +162,10 @@ def _resolve(up: np.ndarray, tie: np.ndarray, ties: str, rng) -> np.ndarray:
 
 def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
     """Decisions for one block: (correct, correct_stationary, correct_no_hierarchy)."""
-    x1s = sample(x1, params.rho1, size=n, random_seed=rng)
-    x2s = sample(x2, params.rho2, size=n, random_seed=rng)
-    y1s = y1 + sample_sum(params.d, params.rho1, size=n, random_seed=rng)
+    rho1, rho2 = np.asarray(params.rho1, dtype=float), np.asarray(params.rho2, dtype=float)
+    x1s = sample_kernel(np.asarray(x1, dtype=np.int64), rho1, (n,), rng)
+    x2s = sample_kernel(np.asarray(x2, dtype=np.int64), rho2, (n,), rng)
+    y1s = y1 + sample_sum_kernel(params.d, rho1, (n,), rng)
     m = params.known
     releases = np.stack([x1s, x2s, y1s], axis=1)
     unique, inverse = np.unique(releases, axis=0, return_inverse=True)
@@ -185,9 +186,8 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
         count = np.empty(n, dtype=np.int64)
         for lo in range(0, n, _GIBBS_SUB):
             sl = slice(lo, lo + _GIBBS_SUB)
-            out = gibbs_sample(x1s[sl], x2s[sl], y1s[sl], rho1=params.rho1, rho2=params.rho2,
-                               d=params.d, p=params.p, known=m, prior=params.prior,
-                               draws=draws, chains=1, random_seed=rng)
+            out = gibbs_sample(x1s[sl], x2s[sl], y1s[sl], scenario=params, draws=draws, chains=1,
+                               random_seed=rng)
             count[sl] = (out.x1[:, 0, :] == m + 1).sum(-1)
         up = _resolve(2 * count > draws, 2 * count == draws, ties, rng)
     up_single = x1s >= t0
@@ -242,7 +242,9 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     check_ties(ties)
     start_prob = start_probability(start, params)
     random_seed = resolve_random_seed(random_seed)
-    t0 = int(single_level.decision_threshold(params.rho1, params.p, params.known))
+    t0 = int(single_level_kernels.decision_threshold(
+        np.asarray(params.rho1, dtype=float), np.asarray(params.p, dtype=float),
+        np.asarray(params.known, dtype=np.int64)))
     sizes = _block_sizes(datasets)
     root = np.random.SeedSequence(random_seed)
     children = root.spawn(len(sizes))

@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from dprisk.inference.two_level_table import GridTooNarrowError
-from dprisk.models.discrete_gaussian import support_halfwidth
+from dprisk.models.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, log_gauss_tail, logsumexp
 from dprisk.models.scenario import Scenario
 
@@ -145,7 +145,8 @@ def _compute_structure(params: Scenario, tail_mass: float):
     zeros = np.zeros((1, params.h), dtype=np.int64)
     precisions = _envelopes(zeros, zeros[:, :-1], params)[0]
     share = tail_mass * 1e-3 / params.h
-    halfwidths = [0] + [int(support_halfwidth(a, share)) + 1 for a in precisions]
+    halfwidths = [0] + [int(support_halfwidth_kernel(np.asarray(a, dtype=float), share)) + 1
+                        for a in precisions]
     # Support ends per (level index 1..h-1, branch); impossible branches never count.
     lo = np.full((params.h - 1, 2), np.inf)
     hi = np.full((params.h - 1, 2), -np.inf)

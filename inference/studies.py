@@ -54,7 +54,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dprisk.inference import single_level
+from dprisk.inference import single_level_kernels
 from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.study_setup import (
     DEFAULT_TAIL_MASS,
@@ -124,7 +124,9 @@ def _upper(t: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     finite = np.isfinite(t)
     if finite.any():
         values, inverse = np.unique(t[finite].astype(np.int64), return_inverse=True)
-        out[finite] = dg.sf(values - 1, x1, rho1)[inverse]
+        log_sf = dg.logsf_kernel(values - 1, np.asarray(x1, dtype=np.int64),
+                                 np.asarray(rho1, dtype=float))
+        out[finite] = np.exp(log_sf)[inverse]
     return out
 
 
@@ -170,7 +172,9 @@ def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
     grid = grid_for_truth(x2, y1, params, check_tail_mass(tail_mass))
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     offset, tie = decision_offsets(x2s, y1s, params, model)
-    t0 = int(single_level.decision_threshold(params.rho1, params.p, params.known))
+    t0 = int(single_level_kernels.decision_threshold(
+        np.asarray(params.rho1, dtype=float), np.asarray(params.p, dtype=float),
+        np.asarray(params.known, dtype=np.int64)))
     pc, pc0, gain, loss, tie_mass = sum_over_grid(
         params.known + offset, tie, grid.weights, x1=x1, m=params.known, rho1=params.rho1,
         t0=t0, tie_weight=tie_weight)

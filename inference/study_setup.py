@@ -30,10 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.inference.exact import JointTable, joint_log_table
+from dprisk.inference.exact import JointTable
+from dprisk.inference.two_level_table import checked_table
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.checks import check_count, check_positive_int
-from dprisk.models.dg_sums import sum_pmf
+from dprisk.models.dg_sums import sum_pmf_kernel
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 from dprisk.models.scenario import Scenario
 
@@ -133,16 +134,17 @@ class ReleaseGrid:
 
 @functools.lru_cache(maxsize=256)
 def _x2_noise(rho2: float, tail_mass: float):
-    half = int(dg.support_halfwidth(rho2, tail_mass))
+    rho = np.asarray(rho2, dtype=float)  # validated by the caller's scenario
+    half = int(dg.support_halfwidth_kernel(rho, tail_mass))
     offsets = np.arange(-half, half + 1)
     pmf = np.exp(-rho2 * offsets.astype(float) ** 2 - dg_log_normalizer(rho2))
-    outside = 2.0 * float(np.exp(dg.log_tail(half + 1, rho2)))
+    outside = 2.0 * float(np.exp(dg.log_tail_kernel(np.asarray(half + 1, dtype=np.int64), rho)))
     return offsets, pmf, outside
 
 
 @functools.lru_cache(maxsize=256)
 def _noise_sum(d: int, rho1: float, tail_mass: float):
-    exact = sum_pmf(d, rho1, tail_mass=tail_mass)
+    exact = sum_pmf_kernel(d, rho1, tail_mass)  # validated by the caller's scenario
     outside = max(0.0, 1.0 - float(exact.pmf.sum()))
     return exact.values, exact.pmf, max(outside, 0.0)
 
@@ -190,10 +192,9 @@ def release_grid(*, x2, y1, rho1, rho2, d, tail_mass=DEFAULT_TAIL_MASS) -> Relea
 # --------------------------------------------------------------------------- exact model
 def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
     """The exact joint posterior table of releases on a k2 window with tail < 1e-12."""
-    return joint_log_table(
-        x1_star, x2_star, y1_star, rho1=params.rho1, rho2=params.rho2, d=params.d,
-        p=params.p, known=params.known, prior=params.prior, tail_mass=POSTERIOR_TAIL_MASS,
-    )
+    x1s, x2s, y1s = (np.asarray(a, dtype=np.int64).ravel() for a in np.broadcast_arrays(
+        np.asarray(x1_star), np.asarray(x2_star), np.asarray(y1_star)))
+    return checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
 
 
 def branch_conditionals(table: JointTable) -> np.ndarray:
@@ -239,7 +240,8 @@ def exact_log_odds_at_known(x2_star, y1_star, params: Scenario) -> np.ndarray:
 
 def row_chunks(n: int, params: Scenario):
     """Slices of at most ~2**22 k2 cells (memory stays bounded for small rho)."""
-    width = 2 * int(dg.support_halfwidth(params.precision, POSTERIOR_TAIL_MASS * 1e-3)) + 5
+    precision = np.asarray(params.precision, dtype=float)
+    width = 2 * int(dg.support_halfwidth_kernel(precision, POSTERIOR_TAIL_MASS * 1e-3)) + 5
     step = max(1, _CHUNK_CELLS // (2 * width))
     for lo in range(0, n, step):
         yield slice(lo, min(n, lo + step))

@@ -71,7 +71,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.models.discrete_gaussian import support_halfwidth
+from dprisk.models.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import log_gauss_tail, logsumexp
 from dprisk.models.scenario import Scenario
 
@@ -261,7 +261,7 @@ def initial_halfwidth(precision: float, tail_mass: float) -> int:
     ``P[|X - mu| > K] < tail_mass / 1000`` for an integer centre, +1 for the fractional offset
     of the centre and the second branch's centre (at most 1 higher).
     """
-    return int(support_halfwidth(precision, tail_mass * 1e-3)) + 1
+    return int(support_halfwidth_kernel(np.asarray(precision, dtype=float), tail_mass * 1e-3)) + 1
 
 
 def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,

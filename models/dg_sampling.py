@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_rho
-from dprisk.models.discrete_gaussian import logpmf, support_halfwidth
+from dprisk.models.discrete_gaussian import logpmf_kernel, support_halfwidth_kernel
 
 __all__ = [
     "TABLE_TAIL_MASS",
@@ -39,7 +39,9 @@ __all__ = [
     "rejection_noise",
     "sample",
     "sample_exact",
+    "sample_kernel",
     "sample_sum",
+    "sample_sum_kernel",
 ]
 
 #: Probability mass left outside the fast sampler's table, ``P[|X - mu| > K]``. It is below
@@ -280,7 +282,7 @@ class _AliasTable(NamedTuple):
 
 
 def _table_size_bits(rho: float) -> int:
-    halfwidth = int(support_halfwidth(rho, TABLE_TAIL_MASS))
+    halfwidth = int(support_halfwidth_kernel(np.asarray(rho, dtype=float), TABLE_TAIL_MASS))
     return max(1, (2 * halfwidth).bit_length())  # 2**bits >= 2K + 1
 
 
@@ -293,12 +295,13 @@ def _alias_table(rho: float) -> _AliasTable:
     Vose's construction is run in exact integer arithmetic, so the sampler reproduces
     :math:`w_j / 2^{64}` exactly.
     """
-    halfwidth = int(support_halfwidth(rho, TABLE_TAIL_MASS))
+    halfwidth = int(support_halfwidth_kernel(np.asarray(rho, dtype=float), TABLE_TAIL_MASS))
     index_bits = _table_size_bits(rho)
     n_columns = 1 << index_bits
     capacity = 1 << (_WORD_BITS - index_bits)  # weight each column holds
     support = np.arange(-halfwidth, halfwidth + 1)
-    probs = np.exp(logpmf(support, 0, rho))
+    probs = np.exp(logpmf_kernel(support, np.asarray(0, dtype=np.int64),
+                                 np.asarray(rho, dtype=float)))
     weights = [round(float(p) * 2.0**_WORD_BITS) for p in probs]
     weights += [0] * (n_columns - len(weights))
     weights[halfwidth] += 2**_WORD_BITS - sum(weights)
@@ -426,7 +429,16 @@ def sample(mu, rho, size=None, random_seed=None) -> np.ndarray:
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, mu.shape, rho.shape)
-    rng = as_generator(random_seed, "random_seed")
+    return sample_kernel(mu, rho, shape, as_generator(random_seed, "random_seed"))
+
+
+def sample_kernel(mu: np.ndarray, rho: np.ndarray, shape: tuple,
+                  rng: np.random.Generator) -> np.ndarray:
+    """Kernel of :func:`sample` for validated values.
+
+    ``mu`` (int64) and ``rho`` (float, ``> 0``) are arrays that broadcast to ``shape``;
+    ``rng`` is a Generator.
+    """
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     noise = _noise(rho_per_draw, n_draws, rng).reshape(shape)
@@ -458,7 +470,12 @@ def sample_sum(n_terms, rho, size=None, random_seed=None) -> np.ndarray:
     n_terms = check_positive_int(n_terms, "n_terms")
     rho = check_rho(rho, "rho")
     shape = _output_shape(size, rho.shape)
-    rng = as_generator(random_seed, "random_seed")
+    return sample_sum_kernel(n_terms, rho, shape, as_generator(random_seed, "random_seed"))
+
+
+def sample_sum_kernel(n_terms: int, rho: np.ndarray, shape: tuple,
+                      rng: np.random.Generator) -> np.ndarray:
+    """Kernel of :func:`sample_sum` for validated values (``rho`` a float array ``> 0``)."""
     n_draws = math.prod(shape)
     rho_per_draw = rho if rho.ndim == 0 else np.broadcast_to(rho, shape)
     total = np.zeros(shape, dtype=np.int64)

@@ -30,7 +30,7 @@ from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer
 
-__all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "total_variation"]
+__all__ = ["SumPMF", "approximation_pmf", "sum_pmf", "sum_pmf_kernel", "total_variation"]
 
 #: Above this many multiply-adds a convolution switches from direct to FFT.
 _DIRECT_CONVOLUTION_LIMIT = 4_000_000
@@ -119,7 +119,7 @@ def sum_pmf(n, rho, *, tail_mass: float = 1e-15) -> SumPMF:
     SumPMF
     """
     n, rho, tail_mass = _check_sum(n, rho, tail_mass)
-    return _sum_pmf(n, rho, tail_mass)
+    return sum_pmf_kernel(n, rho, tail_mass)
 
 
 def _check_sum(n, rho, tail_mass) -> tuple[int, float, float]:
@@ -131,7 +131,7 @@ def _check_sum(n, rho, tail_mass) -> tuple[int, float, float]:
     return n, rho, tail_mass
 
 
-def _sum_pmf(n: int, rho: float, tail_mass: float) -> SumPMF:
+def sum_pmf_kernel(n: int, rho: float, tail_mass: float) -> SumPMF:
     """Kernel of :func:`sum_pmf` for validated values (binary powering, see the module notes)."""
     # Budget: half of tail_mass for truncating the n factors (union bound), the other half
     # shared by the trims after each of the <= 2 log2(n) + 2 convolutions.
@@ -182,7 +182,7 @@ def total_variation(n, rho, *, tail_mass: float = 1e-15) -> float:
     The sum runs over the exact pmf's grid plus the approximation's mass outside it, so the
     result is exact up to ``tail_mass``.
     """
-    exact = _sum_pmf(*_check_sum(n, rho, tail_mass))
+    exact = sum_pmf_kernel(*_check_sum(n, rho, tail_mass))
     approx = _approximation_pmf(exact.values, exact.n, exact.rho)
     outside = max(0.0, 1.0 - float(approx.sum()))
     return 0.5 * (float(np.abs(exact.pmf - approx).sum()) + outside)

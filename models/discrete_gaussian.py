@@ -36,9 +36,11 @@ __all__ = [
     "log_tail",
     "log_tail_kernel",
     "logcdf",
+    "logcdf_kernel",
     "logpmf",
     "logpmf_kernel",
     "logsf",
+    "logsf_kernel",
     "pmf",
     "sf",
     "support_halfwidth",
@@ -197,10 +199,10 @@ def logcdf(x, mu, rho) -> np.ndarray:
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
-    return _logcdf(x, mu, rho)
+    return logcdf_kernel(x, mu, rho)
 
 
-def _logcdf(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+def logcdf_kernel(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
     """Kernel of :func:`logcdf` for validated values (each tail from the exact tail sum)."""
     j = x - mu
     lower = log_tail_kernel(np.maximum(-j, 0), rho)
@@ -217,7 +219,12 @@ def logsf(x, mu, rho) -> np.ndarray:
     x = check_count(x, "x")
     mu = check_count(mu, "mu")
     rho = check_rho(rho, "rho")
-    return _logcdf(2 * mu - x - 1, mu, rho)
+    return logsf_kernel(x, mu, rho)
+
+
+def logsf_kernel(x: np.ndarray, mu: np.ndarray, rho: np.ndarray) -> np.ndarray:
+    """Kernel of :func:`logsf` for validated values: ``logcdf_kernel(2 mu - x - 1, mu, rho)``."""
+    return logcdf_kernel(2 * mu - x - 1, mu, rho)
 
 
 def cdf(x, mu, rho) -> np.ndarray:
