@@ -35,8 +35,8 @@ from dprisk.inference.two_level_table import (
     initial_halfwidth,
 )
 from dprisk.models.checks import check_count, check_positive_int
-from dprisk.models.numerics import check_tail_mass, expit
-from dprisk.models.scenario import Release, Scenario, float_or_array, two_level_scenario
+from dprisk.models.numerics import check_tail_mass, expit, scalar_result
+from dprisk.models.scenario import Release, Scenario, two_level_scenario
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
@@ -120,7 +120,7 @@ class HierarchicalPosterior:
     @property
     def prob_x1(self) -> float | np.ndarray:
         """``P[X1 = m + 1 | D]`` (a Python float for one release)."""
-        return float_or_array(expit(self.log_odds_x1))
+        return scalar_result(expit(self.log_odds_x1))
 
     @property
     def scenario(self) -> Scenario:
@@ -303,4 +303,4 @@ def posterior_x1(
     log_odds, _, _, _ = posterior_tables(
         release, scenario, check_tail_mass(tail_mass), None, keep_tables=False
     )
-    return float_or_array(expit(log_odds))
+    return scalar_result(expit(log_odds))

@@ -47,8 +47,8 @@ from dprisk.inference.multilevel_box import (
 )
 from dprisk.inference.two_level_table import DEFAULT_TAIL_MASS
 from dprisk.models.checks import check_positive_int
-from dprisk.models.numerics import check_tail_mass, expit, logsumexp
-from dprisk.models.scenario import Release, Scenario, float_or_array, nested_scenario
+from dprisk.models.numerics import check_tail_mass, expit, logsumexp, scalar_result
+from dprisk.models.scenario import Release, Scenario, nested_scenario
 
 __all__ = ["MultilevelPosterior", "exact_posterior", "from_two_level", "nested_posterior"]
 
@@ -89,7 +89,7 @@ class MultilevelPosterior:
     @property
     def prob_x1(self) -> float | np.ndarray:
         """``P[X1 = m + 1 | D]`` (a Python float for one release)."""
-        return float_or_array(expit(self.log_odds_x1))
+        return scalar_result(expit(self.log_odds_x1))
 
     @property
     def h(self) -> int:

@@ -32,7 +32,6 @@ from dprisk.models.priors import X2Prior, as_prior, parse_prior
 __all__ = [
     "Release",
     "Scenario",
-    "float_or_array",
     "nested_scenario",
     "scalar_value",
     "two_level_scenario",
@@ -49,12 +48,6 @@ def scalar_value(array: np.ndarray, name: str):
             f"{name} must be a scalar (a single number), got an array of shape {np.shape(array)}"
         )
     return np.asarray(array)[()]
-
-
-def float_or_array(values):
-    """A Python ``float`` for a 0-d result (what a scalar input gives), else the array."""
-    values = np.asarray(values)
-    return float(values) if values.ndim == 0 else values
 
 
 def _level_list(values, name: str, what: str) -> list:

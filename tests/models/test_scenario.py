@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
+from dprisk.models.numerics import scalar_result
 from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
 from dprisk.models.scenario import (
     Release,
     Scenario,
-    float_or_array,
     nested_scenario,
     scalar_value,
     two_level_scenario,
@@ -93,7 +93,7 @@ def test_release_shapes_and_values():
 
 def test_point_mass_scenario_and_scalars():
     assert Scenario.two_level(0.1, 0.2, 2, known=3, prior=PointMass(3)).feasible == (True, False)
-    assert isinstance(float_or_array(np.float64(0.5)), float)
-    assert float_or_array(np.ones(2)).shape == (2,)
+    assert isinstance(scalar_result(np.float64(0.5)), float)
+    assert scalar_result(np.ones(2)).shape == (2,)
     with pytest.raises(ValueError, match="x must be a scalar"):
         scalar_value(np.ones(2), "x")
