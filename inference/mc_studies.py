@@ -28,8 +28,6 @@ seed draws one (:func:`resolve_random_seed`), uses it and reports it
 from __future__ import annotations
 
 import math
-import numbers
-import secrets
 import time
 from dataclasses import asdict, dataclass
 
@@ -43,7 +41,7 @@ from dprisk.inference.finite_draws import (
 )
 from dprisk.inference.study_setup import TIE_ATOL, check_ties, validated_study_params
 from dprisk.models.checks import check_positive_int
-from dprisk.models.dg_sampling import sample_kernel, sample_sum_kernel
+from dprisk.models.dg_sampling import resolve_random_seed, sample_kernel, sample_sum_kernel
 
 __all__ = [
     "BLOCK",
@@ -132,23 +130,6 @@ def _simulate_chain(a0, a1, start_prob, draws, rng) -> np.ndarray:
     return count
 
 
-def resolve_random_seed(random_seed=None) -> int:
-    """The seed of a Monte Carlo run: the one given, or a fresh one drawn (and then reported).
-
-    A drawn seed is ``secrets.randbelow(2**32)``.
-
-    Raises
-    ------
-    ValueError
-        If the seed is not ``None`` or an integer >= 0 (any size: SeedSequence entropy is
-        128-bit), naming ``random_seed``.
-    """
-    if random_seed is None:
-        return secrets.randbelow(2**32)
-    if (isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral)
-            or random_seed < 0):
-        raise ValueError(f"random_seed must be None or an integer >= 0, got {random_seed!r}")
-    return int(random_seed)
 
 
 def _resolve(up: np.ndarray, tie: np.ndarray, ties: str, rng) -> np.ndarray:

@@ -28,6 +28,7 @@ once (:func:`dprisk.models.hierarchical.validated_spec`); PyMC is imported only 
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,7 +40,7 @@ from dprisk.inference.multilevel_exact import from_two_level
 from dprisk.inference.summary import X2_MASS_MIN, summarize
 from dprisk.inference.two_level_table import DEFAULT_TAIL_MASS
 from dprisk.models.checks import check_positive_int
-from dprisk.models.dg_sampling import as_generator
+from dprisk.models.dg_sampling import as_generator, resolve_random_seed
 from dprisk.models.hierarchical import (
     TARGET_VAR,
     X2_VAR,
@@ -166,8 +167,9 @@ def sample_posterior(
         Number of chains.
     tune : int (>= 0)
         Discarded initial iterations per chain.
-    random_seed : int, optional
-        Seed; the same seed gives the same draws.
+    random_seed : int, numpy.random.Generator or None
+        Seed; the same seed gives the same draws. Without one, a seed is drawn, used and
+        recorded (an integer seed is in the posterior group's ``random_seed`` attribute).
     cores : int (>= 1)
         Processes for PyMC (the standalone Gibbs sampler is vectorised and ignores it).
     progressbar : bool
@@ -214,6 +216,10 @@ def _posterior(spec: HierarchicalSpec, method: str, *, draws, chains, tune, rand
     if method == "exact":
         return two_level_posterior(_release(spec), scenario, DEFAULT_TAIL_MASS)
     attrs = {**scenario.attrs(), "method": method}
+    if random_seed is None:  # draw one, use it and record it: every random result reproducible
+        random_seed = resolve_random_seed(None)
+    if isinstance(random_seed, numbers.Integral) and not isinstance(random_seed, bool):
+        attrs["random_seed"] = int(random_seed)
     if method == "gibbs":
         run = run_options(draws, chains, tune, random_seed)
         check_positive_int(cores, "cores")

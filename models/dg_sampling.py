@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import secrets
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -34,9 +35,11 @@ from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.discrete_gaussian import logpmf_kernel, support_halfwidth_kernel
 
 __all__ = [
+    "SEED_BOUND",
     "TABLE_TAIL_MASS",
     "as_generator",
     "rejection_noise",
+    "resolve_random_seed",
     "sample",
     "sample_exact",
     "sample_kernel",
@@ -47,6 +50,8 @@ __all__ = [
 #: Probability mass left outside the fast sampler's table, ``P[|X - mu| > K]``. It is below
 #: ``2**-64`` (about 5.4e-20), the resolution of the 64-bit random words the table consumes.
 TABLE_TAIL_MASS = 1e-20
+#: Seeds drawn when none is given lie in ``[0, SEED_BOUND)`` (32 bits: short to type back).
+SEED_BOUND = 2**32
 #: Largest alias table, ``2**MAX_TABLE_BITS`` columns (``K`` up to about 1.3e5, i.e.
 #: ``rho >= 3e-9``); smaller ``rho`` uses the vectorised rejection sampler.
 MAX_TABLE_BITS = 18
@@ -188,6 +193,25 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
         raise type(err)(
             f"{name} must be a numpy Generator, a seed (an integer >= 0) or None, got {rng!r}"
         ) from None
+
+
+def resolve_random_seed(random_seed=None) -> int:
+    """The seed of a Monte Carlo run: the one given, or a fresh one drawn (and then reported).
+
+    A drawn seed is ``secrets.randbelow(2**32)``, from the operating system's entropy.
+
+    Raises
+    ------
+    ValueError
+        If the seed is not ``None`` or an integer >= 0 (any size: SeedSequence entropy is
+        128-bit), naming ``random_seed``.
+    """
+    if random_seed is None:
+        return secrets.randbelow(SEED_BOUND)
+    if (isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral)
+            or random_seed < 0):
+        raise ValueError(f"random_seed must be None or an integer >= 0, got {random_seed!r}")
+    return int(random_seed)
 
 
 def _output_shape(size, *param_shapes) -> tuple[int, ...]:

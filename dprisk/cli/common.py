@@ -14,7 +14,6 @@ import argparse
 import json
 import math
 import os
-import secrets
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -23,7 +22,6 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILURE",
     "EXIT_OK",
-    "SEED_BOUND",
     "SEED_HELP",
     "Form",
     "Parser",
@@ -57,8 +55,6 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
-#: Seeds drawn when ``--seed`` is not given are below this bound (32 bits).
-SEED_BOUND = 2**32
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 
@@ -323,7 +319,9 @@ def require(args, form: str, **needed: str) -> None:
 # --------------------------------------------------------------------------- seeds
 def draw_seed() -> int:
     """A fresh seed in ``[0, 2**32)`` from the operating system's entropy."""
-    return secrets.randbelow(SEED_BOUND)
+    from dprisk.models.dg_sampling import resolve_random_seed
+
+    return resolve_random_seed(None)
 
 
 def seed_line(seed: int, drawn: bool, how: str = "from --seed") -> str:

@@ -120,6 +120,16 @@ class TestSampling:
         for name in ("X1", "X2"):
             np.testing.assert_array_equal(runs[0][name], runs[1][name])
         assert not np.array_equal(runs[0]["X2"], runs[2]["X2"])
+        assert runs[0].attrs["random_seed"] == 8
+
+    def test_unseeded_run_records_its_seed(self):
+        """No seed given: one is drawn, used and recorded, and it reproduces the run."""
+        options = {"method": "gibbs", "draws": 200, "chains": 2, "tune": 10}
+        first = sample_posterior(*RELEASE, **CENSUS, **options)["posterior"]
+        seed = first.attrs["random_seed"]
+        assert type(seed) is int and 0 <= seed < 2**32
+        again = sample_posterior(*RELEASE, **CENSUS, **options, random_seed=seed)["posterior"]
+        np.testing.assert_array_equal(first["X2"], again["X2"])
 
 
 class TestValidation:
