@@ -6,11 +6,18 @@ One import package: ``dprisk.models`` (what the adversary assumes), ``dprisk.inf
 models <- inference <- validation <- cli.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("dp-disclosure-risk")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-    __version__ = "0+unknown"
-
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str):
+    """``__version__``, read from the installed metadata on first use (not at import)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'dprisk' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("dp-disclosure-risk")
+    except PackageNotFoundError:  # pragma: no cover - a source tree without install
+        value = "0+unknown"
+    globals()["__version__"] = value
+    return value

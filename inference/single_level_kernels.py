@@ -19,7 +19,6 @@ is :math:`\operatorname{logit}(p) + \sum_i \rho_i (2 (x_i^* - m) - 1)`.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_expit
 
 from dprisk.models.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp
@@ -84,6 +83,8 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
     Rows are sorted by ``K`` and processed in blocks sharing the largest grid of the block
     (extra terms are exact, merely tiny), so one vectorised pass serves many ``rho``.
     """
+    from scipy.special import log_expit  # imported here: the other kernels need no SciPy
+
     tail = np.maximum(TAIL_RELATIVE * p, 1e-300)
     halfwidth = np.empty(rho.shape, dtype=np.int64)
     for value in np.unique(tail):  # the half-width takes one tail mass at a time

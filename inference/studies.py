@@ -55,7 +55,6 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dprisk.inference import single_level_kernels
-from dprisk.inference.mc_studies import simulate_p_correct
 from dprisk.inference.study_setup import (
     DEFAULT_TAIL_MASS,
     check_ties,
@@ -268,6 +267,8 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
         return {"p_correct": result.p_correct,
                 "p_correct_no_hierarchy": result.p_correct_no_hierarchy,
                 "gain": result.gain, "loss": result.loss}
+    from dprisk.inference.mc_studies import simulate_p_correct  # Monte Carlo only
+
     run = simulate_p_correct(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p, known=known,
                              prior=prior, datasets=datasets, draws=draws,
                              random_seed=random_seed, progress=False)

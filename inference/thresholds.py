@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from dprisk.inference.study_setup import TIE_ATOL, exact_log_odds_at_known
-from dprisk.inference.variant import variant_thresholds
 from dprisk.models.checks import check_count
 from dprisk.models.scenario import Scenario
 
@@ -52,6 +51,8 @@ def decision_offsets(x2s, y1s, params: Scenario, model: str):
     if model == "exact":
         return linear_thresholds(exact_log_odds_at_known(x2s, y1s, params), params.rho1)
     if model == "variant":
+        from dprisk.inference.variant import variant_thresholds  # SciPy only for the variant
+
         return variant_thresholds(x2s, y1s, params)
     raise ValueError(f"model must be 'exact' or 'variant', got {model!r}")
 

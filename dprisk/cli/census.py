@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dprisk.cli.common import EXIT_OK, add_json, emit
+from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, emit
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subs) -> None:
     """Register ``dprisk census``."""
-    census = subs.add_parser("census", help="the 2020 Census rho allocation and its epsilon")
+    census = subs.add_parser("census", help=SUBCOMMAND_HELP["census"])
     add_json(census)
     census.set_defaults(func=run)
 

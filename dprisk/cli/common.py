@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_OK",
     "SEED_HELP",
+    "SUBCOMMAND_HELP",
     "Form",
     "Parser",
     "TopParser",
@@ -55,6 +56,14 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
+#: The subcommands, in the order ``dprisk --help`` lists them, with their one-line help.
+SUBCOMMAND_HELP = {
+    "census": "the 2020 Census rho allocation and its epsilon",
+    "posterior": "posterior P[X1 = m+1 | release] and risk R'",
+    "marginal": "marginal posterior, risk R and P[correct decision]",
+    "sweep": "P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
+    "reproduce": "reproduce the paper's tables and figures",
+}
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 

@@ -8,26 +8,61 @@ seed (JSON key ``seed``), drawn when ``--seed`` is not given.
 
 Exit statuses: 0 success, 2 bad input (also a missing command), 1 an unexpected failure
 while computing.
+
+Start-up: a subcommand's module (and through it the libraries it computes with) is imported
+only when that subcommand runs; the other subcommands are listed with their one-line help
+only, so ``dprisk census`` loads no xarray and ``dprisk posterior`` no netCDF.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
-from dprisk.cli import census, marginal, posterior, reproduce, sweep
-from dprisk.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, Parser, TopParser
+from dprisk.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILURE,
+    EXIT_OK,
+    SUBCOMMAND_HELP,
+    Parser,
+    TopParser,
+)
 
 __all__ = ["build_parser", "main"]
 
-_SUBCOMMANDS = (census, posterior, marginal, sweep, reproduce)
+
+def _requested(argv: list[str]) -> str | None:
+    """The subcommand named on the command line: the first argument not an option."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in SUBCOMMAND_HELP else None
+    return None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the ``dprisk`` parser: census, posterior, marginal, sweep, reproduce."""
-    from dprisk import __version__
+class _VersionAction(argparse.Action):
+    """``--version``: print ``dprisk VERSION`` and exit; the package metadata is read only then."""
 
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show program's version number and exit", **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from dprisk import __version__
+
+        print(f"dprisk {__version__}")
+        parser.exit()
+
+
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """Return the ``dprisk`` parser: census, posterior, marginal, sweep, reproduce.
+
+    Only the subcommands named in ``commands`` (default: all) are imported (module
+    ``dprisk.cli.NAME``) and given their full parser; the others are registered by name and
+    one-line help (``common.SUBCOMMAND_HELP``), enough for ``dprisk --help`` and for the
+    usage line of a command-line error.
+    """
     parser = TopParser(
         prog="dprisk",
         description="Bayesian disclosure risk of discrete-Gaussian (zCDP) count releases.",
@@ -37,17 +72,40 @@ def build_parser() -> argparse.ArgumentParser:
         "requested computation is refused. Exit status: 0 ok, 2 bad input (also when no "
         "command is given), 1 failure.",
     )
-    parser.add_argument("--version", action="version", version=f"dprisk {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     subs = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
                                  title="commands")
-    for subcommand in _SUBCOMMANDS:
-        subcommand.add_parser(subs)
+    for name, help_line in SUBCOMMAND_HELP.items():
+        if commands is None or name in commands:
+            importlib.import_module(f"dprisk.cli.{name}").add_parser(subs)
+        else:
+            subs.add_parser(name, help=help_line)
     return parser
+
+
+def hide_dask() -> None:
+    """Make Dask look absent to xarray in a ``dprisk`` process that does not use it.
+
+    With Dask installed, xarray imports ``dask.array`` when it builds its first variable and
+    ``distributed`` when it writes a netCDF file (about 0.5 s of a 10-point ``dprisk sweep``),
+    although only ``dprisk sweep --scheduler`` uses Dask. ``sys.modules["dask"] = None``
+    makes ``import dask`` raise ``ImportError``, which xarray treats as Dask not installed;
+    results and files are the same. Called by :func:`main` only for the process's own
+    command line (``argv=None``) without ``--scheduler``, before anything imports xarray
+    (which looks for Dask once, on import); a program or test that calls ``main([...])``
+    keeps its Dask, and an already imported Dask is left alone.
+    """
+    sys.modules.setdefault("dask", None)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (also used by the console script)."""
-    parser = build_parser()
+    if argv is None:  # the process's own command line
+        argv = sys.argv[1:]
+        if not any(arg.startswith("--sc") for arg in argv):  # no --scheduler (or a prefix)
+            hide_dask()
+    requested = _requested(argv)
+    parser = build_parser([requested] if requested else [])
     args = parser.parse_args(argv)
     try:
         if getattr(args, "seed", None) is not None and args.seed < 0:

@@ -33,7 +33,7 @@ FORMS = [SINGLE, TWO_LEVEL, UNIQUE_LEVELS]
 DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "datasets": 20_000, "draws": 1000}
 
 #: ``dprisk marginal --help``: the summary line and the description of the forms.
-HELP = "marginal posterior, risk R and P[correct decision]"
+HELP = common.SUBCOMMAND_HELP["marginal"]
 DESCRIPTION = common.describe(FORMS, "--datasets, --draws and --seed apply to --method mc only.")
 
 

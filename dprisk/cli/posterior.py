@@ -36,7 +36,7 @@ FORMS = [SINGLE, TWO_LEVEL, NESTED]
 DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4}
 
 #: ``dprisk posterior --help``: the summary line and the description of the forms.
-HELP = "posterior P[X1 = m+1 | release] and risk R'"
+HELP = common.SUBCOMMAND_HELP["posterior"]
 DESCRIPTION = common.describe(
     FORMS, "--draws, --chains and --seed apply to --method gibbs|pymc only.")
 

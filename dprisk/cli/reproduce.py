@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dprisk.cli.common import EXIT_OK, add_json, check_writable_dir, emit
+from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, check_writable_dir, emit
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subs) -> None:
     """Register ``dprisk reproduce``."""
-    rep = subs.add_parser("reproduce", help="reproduce the paper's tables and figures")
+    rep = subs.add_parser("reproduce", help=SUBCOMMAND_HELP["reproduce"])
     rep.add_argument("--out", required=True, help="output directory (written atomically)")
     rep.add_argument("--paper-scale", action="store_true", help="use the paper's MC budgets")
     rep.add_argument("--quiet", action="store_true", help="no progress display")

@@ -14,6 +14,7 @@ from pathlib import Path
 from dprisk.cli.common import (
     EXIT_OK,
     SEED_HELP,
+    SUBCOMMAND_HELP,
     Form,
     add_json,
     apply_defaults,
@@ -40,7 +41,7 @@ def add_parser(subs) -> None:
     """Register ``dprisk sweep`` with every option, its default and the grid syntax."""
     swp = subs.add_parser(
         "sweep",
-        help="P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
+        help=SUBCOMMAND_HELP["sweep"],
         description=f"{GRID_SYNTAX} Every grid option is swept (a single value is a grid of "
         "one point). --datasets, --draws and --seed apply to --method mc only.",
     )

@@ -1,0 +1,134 @@
+"""Heavy libraries are imported only where they are used (DESIGN.md §6, issue 12 item 1).
+
+Each check runs in a fresh interpreter and reads ``sys.modules`` at the end: the closed-form
+and exact paths (library and command line) load no PyMC, PyTensor, ArviZ, Dask or
+distributed, and, except the sweep (which writes a labelled netCDF file), no xarray or netCDF.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+#: Never loaded by a closed-form or exact computation.
+SAMPLING = {"pymc", "pytensor", "arviz", "arviz_base", "arviz_stats", "numba", "dask",
+            "distributed"}
+#: Loaded only where a labelled result or a file is produced.
+LABELLED = {"xarray", "pandas", "netCDF4", "h5netcdf"}
+
+#: Print the loaded top-level packages (entries set to None, i.e. blocked, are not loaded).
+_REPORT = (
+    "import json, sys\n"
+    "loaded = sorted({name.split('.')[0] for name, module in list(sys.modules.items())"
+    " if module is not None})\n"
+    "print('\\nLOADED ' + json.dumps(loaded))\n"
+)
+
+
+def _loaded(code: str) -> set[str]:
+    """Top-level packages in ``sys.modules`` after running ``code`` in a new interpreter."""
+    done = subprocess.run([sys.executable, "-c", code + "\n" + _REPORT], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    line = [text for text in done.stdout.splitlines() if text.startswith("LOADED ")][-1]
+    return set(json.loads(line[len("LOADED "):]))
+
+
+LIBRARY_PATHS = {
+    "single level": (
+        "from dprisk.inference import single_level\n"
+        "single_level.posterior(3, 0.1)\n"
+        "single_level.marginal_posterior(0.1)\n"
+        "single_level.p_correct(0.1)\n"
+    ),
+    "two-level exact": (
+        "from dprisk.inference.exact import exact_posterior\n"
+        "post = exact_posterior(3, 30, 27, rho1=0.1, rho2=0.25, d=27)\n"
+        "post.prob_x1, post.x2_pmf\n"
+    ),
+    "nested exact": (
+        "from dprisk.inference.multilevel_exact import exact_posterior\n"
+        "exact_posterior([3, 30, 100], [27, 95], rhos=[0.1, 0.25, 0.5], siblings=[27, 4])\n"
+    ),
+    "hierarchical P[correct]": (
+        "from dprisk.inference.studies import marginal_summary, p_correct_hierarchical\n"
+        "p_correct_hierarchical(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
+        "marginal_summary(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(LIBRARY_PATHS))
+def test_exact_library_paths_import_nothing_heavy(path):
+    heavy = _loaded(LIBRARY_PATHS[path]) & (SAMPLING | LABELLED)
+    assert not heavy, f"{path} loaded {sorted(heavy)}"
+
+
+def _cli(*argv: str) -> str:
+    """Run ``dprisk ARGV`` as the console script does (``main()`` reads ``sys.argv``)."""
+    return (
+        "import sys\n"
+        f"sys.argv = ['dprisk', *{list(argv)!r}]\n"
+        "from dprisk.cli import main\n"
+        "status = main()\n"
+        "assert status == 0, status\n"
+    )
+
+
+CLI_PATHS = {
+    "census": ("census", "--json"),
+    "posterior single level": ("posterior", "--rho1", "census:block", "--x1-star", "3",
+                               "--json"),
+    "posterior two-level exact": ("posterior", "--rho1", "census:block", "--rho2",
+                                  "census:block-group", "--d", "27", "--x1-star", "3",
+                                  "--x2-star", "30", "--y1-star", "27", "--json"),
+    "posterior nested exact": ("posterior", "--rhos", "census:3", "--siblings", "27,4",
+                               "--stars", "3,30,100,27,95", "--json"),
+    "marginal single level": ("marginal", "--rho1", "census:block", "--json"),
+    "marginal hierarchical exact": ("marginal", "--rho1", "census:block", "--rho2",
+                                    "census:block-group", "--d", "27", "--x2", "3", "--json"),
+}
+
+
+@pytest.mark.parametrize("command", sorted(CLI_PATHS))
+def test_exact_commands_import_nothing_heavy(command):
+    heavy = _loaded(_cli(*CLI_PATHS[command])) & (SAMPLING | LABELLED)
+    assert not heavy, f"dprisk {command} loaded {sorted(heavy)}"
+
+
+def test_sweep_without_scheduler_imports_no_dask(tmp_path):
+    """The sweep writes its labelled file with xarray and netCDF, but loads no Dask."""
+    out = tmp_path / "sweep.nc"
+    loaded = _loaded(_cli("sweep", "--rho1", "census:block", "--rho2", "census:block-group",
+                          "--d", "27", "--x2", "1:3", "--out", str(out), "--json"))
+    assert out.is_file()
+    assert {"xarray", "netCDF4"} <= loaded
+    assert not loaded & SAMPLING, sorted(loaded & SAMPLING)
+
+
+def test_main_called_in_process_leaves_dask_importable():
+    """Only the process's own command line hides Dask; ``main([...])`` from a program does not."""
+    code = (
+        "import sys\n"
+        "from dprisk.cli import main\n"
+        "assert main(['census', '--json']) == 0\n"
+        "assert sys.modules.get('dask', 'absent') is not None\n"
+        "import dask\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_subcommand_modules_are_imported_lazily():
+    """``dprisk census`` imports the census subcommand's module, not the other four."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", _cli("census", "--json")
+         + "print('\\nCLI ' + ','.join(sorted(m for m in sys.modules"
+           " if m.startswith('dprisk.cli.'))))\n"],
+        capture_output=True, text=True, check=True,
+    ).stdout.splitlines()[-1]
+    modules = set(loaded[len("CLI "):].split(","))
+    assert "dprisk.cli.census" in modules
+    assert not modules & {"dprisk.cli.posterior", "dprisk.cli.marginal", "dprisk.cli.sweep",
+                          "dprisk.cli.reproduce", "dprisk.cli.grids"}
