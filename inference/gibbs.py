@@ -105,15 +105,20 @@ def alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rows = np.arange(scaled.shape[0])
     q = np.ones_like(scaled)
     alias = np.tile(np.arange(width), (scaled.shape[0], 1))
-    remaining = np.ones(scaled.shape, dtype=bool)
+    # The remaining cells' scaled probabilities, removed cells at +inf (for the smallest) and
+    # at -inf (for the largest), updated in place: no masked copy of the table per step.
+    for_small = scaled.copy()
+    for_large = scaled.copy()
     for _ in range(width - 1):
-        small = np.where(remaining, scaled, np.inf).argmin(-1)
-        large = np.where(remaining, scaled, -np.inf).argmax(-1)
+        small = for_small.argmin(-1)
+        large = for_large.argmax(-1)
         s_small = scaled[rows, small]
         q[rows, small] = np.clip(s_small, 0.0, 1.0)
         alias[rows, small] = large
-        remaining[rows, small] = False
         scaled[rows, large] -= 1.0 - s_small
+        for_small[rows, large] = for_large[rows, large] = scaled[rows, large]
+        for_small[rows, small] = np.inf  # after the update: ``large == small`` is removed too
+        for_large[rows, small] = -np.inf
     return q.reshape(shape), alias.reshape(shape)
 
 
