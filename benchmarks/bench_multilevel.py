@@ -17,7 +17,8 @@ Reports
   ESS = P(1 - P) / 1e-6, and its ratio to one exact posterior. The exact posterior is accurate
   to ~1e-12, so "equal accuracy" flatters the sampler.
 
-Best of ``REPEATS`` timings; nothing is asserted. ``python benchmarks/bench_multilevel.py``.
+Medians of ``REPEATS`` timings (the same count on both sides of a ratio); nothing is
+asserted. ``python benchmarks/bench_multilevel.py``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import time
 
 import arviz as az
 import numpy as np
-from timing import best_seconds
+from timing import median_seconds
 
 from dprisk.inference.multilevel import exact_posterior, gibbs_sample
 from dprisk.models.census import census_rhos
@@ -44,7 +45,8 @@ SEED = 20261121
 
 
 def _best(func, repeats: int = REPEATS) -> float:
-    return best_seconds(func, repeats)
+    """Median of ``repeats`` warm runs (the same count on both sides of each ratio)."""
+    return median_seconds(func, repeats)
 
 
 def releases(h: int, n: int, rng) -> tuple[np.ndarray, np.ndarray]:

@@ -1,17 +1,60 @@
-"""Timing helper shared by the benchmark modules (imported with ``benchmarks/`` on sys.path)."""
+"""Timing helpers shared by the benchmark modules (imported with ``benchmarks/`` on sys.path).
+
+Every ratio in the benchmarks divides two figures measured the same way: the same number
+of runs on each side, reduced to the median (a best-of-N on one side and a single run on
+the other flatters the first). The first call of a function in a process (compiling,
+building and caching tables) is timed on its own with :func:`cold_seconds`, never mixed
+into the warm medians.
+"""
 
 from __future__ import annotations
 
+import os
+import statistics
+import subprocess
+import sys
 import time
 
-import numpy as np
+
+def run_times(func, repeats: int) -> list[float]:
+    """Wall-clock seconds of ``repeats`` calls of ``func()``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def median_seconds(func, repeats: int = 3) -> float:
+    """Median wall-clock time of ``repeats`` calls of ``func()`` (warm: call it once first)."""
+    return statistics.median(run_times(func, repeats))
 
 
 def best_seconds(func, repeats: int = 3) -> float:
     """Smallest wall-clock time of ``repeats`` calls of ``func()``."""
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return min(run_times(func, repeats))
+
+
+def cold_seconds(func) -> float:
+    """Wall-clock time of one call of ``func()``: the first call in this process."""
+    return run_times(func, 1)[0]
+
+
+def cold_in_new_process(setup: str, statement: str) -> float:
+    """Seconds of ``statement``, run once in a new interpreter after ``setup`` (imports).
+
+    The first call of a function in a fresh process: caches empty, nothing compiled.
+    """
+    code = (f"{setup}\nimport time\n_t = time.perf_counter()\n{statement}\n"
+            "print(time.perf_counter() - _t)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout.split()[-1])
+
+
+def machine_load() -> dict:
+    """The machine's load averages (1, 5, 15 min) and CPU count, recorded beside the figures."""
+    one, five, fifteen = os.getloadavg()
+    return {"loadavg_1min": one, "loadavg_5min": five, "loadavg_15min": fifteen,
+            "cpus": os.cpu_count()}
