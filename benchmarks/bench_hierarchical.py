@@ -9,7 +9,8 @@ are drawn from the true mechanism at (x1, x2, y1) = (1, 1, 0) (paper §4.3). Rep
   calling ``exact_posterior`` one release at a time (both build the same outputs);
 * Gibbs: chain-sweeps per second of ``gibbs_sample`` for the fixed release (2, 1, -1) at
   several chain counts, for 1000 releases at once, and the ratio to a plain per-chain,
-  per-sweep Python loop over ``ExactConditionals``' single-state kernels.
+  per-sweep Python loop over ``ExactConditionals``' single-state kernels;
+* the exponential bound: numpy ``exp`` per second on one core over ``EXP_PER_RELEASE``.
 
 Every figure is the median of ``REPEATS`` warm runs, the same number on both sides of each
 ratio; nothing is asserted. ``python benchmarks/bench_hierarchical.py``.
@@ -115,9 +116,21 @@ def bench_gibbs(rng) -> dict:
     return results
 
 
+#: Exponentials per two-level release of the exact posterior (the issue's count): the bound.
+EXP_PER_RELEASE = 58
+
+
+def exp_bound() -> dict:
+    """numpy ``exp`` per second on one core (in-cache array) and the releases/s it bounds."""
+    x = -np.random.default_rng(0).random(100_000) * 50.0
+    out = np.empty_like(x)
+    rate = x.size / _median(lambda: np.exp(x, out=out), repeats=200)
+    return {"exp_per_s": rate, "releases_per_s_bound": rate / EXP_PER_RELEASE}
+
+
 def run() -> dict:
     rng = np.random.default_rng(SEED)
-    results = {"exact": bench_exact(rng), "gibbs": bench_gibbs(rng)}
+    results = {"exact": bench_exact(rng), "gibbs": bench_gibbs(rng), "bound": exp_bound()}
     _print(results)
     return results
 
@@ -133,6 +146,9 @@ def _print(results: dict) -> None:
             f"{row['python_loop_exact_posterior_per_s']:8.3g} "
             f"{row['exact_posterior_batch_over_loop']:7.0f}"
         )
+    bound = results["bound"]
+    print(f"exponential bound: numpy exp {bound['exp_per_s']:.3g}/s on one core, "
+          f"{EXP_PER_RELEASE} per release: {bound['releases_per_s_bound']:.3g} releases/s")
     print("Gibbs, release (2, 1, -1) (chain-sweeps/s)")
     for name, row in results["gibbs"].items():
         print(
