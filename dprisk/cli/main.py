@@ -16,12 +16,12 @@ import argparse
 import os
 import sys
 
-from dprisk.cli import census, epsilon, marginal, posterior, reproduce, sweep
+from dprisk.cli import budget, census, epsilon, marginal, posterior, reproduce, sweep
 from dprisk.cli.common import EXIT_BAD_INPUT, EXIT_FAILURE, EXIT_OK, Parser, TopParser
 
 __all__ = ["build_parser", "main"]
 
-_SUBCOMMANDS = (census, posterior, marginal, sweep, reproduce, epsilon)
+_SUBCOMMANDS = (census, posterior, marginal, sweep, reproduce, epsilon, budget)
 
 
 def build_parser() -> argparse.ArgumentParser:
