@@ -10,6 +10,9 @@ __all__ = ["add_parser", "run"]
 def add_parser(subs) -> None:
     """Register ``dprisk census``."""
     census = subs.add_parser("census", help="the 2020 Census rho allocation and its epsilon")
+    census.add_argument("--strategy", action="store_true",
+                        help="also list every query of the 2020 persons strategy with its "
+                        "fraction of the level's rho and its rho (JSON key queries)")
     add_json(census)
     census.set_defaults(func=run)
 
@@ -18,6 +21,7 @@ def run(args) -> int:
     """Print the allocation: total rho, delta, epsilon (three ways) and each level's rho."""
     from dprisk.inference.accounting import census_epsilon_pld, epsilon_cks
     from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
+    from dprisk.models.census_strategy import STRATEGY_NAME, strategy_queries
     from dprisk.models.privacy import zcdp_to_dp
 
     epsilon = float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA))
@@ -47,5 +51,13 @@ def run(args) -> int:
             f"  {level.name:<12} {level.geolevel_share!s:>15} {level.query_share!s:>12} "
             f"{level.rho:>10.5f}"
         )
+    if args.strategy:
+        queries = strategy_queries(CENSUS_RHO_TOTAL)
+        payload["queries"] = [{"level": q.level, "query": q.query, "fraction": float(q.fraction),
+                               "rho": q.rho} for q in queries]
+        lines.append(f"  persons strategy {STRATEGY_NAME}: {len(queries)} queries")
+        lines.append(f"  {'level':<12} {'query':<32} {'fraction':>11} {'rho':>10}")
+        lines.extend(f"  {q.level:<12} {q.query:<32} {q.fraction!s:>11} {q.rho:>10.5f}"
+                     for q in queries)
     emit(args, payload, lines)
     return EXIT_OK

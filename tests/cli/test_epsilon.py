@@ -12,7 +12,7 @@ from dprisk.inference.accounting import (
     rho_bun_steinke,
     rho_cks,
 )
-from dprisk.models.census import census_level
+from dprisk.models.census import CENSUS_LEVELS, census_level
 
 
 def run_cli(argv, capsys):
@@ -92,3 +92,18 @@ def test_census_json_gains_the_tighter_epsilons(capsys):
     assert payload["epsilon_pld"] == census_epsilon_pld()
     assert payload["epsilon_pld"] < payload["epsilon_cks"] < payload["epsilon"]
     assert 16.4 < payload["epsilon_pld"] < 16.5
+
+
+def test_census_strategy_lists_every_query(capsys):
+    from dprisk.models.census_strategy import strategy_queries
+
+    status, out, _ = run_cli(["census", "--strategy", "--json"], capsys)
+    assert status == 0
+    queries = json.loads(out)["queries"]
+    assert len(queries) == 65
+    assert all(set(q) == {"level", "query", "fraction", "rho"} for q in queries)
+    assert [(q["level"], q["query"], q["rho"]) for q in queries] == [
+        (q.level, q.query, q.rho) for q in strategy_queries()]
+    detailed = {q["level"]: q["rho"] for q in queries if q["query"] == "detailed"}
+    assert detailed == {level.name: level.rho for level in CENSUS_LEVELS}
+    assert sum(q["rho"] for q in queries) == pytest.approx(2.56, rel=1e-14)
