@@ -1,8 +1,10 @@
 """``dprisk budget``: the privacy budget that meets a disclosure-risk target.
 
-The form landed so far is ``--pure-dp``: Kazan & Reiter's risk-profile method for epsilon-DP,
-with the profile r*(p) = max(R, A/(p q)) given by ``--max-ratio R --max-posterior A`` and the
-prior on the sensitive value ``--q Q`` (1 by default; ``any`` minimises over q too).
+Two forms. ``--pure-dp``: Kazan & Reiter's risk-profile method for epsilon-DP, with the
+profile r*(p) = max(R, A/(p q)) given by ``--max-ratio R --max-posterior A`` and the prior on
+the sensitive value ``--q Q`` (1 by default; ``any`` minimises over q too). ``--measure``:
+the largest single-level discrete Gaussian rho whose marginal risk or marginal posterior
+stays at most ``--target`` at every prior of ``--p``, with its certificate.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ __all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
 PURE_DP = common.Form("pure-dp", "--pure-dp", frozenset({"pure_dp", "max_ratio",
                                                           "max_posterior", "q"}),
                       usage="--pure-dp --max-ratio R --max-posterior A [--q Q|any]")
+MEASURE = common.Form("measure", "--measure given",
+                      frozenset({"measure", "target", "p", "known"}),
+                      usage="--measure marginal-risk|marginal-posterior --target T "
+                      "[--p P1,P2,...] [--known M]", selected_by="measure")
 #: The forms of ``dprisk budget``.
-FORMS = [PURE_DP]
+FORMS = [PURE_DP, MEASURE]
 #: Defaults applied after the checks.
-DEFAULTS = {"q": 1.0}
+DEFAULTS = {"q": 1.0, "p": [0.5], "known": 0}
 
 HELP = "the privacy budget meeting a disclosure-risk target (epsilon-DP risk profile)"
 DESCRIPTION = common.describe(
@@ -34,6 +40,11 @@ def q_value(text: str):
     return common.number(text)
 
 
+def priors(text: str) -> list[float]:
+    """``--p``: a comma list of priors (fractions accepted)."""
+    return [common.number(item) for item in text.split(",")]
+
+
 def add_parser(subs) -> None:
     """Register ``dprisk budget``."""
     sub = subs.add_parser("budget", help=HELP, description=DESCRIPTION)
@@ -47,13 +58,23 @@ def add_parser(subs) -> None:
     sub.add_argument("--q", type=q_value, default=None, help=common.with_default(
         "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
         DEFAULTS["q"]))
+    sub.add_argument("--measure", default=None,
+                     help="marginal-risk | marginal-posterior: the largest single-level rho "
+                     "whose measure stays at most --target; selects this form")
+    sub.add_argument("--target", type=common.number, default=None,
+                     help="the measure's target (marginal-risk: > 1; marginal-posterior: "
+                     "between every p and 1)")
+    sub.add_argument("--p", type=priors, default=None, help=common.with_default(
+        "the priors P[X1 = m+1] at which the target must hold, a comma list P1,P2,...", "0.5"))
+    sub.add_argument("--known", type=common.integer, default=None, help=common.with_default(
+        "m, the adversary's known count of the others (integer >= 0)", DEFAULTS["known"]))
     common.add_json(sub)
     sub.set_defaults(func=run)
 
 
 def run(args) -> int:
     """Check the options, compute the budget, print."""
-    return common.run_form(args, "budget", FORMS, DEFAULTS, {PURE_DP: _pure_dp})
+    return common.run_form(args, "budget", FORMS, DEFAULTS, {PURE_DP: _pure_dp, MEASURE: _measure})
 
 
 def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
@@ -79,6 +100,34 @@ def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
         f"  epsilon*   = {answer.epsilon:.6f}",
         f"  binding p  = {fmt(answer.binding_p)}",
         f"  binding q  = {fmt(answer.binding_q)}",
+    ]
+    return payload, lines
+
+
+def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.accounting import epsilon_cks
+    from dprisk.inference.dg_budget import rho_for_target
+    from dprisk.models.census import CENSUS_DELTA
+
+    common.require(args, "measure", target="the measure's target")
+    answer = rho_for_target(args.measure, args.target, p=args.p, known=args.known)
+    payload = {
+        "rho": answer.rho,
+        "epsilon_cks": epsilon_cks(answer.rho, CENSUS_DELTA),
+        "measure": answer.measure,
+        "target": answer.target,
+        "binding_p": answer.binding_p,
+        "value_at_rho": answer.value_at_rho,
+        "value_above": answer.value_above,
+    }
+    lines = [
+        f"largest rho with {answer.measure} <= {fmt(answer.target)} at p in "
+        f"{{{', '.join(fmt(p) for p in args.p)}}}, known m = {args.known}",
+        f"  rho*                       = {answer.rho:.10g} "
+        f"(epsilon_cks = {payload['epsilon_cks']:.6f} at delta = {CENSUS_DELTA:g})",
+        f"  binding p                  = {fmt(answer.binding_p)}",
+        f"  measure at rho*            = {answer.value_at_rho:.12g}",
+        f"  measure at rho* (1 + 1e-9) = {answer.value_above:.12g}",
     ]
     return payload, lines
 

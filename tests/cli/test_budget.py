@@ -58,3 +58,36 @@ def test_bad_input_exits_2_naming_the_parameter(argv, parameter, capsys):
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+
+
+def test_measure_form_json(capsys):
+    from dprisk.inference.accounting import epsilon_cks
+    from dprisk.inference.dg_budget import rho_for_target
+
+    status, out, err = run_cli(["budget", "--measure", "marginal-risk", "--target", "1.5",
+                                "--p", "0.01,1/10,0.5", "--json"], capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == {"rho", "epsilon_cks", "measure", "target", "binding_p",
+                            "value_at_rho", "value_above"}
+    expected = rho_for_target("marginal-risk", 1.5, p=[0.01, 0.1, 0.5])
+    assert payload["rho"] == expected.rho and payload["binding_p"] == 0.01
+    assert payload["epsilon_cks"] == epsilon_cks(expected.rho, 1e-10)
+    assert payload["value_at_rho"] <= 1.5 < payload["value_above"]
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    (["--measure", "foo", "--target", "1.5"], "measure"),
+    (["--measure", "marginal-risk"], "--target"),
+    (["--measure", "marginal-risk", "--target", "1"], "target"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--p", "0,0.5"], "p"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--p", "x"], "--p"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--known", "-1"], "known"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--max-ratio", "3"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--target", "2"], "--target"),
+])
+def test_measure_form_bad_input(argv, parameter, capsys):
+    status, out, err = run_cli(["budget", *argv], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
