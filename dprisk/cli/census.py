@@ -10,27 +10,40 @@ __all__ = ["add_parser", "run"]
 def add_parser(subs) -> None:
     """Register ``dprisk census``."""
     census = subs.add_parser("census", help=SUBCOMMAND_HELP["census"])
+    census.add_argument("--strategy", action="store_true",
+                        help="also list every query of the 2020 persons strategy with its "
+                        "fraction of the level's rho and its rho (JSON key queries)")
     add_json(census)
     census.set_defaults(func=run)
 
 
 def run(args) -> int:
-    """Print the allocation: total rho, delta, epsilon and the rho of each level."""
+    """Print the allocation: total rho, delta, epsilon (three ways) and each level's rho."""
+    from dprisk.inference.accounting import census_epsilon_pld, epsilon_cks
     from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
+    from dprisk.models.census_strategy import STRATEGY_NAME, strategy_queries
     from dprisk.models.privacy import zcdp_to_dp
 
     epsilon = float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA))
+    tighter = epsilon_cks(float(CENSUS_RHO_TOTAL), CENSUS_DELTA)
+    composed = census_epsilon_pld(CENSUS_RHO_TOTAL, CENSUS_DELTA)
     levels = [{"level": level.name, "rho": level.rho} for level in CENSUS_LEVELS]
     payload = {
         "rho_total": float(CENSUS_RHO_TOTAL),
         "delta": CENSUS_DELTA,
         "epsilon": epsilon,
         "levels": levels,
+        "epsilon_cks": tighter,
+        "epsilon_pld": composed,
     }
     lines = [
         "2020 Census GVHR query, zCDP allocation (paper Table 2)",
         f"  total rho = {float(CENSUS_RHO_TOTAL)}, delta = {CENSUS_DELTA:g}, "
-        f"epsilon = {epsilon:.4f}",
+        f"epsilon = {epsilon:.4f} (Bun-Steinke, the paper's Theorem 1)",
+        f"  epsilon = {tighter:.4f} (Canonne-Kamath-Steinke conversion, as the Census states "
+        "it)",
+        f"  epsilon = {composed:.4f} (tight: privacy-loss distributions of the 65 discrete "
+        "Gaussian queries of the persons strategy, composed)",
         f"  {'level':<12} {'geolevel share':>15} {'query share':>12} {'rho':>10}",
     ]
     for level in CENSUS_LEVELS:
@@ -38,5 +51,13 @@ def run(args) -> int:
             f"  {level.name:<12} {level.geolevel_share!s:>15} {level.query_share!s:>12} "
             f"{level.rho:>10.5f}"
         )
+    if args.strategy:
+        queries = strategy_queries(CENSUS_RHO_TOTAL)
+        payload["queries"] = [{"level": q.level, "query": q.query, "fraction": float(q.fraction),
+                               "rho": q.rho} for q in queries]
+        lines.append(f"  persons strategy {STRATEGY_NAME}: {len(queries)} queries")
+        lines.append(f"  {'level':<12} {'query':<32} {'fraction':>11} {'rho':>10}")
+        lines.extend(f"  {q.level:<12} {q.query:<32} {q.fraction!s:>11} {q.rho:>10.5f}"
+                     for q in queries)
     emit(args, payload, lines)
     return EXIT_OK

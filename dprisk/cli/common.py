@@ -63,6 +63,8 @@ SUBCOMMAND_HELP = {
     "marginal": "marginal posterior, risk R and P[correct decision]",
     "sweep": "P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
     "reproduce": "reproduce the paper's tables and figures",
+    "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
+    "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP risk profile)",
 }
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"

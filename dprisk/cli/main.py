@@ -56,7 +56,7 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
-    """Return the ``dprisk`` parser: census, posterior, marginal, sweep, reproduce.
+    """Return the ``dprisk`` parser: every subcommand of ``common.SUBCOMMAND_HELP``.
 
     Only the subcommands named in ``commands`` (default: all) are imported (module
     ``dprisk.cli.NAME``) and given their full parser; the others are registered by name and

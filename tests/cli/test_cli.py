@@ -28,7 +28,8 @@ def test_census_json_contract(capsys):
     status, out, err = run_cli(["census", "--json"], capsys)
     assert status == 0 and err == ""
     payload = json.loads(out)
-    assert set(payload) == {"rho_total", "delta", "epsilon", "levels"}
+    assert set(payload) == {"rho_total", "delta", "epsilon", "levels", "epsilon_cks",
+                            "epsilon_pld"}
     assert payload["rho_total"] == 2.56 and payload["delta"] == 1e-10
     assert payload["epsilon"] == pytest.approx(float(zcdp_to_dp(2.56, 1e-10)), rel=1e-15)
     assert [lvl["level"] for lvl in payload["levels"]] == [lvl.name for lvl in CENSUS_LEVELS]

@@ -1,0 +1,96 @@
+"""``dprisk epsilon``: the (epsilon, delta)-DP guarantee of rho-zCDP, and its inverse.
+
+Two forms: ``--rho R [--delta D]`` gives epsilon by Bun–Steinke (the paper's Theorem 1) and
+by the tighter Canonne–Kamath–Steinke conversion; ``--epsilon E [--delta D]`` gives the
+largest rho whose guarantee is at most E, by each conversion.
+"""
+
+from __future__ import annotations
+
+from dprisk.cli import common
+from dprisk.cli.common import fmt
+
+__all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
+
+FORWARD = common.Form("rho-to-epsilon", "--rho given", frozenset({"rho", "delta"}),
+                      usage="--rho R [--delta D]")
+INVERSE = common.Form("epsilon-to-rho", "--epsilon given", frozenset({"epsilon", "delta"}),
+                      usage="--epsilon E [--delta D]", selected_by="epsilon")
+#: The forms of ``dprisk epsilon``.
+FORMS = [FORWARD, INVERSE]
+#: Defaults applied after the checks (the Census Bureau's delta).
+DEFAULTS = {"delta": 1e-10}
+
+DESCRIPTION = common.describe(
+    FORMS, "epsilon_bun_steinke = rho + 2 sqrt(rho log(1/delta)) (the paper's Theorem 1); "
+    "epsilon_cks is the tighter Canonne-Kamath-Steinke conversion (dp-accounting), the one "
+    "the Census Bureau states.")
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk epsilon``."""
+    sub = subs.add_parser("epsilon", help=common.SUBCOMMAND_HELP["epsilon"],
+                          description=DESCRIPTION)
+    sub.add_argument("--rho", type=common.rho_text, default=None,
+                     help="zCDP rho (> 0) or census:LEVEL; selects epsilon from rho")
+    sub.add_argument("--epsilon", type=common.number, default=None,
+                     help="target epsilon (> 0); selects the largest rho")
+    sub.add_argument("--delta", type=common.number, default=None,
+                     help=common.with_default("delta, 0 < delta < 1", DEFAULTS["delta"]))
+    common.add_json(sub)
+    sub.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Check the options against the chosen form, compute, print."""
+    return common.run_form(args, "epsilon", FORMS, DEFAULTS,
+                           {FORWARD: _forward, INVERSE: _inverse})
+
+
+def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.accounting import epsilon_bun_steinke, epsilon_cks
+    from dprisk.models.census import parse_rho
+
+    common.require(args, "rho-to-epsilon", rho="a rho > 0 or census:LEVEL")
+    rho = parse_rho(args.rho, "--rho")
+    _check_delta(args.delta)
+    payload = {
+        "rho": rho,
+        "delta": args.delta,
+        "epsilon_bun_steinke": epsilon_bun_steinke(rho, args.delta),
+        "epsilon_cks": epsilon_cks(rho, args.delta),
+    }
+    lines = [
+        f"rho-zCDP with rho = {fmt(rho)} is (epsilon, delta = {args.delta:g})-DP with",
+        f"  epsilon (Bun-Steinke, the paper's Theorem 1)   = {payload['epsilon_bun_steinke']:.6f}",
+        f"  epsilon (Canonne-Kamath-Steinke, tighter)      = {payload['epsilon_cks']:.6f}",
+    ]
+    return payload, lines
+
+
+def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.accounting import rho_bun_steinke, rho_cks
+    from dprisk.models.checks import check_rho
+
+    check_rho(args.epsilon, "--epsilon")
+    _check_delta(args.delta)
+    payload = {
+        "epsilon": args.epsilon,
+        "delta": args.delta,
+        "rho_bun_steinke": rho_bun_steinke(args.epsilon, args.delta),
+        "rho_cks": rho_cks(args.epsilon, args.delta),
+    }
+    lines = [
+        f"largest rho whose zCDP guarantee is (epsilon = {fmt(args.epsilon)}, "
+        f"delta = {args.delta:g})-DP",
+        f"  rho (Bun-Steinke)                = {payload['rho_bun_steinke']:.8g}",
+        f"  rho (Canonne-Kamath-Steinke)     = {payload['rho_cks']:.8g}",
+    ]
+    return payload, lines
+
+
+def _check_delta(delta: float) -> None:
+    """--delta must lie in (0, 1); the message names the option."""
+    from dprisk.models.checks import check_probability
+
+    check_probability(delta, "--delta")

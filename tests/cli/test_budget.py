@@ -1,0 +1,93 @@
+"""``dprisk budget --pure-dp``: the JSON contract, published values and bad input."""
+
+import json
+
+import pytest
+
+from dprisk.cli import main
+
+
+def run_cli(argv, capsys):
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("extra", "epsilon", "p", "q"), [
+    (["--max-posterior", "0.25"], 1.299283, 1 / 12, 1.0),
+    (["--max-posterior", "0.15"], 1.209838, 0.05, 1.0),
+    (["--max-posterior", "1/4", "--q", "any"], 0.649641, 1.0, 1 / 12),
+])
+def test_published_values_json(extra, epsilon, p, q, capsys):
+    status, out, err = run_cli(["budget", "--pure-dp", "--max-ratio", "3", *extra, "--json"],
+                               capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == {"epsilon", "binding_p", "binding_q"}
+    assert payload["epsilon"] == pytest.approx(epsilon, abs=1e-6)
+    assert payload["binding_p"] == pytest.approx(p, rel=1e-6)
+    assert payload["binding_q"] == pytest.approx(q, rel=1e-6)
+
+
+def test_summary_and_help(capsys):
+    status, out, _ = run_cli(["budget", "--pure-dp", "--max-ratio", "3", "--max-posterior",
+                              "0.25", "--q", "0.5"], capsys)
+    assert status == 0 and "epsilon*" in out and "binding p" in out
+    status, out, _ = run_cli(["budget", "--help"], capsys)
+    assert status == 0 and "(default: 1.0)" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    (["--max-ratio", "3", "--max-posterior", "0.2"], "--pure-dp"),
+    (["--pure-dp", "--max-posterior", "0.2"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "3"], "--max-posterior"),
+    (["--pure-dp", "--max-ratio", "1", "--max-posterior", "0.2"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "0.5", "--max-posterior", "0.2"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "inf", "--max-posterior", "0.2"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "1"], "--max-posterior"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "-0.1"], "--max-posterior"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--q", "0"], "--q"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--q", "2"], "--q"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--q", "x"], "--q"),
+])
+def test_bad_input_exits_2_naming_the_parameter(argv, parameter, capsys):
+    status, out, err = run_cli(["budget", *argv], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+
+
+def test_measure_form_json(capsys):
+    from dprisk.inference.accounting import epsilon_cks
+    from dprisk.inference.dg_budget import rho_for_target
+
+    status, out, err = run_cli(["budget", "--measure", "marginal-risk", "--target", "1.5",
+                                "--p", "0.01,1/10,0.5", "--json"], capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == {"rho", "epsilon_cks", "measure", "target", "binding_p",
+                            "value_at_rho", "value_above"}
+    expected = rho_for_target("marginal-risk", 1.5, p=[0.01, 0.1, 0.5])
+    assert payload["rho"] == expected.rho and payload["binding_p"] == 0.01
+    assert payload["epsilon_cks"] == epsilon_cks(expected.rho, 1e-10)
+    assert payload["value_at_rho"] <= 1.5 < payload["value_above"]
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    (["--measure", "foo", "--target", "1.5"], "measure"),
+    (["--measure", "marginal-risk"], "--target"),
+    (["--measure", "marginal-risk", "--target", "1"], "target"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--p", "0,0.5"], "p"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--p", "x"], "--p"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--known", "-1"], "known"),
+    (["--measure", "marginal-risk", "--target", "1.5", "--max-ratio", "3"], "--max-ratio"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--target", "2"], "--target"),
+])
+def test_measure_form_bad_input(argv, parameter, capsys):
+    status, out, err = run_cli(["budget", *argv], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err

@@ -1,0 +1,109 @@
+"""``dprisk epsilon`` (both forms) and the accounting keys of ``dprisk census --json``."""
+
+import json
+
+import pytest
+
+from dprisk.cli import main
+from dprisk.inference.accounting import (
+    census_epsilon_pld,
+    epsilon_bun_steinke,
+    epsilon_cks,
+    rho_bun_steinke,
+    rho_cks,
+)
+from dprisk.models.census import CENSUS_LEVELS, census_level
+
+
+def run_cli(argv, capsys):
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_rho_to_epsilon_json(capsys):
+    status, out, err = run_cli(["epsilon", "--rho", "2.56", "--json"], capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == {"rho", "delta", "epsilon_bun_steinke", "epsilon_cks"}
+    assert payload["rho"] == 2.56 and payload["delta"] == 1e-10
+    assert payload["epsilon_bun_steinke"] == epsilon_bun_steinke(2.56, 1e-10)
+    assert round(payload["epsilon_bun_steinke"], 4) == 17.9153
+    assert payload["epsilon_cks"] == epsilon_cks(2.56, 1e-10)
+    assert round(payload["epsilon_cks"], 3) == 17.158
+
+
+def test_epsilon_to_rho_json_round_trips(capsys):
+    status, out, _ = run_cli(["epsilon", "--epsilon", "17.14", "--delta", "1e-10", "--json"],
+                             capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert set(payload) == {"epsilon", "delta", "rho_bun_steinke", "rho_cks"}
+    assert payload["rho_bun_steinke"] == rho_bun_steinke(17.14, 1e-10)
+    assert payload["rho_cks"] == rho_cks(17.14, 1e-10)
+    assert epsilon_cks(payload["rho_cks"], 1e-10) == pytest.approx(17.14, rel=1e-12)
+    assert epsilon_bun_steinke(payload["rho_bun_steinke"], 1e-10) == pytest.approx(17.14,
+                                                                                  rel=1e-13)
+
+
+def test_census_level_and_fractions_accepted(capsys):
+    status, out, _ = run_cli(["epsilon", "--rho", "census:block", "--delta", "1/100000",
+                              "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["rho"] == census_level("block").rho and payload["delta"] == 1e-5
+
+
+def test_summary_names_both_conversions(capsys):
+    status, out, _ = run_cli(["epsilon", "--rho", "1"], capsys)
+    assert status == 0 and "Bun-Steinke" in out and "Canonne-Kamath-Steinke" in out
+    status, out, _ = run_cli(["epsilon", "--help"], capsys)
+    assert status == 0 and "(default: 1e-10)" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    (["epsilon"], "--rho"),
+    (["epsilon", "--rho", "0"], "--rho"),
+    (["epsilon", "--rho", "nan"], "--rho"),
+    (["epsilon", "--rho", "census:blok"], "--rho"),
+    (["epsilon", "--rho", "1", "--delta", "0"], "--delta"),
+    (["epsilon", "--rho", "1", "--delta", "1.5"], "--delta"),
+    (["epsilon", "--epsilon", "-2"], "--epsilon"),
+    (["epsilon", "--epsilon", "inf"], "--epsilon"),
+    (["epsilon", "--epsilon", "1", "--delta", "-1"], "--delta"),
+    (["epsilon", "--epsilon", "1", "--rho", "1"], "--rho"),
+    (["epsilon", "--epsilon", "one"], "--epsilon"),
+])
+def test_bad_input_exits_2_naming_the_parameter(argv, parameter, capsys):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+
+
+def test_census_json_gains_the_tighter_epsilons(capsys):
+    status, out, _ = run_cli(["census", "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["epsilon_cks"] == epsilon_cks(2.56, 1e-10)
+    assert payload["epsilon_pld"] == census_epsilon_pld()
+    assert payload["epsilon_pld"] < payload["epsilon_cks"] < payload["epsilon"]
+    assert 16.4 < payload["epsilon_pld"] < 16.5
+
+
+def test_census_strategy_lists_every_query(capsys):
+    from dprisk.models.census_strategy import strategy_queries
+
+    status, out, _ = run_cli(["census", "--strategy", "--json"], capsys)
+    assert status == 0
+    queries = json.loads(out)["queries"]
+    assert len(queries) == 65
+    assert all(set(q) == {"level", "query", "fraction", "rho"} for q in queries)
+    assert [(q["level"], q["query"], q["rho"]) for q in queries] == [
+        (q.level, q.query, q.rho) for q in strategy_queries()]
+    detailed = {q["level"]: q["rho"] for q in queries if q["query"] == "detailed"}
+    assert detailed == {level.name: level.rho for level in CENSUS_LEVELS}
+    assert sum(q["rho"] for q in queries) == pytest.approx(2.56, rel=1e-14)
