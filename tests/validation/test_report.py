@@ -1,6 +1,7 @@
 """The report writer: file layout, record contract, atomic replacement, nothing partial."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -42,7 +43,7 @@ def test_report_layout_and_contract(tmp_path, monkeypatch):
     tree.close()
     html = (out / "index.html").read_text()
     assert "demo/x" in html and "figures/figure0.png" in html and "R-hat fine" in html
-    assert "seed demo/mc" in html and "pymc" in html
+    assert "<td>demo</td><td>mc</td><td class='num'>7</td>" in html and "pymc" in html
 
 
 def test_report_replaces_atomically_and_failure_keeps_old(tmp_path, monkeypatch):
@@ -84,3 +85,61 @@ def test_importing_the_report_imports_no_study():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _page_with(records, tmp_path, monkeypatch):
+    def study(*, paper_scale):
+        result = _fake_study(paper_scale=paper_scale)
+        result.records = records
+        return result
+
+    monkeypatch.setattr(report, "STUDIES", [("demo", study)])
+    write_report(tmp_path / "report", progress=False)
+    return (tmp_path / "report" / "index.html").read_text()
+
+
+def _mass_records():
+    """Table 1's Mass rows as the single-level study writes them (one wording, own numbers)."""
+    computed = [0.17772, 0.16093, 0.1195, 0.072761, 0.036328]
+    printed = [0.161, 0.119, 0.073, 0.036, 0.015]
+    return [
+        {"id": f"table1/x1_star={k + 1}/mass", "source": "Table 1", "published": printed[k],
+         "computed": computed[k], "mcse": None, "status": "differs",
+         "explanation": (f"The caption says P[X1* = x1* | X1 = 1], which is {computed[k]} here. "
+                         "The printed column is P[X1* = x1* | X1 = 0], the release distribution "
+                         "when the target does not have the characteristic.")}
+        for k in range(5)
+    ]
+
+
+def test_page_leads_with_findings_computed_from_records(tmp_path, monkeypatch):
+    html = _page_with([*_mass_records(), _record()], tmp_path, monkeypatch)
+    summary = html.index("id='summary'")
+    assert summary < html.index("<figure") < html.index("id='all-records'")
+    assert "<table" not in html[:summary]
+    finding = html[summary:html.index("</section>")]
+    # the printed and the computed column, read from the records, and a link to the evidence
+    assert "0.161, 0.119, 0.073, 0.036, 0.015" in finding
+    assert "0.178, 0.161, 0.119, 0.073, 0.036" in finding
+    assert "4 of the first 4" in finding and "href='#note-1'" in finding
+    assert "<b>differs</b> 5" in finding and "<b>match</b> 1" in finding
+
+
+def test_every_figure_has_a_caption_and_alt_text(tmp_path, monkeypatch):
+    html = _page_with([_record()], tmp_path, monkeypatch)
+    figures = re.findall(r"<figure[^>]*><img src='([^']+)' alt='([^']*)'>"
+                         r"<figcaption>([^<]+)</figcaption></figure>", html)
+    assert len(figures) == html.count("<img ") == 1
+    source, alt, caption = figures[0]
+    assert source == "figures/figure0.png"
+    assert alt != "figure0" and "panel" in alt and caption.strip()
+
+
+def test_each_explanation_is_written_once(tmp_path, monkeypatch):
+    records = _mass_records()
+    html = _page_with(records, tmp_path, monkeypatch)
+    shared = "The printed column is P[X1* = x1* | X1 = 0]"
+    assert html.count(shared) == 1
+    assert html.count("href='#note-1'") >= len(records)
+    for record in records:  # each row keeps its own number
+        assert f"which is {record['computed']} here" in html
