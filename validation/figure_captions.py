@@ -27,7 +27,7 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "figure3": ("paper Figure 3",
                 "Probability of a correct decision under 0-1 loss against ρ1, one line per "
                 "prior p; the dashed line marks the Census block ρ1."),
-    "table4_table5": ("paper Tables 4–5 (printed as Tables 7–8)",
+    "table4_table5": ("paper Tables 7–8 (LaTeX labels tab:tab4, tab:tab5)",
                       "Posterior of X1 and of X2 for the release D = (2, 1, −1): exact "
                       "enumeration, the Gibbs and PyMC samplers, the paper's printed values and "
                       "the constraint-dropping variant, with the single-level ('no hierarchy') "
