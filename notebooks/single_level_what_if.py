@@ -33,8 +33,8 @@
 
 # %% tags=["parameters"]
 rho1 = 0.5  # what-if zCDP parameter of the block count (Census block: about 0.0992)
-p = 0.2  # adversary's prior probability P[X1 = m + 1]
-known = 0  # m, the adversary's count of the other people in the block with c
+p = 0.2  # prior probability of the adversary that the target has c (X1 is m + 1)
+known = 0  # m, the count of the other people in the block with c (known to the adversary)
 x1_star_min = -10  # smallest release shown in the per-release plots
 x1_star_max = 15  # largest release shown in the per-release plots
 n_rho_grid = 200  # points of the rho1 axis of the marginal plots (log-spaced)
