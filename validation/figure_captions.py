@@ -41,8 +41,9 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                         "support constraint k1 ≤ k2."),
     "figure5": ("paper Figure 5",
                 "Probability of a correct decision against the true block-group count x2: "
-                "exact model (solid), constraint-dropping variant (dotted), no hierarchy "
-                "(dashed), Monte Carlo points with error bars; right: zoom on the paper's range."),
+                "exact model (blue), constraint-dropping variant (orange), without the "
+                "hierarchy (black dashed), the exact mean over 4 ≤ x2 ≤ 10 (red dashed), "
+                "Monte Carlo points with ±2 MCSE bars; right: zoom on the paper's range."),
     "figure6": ("paper Figure 6",
                 "Probability of a correct decision against the block-group ρ2 (log scale), one "
                 "colour per true x2: exact (solid) and variant (dotted); the dashed line marks "
