@@ -6,7 +6,8 @@
 * ``DIR/figures/*.png`` — one file per figure, named after the paper's figure;
 * ``DIR/results.nc`` — the studies' xarray data, one netCDF group per study;
 * ``DIR/results.json`` — one record per published number,
-  ``{"id", "source", "published", "computed", "mcse", "status", "explanation"}``;
+  ``{"id", "source", "published", "computed", "mcse", "status", "explanation"}`` plus
+  ``{"printed_as", "latex_label", "claim"}`` (:mod:`dprisk.validation.record_annotations`);
 * ``DIR/index.html`` — the page a person reads.
 
 Nothing partial: the report is assembled in a temporary sibling directory and moved into
@@ -33,6 +34,7 @@ matplotlib.use("Agg")
 
 import xarray as xr
 
+from dprisk.validation.record_annotations import annotate
 from dprisk.validation.records import RECORD_KEYS, StudyResult, validate_records
 from dprisk.validation.report_page import render_html
 
@@ -104,6 +106,7 @@ def _write_all(tmp: Path, results: list[StudyResult], paper_scale: bool, start: 
     tree.to_netcdf(tmp / "results.nc")
     records = [r for study in results for r in study.records]
     validate_records(records)
+    records = [annotate(r) for r in records]  # + the paper's numbering, claims as claims
     (tmp / "results.json").write_text(json.dumps(records, indent=1) + "\n")
     versions = _versions()
     seconds = time.perf_counter() - start  # the run up to this page, as the command counts it

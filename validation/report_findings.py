@@ -7,10 +7,11 @@ records are absent (a partial run, a test study) is left out.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-__all__ = ["Finding", "findings", "printed_name"]
+from dprisk.validation.record_annotations import printed_name
+
+__all__ = ["Finding", "findings"]
 
 
 @dataclass(frozen=True)
@@ -20,20 +21,6 @@ class Finding:
     title: str
     text: str
     evidence_id: str
-
-
-def printed_name(source: str) -> str:
-    """A table's name as printed in the paper, from a record's source.
-
-    ``"Table 1 (tab:tab1; printed as Table 4)"`` -> ``"Table 4"``; a source without a
-    ``printed as`` note names the table or figure as printed already.
-    """
-    printed = re.search(r"printed as (Table \d+)", source)
-    if printed:
-        return printed.group(1)
-    named = re.match(r"Table \d+|Figures? \d+[a-z]?(?:, \d+[a-z]?)*|Section [\d.]*\d|"
-                     r"Supplement S\d(?:\.\d)?", source)
-    return named.group(0) if named else source
 
 
 def _values(by_id: dict, ids: list[str], key: str) -> list[float] | None:

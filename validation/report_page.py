@@ -20,8 +20,9 @@ import re
 from collections import Counter
 
 from dprisk.validation.figure_captions import alt_text, caption
+from dprisk.validation.record_annotations import annotate, printed_name
 from dprisk.validation.records import STATUSES, StudyResult
-from dprisk.validation.report_findings import findings, printed_name
+from dprisk.validation.report_findings import findings
 
 __all__ = ["explanation_notes", "render_html"]
 
@@ -117,7 +118,7 @@ def explanation_notes(records: list[dict]) -> tuple[list[str], dict[str, tuple[i
 
 def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) -> str:
     esc = html.escape
-    rows = ["<table><tr><th>id</th><th>published</th><th>computed</th><th>MCSE</th>"
+    rows = ["<table><tr><th>id</th><th>published</th><th>computed (measured)</th><th>MCSE</th>"
             "<th>status</th><th>why (see the note)</th></tr>"]
     for r in records:
         why = ""
@@ -126,13 +127,20 @@ def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) 
             why = f"<a href='#note-{number}'>note {number}</a>"
             if own:
                 why += " " + _collapsible(own, summary="this row's numbers")
+        claim = r.get("claim")
+        if claim:  # a qualitative statement: the relation checked, and whether it holds
+            published = f"claim: {esc(claim['relation'])}"
+            status = "holds" if claim["holds"] else "does not hold"
+            why = f"<i>{esc(claim['statement'])}</i> " + why
+        else:
+            published, status = _fmt_number(r["published"]), r["status"]
         # The id cell stays the first, plain <td>: validation.screenshot.check_report reads it.
         rows.append(
             f"<tr class='{esc(r['status'])}'><td>{esc(r['id'])}</td>"
-            f"<td class='num'>{_fmt_number(r['published'])}</td>"
+            f"<td class='num'>{published}</td>"
             f"<td class='num'>{_fmt_number(r['computed'])}</td>"
             f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
-            f"<td class='status'>{esc(r['status'])}</td><td class='why'>{why}</td></tr>"
+            f"<td class='status'>{esc(status)}</td><td class='why'>{why}</td></tr>"
         )
     rows.append("</table>")
     return "\n".join(rows)
@@ -258,7 +266,7 @@ def render_html(results: list[StudyResult], versions: dict, seconds: float,
         Whether the paper's Monte Carlo budgets were used.
     """
     esc = html.escape
-    records = [r for study in results for r in study.records]
+    records = [annotate(r) for study in results for r in study.records]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>Disclosure risk of DP census counts: paper reproduction</title>",

@@ -9,6 +9,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.validation import report
+from dprisk.validation.record_annotations import RESULTS_KEYS, annotate
 from dprisk.validation.report import RECORD_KEYS, StudyResult, validate_records, write_report
 
 
@@ -36,7 +37,10 @@ def test_report_layout_and_contract(tmp_path, monkeypatch):
     summary = write_report(out, progress=False)
     assert summary["n_records"] == 1 and summary["n_figures"] == 1
     records = json.loads((out / "results.json").read_text())
-    assert [tuple(sorted(r)) for r in records] == [tuple(sorted(RECORD_KEYS))]
+    # a study's record (RECORD_KEYS) plus the report's annotations, added, none changed
+    assert [tuple(sorted(r)) for r in records] == [tuple(sorted(RESULTS_KEYS))]
+    assert set(RECORD_KEYS) < set(RESULTS_KEYS)
+    assert {k: records[0][k] for k in RECORD_KEYS} == _record()
     assert (out / "figures" / "figure0.png").stat().st_size > 1000
     tree = xr.open_datatree(out / "results.nc")
     np.testing.assert_array_equal(tree["demo/table"]["value"].values, [0.0, 1.0, 2.0])
@@ -143,3 +147,24 @@ def test_each_explanation_is_written_once(tmp_path, monkeypatch):
     assert html.count("href='#note-1'") >= len(records)
     for record in records:  # each row keeps its own number
         assert f"which is {record['computed']} here" in html
+
+
+def test_annotations_name_printed_tables_and_state_claims():
+    record = {**_record("table1/x1_star=1/mass"),
+              "source": "Table 1 (tab:tab1; printed as Table 4)"}
+    assert annotate(record) == {**record, "printed_as": "Table 4", "latex_label": "tab:tab1",
+                                "claim": None}
+    claim = {**_record("text4.2/fig2/rho=0.25/p=1/2/risk", status="differs", explanation="x"),
+             "source": "Section 4.2 text"}
+    annotated = annotate(claim)
+    assert annotated["printed_as"] == "Section 4.2" and annotated["latex_label"] is None
+    assert annotated["claim"]["relation"] == "≈ 1" and annotated["claim"]["holds"] is False
+
+
+def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
+    claim = {**_record("s6/fig10_left/bounded_by_no_postprocessing", status="differs",
+                       explanation="largest excess 0.0003"), "source": "Supplement S6 text"}
+    html = _page_with([claim], tmp_path, monkeypatch)
+    row = html[html.index("<td>s6/fig10_left/bounded_by_no_postprocessing</td>"):]
+    row = row[:row.index("</tr>")]
+    assert "claim: ≤ 0" in row and "does not hold" in row and ">0<" not in row
