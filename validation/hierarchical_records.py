@@ -1,6 +1,6 @@
-r"""Published-vs-computed records and the figure of the paper's Tables 4-5 (§4.3).
+r"""Published-vs-computed records and the figure of the paper's Tables 7-8 (LaTeX tab:tab4-5).
 
-Each published Table 4 / Table 5 number is compared with the exact posterior (its MC error:
+Each published Table 7 / Table 8 number is compared with the exact posterior (its MC error:
 that of a correct 1e4-draw Gibbs run,
 :func:`dprisk.validation.hierarchical_paper.correct_sampler_mcse`) and with the
 constraint-dropping Gibbs variant (:mod:`dprisk.inference.variant`), whose 1e4-draw runs
