@@ -24,7 +24,7 @@ from dprisk.validation.record_annotations import annotate, printed_name
 from dprisk.validation.records import STATUSES, StudyResult
 from dprisk.validation.report_findings import findings
 
-__all__ = ["explanation_notes", "render_html"]
+__all__ = ["explanation_notes", "render_html", "row_anchor"]
 
 #: Text longer than this (characters) is shown collapsed in ``<details>``.
 LONG_TEXT = 240
@@ -89,44 +89,55 @@ def _group_key(record_id: str) -> str:
 
 
 def explanation_notes(records: list[dict]) -> tuple[list[str], dict[str, tuple[int, str]]]:
-    """Number each distinct explanation wording once.
+    """Write each explanation once: a wording shared by several records becomes a note.
 
     Returns
     -------
     notes : list of str
-        Note ``k + 1`` is ``notes[k]``: the explanation of the first record with that wording.
+        Note ``k + 1`` is ``notes[k]``: the explanation of the first record with a wording
+        (the text up to its numbers) that two or more records share.
     per_record : dict
-        Record id to ``(note number, the record's own sentences not in the note)``.
+        Record id to ``(note number, the record's own sentences not in the note)``; note
+        number 0 for a record whose wording is its own (its whole explanation is shown inline).
     """
-    notes: list[str] = []
-    number_of: dict[str, int] = {}
-    per_record: dict[str, tuple[int, str]] = {}
+    by_wording: dict[str, list[tuple[str, str]]] = {}
     for record in records:
         text = (record["explanation"] or "").strip()
-        if not text:
+        if text:
+            by_wording.setdefault(_template(text), []).append((record["id"], text))
+    notes: list[str] = []
+    per_record: dict[str, tuple[int, str]] = {}
+    for members in by_wording.values():
+        if len(members) == 1:
+            per_record[members[0][0]] = (0, members[0][1])
             continue
-        key = _template(text)
-        if key not in number_of:
-            notes.append(text)
-            number_of[key] = len(notes)
-        number = number_of[key]
-        shared = set(_sentences(notes[number - 1]))
-        own = " ".join(s for s in _sentences(text) if s not in shared)
-        per_record[record["id"]] = (number, own)
+        notes.append(members[0][1])
+        shared = set(_sentences(notes[-1]))
+        for record_id, text in members:
+            own = " ".join(s for s in _sentences(text) if s not in shared)
+            per_record[record_id] = (len(notes), own)
     return notes, per_record
+
+
+def row_anchor(record_id: str) -> str:
+    """The HTML id of a record's row in the full table (``rec-`` + the id, URL-safe)."""
+    return "rec-" + re.sub(r"[^A-Za-z0-9_.-]", "_", record_id)
 
 
 def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) -> str:
     esc = html.escape
     rows = ["<table><tr><th>id</th><th>published</th><th>computed (measured)</th><th>MCSE</th>"
-            "<th>status</th><th>why (see the note)</th></tr>"]
+            "<th>status</th><th>why</th></tr>"]
     for r in records:
         why = ""
         if r["id"] in per_record:
             number, own = per_record[r["id"]]
-            why = f"<a href='#note-{number}'>note {number}</a>"
-            if own:
-                why += " " + _collapsible(own, summary="this row's numbers")
+            if number:
+                why = f"<a href='#note-{number}'>note {number}</a>"
+                if own:
+                    why += " " + _collapsible(own, summary="this row's numbers")
+            else:
+                why = _collapsible(own)
         claim = r.get("claim")
         if claim:  # a qualitative statement: the relation checked, and whether it holds
             published = f"claim: {esc(claim['relation'])}"
@@ -140,7 +151,8 @@ def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) 
             f"<td class='num'>{published}</td>"
             f"<td class='num'>{_fmt_number(r['computed'])}</td>"
             f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
-            f"<td class='status'>{esc(status)}</td><td class='why'>{why}</td></tr>"
+            f"<td class='status'>{esc(status)}</td>"
+            f"<td class='why' id='{row_anchor(r['id'])}'>{why}</td></tr>"
         )
     rows.append("</table>")
     return "\n".join(rows)
@@ -154,9 +166,10 @@ def _all_records(records: list[dict]) -> list[str]:
     for record in records:
         groups.setdefault(_group_key(record["id"]), []).append(record)
     parts = ["<h2 id='all-records'>All published numbers: published vs computed</h2>",
-             "<p>Grouped by table or figure of the paper. Each explanation is written once, as "
-             "a numbered note after the first group that uses it; a row links to its note and "
-             "shows only the numbers that are its own.</p>"]
+             "<p>Grouped by table or figure of the paper. Each explanation is written once: "
+             "shown in its row, or, when several rows share its wording, as a numbered note "
+             "after the first group that uses it, the rows linking to it and showing only the "
+             "numbers that are their own.</p>"]
     written: set[int] = set()
     first_note: dict[str, int] = {}  # sentence -> the first note that has it
     for key, group in groups.items():
@@ -171,7 +184,8 @@ def _all_records(records: list[dict]) -> list[str]:
             + "</p>"
         )
         parts.append(_records_table(group, per_record))
-        new = sorted({per_record[r["id"]][0] for r in group if r["id"] in per_record} - written)
+        new = sorted({per_record[r["id"]][0] for r in group if r["id"] in per_record}
+                     - written - {0})
         for number in new:
             parts.append(f"<div class='note' id='note-{number}'><b>Note {number}.</b> "
                          f"{_note_text(notes, number, first_note)}</div>")
@@ -197,11 +211,9 @@ def _note_text(notes: list[str], number: int, first_note: dict[str, int]) -> str
 def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[str]:
     esc = html.escape
     counts = Counter(r["status"] for r in records)
-    _, per_record = explanation_notes(records)
     items = []
     for item in findings(records):
-        note = per_record.get(item.evidence_id, (None, ""))[0]
-        target = f"#note-{note}" if note else f"#group-{_group_key(item.evidence_id)}"
+        target = f"#{row_anchor(item.evidence_id)}"
         sentence = item.text[:1].upper() + item.text[1:]
         items.append(f"<li><b>{esc(item.title)}.</b> {esc(sentence)} "
                      f"<a href='{esc(target)}'>evidence</a></li>")

@@ -125,7 +125,8 @@ def test_page_leads_with_findings_computed_from_records(tmp_path, monkeypatch):
     # the printed and the computed column, read from the records, and a link to the evidence
     assert "0.161, 0.119, 0.073, 0.036, 0.015" in finding
     assert "0.178, 0.161, 0.119, 0.073, 0.036" in finding
-    assert "4 of the first 4" in finding and "href='#note-1'" in finding
+    assert "4 of the first 4" in finding and "href='#rec-table1_x1_star_1_mass'" in finding
+    assert "id='rec-table1_x1_star_1_mass'" in html  # the evidence: the record's row
     assert "<b>differs</b> 5" in finding and "<b>match</b> 1" in finding
 
 
@@ -141,9 +142,11 @@ def test_every_figure_has_a_caption_and_alt_text(tmp_path, monkeypatch):
 
 def test_each_explanation_is_written_once(tmp_path, monkeypatch):
     records = _mass_records()
-    html = _page_with(records, tmp_path, monkeypatch)
+    alone = _record("demo/alone", status="differs", explanation="A wording of its own.")
+    html = _page_with([*records, alone], tmp_path, monkeypatch)
     shared = "The printed column is P[X1* = x1* | X1 = 0]"
     assert html.count(shared) == 1
+    assert html.count("A wording of its own.") == 1 and "note-2" not in html  # inline, once
     assert html.count("href='#note-1'") >= len(records)
     for record in records:  # each row keeps its own number
         assert f"which is {record['computed']} here" in html
