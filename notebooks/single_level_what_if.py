@@ -74,7 +74,7 @@ for (label, rho), style in zip(scenarios.items(), ("--", "-"), strict=True):
     post = single_level.posterior(x1_star, rho, p, known)
     risk = single_level.risk(x1_star, rho, p, known)
     threshold = int(single_level.decision_threshold(rho, p, known))
-    name = f"{label} (rho1 = {rho:.3g}, threshold {threshold})"
+    name = f"{label} (ρ1 = {rho:.3g}, threshold {threshold})"
     ax_post.plot(x1_star, post, style, marker="o", ms=3, label=name)
     ax_risk.plot(x1_star, risk, style, marker="o", ms=3, label=name)
 ax_post.axhline(p, color="grey", lw=0.8)
@@ -139,7 +139,7 @@ correct_grid = single_level.p_correct(rho_grid, p, known)
 fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
 ax_r.plot(rho_grid, risk_grid)
 ax_r.set(xscale="log", yscale="log", xlabel="$\\rho_1$", ylabel="marginal risk $R$",
-         title=f"R over rho1 (p = {p:g}; at most 1/p)")
+         title=f"R over ρ1 (p = {p:g}; at most 1/p)")
 ax_c.plot(rho_grid, correct_grid)
 ax_c.set(xscale="log", xlabel="$\\rho_1$", ylabel="$P[\\hat X_1 = x_1]$",
          title="probability of a correct 0-1-loss decision")
