@@ -31,12 +31,12 @@
 # %% tags=["parameters"]
 x1_star = 2  # released noisy block count
 x2_star = 1  # released noisy block-group count
-y1_star = -1  # released noisy sum of the other d blocks' counts
+y1_star = -1  # released noisy sum of the counts of the other d blocks
 rho1 = "census:block"  # block rho: a number or census:LEVEL
 rho2 = "census:block-group"  # block-group rho: a number or census:LEVEL
 d = 27  # number of other blocks in the block group
-p = 0.5  # adversary's prior P[X1 = m + 1]
-known = 0  # m, the adversary's count of the other people in the block with c
+p = 0.5  # prior probability of the adversary that the target has c (X1 is m + 1)
+known = 0  # m, the count of the other people in the block with c (known to the adversary)
 priors = [
     "improper",
     "truncated:10",
@@ -66,6 +66,7 @@ from dprisk.inference.sampling import sample_posterior
 from dprisk.inference.variant import variant_log_odds
 from dprisk.models.census import parse_rho
 from dprisk.models.priors import parse_prior
+from dprisk.validation import published
 from dprisk.validation.diagnostics import convergence_report
 
 rho1_value = parse_rho(rho1, "rho1")
@@ -112,15 +113,26 @@ ax_x2.set(xlabel="$k_2$", ylabel="$P[X_2 = k_2 \\mid D]$", yscale="log",
 _ = ax_x2.legend(fontsize=8)
 
 # %% [markdown]
-# A side note for this particular $D$: the paper's Table 4 prints 57.0% for the improper
-# prior. The exact posterior of the model as written is the number above; a Gibbs sampler
-# whose $X_1$ update ignores the support constraint $k_1 \le k_2$
-# (``dprisk.inference.variant.variant_log_odds``) lands near the printed value instead.
+# A side note: for the paper's own release, $D = (2, 1, -1)$ at the Census $\rho$ with
+# $d = 27$, $p = 1/2$, $m = 0$, the paper prints an MCMC estimate of $P[X_1 = 1 \mid D]$
+# (its Table 7; LaTeX label ``tab:tab4``). The exact posterior of the model as written is
+# the number above; a Gibbs sampler whose $X_1$ update ignores the support constraint
+# $k_1 \le k_2$ (``dprisk.inference.variant.variant_log_odds``) lands near the printed value
+# instead. The cell below shows the printed value only when the parameters are the paper's.
 
 # %%
 variant = float(1.0 / (1.0 + np.exp(-variant_log_odds(*release, **params, prior="improper"))))
-print(f"improper prior: exact {float(exact['improper'].prob_x1):.4f}, "
-      f"constraint-dropping sampler {variant:.4f}, paper Table 4: 0.570")
+paper_setting = (release == (2, 1, -1) and d == 27 and p == 0.5 and known == 0
+                 and rho1_value == parse_rho("census:block", "rho1")
+                 and rho2_value == parse_rho("census:block-group", "rho2"))
+line = (f"improper prior: exact {float(exact['improper'].prob_x1):.4f}, "
+        f"constraint-dropping sampler {variant:.4f}")
+if paper_setting:
+    printed = published.get("table4/k1=1/posterior")
+    line += f", paper {printed.source}: {printed.value:.3f}"
+else:
+    line += " (the paper prints no value for this release)"
+print(line)
 
 # %% [markdown]
 # ## 2. Do the samplers agree with the exact answer?
@@ -144,15 +156,16 @@ for spec in sampled_priors:
         seconds[spec, method] = time.perf_counter() - start
         reports[spec, method] = convergence_report(runs[spec, method], known=known)
 
-print(f"{'prior':<16} {'method':<11} {'estimate':>9} {'MCSE':>7} {'exact':>7} {'z':>6} "
+width = max(len(spec.split("/")[-1]) for spec in sampled_priors)  # full prior names
+print(f"{'prior':<{width}} {'method':<11} {'estimate':>9} {'MCSE':>7} {'exact':>7} {'z':>6} "
       f"{'R-hat X2':>9} {'ESS X2':>7} {'verdict':>10} {'seconds':>8}")
 for (spec, method), report in reports.items():
     truth = float(exact[spec].prob_x1)
     z = (report.posterior - truth) / report.posterior_mcse if report.posterior_mcse else 0.0
     row = report.table.sel(variable="X2")
-    label = spec.split("/")[-1][:16]
+    label = spec.split("/")[-1]
     verdict = "converged" if report.converged else "not yet"
-    print(f"{label:<16} {method:<11} {report.posterior:>9.4f} {report.posterior_mcse:>7.4f} "
+    print(f"{label:<{width}} {method:<11} {report.posterior:>9.4f} {report.posterior_mcse:>7.4f} "
           f"{truth:>7.4f} {z:>6.2f} {float(row['r_hat']):>9.4f} {float(row['ess_bulk']):>7.0f} "
           f"{verdict:>10} {seconds[spec, method]:>8.1f}")
 

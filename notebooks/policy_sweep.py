@@ -23,16 +23,17 @@
 #
 # Each grid point is an exact sum over all releases $D = (x_1^*, x_2^*, y_1^*)$ drawn from
 # the true mechanism (``dprisk.inference.studies.p_correct_hierarchical``; no Monte Carlo), so
-# the differences in the maps are real, not noise. The grid runs on a local Dask cluster
-# through ``dprisk.inference.sweeps.sweep``.
+# the differences in the maps are real, not noise. The grid runs through
+# ``dprisk.inference.sweeps.sweep``: in this process by default, on a local Dask cluster
+# when ``n_workers > 0``.
 
 # %% tags=["parameters"]
 x1 = 1  # true block count with c: known (target lacks c) or known + 1 (target has c)
-x2 = 1  # true block-group count with c (x2 >= x1)
+x2 = 1  # true block-group count with c (at least x1)
 d = 27  # number of other blocks in the block group
-p = 0.5  # adversary's prior P[X1 = m + 1]
-known = 0  # m, the adversary's count of the other people in the block with c
-prior = "improper"  # adversary's prior of X2 | X1 (models.priors.parse_prior spec)
+p = 0.5  # prior probability of the adversary that the target has c (X1 is m + 1)
+known = 0  # m, the count of the other people in the block with c (known to the adversary)
+prior = "improper"  # prior of X2 | X1 of the adversary (models.priors.parse_prior spec)
 decision_model = "exact"  # "exact": the model's posterior; "variant": see section 3
 rho1_min = 0.02  # smallest block rho of the grid
 rho1_max = 2.0  # largest block rho of the grid
@@ -40,7 +41,8 @@ n_rho1 = 9  # block rho values (log-spaced)
 rho2_min = 0.05  # smallest block-group rho of the grid
 rho2_max = 10.0  # largest block-group rho of the grid
 n_rho2 = 9  # block-group rho values (log-spaced)
-n_workers = 2  # Dask worker processes; 0 computes in this process (needed in a plain script)
+n_workers = 0  # 0: compute in this process (default; works as a plain script); k > 0: a
+#   local Dask cluster of k worker processes (opt-in; in a notebook kernel)
 
 # %%
 import time
@@ -48,7 +50,6 @@ import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
-from dask.distributed import Client, LocalCluster
 from matplotlib.colors import TwoSlopeNorm
 from tqdm import TqdmWarning
 
@@ -69,14 +70,14 @@ print(f"grid: {len(rho1_grid)} x {len(rho2_grid)} points; Census: "
       f"rho1 = {rho_census['rho1']:.4f}, rho2 = {rho_census['rho2']:.4f}")
 
 # %% [markdown]
-# ## 1. Run the sweep on a local Dask cluster
+# ## 1. Run the sweep
 #
-# The cluster lives only inside this cell (``with``), so it is closed even if the sweep
-# fails. Points are grouped in chunks, one task per chunk; the values do not depend on how
-# the chunks are spread over the workers (``n_workers = 0`` gives the same numbers in this
-# process: use it when running this file as a plain script, whose main module Dask's
-# spawned worker processes would re-import). Pass ``out="sweep.nc"`` to ``sweep`` to keep
-# the result in a resumable netCDF file.
+# By default (``n_workers = 0``) every grid point is computed in this process, so the file
+# also runs as a plain script. With ``n_workers > 0`` (opt-in, in a notebook kernel) the
+# points go to a local Dask cluster, grouped in chunks, one task per chunk; the values do not
+# depend on how the chunks are spread over the workers. The cluster lives only inside this
+# cell (``with``), so it is closed even if the sweep fails. Pass ``out="sweep.nc"`` to
+# ``sweep`` to keep the result in a resumable netCDF file.
 
 # %%
 sweep_args = {
@@ -86,6 +87,8 @@ sweep_args = {
 }
 start = time.perf_counter()
 if int(n_workers) > 0:
+    from dask.distributed import Client, LocalCluster
+
     with (
         LocalCluster(n_workers=int(n_workers), processes=True, threads_per_worker=1,
                      dashboard_address=":0") as cluster,
@@ -119,17 +122,19 @@ difference = result["p_correct"] - result["p_correct_no_hierarchy"]
 limit = max(float(np.abs(difference).max()), 1e-12)
 panels = [
     (result["p_correct"], "viridis", None, "P[correct] with the block group"),
-    (difference, "RdBu_r", TwoSlopeNorm(0.0, -limit, limit), "gain from the block group"),
+    (difference, "RdBu_r", TwoSlopeNorm(0.0, -limit, limit),
+     "P[correct] − P[correct without the block group]"),
 ]
 fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), constrained_layout=True)
 for ax, (values, cmap, norm, title) in zip(axes, panels, strict=True):
     mesh = ax.pcolormesh(_edges(rho2_grid), _edges(rho1_grid),
                          values.transpose("rho1", "rho2").values, cmap=cmap, norm=norm)
-    fig.colorbar(mesh, ax=ax)
+    fig.colorbar(mesh, ax=ax, label=title + " (probability)")
     ax.plot(rho_census["rho2"], rho_census["rho1"], "*", color="w", mec="k", ms=14)
     ax.set(xscale="log", yscale="log", xlabel="$\\rho_2$ (block group)",
            ylabel="$\\rho_1$ (block)", title=title)
-_ = fig.suptitle(f"truth x1 = {x1}, x2 = {x2}; p = {p}, d = {d}, prior {prior}, "
+_ = fig.suptitle(f"P[correct decision about X1]: truth x1 = {x1}, x2 = {x2}; p = {p}, "
+                 f"d = {d}, prior {prior}, "
                  f"decision: {decision_model}")
 
 # %% [markdown]
@@ -141,11 +146,11 @@ fig, ax = plt.subplots(figsize=(7, 4.2), constrained_layout=True)
 for i, rho1_value in enumerate(result["rho1"].values):
     row = result.isel(rho1=i)
     line, = ax.plot(row["rho2"], row["p_correct"], marker="o", ms=3,
-                    label=f"rho1 = {rho1_value:.3g}")
+                    label=f"ρ1 = {rho1_value:.3g}")
     ax.axhline(float(row["p_correct_no_hierarchy"].mean()), color=line.get_color(), ls="--",
                lw=0.8)
-ax.axvline(rho_census["rho2"], color="k", lw=0.8, ls=":", label="Census rho2")
-ax.set(xscale="log", xlabel="$\\rho_2$", ylabel="P[correct]",
+ax.axvline(rho_census["rho2"], color="k", lw=0.8, ls=":", label="Census ρ2")
+ax.set(xscale="log", xlabel="$\\rho_2$ (block group)", ylabel="P[correct decision about X1]",
        title="solid: with the block group; dashed: block release alone")
 _ = ax.legend(fontsize=7, ncol=2)
 

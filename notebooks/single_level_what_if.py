@@ -33,8 +33,8 @@
 
 # %% tags=["parameters"]
 rho1 = 0.5  # what-if zCDP parameter of the block count (Census block: about 0.0992)
-p = 0.2  # adversary's prior probability P[X1 = m + 1]
-known = 0  # m, the adversary's count of the other people in the block with c
+p = 0.2  # prior probability of the adversary that the target has c (X1 is m + 1)
+known = 0  # m, the count of the other people in the block with c (known to the adversary)
 x1_star_min = -10  # smallest release shown in the per-release plots
 x1_star_max = 15  # largest release shown in the per-release plots
 n_rho_grid = 200  # points of the rho1 axis of the marginal plots (log-spaced)
@@ -74,7 +74,7 @@ for (label, rho), style in zip(scenarios.items(), ("--", "-"), strict=True):
     post = single_level.posterior(x1_star, rho, p, known)
     risk = single_level.risk(x1_star, rho, p, known)
     threshold = int(single_level.decision_threshold(rho, p, known))
-    name = f"{label} (rho1 = {rho:.3g}, threshold {threshold})"
+    name = f"{label} (ρ1 = {rho:.3g}, threshold {threshold})"
     ax_post.plot(x1_star, post, style, marker="o", ms=3, label=name)
     ax_risk.plot(x1_star, risk, style, marker="o", ms=3, label=name)
 ax_post.axhline(p, color="grey", lw=0.8)
@@ -139,7 +139,7 @@ correct_grid = single_level.p_correct(rho_grid, p, known)
 fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
 ax_r.plot(rho_grid, risk_grid)
 ax_r.set(xscale="log", yscale="log", xlabel="$\\rho_1$", ylabel="marginal risk $R$",
-         title=f"R over rho1 (p = {p:g}; at most 1/p)")
+         title=f"R over ρ1 (p = {p:g}; at most 1/p)")
 ax_c.plot(rho_grid, correct_grid)
 ax_c.set(xscale="log", xlabel="$\\rho_1$", ylabel="$P[\\hat X_1 = x_1]$",
          title="probability of a correct 0-1-loss decision")

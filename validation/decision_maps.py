@@ -222,7 +222,7 @@ def plot_decision_map(ds: xr.Dataset, *, title: str | None = None, fig=None) -> 
     a = ds.attrs
     fig.suptitle(title or (
         f"Decision under 0-1 loss ({a['model']} posterior, prior {a['prior']}); truth x1 = "
-        f"{a['x1']}, x2 = {a['x2']}; rho1 = {a['rho1']:.4f}, rho2 = {a['rho2']:.4f}, "
+        f"{a['x1']}, x2 = {a['x2']}; ρ1 = {a['rho1']:.4f}, ρ2 = {a['rho2']:.4f}, "
         f"d = {a['d']}, p = {a['p']:g}\ngain {100 * float(ds['gain_region']):.2f}%, "
         f"loss {100 * float(ds['loss_region']):.2f}% of the probability in the region "
         f"(region mass {100 * float(ds['region_mass']):.2f}%)"), fontsize=9)

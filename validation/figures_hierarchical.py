@@ -171,6 +171,12 @@ def _overlay_mc(ax, mc, x_name, label_extra=""):
                     yerr=2 * sel["mcse"].values, fmt="o", ms=4, capsize=2, label=label)
 
 
+def _legend_below(fig: Figure, ax) -> None:
+    """One legend for both panels, below them (off the data); needs a constrained layout."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=3, fontsize=8)
+
+
 def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
     """Draw Figure 5: P[correct] vs x2, single-level (dashed black), x2 in 4..10 mean (red).
 
@@ -192,11 +198,11 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
                 label="constraint-dropping Gibbs variant (stationary)")
         if "p_correct_variant_draws" in ds:
             ax.plot(x2, ds["p_correct_variant_draws"], ":", color="C1", marker="x",
-                    label=f"variant, {ds.attrs['draws']} draws, estimate >= 1/2 (expected)")
+                    label=f"variant, {ds.attrs['draws']} draws, estimate ≥ 1/2 (expected)")
         ax.axhline(float(ds["p_correct_no_hierarchy"]), color="black", ls="--",
                    label="without hierarchical information")
         ax.axhline(float(ds["p_correct_plateau"]), color="red", ls="--",
-                   label="exact, mean over 4 <= x2 <= 10")
+                   label="exact, mean over 4 ≤ x2 ≤ 10")
         _overlay_mc(ax, mc, "x2")
         ax.set_xlabel("x2 (true block-group count with characteristics c, persons)")
         ax.set_ylabel(_PC_LABEL)
@@ -204,9 +210,9 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
     centre = float(ds["p_correct_no_hierarchy"])
     axes[1].set_ylim(centre - 0.008, centre + 0.010)
     axes[1].set_title("zoom on the paper's range", fontsize=9)
-    axes[1].legend(fontsize=7, loc="lower right")
+    _legend_below(fig, axes[0])
     a = ds.attrs
-    fig.suptitle(f"Figure 5: P[correct] vs x2; rho1 = {a['rho1']:.4f}, rho2 = {a['rho2']:.4f}, "
+    fig.suptitle(f"Figure 5: P[correct] vs x2; ρ1 = {a['rho1']:.4f}, ρ2 = {a['rho2']:.4f}, "
                  f"d = {a['d']}, p = {a['p']:g}, truth x1 = 1, prior {a['prior']}", fontsize=10)
     return fig
 
@@ -268,20 +274,20 @@ def figure6(data: xr.Dataset | None = None, *, mc=None) -> Figure:
         ax.axhline(float(ds["p_correct_no_hierarchy"]), color="black", ls="--",
                    label="without hierarchical information")
         ax.axvline(ds.attrs["rho2_census"], color="purple", ls="--",
-                   label=f"Census rho2 = {ds.attrs['rho2_census']:.4f}")
+                   label=f"Census ρ2 = {ds.attrs['rho2_census']:.4f}")
         for item in ([] if mc is None else (mc if isinstance(mc, list | tuple) else [mc])):
             ax.errorbar(item["rho2"].values, item["p_correct"].values,
                         yerr=2 * item["mcse"].values, fmt="o", ms=4, capsize=2,
                         label=f"MC, x2 = {item.attrs.get('x2')}")
         ax.set_xscale("log")
-        ax.set_xlabel("rho2 (zCDP privacy-loss parameter of the block-group count, log scale)")
+        ax.set_xlabel("ρ2 (zCDP privacy-loss parameter of the block-group count, log scale)")
         ax.set_ylabel(_PC_LABEL)
     centre = float(ds["p_correct_no_hierarchy"])
     axes[1].set_ylim(centre - 0.008, centre + 0.012)
     axes[0].set_title("all curves", fontsize=9)
     axes[1].set_title("zoom on the paper's range", fontsize=9)
-    axes[0].legend(fontsize=7, loc="lower right", ncol=2)
+    _legend_below(fig, axes[0])
     a = ds.attrs
-    fig.suptitle(f"Figure 6: P[correct] vs rho2; rho1 = {a['rho1']:.4f}, d = {a['d']}, "
+    fig.suptitle(f"Figure 6: P[correct] vs ρ2; ρ1 = {a['rho1']:.4f}, d = {a['d']}, "
                  f"p = {a['p']:g}, truth x1 = 1, prior {a['prior']}", fontsize=10)
     return fig

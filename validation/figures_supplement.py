@@ -141,7 +141,9 @@ def figure11(data) -> Figure:
         ax.set_xticks(levels, ticks, fontsize=7)
         ax.set_xlabel(r"levels $\ell$ at which the target is unique (Census $\rho$ per level)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(title="adversary prior", fontsize=8)
+    # one legend for both panels, outside them: inside, it covered the p = 1/864 line
+    fig.legend(*ax_post.get_legend_handles_labels(), title="adversary prior", fontsize=8,
+               loc="outside right center")
     ax_post.set_yscale("log")
     ax_post.set_ylabel(r"marginal posterior $P[X_1 = 1 \mid x_1 = 1]$ (probability)")
     ax_risk.set_ylabel(r"marginal risk $R$ (ratio)")

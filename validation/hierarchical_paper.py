@@ -1,6 +1,6 @@
-r"""Tables 3–5 of the paper (§4.3): the two-level posterior of one census release, four ways.
+r"""Tables 6–8 of the paper (§4.3; LaTeX tab:tab3–5): the two-level posterior of one release.
 
-Setting (Table 3, ``tab:tab3``): release D = (x1*, x2*, y1*) = (2, 1, -1) from truth
+Setting (Table 6, ``tab:tab3``): release D = (x1*, x2*, y1*) = (2, 1, -1) from truth
 (x1, x2, y1) = (1, 1, 0); rho1 = census block, rho2 = census block group (exact Census
 fractions), d = 27 other blocks, p = 1/2, m = 0, improper uniform prior of X2 given X1.
 Tables 4 and 5 (``tab:tab4``, ``tab:tab5``; printed Tables 7 and 8) are the paper's MCMC
@@ -297,7 +297,7 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
             "paper_draws": PAPER_DRAWS, "paper_runs": budget.paper_runs,
             "lambda": paper["lambda"], "tau_x1": paper["tau_x1"],
             **{f"budget_{m}": str(budget.runs[m]) for m in SAMPLING_METHODS},
-            "source": "Kazan & Reiter §4.3, Tables 3-5 (tab:tab3, tab:tab4, tab:tab5)",
+            "source": "Kazan & Reiter §4.3, Tables 6-8 (tab:tab3, tab:tab4, tab:tab5)",
         },
     )
     return tables, diagnostics, seeds
@@ -305,7 +305,7 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
 
 # --------------------------------------------------------------------------- study
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
-    """The §4.3 Tables 3–5 study for the report (:class:`dprisk.validation.report.StudyResult`).
+    """The §4.3 Tables 6–8 study for the report (:class:`dprisk.validation.report.StudyResult`).
 
     Parameters
     ----------
@@ -322,7 +322,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     tables, reports, seeds = compute_tables(budget)
     result = StudyResult(
         name="hierarchical",
-        title="Two levels (paper §4.3: Tables 3–5), exact vs Gibbs vs PyMC, and a cross-check",
+        title="Two levels (paper §4.3: Tables 6–8), exact vs Gibbs vs PyMC, and a cross-check",
         records=records(tables),
         datasets={"tables": tables},
         figures={"table4_table5": figure(tables)},
@@ -342,7 +342,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
         "over k2 with neglected mass < 1e-12. Monte Carlo: the standalone exact Gibbs "
         "sampler, PyMC with the exact Gibbs step, PyMC's own steps (BinaryGibbsMetropolis + "
         "Metropolis); budgets in the dataset attributes.",
-        f"Exact P[X1 = 1 | D] = {x1['exact']:.4f}; the published 57.0% (Table 4) is not the "
+        f"Exact P[X1 = 1 | D] = {x1['exact']:.4f}; the published 57.0% (Table 7) is not the "
         f"posterior of the stated model. A Gibbs sampler whose X1 update ignores the support "
         f"constraint k1 <= k2 while its X2 update keeps k2 >= k1 has stationary P[X1 = 1] = "
         f"{x1['variant']:.4f}; {runs} runs of it with 1e4 draws give "

@@ -13,7 +13,8 @@ from matplotlib.figure import Figure
 
 __all__ = ["RECORD_KEYS", "STATUSES", "StudyResult", "exact_record", "validate_records"]
 
-#: Keys of every record in ``results.json`` (a public interface; keep exactly).
+#: Keys of every study record (a public interface; keep exactly). ``results.json`` rows add
+#: :data:`dprisk.validation.record_annotations.ANNOTATION_KEYS` (the report adds them).
 RECORD_KEYS = ("id", "source", "published", "computed", "mcse", "status", "explanation")
 #: Allowed values of a record's ``status``.
 STATUSES = ("match", "within-mc-error", "differs")

@@ -47,7 +47,7 @@ pymc              the same model with PyMC's own steps (``BinaryGibbsMetropolis`
 reference-loop    :func:`two_block_gibbs_sample` with the exact X1 update: an independent,
                   sequential implementation of the same sweep (control for the next one)
 broken-gibbs      :func:`two_block_gibbs_sample` with the X1 update that drops the
-                  constraint ``k1 <= k2`` (the sampler behind the paper's Tables 4-5,
+                  constraint ``k1 <= k2`` (the sampler behind the paper's Tables 7-8,
                   :mod:`dprisk.validation.hierarchical_paper`): must FAIL
 ================  ==========================================================================
 

@@ -1,9 +1,11 @@
 """See the report as a person does: check it, then screenshot it in headless Chromium.
 
 ``python -m validation.screenshot report/`` (what ``make screenshot`` runs) checks that every
-figure the page shows is a non-empty, decodable PNG and that the published-vs-computed table
-lists every record of ``results.json``, then renders ``index.html`` with headless Chromium
-(Debian package ``chromium``) to ``report/screenshot.png``.
+figure the page shows is a non-empty, decodable PNG with a caption and alt text, that the
+summary comes before the first figure, and that the published-vs-computed table lists every
+record of ``results.json``; then renders with headless Chromium (Debian package ``chromium``)
+the first screen (1400 x 900) to ``report/screenshot.png`` and each figure section (the
+figure with its caption, as the page shows it) to ``report/screenshots/<figure id>.png``.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import tempfile
 from html import unescape
 from pathlib import Path
 
-__all__ = ["check_report", "find_chromium", "screenshot"]
+__all__ = ["check_report", "find_chromium", "screenshot", "screenshot_figures"]
 
 #: Flags for a headless Chromium on a machine without network access or a display.
 CHROMIUM_FLAGS = (
@@ -58,6 +60,16 @@ def check_report(report_dir) -> dict:
         image = imread(path)
         if image.size == 0 or float(image.std()) == 0.0:
             raise ValueError(f"figure {source!r} is blank")
+    figures = re.findall(r"<figure id='([^']+)'><img src='([^']+)' alt='([^']*)'>"
+                         r"<figcaption>([^<]+)</figcaption>", page)
+    if len(figures) != len(sources):
+        raise ValueError(f"{len(sources) - len(figures)} figure(s) lack a caption or alt text")
+    for _, source, alt, _caption in figures:
+        if unescape(alt).strip() in {"", Path(unescape(source)).stem}:
+            raise ValueError(f"figure {source!r} has no alt text beyond its file name")
+    if sources and ("id='summary'" not in page
+                    or page.index("id='summary'") > page.index("<img ")):
+        raise ValueError("the page does not lead with its summary")
     records = json.loads((report_dir / "results.json").read_text())
     cells = set(re.findall(r"<tr class='[^']+'><td>([^<]*)</td>", page))
     for record in records:
@@ -75,7 +87,7 @@ def find_chromium() -> str | None:
     return None
 
 
-def screenshot(html_path, png_path, *, width: int = 1400, height: int = 6000,
+def screenshot(html_path, png_path, *, width: int = 1400, height: int = 900,
                timeout: float = 120.0) -> Path:
     """Render ``html_path`` with headless Chromium and save a PNG screenshot.
 
@@ -101,6 +113,29 @@ def screenshot(html_path, png_path, *, width: int = 1400, height: int = 6000,
     return png_path
 
 
+def screenshot_figures(report_dir, *, width: int = 1400, height: int = 1100) -> list[Path]:
+    """Render each figure section of ``report_dir/index.html`` (figure and caption) to a PNG.
+
+    Each ``<figure>`` is rendered alone with the page's style, to
+    ``report_dir/screenshots/<figure id>.png``.
+    """
+    report_dir = Path(report_dir).resolve()
+    page = (report_dir / "index.html").read_text()
+    head = page[:page.index("<body>") + len("<body>")]
+    out_dir = report_dir / "screenshots"
+    out_dir.mkdir(exist_ok=True)
+    written = []
+    for match in re.finditer(r"<figure id='([^']+)'>.*?</figure>", page, re.S):
+        section = report_dir / f".section-{match.group(1)}.html"
+        section.write_text(f"{head}{match.group(0)}</body></html>")
+        try:
+            written.append(screenshot(section, out_dir / f"{match.group(1)}.png", width=width,
+                                      height=height))
+        finally:
+            section.unlink()
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     """Check ``REPORT_DIR`` and write ``REPORT_DIR/screenshot.png``; return the exit status."""
     argv = sys.argv[1:] if argv is None else argv
@@ -108,10 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         counts = check_report(report_dir)
         png = screenshot(report_dir / "index.html", report_dir / "screenshot.png")
+        sections = screenshot_figures(report_dir)
     except (ValueError, FileNotFoundError, RuntimeError) as err:
         print(f"screenshot: error: {err}", file=sys.stderr)
         return 1
-    print(f"{counts['records']} records and {counts['figures']} figures checked; wrote {png}")
+    print(f"{counts['records']} records and {counts['figures']} figures checked; wrote {png} "
+          f"(first screen) and {len(sections)} figure sections in {png.parent / 'screenshots'}")
     return 0
 
 

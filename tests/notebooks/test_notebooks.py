@@ -158,3 +158,40 @@ def test_notebook_executes(path, tmp_path, kernel_dirs):
     ]
     assert not warnings, "notebook printed warnings:\n" + "\n".join(warnings)
 
+
+
+def documented_commands(readme: Path = NOTEBOOK_DIR / "README.md") -> list[str]:
+    """The shell commands of the README's first ``bash`` block, continuation lines joined."""
+    block = re.search(r"```bash\n(.*?)```", readme.read_text(), re.S).group(1)
+    joined = block.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines()
+            if line.strip() and not line.strip().startswith("#")]
+
+
+def test_documented_commands_run_verbatim(tmp_path):
+    """Run notebooks/README.md's commands as written, in a copy of the repository layout.
+
+    ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
+    ``make setup`` itself is what created it, so it is the one command not re-run here.
+    """
+    import shutil
+    import subprocess
+
+    bin_dir = Path(sys.prefix) / "bin"
+    for tool in ("jupytext", "papermill"):
+        if not (bin_dir / tool).exists():
+            pytest.fail(f"{tool} is not installed in {sys.prefix}: run make setup")
+    commands = documented_commands()
+    assert commands[0] == "make setup"
+    shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
+    (tmp_path / ".venv").symlink_to(sys.prefix)
+    for command in commands[1:]:
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=600, check=False)
+        assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
+        assert "Unable to parse" not in done.stderr, done.stderr  # papermill parameter cells
+        assert not WARNING_LINE.search(done.stderr), f"{command} warned:\n{done.stderr}"
+    assert (tmp_path / "notebooks" / "hierarchical_what_if.ipynb").is_file()
+    ran = nbformat.read(tmp_path / "notebooks" / "single_level_run.ipynb", as_version=4)
+    injected = [c for c in ran.cells if "injected-parameters" in _tags(c)]
+    assert injected and "rho1 = 1.0" in injected[0].source

@@ -1,4 +1,4 @@
-"""Tests of the §4.3 Tables 3–5 study and of the variant-sampler evidence.
+"""Tests of the §4.3 Tables 6–8 study (LaTeX tab:tab3–5) and of the variant-sampler evidence.
 
 References:
 * the variant's X1 update (paper eq. X1fc without ``k1 <= k2``) against the correct

@@ -49,3 +49,25 @@ def test_chromium_screenshot_is_a_real_image(written_report):
     png = screenshot(written_report / "index.html", written_report / "shot.png", height=1200)
     image = imread(png)
     assert image.shape[0] == 1200 and float(image.std()) > 0.01  # not a blank page
+
+
+def test_check_report_wants_captions_and_the_summary_first(written_report):
+    page = written_report / "index.html"
+    html = page.read_text()
+    page.write_text(html.replace("<figcaption>", "<p>").replace("</figcaption>", "</p>"))
+    with pytest.raises(ValueError, match="caption"):
+        check_report(written_report)
+    summary = html[html.index("<section id='summary'>"):html.index("</section>") + 10]
+    page.write_text(html.replace(summary, "").replace("</body>", summary + "</body>"))
+    with pytest.raises(ValueError, match="summary"):
+        check_report(written_report)
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="chromium not installed (make screenshot)")
+def test_each_figure_section_is_rendered(written_report):
+    from matplotlib.image import imread
+
+    from dprisk.validation.screenshot import screenshot_figures
+
+    (png,) = screenshot_figures(written_report, height=700)
+    assert png.name == "figure-figure0.png" and float(imread(png).std()) > 0.01
