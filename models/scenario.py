@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.prior_base import check_prior_values
 from dprisk.models.priors import X2Prior, as_prior, parse_prior
 
 __all__ = [
@@ -156,6 +157,8 @@ class Scenario:
         p = float(scalar_value(check_probability(p, "p"), "p"))
         known = int(scalar_value(check_count(known, "known", minimum=0), "known"))
         priors = parse_priors()  # after p and known, the order of the checks before
+        for prior in {id(pr): pr for pr in priors}.values():  # each prior object once
+            check_prior_values(prior, known)  # untrusted code first: support() may raise
         priors[0].check_support(known)
         scenario = cls(tuple(rhos), tuple(siblings), p, known, tuple(priors))
         if len(priors) > 1 and not any(scenario.feasible):
