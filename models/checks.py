@@ -19,13 +19,21 @@ __all__ = [
 ]
 
 
-def _as_float_array(value, name: str) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or value is None:
+def _as_float_array(value, name: str, *, nonempty: bool = False) -> np.ndarray:
+    """``value`` as a float array, naming ``name`` when refused.
+
+    Refused: booleans, strings, object arrays, and (with ``nonempty``) empty arrays.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "bOSUV":
+        raise TypeError(f"{name} must be numbers, got an array of dtype {value.dtype}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a number, got {value!r}") from None
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got an array of shape {arr.shape}")
     return arr
 
 
@@ -34,7 +42,7 @@ def _describe(arr: np.ndarray, mask: np.ndarray) -> str:
     return repr(float(np.ravel(bad)[0]))
 
 
-def check_rho(rho, name: str = "rho") -> np.ndarray:
+def check_rho(rho, name: str = "rho", *, nonempty: bool = False) -> np.ndarray:
     """Return ``rho`` as a float array after checking ``0 < rho < inf`` elementwise.
 
     Parameters
@@ -43,13 +51,17 @@ def check_rho(rho, name: str = "rho") -> np.ndarray:
         zCDP privacy-loss parameter(s).
     name : str
         Parameter name used in the error message.
+    nonempty : bool
+        Refuse an empty array (``ValueError``).
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
         If any value is not finite or not strictly positive.
     """
-    arr = _as_float_array(rho, name)
+    arr = _as_float_array(rho, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr <= 0)
     if np.any(bad):
         raise ValueError(
@@ -59,15 +71,18 @@ def check_rho(rho, name: str = "rho") -> np.ndarray:
     return arr
 
 
-def check_probability(p, name: str = "p") -> np.ndarray:
+def check_probability(p, name: str = "p", *, nonempty: bool = False) -> np.ndarray:
     """Return ``p`` as a float array after checking ``0 < p < 1`` elementwise.
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
-        If any value lies outside the open interval (0, 1) or is NaN.
+        If any value lies outside the open interval (0, 1) or is NaN (or, with
+        ``nonempty``, the array is empty).
     """
-    arr = _as_float_array(p, name)
+    arr = _as_float_array(p, name, nonempty=nonempty)
     bad = ~(np.isfinite(arr) & (arr > 0) & (arr < 1))
     if np.any(bad):
         raise ValueError(
@@ -77,7 +92,8 @@ def check_probability(p, name: str = "p") -> np.ndarray:
     return arr
 
 
-def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
+def check_count(value, name: str, *, minimum: int | None = None,
+                nonempty: bool = False) -> np.ndarray:
     """Return an integer-valued ``value`` as an int64 array.
 
     Parameters
@@ -89,17 +105,21 @@ def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
     minimum : int, optional
         Smallest allowed value (``0`` for a true count, ``None`` for a noisy count,
         which may be negative).
+    nonempty : bool
+        Refuse an empty array (``ValueError``).
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
         If a value is not finite, not an integer, or below ``minimum``.
     """
-    if isinstance(value, bool) or (
+    if isinstance(value, (bool, np.bool_)) or (
         isinstance(value, np.ndarray) and value.dtype == bool
     ):
         raise TypeError(f"{name} must be an integer, got {value!r}")
-    arr = _as_float_array(value, name)
+    arr = _as_float_array(value, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr != np.round(arr))
     if np.any(bad):
         raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")

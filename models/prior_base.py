@@ -34,7 +34,7 @@ __all__ = [
 PRIOR_FORMS = "improper, truncated:U (integer U), point:K (integer K), or PATH.py:NAME"
 
 #: How many values of X2 (from the lower end of the support) :func:`check_prior_values` tries.
-PROBE_WIDTH = 64
+PROBE_WIDTH = 4096
 
 
 class PriorRefused(ValueError):
@@ -122,9 +122,13 @@ class X2Prior(ABC):
         the improper uniform). Grids use it to bound the posterior mass they leave out.
     description : str
         A human-readable one-line description.
+    values_checked : bool
+        True for the built-in priors, whose closed-form weights are finite on their
+        non-empty support: :func:`check_prior_values` skips them.
     """
 
     spec: str = "user"
+    values_checked: bool = False
     is_proper: bool = True
     log_weight_max: float = 0.0
     description: str = ""
@@ -300,18 +304,24 @@ def check_prior_values(prior: X2Prior, known: int) -> None:
     PriorRefused
         One line naming the prior (``PATH.py:NAME`` for a file) and the problem.
     """
+    if prior.values_checked:
+        return
     known = int(known)
-    refusals = prior.__dict__.setdefault("_refusals", {}) if hasattr(prior, "__dict__") else {}
-    # Refused before (the compiled log weight is cached since, so its code would not rerun):
-    # a failure of the user's code holds for every ``known`` (key None), bad values for one.
-    for key in (None, known):
-        if key in refusals:
-            raise PriorRefused(refusals[key])
+    # The outcome per ``known`` (None: passed). A refusal is remembered because the compiled
+    # log weight is cached, so the user's code would not run again; a failure of that code
+    # holds for every ``known`` (key "code").
+    outcomes = getattr(prior, "__dict__", {}).setdefault("_probe_outcomes", {})
+    for key in ("code", known):
+        if key in outcomes:
+            if outcomes[key] is None:
+                return
+            raise PriorRefused(outcomes[key])
     try:
         _probe_log_weights(prior, known)
     except PriorRefused as err:
-        refusals[None if isinstance(err, UserCodeFailed) else known] = str(err)
+        outcomes["code" if isinstance(err, UserCodeFailed) else known] = str(err)
         raise
+    outcomes[known] = None
 
 
 def _probe_log_weights(prior: X2Prior, known: int) -> None:
@@ -335,5 +345,6 @@ def _probe_log_weights(prior: X2Prior, known: int) -> None:
         if not np.isfinite(values).any():
             raise PriorRefused(
                 f"prior {spec!r}: log weight is -inf at every X2 in [{lower}, {top}] given "
-                f"X1 = {k1} (its support); the prior must give weight inside its support"
+                f"X1 = {k1}; the prior must give weight inside its support (declare a "
+                f"narrower support=(lower, upper) if its mass lies further out)"
             )

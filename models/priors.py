@@ -95,6 +95,7 @@ class ImproperUniform(X2Prior):
     """
 
     spec = "improper"
+    values_checked = True
     is_proper = False
     log_weight_max = 0.0
     description = "improper uniform on {k1, k1+1, ...}"
@@ -142,6 +143,7 @@ class _CountParameterPrior(X2Prior):
     parameter: str
     kind: str
     template: str
+    values_checked = True
 
     def __init_subclass__(cls, *, parameter: str, kind: str, template: str, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -314,7 +314,7 @@ class Release:
         With ``single``, each must be one integer (``ValueError`` naming it otherwise).
         """
         named = (("x1_star", x1_star), ("x2_star", x2_star), ("y1_star", y1_star))
-        x1s, x2s, y1s = (check_count(value, name) for name, value in named)
+        x1s, x2s, y1s = (check_count(value, name, nonempty=True) for name, value in named)
         if single:
             for (name, _), array in zip(named, (x1s, x2s, y1s), strict=True):
                 scalar_value(array, name)
@@ -328,8 +328,8 @@ class Release:
 
         The batch shapes broadcast. ``ValueError`` names ``x_stars`` or ``y_stars``.
         """
-        xs = check_count(x_stars, "x_stars")
-        ys = check_count(y_stars, "y_stars")
+        xs = check_count(x_stars, "x_stars", nonempty=True)
+        ys = check_count(y_stars, "y_stars", nonempty=True)
         if xs.ndim == 0 or xs.shape[-1] != h:
             raise ValueError(
                 f"x_stars must have h = {h} entries x_1*, ..., x_h* (last axis), "
