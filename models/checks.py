@@ -12,11 +12,17 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "RHO_MAX",
     "check_count",
     "check_positive_int",
     "check_probability",
     "check_rho",
 ]
+
+
+#: Largest rho (and epsilon) accepted: with counts up to 2**53, ``rho * x**2`` stays below
+#: 1e132, far from overflow in every formula (log-odds, log pmfs, tail bounds).
+RHO_MAX = 1e100
 
 
 def _as_float_array(value, name: str, *, nonempty: bool = False) -> np.ndarray:
@@ -43,11 +49,11 @@ def _describe(arr: np.ndarray, mask: np.ndarray) -> str:
 
 
 def check_rho(rho, name: str = "rho", *, nonempty: bool = False) -> np.ndarray:
-    """Return ``rho`` as a float array after checking ``0 < rho < inf`` elementwise.
+    """Return ``rho`` as a float array after checking ``0 < rho <= RHO_MAX`` elementwise.
 
     Parameters
     ----------
-    rho : array_like of float (rho > 0, finite)
+    rho : array_like of float (0 < rho <= RHO_MAX = 1e100)
         zCDP privacy-loss parameter(s).
     name : str
         Parameter name used in the error message.
@@ -59,14 +65,14 @@ def check_rho(rho, name: str = "rho", *, nonempty: bool = False) -> np.ndarray:
     TypeError
         For a boolean, a string, an object array or anything that is not a number.
     ValueError
-        If any value is not finite or not strictly positive.
+        If any value is not finite, not strictly positive or above :data:`RHO_MAX`.
     """
     arr = _as_float_array(rho, name, nonempty=nonempty)
-    bad = ~np.isfinite(arr) | (arr <= 0)
+    bad = ~(arr > 0) | ~(arr <= RHO_MAX)
     if np.any(bad):
         raise ValueError(
-            f"{name} must be a finite number > 0 (allowed range: 0 < {name} < inf), "
-            f"got {_describe(arr, bad)}"
+            f"{name} must be a finite number > 0 and <= {RHO_MAX:g} (allowed range: "
+            f"0 < {name} <= {RHO_MAX:g}), got {_describe(arr, bad)}"
         )
     return arr
 
@@ -90,6 +96,19 @@ def check_probability(p, name: str = "p", *, nonempty: bool = False) -> np.ndarr
             f"(allowed range: 0 < {name} < 1), got {_describe(arr, bad)}"
         )
     return arr
+
+
+def _check_exact_integers(value, name: str) -> None:
+    """Refuse integers beyond 2**53 before the float conversion rounds them to 2**53."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if abs(int(value)) > 2**53:
+            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                             f"-2**53 <= {name} <= 2**53), got {int(value)}")
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size:
+        too_big = np.abs(value.astype(np.int64, copy=False)) > 2**53
+        if np.any(too_big):  # (int64's most negative value wraps: caught by its float form)
+            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                             f"-2**53 <= {name} <= 2**53), got {int(value[too_big].ravel()[0])}")
 
 
 def check_count(value, name: str, *, minimum: int | None = None,
@@ -119,13 +138,15 @@ def check_count(value, name: str, *, minimum: int | None = None,
         isinstance(value, np.ndarray) and value.dtype == bool
     ):
         raise TypeError(f"{name} must be an integer, got {value!r}")
+    _check_exact_integers(value, name)
     arr = _as_float_array(value, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr != np.round(arr))
     if np.any(bad):
         raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")
     if np.any(np.abs(arr) > 2**53):
         too_big = np.abs(arr) > 2**53
-        raise ValueError(f"{name} must have absolute value <= 2**53, got {_describe(arr, too_big)}")
+        raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                         f"-2**53 <= {name} <= 2**53), got {_describe(arr, too_big)}")
     if minimum is not None and np.any(arr < minimum):
         raise ValueError(
             f"{name} must be an integer >= {minimum}, got {_describe(arr, arr < minimum)}"
