@@ -4,7 +4,8 @@ Each row of :data:`PRIOR_FILES` is a prior file (written to the test's ``tmp_pat
 be refused. It is tried
 
 * through the command line (in-process ``dprisk.cli.main``) with ``--json`` for ``posterior``
-  with each method (exact, Gibbs, PyMC) and for ``marginal``: exit status 2, exactly one line
+  with each method (exact, Gibbs, PyMC), for the nested-levels ``posterior`` and for
+  ``marginal``: exit status 2, exactly one line
   on stderr naming the file and the problem, nothing on stdout;
 * through the Python API (``Scenario.two_level``, ``exact_posterior``, ``gibbs_sample``,
   ``sample_posterior`` with ``method="pymc"``): ``ValueError`` naming the file.
@@ -76,6 +77,8 @@ COMMANDS = {
     "pymc": ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc", "--draws", "50",
              "--seed", "1"],
     "marginal": ["marginal", *TWO_LEVEL, "--x2", "4"],
+    "nested": ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars",
+               "2,5,9,3,6", "--method", "exact"],
 }
 N_CASES = len(PRIOR_FILES) * (len(COMMANDS) + 1)
 
