@@ -33,10 +33,24 @@ def chain_diagnostics(values, *, known: int | None = None) -> dict:
         ``mean``, ``mcse`` (``az.mcse(method="mean")``), ``r_hat`` (rank-normalised split),
         ``ess_bulk``, ``ess_tail``. For draws that are all equal ``mcse`` is 0 and
         ``r_hat``/``ess_bulk``/``ess_tail`` are NaN (undefined).
+
+    Raises
+    ------
+    TypeError
+        For boolean, object or other non-numeric draws (convert with ``.astype(float)``).
+    ValueError
+        For a shape other than (chains >= 1, draws >= 1) or non-finite draws.
     """
     draws = np.asarray(values)
-    if draws.ndim != 2:
-        raise ValueError(f"values must have dims (chain, draw), got shape {draws.shape}")
+    if draws.dtype.kind not in "iuf":
+        raise TypeError(f"values must be integer or float draws, got dtype {draws.dtype}")
+    if draws.ndim != 2 or draws.size == 0:
+        raise ValueError(
+            f"values must have dims (chain, draw) with at least one chain and one draw, "
+            f"got shape {draws.shape}"
+        )
+    if not np.isfinite(draws).all():
+        raise ValueError("values must be finite draws, got NaN or inf")
     stat = (draws == known + 1).astype(float) if known is not None else draws.astype(float)
     mean = float(stat.mean())
     if np.all(stat == stat.flat[0]):

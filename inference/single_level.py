@@ -32,7 +32,7 @@ from dprisk.inference import single_level_kernels as kernels
 from dprisk.inference.single_level_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.discrete_gaussian import logpmf_kernel
-from dprisk.models.numerics import probability_ratio, scalar_result
+from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
 
 __all__ = [
     "MAX_HALFWIDTH",
@@ -99,8 +99,8 @@ def posterior(x1_star, rho, p=0.5, known=0):
 
     (paper eq. 3.1). Parameters as in :func:`log_posterior_odds`.
     """
-    return scalar_result(expit(kernels.log_posterior_odds(*_release_args(x1_star, rho, p,
-                                                                         known))))
+    log_odds = kernels.log_posterior_odds(*_release_args(x1_star, rho, p, known))
+    return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
 
 
 def log_posterior(x1_star, rho, p=0.5, known=0):

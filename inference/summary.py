@@ -115,7 +115,10 @@ class PosteriorSummary:
             return {str(int(k2)): float(c / total) for k2, c in zip(values, counts, strict=True)}
         values, mass = self._level_pmf(2)
         keep = mass >= X2_MASS_MIN
-        return {str(int(k2)): float(v) for k2, v in zip(values[keep], mass[keep], strict=True)}
+        # Rounding in the joint table (about eps * (rho2 + rho1/d)) can lift a mass that is 1
+        # within that accuracy just above 1: a printed probability stays in [0, 1].
+        return {str(int(k2)): min(float(v), 1.0)
+                for k2, v in zip(values[keep], mass[keep], strict=True)}
 
     def two_level_json(self) -> dict:
         """``{"posterior", "risk", "x2_posterior", "method"}`` (+ ``mcse, r_hat, ess_bulk``)."""

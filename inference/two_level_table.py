@@ -77,6 +77,7 @@ from dprisk.models.scenario import Scenario
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
+    "MAX_PRECISION",
     "MAX_WINDOW",
     "GridTooNarrowError",
     "JointTable",
@@ -92,6 +93,10 @@ __all__ = [
 DEFAULT_TAIL_MASS = 1e-12
 #: Largest window (k2 values per release) before giving up.
 MAX_WINDOW = 2**22
+#: Largest precision ``A = rho2 + rho1/d`` of the tables: their log weights grow like ``A``,
+#: and rounding then costs about ``eps * A`` (posterior within ~1e-11 at this bound, but
+#: 1e-8 wrong at A = 1e8); larger ones are refused.
+MAX_PRECISION = 1e6
 
 
 class GridTooNarrowError(RuntimeError):
@@ -273,9 +278,17 @@ def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,
 
     Raises
     ------
+    ValueError
+        If ``rho2 + rho1/d`` exceeds :data:`MAX_PRECISION`.
     GridTooNarrowError
         If the (fixed, or largest allowed) window leaves out more than ``tail_mass``.
     """
+    if params.precision > MAX_PRECISION:
+        raise ValueError(
+            f"rho2 + rho1/d = {params.precision!r} is above {MAX_PRECISION:g}, where the "
+            f"two-level tables lose accuracy (allowed range: rho2 + rho1/d <= "
+            f"{MAX_PRECISION:g})"
+        )
     fixed = halfwidth is not None
     k = halfwidth if fixed else initial_halfwidth(params.precision, tail_mass)
     log_tail_mass = math.log(tail_mass)

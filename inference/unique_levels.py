@@ -36,7 +36,7 @@ the marginal posterior, with named methods:
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
 from dprisk.inference import single_level_kernels as kernels
 from dprisk.inference import unique_levels_exact as exact
@@ -49,7 +49,7 @@ from dprisk.inference.unique_levels_sweep import (
     run_sweep,
 )
 from dprisk.models.checks import check_count, check_probability, check_rho
-from dprisk.models.numerics import logit, scalar_result
+from dprisk.models.numerics import keep_subnormal, logit, scalar_result
 
 __all__ = [
     "SUMMARY_MAX_WINDOW_PAIRS",
@@ -143,7 +143,7 @@ def posterior_unique_levels(x_stars, rhos, p=0.5, known=0):
     Parameters as in :func:`log_posterior_odds_unique_levels`.
     """
     log_odds = kernels.cumulative_log_odds(*check_levels(x_stars, rhos, p, known))[..., -1]
-    return scalar_result(expit(log_odds))
+    return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
 
 
 # --------------------------------------------------------------------------- marginal

@@ -272,7 +272,8 @@ def _blocks(n: int):
 def _window_sum(u: np.ndarray, w_a: np.ndarray, s_b: np.ndarray, w_b: np.ndarray, starts,
                 ends, lower, upper) -> float:
     """Pairs with ``-delta < x < delta`` (block windows), ``expit = 1 / (1 + e^{-u} e^{-s})``."""
-    exp_neg_u = np.exp(-u)
+    with np.errstate(over="ignore"):  # e^{-u} = inf only outside every window (tiny p)
+        exp_neg_u = np.exp(-u)
     exp_neg_s = np.exp(-s_b)
     step = max(1, _CHUNK // _BLOCK)
     total = 0.0
@@ -320,6 +321,11 @@ class SweepPlan(NamedTuple):
                 f"(> max_window_pairs = {max_window_pairs}); use method='contour'")
 
 
+#: Smallest prior probability p of the sorted sweep (its error budget, 1e-16 p, stays a
+#: positive double).
+P_MIN = 1e-300
+
+
 def plan_sweep(rhos: np.ndarray, p: np.ndarray, *, tail_relative: float = kernels.TAIL_RELATIVE,
                delta: float = DEFAULT_DELTA) -> SweepPlan:
     r"""Prepare the sorted sweep for validated ``rhos`` (1-d, at least two levels) and priors.
@@ -333,6 +339,11 @@ def plan_sweep(rhos: np.ndarray, p: np.ndarray, *, tail_relative: float = kernel
     """
     flat_p = p.ravel()
     budget = tail_relative * float(flat_p.min())
+    if not budget >= P_MIN * tail_relative:
+        raise ValueError(
+            f"p = {float(flat_p.min())!r} is too small for the unique-levels sum (its error "
+            f"budget {tail_relative:g} * p must not underflow; allowed range: p >= {P_MIN:g})"
+        )
     halfwidths = _box_halfwidths(rhos, budget / (4 * rhos.size))
     split = _choose_split([2 * k + 1 for k in halfwidths])
     sizes = (_box_size(halfwidths[:split]), _box_size(halfwidths[split:]))
@@ -341,7 +352,9 @@ def plan_sweep(rhos: np.ndarray, p: np.ndarray, *, tail_relative: float = kernel
     s_a, w_a, drop_a = _half_atoms(rhos[:split], halfwidths[:split], budget / 8)
     s_b, w_b, drop_b = _half_atoms(rhos[split:], halfwidths[split:], budget / 8)
     neglected = budget / 4 + drop_a + drop_b  # box tails (union bound) + dropped atoms
-    n_terms = int(np.ceil(np.log(4.0 / budget) / delta))
+    ratio = 4.0 / budget  # overflows for p below ~2e-292: there log(4) - log(budget)
+    log_ratio = np.log(ratio) if np.isfinite(ratio) else np.log(4.0) - np.log(budget)
+    n_terms = int(np.ceil(log_ratio / delta))
     logits = logit(flat_p)
     starts, ends = _blocks(s_a.size)
     # per prior and block: B prefix with x <= -delta for the whole block, suffix with x >= delta

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "RHO_MAX",
     "check_count",
     "check_positive_int",
     "check_probability",
@@ -19,13 +20,26 @@ __all__ = [
 ]
 
 
-def _as_float_array(value, name: str) -> np.ndarray:
-    if isinstance(value, (str, bytes)) or value is None:
+#: Largest rho (and epsilon) accepted: with counts up to 2**53, ``rho * x**2`` stays below
+#: 1e132, far from overflow in every formula (log-odds, log pmfs, tail bounds).
+RHO_MAX = 1e100
+
+
+def _as_float_array(value, name: str, *, nonempty: bool = False) -> np.ndarray:
+    """``value`` as a float array, naming ``name`` when refused.
+
+    Refused: booleans, strings, object arrays, and (with ``nonempty``) empty arrays.
+    """
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a number, got {value!r}")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "bOSUV":
+        raise TypeError(f"{name} must be numbers, got an array of dtype {value.dtype}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(f"{name} must be a number, got {value!r}") from None
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty, got an array of shape {arr.shape}")
     return arr
 
 
@@ -34,40 +48,47 @@ def _describe(arr: np.ndarray, mask: np.ndarray) -> str:
     return repr(float(np.ravel(bad)[0]))
 
 
-def check_rho(rho, name: str = "rho") -> np.ndarray:
-    """Return ``rho`` as a float array after checking ``0 < rho < inf`` elementwise.
+def check_rho(rho, name: str = "rho", *, nonempty: bool = False) -> np.ndarray:
+    """Return ``rho`` as a float array after checking ``0 < rho <= RHO_MAX`` elementwise.
 
     Parameters
     ----------
-    rho : array_like of float (rho > 0, finite)
+    rho : array_like of float (0 < rho <= RHO_MAX = 1e100)
         zCDP privacy-loss parameter(s).
     name : str
         Parameter name used in the error message.
+    nonempty : bool
+        Refuse an empty array (``ValueError``).
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
-        If any value is not finite or not strictly positive.
+        If any value is not finite, not strictly positive or above :data:`RHO_MAX`.
     """
-    arr = _as_float_array(rho, name)
-    bad = ~np.isfinite(arr) | (arr <= 0)
+    arr = _as_float_array(rho, name, nonempty=nonempty)
+    bad = ~(arr > 0) | ~(arr <= RHO_MAX)
     if np.any(bad):
         raise ValueError(
-            f"{name} must be a finite number > 0 (allowed range: 0 < {name} < inf), "
-            f"got {_describe(arr, bad)}"
+            f"{name} must be a finite number > 0 and <= {RHO_MAX:g} (allowed range: "
+            f"0 < {name} <= {RHO_MAX:g}), got {_describe(arr, bad)}"
         )
     return arr
 
 
-def check_probability(p, name: str = "p") -> np.ndarray:
+def check_probability(p, name: str = "p", *, nonempty: bool = False) -> np.ndarray:
     """Return ``p`` as a float array after checking ``0 < p < 1`` elementwise.
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
-        If any value lies outside the open interval (0, 1) or is NaN.
+        If any value lies outside the open interval (0, 1) or is NaN (or, with
+        ``nonempty``, the array is empty).
     """
-    arr = _as_float_array(p, name)
+    arr = _as_float_array(p, name, nonempty=nonempty)
     bad = ~(np.isfinite(arr) & (arr > 0) & (arr < 1))
     if np.any(bad):
         raise ValueError(
@@ -77,7 +98,21 @@ def check_probability(p, name: str = "p") -> np.ndarray:
     return arr
 
 
-def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
+def _check_exact_integers(value, name: str) -> None:
+    """Refuse integers beyond 2**53 before the float conversion rounds them to 2**53."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        if abs(int(value)) > 2**53:
+            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                             f"-2**53 <= {name} <= 2**53), got {int(value)}")
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size:
+        too_big = np.abs(value.astype(np.int64, copy=False)) > 2**53
+        if np.any(too_big):  # (int64's most negative value wraps: caught by its float form)
+            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                             f"-2**53 <= {name} <= 2**53), got {int(value[too_big].ravel()[0])}")
+
+
+def check_count(value, name: str, *, minimum: int | None = None,
+                nonempty: bool = False) -> np.ndarray:
     """Return an integer-valued ``value`` as an int64 array.
 
     Parameters
@@ -89,23 +124,29 @@ def check_count(value, name: str, *, minimum: int | None = None) -> np.ndarray:
     minimum : int, optional
         Smallest allowed value (``0`` for a true count, ``None`` for a noisy count,
         which may be negative).
+    nonempty : bool
+        Refuse an empty array (``ValueError``).
 
     Raises
     ------
+    TypeError
+        For a boolean, a string, an object array or anything that is not a number.
     ValueError
         If a value is not finite, not an integer, or below ``minimum``.
     """
-    if isinstance(value, bool) or (
+    if isinstance(value, (bool, np.bool_)) or (
         isinstance(value, np.ndarray) and value.dtype == bool
     ):
         raise TypeError(f"{name} must be an integer, got {value!r}")
-    arr = _as_float_array(value, name)
+    _check_exact_integers(value, name)
+    arr = _as_float_array(value, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr != np.round(arr))
     if np.any(bad):
         raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")
     if np.any(np.abs(arr) > 2**53):
         too_big = np.abs(arr) > 2**53
-        raise ValueError(f"{name} must have absolute value <= 2**53, got {_describe(arr, too_big)}")
+        raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
+                         f"-2**53 <= {name} <= 2**53), got {_describe(arr, too_big)}")
     if minimum is not None and np.any(arr < minimum):
         raise ValueError(
             f"{name} must be an integer >= {minimum}, got {_describe(arr, arr < minimum)}"

@@ -31,6 +31,8 @@ from dprisk.models.numerics import N_SERIES_TERMS, dg_log_normalizer
 _K = np.arange(1, N_SERIES_TERMS + 1, dtype=float)
 
 __all__ = [
+    "DEFAULT_TAIL_MASS",
+    "VARIANCE_RHO_MIN",
     "cdf",
     "log_normalizer",
     "log_tail",
@@ -50,6 +52,11 @@ __all__ = [
 
 #: Neglected probability mass allowed when a function truncates the support.
 DEFAULT_TAIL_MASS = 1e-17
+
+#: Smallest rho of :func:`variance`: the variance, about ``1/(2 rho)``, stays below the
+#: largest double (``5e307`` at this bound).
+VARIANCE_RHO_MIN = 1e-308
+
 
 def log_normalizer(rho) -> np.ndarray:
     r"""Log of the discrete Gaussian normaliser, :math:`\log Z(\rho) = \log \sum_k e^{-\rho k^2}`.
@@ -134,11 +141,25 @@ def support_halfwidth(rho, tail_mass: float = DEFAULT_TAIL_MASS) -> np.ndarray:
 
 
 def support_halfwidth_kernel(rho, tail_mass: float) -> np.ndarray:
-    """Kernel of :func:`support_halfwidth` for validated ``rho > 0`` and ``0 < tail_mass < 1``."""
+    """Kernel of :func:`support_halfwidth` for validated ``rho > 0`` and ``0 < tail_mass < 1``.
+
+    Raises
+    ------
+    ValueError
+        If ``K + 1`` exceeds ``2**53`` (counts are exact integers only up to there), naming
+        ``rho`` and the smallest ``rho`` that ``tail_mass`` allows.
+    """
     log_target = np.log(tail_mass / 2.0)
     # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
     k_plus_1 = np.sqrt(-log_target / rho)
-    k_plus_1 = np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
+    with np.errstate(over="ignore"):
+        k_plus_1 = np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
+    if np.any(~(k_plus_1 <= 2.0**53)):
+        smallest = 2.0 * (-log_target) / 2.0**106  # rho (K+1)^2 >= -log_target at K+1 = 2**53
+        raise ValueError(
+            f"rho = {float(np.min(rho))!r} is too small: the half-width of the release window "
+            f"exceeds 2**53 (allowed range for tail_mass = {tail_mass:g}: rho >= {smallest:.3g})"
+        )
     return np.ceil(k_plus_1).astype(np.int64)
 
 
@@ -253,12 +274,18 @@ def variance(rho) -> np.ndarray:
     :math:`2\pi^2 e^{-\pi^2/\rho}/\rho^2` (supplement S2).
     """
     rho = check_rho(rho, "rho")
+    if np.any(rho < VARIANCE_RHO_MIN):
+        raise ValueError(
+            f"rho must be >= {VARIANCE_RHO_MIN:.3g} for the variance (about 1/(2 rho), beyond "
+            f"the largest double below; allowed range: {VARIANCE_RHO_MIN:.3g} <= rho < inf), "
+            f"got {float(np.min(rho))!r}"
+        )
     r = rho[..., None]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         terms = np.exp(-r * _K**2)
         direct = 2.0 * (_K**2 * terms).sum(-1) / (1.0 + 2.0 * terms.sum(-1))
         dual = np.exp(-(np.pi**2) * _K**2 / r)
-        theta = 1.0 / (2.0 * rho) - 2.0 * ((np.pi**2 * _K**2 / r**2) * dual).sum(-1) / (
-            1.0 + 2.0 * dual.sum(-1)
-        )
+        # A term whose exponential underflows is 0 (not inf * 0 = NaN when r**2 underflows).
+        weighted = np.where(dual > 0, (np.pi**2 * _K**2 / r**2) * dual, 0.0)
+        theta = 1.0 / (2.0 * rho) - 2.0 * weighted.sum(-1) / (1.0 + 2.0 * dual.sum(-1))
     return np.where(rho > np.pi, direct, theta)

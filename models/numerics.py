@@ -28,6 +28,7 @@ __all__ = [
     "check_tail_mass",
     "dg_log_normalizer",
     "expit",
+    "keep_subnormal",
     "log_gauss_tail",
     "logit",
     "logsumexp",
@@ -64,6 +65,18 @@ def expit(x: np.ndarray) -> np.ndarray:
     """
     small = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+
+
+def keep_subnormal(prob, log_prob) -> np.ndarray:
+    r"""``prob``, with values below the smallest normal double recomputed as ``exp(log_prob)``.
+
+    Some expit implementations flush results below ``2.2e-308`` to 0; a posterior such as
+    ``1.65e-310`` is still a valid (subnormal) double, and :math:`e^{\log P}` gives it.
+    Every other value is returned unchanged (bit for bit).
+    """
+    prob = np.asarray(prob, dtype=float)
+    tiny = np.finfo(float).tiny
+    return np.where(prob < tiny, np.exp(log_prob), prob)
 
 
 def logit(p: np.ndarray) -> np.ndarray:
@@ -115,7 +128,11 @@ def dg_log_normalizer(rho) -> np.ndarray:
     rho = np.asarray(rho, dtype=float)[..., None]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         direct = np.log1p(2.0 * np.exp(-rho * _K**2).sum(-1))
-        theta = 0.5 * np.log(np.pi / rho[..., 0]) + np.log1p(
+        ratio = np.pi / rho[..., 0]
+        # pi/rho overflows for rho < 1.75e-308: there log(pi) - log(rho) (same value elsewhere
+        # up to rounding; the quotient keeps the results of every other rho bit-identical).
+        log_ratio = np.where(np.isfinite(ratio), np.log(ratio), np.log(np.pi) - np.log(rho[..., 0]))
+        theta = 0.5 * log_ratio + np.log1p(
             2.0 * np.exp(-(np.pi**2) * _K**2 / rho).sum(-1)
         )
     return np.where(rho[..., 0] > np.pi, direct, theta)

@@ -8,16 +8,79 @@ and the PyMC declaration. The built-in priors, user priors and the spec parser a
 
 from __future__ import annotations
 
+import contextlib
+import io
 from abc import ABC, abstractmethod
 
 import numpy as np
 
 from dprisk.models.checks import check_count
 
-__all__ = ["PRIOR_FORMS", "X2Prior", "as_int_array", "pytensor_tensor", "switch_or_neg_inf"]
+__all__ = [
+    "PRIOR_FORMS",
+    "PROBE_WIDTH",
+    "PriorRefused",
+    "UserCodeFailed",
+    "X2Prior",
+    "as_int_array",
+    "check_prior_values",
+    "one_line",
+    "pytensor_tensor",
+    "running_user_code",
+    "switch_or_neg_inf",
+]
 
 #: The accepted prior specifications, quoted in every error message.
 PRIOR_FORMS = "improper, truncated:U (integer U), point:K (integer K), or PATH.py:NAME"
+
+#: How many values of X2 (from the lower end of the support) :func:`check_prior_values` tries.
+PROBE_WIDTH = 4096
+
+
+class PriorRefused(ValueError):
+    """A prior refused by a check of this package (its message is already one line)."""
+
+
+class UserCodeFailed(PriorRefused):
+    """The user's code of a prior raised, exited or printed (see :func:`running_user_code`)."""
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """``text`` with its whitespace runs (newlines too) collapsed, cut to ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+@contextlib.contextmanager
+def running_user_code(spec: str, what: str):
+    """Run the body as untrusted user code of the prior ``spec`` (a file, a logp, a support).
+
+    Standard output and error are captured while the body runs. Any exception it raises,
+    ``SystemExit`` included (``KeyboardInterrupt`` still interrupts), becomes a one-line
+    :class:`PriorRefused` naming ``spec`` and ``what`` was running; so does text written to
+    standard output (a prior must not print: ``--json`` promises one JSON object). Text
+    written to standard error is dropped.
+
+    Raises
+    ------
+    PriorRefused
+        ``prior SPEC: WHAT failed: TYPE: MESSAGE`` or ``prior SPEC: WHAT printed ...``.
+    """
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(io.StringIO()):
+            yield
+    except (KeyboardInterrupt, PriorRefused):
+        raise
+    except BaseException as err:  # user code: SystemExit too
+        raise UserCodeFailed(
+            f"prior {spec!r}: {what} failed: {type(err).__name__}: {one_line(err)}"
+        ) from err
+    if captured.getvalue():
+        raise UserCodeFailed(
+            f"prior {spec!r}: {what} printed to standard output "
+            f"({one_line(captured.getvalue(), 60)!r}); a prior must not print"
+        )
 
 
 def as_int_array(value, name: str) -> np.ndarray:
@@ -59,9 +122,13 @@ class X2Prior(ABC):
         the improper uniform). Grids use it to bound the posterior mass they leave out.
     description : str
         A human-readable one-line description.
+    values_checked : bool
+        True for the built-in priors, whose closed-form weights are finite on their
+        non-empty support: :func:`check_prior_values` skips them.
     """
 
     spec: str = "user"
+    values_checked: bool = False
     is_proper: bool = True
     log_weight_max: float = 0.0
     description: str = ""
@@ -178,7 +245,7 @@ class X2Prior(ABC):
         out = np.asarray(self._compiled()(flat2, flat1), dtype=float)
         out = np.broadcast_to(out, flat2.shape).reshape(shape)
         if np.isnan(out).any() or (out > self.log_weight_max + 1e-9).any():
-            raise ValueError(
+            raise PriorRefused(
                 f"prior {self.spec!r}: log weight is NaN or above log_weight_max = "
                 f"{self.log_weight_max} for some (k2, k1); fix the expression or the bound"
             )
@@ -219,3 +286,65 @@ class X2Prior(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(spec={self.spec!r})"
+
+
+def check_prior_values(prior: X2Prior, known: int) -> None:
+    r"""Refuse a prior whose log weights are unusable, before any method uses it.
+
+    For ``k1 = known`` and ``known + 1`` whose branch support is not empty, evaluates
+    :meth:`X2Prior.log_weight` at the first :data:`PROBE_WIDTH` values of X2 in the support
+    (running the user's ``support`` and ``logp`` under :func:`running_user_code`). Refused:
+    an exception or output from user code, a NaN or a value above ``log_weight_max``
+    (``+inf`` included) anywhere evaluated, and ``-inf`` at every value tried (the prior
+    gives X2 no weight where its support says it lives). Every method (exact, Gibbs, PyMC)
+    goes through this check once, when the scenario is built.
+
+    Raises
+    ------
+    PriorRefused
+        One line naming the prior (``PATH.py:NAME`` for a file) and the problem.
+    """
+    if prior.values_checked:
+        return
+    known = int(known)
+    # The outcome per ``known`` (None: passed). A refusal is remembered because the compiled
+    # log weight is cached, so the user's code would not run again; a failure of that code
+    # holds for every ``known`` (key "code").
+    outcomes = getattr(prior, "__dict__", {}).setdefault("_probe_outcomes", {})
+    for key in ("code", known):
+        if key in outcomes:
+            if outcomes[key] is None:
+                return
+            raise PriorRefused(outcomes[key])
+    try:
+        _probe_log_weights(prior, known)
+    except PriorRefused as err:
+        outcomes["code" if isinstance(err, UserCodeFailed) else known] = str(err)
+        raise
+    outcomes[known] = None
+
+
+def _probe_log_weights(prior: X2Prior, known: int) -> None:
+    """The body of :func:`check_prior_values` (raises :class:`PriorRefused`)."""
+    spec = prior.spec
+    for k1 in (known, known + 1):
+        with running_user_code(spec, f"support({k1})"):
+            support = prior.branch_support(k1)
+        if support is None:
+            continue
+        lower, upper = support
+        top = lower + PROBE_WIDTH - 1 if upper is None else min(upper, lower + PROBE_WIDTH - 1)
+        k2 = np.arange(lower, top + 1, dtype=np.int64)
+        with running_user_code(spec, "logp(k2, k1) on PyTensor int64 tensors"):
+            values = np.asarray(prior.log_weight(k2, np.full_like(k2, k1)), dtype=float)
+        if values.shape != k2.shape:
+            raise PriorRefused(
+                f"prior {spec!r}: log weight has shape {values.shape} for {k2.size} values of "
+                f"X2; logp(k2, k1) must broadcast with k2 (write it with pytensor.tensor)"
+            )
+        if not np.isfinite(values).any():
+            raise PriorRefused(
+                f"prior {spec!r}: log weight is -inf at every X2 in [{lower}, {top}] given "
+                f"X1 = {k1}; the prior must give weight inside its support (declare a "
+                f"narrower support=(lower, upper) if its mass lies further out)"
+            )

@@ -12,14 +12,20 @@ import importlib.resources
 import importlib.util
 from pathlib import Path
 
-from dprisk.models.prior_base import PRIOR_FORMS, X2Prior
+from dprisk.models.prior_base import (
+    PRIOR_FORMS,
+    PriorRefused,
+    X2Prior,
+    one_line,
+    running_user_code,
+)
 
 __all__ = ["bad_prior_spec", "load_prior_file"]
 
 
 def bad_prior_spec(spec: str, why: str) -> ValueError:
     """The one-line error for a prior specification: what is wrong and the allowed forms."""
-    return ValueError(f"prior {spec!r}: {why}; allowed forms: {PRIOR_FORMS}")
+    return PriorRefused(f"prior {spec!r}: {one_line(why, 300)}; allowed forms: {PRIOR_FORMS}")
 
 
 #: Priors loaded from files, keyed by (resolved path, modification time, name).
@@ -43,11 +49,15 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
     :class:`X2Prior` or to a zero-argument function returning one. The prior's ``spec`` is set
     to ``spec``.
 
+    The file is untrusted code: importing it and calling the factory run under
+    :func:`dprisk.models.prior_base.running_user_code` (output captured, any exception --
+    ``SystemExit`` too -- refused in one line).
+
     Raises
     ------
     ValueError
         One line naming the prior and the allowed forms (missing file, failed import, missing
-        name, wrong type).
+        name, wrong type), or the problem with the file's code (raised, exited, printed).
     """
     path = Path(path_text).expanduser()
     if not path.is_file() and not path.is_absolute():
@@ -66,19 +76,18 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
     if module_spec is None or module_spec.loader is None:
         raise bad_prior_spec(spec, f"cannot import {path_text!r} as a Python file")
     module = importlib.util.module_from_spec(module_spec)
-    try:
+    with running_user_code(spec, f"importing {path_text!r}"):
         module_spec.loader.exec_module(module)
-    except Exception as err:
-        why = f"importing {path_text!r} failed: {type(err).__name__}: {err}"
-        raise bad_prior_spec(spec, why) from err
     if not hasattr(module, name):
         raise bad_prior_spec(spec, f"{path_text!r} defines no name {name!r}")
     obj = getattr(module, name)
     if not isinstance(obj, X2Prior) and callable(obj) and not isinstance(obj, type):
-        try:
-            obj = obj()
-        except TypeError as err:
-            raise bad_prior_spec(spec, f"{name!r} is not a zero-argument factory: {err}") from err
+        with running_user_code(spec, f"calling {name}()"):
+            try:
+                obj = obj()
+            except TypeError as err:
+                raise bad_prior_spec(
+                    spec, f"{name!r} is not a zero-argument factory: {err}") from err
     if not isinstance(obj, X2Prior):
         raise bad_prior_spec(
             spec,

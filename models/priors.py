@@ -52,7 +52,14 @@ returning a prior. Rules for the expression:
   their finite k2 grids, so an improper prior with weights above 1 must say so;
 * set ``is_proper=False`` for an improper prior;
 * write float constants as ``np.float64(5.0)``: PyTensor turns a bare ``5.0`` into a float32
-  constant and the whole expression may then be computed in single precision.
+  constant and the whole expression may then be computed in single precision;
+* the file is untrusted code: importing it, calling the factory, ``support`` and ``logp`` run
+  with standard output captured; an exception (``SystemExit`` too) or printed text refuses
+  the prior (``ValueError``, CLI exit 2, one line naming the file). When a scenario is built,
+  the log weights are evaluated once on the first 4096 values of each branch's support
+  (:func:`dprisk.models.prior_base.check_prior_values`): NaN, a value above
+  ``log_weight_max`` (``+inf`` included) or ``-inf`` at every value refuses the prior for
+  every method (exact, Gibbs, PyMC) alike.
 
 A subclass of :class:`X2Prior` that implements :meth:`X2Prior.logp` works the same way.
 """
@@ -95,6 +102,7 @@ class ImproperUniform(X2Prior):
     """
 
     spec = "improper"
+    values_checked = True
     is_proper = False
     log_weight_max = 0.0
     description = "improper uniform on {k1, k1+1, ...}"
@@ -142,6 +150,7 @@ class _CountParameterPrior(X2Prior):
     parameter: str
     kind: str
     template: str
+    values_checked = True
 
     def __init_subclass__(cls, *, parameter: str, kind: str, template: str, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -38,7 +38,20 @@ def zcdp_to_dp(rho, delta) -> np.ndarray:
     """
     rho = check_rho(rho, "rho")
     delta = check_probability(delta, "delta")
-    return rho + 2.0 * np.sqrt(rho * -np.log(delta))
+    log_inv_delta = -np.log(delta)
+    with np.errstate(over="ignore"):
+        product = rho * log_inv_delta
+        # rho log(1/delta) overflows for rho near the largest double: split the root there
+        # (the product form keeps every other result bit-identical).
+        root = np.where(np.isfinite(product), np.sqrt(product),
+                        np.sqrt(rho) * np.sqrt(log_inv_delta))
+        epsilon = rho + 2.0 * root
+    if not np.all(np.isfinite(epsilon)):
+        raise ValueError(
+            f"rho = {float(np.max(rho))!r} gives an epsilon beyond the largest double "
+            f"(allowed range: rho + 2 sqrt(rho log(1/delta)) < 1.8e308)"
+        )
+    return epsilon
 
 
 def dp_to_zcdp(epsilon, delta) -> np.ndarray:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.prior_base import check_prior_values
 from dprisk.models.priors import X2Prior, as_prior, parse_prior
 
 __all__ = [
@@ -156,6 +157,8 @@ class Scenario:
         p = float(scalar_value(check_probability(p, "p"), "p"))
         known = int(scalar_value(check_count(known, "known", minimum=0), "known"))
         priors = parse_priors()  # after p and known, the order of the checks before
+        for prior in {id(pr): pr for pr in priors}.values():  # each prior object once
+            check_prior_values(prior, known)  # untrusted code first: support() may raise
         priors[0].check_support(known)
         scenario = cls(tuple(rhos), tuple(siblings), p, known, tuple(priors))
         if len(priors) > 1 and not any(scenario.feasible):
@@ -311,7 +314,7 @@ class Release:
         With ``single``, each must be one integer (``ValueError`` naming it otherwise).
         """
         named = (("x1_star", x1_star), ("x2_star", x2_star), ("y1_star", y1_star))
-        x1s, x2s, y1s = (check_count(value, name) for name, value in named)
+        x1s, x2s, y1s = (check_count(value, name, nonempty=True) for name, value in named)
         if single:
             for (name, _), array in zip(named, (x1s, x2s, y1s), strict=True):
                 scalar_value(array, name)
@@ -325,8 +328,8 @@ class Release:
 
         The batch shapes broadcast. ``ValueError`` names ``x_stars`` or ``y_stars``.
         """
-        xs = check_count(x_stars, "x_stars")
-        ys = check_count(y_stars, "y_stars")
+        xs = check_count(x_stars, "x_stars", nonempty=True)
+        ys = check_count(y_stars, "y_stars", nonempty=True)
         if xs.ndim == 0 or xs.shape[-1] != h:
             raise ValueError(
                 f"x_stars must have h = {h} entries x_1*, ..., x_h* (last axis), "

@@ -135,17 +135,21 @@ def add_json(sub: argparse.ArgumentParser) -> None:
 def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
     """``--rho1``, ``--p`` and ``--known`` (every form of posterior and marginal)."""
     sub.add_argument("--rho1", type=rho_text, default=None,
-                     help="block-level rho (> 0) or census:LEVEL")
+                     help="block-level rho, 0 < rho <= 1e100, or census:LEVEL (sums over "
+                     "releases need rho >= about 1e-14)")
     sub.add_argument("--p", type=number, default=None, help=with_default(
-        "adversary's prior P[X1 = m+1], 0 < p < 1 (fractions like 1/864 accepted)", p))
+        "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 for --rhos "
+        "(fractions like 1/864 accepted)", p))
     sub.add_argument("--known", type=integer, default=None, help=with_default(
-        "m, the adversary's known count of the others in the block (integer >= 0)", known))
+        "m, the adversary's known count of the others in the block (integer, "
+        "0 <= m <= 2**53; counts beyond 2**53 are refused)", known))
 
 
 def add_two_level(group) -> None:
     """``--rho2`` and ``--d``, the options that select and describe the two-level form."""
     group.add_argument("--rho2", type=rho_text, default=None,
-                       help="block-group rho (> 0) or census:LEVEL; selects this form")
+                       help="block-group rho (> 0) or census:LEVEL; selects this form "
+                       "(exact/Gibbs need rho2 + rho1/d <= 1e6)")
     group.add_argument("--d", type=integer, default=None,
                        help="number of other blocks in the block group (>= 1)")
 

@@ -1,0 +1,76 @@
+"""Array inputs of the Python API, one table: empty, 0-d, boolean, object and NaN arrays.
+
+Each row of :data:`CASES` calls a public function with an array its caller should not pass
+and names the exception (``ValueError`` or ``TypeError``) and the parameter that the one-line
+message must name (as a word). ``N_CASES`` is the number of rows (quoted in the README).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import numpy as np
+import pytest
+
+EXACT = "dprisk.inference.exact:exact_posterior"
+GIBBS = "dprisk.inference.gibbs:gibbs_sample"
+DIAG = "dprisk.inference.chain_stats:chain_diagnostics"
+PMF = "dprisk.inference.single_level:release_pmf"
+POST = "dprisk.inference.single_level:posterior"
+ML = "dprisk.inference.multilevel_exact:exact_posterior"
+DG = "dprisk.models.discrete_gaussian"
+P2 = {"rho1": 0.5, "rho2": 0.5, "d": 3}
+NESTED = {"rhos": [0.5, 0.5, 0.5], "siblings": [3, 3]}
+EMPTY = np.array([], dtype=np.int64)
+
+#: (function, args, kwargs, exception, parameter named)
+CASES = [
+    (GIBBS, (EMPTY, 5, 3), {"draws": 10, "random_seed": 1, **P2}, ValueError, "x1_star"),
+    (GIBBS, (2, EMPTY, 3), {"draws": 10, "random_seed": 1, **P2}, ValueError, "x2_star"),
+    (GIBBS, (np.array([True]), 5, 3), {"draws": 10, **P2}, TypeError, "x1_star"),
+    (GIBBS, (2, 5, np.array([np.nan])), {"draws": 10, **P2}, ValueError, "y1_star"),
+    (EXACT, (EMPTY, EMPTY, EMPTY), P2, ValueError, "x1_star"),
+    (EXACT, (2, 5, EMPTY), P2, ValueError, "y1_star"),
+    (EXACT, (np.array([2], dtype=object), 5, 3), P2, TypeError, "x1_star"),
+    (EXACT, (np.bool_(True), 5, 3), P2, TypeError, "x1_star"),
+    (EXACT, (2, np.array([np.nan, 1.0]), 3), P2, ValueError, "x2_star"),
+    (EXACT, (2, 5, 3), {**P2, "rho1": True}, TypeError, "rho1"),
+    (EXACT, (2, 5, 3), {**P2, "rho2": np.array(True)}, TypeError, "rho2"),
+    (EXACT, (2, 5, 3), {**P2, "p": True}, TypeError, "p"),
+    (EXACT, (2, 5, 3), {**P2, "p": np.array([0.5], dtype=object)}, TypeError, "p"),
+    (EXACT, (2, 5, 3), {**P2, "rho1": np.array([])}, ValueError, "rho1"),
+    (ML, (np.zeros((0, 3), np.int64), np.zeros((0, 2), np.int64)), NESTED, ValueError,
+     "x_stars"),
+    (ML, (np.array(2), np.array([1, 1])), NESTED, ValueError, "x_stars"),
+    (DIAG, (np.zeros((2, 0)),), {}, ValueError, "values"),
+    (DIAG, (np.zeros((0, 5)),), {}, ValueError, "values"),
+    (DIAG, (np.float64(1.0),), {}, ValueError, "values"),
+    (DIAG, (np.zeros((2, 5), bool),), {}, TypeError, "values"),
+    (DIAG, (np.zeros((2, 5), object),), {}, TypeError, "values"),
+    (DIAG, (np.full((2, 5), np.nan),), {}, ValueError, "values"),
+    (PMF, (1.5, 0.5), {}, ValueError, "x1_star"),
+    (PMF, (True, 0.5), {}, TypeError, "x1_star"),
+    (PMF, (2, np.array([True])), {}, TypeError, "rho"),
+    (POST, (2, 0.5), {"p": np.bool_(False)}, TypeError, "p"),
+    (POST, (np.array(["2"]), 0.5), {}, TypeError, "x1_star"),
+    (f"{DG}:variance", (True,), {}, TypeError, "rho"),
+    (f"{DG}:log_normalizer", (np.array([0.5], dtype=object),), {}, TypeError, "rho"),
+]
+N_CASES = len(CASES)
+
+
+def _call(target: str):
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize(("target", "args", "kwargs", "raises", "names"), CASES,
+                         ids=[f"{i}-{c[0].rsplit(':', 1)[1]}-{c[4]}" for i, c in enumerate(CASES)])
+def test_bad_array_is_refused(target, args, kwargs, raises, names):
+    with pytest.raises(raises) as info:
+        _call(target)(*args, **kwargs)
+    message = str(info.value)
+    assert type(info.value) is raises or isinstance(info.value, raises)
+    assert "\n" not in message
+    assert re.search(rf"(?<![\w]){re.escape(names)}(?![\w])", message), message

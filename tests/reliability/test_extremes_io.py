@@ -1,0 +1,149 @@
+"""Extreme but valid inputs, one table: a correct finite answer or a refusal stating the range.
+
+:data:`API_CASES` calls a public function at the edge of (or beyond) its supported range:
+
+* a row with ``expect`` a number checks the result (finite, to ``rel`` relative accuracy);
+* a row with ``raises`` checks ``ValueError`` with a one-line message holding "allowed range".
+
+:data:`CLI_CASES` runs ``dprisk ... --json`` in-process: status 0 with exactly one JSON object
+whose every probability lies in [0, 1] (and is positive where the true value is a positive
+double), or status 2 with one stderr line stating the allowed range and nothing on stdout.
+
+The ranges: rho in (0, 1e100] everywhere (``variance`` from 1e-308, release windows from
+about 1e-30, the exact marginal from about 2e-14), two-level tables up to
+rho2 + rho1/d = 1e6, p down to 1e-300 (subnormal posteriors printed as such), counts
+|x| <= 2**53 (beyond refused, never rounded). ``N_CASES`` counts both tables.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+
+import numpy as np
+import pytest
+
+from dprisk.cli import main
+
+DG = "dprisk.models.discrete_gaussian"
+PRIVACY = "dprisk.models.privacy"
+SL = "dprisk.inference.single_level"
+CHECKS = "dprisk.models.checks"
+EXACT = "dprisk.inference.exact"
+UL = "dprisk.inference.unique_levels"
+HALF_LOG_PI = 0.5 * math.log(math.pi)
+
+#: (function, args, kwargs, expected value or None, relative accuracy or an exception type)
+API_CASES = [
+    (f"{DG}:log_normalizer", (1e-308,), {}, HALF_LOG_PI - 0.5 * math.log(1e-308), 1e-15),
+    (f"{DG}:log_normalizer", (5e-324,), {}, HALF_LOG_PI - 0.5 * math.log(5e-324), 1e-15),
+    (f"{DG}:log_normalizer", (1e-200,), {}, HALF_LOG_PI - 0.5 * math.log(1e-200), 1e-15),
+    (f"{DG}:log_normalizer", (1e100,), {}, 0.0, 0.0),
+    (f"{DG}:variance", (1e-200,), {}, 0.5e200, 1e-15),
+    (f"{DG}:variance", (1e-308,), {}, 0.5e308, 1e-15),
+    (f"{DG}:variance", (1e-100,), {}, 0.5e100, 1e-15),
+    (f"{DG}:variance", (5e-324,), {}, None, ValueError),
+    (f"{DG}:variance", (1e100,), {}, 0.0, 0.0),
+    (f"{DG}:support_halfwidth", (1e-37,), {}, None, ValueError),
+    (f"{DG}:support_halfwidth", (1e-300,), {}, None, ValueError),
+    (f"{DG}:support_halfwidth", (1e100,), {}, 1, 0.0),
+    (f"{PRIVACY}:zcdp_to_dp", (1e100, 1e-300), {}, 1e100, 1e-15),
+    (f"{PRIVACY}:zcdp_to_dp", (1e-308, 1e-300), {}, 2 * math.sqrt(1e-308 * 300 * math.log(10)),
+     1e-12),
+    (f"{PRIVACY}:zcdp_to_dp", (1e308, 1e-300), {}, None, ValueError),
+    (f"{PRIVACY}:zcdp_to_dp", (2.56, 1e-10), {}, 17.91528291900186, 1e-15),
+    (f"{SL}:posterior", (2, 0.5), {"p": 1e-310}, math.exp(1.5) * 1e-310, 1e-9),
+    (f"{SL}:posterior", (2, 0.5), {"p": 1e-300}, math.exp(1.5) * 1e-300, 1e-13),
+    (f"{SL}:posterior", (2, 1e100), {}, 1.0, 0.0),
+    (f"{SL}:posterior", (2, 5e-324), {}, 0.5, 1e-15),
+    (f"{SL}:posterior", (2**53, 1e-300), {}, 0.5, 1e-15),
+    (f"{SL}:posterior", (2**53 + 1, 0.5), {}, None, ValueError),
+    (f"{SL}:posterior", (np.array([2**53 + 1]), 0.5), {}, None, ValueError),
+    (f"{SL}:posterior", (-(2**53) - 1, 0.5), {}, None, ValueError),
+    (f"{SL}:posterior", (2, 1.1e100), {}, None, ValueError),
+    (f"{CHECKS}:check_count", (2**53, "x1_star"), {}, 2**53, 0.0),
+    (f"{CHECKS}:check_count", (2**53 + 1, "x1_star"), {}, None, ValueError),
+    (f"{EXACT}:exact_posterior", (2, 5, 3), {"rho1": 0.5, "rho2": 1e8, "d": 3}, None,
+     ValueError),
+    (f"{UL}:marginal_posterior_unique_levels", ([0.5, 0.5],), {"p": 1e-310}, None, ValueError),
+]
+
+TWO = ["--d", "3", "--x1-star", "2", "--x2-star", "5", "--y1-star", "3"]
+#: (argv, expected status)
+CLI_CASES = [
+    (["posterior", "--rho1", "0.5", "--x1-star", "2", "--p", "1e-310"], 0),
+    (["posterior", "--rho1", "0.5", "--x1-star", "2", "--p", "1e-300"], 0),
+    (["posterior", "--rho1", "0.5", "--x1-star", "-40", "--p", "1e-300"], 0),
+    (["posterior", "--rho1", "1e100", "--x1-star", "2"], 0),
+    (["posterior", "--rho1", "1e101", "--x1-star", "2"], 2),
+    (["posterior", "--rho1", "5e-324", "--x1-star", "2"], 0),
+    (["posterior", "--rho1", "0.5", "--x1-star", "9007199254740992"], 0),
+    (["posterior", "--rho1", "0.5", "--x1-star", "9007199254740993"], 2),
+    (["posterior", "--rho1", "0.5", "--x1-star", "-9007199254740993"], 2),
+    (["posterior", "--rho1", "0.5", "--x1-star", "2", "--known", "9007199254740993"], 2),
+    (["posterior", "--rho1", "0.5", "--rho2", "1e8", *TWO], 2),
+    (["posterior", "--rho1", "0.5", "--rho2", "1e5", *TWO], 0),
+    (["posterior", "--rho1", "1e308", "--rho2", "0.5", *TWO], 2),
+    (["posterior", "--rho1", "1e-300", "--rho2", "1e-300", *TWO], 2),
+    (["posterior", "--rho1", "0.5", "--rho2", "0.5", *TWO, "--p", "1e-300"], 0),
+    (["marginal", "--rho1", "1e100"], 0),
+    (["marginal", "--rho1", "1e-300"], 2),
+    (["marginal", "--rho1", "0.5", "--p", "1e-300"], 0),
+    (["marginal", "--rho1", "0.5", "--p", "1e-310"], 0),
+    (["marginal", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x2", "4"], 2),
+    (["marginal", "--rhos", "0.5,0.5", "--p", "1e-300"], 0),
+    (["marginal", "--rhos", "0.5,0.5,0.3", "--p", "1e-300"], 0),
+    (["marginal", "--rhos", "0.5,0.5", "--p", "1e-310"], 2),
+    (["marginal", "--rhos", "1e100,1e100"], 0),
+]
+N_CASES = len(API_CASES) + len(CLI_CASES)
+PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
+
+
+def _function(target: str):
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@pytest.mark.parametrize(("target", "args", "kwargs", "expect", "rel"), API_CASES,
+                         ids=[f"{i}-{c[0].rsplit(':', 1)[1]}" for i, c in enumerate(API_CASES)])
+def test_api_extreme(target, args, kwargs, expect, rel):
+    function = _function(target)
+    if isinstance(rel, type):
+        with pytest.raises(rel) as info:
+            function(*args, **kwargs)
+        assert "allowed range" in str(info.value) and "\n" not in str(info.value)
+        return
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # no warning either
+        value = function(*args, **kwargs)
+    value = float(np.asarray(value))
+    assert math.isfinite(value)
+    assert value == pytest.approx(expect, rel=rel, abs=0), value
+
+
+def _probabilities(payload: dict):
+    for key, value in payload.items():
+        if key in PROBABILITY_KEYS:
+            yield key, value
+        if key == "x2_posterior":
+            yield from value.items()
+
+
+@pytest.mark.parametrize(("argv", "status"), CLI_CASES,
+                         ids=[" ".join(c[0]) for c in CLI_CASES])
+def test_cli_extreme(argv, status, capsys):
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code == status, (code, out, err)
+    if status == 2:
+        assert out == ""
+        assert len(err.splitlines()) == 1 and "allowed range" in err, err
+        return
+    assert err == "", err  # no warning either
+    payload = json.loads(out)
+    assert out.count("\n") == 1
+    for key, value in _probabilities(payload):
+        assert 0.0 <= value <= 1.0, (key, value)
+    if "posterior" in payload and "--p" in argv:
+        assert payload["posterior"] > 0.0  # a positive double, not flushed to 0
