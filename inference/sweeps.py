@@ -280,7 +280,9 @@ def sweep(
     ------
     ValueError
         Invalid parameters (see :func:`plan_sweep`), ``out`` not ending in ``.nc``, or
-        ``out`` / its chunk directory holding a different sweep.
+        ``out`` / its chunk directory holding a different sweep; ``out`` a directory or a
+        file not written by a sweep; another process running a sweep to the same ``out``
+        (:class:`dprisk.inference.output_files.OutputInUse`).
     """
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
@@ -292,8 +294,24 @@ def sweep(
         store = ChunkStore(out, plan)
         if out.exists() and not store.dir.exists():
             return load_finished(out, plan)
-        store.open()
+        if not store.open():
+            return load_finished(out, plan)
+    try:
+        ds = _run_plan(plan, quantity, store, client, progress)
+    except BaseException:
+        if store is not None:
+            store.close(failed=True)
+        raise
+    if store is None:
+        return ds
+    try:
+        return store.finish(ds)
+    finally:
+        store.close()
 
+
+def _run_plan(plan, quantity, store, client, progress) -> xr.Dataset:
+    """Compute the chunks missing from ``store`` (all without one) and assemble the Dataset."""
     values = np.full((len(plan.variables), plan.n_points), np.nan)
     missing = []
     for chunk in range(plan.n_chunks):
@@ -316,5 +334,4 @@ def sweep(
         else:
             _run_on_cluster(plan, quantity, missing, on_done, client)
 
-    ds = plan.to_dataset(values)
-    return ds if store is None else store.finish(ds)
+    return plan.to_dataset(values)

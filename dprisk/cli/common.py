@@ -11,6 +11,7 @@ real defaults.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -41,6 +42,7 @@ __all__ = [
     "fmt",
     "given",
     "integer",
+    "naming_out",
     "number",
     "payload_lines",
     "require",
@@ -360,6 +362,18 @@ def payload_lines(title: str, payload: dict) -> list[str]:
     """A title line and one line per payload entry (``seed`` is reported by seed_line)."""
     return [title] + [f"  {key:<24} {_show(value)}" for key, value in payload.items()
                       if key != "seed"]
+
+
+@contextlib.contextmanager
+def naming_out():
+    """Turn a refused output path of the API (message naming ``out``) into one naming ``--out``."""
+    from dprisk.inference.output_files import OutputError
+
+    try:
+        yield
+    except OutputError as err:
+        message = str(err)
+        raise ValueError(f"--{message}" if message.startswith("out") else message) from None
 
 
 def check_writable_dir(path: Path, option: str) -> None:

@@ -21,6 +21,7 @@ from dprisk.cli.common import (
     check_writable_dir,
     emit,
     integer,
+    naming_out,
     sampling_seed,
     seed_line,
     with_default,
@@ -71,6 +72,7 @@ def add_parser(subs) -> None:
 def run(args) -> int:
     """Parse the grids, run the sweep, print the records."""
     from dprisk.cli.grids import parse_grid, sweep_records
+    from dprisk.inference.sweep_store import check_out
     from dprisk.inference.sweeps import sweep
 
     check_form(args, "sweep", FORM, [FORM])
@@ -79,6 +81,8 @@ def run(args) -> int:
     if out.suffix != ".nc":
         raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
     check_writable_dir(out, "--out")
+    with naming_out():
+        check_out(out)  # a directory, a device or a file not written by a sweep: refused
     grids = {
         "rho1": parse_grid(args.rho1, "rho1", kind=float),
         "rho2": parse_grid(args.rho2, "rho2", kind=float),
@@ -96,9 +100,10 @@ def run(args) -> int:
     mc_options = None
     if seed is not None:
         mc_options = {"seed": seed, "datasets": args.datasets, "draws": args.draws}
-    dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0], method=method,
-                    mc_options=mc_options, out=str(out), client=args.scheduler,
-                    progress=not args.json)
+    with naming_out():
+        dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0],
+                        method=method, mc_options=mc_options, out=str(out),
+                        client=args.scheduler, progress=not args.json)
     payload = {
         "out": str(out),
         "dims": {name: int(size) for name, size in dataset.sizes.items()},
