@@ -267,6 +267,25 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
     finally:
         client.cancel(futures)
 
+def _check_points(**grids) -> None:
+    """Refuse, before the plan is built, more grid points than the memory budget allows.
+
+    Each point holds :data:`POINT_BYTES` per data variable (at most ``len(VARIABLES) + 1``,
+    with ``mcse``); the grids given as sequences (not strings) are the swept ones.
+    """
+    sizes = {}
+    for name, values in grids.items():
+        if not isinstance(values, (str, bytes)):
+            try:
+                sizes[name] = len(values)
+            except TypeError:  # a scalar
+                continue
+    points = int(np.prod(list(sizes.values()), dtype=float)) if sizes else 1
+    check_memory(POINT_BYTES * (len(VARIABLES) + 1) * points,
+                 parameter=", ".join(sizes) or "the grid",
+                 what=f"a sweep of {points} grid points")
+
+
 def sweep(
     *,
     rho1,
@@ -349,12 +368,11 @@ def sweep(
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.inference.output_files.OutputInUse`).
     """
+    _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior)
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,
     )
-    check_memory(POINT_BYTES * len(plan.variables) * plan.n_points, parameter=", ".join(
-        plan.dims) or "the grid", what=f"a sweep of {plan.n_points} grid points")
     if isinstance(client, str):  # connected before anything is written
         own_client = connect(client)
         try:
