@@ -31,6 +31,7 @@ __all__ = [
     "OutputInUse",
     "OutputLock",
     "atomic_path",
+    "check_creatable",
     "file_mode",
     "make_temporary_dir",
     "remove_leftovers",
@@ -85,6 +86,19 @@ def atomic_path(path: Path):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def check_creatable(path: Path, name: str = "out") -> None:
+    """Raise :class:`OutputError` unless ``path``'s nearest existing ancestor is a writable dir.
+
+    The message names ``name`` (``out`` in the API, ``--out`` on the command line).
+    """
+    probe = Path(path).parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        raise OutputError(f"{name} {str(path)!r} cannot be created: {str(probe)!r} is not a "
+                          "writable directory")
 
 
 def remove_leftovers(parent: Path, pattern: str) -> list[str]:

@@ -31,6 +31,7 @@ from dprisk.inference.output_files import (
     OutputError,
     OutputLock,
     atomic_path,
+    check_creatable,
     remove_leftovers,
 )
 from dprisk.inference.sweep_plan import SweepPlan, canonical_json
@@ -196,13 +197,8 @@ def check_out(out) -> Path:
     path = Path(out)
     if path.suffix != ".nc":
         raise OutputError(f"out must be a path ending in .nc (a netCDF file), got {str(out)!r}")
-    probe = path.resolve().parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"out {str(out)!r} cannot be created: {str(probe)!r} is not a "
-                          "writable directory")
     resolved = path.resolve()
+    check_creatable(resolved)
     if resolved.is_dir():
         raise OutputError(f"out {str(out)!r} is a directory; name a .nc file to write")
     if resolved.exists() and not resolved.is_file():

@@ -29,6 +29,7 @@ from pathlib import Path
 from dprisk.inference.output_files import (
     OutputError,
     OutputLock,
+    check_creatable,
     make_temporary_dir,
     remove_leftovers,
 )
@@ -79,12 +80,7 @@ def check_report_out(out) -> Path:
                 f"out {str(out)!r} is a non-empty directory not written by dprisk reproduce "
                 f"(no {MARKER} marker); refusing to replace it: name a new or empty directory"
             )
-    probe = path.parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise OutputError(f"out {str(out)!r} cannot be created: {str(probe)!r} is not a "
-                          "writable directory")
+    check_creatable(path)
     return path
 
 

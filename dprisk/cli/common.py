@@ -14,7 +14,6 @@ import argparse
 import contextlib
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -378,9 +377,6 @@ def naming_out():
 
 def check_writable_dir(path: Path, option: str) -> None:
     """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
-    probe = path.parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {str(path)!r} cannot be created: {str(probe)!r} is not a "
-                         "writable directory")
+    from dprisk.inference.output_files import check_creatable
+
+    check_creatable(path, option)
