@@ -171,7 +171,7 @@ class ChunkStore:
 
 
 def _write_atomic(path: Path, write: Callable) -> None:
-    """Write ``path`` with ``write(binary_file)`` through :func:`_atomic_path`."""
+    """Write ``path`` with ``write(binary_file)`` through ``output_files.atomic_path``."""
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         write(f)
 
