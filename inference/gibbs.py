@@ -51,6 +51,7 @@ from dprisk.inference.two_level_table import (
     relative_log_joint,
     relative_release,
 )
+from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
@@ -421,7 +422,10 @@ def run_options(draws, chains, tune, random_seed) -> dict:
 
 def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
                 generator: np.random.Generator, tail_mass: float) -> GibbsDraws:
-    """Kernel of :func:`gibbs_sample` for validated inputs (no checks)."""
+    """Kernel of :func:`gibbs_sample` for validated inputs (checks only the memory budget)."""
+    check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",
+                 what=f"{release.size} release(s) x {chains} chains x {draws} draws (two "
+                 "int64 arrays)")
     rng = generator
     tables = _Tables(release, params, tail_mass)
     shape = release.shape

@@ -29,6 +29,7 @@ from dprisk.inference.draws_tree import draws_datatree
 from dprisk.inference.gibbs import gibbs_draws, run_options
 from dprisk.inference.multilevel_box import checked_box
 from dprisk.inference.two_level_table import DEFAULT_TAIL_MASS
+from dprisk.models.budget import check_memory
 from dprisk.models.multilevel import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
@@ -125,6 +126,8 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
         two = gibbs_draws(release, params, draws=draws, chains=chains, tune=tune,
                           generator=generator, tail_mass=tail_mass)
         return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
+    check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
+                 what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
     rng = generator
     box = checked_box(*release.flat(), params, tail_mass)
     h = params.h

@@ -33,6 +33,7 @@ import numpy as np
 from dprisk.inference.exact import JointTable
 from dprisk.inference.two_level_table import checked_table
 from dprisk.models import discrete_gaussian as dg
+from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sums import sum_pmf_kernel
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
@@ -132,6 +133,19 @@ class ReleaseGrid:
         return self.x2_pmf[:, None] * self.y1_pmf[None, :]
 
 
+def grid_memory(params: Scenario, tail_mass: float) -> float:
+    r"""Bytes of the release grid's arrays: :math:`32\,n_2\,n_y` (four float64 per cell).
+
+    :math:`n_2 = 2 K(\rho_2, \tau/2) + 1` values of ``x2*`` and :math:`n_y \le
+    2 d K(\rho_1, \tau / (4d)) + 1` of ``y1*`` (the sum of ``d`` noises); estimated from the
+    half-widths alone, before any table is built.
+    """
+    rho1, rho2 = (np.asarray(float(r)) for r in (params.rho1, params.rho2))
+    n2 = 2 * int(dg.support_halfwidth_kernel(rho2, tail_mass / 2)) + 1
+    ny = 2 * params.d * int(dg.support_halfwidth_kernel(rho1, tail_mass / (4 * params.d))) + 1
+    return 32.0 * n2 * ny
+
+
 @functools.lru_cache(maxsize=256)
 def _x2_noise(rho2: float, tail_mass: float):
     rho = np.asarray(rho2, dtype=float)  # validated by the caller's scenario
@@ -157,6 +171,8 @@ def grid_for_truth(x2: int, y1: int, params: Scenario, tail_mass: float) -> Rele
     RuntimeError
         If the computed neglected mass is not below ``tail_mass`` (it always should be).
     """
+    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2",
+                 what="the grid of releases (x2*, y1*)")
     offsets2, pmf2, out2 = _x2_noise(params.rho2, tail_mass / 2)
     values_s, pmf_s, out_s = _noise_sum(params.d, params.rho1, tail_mass / 2)
     neglected = out2 + out_s

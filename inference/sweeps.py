@@ -46,6 +46,8 @@ stored file (after checking that it holds the same sweep).
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -61,22 +63,39 @@ from dprisk.inference.sweep_plan import (
     plan_sweep,
 )
 from dprisk.inference.sweep_store import ENGINE, ChunkStore, check_out, load_finished
+from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_positive_int
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
+    "DEFAULT_SCHEDULER_TIMEOUT",
     "DIMS",
     "ENGINE",
     "METHODS",
+    "POINT_BYTES",
+    "SCHEDULER_TIMEOUT_ENV",
     "UNITS",
     "VARIABLES",
     "WORKER_ENVIRON",
     "SweepPlan",
+    "connect",
     "local_cluster",
     "plan_sweep",
     "point_seed",
+    "scheduler_timeout",
     "sweep",
 ]
+
+#: Bytes held per grid point and data variable: the flat values, the Dataset and the file
+#: written from it (three float64 copies); checked against the memory budget
+#: (:mod:`dprisk.models.budget`) before the sweep starts.
+POINT_BYTES = 24
+
+#: Seconds a scheduler given by its address must take at most to answer, and again to have a
+#: worker (:func:`connect`), unless the environment variable below says otherwise.
+DEFAULT_SCHEDULER_TIMEOUT = 10.0
+#: Environment variable overriding :data:`DEFAULT_SCHEDULER_TIMEOUT` (seconds).
+SCHEDULER_TIMEOUT_ENV = "DPRISK_SCHEDULER_TIMEOUT"
 
 #: Environment of the worker processes of :func:`local_cluster` (one BLAS/OpenMP thread).
 WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
@@ -176,13 +195,56 @@ def local_cluster(n_workers: int = 2, *, threads_per_worker: int = 1, **kwargs):
                             processes=True, **kwargs)
 
 
+def scheduler_timeout() -> float:
+    """Seconds :func:`connect` waits: :data:`SCHEDULER_TIMEOUT_ENV` if set, else 10."""
+    text = os.environ.get(SCHEDULER_TIMEOUT_ENV, "").strip()
+    try:
+        seconds = float(text) if text else DEFAULT_SCHEDULER_TIMEOUT
+    except ValueError:
+        seconds = float("nan")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ValueError(f"{SCHEDULER_TIMEOUT_ENV} must be a number of seconds > 0, got {text!r}")
+    return seconds
+
+
+def connect(address: str, *, timeout: float | None = None, name: str = "client"):
+    """A ``dask.distributed.Client`` of the scheduler at ``address`` that has a worker.
+
+    Parameters
+    ----------
+    address : str
+        The scheduler's address, e.g. ``tcp://HOST:8786``.
+    timeout : float, optional
+        Seconds to wait for the scheduler to answer and, again, for a worker to join
+        (default :func:`scheduler_timeout`).
+    name : str
+        The parameter named in the refusal (``--scheduler`` on the command line).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: no scheduler answered, or it has no worker, within ``timeout``.
+    """
+    from distributed import Client
+
+    timeout = scheduler_timeout() if timeout is None else timeout
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as err:
+        raise ValueError(f"{name}: no Dask scheduler answered at {address!r} within "
+                         f"{timeout:g} s ({type(err).__name__})") from None
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (OSError, TimeoutError):
+        client.close()
+        raise ValueError(f"{name}: the Dask scheduler at {address!r} has no worker (none "
+                         f"joined within {timeout:g} s)") from None
+    return client
+
+
 def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
     from distributed import Client, as_completed
 
-    if isinstance(client, str):
-        with Client(client) as own_client:
-            _run_on_cluster(plan, quantity, missing, on_done, own_client)
-        return
     if not isinstance(client, Client):
         raise TypeError(
             f"client must be a dask.distributed.Client or a scheduler address, got {client!r}"
@@ -204,6 +266,25 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
             on_done(chunk, values)
     finally:
         client.cancel(futures)
+
+def _check_points(**grids) -> None:
+    """Refuse, before the plan is built, more grid points than the memory budget allows.
+
+    Each point holds :data:`POINT_BYTES` per data variable (at most ``len(VARIABLES) + 1``,
+    with ``mcse``); the grids given as sequences (not strings) are the swept ones.
+    """
+    sizes = {}
+    for name, values in grids.items():
+        if not isinstance(values, (str, bytes)):
+            try:
+                sizes[name] = len(values)
+            except TypeError:  # a scalar
+                continue
+    points = int(np.prod(list(sizes.values()), dtype=float)) if sizes else 1
+    check_memory(POINT_BYTES * (len(VARIABLES) + 1) * points,
+                 parameter=", ".join(sizes) or "the grid",
+                 what=f"a sweep of {points} grid points")
+
 
 def sweep(
     *,
@@ -256,7 +337,9 @@ def sweep(
         grid (C order) is called with ``random_seed=point_seed(seed, i)``.
     client : dask.distributed.Client or str, optional
         Run the chunks on this Dask client (or on a new client connected to this scheduler
-        address, closed afterwards). Default: in this process.
+        address with :func:`connect`, closed afterwards: a scheduler that does not answer,
+        or has no worker, within :func:`scheduler_timeout` seconds is a ``ValueError``
+        before anything is written). Default: in this process.
     out : str or path-like, optional
         A ``.nc`` file for the result; makes the sweep resumable (see the module docstring).
     chunk_size : int (>= 1)
@@ -280,20 +363,48 @@ def sweep(
     ------
     ValueError
         Invalid parameters (see :func:`plan_sweep`), ``out`` not ending in ``.nc``, or
-        ``out`` / its chunk directory holding a different sweep.
+        ``out`` / its chunk directory holding a different sweep; more grid points than the
+        memory budget allows (:mod:`dprisk.models.budget`); ``out`` a directory or a
+        file not written by a sweep; another process running a sweep to the same ``out``
+        (:class:`dprisk.inference.output_files.OutputInUse`).
     """
+    _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior)
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,
     )
+    if isinstance(client, str):  # connected before anything is written
+        own_client = connect(client)
+        try:
+            return sweep(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior,
+                         x1=x1, method=method, mc_options=mc_options, client=own_client,
+                         out=out, chunk_size=chunk_size, progress=progress, quantity=quantity)
+        finally:
+            own_client.close()
     store = None
     if out is not None:
         out = check_out(out)
         store = ChunkStore(out, plan)
         if out.exists() and not store.dir.exists():
             return load_finished(out, plan)
-        store.open()
+        if not store.open():
+            return load_finished(out, plan)
+    try:
+        ds = _run_plan(plan, quantity, store, client, progress)
+    except BaseException:
+        if store is not None:
+            store.close(failed=True)
+        raise
+    if store is None:
+        return ds
+    try:
+        return store.finish(ds)
+    finally:
+        store.close()
 
+
+def _run_plan(plan, quantity, store, client, progress) -> xr.Dataset:
+    """Compute the chunks missing from ``store`` (all without one) and assemble the Dataset."""
     values = np.full((len(plan.variables), plan.n_points), np.nan)
     missing = []
     for chunk in range(plan.n_chunks):
@@ -316,5 +427,4 @@ def sweep(
         else:
             _run_on_cluster(plan, quantity, missing, on_done, client)
 
-    ds = plan.to_dataset(values)
-    return ds if store is None else store.finish(ds)
+    return plan.to_dataset(values)

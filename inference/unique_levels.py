@@ -48,7 +48,9 @@ from dprisk.inference.unique_levels_sweep import (
     plan_sweep,
     run_sweep,
 )
+from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import keep_subnormal, logit, scalar_result
 
 __all__ = [
@@ -169,6 +171,19 @@ def choose_method(rhos: np.ndarray, p: np.ndarray, *,
     return "contour", None
 
 
+def contour_memory(rhos: np.ndarray) -> float:
+    r"""Bytes of the largest arrays of the contour integral (``exact.log_marginal_contour``).
+
+    Its ``log_mgf`` holds complex arrays of (points on the line) x (window of the smallest
+    rho): :math:`32\,R\,W` bytes (two complex128 arrays) with :math:`R = 500` points (199
+    to find the saddle, a few hundred on the line) and
+    :math:`W = 2 K(\rho_{\min}, 10^{-20}) + 5`.
+    """
+    rho_min = np.asarray(float(np.min(rhos)))
+    width = 2 * (int(support_halfwidth_kernel(rho_min, 1e-20)) + 1) + 3
+    return 32.0 * 500 * width
+
+
 def _marginal(rhos: np.ndarray, p: np.ndarray, method: str,
               max_window_pairs: int) -> tuple[bool, np.ndarray]:
     """Marginal posterior by ``method`` for validated values, shape of ``p``.
@@ -197,6 +212,8 @@ def _marginal(rhos: np.ndarray, p: np.ndarray, method: str,
     if method == "enumerate":
         out = exact.log_marginal_enumerate(rhos, logit_p, float(flat_p.min()))
     else:
+        check_memory(contour_memory(rhos), parameter="rhos",
+                     what=f"the contour integral over the window of rho = {rhos.min():.3g}")
         out = np.array([
             exact.log_marginal_contour(rhos, float(lp), float(pp))
             for lp, pp in zip(logit_p, flat_p, strict=True)

@@ -10,18 +10,18 @@
   ``{"printed_as", "latex_label", "claim"}`` (:mod:`dprisk.validation.record_annotations`);
 * ``DIR/index.html`` — the page a person reads.
 
-Nothing partial: the report is assembled in a temporary sibling directory and moved into
-place only when complete; on failure the temporary directory is removed and the error
-propagates (the CLI turns it into a non-zero exit with a message).
+Nothing partial, nothing foreign destroyed (:mod:`dprisk.validation.report_output`): ``out``
+must be new, empty or a report this tool wrote (marker file ``.dprisk-report``); the report is
+assembled in a temporary sibling directory and moved into place only when complete; on
+failure the temporary directory is removed and the error propagates (the CLI turns it into a
+non-zero exit with a message). A second run on the same ``out`` is refused while one runs.
 """
 
 from __future__ import annotations
 
 import json
 import platform
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -36,6 +36,7 @@ import xarray as xr
 
 from dprisk.validation.record_annotations import annotate
 from dprisk.validation.records import RECORD_KEYS, StudyResult, validate_records
+from dprisk.validation.report_output import ReportTarget
 from dprisk.validation.report_page import render_html
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
@@ -124,7 +125,9 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True) -> di
     Parameters
     ----------
     out : str or Path
-        Destination directory; replaced only once the new report is complete.
+        Destination directory: new, empty, or a report written earlier (it holds the
+        marker :data:`dprisk.validation.report_output.MARKER`); replaced only once the new
+        report is complete. Anything else raises ``ValueError`` before any study runs.
     paper_scale : bool
         Use the paper's Monte Carlo budgets instead of the default (fast) ones.
     progress : bool
@@ -137,27 +140,15 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True) -> di
     """
     from tqdm.auto import tqdm
 
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-tmp-", dir=out.parent))
-    try:
+    with ReportTarget(out) as target:
         results = []
         bar = tqdm(STUDIES, desc="reproduce", unit="study", disable=not progress,
                    file=sys.stderr)
         for title, study in bar:
             bar.set_postfix_str(title[:40])
             results.append(study(paper_scale=paper_scale))
-        summary = _write_all(tmp, results, paper_scale, start)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
-            out.rename(old / out.name)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        summary = target.write(lambda tmp: _write_all(tmp, results, paper_scale, start))
+    out = target.out
     summary.update(out=str(out), seconds=time.perf_counter() - start)
     return summary

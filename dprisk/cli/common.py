@@ -11,9 +11,9 @@ real defaults.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -42,6 +42,7 @@ __all__ = [
     "fmt",
     "given",
     "integer",
+    "naming_out",
     "number",
     "payload_lines",
     "require",
@@ -377,11 +378,20 @@ def payload_lines(title: str, payload: dict) -> list[str]:
                       if key != "seed"]
 
 
+@contextlib.contextmanager
+def naming_out():
+    """Turn a refused output path of the API (message naming ``out``) into one naming ``--out``."""
+    from dprisk.inference.output_files import OutputError
+
+    try:
+        yield
+    except OutputError as err:
+        message = str(err)
+        raise ValueError(f"--{message}" if message.startswith("out") else message) from None
+
+
 def check_writable_dir(path: Path, option: str) -> None:
     """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
-    probe = path.parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f"{option} {str(path)!r} cannot be created: {str(probe)!r} is not a "
-                         "writable directory")
+    from dprisk.inference.output_files import check_creatable
+
+    check_creatable(path, option)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, check_writable_dir, emit
+from dprisk.cli.common import (
+    EXIT_OK,
+    SUBCOMMAND_HELP,
+    add_json,
+    check_writable_dir,
+    emit,
+    naming_out,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -12,7 +19,9 @@ __all__ = ["add_parser", "run"]
 def add_parser(subs) -> None:
     """Register ``dprisk reproduce``."""
     rep = subs.add_parser("reproduce", help=SUBCOMMAND_HELP["reproduce"])
-    rep.add_argument("--out", required=True, help="output directory (written atomically)")
+    rep.add_argument("--out", required=True, help="output directory (written atomically): a "
+                     "new or empty directory, or a report written earlier (it holds the marker "
+                     "file .dprisk-report); anything else is refused")
     rep.add_argument("--paper-scale", action="store_true", help="use the paper's MC budgets")
     rep.add_argument("--quiet", action="store_true", help="no progress display")
     add_json(rep)
@@ -22,13 +31,16 @@ def add_parser(subs) -> None:
 def run(args) -> int:
     """Write the report to ``--out`` and print its summary."""
     from dprisk.validation.report import write_report
+    from dprisk.validation.report_output import check_report_out
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out!r} exists and is not a directory")
     check_writable_dir(out, "--out")
-
-    summary = write_report(args.out, paper_scale=args.paper_scale, progress=not args.quiet)
+    with naming_out():
+        check_report_out(out)  # only a new, empty or earlier report directory is replaced
+        summary = write_report(args.out, paper_scale=args.paper_scale,
+                               progress=not args.quiet)
     lines = [
         f"report written to {summary['out']}",
         f"  {summary['n_records']} published numbers compared: "

@@ -9,6 +9,7 @@ sweep at the same ``--out``, so that a rerun resumes it) and reported.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from dprisk.cli.common import (
@@ -22,19 +23,23 @@ from dprisk.cli.common import (
     check_writable_dir,
     emit,
     integer,
+    naming_out,
     sampling_seed,
     seed_line,
     with_default,
 )
 from dprisk.cli.grids import GRID_SYNTAX
 
-__all__ = ["DEFAULTS", "FORM", "add_parser", "run"]
+__all__ = ["DEFAULTS", "FORM", "RECORD_BYTES", "add_parser", "run"]
 
 #: The one form of ``dprisk sweep``; the Monte Carlo options apply to ``--method mc`` only.
 FORM = Form("grid", "every sweep", frozenset({"method"}), methods=("exact", "mc"),
             sampling=("mc",), sampled=frozenset({"datasets", "draws", "seed"}))
 #: Defaults applied after the checks (the Monte Carlo budget of ``dprisk marginal``).
 DEFAULTS = {"datasets": 20_000, "draws": 1000}
+#: Bytes per grid point of the printed records (a dict and its JSON text), checked against
+#: the memory budget (:mod:`dprisk.models.budget`) before any grid is built.
+RECORD_BYTES = 1024
 
 
 def add_parser(subs) -> None:
@@ -63,8 +68,9 @@ def add_parser(subs) -> None:
     swp.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; mc only")
     swp.add_argument("--out", required=True, help="output netCDF file (.nc); a rerun of an "
                      "interrupted sweep computes only the missing chunks")
-    swp.add_argument("--scheduler", default=None, help="Dask scheduler address "
-                     "(default: compute in this process)")
+    swp.add_argument("--scheduler", default=None, help="Dask scheduler address; it must "
+                     "answer, and have a worker, within 10 s (environment variable "
+                     "DPRISK_SCHEDULER_TIMEOUT) (default: compute in this process)")
     add_json(swp)
     swp.set_defaults(func=run)
 
@@ -72,7 +78,8 @@ def add_parser(subs) -> None:
 def run(args) -> int:
     """Parse the grids, run the sweep, print the records."""
     from dprisk.cli.grids import parse_grid, sweep_records
-    from dprisk.inference.sweeps import sweep
+    from dprisk.inference.sweep_store import check_out
+    from dprisk.inference.sweeps import connect, sweep
 
     check_form(args, "sweep", FORM, [FORM])
     apply_defaults(args, DEFAULTS)
@@ -80,6 +87,9 @@ def run(args) -> int:
     if out.suffix != ".nc":
         raise ValueError(f"--out must be a netCDF path ending in .nc, got {args.out!r}")
     check_writable_dir(out, "--out")
+    with naming_out():
+        check_out(out)  # a directory, a device or a file not written by a sweep: refused
+    _check_grid_memory(args)
     grids = {
         "rho1": parse_grid(args.rho1, "rho1", kind=float),
         "rho2": parse_grid(args.rho2, "rho2", kind=float),
@@ -97,9 +107,15 @@ def run(args) -> int:
     mc_options = None
     if seed is not None:
         mc_options = {"seed": seed, "datasets": args.datasets, "draws": args.draws}
-    dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0], method=method,
-                    mc_options=mc_options, out=str(out), client=args.scheduler,
-                    progress=not args.json)
+    client = connect(args.scheduler, name="--scheduler") if args.scheduler else None
+    try:
+        with naming_out():
+            dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0],
+                            method=method, mc_options=mc_options, out=str(out),
+                            client=client, progress=not args.json)
+    finally:
+        if client is not None:
+            client.close()
     payload = {
         "out": str(out),
         "dims": {name: int(size) for name, size in dataset.sizes.items()},
@@ -114,6 +130,44 @@ def run(args) -> int:
         lines.append(seed_line(seed, drawn, how))
     emit(args, payload, lines)
     return EXIT_OK
+
+
+def _grid_size(text: str, kind: type) -> int:
+    """Points a grid option asks for, counted without building it (1 when it cannot tell).
+
+    A comma list has one point per item; ``A:B:N[:log]`` (numbers) N points; ``A:B[:STEP]``
+    (integers) ``(B - A) // STEP + 1``. Malformed text counts 1: :func:`parse_grid` names it.
+    """
+    if "," in text:
+        return text.count(",") + 1
+    parts = text.strip().split(":")
+    if len(parts) < 2 or parts[0] == "census":
+        return 1
+    try:
+        if kind is int:
+            step = int(parts[2]) if len(parts) > 2 else 1
+            return max(1, (int(parts[1]) - int(parts[0])) // step + 1) if step > 0 else 1
+        return max(1, int(parts[2])) if len(parts) > 2 else 1
+    except ValueError:
+        return 1
+
+
+def _check_grid_memory(args) -> None:
+    """Refuse, before any grid is built, a sweep whose points exceed the memory budget.
+
+    Each point costs :data:`RECORD_BYTES` (its printed record) on top of the sweep's own
+    arrays; the option with the largest grid is named.
+    """
+    from dprisk.models.budget import check_memory
+
+    sizes = {name: _grid_size(getattr(args, name), kind) for name, kind in
+             (("rho1", float), ("rho2", float), ("d", int), ("x2", int), ("p", float),
+              ("known", int), ("prior", str))}
+    points = math.prod(sizes.values())
+    largest = max(sizes, key=sizes.get)
+    check_memory(RECORD_BYTES * points, parameter=f"--{largest}",
+                 what=f"a sweep of {points} grid points ({sizes[largest]} from --{largest}; "
+                 "one record each)")
 
 
 def _stored_seed(out: Path) -> int | None:

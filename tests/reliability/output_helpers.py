@@ -1,0 +1,99 @@
+"""Subprocess side of the kill and concurrency tests of output files (``test_output_kills.py``).
+
+Run as ``python -c "import output_helpers as h; h.main()" COMMAND OUT SIGNAL_FILE``:
+
+* ``report OUT SIGNAL_FILE PHASE`` -- :func:`dprisk.validation.report.write_report` with one
+  tiny stub study (no real study runs). With ``PHASE=study`` the study creates
+  ``SIGNAL_FILE`` and sleeps (the run holds the lock, nothing written yet); with
+  ``PHASE=write`` the report's files are written into the temporary directory, then
+  ``SIGNAL_FILE`` is created and the run sleeps before moving it into place.
+* ``sweep OUT SIGNAL_FILE`` -- the resume tests' exact sweep
+  (``reliability_helpers.resumable_sweep``); once its netCDF file is written to the
+  temporary name beside ``OUT`` (the final write), ``SIGNAL_FILE`` is created and the run
+  sleeps before the move.
+
+The test kills the process (SIGKILL) once ``SIGNAL_FILE`` exists, or lets it finish.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+#: Seconds a helper sleeps once it has signalled (the test kills it or waits).
+HOLD = float(os.environ.get("OUTPUT_HELPERS_HOLD", "60"))
+
+
+def stub_study(*, paper_scale):
+    """A study of one record, one small dataset and one figure (milliseconds)."""
+    import xarray as xr
+    from matplotlib.figure import Figure
+
+    from dprisk.validation.records import StudyResult
+
+    fig = Figure(figsize=(2, 2))
+    fig.add_subplot().plot([0, 1], [1, 0])
+    record = {"id": "stub/x", "source": "Table 0", "published": 0.5, "computed": 0.5,
+              "mcse": None, "status": "match", "explanation": ""}
+    data = xr.Dataset({"value": ("x", np.arange(3.0))})
+    return StudyResult(name="stub", title="Stub study", records=[record],
+                       datasets={"table": data}, figures={"figure0": fig})
+
+
+def _signal_and_hold(signal_file: str) -> None:
+    Path(signal_file).write_text(str(os.getpid()))
+    time.sleep(HOLD)
+
+
+def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:
+    """``write_report(out)`` with :func:`stub_study`, held at ``phase`` (see the docstring)."""
+    from dprisk.validation import report
+
+    def held_study(*, paper_scale):
+        if phase == "study":
+            _signal_and_hold(signal_file)
+        return stub_study(paper_scale=paper_scale)
+
+    report.STUDIES = [("stub", held_study)]
+    if phase == "write":
+        write_all = report._write_all
+
+        def held_write_all(tmp, *args):
+            summary = write_all(tmp, *args)
+            _signal_and_hold(signal_file)
+            return summary
+
+        report._write_all = held_write_all
+    return report.write_report(out, progress=False)
+
+
+def run_sweep(out: str, signal_file: str) -> None:
+    """The resume tests' exact sweep, held after its final file is written (not yet moved)."""
+    import reliability_helpers
+    import xarray as xr
+
+    to_netcdf = xr.Dataset.to_netcdf
+
+    def held_to_netcdf(self, path=None, *args, **kwargs):
+        result = to_netcdf(self, path, *args, **kwargs)
+        if str(path).endswith(".tmp"):
+            _signal_and_hold(signal_file)
+        return result
+
+    xr.Dataset.to_netcdf = held_to_netcdf
+    reliability_helpers.resumable_sweep(out, "exact")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the subprocesses (see the module docstring)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[0] == "report":
+        run_report(*argv[1:])
+    elif argv[0] == "sweep":
+        run_sweep(*argv[1:])
+    else:
+        raise SystemExit(f"unknown command {argv[0]!r}")

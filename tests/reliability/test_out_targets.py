@@ -1,0 +1,334 @@
+"""Every kind of ``--out`` target: written, replaced, or refused with nothing touched.
+
+One table for ``dprisk reproduce --out`` and one for ``dprisk sweep --out``, run through the
+command line in this process (``dprisk.cli.main.main``). ``reproduce`` runs one stub study
+(``output_helpers.stub_study``), never the real studies; the sweep is one exact grid point.
+
+A refused target gives exit status 2, exactly one stderr line naming ``--out``, nothing on
+stdout, and leaves the whole directory tree as it was (names, contents and modes). An
+accepted target ends with exactly the output (a report directory with its marker, or the
+``.nc`` file), the leftovers of killed runs removed, and permissions following the umask.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from dprisk.cli.main import main
+from dprisk.inference.output_files import file_mode
+from dprisk.validation import report
+from dprisk.validation.report_output import MARKER
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import output_helpers  # noqa: E402
+
+sys.path.remove(str(HERE))
+
+SWEEP_ARGS = ["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2", "--json"]
+
+
+def _tree(root: Path) -> dict:
+    """Every path under ``root`` with its mode and (for files) contents."""
+    tree = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        content = path.read_bytes() if stat.S_ISREG(info.st_mode) else None
+        tree[str(path.relative_to(root))] = (stat.S_IMODE(info.st_mode), content)
+    return tree
+
+
+def _refused(capsys, argv) -> None:
+    status = main(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert status == 2, captured.err
+    assert len(lines) == 1 and "--out" in lines[0], lines
+    assert captured.out == ""
+
+
+# --------------------------------------------------------------------------- reproduce
+def _non_empty_dir(root):
+    (root / "d").mkdir()
+    (root / "d" / "keep.txt").write_text("x")
+    return "d"
+
+
+def _cwd_non_empty(root):
+    (root / "keep.txt").write_text("x")
+    return "."
+
+
+def _cwd_empty(root):
+    return "."
+
+
+def _parent_of_cwd(root):
+    (root / "sub").mkdir()
+    os.chdir(root / "sub")
+    return ".."
+
+
+def _home(root, monkeypatch):
+    (root / "home").mkdir()
+    (root / "home" / ".bashrc").write_text("x")
+    monkeypatch.setenv("HOME", str(root / "home"))
+    return str(root / "home")
+
+
+def _empty_home(root, monkeypatch):
+    (root / "home").mkdir()
+    monkeypatch.setenv("HOME", str(root / "home"))
+    return str(root / "home")
+
+
+def _a_file(root):
+    (root / "f").write_text("x")
+    return "f"
+
+
+def _below_a_file(root):
+    (root / "f").write_text("x")
+    return "f/report"
+
+
+def _symlink_to_report(root):
+    output_helpers.run_report(str(root / "real"))
+    (root / "link").symlink_to(root / "real")
+    return "link"
+
+
+def _marker_is_a_directory(root):
+    (root / "d" / MARKER).mkdir(parents=True)
+    (root / "d" / "keep.txt").write_text("x")
+    return "d"
+
+
+REFUSED_REPORTS = {
+    "non-empty directory": _non_empty_dir,
+    "current directory": _cwd_non_empty,
+    "empty current directory": _cwd_empty,
+    "parent of the current directory": _parent_of_cwd,
+    "home directory": _home,
+    "empty home directory": _empty_home,
+    "a file": _a_file,
+    "below a file": _below_a_file,
+    "symbolic link to a report": _symlink_to_report,
+    "marker that is a directory": _marker_is_a_directory,
+}
+
+
+@pytest.fixture
+def stub_report(monkeypatch, tmp_path):
+    monkeypatch.setattr(report, "STUDIES", [("stub", output_helpers.stub_study)])
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", list(REFUSED_REPORTS))
+def test_reproduce_refuses_what_it_did_not_write(case, stub_report, capsys, monkeypatch):
+    make = REFUSED_REPORTS[case]
+    out = make(stub_report, monkeypatch) if "home" in case else make(stub_report)
+    before = _tree(stub_report)
+    _refused(capsys, ["reproduce", "--out", out, "--quiet"])
+    assert _tree(stub_report) == before
+
+
+def _missing(root):
+    return "new/nested/report", []
+
+
+def _empty(root):
+    (root / "report").mkdir()
+    return "report", []
+
+
+def _earlier_report(root):
+    output_helpers.run_report(str(root / "report"))
+    (root / "report" / "notes.txt").write_text("x")  # inside a report: replaced with it
+    return "report", []
+
+
+def _leftovers_of_killed_runs(root):
+    output_helpers.run_report(str(root / "report"))
+    (root / ".report-tmp-abc123" / "figures").mkdir(parents=True)
+    (root / ".report-tmp-abc123" / MARKER).write_text("{}")
+    (root / ".report-old-def456" / "report").mkdir(parents=True)
+    (root / ".report.lock").write_text("999999999\n")  # a dead writer's lock
+    return "report", []
+
+
+def _beside_other_files(root):
+    (root / "keep.txt").write_text("x")
+    (root / ".report-notes").write_text("x")  # not a leftover's name: kept
+    return "report", ["keep.txt", ".report-notes"]
+
+
+ACCEPTED_REPORTS = {
+    "missing path": _missing,
+    "empty directory": _empty,
+    "earlier report": _earlier_report,
+    "leftovers of killed runs": _leftovers_of_killed_runs,
+    "other files beside it": _beside_other_files,
+}
+
+
+@pytest.mark.parametrize("case", list(ACCEPTED_REPORTS))
+def test_reproduce_writes_new_empty_or_its_own_directories(case, stub_report, capsys):
+    out, kept = ACCEPTED_REPORTS[case](stub_report)
+    assert main(["reproduce", "--out", out, "--quiet", "--json"]) == 0, capsys.readouterr().err
+    path = stub_report / out
+    assert sorted(p.name for p in path.iterdir()) == sorted(
+        [MARKER, "figures", "index.html", "results.json", "results.nc"])
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, *kept])
+    if case != "missing path":
+        assert sorted(p.name for p in stub_report.iterdir()) == sorted(["report", *kept])
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077])
+def test_report_and_sweep_files_follow_the_umask(umask, stub_report, capsys):
+    old = os.umask(umask)
+    try:
+        assert main(["reproduce", "--out", "report", "--quiet", "--json"]) == 0
+        assert main([*SWEEP_ARGS, "--out", "s.nc"]) == 0
+    finally:
+        os.umask(old)
+    capsys.readouterr()
+    assert file_mode() == 0o666 & ~old
+    mode = stat.S_IMODE
+    assert mode((stub_report / "report").stat().st_mode) == 0o777 & ~umask
+    assert mode((stub_report / "report" / "figures").stat().st_mode) == 0o777 & ~umask
+    assert mode((stub_report / "report" / "results.json").stat().st_mode) == 0o666 & ~umask
+    assert mode((stub_report / "report" / MARKER).stat().st_mode) == 0o666 & ~umask
+    assert mode((stub_report / "s.nc").stat().st_mode) == 0o666 & ~umask
+
+
+# --------------------------------------------------------------------------- sweep
+def _sweep_dir_nc(root):
+    (root / "o.nc").mkdir()
+    return "o.nc"
+
+
+def _sweep_dir(root):
+    (root / "o").mkdir()
+    return "o"
+
+
+def _sweep_text_file(root):
+    (root / "o.nc").write_text("not netCDF")
+    return "o.nc"
+
+
+def _sweep_empty_file(root):
+    (root / "o.nc").write_bytes(b"")
+    return "o.nc"
+
+
+def _sweep_other_netcdf(root):
+    xr.Dataset({"v": ("x", np.arange(3.0))}).to_netcdf(root / "o.nc")
+    return "o.nc"
+
+
+def _sweep_chunk_store_is_a_file(root):
+    (root / "o.nc.chunks").write_text("x")
+    return "o.nc"
+
+
+def _sweep_dev_full(root):
+    return "/dev/full"
+
+
+def _sweep_not_nc(root):
+    return "o.txt"
+
+
+def _sweep_below_a_file(root):
+    (root / "f").write_text("x")
+    return "f/o.nc"
+
+
+REFUSED_SWEEPS = {
+    "directory named .nc": _sweep_dir_nc,
+    "directory": _sweep_dir,
+    "text file": _sweep_text_file,
+    "empty file": _sweep_empty_file,
+    "netCDF file of no sweep": _sweep_other_netcdf,
+    "chunk store that is a file": _sweep_chunk_store_is_a_file,
+    "/dev/full": _sweep_dev_full,
+    "not .nc": _sweep_not_nc,
+    "below a file": _sweep_below_a_file,
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED_SWEEPS))
+def test_sweep_refuses_what_it_cannot_or_may_not_write(case, stub_report, capsys):
+    out = REFUSED_SWEEPS[case](stub_report)
+    before = _tree(stub_report)
+    _refused(capsys, [*SWEEP_ARGS, "--out", out])
+    assert _tree(stub_report) == before  # nothing written: no o.nc.chunks/ either
+
+
+def _sweep_missing(root):
+    return "new/o.nc"
+
+
+def _sweep_finished(root):
+    assert main([*SWEEP_ARGS, "--out", "o.nc"]) == 0
+    return "o.nc"
+
+
+def _sweep_killed_leftovers(root):
+    (root / ".o.nc.x1y2.tmp").write_bytes(b"half")  # a killed final write
+    (root / "o.nc.chunks").mkdir()
+    (root / "o.nc.chunks" / ".chunk_0000000.npy.z.tmp").write_bytes(b"half")
+    (root / "o.nc.chunks" / "lock").write_text("999999999\n")  # a dead writer's lock
+    return "o.nc"
+
+
+def _sweep_rejected_before(root):
+    (root / "o.nc.chunks").mkdir()  # a rejected run's store: a manifest, no chunk
+    (root / "o.nc.chunks" / "manifest.json").write_text('{"another": "sweep"}')
+    return "o.nc"
+
+
+ACCEPTED_SWEEPS = {
+    "missing path": _sweep_missing,
+    "finished sweep (read back)": _sweep_finished,
+    "leftovers of a killed run": _sweep_killed_leftovers,
+    "store of a rejected run": _sweep_rejected_before,
+}
+
+
+@pytest.mark.parametrize("case", list(ACCEPTED_SWEEPS))
+def test_sweep_writes_resumes_or_reads_back(case, stub_report, capsys):
+    out = ACCEPTED_SWEEPS[case](stub_report)
+    capsys.readouterr()
+    assert main([*SWEEP_ARGS, "--out", out]) == 0, capsys.readouterr().err
+    path = stub_report / out
+    assert sorted(p.name for p in path.parent.iterdir()) == ["o.nc"]
+    assert float(xr.load_dataset(path)["p_correct"].values.ravel()[0]) == pytest.approx(
+        0.46606889045519606, rel=1e-12)
+
+
+def test_a_rejected_sweep_leaves_nothing_and_the_corrected_rerun_runs(tmp_path):
+    from dprisk.inference.sweeps import sweep
+
+    def rejecting(**kwargs):
+        raise ValueError("prior: refused at the first point")
+
+    def standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper"):
+        return {"p_correct": rho1, "p_correct_no_hierarchy": rho2, "gain": d, "loss": x2}
+
+    out = tmp_path / "o.nc"
+    with pytest.raises(ValueError, match="refused at the first point"):
+        sweep(rho1=0.1, rho2=0.25, d=3, x2=[1, 2], quantity=rejecting, out=out, progress=False)
+    assert list(tmp_path.iterdir()) == []
+    ds = sweep(rho1=0.1, rho2=0.25, d=3, x2=[1, 2], quantity=standin, out=out, progress=False)
+    assert ds.sizes == {"x2": 2} and sorted(p.name for p in tmp_path.iterdir()) == ["o.nc"]

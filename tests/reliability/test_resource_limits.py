@@ -1,0 +1,169 @@
+"""Requests too large for the memory budget are refused before anything is allocated.
+
+Each row is a command line whose memory is known from its parameters (a window of a tiny
+rho, draws x chains, sweep points, a release grid). Run through ``dprisk.cli.main.main`` in
+this process under :mod:`tracemalloc` (NumPy reports its arrays to it), each must give exit
+status 2 with one stderr line naming the parameter, the estimate and the budget's
+environment variable, allocate less than :data:`PEAK_LIMIT`, and write nothing. The budget
+(``DPRISK_MEMORY_BUDGET``, :mod:`dprisk.models.budget`) can be raised and lowered; a Dask
+scheduler that does not answer or has no worker is refused within its timeout.
+"""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+
+from dprisk.cli.main import main
+from dprisk.models.budget import (
+    BUDGET_ENV,
+    DEFAULT_MEMORY_BUDGET,
+    MemoryBudgetError,
+    check_memory,
+    format_bytes,
+    memory_budget,
+)
+
+#: Most memory a refused request may allocate (imports of lazily loaded modules included).
+PEAK_LIMIT = 64 * 1024**2
+
+TWO_LEVEL = ["--rho1", "0.1", "--rho2", "0.25", "--d", "3"]
+GIBBS = ["posterior", *TWO_LEVEL, "--x1-star", "1", "--x2-star", "3", "--y1-star", "2",
+         "--method", "gibbs", "--seed", "1"]
+SWEEP = ["sweep", "--rho2", "0.25", "--d", "3", "--x2", "2", "--out", "s.nc"]
+
+#: name -> (argv, text the message must hold)
+TOO_LARGE = {
+    "unique levels, rho 1e-9": (["marginal", "--rhos", "1e-9,1e-9"], "rhos"),
+    "unique levels, rho 1e-12 and 1e8": (["marginal", "--rhos", "1e-12,1e8"], "rhos"),
+    "gibbs, 1e9 draws": ([*GIBBS, "--draws", "1000000000"], "draws"),
+    "gibbs, 1e8 chains": ([*GIBBS, "--chains", "100000000"], "chains"),
+    "sweep, 1e9 rho1 points": ([*SWEEP, "--rho1", "0.1:1:1000000000"], "--rho1"),
+    "sweep, 3e6 points of two grids": (["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d",
+                                        "1:1000", "--x2", "1:3000", "--out", "s.nc"], "--x2"),
+    "sweep, a long comma list": ([*SWEEP, "--rho1", ",".join(["0.1"] * 3_000_000)], "--rho1"),
+    "two levels, rho1 1e-12": (["marginal", "--rho1", "1e-12", "--rho2", "0.25", "--d", "3",
+                                "--x2", "3"], "rho1"),
+    "two levels, rho2 1e-12": (["marginal", "--rho1", "0.1", "--rho2", "1e-12", "--d", "3",
+                                "--x2", "3"], "rho2"),
+}
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    return tmp_path
+
+
+def _refused(capsys, argv) -> str:
+    tracemalloc.start()
+    try:
+        start = time.perf_counter()
+        status = main(argv)
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert status == 2, captured.err
+    assert len(lines) == 1 and captured.out == "", (lines, captured.out[:200])
+    assert peak < PEAK_LIMIT, f"allocated {format_bytes(peak)} before refusing"
+    assert seconds < 30
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", list(TOO_LARGE))
+def test_too_large_requests_are_refused_before_allocation(case, in_tmp, capsys):
+    argv, parameter = TOO_LARGE[case]
+    line = _refused(capsys, argv)
+    assert parameter in line and "memory budget of 2 GiB" in line and BUDGET_ENV in line, line
+    assert "GiB of memory" in line or "TiB of memory" in line, line
+    assert list(in_tmp.iterdir()) == []  # nothing written (no s.nc, no chunk store)
+
+
+def test_the_estimates_of_the_issue_examples(in_tmp, capsys):
+    """The estimates printed are within a small factor of the measured peaks."""
+    line = _refused(capsys, ["marginal", "--rhos", "1e-9,1e-9"])  # measured peak 6.8 GB
+    assert "6.96 GiB" in line, line
+    line = _refused(capsys, [*GIBBS, "--draws", "1000000000"])  # asked for 29.8 GiB (x1 only)
+    assert "59.6 GiB" in line, line
+
+
+def test_the_budget_is_raised_and_lowered_by_the_environment(in_tmp, capsys, monkeypatch):
+    argv = [*GIBBS, "--draws", "100000", "--json"]  # 4 chains x 1e5 draws: 6.1 MiB
+    assert main(argv) == 0
+    capsys.readouterr()
+    monkeypatch.setenv(BUDGET_ENV, "1MiB")
+    line = _refused(capsys, argv)
+    assert "6.1 MiB" in line and "budget of 1 MiB" in line, line
+    monkeypatch.setenv(BUDGET_ENV, "1 GB")
+    assert main(argv) == 0
+    capsys.readouterr()
+    monkeypatch.setenv(BUDGET_ENV, "lots")
+    assert BUDGET_ENV in _refused(capsys, argv)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", DEFAULT_MEMORY_BUDGET), ("1000", 1000), ("512M", 512 * 1024**2),
+    ("16GiB", 16 * 1024**3), ("2 gb", 2 * 1024**3), ("1.5K", 1536), ("1e9", 10**9),
+    ("1T", 1024**4),
+])
+def test_memory_budget_parses_sizes(text, expected, monkeypatch):
+    monkeypatch.setenv(BUDGET_ENV, text)
+    assert memory_budget() == expected
+
+
+@pytest.mark.parametrize("text", ["abc", "0", "-1", "1X", "nan", "inf", "0.5"])
+def test_memory_budget_refuses_nonsense(text, monkeypatch):
+    monkeypatch.setenv(BUDGET_ENV, text)
+    with pytest.raises(ValueError, match=BUDGET_ENV):
+        memory_budget()
+
+
+def test_check_memory_names_the_parameter(monkeypatch):
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    check_memory(DEFAULT_MEMORY_BUDGET, parameter="draws", what="x")  # at the budget: fine
+    with pytest.raises(MemoryBudgetError, match=r"^draws: 3 arrays needs about 2 GiB"):
+        check_memory(DEFAULT_MEMORY_BUDGET + 1, parameter="draws", what="3 arrays")
+    assert issubclass(MemoryBudgetError, ValueError)
+
+
+def test_api_refuses_before_allocating(monkeypatch):
+    from dprisk.inference.gibbs import gibbs_sample
+    from dprisk.inference.sweeps import sweep
+    from dprisk.inference.unique_levels import marginal_posterior_unique_levels
+
+    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    with pytest.raises(ValueError, match="draws, chains"):
+        gibbs_sample(1, 3, 2, rho1=0.1, rho2=0.25, d=3, draws=10**9, random_seed=1)
+    with pytest.raises(ValueError, match="rhos"):
+        marginal_posterior_unique_levels([1e-9, 1e-9], method="contour")
+    with pytest.raises(ValueError, match="x2: a sweep of 100000000 grid points"):
+        sweep(rho1=0.1, rho2=0.25, d=3, x2=range(1, 10**8 + 1), progress=False)
+
+
+# --------------------------------------------------------------------------- scheduler
+def test_a_scheduler_that_does_not_answer_is_exit_2(in_tmp, capsys, monkeypatch):
+    monkeypatch.setenv("DPRISK_SCHEDULER_TIMEOUT", "1")
+    line = _refused(capsys, [*SWEEP, "--rho1", "0.1", "--scheduler", "tcp://127.0.0.1:1"])
+    assert line.startswith("dprisk sweep: error: --scheduler: no Dask scheduler answered")
+    assert list(in_tmp.iterdir()) == []
+
+
+def test_a_scheduler_without_workers_is_exit_2(in_tmp, capsys, monkeypatch):
+    from distributed import LocalCluster
+
+    monkeypatch.setenv("DPRISK_SCHEDULER_TIMEOUT", "1")
+    with LocalCluster(n_workers=0, processes=False, protocol="tcp", dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
+        start = time.perf_counter()
+        status = main([*SWEEP, "--rho1", "0.1", "--scheduler", cluster.scheduler_address])
+        seconds = time.perf_counter() - start
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1 and "--scheduler" in lines[0], lines
+    assert "has no worker" in lines[0] and seconds < 10
+    assert list(in_tmp.iterdir()) == []
