@@ -206,15 +206,21 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
         _overlay_mc(ax, mc, "x2")
         ax.set_xlabel("x2 (true block-group count with characteristics c, persons)")
         ax.set_ylabel(_PC_LABEL)
-    axes[0].set_title("all curves", fontsize=9)
+    a = ds.attrs
+    _zoom_and_title(fig, axes, ds, 0.010,
+                    f"Figure 5: P[correct] vs x2; ρ1 = {a['rho1']:.4f}, ρ2 = {a['rho2']:.4f}, "
+                    f"d = {a['d']}, p = {a['p']:g}, truth x1 = 1, prior {a['prior']}")
+    return fig
+
+
+def _zoom_and_title(fig, axes, ds, above: float, title: str) -> None:
+    """Panel titles, the zoom panel's range around the no-hierarchy level, legend, title."""
     centre = float(ds["p_correct_no_hierarchy"])
-    axes[1].set_ylim(centre - 0.008, centre + 0.010)
+    axes[1].set_ylim(centre - 0.008, centre + above)
+    axes[0].set_title("all curves", fontsize=9)
     axes[1].set_title("zoom on the paper's range", fontsize=9)
     _legend_below(fig, axes[0])
-    a = ds.attrs
-    fig.suptitle(f"Figure 5: P[correct] vs x2; ρ1 = {a['rho1']:.4f}, ρ2 = {a['rho2']:.4f}, "
-                 f"d = {a['d']}, p = {a['p']:g}, truth x1 = 1, prior {a['prior']}", fontsize=10)
-    return fig
+    fig.suptitle(title, fontsize=10)
 
 
 # --------------------------------------------------------------------------- Figure 6
@@ -282,12 +288,8 @@ def figure6(data: xr.Dataset | None = None, *, mc=None) -> Figure:
         ax.set_xscale("log")
         ax.set_xlabel("ρ2 (zCDP privacy-loss parameter of the block-group count, log scale)")
         ax.set_ylabel(_PC_LABEL)
-    centre = float(ds["p_correct_no_hierarchy"])
-    axes[1].set_ylim(centre - 0.008, centre + 0.012)
-    axes[0].set_title("all curves", fontsize=9)
-    axes[1].set_title("zoom on the paper's range", fontsize=9)
-    _legend_below(fig, axes[0])
     a = ds.attrs
-    fig.suptitle(f"Figure 6: P[correct] vs ρ2; ρ1 = {a['rho1']:.4f}, d = {a['d']}, "
-                 f"p = {a['p']:g}, truth x1 = 1, prior {a['prior']}", fontsize=10)
+    _zoom_and_title(fig, axes, ds, 0.012,
+                    f"Figure 6: P[correct] vs ρ2; ρ1 = {a['rho1']:.4f}, d = {a['d']}, "
+                    f"p = {a['p']:g}, truth x1 = 1, prior {a['prior']}")
     return fig
