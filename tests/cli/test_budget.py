@@ -3,17 +3,7 @@
 import json
 
 import pytest
-
-from dprisk.cli import main
-
-
-def run_cli(argv, capsys):
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+from cli_helpers import run_cli
 
 
 @pytest.mark.parametrize(("extra", "epsilon", "p", "q"), [

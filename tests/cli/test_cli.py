@@ -7,21 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
-from dprisk.cli import main
 from dprisk.inference import single_level
 from dprisk.models.census import CENSUS_LEVELS, census_level
 from dprisk.models.privacy import zcdp_to_dp
-
-
-def run_cli(argv, capsys):
-    """Run ``dprisk`` in-process; return (exit status, stdout, stderr)."""
-    try:
-        status = main(argv)
-    except SystemExit as exc:  # argparse errors
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_census_json_contract(capsys):

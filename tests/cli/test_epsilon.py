@@ -3,8 +3,8 @@
 import json
 
 import pytest
+from cli_helpers import run_cli
 
-from dprisk.cli import main
 from dprisk.inference.accounting import (
     census_epsilon_pld,
     epsilon_bun_steinke,
@@ -13,15 +13,6 @@ from dprisk.inference.accounting import (
     rho_cks,
 )
 from dprisk.models.census import CENSUS_LEVELS, census_level
-
-
-def run_cli(argv, capsys):
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_rho_to_epsilon_json(capsys):
