@@ -237,7 +237,8 @@ def p_correct_variant(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="impr
 
 # --------------------------------------------------------------------------- CLI summary
 def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="improper",
-                     method="exact", datasets=20_000, draws=1000, random_seed=None) -> dict:
+                     method="exact", datasets=20_000, draws=1000, random_seed=None,
+                     progress: bool = False) -> dict:
     """P[correct] with and without the hierarchy, and the gain/loss split (for the CLI).
 
     Parameters
@@ -251,6 +252,8 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
         Monte Carlo budget (``method="mc"`` only).
     random_seed : int, optional
         Seed of the Monte Carlo run; drawn (and returned) when not given.
+    progress : bool
+        A progress bar on stderr over the Monte Carlo blocks (``method="mc"`` only).
 
     Returns
     -------
@@ -271,6 +274,6 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
 
     run = simulate_p_correct(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p, known=known,
                              prior=prior, datasets=datasets, draws=draws,
-                             random_seed=random_seed, progress=False)
+                             random_seed=random_seed, progress=progress)
     return {"p_correct": run.p_correct, "p_correct_no_hierarchy": run.p_correct_no_hierarchy,
             "gain": run.gain, "loss": run.loss, "mcse": run.mcse, "seed": run.random_seed}
