@@ -46,7 +46,6 @@ __all__ = [
     "number",
     "payload_lines",
     "require",
-    "rho_text",
     "run_form",
     "sampling_seed",
     "scenario_rhos",
@@ -112,17 +111,6 @@ def integer(text: str) -> int:
     return int(value)
 
 
-def rho_text(text: str) -> str:
-    """A rho as text for :func:`dprisk.models.census.parse_rho` (which validates it later).
-
-    A fraction such as ``1/4`` is written as its float (``0.25``), like every number on the
-    command line; anything else is kept as given.
-    """
-    if "/" in text and not text.strip().startswith("census:"):
-        return repr(number(text))
-    return text
-
-
 def with_default(text: str, default) -> str:
     """Help text that states the default applied when the option is not given."""
     return f"{text} (default: {default})"
@@ -135,7 +123,7 @@ def add_json(sub: argparse.ArgumentParser) -> None:
 
 def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
     """``--rho1``, ``--p`` and ``--known`` (every form of posterior and marginal)."""
-    sub.add_argument("--rho1", type=rho_text, default=None,
+    sub.add_argument("--rho1", default=None,
                      help="block-level rho, 0 < rho <= 1e100, or census:LEVEL (sums over "
                      "releases need rho >= about 1e-14)")
     sub.add_argument("--p", type=number, default=None, help=with_default(
@@ -148,7 +136,7 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
 
 def add_two_level(group) -> None:
     """``--rho2`` and ``--d``, the options that select and describe the two-level form."""
-    group.add_argument("--rho2", type=rho_text, default=None,
+    group.add_argument("--rho2", default=None,
                        help="block-group rho (> 0) or census:LEVEL; selects this form "
                        "(exact/Gibbs need rho2 + rho1/d <= 1e6)")
     group.add_argument("--d", type=integer, default=None,

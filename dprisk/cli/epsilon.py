@@ -31,7 +31,7 @@ def add_parser(subs) -> None:
     """Register ``dprisk epsilon``."""
     sub = subs.add_parser("epsilon", help=common.SUBCOMMAND_HELP["epsilon"],
                           description=DESCRIPTION)
-    sub.add_argument("--rho", type=common.rho_text, default=None,
+    sub.add_argument("--rho", default=None,
                      help="zCDP rho (> 0) or census:LEVEL; selects epsilon from rho")
     sub.add_argument("--epsilon", type=common.number, default=None,
                      help="target epsilon (> 0); selects the largest rho")
