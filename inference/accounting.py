@@ -38,6 +38,7 @@ from dprisk.models.census import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census_strategy import strategy_queries
 from dprisk.models.checks import check_probability, check_rho
 from dprisk.models.privacy import dp_to_zcdp, zcdp_to_dp
+from dprisk.models.scenario import scalar_value
 
 __all__ = [
     "census_epsilon_pld",
@@ -53,10 +54,8 @@ _MIN_ORDER = 1.01
 
 
 def _scalar(value, name: str, check) -> float:
-    arr = check(value, name)
-    if arr.ndim:
-        raise ValueError(f"{name} must be a single number, got {value!r}")
-    return float(arr)
+    """``value`` checked by ``check`` and required to be one number (``ValueError`` naming it)."""
+    return float(scalar_value(check(value, name), name))
 
 
 def _scalar_result(value, names: str) -> float:
