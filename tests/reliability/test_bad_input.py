@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from cli_helpers import run_cli
 
 TMP = "{tmp}"
 FILE = f"{TMP}/file.txt"  # a regular file: every path below it is unwritable
@@ -682,17 +683,6 @@ def _tree(root: Path) -> set[str]:
     return {str(path.relative_to(root)) for path in root.rglob("*")}
 
 
-def _run_cli(argv, capsys) -> tuple[int, str, str]:
-    from dprisk.cli import main
-
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:  # argparse errors
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
 def _run_script(argv) -> tuple[int, str, str]:
     exe = Path(sys.executable).parent / "dprisk"
     assert exe.exists(), f"dprisk console script missing at {exe}"
@@ -719,7 +709,7 @@ def test_bad_input_is_refused(case: Case, workdir, capsys):
     files_before = _tree(workdir)
     if case.target in ("cli", "script"):
         if case.target == "cli":
-            status, out, err = _run_cli(args, capsys)
+            status, out, err = run_cli(args, capsys)
         else:
             status, out, err = _run_script(args)
         assert "Traceback" not in err, err
