@@ -10,7 +10,9 @@ Usage::
     python benchmarks/check_records.py                 # runs `dprisk reproduce` into a temp dir
     python benchmarks/check_records.py report/results.json
 
-Exit status 0 when every record matches, 1 otherwise (each difference is printed).
+Exit status 0 when every baseline record is present and unchanged, 1 otherwise (each
+difference is printed). Records that are not in the baseline (a new study's) are listed, not
+counted as differences.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ def compare(results: list[dict], baseline: list[dict]) -> list[str]:
     now = {record["id"]: record for record in results}
     before = {record["id"]: record for record in baseline}
     problems = [f"missing record {rid}" for rid in before if rid not in now]
-    problems += [f"new record {rid}" for rid in now if rid not in before]
     for rid, old in before.items():
         new = now.get(rid)
         if new is None:
@@ -47,6 +48,12 @@ def compare(results: list[dict], baseline: list[dict]) -> list[str]:
             if not _same(old[field], new[field]):
                 problems.append(f"{rid}: {field} {old[field]!r} -> {new[field]!r}")
     return problems
+
+
+def added(results: list[dict], baseline: list[dict]) -> list[str]:
+    """Ids of records that are new since the baseline (new studies add records; listed only)."""
+    before = {record["id"] for record in baseline}
+    return [record["id"] for record in results if record["id"] not in before]
 
 
 def main(argv: list[str]) -> int:
@@ -64,7 +71,11 @@ def main(argv: list[str]) -> int:
     problems = compare(results, baseline)
     for line in problems:
         print(line)
-    print(f"{len(baseline) - len(problems)} of {len(baseline)} records unchanged")
+    new = added(results, baseline)
+    if new:
+        print(f"{len(new)} new records (not in the baseline): " + ", ".join(new))
+    changed = len({line.split(":")[0] for line in problems})
+    print(f"{len(baseline) - changed} of {len(baseline)} records unchanged")
     return 1 if problems else 0
 
 
