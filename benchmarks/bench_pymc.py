@@ -1,4 +1,4 @@
-"""PyMC with the exact Gibbs step vs PyMC's default steps on the Table 3 release.
+"""PyMC with the exact Gibbs step vs PyMC's default steps on the Table 6 release.
 
 Release D = (2, 1, -1), census rho1/rho2, d = 27, p = 1/2, m = 0, improper prior (paper
 §4.3). One model is built and compiled; each method first runs a short warm-up (compiling

@@ -32,7 +32,7 @@ For fixed :math:`y_1^*`, ``f`` is non-decreasing in :math:`x_1^*`, so
 :math:`x_1^*` is a difference of exact discrete-Gaussian tails. Only the sum over
 :math:`y_1^*` is truncated, at ``tail_mass``; the neglected probability is returned.
 
-The marginal quantity of eq. (S6 marg_risk) and of Figure 10 is the marginal posterior
+The marginal quantity of eq. (S6 marg_risk) and of Figure 12 is the marginal posterior
 
 .. math::
 
@@ -371,7 +371,7 @@ def marginal_posterior(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even
         \sum_{v=0}^{\tilde x_2} P[X_1 = m+1 \mid \tilde x_1 = v, \tilde x_2]\,
             P[\tilde X_1 = v \mid x_1 = m+1, \tilde x_2]
 
-    (the y-axis of Figure 10). Absolute error below
+    (the y-axis of Figure 12). Absolute error below
     :math:`(2 + (1-p)/p)\,` ``tail_mass`` from the truncated :math:`y_1^*` sum.
 
     Parameters

@@ -133,7 +133,7 @@ def release_pmf(x1_star, rho, known=0):
 
     .. math:: P[X_1^* = x_1^* \mid x_1 = m+1] = e^{-\rho (x_1^* - m - 1)^2} / Z(\rho)
 
-    This is what the caption of the paper's Table 1 says its "Mass" column holds (the printed
+    This is what the caption of the paper's Table 4 says its "Mass" column holds (the printed
     column is in fact :math:`P[X_1^* = x_1^* \mid x_1 = m]`; see
     :mod:`dprisk.validation.single_level_paper`).
     """

@@ -183,7 +183,7 @@ def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
 
 def p_correct_hierarchical(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
                            tail_mass=DEFAULT_TAIL_MASS, ties="m") -> HierarchicalPCorrect:
-    r"""Exact P[correct 0-1-loss decision] using the block group (paper Figs 4-6, S4).
+    r"""Exact P[correct 0-1-loss decision] using the block group (paper Figs 4-6, 10-11).
 
     .. math::
 

@@ -224,7 +224,7 @@ def _marginal(rhos: np.ndarray, p: np.ndarray, method: str,
 
 def marginal_unique_levels(rhos, *, p=0.5, known=0, method="auto",
                            max_window_pairs: int = MAX_WINDOW_PAIRS):
-    r"""Marginal posterior for a target unique at ``ell`` levels (supplement S1.3, Figure 11).
+    r"""Marginal posterior for a target unique at ``ell`` levels (supplement S1.3, Figure 7).
 
     .. math::
 

@@ -1,4 +1,4 @@
-r"""The constraint-dropping Gibbs sampler behind the paper's MCMC numbers (Tables 4-5, Figs 5-6).
+r"""The constraint-dropping Gibbs sampler behind the paper's MCMC numbers (Tables 7-8, Figs 5-6).
 
 The paper's Gibbs sampler, *as its published numbers suggest it was run*, alternates the
 model's X2 update (eq. X2fc: ``k2 >= k1`` and the prior) with the X1 update of eq. (X1fc)
@@ -23,7 +23,7 @@ two-state Markov chain with
 whose stationary probability is :math:`\pi_1 = T_{01} / (T_{01} + T_{10})`
 (:func:`variant_stationary` for one release with its X2 law, :func:`variant_log_odds` and
 :class:`VariantTables` vectorised over releases). It is NOT the model's posterior: it
-reproduces the paper's MCMC Tables 4-5 (P[X1 = 1 | D] = 0.5777 against the exact 0.5033).
+reproduces the paper's MCMC Tables 7-8 (P[X1 = 1 | D] = 0.5777 against the exact 0.5033).
 :func:`variant_gibbs_sample` runs it; :func:`tabulated_gibbs` is the two-block sweep on
 tabulated conditionals that both it and the SBC reference samplers use.
 """
@@ -157,7 +157,7 @@ def variant_log_odds(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0
 
     :math:`\log(\pi_1 / (1 - \pi_1)) = \log T_{01} - \log T_{10}` (module docstring), per
     release (arrays broadcast; a Python float for scalar releases). It is NOT the model's
-    posterior (it reproduces the paper's MCMC Tables 4-5).
+    posterior (it reproduces the paper's MCMC Tables 7-8).
     """
     params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)

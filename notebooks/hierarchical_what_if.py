@@ -115,7 +115,7 @@ _ = ax_x2.legend(fontsize=8)
 # %% [markdown]
 # A side note: for the paper's own release, $D = (2, 1, -1)$ at the Census $\rho$ with
 # $d = 27$, $p = 1/2$, $m = 0$, the paper prints an MCMC estimate of $P[X_1 = 1 \mid D]$
-# (its Table 7; LaTeX label ``tab:tab4``). The exact posterior of the model as written is
+# (its Table 7). The exact posterior of the model as written is
 # the number above; a Gibbs sampler whose $X_1$ update ignores the support constraint
 # $k_1 \le k_2$ (``dprisk.inference.variant.variant_log_odds``) lands near the printed value
 # instead. The cell below shows the printed value only when the parameters are the paper's.

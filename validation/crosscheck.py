@@ -88,7 +88,7 @@ class Battery:
 
 
 #: The batteries: releases around the truth (x1, x2, y1) = (1, 1, 0) of paper §4.3 (census
-#: rho, d = 27), including the Table 3 release (2, 1, -1), and farther ones (large y1*,
+#: rho, d = 27), including the Table 6 release (2, 1, -1), and farther ones (large y1*,
 #: negative x2*) where the priors disagree.
 BATTERIES = {
     "small": Battery(

@@ -1,4 +1,4 @@
-r"""The adversary's decision on a region of releases (paper Figure 4, supplement Figs 9a-9b).
+r"""The adversary's decision on a region of releases (paper Figure 4, supplement Figs 10-11).
 
 For every ``(x1*, x2*, y1*)`` of a region, :func:`decision_map` records the 0-1-loss decision
 with the hierarchy (the two-level posterior, or the constraint-dropping Gibbs variant of

@@ -27,7 +27,7 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "figure3": ("paper Figure 3",
                 "Probability of a correct decision under 0-1 loss against ρ1, one line per "
                 "prior p; the dashed line marks the Census block ρ1."),
-    "table4_table5": ("paper Tables 7–8 (LaTeX labels tab:tab4, tab:tab5)",
+    "table4_table5": ("paper Tables 7–8",
                       "Posterior of X1 and of X2 for the release D = (2, 1, −1): exact "
                       "enumeration, the Gibbs and PyMC samplers, the paper's printed values and "
                       "the constraint-dropping variant, with the single-level ('no hierarchy') "
@@ -48,18 +48,18 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                 "Probability of a correct decision against the block-group ρ2 (log scale), one "
                 "colour per true x2: exact (solid) and variant (dotted); the dashed line marks "
                 "the Census block-group ρ2; right: zoom on the paper's range."),
-    "figure7": ("supplement Figure 7 (S2)",
+    "figure7": ("supplement Figure 9 (S2)",
                 "Variance σ² of the discrete Gaussian DG(0, s) and its gap s − σ² to the "
                 "continuous Gaussian's variance, against the scale s = 1/(2ρ)."),
-    "figure8": ("supplement Figure 8 (S2)",
+    "figure8": ("supplement Figure 9 (S2)",
                 "Probability mass of a sum of n independent DG(0, 1/(2ρ)) noises against the "
                 "single DG(0, n/(2ρ)) that approximates it, with their total-variation distance."),
-    "figure9a": ("supplement Figure 9a (S4)",
+    "figure9a": ("supplement Figure 10 (S4)",
                  "Decision maps as in Figure 4, one block of four panels (x1* = −1…2) per prior "
                  "of X2 given X1: improper (top, = Figure 4) and uniform on {k1, …, 10} "
                  "(bottom); colour: the decision, and where the two-level release makes it "
                  "correct (gain) or wrong (loss)."),
-    "figure9b": ("supplement Figure 9b (S4)",
+    "figure9b": ("supplement Figure 11 (S4)",
                  "Decision maps as in Figure 4 under a point-mass prior of X2 given X1: at "
                  "X2 = 1 (top) and at X2 = 25 (bottom)."),
     "s4_summary": ("the numbers in the supplement S4 text",
@@ -67,12 +67,12 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                    "X1 and truth): exact posterior with the range over the tie rule, the "
                    "constraint-dropping Gibbs variant, the single-level value and the paper's "
                    "printed values."),
-    "figure10": ("supplement Figure 10 (S6)",
+    "figure10": ("supplement Figure 12 (S6)",
                  "Marginal posterior after post-processing: left against the post-processed "
                  "block-group count x̃2 at the Census block ρ1, right against ρ1 for three x̃2; "
                  "the purple line is the single-level value, the grey dotted line the value "
                  "before post-processing."),
-    "figure11": ("supplement Figure 11 (S1.3)",
+    "figure11": ("supplement Figure 7 (S1.3)",
                  "Marginal posterior and risk when the target is unique at several levels of "
                  "the hierarchy, each level released with its Census ρ, one line per prior p."),
     "sbc_rank_histograms": ("simulation-based calibration (Talts et al. 2018), not in the paper",

@@ -1,17 +1,17 @@
-r"""Supplement Figures 7, 8, 10 and 11 as matplotlib Figures (object API, no pyplot state).
+r"""Supplement Figures 7, 8, 9 and 12 as matplotlib Figures (object API, no pyplot state).
 
 Each function takes the dataset(s) of :mod:`dprisk.validation.supplement` and
 :mod:`dprisk.validation.supplement_s6` and only draws them, so the report computes the data once
 and stores exactly what is drawn (and this module does not import the study modules).
 
-* Figure 7: variance :math:`\sigma^2` of DG(0, s) against ``s`` (log-log, dashed
+* Figure 8: variance :math:`\sigma^2` of DG(0, s) against ``s`` (log-log, dashed
   :math:`\sigma^2 = s`, upper axis in :math:`\rho = 1/(2s)`), and the gap :math:`s - \sigma^2`
   with the supplement's bounds.
-* Figure 8: exact pmf of a sum of ``n`` iid DG against DG(0, n/(2ρ)), 2 x 2 panels
+* Figure 9: exact pmf of a sum of ``n`` iid DG against DG(0, n/(2ρ)), 2 x 2 panels
   (rows ρ = 0.0992, 1; columns n = 27, 5), the total-variation distance in each title.
-* Figure 10: marginal posterior with post-processing against :math:`\tilde x_2` (left) and
+* Figure 12: marginal posterior with post-processing against :math:`\tilde x_2` (left) and
   :math:`\rho_1` (right), with the no-post-processing references.
-* Figure 11: marginal posterior and ``R`` against the number of unique levels ``ell``.
+* Figure 7: marginal posterior and ``R`` against the number of unique levels ``ell``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def _inverse_half(x):
 
 
 def figure7(data) -> Figure:
-    r"""Figure 7: :math:`\sigma^2` against ``s`` (left) and :math:`s - \sigma^2` (right)."""
+    r"""Figure 8: :math:`\sigma^2` against ``s`` (left) and :math:`s - \sigma^2` (right)."""
     s = data["s"].values
     rho_block = census_level("block").rho
     fig = Figure(figsize=(11, 4.4), layout="constrained")
@@ -60,12 +60,12 @@ def figure7(data) -> Figure:
         top.set_xlabel(r"$\rho = 1/(2s)$ (zCDP parameter)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("Figure 7: variance of the discrete Gaussian DG(0, s)")
+    fig.suptitle("Figure 8: variance of the discrete Gaussian DG(0, s)")
     return fig
 
 
 def figure8(data) -> Figure:
-    """Figure 8: exact pmf of the noise sum (bars) against DG(0, n/(2 rho)) (line), 2 x 2."""
+    """Figure 9: exact pmf of the noise sum (bars) against DG(0, n/(2 rho)) (line), 2 x 2."""
     fig = Figure(figsize=(11, 7.5), layout="constrained")
     axes = fig.subplots(2, 2)
     values = data["value"].values
@@ -82,7 +82,7 @@ def figure8(data) -> Figure:
         ax.set_xlabel("value of the noise sum (persons)")
         ax.set_ylabel("probability mass")
         ax.legend(fontsize=8)
-    fig.suptitle("Figure 8: sum of n iid DG(0, 1/(2ρ)) against DG(0, n/(2ρ))")
+    fig.suptitle("Figure 9: sum of n iid DG(0, 1/(2ρ)) against DG(0, n/(2ρ))")
     return fig
 
 
@@ -93,7 +93,7 @@ def _risk_axis(ax, p: float) -> None:
 
 
 def figure10(left, right) -> Figure:
-    """Figure 10: post-processed marginal posterior against x~2 (left) and rho1 (right)."""
+    """Figure 12: post-processed marginal posterior against x~2 (left) and rho1 (right)."""
     p = float(left.attrs["p"])
     fig = Figure(figsize=(12, 4.6), layout="constrained")
     ax_x2, ax_rho = fig.subplots(1, 2)
@@ -121,13 +121,13 @@ def figure10(left, right) -> Figure:
         _risk_axis(ax, p)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"Figure 10: effect of post-processing (p = {p:g}, d = {left.attrs['d']}, "
+    fig.suptitle(f"Figure 12: effect of post-processing (p = {p:g}, d = {left.attrs['d']}, "
                  "adversary knows x2 = 1)")
     return fig
 
 
 def figure11(data) -> Figure:
-    """Figure 11: marginal posterior (left, log y) and R (right) against ell, one line per prior."""
+    """Figure 7: marginal posterior (left, log y) and R (right) against ell, one line per prior."""
     fig = Figure(figsize=(11, 4.4), layout="constrained")
     ax_post, ax_risk = fig.subplots(1, 2)
     levels = data["levels"].values
@@ -147,5 +147,5 @@ def figure11(data) -> Figure:
     ax_post.set_yscale("log")
     ax_post.set_ylabel(r"marginal posterior $P[X_1 = 1 \mid x_1 = 1]$ (probability)")
     ax_risk.set_ylabel(r"marginal risk $R$ (ratio)")
-    fig.suptitle("Figure 11: target unique at several levels of the hierarchy")
+    fig.suptitle("Figure 7: target unique at several levels of the hierarchy")
     return fig

@@ -1,9 +1,9 @@
-r"""Tables 6–8 of the paper (§4.3; LaTeX tab:tab3–5): the two-level posterior of one release.
+r"""Tables 6–8 of the paper (§4.3): the two-level posterior of one release.
 
-Setting (Table 6, ``tab:tab3``): release D = (x1*, x2*, y1*) = (2, 1, -1) from truth
+Setting (Table 6): release D = (x1*, x2*, y1*) = (2, 1, -1) from truth
 (x1, x2, y1) = (1, 1, 0); rho1 = census block, rho2 = census block group (exact Census
 fractions), d = 27 other blocks, p = 1/2, m = 0, improper uniform prior of X2 given X1.
-Tables 4 and 5 (``tab:tab4``, ``tab:tab5``; printed Tables 7 and 8) are the paper's MCMC
+Tables 7 and 8 are the paper's MCMC
 estimates of :math:`P[X_1 = k_1 \mid D]` and :math:`P[X_2 = k_2 \mid D]` from 1e4 draws.
 
 :func:`compute_tables` computes them by exact enumeration, the standalone exact Gibbs
@@ -82,7 +82,7 @@ __all__ = [
     "table3_parameters",
 ]
 
-#: The release of Table 3 (tab:tab3): (x1*, x2*, y1*).
+#: The release of Table 6: (x1*, x2*, y1*).
 TABLE3_RELEASE = (2, 1, -1)
 
 
@@ -197,7 +197,7 @@ def _mc_column(tree: xr.DataTree, known: int) -> dict:
 
 
 def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 19400402):
-    """Tables 4 and 5 by every method, the variant, the published values; and diagnostics.
+    """Tables 7 and 8 by every method, the variant, the published values; and diagnostics.
 
     Returns
     -------
@@ -297,7 +297,7 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
             "paper_draws": PAPER_DRAWS, "paper_runs": budget.paper_runs,
             "lambda": paper["lambda"], "tau_x1": paper["tau_x1"],
             **{f"budget_{m}": str(budget.runs[m]) for m in SAMPLING_METHODS},
-            "source": "Kazan & Reiter §4.3, Tables 6-8 (tab:tab3, tab:tab4, tab:tab5)",
+            "source": "Kazan & Reiter §4.3, Tables 6-8",
         },
     )
     return tables, diagnostics, seeds
@@ -336,7 +336,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     variant_sd = float(at_method(tables["p_x1_mcse"], "variant-runs"))
     runs = tables.attrs["paper_runs"]
     result.notes = [
-        "Release D = (x1*, x2*, y1*) = (2, 1, -1) (Table 3), rho1 = census block "
+        "Release D = (x1*, x2*, y1*) = (2, 1, -1) (Table 6), rho1 = census block "
         f"({tables.attrs['rho1']:.6f}), rho2 = census block group ({tables.attrs['rho2']:.6f}),"
         " d = 27, p = 1/2, m = 0, improper uniform prior of X2 given X1. Exact: enumeration "
         "over k2 with neglected mass < 1e-12. Monte Carlo: the standalone exact Gibbs "
@@ -347,7 +347,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
         f"constraint k1 <= k2 while its X2 update keeps k2 >= k1 has stationary P[X1 = 1] = "
         f"{x1['variant']:.4f}; {runs} runs of it with 1e4 draws give "
         f"{x1['variant-runs']:.4f} ± {variant_sd:.4f} (sd). Of the {len(compared)} "
-        f"published Table 4-5 numbers, {near_variant} lie within {N_MCSE:g} MCSE (allowing "
+        f"published Table 7-8 numbers, {near_variant} lie within {N_MCSE:g} MCSE (allowing "
         f"for the printed rounding) of that variant and {near_exact} of the exact posterior "
         f"(beyond it: {', '.join(far_from_exact) or 'none'}). The model is not changed to "
         f"match.",

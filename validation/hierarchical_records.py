@@ -1,4 +1,4 @@
-r"""Published-vs-computed records and the figure of the paper's Tables 7-8 (LaTeX tab:tab4-5).
+r"""Published-vs-computed records and the figure of the paper's Tables 7-8 (MCMC posteriors).
 
 Each published Table 7 / Table 8 number is compared with the exact posterior (its MC error:
 that of a correct 1e4-draw Gibbs run,
@@ -30,9 +30,9 @@ __all__ = [
     "records",
 ]
 
-#: The k2 columns of Table 5.
+#: The k2 columns of Table 8.
 TABLE5_K2 = tuple(range(8))
-#: MCMC draws behind the published Tables 4 and 5.
+#: MCMC draws behind the published Tables 7 and 8.
 PAPER_DRAWS = 10_000
 #: A published MC estimate "agrees" when within N_MCSE MCSEs (+ half its printed unit).
 N_MCSE = 4.0
@@ -66,7 +66,7 @@ def _mc_text(estimates: dict, exact: float) -> str:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One published Table 4/5 number beside everything it is compared with.
+    """One published Table 7/8 number beside everything it is compared with.
 
     ``versus_exact`` / ``versus_variant`` give ``(within, text)``: whether
     ``|published - reference| - half a printed unit <= N_MCSE * spread``, and its z text.
@@ -89,7 +89,7 @@ class Comparison:
 
 
 def comparisons(tables: xr.Dataset) -> list[Comparison]:
-    """One :class:`Comparison` per Table 4 (k1 = 0, 1) and Table 5 (k2 = 0..7) number."""
+    """One :class:`Comparison` per Table 7 (k1 = 0, 1) and Table 8 (k2 = 0..7) number."""
     out = []
     x1, x1_mcse = tables["p_x1"], tables["p_x1_mcse"]
     for k1 in (0, 1):
@@ -142,7 +142,7 @@ def _record(c: Comparison) -> dict:
 
 
 def records(tables: xr.Dataset) -> list[dict]:
-    """One record per Table 4 / Table 5 id: published vs exact, MC error of a 1e4-draw run.
+    """One record per Table 7 / Table 8 id: published vs exact, MC error of a 1e4-draw run.
 
     ``computed`` is the exact posterior; ``mcse`` the MCSE of a correct 1e4-draw run
     (:func:`correct_sampler_mcse`); ``status`` is ``within-mc-error`` when
@@ -185,10 +185,10 @@ def figure(tables: xr.Dataset) -> Figure:
     ax1.set_xticks(range(len(shown)), shown, rotation=45, ha="right")
     ax1.set_ylim(0.45, 0.6)
     ax1.set_ylabel("P[X1 = 1 | D]")
-    ax1.set_title("Table 7 (LaTeX tab:tab4)")
+    ax1.set_title("Table 7")
     ax2.set_xlabel("k2 (block-group count with characteristics c, persons)")
     ax2.set_ylabel("P[X2 = k2 | D]")
-    ax2.set_title("Table 8 (tab:tab5): D = (2, 1, −1), Census ρ, d = 27, p = 1/2; bars ±2 MCSE")
+    ax2.set_title("Table 8: D = (2, 1, −1), Census ρ, d = 27, p = 1/2; bars ±2 MCSE")
     ax2.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
     return fig

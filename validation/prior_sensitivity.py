@@ -1,4 +1,4 @@
-r"""Sensitivity of the Figure 4 analysis to the prior of X2 given X1 (supplement S4, Figs 9a-9b).
+r"""Sensitivity of the Figure 4 analysis to the prior of X2 given X1 (supplement S4, Figs 10-11).
 
 Scenarios (Census rho, ``d = 27``, ``p = 1/2``, known ``m = 0``):
 
@@ -129,12 +129,12 @@ def _stacked(maps: dict, labels) -> Figure:
 
 
 def figure9a(maps: dict[str, xr.Dataset]) -> Figure:
-    """S4's first figure: improper (top, = Figure 4) and truncated:10 (bottom) maps."""
+    """Figure 10 (S4): improper (top, = Figure 4) and truncated:10 (bottom) maps."""
     return _stacked(maps, ["improper", "truncated:10"])
 
 
 def figure9b(maps: dict[str, xr.Dataset]) -> Figure:
-    """S4's second figure: point mass at X2 = 1 (top) and at X2 = 25 (bottom) maps."""
+    """Figure 11 (S4): point mass at X2 = 1 (top) and at X2 = 25 (bottom) maps."""
     return _stacked(maps, ["point:1", "point:25"])
 
 

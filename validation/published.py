@@ -7,13 +7,15 @@ decimal places of ``value`` (``None`` for exact numbers such as counts and fract
 computed number *agrees* with the paper when it lies within half a unit of that last place
 (:func:`agrees`). Values are compared against, never returned as results.
 
-Identifiers follow the LaTeX labels of the source, as the rest of the suite uses them:
-``table1/...`` is the table labelled ``tab:tab1`` (the x1* table, printed as Table 4 in the
-compiled paper, whose table counter also counts the three background tables), ``table2/...``
-is ``tab:tab2`` (marginal posterior; printed Table 5), ``table4``/``table5`` are ``tab:tab4`` /
-``tab:tab5`` (MCMC posteriors; printed Tables 7 and 8), while ``table2/census_rho/...`` and
-``table2/*_share/...`` are the rho-allocation table ``tab:cen_rho`` (printed Table 2).
-``source`` names the printed table or figure number and the label.
+Tables and figures are named as printed in the compiled paper (:data:`PRINTED_NAMES`): the
+x1* table is Table 4, the marginal table Table 5, the rho allocation Table 2, the MCMC
+posteriors Tables 7 and 8, and the supplement's figures continue the main text's numbering
+(Figures 7-12). ``source`` names the printed table, figure or section. Identifiers are keys
+and keep the LaTeX labels they were first given: ``table1/...`` is the table labelled
+``tab:tab1``, ``table2/...`` ``tab:tab2`` (``table2/census_rho/...`` and ``table2/*_share/...``
+``tab:cen_rho``), ``table4``/``table5`` ``tab:tab4``/``tab:tab5``; ``s2/figure8`` and
+``s6/fig10`` are ``fig:plot8`` and ``fig:plot10``. The LaTeX label of a record is reported
+only in its ``latex_label`` field (:func:`latex_label`).
 
 ``relation`` is ``"="`` for a reported value, ``"<"``/``">"`` for a stated bound, and ``"≈"``
 for a qualitative statement the paper makes about a number ("approximately one").
@@ -28,7 +30,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["PUBLISHED", "PublishedValue", "agrees", "get", "ids", "select"]
+__all__ = ["PRINTED_NAMES", "PUBLISHED", "PublishedValue", "agrees", "get", "ids",
+           "latex_label", "select"]
+
+#: The paper's tables and figures, LaTeX label -> name as printed, in print order. LaTeX numbers
+#: tables and figures in the order of their captions, and the supplement resets only its
+#: sections and equations, so its figures continue the main text's sequence.
+PRINTED_NAMES: dict[str, str] = {
+    "tab:cen_tabs": "Table 1", "tab:cen_rho": "Table 2", "tab:28-21": "Table 3",
+    "tab:tab1": "Table 4", "tab:tab2": "Table 5", "tab:tab3": "Table 6", "tab:tab4": "Table 7",
+    "tab:tab5": "Table 8",
+    **{f"fig:plot{k}": f"Figure {k}" for k in range(1, 7)},
+    "fig:plot11": "Figure 7", "fig:plot7": "Figure 8", "fig:plot8": "Figure 9",
+    "fig:plot9a": "Figure 10", "fig:plot9b": "Figure 11", "fig:plot10": "Figure 12",
+}
+_LABEL_OF = {printed: label for label, printed in PRINTED_NAMES.items()}
+
+
+def latex_label(printed: str) -> str | None:
+    """The LaTeX label of a table or figure named as printed (``"Table 4"`` -> ``"tab:tab1"``).
+
+    None for a name that is not one of :data:`PRINTED_NAMES` (a section, the text).
+    """
+    return _LABEL_OF.get(printed)
 
 
 @dataclass(frozen=True)
@@ -40,8 +64,7 @@ class PublishedValue:
     id : str
         Unique identifier, e.g. ``"table1/x1_star=3/p=1/2/posterior"``.
     source : str
-        Where it is printed, e.g. ``"Table 1 (tab:tab1; printed as Table 4)"`` or
-        ``"Section 4.2 text"``.
+        Where it is printed, e.g. ``"Table 4"`` or ``"Section 4.2 text"``.
     value : float
         The number as printed, probabilities as fractions in [0, 1].
     decimals : int or None
@@ -96,12 +119,12 @@ def agrees(record: PublishedValue, computed: float, *, approx_rtol: float = 0.1)
 
 
 # --------------------------------------------------------------------------- builders
-_T_HISTOGRAM = "Table 3 (tab:28-21; printed as Table 3)"
-_T4 = "Table 4 (tab:tab4; printed as Table 7)"
-_T5 = "Table 5 (tab:tab5; printed as Table 8)"
-_T1 = "Table 1 (tab:tab1; printed as Table 4)"
-_T2 = "Table 2 (tab:tab2; printed as Table 5)"
-_TRHO = "Table 2 (tab:cen_rho; the Census allocation)"
+_T_HISTOGRAM = "Table 3"
+_T4 = "Table 7"
+_T5 = "Table 8"
+_T1 = "Table 4"
+_T2 = "Table 5"
+_TRHO = "Table 2 (the Census ρ allocation)"
 _S42 = "Section 4.2 text"
 _S43 = "Section 4.3 text"
 
@@ -129,7 +152,7 @@ _TABLE2 = {  # p -> (printed marginal posterior, printed R)
 }
 _PRIORS_POSTERIOR = ("1/2", "1/5", "1/10", "1/50")
 _PRIORS = ("1/2", "1/5", "1/10", "1/50", "1/864")
-#: Table 2 (tab:cen_rho): level -> (geolevel share, GVHR share, printed rho), as printed.
+#: Table 2 (the rho allocation): level -> (geolevel share, GVHR share, printed rho).
 _CENSUS_ROWS = {
     "us": ("104/4,099", "189/241", "0.0509"),
     "state": ("1,440/4,099", "230/4,097", "0.0505"),
@@ -271,7 +294,7 @@ def _table3_and_data() -> list[PublishedValue]:
     truth = [("x1", "1"), ("x1_star", "2"), ("x2", "1"), ("x2_star", "1"), ("y1", "0"),
              ("y1_star", "-1")]
     out += [
-        PublishedValue(id=f"table3_release/{name}", source="Table 3 (tab:tab3; printed as Table 6)",
+        PublishedValue(id=f"table3_release/{name}", source="Table 6",
                        value=float(v), decimals=None, printed=v, kind="input",
                        computed_by="input",
                        quantity=f"{name} of the one sampled release D used in Tables 7-8")
@@ -287,7 +310,7 @@ def _table3_and_data() -> list[PublishedValue]:
         PublishedValue(id="text4.3/districts_in_county", source=_S43, value=28,
                        decimals=None, printed="28", kind="input", computed_by="input",
                        quantity="enumeration districts in Granville County (so d = 27)"),
-        PublishedValue(id="fig4/caption/d", source="Figures 4-6 captions, S4", value=27,
+        PublishedValue(id="fig4/caption/d", source="Figures 4-6, 10-11 captions", value=27,
                        decimals=None, printed="27", kind="input", computed_by="input",
                        quantity="number of other lowest-level groups d in the block group"),
     ]
@@ -394,12 +417,12 @@ def _section43() -> list[PublishedValue]:
         ("table4/draws", 1e4, "10^4", "MCMC draws behind Tables 7 and 8"),
         ("fig4/draws", 1e3, "10^3", "MCMC draws per (x1*, x2*, y1*) tile in Figure 4"),
         ("fig4/draws_near_half", 2.5e5, "2.5 x 10^5",
-         "MCMC draws for tiles with posterior close to 0.5 (Figure 4, Figure S4 top)"),
+         "MCMC draws for tiles with posterior close to 0.5 (Figure 4, Figure 10 top)"),
         ("fig5/datasets", 1e6, "10^6", "random draws of D per x2 in Figure 5"),
         ("fig5/draws", 1e3, "10^3", "MCMC draws per D in Figures 5 and 6"),
         ("fig6/datasets", 5e5, "5 x 10^5", "random draws of D per point in Figure 6"),
         ("s4/fig_point_mass/draws_near_half", 1e6, "10^6",
-         "MCMC draws near posterior 0.5 for the point-mass priors (supplement S4)"),
+         "MCMC draws near posterior 0.5 for the point-mass priors (Figure 11, supplement S4)"),
     ]
     out += [
         PublishedValue(id=id_, source="captions / Section 4.3", value=v, decimals=None,
@@ -412,7 +435,7 @@ def _section43() -> list[PublishedValue]:
 #: Supplement S4's probabilities of a correct decision: (printed, id key, quantity).
 _S4_P_CORRECT = (
     ("59%", "uniform", "probability of a correct decision, improper uniform prior on X2 "
-     "(Figure 4 / top of the first S4 figure)"),
+     "(Figure 4 / top of Figure 10)"),
     ("59%", "truncated_uniform",
      "probability of a correct decision, X2 | X1 ~ Unif{k1, ..., 10}"),
     ("59%", "point_mass_x2=1",

@@ -74,10 +74,10 @@ def _sbc_study(*, paper_scale: bool) -> StudyResult:
 
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
-    ("single level (paper §4.2, Tables 1–2, Figures 1–3)", _single_level_study),
+    ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
     ("two levels (§4.3, Tables 6–8, cross-check)", _hierarchical_study),
-    ("risk studies (§4.3 Figures 4–6, S4 Figures 9a–9b)", _studies_study),
-    ("supplement (S1.3, S2, S5, S6; Figures 7, 8, 10, 11)", _supplement_study),
+    ("risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", _studies_study),
+    ("supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", _supplement_study),
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
 ]
 

@@ -52,9 +52,15 @@ def _variant(by_id: dict) -> Finding | None:
     if key not in by_id or not by_id[key]["mcse"]:
         return None
     table4 = by_id[key]
+    numbers = sorted({int(printed_name(r["source"]).split()[-1]) for r in by_id.values()
+                      if r["id"].split("/")[0] in {"table4", "table5"}
+                      and printed_name(r["source"]).startswith("Table ")})
+    tables = (f"Tables {numbers[0]}–{numbers[-1]}" if len(numbers) > 1
+              else f"Table {numbers[0]}")
     z = (table4["published"] - table4["computed"]) / table4["mcse"]
-    text = (f"Table 4 prints P[X1 = 1 | D] = {table4['published']:.3f}; exact enumeration gives "
-            f"{table4['computed']:.4f} ({z:+.1f} Monte Carlo standard errors away)")
+    text = (f"{printed_name(table4['source'])} prints P[X1 = 1 | D] = "
+            f"{table4['published']:.3f}; exact enumeration gives {table4['computed']:.4f} "
+            f"({z:+.1f} Monte Carlo standard errors away)")
     extras = [("fig4/gain", "Figure 4's gain", "{:.2%}"),
               ("s4/uniform/p_correct", "S4's uniform-prior P[correct]", "{:.3f}")]
     for rid, label, fmt in extras:
@@ -63,18 +69,11 @@ def _variant(by_id: dict) -> Finding | None:
                      f"{fmt.format(by_id[rid]['computed'])} exact")
     affected = [r for r in by_id.values()
                 if r["id"].split("/")[0] in {"table4", "table5", "fig4", "fig5", "fig6", "s4"}
-                and r["status"] != "match"]
+                and r["status"] not in ("match", "holds")]
     text += (f". The published values are reproduced by a Gibbs sampler that drops the support "
-             f"constraint k1 ≤ k2 ({len(affected)} records of Tables 4–5, Figures 4–6 and S4 "
-             "are not a match).")
-    numbers = sorted({int(printed_name(r["source"]).split()[-1]) for r in by_id.values()
-                      if r["id"].split("/")[0] in {"table4", "table5"}
-                      and printed_name(r["source"]).startswith("Table ")})
-    tables = (f"Tables {numbers[0]}–{numbers[-1]}" if len(numbers) > 1
-              else f"Table {numbers[0]}")
-    text = text.replace("Table 4 prints", f"{printed_name(table4['source'])} prints")
-    text = text.replace("Tables 4–5", tables)
-    return Finding(f"{tables}, Figures 4–6, S4: a sampler without the k1 ≤ k2 constraint",
+             f"constraint k1 ≤ k2 ({len(affected)} records of {tables}, Figures 4–6 and "
+             "supplement S4 are not a match).")
+    return Finding(f"{tables}, Figures 4–6, 10–11: a sampler without the k1 ≤ k2 constraint",
                    text, key)
 
 
@@ -101,7 +100,7 @@ def _s6_bound(by_id: dict) -> Finding | None:
     if bound in by_id:
         text += (f"; the data-processing bound (x2 known) holds (largest excess "
                  f"{by_id[bound]['computed']:.2g})")
-    return Finding("S6 (Figure 10): the single-level value is not a bound", text + ".", ids[0])
+    return Finding("S6 (Figure 12): the single-level value is not a bound", text + ".", ids[0])
 
 
 def _risk_range(by_id: dict) -> Finding | None:

@@ -21,7 +21,7 @@ from collections import Counter
 
 from dprisk.validation.figure_captions import alt_text, caption
 from dprisk.validation.record_annotations import annotate, printed_name
-from dprisk.validation.records import STATUSES, StudyResult
+from dprisk.validation.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
 from dprisk.validation.report_findings import findings
 
 __all__ = ["explanation_notes", "render_html", "row_anchor"]
@@ -42,6 +42,8 @@ td.why { width: 45%; }
 tr.match td.status { background: #c8f0c8; }
 tr.within-mc-error td.status { background: #e6f5c0; }
 tr.differs td.status { background: #f7c6c6; }
+tr.holds td.status { background: #c8f0c8; }
+tr.does-not-hold td.status { background: #f7c6c6; }
 figure { margin: 1em 0 2em 0; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 figcaption { font-size: 0.9em; color: #333; max-width: 60em; }
@@ -49,6 +51,7 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; 
 .counts span { display: inline-block; margin-right: 1.2em; padding: 1px 6px; }
 .counts .match { background: #c8f0c8; } .counts .within-mc-error { background: #e6f5c0; }
 .counts .differs { background: #f7c6c6; }
+.counts .holds { background: #c8f0c8; } .counts .does-not-hold { background: #f7c6c6; }
 #summary { border: 1px solid #bbb; padding: 0.3em 1em; background: #fafafa; }
 #summary li { margin: 0.25em 0; }
 .note { font-size: 0.88em; margin: 0.3em 0 0.3em 1em; }
@@ -119,6 +122,16 @@ def explanation_notes(records: list[dict]) -> tuple[list[str], dict[str, tuple[i
     return notes, per_record
 
 
+def _status_class(status: str) -> str:
+    """A status as a CSS class name (``does not hold`` -> ``does-not-hold``)."""
+    return status.replace(" ", "-")
+
+
+def _counts(counts: Counter, statuses) -> str:
+    return "".join(f"<span class='{_status_class(s)}'><b>{s}</b> {counts.get(s, 0)}</span>"
+                   for s in statuses)
+
+
 def row_anchor(record_id: str) -> str:
     """The HTML id of a record's row in the full table (``rec-`` + the id, URL-safe)."""
     return "rec-" + re.sub(r"[^A-Za-z0-9_.-]", "_", record_id)
@@ -139,19 +152,19 @@ def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) 
             else:
                 why = _collapsible(own)
         claim = r.get("claim")
-        if claim:  # a qualitative statement: the relation checked, and whether it holds
+        if claim:  # a qualitative statement: the measured quantity, the relation checked
             published = f"claim: {esc(claim['relation'])}"
-            status = "holds" if claim["holds"] else "does not hold"
-            why = f"<i>{esc(claim['statement'])}</i> " + why
+            why = (f"<i>{esc(claim['statement'])}</i>. Measured: {esc(claim['measured'])}. "
+                   + why)
         else:
-            published, status = _fmt_number(r["published"]), r["status"]
+            published = _fmt_number(r["published"])
         # The id cell stays the first, plain <td>: validation.screenshot.check_report reads it.
         rows.append(
-            f"<tr class='{esc(r['status'])}'><td>{esc(r['id'])}</td>"
+            f"<tr class='{_status_class(r['status'])}'><td>{esc(r['id'])}</td>"
             f"<td class='num'>{published}</td>"
             f"<td class='num'>{_fmt_number(r['computed'])}</td>"
             f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
-            f"<td class='status'>{esc(status)}</td>"
+            f"<td class='status'>{esc(r['status'])}</td>"
             f"<td class='why' id='{row_anchor(r['id'])}'>{why}</td></tr>"
         )
     rows.append("</table>")
@@ -165,7 +178,7 @@ def _all_records(records: list[dict]) -> list[str]:
     groups: dict[str, list[dict]] = {}
     for record in records:
         groups.setdefault(_group_key(record["id"]), []).append(record)
-    parts = ["<h2 id='all-records'>All published numbers: published vs computed</h2>",
+    parts = ["<h2 id='all-records'>All published numbers and claims: published vs computed</h2>",
              "<p>Grouped by table or figure of the paper. Each explanation is written once: "
              "shown in its row, or, when several rows share its wording, as a numbered note "
              "after the first group that uses it, the rows linking to it and showing only the "
@@ -180,7 +193,8 @@ def _all_records(records: list[dict]) -> list[str]:
             f"<h3 id='group-{esc(key)}'>{esc(', '.join(names))} "
             f"<small>(records {esc(key)}/…)</small></h3>"
             + "<p class='counts'>source: " + esc("; ".join(sources)) + " · " + "".join(
-                f"<span class='{s}'>{s} {counts[s]}</span>" for s in STATUSES if counts[s])
+                f"<span class='{_status_class(s)}'>{s} {counts[s]}</span>" for s in STATUSES
+                if counts[s])
             + "</p>"
         )
         parts.append(_records_table(group, per_record))
@@ -217,10 +231,13 @@ def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[
         sentence = item.text[:1].upper() + item.text[1:]
         items.append(f"<li><b>{esc(item.title)}.</b> {esc(sentence)} "
                      f"<a href='{esc(target)}'>evidence</a></li>")
+    n_claims = sum(counts.get(s, 0) for s in CLAIM_STATUSES)
     parts = [
         "<section id='summary'><h2>Summary</h2>",
-        f"<p class='counts'>{len(records)} published numbers recomputed: "
-        + "".join(f"<span class='{s}'><b>{s}</b> {counts.get(s, 0)}</span>" for s in STATUSES)
+        f"<p class='counts'>{len(records) - n_claims} published numbers recomputed: "
+        + _counts(counts, NUMBER_STATUSES)
+        + (f" · {n_claims} claims of the paper checked: " + _counts(counts, CLAIM_STATUSES)
+           if n_claims else "")
         + f" · budget: {'paper scale' if paper_scale else 'default'}"
         + f" · time: {seconds:.1f} s</p>",
     ]
@@ -286,13 +303,15 @@ def render_html(results: list[StudyResult], versions: dict, seconds: float,
         "<h1>Bayesian disclosure risk for discrete-Gaussian census releases</h1>",
         "<p>Reproduction of Kazan &amp; Reiter, <em>Assessing statistical disclosure risk "
         "for differentially private, hierarchical count data</em>: every published number "
-        "recomputed. <b>match</b>: agrees to the published rounding; <b>within-mc-error</b>: "
-        "a published Monte Carlo estimate within Monte Carlo error of the exact answer; "
-        "<b>differs</b>: otherwise, with the evidence.</p>",
+        "recomputed, every qualitative claim checked. <b>match</b>: agrees to the published "
+        "rounding; <b>within-mc-error</b>: a published Monte Carlo estimate within Monte Carlo "
+        "error of the exact answer; <b>differs</b>: otherwise, with the evidence. A claim "
+        "(a bound, 'approximately one') <b>holds</b> or <b>does not hold</b> for the measured "
+        "quantity shown beside it.</p>",
         *_summary(records, seconds=seconds, paper_scale=paper_scale),
         "<nav>Contents: "
         + " · ".join(f"<a href='#{esc(s.name)}'>{esc(s.title)}</a>" for s in results)
-        + " · <a href='#all-records'>all published numbers</a>"
+        + " · <a href='#all-records'>all published numbers and claims</a>"
         + " · <a href='#software'>software and seeds</a></nav>",
     ]
     for study in results:

@@ -1,14 +1,15 @@
 """Reproduce the paper's single-level numbers (§2.3, §4.2; Tables 2, 4, 5) and compare them.
 
-:func:`computed_tables` recomputes the x1* table (``tab:tab1``, printed Table 4), the
-marginal table (``tab:tab2``, printed Table 5) and the rho allocation (``tab:cen_rho``,
-printed Table 2) as one labelled :class:`xarray.Dataset`. :func:`compare_to_published`
-returns one record per published single-level / Census number,
+:func:`computed_tables` recomputes the x1* table (Table 4), the marginal table (Table 5)
+and the rho allocation (Table 2) as one labelled :class:`xarray.Dataset`.
+:func:`compare_to_published` returns one record per published single-level / Census number,
 ``{"id", "source", "published", "computed", "mcse", "status", "explanation"}``, with
 ``status`` ``"match"`` when the computed value rounds to the printed one and ``"differs"``
-otherwise. A column that does not hold what its caption says is searched for: a set of
-candidate quantities is evaluated and the ones reproducing every printed entry are named in
-the explanation, with the best candidate's value (``alternative=...``).
+otherwise; a qualitative statement of the text (:mod:`dprisk.validation.claims`) gets
+``"holds"`` / ``"does not hold"`` with the measured quantity. A column that does not hold what
+its caption says is searched for: a set of candidate quantities is evaluated and the ones
+reproducing every printed entry are named in the explanation, with the best candidate's value
+(``alternative=...``).
 
 Everything here is exact (closed forms and exact tails), so ``mcse`` is always ``None``.
 """
@@ -26,6 +27,8 @@ from dprisk.models import discrete_gaussian as dg
 from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL, census_level
 from dprisk.models.privacy import zcdp_to_dp
 from dprisk.validation import published as pub
+from dprisk.validation.claims import is_claim
+from dprisk.validation.records import claim_record
 
 __all__ = [
     "PAPER_PRIORS",
@@ -107,7 +110,7 @@ def computed_tables(rho1=None) -> xr.Dataset:
             "rho_total": float(CENSUS_RHO_TOTAL),
             "delta": CENSUS_DELTA,
             "epsilon": float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA)),
-            "source": "Kazan & Reiter, Tables 2, 4, 5 (tab:cen_rho, tab:tab1, tab:tab2)",
+            "source": "Kazan & Reiter, Tables 2, 4, 5",
         },
     )
 
@@ -117,6 +120,8 @@ def _record(record: pub.PublishedValue, computed, explanation: str = "", *,
             ok: bool | None = None) -> dict:
     computed = float(computed)
     ok = pub.agrees(record, computed) if ok is None else ok
+    if is_claim(record.id):  # a statement of the paper: computed is the measured quantity
+        return claim_record(record.id, record.source, computed, ok, explanation)
     if not explanation:
         explanation = (
             "exact closed form; agrees with the printed value to its "
@@ -384,9 +389,10 @@ def study(figures=None):
             "Table 4's 'Mass' column is P[X1* = x1* | X1 = 0] (the caption's quantity one row "
             "down), not P[X1* = x1* | X1 = 1] as captioned; the text's '3.6%' and '1.5%' "
             "repeat it. The posterior and risk columns match only with the unrounded rho1.",
-            "Table numbers: ids follow the LaTeX labels (table1 = tab:tab1, printed as "
-            "Table 4; table2 = tab:tab2, printed Table 5; table2/census_rho = tab:cen_rho, "
-            "printed Table 2).",
+            "Tables are named as printed in the paper. Record ids are keys and keep the "
+            "names first given to them (table1/... are Table 4, table2/p=... Table 5, "
+            "table2/census_rho/... and table2/*_share/... Table 2); results.json gives each "
+            "record's LaTeX label in its latex_label field.",
         ],
     )
     if figures is not None:

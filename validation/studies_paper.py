@@ -42,6 +42,8 @@ from dprisk.models.scenario import Scenario
 from dprisk.validation import figures_hierarchical as figs
 from dprisk.validation import prior_sensitivity as s4
 from dprisk.validation import published as pub
+from dprisk.validation.claims import is_claim
+from dprisk.validation.records import claim_record
 
 __all__ = [
     "MC_Z",
@@ -78,6 +80,9 @@ def _record(pub_id: str, computed: float, explanation: str, *, mcse: float | Non
     """A record; status from the printed rounding, then from the paper's MC error."""
     published = pub.get(pub_id)
     computed = float(computed)
+    if is_claim(pub_id):  # a statement of the paper: computed is the measured quantity
+        return claim_record(pub_id, source or published.source, computed,
+                            pub.agrees(published, computed), explanation)
     if pub.agrees(published, computed):
         status = "match"
     elif mcse is not None and abs(computed - published.value) <= (

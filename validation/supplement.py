@@ -1,14 +1,14 @@
 r"""Reproduce the supplement's analyses (S1.3, S2, S5, S6) and check its claims.
 
-* S1.3 (Figure 11): a target unique at :math:`\ell = 1, \ldots, 6` Census levels; marginal
+* S1.3 (Figure 7): a target unique at :math:`\ell = 1, \ldots, 6` Census levels; marginal
   posterior, marginal risk ``R`` and probability of a correct decision for the five
   adversaries, all exact (:mod:`dprisk.inference.unique_levels` for the marginal posterior,
   cross-checked against its contour integral).
-* S2 (Figures 7–8): the variance of DG(0, s) against ``s`` and the exact pmf of a sum of
+* S2 (Figures 8–9): the variance of DG(0, s) against ``s`` and the exact pmf of a sum of
   ``n`` iid discrete Gaussians against the DG(0, n/(2ρ)) approximation.
 * S5: composition of :math:`R'` over sequential releases, against the posterior computed
   from all releases at once.
-* S6 (Figure 10): marginal posterior after the simplified post-processing against the risk
+* S6 (Figure 12): marginal posterior after the simplified post-processing against the risk
   without post-processing (its data and records in :mod:`dprisk.validation.supplement_s6`).
 
 :func:`study` returns the :class:`dprisk.validation.records.StudyResult` (figures, datasets,
@@ -27,7 +27,7 @@ from dprisk.models.census import CENSUS_LEVELS, census_level, census_rhos
 from dprisk.models.checks import check_rho
 from dprisk.models.dg_sums import approximation_pmf, sum_pmf
 from dprisk.validation import published as pub
-from dprisk.validation.records import exact_record
+from dprisk.validation.records import claim_record
 from dprisk.validation.single_level_paper import PAPER_PRIORS, prior_coords
 from dprisk.validation.supplement_s6 import figure10_data, s6_records, s6_sensitivity_data
 
@@ -42,7 +42,7 @@ __all__ = [
     "variance_gap",
 ]
 
-#: Figure 8 panels, top row first: (rho, n). rho = 0.099 is the Census block rho (exact).
+#: Figure 9 panels, top row first: (rho, n). rho = 0.099 is the Census block rho (exact).
 FIGURE8_CASES = ((census_level("block").rho, 27), (census_level("block").rho, 5),
                  (1.0, 27), (1.0, 5))
 _SUPP = "Supplement"
@@ -50,7 +50,7 @@ _SUPP = "Supplement"
 
 # --------------------------------------------------------------------------- S1.3
 def figure11_data(priors=PAPER_PRIORS, n_levels: int = 6) -> xr.Dataset:
-    """Figure 11 data: exact marginal posterior, R and P[correct] (dims ``levels``, ``p``)."""
+    """Figure 7 data: exact marginal posterior, R and P[correct] (dims ``levels``, ``p``)."""
     p = np.array([v for _, v in priors])
     levels = np.arange(1, n_levels + 1)
     marginal = np.empty((levels.size, p.size))
@@ -86,7 +86,7 @@ def figure11_data(priors=PAPER_PRIORS, n_levels: int = 6) -> xr.Dataset:
         },
         attrs={"known_m": 0, "true_x1": 1, "neglected_bound": neglected,
                "method": "sorted-sweep exact finite sum over the joint release grid",
-               "source": "supplement S1.3, Figure 11"},
+               "source": "supplement S1.3, Figure 7"},
     )
 
 
@@ -99,22 +99,22 @@ def _largest_step_records(ds: xr.Dataset) -> list[dict]:
         f"p = {lab}: " + ", ".join(f"{v:.4f}" for v in np.diff(risk[:, j]))
         for j, lab in enumerate(ds["p_label"].values))
     computed = int(largest[0]) if np.all(largest == largest[0]) else int(largest.min())
-    out = [exact_record(record.id, record.source, record.value, computed,
-                   bool(np.all(largest == 2)),
-                   f"ell reached by the largest step of the marginal posterior (and of R) for "
-                   f"each prior: {', '.join(str(int(v)) for v in largest)}. Steps of R from "
-                   f"ell to ell + 1: {steps}.")]
+    out = [claim_record(record.id, record.source, computed, bool(np.all(largest == 2)),
+                        f"ell reached by the largest step of the marginal posterior (and of R) "
+                        f"for each prior: {', '.join(str(int(v)) for v in largest)}. Steps of "
+                        f"R from ell to ell + 1: {steps}.")]
     min_step = float(np.diff(risk, axis=0).min())
-    out.append(exact_record(
-        "s1.3/risk_increases_with_levels", "Supplement S1.3 text", 0.0, min_step, min_step > 0,
+    out.append(claim_record(
+        "s1.3/risk_increases_with_levels", "Supplement S1.3 text (Figure 7)", min_step,
+        min_step > 0,
         "'the risk increases as a function of ell': smallest increase of R from ell to ell + 1 "
         f"over the five priors and ell = 1..5 is {min_step:.4g} (> 0 means increasing)."))
     rel = np.abs(ds["marginal_posterior_contour"].values / marginal - 1.0).max()
-    out.append(exact_record(
-        "s1.3/contour_vs_exact_sum", "Supplement S1.3 (Figure 11), method check", 0.0,
-        float(rel), rel < 1e-13,
+    out.append(claim_record(
+        "s1.3/contour_vs_exact_sum", "Supplement S1.3 (Figure 7), method check", float(rel),
+        rel < 1e-13,
         "largest relative difference between the exact finite sum (sorted sweep) and the "
-        "contour integral over ell = 1..6 and the five priors; 'match' when below 1e-13 "
+        "contour integral over ell = 1..6 and the five priors; it holds when below 1e-13 "
         "(the contour's documented accuracy)."))
     return out
 
@@ -142,7 +142,7 @@ def variance_gap(s) -> np.ndarray:
 
 
 def figure7_data(s_grid=None) -> xr.Dataset:
-    """Variance of DG(0, s) and its gap to ``s`` on a log grid of ``s`` (Figure 7)."""
+    """Variance of DG(0, s) and its gap to ``s`` on a log grid of ``s`` (Figure 8)."""
     s = np.logspace(-2, 2, 801) if s_grid is None else np.asarray(s_grid, dtype=float)
     rho = 1.0 / (2.0 * s)
     return xr.Dataset(
@@ -151,7 +151,7 @@ def figure7_data(s_grid=None) -> xr.Dataset:
          "gap": ("s", variance_gap(s), {"long_name": "s - sigma^2", "units": "persons^2"})},
         coords={"s": ("s", s, {"long_name": "scale s = 1/(2 rho)", "units": "persons^2"}),
                 "rho": ("s", rho, {"long_name": "rho = 1/(2 s)"})},
-        attrs={"source": "supplement S2, Figure 7"},
+        attrs={"source": "supplement S2, Figure 9"},
     )
 
 
@@ -170,9 +170,8 @@ def _variance_records() -> list[dict]:
         worst = int(np.argmax(gap))
         decreasing = bool(np.all(np.diff(gap) <= 0))
         at_limit = float(variance_gap(start))
-        out.append(exact_record(
-            record.id, record.source, record.value, float(gap[worst]),
-            bool(gap.max() < record.value),
+        out.append(claim_record(
+            record.id, record.source, float(gap[worst]), bool(gap.max() < record.value),
             f"largest |sigma^2 - s| on {grid.size} points of s in ({start:g}, 1e6] is "
             f"{gap[worst]:.4g} at s = {grid[worst]:.12g}; the gap is "
             f"{'decreasing' if decreasing else 'NOT monotone'} in s, so the supremum is the "
@@ -182,7 +181,7 @@ def _variance_records() -> list[dict]:
 
 
 def figure8_data(cases=FIGURE8_CASES, tail_mass: float = 1e-15) -> xr.Dataset:
-    """Exact pmf of the sum of ``n`` iid DG(0, 1/(2 rho)) and DG(0, n/(2 rho)) (Figure 8)."""
+    """Exact pmf of the sum of ``n`` iid DG(0, 1/(2 rho)) and DG(0, n/(2 rho)) (Figure 9)."""
     exact = [sum_pmf(n, rho, tail_mass=tail_mass) for rho, n in cases]
     half = max(int(e.values[-1]) for e in exact)
     values = np.arange(-half, half + 1)
@@ -203,7 +202,7 @@ def figure8_data(cases=FIGURE8_CASES, tail_mass: float = 1e-15) -> xr.Dataset:
                 "n": ("case", np.array([c[1] for c in cases])),
                 "value": ("value", values, {"long_name": "value of the noise sum",
                                             "units": "persons"})},
-        attrs={"tail_mass": tail_mass, "source": "supplement S2, Figure 8"},
+        attrs={"tail_mass": tail_mass, "source": "supplement S2, Figure 9"},
     )
 
 
@@ -213,9 +212,9 @@ def _approximation_records(ds: xr.Dataset) -> list[dict]:
         rho, n = float(ds["rho"][i]), int(ds["n"][i])
         tv = float(ds["total_variation"][i])
         floor = " (at the rounding level of double precision)" if tv < 1e-14 else ""
-        out.append(exact_record(
-            f"s2/figure8/rho={rho:.3g}/n={n}/total_variation", "Supplement S2 text (Figure 8)",
-            0.01, tv, tv < 0.01,
+        out.append(claim_record(
+            f"s2/figure8/rho={rho:.3g}/n={n}/total_variation", "Supplement S2 text (Figure 9)",
+            tv, tv < 0.01,
             f"'the approximation does extremely well' ({label}): total-variation distance "
             f"between the exact sum and DG(0, n/(2 rho)) is {tv:.3g}{floor}; criterion (ours, "
             "the paper gives none): below 0.01."))
@@ -270,12 +269,12 @@ def _composition_records(ds: xr.Dataset) -> list[dict]:
     last = ds["cumulative_risk"].isel(release=-1)
     deviation = max(deviation, float((np.abs(last / ds["joint_risk"] - 1.0)).max()))
     n = int(ds["release"].size)
-    return [exact_record(
-        "s5/product_identity", "Supplement S5 (eq. S5.6)", 0.0, deviation, deviation <= 1e-12,
+    return [claim_record(
+        "s5/product_identity", "Supplement S5 (eq. S5.6)", deviation, deviation <= 1e-12,
         f"R'(x_11*, ..., x_1m*) = prod_i R'(x_1i* | earlier releases): largest relative "
         f"difference between the product of the {n} per-release risks and the risk from all "
         f"{n} releases at once, over {int(np.prod(ds['joint_risk'].shape))} (release values, "
-        f"prior) combinations at rho = {ds.attrs['rho']:.6f}; 'match' when <= 1e-12.")]
+        f"prior) combinations at rho = {ds.attrs['rho']:.6f}; it holds when <= 1e-12.")]
 
 
 # --------------------------------------------------------------------------- records
@@ -311,7 +310,7 @@ def _notes(data: dict) -> list[str]:
         "'did the target respond', 'did they answer truthfully' and 'what is their unknown "
         "attribute' are the same computation with p read as the prior belief in response, in "
         "truthful answering, or in the attribute's value; every table and figure applies as is.",
-        "S1.3 (Figure 11): target unique at the bottom ell Census levels (block, block group, "
+        "S1.3 (Figure 7): target unique at the bottom ell Census levels (block, block group, "
         "tract, county, state, US), known m = 0, true x1 = 1. The marginal posterior is the "
         "exact finite sum over the joint release grid, evaluated by a sorted sweep "
         "(dprisk.inference.unique_levels: pairs with |log-odds| < 0.1 one by one, the "
@@ -323,15 +322,15 @@ def _notes(data: dict) -> list[str]:
         "method. R at ell = 1 and 6: " + ", ".join(
             f"p = {lab}: {risk.values[0, j]:.4f} -> {risk.values[-1, j]:.4f}"
             for j, lab in enumerate(f11["p_label"].values)) + ".",
-        "S2 (Figures 7-8): variances from the Poisson-summation series (checked against mpmath "
+        "S2 (Figures 8-9): variances from the Poisson-summation series (checked against mpmath "
         "in the tests); the gap s - sigma^2 is computed from its own series, so it is exact "
-        "also where it is far below ulp(s). Total-variation distances of Figure 8 (rows rho = "
+        "also where it is far below ulp(s). Total-variation distances of Figure 9 (rows rho = "
         "0.0992, 1; columns n = 27, 5): " + ", ".join(f"{v:.3g}" for v in tv) + "; at rho = "
         "0.0992 they are at the rounding level of double precision.",
         "S5: the cumulative R' of sequential releases is the running product of per-release "
         "R' (dprisk.inference.sequential.sequential_risk) and equals R' computed from all releases "
         "at once; the paper states only this identity, which is checked on a grid of 3 releases.",
-        "S6 (Figure 10): p = 1/2, d = 27, the adversary knows x2 = 1 and m = 0, y1* noise "
+        "S6 (Figure 12): p = 1/2, d = 27, the adversary knows x2 = 1 and m = 0, y1* noise "
         "DG(0, d/(2 rho1)) as in the paper; ties of the rounding go to the even neighbour "
         "(R's and numpy's rule; the paper does not say). The y-axis is the marginal posterior "
         "of eq. S6 (the paper's 'marginal disclosure risk'; R = 2x this at p = 1/2). At the "
@@ -350,7 +349,7 @@ def study(*, paper_scale: bool = False):
     Parameters
     ----------
     paper_scale : bool
-        Denser grids for Figures 7 and 10 (everything is exact either way).
+        Denser grids for Figures 8 and 12 (everything is exact either way).
     """
     from dprisk.validation import figures_supplement
     from dprisk.validation.records import StudyResult
@@ -368,7 +367,7 @@ def study(*, paper_scale: bool = False):
     }
     return StudyResult(
         name="supplement",
-        title="Supplement (S1.3 Figure 11, S2 Figures 7-8, S5 composition, S6 Figure 10)",
+        title="Supplement (S1.3 Figure 7, S2 Figures 8-9, S5 composition, S6 Figure 12)",
         records=compare_to_published(data),
         datasets=data,
         figures={

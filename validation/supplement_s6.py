@@ -1,4 +1,4 @@
-r"""Supplement S6 (Figure 10): the marginal posterior after the simplified post-processing.
+r"""Supplement S6 (Figure 12): the marginal posterior after the simplified post-processing.
 
 The post-processed block count :math:`\tilde x_1` (rounded from the block and block-group
 releases, :mod:`dprisk.inference.postprocessing`) against the risk without post-processing
@@ -13,7 +13,7 @@ import xarray as xr
 
 from dprisk.inference import postprocessing, single_level
 from dprisk.models.census import census_level
-from dprisk.validation.records import exact_record
+from dprisk.validation.records import claim_record
 
 __all__ = ["BOUND_SLACK", "S6_D", "figure10_data", "s6_records", "s6_sensitivity_data"]
 
@@ -25,7 +25,7 @@ BOUND_SLACK = 1e-12
 
 def figure10_data(*, rho_grid=None, x2_tilde_max: int = 100, x2_tilde_lines=(1, 10, 100),
                   p: float = 0.5, d: int = S6_D):
-    """Figure 10 data: marginal posterior with post-processing, against x~2 and rho1.
+    """Figure 12 data: marginal posterior with post-processing, against x~2 and rho1.
 
     Returns
     -------
@@ -50,7 +50,7 @@ def figure10_data(*, rho_grid=None, x2_tilde_max: int = 100, x2_tilde_lines=(1, 
         coords={"x2_tilde": ("x2_tilde", x2_tilde, {"long_name": "post-processed block-group "
                                                     "count x~2", "units": "persons"})},
         attrs={"rho1": rho_block, "p": p, "d": d, "known_m": 0, "x2": 1, "ties": "even",
-               "y_noise": "approximation", "source": "supplement S6, Figure 10 (left)"},
+               "y_noise": "approximation", "source": "supplement S6, Figure 12 (left)"},
     )
     lines = np.asarray(x2_tilde_lines)
     right = xr.Dataset(
@@ -66,7 +66,7 @@ def figure10_data(*, rho_grid=None, x2_tilde_max: int = 100, x2_tilde_lines=(1, 
         coords={"rho1": ("rho1", rho_grid, {"long_name": "rho1"}),
                 "x2_tilde": ("x2_tilde", lines, {"units": "persons"})},
         attrs={"rho1_census": rho_block, "p": p, "d": d, "known_m": 0, "x2": 1, "ties": "even",
-               "y_noise": "approximation", "source": "supplement S6, Figure 10 (right)"},
+               "y_noise": "approximation", "source": "supplement S6, Figure 12 (right)"},
     )
     return left, right
 
@@ -88,34 +88,34 @@ def s6_sensitivity_data(x2_tilde=(1, 10, 100), p: float = 0.5, d: int = S6_D) ->
 
 
 def s6_records(left: xr.Dataset, right: xr.Dataset) -> list[dict]:
-    """Records for the claims of S6's text about Figure 10 (bounds and orderings)."""
-    src = "Supplement S6 text (Figure 10)"
+    """Records for the claims of S6's text about Figure 12 (bounds and orderings)."""
+    src = "Supplement S6 text (Figure 12)"
     post = left["marginal_posterior"].values
     single = float(left["no_postprocessing"])
     joint = float(left["before_postprocessing"])
     excess = post - single
     above = left["x2_tilde"].values[excess > BOUND_SLACK]
-    out = [exact_record(
-        "s6/fig10_left/bounded_by_no_postprocessing", src, 0.0, float(excess.max()),
+    out = [claim_record(
+        "s6/fig10_left/bounded_by_no_postprocessing", src, float(excess.max()),
         bool(excess.max() <= BOUND_SLACK),
         "largest (with - without post-processing) marginal posterior over x~2 = 1..100 at the "
         f"Census block rho, p = 1/2; without = the single-level marginal from x1* alone "
-        f"({single:.6f}; Figure 10's purple line per its caption). "
+        f"({single:.6f}; Figure 12's purple line per its caption). "
         + (f"The post-processed value exceeds it for x~2 >= {above.min()} (up to "
            f"{post.max():.6f} at x~2 = 100): the released x~1 also depends on y1*, which "
            f"carries information about x1 once x2 is known, so the single-level value is not a "
            f"bound. The data-processing bound, the marginal posterior from (x1*, y1*) with x2 "
            f"known ({joint:.6f}), does hold (record s6/fig10_left/data_processing_bound)."
            if above.size else "The bound holds at every x~2."))]
-    out.append(exact_record(
-        "s6/fig10_left/data_processing_bound", src, 0.0, float((post - joint).max()),
+    out.append(claim_record(
+        "s6/fig10_left/data_processing_bound", src, float((post - joint).max()),
         bool((post - joint).max() <= BOUND_SLACK),
         "largest (post-processed - before post-processing) marginal posterior, where 'before' "
         f"uses (x1*, y1*) with x2 known ({joint:.6f}); post-processing is a deterministic "
         "function of these, so this bound is guaranteed (convexity; inference.postprocessing)."))
     steps = np.diff(post)
-    out.append(exact_record(
-        "s6/fig10_left/increasing_in_x2_tilde", src, 0.0, float(steps.min()),
+    out.append(claim_record(
+        "s6/fig10_left/increasing_in_x2_tilde", src, float(steps.min()),
         bool(steps.min() >= 0),
         "'larger values of x~2 give risks closer to the bound': smallest increase of the "
         f"post-processed marginal posterior from x~2 to x~2 + 1 (x~2 = 1..100) is "
@@ -129,22 +129,22 @@ def s6_records(left: xr.Dataset, right: xr.Dataset) -> list[dict]:
     where = "; ".join(
         f"x~2 = {int(t)}: rho1 in [{rho[over[:, j]].min():.3g}, {rho[over[:, j]].max():.3g}]"
         for j, t in enumerate(lines) if over[:, j].any()) or "nowhere"
-    out.append(exact_record(
-        "s6/fig10_right/bounded_by_no_postprocessing", src, 0.0, float(excess_r.max()),
+    out.append(claim_record(
+        "s6/fig10_right/bounded_by_no_postprocessing", src, float(excess_r.max()),
         bool(excess_r.max() <= BOUND_SLACK),
         f"largest (with - without) over {rho.size} rho1 in [{rho.min():.3g}, {rho.max():.3g}] "
         f"and x~2 in {{{', '.join(str(int(t)) for t in lines)}}}: {excess_r.max():.3g}; the "
         f"single-level value is exceeded (by more than {BOUND_SLACK:g}) for {where}."))
     excess_j = grid - right["before_postprocessing"].values[:, None]
-    out.append(exact_record(
-        "s6/fig10_right/data_processing_bound", src, 0.0, float(excess_j.max()),
+    out.append(claim_record(
+        "s6/fig10_right/data_processing_bound", src, float(excess_j.max()),
         bool(excess_j.max() <= BOUND_SLACK),
         "largest (post-processed - before post-processing, (x1*, y1*) with x2 known) over the "
         "same grid; guaranteed <= 0 by data processing."))
     gaps = np.diff(grid, axis=1)
     disordered = rho[(gaps < -BOUND_SLACK).any(axis=1)]
-    out.append(exact_record(
-        "s6/fig10_right/ordered_in_x2_tilde", src, 0.0, float(gaps.min()),
+    out.append(claim_record(
+        "s6/fig10_right/ordered_in_x2_tilde", src, float(gaps.min()),
         bool(gaps.min() >= -BOUND_SLACK),
         "'we observe a similar effect': smallest difference between consecutive x~2 lines "
         f"(x~2 = {' -> '.join(str(int(t)) for t in lines)}) at the same rho1 (>= 0 means a "

@@ -43,7 +43,7 @@ def run(args) -> int:
                                progress=not args.quiet)
     lines = [
         f"report written to {summary['out']}",
-        f"  {summary['n_records']} published numbers compared: "
+        f"  {summary['n_records']} published numbers and claims compared: "
         + ", ".join(f"{k} {v}" for k, v in summary["status_counts"].items()),
         f"  {summary['n_figures']} figures, {summary['seconds']:.1f} s",
     ]

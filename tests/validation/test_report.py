@@ -153,21 +153,70 @@ def test_each_explanation_is_written_once(tmp_path, monkeypatch):
 
 
 def test_annotations_name_printed_tables_and_state_claims():
-    record = {**_record("table1/x1_star=1/mass"),
-              "source": "Table 1 (tab:tab1; printed as Table 4)"}
+    record = {**_record("table1/x1_star=1/mass"), "source": "Table 4"}
     assert annotate(record) == {**record, "printed_as": "Table 4", "latex_label": "tab:tab1",
                                 "claim": None}
-    claim = {**_record("text4.2/fig2/rho=0.25/p=1/2/risk", status="differs", explanation="x"),
-             "source": "Section 4.2 text"}
+    s6 = {**_record("s2/figure8/rho=1/n=5/total_variation"), "source": "Supplement S2 text "
+          "(Figure 9)", "published": None, "status": "holds"}
+    assert annotate(s6)["printed_as"] == "Supplement S2"
+    assert annotate(s6)["latex_label"] == "fig:plot8"  # printed Figure 9 is LaTeX's plot8
+    claim = {**_record("text4.2/fig2/rho=0.25/p=1/2/risk", status="does not hold",
+                       explanation="x"), "source": "Section 4.2 text", "published": None}
     annotated = annotate(claim)
     assert annotated["printed_as"] == "Section 4.2" and annotated["latex_label"] is None
-    assert annotated["claim"]["relation"] == "≈ 1" and annotated["claim"]["holds"] is False
+    assert annotated["claim"]["relation"].startswith("≈ 1")
+    assert annotated["claim"]["holds"] is False
+    assert "R at ρ1 = 0.25" in annotated["claim"]["measured"]
+
+
+def _claim_record(id_="s6/fig10_left/bounded_by_no_postprocessing", **changes):
+    return {**_record(id_, status="does not hold", explanation="largest excess 0.0003"),
+            "source": "Supplement S6 text", "published": None, "computed": 0.0003, **changes}
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (_record(status="holds"), "not a claim"),  # a published number cannot 'hold'
+        (_record(status="does not hold", explanation="x"), "not a claim"),
+        (_claim_record(status="match"), "is a claim"),  # a claim is not a number to match
+        (_claim_record(status="differs"), "is a claim"),
+        (_claim_record(published=0.0), "published"),
+        (_claim_record(computed=None), "measured quantity"),
+        (_claim_record(computed=float("nan")), "measured quantity"),
+        (_claim_record(computed="small"), "measured quantity"),
+        (_claim_record(explanation=""), "explanation"),
+    ],
+)
+def test_claim_statuses_only_for_claim_records(record, message):
+    with pytest.raises(ValueError, match=message):
+        validate_records([record])
+
+
+def test_claim_records_are_accepted_with_a_measured_quantity():
+    validate_records([_claim_record(), _claim_record("s6/fig10_left/data_processing_bound",
+                                                     status="holds", computed=-5e-4)])
+
+
+def test_every_claim_states_what_is_measured():
+    from dprisk.validation import claims
+    from dprisk.validation import published as pub
+
+    assert len(claims.CLAIMS) == 31
+    for claim in claims.CLAIMS.values():
+        assert claim.statement and claim.measured and claim.relation, claim.id
+    # every published bound or 'approximately' statement is a claim, and nothing else is
+    assert {v.id for v in pub.PUBLISHED if v.kind in ("claim", "bound")} <= set(claims.CLAIMS)
+    assert not {v.id for v in pub.PUBLISHED if v.kind not in ("claim", "bound")} \
+        & set(claims.CLAIMS)
 
 
 def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
-    claim = {**_record("s6/fig10_left/bounded_by_no_postprocessing", status="differs",
-                       explanation="largest excess 0.0003"), "source": "Supplement S6 text"}
-    html = _page_with([claim], tmp_path, monkeypatch)
+    html = _page_with([_claim_record(), _record()], tmp_path, monkeypatch)
     row = html[html.index("<td>s6/fig10_left/bounded_by_no_postprocessing</td>"):]
     row = row[:row.index("</tr>")]
     assert "claim: ≤ 0" in row and "does not hold" in row and ">0<" not in row
+    assert "Measured: largest excess" in row and ">0.0003<" in row
+    summary = html[html.index("id='summary'"):html.index("</section>")]
+    assert "1 published numbers recomputed" in summary
+    assert "1 claims of the paper checked" in summary and "<b>does not hold</b> 1" in summary
