@@ -48,7 +48,7 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                 "Probability of a correct decision against the block-group ρ2 (log scale), one "
                 "colour per true x2: exact (solid) and variant (dotted); the dashed line marks "
                 "the Census block-group ρ2; right: zoom on the paper's range."),
-    "figure7": ("supplement Figure 9 (S2)",
+    "figure7": ("supplement Figure 8 (S2)",
                 "Variance σ² of the discrete Gaussian DG(0, s) and its gap s − σ² to the "
                 "continuous Gaussian's variance, against the scale s = 1/(2ρ)."),
     "figure8": ("supplement Figure 9 (S2)",

@@ -414,20 +414,22 @@ def _section43() -> list[PublishedValue]:
             quantity=f"MCMC posterior P[X2 = {k2} | D], D = (2, 1, -1), p = 1/2, 1e4 draws",
         ))
     settings = [
-        ("table4/draws", 1e4, "10^4", "MCMC draws behind Tables 7 and 8"),
-        ("fig4/draws", 1e3, "10^3", "MCMC draws per (x1*, x2*, y1*) tile in Figure 4"),
-        ("fig4/draws_near_half", 2.5e5, "2.5 x 10^5",
+        ("table4/draws", 1e4, "10^4", "Tables 7-8 captions", "MCMC draws behind Tables 7 and 8"),
+        ("fig4/draws", 1e3, "10^3", "Figure 4 caption",
+         "MCMC draws per (x1*, x2*, y1*) tile in Figure 4"),
+        ("fig4/draws_near_half", 2.5e5, "2.5 x 10^5", "Figure 4 caption (also Figure 10)",
          "MCMC draws for tiles with posterior close to 0.5 (Figure 4, Figure 10 top)"),
-        ("fig5/datasets", 1e6, "10^6", "random draws of D per x2 in Figure 5"),
-        ("fig5/draws", 1e3, "10^3", "MCMC draws per D in Figures 5 and 6"),
-        ("fig6/datasets", 5e5, "5 x 10^5", "random draws of D per point in Figure 6"),
-        ("s4/fig_point_mass/draws_near_half", 1e6, "10^6",
+        ("fig5/datasets", 1e6, "10^6", "Figure 5 caption", "random draws of D per x2 in Figure 5"),
+        ("fig5/draws", 1e3, "10^3", "Figures 5-6 captions", "MCMC draws per D in Figures 5 and 6"),
+        ("fig6/datasets", 5e5, "5 x 10^5", "Figure 6 caption",
+         "random draws of D per point in Figure 6"),
+        ("s4/fig_point_mass/draws_near_half", 1e6, "10^6", "Figure 11 caption (supplement S4)",
          "MCMC draws near posterior 0.5 for the point-mass priors (Figure 11, supplement S4)"),
     ]
     out += [
-        PublishedValue(id=id_, source="captions / Section 4.3", value=v, decimals=None,
-                       printed=printed, kind="setting", quantity=what, computed_by=hier)
-        for id_, v, printed, what in settings
+        PublishedValue(id=id_, source=source, value=v, decimals=None, printed=printed,
+                       kind="setting", quantity=what, computed_by=hier)
+        for id_, v, printed, source, what in settings
     ]
     return out
 

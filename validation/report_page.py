@@ -87,8 +87,12 @@ def _template(text: str) -> str:
     return re.sub(r"[-+]?\d[\d.,e+-]*", "#", text.strip())
 
 
-def _group_key(record_id: str) -> str:
-    return record_id.split("/", 1)[0]
+def _group_key(record: dict) -> tuple[str, str]:
+    """A record's group: its id family and the printed table or figure it is from.
+
+    The ``table2`` family holds Table 5 and the Census allocation (Table 2): two groups.
+    """
+    return record["id"].split("/", 1)[0], printed_name(record["source"])
 
 
 def explanation_notes(records: list[dict]) -> tuple[list[str], dict[str, tuple[int, str]]]:
@@ -177,7 +181,7 @@ def _all_records(records: list[dict]) -> list[str]:
     notes, per_record = explanation_notes(records)
     groups: dict[str, list[dict]] = {}
     for record in records:
-        groups.setdefault(_group_key(record["id"]), []).append(record)
+        groups.setdefault(_group_key(record), []).append(record)
     parts = ["<h2 id='all-records'>All published numbers and claims: published vs computed</h2>",
              "<p>Grouped by table or figure of the paper. Each explanation is written once: "
              "shown in its row, or, when several rows share its wording, as a numbered note "
@@ -185,13 +189,13 @@ def _all_records(records: list[dict]) -> list[str]:
              "numbers that are their own.</p>"]
     written: set[int] = set()
     first_note: dict[str, int] = {}  # sentence -> the first note that has it
-    for key, group in groups.items():
+    for (family, name), group in groups.items():
         counts = Counter(r["status"] for r in group)
         sources = list(dict.fromkeys(r["source"] for r in group))
-        names = list(dict.fromkeys(printed_name(source) for source in sources))
+        anchor = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{family}-{name}")
         parts.append(
-            f"<h3 id='group-{esc(key)}'>{esc(', '.join(names))} "
-            f"<small>(records {esc(key)}/…)</small></h3>"
+            f"<h3 id='group-{esc(anchor)}'>{esc(name)} "
+            f"<small>(records {esc(family)}/…)</small></h3>"
             + "<p class='counts'>source: " + esc("; ".join(sources)) + " · " + "".join(
                 f"<span class='{_status_class(s)}'>{s} {counts[s]}</span>" for s in STATUSES
                 if counts[s])

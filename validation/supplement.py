@@ -151,7 +151,7 @@ def figure7_data(s_grid=None) -> xr.Dataset:
          "gap": ("s", variance_gap(s), {"long_name": "s - sigma^2", "units": "persons^2"})},
         coords={"s": ("s", s, {"long_name": "scale s = 1/(2 rho)", "units": "persons^2"}),
                 "rho": ("s", rho, {"long_name": "rho = 1/(2 s)"})},
-        attrs={"source": "supplement S2, Figure 9"},
+        attrs={"source": "supplement S2, Figure 8"},
     )
 
 
