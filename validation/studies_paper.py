@@ -1,4 +1,4 @@
-r"""Reproduce the paper's two-level decision studies (§4.3 Figures 4-6, supplement S4).
+r"""Reproduce the paper's two-level decision studies (§4.3 Figures 4-6, S4 Figures 10-11).
 
 Every published number of those figures gets a record
 ``{"id", "source", "published", "computed", "mcse", "status", "explanation"}``:
@@ -403,10 +403,10 @@ def study(*, paper_scale: bool = False, progress: bool = False):
         "posterior), the hierarchy LOWERS the probability of a correct decision for small x2 "
         f"({_pct(float(fig5['p_correct'].sel(x2=1)))} at x2 = 1 vs "
         f"{_pct(float(fig5['p_correct_no_hierarchy']))} without it), unlike the paper's "
-        "Figures 4-5 and S4. The paper's numbers are reproduced by a Gibbs sampler whose X1 "
-        "update omits the constraint k1 <= k2 (its stationary law is computed in closed form "
-        "here), decided from 1e3 draws with 'estimate >= 1/2': e.g. Figure 5's plateau "
-        f"59.05% (variant, 1e3 draws, x2 = 10: "
+        "Figures 4-5 and S4 (Figures 10-11). The paper's numbers are reproduced by a Gibbs "
+        "sampler whose X1 update omits the constraint k1 <= k2 (its stationary law is "
+        "computed in closed form here), decided from 1e3 draws with 'estimate >= 1/2': e.g. "
+        f"Figure 5's plateau 59.05% (variant, 1e3 draws, x2 = 10: "
         f"{_pct(float(fig5['p_correct_variant_draws'].sel(x2=10)))}) and S4's 59% for the "
         "uniform priors.",
         "Ties: with a point-mass (or effectively point-mass, rho2 = 100) prior and odd d the "
@@ -422,7 +422,7 @@ def study(*, paper_scale: bool = False, progress: bool = False):
     ]
     return StudyResult(
         name="studies",
-        title="Two levels: decision studies (paper §4.3 Figures 4–6, supplement S4)",
+        title="Two levels: decision studies (paper §4.3 Figures 4–6; supplement S4, Figures 10–11)",
         records=records, datasets=datasets, figures=figures, notes=notes,
         diagnostics=diagnostics, seeds=dict(SEEDS),
     )
