@@ -21,7 +21,10 @@ only in its ``latex_label`` field (:func:`latex_label`).
 for a qualitative statement the paper makes about a number ("approximately one").
 ``kind`` says what the number is: ``probability``, ``risk``, ``rho``, ``epsilon``,
 ``threshold`` (a decision boundary in x1*), ``count``, ``bound``, ``claim``, ``input``
-(data or parameters the paper states) or ``setting`` (Monte Carlo budgets).
+(data or parameters the paper states) or ``setting`` (Monte Carlo budgets). A ``bound`` or
+``claim`` is a qualitative statement: its record is a claim (:mod:`dprisk.validation.claims`)
+with status ``holds`` / ``does not hold`` and the measured quantity, not a number compared
+with ``value``.
 ``computed_by`` says which part of the suite reproduces it.
 """
 
