@@ -23,7 +23,6 @@ import json
 import platform
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -35,7 +34,7 @@ matplotlib.use("Agg")
 import xarray as xr
 
 from dprisk.validation.record_annotations import annotate
-from dprisk.validation.records import RECORD_KEYS, StudyResult, validate_records
+from dprisk.validation.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
 from dprisk.validation.report_output import ReportTarget
 from dprisk.validation.report_page import render_html
 
@@ -115,7 +114,8 @@ def _write_all(tmp: Path, results: list[StudyResult], paper_scale: bool, start: 
     return {
         "n_records": len(records),
         "n_figures": n_figures,
-        "status_counts": dict(Counter(r["status"] for r in records)),
+        "status_counts": {s: n for s in STATUSES  # in the order of STATUSES
+                          if (n := sum(r["status"] == s for r in records))},
     }
 
 

@@ -30,6 +30,7 @@ def add_parser(subs) -> None:
 
 def run(args) -> int:
     """Write the report to ``--out`` and print its summary."""
+    from dprisk.validation.records import CLAIM_STATUSES
     from dprisk.validation.report import write_report
     from dprisk.validation.report_output import check_report_out
 
@@ -41,10 +42,15 @@ def run(args) -> int:
         check_report_out(out)  # only a new, empty or earlier report directory is replaced
         summary = write_report(args.out, paper_scale=args.paper_scale,
                                progress=not args.quiet)
+    counts = summary["status_counts"]
+    numbers = {k: v for k, v in counts.items() if k not in CLAIM_STATUSES}
+    claims = {k: v for k, v in counts.items() if k in CLAIM_STATUSES}
     lines = [
         f"report written to {summary['out']}",
-        f"  {summary['n_records']} published numbers and claims compared: "
-        + ", ".join(f"{k} {v}" for k, v in summary["status_counts"].items()),
+        f"  {sum(numbers.values())} published numbers compared: "
+        + ", ".join(f"{k} {v}" for k, v in numbers.items())
+        + (f"; {sum(claims.values())} claims checked: "
+           + ", ".join(f"{k} {v}" for k, v in claims.items()) if claims else ""),
         f"  {summary['n_figures']} figures, {summary['seconds']:.1f} s",
     ]
     emit(args, summary, lines)
