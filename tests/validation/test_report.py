@@ -48,6 +48,7 @@ def test_report_layout_and_contract(tmp_path, monkeypatch):
     html = (out / "index.html").read_text()
     assert "demo/x" in html and "figures/figure0.png" in html and "R-hat fine" in html
     assert "<td>demo</td><td>mc</td><td class='num'>7</td>" in html and "pymc" in html
+    assert f"time: {summary['seconds']:.1f} s" in html  # the time the command prints
 
 
 def test_report_replaces_atomically_and_failure_keeps_old(tmp_path, monkeypatch):
