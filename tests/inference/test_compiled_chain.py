@@ -24,8 +24,9 @@ def test_same_draws_as_pm_sample(method):
     for k, release in enumerate(RELEASES):
         for model in models:
             set_release(model, *release)
-        run = {"draws": 60, "tune": 20 * k, "random_seed": 100 + k}  # tune = 0 included
-        tree = sample_model(models[0], method=method, chains=1, step=steps[0], **run)
+        # tune = 0 included; one chain, then two (each chain from the steps' entry state)
+        run = {"draws": 60, "tune": 20 * k, "random_seed": 100 + k, "chains": 1 + k % 2}
+        tree = sample_model(models[0], method=method, step=steps[0], **run)
         got = chain.run(**run)
         for name in ("X1", "X2"):
-            assert np.array_equal(tree.posterior[name].values[0], got[name])
+            assert np.array_equal(tree.posterior[name].values, got[name])
