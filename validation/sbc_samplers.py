@@ -298,8 +298,8 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
         draws = chain.run(draws=n_draws * int(thin[r]), tune=int(tune[r]),
                           random_seed=int(seeds[r]))
         keep = slice(int(thin[r]) - 1, None, int(thin[r]))
-        x1[r] = draws["X1"][keep]
-        x2[r] = draws["X2"][keep]
+        x1[r] = draws["X1"][0, keep]
+        x2[r] = draws["X2"][0, keep]
     return x1, x2
 
 
