@@ -79,7 +79,7 @@ def main(names: list[str]) -> int:
     from timing import machine_load
 
     results = {}
-    paths = sorted(HERE.glob("bench_*.py"), key=lambda path: path.stem in SLOW_LAST)
+    paths = sorted(sorted(HERE.glob("bench_*.py")), key=lambda path: path.stem in SLOW_LAST)
     for path in paths:
         if names and path.stem.removeprefix("bench_") not in names:
             continue
