@@ -57,7 +57,8 @@ def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
     if report:
         ratio = report["seconds"] / report["target_seconds"]
         lines.append(("dprisk reproduce <= 60 s (default budget, same records and figures)",
-                      f"{report['seconds']:.1f} s = {ratio:.2f}x the target; "
+                      f"{report['seconds']:.1f} s = {ratio:.2f}x the target "
+                      f"({report.get('cpu_seconds', float('nan')):.1f} s CPU); "
                       f"{report['unchanged_records']} of {report['baseline_records']} "
                       "records unchanged", report["seconds"] <= report["target_seconds"]
                       and report["unchanged_records"] == report["baseline_records"]))
