@@ -34,6 +34,7 @@ from collections import Counter
 
 import numpy as np
 
+from dprisk.inference.accounting_cache import cached_float
 from dprisk.models.census import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census_strategy import strategy_queries
 from dprisk.models.checks import check_probability, check_rho
@@ -130,13 +131,17 @@ def epsilon_cks(rho, delta) -> float:
     rho : float (rho > 0)
     delta : float (0 < delta < 1)
 
+    Results are cached on disk (:mod:`dprisk.inference.accounting_cache`), keyed by
+    ``rho``, ``delta`` and the ``dp-accounting`` version.
+
     Examples
     --------
     rho = 2.56, delta = 1e-10 gives epsilon = 17.1583... (Bun–Steinke: 17.9153).
     """
     rho = _scalar(rho, "rho", check_rho)
     delta = _scalar(delta, "delta", check_probability)
-    return _cks_epsilon(rho, delta)
+    return cached_float("epsilon_cks", {"rho": repr(rho), "delta": repr(delta)},
+                        lambda: _cks_epsilon(rho, delta))
 
 
 def rho_cks(epsilon, delta) -> float:
@@ -181,17 +186,30 @@ def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> 
     delta : float (0 < delta < 1)
     value_discretization_interval : float (> 0)
         Grid of the privacy-loss values.
-    """
-    from dp_accounting.pld import privacy_loss_distribution
 
+    Notes
+    -----
+    Results are cached on disk (:mod:`dprisk.inference.accounting_cache`), keyed by the
+    queries' rhos, ``delta``, the interval and the ``dp-accounting`` version.
+    """
     rho_values = check_rho(rhos, "rhos")
     if rho_values.ndim != 1 or rho_values.size == 0:
         raise ValueError(f"rhos must be a non-empty list of numbers > 0, got {rhos!r}")
     delta = _scalar(delta, "delta", check_probability)
     interval = _scalar(value_discretization_interval, "value_discretization_interval",
                        check_rho)
+    queries = sorted(Counter(rho_values.tolist()).items())
+    key = {"queries": [[repr(rho), count] for rho, count in queries], "delta": repr(delta),
+           "value_discretization_interval": repr(interval)}
+    return cached_float("epsilon_pld", key, lambda: _compose_pld(queries, delta, interval))
+
+
+def _compose_pld(queries: list[tuple[float, int]], delta: float, interval: float) -> float:
+    """``epsilon_pld`` computed: compose the PLD of each ``(rho, count)`` query group."""
+    from dp_accounting.pld import privacy_loss_distribution
+
     composed = None
-    for rho, count in sorted(Counter(rho_values.tolist()).items()):
+    for rho, count in queries:
         pld = privacy_loss_distribution.from_discrete_gaussian_mechanism(
             float(np.sqrt(1.0 / (2.0 * rho))), sensitivity=1,
             value_discretization_interval=interval)

@@ -26,13 +26,14 @@ with the kernels of :mod:`dprisk.inference.single_level_kernels`. Targets unique
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit
 
 from dprisk.inference import single_level_kernels as kernels
 from dprisk.inference.single_level_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.discrete_gaussian import logpmf_kernel
 from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
+from dprisk.models.numerics import libm_expit as expit
+from dprisk.models.numerics import libm_log_expit as log_expit
 
 __all__ = [
     "MAX_HALFWIDTH",

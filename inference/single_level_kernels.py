@@ -22,6 +22,7 @@ import numpy as np
 
 from dprisk.models.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp
+from dprisk.models.numerics import libm_log_expit as log_expit
 
 __all__ = [
     "MAX_HALFWIDTH",
@@ -83,8 +84,6 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
     Rows are sorted by ``K`` and processed in blocks sharing the largest grid of the block
     (extra terms are exact, merely tiny), so one vectorised pass serves many ``rho``.
     """
-    from scipy.special import log_expit  # imported here: the other kernels need no SciPy
-
     tail = np.maximum(TAIL_RELATIVE * p, 1e-300)
     halfwidth = np.empty(rho.shape, dtype=np.int64)
     for value in np.unique(tail):  # the half-width takes one tail mass at a time

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
+from dprisk.inference.compiled_chain import CompiledChain
 from dprisk.inference.exact import exact_posterior
 from dprisk.inference.sampling import (
     SAMPLING_METHODS,
     chain_diagnostics,
     pymc_steps,
-    sample_model,
     sample_posterior,
 )
 from dprisk.models.census import census_level
@@ -160,11 +160,11 @@ def _z(estimate: float, exact: float, mcse: float) -> float:
     return 0.0 if math.isclose(estimate, exact, rel_tol=0, abs_tol=1e-12) else math.inf
 
 
-def _estimates(tree: xr.DataTree, known: int) -> dict[str, dict]:
-    post = tree["posterior"]
+def _estimates(x1: np.ndarray, x2: np.ndarray, known: int) -> dict[str, dict]:
+    """Mean, MCSE, R-hat and ESS of 1[X1 = m+1] and X2 from (chain, draw) arrays."""
     return {
-        "prob_x1": chain_diagnostics(post["X1"].values, known=known),
-        "x2_mean": chain_diagnostics(post["X2"].values),
+        "prob_x1": chain_diagnostics(x1, known=known),
+        "x2_mean": chain_diagnostics(x2),
     }
 
 
@@ -228,7 +228,7 @@ def crosscheck(
     seconds = np.zeros(shape[:3])
     seeds = np.random.default_rng(random_seed).integers(2**31, size=shape[:3])
     for j, prior in enumerate(priors):
-        model = steps = None
+        model = chains = None
         for i, release in enumerate(releases):
             exact = exact_posterior(*release, **params, prior=prior)
             exact_values = {"prob_x1": float(exact.prob_x1), "x2_mean": float(exact.x2_mean())}
@@ -236,17 +236,19 @@ def crosscheck(
                 start = time.perf_counter()
                 seed = int(seeds[i, j, k])
                 if method == "gibbs":
-                    tree = sample_posterior(*release, **params, prior=prior, method="gibbs",
-                                            random_seed=seed, **spec.budgets[method])
+                    post = sample_posterior(*release, **params, prior=prior, method="gibbs",
+                                            random_seed=seed, **spec.budgets[method])["posterior"]
+                    draws = {name: post[name].values for name in ("X1", "X2")}
                 else:
-                    if model is None:
+                    if model is None:  # one model, steps and compiled chain per prior
                         model = build_hierarchical_model(*release, **params, prior=prior)
-                        steps = {m: pymc_steps(model, m) for m in ("pymc-gibbs", "pymc")}
+                        chains = {m: CompiledChain(model, pymc_steps(model, m))
+                                  for m in ("pymc-gibbs", "pymc")}
                     set_release(model, *release)
-                    tree = sample_model(model, method=method, step=steps[method],
-                                        random_seed=seed, **spec.budgets[method])
+                    draws = chains[method].run(random_seed=seed, **spec.budgets[method])
                 seconds[i, j, k] = time.perf_counter() - start
-                for q, (name, stats) in enumerate(_estimates(tree, known).items()):
+                for q, (name, stats) in enumerate(_estimates(draws["X1"], draws["X2"],
+                                                             known).items()):
                     cell = (i, j, k, q)
                     out["estimate"][cell] = stats["mean"]
                     out["mcse"][cell] = stats["mcse"]

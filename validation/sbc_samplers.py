@@ -275,28 +275,31 @@ class SBCResult:
 
 def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray,
                 tune: np.ndarray, n_draws: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Thinned draws (N, L) of X1 and X2 by ``pm.sample``, one release at a time.
+    """Thinned draws (N, L) of X1 and X2 by PyMC's steps, one release at a time.
 
-    One model and one set of step methods serve every release (:func:`set_release`).
+    One model, one set of step methods and one compiled chain
+    (:class:`dprisk.inference.compiled_chain.CompiledChain`: the draws of ``pm.sample`` with
+    the same seed, bit for bit, without its fixed cost per call) serve every release
+    (:func:`set_release`).
     """
-    from dprisk.inference.sampling import pymc_steps, sample_model
+    from dprisk.inference.compiled_chain import CompiledChain
+    from dprisk.inference.sampling import pymc_steps
     from dprisk.models.hierarchical import build_hierarchical_model, set_release
 
     first = [int(a[0]) for a in sims.releases]
     model = build_hierarchical_model(*first, **params)
-    steps = pymc_steps(model, sampler)
+    chain = CompiledChain(model, pymc_steps(model, sampler), ("X1", "X2"))
     n = sims.x1.size
     x1 = np.empty((n, n_draws), dtype=np.int64)
     x2 = np.empty((n, n_draws), dtype=np.int64)
     seeds = rng.integers(0, 2**31, size=n)
     for r in range(n):
         set_release(model, *(int(a[r]) for a in sims.releases))
-        idata = sample_model(model, method=sampler, draws=n_draws * int(thin[r]), chains=1,
-                             tune=int(tune[r]), random_seed=int(seeds[r]), step=steps)
-        post = idata.posterior
+        draws = chain.run(draws=n_draws * int(thin[r]), tune=int(tune[r]),
+                          random_seed=int(seeds[r]))
         keep = slice(int(thin[r]) - 1, None, int(thin[r]))
-        x1[r] = post["X1"].values[0, keep]
-        x2[r] = post["X2"].values[0, keep]
+        x1[r] = draws["X1"][0, keep]
+        x2[r] = draws["X2"][0, keep]
     return x1, x2
 
 
