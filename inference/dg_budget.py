@@ -83,8 +83,10 @@ class DGBudget:
 
 
 def max_ratio_profile(p: float, max_ratio: float, max_posterior: float | None) -> float:
-    r"""The risk profile :math:`r^*(p) = \max(\tilde r, \tilde a / p)` (:math:`\tilde r` alone
-    without ``max_posterior``)."""
+    r"""The risk profile :math:`r^*(p) = \max(\tilde r, \tilde a / p)`.
+
+    Without ``max_posterior`` the profile is the constant :math:`\tilde r`.
+    """
     return max_ratio if max_posterior is None else max(max_ratio, max_posterior / p)
 
 
@@ -177,7 +179,7 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
     return first_crossing(max(delta, 0.0), target)[0]
 
 
-def check_target(measure: str, target, priors, *, max_ratio=None) -> float:
+def check_target(measure: str, target, priors) -> float:
     """``target`` as a float inside the measure's range at every prior (else ValueError)."""
     try:
         target = float(target)

@@ -69,7 +69,7 @@ def tail_delta(p: float, max_ratio: float) -> float:
 
 
 def piece_count(delta: float, target: float) -> int:
-    r""":math:`k_{\max} = \lceil (4 \log(1/T)/\delta + 1)/2 \rceil`: pieces beyond it stay below T."""
+    r""":math:`k_{\max} = \lceil (4 \log(1/T)/\delta + 1)/2 \rceil`: later pieces stay below T."""
     return max(1, math.ceil((4.0 * math.log(1.0 / target) / delta + 1.0) / 2.0))
 
 
