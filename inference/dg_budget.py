@@ -263,11 +263,15 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
             rho = _first_crossing(measure_function(measure, prior, known), target)
         if rho is not None and (best is None or rho < best[0]):
             best = (rho, prior)
+    if best is None and measure == "tail":
+        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+                         "release exceeds the ratio bound, so any rho meets the tail "
+                         "tolerance (allowed range: max_ratio * p < 1 for some p)")
     if best is None:
         raise ValueError(f"target {target!r} is never exceeded by the {measure} at these "
                          "priors: any rho meets it (allowed range: below the measure's "
-                         "supremum, 1/p for marginal-risk, 1 for marginal-posterior, the "
-                         "tail is 0 where max_ratio * p >= 1)")
+                         "supremum, 1/p for marginal-risk, 1 for marginal-posterior and "
+                         "p-correct)")
     rho, prior = best
     value = measure_function(measure, prior, known, max_ratio=max_ratio,
                              max_posterior=max_posterior)
