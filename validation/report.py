@@ -72,6 +72,12 @@ def _sbc_study(*, paper_scale: bool) -> StudyResult:
     return sbc.study(paper_scale=paper_scale)
 
 
+def _decisions_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation import decisions_study
+
+    return decisions_study.study(paper_scale=paper_scale)
+
+
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 1–2, Figures 1–3)", _single_level_study),
