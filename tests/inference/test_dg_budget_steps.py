@@ -6,6 +6,7 @@ brute-force grid scan of the measure (the first grid point above the target lies
 (rho*, grid step above rho*]); round trips; bad input names the parameter.
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -156,3 +157,30 @@ def test_bad_input_names_the_parameter(kwargs, name):
 
 def test_all_measures_listed():
     assert set(MEASURES) == {"marginal-risk", "marginal-posterior", "p-correct", "tail"}
+
+
+@pytest.mark.parametrize("p", [0.05, 0.2, 0.4])
+def test_monotone_between_the_jumps(p):
+    """What the exact search relies on: P[correct] decreases on every piece (rho_{k+1}, rho_k]
+    with k >= 1 and increases on the last one (rho_1, inf)."""
+    delta = -math.log(p / (1 - p))
+    jumps = jump_points(delta, 8)  # rho_1 > rho_2 > ... > rho_8
+    for upper, lower in itertools.pairwise(jumps):
+        # (the jump point itself is left out: in floats its tie may fall on either side)
+        inside = np.geomspace(lower * (1 + 1e-9), upper * (1 - 1e-9), 25)
+        assert np.all(np.diff(single_level.p_correct(inside, p)) < 0)
+    last = np.geomspace(jumps[0] * (1 + 1e-9), jumps[0] * 4, 25)
+    values = single_level.p_correct(last, p)
+    assert np.all(np.diff(values) > 0) and values[-1] < 1.0  # (before it rounds to 1)
+
+
+@pytest.mark.parametrize(("measure", "targets", "profile"), [
+    ("marginal-risk", np.geomspace(1.05, 15, 9), {}),
+    ("p-correct", np.linspace(0.05, 0.95, 9), {}),
+    ("tail", np.geomspace(1e-4, 0.5, 9), PROFILE),
+])
+def test_rho_star_is_nondecreasing_in_the_target(measure, targets, profile):
+    """inf{rho : M > T} can only move right as T grows, monotone measure or not."""
+    rhos = [rho_for_target(measure, float(t), p=FIVE_PRIORS[:-1], **profile).rho
+            for t in targets]
+    assert np.all(np.diff(rhos) >= 0)
