@@ -54,7 +54,8 @@ from dprisk.models.discrete_gaussian import log_tail
 __all__ = ["MAX_PIECES", "first_crossing", "jump_points", "piece_suprema", "tail_delta"]
 
 #: Most pieces enumerated before a target is refused (delta too close to 0).
-MAX_PIECES = 20_000
+MAX_PIECES = 5_000
+_BLOCK = 128
 
 
 def tail_delta(p: float, max_ratio: float) -> float:
@@ -79,13 +80,14 @@ def jump_points(delta: float, n_pieces: int) -> np.ndarray:
     return delta / (2.0 * k - 1.0)
 
 
-def piece_suprema(delta: float, n_pieces: int) -> np.ndarray:
-    r""":math:`v_k = P[\eta \ge k]` at :math:`\rho_{k+1} = \delta/(2k+1)`, ``k = 0 .. n_pieces``.
+def piece_suprema(delta: float, pieces) -> np.ndarray:
+    r""":math:`v_k = P[\eta \ge k]` at :math:`\rho_{k+1} = \delta/(2k+1)`, each ``k`` of ``pieces``.
 
     :math:`v_0` is the left-end value of the last, increasing piece (c = 0 above
-    :math:`\rho_1 = \delta`), also approached but not attained.
+    :math:`\rho_1 = \delta`), also approached but not attained. ``pieces``: an int ``n``
+    (``k = 0 .. n``) or an array of ``k >= 0``.
     """
-    k = np.arange(0, n_pieces + 1)
+    k = np.arange(0, pieces + 1) if np.ndim(pieces) == 0 else np.asarray(pieces)
     return np.exp(log_tail(k, delta / (2.0 * k + 1.0)))
 
 
@@ -136,9 +138,12 @@ def first_crossing(delta: float, target: float) -> tuple[float, str]:
             f"the measure has {n_pieces} pieces below the target (delta = {delta:.3g} too close "
             f"to 0: p too close to 1/2 for p-correct, or the ratio bound too close to 1 for "
             f"tail; allowed: at most {MAX_PIECES} pieces)")
-    suprema = piece_suprema(delta, n_pieces)
-    crossing = np.flatnonzero(suprema > target)
-    if crossing.size:
-        k = int(crossing[-1])  # the largest k: the smallest rho
-        return delta / (2.0 * k + 1.0), f"jump {k}"
+    # from the smallest rho (largest k) up, in blocks: a block's memory is bounded by
+    # _BLOCK x the tail-sum terms at its smallest rho, and the first block that crosses ends it
+    for top in range(n_pieces, -1, -_BLOCK):
+        pieces = np.arange(top, max(top - _BLOCK, -1), -1)
+        crossing = np.flatnonzero(piece_suprema(delta, pieces) > target)
+        if crossing.size:
+            k = int(pieces[crossing[0]])  # the largest k: the smallest rho
+            return delta / (2.0 * k + 1.0), f"jump {k}"
     return _last_piece_root(delta, target), "continuous"
