@@ -184,3 +184,13 @@ def test_rho_star_is_nondecreasing_in_the_target(measure, targets, profile):
     rhos = [rho_for_target(measure, float(t), p=FIVE_PRIORS[:-1], **profile).rho
             for t in targets]
     assert np.all(np.diff(rhos) >= 0)
+
+
+def test_first_crossing_across_many_blocks_of_pieces():
+    """p = 0.499: about 800 pieces, enumerated in several blocks; the crossing found agrees
+    with a 4000-point grid scan (first failing grid point within one step above rho*)."""
+    answer = rho_for_target("p-correct", 0.2, p=[0.499])
+    assert answer.rho < 0.004 / 257  # beyond the first block of 128 pieces from rho_1
+    grid = np.geomspace(answer.rho / 20, answer.rho * 4, 4000)
+    failing = grid[single_level.p_correct(grid, 0.499) > 0.2]
+    assert answer.rho < failing[0] <= answer.rho * (grid[1] / grid[0]) * (1 + 1e-12)
