@@ -194,7 +194,7 @@ def _profile_figure(data: xr.Dataset) -> Figure:
         elif variable == "rho_tail":
             value = data.attrs["rho_star_tail"]
         ax.plot([binding], [value], marker="*", markersize=12, color="C3", linestyle="none",
-                label=f"binding p = {binding:.4g}")
+                label=f"binding p{' (ε-DP)' if variable == 'max_ratio' else ''} = {binding:.4g}")
         ax.set_xscale("log")
         ax.set_xlabel("prior p = P[X1 = m+1]")
         ax.set_ylabel(ylabel)
@@ -210,13 +210,16 @@ def _profile_figure(data: xr.Dataset) -> Figure:
 
 
 def _table_figure(table: xr.Dataset) -> Figure:
-    fig = Figure(figsize=(8, 2.2), layout="constrained")
+    fig = Figure(figsize=(9, 2.4), layout="constrained")
     ax = fig.subplots()
     ax.axis("off")
     cells = [[m, f"{r:.6f}", f"{e:.4f}"] for m, r, e in zip(
         table["method"].values, table["rho"].values, table["epsilon"].values, strict=True)]
-    ax.table(cellText=cells, colLabels=["conversion", "rho", "epsilon (delta = 1e-10)"],
-             loc="center")
+    shown = ax.table(cellText=cells, colLabels=["conversion", "rho", "epsilon (delta = 1e-10)"],
+                     colWidths=[0.5, 0.2, 0.3], loc="center")
+    shown.auto_set_font_size(False)
+    shown.set_fontsize(10)
+    shown.scale(1.0, 1.5)
     fig.suptitle("epsilon of the 2020 persons release, three ways")
     return fig
 
