@@ -13,6 +13,8 @@ import re
 
 from matplotlib.figure import Figure
 
+from dprisk.validation.decisions_captions import DESCRIPTIONS as _DECISIONS_DESCRIPTIONS
+
 __all__ = ["DESCRIPTIONS", "alt_text", "caption"]
 
 #: Figure stem -> (paper figure it mirrors, what is plotted).
@@ -83,6 +85,9 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                            "The same rank histograms for a deliberately broken sampler: the "
                            "test detects it."),
 }
+
+
+DESCRIPTIONS.update(_DECISIONS_DESCRIPTIONS)  # the accounting and budget figures
 
 
 def _plain(text: str) -> str:

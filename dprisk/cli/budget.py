@@ -1,10 +1,15 @@
 """``dprisk budget``: the privacy budget that meets a disclosure-risk target.
 
-Two forms. ``--pure-dp``: Kazan & Reiter's risk-profile method for epsilon-DP, with the
+Four forms. ``--pure-dp``: Kazan & Reiter's risk-profile method for epsilon-DP, with the
 profile r*(p) = max(R, A/(p q)) given by ``--max-ratio R --max-posterior A`` and the prior on
-the sensitive value ``--q Q`` (1 by default; ``any`` minimises over q too). ``--measure``:
-the largest single-level discrete Gaussian rho whose marginal risk or marginal posterior
-stays at most ``--target`` at every prior of ``--p``, with its certificate.
+the sensitive value ``--q Q`` (1 by default; ``any`` minimises over q too). ``--measure``
+(single level): the largest discrete Gaussian rho whose measure stays at most ``--target``
+at every prior of ``--p``, with its certificate; the ``tail`` measure
+P[R'(X*) > r*(p)] takes the tolerance ``--tail-tolerance TAU`` and the profile
+``--max-ratio R [--max-posterior A]`` instead of ``--target``. ``--rho1 R --d D --x2 N``
+(two levels, p-correct): the largest block-group rho2 for the fixed block rho1.
+``--census``: the largest global rho of the 2020 allocation (block and block-group shares
+fixed), at the block (any measure) or, with ``--d --x2``, with the block group (p-correct).
 """
 
 from __future__ import annotations
@@ -14,22 +19,36 @@ from dprisk.cli.common import fmt
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
 
+_MEASURE_OPTIONS = frozenset({"measure", "target", "tail_tolerance", "max_ratio",
+                              "max_posterior", "p", "known"})
 PURE_DP = common.Form("pure-dp", "--pure-dp", frozenset({"pure_dp", "max_ratio",
                                                           "max_posterior", "q"}),
                       usage="--pure-dp --max-ratio R --max-posterior A [--q Q|any]")
-MEASURE = common.Form("measure", "--measure given",
-                      frozenset({"measure", "target", "p", "known"}),
-                      usage="--measure marginal-risk|marginal-posterior --target T "
-                      "[--p P1,P2,...] [--known M]", selected_by="measure")
+TWO_LEVEL = common.Form("two-level", "--rho1 given",
+                        frozenset({"measure", "target", "p", "known", "rho1", "d", "x2"}),
+                        usage="--measure p-correct --target T --rho1 R --d D --x2 N "
+                        "[--p P1,P2,...] [--known M] (solves for rho2)", selected_by="rho1")
+CENSUS = common.Form("census", "--census", _MEASURE_OPTIONS | {"census", "d", "x2"},
+                     usage="--measure M --target T (or the tail options) --census "
+                     "[--d D --x2 N] [--p ...] [--known M] (solves for the global rho)",
+                     selected_by="census")
+MEASURE = common.Form("measure", "--measure given", _MEASURE_OPTIONS,
+                      usage="--measure marginal-risk|marginal-posterior|p-correct --target T "
+                      "| --measure tail --tail-tolerance TAU --max-ratio R [--max-posterior A]"
+                      "; [--p P1,P2,...] [--known M]", selected_by="measure")
 #: The forms of ``dprisk budget``.
-FORMS = [PURE_DP, MEASURE]
+FORMS = [TWO_LEVEL, CENSUS, MEASURE, PURE_DP]
 #: Defaults applied after the checks.
 DEFAULTS = {"q": 1.0, "p": [0.5], "known": 0}
 
 DESCRIPTION = common.describe(
-    FORMS, "The largest epsilon of an epsilon-DP release whose worst-case posterior-to-prior "
-    "ratio stays within the profile r*(p) = max(R, A/(p q)) for every prior p (Kazan & "
-    "Reiter).")
+    FORMS, "pure-dp: the largest epsilon of an epsilon-DP release whose worst-case "
+    "posterior-to-prior ratio stays within the profile r*(p) = max(R, A/(p q)) for every "
+    "prior p (Kazan & Reiter). The other forms: the largest zCDP rho of the discrete Gaussian "
+    "release whose risk measure stays at most the target for every prior (the first crossing "
+    "for the step-like p-correct and tail), with the certificate value_at_rho (<= target) and "
+    "value_above (at rho (1 + 1e-9), > target); epsilon_cks is the (epsilon, 1e-10) "
+    "guarantee of rho (of rho1 + rho2 for the two-level form).")
 
 
 def q_value(text: str):
@@ -59,11 +78,25 @@ def add_parser(subs) -> None:
         "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
         DEFAULTS["q"]))
     sub.add_argument("--measure", default=None,
-                     help="marginal-risk | marginal-posterior: the largest single-level rho "
-                     "whose measure stays at most --target; selects this form")
+                     help="marginal-risk | marginal-posterior | p-correct | tail: the largest "
+                     "rho whose measure stays at most the target; selects the measure form")
     sub.add_argument("--target", type=common.number, default=None,
                      help="the measure's target (marginal-risk: > 1; marginal-posterior: "
-                     "between every p and 1)")
+                     "between every p and 1; p-correct: in (0, 1), above 1/2 if a p = 1/2, "
+                     "every p <= 1/2 at the single level)")
+    sub.add_argument("--tail-tolerance", type=common.number, default=None,
+                     help="tail measure: TAU, 0 < TAU < 1, the largest accepted P[R'(X*) > "
+                     "r*(p)] with r*(p) = max(R, A/p) from --max-ratio [--max-posterior]")
+    sub.add_argument("--rho1", default=None,
+                     help="two-level form: the block's rho (> 0 or census:LEVEL); the answer "
+                     "is the block-group rho2; selects this form")
+    sub.add_argument("--d", type=common.integer, default=None,
+                     help="two-level and census forms: other blocks in the block group (>= 1)")
+    sub.add_argument("--x2", type=common.integer, default=None,
+                     help="two-level and census forms: true block-group count (>= known + 1)")
+    sub.add_argument("--census", action="store_const", const=True, default=None,
+                     help="the global rho of the 2020 allocation, block and block-group "
+                     "shares fixed; selects this form")
     sub.add_argument("--p", type=priors, default=None, help=common.with_default(
         "the priors P[X1 = m+1] at which the target must hold, a comma list P1,P2,...", "0.5"))
     sub.add_argument("--known", type=common.integer, default=None, help=common.with_default(
@@ -74,15 +107,17 @@ def add_parser(subs) -> None:
 
 def run(args) -> int:
     """Check the options, compute the budget, print."""
-    return common.run_form(args, "budget", FORMS, DEFAULTS, {PURE_DP: _pure_dp, MEASURE: _measure})
+    return common.run_form(args, "budget", FORMS, DEFAULTS,
+                           {PURE_DP: _pure_dp, MEASURE: _measure, TWO_LEVEL: _two_level,
+                            CENSUS: _census})
 
 
 def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference.budget import pure_dp_budget
 
     if args.pure_dp is None:
-        raise ValueError("--pure-dp is required: the epsilon-DP risk-profile budget is the "
-                         "form of dprisk budget available so far")
+        raise ValueError("--pure-dp is required for the epsilon-DP risk-profile budget (or "
+                         "choose another form: --measure, --rho1, --census)")
     common.require(args, "pure-dp", max_ratio="a ratio > 1",
                    max_posterior="a posterior in (0, 1)")
     for option, value in (("--max-ratio", args.max_ratio),
@@ -104,32 +139,100 @@ def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
     return payload, lines
 
 
-def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
+def _measure_kwargs(args) -> dict:
+    """Check the measure's options; return ``target`` (tolerance for tail) and the profile."""
+    if args.measure == "tail":
+        if args.target is not None:
+            raise ValueError("--target does not apply to --measure tail: give the tolerance "
+                             "as --tail-tolerance TAU and the profile as --max-ratio R "
+                             "[--max-posterior A]")
+        common.require(args, "tail measure", tail_tolerance="TAU, 0 < TAU < 1",
+                       max_ratio="a ratio > 1")
+        if not 0.0 < args.tail_tolerance < 1.0:
+            raise ValueError(f"--tail-tolerance must be a probability with 0 < TAU < 1, got "
+                             f"{args.tail_tolerance!r}")
+        _check_option("--max-ratio", args.max_ratio)
+        if args.max_posterior is not None:
+            _check_option("--max-posterior", args.max_posterior)
+        return {"target": args.tail_tolerance, "max_ratio": args.max_ratio,
+                "max_posterior": args.max_posterior}
+    for option in ("tail_tolerance", "max_ratio", "max_posterior"):
+        if getattr(args, option) is not None:
+            raise ValueError(f"{common.flag(option)} applies to --measure tail only, not to "
+                             f"--measure {args.measure}")
+    common.require(args, "measure", target="the measure's target")
+    return {"target": args.target}
+
+
+def _payload(answer, epsilon_rho: float) -> dict:
     from dprisk.inference.accounting import epsilon_cks
-    from dprisk.inference.dg_budget import rho_for_target
     from dprisk.models.census import CENSUS_DELTA
 
-    common.require(args, "measure", target="the measure's target")
-    answer = rho_for_target(args.measure, args.target, p=args.p, known=args.known)
-    payload = {
-        "rho": answer.rho,
-        "epsilon_cks": epsilon_cks(answer.rho, CENSUS_DELTA),
-        "measure": answer.measure,
-        "target": answer.target,
-        "binding_p": answer.binding_p,
-        "value_at_rho": answer.value_at_rho,
-        "value_above": answer.value_above,
-    }
-    lines = [
-        f"largest rho with {answer.measure} <= {fmt(answer.target)} at p in "
-        f"{{{', '.join(fmt(p) for p in args.p)}}}, known m = {args.known}",
-        f"  rho*                       = {answer.rho:.10g} "
-        f"(epsilon_cks = {payload['epsilon_cks']:.6f} at delta = {CENSUS_DELTA:g})",
-        f"  binding p                  = {fmt(answer.binding_p)}",
-        f"  measure at rho*            = {answer.value_at_rho:.12g}",
-        f"  measure at rho* (1 + 1e-9) = {answer.value_above:.12g}",
+    return {"rho": answer.rho, "epsilon_cks": epsilon_cks(epsilon_rho, CENSUS_DELTA),
+            "measure": answer.measure, "target": answer.target, "binding_p": answer.binding_p,
+            "value_at_rho": answer.value_at_rho, "value_above": answer.value_above}
+
+
+def _lines(title: str, payload: dict, rho_name: str, epsilon_of: str) -> list[str]:
+    from dprisk.models.census import CENSUS_DELTA
+
+    return [
+        title,
+        f"  {rho_name:<26} = {payload['rho']:.10g} (epsilon_cks of {epsilon_of} = "
+        f"{payload['epsilon_cks']:.6f} at delta = {CENSUS_DELTA:g})",
+        f"  {'binding p':<26} = {fmt(payload['binding_p'])}",
+        f"  {'measure at rho*':<26} = {payload['value_at_rho']:.12g}",
+        f"  {'measure just above rho*':<26} = {payload['value_above']:.12g}",
     ]
-    return payload, lines
+
+
+def _priors_text(args) -> str:
+    return f"p in {{{', '.join(fmt(p) for p in args.p)}}}, known m = {args.known}"
+
+
+def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.dg_budget import rho_for_target
+
+    kwargs = _measure_kwargs(args)
+    answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
+    payload = _payload(answer, answer.rho)
+    title = (f"largest rho with {answer.measure} <= {fmt(answer.target)} at "
+             f"{_priors_text(args)}")
+    return payload, _lines(title, payload, "rho*", "rho*")
+
+
+def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.dg_budget_levels import rho2_for_target
+    from dprisk.models.census import parse_rho
+
+    common.require(args, "two-level", measure="p-correct", target="the target, 0 < T < 1",
+                   d="an integer >= 1", x2="the true block-group count")
+    if args.measure != "p-correct":
+        raise ValueError(f"--measure must be p-correct for the two-level form (--rho1 given), "
+                         f"got {args.measure!r}")
+    rho1 = parse_rho(args.rho1, "--rho1")
+    answer = rho2_for_target(args.target, rho1=rho1, x2=args.x2, d=args.d, p=args.p,
+                             known=args.known)
+    payload = _payload(answer, rho1 + answer.rho)
+    title = (f"largest block-group rho2 with two-level p-correct <= {fmt(answer.target)}, "
+             f"rho1 = {fmt(rho1)}, d = {args.d}, x2 = {args.x2}, {_priors_text(args)}")
+    return payload, _lines(title, payload, "rho2*", "rho1 + rho2*")
+
+
+def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.dg_budget_levels import census_rho_for_target
+
+    if args.measure is None:
+        raise ValueError("--measure is required for the census form (marginal-risk | "
+                         "marginal-posterior | p-correct | tail)")
+    kwargs = _measure_kwargs(args)
+    answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
+                                   d=args.d, **kwargs)
+    payload = _payload(answer, answer.rho)
+    where = ("with the block group" if args.x2 is not None else "at the block")
+    title = (f"largest global rho of the 2020 allocation with {answer.measure} "
+             f"<= {fmt(answer.target)} {where}, {_priors_text(args)}")
+    return payload, _lines(title, payload, "global rho*", "rho*")
 
 
 def _check_option(option: str, value: float) -> None:

@@ -64,7 +64,7 @@ SUBCOMMAND_HELP = {
     "sweep": "P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
     "reproduce": "reproduce the paper's tables and figures",
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
-    "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP risk profile)",
+    "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
 }
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"

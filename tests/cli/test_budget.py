@@ -81,3 +81,83 @@ def test_measure_form_bad_input(argv, parameter, capsys):
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+
+
+KEYS = {"rho", "epsilon_cks", "measure", "target", "binding_p", "value_at_rho", "value_above"}
+
+
+@pytest.mark.parametrize(("argv", "api"), [
+    (["--measure", "p-correct", "--target", "0.3", "--p", "0.05,0.2"],
+     ("p-correct", 0.3, {"p": [0.05, 0.2]})),
+    (["--measure", "tail", "--tail-tolerance", "0.05", "--max-ratio", "3", "--max-posterior",
+      "1/4", "--p", "0.01,0.05,0.1,0.25,0.5"],
+     ("tail", 0.05, {"p": [0.01, 0.05, 0.1, 0.25, 0.5], "max_ratio": 3.0,
+                     "max_posterior": 0.25})),
+    (["--measure", "tail", "--tail-tolerance", "0.01", "--max-ratio", "1.5"],
+     ("tail", 0.01, {"p": [0.5], "max_ratio": 1.5})),
+])
+def test_step_measures_json(argv, api, capsys):
+    from dprisk.inference.dg_budget import rho_for_target
+
+    status, out, err = run_cli(["budget", *argv, "--json"], capsys)
+    assert status == 0 and err == ""
+    payload = json.loads(out)
+    assert set(payload) == KEYS
+    measure, target, kwargs = api
+    expected = rho_for_target(measure, target, **kwargs)
+    assert payload["rho"] == expected.rho and payload["target"] == target
+    assert payload["value_at_rho"] <= target < payload["value_above"]
+
+
+def test_census_and_two_level_forms_json(capsys):
+    from dprisk.inference.accounting import epsilon_cks
+    from dprisk.inference.dg_budget_levels import census_rho_for_target
+
+    status, out, _ = run_cli(["budget", "--census", "--measure", "marginal-risk", "--target",
+                              "1.5", "--json"], capsys)
+    payload = json.loads(out)
+    assert status == 0 and set(payload) == KEYS
+    assert payload["rho"] == census_rho_for_target("marginal-risk", 1.5).rho
+    assert payload["epsilon_cks"] == epsilon_cks(payload["rho"], 1e-10)
+    status, out, _ = run_cli(["budget", "--measure", "p-correct", "--target", "0.593",
+                              "--rho1", "census:block", "--d", "5", "--x2", "10", "--json"],
+                             capsys)
+    payload = json.loads(out)
+    assert status == 0 and set(payload) == KEYS
+    assert payload["value_at_rho"] <= 0.593 < payload["value_above"]
+    rho1 = 0.09922635422547502
+    assert payload["epsilon_cks"] == pytest.approx(epsilon_cks(rho1 + payload["rho"], 1e-10),
+                                                   rel=1e-15)
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    (["--measure", "tail", "--target", "0.1", "--max-ratio", "3"], "--target"),
+    (["--measure", "tail", "--max-ratio", "3"], "--tail-tolerance"),
+    (["--measure", "tail", "--tail-tolerance", "0.1"], "--max-ratio"),
+    (["--measure", "tail", "--tail-tolerance", "1.5", "--max-ratio", "3"], "--tail-tolerance"),
+    (["--measure", "tail", "--tail-tolerance", "0.1", "--max-ratio", "0.9"], "--max-ratio"),
+    (["--measure", "tail", "--tail-tolerance", "0.1", "--max-ratio", "3", "--max-posterior",
+      "2"], "--max-posterior"),
+    (["--measure", "tail", "--tail-tolerance", "0.1", "--max-ratio", "3", "--p", "0.5"],
+     "--max-ratio"),
+    (["--measure", "p-correct", "--target", "0.3", "--tail-tolerance", "0.1"],
+     "--tail-tolerance"),
+    (["--measure", "p-correct", "--target", "0.3", "--p", "0.7"], "p"),
+    (["--measure", "p-correct", "--target", "1.2"], "target"),
+    (["--measure", "p-correct", "--target", "0.3", "--p", ""], "--p"),
+    (["--measure", "p-correct", "--target", "0.3", "--x2", "4"], "--x2"),
+    (["--measure", "marginal-risk", "--target", "1.2", "--rho1", "0.1", "--d", "5", "--x2",
+      "10"], "--measure"),
+    (["--measure", "p-correct", "--target", "0.6", "--rho1", "0.1", "--x2", "10"], "--d"),
+    (["--measure", "p-correct", "--target", "0.6", "--rho1", "-1", "--d", "5", "--x2", "10"],
+     "--rho1"),
+    (["--census", "--target", "0.6"], "--measure"),
+    (["--census", "--measure", "p-correct", "--target", "0.6", "--d", "5"], "x2"),
+    (["--census", "--measure", "p-correct", "--target", "0.6", "--rho1", "0.1"], "--census"),
+    (["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.2", "--census"], "--census"),
+])
+def test_step_and_level_forms_bad_input(argv, parameter, capsys):
+    status, out, err = run_cli(["budget", *argv], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from dprisk.inference import single_level
-from dprisk.inference.dg_budget import MEASURES, DGBudget, rho_for_target
+from dprisk.inference.dg_budget import DGBudget, rho_for_target
 
 FUNCTIONS = {"marginal-risk": single_level.marginal_risk,
              "marginal-posterior": single_level.marginal_posterior}
 
 
-@pytest.mark.parametrize("measure", MEASURES)
+@pytest.mark.parametrize("measure", ["marginal-risk", "marginal-posterior"])
 @pytest.mark.parametrize("p", [0.01, 0.3, 0.5, 0.9])
 def test_measures_increase_in_rho(measure, p):
     rhos = np.geomspace(1e-3, 20.0, 120)
@@ -56,7 +56,7 @@ def test_non_binding_priors_are_skipped():
 
 
 @pytest.mark.parametrize(("kwargs", "name"), [
-    ({"measure": "p-correct", "target": 0.5}, "measure"),
+    ({"measure": "p-incorrect", "target": 0.5}, "measure"),
     ({"measure": "marginal-risk", "target": 1.0}, "target"),
     ({"measure": "marginal-risk", "target": float("nan")}, "target"),
     ({"measure": "marginal-risk", "target": 2.0, "p": [0.5]}, "target"),  # sup = 1/p = 2

@@ -44,6 +44,7 @@ SMALL_BUDGETS = {
         "sampled_priors": ["improper", "point:1"],
     },
     "policy_sweep": {"n_rho1": 3, "n_rho2": 3},
+    "choose_rho": {"n_rho_grid": 40},
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180

@@ -1,0 +1,209 @@
+r"""The rho that meets a risk target with the block group, and for the whole Census allocation.
+
+Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
+
+* **Two levels** (:func:`rho2_for_target`): the block's rho1 is fixed, the block group of
+  ``d`` other blocks is released too, the truth is ``x2`` (and ``x1 = m + 1``); which
+  block-group rho2 keeps P[correct 0-1-loss decision]
+  (:func:`dprisk.inference.studies.p_correct_hierarchical`, the exact two-level posterior
+  deciding) at most ``T`` for every prior? Answer :math:`\rho_2^* = \min_j
+  \inf\{\rho_2 : P_j(\rho_2) > T\}`.
+* **The Census allocation** (:func:`census_rho_for_target`): one global rho with the 2020
+  persons strategy's fractions fixed (:mod:`dprisk.models.census_strategy`): the block's
+  GVHR (``detailed``) query gets :math:`\rho_1 = f_1 \rho`, the block group's
+  :math:`\rho_2 = f_2 \rho`. Without a block group (``x2`` not given) the single-level answer
+  is exact and only rescaled, :math:`\rho^* = \rho_1^* / f_1`, for any measure; with
+  ``x2`` and ``d`` the two-level P[correct] is solved in the global rho.
+
+**Locating the two-level first crossing.** The two-level P[correct] sums, over every
+release ``(x2*, y1*)``, an exact tail in ``x1*`` whose threshold jumps wherever that cell's
+posterior crosses 1/2; these jumps are too many to enumerate. The first crossing is
+therefore bracketed on a grid of :data:`GRID_PER_DECADE` log-spaced points per decade over
+:data:`RHO2_RANGE` or :data:`CENSUS_RHO_RANGE` (the first grid point where the target fails,
+the one before meets it) and refined by bisection, keeping "meets" at the lower and "fails"
+at the upper end, down to a relative width of 1e-9. A crossing that opens and closes between
+two grid points can be missed; the single-level measures have no such gap (their jumps are
+computed).
+The certificate is the measure at :math:`\rho^*` (at most ``T``) and at the failing end of
+the final bracket (within :math:`\rho^*(1 + 10^{-9})`, above ``T``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dprisk.inference.dg_budget import ABOVE, DGBudget, certified, rho_for_target
+
+__all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "census_fractions",
+           "census_rho_for_target", "rho2_for_target", "scan_first_crossing"]
+
+#: Grid of the two-level scan: points per decade of rho.
+GRID_PER_DECADE = 25
+#: Range of the rho2 scan (rho1 fixed).
+RHO2_RANGE = (1e-3, 1e3)
+#: Range of the global-rho scan of the Census allocation (block rho1 = 0.039 x global: below
+#: 0.1 the exact two-level sum needs very wide release grids).
+CENSUS_RHO_RANGE = (0.1, 1e3)
+
+
+def census_fractions() -> tuple[Fraction, Fraction]:
+    r"""The shares :math:`(f_1, f_2)` of the global rho of the block and block-group GVHR queries.
+
+    Each is the level's geolevel share x its ``detailed`` query fraction in the 2020 persons
+    strategy.
+    """
+    from dprisk.models.census_strategy import strategy_queries
+
+    shares = {query.level: query.rho_exact for query in strategy_queries(Fraction(1))
+              if query.query == "detailed"}
+    return shares["block"], shares["block-group"]
+
+
+def scan_first_crossing(value, target: float, low: float,
+                        high: float) -> tuple[float, float, float] | None:
+    """First grid point where ``value`` exceeds ``target``, refined by bisection.
+
+    Returns ``(rho, value_at_rho, value_above)`` or None if no grid point fails. Raises
+    ValueError when the target already fails at ``low``.
+    """
+    n_points = round(GRID_PER_DECADE * math.log10(high / low)) + 1
+    grid = np.geomspace(low, high, n_points)
+    first = value(float(grid[0]))
+    if first > target:
+        raise ValueError(f"target must exceed the measure at the smallest rho scanned "
+                         f"({grid[0]:g}), which is {first:.6g}; got {target!r}")
+    lower = float(grid[0])
+    for point in grid[1:]:
+        if value(float(point)) > target:
+            upper = float(point)
+            break
+        lower = float(point)
+    else:
+        return None
+    while upper > lower * (1.0 + ABOVE):
+        middle = math.sqrt(lower * upper)
+        if value(middle) > target:
+            upper = middle
+        else:
+            lower = middle
+    return lower, value(lower), value(upper)
+
+
+def _two_level_value(p: float, known: int, x2: int, d: int, prior, rho1_of, rho2_of):
+    from dprisk.inference.studies import p_correct_hierarchical
+
+    def value(rho: float) -> float:
+        return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p,
+                                      known=known, prior=prior).p_correct
+
+    return value
+
+
+def _two_level(target, p, known, x2, d, prior, rho1_of, rho2_of, scan) -> DGBudget:
+    from dprisk.models.scenario import Scenario
+
+    priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
+    if not priors:
+        raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
+    try:
+        target = float(target)
+    except (TypeError, ValueError):
+        target = math.nan
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
+                         f"p-correct, got {target!r}")
+    for prior_p in priors:  # validate every parameter once, at the scan's two ends
+        for rho in scan:
+            Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
+                               known=known, prior=prior)
+    best = None
+    for prior_p in priors:
+        value = _two_level_value(prior_p, known, x2, d, prior, rho1_of, rho2_of)
+        found = scan_first_crossing(value, target, *scan)
+        if found is not None and (best is None or found[0] < best[0][0]):
+            best = (found, prior_p)
+    if best is None:
+        raise ValueError(f"target {target!r} is never exceeded by the two-level p-correct for "
+                         f"rho in [{scan[0]:g}, {scan[1]:g}]: any rho in that range meets it")
+    (rho, at, above), prior_p = best
+    return DGBudget(rho, "p-correct", target, prior_p, at, above)
+
+
+def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper") -> DGBudget:
+    r"""The largest block-group rho2 keeping the two-level P[correct] at most ``target``.
+
+    .. math:: \rho_2^* = \min_j \inf\{\rho_2 : P[\hat X_1 = x_1 \mid \rho_1, \rho_2, d, x_2,
+              p_j] > T\}, \quad x_1 = m + 1
+
+    Parameters
+    ----------
+    target : float (0 < T < 1)
+    rho1 : float (> 0)
+        The block's rho (fixed).
+    x2 : int (>= m + 1)
+        True block-group count.
+    d : int (>= 1)
+        Other blocks in the block group.
+    p : sequence of float (0 < p < 1), non-empty
+    known : int (>= 0)
+    prior : str or X2Prior
+        The adversary's prior on the block-group count (``improper`` by default).
+
+    Returns
+    -------
+    DGBudget
+        ``rho`` is :math:`\rho_2^*` (searched in :data:`RHO2_RANGE`).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter (from :class:`dprisk.models.scenario.Scenario`), or the target
+        outside the range the scan reaches.
+    """
+    return _two_level(target, p, known, x2, d, prior, lambda rho: rho1, lambda rho: rho,
+                      RHO2_RANGE)
+
+
+def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
+                          prior="improper", max_ratio=None, max_posterior=None) -> DGBudget:
+    r"""The largest global rho of the 2020 allocation meeting the target (fractions fixed).
+
+    .. math:: \rho_1 = f_1 \rho, \quad \rho_2 = f_2 \rho
+
+    (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
+    :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
+    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level P[correct] solved in the global
+    rho (``measure`` must be ``p-correct``).
+
+    Returns
+    -------
+    DGBudget
+        ``rho`` is the global :math:`\rho^*`; the certificate's values are the measure at the
+        block's (and block group's) share of it.
+    """
+    block, block_group = (float(share) for share in census_fractions())
+    if x2 is None and d is None:
+        block_answer = rho_for_target(measure, target, p=p, known=known, max_ratio=max_ratio,
+                                      max_posterior=max_posterior)
+        from dprisk.inference.dg_budget import measure_function
+
+        value = measure_function(measure, block_answer.binding_p, int(known),
+                                 max_ratio=max_ratio, max_posterior=max_posterior)
+
+        def scaled(rho: float) -> float:
+            return value(block * rho)
+
+        rho = certified(scaled, block_answer.rho / block, block_answer.target)
+        return DGBudget(rho, measure, block_answer.target, block_answer.binding_p,
+                        scaled(rho), scaled(rho * (1.0 + ABOVE)))
+    if x2 is None or d is None:
+        raise ValueError("x2 and d go together: give both for the two-level Census budget, "
+                         "or neither for the block level")
+    if measure != "p-correct":
+        raise ValueError(f"measure must be p-correct for the two-level Census budget (x2, d "
+                         f"given), got {measure!r}")
+    return _two_level(target, p, known, x2, d, prior, lambda rho: block * rho,
+                      lambda rho: block_group * rho, CENSUS_RHO_RANGE)
