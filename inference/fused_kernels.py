@@ -23,12 +23,17 @@ numpy work would have paid for the load, then load; never worse than twice the b
 choice in hindsight):
 
 * the compiled kernel is used when numba or the kernels are already loaded in the process
-  (nothing left to pay), or when the numpy work of this call plus the numpy work already
-  done in the process reaches :data:`BREAK_EVEN_CELLS` (the load is then paid back);
-* otherwise the numpy path runs and its work is added to the process's tally.
+  (nothing left to pay), or when the estimated numpy time of this call plus the numpy time
+  already spent in the process reaches :data:`LOAD_SECONDS` (the load is then paid back);
+* otherwise the numpy path runs and its estimated time is added to the process's tally.
 
-A single command-line posterior or P[correct] point therefore never imports numba; a batch
-of about 1e5 releases or more, or a long run of points, loads it once. ``DPRISK_KERNELS=numpy``
+The numpy time is estimated from measured rates: :data:`NUMPY_CELLS_PER_SECOND` table cells
+(exact enumeration), :data:`NUMPY_SWEEPS_PER_SECOND` chain-sweeps and
+:data:`NUMPY_ALIAS_ROW_SECONDS` per alias-table row (Gibbs sampler).
+
+A single command-line posterior, P[correct] point or short Gibbs run therefore never imports
+numba; a batch of about 2e5 releases or more, about a hundred P[correct] points, or a Monte
+Carlo study loads it once. ``DPRISK_KERNELS=numpy``
 or ``compiled`` forces one path (the tests use both); the compiled kernel serves the priors
 whose log weight is constant on each branch's support (``improper``, ``truncated:U``,
 ``point:K``); other priors (user files) always take the numpy path. numba missing or failing
@@ -52,15 +57,16 @@ from dprisk.inference.two_level_table import (
 from dprisk.models.scenario import Scenario
 
 __all__ = [
-    "BREAK_EVEN_CELLS",
     "KERNEL_MODES",
     "LOAD_SECONDS",
+    "NUMPY_ALIAS_ROW_SECONDS",
     "NUMPY_CELLS_PER_SECOND",
+    "NUMPY_SWEEPS_PER_SECOND",
     "branch_constant_weights",
     "checked_masses",
     "compiled_kernels",
     "kernel_mode",
-    "table_cells",
+    "table_seconds",
     "use_compiled",
 ]
 
@@ -70,10 +76,12 @@ KERNEL_MODES = ("auto", "numpy", "compiled")
 LOAD_SECONDS = 0.9
 #: Table cells (releases x 2 branches x window) per second of the numpy path (measured).
 NUMPY_CELLS_PER_SECOND = 2.0e7
-#: Numpy work, in table cells, that pays for :data:`LOAD_SECONDS`.
-BREAK_EVEN_CELLS = LOAD_SECONDS * NUMPY_CELLS_PER_SECOND
+#: Chain-sweeps per second of the numpy Gibbs block loop (measured, Census window).
+NUMPY_SWEEPS_PER_SECOND = 1.0e7
+#: Seconds per alias-table row of the numpy builder (measured, window of 29).
+NUMPY_ALIAS_ROW_SECONDS = 1.2e-5
 
-_state = {"numpy_cells": 0.0, "kernels": None, "failed": False}
+_state = {"numpy_seconds": 0.0, "kernels": None, "failed": False}
 
 
 def kernel_mode() -> str:
@@ -102,26 +110,26 @@ def compiled_kernels():
     return _state["kernels"]
 
 
-def use_compiled(cells: float) -> bool:
-    """Whether a computation of ``cells`` numpy table cells should use the compiled kernel.
+def use_compiled(numpy_seconds: float) -> bool:
+    """Whether a computation estimated at ``numpy_seconds`` on numpy should be compiled.
 
-    The rule of the module docstring; a ``False`` answer adds ``cells`` to the tally (so ask
-    once per computation).
+    The rule of the module docstring; a ``False`` answer adds ``numpy_seconds`` to the tally
+    (so ask once per computation).
     """
     mode = kernel_mode()
     if mode == "numpy" or _state["failed"]:
         return False
     if mode == "compiled" or _state["kernels"] is not None or "numba" in sys.modules:
         return compiled_kernels() is not None
-    if _state["numpy_cells"] + cells >= BREAK_EVEN_CELLS:
+    if _state["numpy_seconds"] + numpy_seconds >= LOAD_SECONDS:
         return compiled_kernels() is not None
-    _state["numpy_cells"] += cells
+    _state["numpy_seconds"] += numpy_seconds
     return False
 
 
-def table_cells(releases: int, halfwidth: int) -> float:
-    """Cells of the numpy joint tables of ``releases`` releases: ``2 R (2K + 3)``."""
-    return 2.0 * releases * (2 * halfwidth + 3)
+def table_seconds(releases: int, halfwidth: int) -> float:
+    """Estimated numpy seconds of the joint tables of ``R`` releases: ``2 R (2K + 3)`` cells."""
+    return 2.0 * releases * (2 * halfwidth + 3) / NUMPY_CELLS_PER_SECOND
 
 
 def branch_constant_weights(params: Scenario):
@@ -172,7 +180,7 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
     x1s, x2s, y1s = (np.ascontiguousarray(a, dtype=np.int64) for a in (x1s, x2s, y1s))
     k0 = halfwidth if halfwidth is not None else initial_halfwidth(params.precision, tail_mass)
     if compiled is None:
-        compiled = use_compiled(table_cells(x1s.size, k0))
+        compiled = use_compiled(table_seconds(x1s.size, k0))
     weights = None
     if compiled and params.precision <= MAX_PRECISION and compiled_kernels() is not None:
         weights = branch_constant_weights(params)

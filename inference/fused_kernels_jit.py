@@ -218,3 +218,71 @@ def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, low
                 return i
             k = 2 * k + 1
     return -1
+
+
+@njit(cache=True)
+def alias_rows(scaled, q, alias):
+    """Walker's alias tables of the rows of ``scaled`` (``W`` times each pmf), in place.
+
+    The compiled twin of :func:`dprisk.inference.gibbs.alias_table` (same pairing order:
+    the first smallest remaining cell with the first largest, ``W - 1`` times per row), so
+    the tables are identical. ``scaled`` is overwritten; ``q`` and ``alias`` are filled.
+    """
+    rows, width = scaled.shape
+    for_small = np.empty(width)
+    for_large = np.empty(width)
+    for r in range(rows):
+        for k in range(width):
+            q[r, k] = 1.0
+            alias[r, k] = k
+            for_small[k] = scaled[r, k]
+            for_large[k] = scaled[r, k]
+        for _ in range(width - 1):
+            small = 0
+            large = 0
+            for k in range(1, width):
+                if for_small[k] < for_small[small]:
+                    small = k
+                if for_large[k] > for_large[large]:
+                    large = k
+            s_small = scaled[r, small]
+            q[r, small] = min(max(s_small, 0.0), 1.0)
+            alias[r, small] = large
+            scaled[r, large] -= 1.0 - s_small
+            for_small[large] = scaled[r, large]
+            for_large[large] = scaled[r, large]
+            for_small[small] = np.inf
+            for_large[small] = -np.inf
+
+
+@njit(cache=True)
+def gibbs_steps(current, u, a0, a1, pair_q, pair_alias, pair_offset, width, keep_from,
+                x1_out, x2_out, column):
+    """Advance the exact Gibbs chains by ``u.shape[2]`` sweeps from the uniforms ``u``.
+
+    The compiled twin of the block loop of :func:`dprisk.inference.gibbs.gibbs_draws`, with
+    the same uniforms and the same arithmetic, so the draws are identical: X1 moves
+    ``b' = u[0] < a_b``, X2 is drawn with ``u[1]`` from the alias table of
+    ``P[X2 | X1 = m + b, X1' = m + b']`` (row ``pair_offset + 2 W b + W b'``). Sweeps from
+    ``keep_from`` on are written to ``x1_out, x2_out`` (0 / 1 and window offsets) from
+    ``column``; ``current`` (X1 of each chain) is updated in place.
+    """
+    n = u.shape[1]
+    steps = u.shape[2]
+    both = np.empty(2)
+    for i in range(n):
+        both[0] = a0[i]
+        both[1] = a1[i]
+        b = np.int64(current[i])
+        base = pair_offset[i]
+        for s in range(steps):
+            moved = np.int64(u[0, i, s] < both[b])
+            if s >= keep_from:
+                x = u[1, i, s] * width
+                j = min(np.int64(x), width - 1)
+                cell = base + 2 * width * b + width * moved + j
+                out = column + s - keep_from
+                x1_out[i, out] = b
+                x2_out[i, out] = j if x - j < pair_q[cell] else pair_alias[cell]
+            b = moved
+        current[i] = b != 0

@@ -4,7 +4,8 @@
 the Gaussian factor by a ratio recurrence restarted every 16 steps; its rounding is a few
 ulps near the centre (tens of ulps far out), so the tolerance against the numpy path (itself
 exact to a few ulps per cell) is 1e-13 relative on P[X1 = m+1 | D] and 1e-13 absolute on
-the log-odds. The mpmath reference sums the same terms at 40 digits.
+the log-odds. The mpmath reference sums the same terms at 40 digits. The compiled Gibbs
+block loop and alias builder use the same uniforms and arithmetic: their draws are equal.
 """
 
 import math
@@ -15,11 +16,13 @@ import pytest
 
 from dprisk.inference import fused_kernels
 from dprisk.inference.exact import GridTooNarrowError, posterior_x1
+from dprisk.inference.gibbs import alias_table, gibbs_sample, gibbs_x1_counts
+from dprisk.inference.mc_studies import unique_releases
 from dprisk.inference.studies import p_correct_hierarchical
 from dprisk.inference.two_level_table import checked_table
 from dprisk.models.census import census_level
 from dprisk.models.numerics import expit
-from dprisk.models.scenario import Scenario
+from dprisk.models.scenario import Release, Scenario
 
 CENSUS = {"rho1": census_level("block").rho, "rho2": census_level("block-group").rho, "d": 27}
 CASES = [
@@ -129,3 +132,51 @@ def test_kernel_mode_rejects_unknown_values(monkeypatch):
     monkeypatch.setenv("DPRISK_KERNELS", "fast")
     with pytest.raises(ValueError, match="DPRISK_KERNELS"):
         fused_kernels.kernel_mode()
+
+
+# --------------------------------------------------------------------------- Gibbs
+def _gibbs_releases():
+    rng = np.random.default_rng(3)
+    return rng.integers(-3, 5, 120), rng.integers(-3, 12, 120), rng.integers(-20, 30, 120)
+
+
+@pytest.mark.parametrize("prior", ["improper", "truncated:8", "point:4"])
+def test_compiled_gibbs_draws_are_identical(monkeypatch, prior):
+    """Same uniforms, same arithmetic: the compiled block loop gives the numpy draws exactly."""
+    draws = {}
+    for mode in ("numpy", "compiled"):
+        monkeypatch.setenv("DPRISK_KERNELS", mode)
+        out = gibbs_sample(*_gibbs_releases(), **CENSUS, prior=prior, draws=150, chains=3,
+                           tune=37, random_seed=5)
+        draws[mode] = (out.x1, out.x2)
+    np.testing.assert_array_equal(draws["numpy"][0], draws["compiled"][0])
+    np.testing.assert_array_equal(draws["numpy"][1], draws["compiled"][1])
+
+
+def test_compiled_alias_tables_are_identical():
+    rng = np.random.default_rng(4)
+    prob = rng.random((300, 29))
+    prob[:, 3] = 0.0
+    prob[:7] = 0.0
+    prob[:7, 5] = 1.0
+    prob /= prob.sum(1, keepdims=True)
+    q_numpy, alias_numpy = alias_table(prob)
+    q_compiled, alias_compiled = alias_table(prob, compiled=True)
+    np.testing.assert_array_equal(q_numpy, q_compiled)
+    np.testing.assert_array_equal(alias_numpy, alias_compiled)
+
+
+def test_x1_counts_on_distinct_releases_equal_gibbs_sample(monkeypatch):
+    """Tables per distinct release, batches with gibbs_sample's random stream: same counts."""
+    monkeypatch.setenv("DPRISK_KERNELS", "compiled")
+    x1s, x2s, y1s = (np.tile(a[:15], 20) for a in _gibbs_releases())  # many repeats
+    unique, inverse = unique_releases(np.stack([x1s, x2s, y1s], axis=1))
+    scenario = Scenario.two_level(**CENSUS)
+    counts = gibbs_x1_counts(Release.two_level(*unique.T), inverse, scenario, draws=200,
+                             generator=np.random.default_rng(9), tail_mass=1e-12, batch=128)
+    rng = np.random.default_rng(9)
+    want = np.concatenate([
+        (gibbs_sample(x1s[lo:lo + 128], x2s[lo:lo + 128], y1s[lo:lo + 128], scenario=scenario,
+                      draws=200, chains=1, random_seed=rng).x1[:, 0] == 1).sum(-1)
+        for lo in range(0, x1s.size, 128)])
+    np.testing.assert_array_equal(counts, want)
