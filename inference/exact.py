@@ -195,7 +195,7 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     Returns ``(log_odds, neglected, k2_start, joint_pmf)`` shaped like the batch (the last two
     ``None`` unless ``keep_tables``). Without the tables the branch masses come from
     :func:`dprisk.inference.fused_kernels.checked_masses` (compiled when it pays); without
-    ``want_neglected`` the returned neglected mass may be an upper bound.
+    the tables and ``want_neglected`` the neglected mass is not computed (NaN).
     """
     x1s, x2s, y1s = _flat(release)
     shape = release.shape
@@ -208,7 +208,7 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     if compiled:
         chunk = max(n, 1)
     log_odds = np.empty(n)
-    neglected = np.empty(n)
+    neglected = np.full(n, np.nan)
     pieces = []
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
@@ -220,6 +220,8 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
                                                  halfwidth, want_neglected=want_neglected,
                                                  compiled=compiled)
         log_odds[sl] = mass[:, 1] - mass[:, 0]
+        if not (keep_tables or want_neglected):
+            continue
         log_total = np.logaddexp(mass[:, 0], mass[:, 1])
         with np.errstate(invalid="ignore"):
             neglected[sl] = np.exp(np.logaddexp(*log_neglected.T) - log_total)
