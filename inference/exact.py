@@ -27,7 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.inference.fused_kernels import checked_masses, table_seconds, use_compiled
+from dprisk.inference.fused_kernels import (
+    checked_masses,
+    serves,
+    table_seconds,
+    use_compiled,
+)
 from dprisk.inference.two_level_table import (
     DEFAULT_TAIL_MASS,
     GridTooNarrowError,
@@ -204,7 +209,7 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     width0 = 2 * k0 + 3
     chunk = max(1, _CHUNK_CELLS // width0)
     # Without the tables, the fused kernel may do the whole batch in one pass.
-    compiled = not keep_tables and use_compiled(table_seconds(n, k0))
+    compiled = not keep_tables and serves(params) and use_compiled(table_seconds(n, k0))
     if compiled:
         chunk = max(n, 1)
     log_odds = np.empty(n)

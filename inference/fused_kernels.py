@@ -66,6 +66,7 @@ __all__ = [
     "checked_masses",
     "compiled_kernels",
     "kernel_mode",
+    "serves",
     "table_seconds",
     "use_compiled",
 ]
@@ -130,6 +131,11 @@ def use_compiled(numpy_seconds: float) -> bool:
 def table_seconds(releases: int, halfwidth: int) -> float:
     """Estimated numpy seconds of the joint tables of ``R`` releases: ``2 R (2K + 3)`` cells."""
     return 2.0 * releases * (2 * halfwidth + 3) / NUMPY_CELLS_PER_SECOND
+
+
+def serves(params: Scenario) -> bool:
+    """Whether the compiled kernel serves this scenario (prior and precision allow it)."""
+    return params.precision <= MAX_PRECISION and branch_constant_weights(params) is not None
 
 
 def branch_constant_weights(params: Scenario):

@@ -111,6 +111,7 @@ def test_user_prior_takes_the_numpy_path():
     user = "models/examples/negative_binomial_prior.py:prior"
     scenario = Scenario.two_level(**CENSUS, prior=user)
     assert fused_kernels.branch_constant_weights(scenario) is None
+    assert not fused_kernels.serves(scenario)
     weights = fused_kernels.branch_constant_weights(Scenario.two_level(**CENSUS,
                                                                        prior="truncated:10"))
     feasible, _, highs, has_high, log_weights = weights
