@@ -27,6 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprisk.inference.fused_kernels import (
+    checked_masses,
+    serves,
+    table_seconds,
+    use_compiled,
+)
 from dprisk.inference.two_level_table import (
     DEFAULT_TAIL_MASS,
     GridTooNarrowError,
@@ -187,11 +193,14 @@ class HierarchicalPosterior:
 
 
 def posterior_tables(release: Release, params: Scenario, tail_mass: float,
-                     halfwidth: int | None, *, keep_tables: bool):
+                     halfwidth: int | None, *, keep_tables: bool,
+                     want_neglected: bool = True):
     """Kernel of :func:`exact_posterior` for validated inputs, in chunks of releases.
 
     Returns ``(log_odds, neglected, k2_start, joint_pmf)`` shaped like the batch (the last two
-    ``None`` unless ``keep_tables``).
+    ``None`` unless ``keep_tables``). Without the tables the branch masses come from
+    :func:`dprisk.inference.fused_kernels.checked_masses` (compiled when it pays); without
+    the tables and ``want_neglected`` the neglected mass is not computed (NaN).
     """
     x1s, x2s, y1s = _flat(release)
     shape = release.shape
@@ -199,17 +208,28 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     k0 = halfwidth if halfwidth is not None else initial_halfwidth(params.precision, tail_mass)
     width0 = 2 * k0 + 3
     chunk = max(1, _CHUNK_CELLS // width0)
+    # Without the tables, the fused kernel may do the whole batch in one pass.
+    compiled = not keep_tables and serves(params) and use_compiled(table_seconds(n, k0))
+    if compiled:
+        chunk = max(n, 1)
     log_odds = np.empty(n)
-    neglected = np.empty(n)
+    neglected = np.full(n, np.nan)
     pieces = []
     for lo in range(0, n, chunk):
         sl = slice(lo, lo + chunk)
-        table = checked_table(x1s[sl], x2s[sl], y1s[sl], params, tail_mass, halfwidth)
-        mass = table.log_branch_mass
+        if keep_tables:
+            table = checked_table(x1s[sl], x2s[sl], y1s[sl], params, tail_mass, halfwidth)
+            mass, log_neglected = table.log_branch_mass, table.log_neglected
+        else:
+            mass, log_neglected = checked_masses(x1s[sl], x2s[sl], y1s[sl], params, tail_mass,
+                                                 halfwidth, want_neglected=want_neglected,
+                                                 compiled=compiled)
         log_odds[sl] = mass[:, 1] - mass[:, 0]
+        if not (keep_tables or want_neglected):
+            continue
         log_total = np.logaddexp(mass[:, 0], mass[:, 1])
         with np.errstate(invalid="ignore"):
-            neglected[sl] = np.exp(np.logaddexp(*table.log_neglected.T) - log_total)
+            neglected[sl] = np.exp(np.logaddexp(*log_neglected.T) - log_total)
         if keep_tables:
             joint = np.exp(table.log_joint - log_total[:, None, None])
             pieces.append((table.k2_start, joint))
@@ -301,6 +321,7 @@ def posterior_x1(
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)
     log_odds, _, _, _ = posterior_tables(
-        release, scenario, check_tail_mass(tail_mass), None, keep_tables=False
+        release, scenario, check_tail_mass(tail_mass), None, keep_tables=False,
+        want_neglected=False,
     )
     return scalar_result(expit(log_odds))

@@ -45,6 +45,12 @@ from typing import NamedTuple
 import numpy as np
 
 from dprisk.inference.draws_tree import draws_datatree
+from dprisk.inference.fused_kernels import (
+    NUMPY_ALIAS_ROW_SECONDS,
+    NUMPY_SWEEPS_PER_SECOND,
+    compiled_kernels,
+    use_compiled,
+)
 from dprisk.inference.two_level_table import (
     DEFAULT_TAIL_MASS,
     checked_table,
@@ -63,6 +69,7 @@ __all__ = [
     "alias_table",
     "gibbs_draws",
     "gibbs_sample",
+    "gibbs_x1_counts",
     "run_options",
     "to_datatree",
 ]
@@ -71,7 +78,7 @@ __all__ = [
 _BLOCK_CELLS = 2**18
 
 
-def alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def alias_table(prob: np.ndarray, *, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     r"""Walker's alias tables for the rows of ``prob`` (each row a pmf over ``W`` cells).
 
     A draw takes one uniform ``u``: ``x = W u``, ``j = floor(x)``, return ``j`` if
@@ -81,12 +88,16 @@ def alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
               (1 - q_j)\Big) = \text{prob}_k.
 
     Built by pairing, ``W - 1`` times per row, the smallest remaining scaled probability
-    (``<= 1``) with the largest (``>= 1``), vectorised over rows.
+    (``<= 1``) with the largest (``>= 1``), vectorised over rows; with ``compiled`` by the
+    same pairing in compiled code (:func:`dprisk.inference.fused_kernels_jit.alias_rows`,
+    identical tables).
 
     Parameters
     ----------
     prob : ndarray, shape (..., W)
         Non-negative rows summing to one.
+    compiled : bool
+        Use the compiled builder (loads numba; see :mod:`dprisk.inference.fused_kernels`).
 
     Returns
     -------
@@ -103,6 +114,12 @@ def alias_table(prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shape = prob.shape
     width = shape[-1]
     scaled = prob.reshape(-1, width) * width
+    kernels = compiled_kernels() if compiled else None
+    if kernels is not None:
+        q = np.empty_like(scaled)
+        alias = np.empty(scaled.shape, dtype=np.int64)
+        kernels.alias_rows(scaled, q, alias)
+        return q.reshape(shape), alias.reshape(shape)
     rows = np.arange(scaled.shape[0])
     q = np.ones_like(scaled)
     alias = np.tile(np.arange(width), (scaled.shape[0], 1))
@@ -140,7 +157,8 @@ class _Tables:
     :func:`gibbs_sample`), each with alias tables.
     """
 
-    def __init__(self, release: Release, params: Scenario, tail_mass: float):
+    def __init__(self, release: Release, params: Scenario, tail_mass: float,
+                 compiled: bool = False):
         xs, ys = release.flat()
         table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
@@ -152,7 +170,7 @@ class _Tables:
         mass = np.where(table.feasible, table.log_branch_mass, 0.0)
         prob = np.exp(log_joint - mass[..., None])
         self.x2_pmf = _normalise(np.where(table.feasible[:, None], prob, 0.0))
-        self.q, self.alias = alias_table(self.x2_pmf)
+        self.q, self.alias = alias_table(self.x2_pmf, compiled=compiled)
         # X1 | X2 = k2: P[X1 = known + 1 | k2] (0 where k2 is impossible under both branches).
         with np.errstate(over="ignore", invalid="ignore"):
             p1 = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
@@ -163,7 +181,7 @@ class _Tables:
         norm = pair.sum((-2, -1))
         self.a = np.where(norm > 0, pair[:, :, 1].sum(-1) / np.where(norm > 0, norm, 1.0), 0.0)
         self.pair_pmf = _normalise(pair.reshape(len(self.start), 4, self.width))
-        self.pair_q, self.pair_alias = alias_table(self.pair_pmf)
+        self.pair_q, self.pair_alias = alias_table(self.pair_pmf, compiled=compiled)
         self.q_flat = self.q.ravel()
         self.alias_flat = self.alias.ravel()
         self.p1_flat = self.p1.ravel()
@@ -426,19 +444,64 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
     check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",
                  what=f"{release.size} release(s) x {chains} chains x {draws} draws (two "
                  "int64 arrays)")
-    rng = generator
-    tables = _Tables(release, params, tail_mass)
     shape = release.shape
     n_releases = release.size
     n = n_releases * chains
+    # The compiled alias builder and block loop give identical draws (fused_kernels rule).
+    compiled = use_compiled(n * (tune + draws) / NUMPY_SWEEPS_PER_SECOND
+                            + 6 * n_releases * NUMPY_ALIAS_ROW_SECONDS)
+    tables = _Tables(release, params, tail_mass, compiled)
     rows = np.repeat(np.arange(n_releases, dtype=np.int64), chains)
+    x1_out, x2_out = _run_chains(tables, rows, params.p, draws, tune, generator, compiled)
+    x1_out += params.known
+    x2_out += np.repeat(tables.start, chains)[:, None]
+    return GibbsDraws(
+        x1_out.reshape(*shape, chains, draws), x2_out.reshape(*shape, chains, draws)
+    )
+
+
+def gibbs_x1_counts(unique: Release, inverse: np.ndarray, params: Scenario, *, draws: int,
+                    generator: np.random.Generator, tail_mass: float,
+                    batch: int) -> np.ndarray:
+    """Draws with ``X1 = m + 1`` of one exact Gibbs chain per dataset (``draws`` sweeps each).
+
+    Dataset ``i`` has the release ``unique[inverse[i]]``; the conditional tables are built
+    once per distinct release. The datasets are run in consecutive batches of ``batch``
+    with the random stream of :func:`gibbs_sample` called on each batch (one chain, no
+    tuning), so the counts equal ``(gibbs_sample(batch).x1 == m + 1).sum(-1)`` whenever the
+    batch's own k2 window has the width of the distinct releases' (always, unless some
+    release needs a widened window).
+    """
+    n = inverse.size
+    compiled = use_compiled(n * draws / NUMPY_SWEEPS_PER_SECOND
+                            + 6 * unique.size * NUMPY_ALIAS_ROW_SECONDS)
+    tables = _Tables(unique, params, tail_mass, compiled)
+    count = np.empty(n, dtype=np.int64)
+    for lo in range(0, n, batch):
+        rows = inverse[lo:lo + batch]
+        check_memory(16.0 * rows.size * draws, parameter="draws",
+                     what=f"{rows.size} chains x {draws} draws (two int64 arrays)")
+        x1_out, _ = _run_chains(tables, rows, params.p, draws, 0, generator, compiled)
+        count[lo:lo + batch] = x1_out.sum(-1)
+    return count
+
+
+def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: int, rng,
+                compiled: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Run one chain per entry of ``rows`` (a row of ``tables``).
+
+    Returns X1 - m (0 / 1) and the X2 window offsets, each (len(rows), draws), from the
+    compiled or the numpy block loop (the same draws).
+    """
+    kernels = compiled_kernels() if compiled else None
+    n = rows.size
     a0 = tables.a[rows, 0][:, None]
     a1 = tables.a[rows, 1][:, None]
     pair_offset = (rows * 4 * tables.width)[:, None]
 
     # X1 of the initial state, then X1 of the first sweep (X2 of the initial state integrated
     # out: P[X1' = m + 1 | X1 = m + b] = a_b).
-    branch0 = _initial_branch(tables, params.p, n, rng)
+    branch0 = _initial_branch(tables, p, n, rng)
     current = rng.random(n) < np.where(branch0, a1[:, 0], a0[:, 0])
     x1_out = np.empty((n, draws), dtype=np.int64)
     x2_out = np.empty((n, draws), dtype=np.int64)
@@ -448,24 +511,26 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
     while done < total:
         steps = min(block, total - done)
         u = rng.random((2, n, steps))
+        keep_from = max(tune - done, 0)
+        if kernels is not None:
+            kernels.gibbs_steps(current, u, a0[:, 0], a1[:, 0], tables.pair_q_flat,
+                                tables.pair_alias_flat, pair_offset[:, 0], tables.width,
+                                keep_from, x1_out, x2_out, max(done - tune, 0))
+            done += steps
+            continue
         path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
         table_row = pair_offset + (2 * tables.width) * path[:, :-1] + tables.width * path[:, 1:]
         x2 = _alias_draw(
             tables.pair_q_flat, tables.pair_alias_flat, table_row, tables.width, u[1]
         )
         current = path[:, -1]
-        keep_from = max(tune - done, 0)
         if keep_from < steps:
             lo = done + keep_from - tune
             hi = done + steps - tune
             x1_out[:, lo:hi] = path[:, keep_from:-1]
             x2_out[:, lo:hi] = x2[:, keep_from:]
         done += steps
-    x1_out += params.known
-    x2_out += np.repeat(tables.start, chains)[:, None]
-    return GibbsDraws(
-        x1_out.reshape(*shape, chains, draws), x2_out.reshape(*shape, chains, draws)
-    )
+    return x1_out, x2_out
 
 
 def to_datatree(samples: GibbsDraws, *, attrs: dict | None = None):

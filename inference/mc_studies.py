@@ -185,15 +185,13 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
     elif sampler in ("x1_chain", "variant"):
         count = _simulate_chain(a0[inverse], a1[inverse], start_prob, draws, rng)
         up = _resolve(2 * count > draws, 2 * count == draws, ties, rng)
-    else:  # "gibbs"
-        from dprisk.inference.gibbs import gibbs_sample
+    else:  # "gibbs": one chain per D, tables per distinct D, gibbs_sample's random stream
+        from dprisk.inference.gibbs import DEFAULT_TAIL_MASS, gibbs_x1_counts
+        from dprisk.models.scenario import Release
 
-        count = np.empty(n, dtype=np.int64)
-        for lo in range(0, n, _GIBBS_SUB):
-            sl = slice(lo, lo + _GIBBS_SUB)
-            out = gibbs_sample(x1s[sl], x2s[sl], y1s[sl], scenario=params, draws=draws, chains=1,
-                               random_seed=rng)
-            count[sl] = (out.x1[:, 0, :] == m + 1).sum(-1)
+        distinct = Release.two_level(unique[:, 0], unique[:, 1], unique[:, 2])
+        count = gibbs_x1_counts(distinct, inverse, params, draws=draws, generator=rng,
+                                tail_mass=DEFAULT_TAIL_MASS, batch=_GIBBS_SUB)
         up = _resolve(2 * count > draws, 2 * count == draws, ties, rng)
     up_single = x1s >= t0
     if x1 == m + 1:

@@ -122,7 +122,12 @@ def _upper(t: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     out = np.where(t == -np.inf, 1.0, 0.0)
     finite = np.isfinite(t)
     if finite.any():
-        values, inverse = np.unique(t[finite].astype(np.int64), return_inverse=True)
+        ints = t[finite].astype(np.int64)
+        low, high = int(ints.min()), int(ints.max())
+        if high - low <= 4 * ints.size:  # a short range: tabulate it, no sort
+            values, inverse = np.arange(low, high + 1), ints - low
+        else:
+            values, inverse = np.unique(ints, return_inverse=True)
         log_sf = dg.logsf_kernel(values - 1, np.asarray(x1, dtype=np.int64),
                                  np.asarray(rho1, dtype=float))
         out[finite] = np.exp(log_sf)[inverse]
@@ -145,8 +150,8 @@ def sum_over_grid(threshold, tie, weights, *, x1, m, rho1, t0, tie_weight):
     :math:`P[\text{decide } m+1 \mid x_2^*, y_1^*] = U(t) + w_{\text{tie}} P[X_1^* = t - 1]`
     on tie cells; the sums weight each cell by ``weights`` = ``P[x2*] P[y1*]``.
     """
-    u_t = _upper(threshold, x1, rho1)
-    u_0 = float(_upper(np.array([float(t0)]), x1, rho1)[0])
+    both = _upper(np.append(np.ravel(threshold), float(t0)), x1, rho1)  # one tail table
+    u_t, u_0 = both[:-1].reshape(np.shape(threshold)), float(both[-1])
     tie_point = np.where(tie, _point(threshold - 1.0, x1, rho1), 0.0)
     decide_up = u_t + tie_weight * tie_point          # P[decide m+1 | x2*, y1*]
     tie_below_t0 = tie & (threshold - 1.0 < t0)

@@ -31,7 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.inference.exact import JointTable
-from dprisk.inference.two_level_table import checked_table
+from dprisk.inference.fused_kernels import (
+    checked_masses,
+    serves,
+    table_seconds,
+    use_compiled,
+)
+from dprisk.inference.two_level_table import checked_table, initial_halfwidth
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_count, check_positive_int
@@ -247,6 +253,13 @@ def exact_log_odds_at_known(x2_star, y1_star, params: Scenario) -> np.ndarray:
                                                         np.asarray(y1_star)))
     shape = np.broadcast_shapes(np.shape(x2_star), np.shape(y1_star))
     odds = np.empty(x2s.size)
+    halfwidth = initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS)
+    if serves(params) and use_compiled(table_seconds(x2s.size, halfwidth)):  # one fused pass
+        x1s = np.full(x2s.size, params.known, dtype=np.int64)
+        mass, _ = checked_masses(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None,
+                                 want_neglected=False, compiled=True)
+        with np.errstate(invalid="ignore"):
+            return (mass[:, 1] - mass[:, 0]).reshape(shape)
     for rows in row_chunks(x2s.size, params):
         mass = posterior_table(params.known, x2s[rows], y1s[rows], params).log_branch_mass
         with np.errstate(invalid="ignore"):
