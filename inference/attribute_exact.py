@@ -62,17 +62,15 @@ from dprisk.models.numerics import check_tail_mass, logsumexp
 __all__ = [
     "LOG_LAMBDA_STEP",
     "expected_true_posterior",
+    "noise_grid",
     "p_map_correct",
     "p_map_correct_uniform",
+    "p_map_kernel",
+    "tied_log_terms",
 ]
 
 #: Step of the trapezoid rule in log(lambda) of :func:`expected_true_posterior`.
 LOG_LAMBDA_STEP = 0.02
-
-
-def _noise_grid(rho: np.ndarray, tail_mass: float) -> np.ndarray:
-    halfwidth = int(support_halfwidth_kernel(rho, tail_mass))
-    return np.arange(-halfwidth, halfwidth + 1, dtype=np.int64)
 
 
 def _design_args(rho, n_cells, prior, true_cell, tail_mass):
@@ -134,7 +132,7 @@ def p_map_correct_uniform(rho, n_cells: int, *, tail_mass: float = DEFAULT_TAIL_
     .. math:: P[\mathrm{MAP} = t] = \sum_z f(z-1)\,\frac{F(z)^K - F(z-1)^K}{K f(z)}
     """
     rho, prior, _, tail_mass = _design_args(rho, n_cells, None, 0, tail_mass)
-    z = _noise_grid(rho, tail_mass) + 1
+    z = noise_grid(rho, tail_mass) + 1
     zero = np.zeros_like(z)
     log_cdf, log_cdf_prev = logcdf_kernel(z, zero, rho), logcdf_kernel(z - 1, zero, rho)
     k = prior.size
@@ -147,19 +145,45 @@ def p_map_correct_uniform(rho, n_cells: int, *, tail_mass: float = DEFAULT_TAIL_
 
 
 def _p_map_kernel(rho: np.ndarray, prior: np.ndarray, t: int, tail_mass: float) -> float:
-    e = _noise_grid(rho, tail_mass)
-    zero = np.zeros_like(e)
-    log_pmf = logpmf_kernel(e, zero, rho)
-    log_cdf = logcdf_kernel(e, zero, rho)
-    log_cdf_next = logcdf_kernel(e + 1, zero, rho)
-    log_pmf_next = logpmf_kernel(e + 1, zero, rho)
     others = np.delete(np.arange(prior.size), t)
-    tied = others[prior[others] == prior[t]]
-    rest = others[(prior[others] != prior[t]) & (prior[others] > 0)]
-    log_terms = log_pmf + _log_g(log_pmf_next, log_cdf, log_cdf_next, tied.size)
-    if rest.size:
-        delta = (np.log(prior[t]) - np.log(prior[rest])) / (2.0 * rho)
-        shifts, counts = np.unique(np.ceil(delta).astype(np.int64), return_counts=True)
+    tied = prior[others] == prior[t]
+    rest = others[~tied & (prior[others] > 0)]
+    delta = (np.log(prior[t]) - np.log(prior[rest])) / (2.0 * rho)
+    return p_map_kernel(rho, delta, int(np.count_nonzero(tied)), tail_mass)
+
+
+def noise_grid(rho: np.ndarray, tail_mass: float) -> np.ndarray:
+    """The noise values ``-H ... H`` with ``P[|eta| > H] < tail_mass`` (kernel)."""
+    halfwidth = int(support_halfwidth_kernel(rho, tail_mass))
+    return np.arange(-halfwidth, halfwidth + 1, dtype=np.int64)
+
+
+def tied_log_terms(rho: np.ndarray, e: np.ndarray, n_tied: int) -> np.ndarray:
+    r""":math:`\log f(e) + \log G_n(e)` on the noise values ``e`` (kernel)."""
+    zero = np.zeros_like(e)
+    log_cdf = logcdf_kernel(e, zero, rho)
+    log_g = _log_g(logpmf_kernel(e + 1, zero, rho), log_cdf,
+                   logcdf_kernel(e + 1, zero, rho), n_tied)
+    return logpmf_kernel(e, zero, rho) + log_g
+
+
+def p_map_kernel(rho: np.ndarray, delta: np.ndarray, n_tied: int, tail_mass: float) -> float:
+    r"""Kernel of :func:`p_map_correct` from the offsets :math:`\delta_j` of the other cells.
+
+    .. math:: \sum_e f(e) \prod_j F(e + \lceil\delta_j\rceil)\, G_n(e)
+
+    ``delta`` holds :math:`\delta_j = (w_t - w_j) / (2\rho)` of the cells that cannot tie
+    with the target (weights :math:`w_j = \log\pi_j`, or :math:`\log\pi_j + B_j` with
+    :math:`B_j` the other queries' log-likelihood in
+    :mod:`dprisk.inference.attribute_strategy`, conditional Monte Carlo); ``n_tied`` counts
+    the other cells whose weight equals the target's.
+    """
+    e = noise_grid(rho, tail_mass)
+    log_terms = tied_log_terms(rho, e, n_tied)
+    if delta.size:
+        # beyond +-2**40 a shift puts F at 0 or 1 to double precision for every rho allowed
+        shift = np.ceil(np.clip(delta, -(2.0**40), 2.0**40)).astype(np.int64)
+        shifts, counts = np.unique(shift, return_counts=True)
         shifted = logcdf_kernel(e[:, None] + shifts, np.zeros((1, 1), np.int64), rho)
         log_terms = log_terms + (counts * shifted).sum(-1)
     return float(np.exp(logsumexp(log_terms)))
@@ -179,7 +203,7 @@ def expected_true_posterior(rho, n_cells: int | None = None, prior=None, *,
 
 
 def _expected_posterior_kernel(rho: np.ndarray, prior: np.ndarray, t: int, tail_mass: float):
-    eta = _noise_grid(rho, tail_mass)
+    eta = noise_grid(rho, tail_mass)
     log_f = logpmf_kernel(eta, np.zeros_like(eta), rho)
     others = np.delete(prior, t)
     values, counts = np.unique(others[others > 0], return_counts=True)

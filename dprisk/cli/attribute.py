@@ -166,8 +166,54 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
 
 
 def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
-    raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)} (not available "
-                     f"in this build), got {args.strategy!r}")
+    from dprisk.inference.attribute_strategy import (
+        BlockGroup,
+        census_block_design,
+        strategy_measures,
+    )
+    from dprisk.models.census import parse_rho
+    from dprisk.models.histogram_2020 import GVHR_2020_SHAPE
+
+    if args.strategy not in STRATEGIES:
+        raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}, got "
+                         f"{args.strategy!r}")
+    n_gvhr = 1
+    for size in GVHR_2020_SHAPE:
+        n_gvhr *= size
+    if prior.size != n_gvhr:
+        raise ValueError(f"--cells must be {n_gvhr} with --strategy {args.strategy} (the 2020 "
+                         f"GVHR histogram), got {prior.size}")
+    group = None
+    if common.given(args, "rho2") or common.given(args, "d") or common.given(args, "x2_prior"):
+        common.require(args, "design with the block group", rho2="a rho > 0 or census:LEVEL",
+                       d="an integer >= 1")
+        import numpy as np
+
+        group = BlockGroup.checked(parse_rho(args.rho2, "--rho2"), args.d,
+                                   np.zeros(n_gvhr, dtype=np.int64),
+                                   prior=args.x2_prior or "improper")
+    releases = DEFAULT_RELEASES if args.releases is None else args.releases
+    if releases < 2:
+        raise ValueError(f"--releases must be an integer >= 2, got {releases}")
+    seed = args.seed if args.seed is not None else common.draw_seed()
+    res = strategy_measures(census_block_design(rho), cell, releases, prior=prior,
+                            block_group=group, random_seed=seed)
+    payload = {
+        "p_map_correct": res.p_map_correct,
+        "expected_true_posterior": res.expected_true_posterior,
+        "prior_true": float(prior[cell]),
+        "cells": int(prior.size),
+        "p_map_correct_mcse": res.p_map_correct_mcse,
+        "expected_true_posterior_mcse": res.expected_true_posterior_mcse,
+        "releases": releases,
+        "seed": seed,
+    }
+    where = "the eleven block queries" + (" and the block group" if group else "")
+    lines = common.payload_lines(
+        f"adversary reading {where} of the 2020 strategy (detailed rho = {fmt(rho)}), target "
+        f"in cell {cell} (Monte Carlo)", payload)
+    lines.append(common.seed_line(seed, args.seed is None))
+    return payload, lines
 
 
 def _release(args, method: str, seed) -> tuple[dict, list[str]]:

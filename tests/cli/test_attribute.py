@@ -78,3 +78,26 @@ def test_bad_input_exits_2_naming_the_option(capsys, files, extra, named):
     assert status == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1 and named in err
+
+
+def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
+    argv = ["attribute", "--rho1", "census:block", "--cells", "2016", "--strategy",
+            "census-2020", "--releases", "40", "--seed", "9", "--json"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert {"p_map_correct", "expected_true_posterior", "prior_true", "cells", "seed",
+            "p_map_correct_mcse", "expected_true_posterior_mcse"} <= set(payload)
+    assert payload["seed"] == 9 and payload["cells"] == 2016
+    assert json.loads(run_cli(argv, capsys)[1]) == payload
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--cells", "864"], "--cells"),
+    (["--cells", "2016", "--d", "3"], "--rho2"),
+    (["--cells", "2016", "--releases", "1"], "--releases"),
+])
+def test_strategy_bad_input(capsys, extra, named):
+    argv = ["attribute", "--rho1", "0.1", "--strategy", "census-2020", "--json", *extra]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and named in err
