@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.inference.attribute_exact import noise_grid, tied_log_terms
-from dprisk.inference.exact import DEFAULT_TAIL_MASS, posterior_tables
+from dprisk.inference.attribute_two_level import two_level_log_bayes_factors
+from dprisk.inference.exact import DEFAULT_TAIL_MASS
 from dprisk.inference.single_level_kernels import odds_term
 from dprisk.models.census import census_level
 from dprisk.models.census_strategy import QUERY_FRACTIONS, STRATEGY_QUERY_NAMES
@@ -54,7 +55,6 @@ from dprisk.models.histogram_prior import (
     uniform_prior,
 )
 from dprisk.models.numerics import logsumexp
-from dprisk.models.scenario import Release, Scenario
 
 __all__ = [
     "BlockGroup",
@@ -188,22 +188,6 @@ class StrategyMeasures:
     random_seed: int
 
 
-def _two_level_log_bf(x1s, x2s, y1s, group: BlockGroup, rho1: float) -> np.ndarray:
-    """Log Bayes factor of each cell from the exact two-level code, deduplicated releases."""
-    out = np.empty(x1s.shape)
-    for m in np.unique(group.known):
-        cols = group.known == m
-        scenario = Scenario.two_level(rho1, group.rho2, group.d, p=0.5, known=int(m),
-                                      prior=group.prior)
-        trio = np.stack([x1s[:, cols], x2s[:, cols], y1s[:, cols]], -1).reshape(-1, 3)
-        unique, inverse = np.unique(trio, axis=0, return_inverse=True)
-        release = Release.two_level(unique[:, 0], unique[:, 1], unique[:, 2])
-        log_odds = posterior_tables(release, scenario, DEFAULT_TAIL_MASS, None,
-                                    keep_tables=False)[0]
-        out[:, cols] = log_odds[inverse.ravel()].reshape(x1s.shape[0], -1)
-    return out
-
-
 def _integer_scores(residuals, design: QueryDesign, skip: str | None) -> np.ndarray:
     """``sum_q w_q (2 r_{q, a_q(c)} - 1)`` over the queries other than ``skip`` (int64)."""
     total = np.zeros((residuals[0].shape[0], design.n_cells), dtype=np.int64)
@@ -332,7 +316,8 @@ def _simulated_block_group(block_residuals, rho1, group: BlockGroup, t: int, rng
     x1s = block_residuals + group.known
     x2s = sample_kernel(truth + group.others, np.asarray(group.rho2), (n, k), rng)
     y1s = group.others + sample_sum_kernel(group.d, np.asarray(rho1), (n, k), rng)
-    return _two_level_log_bf(x1s, x2s, y1s, group, float(rho1))
+    return two_level_log_bayes_factors(x1s, x2s, y1s, group.known, float(rho1), group.rho2,
+                                       group.d, group.prior)
 
 
 def check_residuals(residuals, design: QueryDesign) -> list[np.ndarray]:
