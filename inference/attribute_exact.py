@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 #: Step of the trapezoid rule in log(lambda) of :func:`expected_true_posterior`.
-LOG_LAMBDA_STEP = 0.02
+LOG_LAMBDA_STEP = 0.1
 
 
 def _design_args(rho, n_cells, prior, true_cell, tail_mass):

@@ -40,9 +40,14 @@ def two_level_log_bayes_factors(x1s: np.ndarray, x2s: np.ndarray, y1s: np.ndarra
     for m in np.unique(known):
         cols = known == m
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(m), prior=x2_prior)
-        trio = np.stack([x1s[:, cols], x2s[:, cols], y1s[:, cols]], -1).reshape(-1, 3)
-        unique, inverse = np.unique(trio, axis=0, return_inverse=True)
-        release = Release.two_level(unique[:, 0], unique[:, 1], unique[:, 2])
+        trio = [v[:, cols].ravel() for v in (x1s, x2s, y1s)]
+        # one int64 key per release (mixed radix over the observed ranges): a 1-d unique
+        lows = [int(v.min()) for v in trio]
+        spans = [int(v.max()) - low + 1 for v, low in zip(trio, lows, strict=True)]
+        key = ((trio[0] - lows[0]) * spans[1] + (trio[1] - lows[1])) * spans[2] + (trio[2]
+                                                                                   - lows[2])
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        release = Release.two_level(*(v[first] for v in trio))
         log_odds = posterior_tables(release, scenario, DEFAULT_TAIL_MASS, None,
                                     keep_tables=False)[0]
         out[:, cols] = log_odds[inverse.ravel()].reshape(x1s.shape[0], -1)

@@ -79,6 +79,8 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("risk studies (§4.3 Figures 4–6, S4 Figures 9a–9b)", _studies_study),
     ("supplement (S1.3, S2, S5, S6; Figures 7, 8, 10, 11)", _supplement_study),
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
+    ("beyond the paper: the whole record", lambda *, paper_scale: __import__(
+        "dprisk.validation.whole_record", fromlist=["study"]).study(paper_scale=paper_scale)),
 ]
 
 
