@@ -186,5 +186,5 @@ def sample_releases(known, rho, true_cell: int, n_releases: int, *, random_seed=
     counts = known.copy()
     counts[true_cell] += 1
     rng = as_generator(random_seed, "random_seed")
-    return sample_kernel(counts, np.broadcast_to(rho, counts.shape),
-                         (int(n_releases), known.size), rng)
+    rho = rho if rho.ndim == 0 else np.broadcast_to(rho, counts.shape)
+    return sample_kernel(counts, rho, (int(n_releases), known.size), rng)

@@ -293,10 +293,11 @@ def _conditional_p_map(residuals, design: QueryDesign, prior, log_prior, t: int)
     e = noise_grid(rho_det, DEFAULT_TAIL_MASS)
     half = int(e[-1])
     shift = np.ceil(np.clip(delta, -2 * half - 2, 2 * half + 2)).astype(np.int64) + 2 * half + 2
-    counts = np.zeros((score.shape[0], 4 * half + 5))
-    rows = np.broadcast_to(np.arange(score.shape[0])[:, None], shift.shape)
+    width = 4 * half + 5
+    rows = np.broadcast_to(np.arange(score.shape[0])[:, None] * width, shift.shape)
     keep = ~tied & (prior[others] > 0)
-    np.add.at(counts, (rows[keep], shift[keep]), 1.0)
+    counts = np.bincount((rows + shift)[keep], minlength=score.shape[0] * width).reshape(
+        score.shape[0], width).astype(float)
     table = logcdf_kernel(e[:, None] + np.arange(-2 * half - 2, 2 * half + 3),
                           np.zeros((1, 1), np.int64), rho_det)
     n_tied = tied.sum(-1)
