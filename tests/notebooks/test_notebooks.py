@@ -44,6 +44,7 @@ SMALL_BUDGETS = {
         "sampled_priors": ["improper", "point:1"],
     },
     "policy_sweep": {"n_rho1": 3, "n_rho2": 3},
+    "whole_record_what_if": {"n_rho_grid": 5, "n_releases": 300},
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180
