@@ -14,9 +14,8 @@ Prints and returns seconds.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from timing import best_seconds
 
 from dprisk.inference.attribute import cell_posterior, sample_releases
 from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
@@ -25,15 +24,6 @@ from dprisk.models.census import census_level
 
 K = 2016
 CHUNK = 1000
-
-
-def _best(func, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def _releases(n_releases: int, rho: float) -> float:
@@ -51,13 +41,13 @@ def run(repeat: int = 1, n_releases: int = 100_000) -> dict:
     """Time the design measures, the release posteriors and the strategy; return seconds."""
     rho = census_level("block").rho
     out = {
-        "design_exact_p_map_and_mean_K2016_s": _best(
+        "design_exact_p_map_and_mean_K2016_s": best_seconds(
             lambda: (p_map_correct(rho, K), expected_true_posterior(rho, K)), max(repeat, 3)),
-        f"posterior_all_cells_K2016_x{n_releases}_releases_s": _best(
+        f"posterior_all_cells_K2016_x{n_releases}_releases_s": best_seconds(
             lambda: _releases(n_releases, rho), repeat),
     }
     design = census_block_design()
-    out[f"strategy_eleven_queries_K2016_x{n_releases}_releases_s"] = _best(
+    out[f"strategy_eleven_queries_K2016_x{n_releases}_releases_s"] = best_seconds(
         lambda: strategy_measures(design, 7, n_releases, random_seed=2), repeat)
     for key, value in out.items():
         print(f"{key:<60} {value:10.3f}")
