@@ -1,6 +1,5 @@
 """Samplers of the target's cell against the exact posterior (4 MCSE), and SBC."""
 
-import numpy as np
 import pytest
 
 from dprisk.inference.attribute import cell_posterior
@@ -43,14 +42,17 @@ def test_two_level_gibbs_matches_exact(case):
     assert_within_4_mcse(draws.cell, exact)
 
 
-def test_pymc_categorical_matches_exact():
+@pytest.mark.parametrize(("release", "known", "rho", "prior"), [
+    ([1, 3, 0, 2], [0, 2, 0, 1], 0.4, [0.1, 0.2, 0.3, 0.4]),
+    ([0, 1, 2, 0, 1, 0], [0, 0, 1, 0, 0, 0], 0.8, None),
+])
+def test_pymc_categorical_matches_exact(release, known, rho, prior):
     from dprisk.inference.attribute_sampling import sample_cell_pymc
 
-    release, known, prior = np.array([1, 3, 0, 2]), np.array([0, 2, 0, 1]), [0.1, 0.2, 0.3, 0.4]
-    cells, seed = sample_cell_pymc(release, known, 0.4, prior, draws=2000, chains=2,
+    cells, seed = sample_cell_pymc(release, known, rho, prior, draws=2000, chains=2,
                                    random_seed=11)
     assert seed == 11
-    assert_within_4_mcse(cells, cell_posterior(release, known, 0.4, prior).posterior)
+    assert_within_4_mcse(cells, cell_posterior(release, known, rho, prior).posterior)
 
 
 def test_sbc_of_the_two_level_histogram_sampler():
