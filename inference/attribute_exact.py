@@ -62,6 +62,7 @@ from dprisk.models.numerics import check_tail_mass, logsumexp
 __all__ = [
     "LOG_LAMBDA_STEP",
     "expected_true_posterior",
+    "log_tie_integral",
     "noise_grid",
     "p_map_correct",
     "p_map_correct_uniform",
@@ -82,9 +83,13 @@ def _design_args(rho, n_cells, prior, true_cell, tail_mass):
     return rho, prior, true_cell, check_tail_mass(tail_mass)
 
 
-def _log_g(log_f_next: np.ndarray, log_cdf: np.ndarray, log_cdf_next: np.ndarray,
-           n_tied: int) -> np.ndarray:
-    r"""``log G_n(e)``: :math:`n \log F(e) + \log[\mathrm{expm1}((n+1)L)/((n+1)\mathrm{expm1}(L))]`.
+def log_tie_integral(log_f_next: np.ndarray, log_cdf: np.ndarray, log_cdf_next: np.ndarray,
+                     n_tied: int) -> np.ndarray:
+    r"""``log G_n``: :math:`\log\int_0^1 (F + f u)^n du` from ``log f``, ``log F``, ``log(F + f)``.
+
+    :math:`n \log F + \log[\mathrm{expm1}((n+1)L)/((n+1)\mathrm{expm1}(L))]`,
+    :math:`L = \log((F + f)/F)` (``F`` the probability of losing to the target, ``f`` of a
+    tie).
 
     Where ``F(e)`` underflows, :math:`(n+1)\log F(e+1) - \log(n+1) - \log f(e+1)`.
     """
@@ -162,7 +167,7 @@ def tied_log_terms(rho: np.ndarray, e: np.ndarray, n_tied: int) -> np.ndarray:
     r""":math:`\log f(e) + \log G_n(e)` on the noise values ``e`` (kernel)."""
     zero = np.zeros_like(e)
     log_cdf = logcdf_kernel(e, zero, rho)
-    log_g = _log_g(logpmf_kernel(e + 1, zero, rho), log_cdf,
+    log_g = log_tie_integral(logpmf_kernel(e + 1, zero, rho), log_cdf,
                    logcdf_kernel(e + 1, zero, rho), n_tied)
     return logpmf_kernel(e, zero, rho) + log_g
 
