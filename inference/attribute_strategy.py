@@ -39,7 +39,7 @@ from dprisk.inference.exact import DEFAULT_TAIL_MASS
 from dprisk.inference.single_level_kernels import odds_term
 from dprisk.models.census import census_level
 from dprisk.models.census_strategy import QUERY_FRACTIONS, STRATEGY_QUERY_NAMES
-from dprisk.models.checks import check_count, check_positive_int, check_rho
+from dprisk.models.checks import check_positive_int, check_rho
 from dprisk.models.dg_sampling import (
     as_generator,
     resolve_random_seed,
@@ -319,11 +319,3 @@ def _simulated_block_group(block_residuals, rho1, group: BlockGroup, t: int, rng
     y1s = group.others + sample_sum_kernel(group.d, np.asarray(rho1), (n, k), rng)
     return two_level_log_bayes_factors(x1s, x2s, y1s, group.known, float(rho1), group.rho2,
                                        group.d, group.prior)
-
-
-def check_residuals(residuals, design: QueryDesign) -> list[np.ndarray]:
-    """Validate one release's residuals ``x_q^* - m_q`` (int, one array per query)."""
-    if len(residuals) != len(design.names):
-        raise ValueError(f"residuals must hold one array per query ({len(design.names)})")
-    return [check_count(r, f"residuals[{name}]") for r, name in
-            zip(residuals, design.names, strict=True)]
