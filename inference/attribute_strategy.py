@@ -256,13 +256,21 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
             log_bf = _simulated_block_group(residuals[design.names.index("detailed")],
                                             design.rhos[design.names.index("detailed")],
                                             block_group, t, rng)
-        scores = log_prior + strategy_log_likelihood(residuals, design, log_bf)
+        skip = "detailed" if block_group is not None or conditional else None
+        exact_part = _integer_scores(residuals, design, skip)
+        if block_group is None:
+            # rho_q = unit * w_q: the float log-likelihood from the integer score
+            total = exact_part
+            if conditional:
+                q_det = design.names.index("detailed")
+                total = exact_part + design.weights[q_det] * (2 * residuals[q_det] - 1)
+            scores = log_prior + (design.rhos[0] / design.weights[0]) * total
+        else:
+            scores = log_prior + strategy_log_likelihood(residuals, design, log_bf)
         posts.append(np.exp(scores[:, t] - logsumexp(scores)))
         if conditional:
-            shares.append(_conditional_p_map(residuals, design, prior, log_prior, t))
+            shares.append(_conditional_p_map(exact_part, design, prior, log_prior, t))
             continue
-        skip = "detailed" if block_group is not None else None
-        exact_part = _integer_scores(residuals, design, skip)
         best = np.argmax(scores, axis=-1)[:, None]
         winners = ((exact_part == np.take_along_axis(exact_part, best, -1))
                    & (prior == prior[best]))
@@ -276,8 +284,10 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
                             n_releases, seed)
 
 
-def _conditional_p_map(residuals, design: QueryDesign, prior, log_prior, t: int):
+def _conditional_p_map(score, design: QueryDesign, prior, log_prior, t: int):
     """``P[MAP = t | other queries' noise]`` for each release of a chunk (exact sum).
+
+    ``score`` holds the integer scores of the queries other than the detailed one.
 
     :func:`dprisk.inference.attribute_exact.p_map_kernel` vectorised over the chunk: shifts
     are clipped to ``[-2H-2, 2H+2]`` (``H`` the noise half-width), which changes each factor
@@ -285,7 +295,6 @@ def _conditional_p_map(residuals, design: QueryDesign, prior, log_prior, t: int)
     """
     q_det = design.names.index("detailed")
     rho_det = np.asarray(design.rhos[q_det])
-    score = _integer_scores(residuals, design, "detailed")
     others = np.delete(np.arange(design.n_cells), t)
     tied = (score[:, others] == score[:, [t]]) & (prior[others] == prior[t])
     delta = ((score[:, [t]] - score[:, others]) / (2.0 * design.weights[q_det])
