@@ -77,6 +77,12 @@ def _decisions_study(*, paper_scale: bool) -> StudyResult:
     return decisions_study.study(paper_scale=paper_scale)
 
 
+def _whole_record_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation import whole_record
+
+    return whole_record.study(paper_scale=paper_scale)
+
+
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
@@ -85,6 +91,7 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", _supplement_study),
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
     ("privacy accounting and budgets (issue 14)", _decisions_study),
+    ("beyond the paper: the whole record", _whole_record_study),
 ]
 
 

@@ -65,6 +65,7 @@ SUBCOMMAND_HELP = {
     "reproduce": "reproduce the paper's tables and figures",
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
+    "attribute": "the target's whole record: its cell among K from every noisy cell",
 }
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"

@@ -1,0 +1,244 @@
+"""``dprisk attribute``: the adversary who reads the whole noisy histogram (issue 15).
+
+Two forms. The design form ``--rho1 R --cells K [--prior FILE] [--true-cell J]`` gives the
+exact probability that the MAP cell is the target's cell and the expected posterior of the
+target's cell when every one of the ``K`` cells is released with DG(0, 1/(2 rho1)) noise;
+with ``--strategy census-2020`` (``K = 2016``) the eleven block-level queries of the 2020
+persons strategy are released, and ``--rho2 --d`` add the block group's detailed query
+(Monte Carlo over releases, ``--releases`` and ``--seed``). The one-release form
+``--release FILE --known FILE`` gives the posterior of every cell, the MAP cell and its risk
+R'. FILEs hold one number per cell (CSV or JSON); cells are numbered from 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dprisk.cli import common
+from dprisk.cli.common import fmt
+
+__all__ = ["DEFAULTS", "FORMS", "add_parser", "read_cells", "run"]
+
+DESIGN = common.Form(
+    "design", "--cells given",
+    frozenset({"rho1", "cells", "prior", "true_cell", "strategy", "rho2", "d", "x2_prior",
+               "releases", "seed"}),
+    usage="--rho1 R --cells K [--prior FILE] [--true-cell J] [--strategy census-2020 "
+    "[--rho2 R2 --d D [--x2-prior SPEC]] --releases N --seed S]", selected_by="cells")
+RELEASE = common.Form(
+    "one-release", "--release given",
+    frozenset({"rho1", "release", "known", "prior", "true_cell"}),
+    usage="--rho1 R --release FILE --known FILE [--prior FILE] [--true-cell J]",
+    selected_by="release")
+#: The forms of ``dprisk attribute``.
+FORMS = [DESIGN, RELEASE]
+#: Defaults applied after the checks (none: ``--releases`` defaults in the strategy design).
+DEFAULTS: dict = {}
+#: Simulated releases of the strategy design when ``--releases`` is not given.
+DEFAULT_RELEASES = 2000
+#: Options of the design form that apply only with ``--strategy``.
+STRATEGY_ONLY = ("rho2", "d", "x2_prior", "releases", "seed")
+#: The one strategy name accepted by ``--strategy``.
+STRATEGIES = ("census-2020",)
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk attribute``."""
+    sub = subs.add_parser("attribute", help=common.SUBCOMMAND_HELP["attribute"],
+                          description=common.describe(FORMS, __doc__.split("\n\n")[1]))
+    sub.add_argument("--rho1", default=None,
+                     help="rho of each cell's noise (> 0) or census:LEVEL; with --strategy "
+                     "the block detailed query's rho (the others scale with their fractions)")
+    sub.add_argument("--cells", type=common.integer, default=None,
+                     help="K, the number of cells (>= 2; 2016 with --strategy); selects the "
+                     "design form")
+    sub.add_argument("--prior", default=None,
+                     help="FILE of K prior probabilities summing to 1 (CSV or JSON; default "
+                     "uniform)")
+    sub.add_argument("--true-cell", type=common.integer, default=None,
+                     help="the target's cell, 0 <= J < K (default: 0 in the design form, the "
+                     "MAP cell in the one-release form)")
+    sub.add_argument("--strategy", default=None,
+                     help=f"release every block-level query of a strategy: {STRATEGIES[0]}")
+    sub.add_argument("--rho2", default=None,
+                     help="block-group detailed query rho (> 0) or census:LEVEL (--strategy)")
+    sub.add_argument("--d", type=common.integer, default=None,
+                     help="number of other blocks in the block group (>= 1; with --rho2)")
+    sub.add_argument("--x2-prior", default=None,
+                     help="X2 prior SPEC of the block-group level: improper | truncated:U | "
+                     "point:K (default improper; with --rho2)")
+    sub.add_argument("--releases", type=common.integer, default=None,
+                     help=common.with_default("simulated releases (--strategy only)",
+                                              DEFAULT_RELEASES))
+    sub.add_argument("--seed", type=common.integer, default=None,
+                     help=f"{common.SEED_HELP}; --strategy only")
+    sub.add_argument("--release", default=None,
+                     help="FILE of the K noisy counts (integers); selects the one-release form")
+    sub.add_argument("--known", default=None,
+                     help="FILE of the K known counts m_j >= 0 of everyone but the target")
+    common.add_json(sub)
+    sub.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Check the options against the chosen form, compute, print."""
+    return common.run_form(args, "attribute", FORMS, DEFAULTS,
+                           {DESIGN: _design, RELEASE: _release})
+
+
+def read_cells(path: str, option: str, *, integers: bool) -> list:
+    """Numbers of a CSV (commas, spaces or new lines) or JSON (a list) file, one per cell.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option``: unreadable file, or an entry that is not a number (an integer
+        when ``integers``).
+    """
+    kind = "integers" if integers else "numbers"
+    try:
+        text = Path(path).read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{option} must be a readable file of {kind}, one per cell: {err}") \
+            from None
+    try:
+        if path.endswith(".json"):
+            values = json.loads(text)
+            if not isinstance(values, list):
+                raise ValueError
+        else:
+            values = [float(tok) for tok in text.replace(",", " ").split()]
+        values = [float(v) for v in values]
+    except (ValueError, TypeError):
+        raise ValueError(f"{option} must hold {kind}, one per cell (CSV or a JSON list)") \
+            from None
+    if integers:
+        if any(v != int(v) for v in values):
+            raise ValueError(f"{option} must hold integers, one per cell")
+        return [int(v) for v in values]
+    return values
+
+
+def _prior(args, n_cells: int | None):
+    from dprisk.models.histogram_prior import check_cell_prior, uniform_prior
+
+    if args.prior is None:
+        return uniform_prior(n_cells)
+    values = read_cells(args.prior, "--prior", integers=False)
+    return check_cell_prior(values, n_cells, name="--prior")
+
+
+def _true_cell(args, prior, default: int):
+    from dprisk.models.histogram_prior import check_true_cell
+
+    cell = default if args.true_cell is None else args.true_cell
+    return check_true_cell(cell, prior, name="--true-cell")
+
+
+def _design(args, method: str, seed) -> tuple[dict, list[str]]:
+    from dprisk.models.census import parse_rho
+    from dprisk.models.histogram_prior import check_n_cells
+
+    common.require(args, "design", rho1="a rho > 0 or census:LEVEL")
+    rho = parse_rho(args.rho1, "--rho1")
+    n_cells = check_n_cells(args.cells, "--cells")
+    prior = _prior(args, n_cells)
+    cell = _true_cell(args, prior, 0)
+    if args.strategy is not None:
+        return _strategy(args, rho, prior, cell)
+    for dest in STRATEGY_ONLY:
+        if common.given(args, dest):
+            raise ValueError(f"{common.flag(dest)} does not apply without --strategy "
+                             f"({STRATEGIES[0]}): the independent-cells design is exact")
+    from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
+
+    payload = {
+        "p_map_correct": p_map_correct(rho, prior=prior, true_cell=cell),
+        "expected_true_posterior": expected_true_posterior(rho, prior=prior, true_cell=cell),
+        "prior_true": float(prior[cell]),
+        "cells": n_cells,
+    }
+    lines = common.payload_lines(
+        f"adversary reading all {n_cells} noisy cells (rho = {fmt(rho)}), target in cell "
+        f"{cell} (exact)", payload)
+    return payload, lines
+
+
+def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
+    from dprisk.inference.attribute_strategy import (
+        BlockGroup,
+        census_block_design,
+        strategy_measures,
+    )
+    from dprisk.models.census import parse_rho
+    from dprisk.models.histogram_2020 import GVHR_2020_SHAPE
+
+    if args.strategy not in STRATEGIES:
+        raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}, got "
+                         f"{args.strategy!r}")
+    n_gvhr = 1
+    for size in GVHR_2020_SHAPE:
+        n_gvhr *= size
+    if prior.size != n_gvhr:
+        raise ValueError(f"--cells must be {n_gvhr} with --strategy {args.strategy} (the 2020 "
+                         f"GVHR histogram), got {prior.size}")
+    group = None
+    if common.given(args, "rho2") or common.given(args, "d") or common.given(args, "x2_prior"):
+        common.require(args, "design with the block group", rho2="a rho > 0 or census:LEVEL",
+                       d="an integer >= 1")
+        import numpy as np
+
+        group = BlockGroup.checked(parse_rho(args.rho2, "--rho2"), args.d,
+                                   np.zeros(n_gvhr, dtype=np.int64),
+                                   prior=args.x2_prior or "improper")
+    releases = DEFAULT_RELEASES if args.releases is None else args.releases
+    if releases < 2:
+        raise ValueError(f"--releases must be an integer >= 2, got {releases}")
+    seed = args.seed if args.seed is not None else common.draw_seed()
+    res = strategy_measures(census_block_design(rho), cell, releases, prior=prior,
+                            block_group=group, random_seed=seed)
+    payload = {
+        "p_map_correct": res.p_map_correct,
+        "expected_true_posterior": res.expected_true_posterior,
+        "prior_true": float(prior[cell]),
+        "cells": int(prior.size),
+        "p_map_correct_mcse": res.p_map_correct_mcse,
+        "expected_true_posterior_mcse": res.expected_true_posterior_mcse,
+        "releases": releases,
+        "seed": seed,
+    }
+    where = "the eleven block queries" + (" and the block group" if group else "")
+    lines = common.payload_lines(
+        f"adversary reading {where} of the 2020 strategy (detailed rho = {fmt(rho)}), target "
+        f"in cell {cell} (Monte Carlo)", payload)
+    lines.append(common.seed_line(seed, args.seed is None))
+    return payload, lines
+
+
+def _release(args, method: str, seed) -> tuple[dict, list[str]]:
+    from dprisk.inference.attribute import cell_posterior
+    from dprisk.models.census import parse_rho
+    from dprisk.models.histogram_prior import check_known_counts
+
+    common.require(args, "one-release", rho1="a rho > 0 or census:LEVEL",
+                   known="a FILE of known counts")
+    rho = parse_rho(args.rho1, "--rho1")
+    release = read_cells(args.release, "--release", integers=True)
+    known = check_known_counts(read_cells(args.known, "--known", integers=True), name="--known")
+    if len(release) != known.size:
+        raise ValueError(f"--release must have one count per cell ({known.size}, as --known), "
+                         f"got {len(release)}")
+    prior = _prior(args, known.size)
+    post = cell_posterior(release, known, rho, prior)
+    cell = _true_cell(args, prior, post.map_cell)
+    payload = {
+        "posterior": [float(v) for v in post.posterior],
+        "map_cell": int(post.map_cell),
+        "risk": float(post.risk(cell)),
+    }
+    lines = [f"posterior of the target's cell over {known.size} cells (rho = {fmt(rho)})",
+             f"  {'map_cell':<24} {post.map_cell} (posterior "
+             f"{fmt(float(post.posterior[post.map_cell]))}, {post.ties} tied)",
+             f"  {'risk':<24} {fmt(payload['risk'])} (R' of cell {cell})"]
+    return payload, lines

@@ -1,0 +1,103 @@
+"""``dprisk attribute``: the JSON contract of both forms and exit 2 on bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dprisk.cli import main
+from dprisk.inference.attribute import cell_posterior
+from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
+
+
+def run_cli(argv, capsys):
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "release.csv").write_text("0\n2\n-1\n1\n")
+    (tmp_path / "known.json").write_text("[0, 1, 0, 0]")
+    (tmp_path / "prior.csv").write_text("0.1,0.2,0.3,0.4\n")
+    (tmp_path / "prior_bad_sum.csv").write_text("0.1,0.2,0.3,0.5\n")
+    (tmp_path / "known_negative.csv").write_text("0,-1,0,0\n")
+    (tmp_path / "words.csv").write_text("a,b\n")
+    return tmp_path
+
+
+def test_design_form_json_matches_the_library(capsys, files):
+    status, out, err = run_cli(["attribute", "--rho1", "0.3", "--cells", "4", "--prior",
+                                str(files / "prior.csv"), "--true-cell", "2", "--json"],
+                               capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert set(payload) == {"p_map_correct", "expected_true_posterior", "prior_true", "cells"}
+    prior = [0.1, 0.2, 0.3, 0.4]
+    assert payload["p_map_correct"] == p_map_correct(0.3, prior=prior, true_cell=2)
+    assert payload["expected_true_posterior"] == expected_true_posterior(0.3, prior=prior,
+                                                                         true_cell=2)
+    assert payload["prior_true"] == pytest.approx(0.3, rel=1e-15)
+    assert payload["cells"] == 4
+
+
+def test_release_form_json_matches_the_library(capsys, files):
+    status, out, err = run_cli(["attribute", "--rho1", "0.5", "--release",
+                                str(files / "release.csv"), "--known",
+                                str(files / "known.json"), "--json"], capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert set(payload) == {"posterior", "map_cell", "risk"}
+    post = cell_posterior([0, 2, -1, 1], [0, 1, 0, 0], 0.5)
+    np.testing.assert_allclose(payload["posterior"], post.posterior, rtol=1e-15)
+    assert payload["map_cell"] == post.map_cell
+    assert payload["risk"] == pytest.approx(post.risk(post.map_cell), rel=1e-15)
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--cells", "1"], "--cells"),
+    (["--cells", "4", "--prior", "{prior_bad_sum.csv}"], "--prior"),
+    (["--cells", "3", "--prior", "{prior.csv}"], "--prior"),
+    (["--cells", "4", "--prior", "{words.csv}"], "--prior"),
+    (["--cells", "4", "--true-cell", "4"], "--true-cell"),
+    (["--cells", "4", "--seed", "3"], "--seed"),
+    (["--cells", "4", "--rho2", "0.2"], "--rho2"),
+    (["--release", "{release.csv}", "--known", "{known_negative.csv}"], "--known"),
+    (["--release", "{release.csv}", "--known", "{known.json}", "--cells", "4"], "--release"),
+    (["--release", "{release.csv}", "--known", "{known.json}", "--prior", "{prior_bad_sum.csv}"],
+     "--prior"),
+])
+def test_bad_input_exits_2_naming_the_option(capsys, files, extra, named):
+    argv = ["attribute", "--rho1", "0.5", "--json"]
+    argv += [str(files / a[1:-1]) if a.startswith("{") else a for a in extra]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1 and named in err
+
+
+def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
+    argv = ["attribute", "--rho1", "census:block", "--cells", "2016", "--strategy",
+            "census-2020", "--releases", "40", "--seed", "9", "--json"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    payload = json.loads(out)
+    assert {"p_map_correct", "expected_true_posterior", "prior_true", "cells", "seed",
+            "p_map_correct_mcse", "expected_true_posterior_mcse"} <= set(payload)
+    assert payload["seed"] == 9 and payload["cells"] == 2016
+    assert json.loads(run_cli(argv, capsys)[1]) == payload
+
+
+@pytest.mark.parametrize(("extra", "named"), [
+    (["--cells", "864"], "--cells"),
+    (["--cells", "2016", "--d", "3"], "--rho2"),
+    (["--cells", "2016", "--releases", "1"], "--releases"),
+])
+def test_strategy_bad_input(capsys, extra, named):
+    argv = ["attribute", "--rho1", "0.1", "--strategy", "census-2020", "--json", *extra]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and named in err
