@@ -56,6 +56,7 @@ from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.models.work_budget import GIBBS_DRAW_STEPS, check_work
 
 __all__ = [
     "ExactConditionals",
@@ -421,11 +422,20 @@ def run_options(draws, chains, tune, random_seed) -> dict:
 
 
 def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
-                generator: np.random.Generator, tail_mass: float) -> GibbsDraws:
-    """Kernel of :func:`gibbs_sample` for validated inputs (checks only the memory budget)."""
+                generator: np.random.Generator, tail_mass: float,
+                progress: bool = False) -> GibbsDraws:
+    """Kernel of :func:`gibbs_sample` for validated inputs (checks only the budgets).
+
+    ``progress`` shows a progress bar over the sweeps on stderr. The memory budget
+    (:mod:`dprisk.models.budget`) and the work budget (:mod:`dprisk.models.work_budget`,
+    ``releases x chains x (tune + draws) x GIBBS_DRAW_STEPS``) are checked first.
+    """
     check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",
                  what=f"{release.size} release(s) x {chains} chains x {draws} draws (two "
                  "int64 arrays)")
+    check_work(float(release.size) * chains * (tune + draws) * GIBBS_DRAW_STEPS,
+               parameter="draws, chains",
+               what=f"{release.size} release(s) x {chains} chains x {tune + draws} sweeps")
     rng = generator
     tables = _Tables(release, params, tail_mass)
     shape = release.shape
@@ -445,22 +455,27 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
     total = tune + draws
     block = max(16, _BLOCK_CELLS // n)
     done = 0
-    while done < total:
-        steps = min(block, total - done)
-        u = rng.random((2, n, steps))
-        path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
-        table_row = pair_offset + (2 * tables.width) * path[:, :-1] + tables.width * path[:, 1:]
-        x2 = _alias_draw(
-            tables.pair_q_flat, tables.pair_alias_flat, table_row, tables.width, u[1]
-        )
-        current = path[:, -1]
-        keep_from = max(tune - done, 0)
-        if keep_from < steps:
-            lo = done + keep_from - tune
-            hi = done + steps - tune
-            x1_out[:, lo:hi] = path[:, keep_from:-1]
-            x2_out[:, lo:hi] = x2[:, keep_from:]
-        done += steps
+    from tqdm.auto import tqdm
+
+    with tqdm(total=total, desc="gibbs", unit="sweep", disable=not progress) as bar:
+        while done < total:
+            steps = min(block, total - done)
+            u = rng.random((2, n, steps))
+            path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
+            table_row = (pair_offset + (2 * tables.width) * path[:, :-1]
+                         + tables.width * path[:, 1:])
+            x2 = _alias_draw(
+                tables.pair_q_flat, tables.pair_alias_flat, table_row, tables.width, u[1]
+            )
+            current = path[:, -1]
+            keep_from = max(tune - done, 0)
+            if keep_from < steps:
+                lo = done + keep_from - tune
+                hi = done + steps - tune
+                x1_out[:, lo:hi] = path[:, keep_from:-1]
+                x2_out[:, lo:hi] = x2[:, keep_from:]
+            done += steps
+            bar.update(steps)
     x1_out += params.known
     x2_out += np.repeat(tables.start, chains)[:, None]
     return GibbsDraws(

@@ -37,6 +37,7 @@ from dprisk.models.checks import check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.models.work_budget import PYMC_DRAW_STEPS, check_work
 
 __all__ = [
     "MAX_WIDTH",
@@ -117,6 +118,9 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed
     as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
+    check_work(float(chains) * (1000 + draws) * PYMC_DRAW_STEPS,  # pm.sample's tune = 1000
+               parameter="draws, chains",
+               what=f"{chains} PyMC chains x (1000 tuning + {draws}) draws")
     model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
     idata = pm.sample(
         draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,

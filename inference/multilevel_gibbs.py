@@ -33,6 +33,7 @@ from dprisk.models.budget import check_memory
 from dprisk.models.multilevel import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.models.work_budget import GIBBS_DRAW_STEPS, check_work
 
 __all__ = ["MAX_TABLE_CELLS", "MultilevelDraws", "gibbs_sample", "nested_draws", "to_datatree"]
 
@@ -128,6 +129,9 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
         return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
     check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
                  what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
+    check_work(float(params.h) * chains * (tune + draws) * GIBBS_DRAW_STEPS,
+               parameter="draws, chains",
+               what=f"{params.h} levels x {chains} chains x {tune + draws} sweeps")
     rng = generator
     box = checked_box(*release.flat(), params, tail_mass)
     h = params.h

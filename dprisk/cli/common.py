@@ -14,6 +14,8 @@ import argparse
 import contextlib
 import json
 import math
+import signal
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -22,9 +24,11 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILURE",
     "EXIT_OK",
+    "INTERRUPT_HINT",
     "SEED_HELP",
     "SUBCOMMAND_HELP",
     "Form",
+    "Interrupted",
     "Parser",
     "TopParser",
     "add_json",
@@ -41,15 +45,19 @@ __all__ = [
     "flag",
     "fmt",
     "given",
+    "handle_stop_signals",
     "integer",
+    "interrupted_message",
     "naming_out",
     "number",
     "payload_lines",
+    "raise_if_interrupted",
     "require",
     "run_form",
     "sampling_seed",
     "scenario_rhos",
     "seed_line",
+    "show_progress",
     "with_default",
 ]
 
@@ -65,6 +73,11 @@ SUBCOMMAND_HELP = {
     "reproduce": "reproduce the paper's tables and figures",
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP risk profile)",
+}
+#: What an interrupted subcommand adds to its one stderr line (how to carry on).
+INTERRUPT_HINT = {
+    "sweep": "rerunning the same command resumes from the chunks already computed",
+    "reproduce": "nothing was written; the earlier report, if any, is intact",
 }
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
@@ -335,9 +348,86 @@ def seed_line(seed: int, drawn: bool, how: str = "from --seed") -> str:
     return f"  {'seed':<24} {seed} ({how})"
 
 
+# --------------------------------------------------------------------------- stop signals
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived while a subcommand ran (``signum`` says which).
+
+    A ``KeyboardInterrupt``: every ``finally`` and cleanup on the way out runs (temporary
+    files removed, locks released), and user code of a prior cannot swallow it.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def exit_status(self) -> int:
+        """``128 + signal number``: 130 for SIGINT, 143 for SIGTERM (the shell's convention)."""
+        return 128 + self.signum
+
+
+#: Stop signals received since :func:`handle_stop_signals` (the first one decides the status).
+_RECEIVED: list[int] = []
+
+
+def handle_stop_signals() -> None:
+    """Make SIGINT and SIGTERM stop the running subcommand cleanly.
+
+    The first of them raises :class:`Interrupted` where the program is (cleanups run on the
+    way out); later ones are only recorded, so that a second Ctrl-C cannot cut a cleanup
+    short. Installed by :func:`dprisk.cli.main.main` for the process's own command line only.
+    """
+    _RECEIVED.clear()
+
+    def stop(signum, frame):
+        first = not _RECEIVED
+        _RECEIVED.append(signum)
+        if first:
+            raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def raise_if_interrupted() -> None:
+    """Raise :class:`Interrupted` if a stop signal arrived (a library may have swallowed it).
+
+    PyMC, for one, catches ``KeyboardInterrupt`` and returns the draws made so far; a
+    result computed after a stop signal is never printed.
+    """
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED[0])
+
+
+def interrupted_message(command: str, err: KeyboardInterrupt) -> tuple[str, int]:
+    """The one stderr line and the exit status of a subcommand stopped by ``err``.
+
+    Status ``128 + signal``: 130 for SIGINT (also a ``KeyboardInterrupt`` of other origin),
+    143 for SIGTERM. The line names the signal and, from :data:`INTERRUPT_HINT`, how to go on.
+    """
+    signum = err.signum if isinstance(err, Interrupted) else int(signal.SIGINT)
+    hint = INTERRUPT_HINT.get(command, "nothing was written")
+    return (f"dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
+            128 + signum)
+
+
+def show_progress(args) -> bool:
+    """Whether to draw a progress bar: stderr is a terminal, no ``--json``, no ``--quiet``."""
+    if getattr(args, "json", False) or getattr(args, "quiet", False):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
 # --------------------------------------------------------------------------- output
 def emit(args, payload: dict, lines: list[str]) -> None:
-    """Print ``payload`` as one JSON object with ``--json``, else the readable ``lines``."""
+    """Print ``payload`` as one JSON object with ``--json``, else the readable ``lines``.
+
+    Nothing is printed once a stop signal arrived (:func:`raise_if_interrupted`).
+    """
+    raise_if_interrupted()
     if args.json:
         print(json.dumps(payload))
     else:

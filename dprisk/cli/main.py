@@ -7,7 +7,7 @@ does not apply to the requested computation is bad input too. A random result re
 seed (JSON key ``seed``), drawn when ``--seed`` is not given.
 
 Exit statuses: 0 success, 2 bad input (also a missing command), 1 an unexpected failure
-while computing.
+while computing, 130 / 143 stopped by SIGINT / SIGTERM (one stderr line, nothing half-written).
 
 Start-up: a subcommand's module (and through it the libraries it computes with) is imported
 only when that subcommand runs; the other subcommands are listed with their one-line help
@@ -28,6 +28,8 @@ from dprisk.cli.common import (
     SUBCOMMAND_HELP,
     Parser,
     TopParser,
+    handle_stop_signals,
+    interrupted_message,
 )
 
 __all__ = ["build_parser", "main"]
@@ -104,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
         if not any(arg.startswith("--sc") for arg in argv):  # no --scheduler (or a prefix)
             hide_dask()
+        handle_stop_signals()
     requested = _requested(argv)
     parser = build_parser([requested] if requested else [])
     args = parser.parse_args(argv)
@@ -117,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
-    except KeyboardInterrupt:
-        print(f"dprisk {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
+        message, status = interrupted_message(args.command, err)
+        print(message, file=sys.stderr)
+        return status
     except Exception as err:  # a failure while computing: one line, non-zero
         print(f"dprisk {args.command}: failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILURE

@@ -96,7 +96,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     payload = posterior_summary(
         args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed,
+        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
              f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {fmt(args.p)}, "

@@ -26,6 +26,7 @@ from dprisk.cli.common import (
     naming_out,
     sampling_seed,
     seed_line,
+    show_progress,
     with_default,
 )
 from dprisk.cli.grids import GRID_SYNTAX
@@ -112,7 +113,7 @@ def run(args) -> int:
         with naming_out():
             dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0],
                             method=method, mc_options=mc_options, out=str(out),
-                            client=client, progress=not args.json)
+                            client=client, progress=show_progress(args))
     finally:
         if client is not None:
             client.close()
