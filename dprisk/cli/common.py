@@ -16,6 +16,7 @@ import json
 import math
 import signal
 import sys
+import traceback
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -47,11 +48,11 @@ __all__ = [
     "given",
     "handle_stop_signals",
     "integer",
-    "interrupted_message",
     "naming_out",
     "number",
     "payload_lines",
     "raise_if_interrupted",
+    "report_interrupted",
     "require",
     "run_form",
     "sampling_seed",
@@ -399,16 +400,22 @@ def raise_if_interrupted() -> None:
         raise Interrupted(_RECEIVED[0])
 
 
-def interrupted_message(command: str, err: KeyboardInterrupt) -> tuple[str, int]:
-    """The one stderr line and the exit status of a subcommand stopped by ``err``.
+def report_interrupted(command: str, err: KeyboardInterrupt) -> int:
+    """Print the one stderr line of a subcommand stopped by ``err``; return the exit status.
 
     Status ``128 + signal``: 130 for SIGINT (also a ``KeyboardInterrupt`` of other origin),
     143 for SIGTERM. The line names the signal and, from :data:`INTERRUPT_HINT`, how to go on.
+    The frames the interrupt unwound are cleared first, so that what they held (an open
+    progress bar, a generator) is finalised before the line, not after it; on a terminal the
+    line starts by erasing a progress bar the interrupt left unfinished.
     """
+    traceback.clear_frames(err.__traceback__)
     signum = err.signum if isinstance(err, Interrupted) else int(signal.SIGINT)
     hint = INTERRUPT_HINT.get(command, "nothing was written")
-    return (f"dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
-            128 + signum)
+    erase = "\r\033[K" if show_progress(argparse.Namespace()) else ""
+    print(f"{erase}dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
+          file=sys.stderr)
+    return 128 + signum
 
 
 def show_progress(args) -> bool:

@@ -29,7 +29,7 @@ from dprisk.cli.common import (
     Parser,
     TopParser,
     handle_stop_signals,
-    interrupted_message,
+    report_interrupted,
 )
 
 __all__ = ["build_parser", "main"]
@@ -121,9 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
     except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
-        message, status = interrupted_message(args.command, err)
-        print(message, file=sys.stderr)
-        return status
+        return report_interrupted(args.command, err)
     except Exception as err:  # a failure while computing: one line, non-zero
         print(f"dprisk {args.command}: failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILURE
