@@ -80,6 +80,7 @@ __all__ = [
     "VARIABLES",
     "WORKER_ENVIRON",
     "SweepPlan",
+    "check_sweep_work",
     "connect",
     "local_cluster",
     "plan_sweep",
@@ -272,7 +273,7 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
 def _check_points(**grids) -> tuple[int, str]:
     """Refuse, before the plan is built, more grid points than the memory budget allows.
 
-    Returns the number of points and the names of the swept grids.
+    Returns the number of points and the names of the grids of more than one point.
 
     Each point holds :data:`POINT_BYTES` per data variable (at most ``len(VARIABLES) + 1``,
     with ``mcse``); the grids given as sequences (not strings) are the swept ones.
@@ -288,10 +289,11 @@ def _check_points(**grids) -> tuple[int, str]:
     check_memory(POINT_BYTES * (len(VARIABLES) + 1) * points,
                  parameter=", ".join(sizes) or "the grid",
                  what=f"a sweep of {points} grid points")
-    return points, ", ".join(sizes) or "the grid"
+    return points, ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
 
 
-def _check_work(points: int, names: str, method: str, mc_options: Mapping | None) -> None:
+def check_sweep_work(points: int, names: str, method: str,
+                     mc_options: Mapping | None) -> None:
     """Refuse a sweep whose work (:mod:`dprisk.models.work_budget`) is above the budget.
 
     ``points x EXACT_POINT_STEPS`` for an exact sweep; ``points x datasets x (draws +
@@ -395,7 +397,7 @@ def sweep(
     """
     points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
                                   prior=prior)
-    _check_work(points, names, method, mc_options)
+    check_sweep_work(points, names, method, mc_options)
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,

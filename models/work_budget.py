@@ -95,7 +95,8 @@ def mc_study_steps(datasets: int, draws: int) -> float:
 
 def _number(value: float) -> str:
     """``value`` to 3 digits, exponent without ``+`` (``2e12``, ``1.5e13``)."""
-    return f"{value:.3g}".replace("e+", "e")
+    mantissa, _, exponent = f"{value:.3g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
 
 
 def _duration(seconds: float) -> str:
@@ -103,7 +104,7 @@ def _duration(seconds: float) -> str:
     for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
         if seconds >= size:
             return f"{seconds / size:.2g} {unit}"
-    return f"{seconds:.2g} s"
+    return f"{seconds:.2g} s" if seconds >= 1 else "under a second"
 
 
 def check_work(steps: float, *, parameter: str, what: str) -> None:

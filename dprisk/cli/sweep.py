@@ -154,11 +154,12 @@ def _grid_size(text: str, kind: type) -> int:
 
 
 def _check_grid_memory(args) -> None:
-    """Refuse, before any grid is built, a sweep whose points exceed the memory budget.
+    """Refuse, before any grid is built, a sweep whose points exceed the memory or work budget.
 
     Each point costs :data:`RECORD_BYTES` (its printed record) on top of the sweep's own
     arrays; the option with the largest grid is named.
     """
+    from dprisk.inference.sweeps import check_sweep_work
     from dprisk.models.budget import check_memory
 
     sizes = {name: _grid_size(getattr(args, name), kind) for name, kind in
@@ -169,6 +170,9 @@ def _check_grid_memory(args) -> None:
     check_memory(RECORD_BYTES * points, parameter=f"--{largest}",
                  what=f"a sweep of {points} grid points ({sizes[largest]} from --{largest}; "
                  "one record each)")
+    swept = ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
+    check_sweep_work(points, swept, FORM.method(args),
+                     {"datasets": args.datasets, "draws": args.draws})
 
 
 def _stored_seed(out: Path) -> int | None:
