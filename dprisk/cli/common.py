@@ -151,8 +151,9 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
 def add_two_level(group) -> None:
     """``--rho2`` and ``--d``, the options that select and describe the two-level form."""
     group.add_argument("--rho2", default=None,
-                       help="block-group rho (> 0) or census:LEVEL; selects this form "
-                       "(exact/Gibbs need rho2 + rho1/d <= 1e6)")
+                       help="block-group rho, 0 < rho <= 1e100, or census:LEVEL; selects this "
+                       "form (exact, Gibbs and mc need rho2 + rho1/d <= 1e6; above, exit "
+                       "status 2)")
     group.add_argument("--d", type=integer, default=None,
                        help="number of other blocks in the block group (>= 1)")
 

@@ -51,8 +51,9 @@ def add_parser(subs) -> None:
     hier.add_argument("--x2-star", type=integer, default=None, help="released block-group x2*")
     hier.add_argument("--y1-star", type=integer, default=None, help="released other-blocks y1*")
     multi = post.add_argument_group("nested levels (when --rhos is given)")
-    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h (census:LEVEL allowed), "
-                       "or census:N for the bottom N Census levels (2 <= N <= 6)")
+    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h, each 0 < rho <= 1e15 "
+                       "(census:LEVEL allowed), or census:N for the bottom N Census levels "
+                       "(2 <= N <= 6)")
     multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
     multi.add_argument("--stars", default=None, help="x1*,...,xh*,y1*,...,y(h-1)*")
     model = post.add_argument_group("two or nested levels")

@@ -51,8 +51,10 @@ def add_parser(subs) -> None:
         description=f"{GRID_SYNTAX} Every grid option is swept (a single value is a grid of "
         "one point). --datasets, --draws and --seed apply to --method mc only.",
     )
-    swp.add_argument("--rho1", required=True, help="grid of block rho (census:LEVEL allowed)")
-    swp.add_argument("--rho2", required=True, help="grid of block-group rho")
+    swp.add_argument("--rho1", required=True, help="grid of block rho, 0 < rho <= 1e100 "
+                     "(census:LEVEL allowed)")
+    swp.add_argument("--rho2", required=True, help="grid of block-group rho, > 0; every "
+                     "point needs rho2 + rho1/d <= 1e6 (above, exit status 2)")
     swp.add_argument("--d", required=True, help="grid of the number of other blocks (>= 1)")
     swp.add_argument("--x2", required=True, help="grid of the true block-group count")
     swp.add_argument("--p", default="0.5",
