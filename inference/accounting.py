@@ -128,7 +128,7 @@ def _refuse_cks(rho: float, delta: float, where: str):
     raise ValueError(
         f"rho = {rho!r} with delta = {delta!r}: the CKS conversion's optimal Renyi order lies "
         f"{where}, outside the orders the accountant evaluates ({_MIN_ORDER} to "
-        f"{_MAX_ORDER:.0e}); supported: the rho whose optimal order lies there (at delta = "
+        f"{_MAX_ORDER:.0e}); allowed range: the rho whose optimal order lies there (at delta = "
         "1e-10 about 1e-12 <= rho <= 1e5); the Bun-Steinke conversion covers every rho"
     )
 

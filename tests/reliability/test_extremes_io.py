@@ -96,6 +96,19 @@ CLI_CASES = [
     (["marginal", "--rhos", "0.5,0.5,0.3", "--p", "1e-300"], 0),
     (["marginal", "--rhos", "0.5,0.5", "--p", "1e-310"], 2),
     (["marginal", "--rhos", "1e100,1e100"], 0),
+    # Found by the probe of this last round.
+    (["marginal", "--rho1", "5e-324"], 2),  # refused without a RuntimeWarning line
+    (["posterior", "--rho1", "5e-324", "--x1-star", "1"], 0),
+    (["posterior", "--rhos", "1e15,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10"], 0),
+    (["posterior", "--rhos", "1e30,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10"], 2),
+    (["posterior", "--rhos", "0.5,0.5,1e100", "--siblings", "3,3", "--stars", "1,5,15,4,10",
+      "--method", "gibbs", "--draws", "10", "--seed", "1"], 2),
+    (["epsilon", "--rho", "5e-324"], 0),
+    (["epsilon", "--rho", "1e6"], 2),  # CKS optimal order below 1.01: was a wrong epsilon
+    (["epsilon", "--rho", "1e100"], 2),
+    (["epsilon", "--epsilon", "1e-300"], 2),  # rho below the smallest normal: was 0
+    (["epsilon", "--epsilon", "1e-150"], 2),  # rho_cks: order beyond 1e12
+    (["sweep", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x2", "5", "--out", "s.nc"], 2),
 ]
 N_CASES = len(API_CASES) + len(CLI_CASES)
 PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
