@@ -28,6 +28,7 @@ __all__ = [
     "INTERRUPT_HINT",
     "SEED_HELP",
     "SUBCOMMAND_HELP",
+    "WORK_HELP",
     "Form",
     "Interrupted",
     "Parser",
@@ -80,6 +81,9 @@ INTERRUPT_HINT = {
     "sweep": "rerunning the same command resumes from the chunks already computed",
     "reproduce": "nothing was written; the earlier report, if any, is intact",
 }
+#: Help of the options that set how long a run takes (draws, chains, datasets, grids).
+WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_BUDGET "
+             "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 
@@ -164,7 +168,9 @@ def add_model(sub, *, methods: str, prior: str, draws: int, sampled: str) -> Non
         "X2 prior SPEC: improper | truncated:U | point:K | PATH.py:NAME", prior))
     sub.add_argument("--method", default=None, help=with_default(methods, "exact"))
     sub.add_argument("--draws", type=integer, default=None,
-                     help=with_default(f"draws per chain ({sampled} only)", draws))
+                     help=with_default(f"draws per chain ({sampled} only; chains x draws "
+                                       "within the memory and work budgets, DPRISK_MEMORY_BUDGET "
+                                       "and DPRISK_WORK_BUDGET)", draws))
     sub.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; {sampled} only")
 
 

@@ -71,8 +71,11 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         epilog="Wherever a rho is asked for, a Census level is accepted too: census:block, "
         "census:block-group, census:tract, census:county, census:state, census:us. "
         "Probabilities accept fractions (1/864). An option that does not apply to the "
-        "requested computation is refused. Exit status: 0 ok, 2 bad input (also when no "
-        "command is given), 1 failure.",
+        "requested computation is refused. Requests above the memory or work budget are "
+        "refused before they start; raise them with the environment variables "
+        "DPRISK_MEMORY_BUDGET (e.g. 16GiB, default 2GiB) and DPRISK_WORK_BUDGET (steps, e.g. "
+        "1e13, default 1e12, roughly an hour). Exit status: 0 ok, 2 bad input (also when no "
+        "command is given), 1 failure, 130/143 stopped by SIGINT/SIGTERM.",
     )
     parser.add_argument("--version", action=_VersionAction)
     subs = parser.add_subparsers(dest="command", required=True, parser_class=Parser,

@@ -49,7 +49,7 @@ def add_parser(subs) -> None:
     common.add_model(mhier, methods="exact | mc", prior=DEFAULTS["prior"],
                      draws=DEFAULTS["draws"], sampled="mc")
     mhier.add_argument("--datasets", type=integer, default=None, help=common.with_default(
-        "simulated releases (mc only)", DEFAULTS["datasets"]))
+        f"simulated releases (mc only; {common.WORK_HELP})", DEFAULTS["datasets"]))
     # no form takes --chains (the Monte Carlo study runs one chain per release): refused,
     # and not shown in the help
     marg.add_argument("--chains", type=integer, default=None, help=argparse.SUPPRESS)

@@ -16,6 +16,7 @@ from dprisk.cli.common import (
     EXIT_OK,
     SEED_HELP,
     SUBCOMMAND_HELP,
+    WORK_HELP,
     Form,
     add_json,
     apply_defaults,
@@ -65,7 +66,8 @@ def add_parser(subs) -> None:
     swp.add_argument("--method", default=None, help=with_default(
         "exact | mc (the Monte Carlo study at every point)", "exact"))
     swp.add_argument("--datasets", type=integer, default=None, help=with_default(
-        "simulated releases per point (mc only)", DEFAULTS["datasets"]))
+        f"simulated releases per point (mc only; {WORK_HELP}, all points together)",
+        DEFAULTS["datasets"]))
     swp.add_argument("--draws", type=integer, default=None, help=with_default(
         "Gibbs draws per release (mc only)", DEFAULTS["draws"]))
     swp.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; mc only")
