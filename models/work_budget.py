@@ -29,7 +29,8 @@ status 2 on the command line) names the parameter, the estimate and how to raise
 from __future__ import annotations
 
 import math
-import os
+
+from dprisk.models.budget import budget_from_environment
 
 __all__ = [
     "DEFAULT_WORK_BUDGET",
@@ -70,22 +71,17 @@ class WorkBudgetError(ValueError):
 def work_budget() -> float:
     """The budget in steps: :data:`WORK_BUDGET_ENV` if set, else :data:`DEFAULT_WORK_BUDGET`.
 
-    Raises
-    ------
-    ValueError
-        Naming :data:`WORK_BUDGET_ENV` when its value is not a positive number.
+    A value that is not a finite number >= 1 raises ``ValueError`` naming the variable.
     """
-    text = os.environ.get(WORK_BUDGET_ENV, "").strip()
-    if not text:
-        return DEFAULT_WORK_BUDGET
+    return budget_from_environment(WORK_BUDGET_ENV, DEFAULT_WORK_BUDGET, _parse_steps,
+                                   "a number of steps >= 1 such as 1e13")
+
+
+def _parse_steps(text: str) -> float:
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 1):
-        raise ValueError(f"{WORK_BUDGET_ENV} must be a number of steps >= 1 such as 1e13, "
-                         f"got {text!r}")
-    return value
+        return math.nan
 
 
 def mc_study_steps(datasets: int, draws: int) -> float:
