@@ -33,7 +33,7 @@ from dprisk.models.budget import check_memory
 from dprisk.models.multilevel import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
-from dprisk.models.work_budget import GIBBS_DRAW_STEPS, check_work
+from dprisk.models.work_budget import GIBBS_DRAW_STEPS, NESTED_SWEEP_STEPS, check_work
 
 __all__ = ["MAX_TABLE_CELLS", "MultilevelDraws", "gibbs_sample", "nested_draws", "to_datatree"]
 
@@ -129,7 +129,7 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
         return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
     check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
                  what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
-    check_work(float(params.h) * chains * (tune + draws) * GIBBS_DRAW_STEPS,
+    check_work((tune + draws) * (NESTED_SWEEP_STEPS + float(params.h) * chains * GIBBS_DRAW_STEPS),
                parameter="draws, chains",
                what=f"{params.h} levels x {chains} chains x {tune + draws} sweeps")
     rng = generator

@@ -11,7 +11,9 @@ computation                                steps
 Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS)``
 mc``, one point of ``sweep --method mc``)
 Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
-gibbs``)                                   GIBBS_DRAW_STEPS``
+gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
+                                           ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
+                                           chains x GIBBS_DRAW_STEPS)``)
 PyMC posterior (``posterior --method       ``chains x (tune + draws) x PYMC_DRAW_STEPS``
 pymc``)
 exact sweep                                ``points x EXACT_POINT_STEPS``
@@ -37,6 +39,7 @@ __all__ = [
     "EXACT_POINT_STEPS",
     "GIBBS_DRAW_STEPS",
     "MC_DATASET_STEPS",
+    "NESTED_SWEEP_STEPS",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
     "WORK_BUDGET_ENV",
@@ -58,6 +61,9 @@ MC_DATASET_STEPS = 1000
 #: Steps per recorded or tuning draw of one chain of the standalone Gibbs posterior
 #: (drawing, storing and summarising: about 0.8 us).
 GIBBS_DRAW_STEPS = 200
+#: Steps per sweep of the nested-levels Gibbs sampler with h > 2 levels besides its draws
+#: (its Python loop over the levels: about 55 us).
+NESTED_SWEEP_STEPS = 12_000
 #: Steps per draw of one chain of PyMC's sampler (about 150 us).
 PYMC_DRAW_STEPS = 30_000
 #: Steps per point of an exact sweep (about 1.3 ms).

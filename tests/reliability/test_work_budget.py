@@ -42,6 +42,9 @@ TOO_LONG = {
                                    "--draws", "100000000", "--seed", "1"], "draws, chains"),
     "posterior pymc, 1e7 chains": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
                                     "--chains", "10000000", "--seed", "1"], "draws, chains"),
+    "nested gibbs, 8.5e7 draws (within the memory budget)": (
+        [*NESTED, "--method", "gibbs", "--draws", "85000000", "--chains", "1"],
+        "draws, chains"),
     "nested pymc, 1e8 draws": ([*NESTED, "--method", "pymc", "--draws", "100000000"],
                                "draws, chains"),
     "sweep mc, 1000 points x 1e6 datasets": (
