@@ -455,7 +455,7 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
     total = tune + draws
     block = max(16, _BLOCK_CELLS // n)
     done = 0
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # the terminal bar (tqdm.auto warns in notebooks without widgets)
 
     with tqdm(total=total, desc="gibbs", unit="sweep", disable=not progress) as bar:
         while done < total:
