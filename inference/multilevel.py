@@ -59,7 +59,7 @@ GIBBS_TUNE = 100
 def posterior_summary(
     *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
     draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
-    **parameters,
+    progressbar: bool = False, **parameters,
 ) -> dict:
     r"""Posterior summary of one release of the ``h``-level model (for ``dprisk posterior``).
 
@@ -76,6 +76,8 @@ def posterior_summary(
         Draws per chain and chains of the sampling methods.
     random_seed : int, optional
         Seed of the sampling methods.
+    progressbar : bool
+        A progress bar on stderr while sampling (Gibbs and PyMC).
 
     Returns
     -------
@@ -102,14 +104,16 @@ def posterior_summary(
         result = nested_posterior(release, scenario, tail_mass)
     elif method == "gibbs":
         run = run_options(draws, chains, GIBBS_TUNE, random_seed)
-        samples = nested_draws(release, scenario, **run, tail_mass=tail_mass)
+        samples = nested_draws(release, scenario, **run, tail_mass=tail_mass,
+                               progress=progressbar)
         result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
-        result = _pymc_draws(scenario, release, draws, chains, random_seed)
+        result = _pymc_draws(scenario, release, draws, chains, random_seed, progressbar)
     return summarize(result, scenario, method).nested_json(scenario.h)
 
 
-def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed):
+def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed,
+                progressbar=False):
     """``pm.sample`` draws of ``X1 … Xh`` (a DataTree) for a validated scenario."""
     import pymc as pm
 
@@ -124,7 +128,7 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed
     model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
     idata = pm.sample(
         draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
-        progressbar=False, compute_convergence_checks=False,
+        progressbar=progressbar, compute_convergence_checks=False,
     )
     idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})
     return idata

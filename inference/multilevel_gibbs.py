@@ -121,11 +121,15 @@ def gibbs_sample(
 
 
 def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
-                 generator: np.random.Generator, tail_mass: float) -> MultilevelDraws:
-    """Kernel of :func:`gibbs_sample` for one validated release (no checks)."""
+                 generator: np.random.Generator, tail_mass: float,
+                 progress: bool = False) -> MultilevelDraws:
+    """Kernel of :func:`gibbs_sample` for one validated release (checks only the budgets).
+
+    ``progress`` shows a progress bar over the sweeps on stderr.
+    """
     if params.h == 2:
         two = gibbs_draws(release, params, draws=draws, chains=chains, tune=tune,
-                          generator=generator, tail_mass=tail_mass)
+                          generator=generator, tail_mass=tail_mass, progress=progress)
         return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
     check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
                  what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
@@ -166,6 +170,9 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
     out = np.empty((h, chains, draws), dtype=np.int64)
     total = tune + draws
     done = 0
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="gibbs", unit="sweep", disable=not progress)  # closed below
     while done < total:
         steps = min(_SWEEP_BLOCK, total - done)
         u = rng.random((steps, h, chains))
@@ -181,6 +188,8 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
             if done + t >= tune:
                 out[:, :, done + t - tune] = state
         done += steps
+        bar.update(steps)
+    bar.close()
     starts = np.array([s[0] for s in box.start])
     out += starts[:, None, None]
     return MultilevelDraws(out, params.known)

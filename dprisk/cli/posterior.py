@@ -120,7 +120,7 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
     payload = posterior_summary(
         rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed,
+        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
     title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
     return payload, common.payload_lines(title, payload)

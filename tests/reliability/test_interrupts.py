@@ -40,6 +40,9 @@ RELEASE = ["--x1-star", "1", "--x2-star", "20", "--y1-star", "19"]
 CASES = [
     ("posterior-gibbs", ["posterior", *TWO_LEVEL, *RELEASE, "--method", "gibbs",
                          "--draws", "50000000", "--chains", "1", "--seed", "1"], "gibbs"),
+    ("nested-gibbs", ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars",
+                      "1,5,15,4,10", "--method", "gibbs", "--draws", "20000000", "--chains",
+                      "1", "--seed", "1"], "gibbs"),
     ("marginal-mc", ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc",
                      "--datasets", "200000000", "--seed", "1"], "datasets"),
     ("sweep-exact", ["sweep", *TWO_LEVEL[:2], "--rho2", "0.1:1:1000", "--d", "1:10",
