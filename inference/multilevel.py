@@ -22,6 +22,8 @@ This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`
 
 from __future__ import annotations
 
+import numpy as np
+
 from dprisk.inference.gibbs import run_options
 from dprisk.inference.multilevel_box import MAX_WIDTH
 from dprisk.inference.multilevel_exact import MultilevelPosterior, exact_posterior, nested_posterior
@@ -126,9 +128,10 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed
                parameter="draws, chains",
                what=f"{chains} PyMC chains x (1000 tuning + {draws}) draws")
     model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
-    idata = pm.sample(
-        draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
-        progressbar=progressbar, compute_convergence_checks=False,
-    )
+    with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
+        idata = pm.sample(
+            draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
+            progressbar=progressbar, quiet=not progressbar, compute_convergence_checks=False,
+        )
     idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})
     return idata

@@ -135,18 +135,21 @@ def sample_model(
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     if step is None:
         step = pymc_steps(model, method)
-    return pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        step=step,
-        model=model,
-        random_seed=random_seed,
-        progressbar=progressbar,
-        quiet=not progressbar,
-        compute_convergence_checks=False,
-    )
+    # Metropolis' acceptance statistic exp(log ratio) overflows when a huge rho makes every
+    # proposal improbable: a warning line about a statistic, not about the draws.
+    with np.errstate(over="ignore"):
+        return pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            step=step,
+            model=model,
+            random_seed=random_seed,
+            progressbar=progressbar,
+            quiet=not progressbar,
+            compute_convergence_checks=False,
+        )
 
 
 def sample_posterior(
