@@ -52,6 +52,8 @@ __all__ = [
 
 #: Smallest Rényi order at which dp-accounting applies the CKS bound.
 _MIN_ORDER = 1.01
+#: Largest Rényi order the refinement tries; an optimum beyond it (tiny rho) is refused.
+_MAX_ORDER = 1e12
 
 
 def _scalar(value, name: str, check) -> float:
@@ -112,12 +114,24 @@ def _cks_epsilon(rho: float, delta: float) -> float:
     upper = grid[i + 1] if i + 1 < len(grid) else order
     while upper == order or _cks_at_orders(rho, delta, [upper])[0] <= epsilon:
         upper *= 2.0  # the optimum lies beyond the grid (small rho): extend the bracket
-        if upper > 1e12:
-            break
+        if upper > _MAX_ORDER:
+            _refuse_cks(rho, delta, f"above {_MAX_ORDER:.0e}")
     found = minimize_scalar(lambda a: _cks_at_orders(rho, delta, [a])[0],
                             bounds=(lower, upper), method="bounded",
                             options={"xatol": 1e-10 * upper})
+    if lower == _MIN_ORDER and found.x <= lower * (1.0 + 1e-6):
+        _refuse_cks(rho, delta, f"below {_MIN_ORDER}")
     return min(epsilon, float(found.fun))
+
+
+def _refuse_cks(rho: float, delta: float, where: str):
+    """Raise the one-line ``ValueError`` of a CKS epsilon whose optimal order is out of reach."""
+    raise ValueError(
+        f"rho = {rho!r} with delta = {delta!r}: the CKS conversion's optimal Renyi order lies "
+        f"{where}, outside the orders the accountant evaluates ({_MIN_ORDER} to "
+        f"{_MAX_ORDER:.0e}); allowed range: the rho whose optimal order lies there (at delta = "
+        "1e-10 about 1e-12 <= rho <= 1e5); the Bun-Steinke conversion covers every rho"
+    )
 
 
 def epsilon_cks(rho, delta) -> float:

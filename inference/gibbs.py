@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dprisk.inference.alias import alias_draw, alias_table
 from dprisk.inference.draws_tree import draws_datatree
 from dprisk.inference.fused_kernels import (
     NUMPY_ALIAS_ROW_SECONDS,
@@ -62,6 +63,7 @@ from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.models.work_budget import GIBBS_DRAW_STEPS, check_work
 
 __all__ = [
     "ExactConditionals",
@@ -76,76 +78,6 @@ __all__ = [
 
 #: Grid cells (sweeps x chains) processed per vectorised block of :func:`gibbs_sample`.
 _BLOCK_CELLS = 2**18
-
-
-def alias_table(prob: np.ndarray, *, compiled: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    r"""Walker's alias tables for the rows of ``prob`` (each row a pmf over ``W`` cells).
-
-    A draw takes one uniform ``u``: ``x = W u``, ``j = floor(x)``, return ``j`` if
-    ``x - j < q[j]`` else ``alias[j]``, so that
-
-    .. math:: P[\text{draw} = k] = \frac{1}{W}\Big(q_k + \sum_{j:\, \text{alias}_j = k}
-              (1 - q_j)\Big) = \text{prob}_k.
-
-    Built by pairing, ``W - 1`` times per row, the smallest remaining scaled probability
-    (``<= 1``) with the largest (``>= 1``), vectorised over rows; with ``compiled`` by the
-    same pairing in compiled code (:func:`dprisk.inference.fused_kernels_jit.alias_rows`,
-    identical tables).
-
-    Parameters
-    ----------
-    prob : ndarray, shape (..., W)
-        Non-negative rows summing to one.
-    compiled : bool
-        Use the compiled builder (loads numba; see :mod:`dprisk.inference.fused_kernels`).
-
-    Returns
-    -------
-    q : ndarray of float, shape (..., W)
-    alias : ndarray of int64, shape (..., W)
-    """
-    prob = np.asarray(prob, dtype=float)
-    if prob.ndim < 1 or prob.shape[-1] < 1:
-        raise ValueError(f"prob must have a last axis of at least one cell, got shape {prob.shape}")
-    if not (np.isfinite(prob).all() and (prob >= 0).all()):
-        raise ValueError("prob must hold finite non-negative probabilities")
-    if not np.allclose(prob.sum(-1), 1.0, rtol=0.0, atol=1e-9):
-        raise ValueError("prob must have rows summing to one (within 1e-9)")
-    shape = prob.shape
-    width = shape[-1]
-    scaled = prob.reshape(-1, width) * width
-    kernels = compiled_kernels() if compiled else None
-    if kernels is not None:
-        q = np.empty_like(scaled)
-        alias = np.empty(scaled.shape, dtype=np.int64)
-        kernels.alias_rows(scaled, q, alias)
-        return q.reshape(shape), alias.reshape(shape)
-    rows = np.arange(scaled.shape[0])
-    q = np.ones_like(scaled)
-    alias = np.tile(np.arange(width), (scaled.shape[0], 1))
-    # The remaining cells' scaled probabilities, removed cells at +inf (for the smallest) and
-    # at -inf (for the largest), updated in place: no masked copy of the table per step.
-    for_small = scaled.copy()
-    for_large = scaled.copy()
-    for _ in range(width - 1):
-        small = for_small.argmin(-1)
-        large = for_large.argmax(-1)
-        s_small = scaled[rows, small]
-        q[rows, small] = np.clip(s_small, 0.0, 1.0)
-        alias[rows, small] = large
-        scaled[rows, large] -= 1.0 - s_small
-        for_small[rows, large] = for_large[rows, large] = scaled[rows, large]
-        for_small[rows, small] = np.inf  # after the update: ``large == small`` is removed too
-        for_large[rows, small] = -np.inf
-    return q.reshape(shape), alias.reshape(shape)
-
-
-def _alias_draw(q_flat, alias_flat, offset, width: int, u: np.ndarray) -> np.ndarray:
-    """Indices in ``[0, W)`` drawn from the alias tables starting at flat ``offset``."""
-    x = u * width
-    j = np.minimum(x.astype(np.int64), width - 1)
-    cell = j + offset
-    return np.where(x - j < q_flat[cell], j, alias_flat[cell])
 
 
 class _Tables:
@@ -327,7 +259,7 @@ class ExactConditionals:
             )
         t = self._tables
         u = np.asarray(u, dtype=float)
-        idx = _alias_draw(t.q_flat, t.alias_flat, branch * self.width, self.width, u)
+        idx = alias_draw(t.q_flat, t.alias_flat, branch * self.width, self.width, u)
         return self.k2_start + idx
 
     def draw_x1_given_x2(self, k2, rng: np.random.Generator):
@@ -439,11 +371,20 @@ def run_options(draws, chains, tune, random_seed) -> dict:
 
 
 def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
-                generator: np.random.Generator, tail_mass: float) -> GibbsDraws:
-    """Kernel of :func:`gibbs_sample` for validated inputs (checks only the memory budget)."""
+                generator: np.random.Generator, tail_mass: float,
+                progress: bool = False) -> GibbsDraws:
+    """Kernel of :func:`gibbs_sample` for validated inputs (checks only the budgets).
+
+    ``progress`` shows a progress bar over the sweeps on stderr. The memory budget
+    (:mod:`dprisk.models.budget`) and the work budget (:mod:`dprisk.models.work_budget`,
+    ``releases x chains x (tune + draws) x GIBBS_DRAW_STEPS``) are checked first.
+    """
     check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",
                  what=f"{release.size} release(s) x {chains} chains x {draws} draws (two "
                  "int64 arrays)")
+    check_work(float(release.size) * chains * (tune + draws) * GIBBS_DRAW_STEPS,
+               parameter="draws, chains",
+               what=f"{release.size} release(s) x {chains} chains x {tune + draws} sweeps")
     shape = release.shape
     n_releases = release.size
     n = n_releases * chains
@@ -452,7 +393,8 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
                             + 6 * n_releases * NUMPY_ALIAS_ROW_SECONDS)
     tables = _Tables(release, params, tail_mass, compiled)
     rows = np.repeat(np.arange(n_releases, dtype=np.int64), chains)
-    x1_out, x2_out = _run_chains(tables, rows, params.p, draws, tune, generator, compiled)
+    x1_out, x2_out = _run_chains(tables, rows, params.p, draws, tune, generator, compiled,
+                                 progress)
     x1_out += params.known
     x2_out += np.repeat(tables.start, chains)[:, None]
     return GibbsDraws(
@@ -487,7 +429,7 @@ def gibbs_x1_counts(unique: Release, inverse: np.ndarray, params: Scenario, *, d
 
 
 def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: int, rng,
-                compiled: bool) -> tuple[np.ndarray, np.ndarray]:
+                compiled: bool, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Run one chain per entry of ``rows`` (a row of ``tables``).
 
     Returns X1 - m (0 / 1) and the X2 window offsets, each (len(rows), draws), from the
@@ -508,28 +450,31 @@ def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: i
     total = tune + draws
     block = max(16, _BLOCK_CELLS // n)
     done = 0
-    while done < total:
-        steps = min(block, total - done)
-        u = rng.random((2, n, steps))
-        keep_from = max(tune - done, 0)
-        if kernels is not None:
-            kernels.gibbs_steps(current, u, a0[:, 0], a1[:, 0], tables.pair_q_flat,
-                                tables.pair_alias_flat, pair_offset[:, 0], tables.width,
-                                keep_from, x1_out, x2_out, max(done - tune, 0))
+    from tqdm import tqdm  # the terminal bar (tqdm.auto warns in notebooks without widgets)
+
+    with tqdm(total=total, desc="gibbs", unit="sweep", disable=not progress) as bar:
+        while done < total:
+            steps = min(block, total - done)
+            u = rng.random((2, n, steps))
+            keep_from = max(tune - done, 0)
+            if kernels is not None:
+                kernels.gibbs_steps(current, u, a0[:, 0], a1[:, 0], tables.pair_q_flat,
+                                    tables.pair_alias_flat, pair_offset[:, 0], tables.width,
+                                    keep_from, x1_out, x2_out, max(done - tune, 0))
+            else:
+                path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
+                table_row = (pair_offset + (2 * tables.width) * path[:, :-1]
+                             + tables.width * path[:, 1:])
+                x2 = alias_draw(tables.pair_q_flat, tables.pair_alias_flat, table_row,
+                                 tables.width, u[1])
+                current = path[:, -1]
+                if keep_from < steps:
+                    lo = done + keep_from - tune
+                    hi = done + steps - tune
+                    x1_out[:, lo:hi] = path[:, keep_from:-1]
+                    x2_out[:, lo:hi] = x2[:, keep_from:]
             done += steps
-            continue
-        path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
-        table_row = pair_offset + (2 * tables.width) * path[:, :-1] + tables.width * path[:, 1:]
-        x2 = _alias_draw(
-            tables.pair_q_flat, tables.pair_alias_flat, table_row, tables.width, u[1]
-        )
-        current = path[:, -1]
-        if keep_from < steps:
-            lo = done + keep_from - tune
-            hi = done + steps - tune
-            x1_out[:, lo:hi] = path[:, keep_from:-1]
-            x2_out[:, lo:hi] = x2[:, keep_from:]
-        done += steps
+            bar.update(steps)
     return x1_out, x2_out
 
 

@@ -42,6 +42,7 @@ from dprisk.inference.finite_draws import (
 from dprisk.inference.study_setup import TIE_ATOL, check_ties, validated_study_params
 from dprisk.models.checks import check_positive_int
 from dprisk.models.dg_sampling import resolve_random_seed, sample_kernel, sample_sum_kernel
+from dprisk.models.work_budget import check_work, mc_study_steps
 
 __all__ = [
     "BLOCK",
@@ -242,6 +243,8 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
                                                 known=known, prior=prior)
     datasets = check_positive_int(datasets, "datasets")
     draws = check_positive_int(draws, "draws")
+    check_work(mc_study_steps(datasets, draws), parameter="datasets, draws",
+               what=f"{datasets} datasets x {draws} draws")
     check_ties(ties)
     start_prob = start_probability(start, params)
     random_seed = resolve_random_seed(random_seed)

@@ -22,6 +22,8 @@ This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`
 
 from __future__ import annotations
 
+import numpy as np
+
 from dprisk.inference.gibbs import run_options
 from dprisk.inference.multilevel_box import MAX_WIDTH
 from dprisk.inference.multilevel_exact import MultilevelPosterior, exact_posterior, nested_posterior
@@ -37,6 +39,7 @@ from dprisk.models.checks import check_positive_int
 from dprisk.models.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.models.work_budget import PYMC_DRAW_STEPS, check_work
 
 __all__ = [
     "MAX_WIDTH",
@@ -58,7 +61,7 @@ GIBBS_TUNE = 100
 def posterior_summary(
     *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
     draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
-    **parameters,
+    progressbar: bool = False, **parameters,
 ) -> dict:
     r"""Posterior summary of one release of the ``h``-level model (for ``dprisk posterior``).
 
@@ -75,6 +78,8 @@ def posterior_summary(
         Draws per chain and chains of the sampling methods.
     random_seed : int, optional
         Seed of the sampling methods.
+    progressbar : bool
+        A progress bar on stderr while sampling (Gibbs and PyMC).
 
     Returns
     -------
@@ -101,14 +106,16 @@ def posterior_summary(
         result = nested_posterior(release, scenario, tail_mass)
     elif method == "gibbs":
         run = run_options(draws, chains, GIBBS_TUNE, random_seed)
-        samples = nested_draws(release, scenario, **run, tail_mass=tail_mass)
+        samples = nested_draws(release, scenario, **run, tail_mass=tail_mass,
+                               progress=progressbar)
         result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
-        result = _pymc_draws(scenario, release, draws, chains, random_seed)
+        result = _pymc_draws(scenario, release, draws, chains, random_seed, progressbar)
     return summarize(result, scenario, method).nested_json(scenario.h)
 
 
-def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed):
+def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed,
+                progressbar=False):
     """``pm.sample`` draws of ``X1 … Xh`` (a DataTree) for a validated scenario."""
     import pymc as pm
 
@@ -117,10 +124,14 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed
     as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
+    check_work(float(chains) * (1000 + draws) * PYMC_DRAW_STEPS,  # pm.sample's tune = 1000
+               parameter="draws, chains",
+               what=f"{chains} PyMC chains x (1000 tuning + {draws}) draws")
     model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
-    idata = pm.sample(
-        draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
-        progressbar=False, compute_convergence_checks=False,
-    )
+    with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
+        idata = pm.sample(
+            draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
+            progressbar=progressbar, quiet=not progressbar, compute_convergence_checks=False,
+        )
     idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})
     return idata

@@ -41,8 +41,10 @@ from dprisk.models.scenario import Scenario
 
 __all__ = [
     "MAX_WIDTH",
+    "NESTED_RHO_MAX",
     "Box",
     "at_widest",
+    "check_nested_rhos",
     "checked_box",
     "grid_structure",
     "too_narrow",
@@ -51,6 +53,20 @@ __all__ = [
 
 #: Largest window (values per level and release) before giving up.
 MAX_WIDTH = 2048
+#: Largest rho of a level the nested-levels tables take (measured exact to 1e20; above about
+#: 1e30 the windows fail): larger ones are refused, stating the range.
+NESTED_RHO_MAX = 1e15
+
+
+def check_nested_rhos(params: Scenario) -> None:
+    """Refuse a level's rho above :data:`NESTED_RHO_MAX` (``ValueError`` naming ``rhos``)."""
+    for level, rho in enumerate(params.rhos, start=1):
+        if rho > NESTED_RHO_MAX:
+            raise ValueError(
+                f"rhos: rho_{level} = {rho!r} is above {NESTED_RHO_MAX:g}, where the "
+                f"nested-levels tables lose accuracy (allowed range: 0 < rho_l <= "
+                f"{NESTED_RHO_MAX:g} for the nested-levels posterior)"
+            )
 
 
 def _level_tails(t: np.ndarray, precisions: np.ndarray) -> np.ndarray:
@@ -168,6 +184,7 @@ class Box:
     """
 
     def __init__(self, xs, ys, params: Scenario, attempt: int, tail_mass: float):
+        check_nested_rhos(params)
         h = params.h
         n = len(xs)
         self.params = params

@@ -33,6 +33,7 @@ from dprisk.models.budget import check_memory
 from dprisk.models.multilevel import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.models.work_budget import GIBBS_DRAW_STEPS, NESTED_SWEEP_STEPS, check_work
 
 __all__ = ["MAX_TABLE_CELLS", "MultilevelDraws", "gibbs_sample", "nested_draws", "to_datatree"]
 
@@ -120,14 +121,21 @@ def gibbs_sample(
 
 
 def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
-                 generator: np.random.Generator, tail_mass: float) -> MultilevelDraws:
-    """Kernel of :func:`gibbs_sample` for one validated release (no checks)."""
+                 generator: np.random.Generator, tail_mass: float,
+                 progress: bool = False) -> MultilevelDraws:
+    """Kernel of :func:`gibbs_sample` for one validated release (checks only the budgets).
+
+    ``progress`` shows a progress bar over the sweeps on stderr.
+    """
     if params.h == 2:
         two = gibbs_draws(release, params, draws=draws, chains=chains, tune=tune,
-                          generator=generator, tail_mass=tail_mass)
+                          generator=generator, tail_mass=tail_mass, progress=progress)
         return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
     check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
                  what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
+    check_work((tune + draws) * (NESTED_SWEEP_STEPS + float(params.h) * chains * GIBBS_DRAW_STEPS),
+               parameter="draws, chains",
+               what=f"{params.h} levels x {chains} chains x {tune + draws} sweeps")
     rng = generator
     box = checked_box(*release.flat(), params, tail_mass)
     h = params.h
@@ -162,6 +170,9 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
     out = np.empty((h, chains, draws), dtype=np.int64)
     total = tune + draws
     done = 0
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc="gibbs", unit="sweep", disable=not progress)  # closed below
     while done < total:
         steps = min(_SWEEP_BLOCK, total - done)
         u = rng.random((steps, h, chains))
@@ -177,6 +188,8 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
             if done + t >= tune:
                 out[:, :, done + t - tune] = state
         done += steps
+        bar.update(steps)
+    bar.close()
     starts = np.array([s[0] for s in box.start])
     out += starts[:, None, None]
     return MultilevelDraws(out, params.known)

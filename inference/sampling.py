@@ -50,6 +50,7 @@ from dprisk.models.hierarchical import (
     validated_spec,
 )
 from dprisk.models.scenario import Release, Scenario
+from dprisk.models.work_budget import PYMC_DRAW_STEPS, check_work
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -130,20 +131,25 @@ def sample_model(
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
     cores = check_positive_int(cores, "cores")
+    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains",
+               what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     if step is None:
         step = pymc_steps(model, method)
-    return pm.sample(
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=cores,
-        step=step,
-        model=model,
-        random_seed=random_seed,
-        progressbar=progressbar,
-        quiet=not progressbar,
-        compute_convergence_checks=False,
-    )
+    # Metropolis' acceptance statistic exp(log ratio) overflows when a huge rho makes every
+    # proposal improbable: a warning line about a statistic, not about the draws.
+    with np.errstate(over="ignore"):
+        return pm.sample(
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=cores,
+            step=step,
+            model=model,
+            random_seed=random_seed,
+            progressbar=progressbar,
+            quiet=not progressbar,
+            compute_convergence_checks=False,
+        )
 
 
 def sample_posterior(
@@ -223,7 +229,8 @@ def _posterior(spec: HierarchicalSpec, method: str, *, draws, chains, tune, rand
     if method == "gibbs":
         run = run_options(draws, chains, tune, random_seed)
         check_positive_int(cores, "cores")
-        samples = gibbs_draws(_release(spec), scenario, **run, tail_mass=DEFAULT_TAIL_MASS)
+        samples = gibbs_draws(_release(spec), scenario, **run, tail_mass=DEFAULT_TAIL_MASS,
+                              progress=progressbar)
         return to_datatree(samples, attrs=attrs)
     if random_seed is not None and not isinstance(random_seed, np.random.Generator):
         as_generator(random_seed, "random_seed")  # one-line error naming random_seed

@@ -47,6 +47,7 @@ stored file (after checking that it holds the same sweep).
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Callable, Mapping
 
@@ -65,6 +66,7 @@ from dprisk.inference.sweep_plan import (
 from dprisk.inference.sweep_store import ENGINE, ChunkStore, check_out, load_finished
 from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_positive_int
+from dprisk.models.work_budget import EXACT_POINT_STEPS, check_work, mc_study_steps
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -78,6 +80,7 @@ __all__ = [
     "VARIABLES",
     "WORKER_ENVIRON",
     "SweepPlan",
+    "check_sweep_work",
     "connect",
     "local_cluster",
     "plan_sweep",
@@ -267,8 +270,10 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
     finally:
         client.cancel(futures)
 
-def _check_points(**grids) -> None:
+def _check_points(**grids) -> tuple[int, str]:
     """Refuse, before the plan is built, more grid points than the memory budget allows.
+
+    Returns the number of points and the names of the grids of more than one point.
 
     Each point holds :data:`POINT_BYTES` per data variable (at most ``len(VARIABLES) + 1``,
     with ``mcse``); the grids given as sequences (not strings) are the swept ones.
@@ -284,6 +289,28 @@ def _check_points(**grids) -> None:
     check_memory(POINT_BYTES * (len(VARIABLES) + 1) * points,
                  parameter=", ".join(sizes) or "the grid",
                  what=f"a sweep of {points} grid points")
+    return points, ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
+
+
+def check_sweep_work(points: int, names: str, method: str,
+                     mc_options: Mapping | None) -> None:
+    """Refuse a sweep whose work (:mod:`dprisk.models.work_budget`) is above the budget.
+
+    ``points x EXACT_POINT_STEPS`` for an exact sweep; ``points x datasets x (draws +
+    MC_DATASET_STEPS)`` for ``method="mc"`` (the Monte Carlo defaults when not given).
+    """
+    if method != "mc":
+        check_work(points * EXACT_POINT_STEPS, parameter=names,
+                   what=f"an exact sweep of {points} grid points")
+        return
+    options = dict(mc_options or {})
+    datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
+    if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
+        return  # refused, naming the option, when the plan is built
+    check_work(points * mc_study_steps(datasets, draws),
+               parameter=f"{names}, datasets, draws",
+               what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
+               f"{draws} draws")
 
 
 def sweep(
@@ -368,7 +395,9 @@ def sweep(
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.inference.output_files.OutputInUse`).
     """
-    _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior)
+    points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
+                                  prior=prior)
+    check_sweep_work(points, names, method, mc_options)
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,

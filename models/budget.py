@@ -24,6 +24,7 @@ __all__ = [
     "BUDGET_ENV",
     "DEFAULT_MEMORY_BUDGET",
     "MemoryBudgetError",
+    "budget_from_environment",
     "check_memory",
     "format_bytes",
     "memory_budget",
@@ -51,15 +52,32 @@ def memory_budget() -> int:
     ValueError
         Naming :data:`BUDGET_ENV` when its value is not a positive size.
     """
-    text = os.environ.get(BUDGET_ENV, "").strip()
-    if not text:
-        return DEFAULT_MEMORY_BUDGET
+    return int(budget_from_environment(BUDGET_ENV, DEFAULT_MEMORY_BUDGET, _parse_size,
+                                       "a size such as 2GiB, 512M or 1000000000 (bytes)"))
+
+
+def _parse_size(text: str) -> float:
     match = _PATTERN.match(text)
-    value = float(match.group(1)) * _UNITS[match.group(2).upper()] if match else math.nan
+    return float(match.group(1)) * _UNITS[match.group(2).upper()] if match else math.nan
+
+
+def budget_from_environment(name: str, default: float, parse, expected: str) -> float:
+    """The budget set by the environment variable ``name``, or ``default`` when unset.
+
+    ``parse(text)`` turns the variable's text into a number (NaN when malformed).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the ``expected`` form when the value is not a finite number >= 1.
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    value = parse(text)
     if not (math.isfinite(value) and value >= 1):
-        raise ValueError(f"{BUDGET_ENV} must be a size such as 2GiB, 512M or 1000000000 "
-                         f"(bytes), got {text!r}")
-    return int(value)
+        raise ValueError(f"{name} must be {expected}, got {text!r}")
+    return value
 
 
 def format_bytes(nbytes: float) -> str:

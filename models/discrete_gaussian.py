@@ -151,8 +151,8 @@ def support_halfwidth_kernel(rho, tail_mass: float) -> np.ndarray:
     """
     log_target = np.log(tail_mass / 2.0)
     # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
-    k_plus_1 = np.sqrt(-log_target / rho)
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # rho near 5e-324: inf, refused below
+        k_plus_1 = np.sqrt(-log_target / rho)
         k_plus_1 = np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
     if np.any(~(k_plus_1 <= 2.0**53)):
         smallest = 2.0 * (-log_target) / 2.0**106  # rho (K+1)^2 >= -log_target at K+1 = 2**53

@@ -14,6 +14,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from dprisk.models.captured_fds import captured_fds
 from dprisk.models.checks import check_count
 
 __all__ = [
@@ -55,11 +56,14 @@ def one_line(text: str, limit: int = 200) -> str:
 def running_user_code(spec: str, what: str):
     """Run the body as untrusted user code of the prior ``spec`` (a file, a logp, a support).
 
-    Standard output and error are captured while the body runs. Any exception it raises,
-    ``SystemExit`` included (``KeyboardInterrupt`` still interrupts), becomes a one-line
-    :class:`PriorRefused` naming ``spec`` and ``what`` was running; so does text written to
-    standard output (a prior must not print: ``--json`` promises one JSON object). Text
-    written to standard error is dropped.
+    Standard output and error are captured while the body runs, both ``sys.stdout`` /
+    ``sys.stderr`` and the file descriptors 1 and 2 underneath
+    (:func:`dprisk.models.captured_fds.captured_fds`: ``os.write(1, ...)``, ``os.system``,
+    C-level prints). Any exception the body raises, ``SystemExit`` included
+    (``KeyboardInterrupt`` still interrupts), becomes a one-line :class:`PriorRefused`
+    naming ``spec`` and ``what`` was running; so does text written to standard output (a
+    prior must not print: ``--json`` promises one JSON object). Text written to standard
+    error is dropped.
 
     Raises
     ------
@@ -68,7 +72,8 @@ def running_user_code(spec: str, what: str):
     """
     captured = io.StringIO()
     try:
-        with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(io.StringIO()):
+        with captured_fds() as written, contextlib.redirect_stdout(captured), \
+                contextlib.redirect_stderr(io.StringIO()):
             yield
     except (KeyboardInterrupt, PriorRefused):
         raise
@@ -76,10 +81,11 @@ def running_user_code(spec: str, what: str):
         raise UserCodeFailed(
             f"prior {spec!r}: {what} failed: {type(err).__name__}: {one_line(err)}"
         ) from err
-    if captured.getvalue():
+    printed = captured.getvalue() + written.stdout
+    if printed:
         raise UserCodeFailed(
             f"prior {spec!r}: {what} printed to standard output "
-            f"({one_line(captured.getvalue(), 60)!r}); a prior must not print"
+            f"({one_line(printed, 60)!r}); a prior must not print"
         )
 
 

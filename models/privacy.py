@@ -18,7 +18,10 @@ import numpy as np
 
 from dprisk.models.checks import check_probability, check_rho
 
-__all__ = ["dp_to_zcdp", "zcdp_to_dp"]
+__all__ = ["RHO_RESULT_MIN", "dp_to_zcdp", "zcdp_to_dp"]
+
+#: Smallest rho :func:`dp_to_zcdp` returns: the smallest normal double (full precision).
+RHO_RESULT_MIN = float(np.finfo(float).tiny)
 
 
 def zcdp_to_dp(rho, delta) -> np.ndarray:
@@ -41,10 +44,11 @@ def zcdp_to_dp(rho, delta) -> np.ndarray:
     log_inv_delta = -np.log(delta)
     with np.errstate(over="ignore"):
         product = rho * log_inv_delta
-        # rho log(1/delta) overflows for rho near the largest double: split the root there
-        # (the product form keeps every other result bit-identical).
-        root = np.where(np.isfinite(product), np.sqrt(product),
-                        np.sqrt(rho) * np.sqrt(log_inv_delta))
+        # rho log(1/delta) overflows for rho near the largest double and loses digits when
+        # subnormal (rho near 5e-324): split the root there (the product form keeps every
+        # other result bit-identical).
+        exact_product = np.isfinite(product) & (product >= np.finfo(float).tiny)
+        root = np.where(exact_product, np.sqrt(product), np.sqrt(rho) * np.sqrt(log_inv_delta))
         epsilon = rho + 2.0 * root
     if not np.all(np.isfinite(epsilon)):
         raise ValueError(
@@ -62,11 +66,30 @@ def dp_to_zcdp(epsilon, delta) -> np.ndarray:
 
     Parameters
     ----------
-    epsilon : array_like of float (epsilon > 0)
+    epsilon : array_like of float (0 < epsilon <= 1e100, and rho >= 2.2e-308: see Raises)
     delta : array_like of float (0 < delta < 1)
+
+    Raises
+    ------
+    ValueError
+        When rho is below the smallest normal double (2.2e-308, where it would lose digits
+        or round to 0): epsilon below about :math:`2\sqrt{2.2\cdot 10^{-308} \log(1/\delta)}`
+        (about 1.5e-153 at delta = 1e-10); the message states the smallest epsilon.
     """
     epsilon = check_rho(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
     log_inv_delta = -np.log(delta)
     root = epsilon / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta))
-    return root**2
+    rho = root**2
+    too_small = rho < RHO_RESULT_MIN
+    if np.any(too_small):
+        at = np.argmax(np.broadcast_to(too_small, np.shape(rho)).ravel()) if np.ndim(rho) else 0
+        eps_at = float(np.broadcast_to(epsilon, np.shape(rho)).ravel()[at])
+        delta_at = float(np.broadcast_to(delta, np.shape(rho)).ravel()[at])
+        smallest = float(zcdp_to_dp(RHO_RESULT_MIN, delta_at))
+        raise ValueError(
+            f"epsilon = {eps_at!r} with delta = {delta_at!r} gives rho = epsilon**2 / "
+            f"(4 log(1/delta)) below the smallest normal double {RHO_RESULT_MIN:.3g}; allowed "
+            f"range: epsilon >= {smallest * 1.01:.3g} at this delta (and epsilon <= 1e100)"
+        )
+    return rho

@@ -14,6 +14,9 @@ import argparse
 import contextlib
 import json
 import math
+import signal
+import sys
+import traceback
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -22,9 +25,12 @@ __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILURE",
     "EXIT_OK",
+    "INTERRUPT_HINT",
     "SEED_HELP",
     "SUBCOMMAND_HELP",
+    "WORK_HELP",
     "Form",
+    "Interrupted",
     "Parser",
     "TopParser",
     "add_json",
@@ -41,15 +47,19 @@ __all__ = [
     "flag",
     "fmt",
     "given",
+    "handle_stop_signals",
     "integer",
     "naming_out",
     "number",
     "payload_lines",
+    "raise_if_interrupted",
+    "report_interrupted",
     "require",
     "run_form",
     "sampling_seed",
     "scenario_rhos",
     "seed_line",
+    "show_progress",
     "with_default",
 ]
 
@@ -67,6 +77,14 @@ SUBCOMMAND_HELP = {
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
     "attribute": "the target's whole record: its cell among K from every noisy cell",
 }
+#: What an interrupted subcommand adds to its one stderr line (how to carry on).
+INTERRUPT_HINT = {
+    "sweep": "rerunning the same command resumes from the chunks already computed",
+    "reproduce": "nothing was written; the earlier report, if any, is intact",
+}
+#: Help of the options that set how long a run takes (draws, chains, datasets, grids).
+WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_BUDGET "
+             "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 
@@ -138,8 +156,9 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:
 def add_two_level(group) -> None:
     """``--rho2`` and ``--d``, the options that select and describe the two-level form."""
     group.add_argument("--rho2", default=None,
-                       help="block-group rho (> 0) or census:LEVEL; selects this form "
-                       "(exact/Gibbs need rho2 + rho1/d <= 1e6)")
+                       help="block-group rho, 0 < rho <= 1e100, or census:LEVEL; selects this "
+                       "form (exact, Gibbs and mc need rho2 + rho1/d <= 1e6; above, exit "
+                       "status 2)")
     group.add_argument("--d", type=integer, default=None,
                        help="number of other blocks in the block group (>= 1)")
 
@@ -150,7 +169,9 @@ def add_model(sub, *, methods: str, prior: str, draws: int, sampled: str) -> Non
         "X2 prior SPEC: improper | truncated:U | point:K | PATH.py:NAME", prior))
     sub.add_argument("--method", default=None, help=with_default(methods, "exact"))
     sub.add_argument("--draws", type=integer, default=None,
-                     help=with_default(f"draws per chain ({sampled} only)", draws))
+                     help=with_default(f"draws per chain ({sampled} only; chains x draws "
+                                       "within the memory and work budgets, DPRISK_MEMORY_BUDGET "
+                                       "and DPRISK_WORK_BUDGET)", draws))
     sub.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; {sampled} only")
 
 
@@ -336,9 +357,92 @@ def seed_line(seed: int, drawn: bool, how: str = "from --seed") -> str:
     return f"  {'seed':<24} {seed} ({how})"
 
 
+# --------------------------------------------------------------------------- stop signals
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived while a subcommand ran (``signum`` says which).
+
+    A ``KeyboardInterrupt``: every ``finally`` and cleanup on the way out runs (temporary
+    files removed, locks released), and user code of a prior cannot swallow it.
+    """
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def exit_status(self) -> int:
+        """``128 + signal number``: 130 for SIGINT, 143 for SIGTERM (the shell's convention)."""
+        return 128 + self.signum
+
+
+#: Stop signals received since :func:`handle_stop_signals` (the first one decides the status).
+_RECEIVED: list[int] = []
+
+
+def handle_stop_signals() -> None:
+    """Make SIGINT and SIGTERM stop the running subcommand cleanly.
+
+    The first of them raises :class:`Interrupted` where the program is (cleanups run on the
+    way out); later ones are only recorded, so that a second Ctrl-C cannot cut a cleanup
+    short. Installed by :func:`dprisk.cli.main.main` for the process's own command line only.
+    """
+    _RECEIVED.clear()
+
+    def stop(signum, frame):
+        first = not _RECEIVED
+        _RECEIVED.append(signum)
+        if first:
+            raise Interrupted(signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def raise_if_interrupted() -> None:
+    """Raise :class:`Interrupted` if a stop signal arrived (a library may have swallowed it).
+
+    PyMC, for one, catches ``KeyboardInterrupt`` and returns the draws made so far; a
+    result computed after a stop signal is never printed.
+    """
+    if _RECEIVED:
+        raise Interrupted(_RECEIVED[0])
+
+
+def report_interrupted(command: str, err: KeyboardInterrupt) -> int:
+    """Print the one stderr line of a subcommand stopped by ``err``; return the exit status.
+
+    Status ``128 + signal``: 130 for SIGINT (also a ``KeyboardInterrupt`` of other origin),
+    143 for SIGTERM. The line names the signal and, from :data:`INTERRUPT_HINT`, how to go on.
+    The frames the interrupt unwound are cleared first, so that what they held (an open
+    progress bar, a generator) is finalised before the line, not after it; on a terminal the
+    line starts by erasing a progress bar the interrupt left unfinished.
+    """
+    traceback.clear_frames(err.__traceback__)
+    signum = err.signum if isinstance(err, Interrupted) else int(signal.SIGINT)
+    hint = INTERRUPT_HINT.get(command, "nothing was written")
+    erase = "\r\033[K" if show_progress(argparse.Namespace()) else ""
+    print(f"{erase}dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
+          file=sys.stderr)
+    return 128 + signum
+
+
+def show_progress(args) -> bool:
+    """Whether to draw a progress bar: stderr is a terminal, no ``--json``, no ``--quiet``."""
+    if getattr(args, "json", False) or getattr(args, "quiet", False):
+        return False
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
 # --------------------------------------------------------------------------- output
 def emit(args, payload: dict, lines: list[str]) -> None:
-    """Print ``payload`` as one JSON object with ``--json``, else the readable ``lines``."""
+    """Print ``payload`` as one JSON object with ``--json``, else the readable ``lines``.
+
+    Nothing is printed once a stop signal arrived (:func:`raise_if_interrupted`).
+    """
+    raise_if_interrupted()
     if args.json:
         print(json.dumps(payload))
     else:

@@ -32,9 +32,12 @@ def add_parser(subs) -> None:
     sub = subs.add_parser("epsilon", help=common.SUBCOMMAND_HELP["epsilon"],
                           description=DESCRIPTION)
     sub.add_argument("--rho", default=None,
-                     help="zCDP rho (> 0) or census:LEVEL; selects epsilon from rho")
+                     help="zCDP rho, 0 < rho <= 1e100, or census:LEVEL; selects epsilon from "
+                     "rho (the CKS epsilon needs its optimal Renyi order in [1.01, 1e12]: at "
+                     "delta 1e-10 about 1e-12 <= rho <= 1e5; outside, exit status 2)")
     sub.add_argument("--epsilon", type=common.number, default=None,
-                     help="target epsilon (> 0); selects the largest rho")
+                     help="target epsilon, 0 < epsilon <= 1e100, and large enough that rho >= "
+                     "2.2e-308 (at delta 1e-10: epsilon >= 1.45e-153); selects the largest rho")
     sub.add_argument("--delta", type=common.number, default=None,
                      help=common.with_default("delta, 0 < delta < 1", DEFAULTS["delta"]))
     common.add_json(sub)

@@ -7,7 +7,7 @@ does not apply to the requested computation is bad input too. A random result re
 seed (JSON key ``seed``), drawn when ``--seed`` is not given.
 
 Exit statuses: 0 success, 2 bad input (also a missing command), 1 an unexpected failure
-while computing.
+while computing, 130 / 143 stopped by SIGINT / SIGTERM (one stderr line, nothing half-written).
 
 Start-up: a subcommand's module (and through it the libraries it computes with) is imported
 only when that subcommand runs; the other subcommands are listed with their one-line help
@@ -28,6 +28,8 @@ from dprisk.cli.common import (
     SUBCOMMAND_HELP,
     Parser,
     TopParser,
+    handle_stop_signals,
+    report_interrupted,
 )
 
 __all__ = ["build_parser", "main"]
@@ -69,8 +71,11 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         epilog="Wherever a rho is asked for, a Census level is accepted too: census:block, "
         "census:block-group, census:tract, census:county, census:state, census:us. "
         "Probabilities accept fractions (1/864). An option that does not apply to the "
-        "requested computation is refused. Exit status: 0 ok, 2 bad input (also when no "
-        "command is given), 1 failure.",
+        "requested computation is refused. Requests above the memory or work budget are "
+        "refused before they start; raise them with the environment variables "
+        "DPRISK_MEMORY_BUDGET (e.g. 16GiB, default 2GiB) and DPRISK_WORK_BUDGET (steps, e.g. "
+        "1e13, default 1e12, roughly an hour). Exit status: 0 ok, 2 bad input (also when no "
+        "command is given), 1 failure, 130/143 stopped by SIGINT/SIGTERM.",
     )
     parser.add_argument("--version", action=_VersionAction)
     subs = parser.add_subparsers(dest="command", required=True, parser_class=Parser,
@@ -104,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         argv = sys.argv[1:]
         if not any(arg.startswith("--sc") for arg in argv):  # no --scheduler (or a prefix)
             hide_dask()
+        handle_stop_signals()
     requested = _requested(argv)
     parser = build_parser([requested] if requested else [])
     args = parser.parse_args(argv)
@@ -117,9 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
-    except KeyboardInterrupt:
-        print(f"dprisk {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
+        return report_interrupted(args.command, err)
     except Exception as err:  # a failure while computing: one line, non-zero
         print(f"dprisk {args.command}: failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILURE

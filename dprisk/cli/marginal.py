@@ -10,7 +10,6 @@ is not given).
 from __future__ import annotations
 
 import argparse
-import sys
 
 from dprisk.cli import common
 from dprisk.cli.common import fmt, integer
@@ -50,7 +49,7 @@ def add_parser(subs) -> None:
     common.add_model(mhier, methods="exact | mc", prior=DEFAULTS["prior"],
                      draws=DEFAULTS["draws"], sampled="mc")
     mhier.add_argument("--datasets", type=integer, default=None, help=common.with_default(
-        "simulated releases (mc only)", DEFAULTS["datasets"]))
+        f"simulated releases (mc only; {common.WORK_HELP})", DEFAULTS["datasets"]))
     # no form takes --chains (the Monte Carlo study runs one chain per release): refused,
     # and not shown in the help
     marg.add_argument("--chains", type=integer, default=None, help=argparse.SUPPRESS)
@@ -102,7 +101,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     payload = marginal_summary(
         rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p, known=args.known,
         prior=args.prior, method=method, datasets=args.datasets, draws=args.draws,
-        random_seed=seed, progress=method == "mc" and sys.stderr.isatty(),
+        random_seed=seed, progress=method == "mc" and common.show_progress(args),
     )
     truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, {truth}, "

@@ -51,8 +51,9 @@ def add_parser(subs) -> None:
     hier.add_argument("--x2-star", type=integer, default=None, help="released block-group x2*")
     hier.add_argument("--y1-star", type=integer, default=None, help="released other-blocks y1*")
     multi = post.add_argument_group("nested levels (when --rhos is given)")
-    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h (census:LEVEL allowed), "
-                       "or census:N for the bottom N Census levels (2 <= N <= 6)")
+    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h, each 0 < rho <= 1e15 "
+                       "(census:LEVEL allowed), or census:N for the bottom N Census levels "
+                       "(2 <= N <= 6)")
     multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
     multi.add_argument("--stars", default=None, help="x1*,...,xh*,y1*,...,y(h-1)*")
     model = post.add_argument_group("two or nested levels")
@@ -96,7 +97,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     payload = posterior_summary(
         args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed,
+        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
              f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {fmt(args.p)}, "
@@ -119,7 +120,7 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
     payload = posterior_summary(
         rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed,
+        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
     title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
     return payload, common.payload_lines(title, payload)

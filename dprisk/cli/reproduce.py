@@ -11,6 +11,7 @@ from dprisk.cli.common import (
     check_writable_dir,
     emit,
     naming_out,
+    show_progress,
 )
 
 __all__ = ["add_parser", "run"]
@@ -23,7 +24,9 @@ def add_parser(subs) -> None:
                      "new or empty directory, or a report written earlier (it holds the marker "
                      "file .dprisk-report); anything else is refused")
     rep.add_argument("--paper-scale", action="store_true", help="use the paper's MC budgets")
-    rep.add_argument("--quiet", action="store_true", help="no progress display")
+    rep.add_argument("--quiet", action="store_true", help="no progress bar (none either with "
+                     "--json or when "
+                     "stderr is not a terminal)")
     add_json(rep)
     rep.set_defaults(func=run)
 
@@ -41,7 +44,7 @@ def run(args) -> int:
     with naming_out():
         check_report_out(out)  # only a new, empty or earlier report directory is replaced
         summary = write_report(args.out, paper_scale=args.paper_scale,
-                               progress=not args.quiet)
+                               progress=show_progress(args))
     counts = summary["status_counts"]
     numbers = {k: v for k, v in counts.items() if k not in CLAIM_STATUSES}
     claims = {k: v for k, v in counts.items() if k in CLAIM_STATUSES}

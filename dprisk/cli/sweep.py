@@ -16,6 +16,7 @@ from dprisk.cli.common import (
     EXIT_OK,
     SEED_HELP,
     SUBCOMMAND_HELP,
+    WORK_HELP,
     Form,
     add_json,
     apply_defaults,
@@ -26,6 +27,7 @@ from dprisk.cli.common import (
     naming_out,
     sampling_seed,
     seed_line,
+    show_progress,
     with_default,
 )
 from dprisk.cli.grids import GRID_SYNTAX
@@ -50,8 +52,10 @@ def add_parser(subs) -> None:
         description=f"{GRID_SYNTAX} Every grid option is swept (a single value is a grid of "
         "one point). --datasets, --draws and --seed apply to --method mc only.",
     )
-    swp.add_argument("--rho1", required=True, help="grid of block rho (census:LEVEL allowed)")
-    swp.add_argument("--rho2", required=True, help="grid of block-group rho")
+    swp.add_argument("--rho1", required=True, help="grid of block rho, 0 < rho <= 1e100 "
+                     "(census:LEVEL allowed)")
+    swp.add_argument("--rho2", required=True, help="grid of block-group rho, > 0; every "
+                     "point needs rho2 + rho1/d <= 1e6 (above, exit status 2)")
     swp.add_argument("--d", required=True, help="grid of the number of other blocks (>= 1)")
     swp.add_argument("--x2", required=True, help="grid of the true block-group count")
     swp.add_argument("--p", default="0.5",
@@ -62,7 +66,8 @@ def add_parser(subs) -> None:
     swp.add_argument("--method", default=None, help=with_default(
         "exact | mc (the Monte Carlo study at every point)", "exact"))
     swp.add_argument("--datasets", type=integer, default=None, help=with_default(
-        "simulated releases per point (mc only)", DEFAULTS["datasets"]))
+        f"simulated releases per point (mc only; {WORK_HELP}, all points together)",
+        DEFAULTS["datasets"]))
     swp.add_argument("--draws", type=integer, default=None, help=with_default(
         "Gibbs draws per release (mc only)", DEFAULTS["draws"]))
     swp.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; mc only")
@@ -112,7 +117,7 @@ def run(args) -> int:
         with naming_out():
             dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0],
                             method=method, mc_options=mc_options, out=str(out),
-                            client=client, progress=not args.json)
+                            client=client, progress=show_progress(args))
     finally:
         if client is not None:
             client.close()
@@ -153,11 +158,12 @@ def _grid_size(text: str, kind: type) -> int:
 
 
 def _check_grid_memory(args) -> None:
-    """Refuse, before any grid is built, a sweep whose points exceed the memory budget.
+    """Refuse, before any grid is built, a sweep whose points exceed the memory or work budget.
 
     Each point costs :data:`RECORD_BYTES` (its printed record) on top of the sweep's own
     arrays; the option with the largest grid is named.
     """
+    from dprisk.inference.sweeps import check_sweep_work
     from dprisk.models.budget import check_memory
 
     sizes = {name: _grid_size(getattr(args, name), kind) for name, kind in
@@ -168,6 +174,9 @@ def _check_grid_memory(args) -> None:
     check_memory(RECORD_BYTES * points, parameter=f"--{largest}",
                  what=f"a sweep of {points} grid points ({sizes[largest]} from --{largest}; "
                  "one record each)")
+    swept = ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
+    check_sweep_work(points, swept, FORM.method(args),
+                     {"datasets": args.datasets, "draws": args.draws})
 
 
 def _stored_seed(out: Path) -> int | None:

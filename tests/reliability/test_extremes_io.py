@@ -20,6 +20,9 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,8 +99,31 @@ CLI_CASES = [
     (["marginal", "--rhos", "0.5,0.5,0.3", "--p", "1e-300"], 0),
     (["marginal", "--rhos", "0.5,0.5", "--p", "1e-310"], 2),
     (["marginal", "--rhos", "1e100,1e100"], 0),
+    # Found by the probe of this issue's last round.
+    (["marginal", "--rho1", "5e-324"], 2),  # refused without a RuntimeWarning line
+    (["posterior", "--rho1", "5e-324", "--x1-star", "1"], 0),
+    (["posterior", "--rhos", "1e15,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10"], 0),
+    (["posterior", "--rhos", "1e30,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10"], 2),
+    (["posterior", "--rhos", "0.5,0.5,1e100", "--siblings", "3,3", "--stars", "1,5,15,4,10",
+      "--method", "gibbs", "--draws", "10", "--seed", "1"], 2),
+    (["epsilon", "--rho", "5e-324"], 0),
+    (["epsilon", "--rho", "1e6"], 2),  # CKS optimal order below 1.01: was a wrong epsilon
+    (["epsilon", "--rho", "1e100"], 2),
+    (["epsilon", "--epsilon", "1e-300"], 2),  # rho below the smallest normal: was 0
+    (["epsilon", "--epsilon", "1e-150"], 2),  # rho_cks: order beyond 1e12
+    (["sweep", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x2", "5", "--out", "s.nc"], 2),
 ]
-N_CASES = len(API_CASES) + len(CLI_CASES)
+#: PyMC at a huge rho, run as a fresh ``dprisk`` process (in-process, pytest would catch the
+#: warnings and PyMC's logger writes to the stderr of its import): nothing on stderr -- no
+#: warning that Metropolis' acceptance statistic overflowed, none of PyMC's log lines.
+PYMC_CASES = [
+    ["posterior", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x1-star", "1",
+     "--x2-star", "5", "--y1-star", "4", "--method", "pymc", "--draws", "50", "--chains", "1",
+     "--seed", "1"],
+    ["posterior", "--rhos", "0.5,1e8,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10",
+     "--method", "pymc", "--draws", "50", "--chains", "1", "--seed", "1"],
+]
+N_CASES = len(API_CASES) + len(CLI_CASES) + len(PYMC_CASES)
 PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
 
 
@@ -147,3 +173,14 @@ def test_cli_extreme(argv, status, capsys):
         assert 0.0 <= value <= 1.0, (key, value)
     if "posterior" in payload and "--p" in argv:
         assert payload["posterior"] > 0.0  # a positive double, not flushed to 0
+
+
+@pytest.mark.parametrize("argv", PYMC_CASES, ids=["two-level", "nested"])
+def test_pymc_at_a_huge_rho_writes_nothing_to_stderr(argv):
+    dprisk = str(Path(sys.executable).with_name("dprisk"))
+    proc = subprocess.run([dprisk, *argv, "--json"], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    payload = json.loads(proc.stdout)
+    assert 0.0 <= payload["posterior"] <= 1.0

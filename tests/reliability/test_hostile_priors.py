@@ -17,6 +17,11 @@ check_prior_values``), before any method allocates or samples, so a refused row 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from dprisk.cli import main
@@ -27,6 +32,8 @@ HEADER = (
     "from dprisk.models.priors import UserPrior\n"
 )
 ZERO = "pt.zeros_like(k2, dtype='float64')"
+#: The end of a file defining a sound prior (the rows that print before it are refused).
+GOOD = "from dprisk.models.priors import ImproperUniform\nprior = ImproperUniform()\n"
 
 #: name -> (file text, a word of the expected message)
 PRIOR_FILES = {
@@ -66,6 +73,19 @@ PRIOR_FILES = {
                    "logp"),
     "logp_not_a_number": ("from dprisk.models.priors import UserPrior\n"
                           "prior = UserPrior(lambda k2, k1: 'zero')\n", "logp"),
+    # Output written under Python's sys.stdout, straight to file descriptor 1.
+    "os_write_at_import": ("import os\nos.write(1, b'raw\\n')\n" + GOOD, "print"),
+    "os_system_at_import": ("import os\nos.system('echo from-a-shell')\n" + GOOD, "print"),
+    "c_printf_at_import": ("import ctypes\nctypes.CDLL(None).printf(b'from C\\n')\n" + GOOD,
+                           "print"),
+    "factory_os_write": ("import os\nfrom dprisk.models.priors import ImproperUniform\n"
+                         "def prior():\n    os.write(1, b'x')\n    return ImproperUniform()\n",
+                         "print"),
+    "logp_os_write": (HEADER + f"import os\ndef noisy(k2, k1):\n    os.write(1, b'x')\n"
+                      f"    return {ZERO}\nprior = UserPrior(noisy)\n", "print"),
+    "support_os_system": (HEADER + "import os\ndef sup(k1):\n    os.system('echo s')\n"
+                          f"    return (k1, None)\nprior = UserPrior(lambda k2, k1: {ZERO}, "
+                          "support=sup)\n", "print"),
 }
 
 RELEASE = ["--x1-star", "2", "--x2-star", "5", "--y1-star", "3"]
@@ -144,3 +164,33 @@ def test_a_good_prior_file_still_loads(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert status == 0, err
     assert out.count("\n") == 1 and out.startswith("{")
+
+
+#: Rows whose output bypasses ``sys.stdout``: run in a fresh process, whose real standard
+#: output must stay empty (in-process, ``capsys`` sees ``sys.stdout`` only).
+FD_ROWS = ["os_write_at_import", "os_system_at_import", "c_printf_at_import", "logp_os_write"]
+
+
+@pytest.mark.parametrize("name", FD_ROWS)
+def test_output_to_file_descriptor_1_never_reaches_stdout(name, tmp_path):
+    path = tmp_path / f"{name}.py"
+    path.write_text(PRIOR_FILES[name][0])
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("dprisk")), *COMMANDS["exact"], "--prior",
+         f"{path}:prior", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "must not print" in proc.stderr, proc.stderr
+
+
+def test_writes_to_file_descriptor_2_are_dropped_and_the_prior_loads(tmp_path):
+    """A sound prior that writes to stderr (several lines, below Python) is not refused."""
+    path = tmp_path / "chatty.py"
+    path.write_text("import os\nos.write(2, b'one\\ntwo\\n')\nos.system('echo three >&2')\n"
+                    + GOOD)
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("dprisk")), *COMMANDS["exact"], "--prior",
+         f"{path}:prior", "--json"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert json.loads(proc.stdout)["method"] == "exact"

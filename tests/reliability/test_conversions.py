@@ -1,0 +1,98 @@
+"""Every privacy conversion over its whole claimed range, against mpmath at 50 digits.
+
+* :func:`dprisk.models.privacy.zcdp_to_dp` (Bun-Steinke epsilon) for rho from the smallest
+  positive double 5e-324 to 1e100 (:data:`dprisk.models.checks.RHO_MAX`) and delta from
+  5e-324 to 1 - 2**-53: within :data:`REL_TOL` of mpmath.
+* :func:`dprisk.models.privacy.dp_to_zcdp` (its inverse) for epsilon from the smallest one
+  whose rho is a normal double (the message states it) to 1e100: within :data:`REL_TOL`;
+  below it refused with one line stating the allowed range, never 0 or a subnormal rho.
+* :func:`dprisk.inference.accounting.epsilon_cks` (Canonne-Kamath-Steinke) from 1e-300 to
+  1e6: within 1e-9 of the minimum over the Rényi order computed by mpmath, or refused with
+  one line stating where it is supported (the optimal order out of the accountant's reach);
+  never above the Bun-Steinke epsilon.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dprisk.inference.accounting import epsilon_cks
+from dprisk.models.privacy import RHO_RESULT_MIN, dp_to_zcdp, zcdp_to_dp
+
+mp.mp.dps = 50
+#: Relative accuracy of the closed forms (a few units in the last place).
+REL_TOL = 4e-15
+DELTAS = [5e-324, 1e-300, 1e-10, 0.5, 1 - 2.0**-53]
+RHOS = [5e-324, 1e-320, 1e-310, 2.2250738585072014e-308, *np.logspace(-300, 100, 21), 1e100]
+
+
+def bun_steinke(rho, delta):
+    rho, delta = mp.mpf(rho), mp.mpf(delta)
+    return rho + 2 * mp.sqrt(rho * mp.log(1 / delta))
+
+
+def bun_steinke_inverse(epsilon, delta):
+    L, epsilon = mp.log(1 / mp.mpf(delta)), mp.mpf(epsilon)
+    return (epsilon / (mp.sqrt(L + epsilon) + mp.sqrt(L))) ** 2  # no cancellation
+
+
+@pytest.mark.parametrize("delta", DELTAS)
+def test_zcdp_to_dp_over_the_whole_range(delta):
+    for rho in RHOS:
+        got = float(zcdp_to_dp(float(rho), delta))
+        want = bun_steinke(float(rho), delta)
+        assert math.isfinite(got) and got > 0
+        assert abs(got - want) <= REL_TOL * want, (rho, delta, got, float(want))
+
+
+@pytest.mark.parametrize("delta", DELTAS)
+def test_dp_to_zcdp_over_the_whole_range_or_a_stated_refusal(delta):
+    for epsilon in [5e-324, 1e-300, 1e-200, 1e-160, *np.logspace(-150, 100, 26), 1e100]:
+        want = bun_steinke_inverse(float(epsilon), delta)
+        if want < RHO_RESULT_MIN:
+            with pytest.raises(ValueError, match="allowed range: epsilon >= ") as info:
+                dp_to_zcdp(float(epsilon), delta)
+            smallest = float(str(info.value).split("epsilon >= ")[1].split()[0])
+            assert smallest >= float(bun_steinke(RHO_RESULT_MIN, delta))
+            assert float(dp_to_zcdp(smallest, delta)) >= RHO_RESULT_MIN  # the stated bound
+            continue
+        got = float(dp_to_zcdp(float(epsilon), delta))
+        assert abs(got - want) <= REL_TOL * want, (epsilon, delta, got, float(want))
+
+
+def cks(rho, delta):
+    """min over alpha = 1 + e^t of alpha rho + log(1 - 1/alpha) - log(delta alpha)/(alpha - 1)."""
+    rho, delta = mp.mpf(rho), mp.mpf(delta)
+
+    def f(t):
+        a = 1 + mp.e**t
+        return a * rho + mp.log(1 - 1 / a) - mp.log(delta * a) / (a - 1)
+
+    grid = [mp.mpf(-80) + i * mp.mpf(160) / 800 for i in range(801)]
+    i = min(range(len(grid)), key=lambda k: f(grid[k]))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, 800)]
+    golden = (mp.sqrt(5) - 1) / 2
+    for _ in range(120):
+        c, d = hi - golden * (hi - lo), lo + golden * (hi - lo)
+        lo, hi = (lo, d) if f(c) < f(d) else (c, hi)
+    return max(f((lo + hi) / 2), mp.mpf(0))
+
+
+CKS_CASES = [(rho, delta) for rho in [1e-300, 1e-20, 1e-9, 1e-3, 2.56, 1e3, 1e5, 1e6]
+             for delta in [1e-300, 1e-10, 0.5]]
+
+
+@pytest.mark.parametrize(("rho", "delta"), CKS_CASES)
+def test_epsilon_cks_is_right_or_refused_with_the_supported_range(rho, delta):
+    try:
+        got = epsilon_cks(rho, delta)
+    except ValueError as err:
+        assert "\n" not in str(err) and "allowed range" in str(err)
+        return
+    want = float(cks(rho, delta))
+    assert abs(got - want) <= 1e-9 * max(want, 1e-300), (got, want)
+    assert got <= float(zcdp_to_dp(rho, delta)) * (1 + 1e-12)

@@ -1,0 +1,177 @@
+"""Long runs show a progress bar on a terminal and stop cleanly on SIGINT and SIGTERM.
+
+Each case starts ``dprisk`` with its standard error on a pseudo-terminal, waits until the
+progress bar appears there (the run is working: no sleeps), sends the signal and checks a
+clean stop: exit status 130 (SIGINT) or 143 (SIGTERM), the last line on standard error
+saying it was interrupted by that signal (for a sweep: that rerunning resumes), no
+traceback, nothing on standard output, and no temporary file left (a sweep's chunk store,
+which the rerun resumes from, may stay; no ``.tmp`` file, no report temporary directory, no
+lock). The runs asked for are long (minutes) but within the budgets; each case takes a few
+seconds because it is stopped as soon as it works.
+
+Without a terminal, or with ``--json`` / ``--quiet``, there is no bar.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+DPRISK = str(Path(sys.executable).with_name("dprisk"))
+#: Longest wait for the bar (imports and, for PyMC, compilation included).
+STARTUP_TIMEOUT = 120.0
+TWO_LEVEL = ["--rho1", "0.5", "--rho2", "0.5", "--d", "10"]
+#: What PyMC prints (on a terminal) once it starts sampling, after compiling the model.
+PYMC_STEPS = ">Metropolis: [X2]"
+RELEASE = ["--x1-star", "1", "--x2-star", "20", "--y1-star", "19"]
+
+#: (id, argv after ``dprisk``, text of the bar that shows the run is working).
+CASES = [
+    ("posterior-gibbs", ["posterior", *TWO_LEVEL, *RELEASE, "--method", "gibbs",
+                         "--draws", "50000000", "--chains", "1", "--seed", "1"], "gibbs"),
+    ("nested-gibbs", ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars",
+                      "1,5,15,4,10", "--method", "gibbs", "--draws", "20000000", "--chains",
+                      "1", "--seed", "1"], "gibbs"),
+    ("marginal-mc", ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc",
+                     "--datasets", "200000000", "--seed", "1"], "datasets"),
+    ("sweep-exact", ["sweep", *TWO_LEVEL[:2], "--rho2", "0.1:1:1000", "--d", "1:10",
+                     "--x2", "20"], "sweep"),
+    ("sweep-mc", ["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "10", "--x2", "10:19",
+                  "--method", "mc", "--datasets", "20000000", "--seed", "1"], "sweep"),
+    ("reproduce", ["reproduce"], "reproduce"),
+]
+
+
+def _read(fd: int, timeout: float) -> bytes:
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the terminal's other end is closed: the process has ended
+        return b""
+
+
+def _terminal() -> tuple[int, int]:
+    """A pseudo-terminal ``(master, slave)`` of 24 x 100 characters (a bar needs a width)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    return master, slave
+
+
+def _run_and_stop(argv: list[str], cwd: Path, bar_text: str, signum: int):
+    """Run ``dprisk argv`` with stderr on a terminal, signal it once its bar shows.
+
+    Returns ``(returncode, stdout, terminal text)``.
+    """
+    master, slave = _terminal()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([DPRISK, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    try:
+        while bar_text.encode() not in seen or (b"|" not in seen and bar_text != PYMC_STEPS):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"no progress bar ({proc.poll()}): {seen[-500:]!r}")
+            seen += _read(master, 0.1)
+        proc.send_signal(signum)
+        stdout, _ = proc.communicate(timeout=60)
+        while chunk := _read(master, 0.5):
+            seen += chunk
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    return proc.returncode, stdout.decode(), seen.decode(errors="replace")
+
+
+def _last_line(terminal: str) -> str:
+    """The last line written to the terminal (the bar's redraws split at carriage returns)."""
+    text = terminal.replace("\x1b[K", "").replace("\r\n", "\n")
+    lines = [part for line in text.split("\n") for part in line.split("\r") if part.strip()]
+    return lines[-1].strip()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(("argv", "bar_text"), [case[1:] for case in CASES],
+                         ids=[case[0] for case in CASES])
+def test_long_run_shows_a_bar_and_stops_cleanly(argv, bar_text, signum, tmp_path):
+    command = argv[0]
+    if command == "sweep":
+        argv = [*argv, "--out", "s.nc"]
+    if command == "reproduce":
+        argv = [*argv, "--out", "report"]
+    status, stdout, terminal = _run_and_stop(argv, tmp_path, bar_text, signum)
+    assert status == 128 + signum, terminal[-500:]
+    assert stdout == ""
+    assert "Traceback" not in terminal
+    last = _last_line(terminal)
+    name = signal.Signals(signum).name
+    assert last.startswith(f"dprisk {command}: interrupted by {name}"), last
+    if command == "sweep":
+        assert "rerunning the same command resumes" in last
+    left = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    kept = [n for n in left if not (command == "sweep" and n.startswith("s.nc.chunks"))]
+    assert not kept, left  # no report, no temporary directory, no lock, no partial file
+    assert not [n for n in left if n.endswith(".tmp")], left
+
+def test_pymc_posterior_stops_cleanly_on_sigterm(tmp_path):
+    """PyMC catches KeyboardInterrupt and returns its draws so far: nothing is printed."""
+    argv = ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc", "--draws", "5000000",
+            "--chains", "1", "--seed", "1"]
+    status, stdout, terminal = _run_and_stop(argv, tmp_path, PYMC_STEPS, signal.SIGTERM)
+    assert status == 143, terminal[-500:]
+    assert stdout == ""
+    assert "Traceback" not in terminal
+    assert _last_line(terminal).startswith("dprisk posterior: interrupted by SIGTERM")
+
+
+def _stderr_on_terminal(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    master, slave = _terminal()
+    proc = subprocess.Popen([DPRISK, *argv], cwd=cwd, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    stdout, _ = proc.communicate(timeout=120)
+    seen = b""
+    while chunk := _read(master, 0.2):
+        seen += chunk
+    os.close(master)
+    return proc.returncode, stdout.decode(), seen.decode(errors="replace")
+
+
+SHORT_MC = ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc", "--datasets", "20000",
+            "--seed", "1"]
+
+
+def test_no_bar_with_json_on_a_terminal(tmp_path):
+    status, stdout, terminal = _stderr_on_terminal([*SHORT_MC, "--json"], tmp_path)
+    assert status == 0
+    assert stdout.count("\n") == 1 and stdout.startswith("{")
+    assert terminal == ""
+
+
+def test_bar_without_json_on_a_terminal(tmp_path):
+    status, _, terminal = _stderr_on_terminal(SHORT_MC, tmp_path)
+    assert status == 0
+    assert "datasets" in terminal and "100%" in terminal
+
+
+def test_no_bar_when_stderr_is_not_a_terminal(tmp_path):
+    proc = subprocess.run([DPRISK, *SHORT_MC], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0
+    assert proc.stderr == ""

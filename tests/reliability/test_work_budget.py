@@ -1,0 +1,127 @@
+"""Requests too long for the work budget are refused before they start.
+
+Each row is a command line (or API call) whose running time is known from its parameters
+(datasets x draws of a Monte Carlo study, chains x draws of a sampler, points of a sweep).
+Each must give exit status 2 (``ValueError`` from the API) with one line naming the parameter,
+the estimate in steps and the budget's environment variable ``DPRISK_WORK_BUDGET``
+(:mod:`dprisk.models.work_budget`), and write nothing. Every row would run for hours (the
+message's estimate says how long), so a row that is not refused fails by not finishing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_helpers import run_cli
+
+from dprisk.inference.gibbs import gibbs_sample
+from dprisk.inference.mc_studies import simulate_p_correct
+from dprisk.inference.sweeps import sweep
+from dprisk.models.work_budget import (
+    DEFAULT_WORK_BUDGET,
+    WORK_BUDGET_ENV,
+    WorkBudgetError,
+    check_work,
+    mc_study_steps,
+    work_budget,
+)
+
+TWO_LEVEL = ["--rho1", "0.5", "--rho2", "0.5", "--d", "10"]
+MC = ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc", "--seed", "1"]
+RELEASE = ["--x1-star", "1", "--x2-star", "20", "--y1-star", "19"]
+NESTED = ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10",
+          "--seed", "1"]
+SWEEP = ["sweep", "--rho2", "0.5", "--d", "10", "--x2", "20", "--out", "s.nc"]
+
+#: name -> (argv, the parameter the message names first)
+TOO_LONG = {
+    "marginal mc, 1e9 datasets": ([*MC, "--datasets", "1000000000"], "datasets, draws"),
+    "marginal mc, 1e10 draws": ([*MC, "--draws", "10000000000"], "datasets, draws"),
+    "marginal mc, 1e6 x 1e6": ([*MC, "--datasets", "1000000", "--draws", "1000000"],
+                               "datasets, draws"),
+    "posterior pymc, 1e8 draws": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
+                                   "--draws", "100000000", "--seed", "1"], "draws, chains"),
+    "posterior pymc, 1e7 chains": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
+                                    "--chains", "10000000", "--seed", "1"], "draws, chains"),
+    "nested gibbs, 8.5e7 draws (within the memory budget)": (
+        [*NESTED, "--method", "gibbs", "--draws", "85000000", "--chains", "1"],
+        "draws, chains"),
+    "nested pymc, 1e8 draws": ([*NESTED, "--method", "pymc", "--draws", "100000000"],
+                               "draws, chains"),
+    "sweep mc, 1000 points x 1e6 datasets": (
+        [*SWEEP, "--rho1", "0.1:1:1000", "--method", "mc", "--datasets", "1000000", "--seed",
+         "1"], "rho1, datasets, draws"),
+    "sweep mc, 10 points x 1e9 draws": (
+        [*SWEEP, "--rho1", "0.1:1:10", "--method", "mc", "--draws", "1000000000", "--seed",
+         "1"], "rho1, datasets, draws"),
+}
+
+
+@pytest.fixture
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
+    return tmp_path
+
+
+@pytest.mark.parametrize("case", list(TOO_LONG))
+def test_too_long_requests_are_refused_before_they_start(case, in_tmp, capsys):
+    argv, parameter = TOO_LONG[case]
+    status, out, err = run_cli(argv, capsys)
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert out == "" and len(lines) == 1, (out[:200], lines)
+    message = lines[0]
+    assert f": error: {parameter}: " in message, message
+    assert "steps of work" in message and WORK_BUDGET_ENV in message
+    assert list(in_tmp.iterdir()) == []
+
+
+#: API calls refused by the work budget (the memory budget would allow them).
+API_TOO_LONG = {
+    "gibbs_sample, 1e10 tuning sweeps": lambda: gibbs_sample(
+        1, 20, 19, rho1=0.5, rho2=0.5, d=10, draws=1, chains=1, tune=10**10, random_seed=1),
+    "simulate_p_correct, 1e9 x 1e4": lambda: simulate_p_correct(
+        x2=20, rho1=0.5, rho2=0.5, d=10, datasets=10**9, draws=10**4, random_seed=1),
+    "sweep, mc options": lambda: sweep(
+        rho1=[0.1, 0.2], rho2=0.5, d=10, x2=20, method="mc",
+        mc_options={"seed": 1, "datasets": 10**9, "draws": 1000}),
+}
+
+
+@pytest.mark.parametrize("case", list(API_TOO_LONG))
+def test_api_refuses_too_long_work(case, monkeypatch):
+    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
+    with pytest.raises(WorkBudgetError, match=WORK_BUDGET_ENV):
+        API_TOO_LONG[case]()
+
+
+def test_budget_from_the_environment(monkeypatch, capsys):
+    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
+    assert work_budget() == DEFAULT_WORK_BUDGET
+    steps = mc_study_steps(10**9, 1000)
+    assert steps > DEFAULT_WORK_BUDGET
+    with pytest.raises(WorkBudgetError):
+        check_work(steps, parameter="datasets", what="x")
+    monkeypatch.setenv(WORK_BUDGET_ENV, f"{steps:.0e}")  # raised: now accepted
+    check_work(steps, parameter="datasets", what="x")
+    monkeypatch.setenv(WORK_BUDGET_ENV, "1e3")  # lowered: a small study is refused
+    status, out, err = run_cli([*MC, "--datasets", "10"], capsys)
+    assert status == 2 and out == "" and "1e3 steps" in err, err
+
+
+def test_exact_sweep_within_a_raised_memory_budget_is_refused_by_the_work_budget(
+        in_tmp, monkeypatch, capsys):
+    """1e7 exact points (hours of work) need a raised memory budget to reach the work check."""
+    monkeypatch.setenv("DPRISK_MEMORY_BUDGET", "1TiB")
+    status, out, err = run_cli([*SWEEP, "--rho1", "0.1:1:10000000"], capsys)
+    assert status == 2 and out == "", err
+    assert ": error: rho1: an exact sweep of 10000000 grid points is about 3e12 steps" in err
+    assert list(in_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-1e12", "nan", "inf", "1e400"])
+def test_bad_budget_values_are_refused_naming_the_variable(value, monkeypatch, capsys):
+    monkeypatch.setenv(WORK_BUDGET_ENV, value)
+    status, out, err = run_cli([*MC, "--datasets", "10"], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and WORK_BUDGET_ENV in err, err
