@@ -10,10 +10,11 @@ flattened grid of
     \{\rho_1\} \times \{\rho_2\} \times \{d\} \times \{x_2\} \times \{p\} \times \{m\}
     \times \{\text{prior}\}
 
-is cut into chunks of consecutive points. :meth:`SweepPlan.to_dataset` turns the computed
-values into the labelled :class:`xarray.Dataset` (coordinates with units, fixed parameters in
-``attrs``). :func:`check_grid` validates one parameter's grid values (also used by the
-command line's grid parser).
+is cut into chunks of consecutive points. :meth:`SweepPlan.to_table` turns the computed
+values into the labelled :class:`~dprisk.inference.sweep_netcdf.SweepTable` (coordinates with
+units, fixed parameters in ``attrs``; no xarray), :meth:`SweepPlan.to_dataset` into the same
+content as an :class:`xarray.Dataset`. :func:`check_grid` validates one parameter's grid
+values (also used by the command line's grid parser).
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
+from dprisk.inference.sweep_netcdf import SweepTable
 from dprisk.models.census import parse_rho
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.priors import PRIOR_FORMS, parse_prior
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -296,27 +301,22 @@ class SweepPlan:
         """:meth:`identity` plus the chunking (the sidecar directory's ``manifest.json``)."""
         return {**self.identity(), "chunk_size": self.chunk_size, "n_chunks": self.n_chunks}
 
-    def to_dataset(self, values: np.ndarray) -> xr.Dataset:
-        """The labelled Dataset of the sweep from the flat values, shape ``(n_vars, n_points)``.
+    def to_table(self, values: np.ndarray) -> SweepTable:
+        """The labelled table of the sweep from the flat values, shape ``(n_vars, n_points)``.
 
         Dimensions are :attr:`dims` (coordinates with ``units`` and ``long_name``), one data
         variable per entry of :attr:`variables`, and in ``attrs`` the fixed parameters (each
         with ``NAME_units``), ``method``, ``quantity``, the ``mc_*`` options and the
         ``sweep_manifest`` (:meth:`identity` as canonical JSON).
         """
-        coords = {}
+        coords, var_attrs = {}, {}
         for name, grid in self.grids.items():
-            coords[name] = xr.Variable(
-                name, np.asarray(grid),
-                attrs={"units": UNITS[name], "long_name": _LONG_NAMES[name]},
-            )
-        data_vars = {
-            var: xr.Variable(
-                self.dims, values[k].reshape(self.shape),
-                attrs={"units": "probability", "long_name": _VARIABLE_DOCS[var]},
-            )
-            for k, var in enumerate(self.variables)
-        }
+            coords[name] = np.asarray(grid)
+            var_attrs[name] = {"units": UNITS[name], "long_name": _LONG_NAMES[name]}
+        data = {}
+        for k, var in enumerate(self.variables):
+            data[var] = values[k].reshape(self.shape)
+            var_attrs[var] = {"units": "probability", "long_name": _VARIABLE_DOCS[var]}
         attrs = {}
         for name in (*DIMS, "x1"):
             if name in self.fixed:
@@ -327,7 +327,11 @@ class SweepPlan:
         for key, value in sorted(self.mc_options.items()):
             attrs[f"mc_{key}"] = int(value) if isinstance(value, bool) else value
         attrs["sweep_manifest"] = canonical_json(self.identity())
-        return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+        return SweepTable(self.dims, coords, data, var_attrs, attrs)
+
+    def to_dataset(self, values: np.ndarray) -> xr.Dataset:
+        """:meth:`to_table` as an :class:`xarray.Dataset` (imports xarray)."""
+        return self.to_table(values).to_dataset()
 
 
 def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,

@@ -5,9 +5,10 @@ With ``out="FILE.nc"`` every finished chunk is saved at once in a sidecar direct
 with :func:`os.replace`, so a chunk file is either complete or absent), next to a
 ``manifest.json`` of the sweep's parameters (:meth:`SweepPlan.manifest`).
 A sweep run again with the same ``out`` and parameters finds its finished chunks here; a
-different sweep is refused rather than mixed in. :meth:`ChunkStore.finish` writes the Dataset
-to a temporary file beside ``FILE.nc``, moves it onto ``FILE.nc`` and removes the sidecar
-directory. :func:`stored_manifest` reads the identity of a sweep stored at ``out``.
+different sweep is refused rather than mixed in. :meth:`ChunkStore.finish` writes the sweep's
+table (:mod:`dprisk.inference.sweep_netcdf`: the netCDF file ``to_netcdf`` would write, without
+xarray) to a temporary file beside ``FILE.nc``, moves it onto ``FILE.nc`` and removes the
+sidecar directory. :func:`stored_manifest` reads the identity of a sweep stored at ``out``.
 
 One writer at a time: the store is locked (:data:`LOCK`, holding the pid) while a sweep runs,
 so a second run on the same ``out`` is refused; the lock of a killed run is taken over, and
@@ -25,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import xarray as xr
 
 from dprisk.inference.output_files import (
     OutputError,
@@ -34,6 +34,7 @@ from dprisk.inference.output_files import (
     check_creatable,
     remove_leftovers,
 )
+from dprisk.inference.sweep_netcdf import SweepTable, read_attrs, read_table, write_table
 from dprisk.inference.sweep_plan import SweepPlan, canonical_json
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
     "stored_manifest",
 ]
 
-#: netCDF engine used for ``out`` files (the ``netCDF4`` package).
+#: xarray's netCDF engine reading ``out`` files (written with the ``netCDF4`` package).
 ENGINE = "netcdf4"
 #: File name of the manifest in the sidecar directory.
 MANIFEST = "manifest.json"
@@ -158,12 +159,12 @@ class ChunkStore:
         """Write a chunk atomically (temporary file, then :func:`os.replace`)."""
         _write_atomic(self.chunk_path(chunk), lambda f: np.save(f, values, allow_pickle=False))
 
-    def finish(self, ds: xr.Dataset) -> xr.Dataset:
-        """Write ``ds`` atomically onto the output file, remove the chunks, read it back."""
+    def finish(self, table: SweepTable) -> SweepTable:
+        """Write ``table`` atomically onto the output file, remove the chunks, read it back."""
         with atomic_path(self.out) as tmp:
-            ds.to_netcdf(tmp, engine=ENGINE)
+            write_table(tmp, table)
         self.remove()
-        return xr.load_dataset(self.out, engine=ENGINE)
+        return read_table(self.out)
 
     def remove(self) -> None:
         """Delete the directory once the output file is in place."""
@@ -212,22 +213,21 @@ def check_out(out) -> Path:
 def is_sweep_file(path) -> bool:
     """Whether ``path`` is a netCDF file holding a sweep (its ``sweep_manifest`` attribute)."""
     try:
-        with xr.open_dataset(path, engine=ENGINE) as ds:
-            return isinstance(ds.attrs.get("sweep_manifest"), str)
+        return isinstance(read_attrs(path).get("sweep_manifest"), str)
     except Exception:  # any unreadable file is "not a sweep file"
         return False
 
 
-def load_finished(out: Path, plan: SweepPlan) -> xr.Dataset:
+def load_finished(out: Path, plan: SweepPlan) -> SweepTable:
     """The finished sweep stored at ``out``; ValueError if it holds a different sweep."""
-    ds = xr.load_dataset(out, engine=ENGINE)
-    stored = ds.attrs.get("sweep_manifest")
+    table = read_table(out)
+    stored = table.attrs.get("sweep_manifest")
     if stored is None or json.loads(stored) != json.loads(canonical_json(plan.identity())):
         raise ValueError(
             f"out: {out} already holds the results of a different sweep; delete it or "
             "choose another path"
         )
-    return ds
+    return table
 
 
 def stored_manifest(out) -> dict | None:
@@ -244,8 +244,7 @@ def stored_manifest(out) -> dict | None:
         if manifest.exists():
             return json.loads(manifest.read_text())
         if path.is_file():
-            with xr.open_dataset(path, engine=ENGINE) as ds:
-                return json.loads(ds.attrs["sweep_manifest"])
+            return json.loads(read_attrs(path)["sweep_manifest"])
     except (OSError, ValueError, KeyError):
         return None
     return None

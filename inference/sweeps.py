@@ -42,6 +42,11 @@ sweeps. When every chunk exists the Dataset is assembled, written to a temporary
 ever found at ``out``. The file holds no timestamps, so an interrupted-and-resumed sweep
 writes the same bytes as an uninterrupted one. Running a finished sweep again returns the
 stored file (after checking that it holds the same sweep).
+
+:func:`sweep_table` runs the same sweep and returns its
+:class:`~dprisk.inference.sweep_netcdf.SweepTable` instead of a Dataset: it writes the file
+with the ``netCDF4`` library directly and imports no xarray, pandas or Dask (unless a Dask
+``client`` is used); the command line uses it.
 """
 
 from __future__ import annotations
@@ -50,10 +55,11 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
+from dprisk.inference.sweep_netcdf import SweepTable
 from dprisk.inference.sweep_plan import (
     DEFAULT_CHUNK_SIZE,
     DIMS,
@@ -67,6 +73,9 @@ from dprisk.inference.sweep_store import ENGINE, ChunkStore, check_out, load_fin
 from dprisk.models.budget import check_memory
 from dprisk.models.checks import check_positive_int
 from dprisk.models.work_budget import EXACT_POINT_STEPS, check_work, mc_study_steps
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 
 __all__ = [
     "DEFAULT_CHUNK_SIZE",
@@ -87,6 +96,7 @@ __all__ = [
     "point_seed",
     "scheduler_timeout",
     "sweep",
+    "sweep_table",
 ]
 
 #: Bytes held per grid point and data variable: the flat values, the Dataset and the file
@@ -151,10 +161,25 @@ def _compute_chunk(
 
 
 # --------------------------------------------------------------------------- execution
+class _NoProgress:
+    """The progress bar of a sweep run without one (tqdm, 0.05 s to import, is not loaded)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        """Nothing to show."""
+
+
 def _progress(total: int, initial: int, enabled: bool):
+    if not enabled:
+        return _NoProgress()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, disable=not enabled, desc="sweep", unit="chunk")
+    return tqdm(total=total, initial=initial, desc="sweep", unit="chunk")
 
 
 def _run_in_process(plan, quantity, missing, on_done) -> None:
@@ -395,6 +420,41 @@ def sweep(
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.inference.output_files.OutputInUse`).
     """
+    table = sweep_table(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior,
+                        x1=x1, method=method, mc_options=mc_options, client=client, out=out,
+                        chunk_size=chunk_size, progress=progress, quantity=quantity)
+    if out is None:
+        return table.to_dataset()
+    import xarray as xr
+
+    return xr.load_dataset(out, engine=ENGINE)
+
+
+def sweep_table(
+    *,
+    rho1,
+    rho2,
+    d,
+    x2,
+    p=0.5,
+    known=0,
+    prior="improper",
+    x1=None,
+    method: str = "exact",
+    mc_options: Mapping | None = None,
+    client=None,
+    out=None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    progress: bool = True,
+    quantity: Callable | None = None,
+) -> SweepTable:
+    """:func:`sweep`, returning the :class:`~dprisk.inference.sweep_netcdf.SweepTable`.
+
+    The parameters, the resumable file written to ``out`` and the errors are those of
+    :func:`sweep`; the result holds the same dimensions, coordinates, data variables and
+    attributes as its Dataset (read back from ``out`` when given), as NumPy arrays and dicts.
+    Neither the sweep nor the file imports xarray, pandas or Dask (a Dask ``client`` aside).
+    """
     points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
                                   prior=prior)
     check_sweep_work(points, names, method, mc_options)
@@ -405,9 +465,10 @@ def sweep(
     if isinstance(client, str):  # connected before anything is written
         own_client = connect(client)
         try:
-            return sweep(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior,
-                         x1=x1, method=method, mc_options=mc_options, client=own_client,
-                         out=out, chunk_size=chunk_size, progress=progress, quantity=quantity)
+            return sweep_table(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
+                               prior=prior, x1=x1, method=method, mc_options=mc_options,
+                               client=own_client, out=out, chunk_size=chunk_size,
+                               progress=progress, quantity=quantity)
         finally:
             own_client.close()
     store = None
@@ -419,21 +480,21 @@ def sweep(
         if not store.open():
             return load_finished(out, plan)
     try:
-        ds = _run_plan(plan, quantity, store, client, progress)
+        table = _run_plan(plan, quantity, store, client, progress)
     except BaseException:
         if store is not None:
             store.close(failed=True)
         raise
     if store is None:
-        return ds
+        return table
     try:
-        return store.finish(ds)
+        return store.finish(table)
     finally:
         store.close()
 
 
-def _run_plan(plan, quantity, store, client, progress) -> xr.Dataset:
-    """Compute the chunks missing from ``store`` (all without one) and assemble the Dataset."""
+def _run_plan(plan, quantity, store, client, progress) -> SweepTable:
+    """Compute the chunks missing from ``store`` (all without one) and assemble the table."""
     values = np.full((len(plan.variables), plan.n_points), np.nan)
     missing = []
     for chunk in range(plan.n_chunks):
@@ -456,4 +517,4 @@ def _run_plan(plan, quantity, store, client, progress) -> xr.Dataset:
         else:
             _run_on_cluster(plan, quantity, missing, on_done, client)
 
-    return plan.to_dataset(values)
+    return plan.to_table(values)

@@ -2,18 +2,22 @@
 
 :func:`parse_grid` turns ``1,2,5``, ``1:10``, ``0.01:100:5:log`` or ``improper,point:1`` into
 a list of values checked like the arguments of :func:`dprisk.inference.sweeps.sweep`;
-:func:`sweep_records` flattens a sweep's Dataset into one plain record per grid point (the
-``records`` of ``dprisk sweep --json``).
+:func:`sweep_records` flattens a sweep's table (or Dataset) into one plain record per grid
+point (the ``records`` of ``dprisk sweep --json``).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
-import xarray as xr
 
+from dprisk.inference.sweep_netcdf import SweepTable
 from dprisk.inference.sweep_plan import DIMS, VARIABLES, check_grid
+
+if TYPE_CHECKING:  # pragma: no cover
+    import xarray as xr
 from dprisk.models.census import parse_rho
 
 __all__ = ["GRID_SYNTAX", "parse_grid", "sweep_records"]
@@ -142,20 +146,23 @@ def _record_order(key: str) -> tuple[int, str]:
     return (len(_RECORD_ORDER), key)
 
 
-def sweep_records(ds: xr.Dataset) -> list[dict]:
-    """Flatten a sweep's Dataset into one record per grid point (C order of its dims).
+def sweep_records(ds: SweepTable | xr.Dataset) -> list[dict]:
+    """Flatten a sweep's table or Dataset into one record per grid point (C order of its dims).
 
     Each record holds every parameter (swept ones from the coordinates, fixed ones from
     ``attrs``) and every data variable, as plain Python numbers and strings, e.g.
     ``{"rho1": 0.099, "rho2": 0.25, "d": 27, "x2": 1, "p": 0.5, "known": 0,
     "prior": "improper", "p_correct": 0.59, ...}``.
     """
-    fixed = {name: _python_scalar(ds.attrs[name]) for name in (*DIMS, "x1") if name in ds.attrs}
-    dims = [dim for dim in DIMS if dim in ds.dims]
-    names = list(ds.data_vars)
-    shape = tuple(ds.sizes[dim] for dim in dims)
-    coords = {dim: ds[dim].values for dim in dims}
-    data = {name: ds[name].transpose(*dims).values for name in names}
+    table = ds if isinstance(ds, SweepTable) else SweepTable.from_dataset(ds)
+    fixed = {name: _python_scalar(table.attrs[name]) for name in (*DIMS, "x1")
+             if name in table.attrs}
+    dims = [dim for dim in DIMS if dim in table.dims]
+    order = [table.dims.index(dim) for dim in dims]
+    names = list(table.data)
+    shape = tuple(table.sizes[dim] for dim in dims)
+    coords = table.coords
+    data = {name: np.transpose(table.data[name], order) for name in names}
     records = []
     for position in np.ndindex(*shape):
         record = dict(fixed)

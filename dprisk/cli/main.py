@@ -88,27 +88,10 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     return parser
 
 
-def hide_dask() -> None:
-    """Make Dask look absent to xarray in a ``dprisk`` process that does not use it.
-
-    With Dask installed, xarray imports ``dask.array`` when it builds its first variable and
-    ``distributed`` when it writes a netCDF file (about 0.5 s of a 10-point ``dprisk sweep``),
-    although only ``dprisk sweep --scheduler`` uses Dask. ``sys.modules["dask"] = None``
-    makes ``import dask`` raise ``ImportError``, which xarray treats as Dask not installed;
-    results and files are the same. Called by :func:`main` only for the process's own
-    command line (``argv=None``) without ``--scheduler``, before anything imports xarray
-    (which looks for Dask once, on import); a program or test that calls ``main([...])``
-    keeps its Dask, and an already imported Dask is left alone.
-    """
-    sys.modules.setdefault("dask", None)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (also used by the console script)."""
     if argv is None:  # the process's own command line
         argv = sys.argv[1:]
-        if not any(arg.startswith("--sc") for arg in argv):  # no --scheduler (or a prefix)
-            hide_dask()
         handle_stop_signals()
     requested = _requested(argv)
     parser = build_parser([requested] if requested else [])

@@ -84,7 +84,7 @@ def run(args) -> int:
     """Parse the grids, run the sweep, print the records."""
     from dprisk.cli.grids import parse_grid, sweep_records
     from dprisk.inference.sweep_store import check_out
-    from dprisk.inference.sweeps import connect, sweep
+    from dprisk.inference.sweeps import connect, sweep_table
 
     check_form(args, "sweep", FORM, [FORM])
     apply_defaults(args, DEFAULTS)
@@ -115,16 +115,16 @@ def run(args) -> int:
     client = connect(args.scheduler, name="--scheduler") if args.scheduler else None
     try:
         with naming_out():
-            dataset = sweep(**grids, prior=priors if len(priors) > 1 else priors[0],
-                            method=method, mc_options=mc_options, out=str(out),
-                            client=client, progress=show_progress(args))
+            table = sweep_table(**grids, prior=priors if len(priors) > 1 else priors[0],
+                                method=method, mc_options=mc_options, out=str(out),
+                                client=client, progress=show_progress(args))
     finally:
         if client is not None:
             client.close()
     payload = {
         "out": str(out),
-        "dims": {name: int(size) for name, size in dataset.sizes.items()},
-        "records": sweep_records(dataset),
+        "dims": {name: int(size) for name, size in table.sizes.items()},
+        "records": sweep_records(table),
     }
     lines = [f"sweep written to {out}", f"  dims: {payload['dims']}"]
     lines += [f"  {record}" for record in payload["records"][:20]]

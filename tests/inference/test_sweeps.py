@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from dprisk.inference import sweep_store
 from dprisk.inference.single_level import p_correct
 from dprisk.inference.sweeps import (
     DIMS,
@@ -262,12 +263,12 @@ def test_rerun_with_different_parameters_refuses(tmp_path):
 def test_failed_final_write_leaves_out_untouched(tmp_path, monkeypatch):
     out = tmp_path / "sweep.nc"
 
-    def broken(self, *args, **kwargs):
+    def broken(path, table):
         raise OSError("disk full")
 
     counter = Counting()
     with monkeypatch.context() as patch:
-        patch.setattr(xr.Dataset, "to_netcdf", broken)
+        patch.setattr(sweep_store, "write_table", broken)
         with pytest.raises(OSError, match="disk full"):
             sweep(**SWEEP_2D, quantity=counter, out=out)
     assert not out.exists()

@@ -74,17 +74,17 @@ def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:
 def run_sweep(out: str, signal_file: str) -> None:
     """The resume tests' exact sweep, held after its final file is written (not yet moved)."""
     import reliability_helpers
-    import xarray as xr
 
-    to_netcdf = xr.Dataset.to_netcdf
+    from dprisk.inference import sweep_store
 
-    def held_to_netcdf(self, path=None, *args, **kwargs):
-        result = to_netcdf(self, path, *args, **kwargs)
+    write_table = sweep_store.write_table
+
+    def held_write_table(path, table):
+        write_table(path, table)
         if str(path).endswith(".tmp"):
             _signal_and_hold(signal_file)
-        return result
 
-    xr.Dataset.to_netcdf = held_to_netcdf
+    sweep_store.write_table = held_write_table
     reliability_helpers.resumable_sweep(out, "exact")
 
 
