@@ -63,11 +63,14 @@ class UnknownOthers:
             One line naming ``unknown_others`` or ``q`` and the allowed range (``TypeError``
             for a value that is not a number).
         """
-        n = check_positive_int(unknown_others, "unknown_others", minimum=0)
+        allowed = (f"unknown_others must be an integer >= 0 and <= {MAX_UNKNOWN_OTHERS} "
+                   f"(allowed range: 0 <= unknown_others <= {MAX_UNKNOWN_OTHERS})")
+        try:
+            n = check_positive_int(unknown_others, "unknown_others", minimum=0)
+        except ValueError:
+            raise ValueError(f"{allowed}, got {unknown_others!r}") from None
         if n > MAX_UNKNOWN_OTHERS:
-            raise ValueError(f"unknown_others must be an integer >= 0 and <= "
-                             f"{MAX_UNKNOWN_OTHERS} (allowed range: 0 <= unknown_others <= "
-                             f"{MAX_UNKNOWN_OTHERS}), got {n}")
+            raise ValueError(f"{allowed}, got {n}")
         if q is None:
             if n > 0:
                 raise ValueError(f"q is required when unknown_others = {n} > 0 "
