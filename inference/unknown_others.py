@@ -178,15 +178,28 @@ def decision_threshold(rho, p=0.5, known=0, *, unknown_others=0, q=None):
     return scalar_result(kernels.decision_threshold(rho, p, m, others))
 
 
-def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None):
-    r"""Probability that the 0-1-loss decision is correct when the target has ``c``.
+def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None, target=1):
+    r"""Probability that the 0-1-loss decision is correct (when the target has ``c``).
 
     .. math::
 
         P[\hat B_t = B_t \mid B_t = 1] = \sum_k v_k\, P[\eta_1 \ge \tilde x_1^* - m - 1 - k]
 
     (paper eq. 3.6 with the others' count :math:`k` drawn from the truth's weights :math:`v`,
-    see :func:`marginal_posterior`), each tail exact. Does not depend on ``known``.
+    see :func:`marginal_posterior`), each tail exact. ``target=0`` gives the probability of
+    the correct decision when the target does *not* have ``c``,
+    :math:`\sum_k v_k P[\eta_1 \le \tilde x_1^* - 1 - m - k]`; the accuracy averaged over
+    the adversary's prior is ``p * p_correct(target=1) + (1 - p) * p_correct(target=0)``.
+    Does not depend on ``known``.
+
+    Parameters
+    ----------
+    rho, p, known, unknown_others, q, true_others
+        As in :func:`marginal_posterior`.
+    target : {0, 1}
+        The truth :math:`B_t` (1: the target has ``c``, the paper's case).
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
-    return scalar_result(np.exp(kernels.log_p_correct(rho, p, others, truth_w)))
+    if isinstance(target, bool) or target not in (0, 1):
+        raise ValueError(f"target must be 0 or 1 (the truth B_t), got {target!r}")
+    return scalar_result(np.exp(kernels.log_p_correct(rho, p, others, truth_w, int(target))))

@@ -33,7 +33,12 @@ import numpy as np
 
 from dprisk.inference import single_level_kernels
 from dprisk.inference.single_level_kernels import MAX_HALFWIDTH, TAIL_RELATIVE, odds_term
-from dprisk.models.discrete_gaussian import logpmf_kernel, logsf_kernel, support_halfwidth_kernel
+from dprisk.models.discrete_gaussian import (
+    logcdf_kernel,
+    logpmf_kernel,
+    logsf_kernel,
+    support_halfwidth_kernel,
+)
 from dprisk.models.numerics import logit, logsumexp
 from dprisk.models.unknown_others import UnknownOthers
 
@@ -177,19 +182,23 @@ def decision_threshold(rho: np.ndarray, p: np.ndarray, m: np.ndarray,
 
 
 def log_p_correct(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
-                  truth_w: np.ndarray) -> np.ndarray:
-    r"""Log probability of a correct decision when the target has ``c``.
+                  truth_w: np.ndarray, target: int = 1) -> np.ndarray:
+    r"""Log probability that the 0-1-loss decision is correct at the truth :math:`B_t = b`.
 
     .. math::
 
-        P[\hat B_t = 1 \mid B_t = 1] = \sum_k v_k\, P[\eta \ge \tilde x^* - m - 1 - k]
+        P[\hat B_t = 1 \mid B_t = 1] = \sum_k v_k\, P[\eta \ge \tilde x^* - m - 1 - k],
+        \qquad
+        P[\hat B_t = 0 \mid B_t = 0] = \sum_k v_k\, P[\eta \le \tilde x^* - 1 - m - k]
 
-    with :math:`v` the truth's weights; each tail from the exact DG survival function
-    (:func:`dprisk.models.discrete_gaussian.logsf_kernel`), no truncated sum.
+    with :math:`v` the truth's weights; each tail from the exact DG survival function or cdf
+    (:func:`dprisk.models.discrete_gaussian.logsf_kernel`, ``logcdf_kernel``), no truncated
+    sum.
     """
     rho_b, p_b = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(p, dtype=float))
     threshold = decision_threshold(rho_b, p_b, np.zeros(rho_b.shape, np.int64), others)
-    centres = 1 + np.arange(others.n + 1, dtype=np.int64)
+    centres = target + np.arange(others.n + 1, dtype=np.int64)
     keep = np.isfinite(truth_w)
-    log_sf = logsf_kernel(threshold[..., None] - 1, centres[keep], rho_b[..., None])
-    return logsumexp(truth_w[keep] + log_sf)
+    tail = logsf_kernel if target == 1 else logcdf_kernel
+    log_tail = tail(threshold[..., None] - 1, centres[keep], rho_b[..., None])
+    return logsumexp(truth_w[keep] + log_tail)

@@ -200,3 +200,22 @@ def test_each_parameter_validated_once(monkeypatch, call, expected):
                 monkeypatch.setattr(module, validator, counting)
     call()
     assert dict(counter) == dict.fromkeys(expected, 1)
+
+
+@pytest.mark.parametrize(("n", "q"), SMALL)
+def test_p_correct_without_c_against_enumeration(n, q):
+    rho, p = 0.2, 0.4
+    k = np.arange(n + 1)
+    v = stats.binom.pmf(k, n, q)
+    half = 3 + int(9 / np.sqrt(rho))
+    xs = np.arange(-half, n + half)
+    post = np.array([brute_posterior(x, rho, p, 0, n, q) for x in xs])
+    release = np.array([np.sum(v * pmf(x - k, 0, rho)) for x in xs])  # truth B_t = 0
+    expected = np.sum(release[post <= 0.5])
+    got = uo.p_correct(rho, p, unknown_others=n, q=q, target=0)
+    assert got == pytest.approx(expected, rel=1e-11)
+
+
+def test_target_is_0_or_1():
+    with pytest.raises(ValueError, match=r"\btarget\b"):
+        uo.p_correct(0.1, 0.5, target=2)
