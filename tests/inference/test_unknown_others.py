@@ -161,46 +161,6 @@ def test_refused_types():
     np.testing.assert_array_equal(UnknownOthers.checked(0, 0.7).log_weights(), [0.0])
 
 
-# --------------------------------------------------------------------------- validate once
-VALIDATORS = ("check_rho", "check_probability", "check_count", "check_positive_int",
-              "check_closed_probability")
-MODULES = ("dprisk.inference.unknown_others", "dprisk.inference.unknown_others_kernels",
-           "dprisk.inference.single_level_kernels", "dprisk.models.unknown_others",
-           "dprisk.models.discrete_gaussian", "dprisk.models.numerics")
-
-
-@pytest.mark.parametrize(("call", "expected"), [
-    (lambda: uo.posterior(3, 0.1, 0.2, 1, unknown_others=4, q=0.3),
-     {"x1_star", "rho", "p", "known", "unknown_others", "q"}),
-    (lambda: uo.risk(3, 0.1, 0.2, 1, unknown_others=4, q=0.3),
-     {"x1_star", "rho", "p", "known", "unknown_others", "q"}),
-    (lambda: uo.marginal_risk(0.1, 0.2, 1, unknown_others=4, q=0.3, true_others=2),
-     {"rho", "p", "known", "unknown_others", "q", "true_others"}),
-    (lambda: uo.p_correct(0.1, 0.2, 1, unknown_others=4, q=0.3),
-     {"rho", "p", "known", "unknown_others", "q"}),
-    (lambda: uo.decision_threshold(0.1, 0.2, 1, unknown_others=4, q=0.3),
-     {"rho", "p", "known", "unknown_others", "q"}),
-])
-def test_each_parameter_validated_once(monkeypatch, call, expected):
-    import importlib
-    from collections import Counter
-
-    counter = Counter()
-    checks = importlib.import_module("dprisk.models.checks")
-    for validator in VALIDATORS:
-        original = getattr(checks, validator)
-
-        def counting(value, name=None, *args, _original=original, **kwargs):
-            counter[name] += 1
-            return _original(value, name, *args, **kwargs)
-
-        for module_name in MODULES:
-            module = importlib.import_module(module_name)
-            if getattr(module, validator, None) is original:
-                monkeypatch.setattr(module, validator, counting)
-    call()
-    assert dict(counter) == dict.fromkeys(expected, 1)
-
 
 @pytest.mark.parametrize(("n", "q"), SMALL)
 def test_p_correct_without_c_against_enumeration(n, q):
