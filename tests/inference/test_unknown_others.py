@@ -179,3 +179,15 @@ def test_p_correct_without_c_against_enumeration(n, q):
 def test_target_is_0_or_1():
     with pytest.raises(ValueError, match=r"\btarget\b"):
         uo.p_correct(0.1, 0.5, target=2)
+
+
+def test_exact_path_loads_no_sampler_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, dprisk.inference.unknown_others as uo; uo.marginal_risk(0.1, 0.5, "
+            "unknown_others=3, q=0.2); print(sorted(m for m in ('pymc', 'pytensor', 'arviz', "
+            "'dask', 'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
