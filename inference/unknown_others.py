@@ -37,11 +37,12 @@ Each public function validates its arguments once (``unknown_others`` and ``q`` 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_expit
 
 from dprisk.inference import unknown_others_kernels as kernels
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
+from dprisk.models.numerics import libm_expit as expit
+from dprisk.models.numerics import libm_log_expit as log_expit
 from dprisk.models.unknown_others import UnknownOthers
 
 __all__ = [

@@ -39,6 +39,7 @@ from dprisk.models.discrete_gaussian import (
     logsf_kernel,
     support_halfwidth_kernel,
 )
+from dprisk.models.numerics import libm_log_expit as log_expit
 from dprisk.models.numerics import logit, logsumexp
 from dprisk.models.unknown_others import UnknownOthers
 
@@ -116,8 +117,6 @@ def _halfwidth(rho: float, p: float) -> int:
 def _log_marginal_one(rho: float, p: float, others: UnknownOthers,
                       truth_w: np.ndarray) -> float:
     """``log sum_{x*} expit(L(x*)) P[x* | B_t = 1, truth]`` for one ``(rho, p)``."""
-    from scipy.special import log_expit
-
     halfwidth = _halfwidth(rho, p)
     support = np.flatnonzero(np.isfinite(truth_w))
     k_lo, k_hi = int(support[0]), int(support[-1])
