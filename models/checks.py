@@ -13,6 +13,7 @@ import numpy as np
 
 __all__ = [
     "RHO_MAX",
+    "check_closed_probability",
     "check_count",
     "check_positive_int",
     "check_probability",
@@ -166,3 +167,22 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     if not np.isfinite(value) or value != int(value) or not minimum <= value <= 2**53:
         raise ValueError(f"{allowed}, got {value!r}")
     return int(value)
+
+
+def check_closed_probability(value, name: str) -> float:
+    """Return a single probability ``0 <= value <= 1`` (both ends allowed) as a float.
+
+    Raises
+    ------
+    TypeError
+        For a boolean, a string, ``None`` or anything that is not a number.
+    ValueError
+        If the value is not a single number, is NaN or lies outside the closed interval [0, 1].
+    """
+    arr = _as_float_array(value, name)
+    if arr.ndim != 0:
+        raise ValueError(f"{name} must be a single number, got an array of shape {arr.shape}")
+    if not 0.0 <= float(arr) <= 1.0:
+        raise ValueError(f"{name} must be a probability between 0 and 1 "
+                         f"(allowed range: 0 <= {name} <= 1), got {float(arr)!r}")
+    return float(arr)

@@ -81,6 +81,13 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                             "Histograms of the rank of the true value among posterior draws, "
                             "one panel per sampler and prior; uniform ranks mean a calibrated "
                             "sampler (band: 99% range under uniformity)."),
+    "unknown_others": ("no paper figure: the adversary of the paper's future work (issue 15 §2)",
+                       "Marginal risk R (top), P[correct decision | target has c] (middle, the "
+                       "paper's eq. 3.6) and the decision's accuracy averaged over the prior "
+                       "(bottom) against n, the people besides the target whom the adversary "
+                       "does not know, one column per ρ1, one line per q (at p = 1/2, q and "
+                       "1 − q coincide in R; dashed: q = 0.9); dotted: the paper's single "
+                       "level (n = 0)."),
     "sbc_broken_sampler": ("simulation-based calibration, not in the paper",
                            "The same rank histograms for a deliberately broken sampler: the "
                            "test detects it."),

@@ -83,6 +83,12 @@ def _whole_record_study(*, paper_scale: bool) -> StudyResult:
     return whole_record.study(paper_scale=paper_scale)
 
 
+def _unknown_others_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation import unknown_others_study
+
+    return unknown_others_study.study(paper_scale=paper_scale)
+
+
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
@@ -92,6 +98,7 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
     ("privacy accounting and budgets (issue 14)", _decisions_study),
     ("beyond the paper: the whole record", _whole_record_study),
+    ("beyond the paper: adversaries who do not know everyone", _unknown_others_study),
 ]
 
 

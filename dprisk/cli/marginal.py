@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 
-from dprisk.cli import common
+from dprisk.cli import common, unknown_others
 from dprisk.cli.common import fmt, integer
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
 
-SINGLE = common.Form("single-level", "--rho1 without --rho2", frozenset({"rho1", "method"}),
-                     usage="--rho1 [--p] [--known], exact")
+SINGLE = common.Form("single-level", "--rho1 without --rho2",
+                     frozenset({"rho1", "method"}) | unknown_others.OPTIONS,
+                     usage=f"--rho1 [--p] [--known] {unknown_others.USAGE}, exact")
 TWO_LEVEL = common.Form("two-level", "--rho2 given",
                         frozenset({"rho1", "rho2", "d", "x2", "x1", "prior", "method"}),
                         usage="--rho1 --rho2 --d --x2 [--x1] [--p] [--known] [--prior] "
@@ -41,6 +42,7 @@ def add_parser(subs) -> None:
     """Register ``dprisk marginal`` with every option and its default."""
     marg = subs.add_parser("marginal", help=HELP, description=DESCRIPTION)
     common.add_scenario(marg, p=DEFAULTS["p"], known=DEFAULTS["known"])
+    unknown_others.add_options(marg)
     mhier = marg.add_argument_group("two levels (when --rho2 is given)")
     common.add_two_level(mhier)
     mhier.add_argument("--x2", type=integer, default=None, help="true block-group count")
@@ -71,6 +73,8 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference import single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
+    if unknown_others.requested(args):
+        return unknown_others.marginal(args, rho1)
     marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
     marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
     p_correct = float(single_level.p_correct(rho1, args.p, args.known))

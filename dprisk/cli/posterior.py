@@ -8,7 +8,7 @@ exact``, is refused. A sampled answer reports its seed (drawn when ``--seed`` is
 
 from __future__ import annotations
 
-from dprisk.cli import common
+from dprisk.cli import common, unknown_others
 from dprisk.cli.common import fmt, integer
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
@@ -17,8 +17,8 @@ _SAMPLING = ("gibbs", "pymc")
 _SAMPLED = frozenset({"draws", "chains", "seed"})
 _METHODS = ("exact", *_SAMPLING)
 SINGLE = common.Form("single-level", "--rho1 without --rho2",
-                     frozenset({"rho1", "x1_star", "method"}),
-                     usage="--rho1 --x1-star [--p] [--known], exact")
+                     frozenset({"rho1", "x1_star", "method"}) | unknown_others.OPTIONS,
+                     usage=f"--rho1 --x1-star [--p] [--known] {unknown_others.USAGE}, exact")
 TWO_LEVEL = common.Form(
     "two-level", "--rho2 given",
     frozenset({"rho1", "rho2", "d", "x1_star", "x2_star", "y1_star", "prior", "method"}),
@@ -46,6 +46,7 @@ def add_parser(subs) -> None:
     post = subs.add_parser("posterior", help=HELP, description=DESCRIPTION)
     common.add_scenario(post, p=DEFAULTS["p"], known=DEFAULTS["known"])
     post.add_argument("--x1-star", type=integer, default=None, help="released block count x1*")
+    unknown_others.add_options(post)
     hier = post.add_argument_group("two levels (when --rho2 is given)")
     common.add_two_level(hier)
     hier.add_argument("--x2-star", type=integer, default=None, help="released block-group x2*")
@@ -76,6 +77,8 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL",
                                    x1_star="the released block count, an integer")
+    if unknown_others.requested(args):
+        return unknown_others.posterior(args, rho1)
     posterior = float(single_level.posterior(args.x1_star, rho1, args.p, args.known))
     risk = float(single_level.risk(args.x1_star, rho1, args.p, args.known))
     payload = {"posterior": posterior, "risk": risk}

@@ -13,7 +13,8 @@ import pytest
 
 from dprisk.models.census import census_rhos
 
-VALIDATORS = ("check_rho", "check_probability", "check_count", "check_positive_int")
+VALIDATORS = ("check_rho", "check_probability", "check_count", "check_positive_int",
+              "check_closed_probability")
 MODULES = (
     "dprisk.inference.single_level",
     "dprisk.inference.single_level_kernels",
@@ -22,6 +23,9 @@ MODULES = (
     "dprisk.inference.unique_levels_sweep",
     "dprisk.inference.sequential",
     "dprisk.inference.postprocessing",
+    "dprisk.inference.unknown_others",
+    "dprisk.inference.unknown_others_kernels",
+    "dprisk.models.unknown_others",
     "dprisk.models.discrete_gaussian",
     "dprisk.models.dg_sums",
     "dprisk.models.numerics",
@@ -67,6 +71,26 @@ def _single_level():
 ])
 def test_single_level_entry_points_validate_each_parameter_once(calls, call, expected):
     call(_single_level())
+    assert dict(calls) == dict.fromkeys(expected, 1)
+
+
+UNKNOWN = {"unknown_others": 4, "q": 0.3}
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    (lambda uo: uo.posterior(3, 0.1, 0.2, 1, **UNKNOWN),
+     {"x1_star", "rho", "p", "known", "unknown_others", "q"}),
+    (lambda uo: uo.risk(3, 0.1, 0.2, 1, **UNKNOWN),
+     {"x1_star", "rho", "p", "known", "unknown_others", "q"}),
+    (lambda uo: uo.marginal_risk(0.1, 0.2, 1, **UNKNOWN, true_others=2),
+     {"rho", "p", "known", "unknown_others", "q", "true_others"}),
+    (lambda uo: uo.p_correct(0.1, 0.2, 1, **UNKNOWN), {"rho", "p", "known", "unknown_others",
+                                                      "q"}),
+    (lambda uo: uo.decision_threshold(0.1, 0.2, 1, **UNKNOWN),
+     {"rho", "p", "known", "unknown_others", "q"}),
+])
+def test_unknown_others_entry_points_validate_each_parameter_once(calls, call, expected):
+    call(importlib.import_module("dprisk.inference.unknown_others"))
     assert dict(calls) == dict.fromkeys(expected, 1)
 
 

@@ -46,6 +46,7 @@ SMALL_BUDGETS = {
     "policy_sweep": {"n_rho1": 3, "n_rho2": 3},
     "choose_rho": {"n_rho_grid": 40},
     "whole_record_what_if": {"n_rho_grid": 5, "n_releases": 300},
+    "unknown_others_what_if": {"n_max": 10, "pymc_draws": 200},
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180

@@ -1,0 +1,84 @@
+"""``dprisk posterior|marginal --unknown-others N --q Q``: the single-level forms only.
+
+The JSON keeps the single-level keys and adds the inputs ``unknown_others`` and ``q``; the
+numbers are those of :mod:`dprisk.inference.unknown_others`. Refusals exit 2 with one stderr
+line naming the option and nothing on stdout.
+"""
+
+import json
+
+import pytest
+from cli_helpers import run_cli
+
+from dprisk.inference import unknown_others as uo
+
+POST = ("posterior", "--rho1", "0.1", "--x1-star", "4", "--p", "0.3", "--known", "2")
+MARG = ("marginal", "--rho1", "0.1", "--p", "0.3")
+
+
+def _json(argv, capsys):
+    status, out, err = run_cli([*argv, "--json"], capsys)
+    assert status == 0, err
+    return json.loads(out)
+
+
+def test_posterior_json(capsys):
+    got = _json([*POST, "--unknown-others", "6", "--q", "0.25"], capsys)
+    plain = _json(POST, capsys)
+    assert set(got) == set(plain) | {"unknown_others", "q"}
+    assert got["unknown_others"] == 6 and got["q"] == 0.25
+    assert got["posterior"] == uo.posterior(4, 0.1, 0.3, 2, unknown_others=6, q=0.25)
+    assert got["risk"] == uo.risk(4, 0.1, 0.3, 2, unknown_others=6, q=0.25)
+    assert got["posterior"] < plain["posterior"]
+
+
+def test_marginal_json(capsys):
+    got = _json([*MARG, "--unknown-others", "10", "--q", "0.5"], capsys)
+    plain = _json(MARG, capsys)
+    assert set(got) == set(plain) | {"unknown_others", "q"}
+    kw = {"unknown_others": 10, "q": 0.5}
+    assert got["marginal_risk"] == uo.marginal_risk(0.1, 0.3, **kw)
+    assert got["p_correct"] == uo.p_correct(0.1, 0.3, **kw)
+    assert got["threshold"] == uo.decision_threshold(0.1, 0.3, **kw)
+
+
+@pytest.mark.parametrize("argv", [POST, MARG])
+def test_zero_unknown_others_is_the_paper(argv, capsys):
+    got = _json([*argv, "--unknown-others", "0"], capsys)
+    plain = _json(argv, capsys)
+    assert got["q"] is None and got["unknown_others"] == 0
+    assert {k: got[k] for k in plain} == plain
+
+
+def test_summary_lines(capsys):
+    status, out, _ = run_cli([*MARG, "--unknown-others", "3", "--q", "0.1"], capsys)
+    assert status == 0 and "unknown others n = 3, q = 0.1" in out and "P[correct" in out
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    ((*POST, "--q", "0.5"), "--q"),
+    ((*MARG, "--q", "0.5"), "--q"),
+    ((*MARG, "--unknown-others", "4"), "--q"),
+    ((*MARG, "--unknown-others", "-1", "--q", "0.5"), "--unknown-others"),
+    ((*POST, "--unknown-others", "10001", "--q", "0.5"), "--unknown-others"),
+    ((*POST, "--unknown-others", "2.5", "--q", "0.5"), "--unknown-others"),
+    ((*MARG, "--unknown-others", "4", "--q", "1.5"), "--q"),
+    ((*MARG, "--unknown-others", "4", "--q", "nan"), "--q"),
+    (("marginal", "--rho1", "0.1", "--rho2", "0.2", "--d", "3", "--x2", "4",
+      "--unknown-others", "2", "--q", "0.5"), "--unknown-others"),
+    (("marginal", "--rhos", "0.1,0.2", "--q", "0.5"), "--q"),
+    (("posterior", "--rho1", "0.1", "--rho2", "0.2", "--d", "3", "--x1-star", "1",
+      "--x2-star", "2", "--y1-star", "1", "--unknown-others", "2"), "--unknown-others"),
+    (("posterior", "--rhos", "0.1,0.2", "--siblings", "3", "--stars", "1,2,1", "--q", "0.5"),
+     "--q"),
+])
+def test_refused(argv, option, capsys):
+    status, out, err = run_cli([*argv, "--json"], capsys)
+    assert status == 2 and out == ""
+    assert err.count("\n") == 1 and option in err
+
+
+@pytest.mark.parametrize("command", ["posterior", "marginal"])
+def test_help_lists_the_options(command, capsys):
+    status, out, _ = run_cli([command, "--help"], capsys)
+    assert status == 0 and "--unknown-others" in out and "--q" in out
