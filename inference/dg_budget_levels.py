@@ -166,7 +166,24 @@ def _two_level_target(measure: str, target, priors) -> float:
     return target
 
 
-def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan) -> DGBudget:
+def _certified_p_correct(value, target: float, low: float, high: float, *, rho1, x2, d, p,
+                         known, prior):
+    """The rho2 first crossing of P[correct] by :func:`certified_crossing` (rho1 fixed)."""
+    from dprisk.inference.dg_budget_bounds import certified_crossing, p_correct_upper_bound
+    from dprisk.models.scenario import Scenario
+
+    def scenario(rho2: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+
+    def bound(lower: float, upper: float) -> float:
+        return p_correct_upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
+                                     params_upper=scenario(upper))
+
+    return certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+
+
+def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
+               certify=False) -> DGBudget:
     from dprisk.models.scenario import Scenario
 
     priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
@@ -182,14 +199,19 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan) 
     best = None
     for prior_p in priors:
         value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
-        found = locate(value, target, *scan)
+        if certify and measure == "p-correct":
+            found = _certified_p_correct(value, target, *scan, rho1=rho1_of(1.0), x2=x2, d=d,
+                                         p=prior_p, known=known, prior=prior)
+        else:
+            found = locate(value, target, *scan)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
         raise ValueError(f"target {target!r} is never exceeded by the two-level {measure} for "
                          f"rho in [{scan[0]:g}, {scan[1]:g}]: any rho in that range meets it")
-    (rho, at, above), prior_p = best
-    return DGBudget(rho, measure, target, prior_p, at, above)
+    found, prior_p = best
+    return DGBudget(*found[:1], measure, target, prior_p, *found[1:3],
+                    certified_to=found[3] if len(found) > 3 else None)
 
 
 def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
@@ -232,7 +254,7 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
         outside the range the scan reaches.
     """
     return _two_level(measure, target, p, known, x2, d, prior, lambda rho: rho1,
-                      lambda rho: rho, RHO2_RANGE)
+                      lambda rho: rho, RHO2_RANGE, certify=True)
 
 
 def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
