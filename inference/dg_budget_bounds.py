@@ -75,12 +75,21 @@ from dprisk.models import discrete_gaussian as dg
 from dprisk.models.numerics import dg_log_normalizer
 from dprisk.models.scenario import Scenario
 
-__all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "certified_crossing", "p_correct_upper_bound"]
+__all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "BoundStalled", "certified_crossing",
+           "p_correct_upper_bound"]
 
 #: Most unresolved intervals (of relative width 1e-9) before the search gives up.
 MAX_UNRESOLVED = 200
 #: Relative widening of the log-odds bound (rounding, window share below 1e-12).
 ROUNDING_SLACK = 1e-9
+
+
+class BoundStalled(RuntimeError):
+    """The bound stopped converging on too many intervals; ``rho`` is where it first did."""
+
+    def __init__(self, rho: float):
+        super().__init__(f"the interval bound stopped converging from rho = {rho!r}")
+        self.rho = rho
 
 
 def _cell_statistics(x2_star, y1_star, params: Scenario):
@@ -195,8 +204,10 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
     Raises
     ------
     ValueError
-        When the target already fails at ``low``, or more than :data:`MAX_UNRESOLVED`
-        intervals stay unresolved.
+        When the target already fails at ``low``.
+    BoundStalled
+        When more than :data:`MAX_UNRESOLVED` intervals stay unresolved (its ``rho``: the
+        first one's left end).
     """
     cache: dict[float, float] = {}
     unresolved: list[float] = []
@@ -220,10 +231,7 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
                 return a, at(a), at(b)
             unresolved.append(a)
             if len(unresolved) > MAX_UNRESOLVED:
-                raise ValueError(f"target {target!r}: the two-level measure stays within the "
-                                 f"bound's slack of the target over {MAX_UNRESOLVED} "
-                                 f"intervals from rho = {unresolved[0]:.10g}; choose a target "
-                                 f"further from the measure's value there")
+                raise BoundStalled(unresolved[0])
             return None
         middle = math.sqrt(a * b)
         return search(a, middle) or search(middle, b)

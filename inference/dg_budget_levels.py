@@ -169,7 +169,11 @@ def _two_level_target(measure: str, target, priors) -> float:
 def _certified_p_correct(value, target: float, low: float, high: float, *, rho1, x2, d, p,
                          known, prior):
     """The rho2 first crossing of P[correct] by :func:`certified_crossing` (rho1 fixed)."""
-    from dprisk.inference.dg_budget_bounds import certified_crossing, p_correct_upper_bound
+    from dprisk.inference.dg_budget_bounds import (
+        BoundStalled,
+        certified_crossing,
+        p_correct_upper_bound,
+    )
     from dprisk.models.scenario import Scenario
 
     def scenario(rho2: float) -> Scenario:
@@ -179,7 +183,11 @@ def _certified_p_correct(value, target: float, low: float, high: float, *, rho1,
         return p_correct_upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
                                      params_upper=scenario(upper))
 
-    return certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    try:
+        return certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    except BoundStalled as stalled:  # certified up to stalled.rho; beyond it, the scan
+        found = scan_first_crossing(value, target, stalled.rho, high)
+        return None if found is None else (*found, stalled.rho)
 
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
