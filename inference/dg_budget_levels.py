@@ -4,28 +4,42 @@ Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
 
 * **Two levels** (:func:`rho2_for_target`): the block's rho1 is fixed, the block group of
   ``d`` other blocks is released too, the truth is ``x2`` (and ``x1 = m + 1``); which
-  block-group rho2 keeps P[correct 0-1-loss decision]
-  (:func:`dprisk.inference.studies.p_correct_hierarchical`, the exact two-level posterior
-  deciding) at most ``T`` for every prior? Answer :math:`\rho_2^* = \min_j
-  \inf\{\rho_2 : P_j(\rho_2) > T\}`.
+  block-group rho2 keeps the two-level measure at most ``T`` for every prior? The measures:
+  P[correct 0-1-loss decision] (:func:`dprisk.inference.studies.p_correct_hierarchical`, the
+  exact two-level posterior deciding) and the two-level marginal posterior and risk
+  (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`). Answer
+  :math:`\rho_2^* = \min_j \inf\{\rho_2 : M_j(\rho_2) > T\}`.
 * **The Census allocation** (:func:`census_rho_for_target`): one global rho with the 2020
   persons strategy's fractions fixed (:mod:`dprisk.models.census_strategy`): the block's
   GVHR (``detailed``) query gets :math:`\rho_1 = f_1 \rho`, the block group's
   :math:`\rho_2 = f_2 \rho`. Without a block group (``x2`` not given) the single-level answer
   is exact and only rescaled, :math:`\rho^* = \rho_1^* / f_1`, for any measure; with
-  ``x2`` and ``d`` the two-level P[correct] is solved in the global rho.
+  ``x2`` and ``d`` the same three two-level measures are solved in the global rho.
 
-**Locating the two-level first crossing.** The two-level P[correct] sums, over every
-release ``(x2*, y1*)``, an exact tail in ``x1*`` whose threshold jumps wherever that cell's
-posterior crosses 1/2; these jumps are too many to enumerate. The first crossing is
-therefore bracketed on a grid of :data:`GRID_PER_DECADE` log-spaced points per decade over
-:data:`RHO2_RANGE` or :data:`CENSUS_RHO_RANGE` (the first grid point where the target fails,
-the one before meets it) and refined by bisection, keeping "meets" at the lower and "fails"
-at the upper end, down to a relative width of 1e-9. A crossing that opens and closes between
-two grid points can be missed; the single-level measures have no such gap (their jumps are
-computed).
-The certificate is the measure at :math:`\rho^*` (at most ``T``) and at the failing end of
-the final bracket (within :math:`\rho^*(1 + 10^{-9})`, above ``T``).
+**Locating the two-level first crossing.** Every search starts from a scan of
+:data:`GRID_PER_DECADE` log-spaced points per decade over :data:`RHO2_RANGE` or
+:data:`CENSUS_RHO_RANGE` (the target must hold at its first point).
+
+* The marginal posterior and risk are continuous and, on every case the tests check,
+  increasing in rho2: the scan brackets the first crossing (last point meeting ``T``, first
+  failing) and Brent's method finds the root to a relative 1e-15 (:func:`root_first_crossing`);
+  if the measure were not monotone, a crossing that opens and closes between two scan points
+  could be missed.
+* The two-level P[correct] with rho1 fixed is certified
+  (:mod:`dprisk.inference.dg_budget_bounds`): each scan interval is either proven to keep the
+  measure at most ``T`` by an upper bound of the measure over the whole interval, or halved;
+  so no crossing between scan points is missed. ``rho`` is located to a relative 1e-9 at a
+  point where the measure is above ``T``; ``certified_to`` is where the proof stops (equal to
+  ``rho``, or below it when the bound stops converging at points where many posteriors reach
+  1/2 at once; from there on the measure is checked at points and by bisection).
+* The two-level P[correct] of the Census allocation (rho1 and rho2 move together) is found by
+  the scan and bisection alone (:func:`scan_first_crossing`, keeping "meets" at the lower and
+  "fails" at the upper end down to a relative width of 1e-9); a crossing that opens and
+  closes between two scan points can be missed there.
+
+The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
+``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
+final bracket (within :math:`\rho^*(1 + 10^{-9})`) for P[correct].
 """
 
 from __future__ import annotations

@@ -220,7 +220,11 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
              f"rho1 = {fmt(rho1)}, d = {args.d}, x2 = {args.x2}, {_priors_text(args)}")
-    return payload, _lines(title, payload, "rho2*", "rho1 + rho2*")
+    lines = _lines(title, payload, "rho2*", "rho1 + rho2*")
+    if answer.certified_to is not None:
+        lines.append(f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval "
+                     "bound; beyond it: points evaluated)")
+    return payload, lines
 
 
 def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:

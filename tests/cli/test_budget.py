@@ -119,13 +119,12 @@ def test_census_and_two_level_forms_json(capsys):
     assert status == 0 and set(payload) == KEYS
     assert payload["rho"] == census_rho_for_target("marginal-risk", 1.5).rho
     assert payload["epsilon_cks"] == epsilon_cks(payload["rho"], 1e-10)
-    status, out, _ = run_cli(["budget", "--measure", "p-correct", "--target", "0.593",
-                              "--rho1", "census:block", "--d", "5", "--x2", "10", "--json"],
-                             capsys)
+    status, out, _ = run_cli(["budget", "--measure", "p-correct", "--target", "0.8",
+                              "--rho1", "1", "--d", "2", "--x2", "5", "--json"], capsys)
     payload = json.loads(out)
     assert status == 0 and set(payload) == KEYS
-    assert payload["value_at_rho"] <= 0.593 < payload["value_above"]
-    rho1 = 0.09922635422547502
+    assert payload["value_at_rho"] <= 0.8 < payload["value_above"]
+    rho1 = 1.0
     assert payload["epsilon_cks"] == pytest.approx(epsilon_cks(rho1 + payload["rho"], 1e-10),
                                                    rel=1e-15)
 
