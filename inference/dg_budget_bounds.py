@@ -47,12 +47,24 @@ Both parts tighten as the interval shrinks (second order in the weights, and the
 bound is exact at a point), so the search converges except at a genuine crossing.
 
 **What is guaranteed** (up to floating point and the sums' neglected masses, below
-``tail_mass``): every rho2 in ``[low, rho*]`` has P at most ``T`` (each piece is certified by
-the bound or is a point evaluated), and P exceeds ``T`` somewhere in
-:math:`(\rho^*, \rho^*(1 + 10^{-9})]` — at the evaluated point ``value_above`` when it is
-above ``T`` (a jump or a continuous crossing located to that width), else only not excluded
-by the bound (then ``value_above`` is at most ``T`` and rho* is safe but may be up to that
-width short of the crossing's rho). So no crossing between scan points can be missed.
+``tail_mass``). An interval of relative width :data:`dprisk.inference.dg_budget.ABOVE` whose
+right end fails the target locates the crossing; one whose ends both meet the target but
+whose bound does not is *unresolved* and passed over (the cellwise bound cannot converge at
+a rho where many cells' posteriors reach 1/2 at once, e.g. rho2 = 1/20 for rho1 = 1, d = 1,
+where :math:`\rho_2 \rho_1 / (d A)` makes the log-odds of whole families of releases vanish
+together, nor where the measure approaches ``T`` within the bound's slack). The result:
+
+* ``rho`` is the left end of the first located interval: P is above ``T`` at ``value_above``,
+  at most :math:`\rho(1 + 10^{-9})`, and at most ``T`` at ``rho`` (``value_at_rho``);
+* P is proven at most ``T`` on ``[low, certified_to]`` (``certified_to``: the first
+  unresolved interval's left end, or ``rho`` if none), and on ``[certified_to, rho]`` except
+  inside the unresolved intervals (each of relative width 1e-9, both ends evaluated and
+  meeting ``T``);
+* after :data:`MAX_UNRESOLVED` unresolved intervals the search stops (:class:`BoundStalled`)
+  and the caller falls back to the scan and bisection beyond ``certified_to``.
+
+So no crossing wider than a relative 1e-9 between scan points can be missed before
+``certified_to``, nor, short of the fallback, before ``rho``.
 """
 
 from __future__ import annotations
