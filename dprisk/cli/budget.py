@@ -223,7 +223,8 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     lines = _lines(title, payload, "rho2*", "rho1 + rho2*")
     if answer.certified_to is not None:
         lines.append(f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval "
-                     "bound; beyond it: points evaluated)")
+                     "bound; from there to rho2* proven except in 1e-9-wide intervals where "
+                     "many posteriors reach 1/2 at once)")
     return payload, lines
 
 
