@@ -100,3 +100,31 @@ def test_certified_p_correct_first_crossing():
     # an independent fine grid (not the scan's) up to rho*: the target holds everywhere
     below = np.geomspace(RHO2_RANGE[0], answer.rho, 301)
     assert all(_p_correct(rho2) <= 0.8 for rho2 in below)
+
+
+def _spike(rho):
+    """0.5, but 1.1 on (1, 1.0001) (narrower than a scan step) and above 5."""
+    return 1.1 if (1.0 < rho < 1.0001 or rho > 5.0) else 0.5
+
+
+def _spike_bound(lower, upper, loose_at=None):
+    """The exact supremum of :func:`_spike` on [lower, upper] (1.0 around ``loose_at``)."""
+    if (upper > 1.0 and lower < 1.0001) or upper > 5.0:
+        return 1.1
+    return 1.0 if loose_at is not None and lower <= loose_at <= upper else 0.5
+
+
+def test_certified_search_finds_a_crossing_the_scan_misses():
+    from dprisk.inference.dg_budget_bounds import certified_crossing
+    from dprisk.inference.dg_budget_levels import scan_first_crossing
+
+    scanned = scan_first_crossing(_spike, 0.9, 0.1, 10.0)
+    assert scanned[0] == pytest.approx(5.0, rel=1e-8)  # the scan steps over the spike
+    rho, at, above, certified_to = certified_crossing(_spike, _spike_bound, 0.9, 0.1, 10.0, 25)
+    assert rho == pytest.approx(1.0, rel=1e-9) and rho <= 1.0
+    assert at <= 0.9 < above and certified_to == rho
+    # a bound that cannot converge at 0.5 (and 0.5 <= T there): passed over, reported
+    rho, at, above, certified_to = certified_crossing(
+        _spike, lambda a, b: _spike_bound(a, b, loose_at=0.5), 0.9, 0.1, 10.0, 25)
+    assert rho == pytest.approx(1.0, rel=1e-9)
+    assert certified_to == pytest.approx(0.5, rel=1e-9) and certified_to <= 0.5
