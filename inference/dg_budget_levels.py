@@ -221,11 +221,13 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
     best = None
     for prior_p in priors:
         value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
+        # a later prior binds only if it crosses before the best so far: search up to there
+        reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
         if certify and measure == "p-correct":
-            found = _certified_p_correct(value, target, *scan, rho1=rho1_of(1.0), x2=x2, d=d,
-                                         p=prior_p, known=known, prior=prior)
+            found = _certified_p_correct(value, target, *reach, rho1=rho1_of(1.0), x2=x2,
+                                         d=d, p=prior_p, known=known, prior=prior)
         else:
-            found = locate(value, target, *scan)
+            found = locate(value, target, *reach)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
