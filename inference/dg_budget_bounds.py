@@ -88,7 +88,7 @@ from dprisk.models.numerics import dg_log_normalizer
 from dprisk.models.scenario import Scenario
 
 __all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "BoundStalled", "certified_crossing",
-           "p_correct_upper_bound"]
+           "marginal_upper_bound", "p_correct_upper_bound"]
 
 #: Most unresolved intervals (of relative width 1e-9) before the search gives up.
 MAX_UNRESOLVED = 200
@@ -141,6 +141,36 @@ def _pmf(offsets: np.ndarray, rho: float) -> np.ndarray:
     return np.exp(-rho * offsets.astype(float) ** 2 - dg_log_normalizer(rho))
 
 
+def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
+                    params_upper: Scenario, tail_mass: float):
+    r"""The grid built at ``lower`` and :math:`\bar L` per cell (flat, ``x2*``-major)."""
+    known = params_lower.known
+    grid = grid_for_truth(x2, x2 - known - 1, params_lower, tail_mass)
+    x2s, y1s = (a.ravel() for a in np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij"))
+    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower)
+    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper)
+    finite = np.isfinite(odds_a) & np.isfinite(odds_b)
+    with np.errstate(invalid="ignore"):
+        top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
+                                np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
+                                upper - lower)
+    top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
+    return grid, np.where(finite, top, np.maximum(odds_a, odds_b))
+
+
+def _curvature_bound(cell_bound: np.ndarray, grid, x2: int, lower: float,
+                     upper: float) -> float:
+    r""":math:`\max(h(a), h(b)) + (b - a)^2 E_a[\eta^4]/8 + \nu_a` for per-cell bounds in [0, 1].
+
+    ``cell_bound`` is flat over the grid's cells (``x2*``-major); it is averaged over ``y1*``
+    first (:math:`\bar G`).
+    """
+    averaged = cell_bound.reshape(grid.x2_star.size, -1) @ grid.y1_pmf
+    offsets = grid.x2_star - x2
+    ends = max(float(_pmf(offsets, lower) @ averaged), float(_pmf(offsets, upper) @ averaged))
+    return ends + (upper - lower) ** 2 * _fourth_moment(lower) / 8.0 + grid.neglected_mass
+
+
 def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
                           params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
     r"""An upper bound of the two-level P[correct] over :math:`\rho_2 \in [a, b]` (kernel).
@@ -163,34 +193,35 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     """
     known, rho1 = params_lower.known, float(params_lower.rho1)
     x1 = known + 1
-    grid = grid_for_truth(x2, x2 - x1, params_lower, tail_mass)
-    x2s, y1s = (a.ravel() for a in np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij"))
-    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower)
-    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper)
-    finite = np.isfinite(odds_a) & np.isfinite(odds_b)
-    with np.errstate(invalid="ignore"):
-        top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
-                                np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
-                                upper - lower)
-    top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
-    top = np.where(finite, top, np.maximum(odds_a, odds_b))
+    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
     safe = np.where(np.isfinite(top), top, 0.0)
     offset = np.floor((-TIE_ATOL - safe) / (2.0 * rho1)) + 1.0
     # float guard: offset - 1 must not pass the (conservative) level
     offset = np.where(safe + 2.0 * rho1 * (offset - 1.0) > -TIE_ATOL, offset - 1.0, offset)
     offset = np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
-    # G-bar(x2*) = sum over y1* of q(y1*) U(m + j-bar), each in [0, 1]
     threshold = known + offset
     upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)  # P[X1* >= t]: 1 at -inf, 0 at inf
     finite_t = np.isfinite(threshold)
     upper_tail[finite_t] = np.exp(dg.logsf_kernel(
         threshold[finite_t].astype(np.int64) - 1, np.asarray(x1, dtype=np.int64),
         np.asarray(rho1, dtype=float)))
-    decide = upper_tail.reshape(grid.x2_star.size, -1) @ grid.y1_pmf
-    offsets = grid.x2_star - x2
-    ends = max(float(_pmf(offsets, lower) @ decide), float(_pmf(offsets, upper) @ decide))
-    bound = ends + (upper - lower) ** 2 * _fourth_moment(lower) / 8.0
-    return min(bound + grid.neglected_mass, 1.0)
+    return min(_curvature_bound(upper_tail, grid, x2, lower, upper), 1.0)
+
+
+def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
+                         params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
+    r"""An upper bound of the two-level marginal posterior over :math:`\rho_2 \in [a, b]`.
+
+    As :func:`p_correct_upper_bound`, with the cell's value the posterior of the truth
+    averaged over ``x1*`` (:func:`dprisk.inference.dg_budget_marginal.posterior_over_x1`),
+    increasing in :math:`L_m`, at :math:`\bar L`; plus the ``x1*`` mass left out of that
+    average. Divide by p for the marginal risk.
+    """
+    from dprisk.inference.dg_budget_marginal import posterior_over_x1
+
+    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
+    mean, outside = posterior_over_x1(top, params_lower, tail_mass)
+    return min(_curvature_bound(mean, grid, x2, lower, upper) + outside, 1.0)
 
 
 def certified_crossing(value, bound, target: float, low: float, high: float,

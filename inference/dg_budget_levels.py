@@ -180,6 +180,67 @@ def _two_level_target(measure: str, target, priors) -> float:
     return target
 
 
+def _certified(measure: str, value, target: float, low: float, high: float, *, rho1, x2, d,
+               p, known, prior):
+    """The rho2 first crossing by :func:`certified_crossing` (rho1 fixed).
+
+    P[correct] is located to a relative 1e-9; for the continuous marginal measures the
+    located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
+    value_above, certified_to)`` or None.
+    """
+    from scipy.optimize import brentq
+
+    from dprisk.inference import dg_budget_bounds as bounds
+    from dprisk.models.scenario import Scenario
+
+    def scenario(rho2: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+
+    upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
+                   else bounds.marginal_upper_bound)
+    scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
+
+    def bound(lower: float, upper: float) -> float:
+        return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
+                           params_upper=scenario(upper)) / scale
+
+    try:
+        found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    except bounds.BoundStalled as stalled:  # certified up to stalled.rho; beyond, the scan
+        locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
+        found = locate(value, target, stalled.rho, high)
+        return None if found is None else (*found, stalled.rho)
+    if found is None or measure == "p-correct":
+        return found
+    lower, _, _, certified_to = found
+    upper = lower * (1.0 + ABOVE)
+    if value(upper) <= target:  # the located interval ends before upper: keep it as is
+        return found
+    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = certified(value, rho, target)
+    return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
+
+
+#: The measures with a two-level form.
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
+
+
+def _two_level_target(measure: str, target, priors) -> float:
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level budget (x2, d given), got {measure!r}")
+    if measure != "p-correct":
+        return check_target(measure, target, priors)
+    try:
+        target = float(target)
+    except (TypeError, ValueError):
+        target = math.nan
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
+                         f"p-correct, got {target!r}")
+    return target
+
+
 def _certified_p_correct(value, target: float, low: float, high: float, *, rho1, x2, d, p,
                          known, prior):
     """The rho2 first crossing of P[correct] by :func:`certified_crossing` (rho1 fixed)."""
@@ -223,9 +284,9 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
         value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
-        if certify and measure == "p-correct":
-            found = _certified_p_correct(value, target, *reach, rho1=rho1_of(1.0), x2=x2,
-                                         d=d, p=prior_p, known=known, prior=prior)
+        if certify:
+            found = _certified(measure, value, target, *reach, rho1=rho1_of(1.0), x2=x2, d=d,
+                               p=prior_p, known=known, prior=prior)
         else:
             found = locate(value, target, *reach)
         if found is not None and (best is None or found[0] < best[0][0]):

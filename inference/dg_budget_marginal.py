@@ -38,7 +38,7 @@ from dprisk.inference.study_setup import (
 from dprisk.models import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
 
-__all__ = ["HierarchicalMarginal", "marginal_hierarchical"]
+__all__ = ["HierarchicalMarginal", "marginal_hierarchical", "posterior_over_x1"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,29 @@ class HierarchicalMarginal:
     marginal_posterior: float
     marginal_risk: float
     neglected_mass: float
+
+
+def posterior_over_x1(log_odds_at_known, params, tail_mass: float):
+    r"""Per cell, the posterior of ``x1 = m + 1`` averaged over ``x1*`` (kernel).
+
+    .. math:: \sum_{|e| \le K} P[\eta_1 = e]\,
+              \operatorname{expit}\bigl(L_m + 2\rho_1 (1 + e)\bigr),
+              \qquad x_1^* = m + 1 + e,
+
+    with :math:`K = K(\rho_1, \tau/4)`. Returns the averages (shaped like
+    ``log_odds_at_known``) and the left-out ``x1*`` mass :math:`P[|\eta_1| > K]`.
+    """
+    rho1 = float(params.rho1)
+    rho = np.asarray(rho1, dtype=float)
+    half = int(dg.support_halfwidth_kernel(rho, tail_mass / 4))
+    outside = 2.0 * float(np.exp(dg.log_tail_kernel(np.asarray(half + 1, dtype=np.int64),
+                                                    rho)))
+    log_odds_at_known = np.asarray(log_odds_at_known, dtype=float)
+    posterior_mean = np.zeros(log_odds_at_known.shape)
+    for noise in range(-half, half + 1):
+        weight = np.exp(-rho1 * noise ** 2 - dg_log_normalizer(rho1))
+        posterior_mean += weight * expit(log_odds_at_known + 2.0 * rho1 * (1 + noise))
+    return posterior_mean, outside
 
 
 def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper",
@@ -87,23 +110,13 @@ def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper"
     ValueError
         Naming the bad parameter.
     """
-    params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=None,
-                                                p=p, known=known, prior=prior)
+    params, _, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=None,
+                                               p=p, known=known, prior=prior)
     tail_mass = check_tail_mass(tail_mass)
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     log_odds_at_known = exact_log_odds_at_known(x2s, y1s, params)
-    rho1 = float(params.rho1)
-    rho = np.asarray(rho1, dtype=float)
-    half = int(dg.support_halfwidth_kernel(rho, tail_mass / 4))
-    outside = 2.0 * float(np.exp(dg.log_tail_kernel(np.asarray(half + 1, dtype=np.int64),
-                                                    rho)))
-    # sum over x1* = x1 + e, |e| <= half: P[X1* = x1*] expit(L_m + 2 rho1 (x1* - m))
-    posterior_mean = np.zeros(log_odds_at_known.shape)
-    for noise in range(-half, half + 1):
-        weight = np.exp(-rho1 * noise ** 2 - dg_log_normalizer(rho1))
-        posterior_mean += weight * expit(log_odds_at_known + 2.0 * rho1 * (x1 + noise
-                                                                            - params.known))
+    posterior_mean, outside = posterior_over_x1(log_odds_at_known, params, tail_mass)
     marginal = float((grid.weights * posterior_mean).sum())
     return HierarchicalMarginal(marginal, marginal / float(params.p),
                                 grid.neglected_mass + outside)
