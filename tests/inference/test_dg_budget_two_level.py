@@ -128,3 +128,21 @@ def test_certified_search_finds_a_crossing_the_scan_misses():
         _spike, lambda a, b: _spike_bound(a, b, loose_at=0.5), 0.9, 0.1, 10.0, 25)
     assert rho == pytest.approx(1.0, rel=1e-9)
     assert certified_to == pytest.approx(0.5, rel=1e-9) and certified_to <= 0.5
+
+
+def test_marginal_not_monotone_for_a_small_block_group_and_still_certified():
+    # x2 = 3: the marginal posterior first falls with rho2 (0.5657 at 1e-3, ~0.5616 near
+    # 0.07), then rises; a bracket from the scan alone would not be a proof
+    case = {"rho1": 0.3, "x2": 3, "d": 3}
+    grid = np.geomspace(1e-3, 1.0, 13)
+    values = [_marginal(rho2, **case).marginal_posterior for rho2 in grid]
+    assert min(np.diff(values)) < -1e-4
+    answer = rho2_for_target(0.567, measure="marginal-posterior", p=[0.5], **case)
+    assert answer.value_at_rho <= 0.567 < answer.value_above
+    assert answer.value_at_rho == pytest.approx(0.567, abs=1e-12)
+    # the proof reaches the root but for the last few 1e-9-wide intervals, where the measure is
+    # within the bound's slack of the target (measured 3e-8 relative)
+    assert answer.certified_to <= answer.rho
+    assert answer.certified_to == pytest.approx(answer.rho, rel=1e-6)
+    below = np.geomspace(RHO2_RANGE[0], answer.rho, 61)
+    assert all(_marginal(rho2, **case).marginal_posterior <= 0.567 for rho2 in below)
