@@ -20,18 +20,20 @@ Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
 :data:`GRID_PER_DECADE` log-spaced points per decade over :data:`RHO2_RANGE` or
 :data:`CENSUS_RHO_RANGE` (the target must hold at its first point).
 
-* The marginal posterior and risk are continuous and, on every case the tests check,
-  increasing in rho2: the scan brackets the first crossing (last point meeting ``T``, first
-  failing) and Brent's method finds the root to a relative 1e-15 (:func:`root_first_crossing`);
-  if the measure were not monotone, a crossing that opens and closes between two scan points
-  could be missed.
-* The two-level P[correct] with rho1 fixed is certified
+* With rho1 fixed (:func:`rho2_for_target`) every measure is certified
   (:mod:`dprisk.inference.dg_budget_bounds`): each scan interval is either proven to keep the
   measure at most ``T`` by an upper bound of the measure over the whole interval, or halved;
-  so no crossing between scan points is missed. ``rho`` is located to a relative 1e-9 at a
-  point where the measure is above ``T``; ``certified_to`` is where the proof stops (equal to
-  ``rho``, or below it when the bound stops converging at points where many posteriors reach
-  1/2 at once; from there on the measure is checked at points and by bisection).
+  so no crossing between scan points is missed. P[correct] is located to a relative 1e-9 at
+  a point where it is above ``T``; the marginal posterior and risk (continuous, but *not*
+  monotone in rho2 in general: for a small block group, x2 = 3, they first fall) are
+  refined by Brent's method on the located interval to a relative 1e-15
+  (:func:`root_first_crossing` is the fallback). ``certified_to`` is where the proof stops
+  (``rho``, or a little below it when the bound stops converging: at points where many
+  posteriors reach 1/2 at once, or within the bound's slack of the target; from there on
+  the measure is checked at points and the bound on all but 1e-9-wide intervals).
+* The marginal measures of the Census allocation (rho1 and rho2 move together): the scan
+  brackets the first crossing and Brent's method finds the root (:func:`root_first_crossing`);
+  a crossing that opens and closes between scan points could be missed.
 * The two-level P[correct] of the Census allocation (rho1 and rho2 move together) is found by
   the scan and bisection alone (:func:`scan_first_crossing`, keeping "meets" at the lower and
   "fails" at the upper end down to a relative width of 1e-9); a crossing that opens and
