@@ -1,4 +1,10 @@
-r"""A certified first crossing of the two-level P[correct] in rho2 (rho1 fixed).
+r"""A certified first crossing of the two-level measures in rho2 (rho1 fixed).
+
+Written out for P[correct]; the marginal posterior (:func:`marginal_upper_bound`) is the same
+with the cell's value the posterior of the truth averaged over ``x1*``
+(:func:`dprisk.inference.dg_budget_marginal.posterior_over_x1`), which increases with
+:math:`L_m` and is bounded at :math:`\bar L` (plus the ``x1*`` mass left out); the marginal
+risk is that bound divided by p.
 
 The two-level P[correct] (:func:`dprisk.inference.studies.p_correct_hierarchical`, truth
 ``x1 = m + 1``) is

@@ -19,8 +19,9 @@ with ``x1*`` on :math:`|x_1^* - x_1| \le K(\rho_1)` (neglected mass below ``tail
 and the ``(x2*, y1*)`` grid leaving out less than ``tail_mass``; the sum ignores at most
 ``neglected_mass`` (reported). As :math:`\rho_2 \to 0` the block group says nothing about
 ``x2`` and M tends to the single-level marginal posterior at :math:`\rho_1` (checked in the
-tests); it is not known to be monotone in :math:`\rho_2`, which the budget solver checks on
-its scan (:mod:`dprisk.inference.dg_budget_levels`).
+tests). It is not monotone in :math:`\rho_2` in general (for a small block group, x2 = 3, it
+first falls), so the budget's search is certified by an interval bound
+(:mod:`dprisk.inference.dg_budget_bounds`).
 """
 
 from __future__ import annotations
