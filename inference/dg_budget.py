@@ -72,6 +72,12 @@ class DGBudget:
         The measure at :math:`\rho^*` and the binding prior (at most ``T``).
     value_above : float
         The measure at :math:`\rho^*(1 + 10^{-9})` (above ``T``).
+    certified_to : float or None
+        Two-level P[correct] with rho1 fixed only: the rho up to which the measure is
+        *proven* at most ``T`` by the interval bound
+        (:mod:`dprisk.inference.dg_budget_bounds`); equal to ``rho`` when the crossing is
+        located, a little below it when the bound stops converging (see there). None for the
+        other forms.
     """
 
     rho: float
@@ -80,6 +86,7 @@ class DGBudget:
     binding_p: float
     value_at_rho: float
     value_above: float
+    certified_to: float | None = None
 
 
 def max_ratio_profile(p: float, max_ratio: float, max_posterior: float | None) -> float:

@@ -4,28 +4,44 @@ Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
 
 * **Two levels** (:func:`rho2_for_target`): the block's rho1 is fixed, the block group of
   ``d`` other blocks is released too, the truth is ``x2`` (and ``x1 = m + 1``); which
-  block-group rho2 keeps P[correct 0-1-loss decision]
-  (:func:`dprisk.inference.studies.p_correct_hierarchical`, the exact two-level posterior
-  deciding) at most ``T`` for every prior? Answer :math:`\rho_2^* = \min_j
-  \inf\{\rho_2 : P_j(\rho_2) > T\}`.
+  block-group rho2 keeps the two-level measure at most ``T`` for every prior? The measures:
+  P[correct 0-1-loss decision] (:func:`dprisk.inference.studies.p_correct_hierarchical`, the
+  exact two-level posterior deciding) and the two-level marginal posterior and risk
+  (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`). Answer
+  :math:`\rho_2^* = \min_j \inf\{\rho_2 : M_j(\rho_2) > T\}`.
 * **The Census allocation** (:func:`census_rho_for_target`): one global rho with the 2020
   persons strategy's fractions fixed (:mod:`dprisk.models.census_strategy`): the block's
   GVHR (``detailed``) query gets :math:`\rho_1 = f_1 \rho`, the block group's
   :math:`\rho_2 = f_2 \rho`. Without a block group (``x2`` not given) the single-level answer
   is exact and only rescaled, :math:`\rho^* = \rho_1^* / f_1`, for any measure; with
-  ``x2`` and ``d`` the two-level P[correct] is solved in the global rho.
+  ``x2`` and ``d`` the same three two-level measures are solved in the global rho.
 
-**Locating the two-level first crossing.** The two-level P[correct] sums, over every
-release ``(x2*, y1*)``, an exact tail in ``x1*`` whose threshold jumps wherever that cell's
-posterior crosses 1/2; these jumps are too many to enumerate. The first crossing is
-therefore bracketed on a grid of :data:`GRID_PER_DECADE` log-spaced points per decade over
-:data:`RHO2_RANGE` or :data:`CENSUS_RHO_RANGE` (the first grid point where the target fails,
-the one before meets it) and refined by bisection, keeping "meets" at the lower and "fails"
-at the upper end, down to a relative width of 1e-9. A crossing that opens and closes between
-two grid points can be missed; the single-level measures have no such gap (their jumps are
-computed).
-The certificate is the measure at :math:`\rho^*` (at most ``T``) and at the failing end of
-the final bracket (within :math:`\rho^*(1 + 10^{-9})`, above ``T``).
+**Locating the two-level first crossing.** Every search starts from a scan of
+:data:`GRID_PER_DECADE` log-spaced points per decade over :data:`RHO2_RANGE` or
+:data:`CENSUS_RHO_RANGE` (the target must hold at its first point).
+
+* With rho1 fixed (:func:`rho2_for_target`) every measure is certified
+  (:mod:`dprisk.inference.dg_budget_bounds`): each scan interval is either proven to keep the
+  measure at most ``T`` by an upper bound of the measure over the whole interval, or halved;
+  so no crossing between scan points is missed. P[correct] is located to a relative 1e-9 at
+  a point where it is above ``T``; the marginal posterior and risk (continuous, but *not*
+  monotone in rho2 in general: for a small block group, x2 = 3, they first fall) are
+  refined by Brent's method on the located interval to a relative 1e-15
+  (:func:`root_first_crossing` is the fallback). ``certified_to`` is where the proof stops
+  (``rho``, or a little below it when the bound stops converging: at points where many
+  posteriors reach 1/2 at once, or within the bound's slack of the target; from there on
+  the measure is checked at points and the bound on all but 1e-9-wide intervals).
+* The marginal measures of the Census allocation (rho1 and rho2 move together): the scan
+  brackets the first crossing and Brent's method finds the root (:func:`root_first_crossing`);
+  a crossing that opens and closes between scan points could be missed.
+* The two-level P[correct] of the Census allocation (rho1 and rho2 move together) is found by
+  the scan and bisection alone (:func:`scan_first_crossing`, keeping "meets" at the lower and
+  "fails" at the upper end down to a relative width of 1e-9); a crossing that opens and
+  closes between two scan points can be missed there.
+
+The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
+``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
+final bracket (within :math:`\rho^*(1 + 10^{-9})`) for P[correct].
 """
 
 from __future__ import annotations
@@ -35,10 +51,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprisk.inference.dg_budget import ABOVE, DGBudget, certified, rho_for_target
+from dprisk.inference.dg_budget import ABOVE, DGBudget, certified, check_target, rho_for_target
 
-__all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "census_fractions",
-           "census_rho_for_target", "rho2_for_target", "scan_first_crossing"]
+__all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
+           "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
+           "scan_bracket", "scan_first_crossing"]
 
 #: Grid of the two-level scan: points per decade of rho.
 GRID_PER_DECADE = 25
@@ -62,12 +79,11 @@ def census_fractions() -> tuple[Fraction, Fraction]:
     return shares["block"], shares["block-group"]
 
 
-def scan_first_crossing(value, target: float, low: float,
-                        high: float) -> tuple[float, float, float] | None:
-    """First grid point where ``value`` exceeds ``target``, refined by bisection.
+def scan_bracket(value, target: float, low: float, high: float) -> tuple[float, float] | None:
+    """``(lower, upper)``: the last grid point meeting ``target`` and the first failing.
 
-    Returns ``(rho, value_at_rho, value_above)`` or None if no grid point fails. Raises
-    ValueError when the target already fails at ``low``.
+    The grid has :data:`GRID_PER_DECADE` log-spaced points per decade over ``[low, high]``.
+    Returns None if no grid point fails; raises ValueError when the target fails at ``low``.
     """
     n_points = round(GRID_PER_DECADE * math.log10(high / low)) + 1
     grid = np.geomspace(low, high, n_points)
@@ -78,11 +94,22 @@ def scan_first_crossing(value, target: float, low: float,
     lower = float(grid[0])
     for point in grid[1:]:
         if value(float(point)) > target:
-            upper = float(point)
-            break
+            return lower, float(point)
         lower = float(point)
-    else:
+    return None
+
+
+def scan_first_crossing(value, target: float, low: float,
+                        high: float) -> tuple[float, float, float] | None:
+    """First grid point where ``value`` exceeds ``target``, refined by bisection.
+
+    Returns ``(rho, value_at_rho, value_above)`` or None if no grid point fails. Raises
+    ValueError when the target already fails at ``low``.
+    """
+    bracket = scan_bracket(value, target, low, high)
+    if bracket is None:
         return None
+    lower, upper = bracket
     while upper > lower * (1.0 + ABOVE):
         middle = math.sqrt(lower * upper)
         if value(middle) > target:
@@ -92,22 +119,59 @@ def scan_first_crossing(value, target: float, low: float,
     return lower, value(lower), value(upper)
 
 
-def _two_level_value(p: float, known: int, x2: int, d: int, prior, rho1_of, rho2_of):
-    from dprisk.inference.studies import p_correct_hierarchical
+def _two_level_value(measure: str, p: float, known: int, x2: int, d: int, prior, rho1_of,
+                     rho2_of):
+    """``rho -> M(rho)``: the two-level ``measure`` with ``rho1 = rho1_of(rho)``, ``rho2_of``."""
+    if measure == "p-correct":
+        from dprisk.inference.studies import p_correct_hierarchical
 
-    def value(rho: float) -> float:
-        return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p,
-                                      known=known, prior=prior).p_correct
+        def value(rho: float) -> float:
+            return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
+                                          p=p, known=known, prior=prior).p_correct
 
-    return value
+        return value
+    from dprisk.inference.dg_budget_marginal import marginal_hierarchical
+
+    field = measure.replace("-", "_")
+
+    def marginal(rho: float) -> float:
+        return getattr(marginal_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
+                                             p=p, known=known, prior=prior), field)
+
+    return marginal
 
 
-def _two_level(target, p, known, x2, d, prior, rho1_of, rho2_of, scan) -> DGBudget:
-    from dprisk.models.scenario import Scenario
+def root_first_crossing(value, target: float, low: float,
+                        high: float) -> tuple[float, float, float] | None:
+    r"""First crossing of a continuous ``value`` located on the scan, then refined by Brent.
 
-    priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
-    if not priors:
-        raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
+    The scan of :func:`scan_first_crossing` brackets it (last grid point meeting ``target``,
+    first failing); Brent's method finds the root of ``value - target`` there to a relative
+    1e-15, and :func:`dprisk.inference.dg_budget.certified` moves it down until it meets the
+    target. Returns ``(rho, value_at_rho, value_above)`` (``value_above`` at
+    :math:`\rho(1 + 10^{-9})`) or None if no grid point fails.
+    """
+    from scipy.optimize import brentq
+
+    bracket = scan_bracket(value, target, low, high)
+    if bracket is None:
+        return None
+    lower, upper = bracket
+    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = certified(value, rho, target)
+    return rho, value(rho), value(rho * (1.0 + ABOVE))
+
+
+#: The measures with a two-level form.
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
+
+
+def _two_level_target(measure: str, target, priors) -> float:
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level budget (x2, d given), got {measure!r}")
+    if measure != "p-correct":
+        return check_target(measure, target, priors)
     try:
         target = float(target)
     except (TypeError, ValueError):
@@ -115,32 +179,144 @@ def _two_level(target, p, known, x2, d, prior, rho1_of, rho2_of, scan) -> DGBudg
     if not 0.0 < target < 1.0:
         raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
                          f"p-correct, got {target!r}")
+    return target
+
+
+def _certified(measure: str, value, target: float, low: float, high: float, *, rho1, x2, d,
+               p, known, prior):
+    """The rho2 first crossing by :func:`certified_crossing` (rho1 fixed).
+
+    P[correct] is located to a relative 1e-9; for the continuous marginal measures the
+    located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
+    value_above, certified_to)`` or None.
+    """
+    from scipy.optimize import brentq
+
+    from dprisk.inference import dg_budget_bounds as bounds
+    from dprisk.models.scenario import Scenario
+
+    def scenario(rho2: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+
+    upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
+                   else bounds.marginal_upper_bound)
+    scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
+
+    def bound(lower: float, upper: float) -> float:
+        return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
+                           params_upper=scenario(upper)) / scale
+
+    try:
+        found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    except bounds.BoundStalled as stalled:  # certified up to stalled.rho; beyond, the scan
+        locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
+        found = locate(value, target, stalled.rho, high)
+        return None if found is None else (*found, stalled.rho)
+    if found is None or measure == "p-correct":
+        return found
+    lower, _, _, certified_to = found
+    upper = lower * (1.0 + ABOVE)
+    if value(upper) <= target:  # the located interval ends before upper: keep it as is
+        return found
+    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = certified(value, rho, target)
+    return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
+
+
+#: The measures with a two-level form.
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
+
+
+def _two_level_target(measure: str, target, priors) -> float:
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level budget (x2, d given), got {measure!r}")
+    if measure != "p-correct":
+        return check_target(measure, target, priors)
+    try:
+        target = float(target)
+    except (TypeError, ValueError):
+        target = math.nan
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
+                         f"p-correct, got {target!r}")
+    return target
+
+
+def _certified_p_correct(value, target: float, low: float, high: float, *, rho1, x2, d, p,
+                         known, prior):
+    """The rho2 first crossing of P[correct] by :func:`certified_crossing` (rho1 fixed)."""
+    from dprisk.inference.dg_budget_bounds import (
+        BoundStalled,
+        certified_crossing,
+        p_correct_upper_bound,
+    )
+    from dprisk.models.scenario import Scenario
+
+    def scenario(rho2: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+
+    def bound(lower: float, upper: float) -> float:
+        return p_correct_upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
+                                     params_upper=scenario(upper))
+
+    try:
+        return certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    except BoundStalled as stalled:  # certified up to stalled.rho; beyond it, the scan
+        found = scan_first_crossing(value, target, stalled.rho, high)
+        return None if found is None else (*found, stalled.rho)
+
+
+def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
+               certify=False) -> DGBudget:
+    from dprisk.models.scenario import Scenario
+
+    priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
+    if not priors:
+        raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
     for prior_p in priors:  # validate every parameter once, at the scan's two ends
         for rho in scan:
             Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
                                known=known, prior=prior)
+    target = _two_level_target(measure, target, priors)
+    # P[correct] is step-like: bisection keeps "meets" below; the marginals are continuous
+    locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
     best = None
     for prior_p in priors:
-        value = _two_level_value(prior_p, known, x2, d, prior, rho1_of, rho2_of)
-        found = scan_first_crossing(value, target, *scan)
+        value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
+        # a later prior binds only if it crosses before the best so far: search up to there
+        reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
+        if certify:
+            found = _certified(measure, value, target, *reach, rho1=rho1_of(1.0), x2=x2, d=d,
+                               p=prior_p, known=known, prior=prior)
+        else:
+            found = locate(value, target, *reach)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
-        raise ValueError(f"target {target!r} is never exceeded by the two-level p-correct for "
+        raise ValueError(f"target {target!r} is never exceeded by the two-level {measure} for "
                          f"rho in [{scan[0]:g}, {scan[1]:g}]: any rho in that range meets it")
-    (rho, at, above), prior_p = best
-    return DGBudget(rho, "p-correct", target, prior_p, at, above)
+    found, prior_p = best
+    return DGBudget(*found[:1], measure, target, prior_p, *found[1:3],
+                    certified_to=found[3] if len(found) > 3 else None)
 
 
-def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper") -> DGBudget:
-    r"""The largest block-group rho2 keeping the two-level P[correct] at most ``target``.
+def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
+                    measure="p-correct") -> DGBudget:
+    r"""The largest block-group rho2 keeping the two-level ``measure`` at most ``target``.
 
-    .. math:: \rho_2^* = \min_j \inf\{\rho_2 : P[\hat X_1 = x_1 \mid \rho_1, \rho_2, d, x_2,
-              p_j] > T\}, \quad x_1 = m + 1
+    .. math:: \rho_2^* = \min_j \inf\{\rho_2 : M(\rho_1, \rho_2; d, x_2, p_j) > T\},
+              \quad x_1 = m + 1
+
+    with M the two-level P[correct] (:func:`dprisk.inference.studies.p_correct_hierarchical`)
+    or the two-level marginal posterior or risk
+    (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`).
 
     Parameters
     ----------
-    target : float (0 < T < 1)
+    target : float
+        In (0, 1) for p-correct; above 1 for marginal-risk; above every p and below 1 for
+        marginal-posterior.
     rho1 : float (> 0)
         The block's rho (fixed).
     x2 : int (>= m + 1)
@@ -151,6 +327,7 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper")
     known : int (>= 0)
     prior : str or X2Prior
         The adversary's prior on the block-group count (``improper`` by default).
+    measure : {"p-correct", "marginal-risk", "marginal-posterior"}
 
     Returns
     -------
@@ -163,8 +340,8 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper")
         Naming the parameter (from :class:`dprisk.models.scenario.Scenario`), or the target
         outside the range the scan reaches.
     """
-    return _two_level(target, p, known, x2, d, prior, lambda rho: rho1, lambda rho: rho,
-                      RHO2_RANGE)
+    return _two_level(measure, target, p, known, x2, d, prior, lambda rho: rho1,
+                      lambda rho: rho, RHO2_RANGE, certify=True)
 
 
 def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
@@ -175,8 +352,8 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
 
     (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
     :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
-    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level P[correct] solved in the global
-    rho (``measure`` must be ``p-correct``).
+    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (p-correct,
+    marginal-risk or marginal-posterior; not tail) solved in the global rho.
 
     Returns
     -------
@@ -202,8 +379,11 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     if x2 is None or d is None:
         raise ValueError("x2 and d go together: give both for the two-level Census budget, "
                          "or neither for the block level")
-    if measure != "p-correct":
-        raise ValueError(f"measure must be p-correct for the two-level Census budget (x2, d "
-                         f"given), got {measure!r}")
-    return _two_level(target, p, known, x2, d, prior, lambda rho: block * rho,
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level Census budget (x2, d given), got {measure!r}")
+    if max_ratio is not None or max_posterior is not None:
+        raise ValueError("max_ratio and max_posterior apply to the tail measure only, which "
+                         "has no two-level form (x2, d given)")
+    return _two_level(measure, target, p, known, x2, d, prior, lambda rho: block * rho,
                       lambda rho: block_group * rho, CENSUS_RHO_RANGE)

@@ -119,13 +119,12 @@ def test_census_and_two_level_forms_json(capsys):
     assert status == 0 and set(payload) == KEYS
     assert payload["rho"] == census_rho_for_target("marginal-risk", 1.5).rho
     assert payload["epsilon_cks"] == epsilon_cks(payload["rho"], 1e-10)
-    status, out, _ = run_cli(["budget", "--measure", "p-correct", "--target", "0.593",
-                              "--rho1", "census:block", "--d", "5", "--x2", "10", "--json"],
-                             capsys)
+    status, out, _ = run_cli(["budget", "--measure", "p-correct", "--target", "0.8",
+                              "--rho1", "1", "--d", "2", "--x2", "5", "--json"], capsys)
     payload = json.loads(out)
     assert status == 0 and set(payload) == KEYS
-    assert payload["value_at_rho"] <= 0.593 < payload["value_above"]
-    rho1 = 0.09922635422547502
+    assert payload["value_at_rho"] <= 0.8 < payload["value_above"]
+    rho1 = 1.0
     assert payload["epsilon_cks"] == pytest.approx(epsilon_cks(rho1 + payload["rho"], 1e-10),
                                                    rel=1e-15)
 
@@ -146,8 +145,16 @@ def test_census_and_two_level_forms_json(capsys):
     (["--measure", "p-correct", "--target", "1.2"], "target"),
     (["--measure", "p-correct", "--target", "0.3", "--p", ""], "--p"),
     (["--measure", "p-correct", "--target", "0.3", "--x2", "4"], "--x2"),
-    (["--measure", "marginal-risk", "--target", "1.2", "--rho1", "0.1", "--d", "5", "--x2",
-      "10"], "--measure"),
+    (["--measure", "tail", "--target", "0.1", "--rho1", "0.1", "--d", "5", "--x2", "10"],
+     "--measure"),
+    (["--measure", "marginal-risk", "--target", "0.9", "--rho1", "0.1", "--d", "5", "--x2",
+      "10"], "target"),
+    (["--measure", "marginal-posterior", "--target", "0.3", "--rho1", "0.1", "--d", "5",
+      "--x2", "10"], "target"),
+    (["--measure", "marginal-posterior", "--target", "0.7", "--rho1", "0.1", "--d", "0",
+      "--x2", "10"], "d"),
+    (["--census", "--measure", "tail", "--tail-tolerance", "0.1", "--max-ratio", "3", "--d",
+      "5", "--x2", "10"], "--measure"),
     (["--measure", "p-correct", "--target", "0.6", "--rho1", "0.1", "--x2", "10"], "--d"),
     (["--measure", "p-correct", "--target", "0.6", "--rho1", "-1", "--d", "5", "--x2", "10"],
      "--rho1"),
@@ -161,3 +168,16 @@ def test_step_and_level_forms_bad_input(argv, parameter, capsys):
     assert status == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+
+
+def test_two_level_marginal_forms_json(capsys):
+    from dprisk.inference.dg_budget_levels import rho2_for_target
+
+    for measure, target in (("marginal-posterior", "0.62"), ("marginal-risk", "1.25")):
+        status, out, _ = run_cli(["budget", "--measure", measure, "--target", target,
+                                  "--rho1", "0.5", "--d", "2", "--x2", "10", "--json"], capsys)
+        payload = json.loads(out)
+        assert status == 0 and set(payload) == KEYS and payload["measure"] == measure
+        expected = rho2_for_target(float(target), rho1=0.5, x2=10, d=2, measure=measure)
+        assert payload["rho"] == expected.rho
+        assert payload["value_at_rho"] <= float(target) < payload["value_above"]

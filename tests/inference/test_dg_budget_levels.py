@@ -50,13 +50,14 @@ def _p_correct(rho1, rho2, p, d=5, x2=10):
 
 
 def test_rho2_round_trip_and_first_crossing():
-    rho1 = census_level("block").rho
-    answer = rho2_for_target(0.593, rho1=rho1, x2=10, d=5, p=[0.5])
-    assert answer.value_at_rho <= 0.593 < answer.value_above
-    assert _p_correct(rho1, answer.rho, 0.5) == answer.value_at_rho
-    # an independent grid (not the scan's) below rho2*: the target holds everywhere
+    answer = rho2_for_target(0.8, rho1=1.0, x2=5, d=2, p=[0.3, 0.5])
+    assert answer.value_at_rho <= 0.8 < answer.value_above
+    assert _p_correct(1.0, answer.rho, answer.binding_p, d=2, x2=5) == answer.value_at_rho
+    # an independent grid (not the scan's) below rho2*: the target holds everywhere, for
+    # every prior
     below = np.geomspace(RHO2_RANGE[0], answer.rho, 23)
-    assert all(_p_correct(rho1, rho2, 0.5) <= 0.593 for rho2 in below)
+    assert all(_p_correct(1.0, rho2, p, d=2, x2=5) <= 0.8 for rho2 in below
+               for p in (0.3, 0.5))
 
 
 def test_census_two_level_scales_both_levels():
@@ -72,7 +73,7 @@ def test_census_two_level_scales_both_levels():
     (lambda: rho2_for_target(0.59, rho1=0.1, x2=10, d=0), "d"),
     (lambda: rho2_for_target(0.59, rho1=0.1, x2=10, d=5, p=[]), "p"),
     (lambda: rho2_for_target(0.2, rho1=0.1, x2=10, d=5), "target"),   # fails at rho2 -> 0
-    (lambda: rho2_for_target(0.99, rho1=0.1, x2=10, d=5), "target"),  # never exceeded
+    (lambda: rho2_for_target(0.95, rho1=1.0, x2=5, d=1), "target"),  # never exceeded
     (lambda: census_rho_for_target("tail", 0.6, max_ratio=3.0, x2=10, d=5), "measure"),
     (lambda: census_rho_for_target("p-correct", 0.6, x2=10), "x2 and d"),
 ])

@@ -1,0 +1,294 @@
+r"""A certified first crossing of the two-level measures in rho2 (rho1 fixed).
+
+Written out for P[correct]; the marginal posterior (:func:`marginal_upper_bound`) is the same
+with the cell's value the posterior of the truth averaged over ``x1*``
+(:func:`dprisk.inference.dg_budget_marginal.posterior_over_x1`), which increases with
+:math:`L_m` and is bounded at :math:`\bar L` (plus the ``x1*`` mass left out); the marginal
+risk is that bound divided by p.
+
+The two-level P[correct] (:func:`dprisk.inference.studies.p_correct_hierarchical`, truth
+``x1 = m + 1``) is
+
+.. math:: P(\rho_2) = \sum_{x_2^*, y_1^*} \pi_{\rho_2}(x_2^* - x_2)\, q(y_1^*)\,
+          U\bigl(m + j(x_2^*, y_1^*; \rho_2)\bigr),
+
+with :math:`\pi_{\rho}` the DG(0, 1/(2 rho)) pmf, ``q`` the exact pmf of the ``y1*`` noise
+sum (rho1 only), :math:`U(t) = P[X_1^* \ge t \mid x_1]` (rho1 only) and ``j`` the smallest
+offset with :math:`L_m(\rho_2) + 2\rho_1 j >` TIE_ATOL. Each cell's threshold jumps wherever
+its log-odds :math:`L_m` crosses a level :math:`-2\rho_1 j`, and the weights move
+continuously, so P is piecewise continuous with too many jumps to enumerate. Instead, on an
+interval :math:`[a, b]` of rho2 an upper bound of :math:`\sup_{[a,b]} P` is computed from the
+two ends alone (:func:`p_correct_upper_bound`), and the search (:func:`certified_crossing`)
+refines the scan's intervals until each is either *certified* (bound at most ``T``) or
+shorter than a relative :data:`dprisk.inference.dg_budget.ABOVE`.
+
+**The log-odds bound.** rho2 enters the joint posterior only through
+:math:`e^{-\rho_2 s}`, :math:`s = (x_2^* - k_2)^2`, so with the per-branch log mass
+:math:`F_b(\rho_2) = \log \sum_{k_2} \pi(m + b, k_2)` (convex in rho2,
+:math:`F_b' = -E_b[s]`, the mean of ``s`` under :math:`X_2 \mid X_1 = m + b, D`),
+:math:`L_m = F_1 - F_0` obeys, for :math:`\rho \in [a, b]`,
+
+.. math:: L_m(\rho) \le \min\bigl(L_m(a) + (\rho - a)(E_{0,a}[s] - E_{1,b}[s]),\;
+          L_m(b) + (b - \rho)(E_{1,a}[s] - E_{0,b}[s])\bigr)
+
+(tangents of the convex :math:`F_b` at the ends; :math:`F_b'` increases). The maximum of that
+minimum over the interval (at an end or where the two lines meet) is :math:`\bar L`, widened
+by :math:`10^{-9}(1 + |\bar L|)` for rounding and the window's neglected share (below 1e-12),
+and the smallest possible threshold offset is
+:math:`\underline j = \lfloor(-\mathrm{TIE\_ATOL} - \bar L)/(2\rho_1)\rfloor + 1`.
+
+**The weight bound.** With :math:`\bar G(x_2^*) = \sum_{y_1^*} q(y_1^*)\,
+U(m + \underline j) \in [0, 1]` (an upper bound of the cell's P[correct] over the interval),
+:math:`P(\rho) \le h(\rho) + \nu_a` with :math:`h(\rho) = E_\rho[\bar G(x_2 + \eta)]`,
+:math:`\eta \sim \mathrm{DG}(0, 1/(2\rho))`, and :math:`\nu_a` the release mass off the grid
+built at ``a`` (the off-grid mass of :math:`x_2^*` decreases in rho2: :math:`\eta^2` is
+stochastically decreasing). As :math:`h'' = \operatorname{Cov}(\bar G, (\eta^2 -
+E\eta^2)^2)`, :math:`|h''| \le \operatorname{Var}(\eta^2) \le E_\rho[\eta^4] \le
+E_a[\eta^4]` on the interval, and a function with :math:`|h''| \le M` exceeds the larger of
+its end values by at most :math:`M (b - a)^2 / 8`. Hence
+
+.. math:: \sup_{[a,b]} P \le \max(h(a), h(b)) + \tfrac18 (b - a)^2 E_a[\eta^4] + \nu_a.
+
+Both parts tighten as the interval shrinks (second order in the weights, and the log-odds
+bound is exact at a point), so the search converges except at a genuine crossing.
+
+**What is guaranteed** (up to floating point and the sums' neglected masses, below
+``tail_mass``). An interval of relative width :data:`dprisk.inference.dg_budget.ABOVE` whose
+right end fails the target locates the crossing; one whose ends both meet the target but
+whose bound does not is *unresolved* and passed over (the cellwise bound cannot converge at
+a rho where many cells' posteriors reach 1/2 at once, e.g. rho2 = 1/20 for rho1 = 1, d = 1,
+where :math:`\rho_2 \rho_1 / (d A)` makes the log-odds of whole families of releases vanish
+together, nor where the measure approaches ``T`` within the bound's slack). The result:
+
+* ``rho`` is the left end of the first located interval: P is above ``T`` at ``value_above``,
+  at most :math:`\rho(1 + 10^{-9})`, and at most ``T`` at ``rho`` (``value_at_rho``);
+* P is proven at most ``T`` on ``[low, certified_to]`` (``certified_to``: the first
+  unresolved interval's left end, or ``rho`` if none), and on ``[certified_to, rho]`` except
+  inside the unresolved intervals (each of relative width 1e-9, both ends evaluated and
+  meeting ``T``);
+* after :data:`MAX_UNRESOLVED` unresolved intervals the search stops (:class:`BoundStalled`)
+  and the caller falls back to the scan and bisection beyond ``certified_to``.
+
+So no crossing wider than a relative 1e-9 between scan points can be missed before
+``certified_to``, nor, short of the fallback, before ``rho``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from dprisk.inference.dg_budget import ABOVE
+from dprisk.inference.study_setup import (
+    DEFAULT_TAIL_MASS,
+    TIE_ATOL,
+    branch_conditionals,
+    grid_for_truth,
+    posterior_table,
+    row_chunks,
+)
+from dprisk.models import discrete_gaussian as dg
+from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.scenario import Scenario
+
+__all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "BoundStalled", "certified_crossing",
+           "marginal_upper_bound", "p_correct_upper_bound"]
+
+#: Most unresolved intervals (of relative width 1e-9) before the search gives up.
+MAX_UNRESOLVED = 200
+#: Relative widening of the log-odds bound (rounding, window share below 1e-12).
+ROUNDING_SLACK = 1e-9
+
+
+class BoundStalled(RuntimeError):
+    """The bound stopped converging on too many intervals; ``rho`` is where it first did."""
+
+    def __init__(self, rho: float):
+        super().__init__(f"the interval bound stopped converging from rho = {rho!r}")
+        self.rho = rho
+
+
+def _cell_statistics(x2_star, y1_star, params: Scenario):
+    r"""Per cell: :math:`L_m` and :math:`E_b[s]`, shapes ``(n,)`` and ``(n, 2)``."""
+    log_odds = np.empty(x2_star.size)
+    mean_s = np.zeros((x2_star.size, 2))
+    for rows in row_chunks(x2_star.size, params):
+        table = posterior_table(params.known, x2_star[rows], y1_star[rows], params)
+        mass = table.log_branch_mass
+        with np.errstate(invalid="ignore"):
+            log_odds[rows] = mass[:, 1] - mass[:, 0]
+        k2 = table.k2_start[:, None] + np.arange(table.log_joint.shape[-1])
+        s = (x2_star[rows, None] - k2).astype(float) ** 2
+        mean_s[rows] = (branch_conditionals(table) * s[:, None, :]).sum(-1)
+    return log_odds, mean_s
+
+
+def _max_of_min_lines(start_a, slope_a, start_b, slope_b, width):
+    r""":math:`\max_{0 \le t \le w} \min(A + t\alpha, B + (w - t)\beta)` (elementwise)."""
+    at_a = np.minimum(start_a, start_b + width * slope_b)
+    at_b = np.minimum(start_a + width * slope_a, start_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        meet = (start_b - start_a + width * slope_b) / (slope_a + slope_b)
+    inside = np.isfinite(meet) & (meet > 0.0) & (meet < width)
+    at_meet = np.where(inside, start_a + np.where(inside, meet, 0.0) * slope_a, -np.inf)
+    return np.maximum(np.maximum(at_a, at_b), at_meet)
+
+
+def _fourth_moment(rho: float) -> float:
+    r""":math:`E_\rho[\eta^4]`, :math:`\eta \sim \mathrm{DG}(0, 1/(2\rho))` (to a 1e-30 tail)."""
+    half = int(dg.support_halfwidth_kernel(np.asarray(rho, dtype=float), 1e-30))
+    k = np.arange(-half, half + 1, dtype=float)
+    return float((k ** 4 * np.exp(-rho * k ** 2 - dg_log_normalizer(rho))).sum())
+
+
+def _pmf(offsets: np.ndarray, rho: float) -> np.ndarray:
+    return np.exp(-rho * offsets.astype(float) ** 2 - dg_log_normalizer(rho))
+
+
+def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
+                    params_upper: Scenario, tail_mass: float):
+    r"""The grid built at ``lower`` and :math:`\bar L` per cell (flat, ``x2*``-major)."""
+    known = params_lower.known
+    grid = grid_for_truth(x2, x2 - known - 1, params_lower, tail_mass)
+    x2s, y1s = (a.ravel() for a in np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij"))
+    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower)
+    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper)
+    finite = np.isfinite(odds_a) & np.isfinite(odds_b)
+    with np.errstate(invalid="ignore"):
+        top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
+                                np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
+                                upper - lower)
+    top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
+    return grid, np.where(finite, top, np.maximum(odds_a, odds_b))
+
+
+def _curvature_bound(cell_bound: np.ndarray, grid, x2: int, lower: float,
+                     upper: float) -> float:
+    r""":math:`\max(h(a), h(b)) + (b - a)^2 E_a[\eta^4]/8 + \nu_a` for per-cell bounds in [0, 1].
+
+    ``cell_bound`` is flat over the grid's cells (``x2*``-major); it is averaged over ``y1*``
+    first (:math:`\bar G`).
+    """
+    averaged = cell_bound.reshape(grid.x2_star.size, -1) @ grid.y1_pmf
+    offsets = grid.x2_star - x2
+    ends = max(float(_pmf(offsets, lower) @ averaged), float(_pmf(offsets, upper) @ averaged))
+    return ends + (upper - lower) ** 2 * _fourth_moment(lower) / 8.0 + grid.neglected_mass
+
+
+def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
+                          params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
+    r"""An upper bound of the two-level P[correct] over :math:`\rho_2 \in [a, b]` (kernel).
+
+    Parameters
+    ----------
+    lower, upper : float
+        :math:`a < b`, the interval of rho2.
+    x2 : int
+        True block-group count (``x1 = known + 1``).
+    params_lower, params_upper : Scenario
+        The validated scenarios at rho2 = ``lower`` and ``upper`` (all else equal).
+    tail_mass : float
+
+    Returns
+    -------
+    float
+        :math:`\max(h(a), h(b)) + (b - a)^2 E_a[\eta^4]/8 + \nu_a` (module docstring),
+        at most 1.
+    """
+    known, rho1 = params_lower.known, float(params_lower.rho1)
+    x1 = known + 1
+    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    offset = np.floor((-TIE_ATOL - safe) / (2.0 * rho1)) + 1.0
+    # float guard: offset - 1 must not pass the (conservative) level
+    offset = np.where(safe + 2.0 * rho1 * (offset - 1.0) > -TIE_ATOL, offset - 1.0, offset)
+    offset = np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
+    threshold = known + offset
+    upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)  # P[X1* >= t]: 1 at -inf, 0 at inf
+    finite_t = np.isfinite(threshold)
+    upper_tail[finite_t] = np.exp(dg.logsf_kernel(
+        threshold[finite_t].astype(np.int64) - 1, np.asarray(x1, dtype=np.int64),
+        np.asarray(rho1, dtype=float)))
+    return min(_curvature_bound(upper_tail, grid, x2, lower, upper), 1.0)
+
+
+def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
+                         params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
+    r"""An upper bound of the two-level marginal posterior over :math:`\rho_2 \in [a, b]`.
+
+    As :func:`p_correct_upper_bound`, with the cell's value the posterior of the truth
+    averaged over ``x1*`` (:func:`dprisk.inference.dg_budget_marginal.posterior_over_x1`),
+    increasing in :math:`L_m`, at :math:`\bar L`; plus the ``x1*`` mass left out of that
+    average. Divide by p for the marginal risk.
+    """
+    from dprisk.inference.dg_budget_marginal import posterior_over_x1
+
+    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
+    mean, outside = posterior_over_x1(top, params_lower, tail_mass)
+    return min(_curvature_bound(mean, grid, x2, lower, upper) + outside, 1.0)
+
+
+def certified_crossing(value, bound, target: float, low: float, high: float,
+                       per_decade: int) -> tuple[float, float, float, float] | None:
+    r"""The first crossing of ``target`` on ``[low, high]``, no crossing between points missed.
+
+    ``value(rho)`` is the measure, ``bound(a, b)`` an upper bound of it on ``[a, b]``. The
+    scan's intervals (``per_decade`` log-spaced points per decade) are taken in order; an
+    interval whose right end meets the target and whose bound does too is certified, any
+    other is halved (geometrically, left half first) down to a relative width
+    :data:`ABOVE`. An interval that small whose right end fails locates the crossing; one
+    whose right end meets the target but whose bound does not is *unresolved* (the bound has
+    stopped converging: many cells whose posteriors reach 1/2 at the same rho, or the
+    measure within the bound's slack of ``T``) and the search goes on past it.
+
+    Returns
+    -------
+    tuple or None
+        ``(rho, value_at_rho, value_above, certified_to)``: ``rho`` the left end of the
+        located interval, ``value_above`` at its right end (above ``T``), ``certified_to`` the
+        left end of the first unresolved interval (``rho`` if none); None if no crossing.
+
+    Raises
+    ------
+    ValueError
+        When the target already fails at ``low``.
+    BoundStalled
+        When more than :data:`MAX_UNRESOLVED` intervals stay unresolved (its ``rho``: the
+        first one's left end).
+    """
+    cache: dict[float, float] = {}
+    unresolved: list[float] = []
+
+    def at(rho: float) -> float:
+        if rho not in cache:
+            cache[rho] = value(rho)
+        return cache[rho]
+
+    if at(low) > target:
+        raise ValueError(f"target must exceed the measure at the smallest rho scanned "
+                         f"({low:g}), which is {at(low):.6g}; got {target!r}")
+
+    def search(a: float, b: float):
+        # invariant: the measure is at most the target on [low, a] but for `unresolved`
+        failing = at(b) > target
+        if not failing and bound(a, b) <= target:
+            return None
+        if b <= a * (1.0 + ABOVE):
+            if failing:
+                return a, at(a), at(b)
+            unresolved.append(a)
+            if len(unresolved) > MAX_UNRESOLVED:
+                raise BoundStalled(unresolved[0])
+            return None
+        middle = math.sqrt(a * b)
+        return search(a, middle) or search(middle, b)
+
+    n_points = round(per_decade * math.log10(high / low)) + 1
+    grid = [float(point) for point in np.geomspace(low, high, n_points)]
+    for a, b in itertools.pairwise(grid):
+        found = search(a, b)
+        if found is not None:
+            return (*found, unresolved[0] if unresolved else found[0])
+    return None
