@@ -13,8 +13,6 @@ epsilon-DP and for the discrete Gaussian tail; the epsilon table. Captions are i
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
@@ -36,7 +34,8 @@ PROFILE = {"max_ratio": 3.0, "max_posterior": 0.25}
 #: Tolerance of the tail in the profile figure.
 TAIL_TOLERANCE = 0.05
 
-_SOURCE_KR = "Kazan & Reiter, Prior-itizing privacy (risk profile method; issue 14 values)"
+_SOURCE_KR = ("Kazan & Reiter, Prior-itizing privacy (risk profile method; values of the "
+              "authors' R code, zekicankazan/choosing_dp_epsilon)")
 
 
 def _targets(n: int) -> dict[str, np.ndarray]:
@@ -119,10 +118,11 @@ def epsilon_records(table: xr.Dataset) -> list[dict]:
     out = [
         exact_record(
             "accounting/epsilon_theorem1", "Section 2.3 text (Theorem 1, Bun & Steinke 2016)",
-            17.91, theorem1, math.floor(theorem1 * 100) / 100 == 17.91,
+            17.91, theorem1, round(theorem1, 2) == 17.91,
             f"eps = rho + 2 sqrt(rho log(1/delta)) at rho = 2.56, delta = 1e-10 is "
-            f"{theorem1:.6f}: the paper's conversion, the loosest of the three; printed "
-            f"truncated to two decimals."),
+            f"{theorem1:.6f}: the paper's conversion, the loosest of the three. It rounds to "
+            f"{round(theorem1, 2):.2f}; the printed 17.91 is it truncated (as the record "
+            f"text2.3/epsilon shows), so the status follows the same rounding rule."),
         exact_record(
             "accounting/epsilon_census", "U.S. Census Bureau, stated epsilon of the 2020 "
             "persons (PL 94-171) release", 17.14, cks_prod, round(cks_prod, 2) == 17.14,
@@ -132,8 +132,9 @@ def epsilon_records(table: xr.Dataset) -> list[dict]:
             f"rho = 2.56 it gives {cks:.6f} (the issue's 17.158); the Census's 17.14 is the "
             f"production value, not 2.56's."),
         exact_record(
-            "accounting/epsilon_pld", "issue 14: tight epsilon of the composed strategy "
-            "('a little under 16.5')", None, pld, 16.4 < pld < 16.5,
+            "accounting/epsilon_pld", "2020 persons strategy (DAS production code): tight "
+            "epsilon of the composed queries, expected a little under 16.5", None, pld,
+            16.4 < pld < 16.5,
             f"the privacy-loss distributions of all 65 discrete Gaussian queries of the "
             f"persons strategy at rho = 2.56 composed (dp-accounting, value grid 1e-4, a "
             f"pessimistic upper bound) give {pld:.4f} at delta = 1e-10: what the release "
@@ -246,7 +247,8 @@ def study(*, paper_scale: bool = False) -> StudyResult:
         f"{profile.attrs['rho_star_tail']:.6g}.",
     ]
     return StudyResult(
-        name="decisions", title="Privacy accounting and budgets (issue 14)",
+        name="decisions",
+        title="Privacy accounting and budgets (the ε of the release; the ρ for a risk target)",
         records=epsilon_records(table),
         datasets={"epsilon_table": table, "rho_star": rho_star, "risk_profile": profile},
         figures={"budget_rho_star": _rho_star_figure(rho_star),

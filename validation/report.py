@@ -96,7 +96,8 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", _studies_study),
     ("supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", _supplement_study),
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
-    ("privacy accounting and budgets (issue 14)", _decisions_study),
+    ("privacy accounting and budgets (ε of the release; ρ for a risk target)",
+     _decisions_study),
     ("beyond the paper: the whole record", _whole_record_study),
     ("beyond the paper: adversaries who do not know everyone", _unknown_others_study),
 ]

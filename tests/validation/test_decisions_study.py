@@ -21,7 +21,11 @@ def result():
 def test_records_reproduce_the_published_values(result):
     validate_records(result.records)
     by_id = {record["id"]: record for record in result.records}
-    assert all(record["status"] == "match" for record in result.records)
+    # Theorem 1's 17.915 is printed truncated (17.91): "differs" under the rounding rule, as
+    # the record text2.3/epsilon; every other record matches its published value.
+    assert by_id["accounting/epsilon_theorem1"]["status"] == "differs"
+    assert all(record["status"] == "match" for record in result.records
+               if record["id"] != "accounting/epsilon_theorem1")
     assert by_id["accounting/epsilon_theorem1"]["computed"] == pytest.approx(17.9153, abs=1e-4)
     assert by_id["accounting/epsilon_census"]["computed"] == pytest.approx(17.1436, abs=1e-4)
     assert 16.45 < by_id["accounting/epsilon_pld"]["computed"] < 16.5
