@@ -194,13 +194,15 @@ class HierarchicalPosterior:
 
 def posterior_tables(release: Release, params: Scenario, tail_mass: float,
                      halfwidth: int | None, *, keep_tables: bool,
-                     want_neglected: bool = True):
+                     want_neglected: bool = True, prob_x1: np.ndarray | None = None):
     """Kernel of :func:`exact_posterior` for validated inputs, in chunks of releases.
 
     Returns ``(log_odds, neglected, k2_start, joint_pmf)`` shaped like the batch (the last two
     ``None`` unless ``keep_tables``). Without the tables the branch masses come from
     :func:`dprisk.inference.fused_kernels.checked_masses` (compiled when it pays); without
-    the tables and ``want_neglected`` the neglected mass is not computed (NaN).
+    the tables and ``want_neglected`` the neglected mass is not computed (NaN). With
+    ``prob_x1`` (float array of one entry per release, no tables) it receives
+    ``P[X1 = m+1 | D] = expit(log_odds)`` and ``log_odds`` is not computed (``None``).
     """
     x1s, x2s, y1s = _flat(release)
     shape = release.shape
@@ -212,7 +214,7 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     compiled = not keep_tables and serves(params) and use_compiled(table_seconds(n, k0))
     if compiled:
         chunk = max(n, 1)
-    log_odds = np.empty(n)
+    log_odds = None if prob_x1 is not None else np.empty(n)
     neglected = np.full(n, np.nan)
     pieces = []
     for lo in range(0, n, chunk):
@@ -223,8 +225,11 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
         else:
             mass, log_neglected = checked_masses(x1s[sl], x2s[sl], y1s[sl], params, tail_mass,
                                                  halfwidth, want_neglected=want_neglected,
-                                                 compiled=compiled)
-        log_odds[sl] = mass[:, 1] - mass[:, 0]
+                                                 compiled=compiled,
+                                                 out_prob=None if prob_x1 is None else
+                                                 prob_x1[sl])
+        if log_odds is not None:
+            log_odds[sl] = mass[:, 1] - mass[:, 0]
         if not (keep_tables or want_neglected):
             continue
         log_total = np.logaddexp(mass[:, 0], mass[:, 1])
@@ -234,7 +239,9 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
             joint = np.exp(table.log_joint - log_total[:, None, None])
             pieces.append((table.k2_start, joint))
     if not keep_tables:
-        return log_odds.reshape(shape), neglected.reshape(shape), None, None
+        if log_odds is not None:
+            log_odds = log_odds.reshape(shape)
+        return log_odds, neglected.reshape(shape), None, None
     width = max(j.shape[-1] for _, j in pieces)
     joint_pmf = np.zeros((n, 2, width))
     k2_start = np.empty(n, dtype=np.int64)
@@ -320,8 +327,7 @@ def posterior_x1(
     """
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)
-    log_odds, _, _, _ = posterior_tables(
-        release, scenario, check_tail_mass(tail_mass), None, keep_tables=False,
-        want_neglected=False,
-    )
-    return scalar_result(expit(log_odds))
+    prob = np.empty(release.shape)
+    posterior_tables(release, scenario, check_tail_mass(tail_mass), None, keep_tables=False,
+                     want_neglected=False, prob_x1=prob.reshape(-1))
+    return scalar_result(prob)

@@ -54,6 +54,7 @@ from dprisk.inference.two_level_table import (
     checked_table,
     initial_halfwidth,
 )
+from dprisk.models.numerics import expit
 from dprisk.models.scenario import Scenario
 
 __all__ = [
@@ -81,6 +82,9 @@ NUMPY_CELLS_PER_SECOND = 2.0e7
 NUMPY_SWEEPS_PER_SECOND = 1.0e7
 #: Seconds per alias-table row of the numpy builder (measured, window of 29).
 NUMPY_ALIAS_ROW_SECONDS = 1.2e-5
+
+#: Empty ``out_prob`` of the compiled kernel: no probabilities wanted.
+_NO_PROB = np.empty(0)
 
 _state = {"numpy_seconds": 0.0, "kernels": None, "failed": False}
 
@@ -171,8 +175,8 @@ def branch_constant_weights(params: Scenario):
 
 def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
                    halfwidth: int | None, *, want_neglected: bool = True,
-                   compiled: bool | None = None):
-    """``(log_branch_mass, log_neglected)``, each (R, 2), of the checked joint tables.
+                   compiled: bool | None = None, out_prob: np.ndarray | None = None):
+    r"""``(log_branch_mass, log_neglected)``, each (R, 2), of the checked joint tables.
 
     The quantities of :class:`dprisk.inference.two_level_table.JointTable` without the
     tables: from the compiled kernel when ``compiled`` (default: :func:`use_compiled` with
@@ -181,6 +185,9 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
     widens the window per release, the numpy one per batch; the results differ only where a
     widening happens (by less than ``tail_mass`` of a branch's mass). Without
     ``want_neglected`` the compiled kernel may return an upper bound of ``log_neglected``.
+    With ``out_prob`` (float array, one entry per release) it also receives
+    :math:`P[X_1 = m + 1 \mid D] = \operatorname{expit}(\text{mass}_1 - \text{mass}_0)`
+    (in the compiled pass when it runs, else by :func:`dprisk.models.numerics.expit`).
     Raises what :func:`checked_table` raises (the numpy path re-runs on failure).
     """
     x1s, x2s, y1s = (np.ascontiguousarray(a, dtype=np.int64) for a in (x1s, x2s, y1s))
@@ -202,8 +209,11 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
             x1s, x2s, y1s, np.int64(params.known), float(params.rho1), float(params.rho2),
             float(params.d), logit_p, *weights, float(params.prior.log_weight_max),
             np.int64(k0), halfwidth is not None, np.int64(MAX_WINDOW), math.log(tail_mass),
-            want_neglected, mass, neglected, start, width)
+            want_neglected, mass, neglected, start, width,
+            _NO_PROB if out_prob is None else out_prob)
         if failed < 0:
             return mass, neglected
     table = checked_table(x1s, x2s, y1s, params, tail_mass, halfwidth)
+    if out_prob is not None:
+        out_prob[:] = expit(table.log_branch_mass[:, 1] - table.log_branch_mass[:, 0])
     return table.log_branch_mass, table.log_neglected

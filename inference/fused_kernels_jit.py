@@ -82,10 +82,19 @@ def logaddexp(a, b):
 
 
 @njit(cache=True)
+def expit(x):
+    """Compiled twin of :func:`dprisk.models.numerics.expit` for one value."""
+    small = math.exp(-abs(x))
+    if x >= 0.0:
+        return 1.0 / (1.0 + small)
+    return small / (1.0 + small)
+
+
+@njit(cache=True)
 def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, lows, highs,
                      has_high, log_weights, log_weight_max, halfwidth, fixed, max_window,
                      log_tail_mass, want_neglected, out_mass, out_neglected, out_start,
-                     out_halfwidth):
+                     out_halfwidth, out_prob):
     r"""Per release: ``log sum_k2 pi(m + b, k2)`` and its neglected-mass bound, b = 0, 1.
 
     The compiled twin of :func:`dprisk.inference.two_level_table.checked_table` for priors
@@ -96,9 +105,15 @@ def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, low
     (``-log(1 - e^{-2 A t}) <= -log(1 - e^{-2 A K})`` for ``t >= K``) settles the check
     when it suffices and ``out_neglected`` then holds that bound.
 
+    When ``out_prob`` has one entry per release, it also receives
+    :math:`P[X_1 = m + 1 \mid D] = \operatorname{expit}(\text{mass}_1 - \text{mass}_0)`,
+    evaluated as :func:`dprisk.models.numerics.expit` does (only :math:`e^{-|x|}`); pass an
+    empty array to skip it.
+
     Returns the index of the first release whose check fails at the fixed or largest
     window, or ``-1``.
     """
+    want_prob = out_prob.shape[0] == x1s.shape[0]
     precision = rho2 + rho1 / d
     rho1_d = rho1 / d
     shrink = rho2 * rho1_d / precision
@@ -213,6 +228,8 @@ def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, low
             if not bad:
                 out_start[i] = start
                 out_halfwidth[i] = k
+                if want_prob:
+                    out_prob[i] = expit(out_mass[i, 1] - out_mass[i, 0])
                 break
             if fixed or 2 * (2 * k + 1) + 3 > max_window:
                 return i

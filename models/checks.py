@@ -139,6 +139,14 @@ def check_count(value, name: str, *, minimum: int | None = None,
         isinstance(value, np.ndarray) and value.dtype == bool
     ):
         raise TypeError(f"{name} must be an integer, got {value!r}")
+    if (isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size
+            and value.dtype.itemsize <= 8 - (value.dtype.kind == "u")):
+        # integer array (uint64 excluded: it may not fit int64): only the range to check, on
+        # the min and max (two passes, no float copy); anything refused takes the path below,
+        # which words the message
+        low, high = int(value.min()), int(value.max())
+        if -(2**53) <= low and high <= 2**53 and (minimum is None or low >= minimum):
+            return value.astype(np.int64)
     _check_exact_integers(value, name)
     arr = _as_float_array(value, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr != np.round(arr))

@@ -70,6 +70,27 @@ def test_compiled_equals_numpy(monkeypatch, case):
     np.testing.assert_allclose(neglected_c[both], neglected_n[both], rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_probability_written_by_the_kernel_equals_numpy(monkeypatch, case):
+    """``out_prob`` (expit inside the compiled pass) against the numpy path's expit of the
+    numpy log-odds, 1e-13 relative; both paths fill it; posterior_x1 returns it."""
+    params, known, p = CASES[case]
+    scenario = Scenario.two_level(**params, p=p, known=known)
+    releases = _releases(known)
+    probs = {}
+    for mode in ("compiled", "numpy"):
+        probs[mode] = np.full(releases[0].size, np.nan)
+        _masses(monkeypatch, mode, *releases, scenario, want_neglected=False,
+                out_prob=probs[mode])
+    table = checked_table(*releases, scenario, 1e-12, None)
+    reference = expit(table.log_branch_mass[:, 1] - table.log_branch_mass[:, 0])
+    np.testing.assert_array_equal(probs["numpy"], reference)
+    np.testing.assert_allclose(probs["compiled"], reference, rtol=1e-13, atol=0)
+    monkeypatch.setenv("DPRISK_KERNELS", "compiled")
+    public = posterior_x1(*releases, **params, p=p, known=known, tail_mass=1e-12)
+    np.testing.assert_array_equal(public, probs["compiled"])
+
+
 def test_cheap_neglected_bound_is_above_the_exact_bound(monkeypatch):
     scenario = Scenario.two_level(**CENSUS)
     releases = _releases(0)
