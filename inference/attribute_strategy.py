@@ -29,6 +29,7 @@ as :math:`E[1[t \in \arg\max] / |\arg\max|]`. With the detailed query alone the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,7 @@ from dprisk.models.dg_sampling import (
     sample_sum_kernel,
 )
 from dprisk.models.discrete_gaussian import logcdf_kernel
-from dprisk.models.histogram_2020 import query_cell_map
+from dprisk.models.histogram_2020 import GVHR_2020_SHAPE, query_cell_map
 from dprisk.models.histogram_prior import (
     check_cell_prior,
     check_known_counts,
@@ -188,13 +189,52 @@ class StrategyMeasures:
     random_seed: int
 
 
-def _integer_scores(residuals, design: QueryDesign, skip: str | None) -> np.ndarray:
-    """``sum_q w_q (2 r_{q, a_q(c)} - 1)`` over the queries other than ``skip`` (int64)."""
-    total = np.zeros((residuals[0].shape[0], design.n_cells), dtype=np.int64)
-    for q, name in enumerate(design.names):
-        if name != skip:
-            total += (design.weights[q] * (2 * residuals[q] - 1))[:, design.cell_maps[q]]
-    return total
+def _factored_maps(design: QueryDesign) -> list[np.ndarray]:
+    """Each query's cell map reduced to the axes of the histogram it depends on.
+
+    When ``K`` is the 2020 GVHR size the cells are viewed as the array
+    :data:`dprisk.models.histogram_2020.GVHR_2020_SHAPE`; a query that is constant along an
+    axis keeps length 1 there, so its term broadcasts instead of being gathered cell by cell
+    (a marginal query's map covers a few hundred cells, not 2,016). The identity map (the
+    detailed query) becomes ``None``: its term is used as it is.
+    """
+    k = design.n_cells
+    shape = GVHR_2020_SHAPE if k == math.prod(GVHR_2020_SHAPE) else (k,)
+    identity = np.arange(k)
+    maps = []
+    for cells in design.cell_maps:
+        if np.array_equal(cells, identity):
+            maps.append(None)
+            continue
+        grid = cells.reshape(shape)
+        keep = tuple(slice(None) if np.any(grid != grid.take([0], axis=a)) else slice(0, 1)
+                     for a in range(grid.ndim))
+        maps.append(grid[keep])
+    return maps
+
+
+def _integer_scores(residuals, design: QueryDesign, skip: str | None,
+                    maps: list[np.ndarray] | None = None) -> np.ndarray:
+    """``sum_q w_q (2 r_{q, a_q(c)} - 1)`` over the queries other than ``skip``, shape (n, K).
+
+    Exact integers: int32 when the sum of the terms' largest magnitudes is below 2**30 (so
+    differences of two scores fit too), else int64. ``maps`` from :func:`_factored_maps`.
+    """
+    maps = _factored_maps(design) if maps is None else maps
+    used = [q for q, name in enumerate(design.names) if name != skip]
+    bound = sum(int(abs(design.weights[q])) * (2 * int(np.abs(residuals[q]).max()) + 1)
+                for q in used)
+    dtype = np.int32 if bound < 2**30 else np.int64
+    n, k = residuals[0].shape[0], design.n_cells
+    shape = (n, *GVHR_2020_SHAPE) if k == math.prod(GVHR_2020_SHAPE) else (n, k)
+    total = np.zeros(shape, dtype=dtype)
+    for q in used:
+        term = (design.weights[q] * (2 * residuals[q] - 1)).astype(dtype)
+        if maps[q] is None:
+            total += term.reshape(shape)
+        else:
+            total += term[:, maps[q]]
+    return total.reshape(n, k)
 
 
 def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, prior=None,
@@ -244,6 +284,8 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
         log_prior = np.log(prior)
     conditional = conditional and block_group is None and "detailed" in design.names
     shares, posts = [], []
+    maps = _factored_maps(design)
+    grid = _p_map_grid(design) if conditional else None
     for lo in range(0, n_releases, _CHUNK):
         n = min(_CHUNK, n_releases - lo)
         residuals = []
@@ -257,7 +299,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
                                             design.rhos[design.names.index("detailed")],
                                             block_group, t, rng)
         skip = "detailed" if block_group is not None or conditional else None
-        exact_part = _integer_scores(residuals, design, skip)
+        exact_part = _integer_scores(residuals, design, skip, maps)
         if block_group is None:
             # rho_q = unit * w_q: the float log-likelihood from the integer score
             total = exact_part
@@ -269,7 +311,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
             scores = log_prior + strategy_log_likelihood(residuals, design, log_bf)
         posts.append(np.exp(scores[:, t] - logsumexp(scores)))
         if conditional:
-            shares.append(_conditional_p_map(exact_part, design, prior, log_prior, t))
+            shares.append(_conditional_p_map(exact_part, grid, prior, log_prior, t))
             continue
         best = np.argmax(scores, axis=-1)[:, None]
         winners = ((exact_part == np.take_along_axis(exact_part, best, -1))
@@ -284,36 +326,59 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
                             n_releases, seed)
 
 
-def _conditional_p_map(score, design: QueryDesign, prior, log_prior, t: int):
-    """``P[MAP = t | other queries' noise]`` for each release of a chunk (exact sum).
+def _p_map_grid(design: QueryDesign) -> dict:
+    """What :func:`_conditional_p_map` needs of the detailed query, computed once per run.
 
-    ``score`` holds the integer scores of the queries other than the detailed one.
-
-    :func:`dprisk.inference.attribute_exact.p_map_kernel` vectorised over the chunk: shifts
-    are clipped to ``[-2H-2, 2H+2]`` (``H`` the noise half-width), which changes each factor
-    ``F(e + shift)`` by less than the tail mass.
+    The detailed query's rho and weight, the noise grid ``e`` and its half-width ``H``, the
+    log-cdf table ``log F(e + s)`` for the shifts ``s`` in ``[-2H-2, 2H+2]``, and a cache of
+    :func:`dprisk.inference.attribute_exact.tied_log_terms` by number of tied cells.
     """
     q_det = design.names.index("detailed")
     rho_det = np.asarray(design.rhos[q_det])
-    others = np.delete(np.arange(design.n_cells), t)
-    tied = (score[:, others] == score[:, [t]]) & (prior[others] == prior[t])
-    delta = ((score[:, [t]] - score[:, others]) / (2.0 * design.weights[q_det])
-             + (log_prior[t] - log_prior[others]) / (2.0 * rho_det))
     e = noise_grid(rho_det, DEFAULT_TAIL_MASS)
     half = int(e[-1])
-    shift = np.ceil(np.clip(delta, -2 * half - 2, 2 * half + 2)).astype(np.int64) + 2 * half + 2
-    width = 4 * half + 5
-    rows = np.broadcast_to(np.arange(score.shape[0])[:, None] * width, shift.shape)
-    keep = ~tied & (prior[others] > 0)
-    counts = np.bincount((rows + shift)[keep], minlength=score.shape[0] * width).reshape(
-        score.shape[0], width).astype(float)
     table = logcdf_kernel(e[:, None] + np.arange(-2 * half - 2, 2 * half + 3),
                           np.zeros((1, 1), np.int64), rho_det)
-    n_tied = tied.sum(-1)
-    out = np.empty(score.shape[0])
+    return {"rho": rho_det, "weight": design.weights[q_det], "e": e, "half": half,
+            "table": table, "tied": {}}
+
+
+def _conditional_p_map(score, grid: dict, prior, log_prior, t: int):
+    """``P[MAP = t | other queries' noise]`` for each release of a chunk (exact sum).
+
+    ``score`` holds the integer scores of the queries other than the detailed one; ``grid``
+    is :func:`_p_map_grid`'s.
+
+    :func:`dprisk.inference.attribute_exact.p_map_kernel` vectorised over the chunk: shifts
+    are clipped to ``[-2H-2, 2H+2]`` (``H`` the noise half-width), which changes each factor
+    ``F(e + shift)`` by less than the tail mass. The target's own column is tied with itself
+    and so never counted among the other cells.
+    """
+    n_releases = score.shape[0]
+    half, e, rho_det = grid["half"], grid["e"], grid["rho"]
+    mine = score[:, t:t + 1]
+    tied = score == mine
+    if np.any(prior != prior[t]):
+        tied &= prior == prior[t]
+    keep = ~tied
+    if np.any(prior <= 0):
+        keep &= prior > 0
+    delta = (mine - score) / (2.0 * grid["weight"])
+    delta += (log_prior[t] - log_prior) / (2.0 * rho_det)
+    np.clip(delta, -2 * half - 2, 2 * half + 2, out=delta)
+    np.ceil(delta, out=delta)
+    width = 4 * half + 5
+    index = delta.astype(np.int64)
+    index += np.arange(n_releases)[:, None] * width + (2 * half + 2)
+    counts = np.bincount(index[keep], minlength=n_releases * width).reshape(
+        n_releases, width).astype(float)
+    n_tied = tied.sum(-1) - 1
+    out = np.empty(n_releases)
     for n in np.unique(n_tied):
         sel = n_tied == n
-        log_terms = tied_log_terms(rho_det, e, int(n)) + counts[sel] @ table.T
+        if n not in grid["tied"]:
+            grid["tied"][n] = tied_log_terms(rho_det, e, int(n))
+        log_terms = grid["tied"][n] + counts[sel] @ grid["table"].T
         out[sel] = np.exp(logsumexp(log_terms))
     return out
 
