@@ -50,8 +50,9 @@ __all__ = [
     "sample_releases",
 ]
 
-#: Releases processed per chunk (bounds the temporary arrays to about 2**22 cells).
-_CHUNK_CELLS = 2**22
+#: Cells per block of releases processed together by :func:`cell_posterior` (about 1 MB
+#: per temporary, so the dozen passes over a block stay in cache).
+_CHUNK_CELLS = 2**17
 
 
 def cell_log_likelihood(release: np.ndarray, known: np.ndarray, rho, read=None) -> np.ndarray:
@@ -153,11 +154,25 @@ def cell_posterior(release, known, rho, prior=None, *, read=None) -> CellPosteri
                              f"{read.shape}")
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-    log_post = log_cell_posterior(release, known, rho, log_prior, read)
-    top = np.max(log_post, axis=-1, keepdims=True)
-    ties = (log_post == top).sum(-1)
-    return CellPosterior(np.exp(log_post), log_post, prior, map_cell(log_post),
-                         scalar_result(ties))
+    # row blocks (every operation is per release, so blocking changes no value)
+    rows = release.reshape(-1, known.size)
+    log_post = np.empty(rows.shape)
+    posterior = np.empty(rows.shape)
+    best = np.empty(rows.shape[0], dtype=np.intp)
+    ties = np.empty(rows.shape[0], dtype=np.intp)
+    step = max(1, _CHUNK_CELLS // known.size)
+    for lo in range(0, rows.shape[0], step):
+        block = slice(lo, lo + step)
+        block_log_post = log_cell_posterior(rows[block], known, rho, log_prior, read)
+        log_post[block] = block_log_post
+        np.exp(block_log_post, out=posterior[block])
+        best[block] = np.argmax(block_log_post, axis=-1)
+        top = np.take_along_axis(block_log_post, best[block, None], -1)
+        ties[block] = (block_log_post == top).sum(-1)
+    shape = release.shape
+    return CellPosterior(posterior.reshape(shape), log_post.reshape(shape), prior,
+                         scalar_result(best.reshape(shape[:-1])),
+                         scalar_result(ties.reshape(shape[:-1])))
 
 
 def sample_releases(known, rho, true_cell: int, n_releases: int, *, random_seed=None,
