@@ -306,7 +306,8 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
             if conditional:
                 q_det = design.names.index("detailed")
                 total = exact_part + design.weights[q_det] * (2 * residuals[q_det] - 1)
-            scores = log_prior + (design.rhos[0] / design.weights[0]) * total
+            scores = total * (design.rhos[0] / design.weights[0])
+            scores += log_prior
         else:
             scores = log_prior + strategy_log_likelihood(residuals, design, log_bf)
         posts.append(np.exp(scores[:, t] - logsumexp(scores)))
