@@ -73,11 +73,11 @@ class DGBudget:
     value_above : float
         The measure at :math:`\rho^*(1 + 10^{-9})` (above ``T``).
     certified_to : float or None
-        Two-level P[correct] with rho1 fixed only: the rho up to which the measure is
-        *proven* at most ``T`` by the interval bound
+        The two-level forms (rho1 fixed, and the Census allocation with the block group): the
+        rho up to which the measure is *proven* at most ``T`` by the interval bound
         (:mod:`dprisk.inference.dg_budget_bounds`); equal to ``rho`` when the crossing is
         located, a little below it when the bound stops converging (see there). None for the
-        other forms.
+        single-level forms.
     """
 
     rho: float

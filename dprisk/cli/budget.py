@@ -220,12 +220,16 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
              f"rho1 = {fmt(rho1)}, d = {args.d}, x2 = {args.x2}, {_priors_text(args)}")
-    lines = _lines(title, payload, "rho2*", "rho1 + rho2*")
-    if answer.certified_to is not None:
-        lines.append(f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval "
-                     "bound; from there to rho2* proven except in 1e-9-wide intervals where "
-                     "many posteriors reach 1/2 at once)")
-    return payload, lines
+    return payload, _lines(title, payload, "rho2*", "rho1 + rho2*") + _proof(answer)
+
+
+def _proof(answer) -> list[str]:
+    """The two-level forms' ``certified_to`` line (none for the single level)."""
+    if answer.certified_to is None:
+        return []
+    return [f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval bound; "
+            "from there to rho* proven except in 1e-9-wide intervals where many posteriors "
+            "reach 1/2 at once)"]
 
 
 def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
@@ -244,7 +248,7 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     where = ("with the block group" if args.x2 is not None else "at the block")
     title = (f"largest global rho of the 2020 allocation with {answer.measure} "
              f"<= {fmt(answer.target)} {where}, {_priors_text(args)}")
-    return payload, _lines(title, payload, "global rho*", "rho*")
+    return payload, _lines(title, payload, "global rho*", "rho*") + _proof(answer)
 
 
 def _check_option(option: str, value: float) -> None:
