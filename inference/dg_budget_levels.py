@@ -36,7 +36,8 @@ Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
   ``certified_to`` to the scan with bisection (:func:`scan_first_crossing`, P[correct]) or
   Brent's method (:func:`root_first_crossing`, the marginals), where a crossing that opens
   and closes between two scan points could be missed.
-* The tail measure has no two-level form (refused).
+* The two-level tail :math:`P[R' > r^*(p)]` is the two-level P[correct] at a shifted prior
+  (:func:`tail_search_prior`), so it is located and certified the same way.
 
 The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
 ``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
@@ -50,7 +51,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprisk.inference.dg_budget import ABOVE, DGBudget, certified, check_target, rho_for_target
+from dprisk.inference.dg_budget import (
+    ABOVE,
+    DGBudget,
+    certified,
+    check_profile,
+    check_target,
+    max_ratio_profile,
+    rho_for_target,
+)
 
 __all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
            "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
@@ -162,22 +171,44 @@ def root_first_crossing(value, target: float, low: float,
 
 
 #: The measures with a two-level form.
-TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+
+
+def tail_search_prior(p: float, max_ratio: float, max_posterior) -> float | None:
+    r"""The prior :math:`p' = \operatorname{expit}(-\delta)` at which the tail is a P[correct].
+
+    The two-level posterior log-odds of ``x1 = m + 1`` is :math:`\operatorname{logit}(p) +
+    L_0` with :math:`L_0` free of p (:mod:`dprisk.inference.two_level_table`), and
+    :math:`R' > r^*` is :math:`\operatorname{logit}(p) + L_0 > \operatorname{logit}(r^* p)`,
+    i.e. :math:`L_0 - \delta > 0` with :math:`\delta = \operatorname{logit}(r^* p) -
+    \operatorname{logit}(p)` (:func:`dprisk.inference.dg_budget_steps.tail_delta`): the event
+    that the 0-1-loss decision at prior :math:`p'` is ``m + 1``. So the two-level tail at
+    ``p`` is the two-level P[correct] at :math:`p'` (as at the single level,
+    :func:`dprisk.inference.dg_budget.tail_probability`). None when :math:`r^* p \ge 1`
+    (the tail is 0).
+    """
+    from dprisk.inference.dg_budget_steps import tail_delta
+
+    delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+    if not math.isfinite(delta):
+        return None
+    return 1.0 / (1.0 + math.exp(delta))
 
 
 def _two_level_target(measure: str, target, priors) -> float:
     if measure not in TWO_LEVEL_MEASURES:
         raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level budget (x2, d given), got {measure!r}")
-    if measure != "p-correct":
+    if measure not in ("p-correct", "tail"):
         return check_target(measure, target, priors)
     try:
         target = float(target)
     except (TypeError, ValueError):
         target = math.nan
+    name = "tail tolerance" if measure == "tail" else "target"
     if not 0.0 < target < 1.0:
-        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
-                         f"p-correct, got {target!r}")
+        raise ValueError(f"{name} must be a probability with 0 < T < 1 for the two-level "
+                         f"{measure}, got {target!r}")
     return target
 
 
@@ -227,8 +258,14 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
 
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
-               shares) -> DGBudget:
+               shares, max_ratio=None, max_posterior=None) -> DGBudget:
     from dprisk.models.scenario import Scenario
+
+    if measure == "tail":
+        check_profile(max_ratio, max_posterior)
+    elif max_ratio is not None or max_posterior is not None:
+        raise ValueError(f"max_ratio and max_posterior apply to the tail measure only, not "
+                         f"to {measure}")
 
     priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
     if not priors:
@@ -239,12 +276,17 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                                known=known, prior=prior)
     target = _two_level_target(measure, target, priors)
     best = None
-    for prior_p in priors:
-        value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
+    # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
+    search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
+               for prior_p in priors} if measure == "tail" else {p: p for p in priors})
+    kind = "p-correct" if measure == "tail" else measure
+    for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
+        value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
-        found = _certified(measure, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
-                           shares=shares, x2=x2, d=d, p=prior_p, known=known, prior=prior)
+        found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
+                           shares=shares, x2=x2, d=d, p=search[prior_p], known=known,
+                           prior=prior)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
@@ -256,7 +298,7 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
 
 
 def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
-                    measure="p-correct") -> DGBudget:
+                    measure="p-correct", max_ratio=None, max_posterior=None) -> DGBudget:
     r"""The largest block-group rho2 keeping the two-level ``measure`` at most ``target``.
 
     .. math:: \rho_2^* = \min_j \inf\{\rho_2 : M(\rho_1, \rho_2; d, x_2, p_j) > T\},
@@ -264,13 +306,15 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
 
     with M the two-level P[correct] (:func:`dprisk.inference.studies.p_correct_hierarchical`)
     or the two-level marginal posterior or risk
-    (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`).
+    (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`), or the two-level
+    tail :math:`P[R'(X_1^*, X_2^*, Y_1^*) > r^*(p)]` (R' the posterior-to-prior ratio of
+    ``x1 = m + 1`` at the release; the P[correct] at :func:`tail_search_prior`).
 
     Parameters
     ----------
     target : float
-        In (0, 1) for p-correct; above 1 for marginal-risk; above every p and below 1 for
-        marginal-posterior.
+        In (0, 1) for p-correct and tail (the tolerance); above 1 for marginal-risk; above
+        every p and below 1 for marginal-posterior.
     rho1 : float (> 0)
         The block's rho (fixed).
     x2 : int (>= m + 1)
@@ -281,7 +325,10 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
     known : int (>= 0)
     prior : str or X2Prior
         The adversary's prior on the block-group count (``improper`` by default).
-    measure : {"p-correct", "marginal-risk", "marginal-posterior"}
+    measure : {"p-correct", "marginal-risk", "marginal-posterior", "tail"}
+    max_ratio, max_posterior : float, optional
+        The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)` (tail only;
+        ``max_ratio`` required there).
 
     Returns
     -------
@@ -295,7 +342,7 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
         outside the range the scan reaches.
     """
     return _two_level(measure, target, p, known, x2, d, prior, lambda rho: rho1,
-                      lambda rho: rho, RHO2_RANGE, (0.0, 1.0))
+                      lambda rho: rho, RHO2_RANGE, (0.0, 1.0), max_ratio, max_posterior)
 
 
 def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
@@ -306,8 +353,8 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
 
     (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
     :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
-    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (p-correct,
-    marginal-risk or marginal-posterior; not tail) solved in the global rho, certified by
+    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (as in
+    :func:`rho2_for_target`, the tail included) solved in the global rho, certified by
     the interval bound with rho1 and rho2 moving together (``certified_to``; module
     docstring).
 
@@ -338,9 +385,6 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     if measure not in TWO_LEVEL_MEASURES:
         raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level Census budget (x2, d given), got {measure!r}")
-    if max_ratio is not None or max_posterior is not None:
-        raise ValueError("max_ratio and max_posterior apply to the tail measure only, which "
-                         "has no two-level form (x2, d given)")
     return _two_level(measure, target, p, known, x2, d, prior, lambda rho: block * rho,
                       lambda rho: block_group * rho, CENSUS_RHO_RANGE,
-                      (block, block_group))
+                      (block, block_group), max_ratio, max_posterior)
