@@ -229,7 +229,7 @@ def _proof(answer) -> list[str]:
         return []
     return [f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval bound; "
             "from there to rho* proven except in 1e-9-wide intervals where many posteriors "
-            "reach 1/2 at once)"]
+            "reach the decision level at once)"]
 
 
 def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
