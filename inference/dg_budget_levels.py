@@ -279,6 +279,10 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
     # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
     search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
                for prior_p in priors} if measure == "tail" else {p: p for p in priors})
+    if all(value is None for value in search.values()):
+        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+                         "release exceeds the ratio bound, so any rho meets the tail "
+                         "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
         value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
