@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from dprisk.models.checks import check_count, check_probability
 
-__all__ = ["MEASURES", "STEP_MEASURES", "DGBudget", "certified", "check_target",
+__all__ = ["MEASURES", "STEP_MEASURES", "DGBudget", "certified", "check_profile", "check_target",
            "max_ratio_profile", "measure_function", "rho_for_target", "tail_probability"]
 
 #: The measures available.
@@ -73,11 +73,11 @@ class DGBudget:
     value_above : float
         The measure at :math:`\rho^*(1 + 10^{-9})` (above ``T``).
     certified_to : float or None
-        Two-level P[correct] with rho1 fixed only: the rho up to which the measure is
-        *proven* at most ``T`` by the interval bound
+        The two-level forms (rho1 fixed, and the Census allocation with the block group): the
+        rho up to which the measure is *proven* at most ``T`` by the interval bound
         (:mod:`dprisk.inference.dg_budget_bounds`); equal to ``rho`` when the crossing is
         located, a little below it when the bound stops converging (see there). None for the
-        other forms.
+        single-level forms.
     """
 
     rho: float
@@ -203,7 +203,8 @@ def check_target(measure: str, target, priors) -> float:
     return target
 
 
-def _check_profile(max_ratio, max_posterior) -> None:
+def check_profile(max_ratio, max_posterior) -> None:
+    """The tail's profile: ``max_ratio`` finite and > 1, ``0 < max_posterior < 1`` if given."""
     if max_ratio is None or not (math.isfinite(max_ratio) and max_ratio > 1.0):
         raise ValueError(f"max_ratio must be a finite number > 1 (a ratio of at most 1 is an "
                          f"impossible profile; allowed range: 1 < R < inf), got {max_ratio!r}")
@@ -251,7 +252,7 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         raise ValueError(f"known must be a single integer >= 0, got {known!r}")
     known = int(known_arr)
     if measure == "tail":
-        _check_profile(max_ratio, max_posterior)
+        check_profile(max_ratio, max_posterior)
     elif max_ratio is not None or max_posterior is not None:
         raise ValueError(f"max_ratio and max_posterior apply to the tail measure only, not "
                          f"to {measure}")

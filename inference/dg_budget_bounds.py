@@ -1,4 +1,4 @@
-r"""A certified first crossing of the two-level measures in rho2 (rho1 fixed).
+r"""A certified first crossing of the two-level measures: in rho2 (rho1 fixed) or the global rho.
 
 Written out for P[correct]; the marginal posterior (:func:`marginal_upper_bound`) is the same
 with the cell's value the posterior of the truth averaged over ``x1*``
@@ -47,10 +47,42 @@ E\eta^2)^2)`, :math:`|h''| \le \operatorname{Var}(\eta^2) \le E_\rho[\eta^4] \le
 E_a[\eta^4]` on the interval, and a function with :math:`|h''| \le M` exceeds the larger of
 its end values by at most :math:`M (b - a)^2 / 8`. Hence
 
-.. math:: \sup_{[a,b]} P \le \max(h(a), h(b)) + \tfrac18 (b - a)^2 E_a[\eta^4] + \nu_a.
+.. math:: \sup_{[a,b]} P \le \max(h(a), h(b)) + \tfrac18 (b - a)^2 E_a[\eta^4] + \nu_a
+
+(the code uses the form of "Both levels" below, which reduces to this one for rho1 fixed
+but for the off-grid mass, taken at each end).
 
 Both parts tighten as the interval shrinks (second order in the weights, and the log-odds
 bound is exact at a point), so the search converges except at a genuine crossing.
+
+**Both levels** (the Census allocation: :math:`\rho_1 = f_1\rho`, :math:`\rho_2 = f_2\rho`
+in the global rho, ``shares`` :math:`(f_1, f_2)`; rho1 fixed is ``shares = (0, 1)``). The
+joint posterior (:mod:`dprisk.inference.two_level_table`) at :math:`x_1^* = m` is
+:math:`\pi(m + b, k_2) \propto w(k_2)\, e^{-\rho_1 b^2 - \rho_2 (x_2^* - k_2)^2 -
+(\rho_1/d)(y_1^* - k_2 + m + b)^2}`, so rho enters only through :math:`e^{-\rho s}` with
+
+.. math:: s = f_2 (x_2^* - k_2)^2 + \frac{f_1}{d}(y_1^* - k_2 + m + b)^2 + f_1 b \ge 0,
+
+and :math:`F_b` is again convex with :math:`F_b' = -E_b[s]`: the log-odds bound holds as
+written with this ``s``. The threshold offset moves with :math:`\rho_1` too: the smallest
+:math:`\underline j` over the interval is the smaller of those at :math:`\rho_1(a)` and
+:math:`\rho_1(b)` (for a fixed :math:`\bar L`, ``j`` is monotone in :math:`\rho_1`). The
+weights: the bound :math:`\bar G` is a fixed [0, 1] function of all the noises
+:math:`(\eta_2, e_1, \dots, e_d, e_{x_1})` (the ``d`` other blocks and the target's block),
+whose joint pmf is :math:`\propto e^{-\rho\, t}` with :math:`t = f_2\eta_2^2 + f_1(\sum_i
+e_i^2 + e_{x_1}^2)`; so :math:`h(\rho) = E_\rho[\bar G]` has :math:`h'' = \operatorname{Cov}
+(\bar G, (t - E t)^2)`, :math:`|h''| \le \operatorname{Var}(t) \le M = f_2^2
+E_{\rho_2(a)}[\eta^4] + (d + 1) f_1^2 E_{\rho_1(a)}[\eta^4]` (independent noises, fourth
+moments decreasing in the precision). :math:`h(a)` and :math:`h(b)` are summed exactly on the
+release grids built at each end (the grid at ``b`` is a sub-grid of the one at ``a``), each
+plus its own off-grid mass :math:`\nu`:
+
+.. math:: \sup_{[a,b]} P \le \max(h(a) + \nu_a, h(b) + \nu_b) + \tfrac18 (b - a)^2 M.
+
+For the marginal posterior the ``x1*`` term :math:`\operatorname{expit}(\bar L + 2\rho_1(1 +
+e))` is taken at :math:`\rho_1(b)` for :math:`1 + e \ge 0` and at :math:`\rho_1(a)` below
+(a fixed function again). A test checks :math:`dL_m/d\rho = E_0[s] - E_1[s]` by finite
+differences and the bound against a fine scan on random intervals.
 
 **What is guaranteed** (up to floating point and the sums' neglected masses, below
 ``tail_mass``). An interval of relative width :data:`dprisk.inference.dg_budget.ABOVE` whose
@@ -94,7 +126,7 @@ from dprisk.models.numerics import dg_log_normalizer
 from dprisk.models.scenario import Scenario
 
 __all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "BoundStalled", "certified_crossing",
-           "marginal_upper_bound", "p_correct_upper_bound"]
+           "log_odds_slope", "marginal_upper_bound", "p_correct_upper_bound"]
 
 #: Most unresolved intervals (of relative width 1e-9) before the search gives up.
 MAX_UNRESOLVED = 200
@@ -110,8 +142,13 @@ class BoundStalled(RuntimeError):
         self.rho = rho
 
 
-def _cell_statistics(x2_star, y1_star, params: Scenario):
-    r"""Per cell: :math:`L_m` and :math:`E_b[s]`, shapes ``(n,)`` and ``(n, 2)``."""
+def _cell_statistics(x2_star, y1_star, params: Scenario, shares):
+    r"""Per cell: :math:`L_m` and :math:`E_b[s]`, shapes ``(n,)`` and ``(n, 2)``.
+
+    :math:`s = f_2 (x_2^* - k_2)^2 + (f_1/d)(y_1^* - k_2 + m + b)^2 + f_1 b` with
+    ``shares`` :math:`(f_1, f_2)` (module docstring, "Both levels").
+    """
+    block_share, group_share = shares
     log_odds = np.empty(x2_star.size)
     mean_s = np.zeros((x2_star.size, 2))
     for rows in row_chunks(x2_star.size, params):
@@ -120,9 +157,22 @@ def _cell_statistics(x2_star, y1_star, params: Scenario):
         with np.errstate(invalid="ignore"):
             log_odds[rows] = mass[:, 1] - mass[:, 0]
         k2 = table.k2_start[:, None] + np.arange(table.log_joint.shape[-1])
-        s = (x2_star[rows, None] - k2).astype(float) ** 2
-        mean_s[rows] = (branch_conditionals(table) * s[:, None, :]).sum(-1)
+        s = group_share * (x2_star[rows, None] - k2).astype(float)[:, None, :] ** 2
+        if block_share:
+            branch = np.arange(2)[None, :, None]
+            y1_noise = (y1_star[rows, None, None] - k2[:, None, :] + params.known + branch)
+            s = s + block_share * (y1_noise.astype(float) ** 2 / params.d + branch)
+        mean_s[rows] = (branch_conditionals(table) * s).sum(-1)
     return log_odds, mean_s
+
+
+def log_odds_slope(x2_star, y1_star, params: Scenario, shares=(0.0, 1.0)) -> np.ndarray:
+    r""":math:`dL_m/d\rho = E_0[s] - E_1[s]` per cell (module docstring, "Both levels").
+
+    ``x2_star``, ``y1_star``: flat int arrays of releases; ``shares`` :math:`(f_1, f_2)`.
+    """
+    _, mean_s = _cell_statistics(np.asarray(x2_star), np.asarray(y1_star), params, shares)
+    return mean_s[:, 0] - mean_s[:, 1]
 
 
 def _max_of_min_lines(start_a, slope_a, start_b, slope_b, width):
@@ -143,91 +193,129 @@ def _fourth_moment(rho: float) -> float:
     return float((k ** 4 * np.exp(-rho * k ** 2 - dg_log_normalizer(rho))).sum())
 
 
-def _pmf(offsets: np.ndarray, rho: float) -> np.ndarray:
-    return np.exp(-rho * offsets.astype(float) ** 2 - dg_log_normalizer(rho))
-
-
 def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
-                    params_upper: Scenario, tail_mass: float):
-    r"""The grid built at ``lower`` and :math:`\bar L` per cell (flat, ``x2*``-major)."""
+                    params_upper: Scenario, tail_mass: float, shares):
+    r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major)."""
     known = params_lower.known
-    grid = grid_for_truth(x2, x2 - known - 1, params_lower, tail_mass)
-    x2s, y1s = (a.ravel() for a in np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij"))
-    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower)
-    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper)
+    grids = [grid_for_truth(x2, x2 - known - 1, params, tail_mass)
+             for params in (params_lower, params_upper)]
+    x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
+                                               indexing="ij"))
+    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower, shares)
+    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper, shares)
     finite = np.isfinite(odds_a) & np.isfinite(odds_b)
     with np.errstate(invalid="ignore"):
         top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
                                 np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
                                 upper - lower)
     top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
-    return grid, np.where(finite, top, np.maximum(odds_a, odds_b))
+    return grids, np.where(finite, top, np.maximum(odds_a, odds_b))
 
 
-def _curvature_bound(cell_bound: np.ndarray, grid, x2: int, lower: float,
-                     upper: float) -> float:
-    r""":math:`\max(h(a), h(b)) + (b - a)^2 E_a[\eta^4]/8 + \nu_a` for per-cell bounds in [0, 1].
+def _end_value(cell_value: np.ndarray, grid_lower, grid) -> float:
+    r""":math:`\sum P[x_2^*] P[y_1^*] \bar G + \nu` at one end, on that end's (sub)grid.
 
-    ``cell_bound`` is flat over the grid's cells (``x2*``-major); it is averaged over ``y1*``
-    first (:math:`\bar G`).
+    ``cell_value`` is flat over the lower end's grid (``x2*``-major); the upper end's grid is
+    a sub-grid of it (the same truth, narrower noise).
     """
-    averaged = cell_bound.reshape(grid.x2_star.size, -1) @ grid.y1_pmf
-    offsets = grid.x2_star - x2
-    ends = max(float(_pmf(offsets, lower) @ averaged), float(_pmf(offsets, upper) @ averaged))
-    return ends + (upper - lower) ** 2 * _fourth_moment(lower) / 8.0 + grid.neglected_mass
+    table = cell_value.reshape(grid_lower.x2_star.size, -1)
+    row = int(grid.x2_star[0] - grid_lower.x2_star[0])
+    column = int(grid.y1_star[0] - grid_lower.y1_star[0])
+    table = table[row:row + grid.x2_star.size, column:column + grid.y1_star.size]
+    return float(grid.x2_pmf @ table @ grid.y1_pmf) + grid.neglected_mass
 
 
-def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
-                          params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
-    r"""An upper bound of the two-level P[correct] over :math:`\rho_2 \in [a, b]` (kernel).
+def _curvature_bound(cell_lower, cell_upper, grids, lower: float, upper: float,
+                     params_lower: Scenario, shares) -> float:
+    r""":math:`\max(h(a) + \nu_a, h(b) + \nu_b) + (b - a)^2 M/8` for per-cell values in [0, 1].
 
-    Parameters
-    ----------
-    lower, upper : float
-        :math:`a < b`, the interval of rho2.
-    x2 : int
-        True block-group count (``x1 = known + 1``).
-    params_lower, params_upper : Scenario
-        The validated scenarios at rho2 = ``lower`` and ``upper`` (all else equal).
-    tail_mass : float
-
-    Returns
-    -------
-    float
-        :math:`\max(h(a), h(b)) + (b - a)^2 E_a[\eta^4]/8 + \nu_a` (module docstring),
-        at most 1.
+    ``cell_lower`` and ``cell_upper``: the cell values with the noise weights of each end
+    (the same function of the noises, module docstring); :math:`M = f_2^2
+    E_{\rho_2(a)}[\eta^4] + (d + 1) f_1^2 E_{\rho_1(a)}[\eta^4]`.
     """
-    known, rho1 = params_lower.known, float(params_lower.rho1)
-    x1 = known + 1
-    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
+    block_share, group_share = shares
+    ends = max(_end_value(cell_lower, grids[0], grids[0]),
+               _end_value(cell_upper, grids[0], grids[1]))
+    curvature = group_share ** 2 * _fourth_moment(float(params_lower.rho2))
+    if block_share:
+        curvature += ((params_lower.d + 1) * block_share ** 2
+                      * _fourth_moment(float(params_lower.rho1)))
+    return ends + (upper - lower) ** 2 * curvature / 8.0
+
+
+def _smallest_offset(top: np.ndarray, rho1: float) -> np.ndarray:
+    r""":math:`\underline j`: the smallest ``j`` with :math:`\bar L + 2\rho_1 j >` -TIE_ATOL."""
     safe = np.where(np.isfinite(top), top, 0.0)
     offset = np.floor((-TIE_ATOL - safe) / (2.0 * rho1)) + 1.0
     # float guard: offset - 1 must not pass the (conservative) level
     offset = np.where(safe + 2.0 * rho1 * (offset - 1.0) > -TIE_ATOL, offset - 1.0, offset)
-    offset = np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
-    threshold = known + offset
-    upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)  # P[X1* >= t]: 1 at -inf, 0 at inf
+    return np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
+
+
+def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
+    """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``."""
+    upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)
     finite_t = np.isfinite(threshold)
     upper_tail[finite_t] = np.exp(dg.logsf_kernel(
         threshold[finite_t].astype(np.int64) - 1, np.asarray(x1, dtype=np.int64),
         np.asarray(rho1, dtype=float)))
-    return min(_curvature_bound(upper_tail, grid, x2, lower, upper), 1.0)
+    return upper_tail
+
+
+def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
+                          params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS,
+                          shares=(0.0, 1.0)) -> float:
+    r"""An upper bound of the two-level P[correct] over an interval :math:`[a, b]` (kernel).
+
+    Parameters
+    ----------
+    lower, upper : float
+        :math:`a < b`, the interval of the searched rho: rho2 (rho1 fixed) or the global rho.
+    x2 : int
+        True block-group count (``x1 = known + 1``).
+    params_lower, params_upper : Scenario
+        The validated scenarios at ``lower`` and ``upper`` (all else equal).
+    tail_mass : float
+    shares : (float, float)
+        :math:`(f_1, f_2) = (d\rho_1/d\rho, d\rho_2/d\rho)`: ``(0, 1)`` for rho2 with rho1
+        fixed, the strategy's shares for the global rho (module docstring, "Both levels").
+
+    Returns
+    -------
+    float
+        :math:`\max(h(a) + \nu_a, h(b) + \nu_b) + (b - a)^2 M/8` (module docstring), at most 1.
+    """
+    known = params_lower.known
+    grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
+                                 shares)
+    rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
+    threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
+    cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
+    return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 
 def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
-                         params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS) -> float:
-    r"""An upper bound of the two-level marginal posterior over :math:`\rho_2 \in [a, b]`.
+                         params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS,
+                         shares=(0.0, 1.0)) -> float:
+    r"""An upper bound of the two-level marginal posterior over an interval :math:`[a, b]`.
 
     As :func:`p_correct_upper_bound`, with the cell's value the posterior of the truth
     averaged over ``x1*`` (:func:`dprisk.inference.dg_budget_marginal.posterior_over_x1`),
-    increasing in :math:`L_m`, at :math:`\bar L`; plus the ``x1*`` mass left out of that
-    average. Divide by p for the marginal risk.
+    increasing in :math:`L_m`, at :math:`\bar L` (and, when rho1 moves, at the rho1 end
+    that makes each ``x1*`` term largest); plus the ``x1*`` mass left out of that average.
+    Divide by p for the marginal risk.
     """
     from dprisk.inference.dg_budget_marginal import posterior_over_x1
 
-    grid, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass)
-    mean, outside = posterior_over_x1(top, params_lower, tail_mass)
-    return min(_curvature_bound(mean, grid, x2, lower, upper) + outside, 1.0)
+    grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
+                                 shares)
+    rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
+    cells = []
+    for rho1 in rho1_ends:
+        mean, outside = posterior_over_x1(top, params_lower, tail_mass, weight_rho1=rho1,
+                                          odds_rho1=rho1_ends)
+        cells.append(mean + outside)
+    return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 
 def certified_crossing(value, bound, target: float, low: float, high: float,

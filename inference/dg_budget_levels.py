@@ -20,24 +20,24 @@ Two questions beyond the single level (:mod:`dprisk.inference.dg_budget`):
 :data:`GRID_PER_DECADE` log-spaced points per decade over :data:`RHO2_RANGE` or
 :data:`CENSUS_RHO_RANGE` (the target must hold at its first point).
 
-* With rho1 fixed (:func:`rho2_for_target`) every measure is certified
-  (:mod:`dprisk.inference.dg_budget_bounds`): each scan interval is either proven to keep the
-  measure at most ``T`` by an upper bound of the measure over the whole interval, or halved;
-  so no crossing between scan points is missed. P[correct] is located to a relative 1e-9 at
-  a point where it is above ``T``; the marginal posterior and risk (continuous, but *not*
-  monotone in rho2 in general: for a small block group, x2 = 3, they first fall) are
-  refined by Brent's method on the located interval to a relative 1e-15
-  (:func:`root_first_crossing` is the fallback). ``certified_to`` is where the proof stops
-  (``rho``, or a little below it when the bound stops converging: at points where many
-  posteriors reach 1/2 at once, or within the bound's slack of the target; from there on
-  the measure is checked at points and the bound on all but 1e-9-wide intervals).
-* The marginal measures of the Census allocation (rho1 and rho2 move together): the scan
-  brackets the first crossing and Brent's method finds the root (:func:`root_first_crossing`);
-  a crossing that opens and closes between scan points could be missed.
-* The two-level P[correct] of the Census allocation (rho1 and rho2 move together) is found by
-  the scan and bisection alone (:func:`scan_first_crossing`, keeping "meets" at the lower and
-  "fails" at the upper end down to a relative width of 1e-9); a crossing that opens and
-  closes between two scan points can be missed there.
+* Every measure is certified (:mod:`dprisk.inference.dg_budget_bounds`), with rho1 fixed
+  (:func:`rho2_for_target`, the searched rho is rho2) and for the Census allocation (rho1
+  and rho2 move together, :math:`\rho_1 = f_1\rho`, :math:`\rho_2 = f_2\rho`): each scan
+  interval is either proven to keep the measure at most ``T`` by an upper bound of the
+  measure over the whole interval, or halved; so no crossing between scan points is missed.
+  P[correct] is located to a relative 1e-9 at a point where it is above ``T``; the marginal
+  posterior and risk (continuous, but *not* monotone in rho2 in general: for a small block
+  group, x2 = 3, they first fall) are refined by Brent's method on the located interval to
+  a relative 1e-15. ``certified_to`` is where the proof stops (``rho``, or a little below it
+  when the bound stops converging: at points where many posteriors reach 1/2 at once, or
+  within the bound's slack of the target; from there on the measure is checked at points
+  and the bound on all but 1e-9-wide intervals). After too many such intervals
+  (:class:`dprisk.inference.dg_budget_bounds.BoundStalled`) the search falls back beyond
+  ``certified_to`` to the scan with bisection (:func:`scan_first_crossing`, P[correct]) or
+  Brent's method (:func:`root_first_crossing`, the marginals), where a crossing that opens
+  and closes between two scan points could be missed.
+* The two-level tail :math:`P[R' > r^*(p)]` is the two-level P[correct] at a shifted prior
+  (:func:`tail_search_prior`), so it is located and certified the same way.
 
 The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
 ``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
@@ -51,7 +51,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from dprisk.inference.dg_budget import ABOVE, DGBudget, certified, check_target, rho_for_target
+from dprisk.inference.dg_budget import (
+    ABOVE,
+    DGBudget,
+    certified,
+    check_profile,
+    check_target,
+    max_ratio_profile,
+    rho_for_target,
+)
 
 __all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
            "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
@@ -163,28 +171,53 @@ def root_first_crossing(value, target: float, low: float,
 
 
 #: The measures with a two-level form.
-TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+
+
+def tail_search_prior(p: float, max_ratio: float, max_posterior) -> float | None:
+    r"""The prior :math:`p' = \operatorname{expit}(-\delta)` at which the tail is a P[correct].
+
+    The two-level posterior log-odds of ``x1 = m + 1`` is :math:`\operatorname{logit}(p) +
+    L_0` with :math:`L_0` free of p (:mod:`dprisk.inference.two_level_table`), and
+    :math:`R' > r^*` is :math:`\operatorname{logit}(p) + L_0 > \operatorname{logit}(r^* p)`,
+    i.e. :math:`L_0 - \delta > 0` with :math:`\delta = \operatorname{logit}(r^* p) -
+    \operatorname{logit}(p)` (:func:`dprisk.inference.dg_budget_steps.tail_delta`): the event
+    that the 0-1-loss decision at prior :math:`p'` is ``m + 1``. So the two-level tail at
+    ``p`` is the two-level P[correct] at :math:`p'` (as at the single level,
+    :func:`dprisk.inference.dg_budget.tail_probability`). None when :math:`r^* p \ge 1`
+    (the tail is 0).
+    """
+    from dprisk.inference.dg_budget_steps import tail_delta
+
+    delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+    if not math.isfinite(delta):
+        return None
+    return 1.0 / (1.0 + math.exp(delta))
 
 
 def _two_level_target(measure: str, target, priors) -> float:
     if measure not in TWO_LEVEL_MEASURES:
         raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level budget (x2, d given), got {measure!r}")
-    if measure != "p-correct":
+    if measure not in ("p-correct", "tail"):
         return check_target(measure, target, priors)
     try:
         target = float(target)
     except (TypeError, ValueError):
         target = math.nan
+    name = "tail tolerance" if measure == "tail" else "target"
     if not 0.0 < target < 1.0:
-        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
-                         f"p-correct, got {target!r}")
+        raise ValueError(f"{name} must be a probability with 0 < T < 1 for the two-level "
+                         f"{measure}, got {target!r}")
     return target
 
 
-def _certified(measure: str, value, target: float, low: float, high: float, *, rho1, x2, d,
-               p, known, prior):
-    """The rho2 first crossing by :func:`certified_crossing` (rho1 fixed).
+def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
+               rho2_of, shares, x2, d, p, known, prior):
+    r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
+
+    ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
+    fixed, the strategy's shares for the global Census rho.
 
     P[correct] is located to a relative 1e-9; for the continuous marginal measures the
     located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
@@ -195,8 +228,9 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     from dprisk.inference import dg_budget_bounds as bounds
     from dprisk.models.scenario import Scenario
 
-    def scenario(rho2: float) -> Scenario:
-        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
+    def scenario(rho: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p, known=known,
+                                  prior=prior)
 
     upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
                    else bounds.marginal_upper_bound)
@@ -204,7 +238,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
 
     def bound(lower: float, upper: float) -> float:
         return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
-                           params_upper=scenario(upper)) / scale
+                           params_upper=scenario(upper), shares=shares) / scale
 
     try:
         found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
@@ -223,53 +257,15 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
 
 
-#: The measures with a two-level form.
-TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct")
-
-
-def _two_level_target(measure: str, target, priors) -> float:
-    if measure not in TWO_LEVEL_MEASURES:
-        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
-                         f"two-level budget (x2, d given), got {measure!r}")
-    if measure != "p-correct":
-        return check_target(measure, target, priors)
-    try:
-        target = float(target)
-    except (TypeError, ValueError):
-        target = math.nan
-    if not 0.0 < target < 1.0:
-        raise ValueError(f"target must be a probability with 0 < T < 1 for the two-level "
-                         f"p-correct, got {target!r}")
-    return target
-
-
-def _certified_p_correct(value, target: float, low: float, high: float, *, rho1, x2, d, p,
-                         known, prior):
-    """The rho2 first crossing of P[correct] by :func:`certified_crossing` (rho1 fixed)."""
-    from dprisk.inference.dg_budget_bounds import (
-        BoundStalled,
-        certified_crossing,
-        p_correct_upper_bound,
-    )
-    from dprisk.models.scenario import Scenario
-
-    def scenario(rho2: float) -> Scenario:
-        return Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known, prior=prior)
-
-    def bound(lower: float, upper: float) -> float:
-        return p_correct_upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
-                                     params_upper=scenario(upper))
-
-    try:
-        return certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
-    except BoundStalled as stalled:  # certified up to stalled.rho; beyond it, the scan
-        found = scan_first_crossing(value, target, stalled.rho, high)
-        return None if found is None else (*found, stalled.rho)
-
-
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
-               certify=False) -> DGBudget:
+               shares, max_ratio=None, max_posterior=None) -> DGBudget:
     from dprisk.models.scenario import Scenario
+
+    if measure == "tail":
+        check_profile(max_ratio, max_posterior)
+    elif max_ratio is not None or max_posterior is not None:
+        raise ValueError(f"max_ratio and max_posterior apply to the tail measure only, not "
+                         f"to {measure}")
 
     priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
     if not priors:
@@ -279,18 +275,22 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
             Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
                                known=known, prior=prior)
     target = _two_level_target(measure, target, priors)
-    # P[correct] is step-like: bisection keeps "meets" below; the marginals are continuous
-    locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
     best = None
-    for prior_p in priors:
-        value = _two_level_value(measure, prior_p, known, x2, d, prior, rho1_of, rho2_of)
+    # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
+    search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
+               for prior_p in priors} if measure == "tail" else {p: p for p in priors})
+    if all(value is None for value in search.values()):
+        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+                         "release exceeds the ratio bound, so any rho meets the tail "
+                         "tolerance (allowed range: max_ratio * p < 1 for some p)")
+    kind = "p-correct" if measure == "tail" else measure
+    for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
+        value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
-        if certify:
-            found = _certified(measure, value, target, *reach, rho1=rho1_of(1.0), x2=x2, d=d,
-                               p=prior_p, known=known, prior=prior)
-        else:
-            found = locate(value, target, *reach)
+        found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
+                           shares=shares, x2=x2, d=d, p=search[prior_p], known=known,
+                           prior=prior)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
@@ -302,7 +302,7 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
 
 
 def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
-                    measure="p-correct") -> DGBudget:
+                    measure="p-correct", max_ratio=None, max_posterior=None) -> DGBudget:
     r"""The largest block-group rho2 keeping the two-level ``measure`` at most ``target``.
 
     .. math:: \rho_2^* = \min_j \inf\{\rho_2 : M(\rho_1, \rho_2; d, x_2, p_j) > T\},
@@ -310,13 +310,15 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
 
     with M the two-level P[correct] (:func:`dprisk.inference.studies.p_correct_hierarchical`)
     or the two-level marginal posterior or risk
-    (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`).
+    (:func:`dprisk.inference.dg_budget_marginal.marginal_hierarchical`), or the two-level
+    tail :math:`P[R'(X_1^*, X_2^*, Y_1^*) > r^*(p)]` (R' the posterior-to-prior ratio of
+    ``x1 = m + 1`` at the release; the P[correct] at :func:`tail_search_prior`).
 
     Parameters
     ----------
     target : float
-        In (0, 1) for p-correct; above 1 for marginal-risk; above every p and below 1 for
-        marginal-posterior.
+        In (0, 1) for p-correct and tail (the tolerance); above 1 for marginal-risk; above
+        every p and below 1 for marginal-posterior.
     rho1 : float (> 0)
         The block's rho (fixed).
     x2 : int (>= m + 1)
@@ -327,7 +329,10 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
     known : int (>= 0)
     prior : str or X2Prior
         The adversary's prior on the block-group count (``improper`` by default).
-    measure : {"p-correct", "marginal-risk", "marginal-posterior"}
+    measure : {"p-correct", "marginal-risk", "marginal-posterior", "tail"}
+    max_ratio, max_posterior : float, optional
+        The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)` (tail only;
+        ``max_ratio`` required there).
 
     Returns
     -------
@@ -341,7 +346,7 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
         outside the range the scan reaches.
     """
     return _two_level(measure, target, p, known, x2, d, prior, lambda rho: rho1,
-                      lambda rho: rho, RHO2_RANGE, certify=True)
+                      lambda rho: rho, RHO2_RANGE, (0.0, 1.0), max_ratio, max_posterior)
 
 
 def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
@@ -352,8 +357,10 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
 
     (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
     :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
-    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (p-correct,
-    marginal-risk or marginal-posterior; not tail) solved in the global rho.
+    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (as in
+    :func:`rho2_for_target`, the tail included) solved in the global rho, certified by
+    the interval bound with rho1 and rho2 moving together (``certified_to``; module
+    docstring).
 
     Returns
     -------
@@ -382,8 +389,6 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     if measure not in TWO_LEVEL_MEASURES:
         raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level Census budget (x2, d given), got {measure!r}")
-    if max_ratio is not None or max_posterior is not None:
-        raise ValueError("max_ratio and max_posterior apply to the tail measure only, which "
-                         "has no two-level form (x2, d given)")
     return _two_level(measure, target, p, known, x2, d, prior, lambda rho: block * rho,
-                      lambda rho: block_group * rho, CENSUS_RHO_RANGE)
+                      lambda rho: block_group * rho, CENSUS_RHO_RANGE,
+                      (block, block_group), max_ratio, max_posterior)

@@ -61,7 +61,8 @@ class HierarchicalMarginal:
     neglected_mass: float
 
 
-def posterior_over_x1(log_odds_at_known, params, tail_mass: float):
+def posterior_over_x1(log_odds_at_known, params, tail_mass: float, *, weight_rho1=None,
+                      odds_rho1=None):
     r"""Per cell, the posterior of ``x1 = m + 1`` averaged over ``x1*`` (kernel).
 
     .. math:: \sum_{|e| \le K} P[\eta_1 = e]\,
@@ -70,17 +71,24 @@ def posterior_over_x1(log_odds_at_known, params, tail_mass: float):
 
     with :math:`K = K(\rho_1, \tau/4)`. Returns the averages (shaped like
     ``log_odds_at_known``) and the left-out ``x1*`` mass :math:`P[|\eta_1| > K]`.
+
+    For the interval bound (:mod:`dprisk.inference.dg_budget_bounds`) the weights
+    :math:`P[\eta_1 = e]` may be taken at another precision ``weight_rho1`` and the
+    :math:`2\rho_1(1 + e)` at the end of ``odds_rho1 = (lo, hi)`` that makes it largest
+    (``hi`` for :math:`1 + e \ge 0`); ``K`` is then that of ``params.rho1`` (the smallest).
     """
     rho1 = float(params.rho1)
-    rho = np.asarray(rho1, dtype=float)
-    half = int(dg.support_halfwidth_kernel(rho, tail_mass / 4))
+    weight_rho1 = rho1 if weight_rho1 is None else float(weight_rho1)
+    lo, hi = (rho1, rho1) if odds_rho1 is None else odds_rho1
+    half = int(dg.support_halfwidth_kernel(np.asarray(rho1, dtype=float), tail_mass / 4))
     outside = 2.0 * float(np.exp(dg.log_tail_kernel(np.asarray(half + 1, dtype=np.int64),
-                                                    rho)))
+                                                    np.asarray(weight_rho1, dtype=float))))
     log_odds_at_known = np.asarray(log_odds_at_known, dtype=float)
     posterior_mean = np.zeros(log_odds_at_known.shape)
     for noise in range(-half, half + 1):
-        weight = np.exp(-rho1 * noise ** 2 - dg_log_normalizer(rho1))
-        posterior_mean += weight * expit(log_odds_at_known + 2.0 * rho1 * (1 + noise))
+        weight = np.exp(-weight_rho1 * noise ** 2 - dg_log_normalizer(weight_rho1))
+        slope = hi if noise >= -1 else lo
+        posterior_mean += weight * expit(log_odds_at_known + 2.0 * slope * (1 + noise))
     return posterior_mean, outside
 
 

@@ -7,10 +7,11 @@ the sensitive value ``--q Q`` (1 by default; ``any`` minimises over q too). ``--
 at every prior of ``--p``, with its certificate; the ``tail`` measure
 P[R'(X*) > r*(p)] takes the tolerance ``--tail-tolerance TAU`` and the profile
 ``--max-ratio R [--max-posterior A]`` instead of ``--target``. ``--rho1 R --d D --x2 N``
-(two levels; p-correct, marginal-risk or marginal-posterior): the largest block-group rho2
-for the fixed block rho1. ``--census``: the largest global rho of the 2020 allocation (block
-and block-group shares fixed), at the block (any measure) or, with ``--d --x2``, with the
-block group (p-correct, marginal-risk or marginal-posterior).
+(two levels; any measure): the largest block-group rho2 for the fixed block rho1.
+``--census``: the largest global rho of the 2020 allocation (block and block-group shares
+fixed), at the block or, with ``--d --x2``, with the block group (any measure). The
+two-level searches are certified by an interval bound (``proven <= target up to`` in the
+text output).
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ _MEASURE_OPTIONS = frozenset({"measure", "target", "tail_tolerance", "max_ratio"
 PURE_DP = common.Form("pure-dp", "--pure-dp", frozenset({"pure_dp", "max_ratio",
                                                           "max_posterior", "q"}),
                       usage="--pure-dp --max-ratio R --max-posterior A [--q Q|any]")
-TWO_LEVEL = common.Form("two-level", "--rho1 given",
-                        frozenset({"measure", "target", "p", "known", "rho1", "d", "x2"}),
-                        usage="--measure p-correct|marginal-risk|marginal-posterior --target T "
+TWO_LEVEL = common.Form("two-level", "--rho1 given", _MEASURE_OPTIONS | {"rho1", "d", "x2"},
+                        usage="--measure M --target T (or the tail options) "
                         "--rho1 R --d D --x2 N [--p P1,P2,...] [--known M] (solves for rho2)",
                         selected_by="rho1")
 CENSUS = common.Form("census", "--census", _MEASURE_OPTIONS | {"census", "d", "x2"},
@@ -207,25 +207,29 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference.dg_budget_levels import TWO_LEVEL_MEASURES, rho2_for_target
     from dprisk.models.census import parse_rho
 
-    common.require(args, "two-level", measure="p-correct|marginal-risk|marginal-posterior",
-                   target="the measure's target", d="an integer >= 1",
-                   x2="the true block-group count")
+    common.require(args, "two-level", measure=" | ".join(TWO_LEVEL_MEASURES),
+                   d="an integer >= 1", x2="the true block-group count")
     if args.measure not in TWO_LEVEL_MEASURES:
         raise ValueError(f"--measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level form (--rho1 given), got {args.measure!r}")
     rho1 = parse_rho(args.rho1, "--rho1")
-    answer = rho2_for_target(args.target, rho1=rho1, x2=args.x2, d=args.d, p=args.p,
-                             known=args.known, measure=args.measure)
+    kwargs = _measure_kwargs(args)
+    answer = rho2_for_target(kwargs.pop("target"), rho1=rho1, x2=args.x2, d=args.d, p=args.p,
+                             known=args.known, measure=args.measure, **kwargs)
     payload = _payload(answer, rho1 + answer.rho)
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
              f"rho1 = {fmt(rho1)}, d = {args.d}, x2 = {args.x2}, {_priors_text(args)}")
-    lines = _lines(title, payload, "rho2*", "rho1 + rho2*")
-    if answer.certified_to is not None:
-        lines.append(f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval "
-                     "bound; from there to rho2* proven except in 1e-9-wide intervals where "
-                     "many posteriors reach 1/2 at once)")
-    return payload, lines
+    return payload, _lines(title, payload, "rho2*", "rho1 + rho2*") + _proof(answer)
+
+
+def _proof(answer) -> list[str]:
+    """The two-level forms' ``certified_to`` line (none for the single level)."""
+    if answer.certified_to is None:
+        return []
+    return [f"  {'proven <= target up to':<26} = {answer.certified_to:.10g} (interval bound; "
+            "from there to rho* proven except in 1e-9-wide intervals where many posteriors "
+            "reach the decision level at once)"]
 
 
 def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
@@ -234,9 +238,6 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     if args.measure is None:
         raise ValueError("--measure is required for the census form (marginal-risk | "
                          "marginal-posterior | p-correct | tail)")
-    if args.measure == "tail" and (args.x2 is not None or args.d is not None):
-        raise ValueError("--measure tail has no two-level form: with --d --x2 the census form "
-                         "takes --measure p-correct | marginal-risk | marginal-posterior")
     kwargs = _measure_kwargs(args)
     answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
                                    d=args.d, **kwargs)
@@ -244,7 +245,7 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     where = ("with the block group" if args.x2 is not None else "at the block")
     title = (f"largest global rho of the 2020 allocation with {answer.measure} "
              f"<= {fmt(answer.target)} {where}, {_priors_text(args)}")
-    return payload, _lines(title, payload, "global rho*", "rho*")
+    return payload, _lines(title, payload, "global rho*", "rho*") + _proof(answer)
 
 
 def _check_option(option: str, value: float) -> None:

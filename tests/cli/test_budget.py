@@ -146,15 +146,19 @@ def test_census_and_two_level_forms_json(capsys):
     (["--measure", "p-correct", "--target", "0.3", "--p", ""], "--p"),
     (["--measure", "p-correct", "--target", "0.3", "--x2", "4"], "--x2"),
     (["--measure", "tail", "--target", "0.1", "--rho1", "0.1", "--d", "5", "--x2", "10"],
-     "--measure"),
+     "--target"),
+    (["--measure", "tail", "--tail-tolerance", "0.1", "--rho1", "0.1", "--d", "5", "--x2",
+      "10"], "--max-ratio"),
+    (["--measure", "p-correct", "--target", "0.6", "--max-ratio", "2", "--rho1", "0.1", "--d",
+      "5", "--x2", "10"], "--max-ratio"),
     (["--measure", "marginal-risk", "--target", "0.9", "--rho1", "0.1", "--d", "5", "--x2",
       "10"], "target"),
     (["--measure", "marginal-posterior", "--target", "0.3", "--rho1", "0.1", "--d", "5",
       "--x2", "10"], "target"),
     (["--measure", "marginal-posterior", "--target", "0.7", "--rho1", "0.1", "--d", "0",
       "--x2", "10"], "d"),
-    (["--census", "--measure", "tail", "--tail-tolerance", "0.1", "--max-ratio", "3", "--d",
-      "5", "--x2", "10"], "--measure"),
+    (["--census", "--measure", "tail", "--tail-tolerance", "2", "--max-ratio", "3", "--d",
+      "5", "--x2", "10"], "--tail-tolerance"),
     (["--measure", "p-correct", "--target", "0.6", "--rho1", "0.1", "--x2", "10"], "--d"),
     (["--measure", "p-correct", "--target", "0.6", "--rho1", "-1", "--d", "5", "--x2", "10"],
      "--rho1"),
@@ -179,5 +183,17 @@ def test_two_level_marginal_forms_json(capsys):
         payload = json.loads(out)
         assert status == 0 and set(payload) == KEYS and payload["measure"] == measure
         expected = rho2_for_target(float(target), rho1=0.5, x2=10, d=2, measure=measure)
-        assert payload["rho"] == expected.rho
+        # equal up to rounding (1e-14 measured): run alone, the first call's sums may take
+        # another evaluation path than the second's
+        assert payload["rho"] == pytest.approx(expected.rho, rel=1e-12)
         assert payload["value_at_rho"] <= float(target) < payload["value_above"]
+
+
+def test_two_level_tail_form_json(capsys):
+    status, out, _ = run_cli(["budget", "--measure", "tail", "--tail-tolerance", "0.1",
+                              "--max-ratio", "1.5", "--p", "0.25", "--rho1", "0.05", "--d", "1",
+                              "--x2", "5", "--json"], capsys)
+    payload = json.loads(out)
+    assert status == 0 and set(payload) == KEYS and payload["measure"] == "tail"
+    assert payload["binding_p"] == 0.25 and payload["target"] == 0.1
+    assert payload["value_at_rho"] <= 0.1 < payload["value_above"]

@@ -74,7 +74,8 @@ def test_census_two_level_scales_both_levels():
     (lambda: rho2_for_target(0.59, rho1=0.1, x2=10, d=5, p=[]), "p"),
     (lambda: rho2_for_target(0.2, rho1=0.1, x2=10, d=5), "target"),   # fails at rho2 -> 0
     (lambda: rho2_for_target(0.95, rho1=1.0, x2=5, d=1), "target"),  # never exceeded
-    (lambda: census_rho_for_target("tail", 0.6, max_ratio=3.0, x2=10, d=5), "measure"),
+    (lambda: census_rho_for_target("tail", 0.6, max_ratio=3.0, x2=10, d=5), "max_ratio"),
+    (lambda: census_rho_for_target("tail", 0.6, x2=10, d=5), "max_ratio"),
     (lambda: census_rho_for_target("p-correct", 0.6, x2=10), "x2 and d"),
 ])
 def test_bad_input_names_the_parameter(call, name):

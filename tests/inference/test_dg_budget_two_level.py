@@ -67,6 +67,10 @@ def test_census_two_level_marginal_scales_both_levels():
     at = marginal_hierarchical(x2=10, rho1=block * answer.rho, rho2=block_group * answer.rho,
                                d=2, p=0.5).marginal_posterior
     assert at == answer.value_at_rho <= 0.6 < answer.value_above
+    # certified with rho1 and rho2 moving together, up to within 1e-6 of the root (the last
+    # 1e-9-wide intervals are within the bound's slack of the target)
+    assert answer.certified_to <= answer.rho
+    assert answer.certified_to == pytest.approx(answer.rho, rel=1e-6)
 
 
 def _scenario(rho2, rho1=1.0, d=1):
