@@ -42,8 +42,9 @@ MEASURE = common.Form("measure", "--measure given", _MEASURE_OPTIONS,
 FORMS = [TWO_LEVEL, CENSUS, MEASURE, PURE_DP]
 #: Defaults applied after the checks.
 DEFAULTS = {"q": 1.0, "p": [0.5], "known": 0}
-#: Smallest accepted --tail-tolerance, --max-posterior and --q: their reciprocals and logs
-#: must stay finite (a subnormal 5e-324 overflows 1/x).
+#: Smallest accepted --tail-tolerance, --max-posterior and --q, and the reciprocal of the
+#: largest --max-ratio: reciprocals and logs must stay finite (1/5e-324 overflows, and the
+#: binding prior A/(q R) must stay a normal number).
 SMALLEST = 1e-300
 
 DESCRIPTION = common.describe(
@@ -254,11 +255,10 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 def _check_option(option: str, value: float) -> None:
     """--max-ratio > 1 and 0 < --max-posterior < 1; the message names the option."""
-    import math
-
-    if option == "--max-ratio" and not (math.isfinite(value) and value > 1.0):
+    if option == "--max-ratio" and not 1.0 < value <= 1.0 / SMALLEST:
         raise ValueError(f"--max-ratio must be a finite number > 1 (a ratio of at most 1 is "
-                         f"an impossible profile; allowed range: 1 < R < inf), got {value!r}")
+                         f"an impossible profile; allowed range: 1 < R <= {1.0 / SMALLEST:g}), "
+                         f"got {value!r}")
     if option == "--max-posterior" and not SMALLEST <= value < 1.0:
         raise ValueError(f"--max-posterior must be a number with 0 < A < 1 (allowed range: "
                          f"{SMALLEST:g} <= A < 1), got {value!r}")
