@@ -220,8 +220,9 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
         raise ValueError(f"--measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
                          f"two-level form (--rho1 given), got {args.measure!r}")
     rho1 = parse_rho(args.rho1, "--rho1")
-    answer = rho2_for_target(args.target, rho1=rho1, x2=args.x2, d=args.d, p=args.p,
-                             known=args.known, measure=args.measure)
+    with common.elapsed_progress(args, "searching rho2"):
+        answer = rho2_for_target(args.target, rho1=rho1, x2=args.x2, d=args.d, p=args.p,
+                                 known=args.known, measure=args.measure)
     payload = _payload(answer, rho1 + answer.rho)
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
@@ -244,8 +245,9 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
         raise ValueError("--measure tail has no two-level form: with --d --x2 the census form "
                          "takes --measure p-correct | marginal-risk | marginal-posterior")
     kwargs = _measure_kwargs(args)
-    answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
-                                   d=args.d, **kwargs)
+    with common.elapsed_progress(args, "searching the global rho"):
+        answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
+                                       d=args.d, **kwargs)
     payload = _payload(answer, answer.rho)
     where = ("with the block group" if args.x2 is not None else "at the block")
     title = (f"largest global rho of the 2020 allocation with {answer.measure} "

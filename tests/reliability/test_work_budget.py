@@ -136,7 +136,7 @@ def test_bad_budget_values_are_refused_naming_the_variable(value, monkeypatch, c
 
 def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_work_budget(
         in_tmp, monkeypatch, capsys):
-    """rho1 = 1e-12, d = 3: a grid of 5.4e8 releases (hours of work) once the memory budget allows it."""
+    """rho1 = 1e-12, d = 3: 5.4e8 releases (hours of work) once the memory budget allows it."""
     monkeypatch.setenv("DPRISK_MEMORY_BUDGET", "1TiB")
     status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
                                 "--x2", "5"], capsys)
