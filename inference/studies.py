@@ -191,8 +191,9 @@ def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
     params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)
     tie_weight = check_ties(ties)
-    _check_study_work(params, check_tail_mass(tail_mass))
-    grid = grid_for_truth(x2, y1, params, check_tail_mass(tail_mass))
+    tail_mass = check_tail_mass(tail_mass)
+    _check_study_work(params, tail_mass)
+    grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     offset, tie = decision_offsets(x2s, y1s, params, model)
     t0 = int(single_level_kernels.decision_threshold(
