@@ -59,6 +59,7 @@ from dprisk.inference.study_setup import (
     DEFAULT_TAIL_MASS,
     check_ties,
     grid_for_truth,
+    grid_memory,
     validated_study_params,
 )
 from dprisk.inference.thresholds import decision_offsets
@@ -169,11 +170,30 @@ def sum_over_grid(threshold, tie, weights, *, x1, m, rho1, t0, tie_weight):
             float((weights * tie_point).sum()))
 
 
+def _check_study_work(params, tail_mass: float) -> None:
+    """Refuse up front a study whose grid exceeds the memory or the work budget (tiny rho).
+
+    The memory check of :func:`grid_for_truth` comes first (its message is the one for a grid
+    too large for both); then steps = grid cells ``n2 ny`` (:func:`grid_memory` / 32 bytes
+    per cell) times :data:`dprisk.models.work_budget.EXACT_GRID_CELL_STEPS`.
+    """
+    from dprisk.models.budget import check_memory
+    from dprisk.models.work_budget import EXACT_GRID_CELL_STEPS, check_work
+
+    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2",
+                 what="the grid of releases (x2*, y1*)")
+    cells = grid_memory(params, tail_mass) / 32.0
+    check_work(cells * EXACT_GRID_CELL_STEPS, parameter="rho1, rho2",
+               what=f"the exact study's grid of {cells:.3g} releases (x2*, y1*)")
+
+
 def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
     params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)
     tie_weight = check_ties(ties)
-    grid = grid_for_truth(x2, y1, params, check_tail_mass(tail_mass))
+    tail_mass = check_tail_mass(tail_mass)
+    _check_study_work(params, tail_mass)
+    grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     offset, tie = decision_offsets(x2s, y1s, params, model)
     t0 = int(single_level_kernels.decision_threshold(

@@ -17,6 +17,8 @@ gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h 
 PyMC posterior (``posterior --method       ``chains x (tune + draws) x PYMC_DRAW_STEPS``
 pymc``)
 exact sweep                                ``points x EXACT_POINT_STEPS``
+exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
+...``, ``budget --rho1``: per rho)
 =========================================  ===============================================
 
 The weights are measured costs (``benchmarks/``-style timings of the default scenarios,
@@ -36,6 +38,7 @@ from dprisk.models.budget import budget_from_environment
 
 __all__ = [
     "DEFAULT_WORK_BUDGET",
+    "EXACT_GRID_CELL_STEPS",
     "EXACT_POINT_STEPS",
     "GIBBS_DRAW_STEPS",
     "MC_DATASET_STEPS",
@@ -68,6 +71,10 @@ NESTED_SWEEP_STEPS = 12_000
 PYMC_DRAW_STEPS = 30_000
 #: Steps per point of an exact sweep (about 1.3 ms).
 EXACT_POINT_STEPS = 300_000
+#: Steps per (x2*, y1*) cell of the exact two-level study's release grid (at most about
+#: 40 us per cell measured, at small rho1 where the y1* noise sum is wide; 20 steps at
+#: small rho2): an upper bound, so the estimate errs long.
+EXACT_GRID_CELL_STEPS = 10_000
 
 
 class WorkBudgetError(ValueError):

@@ -13,6 +13,7 @@ R'. FILEs hold one number per cell (CSV or JSON); cells are numbered from 0.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from dprisk.cli import common
@@ -41,6 +42,16 @@ DEFAULT_RELEASES = 2000
 STRATEGY_ONLY = ("rho2", "d", "x2_prior", "releases", "seed")
 #: The one strategy name accepted by ``--strategy``.
 STRATEGIES = ("census-2020",)
+#: Bytes per cell of the design form (the prior, its logs and the exact kernels' arrays;
+#: measured peak about 40 bytes per cell, rounded up).
+CELL_BYTES = 64
+#: Bytes of memory per byte of a cell file while it is read (the text, its tokens and the
+#: Python floats).
+FILE_BYTE_MEMORY = 48
+#: Work steps (see :mod:`dprisk.models.work_budget`) of one simulated release of the strategy
+#: design, and per other block of the block group (measured 0.3 ms and 33 us, rounded up).
+RELEASE_STEPS = 100_000
+RELEASE_BLOCK_STEPS = 10_000
 
 
 def add_parser(subs) -> None:
@@ -96,8 +107,14 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
         Naming ``option``: unreadable file, or an entry that is not a number (an integer
         when ``integers``).
     """
+    from dprisk.models.budget import check_memory
+
     kind = "integers" if integers else "numbers"
     try:
+        if not Path(path).is_file():
+            raise OSError(f"{path!r} is not a regular file")
+        check_memory(Path(path).stat().st_size * FILE_BYTE_MEMORY, parameter=option,
+                     what=f"reading {path!r}")
         text = Path(path).read_text("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ValueError(f"{option} must be a readable file of {kind}, one per cell: {err}") \
@@ -114,7 +131,7 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
         raise ValueError(f"{option} must hold {kind}, one per cell (CSV or a JSON list)") \
             from None
     if integers:
-        if any(v != int(v) for v in values):
+        if any(not math.isfinite(v) or v != int(v) for v in values):
             raise ValueError(f"{option} must hold integers, one per cell")
         return [int(v) for v in values]
     return values
@@ -142,7 +159,10 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
 
     common.require(args, "design", rho1="a rho > 0 or census:LEVEL")
     rho = parse_rho(args.rho1, "--rho1")
+    from dprisk.models.budget import check_memory
+
     n_cells = check_n_cells(args.cells, "--cells")
+    check_memory(n_cells * CELL_BYTES, parameter="--cells", what=f"{n_cells} cells")
     prior = _prior(args, n_cells)
     cell = _true_cell(args, prior, 0)
     if args.strategy is not None:
@@ -183,6 +203,8 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     if prior.size != n_gvhr:
         raise ValueError(f"--cells must be {n_gvhr} with --strategy {args.strategy} (the 2020 "
                          f"GVHR histogram), got {prior.size}")
+    from dprisk.models.work_budget import check_work
+
     group = None
     if common.given(args, "rho2") or common.given(args, "d") or common.given(args, "x2_prior"):
         common.require(args, "design with the block group", rho2="a rho > 0 or census:LEVEL",
@@ -195,9 +217,19 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
     if releases < 2:
         raise ValueError(f"--releases must be an integer >= 2, got {releases}")
+    blocks = args.d if group is not None else 0
+    check_work(float(releases) * (RELEASE_STEPS + float(blocks) * RELEASE_BLOCK_STEPS),
+               parameter="--releases" + (" and --d" if group is not None else ""),
+               what=f"{releases} releases" + (f" x {blocks} other blocks" if blocks else ""))
     seed = args.seed if args.seed is not None else common.draw_seed()
-    res = strategy_measures(census_block_design(rho), cell, releases, prior=prior,
-                            block_group=group, random_seed=seed)
+    import numpy as np
+
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            res = strategy_measures(census_block_design(rho), cell, releases, prior=prior,
+                                    block_group=group, random_seed=seed)
+    except ValueError as err:
+        raise _naming_rho1(err) from None
     payload = {
         "p_map_correct": res.p_map_correct,
         "expected_true_posterior": res.expected_true_posterior,
@@ -214,6 +246,14 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
         f"in cell {cell} (Monte Carlo)", payload)
     lines.append(common.seed_line(seed, args.seed is None))
     return payload, lines
+
+
+def _naming_rho1(err: ValueError) -> ValueError:
+    """A refusal of a scaled query rho (detailed ``--rho1`` times a fraction) names --rho1."""
+    message = str(err)
+    if message.startswith("rho "):
+        message = f"--rho1 (the detailed query's rho; the others are fractions of it): {message}"
+    return ValueError(message)
 
 
 def _release(args, method: str, seed) -> tuple[dict, list[str]]:

@@ -42,6 +42,10 @@ MEASURE = common.Form("measure", "--measure given", _MEASURE_OPTIONS,
 FORMS = [TWO_LEVEL, CENSUS, MEASURE, PURE_DP]
 #: Defaults applied after the checks.
 DEFAULTS = {"q": 1.0, "p": [0.5], "known": 0}
+#: Smallest accepted --tail-tolerance, --max-posterior and --q, and the reciprocal of the
+#: largest --max-ratio: reciprocals and logs must stay finite (1/5e-324 overflows, and the
+#: binding prior A/(q R) must stay a normal number).
+SMALLEST = 1e-300
 
 DESCRIPTION = common.describe(
     FORMS, "pure-dp: the largest epsilon of an epsilon-DP release whose worst-case "
@@ -126,8 +130,9 @@ def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
                           ("--max-posterior", args.max_posterior)):
         _check_option(option, value)
     q = None if args.q == "any" else args.q
-    if q is not None and not 0.0 < q <= 1.0:
-        raise ValueError(f"--q must be a number with 0 < q <= 1 or any, got {q!r}")
+    if q is not None and not SMALLEST <= q <= 1.0:
+        raise ValueError(f"--q must be a number with 0 < q <= 1 or any (allowed range: "
+                         f"{SMALLEST:g} <= q <= 1), got {q!r}")
     answer = pure_dp_budget(args.max_ratio, args.max_posterior, q=q)
     payload = {"epsilon": answer.epsilon, "binding_p": answer.binding_p,
                "binding_q": answer.binding_q}
@@ -150,8 +155,9 @@ def _measure_kwargs(args) -> dict:
                              "[--max-posterior A]")
         common.require(args, "tail measure", tail_tolerance="TAU, 0 < TAU < 1",
                        max_ratio="a ratio > 1")
-        if not 0.0 < args.tail_tolerance < 1.0:
-            raise ValueError(f"--tail-tolerance must be a probability with 0 < TAU < 1, got "
+        if not SMALLEST <= args.tail_tolerance < 1.0:
+            raise ValueError(f"--tail-tolerance must be a probability with 0 < TAU < 1 "
+                             f"(allowed range: {SMALLEST:g} <= TAU < 1), got "
                              f"{args.tail_tolerance!r}")
         _check_option("--max-ratio", args.max_ratio)
         if args.max_posterior is not None:
@@ -214,8 +220,9 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
                          f"two-level form (--rho1 given), got {args.measure!r}")
     rho1 = parse_rho(args.rho1, "--rho1")
     kwargs = _measure_kwargs(args)
-    answer = rho2_for_target(kwargs.pop("target"), rho1=rho1, x2=args.x2, d=args.d, p=args.p,
-                             known=args.known, measure=args.measure, **kwargs)
+    with common.elapsed_progress(args, "searching rho2"):
+        answer = rho2_for_target(kwargs.pop("target"), rho1=rho1, x2=args.x2, d=args.d,
+                                 p=args.p, known=args.known, measure=args.measure, **kwargs)
     payload = _payload(answer, rho1 + answer.rho)
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
@@ -239,8 +246,9 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
         raise ValueError("--measure is required for the census form (marginal-risk | "
                          "marginal-posterior | p-correct | tail)")
     kwargs = _measure_kwargs(args)
-    answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
-                                   d=args.d, **kwargs)
+    with common.elapsed_progress(args, "searching the global rho"):
+        answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
+                                       d=args.d, **kwargs)
     payload = _payload(answer, answer.rho)
     where = ("with the block group" if args.x2 is not None else "at the block")
     title = (f"largest global rho of the 2020 allocation with {answer.measure} "
@@ -250,10 +258,10 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 def _check_option(option: str, value: float) -> None:
     """--max-ratio > 1 and 0 < --max-posterior < 1; the message names the option."""
-    import math
-
-    if option == "--max-ratio" and not (math.isfinite(value) and value > 1.0):
+    if option == "--max-ratio" and not 1.0 < value <= 1.0 / SMALLEST:
         raise ValueError(f"--max-ratio must be a finite number > 1 (a ratio of at most 1 is "
-                         f"an impossible profile; allowed range: 1 < R < inf), got {value!r}")
-    if option == "--max-posterior" and not 0.0 < value < 1.0:
-        raise ValueError(f"--max-posterior must be a number with 0 < A < 1, got {value!r}")
+                         f"an impossible profile; allowed range: 1 < R <= {1.0 / SMALLEST:g}), "
+                         f"got {value!r}")
+    if option == "--max-posterior" and not SMALLEST <= value < 1.0:
+        raise ValueError(f"--max-posterior must be a number with 0 < A < 1 (allowed range: "
+                         f"{SMALLEST:g} <= A < 1), got {value!r}")

@@ -43,6 +43,7 @@ __all__ = [
     "choose_form",
     "describe",
     "draw_seed",
+    "elapsed_progress",
     "emit",
     "flag",
     "fmt",
@@ -434,6 +435,47 @@ def show_progress(args) -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):  # a closed or replaced stream
         return False
+
+
+#: Seconds before :func:`elapsed_progress` shows its line (shorter runs show nothing).
+PROGRESS_DELAY = 10.0
+
+
+@contextlib.contextmanager
+def elapsed_progress(args, what: str):
+    """On a terminal, a line ``what: 0:12 elapsed`` for a computation that runs long.
+
+    For computations with no natural steps to count (an exact grid sum in one compiled pass,
+    a root search): the line appears after :data:`PROGRESS_DELAY` seconds and is refreshed
+    every second by a daemon thread until the block ends (normally or by a stop signal, whose
+    line then erases it). Nothing is drawn with ``--json`` or when stderr is not a terminal.
+    """
+    if not show_progress(args):
+        yield
+        return
+    import threading
+
+    from tqdm.auto import tqdm
+
+    done = threading.Event()
+    bar = tqdm(total=None, desc=what, delay=PROGRESS_DELAY, leave=False,
+               bar_format="{desc}: {elapsed} elapsed |")
+
+    def tick() -> None:
+        waited = 0.0
+        while not done.wait(1.0):
+            waited += 1.0
+            if waited >= PROGRESS_DELAY:
+                bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        bar.close()
 
 
 # --------------------------------------------------------------------------- output

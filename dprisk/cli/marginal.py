@@ -10,6 +10,7 @@ is not given).
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from dprisk.cli import common, unknown_others
 from dprisk.cli.common import fmt, integer
@@ -102,11 +103,14 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     rho1, rho2 = common.scenario_rhos(args, "two-level", rho1="a rho > 0 or census:LEVEL",
                                       d="an integer >= 1",
                                       x2="the true block-group count, an integer >= 0")
-    payload = marginal_summary(
-        rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p, known=args.known,
-        prior=args.prior, method=method, datasets=args.datasets, draws=args.draws,
-        random_seed=seed, progress=method == "mc" and common.show_progress(args),
-    )
+    with (common.elapsed_progress(args, "exact two-level study") if method == "exact"
+          else contextlib.nullcontext()):
+        payload = marginal_summary(
+            rho1=rho1, rho2=rho2, d=args.d, x2=args.x2, x1=args.x1, p=args.p,
+            known=args.known, prior=args.prior, method=method, datasets=args.datasets,
+            draws=args.draws, random_seed=seed,
+            progress=method == "mc" and common.show_progress(args),
+        )
     truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, {truth}, "
              f"p = {fmt(args.p)}, prior {args.prior}, method {method}")

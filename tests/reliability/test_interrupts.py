@@ -50,6 +50,9 @@ CASES = [
     ("sweep-mc", ["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "10", "--x2", "10:19",
                   "--method", "mc", "--datasets", "20000000", "--seed", "1"], "sweep"),
     ("reproduce", ["reproduce"], "reproduce"),
+    # the exact grid sum at rho1 = 1e-7 (about 30 s): an elapsed-time line after 10 s
+    ("marginal-exact", ["marginal", "--rho1", "1e-7", "--rho2", "0.5", "--d", "3", "--x2",
+                        "5"], "exact two-level study"),
 ]
 
 

@@ -53,6 +53,13 @@ TOO_LONG = {
     "sweep mc, 10 points x 1e9 draws": (
         [*SWEEP, "--rho1", "0.1:1:10", "--method", "mc", "--draws", "1000000000", "--seed",
          "1"], "rho1, datasets, draws"),
+    "attribute strategy, 1e9 releases": (
+        ["attribute", "--rho1", "0.5", "--cells", "2016", "--strategy", "census-2020",
+         "--releases", "1000000000", "--seed", "1"], "--releases"),
+    "attribute block group, 1e8 other blocks": (
+        ["attribute", "--rho1", "0.5", "--cells", "2016", "--strategy", "census-2020",
+         "--rho2", "0.5", "--d", "100000000", "--releases", "10", "--seed", "1"],
+        "--releases and --d"),
 }
 
 
@@ -125,3 +132,14 @@ def test_bad_budget_values_are_refused_naming_the_variable(value, monkeypatch, c
     status, out, err = run_cli([*MC, "--datasets", "10"], capsys)
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and WORK_BUDGET_ENV in err, err
+
+
+def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_work_budget(
+        in_tmp, monkeypatch, capsys):
+    """rho1 = 1e-12, d = 3: 5.4e8 releases (hours of work) once the memory budget allows it."""
+    monkeypatch.setenv("DPRISK_MEMORY_BUDGET", "1TiB")
+    status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
+                                "--x2", "5"], capsys)
+    assert status == 2 and out == "", err
+    assert ": error: rho1, rho2: the exact study's grid of 5.36e+08 releases" in err, err
+    assert "steps of work" in err and WORK_BUDGET_ENV in err
