@@ -3,7 +3,9 @@
 The restructure of the package (one ``dprisk`` import package, validate once, one home per
 formula) must change no number: every record's ``computed``, ``status`` and ``mcse`` in
 ``results.json`` must equal those in ``records_baseline.json`` (saved from
-``dprisk reproduce`` before the restructure).
+``dprisk reproduce`` before the restructure; the 31 claim records' statuses changed
+consciously to holds / does not hold, and the 30 records of the accounting, whole-record
+and unknown-others studies were added from a fresh clone's ``make report``).
 
 Usage::
 
