@@ -173,9 +173,12 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
                              f"({STRATEGIES[0]}): the independent-cells design is exact")
     from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
 
+    with common.naming_option("rho", "--rho1"):
+        p_map = p_map_correct(rho, prior=prior, true_cell=cell)
+        expected = expected_true_posterior(rho, prior=prior, true_cell=cell)
     payload = {
-        "p_map_correct": p_map_correct(rho, prior=prior, true_cell=cell),
-        "expected_true_posterior": expected_true_posterior(rho, prior=prior, true_cell=cell),
+        "p_map_correct": p_map,
+        "expected_true_posterior": expected,
         "prior_true": float(prior[cell]),
         "cells": n_cells,
     }

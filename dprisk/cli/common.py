@@ -50,6 +50,7 @@ __all__ = [
     "given",
     "handle_stop_signals",
     "integer",
+    "naming_option",
     "naming_out",
     "number",
     "payload_lines",
@@ -523,6 +524,21 @@ def naming_out():
     except OutputError as err:
         message = str(err)
         raise ValueError(f"--{message}" if message.startswith("out") else message) from None
+
+
+@contextlib.contextmanager
+def naming_option(name: str, option: str):
+    """Name the command-line ``option`` in an API refusal that names its parameter ``name``.
+
+    ``"rho = … is too small …"`` becomes ``"--rho1: rho = … is too small …"``.
+    """
+    try:
+        yield
+    except ValueError as err:
+        message = str(err)
+        if message.startswith(f"{name} = "):
+            raise ValueError(f"{option}: {message}") from None
+        raise
 
 
 def check_writable_dir(path: Path, option: str) -> None:

@@ -74,12 +74,13 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference import single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
-    if unknown_others.requested(args):
-        return unknown_others.marginal(args, rho1)
-    marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
-    marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
-    p_correct = float(single_level.p_correct(rho1, args.p, args.known))
-    threshold = int(single_level.decision_threshold(rho1, args.p, args.known))
+    with common.naming_option("rho", "--rho1"):
+        if unknown_others.requested(args):
+            return unknown_others.marginal(args, rho1)
+        marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
+        marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
+        p_correct = float(single_level.p_correct(rho1, args.p, args.known))
+        threshold = int(single_level.decision_threshold(rho1, args.p, args.known))
     payload = {
         "marginal_posterior": marginal,
         "marginal_risk": marginal_risk,
