@@ -1,0 +1,51 @@
+"""The contract every generated command line must keep (shared by the generated-input tables).
+
+Exit status 0 or 2; no traceback; on refusal nothing on stdout and one stderr line; on
+success nothing on stderr and, with ``--json``, one JSON object whose numbers are finite,
+whose probabilities lie in [0, 1] and whose X2 posteriors sum to 1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from tests.cli_helpers import run_cli
+
+PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
+
+
+def payload_problems(payload, path="") -> list[str]:
+    """Non-finite numbers, probabilities outside [0, 1] and X2 posteriors not summing to 1."""
+    found = []
+    if isinstance(payload, dict):
+        for key, value in payload.items():
+            found += payload_problems(value, f"{path}.{key}")
+        if path.endswith("x2_posterior") and payload:
+            total = sum(payload.values())
+            if not 1 - 1e-9 <= total <= 1 + 1e-12:
+                found.append(f"{path} sums to {total!r}")
+    elif isinstance(payload, list):
+        for i, value in enumerate(payload):
+            found += payload_problems(value, f"{path}[{i}]")
+    elif isinstance(payload, float):
+        key = path.rsplit(".", 1)[-1]
+        if not math.isfinite(payload):
+            found.append(f"{path} = {payload!r}")
+        elif (key in PROBABILITY_KEYS or ".x2_posterior." in path) and not 0 <= payload <= 1:
+            found.append(f"{path} = {payload!r} is not a probability")
+    return found
+
+
+def assert_cli_contract(argv: list[str], as_json: bool, capsys) -> None:
+    """Run ``dprisk argv`` (plus ``--json``) in-process and assert the contract above."""
+    status, out, err = run_cli(argv + (["--json"] if as_json else []), capsys)
+    assert status in (0, 2), (status, err)
+    assert "Traceback" not in err
+    if status == 2:
+        assert out == "" and len(err.splitlines()) == 1, (out[:200], err)
+        return
+    assert err == "", err
+    if as_json:
+        assert out.count("\n") == 1
+        assert payload_problems(json.loads(out)) == []
