@@ -2,7 +2,11 @@
 SHELL := /bin/bash
 VENV  := .venv
 PY    := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# The install is strict editable (a link tree under build/, see docs/architecture.md): it is
+# redone when pyproject.toml or the list of package files changes (a module added or moved).
+LAYOUT := $(shell find dprisk models inference validation \( -name '*.py' -o -name '*.json' \) \
+	-not -path '*/__pycache__/*' 2>/dev/null | LC_ALL=C sort | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(LAYOUT)
 REPORT_DIR ?= report
 
 # PyMC 6 / PyTensor 3 / ArviZ 1 need Python >= 3.12: take the first interpreter that is.
@@ -18,7 +22,9 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed*
+	$(PY) -m pip install --quiet --disable-pip-version-check \
+		--config-settings editable_mode=strict -e '.[dev]'
 	@touch $(STAMP)
 
 test: setup
@@ -35,10 +41,11 @@ bench: setup
 screenshot: setup
 	@test -f $(REPORT_DIR)/index.html || $(MAKE) report
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
-	$(PY) -m dprisk.validation.screenshot $(REPORT_DIR)
+	$(PY) -m dprisk.validation.report.screenshot $(REPORT_DIR)
 
 lint: setup
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache .ruff_cache

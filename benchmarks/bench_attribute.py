@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 from timing import best_seconds
 
-from dprisk.inference.attribute import cell_posterior, sample_releases
-from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
-from dprisk.inference.attribute_strategy import census_block_design, strategy_measures
-from dprisk.models.census import census_level
+from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
+from dprisk.inference.attribute.posterior import cell_posterior, sample_releases
+from dprisk.inference.attribute.strategy import census_block_design, strategy_measures
+from dprisk.models.census.allocation import census_level
 
 K = 2016
 CHUNK = 1000

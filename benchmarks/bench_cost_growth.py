@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 from timing import median_seconds
 
-from dprisk.inference.exact import exact_posterior
-from dprisk.inference.multilevel import exact_posterior as nested_exact_posterior
-from dprisk.models.census import census_rhos
-from dprisk.models.dg_sampling import sample, sample_sum
+from dprisk.inference.nested.posterior import exact_posterior as nested_exact_posterior
+from dprisk.inference.two_level.exact import exact_posterior
+from dprisk.models.census.allocation import census_rhos
+from dprisk.models.mechanism.dg_sampling import sample, sample_sum
 
 HERE = Path(__file__).resolve().parent
 REPEATS = 3

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from timing import median_seconds
 
-from dprisk.models.dg_sampling import rejection_noise, sample, sample_exact
+from dprisk.models.mechanism.dg_sampling import rejection_noise, sample, sample_exact
 
 RHOS = (0.099, 1.0)
 N_FAST = 10_000_000

@@ -28,10 +28,10 @@ import os
 import numpy as np
 from timing import cold_in_new_process, cold_seconds, median_seconds
 
-from dprisk.inference.exact import exact_posterior, posterior_x1
-from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
-from dprisk.models.census import census_level
-from dprisk.models.dg_sampling import sample, sample_sum
+from dprisk.inference.two_level.exact import exact_posterior, posterior_x1
+from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
+from dprisk.models.census.allocation import census_level
+from dprisk.models.mechanism.dg_sampling import sample, sample_sum
 
 CENSUS = {
     "rho1": census_level("block").rho,
@@ -147,7 +147,7 @@ def exp_bound() -> dict:
 def compiled_cold() -> dict:
     """First compiled call in a new process (10 releases): numba import plus cache load."""
     setup = ("import os\nos.environ['DPRISK_KERNELS'] = 'compiled'\n"
-             "from dprisk.inference.exact import posterior_x1")
+             "from dprisk.inference.two_level.exact import posterior_x1")
     call = "posterior_x1([1] * 10, [1] * 10, [0] * 10, rho1=0.1, rho2=0.25, d=27)"
     return {"compiled_first_call_new_process_s": cold_in_new_process(setup, call)}
 

@@ -29,9 +29,9 @@ import arviz as az
 import numpy as np
 from timing import median_seconds
 
-from dprisk.inference.multilevel import exact_posterior, gibbs_sample
-from dprisk.models.census import census_rhos
-from dprisk.models.dg_sampling import sample, sample_sum
+from dprisk.inference.nested.posterior import exact_posterior, gibbs_sample
+from dprisk.models.census.allocation import census_rhos
+from dprisk.models.mechanism.dg_sampling import sample, sample_sum
 
 SIBLINGS = (27, 2, 26, 61, 50)
 TRUE_COUNTS = (1, 3, 8, 210, 13_000, 800_000)

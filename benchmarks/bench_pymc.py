@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import time
 
-from dprisk.inference.sampling import (
+from dprisk.inference.two_level.sampling import (
     chain_diagnostics,
     pymc_steps,
     sample_model,
     sample_posterior,
 )
-from dprisk.models.hierarchical import build_hierarchical_model
-from dprisk.validation.hierarchical_paper import TABLE3_RELEASE, table3_parameters
+from dprisk.models.builders.two_level import build_hierarchical_model
+from dprisk.validation.paper.hierarchical import TABLE3_RELEASE, table3_parameters
 
 DRAWS, CHAINS, TUNE = 5000, 4, 1000
 SEED = 20260401

@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from dprisk.inference import single_level as sl
-from dprisk.inference import unique_levels as ulv
-from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import census_rhos
-from dprisk.validation import figures_single_level as figs
+from dprisk.inference.nested import unique_levels as ulv
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.models.census.allocation import census_rhos
+from dprisk.models.mechanism import discrete_gaussian as dg
+from dprisk.validation.figures import single_level as figs
 
 PRIORS = np.array([1 / 2, 1 / 5, 1 / 10, 1 / 50, 1 / 864])
 

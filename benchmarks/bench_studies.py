@@ -31,13 +31,13 @@ import time
 import numpy as np
 from timing import cold_in_new_process, machine_load
 
-from dprisk.inference.exact import posterior_x1
-from dprisk.inference.finite_draws import finite_draws_p_correct
-from dprisk.inference.mc_studies import simulate_p_correct
-from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
-from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import census_level
-from dprisk.models.dg_sums import sum_pmf
+from dprisk.inference.studies.finite_draws import finite_draws_p_correct
+from dprisk.inference.studies.monte_carlo import simulate_p_correct
+from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.two_level.exact import posterior_x1
+from dprisk.models.census.allocation import census_level
+from dprisk.models.mechanism import discrete_gaussian as dg
+from dprisk.models.mechanism.dg_sums import sum_pmf
 
 CENSUS = {"rho1": float(census_level("block").rho),
           "rho2": float(census_level("block-group").rho), "d": 27}
@@ -70,8 +70,8 @@ def _brute_force(x2: int) -> float:
 
 def run() -> dict:
     results = {}
-    setup = ("from dprisk.inference.studies import p_correct_hierarchical\n"
-             "from dprisk.models.census import census_level")
+    setup = ("from dprisk.inference.studies.p_correct import p_correct_hierarchical\n"
+             "from dprisk.models.census.allocation import census_level")
     point = ("p_correct_hierarchical(x2=1, rho1=float(census_level('block').rho), "
              "rho2=float(census_level('block-group').rho), d=27)")
     results["exact_point_cold_new_process_s"] = cold_in_new_process(setup, point)

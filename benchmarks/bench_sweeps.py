@@ -1,9 +1,10 @@
 """Speed of a parameter sweep in-process against a 2-worker Dask LocalCluster.
 
 The sweep is the one behind the paper's Figure 6 (§4.3): the exact probability of a correct
-decision (``dprisk.inference.studies.p_correct_hierarchical``) over a grid of rho2 and the true
+decision (``dprisk.inference.studies.p_correct.p_correct_hierarchical``) over a grid of rho2 and
+the true
 block-group count x2, with the Census rho1 (block), d = 27, p = 1/2. Reports the wall time
-in-process, on a 2-worker cluster from ``dprisk.inference.sweeps.local_cluster`` (a
+in-process, on a 2-worker cluster from ``dprisk.inference.sweeps.sweep.local_cluster`` (a
 ``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)``), the speed-up
 *including* the cluster's start-up (what a user waits for; the headline figure) and, apart,
 the speed-up on an already running cluster, and checks that both results are identical.
@@ -20,8 +21,8 @@ import time
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.sweeps import local_cluster, sweep
-from dprisk.models.census import census_level
+from dprisk.inference.sweeps.sweep import local_cluster, sweep
+from dprisk.models.census.allocation import census_level
 
 GRID = {
     "rho1": census_level("block").rho,

@@ -189,7 +189,7 @@ def dg_log_normalizer(rho) -> np.ndarray:
     For ``rho <= pi``: :math:`\log Z = \tfrac12\log(\pi/\rho) +
     \operatorname{log1p}(2\sum_{n=1}^{6} e^{-\pi^2 n^2/\rho})` (Poisson summation). The first
     neglected term is below ``exp(-pi (N+1)^2)`` relative to the sum on either side. The
-    validated public form is :func:`dprisk.models.discrete_gaussian.log_normalizer`.
+    validated public form is :func:`dprisk.models.mechanism.discrete_gaussian.log_normalizer`.
     """
     rho = np.asarray(rho, dtype=float)[..., None]
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):

@@ -1,14 +1,14 @@
 r"""Validated value objects of the hierarchical models: a :class:`Scenario` and a :class:`Release`.
 
 A scenario is everything the adversary assumes except the released numbers (paper §3.2,
-supplement S3; the nested generalisation of :mod:`dprisk.models.multilevel`):
+supplement S3; the nested generalisation of :mod:`dprisk.models.builders.nested`):
 
 * ``rhos`` -- :math:`\rho_1, \dots, \rho_h` (block level first, ``h >= 2``);
 * ``siblings`` -- :math:`d_2, \dots, d_h`, the sibling level-(ℓ-1) units inside the level-ℓ
   unit (``d`` of the two-level model);
 * ``p`` -- :math:`P[X_1 = m + 1]`; ``known`` -- :math:`m`;
 * ``priors`` -- the prior :math:`w_\ell` of :math:`X_\ell \mid X_{\ell-1}` per level above the
-  first (:mod:`dprisk.models.priors`).
+  first (:mod:`dprisk.models.priors.library`).
 
 A release holds the noisy counts :math:`x_1^*, \dots, x_h^*` and sibling sums
 :math:`y_1^*, \dots, y_{h-1}^*` (scalars or a batch). Both are checked once, by their
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
-from dprisk.models.prior_base import check_prior_values
-from dprisk.models.priors import X2Prior, as_prior, parse_prior
+from dprisk.models.priors.base import check_prior_values
+from dprisk.models.priors.library import X2Prior, as_prior, parse_prior
 
 __all__ = [
     "Release",
@@ -104,7 +104,7 @@ class Scenario:
         """The two-level scenario (block, block group), every value checked once.
 
         ``prior`` is a spec string (``improper``, ``truncated:U``, ``point:K``,
-        ``PATH.py:NAME``) or an :class:`dprisk.models.priors.X2Prior`.
+        ``PATH.py:NAME``) or an :class:`dprisk.models.priors.library.X2Prior`.
 
         Raises
         ------
@@ -121,7 +121,8 @@ class Scenario:
     def nested(cls, rhos, siblings, *, p=0.5, known=0, prior="improper") -> Scenario:
         """The ``h``-level scenario, every value checked once.
 
-        ``prior`` is one prior (spec string or :class:`dprisk.models.priors.X2Prior`) used at
+        ``prior`` is one prior (spec string or :class:`dprisk.models.priors.library.X2Prior`) used
+        at
         every level, or ``h - 1`` of them (``X2 | X1`` first) as a list or as one string of
         specs separated by ``;`` (e.g. ``"truncated:30;point:12"``, the command-line form).
 
@@ -206,7 +207,7 @@ class Scenario:
 
         ``hi`` is ``None`` when unbounded; returns ``None`` if ``X1 = k1`` leaves no possible
         chain. Assumes each prior's support is an interval with both ends non-decreasing in
-        the level below (see :mod:`dprisk.models.multilevel`).
+        the level below (see :mod:`dprisk.models.builders.nested`).
         """
         lo, hi = int(k1), int(k1)
         bounds = [(lo, hi)]

@@ -14,7 +14,8 @@ with :math:`B_t` and :math:`K` independent, :math:`m` the adversary's count of t
 does know. ``n = 0`` is the paper's adversary (``q`` is then irrelevant).
 
 :class:`UnknownOthers` is the one place where ``n`` (``unknown_others``) and ``q`` are checked;
-the public entry points of :mod:`dprisk.inference.unknown_others` build it and the kernels
+the public entry points of :mod:`dprisk.inference.unknown_others.closed_form` build it and the
+kernels
 trust it. :meth:`UnknownOthers.log_weights` is the one home of the binomial log weights.
 """
 

@@ -43,11 +43,11 @@ delta = 1e-10  # delta used to quote rho as an (epsilon, delta)-DP guarantee
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.accounting import epsilon_bun_steinke, epsilon_cks
-from dprisk.inference.budget import pure_dp_budget
-from dprisk.inference.dg_budget import measure_function, rho_for_target
-from dprisk.inference.dg_budget_levels import census_fractions, census_rho_for_target
-from dprisk.models.census import CENSUS_RHO_TOTAL, census_level
+from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
+from dprisk.inference.privacy.budget import measure_function, rho_for_target
+from dprisk.inference.privacy.budget_levels import census_fractions, census_rho_for_target
+from dprisk.inference.privacy.risk_profile import pure_dp_budget
+from dprisk.models.census.allocation import CENSUS_RHO_TOTAL, census_level
 
 profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior} if measure == "tail"
            else {})

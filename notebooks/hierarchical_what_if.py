@@ -60,14 +60,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from dprisk.inference import single_level
-from dprisk.inference.exact import exact_posterior
-from dprisk.inference.sampling import sample_posterior
-from dprisk.inference.variant import variant_log_odds
-from dprisk.models.census import parse_rho
-from dprisk.models.priors import parse_prior
-from dprisk.validation import published
-from dprisk.validation.diagnostics import convergence_report
+from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.studies.variant import variant_log_odds
+from dprisk.inference.two_level.exact import exact_posterior
+from dprisk.inference.two_level.sampling import sample_posterior
+from dprisk.models.census.allocation import parse_rho
+from dprisk.models.priors.library import parse_prior
+from dprisk.validation.crosschecks.diagnostics import convergence_report
+from dprisk.validation.paper import published
 
 rho1_value = parse_rho(rho1, "rho1")
 rho2_value = parse_rho(rho2, "rho2")
@@ -117,7 +117,7 @@ _ = ax_x2.legend(fontsize=8)
 # $d = 27$, $p = 1/2$, $m = 0$, the paper prints an MCMC estimate of $P[X_1 = 1 \mid D]$
 # (its Table 7). The exact posterior of the model as written is
 # the number above; a Gibbs sampler whose $X_1$ update ignores the support constraint
-# $k_1 \le k_2$ (``dprisk.inference.variant.variant_log_odds``) lands near the printed value
+# $k_1 \le k_2$ (``dprisk.inference.studies.variant.variant_log_odds``) lands near the printed value
 # instead. The cell below shows the printed value only when the parameters are the paper's.
 
 # %%

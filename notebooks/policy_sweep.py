@@ -22,9 +22,10 @@
 # of that comes from the block-group release, compared with the block release alone?
 #
 # Each grid point is an exact sum over all releases $D = (x_1^*, x_2^*, y_1^*)$ drawn from
-# the true mechanism (``dprisk.inference.studies.p_correct_hierarchical``; no Monte Carlo), so
+# the true mechanism (``dprisk.inference.studies.p_correct.p_correct_hierarchical``; no Monte
+# Carlo), so
 # the differences in the maps are real, not noise. The grid runs through
-# ``dprisk.inference.sweeps.sweep``: in this process by default, on a local Dask cluster
+# ``dprisk.inference.sweeps.sweep.sweep``: in this process by default, on a local Dask cluster
 # when ``n_workers > 0``.
 
 # %% tags=["parameters"]
@@ -53,9 +54,9 @@ import numpy as np
 from matplotlib.colors import TwoSlopeNorm
 from tqdm import TqdmWarning
 
-from dprisk.inference.studies import p_correct_hierarchical, p_correct_variant
-from dprisk.inference.sweeps import sweep
-from dprisk.models.census import census_level
+from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.sweeps.sweep import sweep
+from dprisk.models.census.allocation import census_level
 
 # sweep() imports tqdm.auto even with progress=False; without ipywidgets that warns once.
 warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
@@ -163,7 +164,7 @@ _ = ax.legend(fontsize=7, ncol=2)
 # constraint $X_2 \ge X_1$ pulls decisions towards $X_1 = m$, so when the target does have
 # ``c`` the loss can dominate. ``decision_model = "variant"`` decides instead with the
 # Gibbs sampler that drops that constraint in the $X_1$ update (the reading of the paper's
-# Figures 5-6 in ``dprisk.inference.studies``); compare the two.
+# Figures 5-6 in ``dprisk.inference.studies.p_correct``); compare the two.
 
 # %%
 net = result["gain"] - result["loss"]

@@ -47,10 +47,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
-from dprisk.inference import single_level
-from dprisk.models.census import census_level
-from dprisk.models.discrete_gaussian import support_halfwidth
-from dprisk.models.privacy import zcdp_to_dp
+from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.models.census.allocation import census_level
+from dprisk.models.mechanism.conversions import zcdp_to_dp
+from dprisk.models.mechanism.discrete_gaussian import support_halfwidth
 
 rho_block = census_level("block").rho
 scenarios = {"Census block": rho_block, "what-if": float(rho1)}

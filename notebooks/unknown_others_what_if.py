@@ -26,7 +26,7 @@
 #   \mathrm{DG}(0, 1/(2\rho_1)),$$
 #
 # and the posterior that the target has ``c`` is an exact sum over the binomial
-# (``dprisk.inference.unknown_others``). How much less does the release reveal as ``n``
+# (``dprisk.inference.unknown_others.closed_form``). How much less does the release reveal as ``n``
 # grows? We show, for the parameters below:
 #
 # * per release: the posterior and $R'(x_1^*)$ for a few ``n``;
@@ -49,7 +49,8 @@ pymc_draws = 2000  # draws per chain of the PyMC cross-check (0 skips it)
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference import single_level, unknown_others
+from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.unknown_others.closed_form import closed_form as unknown_others
 
 releases = np.arange(known - 15, known + 30)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -101,12 +102,12 @@ print(f"R: {risk[0]:.4f} at n = 0 (paper: {single_level.marginal_risk(rho1, p):.
 # smoothly. The accuracy averaged over the adversary's prior and the risk ``R`` fall steadily.
 #
 # **Cross-check.** The same model declared in PyMC
-# (``dprisk.models.unknown_others_model``), sampled with PyMC's own steps, against the
+# (``dprisk.models.builders.unknown_others``), sampled with PyMC's own steps, against the
 # exact posterior:
 
 # %%
 if pymc_draws > 0:
-    from dprisk.inference.unknown_others_sampling import pymc_posterior
+    from dprisk.inference.unknown_others.sampling import pymc_posterior
 
     n_check = max(n_shown)
     result = pymc_posterior(x1_star, rho1, p, known, unknown_others=n_check, q=q,

@@ -40,11 +40,11 @@ seed = 2026  # random seed of the simulated releases
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.attribute import cell_posterior, sample_releases
-from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
-from dprisk.models.census import census_level
-from dprisk.models.histogram_1940 import ed_28_21, ed_28_21_known, ed_28_21_target
-from dprisk.models.histogram_prior import restricted_prior
+from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
+from dprisk.inference.attribute.posterior import cell_posterior, sample_releases
+from dprisk.models.census.allocation import census_level
+from dprisk.models.census.histogram_1940 import ed_28_21, ed_28_21_known, ed_28_21_target
+from dprisk.models.priors.histogram import restricted_prior
 
 rho_block = census_level("block").rho
 hist, known, target = ed_28_21(), ed_28_21_known(), ed_28_21_target()

@@ -6,7 +6,7 @@ uses: the likelihood of all releases is the product of the per-level pmfs.
 
 import numpy as np
 
-from dprisk.models import discrete_gaussian as dg
+from dprisk.models.mechanism import discrete_gaussian as dg
 
 
 def brute_joint_posterior(x_stars, rhos, p, m):

@@ -1,6 +1,7 @@
 """Reference X2-prior weights typed in from their definitions, shared by the prior tests.
 
-Independent of ``dprisk.models.priors`` on purpose: the tests compare the library against these.
+Independent of ``dprisk.models.priors.library`` on purpose: the tests compare the library against
+these.
 """
 
 import numpy as np

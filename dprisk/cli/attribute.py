@@ -48,7 +48,7 @@ CELL_BYTES = 64
 #: Bytes of memory per byte of a cell file while it is read (the text, its tokens and the
 #: Python floats).
 FILE_BYTE_MEMORY = 48
-#: Work steps (see :mod:`dprisk.models.work_budget`) of one simulated release of the strategy
+#: Work steps (see :mod:`dprisk.runtime.work_limit`) of one simulated release of the strategy
 #: design, and per other block of the block group (measured 0.3 ms and 33 us, rounded up).
 RELEASE_STEPS = 100_000
 RELEASE_BLOCK_STEPS = 10_000
@@ -107,7 +107,7 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
         Naming ``option``: unreadable file, or an entry that is not a number (an integer
         when ``integers``).
     """
-    from dprisk.models.budget import check_memory
+    from dprisk.runtime.memory_limit import check_memory
 
     kind = "integers" if integers else "numbers"
     try:
@@ -138,7 +138,7 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
 
 
 def _prior(args, n_cells: int | None):
-    from dprisk.models.histogram_prior import check_cell_prior, uniform_prior
+    from dprisk.models.priors.histogram import check_cell_prior, uniform_prior
 
     if args.prior is None:
         return uniform_prior(n_cells)
@@ -147,19 +147,19 @@ def _prior(args, n_cells: int | None):
 
 
 def _true_cell(args, prior, default: int):
-    from dprisk.models.histogram_prior import check_true_cell
+    from dprisk.models.priors.histogram import check_true_cell
 
     cell = default if args.true_cell is None else args.true_cell
     return check_true_cell(cell, prior, name="--true-cell")
 
 
 def _design(args, method: str, seed) -> tuple[dict, list[str]]:
-    from dprisk.models.census import parse_rho
-    from dprisk.models.histogram_prior import check_n_cells
+    from dprisk.models.census.allocation import parse_rho
+    from dprisk.models.priors.histogram import check_n_cells
 
     common.require(args, "design", rho1="a rho > 0 or census:LEVEL")
     rho = parse_rho(args.rho1, "--rho1")
-    from dprisk.models.budget import check_memory
+    from dprisk.runtime.memory_limit import check_memory
 
     n_cells = check_n_cells(args.cells, "--cells")
     check_memory(n_cells * CELL_BYTES, parameter="--cells", what=f"{n_cells} cells")
@@ -171,7 +171,7 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
         if common.given(args, dest):
             raise ValueError(f"{common.flag(dest)} does not apply without --strategy "
                              f"({STRATEGIES[0]}): the independent-cells design is exact")
-    from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
+    from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
 
     with common.naming_option("rho", "--rho1"):
         p_map = p_map_correct(rho, prior=prior, true_cell=cell)
@@ -189,13 +189,13 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
 
 
 def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
-    from dprisk.inference.attribute_strategy import (
+    from dprisk.inference.attribute.strategy import (
         BlockGroup,
         census_block_design,
         strategy_measures,
     )
-    from dprisk.models.census import parse_rho
-    from dprisk.models.histogram_2020 import GVHR_2020_SHAPE
+    from dprisk.models.census.allocation import parse_rho
+    from dprisk.models.census.histogram_2020 import GVHR_2020_SHAPE
 
     if args.strategy not in STRATEGIES:
         raise ValueError(f"--strategy must be one of {', '.join(STRATEGIES)}, got "
@@ -206,7 +206,7 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     if prior.size != n_gvhr:
         raise ValueError(f"--cells must be {n_gvhr} with --strategy {args.strategy} (the 2020 "
                          f"GVHR histogram), got {prior.size}")
-    from dprisk.models.work_budget import check_work
+    from dprisk.runtime.work_limit import check_work
 
     group = None
     if common.given(args, "rho2") or common.given(args, "d") or common.given(args, "x2_prior"):
@@ -260,9 +260,9 @@ def _naming_rho1(err: ValueError) -> ValueError:
 
 
 def _release(args, method: str, seed) -> tuple[dict, list[str]]:
-    from dprisk.inference.attribute import cell_posterior
-    from dprisk.models.census import parse_rho
-    from dprisk.models.histogram_prior import check_known_counts
+    from dprisk.inference.attribute.posterior import cell_posterior
+    from dprisk.models.census.allocation import parse_rho
+    from dprisk.models.priors.histogram import check_known_counts
 
     common.require(args, "one-release", rho1="a rho > 0 or census:LEVEL",
                    known="a FILE of known counts")

@@ -119,7 +119,7 @@ def run(args) -> int:
 
 
 def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.budget import pure_dp_budget
+    from dprisk.inference.privacy.risk_profile import pure_dp_budget
 
     if args.pure_dp is None:
         raise ValueError("--pure-dp is required for the epsilon-DP risk-profile budget (or "
@@ -173,8 +173,8 @@ def _measure_kwargs(args) -> dict:
 
 
 def _payload(answer, epsilon_rho: float) -> dict:
-    from dprisk.inference.accounting import epsilon_cks
-    from dprisk.models.census import CENSUS_DELTA
+    from dprisk.inference.privacy.accounting import epsilon_cks
+    from dprisk.models.census.allocation import CENSUS_DELTA
 
     return {"rho": answer.rho, "epsilon_cks": epsilon_cks(epsilon_rho, CENSUS_DELTA),
             "measure": answer.measure, "target": answer.target, "binding_p": answer.binding_p,
@@ -182,7 +182,7 @@ def _payload(answer, epsilon_rho: float) -> dict:
 
 
 def _lines(title: str, payload: dict, rho_name: str, epsilon_of: str) -> list[str]:
-    from dprisk.models.census import CENSUS_DELTA
+    from dprisk.models.census.allocation import CENSUS_DELTA
 
     return [
         title,
@@ -199,7 +199,7 @@ def _priors_text(args) -> str:
 
 
 def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.dg_budget import rho_for_target
+    from dprisk.inference.privacy.budget import rho_for_target
 
     kwargs = _measure_kwargs(args)
     answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
@@ -210,8 +210,8 @@ def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 
 def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.dg_budget_levels import TWO_LEVEL_MEASURES, rho2_for_target
-    from dprisk.models.census import parse_rho
+    from dprisk.inference.privacy.budget_levels import TWO_LEVEL_MEASURES, rho2_for_target
+    from dprisk.models.census.allocation import parse_rho
 
     common.require(args, "two-level", measure=" | ".join(TWO_LEVEL_MEASURES),
                    d="an integer >= 1", x2="the true block-group count")
@@ -240,7 +240,7 @@ def _proof(answer) -> list[str]:
 
 
 def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.dg_budget_levels import census_rho_for_target
+    from dprisk.inference.privacy.budget_levels import census_rho_for_target
 
     if args.measure is None:
         raise ValueError("--measure is required for the census form (marginal-risk | "

@@ -19,10 +19,10 @@ def add_parser(subs) -> None:
 
 def run(args) -> int:
     """Print the allocation: total rho, delta, epsilon (three ways) and each level's rho."""
-    from dprisk.inference.accounting import census_epsilon_pld, epsilon_cks
-    from dprisk.models.census import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
-    from dprisk.models.census_strategy import STRATEGY_NAME, strategy_queries
-    from dprisk.models.privacy import zcdp_to_dp
+    from dprisk.inference.privacy.accounting import census_epsilon_pld, epsilon_cks
+    from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_LEVELS, CENSUS_RHO_TOTAL
+    from dprisk.models.census.strategy import STRATEGY_NAME, strategy_queries
+    from dprisk.models.mechanism.conversions import zcdp_to_dp
 
     epsilon = float(zcdp_to_dp(float(CENSUS_RHO_TOTAL), CENSUS_DELTA))
     tighter = epsilon_cks(float(CENSUS_RHO_TOTAL), CENSUS_DELTA)

@@ -323,7 +323,7 @@ def run_form(args, command: str, forms: list[Form], defaults: dict, computes: di
 
 def scenario_rhos(args, form: str, **needed: str) -> list[float]:
     """Check that a form's options are given; return its rhos (``--rho1`` [, ``--rho2``])."""
-    from dprisk.models.census import parse_rho
+    from dprisk.models.census.allocation import parse_rho
 
     require(args, form, **needed)
     return [parse_rho(getattr(args, name), name) for name in ("rho1", "rho2")
@@ -347,7 +347,7 @@ def require(args, form: str, **needed: str) -> None:
 # --------------------------------------------------------------------------- seeds
 def draw_seed() -> int:
     """A fresh seed in ``[0, 2**32)`` from the operating system's entropy."""
-    from dprisk.models.dg_sampling import resolve_random_seed
+    from dprisk.models.mechanism.dg_sampling import resolve_random_seed
 
     return resolve_random_seed(None)
 
@@ -517,7 +517,7 @@ def payload_lines(title: str, payload: dict) -> list[str]:
 @contextlib.contextmanager
 def naming_out():
     """Turn a refused output path of the API (message naming ``out``) into one naming ``--out``."""
-    from dprisk.inference.output_files import OutputError
+    from dprisk.runtime.output_files import OutputError
 
     try:
         yield
@@ -543,6 +543,6 @@ def naming_option(name: str, option: str):
 
 def check_writable_dir(path: Path, option: str) -> None:
     """Raise ValueError unless ``path``'s nearest existing ancestor is a writable directory."""
-    from dprisk.inference.output_files import check_creatable
+    from dprisk.runtime.output_files import check_creatable
 
     check_creatable(path, option)

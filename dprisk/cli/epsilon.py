@@ -51,8 +51,8 @@ def run(args) -> int:
 
 
 def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.accounting import epsilon_bun_steinke, epsilon_cks
-    from dprisk.models.census import parse_rho
+    from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
+    from dprisk.models.census.allocation import parse_rho
 
     common.require(args, "rho-to-epsilon", rho="a rho > 0 or census:LEVEL")
     rho = parse_rho(args.rho, "--rho")
@@ -72,7 +72,7 @@ def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 
 def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.accounting import rho_bun_steinke, rho_cks
+    from dprisk.inference.privacy.accounting import rho_bun_steinke, rho_cks
     from dprisk.models.checks import check_rho
 
     check_rho(args.epsilon, "--epsilon")

@@ -1,7 +1,7 @@
 """Grids written on the command line (``dprisk sweep``) and the records printed back.
 
 :func:`parse_grid` turns ``1,2,5``, ``1:10``, ``0.01:100:5:log`` or ``improper,point:1`` into
-a list of values checked like the arguments of :func:`dprisk.inference.sweeps.sweep`;
+a list of values checked like the arguments of :func:`dprisk.inference.sweeps.sweep.sweep`;
 :func:`sweep_records` flattens a sweep's table (or Dataset) into one plain record per grid
 point (the ``records`` of ``dprisk sweep --json``).
 """
@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dprisk.inference.sweep_netcdf import SweepTable
-from dprisk.inference.sweep_plan import DIMS, VARIABLES, check_grid
+from dprisk.inference.sweeps.netcdf import SweepTable
+from dprisk.inference.sweeps.plan import DIMS, VARIABLES, check_grid
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
-from dprisk.models.census import parse_rho
+from dprisk.models.census.allocation import parse_rho
 
 __all__ = ["GRID_SYNTAX", "parse_grid", "sweep_records"]
 
@@ -85,12 +85,12 @@ def parse_grid(text: str, name: str, kind: type = float) -> list:
     * ``int``: ``A:B`` (the integers A..B inclusive) or ``A:B:STEP``;
     * ``float``: ``A:B:N`` (N points from A to B, linearly spaced, end points included) or
       ``A:B:N:log`` (geometrically spaced, A, B > 0); list items may be ``census:LEVEL``
-      (the 2020 Census rho of that level, :func:`dprisk.models.census.parse_rho`);
+      (the 2020 Census rho of that level, :func:`dprisk.models.census.allocation.parse_rho`);
     * ``str`` (priors): a comma list of prior specifications, e.g.
       ``improper,truncated:10,point:1``.
 
-    When ``name`` is one of :data:`dprisk.inference.sweep_plan.DIMS` the values are validated
-    like the arguments of :func:`dprisk.inference.sweeps.sweep` (e.g. ``rho > 0``,
+    When ``name`` is one of :data:`dprisk.inference.sweeps.plan.DIMS` the values are validated
+    like the arguments of :func:`dprisk.inference.sweeps.sweep.sweep` (e.g. ``rho > 0``,
     ``d >= 1``, no duplicates).
 
     Parameters

@@ -2,13 +2,13 @@
 
 ``--rhos`` is ``R1,...,Rh`` (each a number > 0, fractions accepted, or ``census:LEVEL``) or
 ``census:N``, the bottom ``N`` Census levels, block first
-(:func:`dprisk.models.census.census_rhos`);
+(:func:`dprisk.models.census.allocation.census_rhos`);
 ``--siblings`` is ``d2,...,dh`` and ``--stars`` is ``x1*,...,xh*,y1*,...,y(h-1)*``.
 """
 
 from __future__ import annotations
 
-from dprisk.models.census import parse_rhos as census_parse_rhos
+from dprisk.models.census.allocation import parse_rhos as census_parse_rhos
 from dprisk.models.checks import check_positive_int
 
 __all__ = ["RHOS_FORM", "parse_rhos", "parse_siblings", "parse_stars"]
@@ -29,7 +29,9 @@ def _items(text, name: str, form: str) -> list[str]:
 
 
 def parse_rhos(text, *, min_levels: int = 1) -> list[float]:
-    """Parse ``--rhos`` with :func:`dprisk.models.census.parse_rhos` (the one ``census:`` parser).
+    """Parse ``--rhos`` with the one ``census:`` parser.
+
+    The parser is :func:`dprisk.models.census.allocation.parse_rhos`.
 
     ``min_levels`` is 2 for the nested-levels form of ``posterior`` and 1 for a target unique
     at ``ell`` levels (``marginal``).

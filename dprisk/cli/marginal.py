@@ -71,7 +71,7 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference import single_level
+    from dprisk.inference.single_level.closed_form import closed_form as single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
     with common.naming_option("rho", "--rho1"):
@@ -99,7 +99,7 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
-    from dprisk.inference.studies import marginal_summary
+    from dprisk.inference.studies.p_correct import marginal_summary
 
     rho1, rho2 = common.scenario_rhos(args, "two-level", rho1="a rho > 0 or census:LEVEL",
                                       d="an integer >= 1",
@@ -122,7 +122,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
 
 def _unique_levels(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.cli.levels import parse_rhos
-    from dprisk.inference.unique_levels import unique_levels_summary
+    from dprisk.inference.nested.unique_levels import unique_levels_summary
 
     rhos = parse_rhos(args.rhos)
     payload = unique_levels_summary(rhos, p=args.p, known=args.known)

@@ -73,7 +73,7 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference import single_level
+    from dprisk.inference.single_level.closed_form import closed_form as single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL",
                                    x1_star="the released block count, an integer")
@@ -92,7 +92,7 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
-    from dprisk.inference.sampling import posterior_summary
+    from dprisk.inference.two_level.sampling import posterior_summary
 
     rho1, rho2 = common.scenario_rhos(
         args, "two-level", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
@@ -110,7 +110,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
 
 def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
-    from dprisk.inference.multilevel import posterior_summary
+    from dprisk.inference.nested.posterior import posterior_summary
 
     common.require(args, "nested-levels", siblings="d_2,...,d_h",
                    stars="x1*,...,xh*,y1*,...")

@@ -33,9 +33,9 @@ def add_parser(subs) -> None:
 
 def run(args) -> int:
     """Write the report to ``--out`` and print its summary."""
-    from dprisk.validation.records import CLAIM_STATUSES
-    from dprisk.validation.report import write_report
-    from dprisk.validation.report_output import check_report_out
+    from dprisk.validation.paper.records import CLAIM_STATUSES
+    from dprisk.validation.report.build import write_report
+    from dprisk.validation.report.output import check_report_out
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

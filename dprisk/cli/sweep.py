@@ -2,7 +2,7 @@
 
 Every grid option is parsed by :func:`dprisk.cli.grids.parse_grid` (a value, a comma list or
 a range) and swept, even with a single value. ``--method mc`` runs the Monte Carlo study at
-every point with the seed :func:`dprisk.inference.sweeps.point_seed` of the sweep's seed;
+every point with the seed :func:`dprisk.inference.sweeps.sweep.point_seed` of the sweep's seed;
 that seed is drawn when ``--seed`` is not given (or taken from an interrupted or finished mc
 sweep at the same ``--out``, so that a rerun resumes it) and reported.
 """
@@ -40,7 +40,7 @@ FORM = Form("grid", "every sweep", frozenset({"method"}), methods=("exact", "mc"
 #: Defaults applied after the checks (the Monte Carlo budget of ``dprisk marginal``).
 DEFAULTS = {"datasets": 20_000, "draws": 1000}
 #: Bytes per grid point of the printed records (a dict and its JSON text), checked against
-#: the memory budget (:mod:`dprisk.models.budget`) before any grid is built.
+#: the memory budget (:mod:`dprisk.runtime.memory_limit`) before any grid is built.
 RECORD_BYTES = 1024
 
 
@@ -83,8 +83,8 @@ def add_parser(subs) -> None:
 def run(args) -> int:
     """Parse the grids, run the sweep, print the records."""
     from dprisk.cli.grids import parse_grid, sweep_records
-    from dprisk.inference.sweep_store import check_out
-    from dprisk.inference.sweeps import connect, sweep_table
+    from dprisk.inference.sweeps.store import check_out
+    from dprisk.inference.sweeps.sweep import connect, sweep_table
 
     check_form(args, "sweep", FORM, [FORM])
     apply_defaults(args, DEFAULTS)
@@ -163,8 +163,8 @@ def _check_grid_memory(args) -> None:
     Each point costs :data:`RECORD_BYTES` (its printed record) on top of the sweep's own
     arrays; the option with the largest grid is named.
     """
-    from dprisk.inference.sweeps import check_sweep_work
-    from dprisk.models.budget import check_memory
+    from dprisk.inference.sweeps.sweep import check_sweep_work
+    from dprisk.runtime.memory_limit import check_memory
 
     sizes = {name: _grid_size(getattr(args, name), kind) for name, kind in
              (("rho1", float), ("rho2", float), ("d", int), ("x2", int), ("p", float),
@@ -181,7 +181,7 @@ def _check_grid_memory(args) -> None:
 
 def _stored_seed(out: Path) -> int | None:
     """The seed of a Monte Carlo sweep already stored (interrupted or finished) at ``out``."""
-    from dprisk.inference.sweep_store import stored_manifest
+    from dprisk.inference.sweeps.store import stored_manifest
 
     manifest = stored_manifest(out)
     if manifest is None or manifest.get("method") != "mc":

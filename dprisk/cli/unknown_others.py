@@ -1,7 +1,7 @@
 """``--unknown-others N --q Q``: the single-level forms of ``dprisk posterior`` and ``marginal``.
 
 The adversary knows everyone in the block except the target and ``N`` others, each of whom
-has the characteristics with probability ``Q`` (:mod:`dprisk.inference.unknown_others`).
+has the characteristics with probability ``Q`` (:mod:`dprisk.inference.unknown_others.closed_form`).
 The two options belong to the single-level form of both subcommands (the other forms refuse
 them through their :class:`dprisk.cli.common.Form`); ``--q`` without ``--unknown-others`` is
 refused here. The JSON keeps the single-level keys and adds ``unknown_others`` and ``q``.
@@ -62,7 +62,7 @@ def _inputs(args) -> tuple[dict, str]:
 
 def posterior(args, rho1: float) -> tuple[dict, list[str]]:
     """``dprisk posterior --rho1 R --x1-star X --unknown-others N --q Q``: posterior and R'."""
-    from dprisk.inference import unknown_others as uo
+    from dprisk.inference.unknown_others.closed_form import closed_form as uo
 
     model = {"unknown_others": args.unknown_others, "q": args.q}
     with _naming_options():
@@ -80,7 +80,7 @@ def posterior(args, rho1: float) -> tuple[dict, list[str]]:
 
 def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     """``dprisk marginal --rho1 R --unknown-others N --q Q``: marginal R and P[correct]."""
-    from dprisk.inference import unknown_others as uo
+    from dprisk.inference.unknown_others.closed_form import closed_form as uo
 
     model = {"unknown_others": args.unknown_others, "q": args.q}
     with _naming_options():

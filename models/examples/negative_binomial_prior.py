@@ -22,7 +22,7 @@ from it, the PyMC model uses it as the logp of X2.
 import numpy as np
 import pymc as pm
 
-from dprisk.models.priors import UserPrior
+from dprisk.models.priors.library import UserPrior
 
 # np.float64, not bare Python floats: PyTensor builds 5.0 as a float32 constant, which would
 # compute the logp in single precision (errors around 1e-8).

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dprisk.cli import main
-from dprisk.inference.attribute import cell_posterior
-from dprisk.inference.attribute_exact import expected_true_posterior, p_map_correct
+from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
+from dprisk.inference.attribute.posterior import cell_posterior
 
 
 def run_cli(argv, capsys):

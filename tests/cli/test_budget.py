@@ -51,8 +51,8 @@ def test_bad_input_exits_2_naming_the_parameter(argv, parameter, capsys):
 
 
 def test_measure_form_json(capsys):
-    from dprisk.inference.accounting import epsilon_cks
-    from dprisk.inference.dg_budget import rho_for_target
+    from dprisk.inference.privacy.accounting import epsilon_cks
+    from dprisk.inference.privacy.budget import rho_for_target
 
     status, out, err = run_cli(["budget", "--measure", "marginal-risk", "--target", "1.5",
                                 "--p", "0.01,1/10,0.5", "--json"], capsys)
@@ -97,7 +97,7 @@ KEYS = {"rho", "epsilon_cks", "measure", "target", "binding_p", "value_at_rho", 
      ("tail", 0.01, {"p": [0.5], "max_ratio": 1.5})),
 ])
 def test_step_measures_json(argv, api, capsys):
-    from dprisk.inference.dg_budget import rho_for_target
+    from dprisk.inference.privacy.budget import rho_for_target
 
     status, out, err = run_cli(["budget", *argv, "--json"], capsys)
     assert status == 0 and err == ""
@@ -110,8 +110,8 @@ def test_step_measures_json(argv, api, capsys):
 
 
 def test_census_and_two_level_forms_json(capsys):
-    from dprisk.inference.accounting import epsilon_cks
-    from dprisk.inference.dg_budget_levels import census_rho_for_target
+    from dprisk.inference.privacy.accounting import epsilon_cks
+    from dprisk.inference.privacy.budget_levels import census_rho_for_target
 
     status, out, _ = run_cli(["budget", "--census", "--measure", "marginal-risk", "--target",
                               "1.5", "--json"], capsys)
@@ -175,7 +175,7 @@ def test_step_and_level_forms_bad_input(argv, parameter, capsys):
 
 
 def test_two_level_marginal_forms_json(capsys):
-    from dprisk.inference.dg_budget_levels import rho2_for_target
+    from dprisk.inference.privacy.budget_levels import rho2_for_target
 
     for measure, target in (("marginal-posterior", "0.62"), ("marginal-risk", "1.25")):
         status, out, _ = run_cli(["budget", "--measure", measure, "--target", target,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference import single_level
-from dprisk.models.census import CENSUS_LEVELS, census_level
-from dprisk.models.privacy import zcdp_to_dp
+from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.models.census.allocation import CENSUS_LEVELS, census_level
+from dprisk.models.mechanism.conversions import zcdp_to_dp
 
 
 def test_census_json_contract(capsys):

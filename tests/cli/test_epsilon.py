@@ -5,14 +5,14 @@ import json
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference.accounting import (
+from dprisk.inference.privacy.accounting import (
     census_epsilon_pld,
     epsilon_bun_steinke,
     epsilon_cks,
     rho_bun_steinke,
     rho_cks,
 )
-from dprisk.models.census import CENSUS_LEVELS, census_level
+from dprisk.models.census.allocation import CENSUS_LEVELS, census_level
 
 
 def test_rho_to_epsilon_json(capsys):
@@ -86,7 +86,7 @@ def test_census_json_gains_the_tighter_epsilons(capsys):
 
 
 def test_census_strategy_lists_every_query(capsys):
-    from dprisk.models.census_strategy import strategy_queries
+    from dprisk.models.census.strategy import strategy_queries
 
     status, out, _ = run_cli(["census", "--strategy", "--json"], capsys)
     assert status == 0

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from dprisk.cli.grids import parse_grid, sweep_records
-from dprisk.inference.single_level import p_correct
-from dprisk.inference.sweeps import DIMS, VARIABLES, sweep
-from dprisk.models.census import census_level
+from dprisk.inference.single_level.closed_form import p_correct
+from dprisk.inference.sweeps.sweep import DIMS, VARIABLES, sweep
+from dprisk.models.census.allocation import census_level
 
 RHO_BLOCK = census_level("block").rho
 SWEEP_2D = {"rho1": RHO_BLOCK, "d": 27, "progress": False, "rho2": [0.1, 0.25, 1.0],

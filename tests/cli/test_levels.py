@@ -3,7 +3,7 @@
 import pytest
 
 from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
-from dprisk.models.census import census_rhos
+from dprisk.models.census.allocation import census_rhos
 
 
 def _parse(rhos, siblings, stars):

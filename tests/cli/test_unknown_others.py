@@ -1,7 +1,8 @@
 """``dprisk posterior|marginal --unknown-others N --q Q``: the single-level forms only.
 
 The JSON keeps the single-level keys and adds the inputs ``unknown_others`` and ``q``; the
-numbers are those of :mod:`dprisk.inference.unknown_others`. Refusals exit 2 with one stderr
+numbers are those of :mod:`dprisk.inference.unknown_others.closed_form`. Refusals exit 2 with one
+stderr
 line naming the option and nothing on stdout.
 """
 
@@ -10,7 +11,7 @@ import json
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference import unknown_others as uo
+from dprisk.inference.unknown_others.closed_form import closed_form as uo
 
 POST = ("posterior", "--rho1", "0.1", "--x1-star", "4", "--p", "0.3", "--known", "2")
 MARG = ("marginal", "--rho1", "0.1", "--p", "0.3")

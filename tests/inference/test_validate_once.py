@@ -2,7 +2,7 @@
 
 Every validator of :mod:`dprisk.models.checks` (``check_rho``, ``check_probability``,
 ``check_count``, ``check_positive_int``), the tail-mass rule of :mod:`dprisk.models.numerics`,
-:func:`dprisk.models.priors.check_support` and the priors' own support checks are replaced,
+:func:`dprisk.models.priors.library.check_support` and the priors' own support checks are replaced,
 in every ``dprisk`` module that looks them up, by wrappers that count calls per parameter
 name. Derived values (the precision ``rho2 + rho1/d`` that sizes a grid, the releases of a
 study's grid) go to kernels unchecked, so every count below is of an input parameter.
@@ -13,9 +13,12 @@ from collections import Counter
 
 import pytest
 
-from dprisk.inference import exact, multilevel, sampling, studies
-from dprisk.models import checks, numerics, priors
-from dprisk.models.census import census_rhos
+from dprisk.inference.nested import posterior as multilevel
+from dprisk.inference.studies.p_correct import p_correct as studies
+from dprisk.inference.two_level import exact, sampling
+from dprisk.models import checks, numerics
+from dprisk.models.census.allocation import census_rhos
+from dprisk.models.priors.library import library as priors
 
 CENSUS = {"rho1": census_rhos(2)[0], "rho2": census_rhos(2)[1], "d": 27}
 DEFAULT_NAMES = {"check_rho": "rho", "check_probability": "p", "check_tail_mass": "tail_mass"}

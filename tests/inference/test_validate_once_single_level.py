@@ -11,25 +11,25 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dprisk.models.census import census_rhos
+from dprisk.models.census.allocation import census_rhos
 
 VALIDATORS = ("check_rho", "check_probability", "check_count", "check_positive_int",
               "check_closed_probability")
 MODULES = (
-    "dprisk.inference.single_level",
-    "dprisk.inference.single_level_kernels",
-    "dprisk.inference.unique_levels",
-    "dprisk.inference.unique_levels_exact",
-    "dprisk.inference.unique_levels_sweep",
-    "dprisk.inference.sequential",
-    "dprisk.inference.postprocessing",
-    "dprisk.inference.unknown_others",
-    "dprisk.inference.unknown_others_kernels",
+    "dprisk.inference.single_level.closed_form",
+    "dprisk.inference.single_level.closed_form_kernels",
+    "dprisk.inference.nested.unique_levels",
+    "dprisk.inference.nested.unique_levels_kernels",
+    "dprisk.inference.nested.unique_levels_sweep",
+    "dprisk.inference.single_level.sequential",
+    "dprisk.inference.product.one_block",
+    "dprisk.inference.unknown_others.closed_form",
+    "dprisk.inference.unknown_others.closed_form_kernels",
     "dprisk.models.unknown_others",
-    "dprisk.models.discrete_gaussian",
-    "dprisk.models.dg_sums",
+    "dprisk.models.mechanism.discrete_gaussian",
+    "dprisk.models.mechanism.dg_sums",
     "dprisk.models.numerics",
-    "dprisk.models.census",
+    "dprisk.models.census.allocation",
     "dprisk.models.checks",
 )
 
@@ -56,7 +56,7 @@ def calls(monkeypatch):
 
 
 def _single_level():
-    return importlib.import_module("dprisk.inference.single_level")
+    return importlib.import_module("dprisk.inference.single_level.closed_form")
 
 
 @pytest.mark.parametrize(("call", "expected"), [
@@ -90,13 +90,13 @@ UNKNOWN = {"unknown_others": 4, "q": 0.3}
      {"rho", "p", "known", "unknown_others", "q"}),
 ])
 def test_unknown_others_entry_points_validate_each_parameter_once(calls, call, expected):
-    call(importlib.import_module("dprisk.inference.unknown_others"))
+    call(importlib.import_module("dprisk.inference.unknown_others.closed_form"))
     assert dict(calls) == dict.fromkeys(expected, 1)
 
 
 @pytest.mark.parametrize("method", ["auto", "enumerate", "contour", "sweep"])
 def test_unique_levels_entry_point_validates_each_parameter_once(calls, method):
-    unique_levels = importlib.import_module("dprisk.inference.unique_levels")
+    unique_levels = importlib.import_module("dprisk.inference.nested.unique_levels")
     unique_levels.marginal_unique_levels(census_rhos(2), p=0.2, known=1, method=method)
     assert dict(calls) == {"rhos": 1, "p": 1, "known": 1}
 
@@ -104,20 +104,20 @@ def test_unique_levels_entry_point_validates_each_parameter_once(calls, method):
 @pytest.mark.parametrize("name", ["p_correct_unique_levels", "marginal_risk_unique_levels",
                                   "unique_levels_summary"])
 def test_unique_levels_helpers_validate_each_parameter_once(calls, name):
-    unique_levels = importlib.import_module("dprisk.inference.unique_levels")
+    unique_levels = importlib.import_module("dprisk.inference.nested.unique_levels")
     getattr(unique_levels, name)(census_rhos(3), 0.2, 1)
     assert dict(calls) == {"rhos": 1, "p": 1, "known": 1}
 
 
 def test_one_level_delegation_validates_once(calls):
-    unique_levels = importlib.import_module("dprisk.inference.unique_levels")
+    unique_levels = importlib.import_module("dprisk.inference.nested.unique_levels")
     unique_levels.p_correct_unique_levels(census_rhos(1), 0.2, 1)
     unique_levels.marginal_posterior_sweep(census_rhos(1), 0.2, 1)
     assert dict(calls) == {"rhos": 2, "p": 2, "known": 2}
 
 
 def test_sequential_entry_points_validate_each_parameter_once(calls):
-    sequential = importlib.import_module("dprisk.inference.sequential")
+    sequential = importlib.import_module("dprisk.inference.single_level.sequential")
     sequential.sequential_risk([1, 2, 0], [0.1, 0.2, 0.3], 0.2, 1)
     assert dict(calls) == {"x1_stars": 1, "rhos": 1, "p": 1, "known": 1}
 
@@ -144,13 +144,13 @@ def test_array_inputs_give_arrays():
 
 
 def test_postprocessing_bound_validates_each_parameter_once(calls):
-    postprocessing = importlib.import_module("dprisk.inference.postprocessing")
+    postprocessing = importlib.import_module("dprisk.inference.product.one_block")
     postprocessing.marginal_posterior_before_postprocessing(0.1, 27, 0.5)
     assert dict(calls) == {"rho1": 1, "d": 1, "p": 1}
 
 
 def test_dg_cdf_validates_each_parameter_once(calls):
-    dg = importlib.import_module("dprisk.models.discrete_gaussian")
+    dg = importlib.import_module("dprisk.models.mechanism.discrete_gaussian")
     dg.logcdf(2, 0, 0.3)
     assert dict(calls) == {"x": 1, "mu": 1, "rho": 1}
     calls.clear()
@@ -159,7 +159,7 @@ def test_dg_cdf_validates_each_parameter_once(calls):
 
 
 def test_dg_sums_validate_each_parameter_once(calls):
-    dg_sums = importlib.import_module("dprisk.models.dg_sums")
+    dg_sums = importlib.import_module("dprisk.models.mechanism.dg_sums")
     dg_sums.total_variation(5, 0.3)
     assert dict(calls) == {"n": 1, "rho": 1}
     calls.clear()

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dprisk.models.numerics import scalar_result
-from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
+from dprisk.models.priors.library import ImproperUniform, PointMass, TruncatedUniform
 from dprisk.models.scenario import (
     Release,
     Scenario,

@@ -6,7 +6,7 @@ distributed, and, except the sweep (which writes its netCDF file with ``netCDF4`
 pandas or netCDF.
 
 numba (the fused exact kernels, issue 12 item 2) follows a pay-back rule
-(``dprisk.inference.fused_kernels``): measured on the 2-core machine, importing numba costs
+(``dprisk.inference.kernels.fused_kernels``): measured on the 2-core machine, importing numba costs
 0.25-0.3 s and the first call of a cached kernel 0.55-0.7 s more, against 0.2-0.3 s for a whole
 ``python -c "import numpy, scipy"``; the numpy path does about 2e7 table cells per second.
 So the compiled kernel is loaded only once the numpy work of the process (so far plus this
@@ -54,16 +54,16 @@ LIBRARY_PATHS = {
         "single_level.p_correct(0.1)\n"
     ),
     "two-level exact": (
-        "from dprisk.inference.exact import exact_posterior\n"
+        "from dprisk.inference.two_level.exact import exact_posterior\n"
         "post = exact_posterior(3, 30, 27, rho1=0.1, rho2=0.25, d=27)\n"
         "post.prob_x1, post.x2_pmf\n"
     ),
     "nested exact": (
-        "from dprisk.inference.multilevel_exact import exact_posterior\n"
+        "from dprisk.inference.nested.exact import exact_posterior\n"
         "exact_posterior([3, 30, 100], [27, 95], rhos=[0.1, 0.25, 0.5], siblings=[27, 4])\n"
     ),
     "hierarchical P[correct]": (
-        "from dprisk.inference.studies import marginal_summary, p_correct_hierarchical\n"
+        "from dprisk.inference.studies.p_correct import marginal_summary, p_correct_hierarchical\n"
         "p_correct_hierarchical(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
         "marginal_summary(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
     ),
@@ -80,7 +80,7 @@ def test_large_exact_batch_loads_numba_and_nothing_else_heavy():
     """A batch whose numpy work exceeds the load cost takes the compiled kernel (numba only)."""
     loaded = _loaded(
         "import numpy as np\n"
-        "from dprisk.inference.exact import posterior_x1\n"
+        "from dprisk.inference.two_level.exact import posterior_x1\n"
         "x = np.arange(500_000) % 7\n"
         "posterior_x1(x, x + 1, 3 * x, rho1=0.1, rho2=0.25, d=27)\n"
     )

@@ -71,7 +71,7 @@ def test_cli_works_beside_user_modules(shadowing_folder):
 def test_api_imports_beside_user_modules(shadowing_folder):
     code = (
         "import dprisk.inference, dprisk.models, dprisk.validation\n"
-        "from dprisk.models.priors import parse_prior\n"
+        "from dprisk.models.priors.library import parse_prior\n"
         "print(type(parse_prior('models/examples/negative_binomial_prior.py:prior')).__name__)\n"
     )
     done = subprocess.run(

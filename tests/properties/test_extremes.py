@@ -29,14 +29,15 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dprisk.inference import sequential
-from dprisk.inference import single_level as sl
-from dprisk.inference.exact import GridTooNarrowError, exact_posterior, posterior_x1
-from dprisk.inference.gibbs import ExactConditionals, gibbs_sample
-from dprisk.models import dg_sampling, dg_sums, privacy
-from dprisk.models import discrete_gaussian as dg
-from dprisk.models.census import census_level
-from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior, posterior_x1
+from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
+from dprisk.models.census.allocation import census_level
+from dprisk.models.mechanism import conversions as privacy
+from dprisk.models.mechanism import dg_sampling, dg_sums
+from dprisk.models.mechanism import discrete_gaussian as dg
+from dprisk.models.priors.library import ImproperUniform, PointMass, TruncatedUniform
 
 DPS = 50
 EPS = np.finfo(float).eps

@@ -2,7 +2,8 @@
 
 Hypothesis draws rho1, rho2 in [1e-4, 1e2], d in [1, 1e4], p in [1e-12, 1 - 1e-12],
 m up to 1e7, releases within a few hundred of the truth, and the priors improper,
-truncated:U and point:K (inference/exact.py, inference/gibbs.py, models/priors.py):
+truncated:U and point:K (inference/two_level/exact.py, inference/two_level/gibbs.py,
+models/priors/library.py):
 
 * the exact posterior is a distribution on the model's support (X2 >= X1, prior support)
   and P[X1 = m+1 | D] is non-decreasing in x1* and in p;
@@ -23,9 +24,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dprisk.inference.exact import exact_posterior, posterior_x1
-from dprisk.inference.gibbs import ExactConditionals, alias_table, gibbs_sample
-from dprisk.models.priors import ImproperUniform, PointMass, TruncatedUniform
+from dprisk.inference.two_level.exact import exact_posterior, posterior_x1
+from dprisk.inference.two_level.gibbs import ExactConditionals, alias_table, gibbs_sample
+from dprisk.models.priors.library import ImproperUniform, PointMass, TruncatedUniform
 
 EPS = np.finfo(float).eps
 TAIL_MASS = 1e-12  # inference.exact.DEFAULT_TAIL_MASS

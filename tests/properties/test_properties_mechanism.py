@@ -22,8 +22,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dprisk.models import dg_sampling, dg_sums, privacy
-from dprisk.models import discrete_gaussian as dg
+from dprisk.models.mechanism import conversions as privacy
+from dprisk.models.mechanism import dg_sampling, dg_sums
+from dprisk.models.mechanism import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps
 

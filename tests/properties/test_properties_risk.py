@@ -1,4 +1,4 @@
-"""Property-based tests of the single-level risk measures (inference/single_level.py).
+"""Property-based tests of the single-level risk measures (inference/single_level/closed_form.py).
 
 Properties of the closed forms (paper §3.1, §4.2; supplement S1.1, S1.3, S5), over
 rho in [1e-6, 1e4], p in [1e-12, 1 - 1e-12], releases within 1e4 of m and m up to 1e7:
@@ -24,10 +24,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from dprisk.inference import sequential
-from dprisk.inference import single_level as sl
-from dprisk.inference import unique_levels as ulv
-from dprisk.models import discrete_gaussian as dg
+from dprisk.inference.nested import unique_levels as ulv
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level.closed_form import sequential
+from dprisk.models.mechanism import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps
 

@@ -2,7 +2,7 @@
 
 Run as ``python -c "import output_helpers as h; h.main()" COMMAND OUT SIGNAL_FILE``:
 
-* ``report OUT SIGNAL_FILE PHASE`` -- :func:`dprisk.validation.report.write_report` with one
+* ``report OUT SIGNAL_FILE PHASE`` -- :func:`dprisk.validation.report.build.write_report` with one
   tiny stub study (no real study runs). With ``PHASE=study`` the study creates
   ``SIGNAL_FILE`` and sleeps (the run holds the lock, nothing written yet); with
   ``PHASE=write`` the report's files are written into the temporary directory, then
@@ -33,7 +33,7 @@ def stub_study(*, paper_scale):
     import xarray as xr
     from matplotlib.figure import Figure
 
-    from dprisk.validation.records import StudyResult
+    from dprisk.validation.paper.records import StudyResult
 
     fig = Figure(figsize=(2, 2))
     fig.add_subplot().plot([0, 1], [1, 0])
@@ -51,7 +51,7 @@ def _signal_and_hold(signal_file: str) -> None:
 
 def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:
     """``write_report(out)`` with :func:`stub_study`, held at ``phase`` (see the docstring)."""
-    from dprisk.validation import report
+    from dprisk.validation.report.build import build as report
 
     def held_study(*, paper_scale):
         if phase == "study":
@@ -75,7 +75,7 @@ def run_sweep(out: str, signal_file: str) -> None:
     """The resume tests' exact sweep, held after its final file is written (not yet moved)."""
     import reliability_helpers
 
-    from dprisk.inference import sweep_store
+    from dprisk.inference.sweeps.sweep import store as sweep_store
 
     write_table = sweep_store.write_table
 

@@ -40,7 +40,7 @@ def _delay() -> None:
 
 def counted_mc(**kwargs):
     """``simulate_p_correct`` (no progress bar), recording the call."""
-    from dprisk.inference.mc_studies import simulate_p_correct
+    from dprisk.inference.studies.monte_carlo import simulate_p_correct
 
     CALLS.append((kwargs["d"], kwargs["x2"]))
     _delay()
@@ -48,8 +48,8 @@ def counted_mc(**kwargs):
 
 
 def counted_exact(**kwargs):
-    """:func:`dprisk.inference.studies.p_correct_hierarchical`, recording the call."""
-    from dprisk.inference.studies import p_correct_hierarchical
+    """:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`, recording the call."""
+    from dprisk.inference.studies.p_correct import p_correct_hierarchical
 
     CALLS.append((kwargs["d"], kwargs["x2"]))
     _delay()
@@ -58,7 +58,7 @@ def counted_exact(**kwargs):
 
 def resumable_sweep(out, method: str):
     """The sweep of the resume tests (``RESUME_GRID``, ``chunk_size=1``) writing ``out``."""
-    from dprisk.inference.sweeps import sweep
+    from dprisk.inference.sweeps.sweep import sweep
 
     quantity = counted_mc if method == "mc" else counted_exact
     mc_options = dict(RESUME_MC) if method == "mc" else None
@@ -90,14 +90,14 @@ def _digest(*arrays) -> str:
 
 def gibbs_draws(seed: int = SEED):
     """Draws of the standalone Gibbs sampler for one release."""
-    from dprisk.inference.gibbs import gibbs_sample
+    from dprisk.inference.two_level.gibbs import gibbs_sample
 
     return gibbs_sample(1, 2, 1, **TWO_LEVELS, draws=2000, chains=4, tune=100, random_seed=seed)
 
 
 def mc_study(seed: int = SEED, sampler: str = "x1_chain") -> dict:
     """A Monte Carlo study (two blocks of releases) as a dict without its run time."""
-    from dprisk.inference.mc_studies import BLOCK, simulate_p_correct
+    from dprisk.inference.studies.monte_carlo import BLOCK, simulate_p_correct
 
     datasets = BLOCK + 600 if sampler == "x1_chain" else 400
     result = simulate_p_correct(**STUDY, datasets=datasets, draws=100, sampler=sampler,
@@ -108,7 +108,7 @@ def mc_study(seed: int = SEED, sampler: str = "x1_chain") -> dict:
 
 def mc_sweep(client=None, chunk_size: int = 16, seed: int = SEED):
     """A Monte Carlo sweep (the default quantity), in-process or on ``client``."""
-    from dprisk.inference.sweeps import sweep
+    from dprisk.inference.sweeps.sweep import sweep
 
     return sweep(**SWEEP, method="mc", mc_options={**SWEEP_MC, "seed": seed}, client=client,
                  chunk_size=chunk_size, progress=False)

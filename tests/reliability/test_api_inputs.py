@@ -13,13 +13,13 @@ import re
 import numpy as np
 import pytest
 
-EXACT = "dprisk.inference.exact:exact_posterior"
-GIBBS = "dprisk.inference.gibbs:gibbs_sample"
-DIAG = "dprisk.inference.chain_stats:chain_diagnostics"
-PMF = "dprisk.inference.single_level:release_pmf"
-POST = "dprisk.inference.single_level:posterior"
-ML = "dprisk.inference.multilevel_exact:exact_posterior"
-DG = "dprisk.models.discrete_gaussian"
+EXACT = "dprisk.inference.two_level.exact:exact_posterior"
+GIBBS = "dprisk.inference.two_level.gibbs:gibbs_sample"
+DIAG = "dprisk.inference.mcmc.chain_stats:chain_diagnostics"
+PMF = "dprisk.inference.single_level.closed_form:release_pmf"
+POST = "dprisk.inference.single_level.closed_form:posterior"
+ML = "dprisk.inference.nested.exact:exact_posterior"
+DG = "dprisk.models.mechanism.discrete_gaussian"
 P2 = {"rho1": 0.5, "rho2": 0.5, "d": 3}
 NESTED = {"rhos": [0.5, 0.5, 0.5], "siblings": [3, 3]}
 EMPTY = np.array([], dtype=np.int64)

@@ -55,29 +55,29 @@ PRIOR_FILES = {
 }
 BAD_PRIORS = [BROKEN_PRIOR, SYNTAX_PRIOR, NO_NAME_PRIOR, WRONG_TYPE_PRIOR, MISSING_PRIOR]
 
-DG = "dprisk.models.discrete_gaussian"
-SAMPLING = "dprisk.models.dg_sampling"
-SUMS = "dprisk.models.dg_sums"
-PRIVACY = "dprisk.models.privacy"
-CENSUS = "dprisk.models.census"
-PRIORS = "dprisk.models.priors"
-PYMC_DIST = "dprisk.models.pymc_dist"
-SL_MODEL = "dprisk.models.single_level"
-H_MODEL = "dprisk.models.hierarchical"
-ML_MODEL = "dprisk.models.multilevel"
-SL = "dprisk.inference.single_level"
-EXACT = "dprisk.inference.exact"
-GIBBS = "dprisk.inference.gibbs"
-SAMPLE = "dprisk.inference.sampling"
-ML = "dprisk.inference.multilevel"
-UL = "dprisk.inference.unique_levels"
-PP = "dprisk.inference.postprocessing"
-SWEEPS = "dprisk.inference.sweeps"
+DG = "dprisk.models.mechanism.discrete_gaussian"
+SAMPLING = "dprisk.models.mechanism.dg_sampling"
+SUMS = "dprisk.models.mechanism.dg_sums"
+PRIVACY = "dprisk.models.mechanism.conversions"
+CENSUS = "dprisk.models.census.allocation"
+PRIORS = "dprisk.models.priors.library"
+PYMC_DIST = "dprisk.models.mechanism.pymc_dist"
+SL_MODEL = "dprisk.models.builders.single_level"
+H_MODEL = "dprisk.models.builders.two_level"
+ML_MODEL = "dprisk.models.builders.nested"
+SL = "dprisk.inference.single_level.closed_form"
+EXACT = "dprisk.inference.two_level.exact"
+GIBBS = "dprisk.inference.two_level.gibbs"
+SAMPLE = "dprisk.inference.two_level.sampling"
+ML = "dprisk.inference.nested.posterior"
+UL = "dprisk.inference.nested.unique_levels"
+PP = "dprisk.inference.product.one_block"
+SWEEPS = "dprisk.inference.sweeps.sweep"
 GRIDS = "dprisk.cli.grids"
 LEVELS = "dprisk.cli.levels"
-STUDIES = "dprisk.inference.studies"
-MC = "dprisk.inference.mc_studies"
-DIAG = "dprisk.validation.diagnostics"
+STUDIES = "dprisk.inference.studies.p_correct"
+MC = "dprisk.inference.studies.monte_carlo"
+DIAG = "dprisk.validation.crosschecks.diagnostics"
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,10 @@ class Case:
             shown += [f"{k}={_short(v)}" for k, v in self.kwargs.items()]
             text = f"{self.target.split('.')[-1]}({', '.join(shown)})"
         return text.replace(f"{TMP}/", "")
+
+
+SEQUENTIAL = "dprisk.inference.single_level.sequential:sequential_posterior"
+FINITE = "dprisk.inference.studies.finite_draws:"
 
 
 def _short(value) -> str:
@@ -345,10 +349,10 @@ CASES: list[Case] = [
     api(f"{UL}:marginal_risk_unique_levels", [0.1, 0.2], known=-1, names="known"),
     api(f"{UL}:p_correct_unique_levels", [], names="rhos"),
     api(f"{UL}:p_correct_unique_levels", [0.1, 0.0], names="rhos"),
-    api("dprisk.inference.sequential:sequential_posterior", [1, 2], [0.1, 0.0], names="rhos"),
-    api("dprisk.inference.sequential:sequential_posterior", [1, 2], [0.1], names="x1_stars"),
-    api("dprisk.inference.sequential:sequential_posterior", [1.5], [0.1], names="x1_stars"),
-    api("dprisk.inference.sequential:sequential_risk", [1], [0.1], p=1.0, names="p"),
+    api(SEQUENTIAL, [1, 2], [0.1, 0.0], names="rhos"),
+    api(SEQUENTIAL, [1, 2], [0.1], names="x1_stars"),
+    api(SEQUENTIAL, [1.5], [0.1], names="x1_stars"),
+    api("dprisk.inference.single_level.sequential:sequential_risk", [1], [0.1], p=1.0, names="p"),
     # ---- inference.exact
     *_rho_cases(f"{EXACT}:exact_posterior", 1, 2, 1, rho_key="rho1", rho2=0.25, d=3),
     api(f"{EXACT}:exact_posterior", 1, 2, 1, **{**H, "rho2": 0.0}, names="rho2"),
@@ -525,9 +529,9 @@ CASES: list[Case] = [
     api(f"{STUDIES}:p_correct_hierarchical", **STUDY, tail_mass=0.0, names="tail_mass"),
     api(f"{STUDIES}:p_correct_hierarchical", **STUDY, prior=BROKEN_PRIOR, names="prior"),
     api(f"{STUDIES}:p_correct_variant", **{**STUDY, "d": 0}, names="d"),
-    api("dprisk.inference.study_setup:release_grid", x2=2, y1=-1, rho1=0.1, rho2=0.25, d=3,
+    api("dprisk.inference.studies.setup:release_grid", x2=2, y1=-1, rho1=0.1, rho2=0.25, d=3,
         names="y1"),
-    api("dprisk.inference.thresholds:decision_thresholds", 2, 1, **H, model="other",
+    api("dprisk.inference.studies.thresholds:decision_thresholds", 2, 1, **H, model="other",
         names="model"),
     api(f"{STUDIES}:marginal_summary", **H, x2=2, method="magic", names="method"),
     api(f"{STUDIES}:marginal_summary", **H, x2=2, method="mc", datasets=0, random_seed=1,
@@ -544,13 +548,13 @@ CASES: list[Case] = [
     _mc_case("ties", ties="coin"),
     _mc_case("d", d=0),
     _mc_case("rho1", rho1=math.nan),
-    api("dprisk.inference.finite_draws:finite_draws_p_correct", **STUDY, draws=0, names="draws"),
-    api("dprisk.inference.finite_draws:finite_draws_p_correct", **STUDY, draws=10,
+    api(FINITE + "finite_draws_p_correct", **STUDY, draws=0, names="draws"),
+    api(FINITE + "finite_draws_p_correct", **STUDY, draws=10,
         method="exact", names="method"),
-    api("dprisk.inference.finite_draws:decision_probability", 0.5, 0.5, 0.5, 10,
+    api(FINITE + "decision_probability", 0.5, 0.5, 0.5, 10,
         method="magic", names="method"),
-    api("dprisk.inference.finite_draws:decision_probability", 0.5, 0.5, 0.5, 0, names="draws"),
-    api("dprisk.inference.finite_draws:decision_probability", 1.5, 0.5, 0.5, 10, names="a0"),
+    api(FINITE + "decision_probability", 0.5, 0.5, 0.5, 0, names="draws"),
+    api(FINITE + "decision_probability", 1.5, 0.5, 0.5, 10, names="a0"),
     # ---- validation.supplement
     api(f"{CENSUS}:parse_rhos", "0.1,abc", names="rhos"),
     api(f"{UL}:unique_levels_summary", [], names="rhos"),

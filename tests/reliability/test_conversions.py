@@ -1,12 +1,14 @@
 """Every privacy conversion over its whole claimed range, against mpmath at 50 digits.
 
-* :func:`dprisk.models.privacy.zcdp_to_dp` (Bun-Steinke epsilon) for rho from the smallest
+* :func:`dprisk.models.mechanism.conversions.zcdp_to_dp` (Bun-Steinke epsilon) for rho from the
+smallest
   positive double 5e-324 to 1e100 (:data:`dprisk.models.checks.RHO_MAX`) and delta from
   5e-324 to 1 - 2**-53: within :data:`REL_TOL` of mpmath.
-* :func:`dprisk.models.privacy.dp_to_zcdp` (its inverse) for epsilon from the smallest one
+* :func:`dprisk.models.mechanism.conversions.dp_to_zcdp` (its inverse) for epsilon from the
+smallest one
   whose rho is a normal double (the message states it) to 1e100: within :data:`REL_TOL`;
   below it refused with one line stating the allowed range, never 0 or a subnormal rho.
-* :func:`dprisk.inference.accounting.epsilon_cks` (Canonne-Kamath-Steinke) from 1e-300 to
+* :func:`dprisk.inference.privacy.accounting.epsilon_cks` (Canonne-Kamath-Steinke) from 1e-300 to
   1e6: within 1e-9 of the minimum over the Rényi order computed by mpmath, or refused with
   one line stating where it is supported (the optimal order out of the accountant's reach);
   never above the Bun-Steinke epsilon.
@@ -20,8 +22,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dprisk.inference.accounting import epsilon_cks
-from dprisk.models.privacy import RHO_RESULT_MIN, dp_to_zcdp, zcdp_to_dp
+from dprisk.inference.privacy.accounting import epsilon_cks
+from dprisk.models.mechanism.conversions import RHO_RESULT_MIN, dp_to_zcdp, zcdp_to_dp
 
 mp.mp.dps = 50
 #: Relative accuracy of the closed forms (a few units in the last place).

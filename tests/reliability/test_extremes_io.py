@@ -29,12 +29,12 @@ import pytest
 
 from dprisk.cli import main
 
-DG = "dprisk.models.discrete_gaussian"
-PRIVACY = "dprisk.models.privacy"
-SL = "dprisk.inference.single_level"
+DG = "dprisk.models.mechanism.discrete_gaussian"
+PRIVACY = "dprisk.models.mechanism.conversions"
+SL = "dprisk.inference.single_level.closed_form"
 CHECKS = "dprisk.models.checks"
-EXACT = "dprisk.inference.exact"
-UL = "dprisk.inference.unique_levels"
+EXACT = "dprisk.inference.two_level.exact"
+UL = "dprisk.inference.nested.unique_levels"
 HALF_LOG_PI = 0.5 * math.log(math.pi)
 
 #: (function, args, kwargs, expected value or None, relative accuracy or an exception type)

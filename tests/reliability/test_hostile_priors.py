@@ -10,7 +10,7 @@ be refused. It is tried
 * through the Python API (``Scenario.two_level``, ``exact_posterior``, ``gibbs_sample``,
   ``sample_posterior`` with ``method="pymc"``): ``ValueError`` naming the file.
 
-The check runs once, when the scenario is built (``dprisk.models.prior_base.
+The check runs once, when the scenario is built (``dprisk.models.priors.base.
 check_prior_values``), before any method allocates or samples, so a refused row is fast.
 ``N_CASES`` is the number of parametrised cases (quoted in the README).
 """
@@ -29,11 +29,11 @@ from dprisk.cli import main
 HEADER = (
     "import numpy as np\n"
     "import pytensor.tensor as pt\n"
-    "from dprisk.models.priors import UserPrior\n"
+    "from dprisk.models.priors.library import UserPrior\n"
 )
 ZERO = "pt.zeros_like(k2, dtype='float64')"
 #: The end of a file defining a sound prior (the rows that print before it are refused).
-GOOD = "from dprisk.models.priors import ImproperUniform\nprior = ImproperUniform()\n"
+GOOD = "from dprisk.models.priors.library import ImproperUniform\nprior = ImproperUniform()\n"
 
 #: name -> (file text, a word of the expected message)
 PRIOR_FILES = {
@@ -51,12 +51,13 @@ PRIOR_FILES = {
                       "support=lambda k1: (k1 + 5, k1 + 2))\n", "no possible"),
     "exits_at_import": ("import sys\nsys.exit(0)\n", "SystemExit"),
     "exits_nonzero_at_import": ("import sys\nsys.exit(3)\n", "SystemExit"),
-    "prints_at_import": ("print('hello')\nfrom dprisk.models.priors import ImproperUniform\n"
+    "prints_at_import": ("print('hello')\n"
+                         "from dprisk.models.priors.library import ImproperUniform\n"
                          "prior = ImproperUniform()\n", "print"),
     "raises_multiline": ("raise RuntimeError('first line\\nsecond line')\n", "RuntimeError"),
     "factory_raises": ("def prior():\n    raise RuntimeError('factory broke')\n", "factory"),
     "factory_exits": ("import sys\ndef prior():\n    sys.exit(0)\n", "SystemExit"),
-    "factory_prints": ("from dprisk.models.priors import ImproperUniform\n"
+    "factory_prints": ("from dprisk.models.priors.library import ImproperUniform\n"
                        "def prior():\n    print('hi')\n    return ImproperUniform()\n", "print"),
     "logp_raises": (HEADER + "def bad(k2, k1):\n    raise RuntimeError('logp broke')\n"
                     "prior = UserPrior(bad)\n", "logp"),
@@ -68,17 +69,17 @@ PRIOR_FILES = {
                        f"prior = UserPrior(lambda k2, k1: {ZERO}, support=sup)\n", "support"),
     "support_not_numbers": (HEADER + f"prior = UserPrior(lambda k2, k1: {ZERO}, "
                             "support=lambda k1: ('a', None))\n", "support"),
-    "scipy_logp": ("from scipy import stats\nfrom dprisk.models.priors import UserPrior\n"
+    "scipy_logp": ("from scipy import stats\nfrom dprisk.models.priors.library import UserPrior\n"
                    "prior = UserPrior(lambda k2, k1: stats.poisson.logpmf(k2 - k1, 3.0))\n",
                    "logp"),
-    "logp_not_a_number": ("from dprisk.models.priors import UserPrior\n"
+    "logp_not_a_number": ("from dprisk.models.priors.library import UserPrior\n"
                           "prior = UserPrior(lambda k2, k1: 'zero')\n", "logp"),
     # Output written under Python's sys.stdout, straight to file descriptor 1.
     "os_write_at_import": ("import os\nos.write(1, b'raw\\n')\n" + GOOD, "print"),
     "os_system_at_import": ("import os\nos.system('echo from-a-shell')\n" + GOOD, "print"),
     "c_printf_at_import": ("import ctypes\nctypes.CDLL(None).printf(b'from C\\n')\n" + GOOD,
                            "print"),
-    "factory_os_write": ("import os\nfrom dprisk.models.priors import ImproperUniform\n"
+    "factory_os_write": ("import os\nfrom dprisk.models.priors.library import ImproperUniform\n"
                          "def prior():\n    os.write(1, b'x')\n    return ImproperUniform()\n",
                          "print"),
     "logp_os_write": (HEADER + f"import os\ndef noisy(k2, k1):\n    os.write(1, b'x')\n"
@@ -131,9 +132,9 @@ def test_cli_refuses_hostile_prior(prior_spec, command, capsys):
 
 @pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)
 def test_api_refuses_hostile_prior_for_every_method(prior_spec, capsys):
-    from dprisk.inference.exact import exact_posterior
-    from dprisk.inference.gibbs import gibbs_sample
-    from dprisk.inference.sampling import sample_posterior
+    from dprisk.inference.two_level.exact import exact_posterior
+    from dprisk.inference.two_level.gibbs import gibbs_sample
+    from dprisk.inference.two_level.sampling import sample_posterior
     from dprisk.models.scenario import Scenario
 
     spec, name = prior_spec

@@ -22,9 +22,9 @@ import pytest
 import xarray as xr
 
 from dprisk.cli.main import main
-from dprisk.inference.output_files import file_mode
-from dprisk.validation import report
-from dprisk.validation.report_output import MARKER
+from dprisk.runtime.output_files import file_mode
+from dprisk.validation.report.build import build as report
+from dprisk.validation.report.output import MARKER
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -318,7 +318,7 @@ def test_sweep_writes_resumes_or_reads_back(case, stub_report, capsys):
 
 
 def test_a_rejected_sweep_leaves_nothing_and_the_corrected_rerun_runs(tmp_path):
-    from dprisk.inference.sweeps import sweep
+    from dprisk.inference.sweeps.sweep import sweep
 
     def rejecting(**kwargs):
         raise ValueError("prior: refused at the first point")

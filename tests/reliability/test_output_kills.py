@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-from dprisk.inference.output_files import OutputInUse
-from dprisk.validation.report_output import MARKER
+from dprisk.runtime.output_files import OutputInUse
+from dprisk.validation.report.output import MARKER
 
 HERE = Path(__file__).resolve().parent
 #: Longest wait for a subprocess to reach its signal (imports included).

@@ -1,9 +1,11 @@
 """Reproducibility: the same seed gives bit-identical results across runs, processes and cores.
 
 Covered: the standalone Gibbs sampler, PyMC sampling (``pymc-gibbs`` and ``pymc``, cores=1
-vs cores=2), Monte Carlo studies (``dprisk.inference.mc_studies.simulate_p_correct``, both the X1
+vs cores=2), Monte Carlo studies (``dprisk.inference.studies.monte_carlo.simulate_p_correct``, both
+the X1
 chain and the real Gibbs sampler), and sweeps (exact and Monte Carlo) in-process vs split
-over the two worker processes of ``dprisk.inference.sweeps.local_cluster(2)`` and over different
+over the two worker processes of ``dprisk.inference.sweeps.sweep.local_cluster(2)`` and over
+different
 chunk sizes. "Across runs" includes a fresh interpreter with another ``PYTHONHASHSEED``
 (digests compared with this process). Every test also checks that another seed changes the
 result, so an implementation that ignored its seed would fail.
@@ -20,9 +22,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dprisk.inference.gibbs import gibbs_sample
-from dprisk.inference.sampling import sample_posterior
-from dprisk.inference.sweeps import local_cluster, sweep
+from dprisk.inference.sweeps.sweep import local_cluster, sweep
+from dprisk.inference.two_level.gibbs import gibbs_sample
+from dprisk.inference.two_level.sampling import sample_posterior
 
 RELEASE = (1, 2, 1)
 TWO_LEVELS = {"rho1": 0.1, "rho2": 0.25, "d": 3}

@@ -5,7 +5,7 @@ rho, draws x chains, sweep points, a release grid). Run through ``dprisk.cli.mai
 this process under :mod:`tracemalloc` (NumPy reports its arrays to it), each must give exit
 status 2 with one stderr line naming the parameter, the estimate and the budget's
 environment variable, allocate less than :data:`PEAK_LIMIT`, and write nothing. The budget
-(``DPRISK_MEMORY_BUDGET``, :mod:`dprisk.models.budget`) can be raised and lowered; a Dask
+(``DPRISK_MEMORY_BUDGET``, :mod:`dprisk.runtime.memory_limit`) can be raised and lowered; a Dask
 scheduler that does not answer or has no worker is refused within its timeout.
 """
 
@@ -17,7 +17,7 @@ import tracemalloc
 import pytest
 
 from dprisk.cli.main import main
-from dprisk.models.budget import (
+from dprisk.runtime.memory_limit import (
     BUDGET_ENV,
     DEFAULT_MEMORY_BUDGET,
     MemoryBudgetError,
@@ -133,9 +133,9 @@ def test_check_memory_names_the_parameter(monkeypatch):
 
 
 def test_api_refuses_before_allocating(monkeypatch):
-    from dprisk.inference.gibbs import gibbs_sample
-    from dprisk.inference.sweeps import sweep
-    from dprisk.inference.unique_levels import marginal_posterior_unique_levels
+    from dprisk.inference.nested.unique_levels import marginal_posterior_unique_levels
+    from dprisk.inference.sweeps.sweep import sweep
+    from dprisk.inference.two_level.gibbs import gibbs_sample
 
     monkeypatch.delenv(BUDGET_ENV, raising=False)
     with pytest.raises(ValueError, match="draws, chains"):

@@ -1,6 +1,6 @@
 """A long run killed part-way loses nothing: it resumes and ends with the uninterrupted result.
 
-A subprocess runs a resumable sweep (``dprisk.inference.sweeps.sweep(..., out=FILE.nc,
+A subprocess runs a resumable sweep (``dprisk.inference.sweeps.sweep.sweep(..., out=FILE.nc,
 chunk_size=1)``, Monte Carlo and exact) with a quantity from ``reliability_helpers`` that
 records its calls and, in the killed run only, sleeps a little per point (the environment
 variable ``RELIABILITY_DELAY``) so that the kill lands part-way. Once a few chunk files
@@ -15,7 +15,8 @@ cleanup). Then:
   and the chunk directory is gone.
 
 The same holds for ``dprisk sweep`` (exact, default chunking) killed through its console
-script. ``dprisk.inference.mc_studies.simulate_p_correct`` has no chunk store of its own (a single
+script. ``dprisk.inference.studies.monte_carlo.simulate_p_correct`` has no chunk store of its own
+(a single
 study is one call; its long runs are resumable when run through a sweep, as here).
 """
 
@@ -121,7 +122,7 @@ def test_sweep_killed_by_sigterm_resumes_to_the_uninterrupted_file(
 
 
 def test_dprisk_sweep_killed_and_rerun_writes_the_uninterrupted_file(tmp_path, subprocess_env):
-    from dprisk.inference.sweeps import DEFAULT_CHUNK_SIZE, sweep
+    from dprisk.inference.sweeps.sweep import DEFAULT_CHUNK_SIZE, sweep
 
     exe = Path(sys.executable).parent / "dprisk"
     # the command line sweeps every option it is given (a single value: a grid of one point)

@@ -4,7 +4,7 @@ Each row is a command line (or API call) whose running time is known from its pa
 (datasets x draws of a Monte Carlo study, chains x draws of a sampler, points of a sweep).
 Each must give exit status 2 (``ValueError`` from the API) with one line naming the parameter,
 the estimate in steps and the budget's environment variable ``DPRISK_WORK_BUDGET``
-(:mod:`dprisk.models.work_budget`), and write nothing. Every row would run for hours (the
+(:mod:`dprisk.runtime.work_limit`), and write nothing. Every row would run for hours (the
 message's estimate says how long), so a row that is not refused fails by not finishing.
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference.gibbs import gibbs_sample
-from dprisk.inference.mc_studies import simulate_p_correct
-from dprisk.inference.sweeps import sweep
-from dprisk.models.work_budget import (
+from dprisk.inference.studies.monte_carlo import simulate_p_correct
+from dprisk.inference.sweeps.sweep import sweep
+from dprisk.inference.two_level.gibbs import gibbs_sample
+from dprisk.runtime.work_limit import (
     DEFAULT_WORK_BUDGET,
     WORK_BUDGET_ENV,
     WorkBudgetError,

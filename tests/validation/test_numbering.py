@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dprisk.validation import claims
-from dprisk.validation import published as pub
-from dprisk.validation.figure_captions import DESCRIPTIONS, caption
-from dprisk.validation.record_annotations import annotate
+from dprisk.validation.figures.captions import DESCRIPTIONS, caption
+from dprisk.validation.paper import claims
+from dprisk.validation.paper import published as pub
+from dprisk.validation.paper.record_annotations import annotate
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The paper's text, where the working copy has it (the LaTeX source of the compiled paper).
@@ -73,14 +73,16 @@ def test_printed_names_follow_the_paper():
 @pytest.fixture(scope="module")
 def fast_studies():
     """The single-level and supplement studies (exact, a few seconds) as the report runs them."""
-    from dprisk.validation import figures_single_level, single_level_paper, supplement
+    from dprisk.validation.figures import single_level as figures_single_level
+    from dprisk.validation.paper import single_level as single_level_paper
+    from dprisk.validation.paper import supplement
 
     return [single_level_paper.study(figures=figures_single_level), supplement.study()]
 
 
 @pytest.fixture(scope="module")
 def page(fast_studies):
-    from dprisk.validation.report_page import render_html
+    from dprisk.validation.report.page import render_html
 
     html = render_html(fast_studies, {"python": "3"}, 1.0, False)
     # the text a person reads, each element (cell, paragraph, caption) a paragraph of its own;

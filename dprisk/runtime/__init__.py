@@ -1,0 +1,1 @@
+"""Run-time services under every layer: resource limits, safe output files, captured output."""

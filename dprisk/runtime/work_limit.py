@@ -1,0 +1,144 @@
+r"""The work budget: requests whose running time is known up front are refused before they run.
+
+The companion of :mod:`dprisk.runtime.memory_limit` (memory) for time. Work is counted in *steps*,
+the cost of one update of the two-state X1 chain of the Monte Carlo study (about 4.5 ns on
+one core of the reference machine); every long computation estimates its steps from its
+parameters with the weights below and calls :func:`check_work` *before* it starts:
+
+=========================================  ===============================================
+computation                                steps
+=========================================  ===============================================
+Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS)``
+mc``, one point of ``sweep --method mc``)
+Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
+gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
+                                           ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
+                                           chains x GIBBS_DRAW_STEPS)``)
+PyMC posterior (``posterior --method       ``chains x (tune + draws) x PYMC_DRAW_STEPS``
+pymc``)
+exact sweep                                ``points x EXACT_POINT_STEPS``
+exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
+...``, ``budget --rho1``: per rho)
+=========================================  ===============================================
+
+The weights are measured costs (``benchmarks/``-style timings of the default scenarios,
+rounded up), so an estimate is a running time within a small factor, not a promise.
+
+The budget is :data:`DEFAULT_WORK_BUDGET` (``1e12`` steps, roughly an hour on one core), or
+the value of the environment variable :data:`WORK_BUDGET_ENV` (``DPRISK_WORK_BUDGET``): a
+number of steps such as ``1e13``. Above it :class:`WorkBudgetError` (a ``ValueError``: exit
+status 2 on the command line) names the parameter, the estimate and how to raise the budget.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dprisk.runtime.memory_limit import budget_from_environment
+
+__all__ = [
+    "DEFAULT_WORK_BUDGET",
+    "EXACT_GRID_CELL_STEPS",
+    "EXACT_POINT_STEPS",
+    "GIBBS_DRAW_STEPS",
+    "MC_DATASET_STEPS",
+    "NESTED_SWEEP_STEPS",
+    "PYMC_DRAW_STEPS",
+    "STEP_SECONDS",
+    "WORK_BUDGET_ENV",
+    "WorkBudgetError",
+    "check_work",
+    "mc_study_steps",
+    "work_budget",
+]
+
+#: Work budget in steps when :data:`WORK_BUDGET_ENV` is not set.
+DEFAULT_WORK_BUDGET = 1e12
+#: Environment variable that sets the budget (a number of steps, e.g. ``1e13``).
+WORK_BUDGET_ENV = "DPRISK_WORK_BUDGET"
+#: Seconds per step on one core of the reference machine (for the message's time estimate).
+STEP_SECONDS = 4.5e-9
+#: Steps of a simulated release of the Monte Carlo study besides its draws (its DG noise,
+#: the decision and the bookkeeping: about 4.5 us).
+MC_DATASET_STEPS = 1000
+#: Steps per recorded or tuning draw of one chain of the standalone Gibbs posterior
+#: (drawing, storing and summarising: about 0.8 us).
+GIBBS_DRAW_STEPS = 200
+#: Steps per sweep of the nested-levels Gibbs sampler with h > 2 levels besides its draws
+#: (its Python loop over the levels: about 55 us).
+NESTED_SWEEP_STEPS = 12_000
+#: Steps per draw of one chain of PyMC's sampler (about 150 us).
+PYMC_DRAW_STEPS = 30_000
+#: Steps per point of an exact sweep (about 1.3 ms).
+EXACT_POINT_STEPS = 300_000
+#: Steps per (x2*, y1*) cell of the exact two-level study's release grid (at most about
+#: 40 us per cell measured, at small rho1 where the y1* noise sum is wide; 20 steps at
+#: small rho2): an upper bound, so the estimate errs long.
+EXACT_GRID_CELL_STEPS = 10_000
+
+
+class WorkBudgetError(ValueError):
+    """A request whose estimated work exceeds the budget (names the parameter)."""
+
+
+def work_budget() -> float:
+    """The budget in steps: :data:`WORK_BUDGET_ENV` if set, else :data:`DEFAULT_WORK_BUDGET`.
+
+    A value that is not a finite number >= 1 raises ``ValueError`` naming the variable.
+    """
+    return budget_from_environment(WORK_BUDGET_ENV, DEFAULT_WORK_BUDGET, _parse_steps,
+                                   "a number of steps >= 1 such as 1e13")
+
+
+def _parse_steps(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def mc_study_steps(datasets: int, draws: int) -> float:
+    """Steps of one Monte Carlo study: ``datasets x (draws + MC_DATASET_STEPS)``."""
+    return float(datasets) * (float(draws) + MC_DATASET_STEPS)
+
+
+def _number(value: float) -> str:
+    """``value`` to 3 digits, exponent without ``+`` (``2e12``, ``1.5e13``)."""
+    mantissa, _, exponent = f"{value:.3g}".partition("e")
+    return f"{mantissa}e{int(exponent)}" if exponent else mantissa
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in the largest unit that keeps it >= 1 (``"3.2 h"``)."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s" if seconds >= 1 else "under a second"
+
+
+def check_work(steps: float, *, parameter: str, what: str) -> None:
+    """Refuse a request whose estimated work ``steps`` exceeds :func:`work_budget`.
+
+    Parameters
+    ----------
+    steps : float
+        The estimate, from the parameters and the weights of this module.
+    parameter : str
+        The parameter(s) that set the work, named first in the message (e.g. ``"datasets"``).
+    what : str
+        What would run, e.g. ``"1000000000 datasets x 1000 draws"``.
+
+    Raises
+    ------
+    WorkBudgetError
+        One line: the parameter, the estimate (steps and a rough time), the budget and how to
+        raise it.
+    """
+    budget = work_budget()
+    if not steps <= budget:
+        raise WorkBudgetError(
+            f"{parameter}: {what} is about {_number(steps)} steps of work (roughly "
+            f"{_duration(steps * STEP_SECONDS)} on one core), above the work budget of "
+            f"{_number(budget)} steps; reduce it, or raise the budget with the environment "
+            f"variable {WORK_BUDGET_ENV} (e.g. {WORK_BUDGET_ENV}={_number(budget * 10)})"
+        )

@@ -1,0 +1,1 @@
+"""Compiled (numba) kernels and the rule that decides when they load."""

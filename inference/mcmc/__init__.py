@@ -1,0 +1,1 @@
+"""Sampler plumbing for every room: alias tables, compiled chains, DataTrees, ArviZ statistics."""

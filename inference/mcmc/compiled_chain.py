@@ -1,0 +1,90 @@
+r"""One PyMC chain on already-compiled steps, without ``pm.sample``'s fixed costs per call.
+
+Each ``pm.sample`` call pays 0.1-0.3 s before and after the stepping even when the model and
+its steps are reused (re-deriving the model's log-density to assign the steps, compiling the
+initial point and a trace function per chain, converting the trace to a DataTree). The
+calibration (:mod:`dprisk.validation.sbc.samplers`) runs hundreds of one-chain samples of the
+same model with a new release each (:func:`dprisk.models.builders.two_level.set_release`):
+:class:`CompiledChain` compiles the initial point and the recorded quantities once and then
+runs exactly the loop of ``pm.sample(cores=1)``:
+
+* the chains' generators are ``get_random_generator(random_seed).spawn(chains)`` and each
+  initial point's seed is its generator's ``integers(2**30)``, as in ``pm.sample``;
+* the steps are wrapped as ``pm.sample`` wraps them (one step as is, several in a
+  ``CompoundStep``), their sampling state is re-assigned, ``setup_chain(rng, tune, draws)``
+  is called, tuning is reset and stopped after ``tune`` steps; every chain starts from the
+  steps' state at entry;
+* the recorded quantities are evaluated at every kept point.
+
+So the same ``random_seed`` gives the same draws as ``pm.sample`` with the same steps, bit for
+bit (``tests/inference/test_compiled_chain.py`` compares them over a sequence of releases).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["CompiledChain"]
+
+
+class CompiledChain:
+    """Run chains of ``model`` with ``steps`` one after another, as ``pm.sample(cores=1)`` does.
+
+    Parameters
+    ----------
+    model : pymc.Model
+        The model; its data may change between runs (``pm.set_data``).
+    steps : list of step methods
+        Built once for ``model`` (e.g. :func:`dprisk.inference.two_level.sampling.pymc_steps`); they
+        keep their tuned state across runs, as when passed to ``pm.sample`` repeatedly.
+    var_names : sequence of str
+        The model variables (free or deterministic) whose draws :meth:`run` returns.
+    """
+
+    def __init__(self, model, steps, var_names=("X1", "X2")):
+        from pymc.initial_point import make_initial_point_fn
+
+        self.model = model
+        self.steps = list(steps)
+        self.var_names = tuple(var_names)
+        self._initial_point = make_initial_point_fn(model=model, jitter_rvs=set(),
+                                                    return_transformed=True)
+        outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
+        self._values = model.compile_fn(outputs, inputs=model.value_vars, on_unused_input="ignore",
+                                        point_fn=True)
+        self._dtypes = {name: out.dtype for name, out in zip(self.var_names, outputs,
+                                                              strict=True)}
+
+    def run(self, *, draws: int, tune: int, random_seed: int,
+            chains: int = 1) -> dict[str, np.ndarray]:
+        """Draws after ``tune`` tuning steps of each chain: ``{name: (chains, draws) array}``.
+
+        As ``pm.sample(chains=chains, cores=1)``: the chains' generators are
+        ``spawn(random_seed)``, each initial point's seed is its generator's
+        ``integers(2**30)``, and every chain starts from the steps' state at entry.
+        """
+        from pymc.step_methods.compound import CompoundStep
+        from pymc.util import get_random_generator
+
+        rngs = get_random_generator(random_seed).spawn(chains)
+        points = [self._initial_point(rng.integers(2**30)) for rng in rngs]
+        step = self.steps[0] if len(self.steps) == 1 else CompoundStep(self.steps)
+        entry_state = step.sampling_state
+        out = {name: np.empty((chains, draws), dtype=self._dtypes[name])
+               for name in self.var_names}
+        for c, (rng, point) in enumerate(zip(rngs, points, strict=True)):
+            step.sampling_state = entry_state
+            step.setup_chain(rng, tune, draws)
+            step.tune = bool(tune)
+            if hasattr(step, "reset_tuning"):
+                step.reset_tuning()
+            if hasattr(step, "iter_count"):
+                step.iter_count = 0
+            for i in range(draws + tune):
+                if i == tune:
+                    step.stop_tuning()
+                point, _ = step.step(point)
+                if i >= tune:
+                    for name, value in zip(self.var_names, self._values(point), strict=True):
+                        out[name][c, i - tune] = value
+        return out

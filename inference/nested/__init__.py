@@ -1,0 +1,1 @@
+"""The ``h``-level nested adversary and targets unique at several levels."""

@@ -1,0 +1,139 @@
+r"""Exact and Gibbs posteriors of the ``h``-level model (:mod:`~dprisk.models.builders.nested`).
+
+The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` given one release is a chain
+(Markov) model over the levels, stated in :mod:`dprisk.inference.nested.exact`; for
+``h = 2`` it is the two-level posterior of :mod:`dprisk.inference.two_level.exact` (DESIGN.md §3).
+
+Modules
+-------
+One job each; their public names are re-exported here:
+
+* :mod:`dprisk.inference.nested.exact` -- :func:`exact_posterior` (forward–backward for
+  ``h >= 3``; for ``h = 2`` the two-level enumeration of :mod:`dprisk.inference.two_level.exact`),
+  :class:`MultilevelPosterior`;
+* :mod:`dprisk.inference.nested.box_kernels` -- the checked grid box and its neglected-mass bound;
+* :mod:`dprisk.inference.nested.gibbs` -- :func:`gibbs_sample` (systematic scan with exact
+  full conditionals; for ``h = 2`` the two-level sampler of
+  :mod:`dprisk.inference.two_level.gibbs`),
+  :class:`MultilevelDraws`, :func:`to_datatree`;
+* :mod:`dprisk.inference.two_level.summary` -- the summary computation shared with the two-level
+form.
+
+This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`` payload.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dprisk.inference.nested.box_kernels import MAX_WIDTH
+from dprisk.inference.nested.exact import MultilevelPosterior, exact_posterior, nested_posterior
+from dprisk.inference.nested.gibbs import (
+    MultilevelDraws,
+    gibbs_sample,
+    nested_draws,
+    to_datatree,
+)
+from dprisk.inference.two_level.gibbs import run_options
+from dprisk.inference.two_level.summary import summarize
+from dprisk.inference.two_level.table_kernels import DEFAULT_TAIL_MASS
+from dprisk.models.checks import check_positive_int
+from dprisk.models.mechanism.dg_sampling import as_generator
+from dprisk.models.numerics import check_tail_mass
+from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.runtime.work_limit import PYMC_DRAW_STEPS, check_work
+
+__all__ = [
+    "MAX_WIDTH",
+    "METHODS",
+    "MultilevelDraws",
+    "MultilevelPosterior",
+    "exact_posterior",
+    "gibbs_sample",
+    "posterior_summary",
+    "to_datatree",
+]
+
+#: Methods accepted by :func:`posterior_summary`.
+METHODS = ("exact", "gibbs", "pymc")
+#: Discarded sweeps per chain of the ``gibbs`` method.
+GIBBS_TUNE = 100
+
+
+def posterior_summary(
+    *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
+    draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
+    progressbar: bool = False, **parameters,
+) -> dict:
+    r"""Posterior summary of one release of the ``h``-level model (for ``dprisk posterior``).
+
+    Parameters
+    ----------
+    x_stars, y_stars, scenario, tail_mass, **parameters
+        As in :func:`exact_posterior` (one release; ``rhos, siblings, p, known, prior`` or a
+        validated ``scenario``).
+    method : {"exact", "gibbs", "pymc"}
+        Exact (forward–backward, or the two-level enumeration for ``h = 2``), the exact Gibbs
+        sampler, or ``pm.sample`` on :func:`dprisk.models.builders.nested.build_multilevel_model`
+        (``cores=1``).
+    draws, chains : int (>= 1)
+        Draws per chain and chains of the sampling methods.
+    random_seed : int, optional
+        Seed of the sampling methods.
+    progressbar : bool
+        A progress bar on stderr while sampling (Gibbs and PyMC).
+
+    Returns
+    -------
+    dict
+        Exactly ``{"posterior": P[X1 = m+1 | D], "risk": posterior / p, "level_posteriors":
+        {"1": {...}, ..., "h": {...}}, "method": method}``. Each level entry holds the
+        posterior ``mean``, ``sd``, ``q025``, ``median``, ``q975`` of ``X_ℓ``; the sampling
+        methods add ``mcse_mean``, ``ess_bulk`` and ``r_hat`` (ArviZ; ``None`` for a constant
+        chain). The MCSE of ``posterior`` is ``level_posteriors["1"]["mcse_mean"]``
+        (``X1 = m + 1[target]``).
+
+    Raises
+    ------
+    ValueError
+        Bad parameters or an unknown method (the message lists the methods).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    scenario = nested_scenario(scenario, **parameters)
+    release = Release.nested(x_stars, y_stars, h=scenario.h)
+    release.one("posterior_summary")
+    tail_mass = check_tail_mass(tail_mass)
+    if method == "exact":
+        result = nested_posterior(release, scenario, tail_mass)
+    elif method == "gibbs":
+        run = run_options(draws, chains, GIBBS_TUNE, random_seed)
+        samples = nested_draws(release, scenario, **run, tail_mass=tail_mass,
+                               progress=progressbar)
+        result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
+    else:
+        result = _pymc_draws(scenario, release, draws, chains, random_seed, progressbar)
+    return summarize(result, scenario, method).nested_json(scenario.h)
+
+
+def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed,
+                progressbar=False):
+    """``pm.sample`` draws of ``X1 … Xh`` (a DataTree) for a validated scenario."""
+    import pymc as pm
+
+    from dprisk.models.builders.nested import build_multilevel_model
+
+    as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
+    draws = check_positive_int(draws, "draws")
+    chains = check_positive_int(chains, "chains")
+    check_work(float(chains) * (1000 + draws) * PYMC_DRAW_STEPS,  # pm.sample's tune = 1000
+               parameter="draws, chains",
+               what=f"{chains} PyMC chains x (1000 tuning + {draws}) draws")
+    model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
+    with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
+        idata = pm.sample(
+            draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
+            progressbar=progressbar, quiet=not progressbar, compute_convergence_checks=False,
+        )
+    idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})
+    return idata

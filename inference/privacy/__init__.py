@@ -1,0 +1,1 @@
+"""Privacy accounting and budgets: epsilon of a release, rho from a risk target."""

@@ -1,0 +1,290 @@
+r"""The largest rho of a single-level discrete Gaussian release that meets a risk target.
+
+R' is unbounded for the discrete Gaussian, so a target is stated on a risk *measure*. For a
+set of priors :math:`\{p_j\}` (the adversary's prior P[X1 = m + 1]), the answer is
+
+.. math:: \rho^* = \min_j \inf\{\rho > 0 : M(\rho, p_j) > T\},
+
+the first crossing of the target ``T`` by the measure ``M``, for
+
+* ``marginal-risk``: the marginal risk :math:`R(\rho, p)`
+  (:func:`dprisk.inference.single_level.closed_form.marginal_risk`), which rises from 1 (rho -> 0)
+  to
+  :math:`1/p` (rho -> inf);
+* ``marginal-posterior``: the marginal posterior (``marginal_posterior``), from ``p`` to 1;
+* ``p-correct``: the probability of a correct 0-1-loss decision when the target has the
+  characteristic (:func:`dprisk.inference.single_level.closed_form.p_correct`, paper eq. 3.6), from
+  0
+  (p < 1/2), 1/2 (p = 1/2) or 1 (p > 1/2) at rho -> 0 to 1;
+* ``tail``: :math:`P[R'(X^*) > r^*(p)]` with :math:`X^* \sim \mathrm{DG}(m + 1, 1/(2\rho))`
+  and the risk profile :math:`r^*(p) = \max(\tilde r, \tilde a / p)` (``max_ratio``,
+  ``max_posterior``; a constant :math:`\tilde r` without ``max_posterior``): the
+  discrete-Gaussian analogue of Kazan & Reiter's epsilon-DP profile
+  (:mod:`dprisk.inference.privacy.risk_profile`); the target is the tolerance :math:`\tau`, from 0
+  to 1.
+
+The two marginal measures increase in rho (the tests check it on a grid), so the first
+crossing is the root of :math:`M(\rho, p) = T`, found by Brent's method on a bracket in rho
+to a relative 1e-15. P[correct] and the tail are step-like in rho: their first crossing is
+located exactly at the computed jump points (:mod:`dprisk.inference.privacy.budget_jumps`), with
+Brent's method only on the one continuous increasing piece. In every case the returned rho
+is moved down, if need be, so that the measure *as evaluated* at it is at most the target. A
+prior whose measure never exceeds ``T`` does not bind. Each answer carries its certificate:
+the measure at :math:`\rho^*` (at most ``T``) and at :math:`\rho^*(1 + 10^{-9})` (above
+``T``), both at the binding prior.
+
+The two-level and whole-Census versions are in :mod:`dprisk.inference.privacy.budget_levels`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dprisk.models.checks import check_count, check_probability
+
+__all__ = ["MEASURES", "STEP_MEASURES", "DGBudget", "certified", "check_profile", "check_target",
+           "max_ratio_profile", "measure_function", "rho_for_target", "tail_probability"]
+
+#: The measures available.
+MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+#: The measures that are step-like (not monotone) in rho.
+STEP_MEASURES = ("p-correct", "tail")
+
+_RHO_MIN = 1e-12
+_RHO_MAX = 1e6
+#: Relative step above rho* at which the certificate's ``value_above`` is evaluated.
+ABOVE = 1e-9
+
+
+@dataclass(frozen=True)
+class DGBudget:
+    r"""The largest rho meeting a target, and its certificate.
+
+    Attributes
+    ----------
+    rho : float
+        :math:`\rho^*`.
+    measure : str
+        One of :data:`MEASURES`.
+    target : float
+        The target ``T`` (the tolerance :math:`\tau` for ``tail``).
+    binding_p : float
+        The prior at which the target binds.
+    value_at_rho : float
+        The measure at :math:`\rho^*` and the binding prior (at most ``T``).
+    value_above : float
+        The measure at :math:`\rho^*(1 + 10^{-9})` (above ``T``).
+    certified_to : float or None
+        The two-level forms (rho1 fixed, and the Census allocation with the block group): the
+        rho up to which the measure is *proven* at most ``T`` by the interval bound
+        (:mod:`dprisk.inference.privacy.budget_certified`); equal to ``rho`` when the crossing is
+        located, a little below it when the bound stops converging (see there). None for the
+        single-level forms.
+    """
+
+    rho: float
+    measure: str
+    target: float
+    binding_p: float
+    value_at_rho: float
+    value_above: float
+    certified_to: float | None = None
+
+
+def max_ratio_profile(p: float, max_ratio: float, max_posterior: float | None) -> float:
+    r"""The risk profile :math:`r^*(p) = \max(\tilde r, \tilde a / p)`.
+
+    Without ``max_posterior`` the profile is the constant :math:`\tilde r`.
+    """
+    return max_ratio if max_posterior is None else max(max_ratio, max_posterior / p)
+
+
+def tail_probability(rho, p, known=0, *, max_ratio, max_posterior=None) -> float:
+    r""":math:`P[R'(X^*) > r^*(p)]`, :math:`X^* \sim \mathrm{DG}(m + 1, 1/(2\rho))`, single level.
+
+    .. math:: P[R'(X^*) > r^*] = P[\eta \ge c(\rho)], \quad
+              c = \lfloor \tfrac12 + \delta/(2\rho) \rfloor, \quad
+              \delta = \log r^* + \log(1 - p) - \log(1 - r^* p),
+
+    evaluated as :func:`dprisk.inference.single_level.closed_form.p_correct` at the prior
+    :math:`\operatorname{expit}(-\delta)` (see :mod:`dprisk.inference.privacy.budget_jumps`); 0
+    when :math:`r^* p \ge 1`. Arguments as in :func:`rho_for_target` (validated there).
+    """
+    from dprisk.inference.privacy.budget_jumps import tail_delta
+    from dprisk.inference.single_level.closed_form import p_correct
+
+    delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+    if math.isinf(delta):
+        return 0.0
+    return float(p_correct(rho, 1.0 / (1.0 + math.exp(delta)), known))
+
+
+def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
+                     max_posterior=None):
+    """``rho -> M(rho, p)`` for a measure of :data:`MEASURES` (arguments validated)."""
+    from dprisk.inference.single_level.closed_form import closed_form as single_level
+
+    if measure == "tail":
+        return lambda rho: tail_probability(rho, p, known, max_ratio=max_ratio,
+                                            max_posterior=max_posterior)
+    compute = {"marginal-risk": single_level.marginal_risk,
+               "marginal-posterior": single_level.marginal_posterior,
+               "p-correct": single_level.p_correct}[measure]
+    return lambda rho: float(compute(rho, p, known))
+
+
+def _supremum(measure: str, p: float) -> float:
+    return 1.0 / p if measure == "marginal-risk" else 1.0
+
+
+def _infimum(measure: str, p: float) -> float:
+    """The measure's limit at rho -> 0."""
+    if measure == "marginal-risk":
+        return 1.0
+    if measure == "marginal-posterior":
+        return p
+    if measure == "p-correct":
+        return 0.0 if p < 0.5 else (0.5 if p == 0.5 else 1.0)
+    return 0.0
+
+
+def certified(value, rho: float, target: float) -> float:
+    """``rho`` moved down by rounding steps until ``value(rho) <= target`` (the certificate)."""
+    for _ in range(64):
+        if value(rho) <= target:
+            return rho
+        rho *= 1.0 - 1e-15
+    raise RuntimeError(f"the measure at rho = {rho!r} stays above the target {target!r}")
+
+
+def _first_crossing(value, target: float) -> float | None:
+    """The largest rho with value(rho) <= target (value increasing), or None if never above."""
+    from scipy.optimize import brentq
+
+    upper = 1.0
+    while value(upper) <= target:
+        upper *= 10.0
+        if upper > _RHO_MAX:
+            return None
+    lower = min(upper / 10.0, 1.0)
+    while value(lower) > target:
+        lower /= 10.0
+        if lower < _RHO_MIN:
+            return None
+    return float(brentq(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
+                        rtol=1e-15))
+
+
+def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posterior):
+    """First crossing of a step-like measure at prior ``p``, or None if it never binds."""
+    from dprisk.inference.privacy.budget_jumps import first_crossing, tail_delta
+
+    if measure == "p-correct":
+        delta = -math.log(p / (1.0 - p))
+    else:
+        delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+        if math.isinf(delta):
+            return None
+    return first_crossing(max(delta, 0.0), target)[0]
+
+
+def check_target(measure: str, target, priors) -> float:
+    """``target`` as a float inside the measure's range at every prior (else ValueError)."""
+    try:
+        target = float(target)
+    except (TypeError, ValueError):
+        target = math.nan
+    name = "tail tolerance" if measure == "tail" else "target"
+    floor = max(_infimum(measure, float(prior)) for prior in priors)
+    if not (math.isfinite(target) and target > floor):
+        raise ValueError(f"{name} must exceed the {measure} at rho -> 0 for every prior "
+                         f"(allowed range: {name} > {floor:.6g}), got {target!r}")
+    if measure in STEP_MEASURES and not target < 1.0:
+        raise ValueError(f"{name} must be below 1, the {measure}'s supremum (allowed range: "
+                         f"{floor:.6g} < {name} < 1), got {target!r}")
+    return target
+
+
+def check_profile(max_ratio, max_posterior) -> None:
+    """The tail's profile: ``max_ratio`` finite and > 1, ``0 < max_posterior < 1`` if given."""
+    if max_ratio is None or not (math.isfinite(max_ratio) and max_ratio > 1.0):
+        raise ValueError(f"max_ratio must be a finite number > 1 (a ratio of at most 1 is an "
+                         f"impossible profile; allowed range: 1 < R < inf), got {max_ratio!r}")
+    if max_posterior is not None and not 0.0 < max_posterior < 1.0:
+        raise ValueError(f"max_posterior must be a number with 0 < A < 1, got {max_posterior!r}")
+
+
+def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
+                   max_posterior=None) -> DGBudget:
+    r"""The largest single-level rho whose risk ``measure`` stays at most ``target`` at every p.
+
+    .. math:: \rho^* = \min_j \inf\{\rho > 0 : M(\rho, p_j) > T\}
+
+    Parameters
+    ----------
+    measure : {"marginal-risk", "marginal-posterior", "p-correct", "tail"}
+    target : float
+        ``T``: above 1 for the marginal risk; above every p (and below 1) for the marginal
+        posterior; in (0, 1) for P[correct] (above 1/2 if some p = 1/2; no p > 1/2, where
+        P[correct] -> 1 as rho -> 0); the tolerance :math:`\tau` in (0, 1) for the tail.
+    p : sequence of float (each 0 < p < 1), non-empty
+        The priors at which the target must hold.
+    known : int (>= 0)
+        ``m``, the adversary's known count of the others.
+    max_ratio, max_posterior : float, optional
+        The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)`: ``max_ratio``
+        (:math:`\tilde r > 1`) is required for ``tail``, ``max_posterior``
+        (:math:`0 < \tilde a < 1`) optional; neither applies to the other measures.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: an unknown measure, an empty prior set, a target outside the
+        measure's range (at or below its value at rho -> 0 for some prior: impossible; at
+        or above its supremum for every prior: any rho meets it), an impossible profile, a
+        profile option given for another measure.
+    """
+    if measure not in MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(MEASURES)}, got {measure!r}")
+    priors = check_probability(p, "p").reshape(-1)
+    if priors.size == 0:
+        raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
+    known_arr = check_count(known, "known", minimum=0)
+    if known_arr.ndim:
+        raise ValueError(f"known must be a single integer >= 0, got {known!r}")
+    known = int(known_arr)
+    if measure == "tail":
+        check_profile(max_ratio, max_posterior)
+    elif max_ratio is not None or max_posterior is not None:
+        raise ValueError(f"max_ratio and max_posterior apply to the tail measure only, not "
+                         f"to {measure}")
+    if measure == "p-correct" and float(priors.max()) > 0.5:
+        raise ValueError(f"p must be at most 1/2 for p-correct: with p > 1/2 P[correct] tends "
+                         f"to 1 as rho -> 0, so no rho meets a target below 1 (allowed range: "
+                         f"0 < p <= 0.5), got {float(priors.max())!r}")
+    target = check_target(measure, target, priors)
+    best = None
+    for prior in (float(value) for value in priors):
+        if measure in STEP_MEASURES:
+            rho = _step_crossing(measure, prior, target, max_ratio, max_posterior)
+        elif target >= _supremum(measure, prior):
+            rho = None
+        else:
+            rho = _first_crossing(measure_function(measure, prior, known), target)
+        if rho is not None and (best is None or rho < best[0]):
+            best = (rho, prior)
+    if best is None and measure == "tail":
+        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+                         "release exceeds the ratio bound, so any rho meets the tail "
+                         "tolerance (allowed range: max_ratio * p < 1 for some p)")
+    if best is None:
+        raise ValueError(f"target {target!r} is never exceeded by the {measure} at these "
+                         "priors: any rho meets it (allowed range: below the measure's "
+                         "supremum, 1/p for marginal-risk, 1 for marginal-posterior and "
+                         "p-correct)")
+    rho, prior = best
+    value = measure_function(measure, prior, known, max_ratio=max_ratio,
+                             max_posterior=max_posterior)
+    rho = certified(value, rho, target)
+    return DGBudget(rho, measure, target, prior, value(rho), value(rho * (1.0 + ABOVE)))

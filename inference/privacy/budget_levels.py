@@ -1,0 +1,396 @@
+r"""The rho that meets a risk target with the block group, and for the whole Census allocation.
+
+Two questions beyond the single level (:mod:`dprisk.inference.privacy.budget`):
+
+* **Two levels** (:func:`rho2_for_target`): the block's rho1 is fixed, the block group of
+  ``d`` other blocks is released too, the truth is ``x2`` (and ``x1 = m + 1``); which
+  block-group rho2 keeps the two-level measure at most ``T`` for every prior? The measures:
+  P[correct 0-1-loss decision] (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`,
+  the
+  exact two-level posterior deciding) and the two-level marginal posterior and risk
+  (:func:`dprisk.inference.privacy.two_level_marginal.marginal_hierarchical`). Answer
+  :math:`\rho_2^* = \min_j \inf\{\rho_2 : M_j(\rho_2) > T\}`.
+* **The Census allocation** (:func:`census_rho_for_target`): one global rho with the 2020
+  persons strategy's fractions fixed (:mod:`dprisk.models.census.strategy`): the block's
+  GVHR (``detailed``) query gets :math:`\rho_1 = f_1 \rho`, the block group's
+  :math:`\rho_2 = f_2 \rho`. Without a block group (``x2`` not given) the single-level answer
+  is exact and only rescaled, :math:`\rho^* = \rho_1^* / f_1`, for any measure; with
+  ``x2`` and ``d`` the same three two-level measures are solved in the global rho.
+
+**Locating the two-level first crossing.** Every search starts from a scan of
+:data:`GRID_PER_DECADE` log-spaced points per decade over :data:`RHO2_RANGE` or
+:data:`CENSUS_RHO_RANGE` (the target must hold at its first point).
+
+* Every measure is certified (:mod:`dprisk.inference.privacy.budget_certified`), with rho1 fixed
+  (:func:`rho2_for_target`, the searched rho is rho2) and for the Census allocation (rho1
+  and rho2 move together, :math:`\rho_1 = f_1\rho`, :math:`\rho_2 = f_2\rho`): each scan
+  interval is either proven to keep the measure at most ``T`` by an upper bound of the
+  measure over the whole interval, or halved; so no crossing between scan points is missed.
+  P[correct] is located to a relative 1e-9 at a point where it is above ``T``; the marginal
+  posterior and risk (continuous, but *not* monotone in rho2 in general: for a small block
+  group, x2 = 3, they first fall) are refined by Brent's method on the located interval to
+  a relative 1e-15. ``certified_to`` is where the proof stops (``rho``, or a little below it
+  when the bound stops converging: at points where many posteriors reach 1/2 at once, or
+  within the bound's slack of the target; from there on the measure is checked at points
+  and the bound on all but 1e-9-wide intervals). After too many such intervals
+  (:class:`dprisk.inference.privacy.budget_certified.BoundStalled`) the search falls back beyond
+  ``certified_to`` to the scan with bisection (:func:`scan_first_crossing`, P[correct]) or
+  Brent's method (:func:`root_first_crossing`, the marginals), where a crossing that opens
+  and closes between two scan points could be missed.
+* The two-level tail :math:`P[R' > r^*(p)]` is the two-level P[correct] at a shifted prior
+  (:func:`tail_search_prior`), so it is located and certified the same way.
+
+The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
+``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
+final bracket (within :math:`\rho^*(1 + 10^{-9})`) for P[correct].
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dprisk.inference.privacy.budget import (
+    ABOVE,
+    DGBudget,
+    certified,
+    check_profile,
+    check_target,
+    max_ratio_profile,
+    rho_for_target,
+)
+
+__all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
+           "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
+           "scan_bracket", "scan_first_crossing"]
+
+#: Grid of the two-level scan: points per decade of rho.
+GRID_PER_DECADE = 25
+#: Range of the rho2 scan (rho1 fixed).
+RHO2_RANGE = (1e-3, 1e3)
+#: Range of the global-rho scan of the Census allocation (block rho1 = 0.039 x global: below
+#: 0.1 the exact two-level sum needs very wide release grids).
+CENSUS_RHO_RANGE = (0.1, 1e3)
+
+
+def census_fractions() -> tuple[Fraction, Fraction]:
+    r"""The shares :math:`(f_1, f_2)` of the global rho of the block and block-group GVHR queries.
+
+    Each is the level's geolevel share x its ``detailed`` query fraction in the 2020 persons
+    strategy.
+    """
+    from dprisk.models.census.strategy import strategy_queries
+
+    shares = {query.level: query.rho_exact for query in strategy_queries(Fraction(1))
+              if query.query == "detailed"}
+    return shares["block"], shares["block-group"]
+
+
+def scan_bracket(value, target: float, low: float, high: float) -> tuple[float, float] | None:
+    """``(lower, upper)``: the last grid point meeting ``target`` and the first failing.
+
+    The grid has :data:`GRID_PER_DECADE` log-spaced points per decade over ``[low, high]``.
+    Returns None if no grid point fails; raises ValueError when the target fails at ``low``.
+    """
+    n_points = round(GRID_PER_DECADE * math.log10(high / low)) + 1
+    grid = np.geomspace(low, high, n_points)
+    first = value(float(grid[0]))
+    if first > target:
+        raise ValueError(f"target must exceed the measure at the smallest rho scanned "
+                         f"({grid[0]:g}), which is {first:.6g}; got {target!r}")
+    lower = float(grid[0])
+    for point in grid[1:]:
+        if value(float(point)) > target:
+            return lower, float(point)
+        lower = float(point)
+    return None
+
+
+def scan_first_crossing(value, target: float, low: float,
+                        high: float) -> tuple[float, float, float] | None:
+    """First grid point where ``value`` exceeds ``target``, refined by bisection.
+
+    Returns ``(rho, value_at_rho, value_above)`` or None if no grid point fails. Raises
+    ValueError when the target already fails at ``low``.
+    """
+    bracket = scan_bracket(value, target, low, high)
+    if bracket is None:
+        return None
+    lower, upper = bracket
+    while upper > lower * (1.0 + ABOVE):
+        middle = math.sqrt(lower * upper)
+        if value(middle) > target:
+            upper = middle
+        else:
+            lower = middle
+    return lower, value(lower), value(upper)
+
+
+def _two_level_value(measure: str, p: float, known: int, x2: int, d: int, prior, rho1_of,
+                     rho2_of):
+    """``rho -> M(rho)``: the two-level ``measure`` with ``rho1 = rho1_of(rho)``, ``rho2_of``."""
+    if measure == "p-correct":
+        from dprisk.inference.studies.p_correct import p_correct_hierarchical
+
+        def value(rho: float) -> float:
+            return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
+                                          p=p, known=known, prior=prior).p_correct
+
+        return value
+    from dprisk.inference.privacy.two_level_marginal import marginal_hierarchical
+
+    field = measure.replace("-", "_")
+
+    def marginal(rho: float) -> float:
+        return getattr(marginal_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
+                                             p=p, known=known, prior=prior), field)
+
+    return marginal
+
+
+def root_first_crossing(value, target: float, low: float,
+                        high: float) -> tuple[float, float, float] | None:
+    r"""First crossing of a continuous ``value`` located on the scan, then refined by Brent.
+
+    The scan of :func:`scan_first_crossing` brackets it (last grid point meeting ``target``,
+    first failing); Brent's method finds the root of ``value - target`` there to a relative
+    1e-15, and :func:`dprisk.inference.privacy.budget.certified` moves it down until it meets the
+    target. Returns ``(rho, value_at_rho, value_above)`` (``value_above`` at
+    :math:`\rho(1 + 10^{-9})`) or None if no grid point fails.
+    """
+    from scipy.optimize import brentq
+
+    bracket = scan_bracket(value, target, low, high)
+    if bracket is None:
+        return None
+    lower, upper = bracket
+    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = certified(value, rho, target)
+    return rho, value(rho), value(rho * (1.0 + ABOVE))
+
+
+#: The measures with a two-level form.
+TWO_LEVEL_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+
+
+def tail_search_prior(p: float, max_ratio: float, max_posterior) -> float | None:
+    r"""The prior :math:`p' = \operatorname{expit}(-\delta)` at which the tail is a P[correct].
+
+    The two-level posterior log-odds of ``x1 = m + 1`` is :math:`\operatorname{logit}(p) +
+    L_0` with :math:`L_0` free of p (:mod:`dprisk.inference.two_level.table_kernels`), and
+    :math:`R' > r^*` is :math:`\operatorname{logit}(p) + L_0 > \operatorname{logit}(r^* p)`,
+    i.e. :math:`L_0 - \delta > 0` with :math:`\delta = \operatorname{logit}(r^* p) -
+    \operatorname{logit}(p)` (:func:`dprisk.inference.privacy.budget_jumps.tail_delta`): the event
+    that the 0-1-loss decision at prior :math:`p'` is ``m + 1``. So the two-level tail at
+    ``p`` is the two-level P[correct] at :math:`p'` (as at the single level,
+    :func:`dprisk.inference.privacy.budget.tail_probability`). None when :math:`r^* p \ge 1`
+    (the tail is 0).
+    """
+    from dprisk.inference.privacy.budget_jumps import tail_delta
+
+    delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+    if not math.isfinite(delta):
+        return None
+    return 1.0 / (1.0 + math.exp(delta))
+
+
+def _two_level_target(measure: str, target, priors) -> float:
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level budget (x2, d given), got {measure!r}")
+    if measure not in ("p-correct", "tail"):
+        return check_target(measure, target, priors)
+    try:
+        target = float(target)
+    except (TypeError, ValueError):
+        target = math.nan
+    name = "tail tolerance" if measure == "tail" else "target"
+    if not 0.0 < target < 1.0:
+        raise ValueError(f"{name} must be a probability with 0 < T < 1 for the two-level "
+                         f"{measure}, got {target!r}")
+    return target
+
+
+def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
+               rho2_of, shares, x2, d, p, known, prior):
+    r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
+
+    ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
+    fixed, the strategy's shares for the global Census rho.
+
+    P[correct] is located to a relative 1e-9; for the continuous marginal measures the
+    located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
+    value_above, certified_to)`` or None.
+    """
+    from scipy.optimize import brentq
+
+    from dprisk.inference.privacy import budget_certified as bounds
+    from dprisk.models.scenario import Scenario
+
+    def scenario(rho: float) -> Scenario:
+        return Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p, known=known,
+                                  prior=prior)
+
+    upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
+                   else bounds.marginal_upper_bound)
+    scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
+
+    def bound(lower: float, upper: float) -> float:
+        return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
+                           params_upper=scenario(upper), shares=shares) / scale
+
+    try:
+        found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+    except bounds.BoundStalled as stalled:  # certified up to stalled.rho; beyond, the scan
+        locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
+        found = locate(value, target, stalled.rho, high)
+        return None if found is None else (*found, stalled.rho)
+    if found is None or measure == "p-correct":
+        return found
+    lower, _, _, certified_to = found
+    upper = lower * (1.0 + ABOVE)
+    if value(upper) <= target:  # the located interval ends before upper: keep it as is
+        return found
+    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = certified(value, rho, target)
+    return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
+
+
+def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
+               shares, max_ratio=None, max_posterior=None) -> DGBudget:
+    from dprisk.models.scenario import Scenario
+
+    if measure == "tail":
+        check_profile(max_ratio, max_posterior)
+    elif max_ratio is not None or max_posterior is not None:
+        raise ValueError(f"max_ratio and max_posterior apply to the tail measure only, not "
+                         f"to {measure}")
+
+    priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
+    if not priors:
+        raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
+    for prior_p in priors:  # validate every parameter once, at the scan's two ends
+        for rho in scan:
+            Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
+                               known=known, prior=prior)
+    target = _two_level_target(measure, target, priors)
+    best = None
+    # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
+    search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
+               for prior_p in priors} if measure == "tail" else {p: p for p in priors})
+    if all(value is None for value in search.values()):
+        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+                         "release exceeds the ratio bound, so any rho meets the tail "
+                         "tolerance (allowed range: max_ratio * p < 1 for some p)")
+    kind = "p-correct" if measure == "tail" else measure
+    for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
+        value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
+        # a later prior binds only if it crosses before the best so far: search up to there
+        reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
+        found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
+                           shares=shares, x2=x2, d=d, p=search[prior_p], known=known,
+                           prior=prior)
+        if found is not None and (best is None or found[0] < best[0][0]):
+            best = (found, prior_p)
+    if best is None:
+        raise ValueError(f"target {target!r} is never exceeded by the two-level {measure} for "
+                         f"rho in [{scan[0]:g}, {scan[1]:g}]: any rho in that range meets it")
+    found, prior_p = best
+    return DGBudget(*found[:1], measure, target, prior_p, *found[1:3],
+                    certified_to=found[3] if len(found) > 3 else None)
+
+
+def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
+                    measure="p-correct", max_ratio=None, max_posterior=None) -> DGBudget:
+    r"""The largest block-group rho2 keeping the two-level ``measure`` at most ``target``.
+
+    .. math:: \rho_2^* = \min_j \inf\{\rho_2 : M(\rho_1, \rho_2; d, x_2, p_j) > T\},
+              \quad x_1 = m + 1
+
+    with M the two-level P[correct]
+    (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`)
+    or the two-level marginal posterior or risk
+    (:func:`dprisk.inference.privacy.two_level_marginal.marginal_hierarchical`), or the two-level
+    tail :math:`P[R'(X_1^*, X_2^*, Y_1^*) > r^*(p)]` (R' the posterior-to-prior ratio of
+    ``x1 = m + 1`` at the release; the P[correct] at :func:`tail_search_prior`).
+
+    Parameters
+    ----------
+    target : float
+        In (0, 1) for p-correct and tail (the tolerance); above 1 for marginal-risk; above
+        every p and below 1 for marginal-posterior.
+    rho1 : float (> 0)
+        The block's rho (fixed).
+    x2 : int (>= m + 1)
+        True block-group count.
+    d : int (>= 1)
+        Other blocks in the block group.
+    p : sequence of float (0 < p < 1), non-empty
+    known : int (>= 0)
+    prior : str or X2Prior
+        The adversary's prior on the block-group count (``improper`` by default).
+    measure : {"p-correct", "marginal-risk", "marginal-posterior", "tail"}
+    max_ratio, max_posterior : float, optional
+        The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)` (tail only;
+        ``max_ratio`` required there).
+
+    Returns
+    -------
+    DGBudget
+        ``rho`` is :math:`\rho_2^*` (searched in :data:`RHO2_RANGE`).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter (from :class:`dprisk.models.scenario.Scenario`), or the target
+        outside the range the scan reaches.
+    """
+    return _two_level(measure, target, p, known, x2, d, prior, lambda rho: rho1,
+                      lambda rho: rho, RHO2_RANGE, (0.0, 1.0), max_ratio, max_posterior)
+
+
+def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d=None,
+                          prior="improper", max_ratio=None, max_posterior=None) -> DGBudget:
+    r"""The largest global rho of the 2020 allocation meeting the target (fractions fixed).
+
+    .. math:: \rho_1 = f_1 \rho, \quad \rho_2 = f_2 \rho
+
+    (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
+    :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
+    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (as in
+    :func:`rho2_for_target`, the tail included) solved in the global rho, certified by
+    the interval bound with rho1 and rho2 moving together (``certified_to``; module
+    docstring).
+
+    Returns
+    -------
+    DGBudget
+        ``rho`` is the global :math:`\rho^*`; the certificate's values are the measure at the
+        block's (and block group's) share of it.
+    """
+    block, block_group = (float(share) for share in census_fractions())
+    if x2 is None and d is None:
+        block_answer = rho_for_target(measure, target, p=p, known=known, max_ratio=max_ratio,
+                                      max_posterior=max_posterior)
+        from dprisk.inference.privacy.budget import measure_function
+
+        value = measure_function(measure, block_answer.binding_p, int(known),
+                                 max_ratio=max_ratio, max_posterior=max_posterior)
+
+        def scaled(rho: float) -> float:
+            return value(block * rho)
+
+        rho = certified(scaled, block_answer.rho / block, block_answer.target)
+        return DGBudget(rho, measure, block_answer.target, block_answer.binding_p,
+                        scaled(rho), scaled(rho * (1.0 + ABOVE)))
+    if x2 is None or d is None:
+        raise ValueError("x2 and d go together: give both for the two-level Census budget, "
+                         "or neither for the block level")
+    if measure not in TWO_LEVEL_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(TWO_LEVEL_MEASURES)} for the "
+                         f"two-level Census budget (x2, d given), got {measure!r}")
+    return _two_level(measure, target, p, known, x2, d, prior, lambda rho: block * rho,
+                      lambda rho: block_group * rho, CENSUS_RHO_RANGE,
+                      (block, block_group), max_ratio, max_posterior)

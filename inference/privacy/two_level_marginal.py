@@ -1,0 +1,131 @@
+r"""The two-level marginal posterior and marginal risk, exactly (for the two-level budgets).
+
+The data holder fixes the truth ``x1 = m + 1`` and ``x2`` (``y1 = x2 - x1``); the releases
+come from the true mechanism as in :mod:`dprisk.inference.studies.p_correct` (the grid of
+``(x2*, y1*)`` and its probabilities, :func:`dprisk.inference.studies.setup.grid_for_truth`),
+and the adversary's exact two-level posterior has log-odds
+:math:`L_m(x_2^*, y_1^*) + 2\rho_1 (x_1^* - m)`
+(:func:`dprisk.inference.studies.setup.exact_log_odds_at_known`). The two-level analogue of
+the paper's marginal posterior (eq. 3.3) and marginal risk (eq. 3.4) is
+
+.. math::
+
+    M(\rho_1, \rho_2) = \sum_{x_2^*, y_1^*} P[x_2^*]\,P[y_1^*]
+        \sum_{x_1^*} P[X_1^* = x_1^* \mid x_1 = m + 1]\,
+        \operatorname{expit}\bigl(L_m(x_2^*, y_1^*) + 2\rho_1 (x_1^* - m)\bigr),
+    \qquad R = M / p,
+
+with ``x1*`` on :math:`|x_1^* - x_1| \le K(\rho_1)` (neglected mass below ``tail_mass / 2``)
+and the ``(x2*, y1*)`` grid leaving out less than ``tail_mass``; the sum ignores at most
+``neglected_mass`` (reported). As :math:`\rho_2 \to 0` the block group says nothing about
+``x2`` and M tends to the single-level marginal posterior at :math:`\rho_1` (checked in the
+tests). It is not monotone in :math:`\rho_2` in general (for a small block group, x2 = 3, it
+first falls), so the budget's search is certified by an interval bound
+(:mod:`dprisk.inference.privacy.budget_certified`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprisk.inference.studies.setup import (
+    DEFAULT_TAIL_MASS,
+    exact_log_odds_at_known,
+    grid_for_truth,
+    validated_study_params,
+)
+from dprisk.models.mechanism import discrete_gaussian as dg
+from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
+
+__all__ = ["HierarchicalMarginal", "marginal_hierarchical", "posterior_over_x1"]
+
+
+@dataclass(frozen=True)
+class HierarchicalMarginal:
+    """The two-level marginal posterior and marginal risk at the truth ``x1 = m + 1``.
+
+    Attributes
+    ----------
+    marginal_posterior : float
+        :math:`M`, the release-averaged posterior of the truth.
+    marginal_risk : float
+        :math:`M / p`.
+    neglected_mass : float
+        Bound of the release probability left out of the sums.
+    """
+
+    marginal_posterior: float
+    marginal_risk: float
+    neglected_mass: float
+
+
+def posterior_over_x1(log_odds_at_known, params, tail_mass: float, *, weight_rho1=None,
+                      odds_rho1=None):
+    r"""Per cell, the posterior of ``x1 = m + 1`` averaged over ``x1*`` (kernel).
+
+    .. math:: \sum_{|e| \le K} P[\eta_1 = e]\,
+              \operatorname{expit}\bigl(L_m + 2\rho_1 (1 + e)\bigr),
+              \qquad x_1^* = m + 1 + e,
+
+    with :math:`K = K(\rho_1, \tau/4)`. Returns the averages (shaped like
+    ``log_odds_at_known``) and the left-out ``x1*`` mass :math:`P[|\eta_1| > K]`.
+
+    For the interval bound (:mod:`dprisk.inference.privacy.budget_certified`) the weights
+    :math:`P[\eta_1 = e]` may be taken at another precision ``weight_rho1`` and the
+    :math:`2\rho_1(1 + e)` at the end of ``odds_rho1 = (lo, hi)`` that makes it largest
+    (``hi`` for :math:`1 + e \ge 0`); ``K`` is then that of ``params.rho1`` (the smallest).
+    """
+    rho1 = float(params.rho1)
+    weight_rho1 = rho1 if weight_rho1 is None else float(weight_rho1)
+    lo, hi = (rho1, rho1) if odds_rho1 is None else odds_rho1
+    half = int(dg.support_halfwidth_kernel(np.asarray(rho1, dtype=float), tail_mass / 4))
+    outside = 2.0 * float(np.exp(dg.log_tail_kernel(np.asarray(half + 1, dtype=np.int64),
+                                                    np.asarray(weight_rho1, dtype=float))))
+    log_odds_at_known = np.asarray(log_odds_at_known, dtype=float)
+    posterior_mean = np.zeros(log_odds_at_known.shape)
+    for noise in range(-half, half + 1):
+        weight = np.exp(-weight_rho1 * noise ** 2 - dg_log_normalizer(weight_rho1))
+        slope = hi if noise >= -1 else lo
+        posterior_mean += weight * expit(log_odds_at_known + 2.0 * slope * (1 + noise))
+    return posterior_mean, outside
+
+
+def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper",
+                          tail_mass=DEFAULT_TAIL_MASS) -> HierarchicalMarginal:
+    r"""Exact two-level marginal posterior and risk (see the module docstring for the sum).
+
+    Parameters
+    ----------
+    x2 : int (x2 >= known + 1)
+        True block-group count (the target's block count is ``known + 1``).
+    rho1, rho2 : float (> 0)
+    d : int (d >= 1)
+        Other blocks in the block group.
+    p : float (0 < p < 1)
+    known : int (known >= 0)
+    prior : str or X2Prior
+        The adversary's prior on the block-group count (as in
+        :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`).
+    tail_mass : float (0 < tail_mass <= 1e-3)
+
+    Returns
+    -------
+    HierarchicalMarginal
+
+    Raises
+    ------
+    ValueError
+        Naming the bad parameter.
+    """
+    params, _, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=None,
+                                               p=p, known=known, prior=prior)
+    tail_mass = check_tail_mass(tail_mass)
+    grid = grid_for_truth(x2, y1, params, tail_mass)
+    x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
+    log_odds_at_known = exact_log_odds_at_known(x2s, y1s, params)
+    posterior_mean, outside = posterior_over_x1(log_odds_at_known, params, tail_mass)
+    marginal = float((grid.weights * posterior_mean).sum())
+    return HierarchicalMarginal(marginal, marginal / float(params.p),
+                                grid.neglected_mass + outside)

@@ -1,0 +1,1 @@
+"""Disclosure risk of the post-processed product (what the Census published)."""

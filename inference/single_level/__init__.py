@@ -1,0 +1,1 @@
+"""The single-level adversary: closed forms, their kernels, sequential releases."""

@@ -1,0 +1,240 @@
+r"""The single-level adversary in closed form (paper §3.1, §4.2; supplement S1.1).
+
+The adversary knows ``m`` (``known``), the count of the *other* people in block :math:`g_1`
+with characteristics :math:`c`, so :math:`X_1 \in \{m, m+1\}` with prior
+:math:`P[X_1 = m+1] = p`. The release is :math:`x_1^* = x_1 + \eta_1`,
+:math:`\eta_1 \sim \mathrm{DG}(0, 1/(2\rho))`. Because the two likelihoods differ only by
+:math:`e^{-\rho (x^* - m - 1)^2} / e^{-\rho (x^* - m)^2} = e^{\rho (2 (x^* - m) - 1)}`,
+everything follows from the posterior log-odds
+
+.. math::
+
+    L(x_1^*) = \log\frac{P[X_1 = m+1 \mid x_1^*]}{P[X_1 = m \mid x_1^*]}
+             = \operatorname{logit}(p) + \rho\,\bigl(2 (x_1^* - m) - 1\bigr),
+
+and the posterior is :math:`\operatorname{expit}(L)`. All quantities are computed in log space
+(``log_expit``, ``logsumexp``), so ``p = 1e-9`` or ``x1_star = 1e4`` neither over- nor
+underflow to NaN. Every function broadcasts over its array arguments and returns a Python
+``float`` (``int`` for the threshold) when every argument is a scalar.
+
+Each public function validates ``x1_star``, ``rho``, ``p`` and ``known`` once and computes
+with the kernels of :mod:`dprisk.inference.single_level.closed_form_kernels`. Targets unique at
+:math:`\ell` levels (S1.3) are in :mod:`dprisk.inference.nested.unique_levels`, sequential releases
+(S5) in :mod:`dprisk.inference.single_level.sequential`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dprisk.inference.single_level.closed_form import closed_form_kernels as kernels
+from dprisk.inference.single_level.closed_form_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel
+from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
+from dprisk.models.numerics import libm_expit as expit
+from dprisk.models.numerics import libm_log_expit as log_expit
+
+__all__ = [
+    "MAX_HALFWIDTH",
+    "TAIL_RELATIVE",
+    "decision_threshold",
+    "log_marginal_posterior",
+    "log_posterior",
+    "log_posterior_odds",
+    "log_risk",
+    "marginal_posterior",
+    "marginal_risk",
+    "p_correct",
+    "posterior",
+    "release_pmf",
+    "risk",
+]
+
+
+def _release_args(x1_star, rho, p, known):
+    """Validate one release's arguments (each once)."""
+    return (check_count(x1_star, "x1_star"), check_rho(rho, "rho"),
+            check_probability(p, "p"), check_count(known, "known", minimum=0))
+
+
+def _design_args(rho, p, known):
+    """Validate the arguments of a marginal or decision quantity (each once)."""
+    return check_rho(rho, "rho"), check_probability(p, "p"), check_count(known, "known",
+                                                                          minimum=0)
+
+
+# --------------------------------------------------------------------------- one release
+def log_posterior_odds(x1_star, rho, p=0.5, known=0):
+    r"""Posterior log-odds of :math:`X_1 = m+1` against :math:`X_1 = m` given the release.
+
+    .. math:: L = \operatorname{logit}(p) + \rho\,\bigl(2 (x_1^* - m) - 1\bigr)
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1)
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0)
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The log-odds, broadcast over the inputs (a float for scalar inputs).
+    """
+    return scalar_result(kernels.log_posterior_odds(*_release_args(x1_star, rho, p, known)))
+
+
+def posterior(x1_star, rho, p=0.5, known=0):
+    r"""Posterior probability that the target has ``c``, :math:`P[X_1 = m+1 \mid x_1^*]`.
+
+    .. math::
+
+        P[X_1 = m+1 \mid x_1^*] = \frac{p\, e^{-\rho (x_1^* - m - 1)^2}}
+            {p\, e^{-\rho (x_1^* - m - 1)^2} + (1-p)\, e^{-\rho (x_1^* - m)^2}}
+            = \operatorname{expit}(L)
+
+    (paper eq. 3.1). Parameters as in :func:`log_posterior_odds`.
+    """
+    log_odds = kernels.log_posterior_odds(*_release_args(x1_star, rho, p, known))
+    return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
+
+
+def log_posterior(x1_star, rho, p=0.5, known=0):
+    """Log of :func:`posterior`, ``log_expit(L)``; finite even when the posterior underflows."""
+    return scalar_result(log_expit(kernels.log_posterior_odds(*_release_args(x1_star, rho, p,
+                                                                             known))))
+
+
+def risk(x1_star, rho, p=0.5, known=0):
+    r"""Disclosure risk :math:`R'(x_1^*) = P[X_1 = m+1 \mid x_1^*] / p` (paper eq. 3.2).
+
+    Computed from :math:`\operatorname{log\_expit}(L)` and :math:`\log p` (as a plain
+    quotient where the posterior is a normal double, see
+    :func:`dprisk.models.numerics.probability_ratio`), so it is accurate for ``p = 1e-12``
+    and tiny posteriors, and never exceeds ``fl(1/p)``.
+    """
+    x1_star, rho, p, m = _release_args(x1_star, rho, p, known)
+    log_odds = kernels.log_posterior_odds(x1_star, rho, p, m)
+    return scalar_result(probability_ratio(expit(log_odds), log_expit(log_odds), p, np.log(p)))
+
+
+def log_risk(x1_star, rho, p=0.5, known=0):
+    """Log of :func:`risk`: ``log_expit(L) - log(p)``."""
+    x1_star, rho, p, m = _release_args(x1_star, rho, p, known)
+    return scalar_result(log_expit(kernels.log_posterior_odds(x1_star, rho, p, m)) - np.log(p))
+
+
+def release_pmf(x1_star, rho, known=0):
+    r"""Probability of a release when the target has ``c``: :math:`P[X_1^* = x_1^* | x_1 = m+1]`.
+
+    .. math:: P[X_1^* = x_1^* \mid x_1 = m+1] = e^{-\rho (x_1^* - m - 1)^2} / Z(\rho)
+
+    This is what the caption of the paper's Table 4 says its "Mass" column holds (the printed
+    column is in fact :math:`P[X_1^* = x_1^* \mid x_1 = m]`; see
+    :mod:`dprisk.validation.paper.single_level`).
+    """
+    x1_star = check_count(x1_star, "x1_star")
+    rho = check_rho(rho, "rho")
+    m = check_count(known, "known", minimum=0)
+    return scalar_result(np.exp(logpmf_kernel(x1_star, m + 1, rho)))
+
+
+# --------------------------------------------------------------------------- marginal
+def log_marginal_posterior(rho, p=0.5, known=0):
+    r"""Log of the marginal posterior :math:`\log P[X_1 = x_1 \mid x_1 = m+1]` (paper eq. 3.3).
+
+    .. math::
+
+        \log \sum_{x^*} \operatorname{expit}\bigl(L(x^*)\bigr)\,
+            P[X_1^* = x^* \mid x_1 = m+1]
+
+    summed with ``logsumexp`` over the release grid
+    :math:`|x^* - m - 1| \le K(\rho, p)`, where ``K`` comes from
+    :func:`dprisk.models.mechanism.discrete_gaussian.support_halfwidth` so that the neglected
+    probability is
+    below ``TAIL_RELATIVE * p`` (hence the neglected part of the result is below
+    ``1e-16`` relative, and below 1e-15 absolute). The result does not depend on ``known``
+    (supplement S1.1); it is validated and ignored. Vectorised over ``rho`` and ``p``: rows
+    are sorted by grid size and evaluated in blocks that share a grid.
+    """
+    rho, p, _ = _design_args(rho, p, known)
+    return scalar_result(kernels.log_marginal_posterior(rho, p))
+
+
+def marginal_posterior(rho, p=0.5, known=0):
+    r"""Marginal posterior :math:`P[X_1 = x_1 \mid x_1 = m+1]`, averaged over releases.
+
+    .. math::
+
+        \sum_{x_1^*} P[X_1 = m+1 \mid x_1^*]\; P[X_1^* = x_1^* \mid x_1 = m+1]
+
+    (paper eq. 3.3; Table 2 and Figure 2). See :func:`log_marginal_posterior` for the grid.
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+    p : array_like of float (0 < p < 1)
+    known : int (known >= 0)
+        Validated; the result does not depend on it.
+    """
+    rho, p, _ = _design_args(rho, p, known)
+    return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p)))
+
+
+def marginal_risk(rho, p=0.5, known=0):
+    r"""Marginal risk :math:`R = P[X_1 = x_1 \mid x_1 = m+1] / p` (paper eq. 3.4).
+
+    Always :math:`1 \le R \le 1/p` (Cauchy–Schwarz gives the lower bound).
+    """
+    rho, p, _ = _design_args(rho, p, known)
+    return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p) - np.log(p)))
+
+
+# --------------------------------------------------------------------------- decisions
+def decision_threshold(rho, p=0.5, known=0):
+    r"""Smallest release :math:`\tilde x_1^*` whose posterior exceeds 1/2 (0-1 loss).
+
+    The adversary decides :math:`\hat X_1 = m+1` iff :math:`L(x_1^*) > 0` (ties go to ``m``).
+    Since ``L`` increases with :math:`x_1^*`, the decision region is
+    :math:`x_1^* \ge \tilde x_1^*` with
+
+    .. math::
+
+        \tilde x_1^* = m + \Bigl\lfloor \tfrac12 \bigl(1 - \operatorname{logit}(p)/\rho\bigr)
+                       \Bigr\rfloor + 1,
+
+    which is then corrected by evaluating ``L`` at the neighbours with the same floating-point
+    expression :func:`posterior` uses, so float ties are decided exactly as there.
+
+    Returns
+    -------
+    int or ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        If the threshold does not fit in a float's exact integer range (``rho`` extremely
+        small relative to ``|logit(p)|``).
+    """
+    return scalar_result(kernels.decision_threshold(*_design_args(rho, p, known)))
+
+
+def p_correct(rho, p=0.5, known=0):
+    r"""Probability that the 0-1-loss decision is correct, :math:`P[\hat X_1 = x_1]` (eq. 3.6).
+
+    .. math::
+
+        P[\hat X_1 = x_1] = P[X_1^* \ge \tilde x_1^* \mid x_1 = m+1]
+                          = P[\eta_1 \ge a], \quad a = \tilde x_1^* - m - 1,
+
+    from the exact tail :func:`dprisk.models.mechanism.discrete_gaussian.log_tail` (no truncated
+    sum): for
+    ``a >= 0`` it is ``exp(log_tail(a))``, for ``a < 0`` it is ``-expm1(log_tail(1 - a))``
+    (symmetry of the noise).
+    """
+    return scalar_result(kernels.p_correct(*_design_args(rho, p, known)))

@@ -1,0 +1,1 @@
+"""Parameter sweeps: plans, resumable storage, netCDF files, Dask."""

@@ -1,0 +1,1 @@
+"""The two-level adversary: exact tables, Gibbs samplers, PyMC steps, sampling dispatch."""

@@ -1,0 +1,313 @@
+r"""The two-level joint posterior tabulated on a checked k2 window (kernels, no input checks).
+
+The joint posterior (paper §3.2, supplement S3; DESIGN.md §3), for k1 in {m, m+1}:
+
+.. math::
+
+    \pi(k_1, k_2) \propto P[X_1 = k_1]\, w(k_2 \mid k_1)\,
+        e^{-\rho_1 (x_1^* - k_1)^2}\, e^{-\rho_2 (x_2^* - k_2)^2}\,
+        e^{-(\rho_1/d)(y_1^* - (k_2 - k_1))^2},
+
+with ``w`` the prior of X2 given X1 (:mod:`dprisk.models.priors.library`; zero unless ``k2 >= k1``)
+and
+``P[X1 = m + 1] = p``. Completing the square in ``k2`` (``A = rho2 + rho1/d``):
+
+.. math::
+
+    \log \pi(k_1, k_2) = \beta_{k_1} - A (k_2 - c_{k_1})^2 + \log w(k_2 \mid k_1),
+    \qquad c_{k_1} = \frac{\rho_2 x_2^* + (\rho_1/d)(y_1^* + k_1)}{A},
+
+    \beta_{k_1} = \log P[X_1 = k_1] - \rho_1 (x_1^* - k_1)^2
+        - \frac{\rho_2 \rho_1 / d}{A} (x_2^* - y_1^* - k_1)^2,
+
+so ``X2 | X1 = k1`` is the discrete Gaussian DG(c_{k1}, 1/(2A)) (paper §3.2, equation
+labelled ``eq:X2fc``) times the prior weight. Both branches are summed on one window of
+``W = 2K + 3`` consecutive integers per release, placed around ``c_m`` and slid inside the
+prior's support; ``K`` comes from
+:func:`dprisk.models.mechanism.discrete_gaussian.support_halfwidth` at
+precision ``A``.
+
+No silent truncation: for each branch the mass outside the window is bounded by the
+geometric tail bound of the Gaussian factor times ``exp(prior.log_weight_max)``,
+
+.. math::
+
+    \sum_{k \ge s} e^{-A (k - c)^2} \le \frac{e^{-A t^2}}{1 - e^{-2 A t}}, \quad t = s - c > 0,
+
+and the window is doubled until that bound is below ``tail_mass`` times the branch's mass
+inside the window (so the neglected share of every conditional ``X2 | X1 = k1``, and hence of
+the joint posterior, is below ``tail_mass``). A window fixed by the caller (``halfwidth=``)
+that fails the check raises :class:`GridTooNarrowError`.
+
+Floating point: counts go up to 2**53, so the table is not evaluated from ``beta`` and
+``c`` directly (at ``known = 1e7`` or ``y1* = 1e7`` they are ~1e7 and ~1e13 and their
+rounding would swamp the log-odds). With ``u = x1* - m``, ``v = x2* - m``, ``w = y1*``,
+``j = k2 - m``, ``b = k1 - m`` and a reference ``r`` (the ``j`` of the window and the
+prior's support nearest the centre ``c_m - m``), each release's log joint is stored relative
+to the per-release constant ``beta_m - A (r - gamma)^2 + max(Delta beta, 0)``:
+
+.. math::
+
+    \log\pi(m + b, m + j) - \text{const} = b\,\Delta\beta - \max(\Delta\beta, 0)
+        - A\,\bigl((j - r) - b\delta\bigr)\bigl((j + r) - 2\gamma - b\delta\bigr)
+        + \log w(m + j \mid m + b),
+
+    \gamma = c_m - m = \frac{\rho_2 v + (\rho_1/d) w}{A}, \quad
+    \delta = c_{m+1} - c_m = \frac{\rho_1/d}{A}, \quad
+    \Delta\beta = \beta_{m+1} - \beta_m = \operatorname{logit}(p) + \rho_1 (2u - 1)
+        + \frac{\rho_2 \rho_1/d}{A}\,(2 (v - w) - 1),
+
+which involves only differences of integers and small quantities, so the results shift
+exactly with ``m`` (bitwise, for a shift-invariant prior) and keep their relative accuracy
+for releases far in the tails. The constant cancels from every normalised quantity.
+
+The kernels here take a validated :class:`dprisk.models.scenario.Scenario` and int64 release
+arrays (:class:`dprisk.models.scenario.Release`) and do not check them again; the public entry
+points are in :mod:`dprisk.inference.two_level.exact` and :mod:`dprisk.inference.two_level.gibbs`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
+from dprisk.models.numerics import log_gauss_tail, logsumexp
+from dprisk.models.scenario import Scenario
+
+__all__ = [
+    "DEFAULT_TAIL_MASS",
+    "MAX_PRECISION",
+    "MAX_WINDOW",
+    "GridTooNarrowError",
+    "JointTable",
+    "branch_offset",
+    "checked_table",
+    "initial_halfwidth",
+    "relative_log_joint",
+    "relative_release",
+    "window_table",
+]
+
+#: Default bound on the posterior mass a k2 grid may leave out.
+DEFAULT_TAIL_MASS = 1e-12
+#: Largest window (k2 values per release) before giving up.
+MAX_WINDOW = 2**22
+#: Largest precision ``A = rho2 + rho1/d`` of the tables: their log weights grow like ``A``,
+#: and rounding then costs about ``eps * A`` (posterior within ~1e-11 at this bound, but
+#: 1e-8 wrong at A = 1e8); larger ones are refused.
+MAX_PRECISION = 1e6
+
+
+class GridTooNarrowError(RuntimeError):
+    """The k2 grid leaves out more posterior mass than ``tail_mass`` allows."""
+
+
+def relative_release(params: Scenario, x1s, x2s, y1s):
+    r"""``(u, gamma, delta_beta)`` of each release, in coordinates relative to ``known``.
+
+    ``u = x1* - m``; ``gamma = c_m - m = (rho2 (x2* - m) + (rho1/d) y1*) / A``;
+    ``delta_beta = beta_{m+1} - beta_m = logit(p) + rho1 (2u - 1) + s (2 (x2* - y1* - m) - 1)``
+    with ``s = rho2 (rho1/d) / A`` (module docstring). Integer differences are formed in int64
+    before the conversion to float, so they are exact.
+    """
+    m = params.known
+    u = (np.asarray(x1s, dtype=np.int64) - m).astype(float)
+    v = (np.asarray(x2s, dtype=np.int64) - m).astype(float)
+    w = np.asarray(y1s, dtype=np.int64).astype(float)
+    rho1_d = params.rho1 / params.d
+    gamma = (params.rho2 * v + rho1_d * w) / params.precision
+    shrink = params.rho2 * rho1_d / params.precision
+    logit_p = math.log(params.p) - math.log1p(-params.p)
+    delta_beta = logit_p + params.rho1 * (2.0 * u - 1.0) + shrink * (2.0 * (v - w) - 1.0)
+    return u, gamma, delta_beta
+
+
+def branch_offset(b: int, delta_beta):
+    """``b delta_beta - max(delta_beta, 0)``: zero for the branch that ``delta_beta`` favours.
+
+    Subtracting ``max(delta_beta, 0)`` from both branches (a per-release constant) keeps the
+    favoured branch's values free of the rounding of a large ``delta_beta``.
+    """
+    return np.minimum(delta_beta, 0.0) if b else -np.maximum(delta_beta, 0.0)
+
+
+def relative_log_joint(params: Scenario, b: int, gamma, delta_beta, r, j_minus_r):
+    r"""``log pi(m + b, m + j)`` without the prior weight, up to a per-release constant.
+
+    .. math:: b\,\Delta\beta - \max(\Delta\beta, 0)
+              - A\,((j - r) - b\delta)\,((j + r) - 2\gamma - b\delta)
+
+    i.e. minus ``beta_m - A (r - gamma)^2 + max(delta_beta, 0)``. ``r`` and ``j_minus_r`` are
+    integers (``r`` the reference, e.g. the window's ``j`` nearest the centre); see the
+    module docstring.
+    """
+    step = b * (params.rho1 / params.d) / params.precision
+    j_plus_r = (2 * np.asarray(r, dtype=np.int64) + j_minus_r).astype(float)
+    offset = np.asarray(j_minus_r, dtype=float) - step
+    quadratic = params.precision * offset * (j_plus_r - 2.0 * gamma - step)
+    return branch_offset(b, delta_beta) - quadratic
+
+
+@dataclass(frozen=True)
+class JointTable:
+    r"""The unnormalised log joint posterior of a batch of releases on a k2 window.
+
+    Attributes
+    ----------
+    k2_start : ndarray of int64, shape (R,)
+        First k2 of each release's window; the window is ``k2_start + arange(W)``.
+    log_joint : ndarray, shape (R, 2, W)
+        ``log pi(k1, k2)`` for ``k1 = known + (0, 1)`` (``-inf`` off the support), up to a
+        per-release constant shared by both ``k1`` (module docstring, "Floating point").
+    log_branch_mass : ndarray, shape (R, 2)
+        ``log sum_k2 pi(k1, k2)`` over the window (same constant).
+    log_neglected : ndarray, shape (R, 2)
+        Log of a bound on ``sum pi(k1, k2)`` over the branch's support outside the window
+        (same constant).
+    feasible : ndarray of bool, shape (2,)
+        Whether X1 = known + (0, 1) leaves a possible X2 under the prior.
+    """
+
+    k2_start: np.ndarray
+    log_joint: np.ndarray
+    log_branch_mass: np.ndarray
+    log_neglected: np.ndarray
+    feasible: np.ndarray
+
+    @property
+    def width(self) -> int:
+        """``W``, the number of k2 values per release."""
+        return self.log_joint.shape[-1]
+
+    @property
+    def neglected_share(self) -> np.ndarray:
+        """Per release and branch: bound of neglected / included mass (0 for empty branches)."""
+        with np.errstate(invalid="ignore"):
+            share = np.exp(self.log_neglected - self.log_branch_mass)
+        return np.where(self.feasible, share, 0.0)
+
+
+def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
+    """The joint table with a fixed half-width ``K`` (window ``W = 2K + 3``), no check.
+
+    Evaluated in coordinates relative to ``known`` (see the module docstring).
+    """
+    prior = params.prior
+    precision = params.precision
+    width = 2 * halfwidth + 3
+    known = params.known
+    k1_values = (known, known + 1)
+    supports = [prior.branch_support(k1) for k1 in k1_values]
+    feasible = np.array([s is not None for s in supports])
+    lower = min(s[0] for s in supports if s is not None)
+    uppers = [s[1] for s in supports if s is not None]
+    upper = None if any(u is None for u in uppers) else max(uppers)
+
+    _, gamma, delta_beta = relative_release(params, x1s, x2s, y1s)
+    start = known + np.floor(gamma).astype(np.int64) - halfwidth
+    if upper is not None:
+        start = np.minimum(start, upper - width + 1)
+    start = np.maximum(start, lower)
+    first = start - known  # the window's first j = k2 - known
+    # Reference point r: the value of the window and of the prior's support nearest the
+    # centre c_m, so that the stored values are small where the mass is (also when the window
+    # is pushed against the support).
+    ref_hi = first + width - 1
+    if upper is not None:
+        ref_hi = np.maximum(np.minimum(ref_hi, upper - known), first)
+    ref = np.clip(np.floor(gamma).astype(np.int64), first, ref_hi)
+    a = ref - gamma
+    offsets = np.arange(width)
+    k2 = start[:, None] + offsets
+    j_minus_ref = (first - ref)[:, None] + offsets
+
+    n = x1s.shape[0]
+    log_joint = np.full((n, 2, width), -np.inf)
+    log_mass = np.full((n, 2), -np.inf)
+    log_neglected = np.full((n, 2), -np.inf)
+    for b, k1 in enumerate(k1_values):
+        if supports[b] is None:
+            continue
+        table = relative_log_joint(params, b, gamma[:, None], delta_beta[:, None],
+                                    ref[:, None], j_minus_ref)
+        table += prior.log_weight(k2, k1)
+        log_joint[:, b] = table
+        log_mass[:, b] = logsumexp(table)
+        # Bound the mass of the branch's support outside [start, start + W - 1]: the
+        # Gaussian tails beyond, with t their distance from c_{k1} = known + gamma + b delta,
+        # and t^2 - a^2 = (t + a)(t - a) formed from integers and small quantities.
+        step = b * (params.rho1 / params.d) / precision
+        branch_shift = branch_offset(b, delta_beta) + prior.log_weight_max
+        lo_b, hi_b = supports[b]
+        parts = []
+        left = start > lo_b
+        if left.any():
+            t = (gamma - first + 1.0) + step  # c_{k1} - (start - 1)
+            excess = ((ref - first + 1) + step) * ((2.0 * gamma - (ref + first - 1)) + step)
+            tail = log_gauss_tail(t, precision, excess=excess, offset=a)
+            parts.append(np.where(left, tail, -np.inf))
+        right = np.ones(n, bool) if hi_b is None else hi_b >= start + width
+        if np.any(right):
+            t = (first + width - gamma) - step  # start + W - c_{k1}
+            excess = (((first + width + ref) - 2.0 * gamma) - step) * (
+                (first + width - ref) - step)
+            tail = log_gauss_tail(t, precision, excess=excess, offset=a)
+            parts.append(np.where(right, tail, -np.inf))
+        if parts:
+            tail = parts[0] if len(parts) == 1 else np.logaddexp(parts[0], parts[1])
+            log_neglected[:, b] = branch_shift + tail
+    return JointTable(start, log_joint, log_mass, log_neglected, feasible)
+
+
+def initial_halfwidth(precision: float, tail_mass: float) -> int:
+    """First window half-width ``K`` (before any widening).
+
+    ``P[|X - mu| > K] < tail_mass / 1000`` for an integer centre, +1 for the fractional offset
+    of the centre and the second branch's centre (at most 1 higher).
+    """
+    return int(support_halfwidth_kernel(np.asarray(precision, dtype=float), tail_mass * 1e-3)) + 1
+
+
+def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,
+                  halfwidth: int | None) -> JointTable:
+    """The joint table on a window widened until every branch passes the neglected-mass check.
+
+    The half-width grows ``K -> 2K + 1`` until every branch's neglected share is below
+    ``tail_mass``; a fixed ``halfwidth`` is checked, not widened.
+
+    Raises
+    ------
+    ValueError
+        If ``rho2 + rho1/d`` exceeds :data:`MAX_PRECISION`.
+    GridTooNarrowError
+        If the (fixed, or largest allowed) window leaves out more than ``tail_mass``.
+    """
+    if params.precision > MAX_PRECISION:
+        raise ValueError(
+            f"rho2 + rho1/d = {params.precision!r} is above {MAX_PRECISION:g}, where the "
+            f"two-level tables lose accuracy (allowed range: rho2 + rho1/d <= "
+            f"{MAX_PRECISION:g})"
+        )
+    fixed = halfwidth is not None
+    k = halfwidth if fixed else initial_halfwidth(params.precision, tail_mass)
+    log_tail_mass = math.log(tail_mass)
+    while True:
+        table = window_table(x1s, x2s, y1s, params, k)
+        with np.errstate(invalid="ignore"):
+            excess = table.log_neglected - table.log_branch_mass >= log_tail_mass
+        bad = (excess & table.feasible).any(-1)
+        if not bad.any():
+            return table
+        if fixed or 2 * (2 * k + 1) + 3 > MAX_WINDOW:
+            i = int(np.flatnonzero(bad)[0])
+            share = float(np.nanmax(table.neglected_share[i]))
+            raise GridTooNarrowError(
+                f"k2 grid of {table.width} values (halfwidth {k}) leaves out up to "
+                f"{share:.3g} of the posterior mass for release (x1*, x2*, y1*) = "
+                f"({x1s[i]}, {x2s[i]}, {y1s[i]}), above tail_mass = {tail_mass:g}"
+                + ("" if fixed else f"; the window cannot grow beyond {MAX_WINDOW}")
+            )
+        k = 2 * k + 1

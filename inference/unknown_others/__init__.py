@@ -1,0 +1,1 @@
+"""The adversary who does not know everyone in the block."""

@@ -1,0 +1,1 @@
+"""PyMC model builders: each returns a ``pm.Model`` of one adversary."""

@@ -1,0 +1,249 @@
+r"""The adversary's two-level (block, block-group) model (paper §3.2, supplement S3) in PyMC.
+
+The adversary knows ``known`` = :math:`m = x_{1,-t}` and is unsure whether the target has
+characteristics ``c``; the block-group count X2 has a swappable prior given X1
+(:mod:`dprisk.models.priors.library`):
+
+.. math::
+
+    T &\sim \mathrm{Bernoulli}(p), \qquad X_1 = m + T, \qquad
+    X_2 \mid X_1 \sim w(\,\cdot \mid X_1) \quad (X_2 \ge X_1), \\
+    x_1^* &\sim \mathrm{DG}(X_1, 1/(2\rho_1)), \qquad
+    x_2^* \sim \mathrm{DG}(X_2, 1/(2\rho_2)), \qquad
+    y_1^* \sim \mathrm{DG}(X_2 - X_1, d/(2\rho_1)).
+
+The last line is the adversary's approximation of the sum of the ``d`` other blocks' noises,
+:math:`\sum_{i=1}^d \eta_1^{(i)} \approx \mathrm{DG}(0, d/(2\rho_1))` (paper §3.2, S2), i.e. a
+discrete Gaussian with parameter :math:`\rho_1/d` in this project's convention. The posterior
+of (T, X2) is the joint posterior :math:`\pi(k_1, k_2)` of DESIGN.md §3, the same one the
+exact enumeration (:mod:`dprisk.inference.two_level.exact`) and the Gibbs samplers target.
+
+How the model carries its inputs
+--------------------------------
+The release lives in the model as three ``pm.Data`` containers (:data:`RELEASE_DATA`,
+float64 holding integers, exact up to 2**53), observed through the discrete-Gaussian
+likelihoods, so :func:`set_release` can change it without rebuilding or recompiling: PyMC's
+compiled logp functions and step methods read the shared values. The other inputs (rho1, rho2,
+d, p, known and the prior object) are recorded by :func:`build_hierarchical_model` in a
+registry keyed (weakly) by the model object. :func:`hierarchical_spec` returns both as one
+:class:`HierarchicalSpec` (release = the current data). The exact Gibbs step method
+(:class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep`) reads it there.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dprisk.models.builders.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR
+from dprisk.models.priors.library import PointMass
+from dprisk.models.scenario import Release, Scenario, two_level_scenario
+
+if TYPE_CHECKING:
+    import pymc as pm
+
+__all__ = [
+    "RELEASE_DATA",
+    "TARGET_VAR",
+    "X1_STAR_VAR",
+    "X1_VAR",
+    "X2_STAR_VAR",
+    "X2_VAR",
+    "Y1_STAR_VAR",
+    "HierarchicalSpec",
+    "build_hierarchical_model",
+    "hierarchical_spec",
+    "model_from_spec",
+    "set_release",
+    "validated_spec",
+]
+
+#: Name of the block-group count X2 (free, or a Deterministic under a point-mass prior).
+X2_VAR = "X2"
+#: Name of the observed noisy block-group count ``x2*``.
+X2_STAR_VAR = "x2_star"
+#: Name of the observed noisy sum of the other ``d`` blocks' counts ``y1*``.
+Y1_STAR_VAR = "y1_star"
+#: Names of the ``pm.Data`` containers holding ``(x1*, x2*, y1*)``.
+RELEASE_DATA = ("x1_star_data", "x2_star_data", "y1_star_data")
+
+
+#: Scenario values a :class:`HierarchicalSpec` exposes as attributes.
+_SCENARIO_VALUES = frozenset({"rho1", "rho2", "d", "p", "known", "prior"})
+
+
+@dataclass(frozen=True)
+class HierarchicalSpec:
+    """The validated inputs of one two-level model (see :func:`build_hierarchical_model`).
+
+    Attributes
+    ----------
+    release : tuple of int
+        The release D = ``(x1_star, x2_star, y1_star)``.
+    scenario : Scenario
+        The validated two-level scenario; its ``rho1, rho2, d, p, known, prior`` are also
+        attributes of the spec.
+    """
+
+    release: tuple[int, int, int]
+    scenario: Scenario
+
+    def __getattr__(self, name: str):
+        """``rho1, rho2, d, p, known, prior``: the scenario's values."""
+        if name in _SCENARIO_VALUES:
+            return getattr(self.scenario, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def parameters(self) -> dict:
+        """Keyword arguments ``rho1, rho2, d, p, known, prior`` of the inference functions."""
+        return self.scenario.parameters()
+
+    @property
+    def x2_is_free(self) -> bool:
+        """Whether X2 is a free variable (False for a point-mass prior: a Deterministic)."""
+        return not isinstance(self.prior, PointMass)
+
+
+#: Model -> its spec at build time (the release part is superseded by the model's data).
+_SPECS: weakref.WeakKeyDictionary[pm.Model, HierarchicalSpec] = weakref.WeakKeyDictionary()
+
+
+def validated_spec(
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
+) -> HierarchicalSpec:
+    """Check every input once (:mod:`dprisk.models.scenario`); return the spec.
+
+    ``parameters`` are ``rho1, rho2, d, p, known, prior`` (as in
+    :func:`build_hierarchical_model`), or ``scenario`` a validated two-level
+    :class:`dprisk.models.scenario.Scenario`.
+
+    Raises
+    ------
+    ValueError
+        One line naming the offending parameter and its allowed range (``TypeError`` for a
+        value that is not a number at all).
+    """
+    release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("the model")
+    return HierarchicalSpec(release, two_level_scenario(scenario, **parameters))
+
+
+def build_hierarchical_model(
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
+) -> pm.Model:
+    r"""Build the adversary's two-level model for one release D = (x1*, x2*, y1*).
+
+    .. math::
+
+        T \sim \mathrm{Bernoulli}(p),\ X_1 = m + T,\ X_2 \mid X_1 \sim w,\
+        x_1^* \sim \mathrm{DG}(X_1, \tfrac{1}{2\rho_1}),\
+        x_2^* \sim \mathrm{DG}(X_2, \tfrac{1}{2\rho_2}),\
+        y_1^* \sim \mathrm{DG}(X_2 - X_1, \tfrac{d}{2\rho_1})
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star : int
+        Released noisy block count, block-group count and sum of the other ``d`` blocks'
+        counts (any integers, may be negative).
+    rho1, rho2 : float (> 0)
+        zCDP parameters of the block and block-group levels (census: about 0.0992, 0.2465).
+    d : int (d >= 1)
+        Number of other blocks in the block group (paper §4.3: 27).
+    p : float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m + 1]`.
+    known : int (known >= 0), default 0
+        The adversary's count :math:`m = x_{1,-t}`.
+    prior : str or X2Prior, default "improper"
+        Prior of X2 given X1: ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME`` or
+        an :class:`dprisk.models.priors.library.X2Prior` (declared with ``prior.declare("X2",
+        X1)``).
+    scenario : Scenario, optional
+        A validated two-level scenario (:meth:`dprisk.models.scenario.Scenario.two_level`)
+        instead of ``rho1, rho2, d, p, known, prior``.
+
+    Returns
+    -------
+    pymc.Model
+        Free ``"target_has_c"`` (Bernoulli, started at the largest feasible value), free
+        ``"X2"`` (a Deterministic for ``point:K``), deterministic ``"X1"``, observed
+        ``"x1_star"``, ``"x2_star"``, ``"y1_star"`` (values in the ``pm.Data`` containers
+        :data:`RELEASE_DATA`); :func:`hierarchical_spec` returns the inputs.
+
+    Raises
+    ------
+    ValueError
+        If an input is outside its allowed range (the message names the parameter), e.g.
+        ``d < 1``, a malformed prior spec, or a prior with no possible X2 (``truncated:U``
+        with ``U < known + 1``).
+    """
+    return model_from_spec(validated_spec(x1_star, x2_star, y1_star, scenario=scenario,
+                                          **parameters))
+
+
+def model_from_spec(spec: HierarchicalSpec) -> pm.Model:
+    """The model of :func:`build_hierarchical_model` for validated inputs (no checks)."""
+    import pymc as pm
+
+    from dprisk.models.mechanism.pymc_dist import DiscreteGaussian
+
+    start = max(spec.prior.feasible_x1(spec.known)) - spec.known
+    with pm.Model() as model:
+        x1_data, x2_data, y1_data = (
+            pm.Data(name, np.float64(value))
+            for name, value in zip(RELEASE_DATA, spec.release, strict=True)
+        )
+        target_has_c = pm.Bernoulli(TARGET_VAR, p=np.float64(spec.p), initval=start)
+        x1 = pm.Deterministic(X1_VAR, spec.known + target_has_c)
+        x2 = spec.prior.declare(X2_VAR, x1)
+        DiscreteGaussian(X1_STAR_VAR, mu=x1, rho=spec.rho1, observed=x1_data)
+        DiscreteGaussian(X2_STAR_VAR, mu=x2, rho=spec.rho2, observed=x2_data)
+        DiscreteGaussian(
+            Y1_STAR_VAR, mu=x2 - x1, rho=np.float64(spec.rho1 / spec.d), observed=y1_data
+        )
+    _SPECS[model] = spec
+    return model
+
+
+def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
+    """Replace the release D of a model from :func:`build_hierarchical_model` in place.
+
+    Compiled functions and step methods of ``model`` see the new values (``pm.set_data``);
+    :class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep` re-tabulates its conditionals
+    when a chain
+    starts.
+
+    Raises
+    ------
+    ValueError
+        If a value is not an integer (naming it), or ``model`` was not built by
+        :func:`build_hierarchical_model`.
+    """
+    import pymc as pm
+
+    hierarchical_spec(model)
+    release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("set_release")
+    pm.set_data(
+        {name: np.float64(v) for name, v in zip(RELEASE_DATA, release, strict=True)},
+        model=model,
+    )
+
+
+def hierarchical_spec(model: pm.Model) -> HierarchicalSpec:
+    """The inputs of ``model``: its current release D and the recorded parameters.
+
+    Raises
+    ------
+    ValueError
+        If ``model`` was not built by :func:`build_hierarchical_model`.
+    """
+    try:
+        spec = _SPECS[model]
+    except (KeyError, TypeError):
+        raise ValueError(
+            "model must be built by models.hierarchical.build_hierarchical_model "
+            f"(no two-level inputs recorded for {model!r})"
+        ) from None
+    release = (int(model[name].get_value()) for name in RELEASE_DATA)
+    return replace(spec, release=tuple(release))

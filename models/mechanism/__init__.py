@@ -1,0 +1,1 @@
+"""The discrete Gaussian mechanism: pmf, samplers, sums, PyMC distribution, zCDP conversions."""

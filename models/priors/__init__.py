@@ -1,0 +1,1 @@
+"""The adversary's priors: for X2 given X1, from user files, over a histogram's cells."""

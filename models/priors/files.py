@@ -1,0 +1,99 @@
+"""Priors in a user's Python file, ``PATH.py:NAME`` (:mod:`~dprisk.models.priors.library`).
+
+The file is imported once per modification time; ``NAME`` is an :class:`X2Prior` or a
+zero-argument function returning one. Relative paths of the shipped examples
+(``models/examples/...``) resolve to the installed copies, so they load from any working
+directory.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+from pathlib import Path
+
+from dprisk.models.priors.base import (
+    PRIOR_FORMS,
+    PriorRefused,
+    X2Prior,
+    one_line,
+    running_user_code,
+)
+
+__all__ = ["bad_prior_spec", "load_prior_file"]
+
+
+def bad_prior_spec(spec: str, why: str) -> ValueError:
+    """The one-line error for a prior specification: what is wrong and the allowed forms."""
+    return PriorRefused(f"prior {spec!r}: {one_line(why, 300)}; allowed forms: {PRIOR_FORMS}")
+
+
+#: Priors loaded from files, keyed by (resolved path, modification time, name).
+_LOADED: dict[tuple[str, int, str], X2Prior] = {}
+
+
+def _shipped_example(path: Path) -> Path | None:
+    """The installed copy of a ``models/examples/NAME.py`` prior file, if ``path`` names one."""
+    parts = path.parts
+    if len(parts) != 3 or parts[:2] != ("models", "examples"):
+        return None
+    candidate = importlib.resources.files("dprisk.models.examples").joinpath(parts[2])
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
+def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
+    """Load the prior bound to ``name`` in the Python file ``path_text`` (cached by mtime).
+
+    A relative path that does not exist in the working directory but names a shipped
+    ``models/examples/NAME.py`` file loads the installed copy. ``name`` may be bound to an
+    :class:`X2Prior` or to a zero-argument function returning one. The prior's ``spec`` is set
+    to ``spec``.
+
+    The file is untrusted code: importing it and calling the factory run under
+    :func:`dprisk.models.priors.base.running_user_code` (output captured, any exception --
+    ``SystemExit`` too -- refused in one line).
+
+    Raises
+    ------
+    ValueError
+        One line naming the prior and the allowed forms (missing file, failed import, missing
+        name, wrong type), or the problem with the file's code (raised, exited, printed).
+    """
+    path = Path(path_text).expanduser()
+    if not path.is_file() and not path.is_absolute():
+        # The shipped ``models/examples/...`` priors load from any working directory.
+        shipped = _shipped_example(path)
+        if shipped is not None:
+            path = shipped
+    if not path.is_file():
+        raise bad_prior_spec(spec, f"file {path_text!r} not found")
+    resolved = path.resolve()
+    key = (str(resolved), resolved.stat().st_mtime_ns, name)
+    if key in _LOADED:
+        return _LOADED[key]
+    module_name = f"_dprisk_prior_{abs(hash(key[:2]))}"
+    module_spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if module_spec is None or module_spec.loader is None:
+        raise bad_prior_spec(spec, f"cannot import {path_text!r} as a Python file")
+    module = importlib.util.module_from_spec(module_spec)
+    with running_user_code(spec, f"importing {path_text!r}"):
+        module_spec.loader.exec_module(module)
+    if not hasattr(module, name):
+        raise bad_prior_spec(spec, f"{path_text!r} defines no name {name!r}")
+    obj = getattr(module, name)
+    if not isinstance(obj, X2Prior) and callable(obj) and not isinstance(obj, type):
+        with running_user_code(spec, f"calling {name}()"):
+            try:
+                obj = obj()
+            except TypeError as err:
+                raise bad_prior_spec(
+                    spec, f"{name!r} is not a zero-argument factory: {err}") from err
+    if not isinstance(obj, X2Prior):
+        raise bad_prior_spec(
+            spec,
+            f"{name!r} must be an X2Prior instance or a zero-argument function returning one, "
+            f"got {type(obj).__name__}",
+        )
+    object.__setattr__(obj, "spec", spec)
+    _LOADED[key] = obj
+    return obj

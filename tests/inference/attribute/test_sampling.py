@@ -1,0 +1,61 @@
+"""Samplers of the target's cell against the exact posterior (4 MCSE), and SBC."""
+
+import pytest
+
+from dprisk.inference.attribute.gibbs import two_level_cell_gibbs
+from dprisk.inference.attribute.posterior import cell_posterior
+from dprisk.inference.attribute.two_level import two_level_cell_posterior
+from dprisk.inference.mcmc.chain_stats import chain_diagnostics
+from dprisk.validation.sbc.whole_record import cell_sbc
+
+#: Largest R-hat accepted for the cell indicators.
+RHAT_MAX = 1.01
+#: SBC fails when the smaller of the chi-square and KS p-values is below this.
+SBC_P_MIN = 1e-3
+
+
+def assert_within_4_mcse(cells, exact):
+    for c, p in enumerate(exact):
+        stats = chain_diagnostics((cells == c).astype(float))
+        assert abs(stats["mean"] - p) < 4 * stats["mcse"] + 1e-12, (c, stats, p)
+        if 0 < stats["mean"] < 1:
+            assert stats["r_hat"] < RHAT_MAX
+
+
+BATTERY = [
+    # (x1*, x2*, y1*, known, rho1, rho2, d, cell prior, X2 prior)
+    ([1, 0, 2, 0, 1], [3, 1, 2, 0, 4], [1, 0, 0, 1, 2], [0, 0, 1, 0, 1], 0.5, 0.8, 2,
+     None, "truncated:6"),
+    ([0, 2, 1], [1, 2, 5], [0, 1, 3], [0, 1, 0], 0.2, 0.3, 3, [0.2, 0.3, 0.5], "improper"),
+    ([2, 2, 0, 1], [2, 9, 1, 3], [0, 6, 1, 2], [1, 1, 0, 0], 1.0, 0.25, 1,
+     [0.4, 0.1, 0.1, 0.4], "truncated:12"),
+]
+
+
+@pytest.mark.parametrize("case", BATTERY)
+def test_two_level_gibbs_matches_exact(case):
+    x1, x2, y1, known, rho1, rho2, d, prior, x2_prior = case
+    kw = {"rho1": rho1, "rho2": rho2, "d": d, "prior": prior, "x2_prior": x2_prior}
+    exact = two_level_cell_posterior(x1, x2, y1, known, **kw)
+    draws = two_level_cell_gibbs(x1, x2, y1, known, **kw, draws=1500, chains=4,
+                                 random_seed=2026)
+    assert_within_4_mcse(draws.cell, exact)
+
+
+@pytest.mark.parametrize(("release", "known", "rho", "prior"), [
+    ([1, 3, 0, 2], [0, 2, 0, 1], 0.4, [0.1, 0.2, 0.3, 0.4]),
+    ([0, 1, 2, 0, 1, 0], [0, 0, 1, 0, 0, 0], 0.8, None),
+])
+def test_pymc_categorical_matches_exact(release, known, rho, prior):
+    from dprisk.inference.attribute.sampling import sample_cell_pymc
+
+    cells, seed = sample_cell_pymc(release, known, rho, prior, draws=2000, chains=2,
+                                   random_seed=11)
+    assert seed == 11
+    assert_within_4_mcse(cells, cell_posterior(release, known, rho, prior).posterior)
+
+
+def test_sbc_of_the_two_level_histogram_sampler():
+    res = cell_sbc(120, prior=[0.5, 0.3, 0.2], known=[0, 1, 0], rho1=0.5, rho2=0.5, d=2,
+                   x2_prior="truncated:5", n_draws=19, tune=20, random_seed=4)
+    assert res.test.p_value > SBC_P_MIN

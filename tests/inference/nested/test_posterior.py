@@ -1,0 +1,425 @@
+"""Tests of inference/nested/posterior.py: the h-level exact posterior (forward-backward) vs the
+two-level enumeration (h = 2, to 1e-10) and against brute-force sums over wide grids (h = 3,
+4, written out here from the joint posterior of models/builders/nested.py), its cost (pairwise
+factor evaluations grow linearly in h), the Gibbs sampler and PyMC against it within 4 MCSE,
+the CLI helpers and the input errors.
+
+MCSE: ArviZ ``mcse(method="mean")`` of the draws in question (ESS-based), floored at the
+independent-draws value computed from the exact posterior.
+"""
+
+import math
+
+import arviz as az
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import nbinom
+
+from dprisk.inference.nested import box_kernels as multilevel_box
+from dprisk.inference.nested import gibbs as multilevel_gibbs
+from dprisk.inference.nested import posterior as ml
+from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior
+from dprisk.models.census.allocation import census_level, census_rhos
+from dprisk.models.priors.library import ImproperUniform
+
+NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
+TAIL_MASS = 1e-12
+ATOL = 1e-10  # numerical agreement of two exact computations
+Z_MAX = 4.0
+RHAT_MAX = 1.01
+ESS_MIN = 1000
+#: A three-level case with a moderately informative release (posterior near 0.3).
+H3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
+H3_RELEASE = ([1, 4, 9], [3, 5])
+
+
+# -- brute force ------------------------------------------------------------------------------
+
+
+def log_weight_reference(spec, upper, lower):
+    """log w(upper | lower) written out independently of models.priors."""
+    if spec == "improper":
+        return np.where(upper >= lower, 0.0, -np.inf)
+    if spec.startswith("truncated:"):
+        top = int(spec.split(":")[1])
+        inside = (upper >= lower) & (upper <= top)
+        with np.errstate(divide="ignore"):
+            return np.where(inside, -np.log(np.maximum(top - lower + 1, 1)), -np.inf)
+    if spec.startswith("point:"):
+        k = int(spec.split(":")[1])
+        return np.where((upper == k) & (lower <= k), 0.0, -np.inf)
+    if spec == NB_SPEC:  # X_l - X_(l-1) ~ NegativeBinomial(mean 5, alpha 2)
+        gap = upper - lower
+        with np.errstate(divide="ignore"):
+            return np.where(gap >= 0, nbinom.logpmf(np.maximum(gap, 0), 2.0, 2.0 / 7.0), -np.inf)
+    raise AssertionError(spec)
+
+
+def brute_force(x_stars, y_stars, rhos, siblings, p, known, priors, n_values):
+    """Joint posterior on {m, m+1} x [m, m + n)^(h-1) by direct summation.
+
+    Returns P[X1 = m+1 | D], the level marginals on [m, m + n) and the largest posterior mass
+    on the outer edge of the grid (to show the grid is wide enough).
+    """
+    h = len(rhos)
+    priors = [priors] * (h - 1) if isinstance(priors, str) else list(priors)
+    axes = [known + np.arange(2)] + [known + np.arange(n_values)] * (h - 1)
+    grids = np.meshgrid(*axes, indexing="ij")
+    log_joint = np.where(grids[0] == known + 1, math.log(p), math.log1p(-p))
+    for i in range(h):
+        log_joint = log_joint - rhos[i] * (x_stars[i] - grids[i]) ** 2
+    for i in range(1, h):
+        gap = grids[i] - grids[i - 1]
+        log_joint = log_joint - rhos[i - 1] / siblings[i - 1] * (y_stars[i - 1] - gap) ** 2
+        log_joint = log_joint + log_weight_reference(priors[i - 1], grids[i], grids[i - 1])
+    joint = np.exp(log_joint - logsumexp(log_joint))
+    marginals = [joint.sum(tuple(j for j in range(h) if j != i)) for i in range(h)]
+    edge = max(float(m[-1]) for m in marginals[1:])
+    return float(marginals[0][1]), marginals, edge
+
+
+# -- h = 2 equals the two-level enumeration ----------------------------------------------------
+
+
+@pytest.mark.parametrize("prior", ["improper", "truncated:12", "point:3", NB_SPEC])
+def test_two_levels_equal_two_level_exact(prior):
+    rng = np.random.default_rng(7)
+    n = 40
+    x1 = rng.integers(-6, 9, n)
+    x2 = rng.integers(-6, 16, n)
+    y1 = rng.integers(-25, 35, n)
+    rho1, rho2 = census_level("block").rho, census_level("block-group").rho
+    ref = exact_posterior(x1, x2, y1, rho1=rho1, rho2=rho2, d=27, p=0.3, known=1, prior=prior)
+    got = ml.exact_posterior(
+        np.stack([x1, x2], -1), y1[:, None], rhos=[rho1, rho2], siblings=[27], p=0.3, known=1,
+        prior=prior,
+    )
+    np.testing.assert_allclose(got.prob_x1, ref.prob_x1, rtol=0, atol=ATOL)
+    k2 = np.arange(-10, 120)[:, None]
+    np.testing.assert_allclose(got.level_pmf_at(2, k2), ref.x2_pmf_at(k2), rtol=0, atol=ATOL)
+    assert np.all(got.neglected_mass < TAIL_MASS)
+
+
+# -- h = 3, 4 against brute force --------------------------------------------------------------
+
+H3_CASES = [
+    # (x_stars, y_stars, priors)
+    ([1, 4, 9], [3, 5], "improper"),
+    ([0, 0, 0], [0, 0], "improper"),
+    ([-3, 20, 10], [-5, 40], "improper"),  # conflicting release
+    ([0, 60, 0], [0, 0], "improper"),  # X3 >= X2 binds: the first windows are too narrow
+    ([2, 6, 11], [4, 6], "truncated:15"),
+    ([2, 6, 11], [4, 6], ["improper", "point:9"]),
+    ([0, 1, 0], [2, 1], ["improper", "point:40"]),  # point mass far from the data
+    ([3, 8, 15], [5, 7], ["truncated:20", NB_SPEC]),
+    ([1, 5, 12], [4, 6], NB_SPEC),
+]
+
+
+@pytest.mark.parametrize(("x_stars", "y_stars", "priors"), H3_CASES)
+def test_three_levels_match_brute_force(x_stars, y_stars, priors):
+    post = ml.exact_posterior(x_stars, y_stars, **H3, prior=priors)
+    n_values = 70
+    prob, marginals, edge = brute_force(
+        x_stars, y_stars, H3["rhos"], H3["siblings"], H3["p"], H3["known"], priors, n_values
+    )
+    assert edge < 1e-14, "brute-force grid too narrow"
+    assert abs(float(post.prob_x1) - prob) < ATOL
+    k = H3["known"] + np.arange(n_values)
+    for level in (2, 3):
+        np.testing.assert_allclose(post.level_pmf_at(level, k), marginals[level - 1], atol=ATOL)
+    assert float(post.neglected_mass) < TAIL_MASS
+
+
+def test_four_levels_match_brute_force():
+    rhos, siblings = [0.5, 0.4, 0.3, 0.25], [3, 2, 4]
+    x_stars, y_stars = [1, 3, 6, 12], [2, 3, 5]
+    post = ml.exact_posterior(x_stars, y_stars, rhos=rhos, siblings=siblings, p=0.5, known=0)
+    prob, marginals, edge = brute_force(x_stars, y_stars, rhos, siblings, 0.5, 0, "improper", 40)
+    assert edge < 1e-14
+    assert abs(float(post.prob_x1) - prob) < ATOL
+    k = np.arange(40)
+    for level in (2, 3, 4):
+        np.testing.assert_allclose(post.level_pmf_at(level, k), marginals[level - 1], atol=ATOL)
+    for level in (2, 3, 4):
+        mean = (k * marginals[level - 1]).sum()
+        assert abs(float(post.level_mean(level)) - mean) < 1e-9
+
+
+def test_impossible_branch_gives_zero_posterior():
+    # point:0 at level 2 with known = 0: X2 = 0 forces X1 = 0.
+    params = {**H3, "known": 0}
+    post = ml.exact_posterior([3, 1, 5], [0, 4], **params, prior=["point:0", "improper"])
+    assert float(post.prob_x1) == 0.0
+    np.testing.assert_allclose(post.level_pmf_at(2, 0), 1.0)
+
+
+def test_vectorised_matches_one_release_at_a_time():
+    rng = np.random.default_rng(3)
+    xs = rng.integers(-2, 12, (6, 2, 3))
+    ys = rng.integers(-5, 15, (6, 2, 2))
+    batch = ml.exact_posterior(xs, ys, **H3)
+    assert batch.prob_x1.shape == (6, 2)
+    for index in np.ndindex(6, 2):
+        one = ml.exact_posterior(xs[index], ys[index], **H3)
+        assert abs(float(one.prob_x1) - batch.prob_x1[index]) < 1e-13
+        k = np.arange(-5, 60)
+        for level in (2, 3):
+            batch_pmf = batch.level_pmf_at(level, k[:, None, None])[:, index[0], index[1]]
+            np.testing.assert_allclose(batch_pmf, one.level_pmf_at(level, k), atol=1e-13)
+
+
+def test_census_six_levels_neglected_mass_and_normalisation():
+    rng = np.random.default_rng(11)
+    xs = rng.integers(0, 30, (50, 6)) + np.array([0, 0, 5, 50, 500, 5000])
+    ys = rng.integers(0, 60, (50, 5))
+    post = ml.exact_posterior(xs, ys, rhos=census_rhos(6), siblings=[27, 2, 25, 61, 50])
+    assert np.all(post.neglected_mass < TAIL_MASS)
+    for pmf in post.level_pmf:
+        np.testing.assert_allclose(pmf.sum(-1), 1.0, atol=1e-12)
+    assert np.all((post.prob_x1 > 0) & (post.prob_x1 < 1))
+
+
+def test_grid_too_narrow_raises(monkeypatch):
+    # This release needs wider windows than the first ones (38 values at level 3).
+    monkeypatch.setattr(multilevel_box, "MAX_WIDTH", 40)
+    with pytest.raises(GridTooNarrowError, match="tail_mass"):
+        ml.exact_posterior([0, 60, 0], [0, 0], **H3)
+    with pytest.raises(GridTooNarrowError, match="tail_mass"):
+        ml.gibbs_sample([0, 60, 0], [0, 0], **H3)
+
+
+# -- cost: linear in h ---------------------------------------------------------------------------
+
+
+class CountingPrior(ImproperUniform):
+    """The improper uniform prior, counting the pairwise cells it is evaluated on."""
+
+    def __init__(self):
+        self.cells = 0
+
+    def log_weight(self, k2, k1):
+        out = super().log_weight(k2, k1)
+        self.cells += out.size
+        return out
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+
+def test_pairwise_factor_evaluations_grow_linearly_in_h():
+    # h = 2 is the two-level enumeration (one prior evaluation per cell of its k2 window);
+    # forward-backward runs from h = 3 on.
+    prior = CountingPrior()
+    post = ml.exact_posterior([3, 3], [10], rhos=[0.2] * 2, siblings=[5], prior=prior)
+    assert prior.cells == int(post.pairwise_cells)
+    counts = []
+    for h in range(3, 10):
+        prior = CountingPrior()
+        post = ml.exact_posterior([3] * h, [10] * (h - 1), rhos=[0.2] * h,
+                                  siblings=[5] * (h - 1), prior=prior)
+        assert prior.cells == int(post.pairwise_cells)  # one evaluation per pairwise cell
+        widths = [pmf.shape[-1] for pmf in post.level_pmf]
+        counts.append((prior.cells, max(widths)))
+    cells = np.array([c for c, _ in counts])
+    widest = max(w for _, w in counts)
+    # Window widths do not grow with h, so each added level adds a bounded number of cells:
+    assert widest == counts[0][1]
+    increments = np.diff(cells)
+    assert np.all(increments <= widest**2)
+    # ... and with identical levels every added level costs the same (exactly linear).
+    assert np.all(increments[2:] == increments[2])
+    # A joint table (no chain structure) would need prod(W) cells: exponential in h.
+    assert cells[-1] < 8 * widest**2
+
+
+# -- Gibbs sampler -------------------------------------------------------------------------------
+
+
+def mcse_floor(draws: np.ndarray, exact_sd: float) -> float:
+    return max(float(az.mcse(draws.astype(float))), exact_sd / math.sqrt(draws.size))
+
+
+def assert_close(draws, exact_mean, exact_sd, label):
+    se = mcse_floor(draws, exact_sd)
+    est = float(draws.mean())
+    assert abs(est - exact_mean) <= Z_MAX * se, f"{label}: {est} vs exact {exact_mean} (se {se})"
+
+
+@pytest.mark.parametrize("priors", ["improper", ["truncated:15", NB_SPEC]])
+def test_gibbs_matches_exact(priors):
+    post = ml.exact_posterior(*H3_RELEASE, **H3, prior=priors)
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, prior=priors, draws=10_000, chains=4,
+                              random_seed=5)
+    assert samples.x.shape == (3, 4, 10_000)
+    prob = float(post.prob_x1)
+    assert_close(samples.target, prob, math.sqrt(prob * (1 - prob)), "P[X1 = m+1]")
+    for level in (2, 3):
+        x = samples.level(level)
+        assert_close(x, float(post.level_mean(level)), float(post.level_sd(level)), f"X{level}")
+        assert float(az.rhat(x.astype(float))) < RHAT_MAX
+        assert float(az.ess(x.astype(float))) > ESS_MIN
+    # Every draw satisfies the chain's support constraint X_l >= X_(l-1).
+    assert np.all(np.diff(samples.x, axis=0) >= 0)
+    assert set(np.unique(samples.x[0])) <= {H3["known"], H3["known"] + 1}
+
+
+def test_gibbs_pmf_of_top_level_matches_exact():
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=10_000, chains=4, random_seed=8)
+    x3 = samples.level(3)
+    for k in (6, 9, 12):
+        q = float(post.level_pmf_at(3, k))
+        assert_close((x3 == k).astype(float), q, math.sqrt(q * (1 - q)), f"P[X3 = {k}]")
+
+
+def test_gibbs_is_reproducible_and_seeded():
+    a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, random_seed=1)
+    b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3,
+                        random_seed=np.random.default_rng(1))
+    c = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, random_seed=2)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert not np.array_equal(a.x, c.x)
+
+
+def test_gibbs_point_mass_level_is_constant():
+    samples = ml.gibbs_sample([2, 6, 11], [4, 6], **H3, prior=["improper", "point:9"],
+                              draws=500, chains=2, random_seed=0)
+    assert np.all(samples.level(3) == 9)
+
+
+def test_to_datatree_has_one_variable_per_level():
+    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=0)
+    tree = ml.to_datatree(samples, attrs={"h": 3})
+    posterior = tree["posterior"]
+    assert set(posterior.data_vars) == {"X1", "X2", "X3"}
+    assert posterior["X2"].dims == ("chain", "draw")
+    np.testing.assert_array_equal(posterior["X3"].values, samples.level(3))
+    assert posterior.attrs["h"] == 3
+
+
+# -- the three methods agree (h = 3) -------------------------------------------------------------
+
+
+def test_exact_gibbs_and_pymc_agree_for_three_levels():
+    kwargs = {"rhos": H3["rhos"], "siblings": H3["siblings"], "x_stars": H3_RELEASE[0],
+              "y_stars": H3_RELEASE[1], "p": H3["p"], "known": H3["known"]}
+    exact = ml.posterior_summary(**kwargs, method="exact")
+    gibbs = ml.posterior_summary(**kwargs, method="gibbs", draws=10_000, random_seed=4)
+    pymc = ml.posterior_summary(**kwargs, method="pymc", draws=2_000, random_seed=4)
+    prob = exact["posterior"]
+    for result in (gibbs, pymc):
+        assert result["method"] in {"gibbs", "pymc"}
+        se = result["level_posteriors"]["1"]["mcse_mean"]
+        assert abs(result["posterior"] - prob) <= Z_MAX * se, (result["method"], prob)
+        for level in ("1", "2", "3"):
+            stats = result["level_posteriors"][level]
+            assert stats["r_hat"] < 1.02
+            assert abs(stats["mean"] - exact["level_posteriors"][level]["mean"]) <= (
+                Z_MAX * stats["mcse_mean"]
+            ), (result["method"], level)
+    joint_se = math.hypot(gibbs["level_posteriors"]["1"]["mcse_mean"],
+                          pymc["level_posteriors"]["1"]["mcse_mean"])
+    assert abs(gibbs["posterior"] - pymc["posterior"]) <= Z_MAX * joint_se
+
+
+# -- summary and command-line helpers ------------------------------------------------------------
+
+
+def test_posterior_summary_exact_fields():
+    out = ml.posterior_summary(rhos=H3["rhos"], siblings=H3["siblings"], x_stars=[1, 4, 9],
+                               y_stars=[3, 5], p=0.4, known=1)
+    assert set(out) == {"posterior", "risk", "level_posteriors", "method"}
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    assert out["posterior"] == pytest.approx(float(post.prob_x1), abs=1e-15)
+    assert out["risk"] == pytest.approx(out["posterior"] / 0.4)
+    assert set(out["level_posteriors"]) == {"1", "2", "3"}
+    level3 = out["level_posteriors"]["3"]
+    assert level3["mean"] == pytest.approx(float(post.level_mean(3)))
+    assert level3["q025"] <= level3["median"] <= level3["q975"]
+    assert out["level_posteriors"]["1"]["mean"] == pytest.approx(1 + out["posterior"])
+
+
+def test_posterior_summary_rejects_unknown_method():
+    with pytest.raises(ValueError, match="method must be one of exact, gibbs, pymc"):
+        ml.posterior_summary(rhos=[0.1, 0.2], siblings=[2], x_stars=[0, 0], y_stars=[0],
+                             method="mcmc")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rhos": [0.1]}, "rhos must have at least 2 entries"),
+        ({"rhos": [0.1, 0.2, 0.3]}, r"siblings must have h - 1 = 2 entries"),
+        ({"siblings": [0]}, "d_2"),
+        ({"siblings": [1.5]}, "d_2"),
+        ({"rhos": [0.1, 0.0]}, "rho_2"),
+        ({"p": 1.0}, "p must be a probability"),
+        ({"known": -1}, "known"),
+        ({"x_stars": [1, 2, 3]}, "x_stars must have h = 2 entries"),
+        ({"y_stars": [1, 2]}, r"y_stars must have h - 1 = 1 entries"),
+        ({"x_stars": [1, 2.5]}, "x_stars must be an integer"),
+        ({"prior": ["improper", "improper"]}, r"prior must be one prior or a list of h - 1 = 1"),
+        ({"prior": "uniform"}, "prior 'uniform'"),
+        ({"prior": "truncated:0", "known": 0}, "truncated:0"),
+        ({"tail_mass": 0.0}, "tail_mass"),
+    ],
+)
+def test_bad_input_names_the_parameter(kwargs, match):
+    base = {"x_stars": [1, 2], "y_stars": [0], "rhos": [0.1, 0.2], "siblings": [3]}
+    args = {**base, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        ml.exact_posterior(args.pop("x_stars"), args.pop("y_stars"), **args)
+
+
+def test_no_possible_chain_is_an_error():
+    # X2 >= X1 >= known = 2, but the level-3 prior puts X3 = 1 < X2.
+    with pytest.raises(ValueError, match="no possible"):
+        ml.exact_posterior([2, 3, 4], [0, 0], rhos=[0.1, 0.2, 0.3], siblings=[2, 2], known=2,
+                           prior=["improper", "point:1"])
+
+
+def test_gibbs_takes_one_release():
+    with pytest.raises(ValueError, match="one release"):
+        ml.gibbs_sample([[1, 4, 9], [1, 4, 9]], [3, 5], **H3)
+
+
+def test_gibbs_without_stored_tables_gives_the_same_draws(monkeypatch):
+    stored = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
+    # conditionals recomputed every sweep
+    monkeypatch.setattr(multilevel_gibbs, "MAX_TABLE_CELLS", 1)
+    recomputed = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
+    np.testing.assert_array_equal(stored.x, recomputed.x)
+
+
+# -- h = 2: the nested form is computed by the two-level code -----------------------------------
+
+
+def test_two_level_nested_summary_matches_the_two_level_form():
+    from dprisk.inference.two_level.sampling import posterior_summary as two_level_summary
+
+    rho1, rho2 = census_rhos(2)
+    params = {"p": 0.3, "known": 1, "prior": "truncated:40"}
+    nested = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                  y_stars=[-2], **params)
+    flat = two_level_summary(3, 4, -2, rho1=rho1, rho2=rho2, d=27, **params)
+    assert set(nested) == {"posterior", "risk", "level_posteriors", "method"}
+    assert nested["posterior"] == flat["posterior"] and nested["risk"] == flat["risk"]
+    x2_mean = sum(int(k) * mass for k, mass in flat["x2_posterior"].items())
+    assert nested["level_posteriors"]["2"]["mean"] == pytest.approx(x2_mean, abs=1e-9)
+    assert nested["level_posteriors"]["1"]["mean"] == pytest.approx(1 + flat["posterior"])
+    gibbs = ml.posterior_summary(rhos=[rho1, rho2], siblings=[27], x_stars=[3, 4],
+                                 y_stars=[-2], **params, method="gibbs", draws=5000,
+                                 random_seed=3)
+    se = gibbs["level_posteriors"]["1"]["mcse_mean"]
+    assert abs(gibbs["posterior"] - flat["posterior"]) <= Z_MAX * se
+    stats2 = gibbs["level_posteriors"]["2"]
+    assert abs(stats2["mean"] - x2_mean) <= Z_MAX * stats2["mcse_mean"]
+
+
+def test_scalar_results_are_python_floats():
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    assert type(post.prob_x1) is float and round(post.prob_x1, 5) == round(post.prob_x1, 5)
+    two = ml.exact_posterior([1, 4], [3], rhos=[0.3, 0.2], siblings=[5])
+    assert type(two.prob_x1) is float

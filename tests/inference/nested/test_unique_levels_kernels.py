@@ -1,0 +1,111 @@
+"""Tests of the exact methods for a target unique at ell levels (supplement S1.3).
+
+References: brute-force Bayes over explicit joint release grids (neglected mass below
+e^-600), and agreement of enumeration, contour integral and the single-level closed form.
+Tolerances as in test_single_level: rtol 1e-12 against brute-force double-precision sums.
+"""
+
+import numpy as np
+import pytest
+from level_references import brute_joint_posterior
+
+from dprisk.inference.nested import unique_levels as ulv
+from dprisk.inference.nested import unique_levels_kernels as exact
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.models.census.allocation import census_level, census_rhos
+from dprisk.models.mechanism import discrete_gaussian as dg
+
+RHO_BLOCK = census_level("block").rho
+RTOL = 1e-12
+
+
+# --------------------------------------------------------------------------- several levels
+def test_unique_levels_posterior_equals_direct_bayes():
+    rhos = np.array(census_rhos(3))
+    grid = np.stack(np.meshgrid(np.arange(-4, 6), np.arange(-3, 5), np.arange(-5, 4),
+                                indexing="ij"), axis=-1)
+    for p, m in ((0.5, 0), (1 / 864, 2)):
+        out = ulv.posterior_unique_levels(grid + m, rhos, p, known=m)
+        ref = brute_joint_posterior(np.moveaxis(grid + m, -1, 0), rhos, p, m)
+        np.testing.assert_allclose(out, ref, rtol=RTOL)
+    x = np.arange(-5, 6)
+    np.testing.assert_array_equal(ulv.posterior_unique_levels(x[:, None], [0.3], 0.2),
+                                  sl.posterior(x, 0.3, 0.2))
+
+
+def joint_grid(rhos, log_floor=600.0):
+    """Per-level grids |x - 1| <= sqrt(log_floor / (ell rho)): joint pmf > e^-log_floor."""
+    half = [int(np.sqrt(log_floor / (len(rhos) * r))) for r in rhos]
+    return np.meshgrid(*[np.arange(1 - h, 2 + h) for h in half], indexing="ij")
+
+
+def brute_levels(rhos, p):
+    xs = joint_grid(rhos)
+    weight = np.prod([dg.pmf(x, 1, r) for x, r in zip(xs, rhos, strict=True)], axis=0)
+    post = brute_joint_posterior(xs, rhos, p, 0)
+    return float(np.sum(weight * post)), float(np.sum(weight * (post > 0.5)))
+
+
+@pytest.mark.parametrize("rhos", [census_rhos(2), [0.7, 0.7], [2.0, 0.01], [100.0, 0.05]])
+@pytest.mark.parametrize("p", [0.5, 0.2, 1 / 864])
+def test_two_levels_against_brute_force(rhos, p):
+    marginal, correct = brute_levels(rhos, p)
+    for method in ("enumerate", "contour"):
+        assert float(ulv.marginal_posterior_unique_levels(rhos, p, method=method)) == \
+            pytest.approx(marginal, rel=1e-12)
+    assert float(ulv.p_correct_unique_levels(rhos, p)) == pytest.approx(correct, rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [0.5, 1 / 864, 1e-9, 1e-300, 1 - 1e-6])
+def test_contour_equals_exact_enumeration_three_census_levels(p):
+    rhos = census_rhos(3)
+    exact = ulv.log_marginal_posterior_unique_levels(rhos, p, method="enumerate")
+    contour = ulv.log_marginal_posterior_unique_levels(rhos, p, method="contour")
+    assert float(contour) == pytest.approx(float(exact), rel=1e-13, abs=1e-13)
+
+
+def test_one_level_unique_equals_single_level():
+    p = np.array([0.5, 0.2, 1 / 864])
+    for method in ("enumerate", "contour"):
+        np.testing.assert_allclose(
+            ulv.marginal_posterior_unique_levels([RHO_BLOCK], p, method=method),
+            sl.marginal_posterior(RHO_BLOCK, p), rtol=1e-13)
+    np.testing.assert_array_equal(ulv.p_correct_unique_levels([RHO_BLOCK], p),
+                                  sl.p_correct(RHO_BLOCK, p))
+
+
+def test_split_enumeration_paths_agree(monkeypatch):
+    """Force the (first levels) x (remaining levels) split and compare with one enumeration."""
+    rhos = [1.0, 2.0, 1.5, 3.0]
+    p = np.array([0.5, 0.05])
+    marginal = ulv.marginal_posterior_unique_levels(rhos, p, method="enumerate")
+    correct = ulv.p_correct_unique_levels(rhos, p)
+    for k, pk in enumerate(p):
+        brute_marginal_k, brute_correct_k = brute_levels(rhos, pk)
+        assert marginal[k] == pytest.approx(brute_marginal_k, rel=1e-12)
+        assert correct[k] == pytest.approx(brute_correct_k, rel=1e-12)
+    monkeypatch.setattr(exact, "MAX_ATOMS", 400)
+    np.testing.assert_allclose(ulv.marginal_posterior_unique_levels(rhos, p, method="enumerate"),
+                               marginal, rtol=1e-13)
+    np.testing.assert_allclose(ulv.p_correct_unique_levels(rhos, p), correct, rtol=1e-12)
+
+
+def test_six_census_levels_increase_with_levels():
+    p = np.array([0.5, 0.2, 1 / 864])
+    values = np.array([ulv.marginal_posterior_unique_levels(census_rhos(n), p)
+                       for n in range(1, 7)])
+    assert np.all(np.diff(values, axis=0) > 0)
+    correct = np.array([ulv.p_correct_unique_levels(census_rhos(n), 0.5) for n in range(1, 7)])
+    assert np.all(np.diff(correct) > 0)
+
+
+def test_equal_rhos_exact_ties_decide_m():
+    """rho (0.3, 0.3), p = 1/2: log-odds 0.6 (j1 + j2 + 1) is exactly 0 on j1 + j2 = -1."""
+    _, correct = brute_levels([0.3, 0.3], 0.5)
+    assert float(ulv.p_correct_unique_levels([0.3, 0.3], 0.5)) == pytest.approx(correct,
+                                                                               rel=1e-13)
+
+
+def test_enumeration_refuses_six_census_levels():
+    with pytest.raises(ValueError, match="contour"):
+        ulv.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")

@@ -1,0 +1,114 @@
+"""Tests of inference/privacy/accounting.py: zCDP -> (epsilon, delta) by Bun–Steinke, CKS and PLD.
+
+Published values: Bun–Steinke at rho = 2.56, delta = 1e-10 is 17.9153 (the paper's 17.91);
+CKS gives 17.158 there (dp-accounting's grid 17.1584, autodp 17.1583) and 17.14 at the
+production rho (542/339)^2 (the Census's figure); the PLD composition of the 65 strategy
+queries is a little under 16.5. The CKS minimum over the Rényi order is checked against an
+mpmath minimisation of the same bracket.
+"""
+
+import itertools
+import math
+
+import mpmath as mp
+import pytest
+
+from dprisk.inference.privacy.accounting import (
+    census_epsilon_pld,
+    epsilon_bun_steinke,
+    epsilon_cks,
+    epsilon_pld,
+    rho_bun_steinke,
+    rho_cks,
+)
+from dprisk.models.census.strategy import PRODUCTION_RHO
+from dprisk.models.mechanism.conversions import zcdp_to_dp
+
+
+def cks_reference(rho, delta):
+    """min over alpha of alpha rho + log(1 - 1/alpha) - log(delta alpha)/(alpha - 1), mpmath."""
+    with mp.workdps(30):
+        rho, delta = mp.mpf(rho), mp.mpf(delta)
+
+        def bracket(a):
+            return a * rho + mp.log(1 - 1 / a) - mp.log(delta * a) / (a - 1)
+
+        start = 1 + mp.sqrt(mp.log(1 / delta) / rho)
+        alpha = mp.findroot(lambda a: mp.diff(bracket, a), start)
+        return float(bracket(alpha))
+
+
+def test_bun_steinke_is_the_paper_formula():
+    assert epsilon_bun_steinke(2.56, 1e-10) == float(zcdp_to_dp(2.56, 1e-10))
+    assert math.floor(epsilon_bun_steinke(2.56, 1e-10) * 100) / 100 == 17.91
+    assert isinstance(epsilon_bun_steinke(2.56, 1e-10), float)
+
+
+def test_cks_census_point():
+    epsilon = epsilon_cks(2.56, 1e-10)
+    assert isinstance(epsilon, float)
+    assert round(epsilon, 3) == 17.158
+    assert epsilon <= 17.1584  # at most dp-accounting's default-grid value
+    assert epsilon == pytest.approx(cks_reference(2.56, 1e-10), rel=1e-9)
+
+
+def test_cks_at_the_production_rho_is_the_census_figure():
+    assert round(epsilon_cks(float(PRODUCTION_RHO), 1e-10), 2) == 17.14
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.0992, 1.0, 2.56, 50.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5])
+def test_cks_matches_the_continuous_minimum_and_is_tighter(rho, delta):
+    epsilon = epsilon_cks(rho, delta)
+    assert epsilon == pytest.approx(cks_reference(rho, delta), rel=1e-9)
+    assert epsilon < epsilon_bun_steinke(rho, delta)
+
+
+def test_cks_increases_in_rho():
+    values = [epsilon_cks(rho, 1e-10) for rho in (0.01, 0.1, 0.5, 1.0, 2.0, 2.56, 5.0)]
+    assert all(a < b for a, b in itertools.pairwise(values))
+
+
+@pytest.mark.parametrize("rho", [1e-6, 0.01, 0.25, 2.56, 40.0])
+def test_inverses_round_trip(rho):
+    delta = 1e-10
+    assert rho_bun_steinke(epsilon_bun_steinke(rho, delta), delta) == pytest.approx(rho, rel=1e-12)
+    assert rho_cks(epsilon_cks(rho, delta), delta) == pytest.approx(rho, rel=1e-9)
+
+
+def test_cks_inverse_is_the_largest_rho():
+    rho = rho_cks(17.14, 1e-10)
+    assert epsilon_cks(rho, 1e-10) == pytest.approx(17.14, rel=1e-12)
+    assert epsilon_cks(rho * (1 + 1e-6), 1e-10) > 17.14
+    assert rho > rho_bun_steinke(17.14, 1e-10)
+    # the production rho states as 17.14: between the rhos of 17.14 and 17.145
+    assert rho < float(PRODUCTION_RHO) < rho_cks(17.145, 1e-10)
+
+
+def test_census_pld_is_a_little_under_16_5():
+    epsilon = census_epsilon_pld()
+    assert 16.4 < epsilon < 16.5
+    assert epsilon < epsilon_cks(2.56, 1e-10)
+    # a finer discretisation tightens the pessimistic bound
+    assert census_epsilon_pld(value_discretization_interval=1e-3) >= epsilon
+
+
+def test_pld_of_one_query_is_below_cks():
+    """One DG query with rho: the tight epsilon is below the zCDP conversions of rho."""
+    assert epsilon_pld([0.5], 1e-6) < epsilon_cks(0.5, 1e-6)
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: epsilon_cks(0.0, 1e-10), "rho"),
+    (lambda: epsilon_cks(1.0, 1.5), "delta"),
+    (lambda: rho_cks(-1.0, 1e-10), "epsilon"),
+    (lambda: rho_cks(1.0, 0.0), "delta"),
+    (lambda: epsilon_bun_steinke(float("nan"), 1e-10), "rho"),
+    (lambda: rho_bun_steinke(1.0, 2.0), "delta"),
+    (lambda: epsilon_pld([], 1e-10), "rhos"),
+    (lambda: epsilon_pld([0.1, -1.0], 1e-10), "rhos"),
+    (lambda: epsilon_cks([1.0, 2.0], 1e-10), "rho"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -1,0 +1,78 @@
+"""The on-disk accounting cache returns exactly the value a fresh computation gives.
+
+Every test points ``DPRISK_CACHE_DIR`` at its own empty directory, so the first call is a
+fresh computation and the second is read from the file it wrote.
+"""
+
+import json
+import threading
+
+import pytest
+
+from dprisk.inference.privacy import accounting_cache
+from dprisk.inference.privacy.accounting import census_epsilon_pld, epsilon_cks, epsilon_pld
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path))
+    return tmp_path / "accounting"
+
+
+def _entries(cache):
+    return sorted(cache.glob("*.json"))
+
+
+def test_census_pld_cached_equals_fresh(cache):
+    fresh = census_epsilon_pld()  # empty cache: computed
+    assert len(_entries(cache)) == 1
+    assert census_epsilon_pld() == fresh  # read back, bit for bit (float.hex)
+    stored = json.loads(_entries(cache)[0].read_text())
+    assert float.fromhex(stored["value"]) == fresh
+    assert "dp_accounting" in stored["key"]
+
+
+def test_other_arguments_other_entries(cache):
+    a = epsilon_pld([0.5, 0.5, 0.25], 1e-6)
+    b = epsilon_pld([0.5, 0.25], 1e-6)
+    c = epsilon_cks(0.5, 1e-6)
+    assert len(_entries(cache)) == 3
+    assert a > b  # one more query: a larger epsilon, not the cached value of another key
+    assert epsilon_pld([0.25, 0.5, 0.5], 1e-6) == a  # order of the queries does not matter
+    assert epsilon_cks(0.5, 1e-6) == c and len(_entries(cache)) == 3
+
+
+def test_hit_does_not_compute_and_wrong_key_is_ignored(cache):
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5
+
+    def fail():
+        raise AssertionError("computed although cached")
+
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, fail) == 2.5
+    (path,) = _entries(cache)
+    stored = json.loads(path.read_text())
+    path.write_text(json.dumps({"key": stored["key"] + " ", "value": (9.0).hex()}))
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5  # recomputed
+    path.write_text("{corrupt")
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5
+
+
+def test_concurrent_writers_leave_one_complete_entry(cache):
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(
+        accounting_cache.cached_float("g", {"x": "3.0"}, lambda: 0.1 + 0.2)))
+        for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [0.1 + 0.2] * 8
+    (path,) = _entries(cache)  # no temporary file left behind
+    assert float.fromhex(json.loads(path.read_text())["value"]) == 0.1 + 0.2
+
+
+def test_unwritable_cache_still_computes(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(blocker))  # a file: no directory can be made
+    assert accounting_cache.cached_float("h", {}, lambda: 1.25) == 1.25

@@ -1,0 +1,196 @@
+"""Tests of the step-like measures of inference/privacy/budget.py (P[correct], the tail of R').
+
+The tail agrees with its definition summed over releases with single_level.risk; the jump
+points are where the decision threshold changes; the first crossing agrees with a fine
+brute-force grid scan of the measure (the first grid point above the target lies in
+(rho*, grid step above rho*]); round trips; bad input names the parameter.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from dprisk.inference.privacy.budget import (
+    MEASURES,
+    measure_function,
+    rho_for_target,
+    tail_probability,
+)
+from dprisk.inference.privacy.budget_jumps import first_crossing, jump_points, piece_suprema
+from dprisk.inference.single_level.closed_form import closed_form as single_level
+
+PROFILE = {"max_ratio": 3.0, "max_posterior": 0.25}
+FIVE_PRIORS = [0.01, 0.05, 0.1, 0.25, 0.5]
+
+
+def _tail_by_definition(rho, p, known, ratio_bound):
+    """sum of P[X* = x | x1 = m + 1] over the releases with R'(x) > r* (single_level.risk)."""
+    x = np.arange(known + 1 - 600, known + 1 + 601)
+    risk = single_level.risk(x, rho, p, known)
+    return float(single_level.release_pmf(x, rho, known)[risk > ratio_bound].sum())
+
+
+@pytest.mark.parametrize("rho", [0.02, 0.19, 0.5, 2.0, 7.5])
+@pytest.mark.parametrize("p", [0.001, 0.1, 0.3, 0.6])
+def test_tail_equals_its_definition(rho, p):
+    """Tolerance 1e-15 absolute: both are sums of the same DG masses (grid tails < 1e-100)."""
+    ratio_bound = max(PROFILE["max_ratio"], PROFILE["max_posterior"] / p)
+    expected = _tail_by_definition(rho, p, 2, ratio_bound)
+    assert tail_probability(rho, p, 2, **PROFILE) == pytest.approx(expected, abs=1e-15,
+                                                                   rel=1e-12)
+
+
+def test_jump_points_change_the_decision_threshold():
+    """At rho_k = delta/(2k-1) the threshold steps from m+k+1 (at rho_k) to m+k (just above)."""
+    p = 0.05
+    delta = -math.log(p / (1 - p))
+    for k, rho_k in enumerate(jump_points(delta, 6), start=1):
+        below = single_level.decision_threshold(rho_k * (1 - 1e-9), p, 0)
+        above = single_level.decision_threshold(rho_k * (1 + 1e-9), p, 0)
+        assert (below, above) == (k + 1, k)
+
+
+def _on_grid(measure, grid, p, profile):
+    """The measure on a rho grid, vectorised: P[correct] at p, or for the tail P[correct] at
+    expit(-delta) (the identity test_tail_equals_its_definition checks against R')."""
+    if measure == "p-correct":
+        return single_level.p_correct(grid, p)
+    ratio_bound = max(profile["max_ratio"], profile.get("max_posterior", 0.0) / p)
+    if ratio_bound * p >= 1:
+        return np.zeros_like(grid)
+    delta = math.log(ratio_bound) + math.log1p(-p) - math.log1p(-ratio_bound * p)
+    values = single_level.p_correct(grid, 1 / (1 + math.exp(delta)))
+    spot = grid[:: len(grid) // 7]  # spot check of the vectorised form against the API
+    value = measure_function(measure, p, 0, **profile)
+    assert np.array_equal(values[:: len(grid) // 7], [value(rho) for rho in spot])
+    return values
+
+
+@pytest.mark.parametrize(("measure", "target", "priors"), [
+    ("p-correct", 0.3, [0.05]),
+    ("p-correct", 0.1, [0.01, 0.2, 0.4]),
+    ("p-correct", 0.6, [0.1, 0.3, 0.5]),
+    ("p-correct", 0.45, [0.45]),
+    ("tail", 0.05, FIVE_PRIORS),
+    ("tail", 0.01, [0.5]),
+    ("tail", 0.2, [0.1, 0.3]),
+])
+def test_first_crossing_against_a_brute_force_grid(measure, target, priors):
+    """Scan 30 000 log-spaced rho; the first grid point above the target is the first one
+    after rho*, and every grid point below rho* meets the target (the step-like measures
+    cross back below it later, so bisection alone could return a later crossing)."""
+    profile = {"max_ratio": 1.5} if measure == "tail" and priors == [0.5] else (
+        PROFILE if measure == "tail" else {})
+    answer = rho_for_target(measure, target, p=priors, **profile)
+    grid = np.geomspace(answer.rho / 50, answer.rho * 4, 30_000)
+    first_fail = math.inf
+    for p in priors:
+        values = _on_grid(measure, grid, p, profile)
+        failing = grid[values > target]
+        if failing.size:
+            first_fail = min(first_fail, float(failing[0]))
+    step = grid[1] / grid[0]
+    assert answer.rho < first_fail <= answer.rho * step * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(("measure", "target", "priors", "profile"), [
+    ("p-correct", 0.3, [0.05, 0.2], {}),
+    ("p-correct", 0.75, [0.5, 0.3], {}),
+    ("tail", 0.05, FIVE_PRIORS, PROFILE),
+    ("tail", 0.1, [0.2], {"max_ratio": 2.0}),
+])
+def test_round_trip_and_certificate(measure, target, priors, profile):
+    answer = rho_for_target(measure, target, p=priors, known=3, **profile)
+    for p in priors:
+        assert measure_function(measure, p, 3, **profile)(answer.rho) <= target
+    assert answer.value_at_rho <= target < answer.value_above
+    value = measure_function(measure, answer.binding_p, 3, **profile)
+    assert value(answer.rho) == answer.value_at_rho
+    assert value(answer.rho * (1 + 1e-9)) == answer.value_above
+
+
+def test_p_correct_at_half_is_monotone_and_solved_continuously():
+    """p = 1/2: one piece, (1 + P[eta = 0])/2 increasing from 1/2; the root is exact."""
+    rhos = np.geomspace(1e-3, 30, 200)
+    values = np.array([single_level.p_correct(rho, 0.5) for rho in rhos])
+    assert np.all(np.diff(values) > 0)
+    answer = rho_for_target("p-correct", 0.8, p=[0.5])
+    assert answer.value_at_rho == pytest.approx(0.8, abs=1e-14)
+
+
+def test_piece_suprema_are_left_limits():
+    """v_k is the limit of P[eta >= k] from just above rho_{k+1}, where the threshold is k."""
+    p = 0.1
+    delta = -math.log(p / (1 - p))
+    suprema = piece_suprema(delta, 5)
+    for k in range(5):
+        rho = delta / (2 * k + 1) * (1 + 1e-10)
+        assert single_level.p_correct(rho, p) == pytest.approx(suprema[k], rel=1e-8)
+
+
+def test_first_crossing_refuses_too_many_pieces():
+    with pytest.raises(ValueError, match="pieces"):
+        first_crossing(1e-6, 0.5)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"measure": "p-correct", "target": 0.3, "p": [0.7]}, "p"),
+    ({"measure": "p-correct", "target": 0.5, "p": [0.5]}, "target"),
+    ({"measure": "p-correct", "target": 1.0, "p": [0.3]}, "target"),
+    ({"measure": "p-correct", "target": 0.3, "p": []}, "p"),
+    ({"measure": "p-correct", "target": 0.3, "max_ratio": 3.0}, "max_ratio"),
+    ({"measure": "tail", "target": 0.05}, "max_ratio"),
+    ({"measure": "tail", "target": 0.05, "max_ratio": 1.0}, "max_ratio"),
+    ({"measure": "tail", "target": 0.05, "max_ratio": 3.0, "max_posterior": 1.0},
+     "max_posterior"),
+    ({"measure": "tail", "target": 0.0, "max_ratio": 3.0}, "tolerance"),
+    ({"measure": "tail", "target": 1.0, "max_ratio": 3.0}, "tolerance"),
+    ({"measure": "tail", "target": 0.05, "max_ratio": 3.0, "p": [0.5]}, "max_ratio"),
+])
+def test_bad_input_names_the_parameter(kwargs, name):
+    measure, target = kwargs.pop("measure"), kwargs.pop("target")
+    with pytest.raises(ValueError, match=name):
+        rho_for_target(measure, target, **kwargs)
+
+
+def test_all_measures_listed():
+    assert set(MEASURES) == {"marginal-risk", "marginal-posterior", "p-correct", "tail"}
+
+
+@pytest.mark.parametrize("p", [0.05, 0.2, 0.4])
+def test_monotone_between_the_jumps(p):
+    """What the exact search relies on: P[correct] decreases on every piece (rho_{k+1}, rho_k]
+    with k >= 1 and increases on the last one (rho_1, inf)."""
+    delta = -math.log(p / (1 - p))
+    jumps = jump_points(delta, 8)  # rho_1 > rho_2 > ... > rho_8
+    for upper, lower in itertools.pairwise(jumps):
+        # (the jump point itself is left out: in floats its tie may fall on either side)
+        inside = np.geomspace(lower * (1 + 1e-9), upper * (1 - 1e-9), 25)
+        assert np.all(np.diff(single_level.p_correct(inside, p)) < 0)
+    last = np.geomspace(jumps[0] * (1 + 1e-9), jumps[0] * 4, 25)
+    values = single_level.p_correct(last, p)
+    assert np.all(np.diff(values) > 0) and values[-1] < 1.0  # (before it rounds to 1)
+
+
+@pytest.mark.parametrize(("measure", "targets", "profile"), [
+    ("marginal-risk", np.geomspace(1.05, 15, 9), {}),
+    ("p-correct", np.linspace(0.05, 0.95, 9), {}),
+    ("tail", np.geomspace(1e-4, 0.5, 9), PROFILE),
+])
+def test_rho_star_is_nondecreasing_in_the_target(measure, targets, profile):
+    """inf{rho : M > T} can only move right as T grows, monotone measure or not."""
+    rhos = [rho_for_target(measure, float(t), p=FIVE_PRIORS[:-1], **profile).rho
+            for t in targets]
+    assert np.all(np.diff(rhos) >= 0)
+
+
+def test_first_crossing_across_many_blocks_of_pieces():
+    """p = 0.499: about 800 pieces, enumerated in several blocks; the crossing found agrees
+    with a 4000-point grid scan (first failing grid point within one step above rho*)."""
+    answer = rho_for_target("p-correct", 0.2, p=[0.499])
+    assert answer.rho < 0.004 / 257  # beyond the first block of 128 pieces from rho_1
+    grid = np.geomspace(answer.rho / 20, answer.rho * 4, 4000)
+    failing = grid[single_level.p_correct(grid, 0.499) > 0.2]
+    assert answer.rho < failing[0] <= answer.rho * (grid[1] / grid[0]) * (1 + 1e-12)

@@ -1,0 +1,91 @@
+"""Tests of inference/privacy/risk_profile.py: Kazan & Reiter's risk-profile epsilon for pure DP.
+
+Published values (the issue, from the authors' paper and R code): max(3, 0.25/p) -> 1.299283
+at p = 1/12; max(3, 0.15/p) -> 1.209838; max(3, 0.25/(pq)) -> 0.649641 (their grid: 0.6506).
+The minimum is checked against dense grids, and the epsilon it returns against the
+definition: at epsilon*, the worst-case posterior-to-prior ratio of an epsilon-DP release
+e^eps / (1 + p (e^eps - 1)) meets the profile at every prior (q = 1).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from dprisk.inference.privacy.risk_profile import PureDPBudget, epsilon_for_prior, pure_dp_budget
+
+
+def test_published_values():
+    first = pure_dp_budget(3, 0.25)
+    assert isinstance(first, PureDPBudget) and isinstance(first.epsilon, float)
+    assert first.epsilon == pytest.approx(1.299283, abs=1e-6)
+    assert first.epsilon == pytest.approx(math.log(11 / 3), rel=1e-14)
+    assert first.binding_p == pytest.approx(1 / 12, rel=1e-14) and first.binding_q == 1.0
+    assert pure_dp_budget(3, 0.15).epsilon == pytest.approx(1.209838, abs=1e-6)
+    joint = pure_dp_budget(3, 0.25, q=None)
+    assert joint.epsilon == pytest.approx(0.649641, abs=1e-6)
+    assert joint.epsilon < 0.6506  # below the authors' grid value
+    assert joint.binding_p == pytest.approx(1.0, abs=1e-9)
+    assert joint.binding_q == pytest.approx(1 / 12, rel=1e-6)
+
+
+def test_q_formula_tends_to_the_presence_only_formula():
+    for p in (0.01, 0.1, 0.3):
+        exact = math.log((1 - p) / (1 / max(3, 0.25 / p) - p)) if max(3, 0.25 / p) * p < 1 \
+            else math.inf
+        assert epsilon_for_prior(p, 1.0, 3, 0.25) == pytest.approx(exact, rel=1e-14)
+        assert epsilon_for_prior(p, 1 - 1e-9, 3, 0.25 / (1 - 1e-9)) == pytest.approx(exact,
+                                                                                   rel=1e-6)
+
+
+def test_the_q_formula_equals_its_unrationalised_form():
+    for p, q in ((0.2, 0.5), (0.9, 0.1), (1.0, 0.3), (0.05, 0.95)):
+        ratio = max(3, 0.25 / (p * q))
+        direct = math.log(2 * p * (1 - q) / (math.sqrt(
+            (1 - p) ** 2 + 4 * p * (1 - q) * (1 / ratio - p * q)) - (1 - p)))
+        assert epsilon_for_prior(p, q, 3, 0.25) == pytest.approx(direct, rel=1e-12)
+
+
+@pytest.mark.parametrize(("ratio", "posterior"), [(3, 0.25), (3, 0.15), (10, 0.5), (1.5, 0.05)])
+@pytest.mark.parametrize("q", [1.0, 0.5, 0.1, None])
+def test_minimum_is_below_every_grid_point(ratio, posterior, q):
+    answer = pure_dp_budget(ratio, posterior, q=q)
+    qs = np.linspace(0.01, 1.0, 100) if q is None else [q]
+    ps = np.linspace(1e-3, 1.0, 1000)
+    grid = min(epsilon_for_prior(p, qq, ratio, posterior) for qq in qs for p in ps
+               if not (qq == 1.0 and p == 1.0))
+    assert answer.epsilon <= grid + 1e-12
+    assert answer.epsilon >= grid - 0.02  # and close to it
+    assert epsilon_for_prior(answer.binding_p, answer.binding_q, ratio, posterior) \
+        == pytest.approx(answer.epsilon, rel=1e-12)
+
+
+def test_profile_met_at_epsilon_star():
+    """Round trip (q = 1): at epsilon*, every prior's worst-case ratio is within r*(p)."""
+    epsilon = pure_dp_budget(3, 0.25).epsilon
+    ps = np.linspace(1e-4, 1 - 1e-4, 5000)
+    worst = np.exp(epsilon) / (1 + ps * np.expm1(epsilon))
+    assert np.all(worst <= np.maximum(3, 0.25 / ps) * (1 + 1e-12))
+    above = epsilon * (1 + 1e-6)
+    p = 1 / 12
+    assert math.exp(above) / (1 + p * math.expm1(above)) > max(3, 0.25 / p)
+
+
+def test_closed_form_for_q_1():
+    for ratio, posterior in ((3, 0.25), (5, 0.5), (1.2, 0.01)):
+        expected = math.log((ratio - posterior) / (1 - posterior))
+        assert pure_dp_budget(ratio, posterior).epsilon == pytest.approx(expected, rel=1e-14)
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"max_ratio": 1.0, "max_posterior": 0.2}, "max_ratio"),
+    ({"max_ratio": float("nan"), "max_posterior": 0.2}, "max_ratio"),
+    ({"max_ratio": 3.0, "max_posterior": 1.0}, "max_posterior"),
+    ({"max_ratio": 3.0, "max_posterior": 0.0}, "max_posterior"),
+    ({"max_ratio": 3.0, "max_posterior": 0.2, "q": 0.0}, "q"),
+    ({"max_ratio": 3.0, "max_posterior": 0.2, "q": 1.5}, "q"),
+])
+def test_bad_input_names_the_parameter(kwargs, name):
+    ratio, posterior = kwargs.pop("max_ratio"), kwargs.pop("max_posterior")
+    with pytest.raises(ValueError, match=name):
+        pure_dp_budget(ratio, posterior, **kwargs)

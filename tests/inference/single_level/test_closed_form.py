@@ -1,0 +1,233 @@
+"""Tests of inference.single_level against brute-force Bayes, mpmath and exact enumeration.
+
+Tolerances: closed forms against brute-force double-precision Bayes agree to rounding
+(rtol 1e-12 allows a few hundred ulp for the exp/log chains); mpmath references are computed
+at 50 digits, so the same rtol applies; sums over releases use wide explicit grids whose
+neglected mass is below 1e-30.
+"""
+
+import mpmath
+import numpy as np
+import pytest
+
+from dprisk.inference.nested import unique_levels as ulv
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level.closed_form import sequential
+from dprisk.models.census.allocation import census_level
+from dprisk.models.mechanism import discrete_gaussian as dg
+
+RHO_BLOCK = census_level("block").rho
+RHOS = [0.01, RHO_BLOCK, 0.5, 3.0]
+PRIORS = [0.5, 0.2, 1 / 864, 1e-9]
+RTOL = 1e-12
+
+
+def bayes_posterior(x_star, rho, p, m):
+    """Direct Bayes with the discrete Gaussian pmf (independent of the log-odds form)."""
+    like_1 = dg.pmf(x_star, m + 1, rho)
+    like_0 = dg.pmf(x_star, m, rho)
+    return p * like_1 / (p * like_1 + (1 - p) * like_0)
+
+
+def mp_posterior(x_star, rho, p, m):
+    mpmath.mp.dps = 50
+    num = mpmath.mpf(p) * mpmath.exp(-mpmath.mpf(rho) * (x_star - m - 1) ** 2)
+    den = num + (1 - mpmath.mpf(p)) * mpmath.exp(-mpmath.mpf(rho) * (x_star - m) ** 2)
+    return num / den
+
+
+# --------------------------------------------------------------------------- posterior
+@pytest.mark.parametrize("rho", RHOS)
+@pytest.mark.parametrize("p", PRIORS[:3])
+@pytest.mark.parametrize("m", [0, 3])
+def test_posterior_equals_direct_bayes(rho, p, m):
+    x = np.arange(m - 8, m + 10)
+    np.testing.assert_allclose(sl.posterior(x, rho, p, m), bayes_posterior(x, rho, p, m),
+                               rtol=RTOL)
+    np.testing.assert_allclose(sl.risk(x, rho, p, m), bayes_posterior(x, rho, p, m) / p,
+                               rtol=RTOL)
+
+
+@pytest.mark.parametrize(("x_star", "rho", "p"), [
+    (10_000, 10_000.0, 1e-9), (-10_000, 10_000.0, 1e-9), (50, 0.5, 1e-9), (-50, 0.5, 1e-9),
+    (3, RHO_BLOCK, 1 / 864), (40, RHO_BLOCK, 1e-9), (-40, RHO_BLOCK, 1 - 1e-12),
+])
+def test_log_space_extremes_against_mpmath(x_star, rho, p):
+    ref = mp_posterior(x_star, rho, p, 0)
+    log_ref = float(mpmath.log(ref))
+    assert float(sl.log_posterior(x_star, rho, p)) == pytest.approx(log_ref, rel=RTOL, abs=1e-15)
+    assert float(sl.log_risk(x_star, rho, p)) == pytest.approx(
+        float(mpmath.log(ref / mpmath.mpf(p))), rel=RTOL, abs=1e-12)
+    assert float(sl.posterior(x_star, rho, p)) == pytest.approx(float(ref), rel=RTOL, abs=0)
+    assert np.isfinite(sl.log_posterior_odds(x_star, rho, p))
+
+
+def test_no_warnings_or_nans_at_extremes():
+    x = np.array([-10_000, -1, 0, 1, 10_000])
+    for p in (1e-9, 1 / 864, 0.5, 1 - 1e-9):
+        for rho in (1e-6, RHO_BLOCK, 1e4):
+            values = [sl.posterior(x, rho, p), sl.risk(x, rho, p), sl.log_risk(x, rho, p)]
+            assert all(np.all(~np.isnan(v)) for v in values)
+            assert np.all(sl.risk(x, rho, p) <= 1 / p * (1 + 1e-15))
+
+
+@pytest.mark.parametrize("rho", RHOS)
+@pytest.mark.parametrize("p", PRIORS)
+def test_monotone_in_release_and_bounded(rho, p):
+    x = np.arange(-60, 61)
+    post = sl.posterior(x, rho, p)
+    risk = sl.risk(x, rho, p)
+    assert np.all(np.diff(post) >= 0) and np.all(np.diff(risk) >= 0)
+    log_odds = sl.log_posterior_odds(x, rho, p)
+    assert np.all(np.diff(log_odds) > 0)  # strictly, before saturation of expit
+    assert np.all(p * risk <= 1 + 1e-15)
+    # R' > 1 exactly for x1* >= m + 1 (paper §4.2, Figure 1)
+    np.testing.assert_array_equal(risk > 1, x >= 1)
+
+
+def test_broadcasting_matches_scalar_calls():
+    x = np.arange(-2, 4)[:, None, None]
+    rho = np.array([0.05, 0.7])[None, :, None]
+    p = np.array([0.5, 0.01, 1e-6])[None, None, :]
+    out = sl.posterior(x, rho, p, known=1)
+    assert out.shape == (6, 2, 3)
+    for i, j, k in np.ndindex(out.shape):
+        assert out[i, j, k] == sl.posterior(int(x[i, 0, 0]), rho[0, j, 0], p[0, 0, k], 1)
+
+
+@pytest.mark.parametrize("m", [1, 7, 250])
+def test_non_unique_target_shifts_by_m_exactly(m):
+    """Supplement S1.1: with m others known, everything shifts by m (bit-for-bit)."""
+    x = np.arange(-15, 16)
+    for rho, p in [(RHO_BLOCK, 0.5), (0.3, 1 / 864), (2.0, 1e-9)]:
+        np.testing.assert_array_equal(sl.posterior(x + m, rho, p, known=m),
+                                      sl.posterior(x, rho, p, known=0))
+        np.testing.assert_array_equal(sl.risk(x + m, rho, p, known=m), sl.risk(x, rho, p))
+        np.testing.assert_array_equal(sl.release_pmf(x + m, rho, known=m),
+                                      sl.release_pmf(x, rho))
+        assert sl.decision_threshold(rho, p, known=m) == sl.decision_threshold(rho, p) + m
+        assert sl.p_correct(rho, p, known=m) == sl.p_correct(rho, p)
+        assert sl.marginal_posterior(rho, p, known=m) == sl.marginal_posterior(rho, p)
+
+
+def test_release_pmf_is_dg_centered_at_m_plus_one():
+    x = np.arange(-30, 33)
+    np.testing.assert_allclose(sl.release_pmf(x, RHO_BLOCK, known=2), dg.pmf(x, 3, RHO_BLOCK),
+                               rtol=0)
+    assert sl.release_pmf(np.arange(-200, 203), RHO_BLOCK, known=1).sum() == pytest.approx(
+        1.0, rel=1e-14)
+
+
+# --------------------------------------------------------------------------- marginal
+def brute_marginal(rho, p):
+    half = int(np.sqrt(690 / rho))  # pmf > 1e-300 on the grid, neglected mass < 1e-290
+    x = np.arange(1 - half, 2 + half)
+    return float(np.sum(bayes_posterior(x, rho, p, 0) * dg.pmf(x, 1, rho)))
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.02, RHO_BLOCK, 0.5, 5.0, 50.0])
+@pytest.mark.parametrize("p", [0.5, 0.2, 1 / 864])
+def test_marginal_equals_brute_force_sum(rho, p):
+    assert float(sl.marginal_posterior(rho, p)) == pytest.approx(brute_marginal(rho, p),
+                                                                 rel=1e-13)
+
+
+def test_marginal_tiny_prior_against_mpmath():
+    """p = 1e-9: the marginal is ~1e-9; compare with a 50-digit sum over |x - 1| <= 80."""
+    mpmath.mp.dps = 50
+    rho, p = RHO_BLOCK, 1e-9
+    z = mpmath.nsum(lambda k: mpmath.exp(-rho * k**2), [-mpmath.inf, mpmath.inf])
+    ref = mpmath.fsum(mp_posterior(x, rho, p, 0) * mpmath.exp(-rho * (x - 1) ** 2) / z
+                      for x in range(-80, 83))
+    assert float(sl.marginal_posterior(rho, p)) == pytest.approx(float(ref), rel=1e-13)
+    assert float(sl.marginal_risk(rho, p)) == pytest.approx(float(ref / mpmath.mpf(p)),
+                                                            rel=1e-13)
+
+
+def test_marginal_vectorised_and_bounds():
+    rho = np.logspace(-3, 2, 40)[:, None]
+    p = np.array([0.5, 0.2, 0.1, 0.02, 1 / 864])
+    marginal = sl.marginal_posterior(rho, p)
+    risk = sl.marginal_risk(rho, p)
+    assert marginal.shape == (40, 5)
+    np.testing.assert_allclose(risk, marginal / p, rtol=1e-14)
+    assert np.all(risk >= 1 - 1e-14) and np.all(risk <= 1 / p * (1 + 1e-14))
+    # increases with rho (paper §4.2, Figure 2)
+    assert np.all(np.diff(marginal, axis=0) >= -1e-15)
+    for i in (0, 17, 39):
+        for j in range(5):
+            assert marginal[i, j] == pytest.approx(
+                float(sl.marginal_posterior(rho[i, 0], p[j])), rel=1e-14)
+
+
+# --------------------------------------------------------------------------- decisions
+def brute_threshold(rho, p, m, span=5000):
+    x = np.arange(m - span, m + span)
+    decide = sl.posterior(x, rho, p, m) > 0.5
+    return int(x[np.argmax(decide)])
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.03, RHO_BLOCK, 0.5, 0.6, 2.0, 40.0])
+@pytest.mark.parametrize("p", [0.5, 0.2, 0.1, 0.02, 1 / 864, 0.9])
+def test_threshold_equals_brute_force(rho, p):
+    for m in (0, 4):
+        assert int(sl.decision_threshold(rho, p, m)) == brute_threshold(rho, p, m)
+
+
+def test_threshold_ties_go_to_m():
+    """Find a p whose float log-odds is exactly 0 at x1* = 2 (rho = 0.25); ties decide m."""
+    rho = 0.25
+    p = float(1 / (1 + np.exp(0.75)))
+    for _ in range(2000):
+        if sl.log_posterior_odds(2, rho, p) == 0.0:
+            break
+        p = np.nextafter(p, 1.0 if sl.log_posterior_odds(2, rho, p) < 0 else 0.0)
+    else:  # pragma: no cover
+        pytest.skip("no exact float tie found near p = expit(-0.75)")
+    assert sl.posterior(2, rho, p) == 0.5
+    assert int(sl.decision_threshold(rho, p)) == 3 == brute_threshold(rho, p, 0, span=20)
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.03, RHO_BLOCK, 0.5, 0.6, 2.0, 40.0])
+@pytest.mark.parametrize("p", [0.5, 0.2, 0.02, 0.9])
+def test_p_correct_equals_brute_force_sum(rho, p):
+    half = int(np.sqrt(690 / rho))
+    x = np.arange(1 - half, 2 + half)
+    brute = np.sum(dg.pmf(x, 1, rho) * (sl.posterior(x, rho, p) > 0.5))
+    assert float(sl.p_correct(rho, p)) == pytest.approx(float(brute), rel=1e-12, abs=1e-300)
+
+
+def test_p_correct_deep_tail_against_mpmath():
+    """p = 1/864 at the Census rho: threshold 35, P ~ 2.7e-51 (no truncated sum can see it)."""
+    mpmath.mp.dps = 60
+    rho = RHO_BLOCK
+    threshold = int(sl.decision_threshold(rho, 1 / 864))
+    z = mpmath.nsum(lambda k: mpmath.exp(-rho * k**2), [-mpmath.inf, mpmath.inf])
+    tail = mpmath.nsum(lambda k: mpmath.exp(-rho * k**2), [threshold - 1, mpmath.inf]) / z
+    assert float(sl.p_correct(rho, 1 / 864)) == pytest.approx(float(tail), rel=1e-12)
+
+
+def test_paper_decision_examples():
+    """§4.2: p = 1/5 at rho = 0.5 and 0.6 decides for x1* >= 2, P[correct] 0.30 and 0.28."""
+    assert int(sl.decision_threshold(0.5, 0.2)) == int(sl.decision_threshold(0.6, 0.2)) == 2
+    assert float(sl.p_correct(0.5, 0.2)) == pytest.approx(float(dg.sf(1, 1, 0.5)), rel=1e-14)
+    np.testing.assert_array_equal(sl.decision_threshold(np.logspace(-3, 2, 200), 0.5), 1)
+
+
+# --------------------------------------------------------------------------- validation
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda: sl.posterior(1.5, 0.1), "x1_star"),
+    (lambda: sl.posterior(1, 0.0), "rho"),
+    (lambda: sl.risk(1, 0.1, p=0.0), "p"),
+    (lambda: sl.release_pmf(1, 0.1, known=-2), "known"),
+    (lambda: sl.marginal_posterior(np.inf), "rho"),
+    (lambda: sl.p_correct(0.1, p=1.5), "p"),
+    (lambda: sl.decision_threshold(0.1, known=0.5), "known"),
+    (lambda: ulv.posterior_unique_levels([1, 2], [0.1]), "levels"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1, -1.0]), "rhos"),
+    (lambda: ulv.marginal_posterior_unique_levels([0.1], method="mcmc"), "method"),
+    (lambda: sequential.sequential_risk([1, 2], [0.1, 0.2], p=-0.1), "p"),
+])
+def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

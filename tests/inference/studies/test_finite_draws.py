@@ -1,0 +1,89 @@
+"""The X1 chain of the Gibbs sampler and its N-draw decision law (inference.finite_draws).
+
+References: the count of ones of the two-state chain by dynamic programming over
+(state, count) (exact, 1e-12), the exact posterior of inference.exact for the chain's
+stationary law, and the variant's stationary log-odds of inference.variant.
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.studies.finite_draws import (
+    chain_transitions,
+    count_moments,
+    decision_probability,
+)
+from dprisk.inference.studies.variant import variant_log_odds
+from dprisk.inference.two_level.exact import posterior_x1
+from dprisk.models.census.allocation import census_level
+from dprisk.models.scenario import Scenario
+
+RHO1 = float(census_level("block").rho)
+RHO2 = float(census_level("block-group").rho)
+CENSUS = {"rho1": RHO1, "rho2": RHO2, "d": 27}
+
+
+def count_pmf_dp(a0, a1, start, draws):
+    """P[C = k] of the two-state chain by dynamic programming over (state, count)."""
+    prob = np.zeros((2, draws + 1))
+    prob[0, 0], prob[1, 0] = 1 - start, start
+    for _ in range(draws):
+        new = np.zeros_like(prob)
+        new[0] = prob[0] * (1 - a0) + prob[1] * (1 - a1)
+        new[1, 1:] = prob[0, :-1] * a0 + prob[1, :-1] * a1
+        prob = new
+    return prob.sum(0)
+
+
+@pytest.mark.parametrize(("a0", "a1", "start", "draws"), [
+    (0.3, 0.6, 0.5, 10), (0.45, 0.55, 0.5, 200), (0.5, 0.5, 0.5, 100), (0.2, 0.9, 0.1, 101),
+    (0.6, 0.3, 1.0, 50),
+])
+def test_decision_probability_fft_is_exact(a0, a1, start, draws):
+    pmf = count_pmf_dp(a0, a1, start, draws)
+    strict = pmf[draws // 2 + 1:].sum()
+    tie = pmf[draws // 2] if draws % 2 == 0 else 0.0
+    for ties, expected in (("m", strict), ("m+1", strict + tie), ("half", strict + tie / 2)):
+        got = decision_probability(a0, a1, start, draws, method="fft", ties=ties)
+        assert got[0] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(("a0", "a1", "start", "draws"), [
+    (0.3, 0.6, 0.5, 10), (0.2, 0.9, 0.1, 101), (0.6, 0.3, 1.0, 50), (0.01, 0.985, 0.5, 300),
+])
+def test_count_moments_exact(a0, a1, start, draws):
+    pmf = count_pmf_dp(a0, a1, start, draws)
+    k = np.arange(draws + 1)
+    mean, var = count_moments(a0, a1, start, draws)
+    assert mean == pytest.approx((k * pmf).sum(), rel=1e-10)
+    assert var == pytest.approx((k**2 * pmf).sum() - (k * pmf).sum() ** 2, rel=1e-8)
+
+
+@pytest.mark.parametrize("variant", [False, True])
+def test_normal_decision_probability_close_to_exact(variant):
+    """On Census releases near the boundary, the normal law is within 5e-4 (N = 1000)."""
+    rng = np.random.default_rng(4)
+    params = Scenario.two_level(p=0.5, known=0, prior="improper", **CENSUS)
+    x1s, x2s, y1s = rng.integers(-2, 5, 400), rng.integers(-3, 6, 400), rng.integers(-30, 30, 400)
+    a0, a1 = chain_transitions(x1s, x2s, y1s, params, variant=variant)
+    near = np.abs(a0 / (1 - a1 + a0) - 0.5) < 0.1
+    for ties in ("m", "m+1"):
+        exact = decision_probability(a0[near], a1[near], 0.5, 1000, method="fft", ties=ties)
+        normal = decision_probability(a0[near], a1[near], 0.5, 1000, method="normal", ties=ties)
+        assert np.abs(exact - normal).max() < 5e-4
+
+
+def test_chain_stationary_law_is_the_posterior():
+    params = Scenario.two_level(p=0.3, known=1, prior="truncated:12", **CENSUS)
+    x1s, x2s, y1s = np.array([2, 0, 5, 1]), np.array([1, 4, 2, 9]), np.array([-1, 3, 20, -12])
+    a0, a1 = chain_transitions(x1s, x2s, y1s, params)
+    exact = posterior_x1(x1s, x2s, y1s, p=0.3, known=1, prior="truncated:12", **CENSUS)
+    np.testing.assert_allclose(a0 / (1 - a1 + a0), exact, rtol=1e-10)
+    v0, v1 = chain_transitions(x1s, x2s, y1s, params, variant=True)
+    log_odds = variant_log_odds(x1s, x2s, y1s, p=0.3, known=1, prior="truncated:12", **CENSUS)
+    np.testing.assert_allclose(np.log(v0) - np.log1p(-v1), log_odds, rtol=1e-9, atol=1e-12)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="method"):
+        decision_probability(0.5, 0.5, 0.5, 10, method="exact")

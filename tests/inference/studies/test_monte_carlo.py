@@ -1,0 +1,98 @@
+"""Monte Carlo decision studies (inference.mc_studies).
+
+Tolerances: Monte Carlo proportions are compared with exact expectations within
+``Z_MAX = 4`` standard errors (binomial MCSE of the run). The finite-draws procedure is
+compared with its own exact expectation (finite_draws_p_correct), so no bias term is needed;
+the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.studies.finite_draws import finite_draws_p_correct
+from dprisk.inference.studies.monte_carlo import BLOCK, _block, simulate_p_correct
+from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.models.census.allocation import census_level
+from dprisk.models.scenario import Scenario
+
+RHO1 = float(census_level("block").rho)
+RHO2 = float(census_level("block-group").rho)
+CENSUS = {"rho1": RHO1, "rho2": RHO2, "d": 27}
+Z_MAX = 4.0
+
+
+def test_exact_decisions_on_simulated_releases_match_exact_sum():
+    """Binomial check of the release simulation: sampler 'exact' vs the exact grid sum."""
+    run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", random_seed=11, progress=False,
+                             **CENSUS)
+    exact = p_correct_hierarchical(x2=2, **CENSUS)
+    assert abs(run.p_correct - exact.p_correct) < Z_MAX * run.mcse
+    assert run.p_correct == run.p_correct_stationary
+    single = exact.p_correct_no_hierarchy
+    assert abs(run.p_correct_no_hierarchy - single) < Z_MAX * np.sqrt(single * (1 - single)
+                                                                       / run.datasets)
+
+
+@pytest.mark.parametrize(("sampler", "ties", "x2"), [("x1_chain", "m", 6),
+                                                     ("variant", "m+1", 1)])
+def test_finite_draws_mc_matches_expected(sampler, ties, x2):
+    """2e4 releases x 200 draws vs the exact expectation of the same 200-draw procedure."""
+    run = simulate_p_correct(x2=x2, datasets=20_000, draws=200, sampler=sampler, ties=ties,
+                             random_seed=5, progress=False, **CENSUS)
+    expected = finite_draws_p_correct(x2=x2, draws=200, variant=sampler == "variant",
+                                      ties=ties, method="fft", **CENSUS)
+    assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse
+    stationary = (p_correct_hierarchical if sampler == "x1_chain" else p_correct_variant)(
+        x2=x2, ties=ties, **CENSUS).p_correct
+    assert expected["p_correct_stationary"] == pytest.approx(stationary, abs=1e-9)
+    # The paired draws effect is estimated without the release noise.
+    effect = expected["p_correct"] - expected["p_correct_stationary"]
+    assert abs(run.draws_effect - effect) < Z_MAX * run.mcse_draws_effect + 1e-4
+
+
+def test_gibbs_sampler_and_x1_chain_agree():
+    """Full Gibbs draws (inference.gibbs) and the collapsed X1 chain: same law."""
+    kwargs = {"x2": 1, "datasets": 3000, "draws": 60, "progress": False} | CENSUS
+    gibbs = simulate_p_correct(sampler="gibbs", random_seed=8, **kwargs)
+    chain = simulate_p_correct(sampler="x1_chain", random_seed=9, **kwargs)
+    expected = finite_draws_p_correct(x2=1, draws=60, method="fft", **CENSUS)["p_correct"]
+    assert abs(gibbs.p_correct - expected) < Z_MAX * gibbs.mcse
+    assert abs(chain.p_correct - expected) < Z_MAX * chain.mcse
+
+
+def test_reproducible_and_blockwise():
+    kwargs = {"x2": 3, "draws": 20, "sampler": "variant", "progress": False} | CENSUS
+    first = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
+    again = simulate_p_correct(datasets=BLOCK + 300, random_seed=123, **kwargs)
+    assert first.p_correct == again.p_correct
+    # Each block uses its own child seed: the total is the sum of independent blocks.
+    params = Scenario.two_level(p=0.5, known=0, prior="improper", **CENSUS)
+    children = np.random.SeedSequence(123).spawn(2)
+    correct = 0
+    for n, child in zip((BLOCK, 300), children, strict=True):
+        out, _, _ = _block(n, params, 1, 3, 2, 20, "variant", 1, np.random.default_rng(child),
+                           0.5, "m")
+        correct += int(out.sum())
+    assert correct == round(first.p_correct * first.datasets)
+    unseeded = simulate_p_correct(datasets=100, **kwargs)
+    replay = simulate_p_correct(datasets=100, random_seed=unseeded.random_seed, **kwargs)
+    assert replay.p_correct == unseeded.p_correct
+    assert isinstance(unseeded.random_seed, int) and 0 <= unseeded.random_seed < 2**32
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="sampler"):
+        simulate_p_correct(x2=1, sampler="nuts", **CENSUS)
+    with pytest.raises(ValueError, match="datasets"):
+        simulate_p_correct(x2=1, datasets=0, **CENSUS)
+    with pytest.raises(ValueError, match="start"):
+        simulate_p_correct(x2=1, start=2.0, datasets=10, **CENSUS)
+
+
+@pytest.mark.slow
+def test_paper_scale_point_matches_expected():
+    """1e6 releases x 1e3 draws (the paper's Figure 5 budget) at x2 = 10, variant sampler."""
+    run = simulate_p_correct(x2=10, datasets=1_000_000, draws=1000, sampler="variant",
+                             ties="m+1", random_seed=2024, progress=False, **CENSUS)
+    expected = finite_draws_p_correct(x2=10, draws=1000, variant=True, ties="m+1", **CENSUS)
+    assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse

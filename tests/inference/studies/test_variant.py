@@ -1,0 +1,98 @@
+"""The constraint-dropping Gibbs variant (inference.variant) against independent references.
+
+* the X1 update in the logit form against the paper's eq. (X1fc) written as a Gaussian in k1
+  around ``(d x1* + k2 - y1*) / (d + 1)`` (without ``k1 <= k2``);
+* the vectorised stationary log-odds against the one-release law of ``variant_stationary``;
+* the two-block sweep on tables against its stationary law (N_MCSE MCSE).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from dprisk.inference.studies.variant import (
+    VariantTables,
+    tabulated_gibbs,
+    variant_gibbs_sample,
+    variant_log_odds,
+    variant_prob_x1,
+    variant_stationary,
+    variant_x1_logit,
+)
+from dprisk.inference.two_level.gibbs import ExactConditionals
+from dprisk.models.census.allocation import census_level
+from dprisk.models.scenario import Scenario
+
+RHO1 = float(census_level("block").rho)
+RHO2 = float(census_level("block-group").rho)
+N_MCSE = 4.0
+
+
+def paper_x1fc(k2, *, x1_star, y1_star, rho1, d, p, known):
+    """Eq. (X1fc) for k1 in {m, m+1}, ignoring k1 <= k2, as a Gaussian in k1."""
+    centre = (d * x1_star + (k2 - y1_star)) / (d + 1)
+    scale = (d + 1) / d * rho1
+    log_up = -scale * (known + 1 - centre) ** 2 + math.log(p)
+    log_down = -scale * (known - centre) ** 2 + math.log(1.0 - p)
+    return 1.0 / (1.0 + np.exp(log_down - log_up))
+
+
+@pytest.mark.parametrize(("x1_star", "y1_star", "p", "known"),
+                         [(2, -1, 0.5, 0), (0, 3, 0.2, 1), (5, 0, 0.9, 2)])
+def test_x1_update_is_eq_x1fc_without_the_constraint(x1_star, y1_star, p, known):
+    k2 = np.arange(-3, 12)
+    kwargs = {"x1_star": x1_star, "y1_star": y1_star, "rho1": 0.7, "d": 4, "p": p,
+              "known": known}
+    np.testing.assert_allclose(variant_prob_x1(k2, **kwargs), paper_x1fc(k2, **kwargs),
+                               rtol=1e-12, atol=1e-15)
+    logit = variant_x1_logit(x1_star, y1_star, k2, rho1=0.7, d=4, p=p, known=known)
+    np.testing.assert_allclose(1.0 / (1.0 + np.exp(-logit)), paper_x1fc(k2, **kwargs),
+                               rtol=1e-12)
+    scalar = variant_prob_x1(3, **kwargs)
+    assert isinstance(scalar, float)
+    assert scalar == pytest.approx(float(paper_x1fc(3, **kwargs)), rel=1e-12)
+
+
+def test_vectorised_log_odds_matches_one_release_law():
+    releases = [(2, 1, -1), (0, 3, 2), (4, 2, 0), (1, 1, 1)]
+    for release in releases:
+        law = variant_stationary(*release, rho1=RHO1, rho2=RHO2, d=27)
+        expected = math.log(law.prob_x1) - math.log1p(-law.prob_x1)
+        got = variant_log_odds(*release, rho1=RHO1, rho2=RHO2, d=27)
+        assert isinstance(got, float)
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    x1s, x2s, y1s = (np.array(v) for v in zip(*releases, strict=True))
+    vector = variant_log_odds(x1s, x2s, y1s, rho1=RHO1, rho2=RHO2, d=27)
+    assert vector.shape == (len(releases),)
+    params = Scenario.two_level(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0,
+                                      prior="improper")
+    tables = VariantTables(x2s, y1s, params)
+    np.testing.assert_array_equal(tables.log_odds((x1s - 0).astype(float)), vector)
+
+
+def test_variant_needs_both_values_of_x1():
+    with pytest.raises(ValueError, match="rules out X1"):
+        variant_log_odds(1, 2, 1, rho1=0.5, rho2=0.5, d=3, known=1, prior="point:1")
+
+
+def test_tabulated_gibbs_reaches_the_stationary_law():
+    release = (2, 1, -1)
+    law = variant_stationary(*release, rho1=RHO1, rho2=RHO2, d=27)
+    draws = variant_gibbs_sample(*release, rho1=RHO1, rho2=RHO2, d=27, draws=4000, chains=8,
+                                 tune=100, random_seed=11)
+    assert draws.x1.shape == (8, 4000)
+    lam = law.transition[1, 1] - law.transition[0, 1]
+    tau = (1 + lam) / (1 - lam)
+    mcse = math.sqrt(law.prob_x1 * (1 - law.prob_x1) * tau / draws.x1.size)
+    assert abs((draws.x1 == 1).mean() - law.prob_x1) < N_MCSE * mcse
+    # Same seed, same draws; the sweep itself is tabulated_gibbs on the release's tables.
+    again = variant_gibbs_sample(*release, rho1=RHO1, rho2=RHO2, d=27, draws=4000, chains=8,
+                                 tune=100, random_seed=11)
+    np.testing.assert_array_equal(draws.x1, again.x1)
+    cond = ExactConditionals(*release, rho1=RHO1, rho2=RHO2, d=27)
+    p_unc = variant_prob_x1(cond.k2_values, x1_star=2, y1_star=-1, rho1=RHO1, d=27)
+    direct = tabulated_gibbs(cond.x2_pmf_table[None], p_unc[None], np.array([cond.k2_start]),
+                             p=0.5, known=0, draws=4000, tune=100, chains=8,
+                             rng=np.random.default_rng(11))
+    np.testing.assert_array_equal(direct.x2[0], draws.x2)

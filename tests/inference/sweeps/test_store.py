@@ -1,0 +1,67 @@
+"""Tests of inference.sweep_store: chunk files, manifests, the finished file."""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.sweeps.plan import VARIABLES, plan_sweep
+from dprisk.inference.sweeps.store import (
+    MANIFEST,
+    ChunkStore,
+    check_out,
+    chunk_dir,
+    load_finished,
+    stored_manifest,
+)
+from dprisk.inference.sweeps.sweep import sweep
+
+
+def standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper"):
+    """A cheap deterministic quantity."""
+    return {"p_correct": rho1, "p_correct_no_hierarchy": rho2, "gain": d / 100, "loss": x2 / 100}
+
+
+GRID = {"rho1": 0.1, "rho2": [0.25, 1.0], "d": 3, "x2": [1, 2, 3], "chunk_size": 4}
+
+
+def _plan(**changes):
+    return plan_sweep(**{**GRID, **changes}, quantity=standin)[0]
+
+
+def test_chunks_round_trip_and_a_different_sweep_is_refused(tmp_path):
+    out = tmp_path / "s.nc"
+    store = ChunkStore(out, _plan())
+    store.open()
+    assert (chunk_dir(out) / MANIFEST).exists()
+    values = np.arange(len(VARIABLES) * 4, dtype=float).reshape(len(VARIABLES), 4)
+    store.save(0, values)
+    np.testing.assert_array_equal(store.load(0), values)
+    assert store.load(1) is None  # not yet computed
+    store.save(1, values)  # wrong shape for the last chunk (2 points): treated as missing
+    assert store.load(1) is None
+    with pytest.raises(ValueError, match="different sweep"):
+        ChunkStore(out, _plan(rho1=0.2)).open()
+
+
+def test_stored_manifest_of_interrupted_finished_and_absent_sweeps(tmp_path):
+    out = tmp_path / "s.nc"
+    assert stored_manifest(out) is None
+    plan = _plan()
+    ChunkStore(out, plan).open()
+    assert stored_manifest(out) == plan.manifest()  # interrupted: the sidecar's manifest
+    ChunkStore(out, plan).remove()
+    sweep(**GRID, quantity=standin, out=out, progress=False)
+    assert stored_manifest(out) == plan.identity()  # finished: the file's sweep_manifest
+    assert load_finished(out, plan).sizes == {"rho2": 2, "x2": 3}
+    with pytest.raises(ValueError, match="different sweep"):
+        load_finished(out, _plan(d=4))
+
+
+def test_check_out_names_out(tmp_path):
+    assert check_out(tmp_path / "a" / "s.nc") == (tmp_path / "a" / "s.nc").resolve()
+    with pytest.raises(ValueError, match=r"out must be a path ending in \.nc"):
+        check_out(tmp_path / "s.txt")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="cannot be created"):
+        check_out(tmp_path / "file" / "s.nc")
+    with pytest.raises(TypeError, match="out"):
+        check_out(3)

@@ -1,0 +1,194 @@
+"""The adversary who does not know everyone: n = 0 is the single level, brute force for small n.
+
+Tolerances: the n = 0 comparisons are 1e-13 relative (the same log-odds bit for bit; the
+release sums and tails differ only by rounding); the brute-force references sum the joint
+pmf of (B_t, K, x*) directly (independent code: scipy's binomial pmf, the DG pmf, a plain
+sum over a release window whose neglected mass is below 1e-30), so they agree to 1e-11.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.unknown_others.closed_form import closed_form as uo
+from dprisk.models.mechanism.discrete_gaussian import pmf
+from dprisk.models.unknown_others import MAX_UNKNOWN_OTHERS, UnknownOthers
+
+RHOS = [0.0992, 0.5, 2.0]
+PS = [1 / 864, 0.3, 0.5, 0.9]
+SMALL = [(1, 0.3), (2, 0.5), (3, 0.0), (3, 1.0), (5, 0.1)]
+
+
+def brute_posterior(x, rho, p, m, n, q):
+    """P[B_t = 1 | x*] by summing p(b) Bin(k) f(x* - m - b - k) over b and k."""
+    k = np.arange(n + 1)
+    w = stats.binom.pmf(k, n, q)
+    like1 = np.sum(w * pmf(x - m - 1 - k, 0, rho))
+    like0 = np.sum(w * pmf(x - m - k, 0, rho))
+    return p * like1 / (p * like1 + (1 - p) * like0)
+
+
+def brute_measures(rho, p, n, q, true_k=None):
+    """(marginal posterior, threshold, P[correct]) at truth B_t = 1 by a plain release sum."""
+    k = np.arange(n + 1)
+    v = stats.binom.pmf(k, n, q) if true_k is None else (k == true_k).astype(float)
+    half = 3 + int(9 / np.sqrt(rho))  # neglected release mass below exp(-81)
+    xs = np.arange(-half, n + half)
+    post = np.array([brute_posterior(x, rho, p, 0, n, q) for x in xs])
+    release = np.array([np.sum(v * pmf(x - 1 - k, 0, rho)) for x in xs])
+    threshold = xs[np.argmax(post > 0.5)]
+    return np.sum(post * release), threshold, np.sum(release[post > 0.5])
+
+
+# --------------------------------------------------------------------------- n = 0
+@pytest.mark.parametrize("rho", RHOS)
+@pytest.mark.parametrize("p", PS)
+def test_n0_is_the_single_level(rho, p):
+    x = np.arange(-20, 30)
+    for q in (None, 0.4):
+        assert np.array_equal(uo.log_posterior_odds(x, rho, p, 3, q=q),
+                              sl.log_posterior_odds(x, rho, p, 3))
+        np.testing.assert_allclose(uo.posterior(x, rho, p, 3, q=q), sl.posterior(x, rho, p, 3),
+                                   rtol=1e-13, atol=0)
+        np.testing.assert_allclose(uo.risk(x, rho, p, 3, q=q), sl.risk(x, rho, p, 3),
+                                   rtol=1e-13, atol=0)
+    assert uo.decision_threshold(rho, p, 3) == sl.decision_threshold(rho, p, 3)
+    for ours, theirs in ((uo.marginal_posterior, sl.marginal_posterior),
+                         (uo.marginal_risk, sl.marginal_risk), (uo.p_correct, sl.p_correct)):
+        assert ours(rho, p, 3) == pytest.approx(theirs(rho, p, 3), rel=1e-13, abs=0)
+
+
+def test_n0_vectorised_like_the_single_level():
+    rho, p = np.array([[0.05], [0.0992], [1.0]]), np.array([1 / 864, 0.5])
+    np.testing.assert_allclose(uo.marginal_risk(rho, p), sl.marginal_risk(rho, p), rtol=1e-13)
+    np.testing.assert_allclose(uo.p_correct(rho, p), sl.p_correct(rho, p), rtol=1e-13)
+    assert np.array_equal(uo.decision_threshold(rho, p, 2), sl.decision_threshold(rho, p, 2))
+    assert uo.marginal_risk(rho, p).shape == (3, 2)
+
+
+# --------------------------------------------------------------------------- brute force
+@pytest.mark.parametrize(("n", "q"), SMALL)
+def test_posterior_against_enumeration(n, q):
+    rho, p, m = 0.3, 0.2, 4
+    x = np.arange(-8, 20)
+    ours = uo.posterior(x, rho, p, m, unknown_others=n, q=q)
+    ref = [brute_posterior(v, rho, p, m, n, q) for v in x]
+    np.testing.assert_allclose(ours, ref, rtol=1e-11)
+    np.testing.assert_allclose(uo.risk(x, rho, p, m, unknown_others=n, q=q), ours / p,
+                               rtol=1e-14)
+
+
+@pytest.mark.parametrize(("n", "q"), SMALL)
+@pytest.mark.parametrize(("rho", "p"), [(0.0992, 0.5), (0.4, 0.05)])
+def test_marginal_and_decision_against_enumeration(n, q, rho, p):
+    marginal, threshold, correct = brute_measures(rho, p, n, q)
+    kw = {"unknown_others": n, "q": q}
+    assert uo.marginal_posterior(rho, p, 7, **kw) == pytest.approx(marginal, rel=1e-11)
+    assert uo.marginal_risk(rho, p, **kw) == pytest.approx(marginal / p, rel=1e-11)
+    assert uo.decision_threshold(rho, p, 7, **kw) == 7 + threshold
+    assert uo.p_correct(rho, p, **kw) == pytest.approx(correct, rel=1e-11)
+
+
+@pytest.mark.parametrize("true_k", [0, 2, 4])
+def test_stated_truth_against_enumeration(true_k):
+    marginal, _, correct = brute_measures(0.2, 0.4, 4, 0.3, true_k)
+    kw = {"unknown_others": 4, "q": 0.3, "true_others": true_k}
+    assert uo.marginal_posterior(0.2, 0.4, **kw) == pytest.approx(marginal, rel=1e-11)
+    assert uo.p_correct(0.2, 0.4, **kw) == pytest.approx(correct, rel=1e-11)
+
+
+def test_binomial_truth_is_the_average_of_stated_truths():
+    n, q = 6, 0.35
+    w = stats.binom.pmf(np.arange(n + 1), n, q)
+    for f in (uo.marginal_posterior, uo.p_correct):
+        stated = [f(0.15, 0.3, unknown_others=n, q=q, true_others=k) for k in range(n + 1)]
+        assert f(0.15, 0.3, unknown_others=n, q=q) == pytest.approx(np.dot(w, stated),
+                                                                     rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 4, 30])
+def test_q_at_the_ends_is_a_known_count(n):
+    """q = 0: nobody unknown has c (known count m); q = 1: all do (known count m + n)."""
+    x = np.arange(-5, 45)
+    np.testing.assert_allclose(uo.posterior(x, 0.2, 0.3, 2, unknown_others=n, q=0.0),
+                               sl.posterior(x, 0.2, 0.3, 2), rtol=1e-12)
+    np.testing.assert_allclose(uo.posterior(x, 0.2, 0.3, 2, unknown_others=n, q=1.0),
+                               sl.posterior(x, 0.2, 0.3, 2 + n), rtol=1e-12)
+    assert uo.decision_threshold(0.2, 0.3, 2, unknown_others=n, q=1.0) == \
+        sl.decision_threshold(0.2, 0.3, 2 + n)
+    assert uo.p_correct(0.2, 0.3, unknown_others=n, q=1.0) == \
+        pytest.approx(sl.p_correct(0.2, 0.3), rel=1e-12)
+
+
+def test_risk_at_least_one_and_falls_with_n():
+    """R >= 1 under the adversary's own model; more unknown others dilute the release."""
+    risks = [uo.marginal_risk(0.0992, 0.5, unknown_others=n, q=0.5) for n in (0, 1, 5, 20, 50)]
+    assert all(r >= 1 for r in risks)
+    assert np.all(np.diff(risks) < 0)
+
+
+def test_posterior_increases_with_the_release():
+    x = np.arange(-30, 80)
+    post = uo.posterior(x, 0.0992, 0.01, 0, unknown_others=40, q=0.3)
+    assert np.all(np.diff(post) > 0) and post.shape == x.shape
+
+
+# --------------------------------------------------------------------------- validation
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"unknown_others": -1, "q": 0.5}, "unknown_others"),
+    ({"unknown_others": 2.5, "q": 0.5}, "unknown_others"),
+    ({"unknown_others": MAX_UNKNOWN_OTHERS + 1, "q": 0.5}, "unknown_others"),
+    ({"unknown_others": 3}, "q"),
+    ({"unknown_others": 3, "q": 1.5}, "q"),
+    ({"unknown_others": 3, "q": -0.1}, "q"),
+    ({"unknown_others": 3, "q": float("nan")}, "q"),
+    ({"unknown_others": 0, "q": 2.0}, "q"),
+    ({"unknown_others": 3, "q": 0.5, "true_others": 4}, "true_others"),
+    ({"unknown_others": 3, "q": 0.0, "true_others": 1}, "true_others"),
+])
+def test_bad_parameters_are_refused_naming_them(kwargs, name):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
+        uo.marginal_risk(0.1, 0.5, **kwargs)
+
+
+def test_refused_types():
+    with pytest.raises(TypeError, match="unknown_others"):
+        UnknownOthers.checked("3", 0.5)
+    with pytest.raises(TypeError, match="q"):
+        UnknownOthers.checked(3, "0.5")
+    assert UnknownOthers.checked(0) == UnknownOthers(0, 0.0)
+    np.testing.assert_array_equal(UnknownOthers.checked(0, 0.7).log_weights(), [0.0])
+
+
+
+@pytest.mark.parametrize(("n", "q"), SMALL)
+def test_p_correct_without_c_against_enumeration(n, q):
+    rho, p = 0.2, 0.4
+    k = np.arange(n + 1)
+    v = stats.binom.pmf(k, n, q)
+    half = 3 + int(9 / np.sqrt(rho))
+    xs = np.arange(-half, n + half)
+    post = np.array([brute_posterior(x, rho, p, 0, n, q) for x in xs])
+    release = np.array([np.sum(v * pmf(x - k, 0, rho)) for x in xs])  # truth B_t = 0
+    expected = np.sum(release[post <= 0.5])
+    got = uo.p_correct(rho, p, unknown_others=n, q=q, target=0)
+    assert got == pytest.approx(expected, rel=1e-11)
+
+
+def test_target_is_0_or_1():
+    with pytest.raises(ValueError, match=r"\btarget\b"):
+        uo.p_correct(0.1, 0.5, target=2)
+
+
+def test_exact_path_loads_no_sampler_libraries():
+    import subprocess
+    import sys
+
+    code = ("import sys, dprisk.inference.unknown_others.closed_form as uo; "
+            "uo.marginal_risk(0.1, 0.5, "
+            "unknown_others=3, q=0.2); print(sorted(m for m in ('pymc', 'pytensor', 'arviz', "
+            "'dask', 'numba') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

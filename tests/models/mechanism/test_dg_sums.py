@@ -1,0 +1,72 @@
+import numpy as np
+import pytest
+
+from dprisk.models.mechanism.dg_sums import approximation_pmf, sum_pmf, total_variation
+from dprisk.models.mechanism.discrete_gaussian import pmf, variance
+
+
+def brute_force_sum(n, rho, half=80):
+    """n-fold convolution on a wide fixed grid, one factor at a time (independent reference)."""
+    k = np.arange(-half, half + 1)
+    base = pmf(k, 0, rho)
+    out = np.ones(1)
+    for _ in range(n):
+        out = np.convolve(out, base)
+    return np.arange(-n * half, n * half + 1), out
+
+
+@pytest.mark.parametrize(("n", "rho"), [(1, 0.5), (5, 1.0), (5, 0.099), (7, 2.0), (27, 0.099)])
+def test_matches_brute_force_convolution(n, rho):
+    exact = sum_pmf(n, rho, tail_mass=1e-15)
+    values, reference = brute_force_sum(n, rho)
+    assert 1.0 - exact.pmf.sum() < 1e-15 + 1e-14  # neglected mass (+ summation round-off)
+    np.testing.assert_allclose(exact.at(values), reference, atol=1e-15, rtol=1e-10)
+
+
+def test_moments_are_n_times_the_summand_variance():
+    for n, rho in [(27, 0.099), (5, 1.0), (10_000, 0.099)]:
+        exact = sum_pmf(n, rho)
+        second_moment = float((exact.values.astype(float) ** 2 * exact.pmf).sum())
+        assert second_moment == pytest.approx(n * float(variance(rho)), rel=1e-11)
+        assert float((exact.values * exact.pmf).sum()) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_grid_grows_like_sqrt_n():
+    # The trims keep the grid at ~ sqrt(n) standard deviations, not n truncated factors.
+    # Untrimmed, binary powering would give n * (one factor's grid) points.
+    one_factor, large = sum_pmf(1, 0.099), sum_pmf(10_000, 0.099)
+    assert large.values.size < 0.05 * 10_000 * one_factor.values.size
+    sd = np.sqrt(10_000 * float(variance(0.099)))
+    assert large.values.size < 30 * sd
+
+
+def test_total_variation_of_the_adversarys_approximation():
+    # Supplement S2 / Figure 8: the DG(0, n/(2 rho)) approximation is excellent at the Census
+    # rho and still good at rho = 1. Brute force TV from the reference convolution:
+    for n, rho in [(27, 0.099), (5, 0.099), (27, 1.0), (5, 1.0)]:
+        values, reference = brute_force_sum(n, rho)
+        brute_tv = 0.5 * np.abs(reference - approximation_pmf(values, n, rho)).sum()
+        assert total_variation(n, rho) == pytest.approx(brute_tv, abs=1e-13)
+    assert total_variation(27, 0.099) < 1e-12
+    assert 1e-4 < total_variation(5, 1.0) < 1e-2
+
+
+def test_at_outside_grid_is_zero():
+    exact = sum_pmf(3, 1.0)
+    assert exact.at(10_000) == 0.0
+    assert exact.at(0) == pytest.approx(float(brute_force_sum(3, 1.0)[1][240]), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: sum_pmf(0, 0.1), "n"),
+        (lambda: sum_pmf(2.5, 0.1), "n"),
+        (lambda: sum_pmf(3, -0.1), "rho"),
+        (lambda: sum_pmf(3, 0.1, tail_mass=0.0), "tail_mass"),
+        (lambda: approximation_pmf([0], 3, np.inf), "rho"),
+    ],
+)
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -1,0 +1,94 @@
+"""Tests of the cross-check of exact vs standalone Gibbs vs PyMC (Gibbs step, default steps).
+
+The small battery (2 releases x 5 priors x 3 methods, 60 comparisons) must pass: each
+estimate within N_MCSE = 4 MCSE of exact enumeration (for a correct sampler |z| > 4 has
+probability ~6e-5 per comparison, ~0.4% for the battery; every run is seeded, so the
+outcome is deterministic) and every defined R-hat < 1.01. The table's exact column is
+checked against ``exact_posterior`` directly and its z against the formula.
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.two_level.exact import exact_posterior
+from dprisk.validation.crosschecks.crosscheck import (
+    N_MCSE,
+    PRIORS,
+    RHAT_MAX,
+    crosscheck,
+    table_failures,
+)
+
+
+@pytest.fixture(scope="module")
+def small():
+    return crosscheck("small", random_seed=20260401)
+
+
+def test_small_battery_passes(small):
+    assert small.passed, small.summary()
+    assert small.failures == []
+    table = small.table
+    assert np.all(np.abs(table["z"]) < N_MCSE)
+    rhat = table["r_hat"].values
+    assert np.all(rhat[np.isfinite(rhat)] < RHAT_MAX)
+
+
+def test_table_layout(small):
+    table = small.table
+    assert table["estimate"].dims == ("release", "prior", "method", "quantity")
+    assert list(table["prior"].values) == list(PRIORS)
+    assert list(table["method"].values) == ["gibbs", "pymc-gibbs", "pymc"]
+    assert list(table["quantity"].values) == ["prob_x1", "x2_mean"]
+    assert table.sizes["release"] == 2
+    for name in ("estimate", "mcse", "exact", "z", "r_hat", "ess_bulk", "seconds", "seed"):
+        assert name in table
+
+
+def test_exact_column_and_z(small):
+    table = small.table
+    for i in range(table.sizes["release"]):
+        cell = table.isel(release=i)
+        release = tuple(int(cell[c]) for c in ("x1_star", "x2_star", "y1_star"))
+        for prior in table["prior"].values:
+            exact = exact_posterior(*release, rho1=table.attrs["rho1"], rho2=table.attrs["rho2"],
+                                    d=int(table.attrs["d"]), prior=str(prior))
+            values = cell.sel(prior=prior)["exact"]
+            np.testing.assert_allclose(values.sel(quantity="prob_x1"), float(exact.prob_x1),
+                                       rtol=0, atol=1e-14)
+            np.testing.assert_allclose(values.sel(quantity="x2_mean"), float(exact.x2_mean()),
+                                       rtol=0, atol=1e-12)
+    spread = table["mcse"] > 0
+    z = (table["estimate"] - table["exact"]) / table["mcse"]
+    np.testing.assert_allclose(table["z"].where(spread), z.where(spread), rtol=1e-12)
+    # Constant draws (point priors' X2) have no spread: z is 0 exactly when they equal exact.
+    assert np.all(table["z"].where(~spread).fillna(0) == 0)
+
+
+def test_point_mass_x2_is_constant(small):
+    cell = small.table.sel(prior="point:25", quantity="x2_mean")
+    assert np.all(cell["estimate"] == 25) and np.all(cell["mcse"] == 0)
+
+
+def test_failures_are_detected(small):
+    table = small.table.copy(deep=True)
+    table["z"][0, 0, 0, 0] = 4.5
+    table["r_hat"][1, 2, 2, 1] = 1.02
+    failures = table_failures(table)
+    assert len(failures) == 2
+    assert "z = 4.50" in failures[0] and "R-hat = 1.0200" in failures[1]
+
+
+def test_summary_names_every_prior(small):
+    text = small.summary()
+    assert "PASSED" in text
+    assert all(prior in text for prior in PRIORS)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"battery": "huge"}, "battery must be one of"),
+    ({"methods": ("nuts",)}, "methods must be among"),
+])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        crosscheck(**kwargs)

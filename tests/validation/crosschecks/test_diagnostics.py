@@ -1,0 +1,88 @@
+import arviz as az
+import numpy as np
+import pytest
+import xarray as xr
+
+from dprisk.validation.crosschecks.diagnostics import ESS_MIN, RHAT_MAX, convergence_report
+
+
+def _tree(x1, x2):
+    return az.from_dict({"posterior": {"X1": x1, "X2": x2}})
+
+
+def test_iid_chains_converge_and_mcse_matches_iid_formula(rng, tmp_path):
+    x1 = rng.binomial(1, 0.3, size=(4, 2000)) + 2  # known m = 2, target X1 = 3
+    x2 = rng.poisson(4, size=(4, 2000)) + x1
+    report = convergence_report(_tree(x1, x2), known=2, out_dir=tmp_path, prefix="run_")
+    assert report.converged, report.reasons
+    assert report.posterior == pytest.approx(float((x1 == 3).mean()), abs=1e-15)
+    # iid draws: MCSE ≈ sd / sqrt(n); ESS estimates wobble by ~10% at n = 8000.
+    iid_mcse = float((x1 == 3).std()) / np.sqrt(x1.size)
+    assert report.posterior_mcse == pytest.approx(iid_mcse, rel=0.15)
+    assert float(report.table["r_hat"].max()) < RHAT_MAX
+    assert float(report.table["ess_bulk"].min()) >= ESS_MIN
+    for kind in ("trace", "rank"):
+        path = report.figures[kind]
+        assert path.name == f"run_{kind}.png" and path.stat().st_size > 5000
+    assert "converged" in report.summary()
+
+
+def test_stuck_chain_is_flagged_with_reasons(rng):
+    x1 = rng.binomial(1, 0.5, size=(4, 1000))
+    x2 = rng.poisson(3, size=(4, 1000)) + x1
+    x2[0] += 6  # one chain stuck elsewhere
+    report = convergence_report(_tree(x1, x2))
+    assert not report.converged
+    assert any("R-hat of X2" in reason for reason in report.reasons)
+
+
+def test_constant_indicator_is_not_a_failure(rng):
+    x1 = np.zeros((4, 1000), dtype=int)  # X1 = m on every draw
+    x2 = rng.poisson(3, size=(4, 1000))
+    report = convergence_report(_tree(x1, x2))
+    assert report.converged
+    assert report.posterior == 0.0 and report.posterior_mcse == 0.0
+    assert any("constant" in reason for reason in report.reasons)
+
+
+def test_bad_inputs():
+    with pytest.raises(TypeError, match="idata"):
+        convergence_report(np.zeros((4, 10)))
+    one_chain = xr.Dataset({"X1": (("chain", "draw"), np.zeros((1, 10))),
+                            "X2": (("chain", "draw"), np.zeros((1, 10)))})
+    with pytest.raises(ValueError, match="2 chains"):
+        convergence_report(one_chain)
+    with pytest.raises(ValueError, match="X2"):
+        convergence_report(xr.Dataset({"X1": (("chain", "draw"), np.zeros((2, 10)))}))
+
+
+def test_known_is_read_from_the_recorded_scenario():
+    from dprisk.inference.two_level.exact import exact_posterior
+    from dprisk.inference.two_level.sampling import chain_diagnostics, sample_posterior
+
+    params = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 5}
+    tree = sample_posterior(7, 6, 0, **params, method="gibbs", draws=4000, chains=4,
+                            random_seed=3)
+    assert tree["posterior"].attrs["known"] == 5
+    report = convergence_report(tree)  # known not passed again
+    assert report.scenario["known"] == 5 and report.table.attrs["known"] == 5
+    direct = chain_diagnostics(tree["posterior"]["X1"].values, known=5)
+    assert report.posterior == direct["mean"] and report.posterior_mcse == direct["mcse"]
+    assert report.posterior_mcse > 0
+    exact = float(exact_posterior(7, 6, 0, **params).prob_x1)
+    assert abs(report.posterior - exact) < 4 * report.posterior_mcse
+    assert convergence_report(tree, known=5).posterior == report.posterior
+
+
+def test_h_level_sampling_results_are_reported():
+    from dprisk.inference.nested import posterior as ml
+
+    h3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
+    samples = ml.gibbs_sample([1, 4, 9], [3, 5], **h3, draws=4000, chains=4, random_seed=2)
+    report = convergence_report(ml.to_datatree(samples))  # known = 1 from the attributes
+    assert list(report.table["variable"].values) == ["target", "X2", "X3"]
+    exact = ml.exact_posterior([1, 4, 9], [3, 5], **h3)
+    assert abs(report.posterior - exact.prob_x1) < 4 * report.posterior_mcse
+    x3 = report.table.sel(variable="X3")
+    assert abs(float(x3["mean"]) - float(exact.level_mean(3))) < 4 * float(x3["mcse_mean"])
+    assert report.converged, report.reasons

@@ -1,0 +1,174 @@
+"""Tests of the §4.3 Tables 6–8 study (LaTeX tab:tab3–5) and of the variant-sampler evidence.
+
+References:
+* the variant's X1 update (paper eq. X1fc without ``k1 <= k2``) against the correct
+  conditional of ``ExactConditionals`` where the constraint is inactive (k2 >= m + 1):
+  same formula, tolerance 1e-12 (rounding);
+* the variant's stationary law (2-state reduction) against a brute-force stationary vector
+  of the full (k1, k2) transition matrix: tolerance 1e-10 (eigen-solver rounding on a
+  ~60-state chain);
+* runs of the variant sampler against its stationary law: N_MCSE = 4 MCSE;
+* the analytic MCSE of a correct 1e4-draw run against the spread of N_RUNS independent runs:
+  the sd of N_RUNS values has relative standard error ~1/sqrt(2 (N_RUNS - 1)) = 3.5%, so
+  the ratio must be within 4 x 3.5% = 14% of 1.
+"""
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+from dprisk.inference.studies.variant import (
+    variant_gibbs_sample,
+    variant_prob_x1,
+    variant_stationary,
+)
+from dprisk.inference.two_level.exact import exact_posterior
+from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
+from dprisk.inference.two_level.sampling import chain_diagnostics
+from dprisk.validation.paper import published as pub
+from dprisk.validation.paper.hierarchical import (
+    N_MCSE,
+    PAPER_DRAWS,
+    TABLE3_RELEASE,
+    TABLE5_K2,
+    PaperBudget,
+    budget_runs,
+    correct_sampler_mcse,
+    study,
+    table3_parameters,
+)
+from dprisk.validation.report.build import RECORD_KEYS, validate_records
+
+PARAMS = table3_parameters()
+MODEL_ARGS = {k: v for k, v in PARAMS.items() if k != "prior"}
+N_RUNS = 400
+TINY = PaperBudget(
+    runs=budget_runs(gibbs=2000, pymc_gibbs=300, pymc=300, chains=2, pymc_gibbs_tune=50,
+                     tune=100),
+    paper_runs=8,
+    crosscheck_battery=None,
+)
+
+
+def _full_chain_stationary(release, params):
+    """Stationary law of the variant on states (k1, k2) by an eigenvector (no 2-state trick)."""
+    cond = ExactConditionals(*release, **params, prior="improper")
+    k2 = cond.k2_values
+    p_unc = variant_prob_x1(k2, x1_star=release[0], y1_star=release[2], rho1=params["rho1"],
+                            d=params["d"], p=params["p"], known=params["known"])
+    width = k2.size
+    # state index = b * width + j; (b, j) -> (b', j'): P_unc(b' | k2_j) P(k2_j' | b').
+    move = np.stack([1 - p_unc, p_unc], axis=1)  # (j, b')
+    kernel = np.zeros((2 * width, 2 * width))
+    for b in (0, 1):
+        for bp in (0, 1):
+            kernel[b * width:(b + 1) * width, bp * width:(bp + 1) * width] = (
+                move[:, bp][:, None] * cond.x2_pmf_table[bp][None, :]
+            )
+    values, vectors = np.linalg.eig(kernel.T)
+    stationary = np.real(vectors[:, np.argmin(np.abs(values - 1))])
+    stationary /= stationary.sum()
+    joint = stationary.reshape(2, width)
+    return joint[1].sum(), joint.sum(0)
+
+
+class TestVariant:
+    def test_x1_update_equals_correct_one_where_constraint_is_inactive(self):
+        cond = ExactConditionals(*TABLE3_RELEASE, **PARAMS)
+        k2 = np.arange(1, 12)
+        unc = variant_prob_x1(k2, x1_star=2, y1_star=-1, rho1=PARAMS["rho1"], d=27, p=0.5)
+        np.testing.assert_allclose(unc, cond.prob_x1_given_x2(k2), rtol=1e-12, atol=0)
+        assert cond.prob_x1_given_x2(0) == 0.0
+        assert variant_prob_x1(0, x1_star=2, y1_star=-1, rho1=PARAMS["rho1"], d=27) > 0.4
+
+    @pytest.mark.parametrize("release", [TABLE3_RELEASE, (0, 2, 5), (3, -1, -4)])
+    def test_stationary_law_matches_full_chain(self, release):
+        law = variant_stationary(*release, **MODEL_ARGS)
+        prob_x1, x2_pmf = _full_chain_stationary(release, MODEL_ARGS)
+        assert law.prob_x1 == pytest.approx(prob_x1, abs=1e-10)
+        np.testing.assert_allclose(law.x2_pmf, x2_pmf, atol=1e-10)
+        np.testing.assert_allclose(law.transition.sum(1), 1.0, atol=1e-14)
+
+    def test_runs_match_stationary_law(self):
+        law = variant_stationary(*TABLE3_RELEASE, **MODEL_ARGS)
+        runs = variant_gibbs_sample(*TABLE3_RELEASE, **MODEL_ARGS, draws=5000, chains=16,
+                                    tune=200, random_seed=3)
+        x1 = chain_diagnostics(runs.x1, known=0)
+        assert abs(x1["mean"] - law.prob_x1) < N_MCSE * x1["mcse"]
+        for k in (0, 1, 2):
+            freq = chain_diagnostics((runs.x2 == k).astype(float))
+            assert abs(freq["mean"] - float(law.x2_pmf_at(k))) < N_MCSE * freq["mcse"]
+
+    def test_published_tables_consistent_with_variant_not_exact(self):
+        """The finding, from computed numbers: published X1 is far from exact, near the variant."""
+        law = variant_stationary(*TABLE3_RELEASE, **MODEL_ARGS)
+        exact = exact_posterior(*TABLE3_RELEASE, **PARAMS)
+        runs = variant_gibbs_sample(*TABLE3_RELEASE, **MODEL_ARGS, draws=PAPER_DRAWS,
+                                    chains=20, random_seed=4)
+        spread = (runs.x1 == 1).mean(1).std(ddof=1)
+        paper_mcse = correct_sampler_mcse(*TABLE3_RELEASE, **PARAMS)["prob_x1"]
+        published = pub.get("table4/k1=1/posterior")
+        assert abs(published.value - float(exact.prob_x1)) > N_MCSE * paper_mcse
+        assert abs(published.value - law.prob_x1) < N_MCSE * spread + published.half_unit
+        for k in TABLE5_K2[:5]:
+            record = pub.get(f"table5/k2={k}/posterior")
+            sd = (runs.x2 == k).mean(1).std(ddof=1)
+            assert abs(record.value - float(law.x2_pmf_at(k))) < N_MCSE * sd + record.half_unit
+
+
+class TestPaperMcse:
+    def test_analytic_mcse_matches_spread_of_runs(self):
+        mcse = correct_sampler_mcse(*TABLE3_RELEASE, **PARAMS, draws=PAPER_DRAWS)
+        runs = gibbs_sample(*TABLE3_RELEASE, **PARAMS, draws=PAPER_DRAWS, chains=N_RUNS,
+                            tune=200, random_seed=5)
+        tolerance = N_MCSE / np.sqrt(2 * (N_RUNS - 1))
+        sd_x1 = (runs.x1 == 1).mean(1).std(ddof=1)
+        assert sd_x1 / mcse["prob_x1"] == pytest.approx(1.0, abs=tolerance)
+        for k in range(5):
+            sd = (runs.x2 == k).mean(1).std(ddof=1)
+            assert sd / mcse["x2"][k] == pytest.approx(1.0, abs=tolerance)
+
+    def test_tau_of_independent_draws_is_one(self):
+        """With point:K the X1 draws are iid: lambda = 0, MCSE = sqrt(q (1 - q) / N)."""
+        mcse = correct_sampler_mcse(*TABLE3_RELEASE, **{**PARAMS, "prior": "point:3"},
+                                    draws=100)
+        q = float(exact_posterior(*TABLE3_RELEASE, **{**PARAMS, "prior": "point:3"}).prob_x1)
+        assert mcse["lambda"] == pytest.approx(0.0, abs=1e-14)
+        assert mcse["prob_x1"] == pytest.approx(np.sqrt(q * (1 - q) / 100), rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def tiny_study():
+    return study(budget=TINY)
+
+
+class TestStudy:
+    def test_result_shape(self, tiny_study):
+        assert tiny_study.name == "hierarchical"
+        assert isinstance(tiny_study.figures["table4_table5"], Figure)
+        tables = tiny_study.datasets["tables"]
+        assert set(tables["method"].values) >= {"published", "exact", "gibbs", "pymc-gibbs",
+                                                 "pymc", "variant", "variant-runs",
+                                                 "no-hierarchy"}
+        assert tiny_study.notes and tiny_study.diagnostics and tiny_study.seeds
+
+    def test_records(self, tiny_study):
+        recs = tiny_study.records
+        validate_records(recs)
+        assert all(tuple(sorted(r)) == tuple(sorted(RECORD_KEYS)) for r in recs)
+        ids = [r["id"] for r in recs]
+        assert ids == ["table4/k1=0/posterior", "table4/k1=1/posterior",
+                       *(f"table5/k2={k}/posterior" for k in TABLE5_K2)]
+        exact = exact_posterior(*TABLE3_RELEASE, **PARAMS)
+        by_id = {r["id"]: r for r in recs}
+        assert by_id["table4/k1=1/posterior"]["computed"] == pytest.approx(
+            float(exact.prob_x1), abs=1e-14)
+        for k in TABLE5_K2:
+            assert by_id[f"table5/k2={k}/posterior"]["computed"] == pytest.approx(
+                float(exact.x2_pmf_at(k)), abs=1e-14)
+        for r in recs:
+            record = pub.get(r["id"])
+            beyond = abs(r["published"] - r["computed"]) - record.half_unit > N_MCSE * r["mcse"]
+            assert r["status"] == ("differs" if beyond else "within-mc-error")
+            assert "support constraint k1 <= k2" in r["explanation"]
+        assert by_id["table4/k1=1/posterior"]["status"] == "differs"

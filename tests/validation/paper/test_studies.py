@@ -1,0 +1,69 @@
+"""The §4.3 / S4 reproduction records and the study (validation.studies_paper)."""
+
+import pytest
+import xarray as xr
+from matplotlib.figure import Figure
+
+from dprisk.validation.figures.hierarchical import census_rhos
+from dprisk.validation.paper import published as pub
+from dprisk.validation.paper.studies import _record, figure4_tile_procedure, study
+from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records
+
+#: Published ids this study must cover.
+COVERED = [p.id for p in pub.PUBLISHED
+           if (p.id.startswith(("fig4/", "fig5/", "fig6/")) and p.computed_by == "hierarchical"
+               and p.kind != "setting")
+           or (p.id.startswith("s4/") and p.id.endswith("p_correct"))]
+
+
+@pytest.fixture(scope="module")
+def result():
+    return study()
+
+
+def test_records_cover_every_published_number(result):
+    ids = [r["id"] for r in result.records]
+    assert set(COVERED) <= set(ids)
+    assert "fig5/no_hierarchy/p_correct" in ids  # distinct from the single-level record
+    validate_records(result.records)
+    for record in result.records:
+        assert tuple(sorted(record)) == tuple(sorted(RECORD_KEYS))
+
+
+def test_status_follows_the_published_rounding(result):
+    for record in result.records:
+        published = pub.get(record["id"] if record["id"] in pub.ids()
+                            else "fig6/no_hierarchy/p_correct")
+        agrees = pub.agrees(published, record["computed"])
+        assert (record["status"] == "match") == agrees, record["id"]
+        if record["status"] == "within-mc-error":
+            assert record["mcse"] is not None
+        if record["status"] == "differs":
+            assert "variant" in record["explanation"] or "region" in record["explanation"]
+
+
+def test_study_result_shape(result):
+    assert isinstance(result, StudyResult) and result.name == "studies"
+    for stem in ("figure4", "figure5", "figure6", "figure9a", "figure9b"):
+        assert isinstance(result.figures[stem], Figure)
+    assert all(isinstance(ds, xr.Dataset) for ds in result.datasets.values())
+    mc = result.datasets["mc"]
+    # MC beside exact: each run within 4 MCSE of the exact expectation of its procedure
+    z = (mc["p_correct_mc"] - mc["p_correct_expected"]) / mc["mcse"]
+    assert float(abs(z).max()) < 4
+    assert result.seeds and result.notes and result.diagnostics
+
+
+def test_record_status_rules():
+    published = pub.get("fig5/x2>3/p_correct")  # 59.05%
+    assert _record(published.id, 0.59052, "")["status"] == "match"
+    assert _record(published.id, 0.5900, "", mcse=0.0002)["status"] == "within-mc-error"
+    assert _record(published.id, 0.5800, "x", mcse=0.0002)["status"] == "differs"
+
+
+def test_tile_procedure_brackets_the_stationary_masses():
+    rho1, rho2 = census_rhos()
+    tile = figure4_tile_procedure(rho1=rho1, rho2=rho2)
+    # More draws near 1/2 -> closer to the many-draws masses; 1e3 draws everywhere inflates.
+    assert tile["gain_near"] <= tile["gain"] <= tile["gain_1e3"]
+    assert tile["loss_near"] <= tile["loss"] <= tile["loss_1e3"]

@@ -1,0 +1,223 @@
+"""The report writer: file layout, record contract, atomic replacement, nothing partial."""
+
+import json
+import re
+
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.figure import Figure
+
+from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
+from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records, write_report
+from dprisk.validation.report.build import build as report
+
+
+def _record(id_="demo/x", status="match", explanation=""):
+    return {"id": id_, "source": "Table 0", "published": 0.5, "computed": 0.5004, "mcse": None,
+            "status": status, "explanation": explanation}
+
+
+def _fake_study(*, paper_scale):
+    fig = Figure()
+    fig.add_subplot().plot([0, 1], [1, 0])
+    data = xr.Dataset({"value": ("x", np.arange(3.0))}, coords={"x": [1, 2, 3]})
+    return StudyResult(name="demo", title="Demo study", records=[_record()],
+                       datasets={"table": data}, figures={"figure0": fig},
+                       notes=["a note"], diagnostics=["R-hat fine"], seeds={"mc": 7})
+
+
+def _failing_study(*, paper_scale):
+    raise RuntimeError("boom")
+
+
+def test_report_layout_and_contract(tmp_path, monkeypatch):
+    monkeypatch.setattr(report, "STUDIES", [("demo", _fake_study)])
+    out = tmp_path / "report"
+    summary = write_report(out, progress=False)
+    assert summary["n_records"] == 1 and summary["n_figures"] == 1
+    records = json.loads((out / "results.json").read_text())
+    # a study's record (RECORD_KEYS) plus the report's annotations, added, none changed
+    assert [tuple(sorted(r)) for r in records] == [tuple(sorted(RESULTS_KEYS))]
+    assert set(RECORD_KEYS) < set(RESULTS_KEYS)
+    assert {k: records[0][k] for k in RECORD_KEYS} == _record()
+    assert (out / "figures" / "figure0.png").stat().st_size > 1000
+    tree = xr.open_datatree(out / "results.nc")
+    np.testing.assert_array_equal(tree["demo/table"]["value"].values, [0.0, 1.0, 2.0])
+    tree.close()
+    html = (out / "index.html").read_text()
+    assert "demo/x" in html and "figures/figure0.png" in html and "R-hat fine" in html
+    assert "<td>demo</td><td>mc</td><td class='num'>7</td>" in html and "pymc" in html
+    assert f"time: {summary['seconds']:.1f} s" in html  # the time the command prints
+
+
+def test_report_replaces_atomically_and_failure_keeps_old(tmp_path, monkeypatch):
+    out = tmp_path / "report"
+    monkeypatch.setattr(report, "STUDIES", [("demo", _fake_study)])
+    write_report(out, progress=False)
+    write_report(out, progress=False)  # replacing an existing report
+    before = (out / "results.json").read_text()
+    monkeypatch.setattr(report, "STUDIES", [("demo", _fake_study), ("bad", _failing_study)])
+    with pytest.raises(RuntimeError, match="boom"):
+        write_report(out, progress=False)
+    assert (out / "results.json").read_text() == before  # the old report is intact
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]  # no temporary leftovers
+
+
+@pytest.mark.parametrize(
+    ("records", "message"),
+    [
+        ([{**_record(), "extra": 1}], "keys"),
+        ([_record(status="close")], "status"),
+        ([_record(status="differs")], "explanation"),
+        ([_record(), _record()], "duplicate"),
+    ],
+)
+def test_validate_records_rejects_bad_records(records, message):
+    with pytest.raises(ValueError, match=message):
+        validate_records(records)
+
+
+def test_importing_the_report_imports_no_study():
+    """The studies are imported when run, so the report and the studies form no cycle."""
+    import subprocess
+    import sys
+
+    code = ("import sys, dprisk.validation.report.build; "
+            "studies = ['single_level_paper', 'hierarchical_paper', 'studies_paper', "
+            "'supplement', 'sbc', 'screenshot']; "
+            "print([s for s in studies if f'dprisk.validation.{s}' in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _page_with(records, tmp_path, monkeypatch):
+    def study(*, paper_scale):
+        result = _fake_study(paper_scale=paper_scale)
+        result.records = records
+        return result
+
+    monkeypatch.setattr(report, "STUDIES", [("demo", study)])
+    write_report(tmp_path / "report", progress=False)
+    return (tmp_path / "report" / "index.html").read_text()
+
+
+def _mass_records():
+    """Table 1's Mass rows as the single-level study writes them (one wording, own numbers)."""
+    computed = [0.17772, 0.16093, 0.1195, 0.072761, 0.036328]
+    printed = [0.161, 0.119, 0.073, 0.036, 0.015]
+    return [
+        {"id": f"table1/x1_star={k + 1}/mass", "source": "Table 1", "published": printed[k],
+         "computed": computed[k], "mcse": None, "status": "differs",
+         "explanation": (f"The caption says P[X1* = x1* | X1 = 1], which is {computed[k]} here. "
+                         "The printed column is P[X1* = x1* | X1 = 0], the release distribution "
+                         "when the target does not have the characteristic.")}
+        for k in range(5)
+    ]
+
+
+def test_page_leads_with_findings_computed_from_records(tmp_path, monkeypatch):
+    html = _page_with([*_mass_records(), _record()], tmp_path, monkeypatch)
+    summary = html.index("id='summary'")
+    assert summary < html.index("<figure") < html.index("id='all-records'")
+    assert "<table" not in html[:summary]
+    finding = html[summary:html.index("</section>")]
+    # the printed and the computed column, read from the records, and a link to the evidence
+    assert "0.161, 0.119, 0.073, 0.036, 0.015" in finding
+    assert "0.178, 0.161, 0.119, 0.073, 0.036" in finding
+    assert "4 of the first 4" in finding and "href='#rec-table1_x1_star_1_mass'" in finding
+    assert "id='rec-table1_x1_star_1_mass'" in html  # the evidence: the record's row
+    assert "<b>differs</b> 5" in finding and "<b>match</b> 1" in finding
+
+
+def test_every_figure_has_a_caption_and_alt_text(tmp_path, monkeypatch):
+    html = _page_with([_record()], tmp_path, monkeypatch)
+    figures = re.findall(r"<figure[^>]*><img src='([^']+)' alt='([^']*)'>"
+                         r"<figcaption>([^<]+)</figcaption></figure>", html)
+    assert len(figures) == html.count("<img ") == 1
+    source, alt, caption = figures[0]
+    assert source == "figures/figure0.png"
+    assert alt != "figure0" and "panel" in alt and caption.strip()
+
+
+def test_each_explanation_is_written_once(tmp_path, monkeypatch):
+    records = _mass_records()
+    alone = _record("demo/alone", status="differs", explanation="A wording of its own.")
+    html = _page_with([*records, alone], tmp_path, monkeypatch)
+    shared = "The printed column is P[X1* = x1* | X1 = 0]"
+    assert html.count(shared) == 1
+    assert html.count("A wording of its own.") == 1 and "note-2" not in html  # inline, once
+    assert html.count("href='#note-1'") >= len(records)
+    for record in records:  # each row keeps its own number
+        assert f"which is {record['computed']} here" in html
+
+
+def test_annotations_name_printed_tables_and_state_claims():
+    record = {**_record("table1/x1_star=1/mass"), "source": "Table 4"}
+    assert annotate(record) == {**record, "printed_as": "Table 4", "latex_label": "tab:tab1",
+                                "claim": None}
+    s6 = {**_record("s2/figure8/rho=1/n=5/total_variation"), "source": "Supplement S2 text "
+          "(Figure 9)", "published": None, "status": "holds"}
+    assert annotate(s6)["printed_as"] == "Supplement S2"
+    assert annotate(s6)["latex_label"] == "fig:plot8"  # printed Figure 9 is LaTeX's plot8
+    claim = {**_record("text4.2/fig2/rho=0.25/p=1/2/risk", status="does not hold",
+                       explanation="x"), "source": "Section 4.2 text", "published": None}
+    annotated = annotate(claim)
+    assert annotated["printed_as"] == "Section 4.2" and annotated["latex_label"] is None
+    assert annotated["claim"]["relation"].startswith("≈ 1")
+    assert annotated["claim"]["holds"] is False
+    assert "R at ρ1 = 0.25" in annotated["claim"]["measured"]
+
+
+def _claim_record(id_="s6/fig10_left/bounded_by_no_postprocessing", **changes):
+    return {**_record(id_, status="does not hold", explanation="largest excess 0.0003"),
+            "source": "Supplement S6 text", "published": None, "computed": 0.0003, **changes}
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (_record(status="holds"), "not a claim"),  # a published number cannot 'hold'
+        (_record(status="does not hold", explanation="x"), "not a claim"),
+        (_claim_record(status="match"), "is a claim"),  # a claim is not a number to match
+        (_claim_record(status="differs"), "is a claim"),
+        (_claim_record(published=0.0), "published"),
+        (_claim_record(computed=None), "measured quantity"),
+        (_claim_record(computed=float("nan")), "measured quantity"),
+        (_claim_record(computed="small"), "measured quantity"),
+        (_claim_record(explanation=""), "explanation"),
+    ],
+)
+def test_claim_statuses_only_for_claim_records(record, message):
+    with pytest.raises(ValueError, match=message):
+        validate_records([record])
+
+
+def test_claim_records_are_accepted_with_a_measured_quantity():
+    validate_records([_claim_record(), _claim_record("s6/fig10_left/data_processing_bound",
+                                                     status="holds", computed=-5e-4)])
+
+
+def test_every_claim_states_what_is_measured():
+    from dprisk.validation.paper import claims
+    from dprisk.validation.paper import published as pub
+
+    assert len(claims.CLAIMS) == 31
+    for claim in claims.CLAIMS.values():
+        assert claim.statement and claim.measured and claim.relation, claim.id
+    # every published bound or 'approximately' statement is a claim, and nothing else is
+    assert {v.id for v in pub.PUBLISHED if v.kind in ("claim", "bound")} <= set(claims.CLAIMS)
+    assert not {v.id for v in pub.PUBLISHED if v.kind not in ("claim", "bound")} \
+        & set(claims.CLAIMS)
+
+
+def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
+    html = _page_with([_claim_record(), _record()], tmp_path, monkeypatch)
+    row = html[html.index("<td>s6/fig10_left/bounded_by_no_postprocessing</td>"):]
+    row = row[:row.index("</tr>")]
+    assert "claim: ≤ 0" in row and "does not hold" in row and ">0<" not in row
+    assert "Measured: largest excess" in row and ">0.0003<" in row
+    summary = html[html.index("id='summary'"):html.index("</section>")]
+    assert "1 published numbers recomputed" in summary
+    assert "1 claims of the paper checked" in summary and "<b>does not hold</b> 1" in summary

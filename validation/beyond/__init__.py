@@ -1,0 +1,1 @@
+"""Studies beyond the paper: accounting and budgets, unknown others, the whole record."""

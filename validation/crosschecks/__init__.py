@@ -1,0 +1,1 @@
+"""Cross-checks between methods, ArviZ convergence reports, prior sensitivity."""

@@ -1,0 +1,1 @@
+"""The report's figures and their captions."""

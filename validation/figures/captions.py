@@ -1,0 +1,145 @@
+"""Captions and alt text of the report's figures.
+
+A caption says what is plotted, at which parameters and which paper figure it mirrors: the
+figure's own title (which carries the parameters the study used, e.g. ρ1, ρ2, d, p) followed by
+:data:`DESCRIPTIONS`. The alt text describes every panel from the figure itself: its title and
+what is plotted against what (the axis labels), with the legend entries, so it follows the
+figure when a study changes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from matplotlib.figure import Figure
+
+from dprisk.validation.figures.decisions_captions import DESCRIPTIONS as _DECISIONS_DESCRIPTIONS
+
+__all__ = ["DESCRIPTIONS", "alt_text", "caption"]
+
+#: Figure stem -> (paper figure it mirrors, what is plotted).
+DESCRIPTIONS: dict[str, tuple[str, str]] = {
+    "figure1": ("paper Figure 1",
+                "Posterior probability that the target has the characteristic and the risk "
+                "R'(x1*) = posterior / prior against the released block count x1*, one line "
+                "per adversary prior p, at the 2020 Census block ρ1."),
+    "figure2": ("paper Figure 2",
+                "Marginal posterior and marginal risk R (averaged over releases, true x1 = 1) "
+                "against ρ1, one line per prior p; the dashed line marks the Census block ρ1."),
+    "figure3": ("paper Figure 3",
+                "Probability of a correct decision under 0-1 loss against ρ1, one line per "
+                "prior p; the dashed line marks the Census block ρ1."),
+    "table4_table5": ("paper Tables 7–8",
+                      "Posterior of X1 and of X2 for the release D = (2, 1, −1): exact "
+                      "enumeration, the Gibbs and PyMC samplers, the paper's printed values and "
+                      "the constraint-dropping variant, with the single-level ('no hierarchy') "
+                      "value for comparison."),
+    "figure4": ("paper Figure 4",
+                "Decision maps over the releases (y1*, x2*), one panel per released block "
+                "count x1*: the adversary's decision under 0-1 loss with the exact posterior, "
+                "and where the two-level release changes it compared with the block alone."),
+    "figure4_variant": ("paper Figure 4, as the paper's sampler draws it",
+                        "The same decision map computed with the Gibbs sampler that drops the "
+                        "support constraint k1 ≤ k2."),
+    "figure5": ("paper Figure 5",
+                "Probability of a correct decision against the true block-group count x2: "
+                "exact model (blue), constraint-dropping variant (orange), without the "
+                "hierarchy (black dashed), the exact mean over 4 ≤ x2 ≤ 10 (red dashed), "
+                "Monte Carlo points with ±2 MCSE bars; right: zoom on the paper's range."),
+    "figure6": ("paper Figure 6",
+                "Probability of a correct decision against the block-group ρ2 (log scale), one "
+                "colour per true x2: exact (solid) and variant (dotted); the dashed line marks "
+                "the Census block-group ρ2; right: zoom on the paper's range."),
+    "figure7": ("supplement Figure 8 (S2)",
+                "Variance σ² of the discrete Gaussian DG(0, s) and its gap s − σ² to the "
+                "continuous Gaussian's variance, against the scale s = 1/(2ρ)."),
+    "figure8": ("supplement Figure 9 (S2)",
+                "Probability mass of a sum of n independent DG(0, 1/(2ρ)) noises against the "
+                "single DG(0, n/(2ρ)) that approximates it, with their total-variation distance."),
+    "figure9a": ("supplement Figure 10 (S4)",
+                 "Decision maps as in Figure 4, one block of four panels (x1* = −1…2) per prior "
+                 "of X2 given X1: improper (top, = Figure 4) and uniform on {k1, …, 10} "
+                 "(bottom); colour: the decision, and where the two-level release makes it "
+                 "correct (gain) or wrong (loss)."),
+    "figure9b": ("supplement Figure 11 (S4)",
+                 "Decision maps as in Figure 4 under a point-mass prior of X2 given X1: at "
+                 "X2 = 1 (top) and at X2 = 25 (bottom)."),
+    "s4_summary": ("the numbers in the supplement S4 text",
+                   "Probability of a correct decision for each S4 scenario (prior of X2 given "
+                   "X1 and truth): exact posterior with the range over the tie rule, the "
+                   "constraint-dropping Gibbs variant, the single-level value and the paper's "
+                   "printed values."),
+    "figure10": ("supplement Figure 12 (S6)",
+                 "Marginal posterior after post-processing: left against the post-processed "
+                 "block-group count x̃2 at the Census block ρ1, right against ρ1 for three x̃2; "
+                 "the purple line is the single-level value, the grey dotted line the value "
+                 "before post-processing."),
+    "figure11": ("supplement Figure 7 (S1.3)",
+                 "Marginal posterior and risk when the target is unique at several levels of "
+                 "the hierarchy, each level released with its Census ρ, one line per prior p."),
+    "sbc_rank_histograms": ("simulation-based calibration (Talts et al. 2018), not in the paper",
+                            "Histograms of the rank of the true value among posterior draws, "
+                            "one panel per sampler and prior; uniform ranks mean a calibrated "
+                            "sampler (band: 99% range under uniformity)."),
+    "unknown_others": ("no paper figure: the adversary of the paper's future work (issue 15 §2)",
+                       "Marginal risk R (top), P[correct decision | target has c] (middle, the "
+                       "paper's eq. 3.6) and the decision's accuracy averaged over the prior "
+                       "(bottom) against n, the people besides the target whom the adversary "
+                       "does not know, one column per ρ1, one line per q (at p = 1/2, q and "
+                       "1 − q coincide in R; dashed: q = 0.9); dotted: the paper's single "
+                       "level (n = 0)."),
+    "sbc_broken_sampler": ("simulation-based calibration, not in the paper",
+                           "The same rank histograms for a deliberately broken sampler: the "
+                           "test detects it."),
+}
+
+
+DESCRIPTIONS.update(_DECISIONS_DESCRIPTIONS)  # the accounting and budget figures
+
+
+def _plain(text: str) -> str:
+    r"""Matplotlib mathtext to plain text: ``$\rho_1$`` -> ``ρ1``."""
+    for tex, char in ((r"\rho", "ρ"), (r"\sigma", "σ"), (r"\eta", "η"), (r"\ell", "ℓ"),
+                      (r"\mid", "|"), (r"\tilde x", "x̃"), (r"\hat X", "X̂"), (r"\approx", "≈")):
+        text = text.replace(tex, char)
+    text = re.sub(r"\\[a-zA-Z]+", "", text)
+    return re.sub(r"[${}^_]", "", text).strip()
+
+
+def _title(fig: Figure) -> str:
+    """The figure's title, or its sub-figures' titles (e.g. one per prior) joined by " / "."""
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None:
+        return _plain(suptitle.get_text()).replace("\n", " ")
+    return " / ".join(t for t in (_title(sub) for sub in getattr(fig, "subfigs", [])) if t)
+
+
+def caption(fig: Figure, stem: str) -> str:
+    """Caption of figure ``stem``: its title (with parameters), what it plots, what it mirrors."""
+    mirrors, what = DESCRIPTIONS.get(stem, ("", ""))
+    title = _title(fig)
+    parts = [f"{title}." if title and not title.endswith(".") else title, what,
+             f"Mirrors {mirrors}." if mirrors else ""]
+    text = " ".join(p for p in parts if p)
+    return text or f"{stem}: {alt_text(fig, stem)}"
+
+
+def alt_text(fig: Figure, stem: str) -> str:
+    """Alt text: the figure's title and, per panel, what is plotted against what."""
+    panels = []
+    for ax in fig.axes:
+        if not ax.has_data():
+            continue
+        y, x = _plain(ax.get_ylabel()), _plain(ax.get_xlabel())
+        desc = f"{y} against {x}" if y and x else (y or x)
+        if ax.get_title():
+            desc = f"{_plain(ax.get_title())}: {desc}" if desc else _plain(ax.get_title())
+        legend = ax.get_legend()
+        if legend is not None:
+            labels = [_plain(t.get_text()) for t in legend.get_texts()][:6]
+            desc += " (" + "; ".join(labels) + ")"
+        panels.append(desc)
+    title = _title(fig) or DESCRIPTIONS.get(stem, (stem, ""))[0]
+    n = len(panels)
+    head = f"{title}. {n} panel{'s' if n != 1 else ''}" if n else title
+    return head + (": " + " | ".join(panels) if panels else "") + "."

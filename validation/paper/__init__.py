@@ -1,0 +1,1 @@
+"""The paper, reproduced: published values, records, claims, tables and the supplement."""

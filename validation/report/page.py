@@ -1,0 +1,326 @@
+"""The report page: findings first, then the studies with captioned figures, then every record.
+
+:func:`render_html` turns the studies' :class:`~dprisk.validation.paper.records.StudyResult` objects
+into one self-contained page (figures are linked from ``figures/``, nothing else is fetched):
+
+1. a summary on the first screen: counts by status and the findings where the paper's numbers
+   differ (:mod:`dprisk.validation.report.findings`), each linked to its evidence;
+2. the studies, each with its notes and figures; every figure has a caption
+   (:mod:`dprisk.validation.figures.captions`) and alt text describing its panels;
+3. the full published-vs-computed table grouped by table or figure of the paper. Records
+   whose explanations share one wording (the same text up to its numbers) reference one
+   numbered note, written once; a row shows only the sentences its own numbers change. Long
+   text is collapsible (``<details>``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+
+from dprisk.validation.figures.captions import alt_text, caption
+from dprisk.validation.paper.record_annotations import annotate, printed_name
+from dprisk.validation.paper.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
+from dprisk.validation.report.findings import findings
+
+__all__ = ["explanation_notes", "render_html", "row_anchor"]
+
+#: Text longer than this (characters) is shown collapsed in ``<details>``.
+LONG_TEXT = 240
+
+_CSS = """
+body { font-family: system-ui, sans-serif; max-width: 1200px; margin: 1em auto; color: #222;
+       line-height: 1.35; }
+h1 { font-size: 1.45em; margin: 0.2em 0; }
+table { border-collapse: collapse; font-size: 0.88em; width: 100%; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; }
+td.id { white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.why { width: 45%; }
+tr.match td.status { background: #c8f0c8; }
+tr.within-mc-error td.status { background: #e6f5c0; }
+tr.differs td.status { background: #f7c6c6; }
+tr.holds td.status { background: #c8f0c8; }
+tr.does-not-hold td.status { background: #f7c6c6; }
+figure { margin: 1em 0 2em 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+figcaption { font-size: 0.9em; color: #333; max-width: 60em; }
+pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }
+.counts span { display: inline-block; margin-right: 1.2em; padding: 1px 6px; }
+.counts .match { background: #c8f0c8; } .counts .within-mc-error { background: #e6f5c0; }
+.counts .differs { background: #f7c6c6; }
+.counts .holds { background: #c8f0c8; } .counts .does-not-hold { background: #f7c6c6; }
+#summary { border: 1px solid #bbb; padding: 0.3em 1em; background: #fafafa; }
+#summary li { margin: 0.25em 0; }
+.note { font-size: 0.88em; margin: 0.3em 0 0.3em 1em; }
+nav { font-size: 0.9em; }
+"""
+
+
+def _fmt_number(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return html.escape(str(value))
+
+
+def _collapsible(text: str, *, summary: str | None = None) -> str:
+    """Escaped ``text``; inside ``<details>`` (first sentence as summary) when long."""
+    esc = html.escape
+    if len(text) <= LONG_TEXT:
+        return esc(text)
+    if summary is None:  # the first sentence is the summary, the rest the body
+        summary, *rest = _sentences(text)
+        text = " ".join(rest)
+    return f"<details><summary>{esc(summary)}</summary>{esc(text)}</details>"
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.;])\s+(?=[A-Z'(])", text.strip()) if s]
+
+
+def _template(text: str) -> str:
+    """The wording of an explanation with its numbers replaced (records that share it)."""
+    return re.sub(r"[-+]?\d[\d.,e+-]*", "#", text.strip())
+
+
+def _group_key(record: dict) -> tuple[str, str]:
+    """A record's group: its id family and the printed table or figure it is from.
+
+    The ``table2`` family holds Table 5 and the Census allocation (Table 2): two groups.
+    """
+    return record["id"].split("/", 1)[0], printed_name(record["source"])
+
+
+def explanation_notes(records: list[dict]) -> tuple[list[str], dict[str, tuple[int, str]]]:
+    """Write each explanation once: a wording shared by several records becomes a note.
+
+    Returns
+    -------
+    notes : list of str
+        Note ``k + 1`` is ``notes[k]``: the explanation of the first record with a wording
+        (the text up to its numbers) that two or more records share.
+    per_record : dict
+        Record id to ``(note number, the record's own sentences not in the note)``; note
+        number 0 for a record whose wording is its own (its whole explanation is shown inline).
+    """
+    by_wording: dict[str, list[tuple[str, str]]] = {}
+    for record in records:
+        text = (record["explanation"] or "").strip()
+        if text:
+            by_wording.setdefault(_template(text), []).append((record["id"], text))
+    notes: list[str] = []
+    per_record: dict[str, tuple[int, str]] = {}
+    for members in by_wording.values():
+        if len(members) == 1:
+            per_record[members[0][0]] = (0, members[0][1])
+            continue
+        notes.append(members[0][1])
+        shared = set(_sentences(notes[-1]))
+        for record_id, text in members:
+            own = " ".join(s for s in _sentences(text) if s not in shared)
+            per_record[record_id] = (len(notes), own)
+    return notes, per_record
+
+
+def _status_class(status: str) -> str:
+    """A status as a CSS class name (``does not hold`` -> ``does-not-hold``)."""
+    return status.replace(" ", "-")
+
+
+def _counts(counts: Counter, statuses) -> str:
+    return "".join(f"<span class='{_status_class(s)}'><b>{s}</b> {counts.get(s, 0)}</span>"
+                   for s in statuses)
+
+
+def row_anchor(record_id: str) -> str:
+    """The HTML id of a record's row in the full table (``rec-`` + the id, URL-safe)."""
+    return "rec-" + re.sub(r"[^A-Za-z0-9_.-]", "_", record_id)
+
+
+def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) -> str:
+    esc = html.escape
+    rows = ["<table><tr><th>id</th><th>published</th><th>computed (measured)</th><th>MCSE</th>"
+            "<th>status</th><th>why</th></tr>"]
+    for r in records:
+        why = ""
+        if r["id"] in per_record:
+            number, own = per_record[r["id"]]
+            if number:
+                why = f"<a href='#note-{number}'>note {number}</a>"
+                if own:
+                    why += " " + _collapsible(own, summary="this row's numbers")
+            else:
+                why = _collapsible(own)
+        claim = r.get("claim")
+        if claim:  # a qualitative statement: the measured quantity, the relation checked
+            published = f"claim: {esc(claim['relation'])}"
+            why = (f"<i>{esc(claim['statement'])}</i>. Measured: {esc(claim['measured'])}. "
+                   + why)
+        else:
+            published = _fmt_number(r["published"])
+        # The id cell stays the first, plain <td>: validation.screenshot.check_report reads it.
+        rows.append(
+            f"<tr class='{_status_class(r['status'])}'><td>{esc(r['id'])}</td>"
+            f"<td class='num'>{published}</td>"
+            f"<td class='num'>{_fmt_number(r['computed'])}</td>"
+            f"<td class='num'>{_fmt_number(r['mcse'])}</td>"
+            f"<td class='status'>{esc(r['status'])}</td>"
+            f"<td class='why' id='{row_anchor(r['id'])}'>{why}</td></tr>"
+        )
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def _all_records(records: list[dict]) -> list[str]:
+    """The full table, one section per table or figure of the paper, notes after each."""
+    esc = html.escape
+    notes, per_record = explanation_notes(records)
+    groups: dict[str, list[dict]] = {}
+    for record in records:
+        groups.setdefault(_group_key(record), []).append(record)
+    parts = ["<h2 id='all-records'>All published numbers and claims: published vs computed</h2>",
+             "<p>Grouped by table or figure of the paper. Each explanation is written once: "
+             "shown in its row, or, when several rows share its wording, as a numbered note "
+             "after the first group that uses it, the rows linking to it and showing only the "
+             "numbers that are their own.</p>"]
+    written: set[int] = set()
+    first_note: dict[str, int] = {}  # sentence -> the first note that has it
+    for (family, name), group in groups.items():
+        counts = Counter(r["status"] for r in group)
+        sources = list(dict.fromkeys(r["source"] for r in group))
+        anchor = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{family}-{name}")
+        parts.append(
+            f"<h3 id='group-{esc(anchor)}'>{esc(name)} "
+            f"<small>(records {esc(family)}/…)</small></h3>"
+            + "<p class='counts'>source: " + esc("; ".join(sources)) + " · " + "".join(
+                f"<span class='{_status_class(s)}'>{s} {counts[s]}</span>" for s in STATUSES
+                if counts[s])
+            + "</p>"
+        )
+        parts.append(_records_table(group, per_record))
+        new = sorted({per_record[r["id"]][0] for r in group if r["id"] in per_record}
+                     - written - {0})
+        for number in new:
+            parts.append(f"<div class='note' id='note-{number}'><b>Note {number}.</b> "
+                         f"{_note_text(notes, number, first_note)}</div>")
+        written.update(new)
+    return parts
+
+
+def _note_text(notes: list[str], number: int, first_note: dict[str, int]) -> str:
+    """Note ``number``; a sentence an earlier note already has is replaced by a link to it."""
+    kept = []
+    for sentence in _sentences(notes[number - 1]):
+        earlier = first_note.setdefault(sentence, number)
+        if earlier != number and len(sentence) >= 60:
+            kept.append(f"<a href='#note-{earlier}'>(as in note {earlier})</a>")
+        else:
+            kept.append(html.escape(sentence))
+    body = " ".join(kept)
+    if len(body) <= LONG_TEXT:
+        return body
+    return f"<details><summary>{kept[0]}</summary>{' '.join(kept[1:])}</details>"
+
+
+def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[str]:
+    esc = html.escape
+    counts = Counter(r["status"] for r in records)
+    items = []
+    for item in findings(records):
+        target = f"#{row_anchor(item.evidence_id)}"
+        sentence = item.text[:1].upper() + item.text[1:]
+        items.append(f"<li><b>{esc(item.title)}.</b> {esc(sentence)} "
+                     f"<a href='{esc(target)}'>evidence</a></li>")
+    n_claims = sum(counts.get(s, 0) for s in CLAIM_STATUSES)
+    parts = [
+        "<section id='summary'><h2>Summary</h2>",
+        f"<p class='counts'>{len(records) - n_claims} published numbers recomputed: "
+        + _counts(counts, NUMBER_STATUSES)
+        + (f" · {n_claims} claims of the paper checked: " + _counts(counts, CLAIM_STATUSES)
+           if n_claims else "")
+        + f" · budget: {'paper scale' if paper_scale else 'default'}"
+        + f" · time: {seconds:.1f} s</p>",
+    ]
+    if items:
+        parts.append("<p><b>Where the paper's numbers differ</b> (computed values from the "
+                     "records below):</p><ul>" + "".join(items) + "</ul>")
+    parts.append("</section>")
+    return parts
+
+
+def _study_section(study: StudyResult) -> list[str]:
+    esc = html.escape
+    parts = [f"<h2 id='{esc(study.name)}'>{esc(study.title)}</h2>"]
+    parts.extend(f"<p>{_collapsible(note)}</p>" for note in study.notes)
+    for stem, fig in study.figures.items():
+        parts.append(
+            f"<figure id='figure-{esc(stem)}'><img src='figures/{esc(stem)}.png' "
+            f"alt='{esc(alt_text(fig, stem), quote=True)}'>"
+            f"<figcaption>{esc(caption(fig, stem))}</figcaption></figure>"
+        )
+    for block in study.diagnostics:
+        first = block.strip().splitlines()[0] if block.strip() else "diagnostics"
+        parts.append(f"<details><summary>{esc(first)}</summary><pre>{esc(block)}</pre></details>")
+    return parts
+
+
+def _software(results: list[StudyResult], versions: dict) -> list[str]:
+    esc = html.escape
+    parts = ["<h2 id='software'>Software and seeds</h2><table>"]
+    parts.extend(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in versions.items())
+    parts.append("</table><h3>Random seeds (random_seed of each run)</h3>"
+                 "<table><tr><th>study</th><th>run</th><th>random_seed</th></tr>")
+    for study in results:
+        for purpose, seed in study.seeds.items():
+            run = purpose.removeprefix(f"{study.name}/")
+            parts.append(f"<tr><td>{esc(study.name)}</td><td>{esc(run)}</td>"
+                         f"<td class='num'>{esc(str(seed))}</td></tr>")
+    parts.append("</table>")
+    return parts
+
+
+def render_html(results: list[StudyResult], versions: dict, seconds: float,
+                paper_scale: bool) -> str:
+    """The report page as one HTML string (summary, studies, all records, software and seeds).
+
+    Parameters
+    ----------
+    results : list of StudyResult
+        The studies, in page order.
+    versions : dict
+        Package name to version, shown with the seeds.
+    seconds : float
+        Wall time of the run up to writing the page.
+    paper_scale : bool
+        Whether the paper's Monte Carlo budgets were used.
+    """
+    esc = html.escape
+    records = [annotate(r) for study in results for r in study.records]
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<title>Disclosure risk of DP census counts: paper reproduction</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Bayesian disclosure risk for discrete-Gaussian census releases</h1>",
+        "<p>Reproduction of Kazan &amp; Reiter, <em>Assessing statistical disclosure risk "
+        "for differentially private, hierarchical count data</em>: every published number "
+        "recomputed, every qualitative claim checked. <b>match</b>: agrees to the published "
+        "rounding; <b>within-mc-error</b>: a published Monte Carlo estimate within Monte Carlo "
+        "error of the exact answer; <b>differs</b>: otherwise, with the evidence. A claim "
+        "(a bound, 'approximately one') <b>holds</b> or <b>does not hold</b> for the measured "
+        "quantity shown beside it.</p>",
+        *_summary(records, seconds=seconds, paper_scale=paper_scale),
+        "<nav>Contents: "
+        + " · ".join(f"<a href='#{esc(s.name)}'>{esc(s.title)}</a>" for s in results)
+        + " · <a href='#all-records'>all published numbers and claims</a>"
+        + " · <a href='#software'>software and seeds</a></nav>",
+    ]
+    for study in results:
+        parts.extend(_study_section(study))
+    parts.extend(_all_records(records))
+    parts.extend(_software(results, versions))
+    parts.append("</body></html>")
+    return "\n".join(parts)
