@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from dprisk.inference.nested import unique_levels as ulv
-from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.census.allocation import census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.validation.figures import single_level as figs

@@ -60,7 +60,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.variant import variant_log_odds
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.sampling import sample_posterior

@@ -47,7 +47,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism.conversions import zcdp_to_dp
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth

@@ -49,8 +49,8 @@ pymc_draws = 2000  # draws per chain of the PyMC cross-check (0 skips it)
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
-from dprisk.inference.unknown_others.closed_form import closed_form as unknown_others
+from dprisk.inference.single_level import closed_form as single_level
+from dprisk.inference.unknown_others import closed_form as unknown_others
 
 releases = np.arange(known - 15, known + 30)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))

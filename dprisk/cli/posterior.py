@@ -73,7 +73,7 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.single_level.closed_form import closed_form as single_level
+    from dprisk.inference.single_level import closed_form as single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL",
                                    x1_star="the released block count, an integer")

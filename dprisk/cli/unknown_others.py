@@ -62,7 +62,7 @@ def _inputs(args) -> tuple[dict, str]:
 
 def posterior(args, rho1: float) -> tuple[dict, list[str]]:
     """``dprisk posterior --rho1 R --x1-star X --unknown-others N --q Q``: posterior and R'."""
-    from dprisk.inference.unknown_others.closed_form import closed_form as uo
+    from dprisk.inference.unknown_others import closed_form as uo
 
     model = {"unknown_others": args.unknown_others, "q": args.q}
     with _naming_options():
@@ -80,7 +80,7 @@ def posterior(args, rho1: float) -> tuple[dict, list[str]]:
 
 def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     """``dprisk marginal --rho1 R --unknown-others N --q Q``: marginal R and P[correct]."""
-    from dprisk.inference.unknown_others.closed_form import closed_form as uo
+    from dprisk.inference.unknown_others import closed_form as uo
 
     model = {"unknown_others": args.unknown_others, "q": args.q}
     with _naming_options():

@@ -47,7 +47,7 @@ from dprisk.inference.nested.unique_levels_sweep import (
     plan_sweep,
     run_sweep,
 )
-from dprisk.inference.single_level.closed_form import closed_form_kernels as kernels
+from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import keep_subnormal, logit, scalar_result

@@ -56,7 +56,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form_kernels as kernels
+from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, logit
 

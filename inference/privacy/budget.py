@@ -123,7 +123,7 @@ def tail_probability(rho, p, known=0, *, max_ratio, max_posterior=None) -> float
 def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
                      max_posterior=None):
     """``rho -> M(rho, p)`` for a measure of :data:`MEASURES` (arguments validated)."""
-    from dprisk.inference.single_level.closed_form import closed_form as single_level
+    from dprisk.inference.single_level import closed_form as single_level
 
     if measure == "tail":
         return lambda rho: tail_probability(rho, p, known, max_ratio=max_ratio,

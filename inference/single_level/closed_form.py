@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form_kernels as kernels
+from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.inference.single_level.closed_form_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel

@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form_kernels as single_level_kernels
+from dprisk.inference.single_level import closed_form_kernels as single_level_kernels
 from dprisk.inference.studies.finite_draws import (
     chain_transitions,
     start_probability,

@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form_kernels as single_level_kernels
+from dprisk.inference.single_level import closed_form_kernels as single_level_kernels
 from dprisk.inference.studies.setup import (
     DEFAULT_TAIL_MASS,
     check_ties,

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.unknown_others.closed_form import closed_form_kernels as kernels
+from dprisk.inference.unknown_others import closed_form_kernels as kernels
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
 from dprisk.models.numerics import libm_expit as expit

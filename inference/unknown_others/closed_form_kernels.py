@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.single_level.closed_form import closed_form_kernels as single_level_kernels
+from dprisk.inference.single_level import closed_form_kernels as single_level_kernels
 from dprisk.inference.single_level.closed_form_kernels import (
     MAX_HALFWIDTH,
     TAIL_RELATIVE,

@@ -17,7 +17,7 @@ accepted (R-hat shows it).
 from __future__ import annotations
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.unknown_others.closed_form import (
+from dprisk.inference.unknown_others import (
     closed_form_kernels as unknown_others_kernels,
 )
 from dprisk.models.checks import check_positive_int

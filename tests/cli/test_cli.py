@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import CENSUS_LEVELS, census_level
 from dprisk.models.mechanism.conversions import zcdp_to_dp
 

@@ -11,7 +11,7 @@ import json
 import pytest
 from cli_helpers import run_cli
 
-from dprisk.inference.unknown_others.closed_form import closed_form as uo
+from dprisk.inference.unknown_others import closed_form as uo
 
 POST = ("posterior", "--rho1", "0.1", "--x1-star", "4", "--p", "0.3", "--known", "2")
 MARG = ("marginal", "--rho1", "0.1", "--p", "0.3")

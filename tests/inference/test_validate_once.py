@@ -14,11 +14,11 @@ from collections import Counter
 import pytest
 
 from dprisk.inference.nested import posterior as multilevel
-from dprisk.inference.studies.p_correct import p_correct as studies
+from dprisk.inference.studies import p_correct as studies
 from dprisk.inference.two_level import exact, sampling
 from dprisk.models import checks, numerics
 from dprisk.models.census.allocation import census_rhos
-from dprisk.models.priors.library import library as priors
+from dprisk.models.priors import library as priors
 
 CENSUS = {"rho1": census_rhos(2)[0], "rho2": census_rhos(2)[1], "d": 27}
 DEFAULT_NAMES = {"check_rho": "rho", "check_probability": "p", "check_tail_mass": "tail_mass"}

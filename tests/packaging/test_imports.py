@@ -48,7 +48,7 @@ def _loaded(code: str) -> set[str]:
 
 LIBRARY_PATHS = {
     "single level": (
-        "from dprisk.inference import single_level\n"
+        "from dprisk.inference.single_level import closed_form as single_level\n"
         "single_level.posterior(3, 0.1)\n"
         "single_level.marginal_posterior(0.1)\n"
         "single_level.p_correct(0.1)\n"

@@ -29,8 +29,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dprisk.inference.single_level.closed_form import closed_form as sl
-from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.single_level import sequential
 from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior, posterior_x1
 from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
 from dprisk.models.census.allocation import census_level

@@ -25,8 +25,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dprisk.inference.nested import unique_levels as ulv
-from dprisk.inference.single_level.closed_form import closed_form as sl
-from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.single_level import sequential
 from dprisk.models.mechanism import discrete_gaussian as dg
 
 EPS = np.finfo(float).eps

@@ -51,7 +51,7 @@ def _signal_and_hold(signal_file: str) -> None:
 
 def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:
     """``write_report(out)`` with :func:`stub_study`, held at ``phase`` (see the docstring)."""
-    from dprisk.validation.report.build import build as report
+    from dprisk.validation.report import build as report
 
     def held_study(*, paper_scale):
         if phase == "study":
@@ -75,7 +75,7 @@ def run_sweep(out: str, signal_file: str) -> None:
     """The resume tests' exact sweep, held after its final file is written (not yet moved)."""
     import reliability_helpers
 
-    from dprisk.inference.sweeps.sweep import store as sweep_store
+    from dprisk.inference.sweeps import store as sweep_store
 
     write_table = sweep_store.write_table
 

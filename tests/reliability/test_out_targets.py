@@ -23,7 +23,7 @@ import xarray as xr
 
 from dprisk.cli.main import main
 from dprisk.runtime.output_files import file_mode
-from dprisk.validation.report.build import build as report
+from dprisk.validation.report import build as report
 from dprisk.validation.report.output import MARKER
 
 HERE = Path(__file__).resolve().parent

@@ -26,8 +26,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
-from dprisk.inference.unknown_others.closed_form import closed_form as unknown_others
+from dprisk.inference.single_level import closed_form as single_level
+from dprisk.inference.unknown_others import closed_form as unknown_others
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.paper.records import StudyResult, exact_record
 

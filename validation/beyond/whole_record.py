@@ -30,7 +30,7 @@ from dprisk.inference.attribute.gibbs import two_level_cell_gibbs
 from dprisk.inference.attribute.posterior import cell_posterior, sample_releases
 from dprisk.inference.attribute.two_level import two_level_cell_posterior
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
 from dprisk.models.census.histogram_1940 import ed_28_21, ed_28_21_known, ed_28_21_target
 from dprisk.models.mechanism.discrete_gaussian import logpmf, support_halfwidth

@@ -24,7 +24,7 @@ from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.p_correct import (
     p_correct_hierarchical,
     p_correct_variant,

@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.paper.single_level import PAPER_PRIORS, prior_coords
 

@@ -26,7 +26,7 @@ from dprisk.inference.attribute.strategy import (
     strategy_measures,
 )
 from dprisk.inference.attribute.two_level import p_map_correct_two_level
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
 from dprisk.models.census.histogram_1940 import ed_28_21, ed_28_21_known, ed_28_21_target
 

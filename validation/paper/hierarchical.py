@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.variant import variant_gibbs_sample, variant_stationary
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample

@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import (
     CENSUS_DELTA,
     CENSUS_LEVELS,

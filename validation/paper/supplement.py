@@ -22,8 +22,8 @@ import numpy as np
 import xarray as xr
 
 from dprisk.inference.nested import unique_levels
-from dprisk.inference.single_level.closed_form import closed_form as single_level
-from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.single_level import closed_form as single_level
+from dprisk.inference.single_level import sequential
 from dprisk.models.census.allocation import CENSUS_LEVELS, census_level, census_rhos
 from dprisk.models.checks import check_rho
 from dprisk.models.mechanism import discrete_gaussian as dg

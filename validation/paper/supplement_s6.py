@@ -12,7 +12,7 @@ import numpy as np
 import xarray as xr
 
 from dprisk.inference.product import one_block as postprocessing
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.paper.records import claim_record
 

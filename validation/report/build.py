@@ -67,7 +67,7 @@ def _supplement_study(*, paper_scale: bool) -> StudyResult:
 
 
 def _sbc_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.sbc.calibration import calibration as sbc
+    from dprisk.validation.sbc import calibration as sbc
 
     return sbc.study(paper_scale=paper_scale)
 

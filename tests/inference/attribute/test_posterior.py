@@ -11,7 +11,7 @@ from dprisk.inference.attribute.design import (
     p_map_correct_uniform,
 )
 from dprisk.inference.attribute.posterior import cell_posterior, sample_releases
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.single_level.closed_form_kernels import odds_term
 from dprisk.models.mechanism.discrete_gaussian import logpmf, support_halfwidth
 from dprisk.models.priors.histogram import check_cell_prior, restricted_prior, uniform_prior

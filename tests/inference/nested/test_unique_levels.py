@@ -15,7 +15,7 @@ import pytest
 
 from dprisk.inference.nested import unique_levels as ul
 from dprisk.inference.nested import unique_levels_sweep as sweep
-from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.census.allocation import census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 

@@ -11,7 +11,7 @@ from level_references import brute_joint_posterior
 
 from dprisk.inference.nested import unique_levels as ulv
 from dprisk.inference.nested import unique_levels_kernels as exact
-from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.census.allocation import census_level, census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 

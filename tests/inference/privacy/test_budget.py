@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.privacy.budget import DGBudget, rho_for_target
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 
 FUNCTIONS = {"marginal-risk": single_level.marginal_risk,
              "marginal-posterior": single_level.marginal_posterior}

@@ -19,7 +19,7 @@ from dprisk.inference.privacy.budget import (
     tail_probability,
 )
 from dprisk.inference.privacy.budget_jumps import first_crossing, jump_points, piece_suprema
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 
 PROFILE = {"max_ratio": 3.0, "max_posterior": 0.25}
 FIVE_PRIORS = [0.01, 0.05, 0.1, 0.25, 0.5]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.product import one_block as pp
-from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sampling import sample

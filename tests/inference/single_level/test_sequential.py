@@ -5,8 +5,8 @@ import pytest
 from level_references import brute_joint_posterior
 
 from dprisk.inference.nested import unique_levels as ulv
-from dprisk.inference.single_level.closed_form import closed_form as sl
-from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.single_level import sequential
 from dprisk.models.census.allocation import census_level
 
 RHO_BLOCK = census_level("block").rho

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from dprisk.inference.single_level.closed_form import closed_form as single_level
+from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.p_correct import (
     marginal_summary,
     p_correct_hierarchical,

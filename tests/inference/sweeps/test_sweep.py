@@ -17,6 +17,7 @@ import pytest
 import xarray as xr
 
 from dprisk.inference.single_level.closed_form import p_correct
+from dprisk.inference.sweeps import store as sweep_store
 from dprisk.inference.sweeps.sweep import (
     DIMS,
     UNITS,
@@ -26,7 +27,6 @@ from dprisk.inference.sweeps.sweep import (
     point_seed,
     sweep,
 )
-from dprisk.inference.sweeps.sweep import store as sweep_store
 from dprisk.models.census.allocation import census_level
 
 RHO_BLOCK = census_level("block").rho

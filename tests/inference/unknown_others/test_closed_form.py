@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dprisk.inference.single_level.closed_form import closed_form as sl
-from dprisk.inference.unknown_others.closed_form import closed_form as uo
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.unknown_others import closed_form as uo
 from dprisk.models.mechanism.discrete_gaussian import pmf
 from dprisk.models.unknown_others import MAX_UNKNOWN_OTHERS, UnknownOthers
 

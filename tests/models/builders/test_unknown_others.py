@@ -10,7 +10,7 @@ import numpy as np
 import pymc as pm
 import pytest
 
-from dprisk.inference.unknown_others.closed_form import closed_form as uo
+from dprisk.inference.unknown_others import closed_form as uo
 from dprisk.models.builders.unknown_others import (
     OTHERS_VAR,
     TARGET_VAR,

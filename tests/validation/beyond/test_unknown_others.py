@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dprisk.inference.unknown_others.closed_form import closed_form as unknown_others
+from dprisk.inference.unknown_others import closed_form as unknown_others
 from dprisk.validation.beyond import unknown_others as unknown_others_study
 from dprisk.validation.figures.captions import caption
 from dprisk.validation.paper.records import validate_records

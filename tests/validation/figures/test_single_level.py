@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from dprisk.inference.single_level.closed_form import closed_form as sl
+from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures import single_level as figs
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from dprisk.inference.nested import unique_levels as ul
-from dprisk.inference.single_level.closed_form import closed_form as sl
-from dprisk.inference.single_level.closed_form import sequential
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.single_level import sequential
 from dprisk.models.census.allocation import census_level, census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import total_variation

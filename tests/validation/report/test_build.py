@@ -9,8 +9,8 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
+from dprisk.validation.report import build as report
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records, write_report
-from dprisk.validation.report.build import build as report
 
 
 def _record(id_="demo/x", status="match", explanation=""):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
+from dprisk.validation.report import build as report
 from dprisk.validation.report.build import StudyResult, write_report
-from dprisk.validation.report.build import build as report
 from dprisk.validation.report.screenshot import check_report, find_chromium, screenshot
 
 
