@@ -15,6 +15,7 @@ __all__ = [
     "RHO_MAX",
     "check_closed_probability",
     "check_count",
+    "check_levels",
     "check_positive_int",
     "check_probability",
     "check_rho",
@@ -194,3 +195,30 @@ def check_closed_probability(value, name: str) -> float:
         raise ValueError(f"{name} must be a probability between 0 and 1 "
                          f"(allowed range: 0 <= {name} <= 1), got {float(arr)!r}")
     return float(arr)
+
+
+def check_levels(x_stars, rhos, p, known, name="x_stars"):
+    """Validate releases at several levels (level/release on the last axis), each once.
+
+    Returns
+    -------
+    tuple
+        ``(x, rhos, p, m)``: int64 releases, float rhos, float p, int64 known.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: a bad value, no last axis, or different numbers of levels.
+    """
+    x = check_count(x_stars, name)
+    rhos = check_rho(rhos, "rhos")
+    p = check_probability(p, "p")
+    m = check_count(known, "known", minimum=0)
+    if x.ndim == 0 or rhos.ndim == 0:
+        raise ValueError(f"{name} and rhos must have a last axis (one entry per level/release)")
+    if x.shape[-1] != rhos.shape[-1] or x.shape[-1] < 1:
+        raise ValueError(
+            f"{name} and rhos must have the same number of levels (>= 1) on their last axis, "
+            f"got {x.shape[-1]} and {rhos.shape[-1]}"
+        )
+    return x, rhos, p, m

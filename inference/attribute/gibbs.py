@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.two_level.gibbs import ExactConditionals
-from dprisk.inference.two_level.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed
 from dprisk.models.numerics import logit, logsumexp

@@ -4,9 +4,9 @@ The two-level exact computations (:mod:`dprisk.inference.two_level.exact`, the e
 of :mod:`dprisk.inference.studies.p_correct` through :mod:`dprisk.inference.studies.thresholds`,
 the sweeps)
 need, per release, the two branch masses :math:`\log \sum_{k_2} \pi(m + b, k_2)` on a
-checked k2 window (:mod:`dprisk.inference.two_level.table_kernels`, which derives the formulas).
+checked k2 window (:mod:`dprisk.inference.kernels.table_kernels`, which derives the formulas).
 :func:`checked_masses` computes them either with the numpy reference
-(:func:`dprisk.inference.two_level.table_kernels.checked_table`, one exponential per table cell) or
+(:func:`dprisk.inference.kernels.table_kernels.checked_table`, one exponential per table cell) or
 with the compiled kernel of :mod:`dprisk.inference.kernels.fused_kernels_jit` (one pass per release,
 the Gaussian factor summed by a recurrence: about 6 exponentials per release instead of one
 per cell); both agree within 1e-13 relative (tests/inference/test_fused_kernels.py).
@@ -49,7 +49,7 @@ import sys
 
 import numpy as np
 
-from dprisk.inference.two_level.table_kernels import (
+from dprisk.inference.kernels.table_kernels import (
     MAX_PRECISION,
     MAX_WINDOW,
     checked_table,
@@ -57,6 +57,7 @@ from dprisk.inference.two_level.table_kernels import (
 )
 from dprisk.models.numerics import expit
 from dprisk.models.scenario import Scenario
+from dprisk.runtime.cache import use_numba_cache
 
 __all__ = [
     "KERNEL_MODES",
@@ -107,6 +108,7 @@ def kernel_mode() -> str:
 def compiled_kernels():
     """The compiled kernel module (imports numba on first use), or ``None`` if unavailable."""
     if _state["kernels"] is None and not _state["failed"]:
+        use_numba_cache()  # compiled kernels are cached under the user's cache directory
         try:
             from dprisk.inference.kernels import fused_kernels_jit
         except ImportError:  # numba not installed: numpy only
@@ -179,10 +181,10 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
                    compiled: bool | None = None, out_prob: np.ndarray | None = None):
     r"""``(log_branch_mass, log_neglected)``, each (R, 2), of the checked joint tables.
 
-    The quantities of :class:`dprisk.inference.two_level.table_kernels.JointTable` without the
+    The quantities of :class:`dprisk.inference.kernels.table_kernels.JointTable` without the
     tables: from the compiled kernel when ``compiled`` (default: :func:`use_compiled` with
     this batch's cells) and the prior allows, else from
-    :func:`dprisk.inference.two_level.table_kernels.checked_table`. The compiled kernel
+    :func:`dprisk.inference.kernels.table_kernels.checked_table`. The compiled kernel
     widens the window per release, the numpy one per batch; the results differ only where a
     widening happens (by less than ``tail_mass`` of a branch's mass). Without
     ``want_neglected`` the compiled kernel may return an upper bound of ``log_neglected``.

@@ -3,7 +3,7 @@ r"""Compiled (numba) twins of the two-level table kernels: one pass per release,
 Imported only by :mod:`dprisk.inference.kernels.fused_kernels` when its policy decides that the
 compiled kernels pay (importing this module imports numba). Every function is
 ``@njit(cache=True)``, so a new process loads the machine code from numba's cache instead of
-compiling it. The formulas are those of :mod:`dprisk.inference.two_level.table_kernels` (the numpy
+compiling it. The formulas are those of :mod:`dprisk.inference.kernels.table_kernels` (the numpy
 reference, whose docstring derives them) evaluated per release in the same coordinates
 relative to ``known``; the tests compare the two within 1e-13.
 
@@ -97,7 +97,7 @@ def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, low
                      out_halfwidth, out_prob):
     r"""Per release: ``log sum_k2 pi(m + b, k2)`` and its neglected-mass bound, b = 0, 1.
 
-    The compiled twin of :func:`dprisk.inference.two_level.table_kernels.checked_table` for priors
+    The compiled twin of :func:`dprisk.inference.kernels.table_kernels.checked_table` for priors
     whose log weight is constant on each branch's support (``log_weights[b]`` on
     ``[lows[b], highs[b]]``, the upper end absent unless ``has_high[b]``), keeping only the
     branch masses. The window is widened per release (``K -> 2K + 1``) until the check

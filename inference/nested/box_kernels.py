@@ -24,7 +24,7 @@ over levels of the mass of ``U_ℓ`` outside ``G_ℓ`` (and inside the level's s
 ``c`` with half-width from the envelope precision ``a_ℓ`` (which depends only on the ρ's and
 d's), slid inside the supports, and widened (``K -> 2K + 1``) until this bound is below
 ``tail_mass`` times the branch's mass on the box, for each possible branch; otherwise
-:class:`dprisk.inference.two_level.table_kernels.GridTooNarrowError`.
+:class:`dprisk.inference.kernels.table_kernels.GridTooNarrowError`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from dprisk.inference.two_level.table_kernels import GridTooNarrowError
+from dprisk.inference.kernels.table_kernels import GridTooNarrowError
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, log_gauss_tail, logsumexp
 from dprisk.models.scenario import Scenario

@@ -26,10 +26,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.draws_tree import draws_datatree
 from dprisk.inference.nested.box_kernels import checked_box
 from dprisk.inference.two_level.gibbs import gibbs_draws, run_options
-from dprisk.inference.two_level.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.models.builders.nested import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.nested.box_kernels import MAX_WIDTH
 from dprisk.inference.nested.exact import MultilevelPosterior, exact_posterior, nested_posterior
 from dprisk.inference.nested.gibbs import (
@@ -36,7 +37,6 @@ from dprisk.inference.nested.gibbs import (
 )
 from dprisk.inference.two_level.gibbs import run_options
 from dprisk.inference.two_level.summary import summarize
-from dprisk.inference.two_level.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass

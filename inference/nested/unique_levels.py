@@ -48,7 +48,7 @@ from dprisk.inference.nested.unique_levels_sweep import (
     run_sweep,
 )
 from dprisk.inference.single_level import closed_form_kernels as kernels
-from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.checks import check_count, check_levels, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import keep_subnormal, logit, scalar_result
 from dprisk.runtime.memory_limit import check_memory
@@ -56,7 +56,6 @@ from dprisk.runtime.memory_limit import check_memory
 __all__ = [
     "SUMMARY_MAX_WINDOW_PAIRS",
     "UNIQUE_LEVELS_METHODS",
-    "check_levels",
     "choose_method",
     "log_marginal_posterior_unique_levels",
     "log_posterior_odds_unique_levels",
@@ -73,34 +72,6 @@ __all__ = [
 UNIQUE_LEVELS_METHODS = ("auto", "enumerate", "contour", "sweep")
 #: Sweep budget of :func:`unique_levels_summary` (window pairs per prior, ~3 s).
 SUMMARY_MAX_WINDOW_PAIRS = 300_000_000
-
-
-# --------------------------------------------------------------------------- validation
-def check_levels(x_stars, rhos, p, known, name="x_stars"):
-    """Validate releases at several levels (level/release on the last axis), each once.
-
-    Returns
-    -------
-    tuple
-        ``(x, rhos, p, m)``: int64 releases, float rhos, float p, int64 known.
-
-    Raises
-    ------
-    ValueError
-        Naming the parameter: a bad value, no last axis, or different numbers of levels.
-    """
-    x = check_count(x_stars, name)
-    rhos = check_rho(rhos, "rhos")
-    p = check_probability(p, "p")
-    m = check_count(known, "known", minimum=0)
-    if x.ndim == 0 or rhos.ndim == 0:
-        raise ValueError(f"{name} and rhos must have a last axis (one entry per level/release)")
-    if x.shape[-1] != rhos.shape[-1] or x.shape[-1] < 1:
-        raise ValueError(
-            f"{name} and rhos must have the same number of levels (>= 1) on their last axis, "
-            f"got {x.shape[-1]} and {rhos.shape[-1]}"
-        )
-    return x, rhos, p, m
 
 
 def _check_design(rhos, p, known):

@@ -24,19 +24,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from pathlib import Path
+
+from dprisk.runtime.cache import cache_root
 
 __all__ = ["cache_dir", "cached_float", "library_version"]
 
 
 def cache_dir() -> Path:
-    """``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``."""
-    root = os.environ.get("DPRISK_CACHE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = str(Path(xdg) / "dprisk")
-    return Path(root) / "accounting"
+    """The ``accounting/`` folder of :func:`~dprisk.runtime.cache.cache_root`."""
+    return cache_root() / "accounting"
 
 
 def library_version(distribution: str = "dp-accounting") -> str:

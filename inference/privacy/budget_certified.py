@@ -57,7 +57,7 @@ bound is exact at a point), so the search converges except at a genuine crossing
 
 **Both levels** (the Census allocation: :math:`\rho_1 = f_1\rho`, :math:`\rho_2 = f_2\rho`
 in the global rho, ``shares`` :math:`(f_1, f_2)`; rho1 fixed is ``shares = (0, 1)``). The
-joint posterior (:mod:`dprisk.inference.two_level.table_kernels`) at :math:`x_1^* = m` is
+joint posterior (:mod:`dprisk.inference.kernels.table_kernels`) at :math:`x_1^* = m` is
 :math:`\pi(m + b, k_2) \propto w(k_2)\, e^{-\rho_1 b^2 - \rho_2 (x_2^* - k_2)^2 -
 (\rho_1/d)(y_1^* - k_2 + m + b)^2}`, so rho enters only through :math:`e^{-\rho s}` with
 

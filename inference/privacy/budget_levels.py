@@ -179,7 +179,7 @@ def tail_search_prior(p: float, max_ratio: float, max_posterior) -> float | None
     r"""The prior :math:`p' = \operatorname{expit}(-\delta)` at which the tail is a P[correct].
 
     The two-level posterior log-odds of ``x1 = m + 1`` is :math:`\operatorname{logit}(p) +
-    L_0` with :math:`L_0` free of p (:mod:`dprisk.inference.two_level.table_kernels`), and
+    L_0` with :math:`L_0` free of p (:mod:`dprisk.inference.kernels.table_kernels`), and
     :math:`R' > r^*` is :math:`\operatorname{logit}(p) + L_0 > \operatorname{logit}(r^* p)`,
     i.e. :math:`L_0 - \delta > 0` with :math:`\delta = \operatorname{logit}(r^* p) -
     \operatorname{logit}(p)` (:func:`dprisk.inference.privacy.budget_jumps.tail_delta`): the event

@@ -8,7 +8,7 @@ releases add up,
 the same likelihood as a target unique at several levels
 (:mod:`dprisk.inference.nested.unique_levels`), and the risk :math:`R'` multiplies over releases.
 Each function validates its arguments once
-(:func:`dprisk.inference.nested.unique_levels.check_levels`).
+(:func:`dprisk.models.checks.check_levels`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, log_expit
 
-from dprisk.inference.nested.unique_levels import check_levels
 from dprisk.inference.single_level.closed_form_kernels import cumulative_log_odds
+from dprisk.models.checks import check_levels
 from dprisk.models.numerics import probability_ratio
 
 __all__ = ["SequentialRisk", "sequential_posterior", "sequential_risk"]

@@ -37,8 +37,8 @@ from dprisk.inference.kernels.fused_kernels import (
     table_seconds,
     use_compiled,
 )
+from dprisk.inference.kernels.table_kernels import checked_table, initial_halfwidth
 from dprisk.inference.two_level.exact import JointTable
-from dprisk.inference.two_level.table_kernels import checked_table, initial_halfwidth
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import sum_pmf_kernel

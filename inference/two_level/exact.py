@@ -8,7 +8,7 @@ The joint posterior (paper §3.2, supplement S3; DESIGN.md §3), for k1 in {m, m
         e^{-\rho_1 (x_1^* - k_1)^2}\, e^{-\rho_2 (x_2^* - k_2)^2}\,
         e^{-(\rho_1/d)(y_1^* - (k_2 - k_1))^2},
 
-summed over ``k2`` on a checked window (:mod:`dprisk.inference.two_level.table_kernels`, which also
+summed over ``k2`` on a checked window (:mod:`dprisk.inference.kernels.table_kernels`, which also
 states the completed square, the neglected-mass bound and the floating-point layout):
 
 .. math::
@@ -33,7 +33,7 @@ from dprisk.inference.kernels.fused_kernels import (
     table_seconds,
     use_compiled,
 )
-from dprisk.inference.two_level.table_kernels import (
+from dprisk.inference.kernels.table_kernels import (
     DEFAULT_TAIL_MASS,
     GridTooNarrowError,
     JointTable,
@@ -76,7 +76,7 @@ def joint_log_table(
     The releases are flattened to one dimension ``R``; ``parameters`` (``rho1, rho2, d, p,
     known, prior``) or ``scenario`` as in :func:`exact_posterior`. Used by the studies and
     by the Gibbs sampler's conditional tables. See
-    :mod:`dprisk.inference.two_level.table_kernels` for the window and the neglected-mass check.
+    :mod:`dprisk.inference.kernels.table_kernels` for the window and the neglected-mass check.
 
     Raises
     ------
@@ -276,7 +276,7 @@ def exact_posterior(
 
     Vectorised over releases: ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch
     shape ``S``. See the module docstring for the formula and
-    :mod:`dprisk.inference.two_level.table_kernels` for the k2 window.
+    :mod:`dprisk.inference.kernels.table_kernels` for the k2 window.
 
     Parameters
     ----------

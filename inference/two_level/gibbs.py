@@ -52,14 +52,14 @@ from dprisk.inference.kernels.fused_kernels import (
     compiled_kernels,
     use_compiled,
 )
-from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
-from dprisk.inference.mcmc.draws_tree import draws_datatree
-from dprisk.inference.two_level.table_kernels import (
+from dprisk.inference.kernels.table_kernels import (
     DEFAULT_TAIL_MASS,
     checked_table,
     relative_log_joint,
     relative_release,
 )
+from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
+from dprisk.inference.mcmc.draws_tree import draws_datatree
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass

@@ -35,12 +35,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.nested.exact import from_two_level
 from dprisk.inference.two_level.exact import two_level_posterior
 from dprisk.inference.two_level.gibbs import gibbs_draws, run_options, to_datatree
+from dprisk.inference.two_level.level_form import from_two_level
 from dprisk.inference.two_level.summary import X2_MASS_MIN, summarize
-from dprisk.inference.two_level.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.models.builders.two_level import (
     TARGET_VAR,
     X2_VAR,

@@ -1,8 +1,8 @@
 """Posterior summaries of the hierarchical models: one computation for both JSON forms.
 
 :func:`summarize` turns a result -- an exact posterior in the ``h``-level form
-(:class:`dprisk.inference.nested.exact.MultilevelPosterior`; the two-level one converted by
-:func:`dprisk.inference.nested.exact.from_two_level`) or sampling draws (a DataTree whose
+(:class:`dprisk.inference.two_level.level_form.MultilevelPosterior`; the two-level one converted by
+:func:`dprisk.inference.two_level.level_form.from_two_level`) or sampling draws (a DataTree whose
 ``posterior`` group holds ``X1 … Xh`` with dims (chain, draw)) -- into a
 :class:`PosteriorSummary`. Its two JSON forms are the payloads of ``dprisk posterior``:
 :meth:`PosteriorSummary.two_level_json` (keys ``posterior, risk, x2_posterior, method`` and,

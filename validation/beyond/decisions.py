@@ -23,8 +23,8 @@ from dprisk.inference.privacy.risk_profile import epsilon_for_prior, pure_dp_bud
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.validation.figures.decisions_captions import DESCRIPTIONS
+from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.records import StudyResult, exact_record
-from dprisk.validation.paper.single_level import PAPER_PRIORS, prior_coords
 
 __all__ = ["DESCRIPTIONS", "PROFILE", "TAIL_TOLERANCE", "epsilon_records", "epsilon_table",
            "profile_data", "rho_star_data", "study"]

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import census_level
-from dprisk.validation.paper.single_level import PAPER_PRIORS, prior_coords
+from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 
 __all__ = [
     "DEFAULT_RHO_GRID",

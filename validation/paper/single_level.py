@@ -31,6 +31,7 @@ from dprisk.models.census.allocation import (
 )
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.conversions import zcdp_to_dp
+from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.paper.records import claim_record
@@ -44,22 +45,10 @@ __all__ = [
     "study",
 ]
 
-#: The five adversaries of §4.2: (label, prior probability p).
-PAPER_PRIORS: tuple[tuple[str, float], ...] = (
-    ("1/2", 1 / 2), ("1/5", 1 / 5), ("1/10", 1 / 10), ("1/50", 1 / 50), ("1/864", 1 / 864),
-)
 #: Rows of the x1* table.
 TABLE1_X1_STAR = (1, 2, 3, 4, 5)
 #: The rounded rho1 the captions print; used only to show which cells depend on the rounding.
 RHO_ROUNDED = 0.099
-
-
-def prior_coords(priors=PAPER_PRIORS) -> dict:
-    """Coordinates for a prior dimension ``p``: float values and a ``p_label`` string."""
-    return {
-        "p": ("p", np.array([v for _, v in priors]), {"long_name": "prior P[X1 = m+1]"}),
-        "p_label": ("p", np.array([lab for lab, _ in priors], dtype=str)),
-    }
 
 
 # --------------------------------------------------------------------------- tables

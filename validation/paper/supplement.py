@@ -28,9 +28,9 @@ from dprisk.models.census.allocation import CENSUS_LEVELS, census_level, census_
 from dprisk.models.checks import check_rho
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import approximation_pmf, sum_pmf
+from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.records import claim_record
-from dprisk.validation.paper.single_level import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.supplement_s6 import figure10_data, s6_records, s6_sensitivity_data
 
 __all__ = [

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from dprisk.validation.figures.sbc import rank_histograms
+from dprisk.validation.sbc.figures import rank_histograms
 from dprisk.validation.sbc.ranks import (
     BROKEN_PRIOR,
     DEFAULT_PARAMETERS,

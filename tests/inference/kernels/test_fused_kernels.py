@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from dprisk.inference.kernels import fused_kernels
+from dprisk.inference.kernels.table_kernels import checked_table
 from dprisk.inference.studies.monte_carlo import unique_releases
 from dprisk.inference.studies.p_correct import p_correct_hierarchical
 from dprisk.inference.two_level.exact import GridTooNarrowError, posterior_x1
 from dprisk.inference.two_level.gibbs import alias_table, gibbs_sample, gibbs_x1_counts
-from dprisk.inference.two_level.table_kernels import checked_table
 from dprisk.models.census.allocation import census_level
 from dprisk.models.numerics import expit
 from dprisk.models.scenario import Release, Scenario

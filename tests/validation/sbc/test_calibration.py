@@ -27,7 +27,6 @@ from scipy import stats
 from dprisk.inference.studies.variant import variant_prob_x1, variant_stationary
 from dprisk.models.mechanism.discrete_gaussian import variance
 from dprisk.models.priors.library import parse_prior
-from dprisk.validation.figures.sbc import rank_histograms
 from dprisk.validation.paper.hierarchical import TABLE3_RELEASE, table3_parameters
 from dprisk.validation.report.build import validate_records
 from dprisk.validation.sbc.calibration import (
@@ -52,6 +51,7 @@ from dprisk.validation.sbc.calibration import (
     uniformity_tests,
     x1_rank_pmf,
 )
+from dprisk.validation.sbc.figures import rank_histograms
 
 N_SE = 4.0
 

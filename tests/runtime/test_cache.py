@@ -1,0 +1,37 @@
+"""Nothing is written into the source tree at run time: compiled kernels go to the user's cache."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import dprisk.inference.kernels as kernels_package
+
+KERNEL_DIR = Path(kernels_package.__file__).resolve().parent
+
+
+def _numba_files(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*") if p.suffix in {".nbi", ".nbc"}}
+
+
+def test_compiled_kernels_are_cached_under_the_cache_dir_not_the_source_tree(tmp_path):
+    before = _numba_files(KERNEL_DIR)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(DPRISK_CACHE_DIR=str(tmp_path), DPRISK_KERNELS="compiled")
+    command = ["marginal", "--rho1", "0.1", "--rho2", "0.2", "--d", "3", "--x2", "5", "--json"]
+    subprocess.run([sys.executable, "-m", "dprisk.cli", *command], env=env, check=True,
+                   capture_output=True, timeout=300)
+    assert _numba_files(tmp_path / "numba"), "no compiled kernel cached under DPRISK_CACHE_DIR"
+    assert _numba_files(KERNEL_DIR) == before, "kernel cache files written into the source tree"
+
+
+def test_a_numba_cache_dir_the_user_set_is_kept(tmp_path):
+    code = ("import os\nfrom dprisk.runtime.cache import use_numba_cache\n"
+            "print(use_numba_cache())\n")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["DPRISK_CACHE_DIR"] = str(tmp_path)
+    for extra, expected in (({}, tmp_path / "numba"),
+                            ({"NUMBA_CACHE_DIR": str(tmp_path / "mine")}, tmp_path / "mine")):
+        done = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, check=True,
+                              capture_output=True, text=True)
+        assert Path(done.stdout.strip()) == expected
