@@ -1,0 +1,84 @@
+"""The flat public API (``import dprisk as dr``): lazy, complete, visible to static tools."""
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dprisk as dr
+
+REPO = Path(__file__).resolve().parents[2]
+STUB = REPO / "dprisk" / "__init__.pyi"
+
+
+def _stub_names() -> dict[str, str]:
+    """``{public name: "dprisk.module:attribute"}`` read from ``__init__.pyi``."""
+    names = {}
+    for node in ast.parse(STUB.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}:{alias.name}"
+    return names
+
+
+def test_every_public_name_resolves_to_its_room():
+    for name in dr.__all__:
+        value = getattr(dr, name)
+        if name != "__version__":
+            assert callable(value), name
+
+
+def test_stub_lists_exactly_the_lazy_names():
+    lazy = {name: f"dprisk.{module}:{attribute}"
+            for name, (module, attribute) in dr._LAZY.items()}
+    assert _stub_names() == lazy
+
+
+def test_the_verbs_the_issue_names_are_there():
+    for name in ("Scenario", "census_level", "exact_posterior", "posterior_x1",
+                 "sample_posterior", "convergence_report", "p_correct_hierarchical",
+                 "UserPrior", "ImproperUniform", "p_correct", "simulate_p_correct", "sweep",
+                 "epsilon_pld", "rho_for_target", "cell_posterior", "unknown_others_p_correct"):
+        assert name in dr.__all__, name
+
+
+def test_unknown_names_raise_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        dr.nothing_here  # noqa: B018
+
+
+def test_import_dprisk_loads_nothing_heavy():
+    code = ("import sys, dprisk\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'numpy', 'scipy', 'pymc', 'pytensor', 'arviz', 'xarray', 'dask'}))\n"
+            "print(sorted(m for m in sys.modules if m.startswith('dprisk.')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.splitlines() == ["[]", "[]"]
+
+
+def test_module_docstring_example_runs():
+    example = re.search(r"::\n\n((?:    .*\n|\n)+)", dr.__doc__).group(1)
+    code = "\n".join(line[4:] for line in example.splitlines())
+    exec(compile(code, "dprisk.__doc__", "exec"), {})
+
+
+def test_static_analysis_follows_dprisk_modules_to_their_files():
+    """An editor's go-to-definition (jedi, with the project's venv) finds each room's file."""
+    jedi = pytest.importorskip("jedi")
+    project = jedi.Project(REPO, environment_path=sys.prefix)
+    cases = {
+        "import dprisk.inference.two_level.exact\ndprisk.inference.two_level.exact":
+            REPO / "inference" / "two_level" / "exact.py",
+        "from dprisk.validation.report import page\npage": REPO / "validation" / "report" / "page.py",
+        "from dprisk.models.scenario import Scenario\nScenario": REPO / "models" / "scenario.py",
+    }
+    for source, expected in cases.items():
+        script = jedi.Script(source, path=REPO / "scratch.py", project=project)
+        lines = source.splitlines()
+        found = script.goto(len(lines), len(lines[-1]) - 1, follow_imports=True)
+        assert found, source
+        assert Path(found[0].module_path).resolve() == expected.resolve(), source
