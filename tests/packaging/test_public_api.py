@@ -47,7 +47,7 @@ def test_the_verbs_the_issue_names_are_there():
 
 def test_unknown_names_raise_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        dr.nothing_here  # noqa: B018
+        dr.nothing_here
 
 
 def test_import_dprisk_loads_nothing_heavy():
@@ -73,7 +73,8 @@ def test_static_analysis_follows_dprisk_modules_to_their_files():
     cases = {
         "import dprisk.inference.two_level.exact\ndprisk.inference.two_level.exact":
             REPO / "inference" / "two_level" / "exact.py",
-        "from dprisk.validation.report import page\npage": REPO / "validation" / "report" / "page.py",
+        "from dprisk.validation.report import page\npage":
+            REPO / "validation" / "report" / "page.py",
         "from dprisk.models.scenario import Scenario\nScenario": REPO / "models" / "scenario.py",
     }
     for source, expected in cases.items():
