@@ -4,19 +4,10 @@ import json
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
-from dprisk.cli import main
 from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
 from dprisk.inference.attribute.posterior import cell_posterior
-
-
-def run_cli(argv, capsys):
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 @pytest.fixture

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 from cli_helpers import run_cli
 
 from dprisk.inference.single_level import closed_form as single_level
-from dprisk.models.census.allocation import CENSUS_LEVELS, census_level
+from dprisk.models.census.allocation import CENSUS_LEVELS
 from dprisk.models.mechanism.conversions import zcdp_to_dp
 
 
@@ -24,7 +25,7 @@ def test_census_json_contract(capsys):
     assert payload["epsilon"] == pytest.approx(float(zcdp_to_dp(2.56, 1e-10)), rel=1e-15)
     assert [lvl["level"] for lvl in payload["levels"]] == [lvl.name for lvl in CENSUS_LEVELS]
     assert all(set(lvl) == {"level", "rho"} for lvl in payload["levels"])
-    assert payload["levels"][0]["rho"] == census_level("block").rho
+    assert payload["levels"][0]["rho"] == RHO_BLOCK
 
 
 def test_posterior_json_matches_api(capsys):
@@ -43,7 +44,7 @@ def test_census_level_accepted_for_rho(capsys):
     status, out, _ = run_cli(
         ["posterior", "--rho1", "census:block", "--x1-star", "2", "--json"], capsys)
     assert status == 0
-    expected = float(single_level.posterior(2, census_level("block").rho, 0.5, 0))
+    expected = float(single_level.posterior(2, RHO_BLOCK, 0.5, 0))
     assert json.loads(out)["posterior"] == pytest.approx(expected, rel=1e-14)
 
 
@@ -53,7 +54,7 @@ def test_marginal_json_contract(capsys):
     assert status == 0
     payload = json.loads(out)
     assert set(payload) == {"marginal_posterior", "marginal_risk", "p_correct", "threshold"}
-    rho = census_level("block").rho
+    rho = RHO_BLOCK
     assert payload["p_correct"] == pytest.approx(float(single_level.p_correct(rho, 0.5)), 1e-14)
     assert payload["threshold"] == int(single_level.decision_threshold(rho, 0.5))
     assert payload["marginal_risk"] == pytest.approx(payload["marginal_posterior"] / 0.5)

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from census_values import RHO_BLOCK
 from cli_helpers import run_cli
 
 from dprisk.inference.privacy.accounting import (
@@ -12,7 +13,7 @@ from dprisk.inference.privacy.accounting import (
     rho_bun_steinke,
     rho_cks,
 )
-from dprisk.models.census.allocation import CENSUS_LEVELS, census_level
+from dprisk.models.census.allocation import CENSUS_LEVELS
 
 
 def test_rho_to_epsilon_json(capsys):
@@ -45,7 +46,7 @@ def test_census_level_and_fractions_accepted(capsys):
                               "--json"], capsys)
     assert status == 0
     payload = json.loads(out)
-    assert payload["rho"] == census_level("block").rho and payload["delta"] == 1e-5
+    assert payload["rho"] == RHO_BLOCK and payload["delta"] == 1e-5
 
 
 def test_summary_names_both_conversions(capsys):

@@ -5,13 +5,12 @@ Moved from tests/inference/test_sweeps.py with the functions (which left inferen
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 
 from dprisk.cli.grids import parse_grid, sweep_records
 from dprisk.inference.single_level.closed_form import p_correct
 from dprisk.inference.sweeps.sweep import DIMS, VARIABLES, sweep
-from dprisk.models.census.allocation import census_level
 
-RHO_BLOCK = census_level("block").rho
 SWEEP_2D = {"rho1": RHO_BLOCK, "d": 27, "progress": False, "rho2": [0.1, 0.25, 1.0],
             "x2": [1, 2, 3, 7, 20], "chunk_size": 2}
 N_POINTS = 15  # 3 x 5, in 8 chunks of 2 (the last has 1)

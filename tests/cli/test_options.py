@@ -11,9 +11,9 @@ import json
 import re
 
 import pytest
+from cli_helpers import run_cli
 
 import dprisk
-from dprisk.cli import main
 
 TWO = ("--rho1", "0.1", "--rho2", "0.25", "--d", "3")
 POST_1 = ("posterior", "--rho1", "0.1", "--x1-star", "1")
@@ -27,14 +27,6 @@ GIBBS = ("--method", "gibbs", "--draws", "60", "--chains", "2")
 MC = ("--method", "mc", "--datasets", "40", "--draws", "20")
 
 
-def run_cli(argv, capsys):
-    """Run ``dprisk`` in-process; return (exit status, stdout, stderr)."""
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:  # argparse errors, --help, --version
-        status = exc.code
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 # (argv, the option that must be named, a word of the form it was given to)

@@ -28,12 +28,12 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.inference.single_level import sequential
 from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior, posterior_x1
 from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import conversions as privacy
 from dprisk.models.mechanism import dg_sampling, dg_sums
 from dprisk.models.mechanism import discrete_gaussian as dg
@@ -45,8 +45,7 @@ RHOS = [1e-6, 1e-3, 1.0, 1e4]
 PS = [1e-12, 0.5, 1 - 1e-12]
 BIG = 10**7  # counts up to 1e7
 FAR = 10**4  # releases 1e4 away from m
-RHO_BLOCK = census_level("block").rho
-RHO_GROUP = census_level("block-group").rho
+RHO_GROUP = RHO_BLOCK_GROUP
 
 
 def mp_logaddexp(a, b):

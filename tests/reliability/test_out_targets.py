@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from cli_helpers import run_cli
 
 from dprisk.cli.main import main
 from dprisk.runtime.output_files import file_mode
@@ -46,12 +47,11 @@ def _tree(root: Path) -> dict:
 
 
 def _refused(capsys, argv) -> None:
-    status = main(argv)
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert status == 2, captured.err
+    status, out, err = run_cli(argv, capsys)
+    lines = err.strip().splitlines()
+    assert status == 2, err
     assert len(lines) == 1 and "--out" in lines[0], lines
-    assert captured.out == ""
+    assert out == ""
 
 
 # --------------------------------------------------------------------------- reproduce

@@ -15,6 +15,7 @@ import time
 import tracemalloc
 
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.cli.main import main
 from dprisk.runtime.memory_limit import (
@@ -62,15 +63,14 @@ def _refused(capsys, argv) -> str:
     tracemalloc.start()
     try:
         start = time.perf_counter()
-        status = main(argv)
+        status, out, err = run_cli(argv, capsys)
         seconds = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert status == 2, captured.err
-    assert len(lines) == 1 and captured.out == "", (lines, captured.out[:200])
+    lines = err.strip().splitlines()
+    assert status == 2, err
+    assert len(lines) == 1 and out == "", (lines, out[:200])
     assert peak < PEAK_LIMIT, f"allocated {format_bytes(peak)} before refusing"
     assert seconds < 30
     return lines[0]

@@ -13,6 +13,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.kernels import fused_kernels
 from dprisk.inference.kernels.table_kernels import checked_table
@@ -20,11 +21,10 @@ from dprisk.inference.studies.monte_carlo import unique_releases
 from dprisk.inference.studies.p_correct import p_correct_hierarchical
 from dprisk.inference.two_level.exact import GridTooNarrowError, posterior_x1
 from dprisk.inference.two_level.gibbs import alias_table, gibbs_sample, gibbs_x1_counts
-from dprisk.models.census.allocation import census_level
 from dprisk.models.numerics import expit
 from dprisk.models.scenario import Release, Scenario
 
-CENSUS = {"rho1": census_level("block").rho, "rho2": census_level("block-group").rho, "d": 27}
+CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_BLOCK_GROUP, "d": 27}
 CASES = [
     ({**CENSUS, "prior": "improper"}, 0, 0.5),
     ({**CENSUS, "prior": "truncated:10"}, 0, 0.3),

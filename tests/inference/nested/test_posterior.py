@@ -13,6 +13,7 @@ import math
 import arviz as az
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from scipy.special import logsumexp
 from scipy.stats import nbinom
 
@@ -20,7 +21,7 @@ from dprisk.inference.nested import box_kernels as multilevel_box
 from dprisk.inference.nested import gibbs as multilevel_gibbs
 from dprisk.inference.nested import posterior as ml
 from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior
-from dprisk.models.census.allocation import census_level, census_rhos
+from dprisk.models.census.allocation import census_rhos
 from dprisk.models.priors.library import ImproperUniform
 
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
@@ -89,7 +90,7 @@ def test_two_levels_equal_two_level_exact(prior):
     x1 = rng.integers(-6, 9, n)
     x2 = rng.integers(-6, 16, n)
     y1 = rng.integers(-25, 35, n)
-    rho1, rho2 = census_level("block").rho, census_level("block-group").rho
+    rho1, rho2 = RHO_BLOCK, RHO_BLOCK_GROUP
     ref = exact_posterior(x1, x2, y1, rho1=rho1, rho2=rho2, d=27, p=0.3, known=1, prior=prior)
     got = ml.exact_posterior(
         np.stack([x1, x2], -1), y1[:, None], rhos=[rho1, rho2], siblings=[27], p=0.3, known=1,

@@ -7,15 +7,15 @@ Tolerances as in test_single_level: rtol 1e-12 against brute-force double-precis
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 from level_references import brute_joint_posterior
 
 from dprisk.inference.nested import unique_levels as ulv
 from dprisk.inference.nested import unique_levels_kernels as exact
 from dprisk.inference.single_level import closed_form as sl
-from dprisk.models.census.allocation import census_level, census_rhos
+from dprisk.models.census.allocation import census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 
-RHO_BLOCK = census_level("block").rho
 RTOL = 1e-12
 
 

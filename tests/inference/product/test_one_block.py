@@ -13,15 +13,14 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 
 from dprisk.inference.product import one_block as pp
 from dprisk.inference.single_level import closed_form as sl
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sampling import sample
 from dprisk.models.mechanism.dg_sums import sum_pmf
 
-RHO_BLOCK = census_level("block").rho
 RTOL = 1e-12
 
 

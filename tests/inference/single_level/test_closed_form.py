@@ -9,14 +9,13 @@ neglected mass is below 1e-30.
 import mpmath
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 
 from dprisk.inference.nested import unique_levels as ulv
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.inference.single_level import sequential
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
 
-RHO_BLOCK = census_level("block").rho
 RHOS = [0.01, RHO_BLOCK, 0.5, 3.0]
 PRIORS = [0.5, 0.2, 1 / 864, 1e-9]
 RTOL = 1e-12

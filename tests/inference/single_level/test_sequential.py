@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 from level_references import brute_joint_posterior
 
 from dprisk.inference.nested import unique_levels as ulv
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.inference.single_level import sequential
-from dprisk.models.census.allocation import census_level
 
-RHO_BLOCK = census_level("block").rho
 RTOL = 1e-12
 
 

@@ -7,6 +7,7 @@ stationary law, and the variant's stationary log-odds of inference.variant.
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.studies.finite_draws import (
     chain_transitions,
@@ -15,11 +16,10 @@ from dprisk.inference.studies.finite_draws import (
 )
 from dprisk.inference.studies.variant import variant_log_odds
 from dprisk.inference.two_level.exact import posterior_x1
-from dprisk.models.census.allocation import census_level
 from dprisk.models.scenario import Scenario
 
-RHO1 = float(census_level("block").rho)
-RHO2 = float(census_level("block-group").rho)
+RHO1 = RHO_BLOCK
+RHO2 = RHO_BLOCK_GROUP
 CENSUS = {"rho1": RHO1, "rho2": RHO2, "d": 27}
 
 

@@ -8,15 +8,15 @@ the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies.monte_carlo import BLOCK, _block, simulate_p_correct
 from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
-from dprisk.models.census.allocation import census_level
 from dprisk.models.scenario import Scenario
 
-RHO1 = float(census_level("block").rho)
-RHO2 = float(census_level("block-group").rho)
+RHO1 = RHO_BLOCK
+RHO2 = RHO_BLOCK_GROUP
 CENSUS = {"rho1": RHO1, "rho2": RHO2, "d": 27}
 Z_MAX = 4.0
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.p_correct import (
@@ -20,13 +21,12 @@ from dprisk.inference.studies.setup import TIE_ATOL, release_grid
 from dprisk.inference.studies.thresholds import decision_thresholds
 from dprisk.inference.studies.variant import variant_log_odds
 from dprisk.inference.two_level.exact import exact_posterior
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import sum_pmf
 
 SMALL = {"rho1": 0.5, "rho2": 1.0, "d": 3}
-RHO1 = float(census_level("block").rho)
-RHO2 = float(census_level("block-group").rho)
+RHO1 = RHO_BLOCK
+RHO2 = RHO_BLOCK_GROUP
 #: Tolerance of exact-vs-brute comparisons: both sums leave out < 1e-9 of the probability.
 TOL = 3e-9
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.studies.variant import (
     VariantTables,
@@ -21,11 +22,10 @@ from dprisk.inference.studies.variant import (
     variant_x1_logit,
 )
 from dprisk.inference.two_level.gibbs import ExactConditionals
-from dprisk.models.census.allocation import census_level
 from dprisk.models.scenario import Scenario
 
-RHO1 = float(census_level("block").rho)
-RHO2 = float(census_level("block-group").rho)
+RHO1 = RHO_BLOCK
+RHO2 = RHO_BLOCK_GROUP
 N_MCSE = 4.0
 
 

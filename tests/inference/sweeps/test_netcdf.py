@@ -11,14 +11,12 @@ path). The comparisons are exact: both files hold the same float64 values.
 import numpy as np
 import pytest
 import xarray as xr
+from census_values import RHO_BLOCK
 
 from dprisk.cli.grids import sweep_records
 from dprisk.inference.sweeps.netcdf import SweepTable, read_attrs, read_table, write_table
 from dprisk.inference.sweeps.store import ENGINE
 from dprisk.inference.sweeps.sweep import sweep_table
-from dprisk.models.census.allocation import census_level
-
-RHO_BLOCK = census_level("block").rho
 
 
 def standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None, random_seed=None,

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 
 from dprisk.inference.single_level.closed_form import p_correct
 from dprisk.inference.sweeps.plan import (
@@ -15,9 +16,7 @@ from dprisk.inference.sweeps.plan import (
     check_grid,
     plan_sweep,
 )
-from dprisk.models.census.allocation import census_level
 
-RHO_BLOCK = census_level("block").rho
 GRID_2D = {"rho1": RHO_BLOCK, "d": 27, "rho2": [0.1, 0.25, 1.0], "x2": [1, 2, 3, 7, 20],
            "chunk_size": 2}
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.single_level.closed_form import p_correct
 from dprisk.inference.sweeps import store as sweep_store
@@ -27,9 +28,6 @@ from dprisk.inference.sweeps.sweep import (
     point_seed,
     sweep,
 )
-from dprisk.models.census.allocation import census_level
-
-RHO_BLOCK = census_level("block").rho
 
 
 # --------------------------------------------------------------------------- stand-ins
@@ -152,7 +150,7 @@ def test_census_level_names_are_accepted_for_rho():
     ds = sweep(**{**BASE, "rho1": "census:block"}, rho2=["census:block-group", 1.0], x2=1,
                quantity=exact_standin)
     assert ds.attrs["rho1"] == RHO_BLOCK
-    assert ds["rho2"].values[0] == census_level("block-group").rho
+    assert ds["rho2"].values[0] == RHO_BLOCK_GROUP
 
 
 def test_values_do_not_depend_on_chunk_size():

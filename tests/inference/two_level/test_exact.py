@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from reference_priors import NB_SPEC, reference_log_weight
 from scipy.special import logsumexp
 
@@ -20,11 +21,9 @@ from dprisk.inference.two_level.exact import (
     joint_log_table,
     posterior_x1,
 )
-from dprisk.models.census.allocation import census_level
 from dprisk.models.priors.library import UserPrior
 
-RHO_BLOCK = census_level("block").rho
-RHO_GROUP = census_level("block-group").rho
+RHO_GROUP = RHO_BLOCK_GROUP
 CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_GROUP, "d": 27}
 K2_MAX = 900
 

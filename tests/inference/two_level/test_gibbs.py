@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.gibbs import (
@@ -20,10 +21,8 @@ from dprisk.inference.two_level.gibbs import (
     to_datatree,
 )
 from dprisk.inference.two_level.gibbs import _x1_path as x1_path
-from dprisk.models.census.allocation import census_level
 
-RHO_BLOCK = census_level("block").rho
-RHO_GROUP = census_level("block-group").rho
+RHO_GROUP = RHO_BLOCK_GROUP
 CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_GROUP, "d": 27}
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 Z_MAX = 4.0

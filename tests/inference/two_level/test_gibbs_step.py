@@ -15,6 +15,7 @@ comparison under the CLT. R-hat below RHAT_MAX = 1.01 (Vehtari et al. 2021).
 import numpy as np
 import pymc as pm
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
@@ -26,14 +27,13 @@ from dprisk.models.builders.two_level import (
     build_hierarchical_model,
     set_release,
 )
-from dprisk.models.census.allocation import census_level
 
 N_MCSE = 4.0
 RHAT_MAX = 1.01
 ESS_MIN = 1000
 CENSUS = {
-    "rho1": census_level("block").rho,
-    "rho2": census_level("block-group").rho,
+    "rho1": RHO_BLOCK,
+    "rho2": RHO_BLOCK_GROUP,
     "d": 27,
 }
 RELEASE = (2, 1, -1)

@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.sampling import (
@@ -21,14 +22,13 @@ from dprisk.inference.two_level.sampling import (
     posterior_summary,
     sample_posterior,
 )
-from dprisk.models.census.allocation import census_level
 from dprisk.validation.crosschecks.diagnostics import convergence_report
 
 N_MCSE = 4.0
 RHAT_MAX = 1.01
 CENSUS = {
-    "rho1": census_level("block").rho,
-    "rho2": census_level("block-group").rho,
+    "rho1": RHO_BLOCK,
+    "rho2": RHO_BLOCK_GROUP,
     "d": 27,
 }
 RELEASE = (2, 1, -1)

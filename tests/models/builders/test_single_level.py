@@ -13,6 +13,7 @@ import arviz as az
 import numpy as np
 import pymc as pm
 import pytest
+from census_values import RHO_BLOCK
 from pymc.step_methods import BinaryGibbsMetropolis
 from scipy.special import logit
 
@@ -23,13 +24,11 @@ from dprisk.models.builders.single_level import (
     X1_VAR,
     build_single_level_model,
 )
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism.pymc_dist import DiscreteGaussian
 
 RHAT_MAX = 1.01
 N_MCSE = 4.0
 ESS_MIN = 1000
-RHO_BLOCK = census_level("block").rho
 
 #: (x1_star, rho, p, known): moderate posteriors so the indicator mixes and MCSE is meaningful.
 CASES = [

@@ -11,6 +11,7 @@ side includes every DG normaliser, which cancels on normalisation.
 import numpy as np
 import pymc as pm
 import pytest
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.models.builders.single_level import X1_STAR_VAR, build_single_level_model
@@ -25,14 +26,13 @@ from dprisk.models.builders.two_level import (
     hierarchical_spec,
     set_release,
 )
-from dprisk.models.census.allocation import census_level
 from dprisk.models.priors.library import PointMass, parse_prior
 
 ATOL_JOINT = 1e-10
 NB_PRIOR = "models/examples/negative_binomial_prior.py:prior"
 CENSUS = {
-    "rho1": census_level("block").rho,
-    "rho2": census_level("block-group").rho,
+    "rho1": RHO_BLOCK,
+    "rho2": RHO_BLOCK_GROUP,
     "d": 27,
 }
 #: (prior, known): every built-in prior, the example user prior, and the edge cases

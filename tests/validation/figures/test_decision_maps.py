@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 import xarray as xr
+from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from matplotlib.figure import Figure
 
 from dprisk.inference.two_level.exact import posterior_x1
-from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures.decision_maps import decision_map, plot_decision_map
 
-CENSUS = {"rho1": float(census_level("block").rho), "rho2": float(census_level("block-group").rho),
+CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_BLOCK_GROUP,
           "d": 27}
 #: x1* axis wide enough to hold all but ~1e-12 of X1* ~ DG(1, 1/(2 rho1)).
 WIDE_X1 = np.arange(-20, 23)

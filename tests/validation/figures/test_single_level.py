@@ -4,13 +4,12 @@ import figure_checks
 import matplotlib._pylab_helpers as pylab_helpers
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 from matplotlib.figure import Figure
 
 from dprisk.inference.single_level import closed_form as sl
-from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures import single_level as figs
 
-RHO_BLOCK = census_level("block").rho
 PRIOR_LABELS = ["p = 1/2", "p = 1/5", "p = 1/10", "p = 1/50", "p = 1/864"]
 
 

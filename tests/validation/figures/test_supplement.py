@@ -4,14 +4,12 @@ import figure_checks
 import matplotlib._pylab_helpers as pylab_helpers
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 from matplotlib.figure import Figure
 
-from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures import supplement as figs
 from dprisk.validation.paper import supplement as supp
 from dprisk.validation.paper import supplement_s6
-
-RHO_BLOCK = census_level("block").rho
 
 
 def assert_png(fig, tmp_path, name):

@@ -3,15 +3,13 @@
 import numpy as np
 import pytest
 import xarray as xr
+from census_values import RHO_BLOCK
 
-from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper import single_level as slp
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.report.build import RECORD_KEYS, validate_records
-
-RHO_BLOCK = census_level("block").rho
 
 
 @pytest.fixture(scope="module")

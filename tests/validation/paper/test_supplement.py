@@ -10,11 +10,12 @@ same and 1e-15 where it is not).
 import mpmath
 import numpy as np
 import pytest
+from census_values import RHO_BLOCK
 
 from dprisk.inference.nested import unique_levels as ul
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.inference.single_level import sequential
-from dprisk.models.census.allocation import census_level, census_rhos
+from dprisk.models.census.allocation import census_rhos
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import total_variation
 from dprisk.validation.paper import published as pub
@@ -24,7 +25,6 @@ from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.paper.records import CLAIM_STATUSES
 from dprisk.validation.report.build import RECORD_KEYS, validate_records
 
-RHO_BLOCK = census_level("block").rho
 PRIORS = np.array([0.5, 0.2, 0.1, 0.02, 1 / 864])
 
 
