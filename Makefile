@@ -27,14 +27,16 @@ $(STAMP): pyproject.toml
 		--config-settings editable_mode=strict -e '.[dev]'
 	@touch $(STAMP)
 
+# The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to
+# `make bench` and `make report`.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 report: setup
 	$(VENV)/bin/dprisk reproduce --out $(REPORT_DIR)
 
 bench: setup
-	$(PY) -m pytest -m slow
+	$(PY) -m pytest -n auto -m slow
 	$(PY) benchmarks/run.py
 
 # Look at the report as a person does: check it, then screenshot it in headless Chromium.
@@ -48,4 +50,4 @@ lint: setup
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) $(REPORT_DIR) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache

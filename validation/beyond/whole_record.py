@@ -122,13 +122,13 @@ def _one_cell_records(rho: float) -> list[dict]:
     return out
 
 
-def _whole_record_records(rho: float, n_mc: int, seed: int) -> tuple[list[dict], dict]:
+def _whole_record_records(rho: float, n_mc: int, random_seed: int) -> tuple[list[dict], dict]:
     known, target = ed_28_21_known(), ed_28_21_target()
     k = known.size
     exact_map = p_map_correct(rho, k, true_cell=target)
     order_stat = p_map_correct_uniform(rho, k)
     exact_mean = expected_true_posterior(rho, k, true_cell=target)
-    releases = sample_releases(known, rho, target, n_mc, random_seed=seed)
+    releases = sample_releases(known, rho, target, n_mc, random_seed=random_seed)
     post = cell_posterior(releases, known, rho)
     winners = post.log_posterior == post.log_posterior.max(-1, keepdims=True)
     share = winners[:, target] / winners.sum(-1)
@@ -157,13 +157,13 @@ _BATTERY = (  # x1*, x2*, y1*, known, rho1, rho2, d, cell prior, X2 prior
 )
 
 
-def _sampler_records(budget: dict, seed: int) -> tuple[list[dict], list[str]]:
+def _sampler_records(budget: dict, random_seed: int) -> tuple[list[dict], list[str]]:
     records, diagnostics = [], []
     for i, (x1, x2, y1, known, rho1, rho2, d, prior, x2_prior) in enumerate(_BATTERY):
         kw = {"rho1": rho1, "rho2": rho2, "d": d, "prior": prior, "x2_prior": x2_prior}
         exact = two_level_cell_posterior(x1, x2, y1, known, **kw)
         draws = two_level_cell_gibbs(x1, x2, y1, known, **kw, draws=budget["gibbs_draws"],
-                                     chains=4, random_seed=seed + i)
+                                     chains=4, random_seed=random_seed + i)
         stats = chain_diagnostics((draws.cell == 0).astype(float))
         ok = abs(stats["mean"] - exact[0]) <= N_MCSE * stats["mcse"]
         records.append({
@@ -180,7 +180,7 @@ def _sampler_records(budget: dict, seed: int) -> tuple[list[dict], list[str]]:
         release, known, prior = [1, 3, 0, 2], [0, 2, 0, 1], [0.1, 0.2, 0.3, 0.4]
         exact = cell_posterior(release, known, 0.4, prior).posterior
         cells, _ = sample_cell_pymc(release, known, 0.4, prior, draws=5000, chains=2,
-                                    random_seed=seed + 10)
+                                    random_seed=random_seed + 10)
         stats = chain_diagnostics((cells == 3).astype(float))
         ok = abs(stats["mean"] - exact[3]) <= N_MCSE * stats["mcse"]
         records.append({
@@ -191,7 +191,7 @@ def _sampler_records(budget: dict, seed: int) -> tuple[list[dict], list[str]]:
                            f"CategoricalGibbsMetropolis: {stats['mean']:.6g} ± "
                            f"{stats['mcse']:.2g} vs exact {exact[3]:.6g}."})
     sbc = cell_sbc(budget["sbc"], prior=[0.5, 0.3, 0.2], known=[0, 1, 0], rho1=0.5, rho2=0.5,
-                   d=2, x2_prior="truncated:5", n_draws=19, tune=20, random_seed=seed + 20)
+                   d=2, x2_prior="truncated:5", n_draws=19, tune=20, random_seed=random_seed + 20)
     diagnostics.append(
         f"SBC of the two-level histogram Gibbs sampler (K = 3, proper cell prior "
         f"[0.5, 0.3, 0.2], X2 prior truncated:5, {budget['sbc']} simulations, L = 19): rank "
