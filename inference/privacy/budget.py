@@ -25,7 +25,8 @@ the first crossing of the target ``T`` by the measure ``M``, for
 * ``worst-case-accuracy``: the best prior-weighted accuracy
   :math:`\sum_x \max(p P_1(x), (1 - p) P_0(x))` of *any* test between the release with and
   without the target's characteristic
-  (:func:`dprisk.inference.privacy.worst_case.worst_case_accuracy`, exact), from :math:`\max(p, 1 - p)` to 1: the f-DP guarantee against every adversary, the
+  (:func:`dprisk.inference.privacy.worst_case.worst_case_accuracy`, exact), from
+  :math:`\max(p, 1 - p)` to 1: the f-DP guarantee against every adversary, the
   conservative choice beside the Bayesian measures (at one level it equals the Bayes rule's
   prior-weighted accuracy, p P[correct | m+1] + (1 - p) P[correct | m]).
 
@@ -57,7 +58,8 @@ from dataclasses import dataclass
 from dprisk.models.checks import check_count, check_probability
 
 __all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_SCAN_PER_DECADE", "DGBudget", "certified",
-           "check_profile", "check_target", "max_ratio_profile", "measure_function", "rho_for_target", "tail_probability"]
+           "check_profile", "check_target", "max_ratio_profile", "measure_function",
+           "rho_for_target", "tail_probability"]
 
 #: The measures available.
 MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy")
