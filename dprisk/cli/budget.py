@@ -84,12 +84,15 @@ def add_parser(subs) -> None:
         "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
         DEFAULTS["q"]))
     sub.add_argument("--measure", default=None,
-                     help="marginal-risk | marginal-posterior | p-correct | tail: the largest "
-                     "rho whose measure stays at most the target; selects the measure form")
+                     help="marginal-risk | marginal-posterior | p-correct | tail | "
+                     "worst-case-accuracy: the largest rho whose measure stays at most the "
+                     "target; selects the measure form (worst-case-accuracy: the best "
+                     "p-weighted accuracy of any test, single level or --census)")
     sub.add_argument("--target", type=common.number, default=None,
                      help="the measure's target (marginal-risk: > 1; marginal-posterior: "
                      "between every p and 1; p-correct: in (0, 1), above 1/2 if a p = 1/2, "
-                     "every p <= 1/2 at the single level)")
+                     "every p <= 1/2 at the single level; worst-case-accuracy: between "
+                     "max(p, 1 - p) and 1)")
     sub.add_argument("--tail-tolerance", type=common.number, default=None,
                      help="tail measure: TAU, 0 < TAU < 1, the largest accepted P[R'(X*) > "
                      "r*(p)] with r*(p) = max(R, A/p) from --max-ratio [--max-posterior]")
@@ -244,7 +247,7 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
     if args.measure is None:
         raise ValueError("--measure is required for the census form (marginal-risk | "
-                         "marginal-posterior | p-correct | tail)")
+                         "marginal-posterior | p-correct | tail | worst-case-accuracy)")
     kwargs = _measure_kwargs(args)
     with common.elapsed_progress(args, "searching the global rho"):
         answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,

@@ -70,6 +70,8 @@ EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 #: The subcommands, in the order ``dprisk --help`` lists them, with their one-line help.
 SUBCOMMAND_HELP = {
+    "summary": "what an adversary learns at an allocation: posterior, risk, Bayes and "
+               "worst-case accuracy for five priors, epsilon three ways",
     "census": "the 2020 Census rho allocation and its epsilon",
     "posterior": "posterior P[X1 = m+1 | release] and risk R'",
     "marginal": "marginal posterior, risk R and P[correct decision]",

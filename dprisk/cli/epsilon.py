@@ -1,7 +1,9 @@
 """``dprisk epsilon``: the (epsilon, delta)-DP guarantee of rho-zCDP, and its inverse.
 
-Two forms: ``--rho R [--delta D]`` gives epsilon by Bun–Steinke (the paper's Theorem 1) and
-by the tighter Canonne–Kamath–Steinke conversion; ``--epsilon E [--delta D]`` gives the
+Two forms: ``--rho R [--delta D]`` gives epsilon by Bun–Steinke (the paper's Theorem 1), by
+the tighter Canonne–Kamath–Steinke conversion, and (``epsilon_pld_lower``,
+``epsilon_pld_upper``) the PLD bracket of one discrete Gaussian query of that rho, sensitivity
+1 (add or remove one person); ``--epsilon E [--delta D]`` gives the
 largest rho whose guarantee is at most E, by each conversion.
 """
 
@@ -63,12 +65,34 @@ def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
         "epsilon_bun_steinke": epsilon_bun_steinke(rho, args.delta),
         "epsilon_cks": epsilon_cks(rho, args.delta),
     }
+    bracket = _pld_bracket(rho, args.delta)
+    payload["epsilon_pld_lower"], payload["epsilon_pld_upper"] = bracket
     lines = [
         f"rho-zCDP with rho = {fmt(rho)} is (epsilon, delta = {args.delta:g})-DP with",
         f"  epsilon (Bun-Steinke, the paper's Theorem 1)   = {payload['epsilon_bun_steinke']:.6f}",
         f"  epsilon (Canonne-Kamath-Steinke, tighter)      = {payload['epsilon_cks']:.6f}",
     ]
+    if bracket[0] is None:
+        lines.append(f"  epsilon of one discrete Gaussian query (PLD): not computed outside "
+                     f"{PLD_RHO_RANGE[0]:g} <= rho <= {PLD_RHO_RANGE[1]:g}")
+    else:
+        lines.append(f"  epsilon of one discrete Gaussian query, PLD   in [{bracket[0]:.6f}, "
+                     f"{bracket[1]:.6f}] (sensitivity 1)")
     return payload, lines
+
+
+#: The rhos for which ``--rho`` reports the PLD bracket of one discrete Gaussian query (a tiny
+#: rho has a support too wide to enumerate); outside, the keys are null.
+PLD_RHO_RANGE = (1e-4, 1e4)
+
+
+def _pld_bracket(rho: float, delta: float) -> tuple[float | None, float | None]:
+    """Optimistic and pessimistic PLD epsilon of one DG query of ``rho`` (or Nones)."""
+    from dprisk.inference.privacy.accounting import epsilon_pld_bracket
+
+    if not PLD_RHO_RANGE[0] <= rho <= PLD_RHO_RANGE[1]:
+        return None, None
+    return epsilon_pld_bracket([rho], delta)
 
 
 def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:

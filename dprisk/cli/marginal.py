@@ -71,6 +71,7 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.privacy.worst_case import bayes_accuracy
     from dprisk.inference.single_level import closed_form as single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
@@ -81,11 +82,14 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
         marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
         p_correct = float(single_level.p_correct(rho1, args.p, args.known))
         threshold = int(single_level.decision_threshold(rho1, args.p, args.known))
+        accuracy, worst = _accuracies(bayes_accuracy(rho1, args.p, args.known), [rho1], args.p)
     payload = {
         "marginal_posterior": marginal,
         "marginal_risk": marginal_risk,
         "p_correct": p_correct,
         "threshold": threshold,
+        "accuracy": accuracy,
+        "worst_case_accuracy": worst,
     }
     lines = [
         f"single level: rho1 = {fmt(rho1)}, p = {fmt(args.p)}, known m = {args.known}, "
@@ -94,11 +98,21 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
         f"  marginal risk R                      = {fmt(marginal_risk)}",
         f"  decision threshold (decide m+1 iff x1* >= threshold) = {threshold}",
         f"  P[correct decision]                  = {fmt(p_correct)}",
+        f"  accuracy, p-weighted (Bayes rule)    = {fmt(accuracy)}",
+        f"  worst-case accuracy (any test, f-DP) = {fmt(worst)}",
     ]
     return payload, lines
 
 
+def _accuracies(bayes: float | None, rhos: list[float], p: float) -> tuple:
+    """``(accuracy, worst_case_accuracy)``: the Bayes rule's and the best test's (exact)."""
+    from dprisk.inference.privacy.worst_case import worst_case_accuracy
+
+    return bayes, worst_case_accuracy(rhos, p).accuracy
+
+
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_hierarchical
     from dprisk.inference.studies.p_correct import marginal_summary
 
     rho1, rho2 = common.scenario_rhos(args, "two-level", rho1="a rho > 0 or census:LEVEL",
@@ -112,6 +126,12 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
             draws=args.draws, random_seed=seed,
             progress=method == "mc" and common.show_progress(args),
         )
+        if method == "exact":  # the pair of truths (m + 1, x2) and (m, x2 - 1)
+            lifted = 0 if args.x1 is None or args.x1 != args.known else 1
+            payload["accuracy"] = bayes_accuracy_hierarchical(
+                x2=args.x2 + lifted, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
+                known=args.known, prior=args.prior)
+        payload["worst_case_accuracy"] = _accuracies(None, [rho1, rho2], args.p)[1]
     truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, {truth}, "
              f"p = {fmt(args.p)}, prior {args.prior}, method {method}")
@@ -125,7 +145,11 @@ def _unique_levels(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference.nested.unique_levels import unique_levels_summary
 
     rhos = parse_rhos(args.rhos)
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_levels
+
     payload = unique_levels_summary(rhos, p=args.p, known=args.known)
+    payload["accuracy"], payload["worst_case_accuracy"] = _accuracies(
+        bayes_accuracy_levels(rhos, args.p, args.known), list(rhos), args.p)
     shown = ", ".join(fmt(r) for r in rhos)
     return payload, common.payload_lines(f"target unique at {len(rhos)} levels: rhos = {shown}",
                                          payload)

@@ -17,12 +17,25 @@ refined continuously between the grid orders around the best one (a bounded Bren
 each evaluation again the accountant at a single order). At rho = 2.56, delta = 1e-10 this
 gives 17.1584 (the Census states 17.14 for its production rho, (542/339)^2).
 
-(c) **Tight composition** of the actual release: the privacy-loss distribution (PLD) of each
+(c) **Composition of the actual release**: the privacy-loss distribution (PLD) of each
 discrete Gaussian query, :math:`\mathrm{DG}(0, \sigma^2)` with :math:`\sigma^2 =
 1/(2\rho_i)` and sensitivity 1, composed over every query of the 2020 persons strategy
-(:mod:`dprisk.models.census.strategy`) with ``dp-accounting``'s PLD; the discretisation is
-pessimistic, so the value is an upper bound on the exact epsilon (within about 0.003 of it at
-the default interval 1e-4).
+(:mod:`dprisk.models.census.strategy`) with ``dp-accounting``'s PLD. The exact epsilon of this
+composition lies between an optimistic and a pessimistic discretisation of the losses:
+:func:`epsilon_pld` is the pessimistic one at a coarse loss grid (1e-4; 16.4828 at the Census
+rho, about 0.003 above the exact value, so an upper bound, *not* the exact epsilon), and
+:func:`epsilon_pld_bracket` gives both ends at a grid fine enough that they are at most 1e-3
+apart ([16.4789, 16.4796] at the Census rho, interval 2e-5; the optimistic end
+privacy buckets, the pessimistic end connect-the-dots).
+
+**Neighbouring relation.** The accounting assumes *add or remove one person*: each query of
+the strategy is a partition of the histogram into cells, so one person changes one cell of
+each query by 1 (sensitivity 1 per query; the Census DAS's convention). Under *replace one
+person* (change one record's characteristics) a query's count moves by 1 in two cells when
+the old and new records fall in different cells of it, so in the worst case every query is a
+pair of shifted discrete Gaussians (L2 sensitivity :math:`\sqrt 2`, its zCDP doubles to
+:math:`2\rho`): ``relation="replace-one"`` composes each query twice, which gives the larger
+epsilon of that convention.
 
 Both conversions increase in rho; the inverses (the largest rho whose guarantee is at most a
 given epsilon) are the closed form for (a) and a bracketing root-finder (Brent) on the
@@ -43,14 +56,24 @@ from dprisk.models.mechanism.conversions import dp_to_zcdp, zcdp_to_dp
 from dprisk.models.scenario import scalar_value
 
 __all__ = [
+    "NEIGHBOUR_RELATIONS",
+    "PLD_BRACKET_INTERVAL",
     "census_epsilon_pld",
+    "census_epsilon_pld_bracket",
+    "composed_pld",
     "epsilon_bun_steinke",
     "epsilon_cks",
     "epsilon_pld",
+    "epsilon_pld_bracket",
     "rho_bun_steinke",
     "rho_cks",
 ]
 
+#: Neighbouring relations of the PLD accounting: one person added or removed (each query's
+#: count moves by 1 in one cell), or one person's record replaced (by 1 in two cells).
+NEIGHBOUR_RELATIONS = ("add-remove", "replace-one")
+#: Loss grid of :func:`epsilon_pld_bracket` (brackets the Census epsilon within 1e-3).
+PLD_BRACKET_INTERVAL = 2e-5
 #: Smallest Rényi order at which dp-accounting applies the CKS bound.
 _MIN_ORDER = 1.01
 #: Largest Rényi order the refinement tries; an optimum beyond it (tiny rho) is refused.
@@ -186,13 +209,16 @@ def rho_cks(epsilon, delta) -> float:
 
 
 def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> float:
-    r"""Tight epsilon of the composition of discrete Gaussian queries (dp-accounting's PLD).
+    r"""Pessimistic PLD epsilon of a composition of discrete Gaussian queries (an upper bound).
 
     Query ``i`` adds :math:`\mathrm{DG}(0, \sigma_i^2)`, :math:`\sigma_i^2 = 1/(2\rho_i)`, to
     a count of sensitivity 1; the privacy-loss distributions of all queries are composed
     (identical queries by self-composition) and the smallest epsilon with hockey-stick
     divergence at most ``delta`` is returned. The discretisation is pessimistic: the value is
-    an upper bound that tightens as ``value_discretization_interval`` shrinks.
+    an upper bound that tightens as ``value_discretization_interval`` shrinks (at the default
+    1e-4 it is about 0.003 above the exact epsilon of the 2020 strategy;
+    :func:`epsilon_pld_bracket` gives a lower bound too). Neighbours: add or remove one
+    person, sensitivity 1 per query (module docstring).
 
     Parameters
     ----------
@@ -219,28 +245,110 @@ def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> 
     return cached_float("epsilon_pld", key, lambda: _compose_pld(queries, delta, interval))
 
 
-def _compose_pld(queries: list[tuple[float, int]], delta: float, interval: float) -> float:
-    """``epsilon_pld`` computed: compose the PLD of each ``(rho, count)`` query group."""
+def composed_pld(queries: list[tuple[float, int]], interval: float, *, pessimistic: bool = True,
+                 connect_dots: bool = False):
+    r"""The composed ``dp-accounting`` PLD of ``(rho, count)`` groups of discrete Gaussian queries.
+
+    Query noise :math:`\mathrm{DG}(0, \sigma^2)`, :math:`\sigma^2 = 1/(2\rho)`, sensitivity 1
+    (one person added or removed moves each query's count by one); ``count`` identical queries
+    by self-composition. ``pessimistic`` rounds losses up and keeps the truncated tails as an
+    infinite loss (every hockey-stick divergence is then an upper bound), the optimistic
+    discretisation rounds down and drops them (a lower bound). ``connect_dots`` (pessimistic
+    only) uses the connect-the-dots discretisation (Doroshenko et al. 2022), a valid upper
+    bound much closer to the exact value at the same interval. Inputs are validated.
+    """
     from dp_accounting.pld import privacy_loss_distribution
 
     composed = None
     for rho, count in queries:
         pld = privacy_loss_distribution.from_discrete_gaussian_mechanism(
             float(np.sqrt(1.0 / (2.0 * rho))), sensitivity=1,
-            value_discretization_interval=interval)
+            pessimistic_estimate=pessimistic, value_discretization_interval=interval,
+            use_connect_dots=connect_dots and pessimistic)
         if count > 1:
             pld = pld.self_compose(count)
         composed = pld if composed is None else composed.compose(pld)
-    return float(composed.get_epsilon_for_delta(delta))
+    return composed
+
+
+def _compose_pld(queries: list[tuple[float, int]], delta: float, interval: float,
+                 pessimistic: bool = True) -> float:
+    """``epsilon_pld`` computed: compose the PLD of each ``(rho, count)`` query group."""
+    return float(composed_pld(queries, interval, pessimistic=pessimistic)
+                 .get_epsilon_for_delta(delta))
+
+
+def _bracket_end(queries: list[tuple[float, int]], delta: float, interval: float,
+                 pessimistic: bool) -> float:
+    """One end of :func:`epsilon_pld_bracket`: optimistic, or pessimistic connect-the-dots."""
+    return float(composed_pld(queries, interval, pessimistic=pessimistic, connect_dots=True)
+                 .get_epsilon_for_delta(delta))
+
+
+def epsilon_pld_bracket(rhos, delta, *,
+                        value_discretization_interval: float = PLD_BRACKET_INTERVAL,
+                        relation: str = "add-remove") -> tuple[float, float]:
+    r"""``(lower, upper)``: the exact PLD epsilon of the composition lies between them.
+
+    The optimistic discretisation of the same composition as :func:`epsilon_pld`
+    (``dp-accounting``, privacy buckets rounded down, truncated tails dropped) and the
+    pessimistic one by connect-the-dots (Doroshenko et al. 2022; a valid upper bound much
+    tighter than :func:`epsilon_pld`'s at the same interval); the gap shrinks with
+    ``value_discretization_interval`` (at the default 2e-5 it is about 7e-4 for the 2020
+    strategy, most of it on the optimistic side). Both ends are cached like :func:`epsilon_pld`.
+
+    Parameters
+    ----------
+    rhos : sequence of float (each > 0)
+    delta : float (0 < delta < 1)
+    value_discretization_interval : float (> 0)
+    relation : {"add-remove", "replace-one"}
+        The neighbouring relation: add or remove one person (sensitivity 1 per query, the
+        default and the Census's), or replace one person's record (each query's count may
+        move in two cells: every query composed twice).
+    """
+    rho_values = check_rho(rhos, "rhos")
+    if rho_values.ndim != 1 or rho_values.size == 0:
+        raise ValueError(f"rhos must be a non-empty list of numbers > 0, got {rhos!r}")
+    if relation not in NEIGHBOUR_RELATIONS:
+        raise ValueError(f"relation must be one of {NEIGHBOUR_RELATIONS}, got {relation!r}")
+    delta = _scalar(delta, "delta", check_probability)
+    interval = _scalar(value_discretization_interval, "value_discretization_interval",
+                       check_rho)
+    copies = 2 if relation == "replace-one" else 1
+    queries = sorted((rho, copies * count)
+                     for rho, count in Counter(rho_values.tolist()).items())
+    ends = []
+    for pessimistic in (False, True):
+        key = {"queries": [[repr(rho), count] for rho, count in queries], "delta": repr(delta),
+               "value_discretization_interval": repr(interval), "pessimistic": pessimistic}
+        ends.append(cached_float("epsilon_pld_bracket", key, lambda pes=pessimistic: (
+            _bracket_end(queries, delta, interval, pes))))
+    return ends[0], ends[1]
+
+
+def census_epsilon_pld_bracket(rho_total=CENSUS_RHO_TOTAL, delta=CENSUS_DELTA, *,
+                               value_discretization_interval: float = PLD_BRACKET_INTERVAL,
+                               relation: str = "add-remove") -> tuple[float, float]:
+    """:func:`epsilon_pld_bracket` of every query of the 2020 persons strategy.
+
+    At rho = 2.56 and delta = 1e-10: about [16.4789, 16.4796] (add or remove one person); the
+    exact epsilon, 16.4795 by an independent composition, lies inside.
+    """
+    rhos = [query.rho for query in strategy_queries(rho_total)]
+    return epsilon_pld_bracket(rhos, delta,
+                               value_discretization_interval=value_discretization_interval,
+                               relation=relation)
 
 
 def census_epsilon_pld(rho_total=CENSUS_RHO_TOTAL, delta=CENSUS_DELTA, *,
                        value_discretization_interval: float = 1e-4) -> float:
-    """Tight epsilon of every discrete Gaussian query of the 2020 persons strategy.
+    """Pessimistic PLD epsilon of every discrete Gaussian query of the 2020 persons strategy.
 
     Each query's rho is ``rho_total`` x geolevel share x query fraction
     (:func:`dprisk.models.census.strategy.strategy_queries`); see :func:`epsilon_pld`.
-    At rho = 2.56 and delta = 1e-10 the (pessimistic) value is 16.4828, a little under 16.5.
+    At rho = 2.56 and delta = 1e-10 the (pessimistic, interval 1e-4) value is 16.4828, an
+    upper bound about 0.003 above the exact epsilon (:func:`census_epsilon_pld_bracket`).
     """
     rhos = [query.rho for query in strategy_queries(rho_total)]
     return epsilon_pld(rhos, delta, value_discretization_interval=value_discretization_interval)

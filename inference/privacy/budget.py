@@ -21,7 +21,21 @@ the first crossing of the target ``T`` by the measure ``M``, for
   ``max_posterior``; a constant :math:`\tilde r` without ``max_posterior``): the
   discrete-Gaussian analogue of Kazan & Reiter's epsilon-DP profile
   (:mod:`dprisk.inference.privacy.risk_profile`); the target is the tolerance :math:`\tau`, from 0
-  to 1.
+  to 1;
+* ``worst-case-accuracy``: the best prior-weighted accuracy
+  :math:`\sum_x \max(p P_1(x), (1 - p) P_0(x))` of *any* test between the release with and
+  without the target's characteristic
+  (:func:`dprisk.inference.privacy.worst_case.worst_case_accuracy`, exact), from
+  :math:`\max(p, 1 - p)` to 1: the f-DP guarantee against every adversary, the
+  conservative choice beside the Bayesian measures (at one level it equals the Bayes rule's
+  prior-weighted accuracy, p P[correct | m+1] + (1 - p) P[correct | m]).
+
+The worst-case accuracy is continuous in rho but, for p != 1/2, *not* monotone (the
+likelihood ratios of the discrete Gaussian sit on a lattice that moves with rho; e.g. at
+p = 0.2 it falls from 0.8351 to 0.8330 between rho = 1.08 and 1.26; the tests show it): its
+first crossing is located by a scan of :data:`WORST_CASE_SCAN_PER_DECADE` log-spaced points
+per decade from 1e-6, then Brent's method on the first interval whose right end exceeds the
+target (a crossing that opens and closes between two scan points could be missed).
 
 The two marginal measures increase in rho (the tests check it on a grid), so the first
 crossing is the root of :math:`M(\rho, p) = T`, found by Brent's method on a bracket in rho
@@ -43,16 +57,19 @@ from dataclasses import dataclass
 
 from dprisk.models.checks import check_count, check_probability
 
-__all__ = ["MEASURES", "STEP_MEASURES", "DGBudget", "certified", "check_profile", "check_target",
-           "max_ratio_profile", "measure_function", "rho_for_target", "tail_probability"]
+__all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_SCAN_PER_DECADE", "DGBudget", "certified",
+           "check_profile", "check_target", "max_ratio_profile", "measure_function",
+           "rho_for_target", "tail_probability"]
 
 #: The measures available.
-MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy")
 #: The measures that are step-like (not monotone) in rho.
 STEP_MEASURES = ("p-correct", "tail")
 
 _RHO_MIN = 1e-12
 _RHO_MAX = 1e6
+#: Scan density of the worst-case accuracy's first crossing (points per decade of rho).
+WORST_CASE_SCAN_PER_DECADE = 100
 #: Relative step above rho* at which the certificate's ``value_above`` is evaluated.
 ABOVE = 1e-9
 
@@ -125,6 +142,10 @@ def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
     """``rho -> M(rho, p)`` for a measure of :data:`MEASURES` (arguments validated)."""
     from dprisk.inference.single_level import closed_form as single_level
 
+    if measure == "worst-case-accuracy":
+        from dprisk.inference.privacy.worst_case import worst_case_accuracy
+
+        return lambda rho: worst_case_accuracy(rho, p, method="exact").accuracy
     if measure == "tail":
         return lambda rho: tail_probability(rho, p, known, max_ratio=max_ratio,
                                             max_posterior=max_posterior)
@@ -138,6 +159,10 @@ def _supremum(measure: str, p: float) -> float:
     return 1.0 / p if measure == "marginal-risk" else 1.0
 
 
+#: Measures whose target must lie below 1 (their supremum at every prior).
+_BELOW_ONE = (*STEP_MEASURES, "worst-case-accuracy")
+
+
 def _infimum(measure: str, p: float) -> float:
     """The measure's limit at rho -> 0."""
     if measure == "marginal-risk":
@@ -146,6 +171,8 @@ def _infimum(measure: str, p: float) -> float:
         return p
     if measure == "p-correct":
         return 0.0 if p < 0.5 else (0.5 if p == 0.5 else 1.0)
+    if measure == "worst-case-accuracy":
+        return max(p, 1.0 - p)
     return 0.0
 
 
@@ -176,6 +203,22 @@ def _first_crossing(value, target: float) -> float | None:
                         rtol=1e-15))
 
 
+def _scan_crossing(value, target: float) -> float | None:
+    """First crossing of a continuous, non-monotone measure: log scan, then Brent."""
+    from scipy.optimize import brentq
+
+    lower = 1e-6
+    if value(lower) > target:
+        return None
+    while lower < _RHO_MAX:
+        upper = lower * 10.0 ** (1.0 / WORST_CASE_SCAN_PER_DECADE)
+        if value(upper) > target:
+            return float(brentq(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
+                                rtol=1e-15))
+        lower = upper
+    return None
+
+
 def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posterior):
     """First crossing of a step-like measure at prior ``p``, or None if it never binds."""
     from dprisk.inference.privacy.budget_jumps import first_crossing, tail_delta
@@ -200,7 +243,7 @@ def check_target(measure: str, target, priors) -> float:
     if not (math.isfinite(target) and target > floor):
         raise ValueError(f"{name} must exceed the {measure} at rho -> 0 for every prior "
                          f"(allowed range: {name} > {floor:.6g}), got {target!r}")
-    if measure in STEP_MEASURES and not target < 1.0:
+    if measure in _BELOW_ONE and not target < 1.0:
         raise ValueError(f"{name} must be below 1, the {measure}'s supremum (allowed range: "
                          f"{floor:.6g} < {name} < 1), got {target!r}")
     return target
@@ -223,7 +266,7 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
 
     Parameters
     ----------
-    measure : {"marginal-risk", "marginal-posterior", "p-correct", "tail"}
+    measure : {"marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy"}
     target : float
         ``T``: above 1 for the marginal risk; above every p (and below 1) for the marginal
         posterior; in (0, 1) for P[correct] (above 1/2 if some p = 1/2; no p > 1/2, where
@@ -242,7 +285,8 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
     ValueError
         Naming the parameter: an unknown measure, an empty prior set, a target outside the
         measure's range (at or below its value at rho -> 0 for some prior: impossible; at
-        or above its supremum for every prior: any rho meets it), an impossible profile, a
+        or above its supremum for every prior: any rho meets it; for worst-case-accuracy
+        max(p, 1 - p) < T < 1), an impossible profile, a
         profile option given for another measure.
     """
     if measure not in MEASURES:
@@ -268,6 +312,8 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
     for prior in (float(value) for value in priors):
         if measure in STEP_MEASURES:
             rho = _step_crossing(measure, prior, target, max_ratio, max_posterior)
+        elif measure == "worst-case-accuracy":
+            rho = _scan_crossing(measure_function(measure, prior, known), target)
         elif target >= _supremum(measure, prior):
             rho = None
         else:

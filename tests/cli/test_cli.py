@@ -20,7 +20,14 @@ def test_census_json_contract(capsys):
     assert status == 0 and err == ""
     payload = json.loads(out)
     assert set(payload) == {"rho_total", "delta", "epsilon", "levels", "epsilon_cks",
-                            "epsilon_pld"}
+                            "epsilon_pld", "epsilon_pld_lower", "epsilon_pld_upper",
+                            "worst_case_accuracy", "worst_case_accuracy_lower",
+                            "worst_case_accuracy_upper", "worst_case_accuracy_detailed"}
+    assert payload["epsilon_pld_lower"] <= 16.4795 <= payload["epsilon_pld_upper"]
+    assert payload["epsilon_pld_upper"] - payload["epsilon_pld_lower"] <= 1e-3
+    assert (payload["worst_case_accuracy_lower"] <= payload["worst_case_accuracy"]
+            == payload["worst_case_accuracy_upper"])
+    assert 0.5 < payload["worst_case_accuracy_detailed"] < payload["worst_case_accuracy"] < 1
     assert payload["rho_total"] == 2.56 and payload["delta"] == 1e-10
     assert payload["epsilon"] == pytest.approx(float(zcdp_to_dp(2.56, 1e-10)), rel=1e-15)
     assert [lvl["level"] for lvl in payload["levels"]] == [lvl.name for lvl in CENSUS_LEVELS]
@@ -53,7 +60,11 @@ def test_marginal_json_contract(capsys):
                              capsys)
     assert status == 0
     payload = json.loads(out)
-    assert set(payload) == {"marginal_posterior", "marginal_risk", "p_correct", "threshold"}
+    assert set(payload) == {"marginal_posterior", "marginal_risk", "p_correct", "threshold",
+                            "accuracy", "worst_case_accuracy"}
+    # at one level and p = 1/2 the Bayes rule is the best test: (1 + TV)/2
+    assert payload["accuracy"] == pytest.approx(0.588860, abs=5e-7)
+    assert payload["worst_case_accuracy"] == pytest.approx(payload["accuracy"], abs=1e-12)
     rho = RHO_BLOCK
     assert payload["p_correct"] == pytest.approx(float(single_level.p_correct(rho, 0.5)), 1e-14)
     assert payload["threshold"] == int(single_level.decision_threshold(rho, 0.5))
@@ -124,3 +135,17 @@ def test_console_script_installed_exit_status_and_stderr():
                          text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1 and "rho1" in bad.stderr
+
+
+def test_marginal_two_level_and_levels_accuracy_keys(capsys):
+    status, out, _ = run_cli(["marginal", "--rho1", "census:block", "--rho2",
+                              "census:block-group", "--d", "27", "--x2", "3", "--p", "0.2",
+                              "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert {"accuracy", "worst_case_accuracy"} <= set(payload)
+    assert payload["accuracy"] <= payload["worst_case_accuracy"]
+    status, out, _ = run_cli(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)

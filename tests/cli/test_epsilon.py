@@ -20,7 +20,9 @@ def test_rho_to_epsilon_json(capsys):
     status, out, err = run_cli(["epsilon", "--rho", "2.56", "--json"], capsys)
     assert status == 0 and err == ""
     payload = json.loads(out)
-    assert set(payload) == {"rho", "delta", "epsilon_bun_steinke", "epsilon_cks"}
+    assert set(payload) == {"rho", "delta", "epsilon_bun_steinke", "epsilon_cks",
+                            "epsilon_pld_lower", "epsilon_pld_upper"}
+    assert payload["epsilon_pld_lower"] <= payload["epsilon_pld_upper"] <= payload["epsilon_cks"]
     assert payload["rho"] == 2.56 and payload["delta"] == 1e-10
     assert payload["epsilon_bun_steinke"] == epsilon_bun_steinke(2.56, 1e-10)
     assert round(payload["epsilon_bun_steinke"], 4) == 17.9153

@@ -2,8 +2,9 @@ r"""The agency's two decisions: what epsilon the release has, and which rho meet
 
 Records: the three epsilons of the 2020 release at delta = 1e-10 (the paper's Theorem 1 at
 rho = 2.56; the Census Bureau's stated 17.14, the Canonne-Kamath-Steinke conversion at the
-production rho (542/339)^2; the tight composition of every discrete Gaussian query of the
-persons strategy) and Kazan & Reiter's epsilon-DP budgets for three risk profiles.
+production rho (542/339)^2; the PLD composition, pessimistic so an upper bound, of every
+discrete Gaussian query of the persons strategy) and Kazan & Reiter's epsilon-DP budgets for
+three risk profiles.
 Figures: rho* against the target for the paper's five priors, one panel per measure
 (:mod:`dprisk.inference.privacy.budget`); the risk profile with its binding prior, for
 epsilon-DP and for the discrete Gaussian tail; the epsilon table. Captions are in
@@ -132,8 +133,8 @@ def epsilon_records(table: xr.Dataset) -> list[dict]:
             f"rho = 2.56 it gives {cks:.6f} (the issue's 17.158); the Census's 17.14 is the "
             f"production value, not 2.56's."),
         exact_record(
-            "accounting/epsilon_pld", "2020 persons strategy (DAS production code): tight "
-            "epsilon of the composed queries, expected a little under 16.5", None, pld,
+            "accounting/epsilon_pld", "2020 persons strategy (DAS production code): upper "
+            "bound on the epsilon of the composed queries, expected a little under 16.5", None, pld,
             16.4 < pld < 16.5,
             f"the privacy-loss distributions of all 65 discrete Gaussian queries of the "
             f"persons strategy at rho = 2.56 composed (dp-accounting, value grid 1e-4, a "

@@ -112,3 +112,28 @@ def test_pld_of_one_query_is_below_cks():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_census_pld_bracket_contains_independent_value():
+    """The optimistic/pessimistic PLDs bracket 16.4795 (an independent composition gives
+    [16.4793, 16.4797]) within 1e-3, and the coarse pessimistic 16.4828 lies above."""
+    from dprisk.inference.privacy.accounting import census_epsilon_pld_bracket
+
+    lower, upper = census_epsilon_pld_bracket()
+    assert lower <= 16.4795 <= upper
+    assert upper - lower <= 1e-3
+    assert upper < census_epsilon_pld()
+
+
+def test_pld_bracket_one_query_and_relations():
+    from dprisk.inference.privacy.accounting import epsilon_pld_bracket
+
+    lower, upper = epsilon_pld_bracket([0.5], 1e-10)
+    assert lower <= upper <= epsilon_pld([0.5], 1e-10) + 1e-12
+    # replace one: every query moves in two cells, the composition of each query twice
+    rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one")
+    twice_lower, twice_upper = epsilon_pld_bracket([0.5, 0.5], 1e-10)
+    assert (rep_lower, rep_upper) == pytest.approx((twice_lower, twice_upper))
+    assert rep_lower > upper
+    with pytest.raises(ValueError, match="relation"):
+        epsilon_pld_bracket([0.5], 1e-10, relation="swap")

@@ -1,0 +1,71 @@
+"""``dprisk summary``: the decision summary of an allocation (five priors, epsilon three ways).
+
+``--census`` (the 2020 allocation) or ``--rho1 R [--rho2 R2]``. Computed by
+:func:`dprisk.inference.privacy.decision_summary.decision_summary`; this module only parses
+and formats.
+"""
+
+from __future__ import annotations
+
+from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, emit
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk summary``."""
+    sub = subs.add_parser("summary", help=SUBCOMMAND_HELP["summary"])
+    sub.add_argument("--census", action="store_true",
+                     help="the 2020 allocation (block and block-group GVHR queries; epsilon "
+                     "of the global rho 2.56 and of all 65 queries)")
+    sub.add_argument("--rho1", default=None, help="the block's rho (> 0 or census:LEVEL)")
+    sub.add_argument("--rho2", default=None,
+                     help="the block group's rho (> 0 or census:LEVEL), optional")
+    add_json(sub)
+    sub.set_defaults(func=run)
+
+
+def _value(value) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def run(args) -> int:
+    """Check the options, compute the summary, print."""
+    from dprisk.inference.privacy.decision_summary import decision_summary
+    from dprisk.models.census.allocation import parse_rho
+
+    if args.census == (args.rho1 is not None):
+        raise ValueError("give exactly one of --census and --rho1 R [--rho2 R2]")
+    if args.census and args.rho2 is not None:
+        raise ValueError("--rho2 does not apply to --census (its rho2 is the block group's)")
+    if args.census:
+        result = decision_summary(census=True)
+    else:
+        rho2 = None if args.rho2 is None else parse_rho(args.rho2, "--rho2")
+        result = decision_summary(rho1=parse_rho(args.rho1, "--rho1"), rho2=rho2)
+    payload = result.to_dict()
+    where = "the 2020 Census allocation" if result.census else "this allocation"
+    rho2 = "-" if result.rho2 is None else f"{result.rho2:.5g}"
+    lines = [
+        f"Decision summary at {where}: rho1 = {result.rho1:.5g}, rho2 = {rho2}; unique target",
+        f"  {'prior p':>9} {'posterior':>10} {'posterior':>10} {'risk R':>8} "
+        f"{'accuracy':>9} {'worst-case':>11}",
+        f"  {'':>9} {'(block)':>10} {'(+ group)':>10} {'(block)':>8} {'(Bayes)':>9} "
+        f"{'(any test)':>11}",
+    ]
+    for row in result.rows:
+        lines.append(f"  {row.p:>9.5g} {row.posterior_block:>10.4f} "
+                     f"{_value(row.posterior_block_group):>10} {row.marginal_risk:>8.3f} "
+                     f"{row.accuracy:>9.4f} {row.worst_case_accuracy:>11.4f}")
+    if result.worst_case_accuracy_all is not None:
+        lines.append(f"  worst-case accuracy at p = 1/2 over all 65 queries of the strategy: "
+                     f"{result.worst_case_accuracy_all:.4f}")
+    lines += [
+        f"  epsilon at delta = {result.delta:g} (rho = {result.rho_total:.5g}): "
+        f"{result.epsilon_bun_steinke:.4f} (Bun-Steinke, Theorem 1), "
+        f"{result.epsilon_cks:.4f} (CKS), "
+        f"[{result.epsilon_pld_lower:.4f}, {result.epsilon_pld_upper:.4f}] (PLD bracket, "
+        "add or remove one person)",
+    ]
+    emit(args, payload, lines)
+    return EXIT_OK

@@ -1,0 +1,288 @@
+r"""The worst case beside the Bayesian answer: the best accuracy of *any* adversary's test.
+
+Every other risk in the suite is Bayesian: one adversary, one prior, one model. The f-DP view
+(Dong, Roth & Su 2022; Kulynych et al. 2025, "Unifying re-identification, attribute inference,
+and data reconstruction risk in differential privacy") bounds every adversary at once through
+the pair of release distributions with and without the target's characteristic. Here the
+adversary knows every count but the target's (the paper's model with ``m`` known others), so
+the target moves every count it belongs to by one:
+
+* one level: :math:`x_1^* \sim \mathrm{DG}(m + 1, \cdot)` against :math:`\mathrm{DG}(m, \cdot)`;
+* two levels: :math:`(x_1^*, x_2^*)` shift together by one; :math:`y_1^*` (the other blocks)
+  has the same distribution under both, so it carries no information about the target and
+  the pair is the product of the block's and the block group's pairs;
+* ``h`` nested levels, or a target unique at ``ell`` levels: the product of one pair per level;
+* the 2020 persons strategy: the product of all 65 query pairs (every query's count changes).
+
+For a prior ``p`` the best prior-weighted accuracy of any test is
+
+.. math:: A^*(p) = \max_\phi\; p\,\mathrm{TPR} + (1 - p)(1 - \mathrm{FPR})
+          = \sum_x \max\bigl(p P_1(x), (1 - p) P_0(x)\bigr),
+
+at :math:`p = 1/2` equal to :math:`(1 + \mathrm{TV})/2`
+(:mod:`dprisk.inference.privacy.worst_case_kernels`: exact enumeration for a few queries,
+``dp-accounting``'s privacy-loss distributions, bracketed, for many). The Bayes rule's own
+accuracy on the same weighting (:func:`bayes_accuracy`, :func:`bayes_accuracy_levels`,
+:func:`bayes_accuracy_hierarchical`),
+
+.. math:: A_{\text{Bayes}}(p) = p\,P[\text{decide } m + 1 \mid x_1 = m + 1]
+          + (1 - p)\,P[\text{decide } m \mid x_1 = m],
+
+is one test, so :math:`A_{\text{Bayes}} \le A^*`. At one level (and for a target unique at
+several levels) the Bayes rule *is* the likelihood-ratio test, and the two coincide; with
+the block group the adversary's model (improper prior on X2, a discrete Gaussian for the
+noise of ``y1*``) is not the truth's, and the gap is what the model leaves on the table.
+
+Why not the ``riskcal`` package (PyPI 1.5.1)? Its Bayes-risk conversion,
+``get_bayes_risk_from_pld``, is ``dp-accounting``'s ``get_delta_for_epsilon`` at
+:math:`\operatorname{logit}(p)` on a PLD the caller builds; that is the formula used here
+directly (no new dependency), with both discretisations to bracket it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dprisk.inference.privacy import worst_case_kernels as kernels
+from dprisk.inference.privacy.accounting_cache import cached_float
+from dprisk.models.census.allocation import CENSUS_RHO_TOTAL
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.scenario import scalar_value
+
+__all__ = [
+    "DEFAULT_INTERVAL",
+    "EXACT_TAIL",
+    "MAX_EXACT_COMBINATIONS",
+    "WORST_CASE_METHODS",
+    "WorstCaseAccuracy",
+    "bayes_accuracy",
+    "bayes_accuracy_hierarchical",
+    "bayes_accuracy_levels",
+    "census_worst_case",
+    "worst_case_accuracy",
+]
+
+#: Methods of :func:`worst_case_accuracy`.
+WORST_CASE_METHODS = ("auto", "exact", "pld")
+#: Neglected probability of the exact enumeration (all queries together).
+EXACT_TAIL = 1e-20
+#: ``method="auto"`` enumerates exactly up to this many window combinations, else uses PLDs.
+MAX_EXACT_COMBINATIONS = 1e12
+#: Loss grid of the PLDs (the 65 Census queries at p = 1/2: [0.871032, 0.871075]).
+DEFAULT_INTERVAL = 2e-5
+
+
+@dataclass(frozen=True)
+class WorstCaseAccuracy:
+    r"""The best prior-weighted accuracy of any test between the two release distributions.
+
+    Attributes
+    ----------
+    accuracy : float
+        The conservative value, ``upper`` (a guarantee: no test does better).
+    lower, upper : float
+        :math:`A^*` lies in ``[lower, upper]``: the exact sum and that sum plus the neglected
+        mass (``method="exact"``), or the optimistic and pessimistic PLD (``"pld"``).
+    p : float
+        The prior weight of :math:`P_1` (the target has the characteristic).
+    method : str
+        ``"exact"`` or ``"pld"``.
+    queries : int
+        Number of discrete Gaussian queries whose count moves with the target.
+    """
+
+    accuracy: float
+    lower: float
+    upper: float
+    p: float
+    method: str
+    queries: int
+
+    @property
+    def total_variation(self) -> float:
+        r""":math:`2 A^* - 1` at ``p = 1/2`` (the largest TPR - FPR), else ``ValueError``."""
+        if self.p != 0.5:
+            raise ValueError(f"total_variation needs p = 1/2, got p = {self.p!r}")
+        return 2.0 * self.accuracy - 1.0
+
+    def to_dict(self) -> dict:
+        """All fields as a plain dict."""
+        return asdict(self)
+
+
+def _rho_list(rhos) -> np.ndarray:
+    values = check_rho(rhos, "rhos").reshape(-1)
+    if values.size == 0:
+        raise ValueError(f"rhos must be a non-empty list of numbers > 0, got {rhos!r}")
+    return values.astype(float)
+
+
+def _scalar_p(p) -> float:
+    return float(scalar_value(check_probability(p, "p"), "p"))
+
+
+def _pld_bound(rho_values: np.ndarray, p: float, interval: float, pessimistic: bool) -> float:
+    queries = sorted(Counter(rho_values.tolist()).items())
+    key = {"queries": [[repr(rho), count] for rho, count in queries], "p": repr(p),
+           "value_discretization_interval": repr(interval), "pessimistic": pessimistic}
+    return cached_float("worst_case_accuracy_pld", key, lambda: kernels.pld_accuracy_bound(
+        queries, p, interval, pessimistic=pessimistic))
+
+
+def worst_case_accuracy(rhos, p=0.5, *, method: str = "auto",
+                        value_discretization_interval: float = DEFAULT_INTERVAL
+                        ) -> WorstCaseAccuracy:
+    r"""The best accuracy :math:`\sum_x \max(p P_1(x), (1 - p) P_0(x))` of any test.
+
+    :math:`P_1` and :math:`P_0` are the joint distributions of independent discrete Gaussian
+    releases, query ``i`` with noise :math:`\mathrm{DG}(0, 1/(2\rho_i))` on a count that is
+    one higher under :math:`P_1`.
+
+    Parameters
+    ----------
+    rhos : float or sequence of float (each > 0)
+        One zCDP budget per query whose count moves with the target (one level: ``rho1``;
+        two levels: ``(rho1, rho2)``; nested levels: every level's rho).
+    p : float (0 < p < 1)
+        Prior weight of :math:`P_1`.
+    method : {"auto", "exact", "pld"}
+        ``exact``: enumeration of the log-likelihood ratio's atoms (error below 1e-20);
+        ``pld``: ``dp-accounting``'s composed PLDs, optimistic and pessimistic (bracket);
+        ``auto``: exact up to :data:`MAX_EXACT_COMBINATIONS` window combinations.
+    value_discretization_interval : float (> 0)
+        Loss grid of the PLDs (``pld`` only).
+
+    Returns
+    -------
+    WorstCaseAccuracy
+
+    Examples
+    --------
+    At the Census block rho1 = 0.0992 and p = 1/2 the value is 0.588860 = (1 + TV)/2, equal to
+    the Bayes rule's accuracy (:func:`bayes_accuracy`).
+    """
+    rho_values = _rho_list(rhos)
+    prior = _scalar_p(p)
+    if method not in WORST_CASE_METHODS:
+        raise ValueError(f"method must be one of {WORST_CASE_METHODS}, got {method!r}")
+    interval = float(scalar_value(check_rho(value_discretization_interval,
+                                            "value_discretization_interval"),
+                                  "value_discretization_interval"))
+    if method == "auto":
+        fits = kernels.atom_count(rho_values, EXACT_TAIL / rho_values.size)
+        method = "exact" if fits <= MAX_EXACT_COMBINATIONS else "pld"
+    if method == "exact":
+        value, neglected = kernels.atoms_accuracy(rho_values, np.asarray(prior), EXACT_TAIL)
+        lower = float(value)
+        upper = min(1.0, lower + neglected)
+    else:
+        lower = _pld_bound(rho_values, prior, interval, False)
+        upper = _pld_bound(rho_values, prior, interval, True)
+    return WorstCaseAccuracy(upper, lower, upper, prior, method, int(rho_values.size))
+
+
+def census_worst_case(rho_total=CENSUS_RHO_TOTAL, *, p=0.5, queries: str = "all",
+                      value_discretization_interval: float = DEFAULT_INTERVAL
+                      ) -> WorstCaseAccuracy:
+    r"""The worst-case accuracy against the 2020 persons strategy at global ``rho_total``.
+
+    Parameters
+    ----------
+    rho_total : float (> 0)
+        Global rho; each query's rho is its share (:mod:`dprisk.models.census.strategy`).
+    p : float (0 < p < 1)
+    queries : {"all", "detailed"}
+        ``all``: the 65 queries (the target's count moves in every one; PLDs, bracketed);
+        ``detailed``: the block and block-group ``detailed`` (GVHR) queries alone, the two
+        the paper's adversary reads (exact).
+    value_discretization_interval : float (> 0)
+        PLD loss grid (``all`` only).
+    """
+    from dprisk.models.census.strategy import strategy_queries
+
+    chosen = strategy_queries(rho_total)
+    if queries == "detailed":
+        rhos = [q.rho for q in chosen if q.query == "detailed"
+                and q.level in ("block", "block-group")]
+        return worst_case_accuracy(rhos, p, method="exact")
+    if queries != "all":
+        raise ValueError(f"queries must be 'all' or 'detailed', got {queries!r}")
+    return worst_case_accuracy([q.rho for q in chosen], p, method="pld",
+                               value_discretization_interval=value_discretization_interval)
+
+
+# --------------------------------------------------------------------------- the Bayes rule
+def bayes_accuracy(rho, p=0.5, known=0) -> float:
+    r"""Prior-weighted accuracy of the single-level 0-1-loss decision (exact).
+
+    .. math:: p\,P[X^* \ge t \mid x_1 = m + 1] + (1 - p)\,P[X^* < t \mid x_1 = m],
+
+    ``t`` the decision threshold
+    (:func:`dprisk.inference.single_level.closed_form.decision_threshold`), exact
+    discrete Gaussian tails. Equal to :func:`worst_case_accuracy` of ``rho`` (the Bayes rule
+    is the likelihood-ratio test).
+
+    Parameters
+    ----------
+    rho : float (> 0)
+    p : float (0 < p < 1)
+    known : int (>= 0)
+    """
+    from dprisk.inference.single_level import closed_form as single_level
+    from dprisk.models.mechanism import discrete_gaussian as dg
+
+    rho = float(scalar_value(check_rho(rho, "rho"), "rho"))
+    prior = _scalar_p(p)
+    known = int(scalar_value(check_count(known, "known", minimum=0), "known"))
+    true_positive = float(single_level.p_correct(rho, prior, known))
+    threshold = int(single_level.decision_threshold(rho, prior, known))
+    true_negative = float(dg.cdf(threshold - 1, known, rho))
+    return prior * true_positive + (1.0 - prior) * true_negative
+
+
+def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
+    r"""Prior-weighted accuracy of the decision for a target unique at ``ell`` levels (exact).
+
+    .. math:: p\,P[S > -\operatorname{logit} p] + (1 - p)\,P_0[L \le -\operatorname{logit} p],
+              \quad S = \sum_i \rho_i (2 j_i + 1),\; j_i \sim \mathrm{DG}(0, 1/(2\rho_i)),
+
+    ``L`` the log-likelihood ratio: the true-positive rate is
+    :func:`dprisk.inference.nested.unique_levels.p_correct_unique_levels`, the true-negative
+    rate :func:`dprisk.inference.privacy.worst_case_kernels.atoms_true_negative` (a release
+    with posterior exactly 1/2, which occurs when the rhos are commensurate, is decided ``m``).
+    """
+    from dprisk.inference.nested.unique_levels import p_correct_unique_levels
+
+    prior = _scalar_p(p)
+    positive = float(p_correct_unique_levels(rhos, prior, known))
+    negative = kernels.atoms_true_negative(_rho_list(rhos), prior, EXACT_TAIL)
+    return prior * positive + (1.0 - prior) * negative
+
+
+def bayes_accuracy_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0,
+                                prior="improper") -> float:
+    r"""Prior-weighted accuracy of the two-level 0-1-loss decision, exact.
+
+    .. math:: p\,P[\text{correct} \mid x_1 = m + 1, x_2] + (1 - p)\,
+              P[\text{correct} \mid x_1 = m, x_2 - 1]
+
+    (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`; the other blocks'
+    count :math:`y_1 = x_2 - m - 1` is the same under both).
+
+    Parameters
+    ----------
+    x2 : int (x2 >= known + 1)
+        True block-group count when the target has the characteristic.
+    rho1, rho2, d, p, known, prior
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`.
+    """
+    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+
+    weight = _scalar_p(p)
+    common = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": known, "prior": prior}
+    positive = p_correct_hierarchical(x2=x2, x1=None, **common).p_correct
+    negative = p_correct_hierarchical(x2=int(x2) - 1, x1=known, **common).p_correct
+    return weight * positive + (1.0 - weight) * negative

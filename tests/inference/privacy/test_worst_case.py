@@ -1,0 +1,123 @@
+"""Tests of inference/privacy/worst_case.py: the f-DP worst case beside the Bayes rule.
+
+References: the best accuracy of any test between two distributions is
+sum_x max(p P1(x), (1 - p) P0(x)); for one pair of discrete Gaussians shifted by one it is
+checked against a direct sum over the release grid (scipy-free numpy, window +-60 sigma).
+Bayes <= worst case holds because the Bayes rule is one test; the tolerance 1e-12 covers the
+neglected release mass of the exact sums (below 1e-12 by construction) and float rounding.
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.privacy.worst_case import (
+    WorstCaseAccuracy,
+    bayes_accuracy,
+    bayes_accuracy_hierarchical,
+    bayes_accuracy_levels,
+    census_worst_case,
+    worst_case_accuracy,
+)
+from dprisk.models.census.allocation import census_level
+
+RHO1 = census_level("block").rho
+RHO2 = census_level("block-group").rho
+#: Neglected release mass of the exact sums plus float rounding (module docstring).
+ATOL = 1e-12
+
+
+def direct_sum(rhos, p):
+    """sum over the release grid of max(p P1, (1 - p) P0) for independent shifted DGs."""
+    grids, p1, p0 = [], [], []
+    for rho in rhos:
+        half = int(np.ceil(60 / np.sqrt(2 * rho))) + 2
+        x = np.arange(-half, half + 1)
+        z = np.exp(-rho * x**2).sum()
+        grids.append(x)
+        p1.append(np.exp(-rho * (x - 1) ** 2) / z)
+        p0.append(np.exp(-rho * x**2) / z)
+    joint1, joint0 = p1[0], p0[0]
+    for a, b in zip(p1[1:], p0[1:], strict=True):
+        joint1 = np.multiply.outer(joint1, a)
+        joint0 = np.multiply.outer(joint0, b)
+    return float(np.maximum(p * joint1, (1 - p) * joint0).sum())
+
+
+def test_census_block_coincidence_at_half():
+    worst = worst_case_accuracy(RHO1, 0.5)
+    assert isinstance(worst, WorstCaseAccuracy)
+    assert worst.method == "exact"
+    assert worst.accuracy == pytest.approx(0.588860, abs=5e-7)
+    assert bayes_accuracy(RHO1, 0.5) == pytest.approx(worst.accuracy, abs=ATOL)
+    tv = worst.total_variation
+    assert worst.accuracy == pytest.approx((1 + tv) / 2, abs=1e-15)
+
+
+@pytest.mark.parametrize("rhos", [[0.01], [RHO1], [1.7], [RHO1, RHO2], [0.3, 0.05],
+                                  [0.2, 0.2, 0.7]])
+@pytest.mark.parametrize("p", [0.5, 0.2, 1 / 864, 0.9])
+def test_exact_matches_direct_sum(rhos, p):
+    assert worst_case_accuracy(rhos, p).accuracy == pytest.approx(direct_sum(rhos, p),
+                                                                  abs=1e-12)
+
+
+@pytest.mark.parametrize("rhos", [[RHO1], [RHO1, RHO2], [0.5, 0.05, 0.2]])
+@pytest.mark.parametrize("p", [0.5, 0.1])
+def test_pld_brackets_exact(rhos, p):
+    exact = worst_case_accuracy(rhos, p, method="exact").accuracy
+    pld = worst_case_accuracy(rhos, p, method="pld", value_discretization_interval=1e-4)
+    assert pld.lower - ATOL <= exact <= pld.upper + ATOL
+    assert pld.upper - pld.lower < 1e-3
+
+
+@pytest.mark.parametrize("rho", [0.003, RHO1, 0.7, 4.0])
+@pytest.mark.parametrize("p", [0.5, 0.2, 0.02, 1 / 864, 0.8])
+@pytest.mark.parametrize("known", [0, 3])
+def test_single_level_bayes_is_worst_case(rho, p, known):
+    assert bayes_accuracy(rho, p, known) == pytest.approx(
+        worst_case_accuracy(rho, p).accuracy, abs=ATOL)
+
+
+@pytest.mark.parametrize("rhos", [[RHO1, RHO2], [0.05, 0.5, 0.01], [0.3, 0.3]])
+@pytest.mark.parametrize("p", [0.5, 0.1, 1 / 50])
+def test_unique_levels_bayes_below_worst_case(rhos, p):
+    bayes = bayes_accuracy_levels(rhos, p)
+    worst = worst_case_accuracy(rhos, p).accuracy
+    assert bayes <= worst + ATOL
+    # the Bayes rule of the right model is the likelihood-ratio test: equal up to float ties
+    assert bayes == pytest.approx(worst, abs=1e-9)
+
+
+@pytest.mark.parametrize(("rho1", "rho2", "d", "x2", "p", "prior"), [
+    (RHO1, RHO2, 27, 1, 0.5, "improper"),
+    (RHO1, RHO2, 27, 10, 0.2, "improper"),
+    (0.5, 0.5, 2, 3, 0.5, "truncated:10"),
+    (0.3, 2.0, 1, 1, 0.1, "point:1"),
+    (1.0, 0.05, 5, 20, 1 / 50, "improper"),
+])
+def test_two_level_bayes_below_worst_case(rho1, rho2, d, x2, p, prior):
+    bayes = bayes_accuracy_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, prior=prior)
+    worst = worst_case_accuracy([rho1, rho2], p).accuracy
+    assert bayes <= worst + ATOL
+    assert bayes >= max(p, 1 - p) - 0.05  # not a degenerate rule
+
+
+def test_census_detailed_and_all():
+    detailed = census_worst_case(queries="detailed")
+    assert detailed.method == "exact" and detailed.queries == 2
+    assert detailed.accuracy == pytest.approx(worst_case_accuracy([RHO1, RHO2]).accuracy)
+    full = census_worst_case()
+    assert full.method == "pld" and full.queries == 65
+    assert full.lower <= full.upper < full.lower + 1e-3
+    assert full.accuracy > detailed.accuracy
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="rhos"):
+        worst_case_accuracy([], 0.5)
+    with pytest.raises(ValueError, match="method"):
+        worst_case_accuracy(0.1, 0.5, method="mc")
+    with pytest.raises(ValueError, match="p"):
+        worst_case_accuracy(0.1, 1.5)
+    with pytest.raises(ValueError, match="queries"):
+        census_worst_case(queries="block")
