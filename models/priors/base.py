@@ -422,6 +422,7 @@ def branch_mass(prior: X2Prior, k1: int, *, width: int | None = None
     lower, upper = support
     total, start, block = 0.0, lower, PROBE_WIDTH
     while True:
+        block = min(block, lower + width - start)
         stop = start + block - 1 if upper is None else min(upper, start + block - 1)
         k2 = np.arange(start, stop + 1, dtype=np.int64)
         with np.errstate(over="ignore"):
