@@ -77,7 +77,8 @@ def _lines(payload: dict) -> list[str]:
     census = payload["census"]
     lines.append(f"  Census scenario (rho1 = {fmt(census['rho1'])}, rho2 = "
                  f"{fmt(census['rho2'])}, d = {census['d']}, p = 1/2, m = 0):")
-    lines.append("    release (x1*, x2*, y1*)   P[X1=1|D] default -> this   E[X2|D] default -> this")
+    lines.append("    release (x1*, x2*, y1*)   P[X1=1|D] default -> this   "
+                 "E[X2|D] default -> this")
     for i, release in enumerate(census["releases"]):
         lines.append(f"    {tuple(release)!s:<25} {fmt(census['posterior_default'][i]):>9} -> "
                      f"{fmt(census['posterior_prior'][i]):<9}      "

@@ -21,9 +21,10 @@ Built-in priors (``spec`` strings accepted by :func:`parse_prior`):
 
 Writing your own prior
 ----------------------
-Define the log weight ONCE as a PyTensor expression of ``(k2, k1)``; the numpy version used
-by the exact and Gibbs methods evaluates its graph with numpy (no compilation, cached), the PyMC model uses it
-directly. Put it in a Python file and pass ``PATH.py:NAME`` wherever a prior is accepted::
+Define the log weight ONCE as a PyTensor expression of ``(k2, k1)``; the exact and Gibbs
+methods evaluate its graph with numpy (no compilation; cached), the PyMC model uses it
+directly (docs/priors.md walks through three worked files). Put it in a Python file and pass
+``PATH.py:NAME`` wherever a prior is accepted::
 
     # my_prior.py -- a negative-binomial belief about X2 - X1
     import numpy as np
