@@ -249,6 +249,17 @@ class X2Prior(ABC):
             object.__setattr__(self, "_compiled_log_weight", fn)
         return fn
 
+    def _refuse_shape(self, flat2: np.ndarray, flat1: np.ndarray) -> None:
+        """Raise the shape rule if :meth:`logp` alone gives other than one value per k2."""
+        from dprisk.models.priors.graph_eval import graph_function
+
+        pt = pytensor_tensor()
+        k2, k1 = pt.lvector("k2"), pt.lvector("k1")
+        (own,) = graph_function([k2, k1], [pt.as_tensor_variable(self.logp(k2, k1))])(
+            flat2, flat1)
+        if own.ndim != 0 and own.shape != flat2.shape:
+            raise PriorRefused(shape_rule(self.spec, flat2.size, f"shape {own.shape}"))
+
     def log_weight(self, k2, k1) -> np.ndarray:
         r"""Log prior weight :math:`\log w(k_2 \mid k_1)` in numpy (broadcasting).
 
@@ -276,7 +287,11 @@ class X2Prior(ABC):
         shape = np.broadcast_shapes(k2.shape, k1.shape)
         flat2 = np.ascontiguousarray(np.broadcast_to(k2, shape)).ravel()
         flat1 = np.ascontiguousarray(np.broadcast_to(k1, shape)).ravel()
-        full, own = self._compiled()(flat2, flat1)
+        try:
+            full, own = self._compiled()(flat2, flat1)
+        except ValueError:  # e.g. numpy's broadcast error of a logp of another shape
+            self._refuse_shape(flat2, flat1)
+            raise
         if own.ndim != 0 and own.shape != flat2.shape:
             raise PriorRefused(shape_rule(self.spec, flat2.size, f"shape {own.shape}"))
         out = np.asarray(full, dtype=float)
