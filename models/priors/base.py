@@ -242,7 +242,7 @@ class X2Prior(ABC):
             k1 = pt.lvector("k1")
             full, own = self._log_weight_parts(k2, k1)
             if own.ndim > 1 or (own.ndim == 0 and k2 in set(ancestors([own]))):
-                raise PriorRefused(shape_rule(self.spec, "n", f"{own.ndim}-d"))
+                raise PriorRefused(shape_rule(self.spec, "n", f"a {own.ndim}-d array"))
             # Walked with numpy, not compiled (graph_eval's docstring: 9 s -> milliseconds).
             fn = graph_function([k2, k1], [full, own])
             # Cached on the instance (works for frozen dataclasses too).
@@ -287,8 +287,9 @@ class X2Prior(ABC):
         shape = np.broadcast_shapes(k2.shape, k1.shape)
         flat2 = np.ascontiguousarray(np.broadcast_to(k2, shape)).ravel()
         flat1 = np.ascontiguousarray(np.broadcast_to(k1, shape)).ravel()
+        evaluate = self._compiled()
         try:
-            full, own = self._compiled()(flat2, flat1)
+            full, own = evaluate(flat2, flat1)
         except ValueError:  # e.g. numpy's broadcast error of a logp of another shape
             self._refuse_shape(flat2, flat1)
             raise
