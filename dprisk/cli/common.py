@@ -80,6 +80,7 @@ SUBCOMMAND_HELP = {
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
     "attribute": "the target's whole record: its cell among K from every noisy cell",
+    "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
 }
 #: What an interrupted subcommand adds to its one stderr line (how to carry on).
 INTERRUPT_HINT = {

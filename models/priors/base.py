@@ -18,16 +18,20 @@ from dprisk.models.checks import check_count
 from dprisk.runtime.captured_fds import captured_fds
 
 __all__ = [
+    "MASS_TOLERANCE",
+    "MASS_WIDTH",
     "PRIOR_FORMS",
     "PROBE_WIDTH",
     "PriorRefused",
     "UserCodeFailed",
     "X2Prior",
     "as_int_array",
+    "branch_mass",
     "check_prior_values",
     "one_line",
     "pytensor_tensor",
     "running_user_code",
+    "shape_rule",
     "switch_or_neg_inf",
 ]
 
@@ -36,6 +40,10 @@ PRIOR_FORMS = "improper, truncated:U (integer U), point:K (integer K), or PATH.p
 
 #: How many values of X2 (from the lower end of the support) :func:`check_prior_values` tries.
 PROBE_WIDTH = 4096
+#: Most values of X2 per branch that :func:`branch_mass` sums (a proper prior's mass check).
+MASS_WIDTH = 2**20
+#: How far from 1 the mass of a prior labelled proper may be (rounding of published tables).
+MASS_TOLERANCE = 1e-6
 
 
 class PriorRefused(ValueError):
@@ -95,6 +103,14 @@ def as_int_array(value, name: str) -> np.ndarray:
     if arr.dtype.kind in "iu":
         return arr.astype(np.int64, copy=False)
     return check_count(arr, name)
+
+
+def shape_rule(spec: str, size, found: str) -> str:
+    """The refusal of a logp that does not give one value per k2 (the rule and the fix)."""
+    return (f"prior {spec!r}: logp(k2, k1) must return one log weight per k2, an array of "
+            f"k2's shape (({size},) for {size} values of k2), but returned {found}; write it "
+            f"elementwise in k2 and k1 with pytensor.tensor functions (pt.log, pt.switch, ...), "
+            f"with no sum, mean or indexing over k2")
 
 
 def pytensor_tensor():
@@ -200,6 +216,10 @@ class X2Prior(ABC):
 
     def log_weight_pt(self, k2, k1):
         """:meth:`logp` restricted to :meth:`support` and ``k2 >= k1`` (float64, PyTensor)."""
+        return self._log_weight_parts(k2, k1)[0]
+
+    def _log_weight_parts(self, k2, k1):
+        """``(log_weight_pt, logp)``: the restricted log weight and the user's own expression."""
         pt = pytensor_tensor()
         k2 = pt.as_tensor_variable(k2)
         k1 = pt.as_tensor_variable(k1)
@@ -207,25 +227,44 @@ class X2Prior(ABC):
         inside = pt.ge(k2, k1) & pt.ge(k2, lower)
         if upper is not None:
             inside = inside & pt.le(k2, upper)
-        return switch_or_neg_inf(inside, self.logp(k2, k1))
+        own = pt.as_tensor_variable(self.logp(k2, k1))
+        return switch_or_neg_inf(inside, own), own
 
     def _compiled(self):
         fn = self.__dict__.get("_compiled_log_weight")
         if fn is None:
-            import pytensor
+            from pytensor.graph.traversal import ancestors
+
+            from dprisk.models.priors.graph_eval import graph_function
 
             pt = pytensor_tensor()
             k2 = pt.lvector("k2")
             k1 = pt.lvector("k1")
-            fn = pytensor.function([k2, k1], self.log_weight_pt(k2, k1))
+            full, own = self._log_weight_parts(k2, k1)
+            if own.ndim > 1 or (own.ndim == 0 and k2 in set(ancestors([own]))):
+                raise PriorRefused(shape_rule(self.spec, "n", f"a {own.ndim}-d array"))
+            # Walked with numpy, not compiled (graph_eval's docstring: 9 s -> milliseconds).
+            fn = graph_function([k2, k1], [full, own])
             # Cached on the instance (works for frozen dataclasses too).
             object.__setattr__(self, "_compiled_log_weight", fn)
         return fn
 
+    def _refuse_shape(self, flat2: np.ndarray, flat1: np.ndarray) -> None:
+        """Raise the shape rule if :meth:`logp` alone gives other than one value per k2."""
+        from dprisk.models.priors.graph_eval import graph_function
+
+        pt = pytensor_tensor()
+        k2, k1 = pt.lvector("k2"), pt.lvector("k1")
+        (own,) = graph_function([k2, k1], [pt.as_tensor_variable(self.logp(k2, k1))])(
+            flat2, flat1)
+        if own.ndim != 0 and own.shape != flat2.shape:
+            raise PriorRefused(shape_rule(self.spec, flat2.size, f"shape {own.shape}"))
+
     def log_weight(self, k2, k1) -> np.ndarray:
         r"""Log prior weight :math:`\log w(k_2 \mid k_1)` in numpy (broadcasting).
 
-        The default compiles :meth:`log_weight_pt` once (cached on the instance).
+        The default builds :meth:`log_weight_pt` once and evaluates it with numpy
+        (:func:`dprisk.models.priors.graph_eval.graph_function`; cached on the instance).
 
         Parameters
         ----------
@@ -248,7 +287,15 @@ class X2Prior(ABC):
         shape = np.broadcast_shapes(k2.shape, k1.shape)
         flat2 = np.ascontiguousarray(np.broadcast_to(k2, shape)).ravel()
         flat1 = np.ascontiguousarray(np.broadcast_to(k1, shape)).ravel()
-        out = np.asarray(self._compiled()(flat2, flat1), dtype=float)
+        evaluate = self._compiled()
+        try:
+            full, own = evaluate(flat2, flat1)
+        except ValueError:  # e.g. numpy's broadcast error of a logp of another shape
+            self._refuse_shape(flat2, flat1)
+            raise
+        if own.ndim != 0 and own.shape != flat2.shape:
+            raise PriorRefused(shape_rule(self.spec, flat2.size, f"shape {own.shape}"))
+        out = np.asarray(full, dtype=float)
         out = np.broadcast_to(out, flat2.shape).reshape(shape)
         if np.isnan(out).any() or (out > self.log_weight_max + 1e-9).any():
             raise PriorRefused(
@@ -302,8 +349,10 @@ def check_prior_values(prior: X2Prior, known: int) -> None:
     (running the user's ``support`` and ``logp`` under :func:`running_user_code`). Refused:
     an exception or output from user code, a NaN or a value above ``log_weight_max``
     (``+inf`` included) anywhere evaluated, and ``-inf`` at every value tried (the prior
-    gives X2 no weight where its support says it lives). Every method (exact, Gibbs, PyMC)
-    goes through this check once, when the scenario is built.
+    gives X2 no weight where its support says it lives), a logp that does not give one value
+    per k2, and a prior labelled proper whose branch mass (:func:`branch_mass`) is off 1 by
+    more than :data:`MASS_TOLERANCE`. Every method (exact, Gibbs, PyMC) goes through this
+    check once, when the scenario is built.
 
     Raises
     ------
@@ -344,13 +393,59 @@ def _probe_log_weights(prior: X2Prior, known: int) -> None:
         with running_user_code(spec, "logp(k2, k1) on PyTensor int64 tensors"):
             values = np.asarray(prior.log_weight(k2, np.full_like(k2, k1)), dtype=float)
         if values.shape != k2.shape:
-            raise PriorRefused(
-                f"prior {spec!r}: log weight has shape {values.shape} for {k2.size} values of "
-                f"X2; logp(k2, k1) must broadcast with k2 (write it with pytensor.tensor)"
-            )
+            raise PriorRefused(shape_rule(spec, k2.size, f"shape {values.shape}"))
         if not np.isfinite(values).any():
             raise PriorRefused(
                 f"prior {spec!r}: log weight is -inf at every X2 in [{lower}, {top}] given "
                 f"X1 = {k1}; the prior must give weight inside its support (declare a "
                 f"narrower support=(lower, upper) if its mass lies further out)"
             )
+        if prior.is_proper:
+            with running_user_code(spec, "logp(k2, k1) on PyTensor int64 tensors"):
+                mass, last, settled = branch_mass(prior, k1)
+            if abs(mass - 1.0) > MASS_TOLERANCE:
+                upto = "" if settled else f" (not settled after {MASS_WIDTH} values)"
+                raise PriorRefused(
+                    f"prior {spec!r} is labelled proper (is_proper=True) but its mass given "
+                    f"X1 = {k1} is {mass:.12g} over X2 in [{lower}, {last}]{upto}, not 1 "
+                    f"(tolerance {MASS_TOLERANCE:g}); normalise the weights, or declare it "
+                    f"UserPrior(..., is_proper=False)"
+                )
+
+
+def branch_mass(prior: X2Prior, k1: int, *, width: int | None = None
+                ) -> tuple[float, int, bool]:
+    r"""The prior mass :math:`\sum_{k_2} w(k_2 \mid k_1)` of the branch ``X1 = k1``.
+
+    Summed over the branch support in blocks of doubling length (:data:`PROBE_WIDTH`, then
+    twice as many, ...) up to ``width`` values (default :data:`MASS_WIDTH`); it stops at the
+    support's upper end or when a block adds less than ``1e-15`` times the sum so far (the
+    sum has settled).
+
+    Returns
+    -------
+    mass : float
+        The sum (``0.0`` for an empty branch; ``inf`` when a weight is ``+inf``).
+    last : int
+        The largest ``k2`` summed.
+    settled : bool
+        Whether the sum reached the upper end or settled (else it may still grow).
+    """
+    width = MASS_WIDTH if width is None else int(width)
+    support = prior.branch_support(k1)
+    if support is None:
+        return 0.0, int(k1), True
+    lower, upper = support
+    total, start, block = 0.0, lower, PROBE_WIDTH
+    while True:
+        block = min(block, lower + width - start)
+        stop = start + block - 1 if upper is None else min(upper, start + block - 1)
+        k2 = np.arange(start, stop + 1, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            added = float(np.exp(prior.log_weight(k2, np.full_like(k2, k1))).sum())
+        total += added
+        if (upper is not None and stop >= upper) or added <= 1e-15 * total:
+            return total, int(stop), True
+        if not np.isfinite(total) or stop - lower + 1 >= width:
+            return total, int(stop), False
+        start, block = stop + 1, 2 * block

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.resources
 import importlib.util
+import inspect
 from pathlib import Path
 
 from dprisk.models.priors.base import (
@@ -20,12 +21,33 @@ from dprisk.models.priors.base import (
     running_user_code,
 )
 
-__all__ = ["bad_prior_spec", "load_prior_file"]
+__all__ = ["bad_prior_spec", "bare_logp", "load_prior_file", "wrap_hint"]
 
 
 def bad_prior_spec(spec: str, why: str) -> ValueError:
     """The one-line error for a prior specification: what is wrong and the allowed forms."""
     return PriorRefused(f"prior {spec!r}: {one_line(why, 300)}; allowed forms: {PRIOR_FORMS}")
+
+
+def bare_logp(obj) -> bool:
+    """Whether ``obj`` looks like a bare ``logp(k2, k1)``: a function of two or more arguments."""
+    if isinstance(obj, X2Prior) or isinstance(obj, type) or not callable(obj):
+        return False
+    try:
+        parameters = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    required = [p for p in parameters if p.kind in positional and p.default is p.empty]
+    return len(required) >= 2
+
+
+def wrap_hint(name: str, obj) -> str:
+    """The refusal of a bare logp function: the rule and the fix (wrap it as a UserPrior)."""
+    params = ", ".join(inspect.signature(obj).parameters)
+    return (f"{name!r} is a bare function {name}({params}), not a prior; wrap it as "
+            f"UserPrior({name}, is_proper=...) (from dprisk.models.priors.library import "
+            f"UserPrior; is_proper=True only if its weights sum to 1 for every k1)")
 
 
 #: Priors loaded from files, keyed by (resolved path, modification time, name).
@@ -81,6 +103,8 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
     if not hasattr(module, name):
         raise bad_prior_spec(spec, f"{path_text!r} defines no name {name!r}")
     obj = getattr(module, name)
+    if bare_logp(obj):
+        raise bad_prior_spec(spec, wrap_hint(name, obj))
     if not isinstance(obj, X2Prior) and callable(obj) and not isinstance(obj, type):
         with running_user_code(spec, f"calling {name}()"):
             try:

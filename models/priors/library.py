@@ -21,9 +21,10 @@ Built-in priors (``spec`` strings accepted by :func:`parse_prior`):
 
 Writing your own prior
 ----------------------
-Define the log weight ONCE as a PyTensor expression of ``(k2, k1)``; the numpy version used
-by the exact and Gibbs methods is compiled from it (and cached), the PyMC model uses it
-directly. Put it in a Python file and pass ``PATH.py:NAME`` wherever a prior is accepted::
+Define the log weight ONCE as a PyTensor expression of ``(k2, k1)``; the exact and Gibbs
+methods evaluate its graph with numpy (no compilation; cached), the PyMC model uses it
+directly (docs/priors.md walks through three worked files). Put it in a Python file and pass
+``PATH.py:NAME`` wherever a prior is accepted::
 
     # my_prior.py -- a negative-binomial belief about X2 - X1
     import numpy as np
@@ -79,7 +80,7 @@ from dprisk.models.priors.base import (
     pytensor_tensor,
     switch_or_neg_inf,
 )
-from dprisk.models.priors.files import bad_prior_spec, load_prior_file
+from dprisk.models.priors.files import bad_prior_spec, bare_logp, load_prior_file, wrap_hint
 
 __all__ = [
     "PRIOR_FORMS",
@@ -327,6 +328,8 @@ def as_prior(prior) -> X2Prior:
         return prior
     if isinstance(prior, str):
         return parse_prior(prior)
+    if bare_logp(prior):
+        raise TypeError(f"prior: {wrap_hint(getattr(prior, '__name__', 'logp'), prior)}")
     raise TypeError(f"prior must be an X2Prior or a spec string ({PRIOR_FORMS}), got {prior!r}")
 
 
