@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     requested = _requested(argv)
     parser = build_parser([requested] if requested else [])
     command = subparser(parser, requested) if requested else None
-    if command is not None and (unknown := command.unknown_options(argv)):
+    after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
+    if command is not None and (unknown := command.unknown_options(after)):
         command.unrecognized(unknown)  # before parsing: even with a required option missing
     args, extras = parser.parse_known_args(argv)
     if extras:  # a mistyped option: the subcommand's usage and its nearest option

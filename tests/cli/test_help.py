@@ -37,6 +37,11 @@ def test_nearest_option_of_each_subcommand(argv, guess, capsys):
     assert f"did you mean {guess}?" in line and f"usage: dprisk {argv[0]}" in line
 
 
+def test_top_level_options_before_the_command_still_work(capsys):
+    status, out, _ = run_cli(["--version", "posterior"], capsys)
+    assert status == 0 and out.startswith("dprisk ")
+
+
 def test_far_off_option_gets_no_guess(capsys):
     line = _one_error_line(*run_cli(["census", "--zzzzzzzz"], capsys))
     assert "unrecognized arguments: --zzzzzzzz" in line and "did you mean" not in line
