@@ -149,3 +149,16 @@ def test_empty_plots_directory_is_accepted(tmp_path, capsys):
 def test_options_that_do_not_apply_are_refused(argv, words, capsys, tmp_path):
     status, out, err = run_cli(argv, capsys)
     assert status == 2 and out == "" and words in err, err
+
+
+def test_a_failure_while_writing_leaves_nothing_half_written(tmp_path, capsys, monkeypatch):
+    from dprisk.validation.crosschecks import trace_rank_plots
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(trace_rank_plots, "save_rank_plot", broken)
+    status, out, err = run_cli([*POST_2, *GIBBS, "--save-draws", str(tmp_path / "d.nc"),
+                                "--plots", str(tmp_path / "p")], capsys)
+    assert status == 1 and out == "" and "disk full" in err
+    assert list(tmp_path.iterdir()) == []  # no file, no directory, no temporaries
