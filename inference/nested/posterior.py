@@ -19,7 +19,8 @@ One job each; their public names are re-exported here:
 * :mod:`dprisk.inference.two_level.summary` -- the summary computation shared with the two-level
 form.
 
-This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`` payload.
+This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`` payload, and
+:func:`summarize_posterior`, the same summary keeping the draws.
 """
 
 from __future__ import annotations

@@ -21,9 +21,11 @@ pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
 diagnostics of the target indicator ``1[X1 = m + 1]`` it reports (rank-normalised split
 R-hat, bulk ESS, MCSE of the mean) come from
 :func:`dprisk.inference.mcmc.chain_stats.chain_diagnostics`, the one ArviZ routine, also used by
-:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`. Sampling results are
-DataTrees whose
-``posterior`` group records the scenario in its attributes
+:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`; the diagnostics of every
+unknown (X1, X2) and the verdict come from :mod:`dprisk.inference.mcmc.convergence`, and
+:func:`summarize_posterior` keeps the draws for
+:func:`dprisk.inference.mcmc.arviz_groups.arviz_tree` (``dprisk posterior --save-draws``).
+Sampling results are DataTrees whose ``posterior`` group records the scenario in its attributes
 (:meth:`dprisk.models.scenario.Scenario.attrs`) and the ``method``. The inputs are validated
 once (:func:`dprisk.models.builders.two_level.validated_spec`); PyMC is imported only to sample.
 """
