@@ -80,7 +80,7 @@ SUBCOMMAND_HELP = {
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
     "attribute": "the target's whole record: its cell among K from every noisy cell",
-    "help": "the help of a command: dprisk help COMMAND (dprisk help: this help)",
+    "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
 }
 #: What an interrupted subcommand adds to its one stderr line (how to carry on).
 INTERRUPT_HINT = {
