@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+from dprisk.cli.parsers import Parser, TopParser
+
 __all__ = [
     "EXIT_BAD_INPUT",
     "EXIT_FAILURE",
@@ -81,6 +83,7 @@ SUBCOMMAND_HELP = {
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
     "attribute": "the target's whole record: its cell among K from every noisy cell",
     "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
+    "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
 }
 #: What an interrupted subcommand adds to its one stderr line (how to carry on).
 INTERRUPT_HINT = {
@@ -92,23 +95,6 @@ WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPR
              "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
-
-
-class Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line on stderr and exit status 2."""
-
-    def error(self, message: str):  # pragma: no cover - exercised through the CLI tests
-        """Exit with status 2 and one line on stderr."""
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-class TopParser(Parser):
-    """The ``dprisk`` parser: bare ``dprisk`` prints, on its one line, usage and commands."""
-
-    def error(self, message: str):  # pragma: no cover - exercised through the CLI tests
-        """Exit with status 2; the line also holds the usage, which lists the subcommands."""
-        usage = " ".join(self.format_usage().split())
-        super().error(f"{message}; {usage} (dprisk COMMAND --help shows a command's options)")
 
 
 # --------------------------------------------------------------------------- argument types

@@ -9,6 +9,11 @@ seed (JSON key ``seed``), drawn when ``--seed`` is not given.
 Exit statuses: 0 success, 2 bad input (also a missing command), 1 an unexpected failure
 while computing, 130 / 143 stopped by SIGINT / SIGTERM (one stderr line, nothing half-written).
 
+Help: ``dprisk help COMMAND`` prints a subcommand's help (``dprisk help``, the top-level
+help); a mistyped option is reported with the subcommand's usage and the nearest option
+(``did you mean --x1-star?``), a mistyped subcommand with the nearest subcommand
+(:mod:`dprisk.cli.parsers`).
+
 Start-up: a subcommand's module (and through it the libraries it computes with) is imported
 only when that subcommand runs; the other subcommands are listed with their one-line help
 only, so ``dprisk census`` loads no xarray and ``dprisk posterior`` no netCDF.
@@ -31,6 +36,7 @@ from dprisk.cli.common import (
     handle_stop_signals,
     report_interrupted,
 )
+from dprisk.cli.parsers import subparser
 
 __all__ = ["build_parser", "main"]
 
@@ -95,7 +101,13 @@ def main(argv: list[str] | None = None) -> int:
         handle_stop_signals()
     requested = _requested(argv)
     parser = build_parser([requested] if requested else [])
-    args = parser.parse_args(argv)
+    command = subparser(parser, requested) if requested else None
+    after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
+    if command is not None and (unknown := command.unknown_options(after)):
+        command.unrecognized(unknown)  # before parsing: even with a required option missing
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # a mistyped option: the subcommand's usage and its nearest option
+        (subparser(parser, args.command) or parser).unrecognized(extras)
     try:
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")

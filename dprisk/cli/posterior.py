@@ -4,18 +4,26 @@ Three forms: single level (``--rho1 --x1-star``), two levels (``--rho2`` given: 
 --x2-star --y1-star``) and nested levels (``--rhos --siblings --stars``). An option of
 another form, or a sampling option (``--draws``, ``--chains``, ``--seed``) with ``--method
 exact``, is refused. A sampled answer reports its seed (drawn when ``--seed`` is not given).
+
+A sampled answer (``--method gibbs|pymc``, and ``pymc-gibbs`` in the two-level form) also
+reports the convergence of every unknown (``X1``, ``X2``, …, ``Xh``): JSON key
+``diagnostics`` = ``{variable: {r_hat, ess_bulk, ess_tail, mcse_mean}}`` and ``verdict`` =
+``{converged, reason}`` (:mod:`dprisk.inference.mcmc.convergence`); ``--save-draws FILE.nc``
+and ``--plots DIR`` write the draws and their trace and rank plots
+(:mod:`dprisk.cli.draws_output`).
 """
 
 from __future__ import annotations
 
-from dprisk.cli import common, unknown_others
+from dprisk.cli import common, draws_output, unknown_others
 from dprisk.cli.common import fmt, integer
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "run"]
 
 _SAMPLING = ("gibbs", "pymc")
-_SAMPLED = frozenset({"draws", "chains", "seed"})
+_SAMPLED = frozenset({"draws", "chains", "seed"}) | draws_output.OPTIONS
 _METHODS = ("exact", *_SAMPLING)
+_TWO_LEVEL_SAMPLING = (*_SAMPLING, "pymc-gibbs")
 SINGLE = common.Form("single-level", "--rho1 without --rho2",
                      frozenset({"rho1", "x1_star", "method"}) | unknown_others.OPTIONS,
                      usage=f"--rho1 --x1-star [--p] [--known] {unknown_others.USAGE}, exact")
@@ -24,7 +32,8 @@ TWO_LEVEL = common.Form(
     frozenset({"rho1", "rho2", "d", "x1_star", "x2_star", "y1_star", "prior", "method"}),
     usage="--rho1 --rho2 --d --x1-star --x2-star --y1-star [--p] [--known] [--prior] "
     "[--method]",
-    selected_by="rho2", methods=_METHODS, sampling=_SAMPLING, sampled=_SAMPLED,
+    selected_by="rho2", methods=(*_METHODS, "pymc-gibbs"), sampling=_TWO_LEVEL_SAMPLING,
+    sampled=_SAMPLED,
 )
 NESTED = common.Form("nested-levels", "--rhos given",
                      frozenset({"rhos", "siblings", "stars", "prior", "method"}),
@@ -38,7 +47,9 @@ DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 
 #: ``dprisk posterior --help``: the summary line and the description of the forms.
 HELP = common.SUBCOMMAND_HELP["posterior"]
 DESCRIPTION = common.describe(
-    FORMS, "--draws, --chains and --seed apply to --method gibbs|pymc only.")
+    FORMS, "--draws, --chains, --seed, --save-draws and --plots apply to --method "
+    "gibbs|pymc|pymc-gibbs only (pymc-gibbs: two levels); a sampled answer reports r_hat, "
+    "ess_bulk, ess_tail and mcse_mean of every unknown and a convergence verdict.")
 
 
 def add_parser(subs) -> None:
@@ -58,10 +69,12 @@ def add_parser(subs) -> None:
     multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
     multi.add_argument("--stars", default=None, help="x1*,...,xh*,y1*,...,y(h-1)*")
     model = post.add_argument_group("two or nested levels")
-    common.add_model(model, methods="exact | gibbs | pymc", prior=DEFAULTS["prior"],
+    common.add_model(model, methods="exact | gibbs | pymc | pymc-gibbs (two levels: PyMC with "
+                     "the exact Gibbs step)", prior=DEFAULTS["prior"],
                      draws=DEFAULTS["draws"], sampled="gibbs/pymc")
     model.add_argument("--chains", type=integer, default=None, help=common.with_default(
         "number of chains (gibbs/pymc only)", DEFAULTS["chains"]))
+    draws_output.add_options(model)
     common.add_json(post)
     post.set_defaults(func=run)
 
@@ -92,25 +105,27 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
 
 
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
-    from dprisk.inference.two_level.sampling import posterior_summary
+    from dprisk.inference.two_level.sampling import summarize_posterior
 
     rho1, rho2 = common.scenario_rhos(
         args, "two-level", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
         x1_star="an integer", x2_star="an integer", y1_star="an integer")
-    payload = posterior_summary(
+    draws_output.check_targets(args)
+    summary = summarize_posterior(
         args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
         chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
+    payload = {**summary.two_level_json(), **draws_output.write(args, summary, seed)}
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
              f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {fmt(args.p)}, "
              f"known m = {args.known}, prior {args.prior}")
-    return payload, common.payload_lines(title, payload)
+    return payload, _lines(title, payload)
 
 
 def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
-    from dprisk.inference.nested.posterior import posterior_summary
+    from dprisk.inference.nested.posterior import summarize_posterior
 
     common.require(args, "nested-levels", siblings="d_2,...,d_h",
                    stars="x1*,...,xh*,y1*,...")
@@ -120,10 +135,31 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
                          f"(h >= 2 levels), got {args.rhos!r}")
     siblings = parse_siblings(args.siblings, len(rhos))
     x_stars, y_stars = parse_stars(args.stars, len(rhos))
-    payload = posterior_summary(
+    draws_output.check_targets(args)
+    summary = summarize_posterior(
         rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
         chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
     )
+    payload = {**summary.nested_json(len(rhos)), **draws_output.write(args, summary, seed)}
     title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
-    return payload, common.payload_lines(title, payload)
+    return payload, _lines(title, payload)
+
+
+def _lines(title: str, payload: dict) -> list[str]:
+    """The summary lines; the diagnostics as a table (one row per unknown) and the verdict."""
+    plain = {k: v for k, v in payload.items() if k not in ("diagnostics", "verdict")}
+    lines = common.payload_lines(title, plain)
+    if "diagnostics" not in payload:
+        return lines
+    lines.append(f"  {'diagnostics':<24} {'r_hat':>9} {'ess_bulk':>10} {'ess_tail':>10} "
+                 f"{'mcse_mean':>11}")
+    for name, row in payload["diagnostics"].items():
+        shown = ["undefined" if row[key] is None else fmt(row[key])
+                 for key in ("r_hat", "ess_bulk", "ess_tail", "mcse_mean")]
+        lines.append(f"    {name:<22} {shown[0]:>9} {shown[1]:>10} {shown[2]:>10} "
+                     f"{shown[3]:>11}")
+    verdict = payload["verdict"]
+    word = "converged" if verdict["converged"] else "NOT converged"
+    lines.append(f"  {'verdict':<24} {word}: {verdict['reason']}")
+    return lines

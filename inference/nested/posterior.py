@@ -19,7 +19,8 @@ One job each; their public names are re-exported here:
 * :mod:`dprisk.inference.two_level.summary` -- the summary computation shared with the two-level
 form.
 
-This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`` payload.
+This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`` payload, and
+:func:`summarize_posterior`, the same summary keeping the draws.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from dprisk.inference.nested.gibbs import (
     to_datatree,
 )
 from dprisk.inference.two_level.gibbs import run_options
-from dprisk.inference.two_level.summary import summarize
+from dprisk.inference.two_level.summary import PosteriorSummary, summarize
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
@@ -51,6 +52,7 @@ __all__ = [
     "exact_posterior",
     "gibbs_sample",
     "posterior_summary",
+    "summarize_posterior",
     "to_datatree",
 ]
 
@@ -91,12 +93,32 @@ def posterior_summary(
         posterior ``mean``, ``sd``, ``q025``, ``median``, ``q975`` of ``X_ℓ``; the sampling
         methods add ``mcse_mean``, ``ess_bulk`` and ``r_hat`` (ArviZ; ``None`` for a constant
         chain). The MCSE of ``posterior`` is ``level_posteriors["1"]["mcse_mean"]``
-        (``X1 = m + 1[target]``).
+        (``X1 = m + 1[target]``). The sampling methods also add the keys ``diagnostics``
+        (``{"X1": {"r_hat", "ess_bulk", "ess_tail", "mcse_mean"}, …, "Xh": {...}}``) and
+        ``verdict`` (``{"converged": bool, "reason": str}``) of
+        :mod:`dprisk.inference.mcmc.convergence`.
 
     Raises
     ------
     ValueError
         Bad parameters or an unknown method (the message lists the methods).
+    """
+    summary = summarize_posterior(
+        x_stars=x_stars, y_stars=y_stars, scenario=scenario, method=method, draws=draws,
+        chains=chains, random_seed=random_seed, tail_mass=tail_mass, progressbar=progressbar,
+        **parameters)
+    return summary.nested_json(summary.scenario.h)
+
+
+def summarize_posterior(
+    *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
+    draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
+    progressbar: bool = False, **parameters,
+) -> PosteriorSummary:
+    """The summary of :func:`posterior_summary`, keeping the result (a DataTree for draws).
+
+    Parameters and errors as in :func:`posterior_summary`; the summary's ``scenario`` and
+    ``release`` are the validated inputs.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -113,7 +135,7 @@ def posterior_summary(
         result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
         result = _pymc_draws(scenario, release, draws, chains, random_seed, progressbar)
-    return summarize(result, scenario, method).nested_json(scenario.h)
+    return summarize(result, scenario, method, release)
 
 
 def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed,

@@ -21,9 +21,11 @@ pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
 diagnostics of the target indicator ``1[X1 = m + 1]`` it reports (rank-normalised split
 R-hat, bulk ESS, MCSE of the mean) come from
 :func:`dprisk.inference.mcmc.chain_stats.chain_diagnostics`, the one ArviZ routine, also used by
-:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`. Sampling results are
-DataTrees whose
-``posterior`` group records the scenario in its attributes
+:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`; the diagnostics of every
+unknown (X1, X2) and the verdict come from :mod:`dprisk.inference.mcmc.convergence`, and
+:func:`summarize_posterior` keeps the draws for
+:func:`dprisk.inference.mcmc.arviz_groups.arviz_tree` (``dprisk posterior --save-draws``).
+Sampling results are DataTrees whose ``posterior`` group records the scenario in its attributes
 (:meth:`dprisk.models.scenario.Scenario.attrs`) and the ``method``. The inputs are validated
 once (:func:`dprisk.models.builders.two_level.validated_spec`); PyMC is imported only to sample.
 """
@@ -40,7 +42,7 @@ from dprisk.inference.mcmc.chain_stats import chain_diagnostics
 from dprisk.inference.two_level.exact import two_level_posterior
 from dprisk.inference.two_level.gibbs import gibbs_draws, run_options, to_datatree
 from dprisk.inference.two_level.level_form import from_two_level
-from dprisk.inference.two_level.summary import X2_MASS_MIN, summarize
+from dprisk.inference.two_level.summary import X2_MASS_MIN, PosteriorSummary, summarize
 from dprisk.models.builders.two_level import (
     TARGET_VAR,
     X2_VAR,
@@ -68,6 +70,7 @@ __all__ = [
     "pymc_steps",
     "sample_model",
     "sample_posterior",
+    "summarize_posterior",
 ]
 
 #: Every method of :func:`sample_posterior`.
@@ -245,6 +248,33 @@ def _posterior(spec: HierarchicalSpec, method: str, *, draws, chains, tune, rand
     return tree
 
 
+def summarize_posterior(
+    x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, method: str = "exact",
+    draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
+    progressbar: bool = False, **parameters,
+) -> PosteriorSummary:
+    """The summary of one release's posterior, keeping the result (a DataTree for draws).
+
+    Parameters as in :func:`sample_posterior`. The summary's ``result`` is the exact
+    posterior (``h``-level form) or the DataTree of draws; its ``scenario`` and ``release``
+    are the validated inputs; :meth:`PosteriorSummary.two_level_json` is the payload of
+    :func:`posterior_summary`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`sample_posterior`.
+    """
+    check_method(method)
+    spec = validated_spec(x1_star, x2_star, y1_star, scenario=scenario, **parameters)
+    result = _posterior(spec, method, draws=draws, chains=chains, tune=tune,
+                        random_seed=random_seed, cores=cores, progressbar=progressbar)
+    release = _release(spec)
+    if method == "exact":
+        result = from_two_level(result, release)
+    return summarize(result, spec.scenario, method, release)
+
+
 def posterior_summary(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, method: str = "exact",
     draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
@@ -259,17 +289,18 @@ def posterior_summary(
         "method": method}``; ``x2_posterior`` lists, with string keys in increasing ``k2``,
         the exact masses ``>= 1e-12`` (:data:`X2_MASS_MIN`) or the observed frequencies of
         the draws. Sampling methods add ``"mcse"``, ``"r_hat"`` and ``"ess_bulk"`` of the
-        indicator 1[X1 = m+1] (``None`` when undefined: the indicator never changed).
+        indicator 1[X1 = m+1] (``None`` when undefined: the indicator never changed), and
+        ``"diagnostics"`` (``{"X1": {"r_hat", "ess_bulk", "ess_tail", "mcse_mean"}, "X2":
+        {...}}``) and ``"verdict"`` (``{"converged": bool, "reason": str}``) of
+        :mod:`dprisk.inference.mcmc.convergence`.
 
     Raises
     ------
     ValueError
         As :func:`sample_posterior`.
     """
-    check_method(method)
-    spec = validated_spec(x1_star, x2_star, y1_star, scenario=scenario, **parameters)
-    result = _posterior(spec, method, draws=draws, chains=chains, tune=tune,
-                        random_seed=random_seed, cores=cores, progressbar=progressbar)
-    if method == "exact":
-        result = from_two_level(result, _release(spec))
-    return summarize(result, spec.scenario, method).two_level_json()
+    return summarize_posterior(
+        x1_star, x2_star, y1_star, scenario=scenario, method=method, draws=draws,
+        chains=chains, tune=tune, random_seed=random_seed, cores=cores,
+        progressbar=progressbar, **parameters,
+    ).two_level_json()

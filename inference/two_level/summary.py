@@ -8,7 +8,10 @@
 :meth:`PosteriorSummary.two_level_json` (keys ``posterior, risk, x2_posterior, method`` and,
 for draws, ``mcse, r_hat, ess_bulk``) and :meth:`PosteriorSummary.nested_json` (keys
 ``posterior, risk, level_posteriors, method``). Monte Carlo diagnostics come from
-:func:`dprisk.inference.mcmc.chain_stats.chain_diagnostics`.
+:func:`dprisk.inference.mcmc.chain_stats.chain_diagnostics`. For draws both forms add
+``diagnostics`` (``{"X1": {r_hat, ess_bulk, ess_tail, mcse_mean}, "X2": …}``, every unknown)
+and ``verdict`` (``{"converged": bool, "reason": str}``) of
+:mod:`dprisk.inference.mcmc.convergence`.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
+from dprisk.inference.mcmc.convergence import unknown_diagnostics, verdict
 from dprisk.models.scenario import Scenario
 
 __all__ = ["X2_MASS_MIN", "PosteriorSummary", "summarize"]
@@ -80,6 +84,10 @@ class PosteriorSummary:
     target : dict or None
         For draws: ``mcse``, ``r_hat``, ``ess_bulk`` of the indicator ``1[X1 = m + 1]``
         (``None`` where undefined).
+    scenario : Scenario or None
+        The validated scenario of the result.
+    release : Release or None
+        The release the result conditions on (when the caller recorded it).
     """
 
     posterior: float
@@ -87,10 +95,19 @@ class PosteriorSummary:
     method: str
     result: object
     target: dict | None
+    scenario: Scenario | None = None
+    release: object = None
 
     @property
     def _draws(self) -> bool:
         return self.target is not None
+
+    def convergence(self) -> dict:
+        """``{"diagnostics": {...}, "verdict": {...}}`` of the draws ({} for an exact result)."""
+        if not self._draws:
+            return {}
+        diagnostics = unknown_diagnostics(self.result["posterior"])
+        return {"diagnostics": diagnostics, "verdict": verdict(diagnostics).as_json()}
 
     def _level_pmf(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """``(values, pmf)`` of ``X_level`` from the exact posterior of one release."""
@@ -121,19 +138,25 @@ class PosteriorSummary:
                 for k2, v in zip(values[keep], mass[keep], strict=True)}
 
     def two_level_json(self) -> dict:
-        """``{"posterior", "risk", "x2_posterior", "method"}`` (+ ``mcse, r_hat, ess_bulk``)."""
+        """``{"posterior", "risk", "x2_posterior", "method"}`` (+ draws' diagnostics).
+
+        Draws add ``mcse, r_hat, ess_bulk`` (of the indicator), ``diagnostics`` and ``verdict``.
+        """
         out = {"posterior": self.posterior, "risk": self.risk,
                "x2_posterior": self.x2_distribution(), "method": self.method}
-        return {**out, **self.target} if self._draws else out
+        return {**out, **self.target, **self.convergence()} if self._draws else out
 
     def nested_json(self, h: int) -> dict:
-        """``{"posterior", "risk", "level_posteriors": {"1": {...}, ...}, "method"}``."""
+        """``{"posterior", "risk", "level_posteriors": {"1": {...}, ...}, "method"}`` (+ …).
+
+        Draws add ``diagnostics`` and ``verdict``.
+        """
         levels = {str(level): self.level_statistics(level) for level in range(1, h + 1)}
         return {"posterior": self.posterior, "risk": self.risk, "level_posteriors": levels,
-                "method": self.method}
+                "method": self.method, **self.convergence()}
 
 
-def summarize(result, scenario: Scenario, method: str) -> PosteriorSummary:
+def summarize(result, scenario: Scenario, method: str, release=None) -> PosteriorSummary:
     """The summary of one release's exact posterior or draws (module docstring).
 
     Parameters
@@ -145,6 +168,8 @@ def summarize(result, scenario: Scenario, method: str) -> PosteriorSummary:
         The validated scenario of the result (``known`` and ``p`` are read from it).
     method : str
         Recorded in the summary.
+    release : Release, optional
+        The release of the result, recorded in the summary.
     """
     if hasattr(result, "children"):  # a DataTree of draws
         x1 = np.asarray(result["posterior"]["X1"].values)
@@ -154,4 +179,5 @@ def summarize(result, scenario: Scenario, method: str) -> PosteriorSummary:
                   "ess_bulk": _number(diagnostics["ess_bulk"])}
     else:
         posterior, target = float(result.prob_x1), None
-    return PosteriorSummary(posterior, posterior / scenario.p, method, result, target)
+    return PosteriorSummary(posterior, posterior / scenario.p, method, result, target,
+                            scenario, release)

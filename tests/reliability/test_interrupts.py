@@ -40,6 +40,9 @@ RELEASE = ["--x1-star", "1", "--x2-star", "20", "--y1-star", "19"]
 CASES = [
     ("posterior-gibbs", ["posterior", *TWO_LEVEL, *RELEASE, "--method", "gibbs",
                          "--draws", "50000000", "--chains", "1", "--seed", "1"], "gibbs"),
+    ("posterior-save-draws", ["posterior", *TWO_LEVEL, *RELEASE, "--method", "gibbs",
+                              "--draws", "50000000", "--chains", "1", "--seed", "1",
+                              "--save-draws", "d.nc", "--plots", "plots"], "gibbs"),
     ("nested-gibbs", ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars",
                       "1,5,15,4,10", "--method", "gibbs", "--draws", "20000000", "--chains",
                       "1", "--seed", "1"], "gibbs"),

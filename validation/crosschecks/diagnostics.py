@@ -10,7 +10,9 @@ ArviZ routine of the package (:func:`dprisk.inference.mcmc.chain_stats.chain_dia
   scenario the sampler recorded in the result's attributes;
 * the posterior probability P[X1 = m+1 | D] as the mean of the indicator, with its Monte
   Carlo standard error ``mcse = sd / sqrt(ESS)`` (``az.mcse(method="mean")``);
-* trace and rank plots saved as PNG when an output directory is given;
+* trace and rank plots saved as PNG when an output directory is given
+  (:mod:`dprisk.validation.crosschecks.trace_rank_plots`: randomised ranks for the tied
+  discrete draws, the running mean of the binary X1);
 * a verdict: converged when every R-hat < :data:`RHAT_MAX` and every bulk and tail ESS
   >= :data:`ESS_MIN` (Vehtari et al.'s thresholds), otherwise not, with the reasons.
 
@@ -26,14 +28,10 @@ from pathlib import Path
 import xarray as xr
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
+from dprisk.inference.mcmc.convergence import ESS_MIN, RHAT_MAX, unknown_names
 from dprisk.models.checks import check_count
 
 __all__ = ["ESS_MIN", "RHAT_MAX", "ConvergenceReport", "convergence_report"]
-
-#: Largest acceptable rank-normalised split R-hat.
-RHAT_MAX = 1.01
-#: Smallest acceptable bulk and tail effective sample size.
-ESS_MIN = 400
 
 
 @dataclass
@@ -122,6 +120,7 @@ def convergence_report(
     prefix: str = "",
     rhat_max: float = RHAT_MAX,
     ess_min: float = ESS_MIN,
+    random_seed=None,
 ) -> ConvergenceReport:
     """Convergence diagnostics and the estimate of P[X1 = m+1 | D] for one sampling run.
 
@@ -139,6 +138,9 @@ def convergence_report(
         File-name prefix for the plots.
     rhat_max, ess_min : float
         Thresholds of the verdict.
+    random_seed : int, optional
+        Seed of the rank plot's random tie-breaking (default: the run's recorded
+        ``random_seed``).
 
     Returns
     -------
@@ -190,7 +192,11 @@ def convergence_report(
 
     figures: dict[str, Path] = {}
     if out_dir is not None:
-        figures = _save_plots(xr.DataTree.from_dict({"posterior": data}), Path(out_dir), prefix)
+        if random_seed is None:
+            random_seed = posterior.attrs.get("random_seed")
+        arrays = {name: posterior[name].transpose("chain", "draw").values
+                  for name in unknown_names(posterior)}
+        figures = _save_plots(arrays, Path(out_dir), prefix, known, random_seed)
     return ConvergenceReport(
         table=table,
         posterior=stats["target"]["mean"],
@@ -202,27 +208,13 @@ def convergence_report(
     )
 
 
-def _save_plots(tree: xr.DataTree, out_dir: Path, prefix: str) -> dict[str, Path]:
-    """Trace and rank plots of ``tree`` as ``{prefix}trace.png`` and ``{prefix}rank.png``."""
-    import arviz as az
+def _save_plots(arrays: dict, out_dir: Path, prefix: str, known: int,
+                random_seed) -> dict[str, Path]:
+    """Trace and rank plots of ``arrays`` as ``{prefix}trace.png`` and ``{prefix}rank.png``."""
+    from dprisk.validation.crosschecks.trace_rank_plots import save_rank_plot, save_trace_plot
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    figures = {}
-    for kind, plot in (("trace", az.plot_trace), ("rank", az.plot_rank)):
-        path = out_dir / f"{prefix}{kind}.png"
-        collection = plot(tree, backend="matplotlib")
-        collection.savefig(path)
-        _close(collection)
-        figures[kind] = path
+    figures = {"trace": out_dir / f"{prefix}trace.png", "rank": out_dir / f"{prefix}rank.png"}
+    save_trace_plot(arrays, figures["trace"], known=known)
+    save_rank_plot(arrays, figures["rank"], random_seed=random_seed)
     return figures
-
-
-def _close(collection) -> None:
-    """Release the matplotlib figure behind an arviz-plots PlotCollection."""
-    import matplotlib.pyplot as plt
-
-    figure = getattr(collection, "viz", None)
-    try:
-        plt.close(figure["chart"].item())
-    except (KeyError, TypeError, AttributeError, ValueError):
-        plt.close("all")

@@ -87,7 +87,10 @@ class TestSampling:
         release = (3, 4, 1)
         payload = posterior_summary(*release, **kwargs, method="gibbs", random_seed=4, **SMALL)
         assert set(payload) == {"posterior", "risk", "x2_posterior", "method", "mcse", "r_hat",
-                                "ess_bulk"}
+                                "ess_bulk", "diagnostics", "verdict"}
+        assert list(payload["diagnostics"]) == ["X1", "X2"]
+        assert payload["diagnostics"]["X1"]["mcse_mean"] == pytest.approx(payload["mcse"],
+                                                                          rel=1e-12)
         assert payload["risk"] == pytest.approx(payload["posterior"] / 0.3, rel=1e-12)
         assert sum(payload["x2_posterior"].values()) == pytest.approx(1.0, abs=1e-12)
         assert min(int(k) for k in payload["x2_posterior"]) >= 2

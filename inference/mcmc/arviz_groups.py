@@ -1,0 +1,190 @@
+r"""The draws of one release's posterior in ArviZ's full layout, the same for every sampler.
+
+:func:`arviz_tree` takes the ``posterior`` of a sampling run (PyMC's ``pm.sample`` or the
+hand-written Gibbs samplers; ``X1 … Xh`` with dims ``(chain, draw)``), the validated
+:class:`~dprisk.models.scenario.Scenario` and the :class:`~dprisk.models.scenario.Release`,
+and returns a ``DataTree`` with ArviZ's groups (the InferenceData schema):
+
+================== ==========================================================================
+group              holds
+================== ==========================================================================
+posterior          ``X1 … Xh`` (int64; PyMC's ``target_has_c`` = ``X1 - m`` is dropped)
+sample_stats       PyMC's step statistics, or for the Gibbs samplers ``lp``, the log of the
+                   unnormalised joint density :math:`\log \pi(x_1, …, x_h, D)` of each draw
+observed_data      the release: ``x1_star … xh_star``, ``y1_star … y(h-1)_star``
+constant_data      ``rho`` (dim ``level`` = 1..h), ``siblings`` d_2..d_h (dim
+                   ``sibling_level`` = 2..h), ``p``, ``known``
+log_likelihood     per observed value and draw, the discrete-Gaussian log pmf:
+                   :math:`\log P[x_\ell^* \mid X_\ell] = -\rho_\ell (x_\ell^* - X_\ell)^2 -
+                   \log Z(\rho_\ell)`,
+                   :math:`\log P[y_\ell^* \mid X] = -\tfrac{\rho_\ell}{d_{\ell+1}}
+                   (y_\ell^* - (X_{\ell+1} - X_\ell))^2 - \log Z(\rho_\ell / d_{\ell+1})`
+posterior_predictive one replicated release per draw from those likelihoods
+prior, prior_predictive  only when every level's prior is proper with a finite support
+                   (``truncated:U``, ``point:K``, a proper model-file prior with an upper
+                   bound): :math:`X_1 = m + \mathrm{Bernoulli}(p)` restricted to the feasible
+                   values, :math:`X_{\ell+1} \mid X_\ell` from the prior's normalised weights;
+                   a release replicated from each prior draw. An improper prior (the paper's
+                   default) has no prior draws: the groups are left out.
+================== ==========================================================================
+
+All randomness (predictive and prior draws) comes from ``np.random.default_rng(random_seed)``.
+The posterior group's attributes (scenario, method, seed) are kept and also set on the root.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dprisk.inference.mcmc.convergence import unknown_names
+from dprisk.models.mechanism.dg_sampling import sample_kernel
+from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel
+from dprisk.models.scenario import Release, Scenario
+
+__all__ = ["GROUPS", "arviz_tree"]
+
+#: The groups :func:`arviz_tree` may write, in ArviZ's order.
+GROUPS = ("posterior", "posterior_predictive", "log_likelihood", "sample_stats", "prior",
+          "prior_predictive", "observed_data", "constant_data")
+#: Largest finite prior support enumerated per level for the prior group.
+MAX_PRIOR_SUPPORT = 1_000_000
+
+
+def _observed(scenario: Scenario, release: Release) -> dict[str, int]:
+    """``{"x1_star": …, …, "y1_star": …}`` of one release."""
+    xs, ys = (np.asarray(a).reshape(-1) for a in (release.x_stars, release.y_stars))
+    names = {f"x{level}_star": int(xs[level - 1]) for level in range(1, scenario.h + 1)}
+    names.update({f"y{level}_star": int(ys[level - 1]) for level in range(1, scenario.h)})
+    return names
+
+
+def _centres(scenario: Scenario, counts: list[np.ndarray]) -> dict[str, tuple]:
+    """``{observed name: (mean of its DG likelihood, rho)}`` given the counts ``X1 … Xh``."""
+    out = {f"x{level}_star": (counts[level - 1], scenario.rhos[level - 1])
+           for level in range(1, scenario.h + 1)}
+    out.update({f"y{level}_star": (counts[level] - counts[level - 1],
+                                   scenario.pair_precisions[level - 1])
+                for level in range(1, scenario.h)})
+    return out
+
+
+def _log_likelihood(scenario, observed, counts) -> dict[str, np.ndarray]:
+    centres = _centres(scenario, counts)
+    return {name: logpmf_kernel(np.int64(observed[name]), mu, np.float64(rho))
+            for name, (mu, rho) in centres.items()}
+
+
+def _replicate(scenario, counts, rng) -> dict[str, np.ndarray]:
+    centres = _centres(scenario, counts)
+    return {name: sample_kernel(mu, np.float64(rho), mu.shape, rng)
+            for name, (mu, rho) in centres.items()}
+
+
+def _log_prior(scenario: Scenario, counts: list[np.ndarray]) -> np.ndarray:
+    """``log P[X1] + Σ log w(X_{ℓ+1} | X_ℓ)`` of each draw (improper weights included)."""
+    log_m, log_m1 = scenario.log_prior_x1
+    out = np.where(counts[0] == scenario.known + 1, log_m1, log_m)
+    for level, prior in enumerate(scenario.priors, start=1):
+        out = out + prior.log_weight(counts[level], counts[level - 1])
+    return out
+
+
+def _finite_supports(scenario: Scenario) -> bool:
+    """Whether every level's prior is proper with a finite support (the prior group applies)."""
+    bounds = [scenario.level_bounds(scenario.known + b) for b in (0, 1)]
+    return all(pr.is_proper for pr in scenario.priors) and all(
+        hi is not None and hi - lo < MAX_PRIOR_SUPPORT
+        for chain in bounds if chain is not None for lo, hi in chain)
+
+
+def _prior_draws(scenario: Scenario, n: int, rng) -> list[np.ndarray]:
+    """``n`` draws of ``X1 … Xh`` from the joint prior (proper priors of finite support)."""
+    feasible = scenario.feasible
+    p = scenario.p if all(feasible) else float(feasible[1])
+    counts = [scenario.known + (rng.random(n) < p).astype(np.int64)]
+    for prior in scenario.priors:
+        below = counts[-1]
+        level = np.empty(n, dtype=np.int64)
+        for k in np.unique(below):
+            lo, hi = prior.branch_support(int(k))
+            support = np.arange(lo, hi + 1, dtype=np.int64)
+            weights = np.exp(prior.log_weight(support, np.int64(k)))
+            where = below == k
+            level[where] = rng.choice(support, size=int(where.sum()), p=weights / weights.sum())
+        counts.append(level)
+    return counts
+
+
+def _dataset(variables: dict, attrs: dict | None = None, dims=("chain", "draw")):
+    import xarray as xr
+
+    first = np.asarray(next(iter(variables.values())))
+    coords = {dim: np.arange(size) for dim, size in zip(dims, first.shape, strict=False)}
+    return xr.Dataset({name: (dims[: np.ndim(value)], np.asarray(value))
+                       for name, value in variables.items()}, coords=coords, attrs=attrs or {})
+
+
+def arviz_tree(tree, scenario: Scenario, release: Release, *, random_seed=None):
+    """The draws of ``tree`` with every ArviZ group that applies (module docstring).
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        A sampling result with a ``posterior`` group holding ``X1 … Xh`` (chain, draw) for
+        one release (no batch dims), e.g. from
+        :func:`dprisk.inference.two_level.sampling.sample_posterior`.
+    scenario : Scenario
+        The validated scenario of the run (``h`` levels).
+    release : Release
+        The release of the run (one).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the posterior-predictive and prior draws.
+
+    Returns
+    -------
+    xarray.DataTree
+        Groups among :data:`GROUPS`; ``prior`` and ``prior_predictive`` only for proper priors
+        of finite support.
+
+    Raises
+    ------
+    ValueError
+        If the posterior does not hold ``X1 … Xh`` of the scenario's ``h`` levels.
+    """
+    import xarray as xr
+
+    posterior = tree["posterior"].to_dataset()
+    names = unknown_names(posterior)
+    if len(names) != scenario.h:
+        raise ValueError(f"tree's posterior must hold X1 ... X{scenario.h}, got {names}")
+    attrs = dict(posterior.attrs)
+    counts = [np.asarray(posterior[n].transpose("chain", "draw").values, dtype=np.int64)
+              for n in names]
+    rng = np.random.default_rng(random_seed)
+    observed = _observed(scenario, release)
+    log_lik = _log_likelihood(scenario, observed, counts)
+    groups = {
+        "posterior": _dataset(dict(zip(names, counts, strict=True)), attrs),
+        "posterior_predictive": _dataset(_replicate(scenario, counts, rng)),
+        "log_likelihood": _dataset(log_lik),
+    }
+    if "sample_stats" in tree.children:
+        groups["sample_stats"] = tree["sample_stats"].to_dataset()
+    else:
+        lp = _log_prior(scenario, counts) + sum(log_lik.values())
+        groups["sample_stats"] = _dataset({"lp": lp})
+    if _finite_supports(scenario):
+        prior = _prior_draws(scenario, counts[0].size, rng)
+        prior = [c.reshape(1, -1) for c in prior]
+        groups["prior"] = _dataset(dict(zip(names, prior, strict=True)))
+        groups["prior_predictive"] = _dataset(_replicate(scenario, prior, rng))
+    groups["observed_data"] = xr.Dataset({name: ((), np.int64(v)) for name, v in observed.items()})
+    groups["constant_data"] = xr.Dataset(
+        {"rho": ("level", np.asarray(scenario.rhos, dtype=float)),
+         "siblings": ("sibling_level", np.asarray(scenario.siblings, dtype=np.int64)),
+         "p": ((), np.float64(scenario.p)), "known": ((), np.int64(scenario.known))},
+        coords={"level": np.arange(1, scenario.h + 1),
+                "sibling_level": np.arange(2, scenario.h + 1)})
+    out = xr.DataTree.from_dict({name: groups[name] for name in GROUPS if name in groups})
+    out.attrs.update(attrs)
+    return out

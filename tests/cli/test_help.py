@@ -1,0 +1,76 @@
+"""Command-line help that helps: suggestions for mistyped options and commands, ``dprisk help``.
+
+Every error stays one stderr line with exit status 2; help exits 0 on stdout.
+"""
+
+import pytest
+
+from tests.cli_helpers import run_cli
+
+POST_2 = ("posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
+          "--x2-star", "2", "--y1-star", "1")
+
+
+def _one_error_line(status, out, err):
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def test_mistyped_option_shows_the_subcommand_usage_and_the_nearest_option(capsys):
+    line = _one_error_line(*run_cli(["posterior", "--rho1", "0.1", "--x1-str", "3"], capsys))
+    assert line.startswith("dprisk posterior: error: unrecognized arguments: --x1-str;")
+    assert "did you mean --x1-star?" in line
+    assert "usage: dprisk posterior" in line
+    assert "{census," not in line  # not the top-level usage listing the commands
+
+
+@pytest.mark.parametrize(("argv", "guess"), [
+    (["marginal", "--rho1", "0.1", "--datsets", "5"], "--datasets"),
+    (["sweep", "--rho1", "0.1", "--out", "x.nc", "--rho-2", "1"], "--rho2"),
+    ([*POST_2, "--save-drows=x.nc"], "--save-draws"),
+    (["census", "--jsn"], "--json"),
+])
+def test_nearest_option_of_each_subcommand(argv, guess, capsys):
+    line = _one_error_line(*run_cli(argv, capsys))
+    assert f"did you mean {guess}?" in line and f"usage: dprisk {argv[0]}" in line
+
+
+def test_top_level_options_before_the_command_still_work(capsys):
+    status, out, _ = run_cli(["--version", "posterior"], capsys)
+    assert status == 0 and out.startswith("dprisk ")
+
+
+def test_far_off_option_gets_no_guess(capsys):
+    line = _one_error_line(*run_cli(["census", "--zzzzzzzz"], capsys))
+    assert "unrecognized arguments: --zzzzzzzz" in line and "did you mean" not in line
+
+
+def test_mistyped_subcommand_suggests_the_nearest(capsys):
+    line = _one_error_line(*run_cli(["postrior", "--rho1", "0.1"], capsys))
+    assert "invalid choice: 'postrior'" in line and "did you mean posterior?" in line
+    assert "usage: dprisk" in line
+
+
+@pytest.mark.parametrize("command", ["posterior", "sweep", "census", "help"])
+def test_help_command_prints_the_subcommand_help(command, capsys):
+    status, out, err = run_cli(["help", command], capsys)
+    assert status == 0 and err == ""
+    expected = run_cli([command, "--help"], capsys)[1]
+    assert out == expected and out.startswith(f"usage: dprisk {command}")
+
+
+def test_help_alone_prints_the_top_level_help(capsys):
+    status, out, _ = run_cli(["help"], capsys)
+    assert status == 0
+    assert out == run_cli(["--help"], capsys)[1]
+    assert "help" in out and "posterior" in out
+
+
+def test_help_of_an_unknown_command_is_refused_with_a_suggestion(capsys):
+    line = _one_error_line(*run_cli(["help", "posterir"], capsys))
+    assert line.startswith("dprisk help: error: COMMAND must be one of")
+    assert "did you mean posterior?" in line
+    line = _one_error_line(*run_cli(["help", "foo"], capsys))
+    assert "'foo'" in line and "did you mean" not in line

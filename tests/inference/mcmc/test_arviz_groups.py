@@ -1,0 +1,118 @@
+"""Draws in ArviZ's layout (``inference.mcmc.arviz_groups.arviz_tree``), netCDF round trip.
+
+References: the numpy discrete-Gaussian log pmf (``models.mechanism.discrete_gaussian.logpmf``)
+for ``log_likelihood`` and ``sample_stats.lp``; the prior's own weights for the prior group's
+frequencies (tolerance 5 binomial standard errors of a frequency over 2 x 400 draws).
+"""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from dprisk.inference.mcmc.arviz_groups import GROUPS, arviz_tree
+from dprisk.inference.nested.posterior import summarize_posterior as nested_summary
+from dprisk.inference.two_level.sampling import summarize_posterior
+from dprisk.models.mechanism.discrete_gaussian import logpmf
+
+H = {"rho1": 0.1, "rho2": 0.25, "d": 3}
+SMALL = {"draws": 400, "chains": 2, "random_seed": 5}
+
+
+def _summary(prior="improper", method="gibbs"):
+    return summarize_posterior(1, 2, 1, **H, prior=prior, method=method, **SMALL)
+
+
+def _tree(summary, seed=1):
+    return arviz_tree(summary.result, summary.scenario, summary.release, random_seed=seed)
+
+
+def test_improper_prior_gives_every_group_but_the_prior_ones():
+    tree = _tree(_summary())
+    assert list(tree.children) == [g for g in GROUPS if not g.startswith("prior")]
+    assert set(tree["posterior"].data_vars) == {"X1", "X2"}
+    assert tree["posterior"]["X1"].dims == ("chain", "draw")
+    assert tree["posterior"].attrs["method"] == "gibbs"
+    assert {k: int(v) for k, v in tree["observed_data"].items()} == {
+        "x1_star": 1, "x2_star": 2, "y1_star": 1}
+    assert tree["constant_data"]["rho"].values.tolist() == [0.1, 0.25]
+    assert tree["constant_data"]["siblings"].values.tolist() == [3]
+
+
+def test_log_likelihood_and_lp_are_the_discrete_gaussian_terms():
+    summary = _summary()
+    tree = _tree(summary)
+    x1 = tree["posterior"]["X1"].values
+    x2 = tree["posterior"]["X2"].values
+    ll = tree["log_likelihood"]
+    np.testing.assert_allclose(ll["x1_star"].values, logpmf(1, x1, 0.1), rtol=1e-13)
+    np.testing.assert_allclose(ll["x2_star"].values, logpmf(2, x2, 0.25), rtol=1e-13)
+    np.testing.assert_allclose(ll["y1_star"].values, logpmf(1, x2 - x1, 0.1 / 3), rtol=1e-13)
+    log_prior_x1 = np.where(x1 == 1, np.log(0.5), np.log(0.5))  # p = 0.5, improper X2: 0
+    total = log_prior_x1 + ll["x1_star"] + ll["x2_star"] + ll["y1_star"]
+    np.testing.assert_allclose(tree["sample_stats"]["lp"].values, total.values, rtol=1e-13)
+
+
+def test_posterior_predictive_is_centred_on_the_draws():
+    tree = _tree(_summary())
+    replicated = tree["posterior_predictive"]["x2_star"].values
+    residual = replicated - tree["posterior"]["X2"].values
+    # DG(0, 1/(2 rho2)) noise: mean 0, sd about sqrt(1/(2*0.25)) = 1.41; 800 draws
+    assert abs(residual.mean()) < 5 * 1.42 / np.sqrt(residual.size)
+
+
+def test_proper_prior_adds_prior_groups_that_follow_the_prior():
+    tree = _tree(_summary(prior="truncated:6"))
+    assert list(tree.children) == list(GROUPS)
+    prior = tree["prior"]
+    x1, x2 = prior["X1"].values.ravel(), prior["X2"].values.ravel()
+    assert prior["X1"].dims == ("chain", "draw") and prior.sizes["chain"] == 1
+    assert set(np.unique(x1)) <= {0, 1} and (x2 >= x1).all() and (x2 <= 6).all()
+    # X2 | X1 = 0 uniform on {0..6}: each value has probability 1/7
+    freq = np.bincount(x2[x1 == 0], minlength=7) / (x1 == 0).sum()
+    se = np.sqrt((1 / 7) * (6 / 7) / (x1 == 0).sum())
+    assert np.all(np.abs(freq - 1 / 7) < 5 * se)
+    assert set(tree["prior_predictive"].data_vars) == {"x1_star", "x2_star", "y1_star"}
+
+
+def test_pymc_draws_drop_the_duplicated_indicator_and_keep_pymc_stats():
+    summary = summarize_posterior(1, 2, 1, **H, method="pymc-gibbs", draws=50, chains=2,
+                                  tune=20, random_seed=2)
+    assert "target_has_c" in summary.result["posterior"]
+    tree = _tree(summary)
+    assert set(tree["posterior"].data_vars) == {"X1", "X2"}
+    assert "sample_stats" in tree.children and "lp" not in tree["sample_stats"]
+
+
+def test_netcdf_round_trip(tmp_path):
+    tree = _tree(_summary(prior="truncated:6"))
+    path = tmp_path / "draws.nc"
+    tree.to_netcdf(path)
+    back = xr.open_datatree(path)
+    try:
+        assert list(back.children) == list(tree.children)
+        for group in tree.children:
+            xr.testing.assert_identical(back[group].to_dataset(), tree[group].to_dataset())
+        assert back.attrs["method"] == "gibbs"
+    finally:
+        back.close()
+
+
+def test_nested_levels():
+    summary = nested_summary(rhos=[0.1, 0.25, 0.5], siblings=[3, 2], x_stars=[1, 2, 4],
+                             y_stars=[1, 2], method="gibbs", draws=100, chains=2,
+                             random_seed=4)
+    tree = _tree(summary)
+    assert set(tree["posterior"].data_vars) == {"X1", "X2", "X3"}
+    assert set(tree["log_likelihood"].data_vars) == {"x1_star", "x2_star", "x3_star",
+                                                     "y1_star", "y2_star"}
+    x2, x3 = tree["posterior"]["X2"].values, tree["posterior"]["X3"].values
+    np.testing.assert_allclose(tree["log_likelihood"]["y2_star"].values,
+                               logpmf(2, x3 - x2, 0.25 / 2), rtol=1e-13)
+
+
+def test_wrong_number_of_levels_is_refused():
+    summary = _summary()
+    tree = summary.result.copy()
+    tree["posterior"] = tree["posterior"].to_dataset().drop_vars("X2")
+    with pytest.raises(ValueError, match=r"X1 \.\.\. X2"):
+        arviz_tree(tree, summary.scenario, summary.release)

@@ -1,0 +1,86 @@
+"""Per-unknown diagnostics and the verdict (``inference.mcmc.convergence``).
+
+References: ``chain_stats.chain_diagnostics`` (the one ArviZ routine) for the numbers; the
+verdict's thresholds RHAT_MAX = 1.01 and ESS_MIN = 400 (Vehtari et al. 2021) on hand-made
+tables. Draws from the exact Gibbs sampler (small: 2 chains x 1500 draws).
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.mcmc.chain_stats import chain_diagnostics
+from dprisk.inference.mcmc.convergence import (
+    ESS_MIN,
+    RHAT_MAX,
+    unknown_diagnostics,
+    unknown_names,
+    verdict,
+)
+from dprisk.inference.two_level.sampling import sample_posterior
+
+H = {"rho1": 0.1, "rho2": 0.25, "d": 3}
+GOOD = {"r_hat": 1.001, "ess_bulk": 2000.0, "ess_tail": 1500.0, "mcse_mean": 0.01}
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return sample_posterior(1, 2, 1, **H, method="gibbs", draws=1500, chains=2,
+                            random_seed=3)
+
+
+def test_every_unknown_gets_the_four_statistics_of_chain_diagnostics(tree):
+    posterior = tree["posterior"]
+    table = unknown_diagnostics(posterior)
+    assert list(table) == unknown_names(posterior) == ["X1", "X2"]
+    for name, row in table.items():
+        reference = chain_diagnostics(posterior[name].values)
+        assert row == pytest.approx({"r_hat": reference["r_hat"],
+                                     "ess_bulk": reference["ess_bulk"],
+                                     "ess_tail": reference["ess_tail"],
+                                     "mcse_mean": reference["mcse"]}, rel=1e-12)
+    # X1 = m + indicator: the same R-hat and MCSE as the indicator (an affine function)
+    indicator = chain_diagnostics(posterior["X1"].values, known=0)
+    assert table["X1"]["r_hat"] == pytest.approx(indicator["r_hat"], rel=1e-12)
+    assert table["X1"]["mcse_mean"] == pytest.approx(indicator["mcse"], rel=1e-12)
+
+
+def test_converged_run_passes_with_its_reason(tree):
+    result = verdict(unknown_diagnostics(tree["posterior"]))
+    assert result.converged
+    assert f"R-hat < {RHAT_MAX}" in result.reason and "X1, X2" in result.reason
+    assert result.as_json() == {"converged": True, "reason": result.reason}
+
+
+def test_each_failing_statistic_is_named():
+    bad = {"X1": GOOD, "X2": {**GOOD, "r_hat": 1.05, "ess_tail": 120.0}}
+    result = verdict(bad)
+    assert not result.converged
+    assert "R-hat of X2 is 1.0500 >= 1.01" in result.reason
+    assert f"tail ESS of X2 is 120 < {ESS_MIN}" in result.reason
+    assert "X1" not in result.reason
+
+
+def test_constant_unknown_is_named_and_is_not_a_failure():
+    constant = {"r_hat": None, "ess_bulk": None, "ess_tail": None, "mcse_mean": 0.0}
+    result = verdict({"X1": constant, "X2": GOOD})
+    assert result.converged and "X1 is constant" in result.reason
+
+
+def test_constant_draws_give_undefined_statistics():
+    posterior = {"X1": np.zeros((2, 50), dtype=np.int64),
+                 "X2": np.arange(100).reshape(2, 50) % 7}
+    table = unknown_diagnostics(posterior)
+    assert table["X1"] == {"r_hat": None, "ess_bulk": None, "ess_tail": None,
+                           "mcse_mean": 0.0}
+
+
+def test_stuck_chains_fail():
+    posterior = {"X1": np.array([[0] * 500, [1] * 500]),
+                 "X2": np.array([[3, 4] * 250, [9, 10] * 250])}
+    result = verdict(unknown_diagnostics(posterior))
+    assert not result.converged and "R-hat of X2" in result.reason
+
+
+def test_no_unknowns_is_refused():
+    with pytest.raises(ValueError, match="X1"):
+        unknown_diagnostics({"Y": np.zeros((2, 3))})
