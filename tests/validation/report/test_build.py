@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 import xarray as xr
+from fresh_python import modules_loaded_by
 from matplotlib.figure import Figure
 
 from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
@@ -80,16 +81,10 @@ def test_validate_records_rejects_bad_records(records, message):
 
 def test_importing_the_report_imports_no_study():
     """The studies are imported when run, so the report and the studies form no cycle."""
-    import subprocess
-    import sys
-
-    code = ("import sys, dprisk.validation.report.build; "
-            "studies = ['single_level_paper', 'hierarchical_paper', 'studies_paper', "
-            "'supplement', 'sbc', 'screenshot']; "
-            "print([s for s in studies if f'dprisk.validation.{s}' in sys.modules])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+    loaded = modules_loaded_by("import dprisk.validation.report.build")
+    studies = ["single_level_paper", "hierarchical_paper", "studies_paper", "supplement", "sbc",
+               "screenshot"]
+    assert [s for s in studies if f"dprisk.validation.{s}" in loaded] == []
 
 
 def _page_with(records, tmp_path, monkeypatch):
