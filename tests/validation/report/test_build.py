@@ -1,5 +1,6 @@
 """The report writer: file layout, record contract, atomic replacement, nothing partial."""
 
+import importlib.util
 import json
 import re
 
@@ -82,8 +83,10 @@ def test_validate_records_rejects_bad_records(records, message):
 def test_importing_the_report_imports_no_study():
     """The studies are imported when run, so the report and the studies form no cycle."""
     loaded = modules_loaded_by("import dprisk.validation.report.build")
-    studies = ["single_level_paper", "hierarchical_paper", "studies_paper", "supplement", "sbc",
-               "screenshot"]
+    studies = ["paper.single_level", "paper.hierarchical", "paper.studies", "paper.supplement",
+               "sbc.calibration", "beyond.decisions", "beyond.whole_record",
+               "beyond.unknown_others", "figures.single_level", "report.screenshot"]
+    assert all(importlib.util.find_spec(f"dprisk.validation.{s}") for s in studies)  # not stale
     assert [s for s in studies if f"dprisk.validation.{s}" in loaded] == []
 
 
