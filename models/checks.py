@@ -121,18 +121,16 @@ def check_count(value, name: str, *, minimum: int | None = None,
     ----------
     value : array_like of int
         Count(s) or noisy count(s); floats are accepted only when integer-valued.
-    name : str
-        Parameter name used in the error message.
+    name, nonempty
+        As in :func:`check_rho`.
     minimum : int, optional
         Smallest allowed value (``0`` for a true count, ``None`` for a noisy count,
         which may be negative).
-    nonempty : bool
-        Refuse an empty array (``ValueError``).
 
     Raises
     ------
     TypeError
-        For a boolean, a string, an object array or anything that is not a number.
+        As in :func:`check_rho` (the same conversion to numbers).
     ValueError
         If a value is not finite, not an integer, or below ``minimum``.
     """

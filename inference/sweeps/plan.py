@@ -340,8 +340,9 @@ def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
                quantity: Callable | None = None) -> tuple[SweepPlan, Callable]:
     """Validate the arguments of a sweep and return ``(plan, quantity)``.
 
-    The parameters are those of :func:`dprisk.inference.sweeps.sweep.sweep` (without ``client``,
-    ``out`` and ``progress``); ``quantity`` is the default quantity of ``method`` when None.
+    The parameters are those of :func:`dprisk.inference.sweeps.sweep.sweep_table` (without
+    ``client``, ``out`` and ``progress``); ``quantity`` is the default quantity of ``method``
+    when None.
 
     Raises
     ------

@@ -51,6 +51,7 @@ with the ``netCDF4`` library directly and imports no xarray, pandas or Dask (unl
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import os
@@ -338,7 +339,24 @@ def check_sweep_work(points: int, names: str, method: str,
                f"{draws} draws")
 
 
-def sweep(
+def _parameters_of[**P, R](source: Callable[P, object]) -> Callable[[Callable[..., R]],
+                                                                     Callable[P, R]]:
+    """Give the decorated ``function(**options)`` the keyword parameters of ``source``.
+
+    For :func:`help`, :func:`inspect.signature` and static type checkers: the parameters are
+    written (and documented) once, on ``source``, which the function calls with its options
+    (so ``source`` refuses an unknown or missing keyword, with a ``TypeError``).
+    """
+
+    def decorate(function: Callable[..., R]) -> Callable[P, R]:
+        returns = inspect.signature(function).return_annotation
+        function.__signature__ = inspect.signature(source).replace(return_annotation=returns)
+        return function
+
+    return decorate
+
+
+def sweep_table(
     *,
     rho1,
     rho2,
@@ -355,8 +373,12 @@ def sweep(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     progress: bool = True,
     quantity: Callable | None = None,
-) -> xr.Dataset:
-    r"""Evaluate the risk study over a grid of parameters (paper §4.3, Figures 5 and 6).
+) -> SweepTable:
+    r"""Evaluate the risk study over a grid of parameters, as a :class:`SweepTable`.
+
+    :func:`sweep` (paper §4.3, Figures 5 and 6) runs it and returns the Dataset. Neither
+    this function nor the file it writes imports xarray, pandas or Dask (a Dask ``client``
+    aside).
 
     At every grid point the quantity is called with keyword arguments
     ``rho1, rho2, d, x2, p, known, prior`` (and ``x1`` when given); it returns a mapping or
@@ -407,11 +429,11 @@ def sweep(
 
     Returns
     -------
-    xarray.Dataset
+    SweepTable
         Dimensions: the swept parameters in the order of :data:`DIMS`; coordinates with
         ``units``; data variables as above; fixed parameters, ``method``, ``quantity`` and
-        ``mc_*`` options in ``attrs``. With ``out`` given it is the Dataset read back from
-        the file.
+        ``mc_*`` options in ``attrs``; as NumPy arrays and dicts. With ``out`` given it is
+        read back from the file.
 
     Raises
     ------
@@ -421,41 +443,6 @@ def sweep(
         memory budget allows (:mod:`dprisk.runtime.memory_limit`); ``out`` a directory or a
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.runtime.output_files.OutputInUse`).
-    """
-    table = sweep_table(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior,
-                        x1=x1, method=method, mc_options=mc_options, client=client, out=out,
-                        chunk_size=chunk_size, progress=progress, quantity=quantity)
-    if out is None:
-        return table.to_dataset()
-    import xarray as xr
-
-    return xr.load_dataset(out, engine=ENGINE)
-
-
-def sweep_table(
-    *,
-    rho1,
-    rho2,
-    d,
-    x2,
-    p=0.5,
-    known=0,
-    prior="improper",
-    x1=None,
-    method: str = "exact",
-    mc_options: Mapping | None = None,
-    client=None,
-    out=None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    progress: bool = True,
-    quantity: Callable | None = None,
-) -> SweepTable:
-    """:func:`sweep`, returning the :class:`~dprisk.inference.sweeps.netcdf.SweepTable`.
-
-    The parameters, the resumable file written to ``out`` and the errors are those of
-    :func:`sweep`; the result holds the same dimensions, coordinates, data variables and
-    attributes as its Dataset (read back from ``out`` when given), as NumPy arrays and dicts.
-    Neither the sweep nor the file imports xarray, pandas or Dask (a Dask ``client`` aside).
     """
     points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
                                   prior=prior)
@@ -467,12 +454,14 @@ def sweep_table(
     if isinstance(client, str):  # connected before anything is written
         own_client = connect(client)
         try:
-            return sweep_table(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
-                               prior=prior, x1=x1, method=method, mc_options=mc_options,
-                               client=own_client, out=out, chunk_size=chunk_size,
-                               progress=progress, quantity=quantity)
+            return _sweep_to(out, plan, quantity, own_client, progress)
         finally:
             own_client.close()
+    return _sweep_to(out, plan, quantity, client, progress)
+
+
+def _sweep_to(out, plan: SweepPlan, quantity, client, progress: bool) -> SweepTable:
+    """Run ``plan`` (resuming from, and finishing into, ``out`` when given)."""
     store = None
     if out is not None:
         out = check_out(out)
@@ -493,6 +482,29 @@ def sweep_table(
         return store.finish(table)
     finally:
         store.close()
+
+
+@_parameters_of(sweep_table)
+def sweep(**options) -> xr.Dataset:
+    """Evaluate the risk study over a grid of parameters (paper §4.3, Figures 5 and 6).
+
+    Takes the keyword arguments of :func:`sweep_table` (the grids, ``method``, ``out``, ...)
+    and runs the same sweep, writing the same resumable file, with the same errors.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dimensions: the swept parameters in the order of :data:`DIMS`; coordinates with
+        ``units``; data variables :data:`VARIABLES` (plus ``mcse`` for ``method="mc"``);
+        fixed parameters, ``method``, ``quantity`` and ``mc_*`` options in ``attrs``. With
+        ``out`` given it is the Dataset read back from the file.
+    """
+    table = sweep_table(**options)
+    if options.get("out") is None:
+        return table.to_dataset()
+    import xarray as xr
+
+    return xr.load_dataset(options["out"], engine=ENGINE)
 
 
 def _run_plan(plan, quantity, store, client, progress) -> SweepTable:

@@ -261,12 +261,12 @@ def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     size : int or tuple of int, optional
         Output shape; defaults to the shape of ``mu``.
     random_seed : numpy.random.Generator or int seed, optional
-        Source of randomness; a seed reproduces the draws.
+        As in :func:`sample`.
 
     Returns
     -------
     ndarray of int64
-        Draws of shape ``size``.
+        Draws of shape ``size``, exactly DG(mu, 1/(2 rho)) for the rational ``rho`` used.
 
     Notes
     -----

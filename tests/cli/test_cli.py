@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from census_values import RHO_BLOCK
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli, run_json
 
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.models.census.allocation import CENSUS_LEVELS
@@ -16,13 +16,11 @@ from dprisk.models.mechanism.conversions import zcdp_to_dp
 
 
 def test_census_json_contract(capsys):
-    status, out, err = run_cli(["census", "--json"], capsys)
-    assert status == 0 and err == ""
-    payload = json.loads(out)
-    assert set(payload) == {"rho_total", "delta", "epsilon", "levels", "epsilon_cks",
-                            "epsilon_pld", "epsilon_pld_lower", "epsilon_pld_upper",
-                            "worst_case_accuracy", "worst_case_accuracy_lower",
-                            "worst_case_accuracy_upper", "worst_case_accuracy_detailed"}
+    payload = run_json(["census", "--json"], capsys,
+                       keys={"rho_total", "delta", "epsilon", "levels", "epsilon_cks",
+                             "epsilon_pld", "epsilon_pld_lower", "epsilon_pld_upper",
+                             "worst_case_accuracy", "worst_case_accuracy_lower",
+                             "worst_case_accuracy_upper", "worst_case_accuracy_detailed"})
     assert payload["epsilon_pld_lower"] <= 16.4795 <= payload["epsilon_pld_upper"]
     assert payload["epsilon_pld_upper"] - payload["epsilon_pld_lower"] <= 1e-3
     assert (payload["worst_case_accuracy_lower"] <= payload["worst_case_accuracy"]
@@ -36,32 +34,25 @@ def test_census_json_contract(capsys):
 
 
 def test_posterior_json_matches_api(capsys):
-    status, out, _ = run_cli(
+    payload = run_json(
         ["posterior", "--rho1", "0.099", "--x1-star", "3", "--p", "1/5", "--known", "2",
-         "--json"], capsys)
-    assert status == 0
-    payload = json.loads(out)
-    assert set(payload) == {"posterior", "risk"}
+         "--json"], capsys, keys={"posterior", "risk"})
     assert payload["posterior"] == pytest.approx(
         float(single_level.posterior(3, 0.099, 0.2, 2)), rel=1e-14)
     assert payload["risk"] == pytest.approx(payload["posterior"] / 0.2, rel=1e-12)
 
 
 def test_census_level_accepted_for_rho(capsys):
-    status, out, _ = run_cli(
-        ["posterior", "--rho1", "census:block", "--x1-star", "2", "--json"], capsys)
-    assert status == 0
+    payload = run_json(["posterior", "--rho1", "census:block", "--x1-star", "2", "--json"],
+                       capsys)
     expected = float(single_level.posterior(2, RHO_BLOCK, 0.5, 0))
-    assert json.loads(out)["posterior"] == pytest.approx(expected, rel=1e-14)
+    assert payload["posterior"] == pytest.approx(expected, rel=1e-14)
 
 
 def test_marginal_json_contract(capsys):
-    status, out, _ = run_cli(["marginal", "--rho1", "census:block", "--p", "0.5", "--json"],
-                             capsys)
-    assert status == 0
-    payload = json.loads(out)
-    assert set(payload) == {"marginal_posterior", "marginal_risk", "p_correct", "threshold",
-                            "accuracy", "worst_case_accuracy"}
+    payload = run_json(["marginal", "--rho1", "census:block", "--p", "0.5", "--json"], capsys,
+                       keys={"marginal_posterior", "marginal_risk", "p_correct", "threshold",
+                             "accuracy", "worst_case_accuracy"})
     # at one level and p = 1/2 the Bayes rule is the best test: (1 + TV)/2
     assert payload["accuracy"] == pytest.approx(0.588860, abs=5e-7)
     assert payload["worst_case_accuracy"] == pytest.approx(payload["accuracy"], abs=1e-12)
@@ -101,13 +92,7 @@ BAD_INPUTS = [
 
 @pytest.mark.parametrize(("argv", "parameter"), BAD_INPUTS)
 def test_bad_input_exits_2_with_one_line(argv, parameter, capsys):
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2
-    assert out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert parameter in lines[0]
-    assert "Traceback" not in err
+    assert_refused(argv, parameter, capsys)
 
 
 @pytest.mark.parametrize(
@@ -138,14 +123,9 @@ def test_console_script_installed_exit_status_and_stderr():
 
 
 def test_marginal_two_level_and_levels_accuracy_keys(capsys):
-    status, out, _ = run_cli(["marginal", "--rho1", "census:block", "--rho2",
-                              "census:block-group", "--d", "27", "--x2", "3", "--p", "0.2",
-                              "--json"], capsys)
-    assert status == 0
-    payload = json.loads(out)
+    payload = run_json(["marginal", "--rho1", "census:block", "--rho2", "census:block-group",
+                        "--d", "27", "--x2", "3", "--p", "0.2", "--json"], capsys)
     assert {"accuracy", "worst_case_accuracy"} <= set(payload)
     assert payload["accuracy"] <= payload["worst_case_accuracy"]
-    status, out, _ = run_cli(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
-    assert status == 0
-    payload = json.loads(out)
+    payload = run_json(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
     assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)

@@ -1,10 +1,9 @@
 """``dprisk epsilon`` (both forms) and the accounting keys of ``dprisk census --json``."""
 
-import json
 
 import pytest
 from census_values import RHO_BLOCK
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli, run_json
 
 from dprisk.inference.privacy.accounting import (
     census_epsilon_pld,
@@ -17,11 +16,9 @@ from dprisk.models.census.allocation import CENSUS_LEVELS
 
 
 def test_rho_to_epsilon_json(capsys):
-    status, out, err = run_cli(["epsilon", "--rho", "2.56", "--json"], capsys)
-    assert status == 0 and err == ""
-    payload = json.loads(out)
-    assert set(payload) == {"rho", "delta", "epsilon_bun_steinke", "epsilon_cks",
-                            "epsilon_pld_lower", "epsilon_pld_upper"}
+    payload = run_json(["epsilon", "--rho", "2.56", "--json"], capsys,
+                       keys={"rho", "delta", "epsilon_bun_steinke", "epsilon_cks",
+                             "epsilon_pld_lower", "epsilon_pld_upper"})
     assert payload["epsilon_pld_lower"] <= payload["epsilon_pld_upper"] <= payload["epsilon_cks"]
     assert payload["rho"] == 2.56 and payload["delta"] == 1e-10
     assert payload["epsilon_bun_steinke"] == epsilon_bun_steinke(2.56, 1e-10)
@@ -31,11 +28,8 @@ def test_rho_to_epsilon_json(capsys):
 
 
 def test_epsilon_to_rho_json_round_trips(capsys):
-    status, out, _ = run_cli(["epsilon", "--epsilon", "17.14", "--delta", "1e-10", "--json"],
-                             capsys)
-    assert status == 0
-    payload = json.loads(out)
-    assert set(payload) == {"epsilon", "delta", "rho_bun_steinke", "rho_cks"}
+    payload = run_json(["epsilon", "--epsilon", "17.14", "--delta", "1e-10", "--json"], capsys,
+                       keys={"epsilon", "delta", "rho_bun_steinke", "rho_cks"})
     assert payload["rho_bun_steinke"] == rho_bun_steinke(17.14, 1e-10)
     assert payload["rho_cks"] == rho_cks(17.14, 1e-10)
     assert epsilon_cks(payload["rho_cks"], 1e-10) == pytest.approx(17.14, rel=1e-12)
@@ -44,10 +38,8 @@ def test_epsilon_to_rho_json_round_trips(capsys):
 
 
 def test_census_level_and_fractions_accepted(capsys):
-    status, out, _ = run_cli(["epsilon", "--rho", "census:block", "--delta", "1/100000",
-                              "--json"], capsys)
-    assert status == 0
-    payload = json.loads(out)
+    payload = run_json(["epsilon", "--rho", "census:block", "--delta", "1/100000", "--json"],
+                       capsys)
     assert payload["rho"] == RHO_BLOCK and payload["delta"] == 1e-5
 
 
@@ -72,16 +64,11 @@ def test_summary_names_both_conversions(capsys):
     (["epsilon", "--epsilon", "one"], "--epsilon"),
 ])
 def test_bad_input_exits_2_naming_the_parameter(argv, parameter, capsys):
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and parameter in lines[0] and "Traceback" not in err
+    assert_refused(argv, parameter, capsys)
 
 
 def test_census_json_gains_the_tighter_epsilons(capsys):
-    status, out, _ = run_cli(["census", "--json"], capsys)
-    assert status == 0
-    payload = json.loads(out)
+    payload = run_json(["census", "--json"], capsys)
     assert payload["epsilon_cks"] == epsilon_cks(2.56, 1e-10)
     assert payload["epsilon_pld"] == census_epsilon_pld()
     assert payload["epsilon_pld"] < payload["epsilon_cks"] < payload["epsilon"]
@@ -91,9 +78,7 @@ def test_census_json_gains_the_tighter_epsilons(capsys):
 def test_census_strategy_lists_every_query(capsys):
     from dprisk.models.census.strategy import strategy_queries
 
-    status, out, _ = run_cli(["census", "--strategy", "--json"], capsys)
-    assert status == 0
-    queries = json.loads(out)["queries"]
+    queries = run_json(["census", "--strategy", "--json"], capsys)["queries"]
     assert len(queries) == 65
     assert all(set(q) == {"level", "query", "fraction", "rho"} for q in queries)
     assert [(q["level"], q["query"], q["rho"]) for q in queries] == [

@@ -15,11 +15,8 @@ paths below (one release, one P[correct] point, a 10-point sweep) therefore stil
 numba; a 5e5-release batch does, and never PyMC, PyTensor, ArviZ or Dask with it.
 """
 
-import json
-import subprocess
-import sys
-
 import pytest
+from fresh_python import modules_loaded_by, packages_loaded_by
 
 #: Never loaded by a closed-form or exact computation of the sizes below (numba: pay-back
 #: rule of the module docstring).
@@ -27,24 +24,6 @@ SAMPLING = {"pymc", "pytensor", "arviz", "arviz_base", "arviz_stats", "numba", "
             "distributed"}
 #: Loaded only where a labelled result or a file is produced.
 LABELLED = {"xarray", "pandas", "netCDF4", "h5netcdf"}
-
-#: Print the loaded top-level packages (entries set to None, i.e. blocked, are not loaded).
-_REPORT = (
-    "import json, sys\n"
-    "loaded = sorted({name.split('.')[0] for name, module in list(sys.modules.items())"
-    " if module is not None})\n"
-    "print('\\nLOADED ' + json.dumps(loaded))\n"
-)
-
-
-def _loaded(code: str) -> set[str]:
-    """Top-level packages in ``sys.modules`` after running ``code`` in a new interpreter."""
-    done = subprocess.run([sys.executable, "-c", code + "\n" + _REPORT], capture_output=True,
-                          text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    line = [text for text in done.stdout.splitlines() if text.startswith("LOADED ")][-1]
-    return set(json.loads(line[len("LOADED "):]))
-
 
 LIBRARY_PATHS = {
     "single level": (
@@ -72,13 +51,13 @@ LIBRARY_PATHS = {
 
 @pytest.mark.parametrize("path", sorted(LIBRARY_PATHS))
 def test_exact_library_paths_import_nothing_heavy(path):
-    heavy = _loaded(LIBRARY_PATHS[path]) & (SAMPLING | LABELLED)
+    heavy = packages_loaded_by(LIBRARY_PATHS[path]) & (SAMPLING | LABELLED)
     assert not heavy, f"{path} loaded {sorted(heavy)}"
 
 
 def test_large_exact_batch_loads_numba_and_nothing_else_heavy():
     """A batch whose numpy work exceeds the load cost takes the compiled kernel (numba only)."""
-    loaded = _loaded(
+    loaded = packages_loaded_by(
         "import numpy as np\n"
         "from dprisk.inference.two_level.exact import posterior_x1\n"
         "x = np.arange(500_000) % 7\n"
@@ -116,15 +95,16 @@ CLI_PATHS = {
 
 @pytest.mark.parametrize("command", sorted(CLI_PATHS))
 def test_exact_commands_import_nothing_heavy(command):
-    heavy = _loaded(_cli(*CLI_PATHS[command])) & (SAMPLING | LABELLED)
+    heavy = packages_loaded_by(_cli(*CLI_PATHS[command])) & (SAMPLING | LABELLED)
     assert not heavy, f"dprisk {command} loaded {sorted(heavy)}"
 
 
 def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
     """The 10-point sweep writes its labelled file with netCDF4 alone: no xarray, pandas, Dask."""
     out = tmp_path / "sweep.nc"
-    loaded = _loaded(_cli("sweep", "--rho1", "census:block", "--rho2", "census:block-group",
-                          "--d", "27", "--x2", "1:10", "--out", str(out), "--json"))
+    loaded = packages_loaded_by(_cli("sweep", "--rho1", "census:block", "--rho2",
+                                     "census:block-group", "--d", "27", "--x2", "1:10",
+                                     "--out", str(out), "--json"))
     assert out.is_file()
     assert "netCDF4" in loaded
     heavy = loaded & (SAMPLING | {"xarray", "pandas"})
@@ -133,13 +113,8 @@ def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
 
 def test_subcommand_modules_are_imported_lazily():
     """``dprisk census`` imports the census subcommand's module, not the other four."""
-    loaded = subprocess.run(
-        [sys.executable, "-c", _cli("census", "--json")
-         + "print('\\nCLI ' + ','.join(sorted(m for m in sys.modules"
-           " if m.startswith('dprisk.cli.'))))\n"],
-        capture_output=True, text=True, check=True,
-    ).stdout.splitlines()[-1]
-    modules = set(loaded[len("CLI "):].split(","))
+    modules = {name for name in modules_loaded_by(_cli("census", "--json"))
+               if name.startswith("dprisk.cli.")}
     assert "dprisk.cli.census" in modules
     assert not modules & {"dprisk.cli.posterior", "dprisk.cli.marginal", "dprisk.cli.sweep",
                           "dprisk.cli.reproduce", "dprisk.cli.grids"}

@@ -2,11 +2,11 @@
 
 import ast
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from fresh_python import modules_loaded_by
 
 import dprisk as dr
 
@@ -51,13 +51,10 @@ def test_unknown_names_raise_attribute_error():
 
 
 def test_import_dprisk_loads_nothing_heavy():
-    code = ("import sys, dprisk\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'numpy', 'scipy', 'pymc', 'pytensor', 'arviz', 'xarray', 'dask'}))\n"
-            "print(sorted(m for m in sys.modules if m.startswith('dprisk.')))\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    assert done.stdout.splitlines() == ["[]", "[]"]
+    loaded = modules_loaded_by("import dprisk")
+    heavy = {"numpy", "scipy", "pymc", "pytensor", "arviz", "xarray", "dask"}
+    assert sorted({name.split(".")[0] for name in loaded} & heavy) == []
+    assert sorted(name for name in loaded if name.startswith("dprisk.")) == []
 
 
 def test_module_docstring_example_runs():

@@ -192,10 +192,9 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
         Monte Carlo points (:func:`mc_points`), drawn with 2-MCSE error bars.
     """
     ds = figure5_data() if data is None else data
-    fig = Figure(figsize=(12, 4.8), layout="constrained")
-    axes = fig.subplots(1, 2)
     x2 = ds["x2"].values
-    for ax in axes:
+
+    def draw(ax) -> None:
         ax.plot(x2, ds["p_correct"], "-", color="C0", marker=".",
                 label="exact posterior (model)")
         ax.plot(x2, ds["p_correct_variant"], "-", color="C1", marker=".",
@@ -208,23 +207,34 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
         ax.axhline(float(ds["p_correct_plateau"]), color="red", ls="--",
                    label="exact, mean over 4 ≤ x2 ≤ 10")
         _overlay_mc(ax, mc, "x2")
-        ax.set_xlabel("x2 (true block-group count with characteristics c, persons)")
+
+    return _zoom_figure(ds, draw, "Figure 5: P[correct] vs x2", above=0.010,
+                        xlabel="x2 (true block-group count with characteristics c, persons)")
+
+
+def _zoom_figure(ds, draw, title: str, *, above: float, xlabel: str) -> Figure:
+    """Figures 5 and 6: the curves ``draw(ax)`` in two panels, all of them and a zoom.
+
+    The zoom panel's range is from 0.008 below the no-hierarchy level to ``above`` above
+    it; one legend for both panels, below them; the figure's ``title`` followed by the fixed
+    parameters of ``ds.attrs`` (``ρ2`` unless it is swept).
+    """
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    for ax in axes:
+        draw(ax)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel(_PC_LABEL)
-    a = ds.attrs
-    _zoom_and_title(fig, axes, ds, 0.010,
-                    f"Figure 5: P[correct] vs x2; ρ1 = {a['rho1']:.4f}, ρ2 = {a['rho2']:.4f}, "
-                    f"d = {a['d']}, p = {a['p']:g}, truth x1 = 1, prior {a['prior']}")
-    return fig
-
-
-def _zoom_and_title(fig, axes, ds, above: float, title: str) -> None:
-    """Panel titles, the zoom panel's range around the no-hierarchy level, legend, title."""
     centre = float(ds["p_correct_no_hierarchy"])
     axes[1].set_ylim(centre - 0.008, centre + above)
     axes[0].set_title("all curves", fontsize=9)
     axes[1].set_title("zoom on the paper's range", fontsize=9)
     _legend_below(fig, axes[0])
-    fig.suptitle(title, fontsize=10)
+    a = ds.attrs
+    rho2 = f"ρ2 = {a['rho2']:.4f}, " if "rho2" in a else ""
+    fig.suptitle(f"{title}; ρ1 = {a['rho1']:.4f}, {rho2}d = {a['d']}, p = {a['p']:g}, "
+                 f"truth x1 = 1, prior {a['prior']}", fontsize=10)
+    return fig
 
 
 # --------------------------------------------------------------------------- Figure 6
@@ -273,9 +283,8 @@ def figure6(data: xr.Dataset | None = None, *, mc=None) -> Figure:
     ``mcse`` and an ``x2`` attribute), drawn with 2-MCSE error bars.
     """
     ds = figure6_data() if data is None else data
-    fig = Figure(figsize=(12, 4.8), layout="constrained")
-    axes = fig.subplots(1, 2)
-    for ax in axes:
+
+    def draw(ax) -> None:
         for i, x2 in enumerate(ds["x2"].values):
             ax.plot(ds["rho2"], ds["p_correct"].sel(x2=x2), "-", color=f"C{i}",
                     label=f"x2 = {x2}, exact posterior")
@@ -290,10 +299,7 @@ def figure6(data: xr.Dataset | None = None, *, mc=None) -> Figure:
                         yerr=2 * item["mcse"].values, fmt="o", ms=4, capsize=2,
                         label=f"MC, x2 = {item.attrs.get('x2')}")
         ax.set_xscale("log")
-        ax.set_xlabel("ρ2 (zCDP privacy-loss parameter of the block-group count, log scale)")
-        ax.set_ylabel(_PC_LABEL)
-    a = ds.attrs
-    _zoom_and_title(fig, axes, ds, 0.012,
-                    f"Figure 6: P[correct] vs ρ2; ρ1 = {a['rho1']:.4f}, d = {a['d']}, "
-                    f"p = {a['p']:g}, truth x1 = 1, prior {a['prior']}")
-    return fig
+
+    return _zoom_figure(
+        ds, draw, "Figure 6: P[correct] vs ρ2", above=0.012,
+        xlabel="ρ2 (zCDP privacy-loss parameter of the block-group count, log scale)")

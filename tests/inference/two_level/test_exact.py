@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import CENSUS_TWO_LEVEL as CENSUS
 from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from reference_priors import NB_SPEC, reference_log_weight
 from scipy.special import logsumexp
@@ -23,8 +24,6 @@ from dprisk.inference.two_level.exact import (
 )
 from dprisk.models.priors.library import UserPrior
 
-RHO_GROUP = RHO_BLOCK_GROUP
-CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_GROUP, "d": 27}
 K2_MAX = 900
 
 
@@ -127,7 +126,7 @@ def test_far_user_prior_mass_widens_the_grid():
     assert post.x2_pmf_at(150) + post.x2_pmf_at(151) == pytest.approx(1.0, abs=1e-12)
     # Branch k1 puts X2 at k1 + 150: log-odds = 3 rho1 - rho2 (150^2 - 149^2), the y1* term
     # (-1 - 150)^2 being the same in both branches.
-    want_log_odds = 3 * RHO_BLOCK - RHO_GROUP * (150**2 - 149**2)
+    want_log_odds = 3 * RHO_BLOCK - RHO_BLOCK_GROUP * (150**2 - 149**2)
     assert float(post.log_odds_x1) == pytest.approx(want_log_odds, rel=1e-12, abs=0)
 
 

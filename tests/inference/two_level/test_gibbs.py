@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+from census_values import CENSUS_TWO_LEVEL as CENSUS
 from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.two_level.exact import exact_posterior
@@ -22,8 +23,6 @@ from dprisk.inference.two_level.gibbs import (
 )
 from dprisk.inference.two_level.gibbs import _x1_path as x1_path
 
-RHO_GROUP = RHO_BLOCK_GROUP
-CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_GROUP, "d": 27}
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 Z_MAX = 4.0
 BATCHES = 20
@@ -52,7 +51,7 @@ def assert_within_mcse(indicator, exact, label):
 @pytest.mark.parametrize("release", [(2, 1, -1), (0, 4, 7), (1, -3, 25)])
 def test_kernels_match_paper_full_conditionals(release):
     x1s, x2s, y1s = release
-    d, rho1, rho2 = 27, RHO_BLOCK, RHO_GROUP
+    d, rho1, rho2 = 27, RHO_BLOCK, RHO_BLOCK_GROUP
     cond = ExactConditionals(*release, **CENSUS, p=0.3, known=0)
     # X1 | X2 (eq. X1fc), restricted to k1 <= k2.
     k2 = np.arange(0, 40)

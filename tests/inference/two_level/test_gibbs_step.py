@@ -15,7 +15,7 @@ comparison under the CLT. R-hat below RHAT_MAX = 1.01 (Vehtari et al. 2021).
 import numpy as np
 import pymc as pm
 import pytest
-from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from census_values import CENSUS_TWO_LEVEL as CENSUS
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
@@ -31,11 +31,6 @@ from dprisk.models.builders.two_level import (
 N_MCSE = 4.0
 RHAT_MAX = 1.01
 ESS_MIN = 1000
-CENSUS = {
-    "rho1": RHO_BLOCK,
-    "rho2": RHO_BLOCK_GROUP,
-    "d": 27,
-}
 RELEASE = (2, 1, -1)
 DRAWS, CHAINS, TUNE = 2000, 2, 100
 

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 import xarray as xr
-from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from census_values import CENSUS_TWO_LEVEL as CENSUS
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.sampling import (
@@ -26,11 +26,6 @@ from dprisk.validation.crosschecks.diagnostics import convergence_report
 
 N_MCSE = 4.0
 RHAT_MAX = 1.01
-CENSUS = {
-    "rho1": RHO_BLOCK,
-    "rho2": RHO_BLOCK_GROUP,
-    "d": 27,
-}
 RELEASE = (2, 1, -1)
 NB_PRIOR = "models/examples/negative_binomial_prior.py:prior"
 SMALL = {"draws": 2000, "chains": 2, "tune": 300}
