@@ -11,14 +11,25 @@ from dprisk.inference.nested.unique_levels import marginal_unique_levels as marg
 from dprisk.inference.nested.unique_levels import p_correct_unique_levels as p_correct_unique_levels
 from dprisk.inference.nested.unique_levels import posterior_unique_levels as posterior_unique_levels
 from dprisk.inference.privacy.accounting import census_epsilon_pld as census_epsilon_pld
+from dprisk.inference.privacy.accounting import (
+    census_epsilon_pld_bracket as census_epsilon_pld_bracket,
+)
 from dprisk.inference.privacy.accounting import epsilon_bun_steinke as epsilon_bun_steinke
 from dprisk.inference.privacy.accounting import epsilon_cks as epsilon_cks
 from dprisk.inference.privacy.accounting import epsilon_pld as epsilon_pld
+from dprisk.inference.privacy.accounting import epsilon_pld_bracket as epsilon_pld_bracket
 from dprisk.inference.privacy.budget import rho_for_target as rho_for_target
 from dprisk.inference.privacy.budget_levels import census_rho_for_target as census_rho_for_target
 from dprisk.inference.privacy.budget_levels import rho2_for_target as rho2_for_target
+from dprisk.inference.privacy.decision_summary import decision_summary as decision_summary
 from dprisk.inference.privacy.risk_profile import epsilon_for_prior as epsilon_for_prior
 from dprisk.inference.privacy.risk_profile import pure_dp_budget as pure_dp_budget
+from dprisk.inference.privacy.worst_case import bayes_accuracy as bayes_accuracy
+from dprisk.inference.privacy.worst_case import (
+    bayes_accuracy_hierarchical as bayes_accuracy_hierarchical,
+)
+from dprisk.inference.privacy.worst_case import census_worst_case as census_worst_case
+from dprisk.inference.privacy.worst_case import worst_case_accuracy as worst_case_accuracy
 from dprisk.inference.single_level.closed_form import decision_threshold as decision_threshold
 from dprisk.inference.single_level.closed_form import marginal_posterior as marginal_posterior
 from dprisk.inference.single_level.closed_form import marginal_risk as marginal_risk
@@ -37,6 +48,7 @@ from dprisk.inference.sweeps.sweep import sweep_table as sweep_table
 from dprisk.inference.two_level.exact import HierarchicalPosterior as HierarchicalPosterior
 from dprisk.inference.two_level.exact import exact_posterior as exact_posterior
 from dprisk.inference.two_level.exact import posterior_x1 as posterior_x1
+from dprisk.inference.two_level.prior_check import check_prior as check_prior
 from dprisk.inference.two_level.sampling import posterior_summary as posterior_summary
 from dprisk.inference.two_level.sampling import sample_posterior as sample_posterior
 from dprisk.inference.unknown_others.closed_form import (
@@ -66,6 +78,7 @@ from dprisk.models.priors.library import TruncatedUniform as TruncatedUniform
 from dprisk.models.priors.library import UserPrior as UserPrior
 from dprisk.models.priors.library import X2Prior as X2Prior
 from dprisk.models.priors.library import load_prior as load_prior
+from dprisk.models.priors.library import parse_prior as parse_prior
 from dprisk.models.scenario import Release as Release
 from dprisk.models.scenario import Scenario as Scenario
 from dprisk.validation.crosschecks.crosscheck import crosscheck as crosscheck
@@ -88,6 +101,8 @@ __all__ = [
     "UserPrior",
     "X2Prior",
     "__version__",
+    "bayes_accuracy",
+    "bayes_accuracy_hierarchical",
     "build_attribute_model",
     "build_hierarchical_model",
     "build_multilevel_model",
@@ -95,17 +110,22 @@ __all__ = [
     "build_unknown_others_model",
     "cell_posterior",
     "census_epsilon_pld",
+    "census_epsilon_pld_bracket",
     "census_level",
     "census_rho_for_target",
     "census_rhos",
+    "census_worst_case",
+    "check_prior",
     "convergence_report",
     "crosscheck",
+    "decision_summary",
     "decision_threshold",
     "dp_to_zcdp",
     "epsilon_bun_steinke",
     "epsilon_cks",
     "epsilon_for_prior",
     "epsilon_pld",
+    "epsilon_pld_bracket",
     "exact_posterior",
     "expected_true_posterior",
     "finite_draws_p_correct",
@@ -121,6 +141,7 @@ __all__ = [
     "p_correct_hierarchical",
     "p_correct_unique_levels",
     "p_map_correct",
+    "parse_prior",
     "posterior",
     "posterior_summary",
     "posterior_unique_levels",
@@ -141,6 +162,7 @@ __all__ = [
     "unknown_others_p_correct",
     "unknown_others_posterior",
     "unknown_others_risk",
+    "worst_case_accuracy",
     "write_report",
     "zcdp_to_dp",
 ]
