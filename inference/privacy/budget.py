@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass
 
 from dprisk.models.checks import check_count, check_probability
+from dprisk.models.roots import brent_root
 
 __all__ = ["MEASURES", "STEP_MEASURES", "DGBudget", "certified", "check_profile", "check_target",
            "max_ratio_profile", "measure_function", "rho_for_target", "tail_probability"]
@@ -160,8 +161,6 @@ def certified(value, rho: float, target: float) -> float:
 
 def _first_crossing(value, target: float) -> float | None:
     """The largest rho with value(rho) <= target (value increasing), or None if never above."""
-    from scipy.optimize import brentq
-
     upper = 1.0
     while value(upper) <= target:
         upper *= 10.0
@@ -172,7 +171,7 @@ def _first_crossing(value, target: float) -> float | None:
         lower /= 10.0
         if lower < _RHO_MIN:
             return None
-    return float(brentq(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
+    return float(brent_root(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
                         rtol=1e-15))
 
 

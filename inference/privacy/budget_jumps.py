@@ -50,6 +50,7 @@ import math
 import numpy as np
 
 from dprisk.models.mechanism.discrete_gaussian import log_tail
+from dprisk.models.roots import brent_root
 
 __all__ = ["MAX_PIECES", "first_crossing", "jump_points", "piece_suprema", "tail_delta"]
 
@@ -93,8 +94,6 @@ def piece_suprema(delta: float, pieces) -> np.ndarray:
 
 def _last_piece_root(lower: float, target: float) -> float:
     r"""Root of :math:`P[\eta \ge 0](\rho) = T` above ``lower`` (where it is at most ``T``)."""
-    from scipy.optimize import brentq
-
     def excess(rho: float) -> float:
         return float(np.exp(log_tail(0, rho))) - target
 
@@ -105,7 +104,7 @@ def _last_piece_root(lower: float, target: float) -> float:
         lower = upper / 2.0
         while excess(lower) > 0.0:
             lower /= 2.0
-    return float(brentq(excess, lower, upper, xtol=1e-300, rtol=1e-15))
+    return float(brent_root(excess, lower, upper, xtol=1e-300, rtol=1e-15))
 
 
 def first_crossing(delta: float, target: float) -> tuple[float, str]:

@@ -61,6 +61,7 @@ from dprisk.inference.privacy.budget import (
     max_ratio_profile,
     rho_for_target,
 )
+from dprisk.models.roots import brent_root
 
 __all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
            "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
@@ -160,13 +161,11 @@ def root_first_crossing(value, target: float, low: float,
     target. Returns ``(rho, value_at_rho, value_above)`` (``value_above`` at
     :math:`\rho(1 + 10^{-9})`) or None if no grid point fails.
     """
-    from scipy.optimize import brentq
-
     bracket = scan_bracket(value, target, low, high)
     if bracket is None:
         return None
     lower, upper = bracket
-    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = float(brent_root(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
     rho = certified(value, rho, target)
     return rho, value(rho), value(rho * (1.0 + ABOVE))
 
@@ -224,8 +223,6 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
     value_above, certified_to)`` or None.
     """
-    from scipy.optimize import brentq
-
     from dprisk.inference.privacy import budget_certified as bounds
     from dprisk.models.scenario import Scenario
 
@@ -253,7 +250,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     upper = lower * (1.0 + ABOVE)
     if value(upper) <= target:  # the located interval ends before upper: keep it as is
         return found
-    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = float(brent_root(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
     rho = certified(value, rho, target)
     return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
 
