@@ -117,7 +117,7 @@ def test_marginal_is_refused_above_the_work_budget(monkeypatch):
     terms = kernels.marginal_terms(0.0992, 0.5, others, others.log_weights())
     assert 1e5 < terms < 1e7  # a window of tens of terms per release, not n + 1
     monkeypatch.setenv(WORK_BUDGET_ENV, "1e5")
-    with pytest.raises(WorkBudgetError, match="^unknown_others and rho: .*10000 unknown"):
+    with pytest.raises(WorkBudgetError, match=r"^unknown_others and rho: .*10000 unknown"):
         uo.marginal_posterior(0.0992, 0.5, unknown_others=10_000, q=0.5)
-    with pytest.raises(WorkBudgetError, match="^unknown_others and rho"):
+    with pytest.raises(WorkBudgetError, match=r"^unknown_others and rho"):
         uo.marginal_risk(0.0992, 0.5, unknown_others=10_000, q=0.5)
