@@ -129,24 +129,31 @@ def scan_first_crossing(value, target: float, low: float,
     return lower, value(lower), value(upper)
 
 
-def _two_level_value(measure: str, p: float, known: int, x2: int, d: int, prior, rho1_of,
-                     rho2_of):
-    """``rho -> M(rho)``: the two-level ``measure`` with ``rho1 = rho1_of(rho)``, ``rho2_of``."""
+def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
+    """``rho -> M(rho)``: the two-level ``measure`` at ``base.at(rhos=(rho1_of(rho), ...))``.
+
+    ``base`` is the scenario validated once by the entry point; every evaluation calls the
+    kernel on a trusted copy at the searched rho (inside the validated range) and prior
+    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)).
+    """
+    from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
+
     if measure == "p-correct":
-        from dprisk.inference.studies.p_correct import p_correct_hierarchical
+        from dprisk.inference.studies.p_correct import study_kernel
 
         def value(rho: float) -> float:
-            return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
-                                          p=p, known=known, prior=prior).p_correct
+            params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
+            return study_kernel(params, x1=params.known + 1, x2=x2,
+                                tail_mass=DEFAULT_TAIL_MASS).p_correct
 
         return value
-    from dprisk.inference.privacy.two_level_marginal import marginal_hierarchical
+    from dprisk.inference.privacy.two_level_marginal import marginal_kernel
 
     field = measure.replace("-", "_")
 
     def marginal(rho: float) -> float:
-        return getattr(marginal_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
-                                             p=p, known=known, prior=prior), field)
+        params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
+        return getattr(marginal_kernel(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS), field)
 
     return marginal
 
@@ -213,7 +220,7 @@ def _two_level_target(measure: str, target, priors) -> float:
 
 
 def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
-               rho2_of, shares, x2, d, p, known, prior):
+               rho2_of, shares, x2, base, p):
     r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
 
     ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
@@ -224,11 +231,9 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     value_above, certified_to)`` or None.
     """
     from dprisk.inference.privacy import budget_certified as bounds
-    from dprisk.models.scenario import Scenario
 
-    def scenario(rho: float) -> Scenario:
-        return Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p, known=known,
-                                  prior=prior)
+    def scenario(rho: float):
+        return base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
 
     upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
                    else bounds.marginal_upper_bound)
@@ -257,6 +262,8 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                shares, max_ratio=None, max_posterior=None) -> DGBudget:
+    from dprisk.inference.studies.setup import validated_truth
+    from dprisk.models.checks import check_probability
     from dprisk.models.scenario import Scenario
 
     if measure == "tail":
@@ -268,11 +275,14 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
     priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
     if not priors:
         raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
-    for prior_p in priors:  # validate every parameter once, at the scan's two ends
-        for rho in scan:
-            Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
-                               known=known, prior=prior)
+    # validate every input once: the scenario at the scan's low end with the first prior (the
+    # searched rho stays inside the scan, whose ends are in range), the other priors, the truth
+    base = Scenario.two_level(rho1=rho1_of(scan[0]), rho2=rho2_of(scan[0]), d=d, p=priors[0],
+                              known=known, prior=prior)
+    if len(priors) > 1:
+        check_probability(priors[1:], "p")
     target = _two_level_target(measure, target, priors)
+    x2 = validated_truth(base, x2=x2)[1]
     best = None
     # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
     search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
@@ -283,12 +293,11 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
-        value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
+        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p])
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
         found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
-                           shares=shares, x2=x2, d=d, p=search[prior_p], known=known,
-                           prior=prior)
+                           shares=shares, x2=x2, base=base, p=search[prior_p])
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:
