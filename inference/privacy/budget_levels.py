@@ -239,9 +239,11 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
                    else bounds.marginal_upper_bound)
     scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
 
+    memo: dict = {}  # the per-cell statistics shared by the bounds of neighbouring intervals
+
     def bound(lower: float, upper: float) -> float:
         return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
-                           params_upper=scenario(upper), shares=shares) / scale
+                           params_upper=scenario(upper), shares=shares, memo=memo) / scale
 
     try:
         found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
