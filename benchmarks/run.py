@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: Modules run after the others (whole-report timing last, so it does not load the others).
-SLOW_LAST = ("bench_reproduce",)
+SLOW_LAST = ("bench_conversation", "bench_reproduce")
 
 
 def _load_line(load: dict) -> str:
@@ -26,7 +26,7 @@ def _load_line(load: dict) -> str:
 
 
 def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
-    """``(target, measured, met)`` for each target of issue 12 measured in this run."""
+    """``(target, measured, met)`` for each target of issues 12 and 23 measured in this run."""
     lines = []
     startup = results.get("bench_startup", {}).get("figures")
     if startup:
@@ -70,6 +70,33 @@ def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
                       f"{report['unchanged_records']} of {report['baseline_records']} "
                       "records unchanged", report["seconds"] <= report["target_seconds"]
                       and report["unchanged_records"] == report["baseline_records"]))
+    lines += _conversation_lines(results)
+    return lines
+
+
+def _conversation_lines(results: dict) -> list[tuple[str, str, bool]]:
+    """The rows of issue 23 (``bench_conversation``): commands and the warm exact point."""
+    figures = results.get("bench_conversation", {}).get("figures")
+    if not figures:
+        return []
+    lines = []
+    base = figures["commands"]["baseline_s"]
+    for name, row in figures["commands"].items():
+        if not isinstance(row, dict):
+            continue
+        if row["target_ratio"] is not None:
+            target = f"<= {row['target_ratio']:g}x python -c 'import numpy, scipy'"
+            met = row["ratio"] <= row["target_ratio"]
+        else:
+            target = f"<= {row['target_seconds']:g} s"
+            met = row["seconds"] <= row["target_seconds"]
+        lines.append((f"dprisk {name} {target}", f"{row['seconds']:.3f} s = "
+                      f"{row['ratio']:.2f}x the baseline {base:.3f} s", met))
+    point = figures["exact_point"]
+    lines.append((f"exact P[correct] point, warm <= {point['target_ratio']:g}x 10^6 np.exp",
+                  f"{1e3 * point['exact_point_warm_s']:.3f} ms = {point['ratio']:.2f}x "
+                  f"({1e3 * point['exp_1e6_s']:.3f} ms; compiled kernel "
+                  f"{point['compiled_ratio']:.2f}x)", point["ratio"] <= point["target_ratio"]))
     return lines
 
 
@@ -77,7 +104,7 @@ def print_targets(results: dict, load: dict) -> list[dict]:
     """Print each target measured in this run with its figure, pass/fail and the load."""
     lines = _target_lines(results)
     if lines:
-        print(f"\n=== targets (issue 12), measured in this run [{_load_line(load)}] ===")
+        print(f"\n=== targets (issues 12, 23), measured in this run [{_load_line(load)}] ===")
     for target, measured, met in lines:
         print(f"  {'pass' if met else 'FAIL'}  {target}: {measured}")
     return [{"target": t, "measured": m, "met": bool(ok)} for t, m, ok in lines]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -169,6 +169,18 @@ class Scenario:
                 f"{known + 1}: every level needs a value >= the level below"
             )
         return scenario
+
+    def at(self, *, rhos=None, p=None) -> Scenario:
+        """The scenario with other ``rhos`` and/or ``p``, *not* checked again (trusted).
+
+        For searches and loops over values inside a range whose ends were validated (the
+        budget searches over rho, the tail's shifted prior in ``(0, 1)``): the caller
+        guarantees every ``rho > 0`` and ``0 < p < 1``. Priors, siblings and ``known`` are
+        unchanged, so their checks still hold.
+        """
+        return replace(
+            self, rhos=self.rhos if rhos is None else tuple(float(r) for r in rhos),
+            p=self.p if p is None else float(p))
 
     # -- convenience -----------------------------------------------------------------------
     @property

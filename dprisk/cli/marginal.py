@@ -78,11 +78,12 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.naming_option("rho", "--rho1"):
         if unknown_others.requested(args):
             return unknown_others.marginal(args, rho1)
-        marginal = float(single_level.marginal_posterior(rho1, args.p, args.known))
-        marginal_risk = float(single_level.marginal_risk(rho1, args.p, args.known))
-        p_correct = float(single_level.p_correct(rho1, args.p, args.known))
-        threshold = int(single_level.decision_threshold(rho1, args.p, args.known))
+        summary = single_level.design_summary(rho1, args.p, args.known)
         accuracy, worst = _accuracies(bayes_accuracy(rho1, args.p, args.known), [rho1], args.p)
+    marginal = float(summary["marginal_posterior"])
+    marginal_risk = float(summary["marginal_risk"])
+    p_correct = float(summary["p_correct"])
+    threshold = int(summary["threshold"])
     payload = {
         "marginal_posterior": marginal,
         "marginal_risk": marginal_risk,

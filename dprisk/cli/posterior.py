@@ -92,8 +92,8 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
                                    x1_star="the released block count, an integer")
     if unknown_others.requested(args):
         return unknown_others.posterior(args, rho1)
-    posterior = float(single_level.posterior(args.x1_star, rho1, args.p, args.known))
-    risk = float(single_level.risk(args.x1_star, rho1, args.p, args.known))
+    summary = single_level.release_summary(args.x1_star, rho1, args.p, args.known)
+    posterior, risk = float(summary["posterior"]), float(summary["risk"])
     payload = {"posterior": posterior, "risk": risk}
     lines = [
         f"single level: rho1 = {fmt(rho1)}, x1* = {args.x1_star}, p = {fmt(args.p)}, "

@@ -19,6 +19,8 @@ pymc``)
 exact sweep                                ``points x EXACT_POINT_STEPS``
 exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
 ...``, ``budget --rho1``: per rho)
+unknown others, marginal posterior and     ``release grid points x window of k terms x
+risk (``marginal --unknown-others N``)     UNKNOWN_OTHERS_TERM_STEPS``
 =========================================  ===============================================
 
 The weights are measured costs (``benchmarks/``-style timings of the default scenarios,
@@ -45,6 +47,7 @@ __all__ = [
     "NESTED_SWEEP_STEPS",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
+    "UNKNOWN_OTHERS_TERM_STEPS",
     "WORK_BUDGET_ENV",
     "WorkBudgetError",
     "check_work",
@@ -75,6 +78,9 @@ EXACT_POINT_STEPS = 300_000
 #: 40 us per cell measured, at small rho1 where the y1* noise sum is wide; 20 steps at
 #: small rho2): an upper bound, so the estimate errs long.
 EXACT_GRID_CELL_STEPS = 10_000
+#: Steps per term of the unknown-others release sums (one exponential of a log-sum-exp over
+#: the window of binomial weights around its largest term, about 15 ns measured; rounded up).
+UNKNOWN_OTHERS_TERM_STEPS = 5
 
 
 class WorkBudgetError(ValueError):

@@ -53,6 +53,7 @@ from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import strategy_queries
 from dprisk.models.checks import check_probability, check_rho
 from dprisk.models.mechanism.conversions import dp_to_zcdp, zcdp_to_dp
+from dprisk.models.roots import brent_root
 from dprisk.models.scenario import scalar_value
 
 __all__ = [
@@ -194,8 +195,6 @@ def rho_cks(epsilon, delta) -> float:
     epsilon : float (epsilon > 0)
     delta : float (0 < delta < 1)
     """
-    from scipy.optimize import brentq
-
     epsilon = _scalar(epsilon, "epsilon", check_rho)
     delta = _scalar(delta, "delta", check_probability)
     lower = rho_bun_steinke(epsilon, delta)
@@ -204,7 +203,7 @@ def rho_cks(epsilon, delta) -> float:
     upper = 2.0 * lower
     while _cks_epsilon(upper, delta) <= epsilon:
         lower, upper = upper, 2.0 * upper
-    return float(brentq(lambda r: _cks_epsilon(r, delta) - epsilon, lower, upper,
+    return float(brent_root(lambda r: _cks_epsilon(r, delta) - epsilon, lower, upper,
                         xtol=1e-300, rtol=1e-14))
 
 

@@ -56,6 +56,7 @@ import math
 from dataclasses import dataclass
 
 from dprisk.models.checks import check_count, check_probability
+from dprisk.models.roots import brent_root
 
 __all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_SCAN_PER_DECADE", "DGBudget", "certified",
            "check_profile", "check_target", "max_ratio_profile", "measure_function",
@@ -139,20 +140,39 @@ def tail_probability(rho, p, known=0, *, max_ratio, max_posterior=None) -> float
 
 def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
                      max_posterior=None):
-    """``rho -> M(rho, p)`` for a measure of :data:`MEASURES` (arguments validated)."""
-    from dprisk.inference.single_level import closed_form as single_level
+    """``rho -> M(rho, p)`` for a measure of :data:`MEASURES` (kernel: arguments validated).
 
-    if measure == "worst-case-accuracy":
+    Every evaluation calls the single-level kernels
+    (:mod:`dprisk.inference.single_level.closed_form_kernels`) directly, as the public functions
+    do after their checks: the searched rho stays inside the search's range (above 0), so a
+    search validates its inputs once, not at each of its evaluations.
+    """
+    import numpy as np
+
+    from dprisk.inference.single_level import closed_form_kernels as kernels
+
+    if measure == "worst-case-accuracy":  # validates rho at each evaluation (issue 22)
         from dprisk.inference.privacy.worst_case import worst_case_accuracy
 
         return lambda rho: worst_case_accuracy(rho, p, method="exact").accuracy
-    if measure == "tail":
-        return lambda rho: tail_probability(rho, p, known, max_ratio=max_ratio,
-                                            max_posterior=max_posterior)
-    compute = {"marginal-risk": single_level.marginal_risk,
-               "marginal-posterior": single_level.marginal_posterior,
-               "p-correct": single_level.p_correct}[measure]
-    return lambda rho: float(compute(rho, p, known))
+    m = np.asarray(known, dtype=np.int64)
+    if measure == "tail":  # P[correct] at the prior expit(-delta) (tail_probability)
+        from dprisk.inference.privacy.budget_jumps import tail_delta
+
+        delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+        if math.isinf(delta):
+            return lambda rho: 0.0
+        shifted = np.asarray(1.0 / (1.0 + math.exp(delta)), dtype=float)
+        return lambda rho: float(kernels.p_correct(np.asarray(rho, dtype=float), shifted, m))
+    prior = np.asarray(p, dtype=float)
+    if measure == "p-correct":
+        return lambda rho: float(kernels.p_correct(np.asarray(rho, dtype=float), prior, m))
+    if measure == "marginal-posterior":
+        return lambda rho: float(np.exp(kernels.log_marginal_posterior(
+            np.asarray(rho, dtype=float), prior)))
+    log_prior = np.log(prior)
+    return lambda rho: float(np.exp(kernels.log_marginal_posterior(
+        np.asarray(rho, dtype=float), prior) - log_prior))
 
 
 def _supremum(measure: str, p: float) -> float:
@@ -187,8 +207,6 @@ def certified(value, rho: float, target: float) -> float:
 
 def _first_crossing(value, target: float) -> float | None:
     """The largest rho with value(rho) <= target (value increasing), or None if never above."""
-    from scipy.optimize import brentq
-
     upper = 1.0
     while value(upper) <= target:
         upper *= 10.0
@@ -199,7 +217,7 @@ def _first_crossing(value, target: float) -> float | None:
         lower /= 10.0
         if lower < _RHO_MIN:
             return None
-    return float(brentq(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
+    return float(brent_root(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
                         rtol=1e-15))
 
 

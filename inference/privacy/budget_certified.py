@@ -132,6 +132,8 @@ __all__ = ["MAX_UNRESOLVED", "ROUNDING_SLACK", "BoundStalled", "certified_crossi
 MAX_UNRESOLVED = 200
 #: Relative widening of the log-odds bound (rounding, window share below 1e-12).
 ROUNDING_SLACK = 1e-9
+#: Cell statistics kept by a search's memo (:func:`p_correct_upper_bound`'s ``memo``).
+MEMO_SIZE = 8
 
 
 class BoundStalled(RuntimeError):
@@ -193,16 +195,38 @@ def _fourth_moment(rho: float) -> float:
     return float((k ** 4 * np.exp(-rho * k ** 2 - dg_log_normalizer(rho))).sum())
 
 
+def _memo_statistics(memo, cells, x2s, y1s, params: Scenario, shares):
+    """:func:`_cell_statistics`, looked up in ``memo`` (a dict, or None) by scenario and grid.
+
+    A search halves its intervals: the two halves of ``[a, b]`` share the middle, the left
+    half shares ``a``, and deep in the halving the grids built at nearby ends are the same
+    cells. The statistics are a function of the scenario and the cells only, so a lookup
+    returns the very arrays a new computation would. The memo keeps the :data:`MEMO_SIZE`
+    most recently used entries (the search is depth-first).
+    """
+    if memo is None:
+        return _cell_statistics(x2s, y1s, params, shares)
+    key = (params, cells)
+    found = memo.pop(key, None)  # least recently used first: a hit moves to the end
+    if found is None:
+        if len(memo) >= MEMO_SIZE:
+            del memo[next(iter(memo))]
+        found = _cell_statistics(x2s, y1s, params, shares)
+    memo[key] = found
+    return found
+
+
 def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
-                    params_upper: Scenario, tail_mass: float, shares):
+                    params_upper: Scenario, tail_mass: float, shares, memo=None):
     r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major)."""
     known = params_lower.known
     grids = [grid_for_truth(x2, x2 - known - 1, params, tail_mass)
              for params in (params_lower, params_upper)]
     x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
                                                indexing="ij"))
-    odds_a, mean_a = _cell_statistics(x2s, y1s, params_lower, shares)
-    odds_b, mean_b = _cell_statistics(x2s, y1s, params_upper, shares)
+    cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
+    odds_a, mean_a = _memo_statistics(memo, cells, x2s, y1s, params_lower, shares)
+    odds_b, mean_b = _memo_statistics(memo, cells, x2s, y1s, params_upper, shares)
     finite = np.isfinite(odds_a) & np.isfinite(odds_b)
     with np.errstate(invalid="ignore"):
         top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
@@ -264,7 +288,7 @@ def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
 
 def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
                           params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS,
-                          shares=(0.0, 1.0)) -> float:
+                          shares=(0.0, 1.0), memo=None) -> float:
     r"""An upper bound of the two-level P[correct] over an interval :math:`[a, b]` (kernel).
 
     Parameters
@@ -279,6 +303,9 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     shares : (float, float)
         :math:`(f_1, f_2) = (d\rho_1/d\rho, d\rho_2/d\rho)`: ``(0, 1)`` for rho2 with rho1
         fixed, the strategy's shares for the global rho (module docstring, "Both levels").
+    memo : dict, optional
+        A search's memo of the per-cell statistics (:func:`_memo_statistics`): the same
+        bound, computed once per scenario and grid.
 
     Returns
     -------
@@ -287,7 +314,7 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     """
     known = params_lower.known
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
-                                 shares)
+                                 shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
     threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
     cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
@@ -296,7 +323,7 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
 
 def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
                          params_upper: Scenario, tail_mass: float = DEFAULT_TAIL_MASS,
-                         shares=(0.0, 1.0)) -> float:
+                         shares=(0.0, 1.0), memo=None) -> float:
     r"""An upper bound of the two-level marginal posterior over an interval :math:`[a, b]`.
 
     As :func:`p_correct_upper_bound`, with the cell's value the posterior of the truth
@@ -308,7 +335,7 @@ def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: S
     from dprisk.inference.privacy.two_level_marginal import posterior_over_x1
 
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
-                                 shares)
+                                 shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
     cells = []
     for rho1 in rho1_ends:

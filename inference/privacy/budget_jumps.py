@@ -49,13 +49,15 @@ import math
 
 import numpy as np
 
-from dprisk.models.mechanism.discrete_gaussian import log_tail
+from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel
+from dprisk.models.roots import brent_root
 
 __all__ = ["MAX_PIECES", "first_crossing", "jump_points", "piece_suprema", "tail_delta"]
 
 #: Most pieces enumerated before a target is refused (delta too close to 0).
 MAX_PIECES = 5_000
 _BLOCK = 128
+_ZERO = np.asarray(0, dtype=np.int64)
 
 
 def tail_delta(p: float, max_ratio: float) -> float:
@@ -88,15 +90,14 @@ def piece_suprema(delta: float, pieces) -> np.ndarray:
     (``k = 0 .. n``) or an array of ``k >= 0``.
     """
     k = np.arange(0, pieces + 1) if np.ndim(pieces) == 0 else np.asarray(pieces)
-    return np.exp(log_tail(k, delta / (2.0 * k + 1.0)))
+    k = k.astype(np.int64)  # k >= 0 and rho > 0 by construction: the kernel, unchecked
+    return np.exp(log_tail_kernel(k, np.asarray(delta / (2.0 * k + 1.0), dtype=float)))
 
 
 def _last_piece_root(lower: float, target: float) -> float:
     r"""Root of :math:`P[\eta \ge 0](\rho) = T` above ``lower`` (where it is at most ``T``)."""
-    from scipy.optimize import brentq
-
     def excess(rho: float) -> float:
-        return float(np.exp(log_tail(0, rho))) - target
+        return float(np.exp(log_tail_kernel(_ZERO, np.asarray(rho, dtype=float)))) - target
 
     upper = max(2.0 * lower, 1.0)
     while excess(upper) <= 0.0:
@@ -105,7 +106,7 @@ def _last_piece_root(lower: float, target: float) -> float:
         lower = upper / 2.0
         while excess(lower) > 0.0:
             lower /= 2.0
-    return float(brentq(excess, lower, upper, xtol=1e-300, rtol=1e-15))
+    return float(brent_root(excess, lower, upper, xtol=1e-300, rtol=1e-15))
 
 
 def first_crossing(delta: float, target: float) -> tuple[float, str]:

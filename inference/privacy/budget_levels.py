@@ -61,6 +61,7 @@ from dprisk.inference.privacy.budget import (
     max_ratio_profile,
     rho_for_target,
 )
+from dprisk.models.roots import brent_root
 
 __all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
            "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
@@ -128,24 +129,31 @@ def scan_first_crossing(value, target: float, low: float,
     return lower, value(lower), value(upper)
 
 
-def _two_level_value(measure: str, p: float, known: int, x2: int, d: int, prior, rho1_of,
-                     rho2_of):
-    """``rho -> M(rho)``: the two-level ``measure`` with ``rho1 = rho1_of(rho)``, ``rho2_of``."""
+def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
+    """``rho -> M(rho)``: the two-level ``measure`` at ``base.at(rhos=(rho1_of(rho), ...))``.
+
+    ``base`` is the scenario validated once by the entry point; every evaluation calls the
+    kernel on a trusted copy at the searched rho (inside the validated range) and prior
+    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)).
+    """
+    from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
+
     if measure == "p-correct":
-        from dprisk.inference.studies.p_correct import p_correct_hierarchical
+        from dprisk.inference.studies.p_correct import study_kernel
 
         def value(rho: float) -> float:
-            return p_correct_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
-                                          p=p, known=known, prior=prior).p_correct
+            params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
+            return study_kernel(params, x1=params.known + 1, x2=x2,
+                                tail_mass=DEFAULT_TAIL_MASS).p_correct
 
         return value
-    from dprisk.inference.privacy.two_level_marginal import marginal_hierarchical
+    from dprisk.inference.privacy.two_level_marginal import marginal_kernel
 
     field = measure.replace("-", "_")
 
     def marginal(rho: float) -> float:
-        return getattr(marginal_hierarchical(x2=x2, rho1=rho1_of(rho), rho2=rho2_of(rho), d=d,
-                                             p=p, known=known, prior=prior), field)
+        params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
+        return getattr(marginal_kernel(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS), field)
 
     return marginal
 
@@ -160,13 +168,11 @@ def root_first_crossing(value, target: float, low: float,
     target. Returns ``(rho, value_at_rho, value_above)`` (``value_above`` at
     :math:`\rho(1 + 10^{-9})`) or None if no grid point fails.
     """
-    from scipy.optimize import brentq
-
     bracket = scan_bracket(value, target, low, high)
     if bracket is None:
         return None
     lower, upper = bracket
-    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = float(brent_root(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
     rho = certified(value, rho, target)
     return rho, value(rho), value(rho * (1.0 + ABOVE))
 
@@ -214,7 +220,7 @@ def _two_level_target(measure: str, target, priors) -> float:
 
 
 def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
-               rho2_of, shares, x2, d, p, known, prior):
+               rho2_of, shares, x2, base, p):
     r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
 
     ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
@@ -224,22 +230,20 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     located interval is refined by Brent's method to the root. Returns ``(rho, value_at_rho,
     value_above, certified_to)`` or None.
     """
-    from scipy.optimize import brentq
-
     from dprisk.inference.privacy import budget_certified as bounds
-    from dprisk.models.scenario import Scenario
 
-    def scenario(rho: float) -> Scenario:
-        return Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=p, known=known,
-                                  prior=prior)
+    def scenario(rho: float):
+        return base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
 
     upper_bound = (bounds.p_correct_upper_bound if measure == "p-correct"
                    else bounds.marginal_upper_bound)
     scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
 
+    memo: dict = {}  # the per-cell statistics shared by the bounds of neighbouring intervals
+
     def bound(lower: float, upper: float) -> float:
         return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
-                           params_upper=scenario(upper), shares=shares) / scale
+                           params_upper=scenario(upper), shares=shares, memo=memo) / scale
 
     try:
         found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
@@ -253,13 +257,15 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     upper = lower * (1.0 + ABOVE)
     if value(upper) <= target:  # the located interval ends before upper: keep it as is
         return found
-    rho = float(brentq(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
+    rho = float(brent_root(lambda r: value(r) - target, lower, upper, xtol=1e-300, rtol=1e-15))
     rho = certified(value, rho, target)
     return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
 
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                shares, max_ratio=None, max_posterior=None) -> DGBudget:
+    from dprisk.inference.studies.setup import validated_truth
+    from dprisk.models.checks import check_probability
     from dprisk.models.scenario import Scenario
 
     if measure == "tail":
@@ -271,11 +277,14 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
     priors = [float(prior_p) for prior_p in np.atleast_1d(np.asarray(p, dtype=float))]
     if not priors:
         raise ValueError("p must be a non-empty list of priors with 0 < p < 1, got an empty set")
-    for prior_p in priors:  # validate every parameter once, at the scan's two ends
-        for rho in scan:
-            Scenario.two_level(rho1=rho1_of(rho), rho2=rho2_of(rho), d=d, p=prior_p,
-                               known=known, prior=prior)
+    # validate every input once: the scenario at the scan's low end with the first prior (the
+    # searched rho stays inside the scan, whose ends are in range), the other priors, the truth
+    base = Scenario.two_level(rho1=rho1_of(scan[0]), rho2=rho2_of(scan[0]), d=d, p=priors[0],
+                              known=known, prior=prior)
+    if len(priors) > 1:
+        check_probability(priors[1:], "p")
     target = _two_level_target(measure, target, priors)
+    x2 = validated_truth(base, x2=x2)[1]
     best = None
     # the tail at p is the P[correct] at the prior tail_search_prior(p) (None: it is 0)
     search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
@@ -286,12 +295,11 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
-        value = _two_level_value(kind, search[prior_p], known, x2, d, prior, rho1_of, rho2_of)
+        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p])
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
         found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
-                           shares=shares, x2=x2, d=d, p=search[prior_p], known=known,
-                           prior=prior)
+                           shares=shares, x2=x2, base=base, p=search[prior_p])
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:

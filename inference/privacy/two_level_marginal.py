@@ -39,7 +39,8 @@ from dprisk.inference.studies.setup import (
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
 
-__all__ = ["HierarchicalMarginal", "marginal_hierarchical", "posterior_over_x1"]
+__all__ = ["HierarchicalMarginal", "marginal_hierarchical", "marginal_kernel",
+           "posterior_over_x1"]
 
 
 @dataclass(frozen=True)
@@ -119,9 +120,14 @@ def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper"
     ValueError
         Naming the bad parameter.
     """
-    params, _, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=None,
+    params, _, x2, _ = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=None,
                                                p=p, known=known, prior=prior)
-    tail_mass = check_tail_mass(tail_mass)
+    return marginal_kernel(params, x2=x2, tail_mass=check_tail_mass(tail_mass))
+
+
+def marginal_kernel(params, *, x2: int, tail_mass: float) -> HierarchicalMarginal:
+    """:func:`marginal_hierarchical` on a validated scenario, ``x2 >= known + 1`` (kernel)."""
+    y1 = x2 - params.known - 1
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     log_odds_at_known = exact_log_odds_at_known(x2s, y1s, params)

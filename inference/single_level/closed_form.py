@@ -39,6 +39,7 @@ __all__ = [
     "MAX_HALFWIDTH",
     "TAIL_RELATIVE",
     "decision_threshold",
+    "design_summary",
     "log_marginal_posterior",
     "log_posterior",
     "log_posterior_odds",
@@ -48,6 +49,7 @@ __all__ = [
     "p_correct",
     "posterior",
     "release_pmf",
+    "release_summary",
     "risk",
 ]
 
@@ -238,3 +240,33 @@ def p_correct(rho, p=0.5, known=0):
     (symmetry of the noise).
     """
     return scalar_result(kernels.p_correct(*_design_args(rho, p, known)))
+
+
+# --------------------------------------------------------------------------- summaries
+def release_summary(x1_star, rho, p=0.5, known=0) -> dict:
+    r"""``{"posterior": ..., "risk": ...}`` of one release, each input validated once.
+
+    :func:`posterior` and :func:`risk` from one evaluation of the log-odds (the same values
+    bit for bit); what ``dprisk posterior --rho1 R --x1-star X`` prints.
+    """
+    x1_star, rho, p, m = _release_args(x1_star, rho, p, known)
+    log_odds = kernels.log_posterior_odds(x1_star, rho, p, m)
+    prob, log_prob = expit(log_odds), log_expit(log_odds)
+    return {"posterior": scalar_result(keep_subnormal(prob, log_prob)),
+            "risk": scalar_result(probability_ratio(prob, log_prob, p, np.log(p)))}
+
+
+def design_summary(rho, p=0.5, known=0) -> dict:
+    r"""The measures of a release design, each input validated once.
+
+    ``{"marginal_posterior", "marginal_risk", "p_correct", "threshold"}``: the values of
+    :func:`marginal_posterior`, :func:`marginal_risk`, :func:`p_correct` and
+    :func:`decision_threshold` bit for bit (one marginal sum for the first two); what
+    ``dprisk marginal --rho1 R`` prints.
+    """
+    rho, p, m = _design_args(rho, p, known)
+    log_marginal = kernels.log_marginal_posterior(rho, p)
+    return {"marginal_posterior": scalar_result(np.exp(log_marginal)),
+            "marginal_risk": scalar_result(np.exp(log_marginal - np.log(p))),
+            "p_correct": scalar_result(kernels.p_correct(rho, p, m)),
+            "threshold": scalar_result(kernels.decision_threshold(rho, p, m))}

@@ -58,6 +58,7 @@ import numpy as np
 from dprisk.inference.single_level import closed_form_kernels as single_level_kernels
 from dprisk.inference.studies.setup import (
     DEFAULT_TAIL_MASS,
+    TIES,
     check_ties,
     grid_for_truth,
     grid_memory,
@@ -73,6 +74,7 @@ __all__ = [
     "marginal_summary",
     "p_correct_hierarchical",
     "p_correct_variant",
+    "study_kernel",
     "sum_over_grid",
 ]
 
@@ -189,10 +191,24 @@ def _check_study_work(params, tail_mass: float) -> None:
 
 
 def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
-    params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
+    params, x1, x2, _ = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)
-    tie_weight = check_ties(ties)
-    tail_mass = check_tail_mass(tail_mass)
+    check_ties(ties)
+    return study_kernel(params, x1=x1, x2=x2, tail_mass=check_tail_mass(tail_mass), ties=ties,
+                        model=model)
+
+
+def study_kernel(params, *, x1: int, x2: int, tail_mass: float, ties: str = "m",
+                 model: str = "exact") -> HierarchicalPCorrect:
+    """:func:`p_correct_hierarchical` (``model="exact"``) on validated values (kernel).
+
+    ``params`` a validated :class:`~dprisk.models.scenario.Scenario` (or one derived from it
+    inside a validated range, as the budget searches do), ``x1`` in ``{known, known + 1}``,
+    ``x2 >= x1``, ``tail_mass`` checked, ``ties`` one of ``TIES``. Only the work budget is
+    checked here (it depends on the rho of each evaluation).
+    """
+    y1 = x2 - x1
+    tie_weight = TIES[ties]
     _check_study_work(params, tail_mass)
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")

@@ -61,6 +61,7 @@ __all__ = [
     "release_grid",
     "row_chunks",
     "validated_study_params",
+    "validated_truth",
 ]
 
 #: Default bound on the probability of the (x2*, y1*) releases left out of the grid.
@@ -103,6 +104,14 @@ def validated_study_params(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior=
     """
     params = Scenario.two_level(rho1=rho1, rho2=rho2, d=d, p=p, known=known,
                                       prior=prior)
+    return (params, *validated_truth(params, x2=x2, x1=x1))
+
+
+def validated_truth(params, *, x2, x1=None) -> tuple[int, int, int]:
+    """Check a study's truth against a validated scenario once; return ``(x1, x2, y1)``.
+
+    ``x1 in {known, known + 1}`` (default ``known + 1``) and ``x2 >= x1``.
+    """
     m = params.known
     x1 = m + 1 if x1 is None else check_positive_int(x1, "x1", minimum=0)
     if x1 not in (m, m + 1):
@@ -110,7 +119,7 @@ def validated_study_params(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior=
     x2 = check_positive_int(x2, "x2", minimum=0)
     if x2 < x1:
         raise ValueError(f"x2 must be >= x1 = {x1} (y1 = x2 - x1 is a count), got {x2}")
-    return params, x1, x2, x2 - x1
+    return x1, x2, x2 - x1
 
 
 # --------------------------------------------------------------------------- release grid

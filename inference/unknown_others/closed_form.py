@@ -131,6 +131,16 @@ def risk(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None):
 
 
 # --------------------------------------------------------------------------- marginal
+def _check_marginal_work(rho, p, others, truth_w) -> None:
+    """Refuse up front a marginal whose release sums exceed the work budget."""
+    from dprisk.runtime.work_limit import UNKNOWN_OTHERS_TERM_STEPS, check_work
+
+    terms = kernels.marginal_terms(rho, p, others, truth_w)
+    check_work(terms * UNKNOWN_OTHERS_TERM_STEPS, parameter="unknown_others and rho",
+               what=f"the marginal over the releases with n = {others.n} unknown others "
+               f"({terms:.3g} terms)")
+
+
 def marginal_posterior(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None):
     r"""Marginal posterior of the truth, averaged over releases when the target has ``c``.
 
@@ -153,6 +163,7 @@ def marginal_posterior(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_ot
         :math:`\mathrm{Binomial}(n, q)`.
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
+    _check_marginal_work(rho, p, others, truth_w)
     return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p, others, truth_w)))
 
 
@@ -163,6 +174,7 @@ def marginal_risk(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=
     :math:`E[P[B_t = 1 \mid X^*] \mid B_t = 1] = E[P[B_t = 1 \mid X^*]^2] / p \ge p`.
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
+    _check_marginal_work(rho, p, others, truth_w)
     return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p, others, truth_w)
                                 - np.log(p)))
 

@@ -39,24 +39,87 @@ from dprisk.inference.single_level.closed_form_kernels import (
 )
 from dprisk.models.mechanism.discrete_gaussian import (
     logcdf_kernel,
-    logpmf_kernel,
     logsf_kernel,
     support_halfwidth_kernel,
 )
+from dprisk.models.numerics import LIBM_MAX_SIZE, dg_log_normalizer, logit, logsumexp
 from dprisk.models.numerics import libm_log_expit as log_expit
-from dprisk.models.numerics import logit, logsumexp
 from dprisk.models.unknown_others import UnknownOthers
 
 __all__ = [
+    "convolution_window",
     "decision_threshold",
+    "log_convolution",
     "log_marginal_posterior",
     "log_p_correct",
     "log_posterior_odds",
+    "marginal_terms",
     "truth_log_weights",
 ]
 
-#: Elements of one temporary matrix (releases x (n + 1) weights).
+#: Elements of one temporary matrix (releases x window of weights).
 _CHUNK = 2_000_000
+#: Log of the relative size below which a term of the sum over ``k`` is left out: each left
+#: out term is below :math:`e^{-60}` of the largest, all of them together below
+#: :math:`(n + 1) e^{-60} < 10^{-22}` of the sum.
+_LOG_NEGLIGIBLE = 60.0
+
+
+def convolution_window(log_w: np.ndarray, rho: float) -> tuple[int, int, int]:
+    r"""``(k_lo, k_hi, W)``: the weights' support and the half-width of the terms that count.
+
+    :math:`g_y(k) = \log w_k - \rho (y - k)^2` is concave in ``k`` (the binomial is
+    log-concave) with second differences at most :math:`-c`, :math:`c = 2\rho +
+    \min_k(-\Delta^2 \log w_k)` (half the measured minimum, for rounding). From its maximiser
+    :math:`k^*` a concave sequence falls by at least :math:`c\,j(j-1)/2` within ``j`` steps,
+    so every term beyond :math:`k^* \pm (W - 1)` is below :math:`e^{-60}/(n + 1)` of the
+    largest once :math:`c (W-1)(W-2)/2 \ge 60 + \log(n + 1)` (one step more covers a
+    maximiser located one step off by rounding). ``W`` covers the whole support when that is
+    narrower.
+    """
+    support = np.flatnonzero(np.isfinite(log_w))
+    k_lo, k_hi = int(support[0]), int(support[-1])
+    size = k_hi - k_lo + 1
+    curvature = 2.0 * rho
+    if size >= 3:
+        curvature += max(0.0, 0.5 * float(np.min(-np.diff(log_w[k_lo:k_hi + 1], 2))))
+    level = _LOG_NEGLIGIBLE + np.log(size)
+    half = int(np.ceil((1.0 + np.sqrt(1.0 + 8.0 * level / curvature)) / 2.0)) + 2
+    return k_lo, k_hi, min(half, size)
+
+
+def log_convolution(y: np.ndarray, log_w: np.ndarray, rho: float) -> np.ndarray:
+    r""":math:`T(y) = \log \sum_k w_k e^{-\rho (y - k)^2}` for a flat int64 array ``y``.
+
+    The unnormalised log pmf of :math:`K + \eta` (``K`` with weights ``w``, :math:`\eta \sim
+    \mathrm{DG}(0, 1/(2\rho))`): :math:`T(y) - \log Z(\rho) = \log P[K + \eta = y]`. Summed
+    over the ``2W + 1`` terms around the maximiser :math:`k^*(y)` only
+    (:func:`convolution_window`; the rest is below :math:`10^{-22}` of the sum):
+    :math:`k^*(y)` is the number of ``k`` whose forward difference
+    :math:`b_k + 2\rho y` of :math:`g_y` is positive,
+    :math:`b_k = \log w_{k+1} - \log w_k - \rho (2k + 1)` (decreasing in ``k``).
+    """
+    k_lo, k_hi, half = convolution_window(log_w, rho)
+    a = log_w[k_lo:k_hi + 1]
+    size = a.size
+    width = min(2 * half + 1, size)
+    out = np.empty(y.shape)
+    if width < size:
+        k = np.arange(k_lo, k_hi, dtype=float)
+        rising = -(np.diff(a) - rho * (2.0 * k + 1.0))  # -b_k, increasing
+    step = max(1, _CHUNK // width)
+    lanes = np.arange(width)
+    for lo in range(0, y.size, step):
+        part = y[lo:lo + step]
+        if width < size:
+            top = np.searchsorted(rising, 2.0 * rho * part.astype(float), side="left")
+            first = np.clip(top - half, 0, size - width)
+            index = first[:, None] + lanes
+        else:
+            index = np.broadcast_to(lanes, (part.size, width))
+        distance = (part[:, None] - (k_lo + index)).astype(float)
+        out[lo:lo + step] = logsumexp(a[index] - rho * distance ** 2)
+    return out
 
 
 def _log_odds_flat(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
@@ -120,23 +183,48 @@ def _halfwidth(rho: float, p: float) -> int:
 
 def _log_marginal_one(rho: float, p: float, others: UnknownOthers,
                       truth_w: np.ndarray) -> float:
-    """``log sum_{x*} expit(L(x*)) P[x* | B_t = 1, truth]`` for one ``(rho, p)``."""
+    """``log sum_{x*} expit(L(x*)) P[x* | B_t = 1, truth]`` for one ``(rho, p)``.
+
+    Both the log-odds and the release pmf come from one table of :func:`log_convolution`
+    over the grid (the truth's own table when its weights differ from the adversary's).
+    """
     halfwidth = _halfwidth(rho, p)
     support = np.flatnonzero(np.isfinite(truth_w))
     k_lo, k_hi = int(support[0]), int(support[-1])
     offsets = np.arange(1 + k_lo - halfwidth, 2 + k_hi + halfwidth, dtype=np.int64)  # x* - m
-    centres = 1 + np.arange(k_lo, k_hi + 1, dtype=np.int64)
     log_w = others.log_weights()
-    step = max(1, _CHUNK // centres.size)
-    parts = []
-    for lo in range(0, offsets.size, step):
-        o = offsets[lo:lo + step]
-        rho_o = np.full(o.shape, rho)
-        log_post = log_expit(_log_odds_flat(o, rho_o, np.full(o.shape, logit(p)), log_w))
-        log_release = logsumexp(truth_w[k_lo:k_hi + 1]
-                                + logpmf_kernel(o[:, None], centres[None, :], rho))
-        parts.append(logsumexp(log_post + log_release))
-    return float(logsumexp(np.asarray(parts)))
+    y = np.arange(offsets[0] - 1, offsets[-1] + 1, dtype=np.int64)  # o - 1 and o
+    if log_w.size == 1:  # n = 0: the single-level log-odds, bit for bit
+        log_odds = _log_odds_flat(offsets, np.full(offsets.shape, rho),
+                                  np.full(offsets.shape, logit(p)), log_w)
+    else:  # tau(o) + S(o - 1) - S(o) = T(o - 1) - T(o): the ratio of the release pmfs
+        table = log_convolution(y, log_w, rho)
+        log_odds = logit(p) + (table[:-1] - table[1:])
+    if log_w.size > 1 and np.array_equal(truth_w, log_w):
+        truth_table = table
+    elif support.size == 1:  # a point mass: the DG pmf itself
+        truth_table = -rho * (y - k_lo).astype(float) ** 2
+    else:
+        truth_table = log_convolution(y, truth_w, rho)
+    log_release = truth_table[:-1] - dg_log_normalizer(rho)  # log P[x* = m + o], o - 1 = K + eta
+    log_post = np.concatenate([log_expit(log_odds[lo:lo + LIBM_MAX_SIZE])
+                               for lo in range(0, log_odds.size, LIBM_MAX_SIZE)])
+    return float(logsumexp(log_post + log_release))
+
+
+def marginal_terms(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
+                   truth_w: np.ndarray) -> float:
+    """Terms of the sums behind :func:`log_marginal_posterior`: grid points x window widths."""
+    rho_b, p_b = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(p, dtype=float))
+    log_w = others.log_weights()
+    support = np.flatnonzero(np.isfinite(truth_w))
+    total = 0.0
+    for r, q in zip(rho_b.ravel(), p_b.ravel(), strict=True):
+        halfwidth = _halfwidth(float(r), float(q))
+        points = 2 * halfwidth + 2 + int(support[-1] - support[0])
+        width = 2 * convolution_window(log_w, float(r))[2] + 1
+        total += points * (width if np.array_equal(truth_w, log_w) else 2 * width)
+    return total
 
 
 def log_marginal_posterior(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
