@@ -71,15 +71,16 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.privacy.worst_case import bayes_accuracy
+    from dprisk.inference.privacy.worst_case import one_level_worst_case
     from dprisk.inference.single_level import closed_form as single_level
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL")
     with common.naming_option("rho", "--rho1"):
         if unknown_others.requested(args):
             return unknown_others.marginal(args, rho1)
-        summary = single_level.design_summary(rho1, args.p, args.known)
-        accuracy, worst = _accuracies(bayes_accuracy(rho1, args.p, args.known), [rho1], args.p)
+        summary = single_level.design_summary(rho1, args.p, args.known)  # validates once
+    accuracy = float(summary["accuracy"])
+    worst = one_level_worst_case(rho1, args.p)
     marginal = float(summary["marginal_posterior"])
     marginal_risk = float(summary["marginal_risk"])
     p_correct = float(summary["p_correct"])

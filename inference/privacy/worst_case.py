@@ -62,6 +62,7 @@ __all__ = [
     "bayes_accuracy_hierarchical",
     "bayes_accuracy_levels",
     "census_worst_case",
+    "one_level_worst_case",
     "worst_case_accuracy",
 ]
 
@@ -215,6 +216,12 @@ def census_worst_case(rho_total=CENSUS_RHO_TOTAL, *, p=0.5, queries: str = "all"
 
 
 # --------------------------------------------------------------------------- the Bayes rule
+def one_level_worst_case(rho: float, p: float) -> float:
+    """Kernel of :func:`worst_case_accuracy` for one validated query (exact atoms, no checks)."""
+    value, _ = kernels.atoms_accuracy(np.array([float(rho)]), np.asarray(float(p)), EXACT_TAIL)
+    return float(value)
+
+
 def bayes_accuracy(rho, p=0.5, known=0) -> float:
     r"""Prior-weighted accuracy of the single-level 0-1-loss decision (exact).
 

@@ -30,7 +30,7 @@ import numpy as np
 from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.inference.single_level.closed_form_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
 from dprisk.models.checks import check_count, check_probability, check_rho
-from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel
+from dprisk.models.mechanism.discrete_gaussian import logcdf_kernel, logpmf_kernel
 from dprisk.models.numerics import keep_subnormal, probability_ratio, scalar_result
 from dprisk.models.numerics import libm_expit as expit
 from dprisk.models.numerics import libm_log_expit as log_expit
@@ -259,14 +259,21 @@ def release_summary(x1_star, rho, p=0.5, known=0) -> dict:
 def design_summary(rho, p=0.5, known=0) -> dict:
     r"""The measures of a release design, each input validated once.
 
-    ``{"marginal_posterior", "marginal_risk", "p_correct", "threshold"}``: the values of
-    :func:`marginal_posterior`, :func:`marginal_risk`, :func:`p_correct` and
-    :func:`decision_threshold` bit for bit (one marginal sum for the first two); what
+    ``{"marginal_posterior", "marginal_risk", "p_correct", "threshold", "accuracy"}``: the
+    values of :func:`marginal_posterior`, :func:`marginal_risk`, :func:`p_correct` and
+    :func:`decision_threshold` bit for bit (one marginal sum for the first two), and the
+    decision's prior-weighted accuracy
+    :math:`p\,P[X^* \ge t \mid m + 1] + (1 - p)\,P[X^* < t \mid m]` (``t`` the threshold; the
+    value of :func:`dprisk.inference.privacy.worst_case.bayes_accuracy`); what
     ``dprisk marginal --rho1 R`` prints.
     """
     rho, p, m = _design_args(rho, p, known)
     log_marginal = kernels.log_marginal_posterior(rho, p)
+    p_correct = kernels.p_correct(rho, p, m)
+    threshold = kernels.decision_threshold(rho, p, m)
+    true_negative = np.exp(logcdf_kernel(threshold - 1, m, rho))
     return {"marginal_posterior": scalar_result(np.exp(log_marginal)),
             "marginal_risk": scalar_result(np.exp(log_marginal - np.log(p))),
-            "p_correct": scalar_result(kernels.p_correct(rho, p, m)),
-            "threshold": scalar_result(kernels.decision_threshold(rho, p, m))}
+            "p_correct": scalar_result(p_correct),
+            "threshold": scalar_result(threshold),
+            "accuracy": scalar_result(p * p_correct + (1.0 - p) * true_negative)}

@@ -156,7 +156,8 @@ def test_bad_input_names_the_parameter(kwargs, name):
 
 
 def test_all_measures_listed():
-    assert set(MEASURES) == {"marginal-risk", "marginal-posterior", "p-correct", "tail"}
+    assert set(MEASURES) == {"marginal-risk", "marginal-posterior", "p-correct", "tail",
+                             "worst-case-accuracy"}
 
 
 @pytest.mark.parametrize("p", [0.05, 0.2, 0.4])
