@@ -188,6 +188,17 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
     return payload, lines
 
 
+def _x2_prior(spec: str):
+    """The ``--x2-prior`` spec parsed, its refusal naming ``--x2-prior`` (not ``prior``)."""
+    from dprisk.models.priors.library import parse_prior
+
+    try:
+        return parse_prior(spec)
+    except ValueError as err:
+        message = str(err)
+        raise ValueError(f"--x2-{message}" if message.startswith("prior") else message) from None
+
+
 def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     from dprisk.inference.attribute.strategy import (
         BlockGroup,
@@ -216,7 +227,7 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
 
         group = BlockGroup.checked(parse_rho(args.rho2, "--rho2"), args.d,
                                    np.zeros(n_gvhr, dtype=np.int64),
-                                   prior=args.x2_prior or "improper")
+                                   prior=_x2_prior(args.x2_prior or "improper"))
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
     if releases < 2:
         raise ValueError(f"--releases must be an integer >= 2, got {releases}")

@@ -85,7 +85,7 @@ INTERRUPT_HINT = {
     "reproduce": "nothing was written; the earlier report, if any, is intact",
 }
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
-WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_BUDGET "
+WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "
              "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
@@ -172,8 +172,8 @@ def add_model(sub, *, methods: str, prior: str, draws: int, sampled: str) -> Non
     sub.add_argument("--method", default=None, help=with_default(methods, "exact"))
     sub.add_argument("--draws", type=integer, default=None,
                      help=with_default(f"draws per chain ({sampled} only; chains x draws "
-                                       "within the memory and work budgets, DPRISK_MEMORY_BUDGET "
-                                       "and DPRISK_WORK_BUDGET)", draws))
+                                       "within the memory and work limits, DPRISK_MEMORY_LIMIT "
+                                       "and DPRISK_WORK_LIMIT)", draws))
     sub.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; {sampled} only")
 
 
@@ -419,9 +419,13 @@ def report_interrupted(command: str, err: KeyboardInterrupt) -> int:
     progress bar, a generator) is finalised before the line, not after it; on a terminal the
     line starts by erasing a progress bar the interrupt left unfinished.
     """
+    from dprisk.runtime.writers import committed
+
     traceback.clear_frames(err.__traceback__)
     signum = err.signum if isinstance(err, Interrupted) else int(signal.SIGINT)
-    hint = INTERRUPT_HINT.get(command, "nothing was written")
+    done = committed()  # an output already put in place: say so, not "nothing was written"
+    hint = (f"the output was already complete and is in place at {done[-1]}" if done
+            else INTERRUPT_HINT.get(command, "nothing was written"))
     erase = "\r\033[K" if show_progress(argparse.Namespace()) else ""
     print(f"{erase}dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
           file=sys.stderr)

@@ -127,7 +127,7 @@ def p_map_correct(rho, n_cells: int | None = None, prior=None, *, true_cell: int
     float
     """
     if prior is None and n_cells is None:
-        raise ValueError("cells must be given when prior is not (allowed range: cells >= 2)")
+        raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")
     rho, prior, t, tail_mass = _design_args(rho, n_cells, prior, true_cell, tail_mass)
     return _p_map_kernel(rho, prior, t, tail_mass)
 
@@ -203,7 +203,7 @@ def expected_true_posterior(rho, n_cells: int | None = None, prior=None, *,
     Parameters as in :func:`p_map_correct`.
     """
     if prior is None and n_cells is None:
-        raise ValueError("cells must be given when prior is not (allowed range: cells >= 2)")
+        raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")
     rho, prior, t, tail_mass = _design_args(rho, n_cells, prior, true_cell, tail_mass)
     return _expected_posterior_kernel(rho, prior, t, tail_mass)
 
