@@ -93,10 +93,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (also used by the console script)."""
-    if argv is None:  # the process's own command line
+    own = argv is None
+    if own:  # the process's own command line
         argv = sys.argv[1:]
-        handle_stop_signals()
     requested = _requested(argv)
+    if own:
+        handle_stop_signals(requested)
     parser = build_parser([requested] if requested else [])
     args = parser.parse_args(argv)
     try:

@@ -144,12 +144,12 @@ def write_manifest(directory: Path, marker: str, written_by: str) -> list[str]:
     return files
 
 
-def read_manifest(directory: Path, marker: str, legacy: tuple[str, ...] = ()) -> Owned | None:
+def read_manifest(directory: Path, marker: str, legacy=None) -> Owned | None:
     """What the command owns in ``directory`` by its manifest ``marker`` (None: no marker).
 
-    A marker without a file list (written before manifests) owns the ``legacy`` patterns
-    (paths relative to the directory, ``*`` within one name); an unreadable marker owns
-    nothing but itself.
+    A marker without a file list (written before manifests) owns the files
+    ``legacy(directory)`` names (relative paths; none without ``legacy``); an unreadable
+    marker owns nothing but itself.
     """
     path = Path(directory) / marker
     if not path.is_file():
@@ -158,11 +158,9 @@ def read_manifest(directory: Path, marker: str, legacy: tuple[str, ...] = ()) ->
         files = json.loads(path.read_text()).get("files")
     except (OSError, ValueError, AttributeError):
         files = None
-    if isinstance(files, list) and all(isinstance(f, str) for f in files):
-        return Owned(files=frozenset([*files, marker]))
-    legacy_files = [f for f in _files(Path(directory))
-                    if any(fnmatch.fnmatchcase(f, p) for p in legacy)]
-    return Owned(files=frozenset([*legacy_files, marker]))
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        files = list(legacy(Path(directory))) if legacy is not None else []
+    return Owned(files=frozenset([*files, marker]))
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -218,18 +216,22 @@ def replace_directory(new: Path, out: Path, owned_old: Owned | None) -> list[str
         return left
 
 
-def remove_leftover_dirs(parent: Path, pattern: str, marker: str,
-                         legacy: tuple[str, ...] = ()) -> list[str]:
+def remove_leftover_dirs(parent: Path, pattern: str, marker: str, legacy=None) -> list[str]:
     """Remove what a killed run left in ``parent/pattern`` directories: its own files only.
 
     A leftover directory is cleaned only if it (or its single child, an earlier report moved
     aside) holds ``marker``; its owned files are deleted (:func:`read_manifest`, or every file
     of a temporary directory whose marker says it is in progress) and the directory removed
-    once empty. Call it holding the output's lock. Returns the names removed.
+    once empty; a tree of empty directories (a run killed before it wrote a file) is removed.
+    Call it holding the output's lock. Returns the names removed.
     """
     removed = []
     for path in sorted(Path(parent).glob(pattern)):
         if not path.is_dir() or path.is_symlink():
+            continue
+        if not _files(path):  # a tree of empty directories (killed before any file): nothing
+            shutil.rmtree(path, ignore_errors=True)  # of anyone's is lost
+            removed.append(path.name)
             continue
         for candidate in (path, *[c for c in path.iterdir() if c.is_dir()]):
             owned = read_manifest(candidate, marker, legacy)

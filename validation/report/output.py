@@ -25,17 +25,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from dprisk.runtime.output_files import (
+    FORCED_EXIT_CLEANUPS,
     OutputError,
     OutputLock,
     check_creatable,
     make_temporary_dir,
 )
 from dprisk.runtime.writers import (
+    hold_stop_signals,
     read_manifest,
     remove_leftover_dirs,
     replace_directory,
@@ -47,8 +50,22 @@ __all__ = ["MARKER", "ReportTarget", "check_report_out"]
 #: Name of the marker file in every report directory this tool writes: JSON listing the
 #: files the report wrote there (its manifest, :func:`dprisk.runtime.writers.write_manifest`).
 MARKER = ".dprisk-report"
-#: What a report written before manifests owns (its marker lists no files): its fixed layout.
-LEGACY_LAYOUT = ("index.html", "results.json", "results.nc", "figures/*.png")
+#: The files of a report written before manifests besides its figures.
+LEGACY_FILES = ("index.html", "results.json", "results.nc")
+
+
+def legacy_files(path: Path) -> list[str]:
+    """What a report written before manifests owns (its marker lists no files).
+
+    Its fixed files and the figures its page shows (``figures/STEM.png`` linked from
+    ``index.html``): a figure the user added is not among them.
+    """
+    try:
+        page = (path / "index.html").read_text(errors="replace")
+    except OSError:
+        page = ""
+    figures = sorted(set(re.findall(r"src='(figures/[^'/<>]+\.png)'", page)))
+    return [*LEGACY_FILES, *figures]
 
 
 def _protected(path: Path) -> str | None:
@@ -115,7 +132,7 @@ class ReportTarget:
             check_report_out(self.out)
             for kind in ("tmp", "old"):  # what a killed run left: its own files only
                 remove_leftover_dirs(self.out.parent, f".{self.out.name}-{kind}-*", MARKER,
-                                     LEGACY_LAYOUT)
+                                     legacy_files)
         except BaseException:
             self.lock.release()
             raise
@@ -135,17 +152,24 @@ class ReportTarget:
         """
         out = self.out
         tmp = make_temporary_dir(out.parent, f".{out.name}-tmp-")
+        FORCED_EXIT_CLEANUPS[id(tmp)] = lambda: shutil.rmtree(tmp, ignore_errors=True)
+        exchanging = False
         try:
             (tmp / MARKER).write_text(json.dumps({"written_by": "dprisk reproduce",
                                                   "in_progress": True}) + "\n")
             summary = fill(tmp)
             write_manifest(tmp, MARKER, "dprisk reproduce")
-            owned_old = read_manifest(out, MARKER, LEGACY_LAYOUT) if out.exists() else None
-            if out.exists() and owned_old is None:  # not a report any more: changed meanwhile
+            owned_old = read_manifest(out, MARKER, legacy_files) if out.exists() else None
+            if owned_old is None and out.exists() and any(out.iterdir()):  # changed meanwhile
                 raise OutputError(f"out {str(out)!r} changed while the report was made and is "
                                   "no longer a report directory; nothing was replaced")
+            with hold_stop_signals():  # from here on tmp is no longer a temporary to remove
+                FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
+                exchanging = True
+                replace_directory(tmp, out, owned_old)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)  # ours: made above, under a new name
+            FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
+            if not exchanging:
+                shutil.rmtree(tmp, ignore_errors=True)  # ours: made above, under a new name
             raise
-        replace_directory(tmp, out, owned_old)
         return summary
