@@ -171,9 +171,17 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
         if common.given(args, dest):
             raise ValueError(f"{common.flag(dest)} does not apply without --strategy "
                              f"({STRATEGIES[0]}): the independent-cells design is exact")
-    from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
+    from dprisk.inference.attribute.design import (
+        check_design_cost,
+        expected_true_posterior,
+        p_map_correct,
+    )
+    from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
 
     with common.naming_option("rho", "--rho1"):
+        for measure in ("p-map", "expected-posterior"):  # both refused before either runs
+            check_design_cost(rho, prior, cell, DEFAULT_TAIL_MASS, measure=measure,
+                              names=("--rho1", "--cells" if args.prior is None else "--prior"))
         p_map = p_map_correct(rho, prior=prior, true_cell=cell)
         expected = expected_true_posterior(rho, prior=prior, true_cell=cell)
     payload = {
