@@ -41,7 +41,7 @@ INTERRUPT_HINT = {
 }
 #: Seconds after the first stop signal at which the watchdog ends the process (under the 2 s
 #: the command line promises, leaving time for the interpreter to exit).
-STOP_SECONDS = 1.5
+STOP_SECONDS = 1.0
 
 
 class Interrupted(KeyboardInterrupt):
