@@ -171,9 +171,17 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
         if common.given(args, dest):
             raise ValueError(f"{common.flag(dest)} does not apply without --strategy "
                              f"({STRATEGIES[0]}): the independent-cells design is exact")
-    from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
+    from dprisk.inference.attribute.design import (
+        check_design_cost,
+        expected_true_posterior,
+        p_map_correct,
+    )
+    from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
 
     with common.naming_option("rho", "--rho1"):
+        for measure in ("p-map", "expected-posterior"):  # both refused before either runs
+            check_design_cost(rho, prior, cell, DEFAULT_TAIL_MASS, measure=measure,
+                              names=("--rho1", "--cells" if args.prior is None else "--prior"))
         p_map = p_map_correct(rho, prior=prior, true_cell=cell)
         expected = expected_true_posterior(rho, prior=prior, true_cell=cell)
     payload = {
@@ -186,6 +194,17 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
         f"adversary reading all {n_cells} noisy cells (rho = {fmt(rho)}), target in cell "
         f"{cell} (exact)", payload)
     return payload, lines
+
+
+def _x2_prior(spec: str):
+    """The ``--x2-prior`` spec parsed, its refusal naming ``--x2-prior`` (not ``prior``)."""
+    from dprisk.models.priors.library import parse_prior
+
+    try:
+        return parse_prior(spec)
+    except ValueError as err:
+        message = str(err)
+        raise ValueError(f"--x2-{message}" if message.startswith("prior") else message) from None
 
 
 def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
@@ -216,7 +235,7 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
 
         group = BlockGroup.checked(parse_rho(args.rho2, "--rho2"), args.d,
                                    np.zeros(n_gvhr, dtype=np.int64),
-                                   prior=args.x2_prior or "improper")
+                                   prior=_x2_prior(args.x2_prior or "improper"))
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
     if releases < 2:
         raise ValueError(f"--releases must be an integer >= 2, got {releases}")

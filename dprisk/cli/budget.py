@@ -177,8 +177,11 @@ def _measure_kwargs(args) -> dict:
 
 def _payload(answer, epsilon_rho: float) -> dict:
     from dprisk.inference.privacy.accounting import epsilon_cks
+    from dprisk.inference.privacy.budget import check_certificate
     from dprisk.models.census.allocation import CENSUS_DELTA
 
+    # verified before it is printed: the measure at rho* <= target < the measure just above
+    check_certificate(answer, "--tail-tolerance" if answer.measure == "tail" else "--target")
     return {"rho": answer.rho, "epsilon_cks": epsilon_cks(epsilon_rho, CENSUS_DELTA),
             "measure": answer.measure, "target": answer.target, "binding_p": answer.binding_p,
             "value_at_rho": answer.value_at_rho, "value_above": answer.value_above}
@@ -205,7 +208,9 @@ def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference.privacy.budget import rho_for_target
 
     kwargs = _measure_kwargs(args)
-    answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
+    with common.naming_option("target", "--target"), \
+            common.naming_option("tail tolerance", "--tail-tolerance"):
+        answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
     payload = _payload(answer, answer.rho)
     title = (f"largest rho with {answer.measure} <= {fmt(answer.target)} at "
              f"{_priors_text(args)}")

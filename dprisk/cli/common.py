@@ -14,14 +14,19 @@ import argparse
 import contextlib
 import json
 import math
-import signal
 import sys
-import traceback
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from dprisk.cli.parsers import Parser, TopParser
+from dprisk.cli.stopping import (  # re-exported: the stop signals of every subcommand
+    INTERRUPT_HINT,
+    Interrupted,
+    handle_stop_signals,
+    raise_if_interrupted,
+    report_interrupted,
+)
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -85,13 +90,8 @@ SUBCOMMAND_HELP = {
     "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
     "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
 }
-#: What an interrupted subcommand adds to its one stderr line (how to carry on).
-INTERRUPT_HINT = {
-    "sweep": "rerunning the same command resumes from the chunks already computed",
-    "reproduce": "nothing was written; the earlier report, if any, is intact",
-}
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
-WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_BUDGET "
+WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "
              "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
@@ -161,8 +161,8 @@ def add_model(sub, *, methods: str, prior: str, draws: int, sampled: str) -> Non
     sub.add_argument("--method", default=None, help=with_default(methods, "exact"))
     sub.add_argument("--draws", type=integer, default=None,
                      help=with_default(f"draws per chain ({sampled} only; chains x draws "
-                                       "within the memory and work budgets, DPRISK_MEMORY_BUDGET "
-                                       "and DPRISK_WORK_BUDGET)", draws))
+                                       "within the memory and work limits, DPRISK_MEMORY_LIMIT "
+                                       "and DPRISK_WORK_LIMIT)", draws))
     sub.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; {sampled} only")
 
 
@@ -346,75 +346,6 @@ def seed_line(seed: int, drawn: bool, how: str = "from --seed") -> str:
     if drawn:
         how = f"drawn at random; --seed {seed} reproduces this run"
     return f"  {'seed':<24} {seed} ({how})"
-
-
-# --------------------------------------------------------------------------- stop signals
-class Interrupted(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived while a subcommand ran (``signum`` says which).
-
-    A ``KeyboardInterrupt``: every ``finally`` and cleanup on the way out runs (temporary
-    files removed, locks released), and user code of a prior cannot swallow it.
-    """
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = int(signum)
-
-    @property
-    def exit_status(self) -> int:
-        """``128 + signal number``: 130 for SIGINT, 143 for SIGTERM (the shell's convention)."""
-        return 128 + self.signum
-
-
-#: Stop signals received since :func:`handle_stop_signals` (the first one decides the status).
-_RECEIVED: list[int] = []
-
-
-def handle_stop_signals() -> None:
-    """Make SIGINT and SIGTERM stop the running subcommand cleanly.
-
-    The first of them raises :class:`Interrupted` where the program is (cleanups run on the
-    way out); later ones are only recorded, so that a second Ctrl-C cannot cut a cleanup
-    short. Installed by :func:`dprisk.cli.main.main` for the process's own command line only.
-    """
-    _RECEIVED.clear()
-
-    def stop(signum, frame):
-        first = not _RECEIVED
-        _RECEIVED.append(signum)
-        if first:
-            raise Interrupted(signum)
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-
-
-def raise_if_interrupted() -> None:
-    """Raise :class:`Interrupted` if a stop signal arrived (a library may have swallowed it).
-
-    PyMC, for one, catches ``KeyboardInterrupt`` and returns the draws made so far; a
-    result computed after a stop signal is never printed.
-    """
-    if _RECEIVED:
-        raise Interrupted(_RECEIVED[0])
-
-
-def report_interrupted(command: str, err: KeyboardInterrupt) -> int:
-    """Print the one stderr line of a subcommand stopped by ``err``; return the exit status.
-
-    Status ``128 + signal``: 130 for SIGINT (also a ``KeyboardInterrupt`` of other origin),
-    143 for SIGTERM. The line names the signal and, from :data:`INTERRUPT_HINT`, how to go on.
-    The frames the interrupt unwound are cleared first, so that what they held (an open
-    progress bar, a generator) is finalised before the line, not after it; on a terminal the
-    line starts by erasing a progress bar the interrupt left unfinished.
-    """
-    traceback.clear_frames(err.__traceback__)
-    signum = err.signum if isinstance(err, Interrupted) else int(signal.SIGINT)
-    hint = INTERRUPT_HINT.get(command, "nothing was written")
-    erase = "\r\033[K" if show_progress(argparse.Namespace()) else ""
-    print(f"{erase}dprisk {command}: interrupted by {signal.Signals(signum).name}; {hint}",
-          file=sys.stderr)
-    return 128 + signum
 
 
 def show_progress(args) -> bool:

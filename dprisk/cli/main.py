@@ -37,6 +37,7 @@ from dprisk.cli.common import (
     report_interrupted,
 )
 from dprisk.cli.parsers import subparser
+from dprisk.runtime.settings import check_environment
 
 __all__ = ["build_parser", "main"]
 
@@ -77,10 +78,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         epilog="Wherever a rho is asked for, a Census level is accepted too: census:block, "
         "census:block-group, census:tract, census:county, census:state, census:us. "
         "Probabilities accept fractions (1/864). An option that does not apply to the "
-        "requested computation is refused. Requests above the memory or work budget are "
+        "requested computation is refused. Requests above the memory or work limit are "
         "refused before they start; raise them with the environment variables "
-        "DPRISK_MEMORY_BUDGET (e.g. 16GiB, default 2GiB) and DPRISK_WORK_BUDGET (steps, e.g. "
-        "1e13, default 1e12, roughly an hour). Exit status: 0 ok, 2 bad input (also when no "
+        "DPRISK_MEMORY_LIMIT (e.g. 16GiB, default 2GiB) and DPRISK_WORK_LIMIT (steps, e.g. "
+        "1e13, default 1e12, roughly an hour); their old names DPRISK_MEMORY_BUDGET and "
+        "DPRISK_WORK_BUDGET are accepted. Every DPRISK_* variable is checked at start-up. "
+        "Exit status: 0 ok, 2 bad input (also when no "
         "command is given), 1 failure, 130/143 stopped by SIGINT/SIGTERM.",
     )
     parser.add_argument("--version", action=_VersionAction)
@@ -96,10 +99,12 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (also used by the console script)."""
-    if argv is None:  # the process's own command line
+    own = argv is None
+    if own:  # the process's own command line
         argv = sys.argv[1:]
-        handle_stop_signals()
     requested = _requested(argv)
+    if own:
+        handle_stop_signals(requested)
     parser = build_parser([requested] if requested else [])
     command = subparser(parser, requested) if requested else None
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
@@ -109,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if extras:  # a mistyped option: the subcommand's usage and its nearest option
         (subparser(parser, args.command) or parser).unrecognized(extras)
     try:
+        check_environment()  # every DPRISK_* variable, for every subcommand
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)

@@ -40,7 +40,7 @@ FORM = Form("grid", "every sweep", frozenset({"method"}), methods=("exact", "mc"
 #: Defaults applied after the checks (the Monte Carlo budget of ``dprisk marginal``).
 DEFAULTS = {"datasets": 20_000, "draws": 1000}
 #: Bytes per grid point of the printed records (a dict and its JSON text), checked against
-#: the memory budget (:mod:`dprisk.runtime.memory_limit`) before any grid is built.
+#: the memory limit (:mod:`dprisk.runtime.memory_limit`) before any grid is built.
 RECORD_BYTES = 1024
 
 
@@ -158,7 +158,7 @@ def _grid_size(text: str, kind: type) -> int:
 
 
 def _check_grid_memory(args) -> None:
-    """Refuse, before any grid is built, a sweep whose points exceed the memory or work budget.
+    """Refuse, before any grid is built, a sweep whose points exceed the memory or work limit.
 
     Each point costs :data:`RECORD_BYTES` (its printed record) on top of the sweep's own
     arrays; the option with the largest grid is named.

@@ -12,15 +12,17 @@ import os
 import sys
 from pathlib import Path
 
+from dprisk.runtime.settings import setting
+
 __all__ = ["cache_root", "use_numba_cache"]
 
 
 def cache_root() -> Path:
     """``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``."""
-    root = os.environ.get("DPRISK_CACHE_DIR")
-    if not root:
+    root = setting("DPRISK_CACHE_DIR")  # parsed by dprisk.runtime.settings
+    if root is None:
         xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = str(Path(xdg) / "dprisk")
+        root = Path(xdg) / "dprisk"
     return Path(root)
 
 

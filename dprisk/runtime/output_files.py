@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 __all__ = [
+    "FORCED_EXIT_CLEANUPS",
     "OutputError",
     "OutputInUse",
     "OutputLock",
@@ -35,7 +36,21 @@ __all__ = [
     "file_mode",
     "make_temporary_dir",
     "remove_leftovers",
+    "run_forced_exit_cleanups",
 ]
+
+#: What a forced exit (the stop signal's watchdog, :mod:`dprisk.cli.common`) must undo: the
+#: lock files held and the temporaries being filled, by key (registered while they exist).
+FORCED_EXIT_CLEANUPS: dict[int, object] = {}
+
+
+def run_forced_exit_cleanups() -> None:
+    """Run every registered clean-up (newest first); errors are ignored (the process ends)."""
+    for key in sorted(FORCED_EXIT_CLEANUPS, reverse=True):
+        cleanup = FORCED_EXIT_CLEANUPS.pop(key, None)
+        if cleanup is not None:
+            with contextlib.suppress(Exception):
+                cleanup()
 
 
 class OutputError(ValueError):
@@ -165,6 +180,7 @@ class OutputLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
+        FORCED_EXIT_CLEANUPS[id(self)] = self.release
         return self
 
     def _holder(self) -> str:
@@ -175,6 +191,7 @@ class OutputLock:
 
     def release(self) -> None:
         """Remove the lock file and unlock (idempotent)."""
+        FORCED_EXIT_CLEANUPS.pop(id(self), None)
         if self._fd is None:
             return
         with contextlib.suppress(FileNotFoundError):

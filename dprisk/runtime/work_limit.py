@@ -1,4 +1,4 @@
-r"""The work budget: requests whose running time is known up front are refused before they run.
+r"""The work limit: requests whose running time is known up front are refused before they run.
 
 The companion of :mod:`dprisk.runtime.memory_limit` (memory) for time. Work is counted in *steps*,
 the cost of one update of the two-state X1 chain of the Monte Carlo study (about 4.5 ns on
@@ -26,39 +26,41 @@ risk (``marginal --unknown-others N``)     UNKNOWN_OTHERS_TERM_STEPS``
 The weights are measured costs (``benchmarks/``-style timings of the default scenarios,
 rounded up), so an estimate is a running time within a small factor, not a promise.
 
-The budget is :data:`DEFAULT_WORK_BUDGET` (``1e12`` steps, roughly an hour on one core), or
-the value of the environment variable :data:`WORK_BUDGET_ENV` (``DPRISK_WORK_BUDGET``): a
-number of steps such as ``1e13``. Above it :class:`WorkBudgetError` (a ``ValueError``: exit
-status 2 on the command line) names the parameter, the estimate and how to raise the budget.
+The limit is :data:`DEFAULT_WORK_LIMIT` (``1e12`` steps, roughly an hour on one core), or
+the value of the environment variable :data:`LIMIT_ENV` (``DPRISK_WORK_LIMIT``; its old name
+``DPRISK_WORK_BUDGET`` is an alias): a number of steps such as ``1e13``. Above it
+:class:`WorkLimitError` (a ``ValueError``: exit status 2 on the command line) names the
+parameter, the estimate and how to raise the limit.
 """
 
 from __future__ import annotations
 
-import math
-
-from dprisk.runtime.memory_limit import budget_from_environment
+from dprisk.runtime.settings import setting, variable_set
 
 __all__ = [
-    "DEFAULT_WORK_BUDGET",
+    "DEFAULT_WORK_LIMIT",
     "EXACT_GRID_CELL_STEPS",
     "EXACT_POINT_STEPS",
     "GIBBS_DRAW_STEPS",
+    "LIMIT_ENV",
     "MC_DATASET_STEPS",
     "NESTED_SWEEP_STEPS",
+    "OLD_LIMIT_ENV",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
     "UNKNOWN_OTHERS_TERM_STEPS",
-    "WORK_BUDGET_ENV",
-    "WorkBudgetError",
+    "WorkLimitError",
     "check_work",
     "mc_study_steps",
-    "work_budget",
+    "work_limit",
 ]
 
-#: Work budget in steps when :data:`WORK_BUDGET_ENV` is not set.
-DEFAULT_WORK_BUDGET = 1e12
-#: Environment variable that sets the budget (a number of steps, e.g. ``1e13``).
-WORK_BUDGET_ENV = "DPRISK_WORK_BUDGET"
+#: Work limit in steps when :data:`LIMIT_ENV` is not set.
+DEFAULT_WORK_LIMIT = 1e12
+#: Environment variable that sets the limit (a number of steps, e.g. ``1e13``).
+LIMIT_ENV = "DPRISK_WORK_LIMIT"
+#: Its old name, still accepted.
+OLD_LIMIT_ENV = "DPRISK_WORK_BUDGET"
 #: Seconds per step on one core of the reference machine (for the message's time estimate).
 STEP_SECONDS = 4.5e-9
 #: Steps of a simulated release of the Monte Carlo study besides its draws (its DG noise,
@@ -83,24 +85,17 @@ EXACT_GRID_CELL_STEPS = 10_000
 UNKNOWN_OTHERS_TERM_STEPS = 5
 
 
-class WorkBudgetError(ValueError):
-    """A request whose estimated work exceeds the budget (names the parameter)."""
+class WorkLimitError(ValueError):
+    """A request whose estimated work exceeds the limit (names the parameter)."""
 
 
-def work_budget() -> float:
-    """The budget in steps: :data:`WORK_BUDGET_ENV` if set, else :data:`DEFAULT_WORK_BUDGET`.
+def work_limit() -> float:
+    """The limit in steps: :data:`LIMIT_ENV` if set, else :data:`DEFAULT_WORK_LIMIT`.
 
-    A value that is not a finite number >= 1 raises ``ValueError`` naming the variable.
+    A value that is not a finite number >= 1 raises ``ValueError`` naming the variable
+    (parsed by :mod:`dprisk.runtime.settings`).
     """
-    return budget_from_environment(WORK_BUDGET_ENV, DEFAULT_WORK_BUDGET, _parse_steps,
-                                   "a number of steps >= 1 such as 1e13")
-
-
-def _parse_steps(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
+    return float(setting(LIMIT_ENV))
 
 
 def mc_study_steps(datasets: int, draws: int) -> float:
@@ -123,7 +118,7 @@ def _duration(seconds: float) -> str:
 
 
 def check_work(steps: float, *, parameter: str, what: str) -> None:
-    """Refuse a request whose estimated work ``steps`` exceeds :func:`work_budget`.
+    """Refuse a request whose estimated work ``steps`` exceeds :func:`work_limit`.
 
     Parameters
     ----------
@@ -136,15 +131,16 @@ def check_work(steps: float, *, parameter: str, what: str) -> None:
 
     Raises
     ------
-    WorkBudgetError
-        One line: the parameter, the estimate (steps and a rough time), the budget and how to
+    WorkLimitError
+        One line: the parameter, the estimate (steps and a rough time), the limit and how to
         raise it.
     """
-    budget = work_budget()
-    if not steps <= budget:
-        raise WorkBudgetError(
+    limit = work_limit()
+    if not steps <= limit:
+        env = variable_set(LIMIT_ENV)
+        raise WorkLimitError(
             f"{parameter}: {what} is about {_number(steps)} steps of work (roughly "
-            f"{_duration(steps * STEP_SECONDS)} on one core), above the work budget of "
-            f"{_number(budget)} steps; reduce it, or raise the budget with the environment "
-            f"variable {WORK_BUDGET_ENV} (e.g. {WORK_BUDGET_ENV}={_number(budget * 10)})"
+            f"{_duration(steps * STEP_SECONDS)} on one core), above the work limit of "
+            f"{_number(limit)} steps; reduce it, or raise the limit with the environment "
+            f"variable {env} (e.g. {env}={_number(limit * 10)})"
         )

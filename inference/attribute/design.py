@@ -59,9 +59,13 @@ from dprisk.models.mechanism.discrete_gaussian import (
 )
 from dprisk.models.numerics import check_tail_mass, logsumexp
 from dprisk.models.priors.histogram import check_cell_prior, check_true_cell, uniform_prior
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import check_work
 
 __all__ = [
     "LOG_LAMBDA_STEP",
+    "check_design_cost",
+    "design_cost",
     "expected_true_posterior",
     "log_tie_integral",
     "noise_grid",
@@ -73,6 +77,50 @@ __all__ = [
 
 #: Step of the trapezoid rule in log(lambda) of :func:`expected_true_posterior`.
 LOG_LAMBDA_STEP = 0.1
+
+
+def design_cost(rho: float, prior: np.ndarray, true_cell: int, tail_mass: float, *,
+                measure: str) -> tuple[float, float]:
+    r"""Memory (bytes) and work (steps) of a design measure, before any array is made.
+
+    With the noise window :math:`W = 2h + 1` (:math:`h` the half-width at ``tail_mass``), the
+    terms :math:`T` of one far-tail cdf (the half-width at 1e-20) and :math:`G` the distinct
+    prior values among the other cells (:math:`G = 1` for a uniform prior):
+
+    * ``"p-map"``: the cdf on :math:`W \times G` shifted points, :math:`T` terms each:
+      :math:`2 W G T` steps; :math:`4 \cdot 8 W G` bytes plus the capped tail-sum chunk;
+    * ``"expected-posterior"``: per noise value, arrays of :math:`U \times G \times W`
+      (:math:`U` points of the :math:`\log\lambda` rule): :math:`3 U G W^2` steps and
+      :math:`3 \cdot 8 U G W` bytes.
+    """
+    from dprisk.models.mechanism.discrete_gaussian import TAIL_SUM_CELLS
+
+    window = 2.0 * float(support_halfwidth_kernel(rho, tail_mass)) + 1.0
+    terms = float(support_halfwidth_kernel(rho, 1e-20)) + 2.0
+    others = np.delete(prior, true_cell)
+    groups = float(max(1, np.unique(others[others > 0]).size))
+    chunk = 3.0 * 8.0 * min(2048.0 * terms, max(terms, float(TAIL_SUM_CELLS)))
+    if measure == "p-map":
+        return 4.0 * 8.0 * window * groups + chunk, 2.0 * window * groups * terms
+    lowest = min(-40.0, float(np.log(prior[true_cell])) - 40.0)
+    points = (4.0 - lowest) / LOG_LAMBDA_STEP + 2.0
+    return (3.0 * 8.0 * points * groups * window + chunk,
+            3.0 * points * groups * window * window)
+
+
+def check_design_cost(rho, prior, true_cell, tail_mass, *, measure: str,
+                      names: tuple[str, str] = ("rho", "n_cells")) -> None:
+    """Refuse a design measure above the memory or work limit (:func:`design_cost`).
+
+    The message names ``names`` (the rho and the cells; ``--rho1`` and ``--cells`` on the
+    command line).
+    """
+    nbytes, steps = design_cost(rho, prior, true_cell, tail_mass, measure=measure)
+    what = (f"the {measure} of {prior.size} cells at rho = {float(rho):.3g} (noise window "
+            f"{2 * int(support_halfwidth_kernel(rho, tail_mass)) + 1})")
+    parameter = f"{names[0]} and {names[1]}"
+    check_memory(nbytes, parameter=parameter, what=what)
+    check_work(steps, parameter=parameter, what=what)
 
 
 def _design_args(rho, n_cells, prior, true_cell, tail_mass):
@@ -127,8 +175,9 @@ def p_map_correct(rho, n_cells: int | None = None, prior=None, *, true_cell: int
     float
     """
     if prior is None and n_cells is None:
-        raise ValueError("cells must be given when prior is not (allowed range: cells >= 2)")
+        raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")
     rho, prior, t, tail_mass = _design_args(rho, n_cells, prior, true_cell, tail_mass)
+    check_design_cost(rho, prior, t, tail_mass, measure="p-map")
     return _p_map_kernel(rho, prior, t, tail_mass)
 
 
@@ -138,6 +187,7 @@ def p_map_correct_uniform(rho, n_cells: int, *, tail_mass: float = DEFAULT_TAIL_
     .. math:: P[\mathrm{MAP} = t] = \sum_z f(z-1)\,\frac{F(z)^K - F(z-1)^K}{K f(z)}
     """
     rho, prior, _, tail_mass = _design_args(rho, n_cells, None, 0, tail_mass)
+    check_design_cost(rho, prior, 0, tail_mass, measure="p-map")
     z = noise_grid(rho, tail_mass) + 1
     zero = np.zeros_like(z)
     log_cdf, log_cdf_prev = logcdf_kernel(z, zero, rho), logcdf_kernel(z - 1, zero, rho)
@@ -203,8 +253,9 @@ def expected_true_posterior(rho, n_cells: int | None = None, prior=None, *,
     Parameters as in :func:`p_map_correct`.
     """
     if prior is None and n_cells is None:
-        raise ValueError("cells must be given when prior is not (allowed range: cells >= 2)")
+        raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")
     rho, prior, t, tail_mass = _design_args(rho, n_cells, prior, true_cell, tail_mass)
+    check_design_cost(rho, prior, t, tail_mass, measure="expected-posterior")
     return _expected_posterior_kernel(rho, prior, t, tail_mass)
 
 

@@ -44,7 +44,6 @@ to load also means the numpy path.
 from __future__ import annotations
 
 import math
-import os
 import sys
 
 import numpy as np
@@ -58,6 +57,7 @@ from dprisk.inference.kernels.table_kernels import (
 from dprisk.models.numerics import expit
 from dprisk.models.scenario import Scenario
 from dprisk.runtime.cache import use_numba_cache
+from dprisk.runtime.settings import setting
 
 __all__ = [
     "KERNEL_MODES",
@@ -99,10 +99,7 @@ def kernel_mode() -> str:
     ValueError
         If it is set to something other than :data:`KERNEL_MODES`.
     """
-    mode = os.environ.get("DPRISK_KERNELS", "auto") or "auto"
-    if mode not in KERNEL_MODES:
-        raise ValueError(f"DPRISK_KERNELS must be one of {KERNEL_MODES}, got {mode!r}")
-    return mode
+    return setting("DPRISK_KERNELS")  # parsed by dprisk.runtime.settings
 
 
 def compiled_kernels():

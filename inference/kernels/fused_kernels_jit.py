@@ -37,7 +37,7 @@ RESTART = 16
 STOP = 1e-20
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def gauss_run(e, precision, decay, count, first):
     """``sum_{n=1}^{count} exp(-A n (n + 2e))`` by the ratio recurrence (``decay = e^{-2A}``).
 
@@ -61,7 +61,7 @@ def gauss_run(e, precision, decay, count, first):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def log_gauss_tail(t, precision, excess, whole):
     """Compiled twin of :func:`dprisk.models.numerics.log_gauss_tail` (``whole`` precomputed)."""
     if t > 0.0:
@@ -70,7 +70,7 @@ def log_gauss_tail(t, precision, excess, whole):
     return whole
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def logaddexp(a, b):
     """``log(e^a + e^b)`` with ``-inf`` handled."""
     if a == -np.inf:
@@ -81,7 +81,7 @@ def logaddexp(a, b):
     return top + math.log1p(math.exp(-abs(a - b)))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def expit(x):
     """Compiled twin of :func:`dprisk.models.numerics.expit` for one value."""
     small = math.exp(-abs(x))
@@ -90,7 +90,7 @@ def expit(x):
     return small / (1.0 + small)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, lows, highs,
                      has_high, log_weights, log_weight_max, halfwidth, fixed, max_window,
                      log_tail_mass, want_neglected, out_mass, out_neglected, out_start,
@@ -237,7 +237,7 @@ def two_level_masses(x1s, x2s, y1s, known, rho1, rho2, d, logit_p, feasible, low
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def alias_rows(scaled, q, alias):
     """Walker's alias tables of the rows of ``scaled`` (``W`` times each pmf), in place.
 
@@ -272,7 +272,7 @@ def alias_rows(scaled, q, alias):
             for_large[small] = -np.inf
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # nogil: a stop signal's watchdog runs meanwhile
 def gibbs_steps(current, u, a0, a1, pair_q, pair_alias, pair_offset, width, keep_from,
                 x1_out, x2_out, column):
     """Advance the exact Gibbs chains by ``u.shape[2]`` sweeps from the uniforms ``u``.

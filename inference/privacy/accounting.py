@@ -179,8 +179,11 @@ def epsilon_cks(rho, delta) -> float:
     """
     rho = _scalar(rho, "rho", check_rho)
     delta = _scalar(delta, "delta", check_probability)
-    return cached_float("epsilon_cks", {"rho": repr(rho), "delta": repr(delta)},
-                        lambda: _cks_epsilon(rho, delta))
+    epsilon = cached_float("epsilon_cks", {"rho": repr(rho), "delta": repr(delta)},
+                           lambda: _cks_epsilon(rho, delta))
+    if epsilon == 0.0:  # the accountant's bound clipped at 0: the optimum lies beyond its orders
+        _refuse_cks(rho, delta, f"above {_MAX_ORDER:.0e}")
+    return epsilon
 
 
 def rho_cks(epsilon, delta) -> float:

@@ -59,6 +59,7 @@ from dprisk.models.checks import check_count, check_probability
 from dprisk.models.roots import brent_root
 
 __all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_SCAN_PER_DECADE", "DGBudget", "certified",
+           "check_certificate",
            "check_profile", "check_target", "max_ratio_profile", "measure_function",
            "rho_for_target", "tail_probability"]
 
@@ -203,6 +204,29 @@ def certified(value, rho: float, target: float) -> float:
             return rho
         rho *= 1.0 - 1e-15
     raise RuntimeError(f"the measure at rho = {rho!r} stays above the target {target!r}")
+
+
+def check_certificate(answer: DGBudget, name: str = "target") -> DGBudget:
+    r"""``answer`` when its certificate holds: ``value_at_rho <= target < value_above``.
+
+    A target within rounding of the measure's supremum (e.g. 1e-8 below it) or of its value
+    at rho -> 0 can leave the measure just above :math:`\rho^*` no higher than the target: no
+    first crossing is then shown, and the answer is refused rather than printed.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` (``--target`` on the command line), the two values and the fix.
+    """
+    if answer.value_at_rho <= answer.target < answer.value_above:
+        return answer
+    raise ValueError(
+        f"{name} = {answer.target!r} cannot be certified for the {answer.measure}: at rho* = "
+        f"{answer.rho!r} it is {answer.value_at_rho!r} and just above (x (1 + {ABOVE:g})) "
+        f"{answer.value_above!r}, not above the target: near the ends of its range (its "
+        f"value at rho -> 0 and its supremum) the measure moves by less than its rounding over "
+        f"a relative {ABOVE:g} of rho; allowed range: a target farther from those ends"
+    )
 
 
 def _first_crossing(value, target: float) -> float | None:
@@ -351,4 +375,6 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
     value = measure_function(measure, prior, known, max_ratio=max_ratio,
                              max_posterior=max_posterior)
     rho = certified(value, rho, target)
-    return DGBudget(rho, measure, target, prior, value(rho), value(rho * (1.0 + ABOVE)))
+    name = "tail tolerance" if measure == "tail" else "target"
+    return check_certificate(DGBudget(rho, measure, target, prior, value(rho),
+                                      value(rho * (1.0 + ABOVE))), name)

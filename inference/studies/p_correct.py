@@ -174,7 +174,7 @@ def sum_over_grid(threshold, tie, weights, *, x1, m, rho1, t0, tie_weight):
 
 
 def _check_study_work(params, tail_mass: float) -> None:
-    """Refuse up front a study whose grid exceeds the memory or the work budget (tiny rho).
+    """Refuse up front a study whose grid exceeds the memory or the work limit (tiny rho).
 
     The memory check of :func:`grid_for_truth` comes first (its message is the one for a grid
     too large for both); then steps = grid cells ``n2 ny`` (:func:`grid_memory` / 32 bytes

@@ -8,7 +8,9 @@ A sweep run again with the same ``out`` and parameters finds its finished chunks
 different sweep is refused rather than mixed in. :meth:`ChunkStore.finish` writes the sweep's
 table (:mod:`dprisk.inference.sweeps.netcdf`: the netCDF file ``to_netcdf`` would write, without
 xarray) to a temporary file beside ``FILE.nc``, moves it onto ``FILE.nc`` and removes the
-sidecar directory. :func:`stored_manifest` reads the identity of a sweep stored at ``out``.
+sidecar directory's own files (:data:`OWNED`; the directory only once empty: a sidecar
+directory holding anything else, the user's, is refused at the start and never removed).
+:func:`stored_manifest` reads the identity of a sweep stored at ``out``.
 
 One writer at a time: the store is locked (:data:`LOCK`, holding the pid) while a sweep runs,
 so a second run on the same ``out`` is refused; the lock of a killed run is taken over, and
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from dprisk.runtime.output_files import (
     check_creatable,
     remove_leftovers,
 )
+from dprisk.runtime.writers import Owned, foreign_entries, mark_committed, remove_owned
 
 __all__ = [
     "ENGINE",
@@ -55,6 +57,8 @@ ENGINE = "netcdf4"
 MANIFEST = "manifest.json"
 #: File name of the lock (holding the running sweep's pid) in the sidecar directory.
 LOCK = "lock"
+#: The files a sweep writes in its sidecar directory (nothing else there is ever deleted).
+OWNED = Owned(patterns=(MANIFEST, LOCK, "chunk_*.npy", ".*.tmp"))
 
 
 def chunk_dir(out: Path) -> Path:
@@ -86,6 +90,7 @@ class ChunkStore:
             raise OutputError(f"out: {str(self.dir)!r} (the chunk store of {str(self.out)!r}) "
                               "exists and is not a directory; remove it or choose another path")
         if self.dir.is_dir():
+            self._check_foreign()
             self._check_manifest()  # a different sweep is refused whether it runs or not
         self.dir.mkdir(parents=True, exist_ok=True)
         self.lock = OutputLock(self.dir / LOCK, self.out)
@@ -105,6 +110,17 @@ class ChunkStore:
             self.lock.release()
             raise
         return True
+
+    def _check_foreign(self) -> None:
+        """Refuse a sidecar directory holding anything a sweep does not write (the user's)."""
+        foreign = foreign_entries(self.dir, OWNED)
+        if foreign or self.dir.is_symlink():
+            shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+            raise OutputError(
+                f"out: {str(self.dir)!r} (the chunk store of {str(self.out)!r}) exists and "
+                f"holds files a sweep did not write ({shown or 'a symbolic link'}); move them "
+                "or choose another path"
+            )
 
     def _check_manifest(self) -> bool:
         """True when the stored manifest is this sweep's; ValueError when another sweep's.
@@ -134,7 +150,7 @@ class ChunkStore:
         corrected rerun starts afresh; finished chunks are kept for the rerun to resume.
         """
         if failed and self.dir.is_dir() and not self.finished_chunks():
-            shutil.rmtree(self.dir, ignore_errors=True)
+            remove_owned(self.dir, OWNED)
         if self.lock is not None:
             self.lock.release()
             self.lock = None
@@ -163,12 +179,17 @@ class ChunkStore:
         """Write ``table`` atomically onto the output file, remove the chunks, read it back."""
         with atomic_path(self.out) as tmp:
             write_table(tmp, table)
+        mark_committed(self.out)
         self.remove()
         return read_table(self.out)
 
     def remove(self) -> None:
-        """Delete the directory once the output file is in place."""
-        shutil.rmtree(self.dir, ignore_errors=True)
+        """Delete the sweep's files of the directory once the output file is in place.
+
+        The directory goes only when that leaves it empty (:data:`OWNED`: nothing of the
+        user's is deleted).
+        """
+        remove_owned(self.dir, OWNED)
 
 
 def _write_atomic(path: Path, write: Callable) -> None:

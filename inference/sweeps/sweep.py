@@ -52,9 +52,7 @@ with the ``netCDF4`` library directly and imports no xarray, pandas or Dask (unl
 from __future__ import annotations
 
 import inspect
-import math
 import numbers
-import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -73,6 +71,7 @@ from dprisk.inference.sweeps.plan import (
 from dprisk.inference.sweeps.store import ENGINE, ChunkStore, check_out, load_finished
 from dprisk.models.checks import check_positive_int
 from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.settings import setting
 from dprisk.runtime.work_limit import EXACT_POINT_STEPS, check_work, mc_study_steps
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +100,7 @@ __all__ = [
 ]
 
 #: Bytes held per grid point and data variable: the flat values, the Dataset and the file
-#: written from it (three float64 copies); checked against the memory budget
+#: written from it (three float64 copies); checked against the memory limit
 #: (:mod:`dprisk.runtime.memory_limit`) before the sweep starts.
 POINT_BYTES = 24
 
@@ -226,14 +225,7 @@ def local_cluster(n_workers: int = 2, *, threads_per_worker: int = 1, **kwargs):
 
 def scheduler_timeout() -> float:
     """Seconds :func:`connect` waits: :data:`SCHEDULER_TIMEOUT_ENV` if set, else 10."""
-    text = os.environ.get(SCHEDULER_TIMEOUT_ENV, "").strip()
-    try:
-        seconds = float(text) if text else DEFAULT_SCHEDULER_TIMEOUT
-    except ValueError:
-        seconds = float("nan")
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ValueError(f"{SCHEDULER_TIMEOUT_ENV} must be a number of seconds > 0, got {text!r}")
-    return seconds
+    return float(setting(SCHEDULER_TIMEOUT_ENV))  # parsed by dprisk.runtime.settings
 
 
 def connect(address: str, *, timeout: float | None = None, name: str = "client"):
@@ -297,7 +289,7 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
         client.cancel(futures)
 
 def _check_points(**grids) -> tuple[int, str]:
-    """Refuse, before the plan is built, more grid points than the memory budget allows.
+    """Refuse, before the plan is built, more grid points than the memory limit allows.
 
     Returns the number of points and the names of the grids of more than one point.
 
@@ -440,7 +432,7 @@ def sweep_table(
     ValueError
         Invalid parameters (see :func:`plan_sweep`), ``out`` not ending in ``.nc``, or
         ``out`` / its chunk directory holding a different sweep; more grid points than the
-        memory budget allows (:mod:`dprisk.runtime.memory_limit`); ``out`` a directory or a
+        memory limit allows (:mod:`dprisk.runtime.memory_limit`); ``out`` a directory or a
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.runtime.output_files.OutputInUse`).
     """

@@ -379,8 +379,8 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
                 progress: bool = False) -> GibbsDraws:
     """Kernel of :func:`gibbs_sample` for validated inputs (checks only the budgets).
 
-    ``progress`` shows a progress bar over the sweeps on stderr. The memory budget
-    (:mod:`dprisk.runtime.memory_limit`) and the work budget (:mod:`dprisk.runtime.work_limit`,
+    ``progress`` shows a progress bar over the sweeps on stderr. The memory limit
+    (:mod:`dprisk.runtime.memory_limit`) and the work limit (:mod:`dprisk.runtime.work_limit`,
     ``releases x chains x (tune + draws) x GIBBS_DRAW_STEPS``) are checked first.
     """
     check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",

@@ -163,6 +163,10 @@ def support_halfwidth_kernel(rho, tail_mass: float) -> np.ndarray:
     return np.ceil(k_plus_1).astype(np.int64)
 
 
+#: Most terms :func:`_log_tail_sum` holds at once (2**22 float64: 32 MiB per array).
+TAIL_SUM_CELLS = 2**22
+
+
 def _log_tail_sum(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
     r"""``log sum_{k >= start} exp(-rho k^2)`` for integers ``start >= 0`` (unnormalised).
 
@@ -176,7 +180,11 @@ def _log_tail_sum(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
     out = np.empty(np.broadcast_shapes(start.shape, rho.shape))
     start, rho = np.broadcast_to(start, out.shape).ravel(), np.broadcast_to(rho, out.shape).ravel()
     flat = out.reshape(-1)
-    chunk = 2048
+    if not flat.size:
+        return out
+    # rows per chunk: at most TAIL_SUM_CELLS terms held at once (a tiny rho has many terms)
+    widest = int(support_halfwidth_kernel(rho.min(), 1e-20)) + 2
+    chunk = max(1, min(2048, TAIL_SUM_CELLS // widest))
     for lo in range(0, flat.size, chunk):
         a = start[lo : lo + chunk, None]
         r = rho[lo : lo + chunk, None]

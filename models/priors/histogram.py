@@ -34,7 +34,7 @@ __all__ = [
 PRIOR_SUM_TOLERANCE = 1e-6
 
 
-def check_n_cells(n_cells, name: str = "cells") -> int:
+def check_n_cells(n_cells, name: str = "n_cells") -> int:
     """Return the number of cells ``K`` as an int after checking ``K >= 2``.
 
     Raises

@@ -8,7 +8,7 @@ non-finite entries, wrong lengths, a prior that does not sum to 1. Each case run
 with and without ``--json`` and must keep the command-line contract: exit 0 or 2 (never 1,
 no traceback); status 2: one stderr line, stdout empty; status 0: stderr
 empty and with ``--json`` exactly one JSON object whose numbers are finite. Huge sizes
-(``--cells``, ``--releases``, ``--d``) must be refused up front by the memory or work budget.
+(``--cells``, ``--releases``, ``--d``) must be refused up front by the memory or work limit.
 
 ``N_CASES`` is the number of command lines run (quoted in the README). Cases that take
 seconds (two-level budget searches, ``--unknown-others 10000``) are left out.

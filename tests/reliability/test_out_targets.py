@@ -152,7 +152,7 @@ def _empty(root):
 
 def _earlier_report(root):
     output_helpers.run_report(str(root / "report"))
-    (root / "report" / "notes.txt").write_text("x")  # inside a report: replaced with it
+    (root / "report" / "notes.txt").write_text("x")  # the user's: moved into the new report
     return "report", []
 
 
@@ -185,8 +185,9 @@ def test_reproduce_writes_new_empty_or_its_own_directories(case, stub_report, ca
     out, kept = ACCEPTED_REPORTS[case](stub_report)
     assert main(["reproduce", "--out", out, "--quiet", "--json"]) == 0, capsys.readouterr().err
     path = stub_report / out
+    users = ["notes.txt"] if case == "earlier report" else []  # never deleted (writers.py)
     assert sorted(p.name for p in path.iterdir()) == sorted(
-        [MARKER, "figures", "index.html", "results.json", "results.nc"])
+        [MARKER, "figures", "index.html", "results.json", "results.nc", *users])
     assert sorted(p.name for p in path.parent.iterdir()) == sorted([path.name, *kept])
     if case != "missing path":
         assert sorted(p.name for p in stub_report.iterdir()) == sorted(["report", *kept])

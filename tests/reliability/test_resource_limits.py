@@ -1,11 +1,11 @@
-"""Requests too large for the memory budget are refused before anything is allocated.
+"""Requests too large for the memory limit are refused before anything is allocated.
 
 Each row is a command line whose memory is known from its parameters (a window of a tiny
 rho, draws x chains, sweep points, a release grid). Run through ``dprisk.cli.main.main`` in
 this process under :mod:`tracemalloc` (NumPy reports its arrays to it), each must give exit
 status 2 with one stderr line naming the parameter, the estimate and the budget's
 environment variable, allocate less than :data:`PEAK_LIMIT`, and write nothing. The budget
-(``DPRISK_MEMORY_BUDGET``, :mod:`dprisk.runtime.memory_limit`) can be raised and lowered; a Dask
+(``DPRISK_MEMORY_LIMIT``, :mod:`dprisk.runtime.memory_limit`) can be raised and lowered; a Dask
 scheduler that does not answer or has no worker is refused within its timeout.
 """
 
@@ -19,12 +19,12 @@ from cli_helpers import run_cli
 
 from dprisk.cli.main import main
 from dprisk.runtime.memory_limit import (
-    BUDGET_ENV,
-    DEFAULT_MEMORY_BUDGET,
-    MemoryBudgetError,
+    DEFAULT_MEMORY_LIMIT,
+    LIMIT_ENV,
+    MemoryLimitError,
     check_memory,
     format_bytes,
-    memory_budget,
+    memory_limit,
 )
 
 #: Most memory a refused request may allocate (imports of lazily loaded modules included).
@@ -55,7 +55,7 @@ TOO_LARGE = {
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
     return tmp_path
 
 
@@ -80,7 +80,7 @@ def _refused(capsys, argv) -> str:
 def test_too_large_requests_are_refused_before_allocation(case, in_tmp, capsys):
     argv, parameter = TOO_LARGE[case]
     line = _refused(capsys, argv)
-    assert parameter in line and "memory budget of 2 GiB" in line and BUDGET_ENV in line, line
+    assert parameter in line and "memory limit of 2 GiB" in line and LIMIT_ENV in line, line
     assert "GiB of memory" in line or "TiB of memory" in line, line
     assert list(in_tmp.iterdir()) == []  # nothing written (no s.nc, no chunk store)
 
@@ -97,39 +97,39 @@ def test_the_budget_is_raised_and_lowered_by_the_environment(in_tmp, capsys, mon
     argv = [*GIBBS, "--draws", "100000", "--json"]  # 4 chains x 1e5 draws: 6.1 MiB
     assert main(argv) == 0
     capsys.readouterr()
-    monkeypatch.setenv(BUDGET_ENV, "1MiB")
+    monkeypatch.setenv(LIMIT_ENV, "1MiB")
     line = _refused(capsys, argv)
-    assert "6.1 MiB" in line and "budget of 1 MiB" in line, line
-    monkeypatch.setenv(BUDGET_ENV, "1 GB")
+    assert "6.1 MiB" in line and "limit of 1 MiB" in line, line
+    monkeypatch.setenv(LIMIT_ENV, "1 GB")
     assert main(argv) == 0
     capsys.readouterr()
-    monkeypatch.setenv(BUDGET_ENV, "lots")
-    assert BUDGET_ENV in _refused(capsys, argv)
+    monkeypatch.setenv(LIMIT_ENV, "lots")
+    assert LIMIT_ENV in _refused(capsys, argv)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("", DEFAULT_MEMORY_BUDGET), ("1000", 1000), ("512M", 512 * 1024**2),
+    ("", DEFAULT_MEMORY_LIMIT), ("1000", 1000), ("512M", 512 * 1024**2),
     ("16GiB", 16 * 1024**3), ("2 gb", 2 * 1024**3), ("1.5K", 1536), ("1e9", 10**9),
     ("1T", 1024**4),
 ])
 def test_memory_budget_parses_sizes(text, expected, monkeypatch):
-    monkeypatch.setenv(BUDGET_ENV, text)
-    assert memory_budget() == expected
+    monkeypatch.setenv(LIMIT_ENV, text)
+    assert memory_limit() == expected
 
 
 @pytest.mark.parametrize("text", ["abc", "0", "-1", "1X", "nan", "inf", "0.5"])
 def test_memory_budget_refuses_nonsense(text, monkeypatch):
-    monkeypatch.setenv(BUDGET_ENV, text)
-    with pytest.raises(ValueError, match=BUDGET_ENV):
-        memory_budget()
+    monkeypatch.setenv(LIMIT_ENV, text)
+    with pytest.raises(ValueError, match=LIMIT_ENV):
+        memory_limit()
 
 
 def test_check_memory_names_the_parameter(monkeypatch):
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
-    check_memory(DEFAULT_MEMORY_BUDGET, parameter="draws", what="x")  # at the budget: fine
-    with pytest.raises(MemoryBudgetError, match=r"^draws: 3 arrays needs about 2 GiB"):
-        check_memory(DEFAULT_MEMORY_BUDGET + 1, parameter="draws", what="3 arrays")
-    assert issubclass(MemoryBudgetError, ValueError)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    check_memory(DEFAULT_MEMORY_LIMIT, parameter="draws", what="x")  # at the budget: fine
+    with pytest.raises(MemoryLimitError, match=r"^draws: 3 arrays needs about 2 GiB"):
+        check_memory(DEFAULT_MEMORY_LIMIT + 1, parameter="draws", what="3 arrays")
+    assert issubclass(MemoryLimitError, ValueError)
 
 
 def test_api_refuses_before_allocating(monkeypatch):
@@ -137,7 +137,7 @@ def test_api_refuses_before_allocating(monkeypatch):
     from dprisk.inference.sweeps.sweep import sweep
     from dprisk.inference.two_level.gibbs import gibbs_sample
 
-    monkeypatch.delenv(BUDGET_ENV, raising=False)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
     with pytest.raises(ValueError, match="draws, chains"):
         gibbs_sample(1, 3, 2, rho1=0.1, rho2=0.25, d=3, draws=10**9, random_seed=1)
     with pytest.raises(ValueError, match="rhos"):

@@ -13,31 +13,59 @@ touched.
 run on the same ``out`` is refused; the lock of a killed run is taken over), and the
 temporaries a killed run left beside ``out`` (``.NAME-tmp-*``, ``.NAME-old-*``) are removed.
 :meth:`ReportTarget.write` fills a new temporary sibling directory (permissions under the
-user's umask) and moves it into place only once complete: the old report is renamed aside,
-the new one renamed onto ``out``, the old one removed. On failure the temporary directory is
-removed and the old report is intact.
+user's umask) and puts it in place only once complete, through
+:func:`dprisk.runtime.writers.replace_directory`: the marker lists the report's files (its
+manifest); the earlier report and the new one are exchanged atomically, files the user added
+to the earlier report are moved into the new one, and only the earlier report's own files are
+deleted. On failure or interruption before the exchange the temporary directory is removed
+and the earlier report is intact.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from dprisk.runtime.output_files import (
+    FORCED_EXIT_CLEANUPS,
     OutputError,
     OutputLock,
     check_creatable,
     make_temporary_dir,
-    remove_leftovers,
+)
+from dprisk.runtime.writers import (
+    hold_stop_signals,
+    read_manifest,
+    remove_leftover_dirs,
+    replace_directory,
+    write_manifest,
 )
 
 __all__ = ["MARKER", "ReportTarget", "check_report_out"]
 
-#: Name of the marker file in every report directory this tool writes.
+#: Name of the marker file in every report directory this tool writes: JSON listing the
+#: files the report wrote there (its manifest, :func:`dprisk.runtime.writers.write_manifest`).
 MARKER = ".dprisk-report"
+#: The files of a report written before manifests besides its figures.
+LEGACY_FILES = ("index.html", "results.json", "results.nc")
+
+
+def legacy_files(path: Path) -> list[str]:
+    """What a report written before manifests owns (its marker lists no files).
+
+    Its fixed files and the figures its page shows (``figures/STEM.png`` linked from
+    ``index.html``): a figure the user added is not among them.
+    """
+    try:
+        page = (path / "index.html").read_text(errors="replace")
+    except OSError:
+        page = ""
+    figures = sorted(set(re.findall(r"src='(figures/[^'/<>]+\.png)'", page)))
+    return [*LEGACY_FILES, *figures]
 
 
 def _protected(path: Path) -> str | None:
@@ -75,7 +103,7 @@ def check_report_out(out) -> Path:
         reason = _protected(path)
         if reason is not None:
             raise OutputError(f"out {str(out)!r} {reason}; name a new directory for the report")
-        if not (path / MARKER).is_file() and any(path.iterdir()):
+        if read_manifest(path, MARKER) is None and any(path.iterdir()):
             raise OutputError(
                 f"out {str(out)!r} is a non-empty directory not written by dprisk reproduce "
                 f"(no {MARKER} marker); refusing to replace it: name a new or empty directory"
@@ -102,8 +130,9 @@ class ReportTarget:
         self.lock.acquire()
         try:
             check_report_out(self.out)
-            remove_leftovers(self.out.parent, f".{self.out.name}-tmp-*")
-            remove_leftovers(self.out.parent, f".{self.out.name}-old-*")
+            for kind in ("tmp", "old"):  # what a killed run left: its own files only
+                remove_leftover_dirs(self.out.parent, f".{self.out.name}-{kind}-*", MARKER,
+                                     legacy_files)
         except BaseException:
             self.lock.release()
             raise
@@ -113,23 +142,34 @@ class ReportTarget:
         self.lock.release()
 
     def write(self, fill: Callable[[Path], dict]) -> dict:
-        """Fill a temporary directory with ``fill(tmp)`` and move it onto ``out``.
+        """Fill a temporary directory with ``fill(tmp)`` and put it at ``out`` atomically.
 
-        The marker :data:`MARKER` is written first. Returns what ``fill`` returns.
+        The marker :data:`MARKER` is written first (saying the directory is in progress) and
+        again last, listing every file ``fill`` wrote. The earlier report is then exchanged
+        with the new one (:func:`dprisk.runtime.writers.replace_directory`): files the user
+        added to it are moved into the new report, and only the files its own marker lists are
+        deleted. Returns what ``fill`` returns.
         """
         out = self.out
         tmp = make_temporary_dir(out.parent, f".{out.name}-tmp-")
+        FORCED_EXIT_CLEANUPS[id(tmp)] = lambda: shutil.rmtree(tmp, ignore_errors=True)
+        exchanging = False
         try:
-            (tmp / MARKER).write_text(json.dumps({"written_by": "dprisk reproduce"}) + "\n")
+            (tmp / MARKER).write_text(json.dumps({"written_by": "dprisk reproduce",
+                                                  "in_progress": True}) + "\n")
             summary = fill(tmp)
-            if out.exists():
-                old = make_temporary_dir(out.parent, f".{out.name}-old-")
-                out.rename(old / out.name)
-                tmp.rename(out)
-                shutil.rmtree(old)
-            else:
-                tmp.rename(out)
+            write_manifest(tmp, MARKER, "dprisk reproduce")
+            owned_old = read_manifest(out, MARKER, legacy_files) if out.exists() else None
+            if owned_old is None and out.exists() and any(out.iterdir()):  # changed meanwhile
+                raise OutputError(f"out {str(out)!r} changed while the report was made and is "
+                                  "no longer a report directory; nothing was replaced")
+            with hold_stop_signals():  # from here on tmp is no longer a temporary to remove
+                FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
+                exchanging = True
+                replace_directory(tmp, out, owned_old)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
+            if not exchanging:
+                shutil.rmtree(tmp, ignore_errors=True)  # ours: made above, under a new name
             raise
         return summary

@@ -20,7 +20,7 @@ from dprisk.inference.unknown_others import closed_form_kernels as kernels
 from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel
 from dprisk.models.numerics import libm_log_expit, logit, logsumexp
 from dprisk.models.unknown_others import UnknownOthers
-from dprisk.runtime.work_limit import WORK_BUDGET_ENV, WorkBudgetError
+from dprisk.runtime.work_limit import LIMIT_ENV, WorkLimitError
 
 RELATIVE = 1e-12
 
@@ -116,8 +116,8 @@ def test_marginal_is_refused_above_the_work_budget(monkeypatch):
     others = UnknownOthers.checked(10_000, 0.5)
     terms = kernels.marginal_terms(0.0992, 0.5, others, others.log_weights())
     assert 1e5 < terms < 1e7  # a window of tens of terms per release, not n + 1
-    monkeypatch.setenv(WORK_BUDGET_ENV, "1e5")
-    with pytest.raises(WorkBudgetError, match=r"^unknown_others and rho: .*10000 unknown"):
+    monkeypatch.setenv(LIMIT_ENV, "1e5")
+    with pytest.raises(WorkLimitError, match=r"^unknown_others and rho: .*10000 unknown"):
         uo.marginal_posterior(0.0992, 0.5, unknown_others=10_000, q=0.5)
-    with pytest.raises(WorkBudgetError, match=r"^unknown_others and rho"):
+    with pytest.raises(WorkLimitError, match=r"^unknown_others and rho"):
         uo.marginal_risk(0.0992, 0.5, unknown_others=10_000, q=0.5)

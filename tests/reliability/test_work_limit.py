@@ -1,9 +1,9 @@
-"""Requests too long for the work budget are refused before they start.
+"""Requests too long for the work limit are refused before they start.
 
 Each row is a command line (or API call) whose running time is known from its parameters
 (datasets x draws of a Monte Carlo study, chains x draws of a sampler, points of a sweep).
 Each must give exit status 2 (``ValueError`` from the API) with one line naming the parameter,
-the estimate in steps and the budget's environment variable ``DPRISK_WORK_BUDGET``
+the estimate in steps and the budget's environment variable ``DPRISK_WORK_LIMIT``
 (:mod:`dprisk.runtime.work_limit`), and write nothing. Every row would run for hours (the
 message's estimate says how long), so a row that is not refused fails by not finishing.
 """
@@ -17,12 +17,12 @@ from dprisk.inference.studies.monte_carlo import simulate_p_correct
 from dprisk.inference.sweeps.sweep import sweep
 from dprisk.inference.two_level.gibbs import gibbs_sample
 from dprisk.runtime.work_limit import (
-    DEFAULT_WORK_BUDGET,
-    WORK_BUDGET_ENV,
-    WorkBudgetError,
+    DEFAULT_WORK_LIMIT,
+    LIMIT_ENV,
+    WorkLimitError,
     check_work,
     mc_study_steps,
-    work_budget,
+    work_limit,
 )
 
 TWO_LEVEL = ["--rho1", "0.5", "--rho2", "0.5", "--d", "10"]
@@ -42,7 +42,7 @@ TOO_LONG = {
                                    "--draws", "100000000", "--seed", "1"], "draws, chains"),
     "posterior pymc, 1e7 chains": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
                                     "--chains", "10000000", "--seed", "1"], "draws, chains"),
-    "nested gibbs, 8.5e7 draws (within the memory budget)": (
+    "nested gibbs, 8.5e7 draws (within the memory limit)": (
         [*NESTED, "--method", "gibbs", "--draws", "85000000", "--chains", "1"],
         "draws, chains"),
     "nested pymc, 1e8 draws": ([*NESTED, "--method", "pymc", "--draws", "100000000"],
@@ -66,7 +66,7 @@ TOO_LONG = {
 @pytest.fixture
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
     return tmp_path
 
 
@@ -79,11 +79,11 @@ def test_too_long_requests_are_refused_before_they_start(case, in_tmp, capsys):
     assert out == "" and len(lines) == 1, (out[:200], lines)
     message = lines[0]
     assert f": error: {parameter}: " in message, message
-    assert "steps of work" in message and WORK_BUDGET_ENV in message
+    assert "steps of work" in message and LIMIT_ENV in message
     assert list(in_tmp.iterdir()) == []
 
 
-#: API calls refused by the work budget (the memory budget would allow them).
+#: API calls refused by the work limit (the memory limit would allow them).
 API_TOO_LONG = {
     "gibbs_sample, 1e10 tuning sweeps": lambda: gibbs_sample(
         1, 20, 19, rho1=0.5, rho2=0.5, d=10, draws=1, chains=1, tune=10**10, random_seed=1),
@@ -97,29 +97,29 @@ API_TOO_LONG = {
 
 @pytest.mark.parametrize("case", list(API_TOO_LONG))
 def test_api_refuses_too_long_work(case, monkeypatch):
-    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
-    with pytest.raises(WorkBudgetError, match=WORK_BUDGET_ENV):
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    with pytest.raises(WorkLimitError, match=LIMIT_ENV):
         API_TOO_LONG[case]()
 
 
 def test_budget_from_the_environment(monkeypatch, capsys):
-    monkeypatch.delenv(WORK_BUDGET_ENV, raising=False)
-    assert work_budget() == DEFAULT_WORK_BUDGET
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    assert work_limit() == DEFAULT_WORK_LIMIT
     steps = mc_study_steps(10**9, 1000)
-    assert steps > DEFAULT_WORK_BUDGET
-    with pytest.raises(WorkBudgetError):
+    assert steps > DEFAULT_WORK_LIMIT
+    with pytest.raises(WorkLimitError):
         check_work(steps, parameter="datasets", what="x")
-    monkeypatch.setenv(WORK_BUDGET_ENV, f"{steps:.0e}")  # raised: now accepted
+    monkeypatch.setenv(LIMIT_ENV, f"{steps:.0e}")  # raised: now accepted
     check_work(steps, parameter="datasets", what="x")
-    monkeypatch.setenv(WORK_BUDGET_ENV, "1e3")  # lowered: a small study is refused
+    monkeypatch.setenv(LIMIT_ENV, "1e3")  # lowered: a small study is refused
     status, out, err = run_cli([*MC, "--datasets", "10"], capsys)
     assert status == 2 and out == "" and "1e3 steps" in err, err
 
 
 def test_exact_sweep_within_a_raised_memory_budget_is_refused_by_the_work_budget(
         in_tmp, monkeypatch, capsys):
-    """1e7 exact points (hours of work) need a raised memory budget to reach the work check."""
-    monkeypatch.setenv("DPRISK_MEMORY_BUDGET", "1TiB")
+    """1e7 exact points (hours of work) need a raised memory limit to reach the work check."""
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1TiB")
     status, out, err = run_cli([*SWEEP, "--rho1", "0.1:1:10000000"], capsys)
     assert status == 2 and out == "", err
     assert ": error: rho1: an exact sweep of 10000000 grid points is about 3e12 steps" in err
@@ -128,18 +128,18 @@ def test_exact_sweep_within_a_raised_memory_budget_is_refused_by_the_work_budget
 
 @pytest.mark.parametrize("value", ["abc", "0", "-1e12", "nan", "inf", "1e400"])
 def test_bad_budget_values_are_refused_naming_the_variable(value, monkeypatch, capsys):
-    monkeypatch.setenv(WORK_BUDGET_ENV, value)
+    monkeypatch.setenv(LIMIT_ENV, value)
     status, out, err = run_cli([*MC, "--datasets", "10"], capsys)
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and WORK_BUDGET_ENV in err, err
+    assert err.count("\n") == 1 and LIMIT_ENV in err, err
 
 
 def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_work_budget(
         in_tmp, monkeypatch, capsys):
-    """rho1 = 1e-12, d = 3: 5.4e8 releases (hours of work) once the memory budget allows it."""
-    monkeypatch.setenv("DPRISK_MEMORY_BUDGET", "1TiB")
+    """rho1 = 1e-12, d = 3: 5.4e8 releases (hours of work) once the memory limit allows it."""
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1TiB")
     status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
                                 "--x2", "5"], capsys)
     assert status == 2 and out == "", err
     assert ": error: rho1, rho2: the exact study's grid of 5.36e+08 releases" in err, err
-    assert "steps of work" in err and WORK_BUDGET_ENV in err
+    assert "steps of work" in err and LIMIT_ENV in err

@@ -1,0 +1,256 @@
+"""The one writer rule: a command deletes or replaces only the files it wrote.
+
+Every command that writes (``sweep --out``, ``reproduce --out``) goes through this module,
+built on :mod:`dprisk.runtime.output_files` (atomic files, the umask, the lock):
+
+* **Manifests.** A directory a command writes holds a marker file whose JSON lists the
+  files the command created there (:func:`write_manifest`, :func:`read_manifest`); a
+  directory of fixed layout (a sweep's chunk store) names its files by :class:`Owned`
+  patterns instead. :func:`foreign_entries` lists what a directory holds besides them (the
+  user's files), :func:`remove_owned` deletes only the owned files and removes a directory
+  only once it is empty: a folder the command did not create, or that holds a file of the
+  user, is never removed.
+* **Atomic replacement of a directory.** :func:`replace_directory` exchanges a complete new
+  directory with the earlier one in one step (``renameat2(RENAME_EXCHANGE)`` on Linux; two
+  renames with the stop signals held back elsewhere), moves the user's files of the earlier
+  one into the new one, and only then deletes the earlier one's own files. An interruption
+  before the exchange leaves the earlier directory untouched; stop signals are held back
+  from the exchange to the end of the clean-up, so they land after it.
+* **Telling the truth after a stop.** :func:`committed` lists the outputs put in place by
+  this process, so that the line of an interrupted command says what is on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import fnmatch
+import json
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from dprisk.runtime.output_files import make_temporary_dir
+
+__all__ = [
+    "Owned",
+    "committed",
+    "foreign_entries",
+    "hold_stop_signals",
+    "mark_committed",
+    "read_manifest",
+    "remove_leftover_dirs",
+    "remove_owned",
+    "replace_directory",
+    "write_manifest",
+]
+
+_COMMITTED: list[Path] = []
+
+
+def committed() -> list[Path]:
+    """The outputs this process has put in place (newest last)."""
+    return list(_COMMITTED)
+
+
+def mark_committed(path: Path) -> None:
+    """Record that the output ``path`` is complete and in place."""
+    _COMMITTED.append(Path(path))
+
+
+@contextlib.contextmanager
+def hold_stop_signals():
+    """Hold SIGINT and SIGTERM back during the block; they are delivered when it ends."""
+    stops = {signal.SIGINT, signal.SIGTERM}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    except (AttributeError, ValueError, OSError):  # no sigmask here: run unprotected
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@dataclass(frozen=True)
+class Owned:
+    """Names a command owns in a directory: glob ``patterns`` and manifest ``files``.
+
+    ``files`` are paths relative to the directory (``figures/fig1.png``); a pattern matches
+    a top-level name (``chunk_*.npy``).
+    """
+
+    patterns: tuple[str, ...] = ()
+    files: frozenset[str] = frozenset()
+
+    def owns(self, relative: str) -> bool:
+        """Whether the file ``relative`` (a path below the directory) is the command's."""
+        if relative in self.files:
+            return True
+        return "/" not in relative and any(fnmatch.fnmatchcase(relative, p)
+                                           for p in self.patterns)
+
+
+def _files(directory: Path) -> list[str]:
+    """Every file (not directory) below ``directory``, relative, symlinks as files."""
+    found = []
+    for root, dirs, names in os.walk(directory):
+        base = Path(root).relative_to(directory)
+        for name in names + [d for d in dirs if (Path(root) / d).is_symlink()]:
+            found.append((base / name).as_posix())
+    return sorted(found)
+
+
+def foreign_entries(directory: Path, owned: Owned) -> list[str]:
+    """Files below ``directory`` that ``owned`` does not cover (the user's), relative."""
+    if not Path(directory).is_dir():
+        return []
+    return [f for f in _files(Path(directory)) if not owned.owns(f)]
+
+
+def remove_owned(directory: Path, owned: Owned) -> list[str]:
+    """Delete the owned files below ``directory``; remove directories left empty.
+
+    Returns the files left (the user's). ``directory`` itself is removed only when empty.
+    """
+    directory = Path(directory)
+    if not directory.is_dir() or directory.is_symlink():
+        return []
+    left = []
+    for relative in _files(directory):
+        if owned.owns(relative):
+            with contextlib.suppress(FileNotFoundError):
+                (directory / relative).unlink()
+        else:
+            left.append(relative)
+    for root, _, _ in sorted(os.walk(directory), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):  # not empty: the user's files are there
+            os.rmdir(root)
+    return left
+
+
+def write_manifest(directory: Path, marker: str, written_by: str) -> list[str]:
+    """Write ``directory/marker``: JSON naming the command and every file it holds now.
+
+    Call it once the command has written all its files there. Returns the files listed.
+    """
+    files = [f for f in _files(Path(directory)) if f != marker]
+    text = json.dumps({"written_by": written_by, "files": files}, indent=0) + "\n"
+    (Path(directory) / marker).write_text(text)
+    return files
+
+
+def read_manifest(directory: Path, marker: str, legacy=None) -> Owned | None:
+    """What the command owns in ``directory`` by its manifest ``marker`` (None: no marker).
+
+    A marker without a file list (written before manifests) owns the files
+    ``legacy(directory)`` names (relative paths; none without ``legacy``); an unreadable
+    marker owns nothing but itself.
+    """
+    path = Path(directory) / marker
+    if not path.is_file():
+        return None
+    try:
+        files = json.loads(path.read_text()).get("files")
+    except (OSError, ValueError, AttributeError):
+        files = None
+    if not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+        files = list(legacy(Path(directory))) if legacy is not None else []
+    return Owned(files=frozenset([*files, marker]))
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the directories ``a`` and ``b`` atomically (Linux ``renameat2``); False if unable."""
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError, TypeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
+    return result == 0
+
+
+def replace_directory(new: Path, out: Path, owned_old: Owned | None) -> list[str]:
+    """Put the complete directory ``new`` at ``out``; delete only the earlier one's own files.
+
+    ``out`` missing: ``new`` is renamed onto it. Otherwise the two are exchanged atomically,
+    the user's files of the earlier ``out`` (those ``owned_old`` does not cover) are moved into
+    the new one where the name is free, and the earlier one's own files are deleted. Stop
+    signals are held back from the exchange to the end; :func:`mark_committed` records ``out``.
+    Returns the user's files that could not be moved (left in a hidden ``.NAME-old-*``
+    sibling).
+    """
+    new, out = Path(new), Path(out)
+    with hold_stop_signals():
+        if not out.exists():
+            new.rename(out)
+            mark_committed(out)
+            return []
+        if _exchange(new, out):
+            old, aside = new, None  # the earlier directory now has the temporary name
+        else:
+            aside = make_temporary_dir(out.parent, f".{out.name}-old-")
+            old = aside / out.name
+            out.rename(old)
+            new.rename(out)
+        mark_committed(out)
+        owned = owned_old if owned_old is not None else Owned()
+        for relative in foreign_entries(old, owned):
+            target = out / relative
+            if not target.exists() and not target.is_symlink():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(old / relative, target)
+        left = remove_owned(old, owned)
+        if left and aside is None:  # keep the user's files, under a name the next run knows
+            aside = make_temporary_dir(out.parent, f".{out.name}-old-")
+            os.rename(old, aside / out.name)
+        elif aside is not None:
+            with contextlib.suppress(OSError):  # not empty: the user's files stay in it
+                os.rmdir(aside)
+        return left
+
+
+def remove_leftover_dirs(parent: Path, pattern: str, marker: str, legacy=None) -> list[str]:
+    """Remove what a killed run left in ``parent/pattern`` directories: its own files only.
+
+    A leftover directory is cleaned only if it (or its single child, an earlier report moved
+    aside) holds ``marker``; its owned files are deleted (:func:`read_manifest`, or every file
+    of a temporary directory whose marker says it is in progress) and the directory removed
+    once empty; a tree of empty directories (a run killed before it wrote a file) is removed.
+    Call it holding the output's lock. Returns the names removed.
+    """
+    removed = []
+    for path in sorted(Path(parent).glob(pattern)):
+        if not path.is_dir() or path.is_symlink():
+            continue
+        if not _files(path):  # a tree of empty directories (killed before any file): nothing
+            shutil.rmtree(path, ignore_errors=True)  # of anyone's is lost
+            removed.append(path.name)
+            continue
+        for candidate in (path, *[c for c in path.iterdir() if c.is_dir()]):
+            owned = read_manifest(candidate, marker, legacy)
+            if owned is None:
+                continue
+            in_progress = _in_progress(candidate / marker)
+            if in_progress:
+                shutil.rmtree(candidate, ignore_errors=True)
+            else:
+                remove_owned(candidate, owned)
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
+        if not path.exists():
+            removed.append(path.name)
+    return removed
+
+
+def _in_progress(marker: Path) -> bool:
+    try:
+        return json.loads(marker.read_text()).get("in_progress") is True
+    except (OSError, ValueError, AttributeError):
+        return False

@@ -1,0 +1,67 @@
+"""Every subcommand at its largest documented inputs, under a 2 GiB address-space limit.
+
+Each row runs ``dprisk`` in a child whose address space is capped with
+``resource.setrlimit(RLIMIT_AS, 2 GiB)`` (the default memory limit: a computation that
+estimates its memory before allocating never comes near it). Every row must end with exit
+status 0 or 2 -- an answer, or one stderr line naming the option -- never a ``MemoryError``
+(exit 1) or a kill. The rows are the ends of the ranges the help texts document (rho from
+1e-320 to 1e100, 1e6 cells, 1e9 draws or points) and the cases of issue 24 (``attribute``
+with a tiny rho and 1e6 cells tried to allocate 116 GiB; ``epsilon --rho 1e-300``).
+``reproduce`` (minutes) is covered by tests/reliability/test_stop_watchdog.py.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DPRISK = str(Path(sys.executable).with_name("dprisk"))
+#: The address-space limit of the child (the default DPRISK_MEMORY_LIMIT).
+ADDRESS_SPACE = 2 * 1024**3
+GIBBS = ["posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
+         "--x2-star", "3", "--y1-star", "2", "--method", "gibbs", "--seed", "1"]
+
+#: (id, argv, expected exit status)
+CASES = [
+    ("census", ["census"], 0),
+    ("epsilon rho 1e100", ["epsilon", "--rho", "1e100"], 2),  # CKS: documented exit 2
+    ("epsilon rho 1e-300", ["epsilon", "--rho", "1e-300"], 2),
+    ("epsilon epsilon 1e100", ["epsilon", "--epsilon", "1e100"], 2),
+    ("posterior rho 1e-12", ["posterior", "--rho1", "1e-12", "--x1-star", "1"], 0),
+    ("posterior rho 1e-320", ["posterior", "--rho1", "1e-320", "--x1-star", "1"], 0),
+    ("posterior gibbs 1e9 draws", [*GIBBS, "--draws", "1000000000"], 2),
+    ("marginal rho1 1e-12 two levels", ["marginal", "--rho1", "1e-12", "--rho2", "0.25",
+                                        "--d", "3", "--x2", "3"], 2),
+    ("marginal unique levels 1e-9", ["marginal", "--rhos", "1e-9,1e-9"], 2),
+    ("sweep 1e9 points", ["sweep", "--rho1", "0.1:1:1000000000", "--rho2", "0.25", "--d",
+                          "3", "--x2", "2", "--out", "s.nc"], 2),
+    ("attribute 1e6 cells rho 1e-9", ["attribute", "--rho1", "1e-9", "--cells", "1000000"],
+     2),
+    ("attribute 1e6 cells rho 0.5", ["attribute", "--rho1", "0.5", "--cells", "1000000"], 0),
+    ("attribute 1e8 cells", ["attribute", "--rho1", "0.5", "--cells", "100000000"], 2),
+    ("budget pure-dp", ["budget", "--pure-dp", "--max-ratio", "1e12", "--max-posterior",
+                        "0.999"], 0),
+]
+
+
+def _cap():
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+@pytest.mark.parametrize(("argv", "expected"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_largest_inputs_within_two_gib(argv, expected, tmp_path):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    proc = subprocess.run([DPRISK, *argv, "--json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, preexec_fn=_cap)
+    assert "MemoryError" not in proc.stderr, proc.stderr
+    assert proc.returncode == expected, proc.stderr
+    if expected == 2:
+        assert proc.stderr.count("\n") == 1 and proc.stdout == "", proc.stderr
+    else:
+        assert proc.stdout.startswith("{"), proc.stderr
