@@ -89,9 +89,16 @@ def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     marginal_risk = float(uo.marginal_risk(rho1, args.p, args.known, **model))
     p_correct = float(uo.p_correct(rho1, args.p, args.known, **model))
     threshold = int(uo.decision_threshold(rho1, args.p, args.known, **model))
+    # The release X1* = m + B_t + Binomial(n, q) + eta is a shift family of a log-concave law
+    # (binomial and discrete Gaussian are log-concave, and so is their convolution), so its
+    # likelihood ratio is monotone in x1*: the threshold decision is the likelihood-ratio
+    # test, the best test of the two hypotheses, and its accuracy is the worst case.
+    accuracy = (args.p * p_correct + (1.0 - args.p)
+                * float(uo.p_correct(rho1, args.p, args.known, target=0, **model)))
     inputs, shown = _inputs(args)
     payload = {"marginal_posterior": marginal_posterior, "marginal_risk": marginal_risk,
-               "p_correct": p_correct, "threshold": threshold, **inputs}
+               "p_correct": p_correct, "threshold": threshold, "accuracy": accuracy,
+               "worst_case_accuracy": accuracy, **inputs}
     lines = [
         f"single level: rho1 = {fmt(rho1)}, p = {fmt(args.p)}, known m = {args.known}, "
         f"{shown}; truth: the target has c, the unknown others' count ~ Binomial(n, q)",

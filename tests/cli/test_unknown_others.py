@@ -83,3 +83,21 @@ def test_refused(argv, option, capsys):
 def test_help_lists_the_options(command, capsys):
     status, out, _ = run_cli([command, "--help"], capsys)
     assert status == 0 and "--unknown-others" in out and "--q" in out
+
+
+def test_accuracy_is_the_best_test_over_the_release_grid(capsys):
+    """The threshold decision's accuracy equals sum_x max(p P1(x), (1-p) P0(x)) (brute force)."""
+    import numpy as np
+    from scipy.stats import binom
+
+    from dprisk.models.mechanism.discrete_gaussian import pmf
+
+    got = _json([*MARG, "--unknown-others", "6", "--q", "0.4"], capsys)
+    rho, p, n, q = 0.1, 0.3, 6, 0.4
+    x = np.arange(-80, 90)
+    others = binom.pmf(np.arange(n + 1), n, q)
+    p0 = sum(w * pmf(x, k, rho) for k, w in enumerate(others))
+    p1 = sum(w * pmf(x, k + 1, rho) for k, w in enumerate(others))
+    best = float(np.maximum(p * p1, (1 - p) * p0).sum())
+    assert got["accuracy"] == pytest.approx(best, abs=1e-12)
+    assert got["worst_case_accuracy"] == got["accuracy"]
