@@ -62,7 +62,6 @@ import numpy as np
 from dprisk.inference.product.projection_kernels import (
     project_floor,
     rounding_outcomes,
-    sort_blocks,
     subset_bits,
 )
 from dprisk.models.checks import check_count, check_probability, check_rho
@@ -297,20 +296,28 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
     idx = np.indices((size,) * d).reshape(d, -1).T
     gamma = others[None, :] - m - 1 - half + idx
     weights = np.stack([q_m, q_m1])
-    keep, neglect_pruned = _prune(weights, tail_mass / 4.0)
-    gamma, weights = gamma[keep], weights[:, keep]
+    threshold, neglect_pruned = _pair_threshold(weights.max(axis=0), parent.max(axis=0),
+                                                tail_mass / 4.0)
+    order = np.argsort(weights.max(axis=0))[::-1]  # heaviest first: a prefix is kept
+    gamma, weights = gamma[order], weights[:, order]
+    heaviest = weights.max(axis=0)
     blocks = np.concatenate([np.zeros((gamma.shape[0], 1), dtype=np.int64), gamma], axis=1)
-    presorted = sort_blocks(blocks)
     bits = subset_bits(d + 1)
     outputs, likelihood = [], []
     for j, s in enumerate(values.tolist()):
-        if not parent[:, j].any():
+        p_max = parent[:, j].max()
+        if p_max == 0:
             continue
-        floors, active, remainder = project_floor(blocks, s, presorted)
+        n_rows = int(np.searchsorted(-heaviest, -threshold / p_max, side="right"))
+        if n_rows == 0:
+            continue
+        part = blocks[:n_rows]
+        floors, active, remainder = project_floor(part, s)
         rows, masks, prob = rounding_outcomes(floors, active, remainder)
         # the key is linear in the block vector, so key(floor + 1_S) = key(floor) + key(1_S)
         keys = _encode(floors, s)[rows] + _encode(bits, s)[masks]
-        if (s + 1) ** d <= DENSE_KEYS:
+        dense = (s + 1) ** d <= DENSE_KEYS
+        if dense:
             inverse, n_keys = keys, (s + 1) ** d
         else:
             present, inverse = np.unique(keys, return_inverse=True)
@@ -318,24 +325,33 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
         lik = np.stack([np.bincount(inverse, weights=weights[h, rows] * prob,
                                     minlength=n_keys) * parent[h, j] for h in (0, 1)])
         seen = np.flatnonzero(lik.sum(axis=0) > 0)
-        key_of = seen if (s + 1) ** d <= DENSE_KEYS else present[seen]
-        outputs.append(_decode(key_of, s, d))
+        outputs.append(_decode(seen if dense else present[seen], s, d))
         likelihood.append(lik[:, seen])
     return ReleaseTable(np.concatenate(outputs), np.concatenate(likelihood, axis=1),
                         neglect_parent + neglect_blocks + neglect_pruned)
 
 
-def _prune(weights: np.ndarray, budget: float) -> tuple[np.ndarray, float]:
-    """Drop the grid points of least weight, at most ``budget`` of mass per hypothesis.
+def _pair_threshold(row_weight: np.ndarray, parent_weight: np.ndarray,
+                    budget: float) -> tuple[float, float]:
+    r"""Smallest product :math:`t` of (grid point, parent value) weights worth projecting.
 
-    Returns the kept points (a mask) and the dropped mass.
+    The pairs with :math:`w_{\max}(\gamma)\, p_{\max}(s) < t` are skipped (``w_max``,
+    ``p_max``: the larger of the two hypotheses' weights, so each hypothesis loses at most the
+    sum of those products). ``t`` is the largest power-of-two step (bisection in
+    :math:`\log t`) keeping that sum at most ``budget``; returns ``(t, sum)``.
     """
-    order = np.argsort(weights.max(axis=0))
-    dropped = np.cumsum(weights[:, order], axis=1)
-    n_drop = int(np.searchsorted(dropped.max(axis=0), budget, side="right"))
-    keep = np.ones(weights.shape[1], dtype=bool)
-    keep[order[:n_drop]] = False
-    return keep, float(dropped.max(axis=0)[n_drop - 1]) if n_drop else 0.0
+    sorted_w = np.sort(row_weight)
+    cum = np.concatenate([[0.0], np.cumsum(sorted_w)])
+    live = parent_weight[parent_weight > 0]
+
+    def dropped(t: float) -> float:
+        return float(np.sum(live * cum[np.searchsorted(sorted_w, t / live, side="left")]))
+
+    low, high = -800.0, 0.0  # log2 t; dropped(2**-800) = 0 for every budget >= 0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if dropped(2.0**mid) <= budget else (low, mid)
+    return 2.0**low, dropped(2.0**low)
 
 
 def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable:
