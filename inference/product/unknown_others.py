@@ -97,17 +97,23 @@ def _merge(outputs: list[np.ndarray], likelihoods: list[np.ndarray]) -> tuple:
     return unique, merged
 
 
-def _noisy_mixture(rho1, rho2, configs, m, d, upper) -> ReleaseTable:
-    """The full noisy vector's mixture likelihood (module notes)."""
+def _noisy_axes(rho1, rho2, configs, m, d, upper) -> list[np.ndarray]:
+    """The noisy grid's axes; ValueError naming ``d`` above :data:`MAX_NOISY_CELLS`."""
     k1 = int(support_halfwidth_kernel(rho1, TAIL_MASS / (2 * (d + 1))))
     k2 = int(support_halfwidth_kernel(rho2, TAIL_MASS / 2))
     axes = [np.arange(m - k1, m + 1 + k1 + 1)] + \
         [np.arange(-k1, upper + k1 + 1)] * d + [np.arange(m - k2, m + 1 + upper + k2 + 1)]
-    cells = int(np.prod([a.size for a in axes], dtype=float)) * len(configs)
+    cells = float(np.prod([a.size for a in axes], dtype=float)) * len(configs)
     if cells > MAX_NOISY_CELLS:
         raise ValueError(f"d = {d} other blocks with totals up to {upper} need {cells:.3g} "
                          f"noisy-grid cells (allowed: at most MAX_NOISY_CELLS = "
                          f"{MAX_NOISY_CELLS:.3g}); use fewer blocks, a smaller U or larger rho")
+    return axes
+
+
+def _noisy_mixture(rho1, rho2, configs, m, d, upper) -> ReleaseTable:
+    """The full noisy vector's mixture likelihood (module notes)."""
+    axes = _noisy_axes(rho1, rho2, configs, m, d, upper)
     log_z1, log_z2 = dg_log_normalizer(np.asarray(rho1)), dg_log_normalizer(np.asarray(rho2))
 
     def log_phi(x, rho, log_z):
@@ -153,6 +159,8 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
     configs = split_prior(total_prior, d)
     rho1, rho2, _, m, invariant = check_product_inputs(rho1, rho2, [0] * d, m, invariant)
     p = float(check_probability(p, "p"))
+    upper = max(sum(y) for y, _ in configs)
+    _noisy_axes(rho1, rho2, configs, m, d, upper)  # refuse before any work
     outputs, likelihoods, neglected = [], [], 0.0
     for y, weight in configs:
         table = product_table(rho1, rho2, list(y), m, invariant)
@@ -160,7 +168,6 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
         likelihoods.append(weight * table.likelihood)
         neglected = max(neglected, table.neglected_mass)
     _, product_lik = _merge(outputs, likelihoods)
-    upper = max(sum(y) for y, _ in configs)
     noisy = _noisy_mixture(rho1, rho2, configs, m, d, upper)
     a = risk_measures(product_lik, p)
     b = risk_measures(noisy.likelihood, p)
