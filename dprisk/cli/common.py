@@ -89,6 +89,7 @@ SUBCOMMAND_HELP = {
     "attribute": "the target's whole record: its cell among K from every noisy cell",
     "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
     "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
+    "product": "risk of the post-processed (TopDown-style) product beside the noisy measurements",
 }
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
 WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "

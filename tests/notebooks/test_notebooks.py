@@ -47,6 +47,7 @@ SMALL_BUDGETS = {
     "choose_rho": {"n_rho_grid": 40},
     "whole_record_what_if": {"n_rho_grid": 5, "n_releases": 300},
     "unknown_others_what_if": {"n_max": 10, "pymc_draws": 200},
+    "product_what_if": {"n_rho_grid": 4, "d_max": 2, "mc_draws": 2000},
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180

@@ -88,6 +88,13 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                        "does not know, one column per ρ1, one line per q (at p = 1/2, q and "
                        "1 − q coincide in R; dashed: q = 0.9); dotted: the paper's single "
                        "level (n = 0)."),
+    "product": ("no paper figure: the post-processed product of the paper's future work "
+                "(§6, issue 21)",
+                "Marginal posterior (left) and P[correct decision | target has c] (right) of "
+                "the noisy measurements, the post-processed product and the product with the "
+                "block-group total held exact (an invariant: confidential data, which reveals "
+                "the target when the other blocks are known), against ρ1 (top; the Census "
+                "block ρ1 marked) and against the number d of other blocks (bottom)."),
     "sbc_broken_sampler": ("simulation-based calibration, not in the paper",
                            "The same rank histograms for a deliberately broken sampler: the "
                            "test detects it."),

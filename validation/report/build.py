@@ -90,6 +90,12 @@ def _unknown_others_study(*, paper_scale: bool) -> StudyResult:
     return unknown_others_study.study(paper_scale=paper_scale)
 
 
+def _product_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation.beyond import product as product_study
+
+    return product_study.study(paper_scale=paper_scale)
+
+
 #: The registered studies, run in order by :func:`write_report`.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
@@ -101,6 +107,7 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
      _decisions_study),
     ("beyond the paper: the whole record", _whole_record_study),
     ("beyond the paper: adversaries who do not know everyone", _unknown_others_study),
+    ("beyond the paper: the post-processed product", _product_study),
 ]
 
 

@@ -1,0 +1,423 @@
+r"""Disclosure risk of the post-processed product beside the noisy measurements (exact).
+
+The tree is one block group over ``d + 1`` blocks; block 0 holds the target. True counts:
+the target's block :math:`k \in \{m, m+1\}` (prior :math:`P[k = m+1] = p`) and the other
+blocks :math:`y_1, \dots, y_d`, which this adversary knows (as the paper's adversary knows
+everyone but the target). Noisy measurements: :math:`b_i^* = b_i + e_i`,
+:math:`e_i \sim \mathrm{DG}(0, 1/(2\rho_1))` for every block, and
+:math:`x_2^* = \sum_i b_i + e'`, :math:`e' \sim \mathrm{DG}(0, 1/(2\rho_2))`.
+
+The product (a TopDown-style post-processing, :mod:`.projection_kernels`): the parent
+:math:`\tilde x_2 = x_2` (invariant ``"block-group"``) or :math:`\max(0, x_2^*)`
+(``"none"``); the blocks are the projection of :math:`b^*` onto
+:math:`\{z \ge 0, \sum z = \tilde x_2\}` rounded by largest remainders with uniformly random
+tie-breaking. The adversary sees the whole product :math:`w = (\tilde x_2, \tilde b)` and knows
+the rule, so its likelihood is the probability of all noise (and tie-breaks) producing ``w``:
+
+.. math::
+
+    P[w \mid k] = P[\tilde X_2 = \tilde x_2 \mid k]\,
+      \sum_{e} P[e]\; P[\mathrm{round}(\mathrm{proj}_{\tilde x_2}(b_k + e)) = \tilde b].
+
+**Enumeration.** The projection onto a simplex commutes with a shift of all blocks by one
+constant, so the blocks' product depends on :math:`b^*` only through the differences
+:math:`\gamma_i = b_i^* - b_0^* = (y_i - k) + \delta_i`, :math:`\delta_i = e_i - e_0`, whose
+law is :math:`Q(\delta) = \sum_{e_0} \phi(e_0) \prod_i \phi(e_0 + \delta_i)`. The sum runs over
+:math:`|e_0| \le K_0` and :math:`|\delta_i| \le D` (a ``d``-dimensional grid, one projection
+per grid point and parent value, for both hypotheses at once); the parent's law is exact for
+:math:`\tilde x_2 \le x_2 + K_2` (the mass of :math:`x_2^* \le 0` at :math:`\tilde x_2 = 0`
+from the exact tail). The neglected probability,
+
+.. math::
+
+    P[|e_0| > K_0] + \sum_{|e_0| \le K_0} \phi(e_0)\,\bigl(1 - (1 - t(e_0))^d\bigr)
+      + P[e' > K_2], \quad t(e_0) = P[e_1 \ge D + 1 - e_0] + P[e_1 \ge D + 1 + e_0],
+
+is computed from exact discrete-Gaussian tails, kept below :data:`TAIL_MASS` per hypothesis
+and reported (``neglected_mass``: the larger of the product's and the noisy side's).
+
+**The noisy side.** Given the others' counts, the others' measurements do not depend on
+``k``: the likelihood ratio is that of :math:`(b_0^*, x_2^*)`, a target "unique at two
+levels" with :math:`(\rho_1, \rho_2)`; :func:`noisy_table` enumerates that pair. The noisy
+measurements hold no invariant: under ``"block-group"`` the noisy side is unchanged, and the
+product reveals ``k`` (its parent total is the confidential :math:`x_2 = k + \sum y_i`).
+
+**Risk measures** (:func:`risk_measures`) from the likelihood table of any release:
+the marginal posterior :math:`\sum_w \pi(w) P[w \mid m+1]`, with
+:math:`\pi(w) = p L_1 / (p L_1 + (1-p) L_0)`; P[correct] of the 0-1 decision "``m+1`` iff
+:math:`\pi(w) > 1/2`" at truth ``m+1``; and the prior-weighted accuracy
+:math:`p P[\text{correct} \mid m+1] + (1-p) P[\text{correct} \mid m]`. With no invariant the
+product is a randomised function of the noisy measurements, so the marginal posterior (a sum
+of the convex, positively homogeneous :math:`g(a, b) = p a^2 / (p a + (1-p) b)`) and the
+accuracy (the Bayes decision's) cannot exceed the noisy measurements'. P[correct] at the truth
+alone is a true-positive rate and has no such bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from dprisk.inference.product.projection_kernels import (
+    project_floor,
+    rounding_outcomes,
+    subset_bits,
+)
+from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
+from dprisk.models.numerics import dg_log_normalizer
+
+__all__ = [
+    "INVARIANTS",
+    "MAX_CELLS",
+    "TAIL_MASS",
+    "ProductRisk",
+    "ReleaseTable",
+    "RiskMeasures",
+    "check_product_inputs",
+    "noisy_table",
+    "product_risk",
+    "product_table",
+    "risk_measures",
+]
+
+#: Post-processing variants: no invariant, or the block-group total held exact.
+INVARIANTS = ("none", "block-group")
+#: Neglected probability per hypothesis (below the contract's 1e-12 with room to spare).
+TAIL_MASS = 1e-13
+#: Largest number of (difference-grid point, parent value) projections of one enumeration.
+MAX_CELLS = 30_000_000
+#: Largest key space counted densely (``np.bincount``); above, keys are sorted.
+DENSE_KEYS = 4_000_000
+
+
+@dataclass(frozen=True)
+class ReleaseTable:
+    r"""Likelihoods of the release values under both hypotheses.
+
+    Attributes
+    ----------
+    outputs : ndarray of int64, shape (n, c)
+        The release values: ``(x~2, b~0, ..., b~d)`` for the product, ``(b0*, x2*)`` for the
+        noisy measurements.
+    likelihood : ndarray of float, shape (2, n)
+        Row 0: :math:`P[w \mid k = m]`; row 1: :math:`P[w \mid k = m+1]`.
+    neglected_mass : float
+        Probability left out of each row (upper bound, the larger of the two).
+    """
+
+    outputs: np.ndarray
+    likelihood: np.ndarray
+    neglected_mass: float
+
+
+@dataclass(frozen=True)
+class RiskMeasures:
+    """Averaged risk measures of one release (see the module notes)."""
+
+    marginal_posterior: float
+    p_correct: float
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class ProductRisk:
+    """Risk of the product and of the noisy measurements for the same adversary."""
+
+    marginal_posterior: float
+    p_correct: float
+    accuracy: float
+    noisy_marginal_posterior: float
+    noisy_p_correct: float
+    noisy_accuracy: float
+    neglected_mass: float
+
+
+# --------------------------------------------------------------------------- checks
+def check_product_inputs(rho1, rho2, others, m, invariant):
+    """Validate the scenario once; return ``(rho1, rho2, others, m, invariant)``."""
+    rho1 = float(check_rho(rho1, "rho1"))
+    rho2 = float(check_rho(rho2, "rho2"))
+    others = check_count(np.atleast_1d(others), "others", minimum=0, nonempty=True)
+    if others.ndim != 1:
+        raise ValueError(f"others must be a 1-d list of d >= 1 counts, got shape {others.shape}")
+    m = int(check_count(m, "m", minimum=0))
+    if invariant not in INVARIANTS:
+        raise ValueError(f"invariant must be one of {', '.join(INVARIANTS)}, got {invariant!r}")
+    return rho1, rho2, others, m, invariant
+
+
+# --------------------------------------------------------------------------- noise laws
+def _tail(start, rho: float) -> np.ndarray:
+    """``P[J >= start]`` for ``J ~ DG(0, 1/(2 rho))`` and integers ``start >= 0``."""
+    start = np.asarray(start, dtype=np.int64)
+    return np.exp(log_tail_kernel(np.maximum(start, 0), np.asarray(rho)))
+
+
+def _log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
+    return -rho * values.astype(float) ** 2 - dg_log_normalizer(np.asarray(rho))
+
+
+def _difference_neglect(phi0: np.ndarray, e0: np.ndarray, rho1: float, d: int, k0: int,
+                        half: int) -> float:
+    """Neglected mass of the truncation ``|e0| <= K0``, ``|e_i - e0| <= D`` (module notes)."""
+    t = _tail(half + 1 - e0, rho1) + _tail(half + 1 + e0, rho1)
+    inside = float(np.sum(phi0 * -np.expm1(d * np.log1p(-t))))
+    return 2.0 * float(_tail(k0 + 1, rho1)) + inside
+
+
+def difference_law(rho1: float, d: int, tail_mass: float):
+    r"""Law :math:`Q(\delta)` of :math:`\delta_i = e_i - e_0` (``i = 1..d``) on a box.
+
+    Returns
+    -------
+    q : ndarray of float, shape ``(2D+1,) * d``
+        :math:`Q` at :math:`\delta \in [-D, D]^d` (axis ``i`` holds :math:`\delta_{i+1} + D`),
+        summed over :math:`|e_0| \le K_0`.
+    half : int
+        ``D``.
+    neglected : float
+        The probability left out (module notes), at most ``tail_mass``.
+    """
+    k0 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
+    e0 = np.arange(-k0, k0 + 1, dtype=np.int64)
+    phi0 = np.exp(_log_pmf(e0, rho1))
+    half = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (2.0 * d))))
+    while _difference_neglect(phi0, e0, rho1, d, k0, half) > tail_mass:
+        half += 1
+    neglected = _difference_neglect(phi0, e0, rho1, d, k0, half)
+    delta = np.arange(-half, half + 1, dtype=np.int64)
+    w = np.exp(_log_pmf(e0[:, None] + delta[None, :], rho1))  # phi(e0 + delta)
+    q = phi0.copy().reshape(-1, *([1] * d))
+    for axis in range(d):
+        shape = [w.shape[0]] + [1] * d
+        shape[axis + 1] = w.shape[1]
+        q = q * w.reshape(shape)
+    return q.sum(axis=0), half, neglected
+
+
+def parent_law(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float):
+    r"""Law of the product's parent :math:`\tilde x_2` under both hypotheses.
+
+    ``totals`` are the block-group counts :math:`x_2` under ``k = m`` and ``m + 1``. With
+    ``"none"``: :math:`P[\tilde x_2 = 0] = P[e' \le -x_2]` and
+    :math:`P[\tilde x_2 = s] = \phi_2(s - x_2)` for :math:`1 \le s \le \max x_2 + K_2`.
+
+    Returns
+    -------
+    values : ndarray of int64, shape (n,)
+    prob : ndarray of float, shape (2, n)
+    neglected : float
+    """
+    if invariant == "block-group":
+        values = np.array(totals, dtype=np.int64)
+        return values, np.eye(2), 0.0
+    k2 = int(support_halfwidth_kernel(rho2, tail_mass))
+    values = np.arange(0, max(totals) + k2 + 1, dtype=np.int64)
+    rows = []
+    for x2 in totals:
+        prob = np.exp(_log_pmf(values - x2, rho2))
+        prob[0] = float(_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(_tail(1, rho2))
+        rows.append(prob)
+    neglected = float(_tail(k2 + 1, rho2))  # e' > K2 under the larger total, less otherwise
+    return values, np.stack(rows), neglected
+
+
+# --------------------------------------------------------------------------- tables
+def _encode(values: np.ndarray, s: int) -> np.ndarray:
+    """Integer key of each rounded block vector.
+
+    Mixed radix ``s + 1`` over the first ``d`` blocks (the last is ``s`` minus the others).
+    """
+    key = np.zeros(values.shape[0], dtype=np.int64)
+    for col in range(values.shape[1] - 2, -1, -1):
+        key = key * (s + 1) + values[:, col]
+    return key
+
+
+def _decode(keys: np.ndarray, s: int, d: int) -> np.ndarray:
+    """Product values ``(s, b~0, ..., b~d)`` of the keys of :func:`_encode`."""
+    cols = []
+    rest = keys.copy()
+    for _ in range(d):
+        cols.append(rest % (s + 1))
+        rest //= s + 1
+    blocks = np.column_stack(cols) if cols else np.zeros((keys.size, 0), dtype=np.int64)
+    last = s - blocks.sum(axis=1)
+    return np.column_stack([np.full(keys.size, s), blocks, last])
+
+
+def product_table(rho1, rho2, others, m=0, invariant="none", *,
+                  tail_mass=TAIL_MASS) -> ReleaseTable:
+    r"""Exact likelihood of every product value under ``k = m`` and ``k = m + 1``.
+
+    Parameters
+    ----------
+    rho1 : float (rho1 > 0)
+        zCDP parameter of every block count.
+    rho2 : float (rho2 > 0)
+        zCDP parameter of the block-group count.
+    others : sequence of int (each >= 0), length d >= 1
+        The other blocks' true counts, known to the adversary.
+    m : int (m >= 0)
+        The target block's count without the target.
+    invariant : {"none", "block-group"}
+        Whether the block-group total is held exact.
+    tail_mass : float
+        Neglected probability per hypothesis (at most; reported).
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or an enumeration above :data:`MAX_CELLS` (naming
+        ``others``: d too large for exact enumeration at these rho).
+    """
+    rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
+    d = others.size
+    total = int(others.sum())
+    values, parent, neglect_parent = parent_law(rho2, (m + total, m + 1 + total), invariant,
+                                                tail_mass / 2.0)
+    k0 = int(support_halfwidth_kernel(rho1, tail_mass / 4.0))
+    half_guess = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (4.0 * d))))
+    cells = (2 * half_guess + 2) ** d * values.size
+    if cells > MAX_CELLS:
+        raise ValueError(
+            f"others: d = {d} other blocks need about {cells:.3g} projections for exact "
+            f"enumeration at rho1 = {rho1:g}, rho2 = {rho2:g} (allowed: at most "
+            f"MAX_CELLS = {MAX_CELLS:.3g}); use fewer other blocks or larger rho")
+    q, half, neglect_blocks = difference_law(rho1, d, tail_mass / 2.0)
+    # difference grid gamma = y - m - 1 - D + i, i = 0..2D+1 on every axis; under k = m the
+    # law is Q(gamma - y + m) (pad index i), under m + 1 it is Q(gamma - y + m + 1) (i + 1)
+    qpad = np.pad(q, 1)
+    size = 2 * half + 2
+    q_m = qpad[(slice(0, size),) * d].ravel()
+    q_m1 = qpad[(slice(1, size + 1),) * d].ravel()
+    idx = np.indices((size,) * d).reshape(d, -1).T
+    gamma = others[None, :] - m - 1 - half + idx
+    weights = np.stack([q_m, q_m1])
+    threshold, neglect_pruned = _pair_threshold(weights.max(axis=0), parent.max(axis=0),
+                                                tail_mass / 4.0)
+    order = np.argsort(weights.max(axis=0))[::-1]  # heaviest first: a prefix is kept
+    gamma, weights = gamma[order], weights[:, order]
+    heaviest = weights.max(axis=0)
+    blocks = np.concatenate([np.zeros((gamma.shape[0], 1), dtype=np.int64), gamma], axis=1)
+    bits = subset_bits(d + 1)
+    outputs, likelihood = [], []
+    for j, s in enumerate(values.tolist()):
+        p_max = parent[:, j].max()
+        if p_max == 0:
+            continue
+        n_rows = int(np.searchsorted(-heaviest, -threshold / p_max, side="right"))
+        if n_rows == 0:
+            continue
+        part = blocks[:n_rows]
+        floors, active, remainder = project_floor(part, s)
+        rows, masks, prob = rounding_outcomes(floors, active, remainder)
+        # the key is linear in the block vector, so key(floor + 1_S) = key(floor) + key(1_S)
+        keys = _encode(floors, s)[rows] + _encode(bits, s)[masks]
+        dense = (s + 1) ** d <= DENSE_KEYS
+        if dense:
+            inverse, n_keys = keys, (s + 1) ** d
+        else:
+            present, inverse = np.unique(keys, return_inverse=True)
+            n_keys = present.size
+        lik = np.stack([np.bincount(inverse, weights=weights[h, rows] * prob,
+                                    minlength=n_keys) * parent[h, j] for h in (0, 1)])
+        seen = np.flatnonzero(lik.sum(axis=0) > 0)
+        outputs.append(_decode(seen if dense else present[seen], s, d))
+        likelihood.append(lik[:, seen])
+    return ReleaseTable(np.concatenate(outputs), np.concatenate(likelihood, axis=1),
+                        neglect_parent + neglect_blocks + neglect_pruned)
+
+
+def _pair_threshold(row_weight: np.ndarray, parent_weight: np.ndarray,
+                    budget: float) -> tuple[float, float]:
+    r"""Smallest product :math:`t` of (grid point, parent value) weights worth projecting.
+
+    The pairs with :math:`w_{\max}(\gamma)\, p_{\max}(s) < t` are skipped (``w_max``,
+    ``p_max``: the larger of the two hypotheses' weights, so each hypothesis loses at most the
+    sum of those products). ``t`` is the largest power-of-two step (bisection in
+    :math:`\log t`) keeping that sum at most ``budget``; returns ``(t, sum)``.
+    """
+    sorted_w = np.sort(row_weight)
+    cum = np.concatenate([[0.0], np.cumsum(sorted_w)])
+    live = parent_weight[parent_weight > 0]
+
+    def dropped(t: float) -> float:
+        return float(np.sum(live * cum[np.searchsorted(sorted_w, t / live, side="left")]))
+
+    low, high = -800.0, 0.0  # log2 t; dropped(2**-800) = 0 for every budget >= 0
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if dropped(2.0**mid) <= budget else (low, mid)
+    return 2.0**low, dropped(2.0**low)
+
+
+def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable:
+    r"""Exact likelihood of the informative noisy measurements :math:`(b_0^*, x_2^*)`.
+
+    .. math:: P[b_0^*, x_2^* \mid k] = \phi_1(b_0^* - k)\, \phi_2(x_2^* - k - \textstyle\sum y_i)
+
+    on :math:`|b_0^* - k| \le K_1`, :math:`|x_2^* - k - \sum y_i| \le K_2` for both ``k``.
+    Parameters as in :func:`product_table`.
+    """
+    rho1, rho2, others, m, _ = check_product_inputs(rho1, rho2, others, m, "none")
+    total = int(others.sum())
+    k1 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
+    k2 = int(support_halfwidth_kernel(rho2, tail_mass / 2.0))
+    b0 = np.arange(m - k1, m + 1 + k1 + 1, dtype=np.int64)
+    x2 = np.arange(m + total - k2, m + 1 + total + k2 + 1, dtype=np.int64)
+    grid_b0, grid_x2 = (a.ravel() for a in np.meshgrid(b0, x2, indexing="ij"))
+    likelihood = np.stack([np.exp(_log_pmf(grid_b0 - k, rho1) + _log_pmf(grid_x2 - k - total,
+                                                                          rho2))
+                           for k in (m, m + 1)])
+    neglected = 2.0 * float(_tail(k1 + 1, rho1)) + 2.0 * float(_tail(k2 + 1, rho2))
+    return ReleaseTable(np.column_stack([grid_b0, grid_x2]), likelihood, neglected)
+
+
+# --------------------------------------------------------------------------- measures
+def risk_measures(likelihood: np.ndarray, p: float) -> RiskMeasures:
+    r"""Marginal posterior, P[correct] and accuracy from a ``(2, n)`` likelihood table.
+
+    .. math::
+
+        M = \sum_w \frac{p L_1(w)^2}{p L_1(w) + (1-p) L_0(w)}, \quad
+        P_c = \sum_{w:\, p L_1 > (1-p) L_0} L_1(w), \quad
+        A = p P_c + (1-p) \sum_{w:\, p L_1 \le (1-p) L_0} L_0(w)
+    """
+    l0, l1 = likelihood
+    num = p * l1
+    den = num + (1.0 - p) * l0
+    keep = den > 0
+    marginal = float(np.sum(num[keep] * l1[keep] / den[keep]))
+    decide = num > (1.0 - p) * l0
+    p_correct = float(l1[decide].sum())
+    accuracy = p * p_correct + (1.0 - p) * float(l0[~decide].sum())
+    return RiskMeasures(marginal, p_correct, accuracy)
+
+
+def product_risk(rho1, rho2, others, m=0, p=0.5, invariant="none") -> ProductRisk:
+    r"""Risk of the product and of the noisy measurements for the same adversary (exact).
+
+    Parameters
+    ----------
+    rho1, rho2, others, m, invariant
+        As in :func:`product_table`.
+    p : float (0 < p < 1)
+        The adversary's prior :math:`P[k = m+1]`.
+
+    Returns
+    -------
+    ProductRisk
+        The product's marginal posterior, P[correct] (truth ``m+1``) and accuracy, the same for
+        the noisy measurements, and the neglected probability (< 1e-12).
+    """
+    rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
+    p = float(check_probability(p, "p"))
+    product = product_table(rho1, rho2, others, m, invariant)
+    noisy = noisy_table(rho1, rho2, others, m)
+    a, b = risk_measures(product.likelihood, p), risk_measures(noisy.likelihood, p)
+    return ProductRisk(a.marginal_posterior, a.p_correct, a.accuracy, b.marginal_posterior,
+                       b.p_correct, b.accuracy,
+                       max(product.neglected_mass, noisy.neglected_mass))

@@ -1,0 +1,62 @@
+"""The product with unknown other blocks: reduces to the known case, keeps the bounds.
+
+A point-mass prior on the total with d = 1 is the known-others adversary: the measures agree
+with :func:`dprisk.inference.product.exact.product_risk` to 1e-12 (both enumerations neglect
+less than 1e-12). The split law is checked against the multinomial directly (1e-15).
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dprisk.inference.product import exact
+from dprisk.inference.product import unknown_others as uo
+from dprisk.models.census.allocation import census_level
+
+RHO1 = census_level("block").rho
+RHO2 = census_level("block-group").rho
+
+
+def test_point_mass_is_the_known_adversary():
+    got = uo.product_risk_unknown_others(RHO1, RHO2, 1, [0, 0, 0, 1.0], m=0, p=0.5)
+    want = exact.product_risk(RHO1, RHO2, [3], m=0, p=0.5)
+    for name in ("marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior",
+                 "noisy_p_correct", "noisy_accuracy"):
+        assert getattr(got, name) == pytest.approx(getattr(want, name), abs=1e-12), name
+
+
+def test_split_prior_is_multinomial():
+    configs = uo.split_prior([0.2, 0.3, 0.5], 2)
+    assert sum(w for _, w in configs) == pytest.approx(1.0, abs=1e-15)
+    for y, w in configs:
+        total = sum(y)
+        want = [0.2, 0.3, 0.5][total] * stats.multinomial.pmf(y, total, [0.5, 0.5])
+        assert w == pytest.approx(want, abs=1e-15)
+
+
+@pytest.mark.parametrize(("rho1", "rho2", "d", "prior", "p"), [
+    (RHO1, RHO2, 1, [1, 1, 1, 1, 1], 0.5),
+    (0.5, 0.3, 2, [0, 1, 1], 0.3),
+    (0.3, 1.0, 1, [1, 2, 1], 0.7),
+])
+def test_data_processing_bounds(rho1, rho2, d, prior, p):
+    got = uo.product_risk_unknown_others(rho1, rho2, d, prior, m=0, p=p)
+    assert got.marginal_posterior <= got.noisy_marginal_posterior + 1e-12
+    assert got.accuracy <= got.noisy_accuracy + 1e-12
+
+
+def test_unknown_others_lower_the_invariant_risk():
+    """With the others unknown, the block-group invariant no longer reveals the target."""
+    got = uo.product_risk_unknown_others(RHO1, RHO2, 1, np.ones(6), invariant="block-group")
+    assert got.marginal_posterior < 0.99
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    ((RHO1, RHO2, 0, [1.0]), "^d"),
+    ((RHO1, RHO2, 1, [-1.0, 1.0]), "^total_prior"),
+    ((RHO1, RHO2, 1, []), "^total_prior"),
+    ((RHO1, RHO2, 3, np.ones(30)), "^d = 3"),
+])
+def test_refused(args, match):
+    with pytest.raises(ValueError, match=match):
+        uo.product_risk_unknown_others(*args)

@@ -1,0 +1,42 @@
+"""The product study: records hold, the data agree with the API, the figure has a caption."""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.product import exact
+from dprisk.models.census.allocation import census_level
+from dprisk.validation.beyond import product as product_study
+from dprisk.validation.figures.captions import caption
+from dprisk.validation.paper.records import validate_records
+
+
+@pytest.fixture(scope="module")
+def result():
+    return product_study.study()
+
+
+def test_records_match(result):
+    validate_records(result.records)
+    assert len(result.records) == 7
+    assert {r["status"] for r in result.records} == {"match"}
+    assert all(r["published"] is None for r in result.records)
+
+
+def test_data_against_the_api(result):
+    data = result.datasets["product_risk"]
+    assert data.against_rho1.dims == ("release", "measure", "rho1")
+    assert data.attrs["census_rho1"] in data.rho1.values
+    rho = float(data.rho1[2])
+    want = exact.product_risk(rho, census_level("block-group").rho, [3])
+    got = data.against_rho1.sel(rho1=rho)
+    assert float(got.sel(release="product", measure="accuracy")) == want.accuracy
+    assert float(got.sel(release="noisy", measure="p_correct")) == want.noisy_p_correct
+    np.testing.assert_allclose(data.against_d.sel(release="product_invariant"), 1.0,
+                               atol=1e-12)
+
+
+def test_figure_has_a_caption(result):
+    fig = result.figures["product"]
+    assert len([ax for ax in fig.axes if ax.has_data()]) == 4
+    assert "invariant" in caption(fig, "product")
+    assert any("confidential data" in note for note in result.notes)
