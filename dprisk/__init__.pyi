@@ -30,6 +30,12 @@ from dprisk.inference.privacy.worst_case import (
 )
 from dprisk.inference.privacy.worst_case import census_worst_case as census_worst_case
 from dprisk.inference.privacy.worst_case import worst_case_accuracy as worst_case_accuracy
+from dprisk.inference.product.exact import product_risk as product_risk
+from dprisk.inference.product.exact import product_table as product_table
+from dprisk.inference.product.monte_carlo import product_likelihood_mc as product_likelihood_mc
+from dprisk.inference.product.unknown_others import (
+    product_risk_unknown_others as product_risk_unknown_others,
+)
 from dprisk.inference.single_level.closed_form import decision_threshold as decision_threshold
 from dprisk.inference.single_level.closed_form import marginal_posterior as marginal_posterior
 from dprisk.inference.single_level.closed_form import marginal_risk as marginal_risk
@@ -146,6 +152,10 @@ __all__ = [
     "posterior_summary",
     "posterior_unique_levels",
     "posterior_x1",
+    "product_likelihood_mc",
+    "product_risk",
+    "product_risk_unknown_others",
+    "product_table",
     "pure_dp_budget",
     "rho2_for_target",
     "rho_for_target",
