@@ -78,6 +78,7 @@ SUBCOMMAND_HELP = {
     "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
     "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
     "attribute": "the target's whole record: its cell among K from every noisy cell",
+    "explore": "serve the live what-if explorer in the browser (Panel)",
 }
 #: What an interrupted subcommand adds to its one stderr line (how to carry on).
 INTERRUPT_HINT = {
