@@ -88,6 +88,11 @@ class WhatIf:
         return buf.getvalue()
 
 
+def _spec(prior) -> str:
+    """A prior as its spec string (``improper``, ``truncated:10``, ``FILE.py:NAME``)."""
+    return str(getattr(prior, "spec", None) or prior)
+
+
 def _figure(ncols: int = 1, width: float = 6.4):
     from matplotlib.figure import Figure
 
@@ -149,7 +154,7 @@ def two_level_result(*, rho1: float, rho2: float, d: int, p: float, m: int, prio
     x2s = np.arange(x2_star - span, x2_star + span + 1)
     grid = np.asarray(exact.posterior_x1(x1s[:, None], x2s[None, :], y1_star, **params))
     numbers = {
-        "rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": str(prior),
+        "rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": _spec(prior),
         "x1_star": x1_star, "x2_star": x2_star, "y1_star": y1_star,
         "posterior_x1": post.prob_x1, "risk": post.prob_x1 / p,
         "x2_mean": float(post.x2_mean()), "neglected_mass": float(post.neglected_mass),
@@ -157,7 +162,7 @@ def two_level_result(*, rho1: float, rho2: float, d: int, p: float, m: int, prio
     ds = xr.Dataset({"x2_pmf": ("k2", x2_pmf),
                      "decision_posterior": (("x1_star", "x2_star"), grid)},
                     coords={"k2": k2, "x1_star": x1s, "x2_star": x2s},
-                    attrs={**{k: (str(v) if k == "prior" else v) for k, v in params.items()},
+                    attrs={**{k: (_spec(v) if k == "prior" else v) for k, v in params.items()},
                            "y1_star": y1_star, "posterior_x1": post.prob_x1})
 
     def draw():
@@ -188,7 +193,7 @@ def p_correct_result(*, rho1: float, rho2: float, d: int, p: float, m: int, prio
     curve = np.asarray(sl.p_correct(rhos, p, m), dtype=float)
     here = p_correct_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, known=m,
                                   prior=prior)
-    numbers = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": str(prior),
+    numbers = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": _spec(prior),
                "x2": x2, "p_correct_single_level": sl.p_correct(rho1, p, m),
                "p_correct_two_level": here.p_correct, "gain": here.gain, "loss": here.loss}
     ds = xr.Dataset({"p_correct": ("rho", curve)}, coords={"rho": rhos},

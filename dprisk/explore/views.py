@@ -69,7 +69,7 @@ class WhatIfView:
         self.message = pn.pane.Alert("", alert_type="danger", visible=False,
                                      css_classes=["dprisk-message"], name=f"{name}-message")
         self.status = pn.pane.HTML("", css_classes=["dprisk-status"])
-        self.busy = pn.indicators.LoadingSpinner(value=False, size=20, name="computing")
+        self.busy = pn.indicators.LoadingSpinner(value=False, size=20)
         self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
         self.figure = pn.pane.Bokeh(plot.figure)
         downloads = [
@@ -80,7 +80,8 @@ class WhatIfView:
             pn.widgets.FileDownload(callback=self._download("png"), filename=f"{name}.png",
                                     label="figure (PNG)", button_type="light"),
         ]
-        for widget in controls.values():
+        for key, widget in controls.items():
+            widget.css_classes = [*widget.css_classes, f"dprisk-{name}-{key}"]  # for tests
             widget.param.watch(self._changed, "value")
         self.layout = pn.Row(
             pn.Column(*controls.values(), self.message, width=300),
@@ -111,6 +112,7 @@ class WhatIfView:
         self.busy.value = True
         self.status.object = (f"<span class='dprisk-stale'>computing request #{ticket}; the "
                               "numbers below are for the previous input</span>")
+        self.figure.styles = {"opacity": "0.3"}
         loop = asyncio.get_running_loop()
         outcome = await loop.run_in_executor(None, self._attempt, values)
         self._finish(ticket, *outcome)
@@ -132,6 +134,7 @@ class WhatIfView:
             self.status.object = (f"<span class='dprisk-stale'>request #{ticket}: bad input; "
                                   "no current result</span>")
             self.numbers.object = ""
+            self.figure.styles = {"opacity": "0.3"}  # the previous input's plot, dimmed
             return
         self.message.visible = False
         self.message.object = ""
@@ -139,6 +142,7 @@ class WhatIfView:
         self.status.object = f"<span class='dprisk-current'>current: request #{ticket}</span>"
         self.numbers.object = self._table(result.numbers)
         self.plot.update(result)
+        self.figure.styles = {"opacity": "1"}
 
     def _table(self, numbers: dict) -> str:
         rows = "".join(
