@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -79,7 +81,10 @@ class WhatIf:
         ds = self.dataset.copy()
         ds.attrs = {k: v if isinstance(v, (int, float, str)) and not isinstance(v, bool)
                     else str(v) for k, v in ds.attrs.items()}
-        return bytes(ds.to_netcdf())
+        with tempfile.TemporaryDirectory(prefix="dprisk-explore-") as tmp:
+            path = Path(tmp) / f"{self.view}.nc"
+            ds.to_netcdf(path, engine="netcdf4")  # the format of every netCDF dprisk writes
+            return path.read_bytes()
 
     def to_png(self) -> bytes:
         """The figure as PNG bytes."""

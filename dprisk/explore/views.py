@@ -82,7 +82,7 @@ class WhatIfView:
         ]
         for key, widget in controls.items():
             widget.css_classes = [*widget.css_classes, f"dprisk-{name}-{key}"]  # for tests
-            widget.param.watch(self._changed, "value")
+            widget.param.watch(self._refresh_async if slow else self._refresh_sync, "value")
         self.layout = pn.Row(
             pn.Column(*controls.values(), self.message, width=300),
             pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure,
@@ -100,13 +100,14 @@ class WhatIfView:
         ticket = self.sequencer.next()
         self._finish(ticket, *self._attempt(self.values()))
 
-    def _changed(self, *events):
-        if not self.slow:
-            self.refresh()
-            return None
-        return self._refresh_off_loop()
+    def _refresh_sync(self, *_events) -> None:
+        self.refresh()
 
-    async def _refresh_off_loop(self) -> None:
+    async def _refresh_async(self, *_events) -> None:
+        await self.refresh_off_loop()
+
+    async def refresh_off_loop(self) -> None:
+        """Compute at the current values in a worker thread; show it if still current."""
         ticket = self.sequencer.next()
         values = self.values()
         self.busy.value = True
