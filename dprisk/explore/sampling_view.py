@@ -33,7 +33,8 @@ class SamplingPanel:
         self.job: SamplingJob | None = None
         self.view = None
         self._poll = None
-        self.draws = pn.widgets.TextInput(name="draws per chain", value="5000", width=120)
+        self.draws = pn.widgets.TextInput(name="draws per chain", value="5000", width=120,
+                                          css_classes=["dprisk-sampling-draws"])
         self.chains = pn.widgets.TextInput(name="chains", value="4", width=80)
         self.seed = pn.widgets.TextInput(name="random_seed", value="1", width=100)
         self.start_button = pn.widgets.Button(name="Check by sampling (Gibbs)",

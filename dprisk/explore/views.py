@@ -23,6 +23,7 @@ import asyncio
 import html
 import io
 import math
+from functools import partial
 
 import panel as pn
 
@@ -72,6 +73,7 @@ class WhatIfView:
         self.busy = pn.indicators.LoadingSpinner(value=False, size=20)
         self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
         self.figure = pn.pane.Bokeh(plot.figure)
+        self.figure_box = pn.Column(self.figure)  # dimmed while its plot is not current
         downloads = [
             pn.widgets.FileDownload(callback=self._download("json"), filename=f"{name}.json",
                                     label="numbers (JSON)", button_type="light"),
@@ -85,7 +87,7 @@ class WhatIfView:
             widget.param.watch(self._refresh_async if slow else self._refresh_sync, "value")
         self.layout = pn.Row(
             pn.Column(*controls.values(), self.message, width=300),
-            pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure,
+            pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure_box,
                       pn.Row(*downloads), *(extra or [])),
             name=title,
         )
@@ -101,7 +103,20 @@ class WhatIfView:
         self._finish(ticket, *self._attempt(self.values()))
 
     def _refresh_sync(self, *_events) -> None:
-        self.refresh()
+        ticket = self.sequencer.next()
+        self._show(pn.state.curdoc, ticket, *self._attempt(self.values()))
+
+    def _show(self, doc, ticket: int, result, error) -> None:
+        """Show an answer; in a served session, from a next-tick callback.
+
+        Bokeh changes a served document only while holding its lock; Panel runs some widget
+        callbacks without it (a text box's Enter), so the plot's new data is applied from a
+        next-tick callback, which holds the lock.
+        """
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(partial(self._finish, ticket, result, error))
+        else:
+            self._finish(ticket, result, error)
 
     async def _refresh_async(self, *_events) -> None:
         await self.refresh_off_loop()
@@ -113,10 +128,11 @@ class WhatIfView:
         self.busy.value = True
         self.status.object = (f"<span class='dprisk-stale'>computing request #{ticket}; the "
                               "numbers below are for the previous input</span>")
-        self.figure.styles = {"opacity": "0.3"}
+        self.figure_box.styles = {"opacity": "0.3"}
+        doc = pn.state.curdoc  # the session's document (None outside a server)
         loop = asyncio.get_running_loop()
         outcome = await loop.run_in_executor(None, self._attempt, values)
-        self._finish(ticket, *outcome)
+        self._show(doc, ticket, *outcome)
 
     def _attempt(self, values: dict):
         try:
@@ -135,7 +151,7 @@ class WhatIfView:
             self.status.object = (f"<span class='dprisk-stale'>request #{ticket}: bad input; "
                                   "no current result</span>")
             self.numbers.object = ""
-            self.figure.styles = {"opacity": "0.3"}  # the previous input's plot, dimmed
+            self.figure_box.styles = {"opacity": "0.3"}  # the previous input's plot, dimmed
             return
         self.message.visible = False
         self.message.object = ""
@@ -143,7 +159,7 @@ class WhatIfView:
         self.status.object = f"<span class='dprisk-current'>current: request #{ticket}</span>"
         self.numbers.object = self._table(result.numbers)
         self.plot.update(result)
-        self.figure.styles = {"opacity": "1"}
+        self.figure_box.styles = {"opacity": "1"}
 
     def _table(self, numbers: dict) -> str:
         rows = "".join(

@@ -4,7 +4,8 @@ The test starts ``dprisk explore --no-browser --port PORT`` as a subprocess, loa
 moves the rho1 slider with the keyboard and checks that the displayed P[correct] is the API's
 :func:`dprisk.inference.single_level.closed_form.p_correct` at the displayed rho1 (the page shows
 10 significant digits, so the tolerance is 1e-9 relative); types text into the p box and checks
-the message and that the server still answers; and fails on any console error of the page.
+the message and that the server still answers; changes a slow view (accounting, computed in a
+worker thread) and runs the sampling check; and fails on any console error of the page.
 With ``DPRISK_GALLERY=1`` it also writes a screenshot of each view to ``docs/gallery/`` (only
 then: the tests never rewrite tracked files); otherwise the screenshots go to ``tmp_path``.
 
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.inference.single_level import closed_form as sl
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -37,6 +39,8 @@ GALLERY = Path(__file__).resolve().parents[2] / "docs" / "gallery"
 START_TIMEOUT = 180
 #: Milliseconds to wait for the page to show an update.
 UPDATE_MS = 30_000
+#: Milliseconds to wait for the sampling check (Gibbs, ArviZ plots; first use loads ArviZ).
+SAMPLING_MS = 120_000
 #: The displayed numbers have 10 significant digits.
 DISPLAY_RTOL = 1e-9
 
@@ -62,16 +66,18 @@ def _answers(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     port = _free_port()
+    log = tmp_path_factory.mktemp("explore") / "server.log"
     command = [str(Path(sys.prefix) / "bin" / "dprisk"), "explore", "--no-browser",
                "--port", str(port)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log_file = log.open("w")
+    proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + START_TIMEOUT
     while not _answers(url):
         if proc.poll() is not None:
-            pytest.fail(f"dprisk explore exited with {proc.returncode}: {proc.stderr.read()}")
+            pytest.fail(f"dprisk explore exited with {proc.returncode}: {log.read_text()}")
         if time.monotonic() > deadline:
             proc.kill()
             pytest.fail(f"dprisk explore did not answer within {START_TIMEOUT} s")
@@ -83,8 +89,9 @@ def server():
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
+    log_file.close()
+    errors = [line for line in log.read_text().splitlines() if "Error" in line]
+    assert not errors, "the server logged errors:\n" + log.read_text()[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +149,23 @@ def test_explore_in_chromium(server, browser, tmp_path):
     expect(message).to_be_hidden()
     assert _number(page, "single", "p_correct") == pytest.approx(
         sl.p_correct(rho1, 1 / 3), rel=DISPLAY_RTOL)
+
+    # a slow view computes in a worker thread, then shows the new numbers as current
+    page.locator(".bk-tab", has_text="Accounting").first.click()
+    rho_box = page.locator(".dprisk-accounting-rho input")
+    rho_box.fill("1")
+    rho_box.press("Enter")
+    expect(page.locator("#accounting-rho")).to_have_text("1", timeout=UPDATE_MS)
+    assert _number(page, "accounting", "epsilon_cks") == pytest.approx(
+        epsilon_cks(1.0, 1e-10), rel=DISPLAY_RTOL)
+
+    # check by sampling: Gibbs in the background, then az.summary and the verdict
+    page.locator(".bk-tab", has_text="Two levels").first.click()
+    page.locator(".dprisk-sampling-draws input").fill("1000")
+    page.locator(".dprisk-sampling-draws input").press("Enter")
+    page.get_by_role("button", name="Check by sampling (Gibbs)").click()
+    expect(page.locator(".dprisk-sampling-status")).to_contain_text(
+        "P[X1 = m+1 | D] =", timeout=SAMPLING_MS)
 
     # every view shows its numbers; a screenshot of each
     out = GALLERY if os.environ.get("DPRISK_GALLERY") == "1" else tmp_path
