@@ -69,6 +69,12 @@ def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
                       f"{worst:.3f} s warm at d = 3 = {worst / product['target_s']:.2f}x the "
                       f"target ({cpu:.3f} s CPU; cold {product['d3']['cold_s']:.3f} s)",
                       worst <= product["target_s"]))
+    explore = results.get("bench_explore", {}).get("figures")
+    if explore:
+        worst = max(row["update_ms"] for row in explore.values() if isinstance(row, dict))
+        lines.append((f"dprisk explore: a control change on an exact path <= "
+                      f"{explore['target_ms']:.0f} ms server-side",
+                      f"{worst:.1f} ms (slowest view, median)", worst <= explore["target_ms"]))
     report = results.get("bench_reproduce", {}).get("figures")
     if report:
         ratio = report["seconds"] / report["target_seconds"]

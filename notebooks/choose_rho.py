@@ -112,6 +112,35 @@ print(f"epsilon-DP budget for r*(p) = max({max_ratio:g}, {max_posterior:g}/p): "
       f"epsilon* = {pure.epsilon:.6f} at p = {pure.binding_p:.4g}")
 
 # %% [markdown]
+# ## Live controls
+#
+# Change the measure, the target, the profile or the priors: the largest $\rho$ meeting the
+# target and its $\varepsilon$ update. A target the measure cannot meet shows the reason.
+
+# %%
+from dprisk.explore.notebook import live
+
+
+def choose_rho_live(measure, target, max_ratio, max_posterior, priors, known):
+    profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior}
+               if measure == "tail" else {})
+    found = rho_for_target(measure, target, p=priors, known=known, **profile)
+    rho_axis = np.geomspace(found.rho / 30, found.rho * 30, 80)
+    value = measure_function(measure, found.binding_p, known, **profile)
+    fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
+    ax.semilogx(rho_axis, [value(float(r)) for r in rho_axis])
+    ax.axhline(target, color="C3", ls="--")
+    ax.axvline(found.rho, color="k", ls=":")
+    ax.set(xlabel="rho", ylabel=f"{measure} at p = {found.binding_p:.3g}")
+    return fig, {"rho*": found.rho, "binding p": found.binding_p,
+                 "epsilon (Bun-Steinke)": epsilon_bun_steinke(found.rho, delta)}
+
+
+live(choose_rho_live, measure=str(measure), target=float(target),
+     max_ratio=float(max_ratio), max_posterior=float(max_posterior), priors=list(usable),
+     known=int(known))
+
+# %% [markdown]
 # **What to try next:** set ``measure = "p-correct"`` with ``target = 0.3`` and watch the
 # answer land on a jump point; lower ``target`` for the tail to 0.001; add ``1/2`` to the
 # priors of the tail (with ``max_ratio = 3`` it never binds: $3 \cdot 1/2 \ge 1$); or run

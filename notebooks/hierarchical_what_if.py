@@ -211,6 +211,32 @@ indicator = xr.DataTree.from_dict({
 az.summary(indicator, kind="diagnostics")
 
 # %% [markdown]
+# ## Live controls
+#
+# Change the release, the budgets (a number or `census:LEVEL`), $d$, $p$, $m$ or the prior of
+# $X_2 \mid X_1$ (a spec such as `truncated:10`, or a model file `PATH.py:NAME`): the exact
+# posterior of $X_1$ and $X_2$ updates. A broken prior file shows its message here.
+
+# %%
+from dprisk.explore.notebook import live
+from dprisk.models.census.allocation import parse_rho
+
+
+def hierarchical_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior):
+    post = exact_posterior(x1_star, x2_star, y1_star, rho1=parse_rho(rho1, "rho1"),
+                           rho2=parse_rho(rho2, "rho2"), d=d, p=p, known=known,
+                           prior=prior)
+    fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
+    ax.bar(post.k2_values.ravel(), post.x2_pmf.ravel())
+    ax.set(xlabel="k2", ylabel="P[X2 = k2 | D]", xlim=(known - 1, known + 15))
+    return fig, {"P[X1 = m+1 | D]": post.prob_x1, "E[X2 | D]": float(post.x2_mean())}
+
+
+live(hierarchical_live, x1_star=int(x1_star), x2_star=int(x2_star), y1_star=int(y1_star),
+     rho1=str(rho1), rho2=str(rho2), d=int(d), p=float(p), known=int(known),
+     prior=focus_prior)
+
+# %% [markdown]
 # **What to try next:** make the block group informative (``x2_star = 0``,
 # ``y1_star = -20``) or raise ``rho2`` to 10 and watch the priors disagree; write your own
 # prior file following ``models/examples/negative_binomial_prior.py`` and add it to

@@ -177,6 +177,32 @@ print(f"gain ranges over [{float(result['gain'].min()):.2e}, {float(result['gain
       f" loss over [{float(result['loss'].min()):.2e}, {float(result['loss'].max()):.2e}]")
 
 # %% [markdown]
+# ## Live controls
+#
+# One row of the grid, live: P[correct] with and without the block group against $\rho_2$
+# at the chosen $\rho_1$, for the truth $(x_1, x_2)$ and the adversary's $d$, $p$, prior.
+
+# %%
+from dprisk.explore.notebook import live
+
+
+def policy_live(rho1, x1, x2, d, p, known, prior):
+    rho2_axis = np.geomspace(rho2_min, rho2_max, n_rho2)
+    rows = [p_correct_hierarchical(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
+                                   prior=prior) for r2 in rho2_axis]
+    fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
+    ax.semilogx(rho2_axis, [r.p_correct for r in rows], marker="o", label="with block group")
+    ax.axhline(rows[0].p_correct_no_hierarchy, color="k", ls=":", label="x1* only")
+    ax.set(xlabel="rho2", ylabel="P[correct]", ylim=(0, 1))
+    ax.legend()
+    return fig, {"P[correct], x1* only": rows[0].p_correct_no_hierarchy,
+                 f"P[correct] at rho2 = {rho2_axis[-1]:.3g}": rows[-1].p_correct}
+
+
+live(policy_live, rho1=float(rho1_min), x1=int(x1), x2=int(x2), d=int(d), p=float(p),
+     known=int(known), prior=str(prior), ranges={"rho1": (rho1_min, rho1_max)})
+
+# %% [markdown]
 # **What to try next:** set ``x1 = 0`` (the target lacks ``c``) or ``x2 = 10`` and see the
 # sign of the gain flip; switch ``decision_model`` to ``"variant"``; try ``p = 0.2`` or a
 # ``truncated:10`` prior; widen the grid and pass ``out="sweep.nc"`` to keep the result.

@@ -117,6 +117,30 @@ if pymc_draws > 0:
           f"R-hat {result['r_hat']:.3f}")
 
 # %% [markdown]
+# ## Live controls
+#
+# Change $\rho_1$, $p$, $q$ or the number $n$ of unknown others: the posterior over releases
+# and the marginal risk and P[correct] update (exact closed forms).
+
+# %%
+from dprisk.explore.notebook import live
+
+
+def unknown_others_live(rho1, p, q, known, n):
+    model = {"unknown_others": n, "q": q}
+    fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
+    ax.plot(releases, unknown_others.posterior(releases, rho1, p, known, **model), marker=".")
+    ax.set(xlabel="released block count x1*", ylabel="P[target has c | x1*]", ylim=(0, 1))
+    return fig, {"marginal risk R": unknown_others.marginal_risk(rho1, p, **model),
+                 "P[correct]": unknown_others.p_correct(rho1, p, **model),
+                 "paper (n = 0) P[correct]": single_level.p_correct(rho1, p)}
+
+
+live(unknown_others_live, rho1=float(rho1), p=float(p), q=float(q), known=int(known),
+     n=int(n_shown[-1]), ranges={"rho1": (0.001, 5.0), "p": (0.001, 0.999),
+                                 "q": (0.001, 0.999)})
+
+# %% [markdown]
 # **What to try next.** Set ``q`` near 0 or 1 (the others' count is then nearly known and the
 # paper's answer returns, shifted by ``n q``); raise ``rho1`` to see how fast unknown others
 # erode a large budget's risk; pass ``true_others=k`` to ``marginal_risk`` and ``p_correct``

@@ -106,6 +106,29 @@ print(f"exact {exact:.5f}, Monte Carlo {share.mean():.5f} ± {mcse:.5f}")
 assert abs(share.mean() - exact) < 5 * mcse + 1e-12
 
 # %% [markdown]
+# ## Live controls
+#
+# Change $\rho_1$ or the number of cells $K$: the probability that the adversary's MAP cell
+# is the true one (uniform prior over $K$ cells) and its curve against $\rho_1$ update.
+
+# %%
+from dprisk.explore.notebook import live
+
+
+def whole_record_live(rho1, cells_what_if):
+    rho_axis = np.geomspace(rho_grid_min, rho_grid_max, n_rho_grid)
+    fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
+    ax.semilogx(rho_axis, [p_map_correct(r, cells_what_if) for r in rho_axis], marker=".")
+    ax.axvline(rho1, color="k", ls=":")
+    ax.set(xlabel="rho1", ylabel="P[MAP cell = true cell]", ylim=(0, 1))
+    return fig, {"P[MAP = true], uniform prior": p_map_correct(rho1, cells_what_if),
+                 "chance 1/K": 1 / cells_what_if}
+
+
+live(whole_record_live, rho1=float(rho1), cells_what_if=int(cells_what_if),
+     ranges={"rho1": (rho_grid_min, rho_grid_max)})
+
+# %% [markdown]
 # **What to try next:** restrict the prior further (add ``cenrace=Black``), set
 # ``rho1`` to the Census block value, or run ``dprisk attribute --rho1 census:block --cells
 # 2016 --strategy census-2020 --releases 2000`` to add the other ten block queries.

@@ -90,6 +90,7 @@ SUBCOMMAND_HELP = {
     "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
     "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
     "product": "risk of the post-processed (TopDown-style) product beside the noisy measurements",
+    "explore": "serve the live what-if explorer in the browser (Panel)",
 }
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
 WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "

@@ -1,0 +1,65 @@
+"""``dprisk explore``: serve the live what-if app in the browser.
+
+``dprisk explore [--port N] [--host H] [--no-browser]`` serves the Panel app of
+:mod:`dprisk.explore.app` at ``http://H:N/`` (``127.0.0.1:5006`` by default) until stopped
+with Ctrl+C, and opens it in the default browser unless ``--no-browser``. Bad options exit
+with status 2 and one line naming the option: a port outside 1..65535, an empty host, a port
+that cannot be listened on, or Panel missing (install the ``explore`` extra).
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib.util
+import socket
+
+from dprisk.cli import common
+
+__all__ = ["add_parser", "run"]
+
+#: Bokeh's usual port.
+DEFAULT_PORT = 5006
+
+
+def add_parser(subs) -> None:
+    """Register ``dprisk explore``."""
+    sub = subs.add_parser(
+        "explore", help=common.SUBCOMMAND_HELP["explore"],
+        description="Serve the what-if explorer (single level, two levels with a sampling "
+        "check, P[correct] against rho, the budget for a risk target, accounting) at "
+        "http://HOST:PORT/ until Ctrl+C.")
+    sub.add_argument("--port", type=common.integer, default=DEFAULT_PORT,
+                     help=f"TCP port, 1..65535 (default {DEFAULT_PORT})")
+    sub.add_argument("--host", default="127.0.0.1",
+                     help="address to listen on (default 127.0.0.1: this machine only)")
+    sub.add_argument("--no-browser", action="store_true",
+                     help="do not open the page in a browser")
+    sub.set_defaults(func=run)
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Refuse a port we cannot listen on before starting the server (one line, exit 2)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            why = "in use" if err.errno == errno.EADDRINUSE else err.strerror or str(err)
+            raise ValueError(f"--port {port} on --host {host}: cannot listen ({why})") from None
+
+
+def run(args) -> int:
+    """Check the options, then serve until interrupted."""
+    if not 1 <= args.port <= 65535:
+        raise ValueError(f"--port must be an integer in 1..65535, got {args.port}")
+    if not args.host.strip():
+        raise ValueError("--host must be a host name or address, got an empty string")
+    _check_listen(args.host, args.port)
+    if importlib.util.find_spec("panel") is None:
+        raise ValueError("explore needs Panel, which is not installed; install it with "
+                         "pip install 'dp-disclosure-risk[explore]'")
+    from dprisk.explore.app import serve
+
+    serve(port=args.port, host=args.host, show=not args.no_browser)
+    return common.EXIT_OK

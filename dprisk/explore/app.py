@@ -1,0 +1,162 @@
+"""The ``dprisk explore`` app: five what-if views and a sampling check, served by Panel.
+
+Why Panel (HoloViz) and not ipywidgets + Voilà: the same objects are live controls in a
+notebook (JupyterLab, VS Code, through Panel's own extension) *and* a standalone web app
+served by one Bokeh/Tornado process (``pn.serve``), with no Jupyter kernel started per
+visitor (Voilà starts one per page load, seconds each, and needs a Jupyter server); Panel ships
+download buttons, progress indicators, periodic callbacks and async callbacks (off-loop work)
+that this app needs, and it installs from PyPI as pure-Python wheels (panel, bokeh). The
+views are plain :class:`dprisk.explore.views.WhatIfView` objects that call
+:mod:`dprisk.explore.results`, which calls the public functions of :mod:`dprisk.inference`.
+
+Views: single level, two levels (with "check by sampling"), P[correct] against rho, the
+budget for a risk target, accounting. :func:`build_app` returns the page for one session;
+:func:`serve` serves it.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+from dprisk.explore import results
+from dprisk.explore.inputs import (
+    read_count,
+    read_number,
+    read_probability,
+    read_rho,
+    read_scenario,
+)
+from dprisk.explore.plots import CurvePlot, TwoLevelPlot
+from dprisk.explore.sampling_view import SamplingPanel
+from dprisk.explore.views import WhatIfView
+
+__all__ = ["DEFAULT_PORT", "build_app", "serve", "single_level_view", "two_level_view"]
+
+#: Bokeh's usual port.
+DEFAULT_PORT = 5006
+#: Start of the rho1 slider (the 2020 Census block rho is about 0.0992).
+RHO1_START = 0.099
+
+
+def _text(label: str, value: str) -> pn.widgets.TextInput:
+    return pn.widgets.TextInput(name=label, value=value, width=260)
+
+
+def _two_level_controls() -> dict:
+    return {"rho1": _text("rho1 (number, a/b or census:LEVEL)", "census:block"),
+            "rho2": _text("rho2", "census:block-group"), "d": _text("d (other blocks)", "27"),
+            "p": _text("p = P[X1 = m+1]", "1/2"), "m": _text("m (known others)", "0"),
+            "prior": _text("prior of X2 | X1 (improper, truncated:U, point:K, FILE.py:NAME)",
+                           "improper")}
+
+
+def single_level_view() -> WhatIfView:
+    """Posterior and P[correct] of the single-level adversary (rho1 slider, p, m, x1*)."""
+    controls = {
+        "rho1": pn.widgets.FloatSlider(name="rho1", start=0.001, end=2.0, step=0.001,
+                                       value=RHO1_START, format="0.000", width=260),
+        "p": _text("p = P[X1 = m+1]", "1/2"),
+        "m": _text("m (known others)", "0"),
+        "x1_star": _text("release x1*", "3"),
+    }
+
+    def compute(rho1, p, m, x1_star):
+        m = read_count(m, "m", minimum=0)
+        return results.single_level_result(
+            rho1=read_rho(rho1, "rho1"), p=read_probability(p, "p"), m=m,
+            x1_star=read_count(x1_star, "x1*"))
+
+    return WhatIfView("single", "Single level", controls, compute, CurvePlot(
+        "release x1*", "probability", vline="x1_star", hline="p", y_range=(0, 1.02)))
+
+
+def two_level_view() -> WhatIfView:
+    """Exact posterior of X1, X2 for one release, the decision map, and sampling."""
+    controls = {**_two_level_controls(), "x1_star": _text("release x1*", "2"),
+                "x2_star": _text("release x2*", "1"), "y1_star": _text("release y1*", "-1")}
+
+    def compute(x1_star, x2_star, y1_star, **scenario):
+        return results.two_level_result(
+            **read_scenario(scenario), x1_star=read_count(x1_star, "x1*"),
+            x2_star=read_count(x2_star, "x2*"), y1_star=read_count(y1_star, "y1*"))
+
+    sampling = SamplingPanel()
+    view = WhatIfView("two", "Two levels", controls, compute, TwoLevelPlot(),
+                      extra=[sampling.layout])
+    sampling.attach(view)
+    return view
+
+
+def p_correct_view() -> WhatIfView:
+    """P[correct decision] against rho1, and with the block group at the truth x2."""
+    controls = {**_two_level_controls(), "x2": _text("true block-group count x2", "1")}
+
+    def compute(x2, **scenario):
+        return results.p_correct_result(**read_scenario(scenario), x2=read_count(x2, "x2"))
+
+    return WhatIfView("pcorrect", "P[correct] vs rho", controls, compute, CurvePlot(
+        "rho1", "P[correct decision]", x_axis_type="log", vline="rho1",
+        point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)))
+
+
+def budget_view() -> WhatIfView:
+    """The largest rho meeting a risk target (worker thread)."""
+    controls = {
+        "measure": pn.widgets.Select(name="measure", value="p-correct", width=260,
+                                     options=["p-correct", "marginal-risk",
+                                              "marginal-posterior"]),
+        "target": _text("target", "0.6"), "p": _text("p", "1/2"), "m": _text("m", "0"),
+    }
+
+    def compute(measure, target, p, m):
+        return results.budget_result(measure=measure, target=read_number(target, "target"),
+                                     p=read_probability(p, "p"),
+                                     m=read_count(m, "m", minimum=0))
+
+    return WhatIfView("budget", "Budget for a risk target", controls, compute,
+                      CurvePlot("rho", "risk measure", x_axis_type="log", vline="rho",
+                                hline="target"), slow=True)
+
+
+def accounting_view() -> WhatIfView:
+    """(epsilon, delta) of rho-zCDP (worker thread: the CKS conversion takes ~0.1 s a point)."""
+    controls = {"rho": _text("rho (zCDP; census:LEVEL for one level)", "2.56"),
+                "delta": _text("delta", "1e-10")}
+
+    def compute(rho, delta):
+        return results.accounting_result(rho=read_rho(rho, "rho"),
+                                         delta=read_probability(delta, "delta"))
+
+    return WhatIfView("accounting", "Accounting", controls, compute,
+                      CurvePlot("rho (zCDP)", "epsilon", x_axis_type="log", y_axis_type="log",
+                                vline="rho"), slow=True)
+
+
+#: The views of the app, in tab order.
+VIEWS = (single_level_view, two_level_view, p_correct_view, budget_view, accounting_view)
+
+
+def build_app() -> pn.Tabs:
+    """The page of one session: one tab per view, each computed at its defaults."""
+    views = [make() for make in VIEWS]
+    for view in views:
+        view.refresh()
+    tabs = pn.Tabs(*(view.layout for view in views), dynamic=False)
+    header = pn.pane.Markdown(
+        "## dprisk explore: what-ifs of discrete-Gaussian disclosure risk\n"
+        "Change a control: exact answers update at once; slow ones say *computing*. "
+        "Every number box accepts a fraction (1/864); rho boxes accept census:LEVEL.")
+    return pn.Column(header, tabs)
+
+
+def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True) -> None:
+    """Serve :func:`build_app` at ``http://host:port/`` until interrupted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    pn.extension(notifications=False)
+    build_app()  # warm: compiled kernels and caches load before the first visitor
+    origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
+    print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
+    pn.serve({"/": build_app}, port=port, address=host, show=show, title="dprisk explore",
+             allow_websocket_origin=origins, threaded=False, start=True)

@@ -1,0 +1,134 @@
+"""The "check by sampling" panel of the two-level view.
+
+A button starts a :class:`dprisk.explore.jobs.SamplingJob` (exact Gibbs, one chain at a time,
+in a background thread) at the two-level view's current values; a periodic callback on the
+page's event loop copies the job's progress into a progress bar, and when the job is done
+shows ``az.summary`` for X1 and X2, the verdict of the convergence report and its trace and
+rank plots. "Cancel" stops the job before its next chain. The panel's own
+:class:`~dprisk.explore.inputs.Sequencer` makes sure that a job started before a newer one
+(or before the controls changed) is never shown as current: its output is labelled with the
+inputs it was run at, and the result of a superseded job is dropped.
+"""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+
+from dprisk.explore.inputs import Sequencer, read_count, read_scenario
+from dprisk.explore.jobs import SamplingJob
+
+__all__ = ["POLL_MS", "SamplingPanel"]
+
+#: How often the page polls a running job (milliseconds).
+POLL_MS = 200
+
+
+class SamplingPanel:
+    """Controls and output of the sampling check (attach it to a two-level view)."""
+
+    def __init__(self) -> None:
+        self.sequencer = Sequencer()
+        self.job: SamplingJob | None = None
+        self.view = None
+        self._poll = None
+        self.draws = pn.widgets.TextInput(name="draws per chain", value="5000", width=120,
+                                          css_classes=["dprisk-sampling-draws"])
+        self.chains = pn.widgets.TextInput(name="chains", value="4", width=80)
+        self.seed = pn.widgets.TextInput(name="random_seed", value="1", width=100)
+        self.start_button = pn.widgets.Button(name="Check by sampling (Gibbs)",
+                                              button_type="primary")
+        self.cancel_button = pn.widgets.Button(name="Cancel", button_type="warning",
+                                               disabled=True)
+        self.progress = pn.indicators.Progress(value=0, max=100, width=300, visible=False)
+        self.status = pn.pane.HTML("", css_classes=["dprisk-sampling-status"])
+        self.summary = pn.pane.DataFrame(None, visible=False)
+        self.trace = pn.pane.PNG(None, width=640, visible=False)
+        self.rank = pn.pane.PNG(None, width=640, visible=False)
+        self.start_button.on_click(self._start)
+        self.cancel_button.on_click(self._cancel)
+        self.layout = pn.Card(
+            pn.Row(self.draws, self.chains, self.seed),
+            pn.Row(self.start_button, self.cancel_button, self.progress),
+            self.status, self.summary, self.trace, self.rank,
+            title="Check by sampling", collapsed=False, width=700,
+        )
+
+    def attach(self, view) -> None:
+        """Sample at ``view``'s values (a two-level :class:`WhatIfView`)."""
+        self.view = view
+
+    def _inputs(self):
+        values = self.view.values()
+        scenario = read_scenario(values)
+        release = [read_count(values[k], k.replace("_star", "*"))
+                   for k in ("x1_star", "x2_star", "y1_star")]
+        params = {"rho1": scenario["rho1"], "rho2": scenario["rho2"], "d": scenario["d"],
+                  "p": scenario["p"], "known": scenario["m"], "prior": scenario["prior"]}
+        seed_text = self.seed.value.strip()
+        seed = read_count(seed_text, "random_seed", minimum=0) if seed_text else None
+        return release, params, {"draws": read_count(self.draws.value, "draws", minimum=1),
+                                 "chains": read_count(self.chains.value, "chains", minimum=2),
+                                 "random_seed": seed}
+
+    def _start(self, _event=None) -> None:
+        try:
+            release, params, options = self._inputs()
+        except ValueError as err:
+            self.status.object = f"<span class='dprisk-error'>{html.escape(str(err))}</span>"
+            return
+        if self.job is not None:
+            self.job.cancel()
+        ticket = self.sequencer.next()
+        self.job = SamplingJob(release, params, ticket=ticket, **options).start()
+        self.cancel_button.disabled = False
+        self.progress.visible, self.progress.value = True, 0
+        for pane in (self.summary, self.trace, self.rank):
+            pane.visible = False
+        self.status.object = (f"sampling #{ticket}: {options['chains']} chains x "
+                              f"{options['draws']} draws at D = {tuple(release)} ...")
+        if self._poll is None:
+            self._poll = pn.state.add_periodic_callback(self._check, period=POLL_MS)
+
+    def _cancel(self, _event=None) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.status.object = f"sampling #{self.job.ticket}: cancelling ..."
+
+    def _check(self) -> None:
+        job = self.job
+        if job is None:
+            return
+        self.progress.value = int(100 * job.progress)
+        if not job.finished:
+            return
+        self._stop_polling()
+        self.cancel_button.disabled = True
+        if not self.sequencer.is_current(job.ticket):
+            return
+        if job.status == "cancelled":
+            self.status.object = f"sampling #{job.ticket}: cancelled"
+        elif job.status == "failed":
+            self.status.object = (f"<span class='dprisk-error'>sampling #{job.ticket} failed: "
+                                  f"{html.escape(job.error or '')}</span>")
+        else:
+            self._show(job)
+
+    def _show(self, job: SamplingJob) -> None:
+        report = job.report
+        verdict = "converged" if report.converged else "NOT converged"
+        self.status.object = (
+            f"<span class='dprisk-current'>sampling #{job.ticket} at D = {job.release}: "
+            f"P[X1 = m+1 | D] = {report.posterior:.4f} &plusmn; {report.posterior_mcse:.4f} "
+            f"(MCSE); {verdict}: {html.escape('; '.join(report.reasons))}</span>")
+        self.summary.object = job.summary
+        self.trace.object = str(report.figures["trace"])
+        self.rank.object = str(report.figures["rank"])
+        for pane in (self.summary, self.trace, self.rank):
+            pane.visible = True
+
+    def _stop_polling(self) -> None:
+        if self._poll is not None:
+            self._poll.stop()
+            self._poll = None

@@ -1,0 +1,180 @@
+"""Panel views of the explorer: controls, the current answer, and its downloads.
+
+A :class:`WhatIfView` owns a few controls (text boxes and sliders), a function that reads them
+and returns a :class:`dprisk.explore.results.WhatIf`, and the panes that show it: a message
+line, a status line, a table of numbers and a Bokeh plot, with downloads of the numbers (JSON),
+the data (netCDF) and the figure (PNG).
+
+Update rules:
+
+- every control change takes a ticket from the view's :class:`~dprisk.explore.inputs.Sequencer`;
+  a result is shown only if its ticket is still the newest, so an answer to an older request is
+  dropped, never shown as current;
+- *fast* views (the exact closed forms and tables, well under 200 ms) compute in the callback;
+  *slow* views compute in a worker thread (``loop.run_in_executor``) with the status line and
+  a busy indicator saying so, and the old numbers marked as the previous input's;
+- bad input (text in a number box, a prior file that does not load, a value out of range)
+  shows one line in the page and marks the shown numbers stale; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import io
+import math
+from functools import partial
+
+import panel as pn
+
+from dprisk.explore.inputs import Sequencer
+
+__all__ = ["WhatIfView", "format_number"]
+
+
+def format_number(value) -> str:
+    """A number as shown in the page: 10 significant digits (ints and strings unchanged)."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return str(value)
+    return f"{value:.10g}" if math.isfinite(value) else str(value)
+
+
+class WhatIfView:
+    """One tab of the explorer.
+
+    Parameters
+    ----------
+    name : str
+        Short name, used in element ids (``{name}-numbers``) and download file names.
+    title : str
+        The tab's title.
+    controls : dict of str to panel widget
+        The inputs, by the keyword name ``compute`` receives.
+    compute : callable
+        ``compute(**values) -> WhatIf`` from the raw widget values; raises ``ValueError``
+        (one line naming the control) on bad input.
+    plot : CurvePlot or TwoLevelPlot
+        The Bokeh plot updated from each result (:mod:`dprisk.explore.plots`).
+    slow : bool
+        Compute in a worker thread instead of the callback.
+    extra : list, optional
+        More panes shown under the figure (e.g. the sampling check).
+    """
+
+    def __init__(self, name: str, title: str, controls: dict, compute, plot, *,
+                 slow: bool = False, extra: list | None = None) -> None:
+        self.name, self.title, self.plot = name, title, plot
+        self.controls, self.compute, self.slow = controls, compute, slow
+        self.sequencer = Sequencer()
+        self.current = None  # the WhatIf shown as current
+        self.message = pn.pane.Alert("", alert_type="danger", visible=False,
+                                     css_classes=["dprisk-message"], name=f"{name}-message")
+        self.status = pn.pane.HTML("", css_classes=["dprisk-status"])
+        self.busy = pn.indicators.LoadingSpinner(value=False, size=20)
+        self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
+        self.figure = pn.pane.Bokeh(plot.figure)
+        self.figure_box = pn.Column(self.figure)  # dimmed while its plot is not current
+        downloads = [
+            pn.widgets.FileDownload(callback=self._download("json"), filename=f"{name}.json",
+                                    label="numbers (JSON)", button_type="light"),
+            pn.widgets.FileDownload(callback=self._download("netcdf"), filename=f"{name}.nc",
+                                    label="data (netCDF)", button_type="light"),
+            pn.widgets.FileDownload(callback=self._download("png"), filename=f"{name}.png",
+                                    label="figure (PNG)", button_type="light"),
+        ]
+        for key, widget in controls.items():
+            widget.css_classes = [*widget.css_classes, f"dprisk-{name}-{key}"]  # for tests
+            widget.param.watch(self._refresh_async if slow else self._refresh_sync, "value")
+        self.layout = pn.Row(
+            pn.Column(*controls.values(), self.message, width=300),
+            pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure_box,
+                      pn.Row(*downloads), *(extra or [])),
+            name=title,
+        )
+
+    def values(self) -> dict:
+        """The controls' raw values, by keyword name."""
+        return {key: widget.value for key, widget in self.controls.items()}
+
+    # -- updates -------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Compute at the current values, in the calling thread (first render, benchmarks)."""
+        ticket = self.sequencer.next()
+        self._finish(ticket, *self._attempt(self.values()))
+
+    def _refresh_sync(self, *_events) -> None:
+        ticket = self.sequencer.next()
+        self._show(pn.state.curdoc, ticket, *self._attempt(self.values()))
+
+    def _show(self, doc, ticket: int, result, error) -> None:
+        """Show an answer; in a served session, from a next-tick callback.
+
+        Bokeh changes a served document only while holding its lock; Panel runs some widget
+        callbacks without it (a text box's Enter), so the plot's new data is applied from a
+        next-tick callback, which holds the lock.
+        """
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(partial(self._finish, ticket, result, error))
+        else:
+            self._finish(ticket, result, error)
+
+    async def _refresh_async(self, *_events) -> None:
+        await self.refresh_off_loop()
+
+    async def refresh_off_loop(self) -> None:
+        """Compute at the current values in a worker thread; show it if still current."""
+        ticket = self.sequencer.next()
+        values = self.values()
+        self.busy.value = True
+        self.status.object = (f"<span class='dprisk-stale'>computing request #{ticket}; the "
+                              "numbers below are for the previous input</span>")
+        self.figure_box.styles = {"opacity": "0.3"}
+        doc = pn.state.curdoc  # the session's document (None outside a server)
+        loop = asyncio.get_running_loop()
+        outcome = await loop.run_in_executor(None, self._attempt, values)
+        self._show(doc, ticket, *outcome)
+
+    def _attempt(self, values: dict):
+        try:
+            return self.compute(**values), None
+        except ValueError as err:
+            return None, str(err)
+
+    def _finish(self, ticket: int, result, error: str | None) -> None:
+        if not self.sequencer.is_current(ticket):
+            return  # a newer request is pending or shown: this answer is stale
+        self.busy.value = False
+        if error is not None:
+            self.message.object = html.escape(error)
+            self.message.visible = True
+            self.current = None
+            self.status.object = (f"<span class='dprisk-stale'>request #{ticket}: bad input; "
+                                  "no current result</span>")
+            self.numbers.object = ""
+            self.figure_box.styles = {"opacity": "0.3"}  # the previous input's plot, dimmed
+            return
+        self.message.visible = False
+        self.message.object = ""
+        self.current = result
+        self.status.object = f"<span class='dprisk-current'>current: request #{ticket}</span>"
+        self.numbers.object = self._table(result.numbers)
+        self.plot.update(result)
+        self.figure_box.styles = {"opacity": "1"}
+
+    def _table(self, numbers: dict) -> str:
+        rows = "".join(
+            f"<tr><th>{html.escape(key)}</th><td id='{self.name}-{key}' data-name='{key}'>"
+            f"{html.escape(format_number(value))}</td></tr>"
+            for key, value in numbers.items()
+        )
+        return f"<table class='dprisk-table' id='{self.name}-numbers'>{rows}</table>"
+
+    def _download(self, kind: str):
+        def callback():
+            if self.current is None:
+                return io.BytesIO(b"")
+            data = {"json": self.current.to_json, "netcdf": self.current.to_netcdf,
+                    "png": self.current.to_png}[kind]()
+            return io.BytesIO(data)
+
+        return callback

@@ -1,0 +1,72 @@
+import threading
+
+import pytest
+
+from dprisk.explore.inputs import (
+    Sequencer,
+    read_count,
+    read_number,
+    read_prior,
+    read_probability,
+    read_rho,
+    read_scenario,
+)
+from dprisk.models.census.allocation import census_level
+
+
+def test_read_values_as_the_cli_does():
+    assert read_rho("census:block") == census_level("block").rho
+    assert read_rho("1/4") == 0.25
+    assert read_probability("1/864") == 1 / 864
+    assert read_count("-2", "x1*") == -2
+    assert read_count("3.0", "m", minimum=0) == 3
+    assert read_number(" 0.5 ", "target") == 0.5
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: read_rho("abc", "rho1"), "rho1"),
+        (lambda: read_rho("-1", "rho1"), "rho1"),
+        (lambda: read_probability("abc"), "p"),
+        (lambda: read_probability("1.5"), "p"),
+        (lambda: read_count("2.5", "x1*"), "x1*"),
+        (lambda: read_count("-1", "m", minimum=0), "m"),
+        (lambda: read_prior("truncated:x"), "truncated"),
+        (lambda: read_prior("/no/such/file.py:prior"), "/no/such/file.py"),
+    ],
+)
+def test_bad_text_is_one_line_naming_the_control(call, name):
+    with pytest.raises(ValueError) as err:
+        call()
+    message = str(err.value)
+    assert name in message and "\n" not in message
+
+
+def test_broken_prior_file_is_a_value_error(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("def oops(:\n")
+    with pytest.raises(ValueError, match=r"broken\.py"):
+        read_prior(f"{broken}:prior")
+
+
+def test_read_scenario():
+    values = {"rho1": "census:block", "rho2": "1/4", "d": "27", "p": "1/2", "m": "0",
+              "prior": "truncated:10"}
+    scenario = read_scenario(values)
+    assert scenario["rho2"] == 0.25 and scenario["d"] == 27 and scenario["m"] == 0
+
+
+def test_sequencer_only_newest_ticket_is_current():
+    seq = Sequencer()
+    first = seq.next()
+    assert seq.is_current(first)
+    second = seq.next()
+    assert not seq.is_current(first) and seq.is_current(second)
+    tickets = []
+    threads = [threading.Thread(target=lambda: tickets.append(seq.next())) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(tickets) == list(range(3, 23)) and seq.latest == 22

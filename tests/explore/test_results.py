@@ -1,0 +1,56 @@
+"""The explorer's views show the public API's numbers; downloads round-trip."""
+
+import json
+
+import pytest
+import xarray as xr
+
+from dprisk.explore import results
+from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
+from dprisk.inference.privacy.budget import rho_for_target
+from dprisk.inference.single_level import closed_form as sl
+from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.two_level.exact import exact_posterior
+
+TWO = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "m": 0, "prior": "improper"}
+
+
+def test_single_level_numbers_are_the_api():
+    got = results.single_level_result(rho1=0.3, p=0.2, m=1, x1_star=4).numbers
+    assert got["p_correct"] == sl.p_correct(0.3, 0.2, 1)  # the same call: exactly equal
+    assert got["posterior"] == sl.posterior(4, 0.3, 0.2, 1)
+    assert got["marginal_risk"] == sl.marginal_risk(0.3, 0.2, 1)
+
+
+def test_two_level_numbers_are_the_api():
+    got = results.two_level_result(**TWO, x1_star=2, x2_star=1, y1_star=-1)
+    params = {**TWO, "known": 0}
+    params.pop("m")
+    assert got.numbers["posterior_x1"] == exact_posterior(2, 1, -1, **params).prob_x1
+    grid = got.dataset["decision_posterior"]
+    assert grid.sel(x1_star=2, x2_star=1).item() == pytest.approx(
+        got.numbers["posterior_x1"], rel=1e-12)
+
+
+def test_p_correct_budget_accounting_are_the_api():
+    got = results.p_correct_result(**TWO, x2=1).numbers
+    params = {k: v for k, v in TWO.items() if k != "m"}
+    assert got["p_correct_two_level"] == p_correct_hierarchical(x2=1, known=0,
+                                                                **params).p_correct
+    budget = results.budget_result(measure="p-correct", target=0.6, p=0.5, m=0).numbers
+    assert budget["rho"] == rho_for_target("p-correct", 0.6, p=(0.5,)).rho
+    acct = results.accounting_result(rho=2.56, delta=1e-10).numbers
+    assert acct["epsilon_cks"] == epsilon_cks(2.56, 1e-10)
+    assert acct["epsilon_bun_steinke"] == epsilon_bun_steinke(2.56, 1e-10)
+
+
+def test_downloads_round_trip(tmp_path):
+    what = results.two_level_result(**{**TWO, "prior": "truncated:10"}, x1_star=2, x2_star=1,
+                                    y1_star=-1)
+    numbers = json.loads(what.to_json())
+    assert numbers["view"] == "two-level" and numbers["prior"] == "truncated:10"
+    (tmp_path / "two.nc").write_bytes(what.to_netcdf())
+    back = xr.load_dataset(tmp_path / "two.nc")
+    assert back["x2_pmf"].sum().item() == pytest.approx(1, abs=1e-9)
+    assert back.attrs["prior"] == "truncated:10"
+    assert what.to_png().startswith(b"\x89PNG")
