@@ -208,18 +208,14 @@ def _figure(curves: xr.Dataset) -> Figure:
 
 
 def study(*, paper_scale: bool = False) -> StudyResult:
-    """The decision summary section (under a second, the accounting being cached)."""
+    """The decision summary section (a few seconds: the accounting is cached)."""
     table = summary_table()
     curves = accuracy_curves(None if not paper_scale else np.union1d(
         np.geomspace(0.02, 10.0, 4 * RHO1_POINTS), [census_level("block").rho]))
-    attrs = table.attrs
     notes = [
-        "For a unique target the adversary's Bayes rule is the likelihood-ratio test, so in "
-        "the table the Bayes and worst-case accuracies coincide; the figure's two-level "
-        "adversary (who must also infer the block group's other people) falls short of the "
-        "worst case of the same release pair.",
-        f"The accounting assumes add or remove one person (sensitivity 1 per query); epsilon "
-        f"at delta = {attrs['delta']:g}, rho = {attrs['rho_total']:g}.",
+        "A unique target: the Bayes rule is the likelihood-ratio test, so the table's Bayes "
+        "and worst-case accuracies coincide. The figure's two-level adversary, who must also "
+        "infer the block group's other people, falls short of it.",
     ]
     return StudyResult(
         name=NAME, title="Decision summary: what an adversary learns at the 2020 allocation",

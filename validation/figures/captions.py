@@ -90,14 +90,10 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                        "level (n = 0)."),
     "decision_summary_accuracy": (
         "no paper figure: the decision summary (issue 22)",
-        "Bayes: the accuracy p·P[correct | x1 = 1] + (1 − p)·P[correct | x1 = 0] of the "
-        "paper's two-level adversary (§4.3, Figures 5–6: block and block-group counts, d other "
-        "blocks, improper prior on X2), one line per true block-group count x2. Worst case "
-        "(red): the best accuracy of any test on the same release pair, the block and "
-        "block-group queries (exact total variation of the pair of discrete Gaussian "
-        "releases). Dotted: the block alone, where the Bayes rule is the likelihood-ratio test "
-        "and the two coincide. The gap is what the adversary's model (it must infer the block "
-        "group's other people) leaves below the guarantee."),
+        "Bayes: accuracy of the paper's two-level adversary (§4.3, Figures 5–6: block and "
+        "block-group counts, improper prior on X2), one line per true block-group count x2. "
+        "Red: the best accuracy of any test on the same two queries (exact). Dotted: the block "
+        "alone, where the two coincide."),
     "sbc_broken_sampler": ("simulation-based calibration, not in the paper",
                            "The same rank histograms for a deliberately broken sampler: the "
                            "test detects it."),

@@ -61,4 +61,4 @@ def test_figure_has_its_caption(result):
     assert list(result.figures) == ["decision_summary_accuracy"]
     text = caption(result.figures["decision_summary_accuracy"], "decision_summary_accuracy")
     assert DESCRIPTIONS["decision_summary_accuracy"][1] in text
-    assert "two-level adversary" in text and "same release pair" in text
+    assert "two-level adversary" in text and "same two queries" in text
