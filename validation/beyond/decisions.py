@@ -19,7 +19,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.inference.privacy import accounting
-from dprisk.inference.privacy.budget import MEASURES, rho_for_target
+from dprisk.inference.privacy.budget import rho_for_target
 from dprisk.inference.privacy.risk_profile import epsilon_for_prior, pure_dp_budget
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import PRODUCTION_RHO
@@ -27,11 +27,14 @@ from dprisk.validation.figures.decisions_captions import DESCRIPTIONS
 from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.records import StudyResult, exact_record
 
-__all__ = ["DESCRIPTIONS", "PROFILE", "TAIL_TOLERANCE", "epsilon_records", "epsilon_table",
-           "profile_data", "rho_star_data", "study"]
+__all__ = ["DESCRIPTIONS", "FIGURE_MEASURES", "PROFILE", "TAIL_TOLERANCE", "epsilon_records",
+           "epsilon_table", "profile_data", "rho_star_data", "study"]
 
 #: The risk profile of the figures and the tail measure: r*(p) = max(3, 0.25/p).
 PROFILE = {"max_ratio": 3.0, "max_posterior": 0.25}
+#: The Bayesian measures of the rho* figure, one panel each (the worst case is in the
+#: decision summary, :mod:`dprisk.validation.beyond.decision_summary`).
+FIGURE_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
 #: Tolerance of the tail in the profile figure.
 TAIL_TOLERANCE = 0.05
 
@@ -55,7 +58,7 @@ def rho_star_data(n_targets: int = 15, priors=PAPER_PRIORS) -> xr.Dataset:
     targets = _targets(n_targets)
     p_values = [value for _, value in priors]
     data = {}
-    for measure in MEASURES:
+    for measure in FIGURE_MEASURES:
         profile = PROFILE if measure == "tail" else {}
         rho = np.full((n_targets, len(p_values)), np.nan)
         for i, target in enumerate(targets[measure]):
@@ -67,7 +70,7 @@ def rho_star_data(n_targets: int = 15, priors=PAPER_PRIORS) -> xr.Dataset:
         name = measure.replace("-", "_")
         data[f"rho_{name}"] = ((f"target_{name}", "p"), rho,
                                {"long_name": f"largest rho with {measure} <= target"})
-    coords = {f"target_{m.replace('-', '_')}": targets[m] for m in MEASURES}
+    coords = {f"target_{m.replace('-', '_')}": targets[m] for m in FIGURE_MEASURES}
     return xr.Dataset(data, coords={**coords, **prior_coords(priors)})
 
 
@@ -161,7 +164,7 @@ def _rho_star_figure(data: xr.Dataset) -> Figure:
     labels = {"marginal-risk": "target marginal risk R", "marginal-posterior":
               "target marginal posterior", "p-correct": "target P[correct decision]",
               "tail": "tail tolerance τ for P[R'(X*) > max(3, 0.25/p)]"}
-    for ax, measure in zip(axes, MEASURES, strict=True):
+    for ax, measure in zip(axes, FIGURE_MEASURES, strict=True):
         name = measure.replace("-", "_")
         for k, label in enumerate(data["p_label"].values):
             rho = data[f"rho_{name}"][:, k]

@@ -95,6 +95,12 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                 "block-group total held exact (an invariant: confidential data, which reveals "
                 "the target when the other blocks are known), against ρ1 (top; the Census "
                 "block ρ1 marked) and against the number d of other blocks (bottom)."),
+    "decision_summary_accuracy": (
+        "no paper figure: the decision summary (issue 22)",
+        "Bayes: accuracy of the paper's two-level adversary (§4.3, Figures 5–6: block and "
+        "block-group counts, improper prior on X2), one line per true block-group count x2. "
+        "Red: the best accuracy of any test on the same two queries (exact). Dotted: the block "
+        "alone, where the two coincide."),
     "sbc_broken_sampler": ("simulation-based calibration, not in the paper",
                            "The same rank histograms for a deliberately broken sampler: the "
                            "test detects it."),

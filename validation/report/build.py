@@ -41,6 +41,12 @@ from dprisk.validation.report.page import render_html
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
 
+def _decision_summary_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation.beyond import decision_summary
+
+    return decision_summary.study(paper_scale=paper_scale)
+
+
 def _single_level_study(*, paper_scale: bool) -> StudyResult:
     from dprisk.validation.figures import single_level as figures_single_level
     from dprisk.validation.paper import single_level as single_level_paper
@@ -96,8 +102,11 @@ def _product_study(*, paper_scale: bool) -> StudyResult:
     return product_study.study(paper_scale=paper_scale)
 
 
-#: The registered studies, run in order by :func:`write_report`.
+#: The registered studies, run in order by :func:`write_report` (the page shows the decision
+#: summary first, :data:`dprisk.validation.report.page.DECISION_SUMMARY`).
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
+    ("decision summary (what an adversary learns at the 2020 allocation)",
+     _decision_summary_study),
     ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
     ("two levels (§4.3, Tables 6–8, cross-check)", _hierarchical_study),
     ("risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", _studies_study),

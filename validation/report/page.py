@@ -1,13 +1,16 @@
-"""The report page: findings first, then the studies with captioned figures, then every record.
+"""The report page: the answer first, then the findings, the studies, every record.
 
 :func:`render_html` turns the studies' :class:`~dprisk.validation.paper.records.StudyResult` objects
 into one self-contained page (figures are linked from ``figures/``, nothing else is fetched):
 
-1. a summary on the first screen: counts by status and the findings where the paper's numbers
-   differ (:mod:`dprisk.validation.report.findings`), each linked to its evidence;
-2. the studies, each with its notes and figures; every figure has a caption
+1. the decision summary on the first screen (the study named :data:`DECISION_SUMMARY`, when
+   present): its table (dataset ``table``: one row per prior, epsilon in its attributes) beside
+   its figure, read from the study's data, never recomputed here;
+2. the summary of the reproduction: counts by status and the findings where the paper's
+   numbers differ (:mod:`dprisk.validation.report.findings`), each linked to its evidence;
+3. the other studies, each with its notes and figures; every figure has a caption
    (:mod:`dprisk.validation.figures.captions`) and alt text describing its panels;
-3. the full published-vs-computed table grouped by table or figure of the paper. Records
+4. the full published-vs-computed table grouped by table or figure of the paper. Records
    whose explanations share one wording (the same text up to its numbers) reference one
    numbered note, written once; a row shows only the sentences its own numbers change. Long
    text is collapsible (``<details>``).
@@ -24,7 +27,20 @@ from dprisk.validation.paper.record_annotations import annotate, printed_name
 from dprisk.validation.paper.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
 from dprisk.validation.report.findings import findings
 
-__all__ = ["explanation_notes", "render_html", "row_anchor"]
+__all__ = ["DECISION_COLUMNS", "DECISION_SUMMARY", "explanation_notes", "render_html",
+           "row_anchor"]
+
+#: Name of the study rendered first, as the decision summary
+#: (:mod:`dprisk.validation.beyond.decision_summary`).
+DECISION_SUMMARY = "decision_summary"
+#: Columns of the decision table: variable of its ``table`` dataset, header, format.
+DECISION_COLUMNS = (
+    ("posterior_block", "posterior, block only", ".4f"),
+    ("posterior_block_group", "posterior, with the block group", ".4f"),
+    ("marginal_risk", "marginal risk R (block)", ".3f"),
+    ("accuracy", "Bayes accuracy", ".4f"),
+    ("worst_case_accuracy", "worst-case accuracy (any test)", ".4f"),
+)
 
 #: Text longer than this (characters) is shown collapsed in ``<details>``.
 LONG_TEXT = 240
@@ -56,6 +72,12 @@ pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; 
 #summary li { margin: 0.25em 0; }
 .note { font-size: 0.88em; margin: 0.3em 0 0.3em 1em; }
 nav { font-size: 0.9em; }
+#decision_summary h2 { margin: 0.3em 0; font-size: 1.2em; }
+#decision_summary .lead { display: flex; gap: 1.2em; align-items: flex-start; }
+#decision_summary .lead > div { flex: 1 1 55%; }
+#decision_summary figure { flex: 0 0 44%; margin: 0; }
+#decision_summary p { margin: 0.35em 0; font-size: 0.92em; }
+table.decision td, table.decision th { padding: 4px 6px; }
 """
 
 
@@ -237,7 +259,7 @@ def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[
                      f"<a href='{esc(target)}'>evidence</a></li>")
     n_claims = sum(counts.get(s, 0) for s in CLAIM_STATUSES)
     parts = [
-        "<section id='summary'><h2>Summary</h2>",
+        "<section id='summary'><h2>Summary of the reproduction</h2>",
         f"<p class='counts'>{len(records) - n_claims} published numbers recomputed: "
         + _counts(counts, NUMBER_STATUSES)
         + (f" · {n_claims} claims of the paper checked: " + _counts(counts, CLAIM_STATUSES)
@@ -252,16 +274,61 @@ def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[
     return parts
 
 
+def _figure_html(study: StudyResult, stem: str) -> str:
+    esc = html.escape
+    fig = study.figures[stem]
+    return (f"<figure id='figure-{esc(stem)}'><img src='figures/{esc(stem)}.png' "
+            f"alt='{esc(alt_text(fig, stem), quote=True)}'>"
+            f"<figcaption>{esc(caption(fig, stem))}</figcaption></figure>")
+
+
+def _decision_summary(study: StudyResult) -> list[str]:
+    """The decision summary: the table of its ``table`` dataset beside its figures."""
+    esc = html.escape
+    table = study.datasets["table"]
+    attrs = table.attrs
+    rows = ["<table class='decision'><tr><th>adversary's prior p</th>"
+            + "".join(f"<th>{esc(header)}</th>" for _, header, _ in DECISION_COLUMNS) + "</tr>"]
+    for k, label in enumerate(table["p_label"].values):
+        cells = "".join(f"<td class='num'>{format(float(table[name][k]), fmt)}</td>"
+                        for name, _, fmt in DECISION_COLUMNS)
+        rows.append(f"<tr><td class='num'>{esc(str(label))}</td>{cells}</tr>")
+    rows.append("</table>")
+    where = "the 2020 Census allocation" if attrs.get("census") else "this allocation"
+    rho2 = attrs.get("rho2", float("nan"))
+    lead = [
+        f"<p>At {where} (block ρ1 = {attrs['rho1']:.4g}"
+        + (f", block group ρ2 = {rho2:.4g}" if rho2 == rho2 else "")
+        + f", global ρ = {attrs['rho_total']:.4g}), for a target unique in its block and "
+        "block group, by the adversary's prior that the target has the characteristic. "
+        "Posteriors and R are averaged over the releases; accuracy is p·P[correct | has it] + "
+        "(1 − p)·P[correct | has not]; the worst case bounds every test on the same two "
+        "queries.</p>",
+        *rows,
+        f"<p><b>ε at δ = {attrs['delta']:g}</b>: {attrs['epsilon_bun_steinke']:.2f} (the "
+        f"paper's Theorem 1, Bun–Steinke) · {attrs['epsilon_cks']:.2f} (the Census's "
+        f"Canonne–Kamath–Steinke) · [{attrs['epsilon_pld_lower']:.4f}, "
+        f"{attrs['epsilon_pld_upper']:.4f}] (privacy-loss distributions, bracket; add or "
+        "remove one person).</p>",
+    ]
+    everything = attrs.get("worst_case_accuracy_all", float("nan"))
+    if everything == everything:
+        lead.append(f"<p><b>The whole release</b> (all 65 queries of the 2020 persons "
+                    f"strategy move with the target): no test is more accurate than "
+                    f"{everything:.4f} at p = 1/2.</p>")
+    figures = "".join(_figure_html(study, stem) for stem in study.figures)
+    parts = [f"<section id='{esc(study.name)}'><h2>{esc(study.title)}</h2>",
+             "<div class='lead'><div>" + "\n".join(lead) + f"</div>{figures}</div>"]
+    parts.extend(f"<p>{_collapsible(note)}</p>" for note in study.notes)
+    parts.append("</section>")
+    return parts
+
+
 def _study_section(study: StudyResult) -> list[str]:
     esc = html.escape
     parts = [f"<h2 id='{esc(study.name)}'>{esc(study.title)}</h2>"]
     parts.extend(f"<p>{_collapsible(note)}</p>" for note in study.notes)
-    for stem, fig in study.figures.items():
-        parts.append(
-            f"<figure id='figure-{esc(stem)}'><img src='figures/{esc(stem)}.png' "
-            f"alt='{esc(alt_text(fig, stem), quote=True)}'>"
-            f"<figcaption>{esc(caption(fig, stem))}</figcaption></figure>"
-        )
+    parts.extend(_figure_html(study, stem) for stem in study.figures)
     for block in study.diagnostics:
         first = block.strip().splitlines()[0] if block.strip() else "diagnostics"
         parts.append(f"<details><summary>{esc(first)}</summary><pre>{esc(block)}</pre></details>")
@@ -285,7 +352,10 @@ def _software(results: list[StudyResult], versions: dict) -> list[str]:
 
 def render_html(results: list[StudyResult], versions: dict, seconds: float,
                 paper_scale: bool) -> str:
-    """The report page as one HTML string (summary, studies, all records, software and seeds).
+    """The report page as one HTML string.
+
+    The decision summary (when a study is named :data:`DECISION_SUMMARY`), the summary of the
+    reproduction, the studies, all records, software and seeds.
 
     Parameters
     ----------
@@ -300,11 +370,13 @@ def render_html(results: list[StudyResult], versions: dict, seconds: float,
     """
     esc = html.escape
     records = [annotate(r) for study in results for r in study.records]
+    lead = [s for s in results if s.name == DECISION_SUMMARY and "table" in s.datasets]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         "<title>Disclosure risk of DP census counts: paper reproduction</title>",
         f"<style>{_CSS}</style></head><body>",
         "<h1>Bayesian disclosure risk for discrete-Gaussian census releases</h1>",
+        *(line for study in lead for line in _decision_summary(study)),
         "<p>Reproduction of Kazan &amp; Reiter, <em>Assessing statistical disclosure risk "
         "for differentially private, hierarchical count data</em>: every published number "
         "recomputed, every qualitative claim checked. <b>match</b>: agrees to the published "
@@ -319,7 +391,8 @@ def render_html(results: list[StudyResult], versions: dict, seconds: float,
         + " · <a href='#software'>software and seeds</a></nav>",
     ]
     for study in results:
-        parts.extend(_study_section(study))
+        if not any(study is top for top in lead):  # the decision summary is already on top
+            parts.extend(_study_section(study))
     parts.extend(_all_records(records))
     parts.extend(_software(results, versions))
     parts.append("</body></html>")

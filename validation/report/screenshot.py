@@ -2,7 +2,8 @@
 
 ``python -m validation.screenshot report/`` (what ``make screenshot`` runs) checks that every
 figure the page shows is a non-empty, decodable PNG with a caption and alt text, that the
-summary comes before the first figure, and that the published-vs-computed table lists every
+summary (the decision summary, when the page has one, then the findings) comes before the
+first figure, and that the published-vs-computed table lists every
 record of ``results.json``; then renders with headless Chromium (Debian package ``chromium``)
 the first screen (1400 x 900) to ``report/screenshot.png`` and each figure section (the
 figure with its caption, as the page shows it) to ``report/screenshots/<figure id>.png``.
@@ -67,9 +68,11 @@ def check_report(report_dir) -> dict:
     for _, source, alt, _caption in figures:
         if unescape(alt).strip() in {"", Path(unescape(source)).stem}:
             raise ValueError(f"figure {source!r} has no alt text beyond its file name")
-    if sources and ("id='summary'" not in page
-                    or page.index("id='summary'") > page.index("<img ")):
+    lead = "id='decision_summary'" if "id='decision_summary'" in page else "id='summary'"
+    if sources and (lead not in page or page.index(lead) > page.index("<img ")):
         raise ValueError("the page does not lead with its summary")
+    if lead != "id='summary'" and page.index(lead) > page.find("id='summary'"):
+        raise ValueError("the decision summary does not come before the findings")
     records = json.loads((report_dir / "results.json").read_text())
     cells = set(re.findall(r"<tr class='[^']+'><td>([^<]*)</td>", page))
     for record in records:

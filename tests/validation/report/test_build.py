@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 
 from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
 from dprisk.validation.report import build as report
+from dprisk.validation.report import page as PAGE
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records, write_report
 
 
@@ -83,9 +84,10 @@ def test_validate_records_rejects_bad_records(records, message):
 def test_importing_the_report_imports_no_study():
     """The studies are imported when run, so the report and the studies form no cycle."""
     loaded = modules_loaded_by("import dprisk.validation.report.build")
-    studies = ["paper.single_level", "paper.hierarchical", "paper.studies", "paper.supplement",
-               "sbc.calibration", "beyond.decisions", "beyond.whole_record",
-               "beyond.unknown_others", "figures.single_level", "report.screenshot"]
+    studies = ["beyond.decision_summary", "paper.single_level", "paper.hierarchical",
+               "paper.studies", "paper.supplement", "sbc.calibration", "beyond.decisions",
+               "beyond.whole_record", "beyond.unknown_others", "figures.single_level",
+               "report.screenshot"]
     assert all(importlib.util.find_spec(f"dprisk.validation.{s}") for s in studies)  # not stale
     assert [s for s in studies if f"dprisk.validation.{s}" in loaded] == []
 
@@ -127,6 +129,48 @@ def test_page_leads_with_findings_computed_from_records(tmp_path, monkeypatch):
     assert "4 of the first 4" in finding and "href='#rec-table1_x1_star_1_mass'" in finding
     assert "id='rec-table1_x1_star_1_mass'" in html  # the evidence: the record's row
     assert "<b>differs</b> 5" in finding and "<b>match</b> 1" in finding
+
+
+def _decision_summary_study(*, paper_scale):
+    """The decision summary study with its real table and a stand-in figure (no curves)."""
+    from dprisk.validation.beyond import decision_summary as summary_study
+
+    fig = Figure()
+    fig.add_subplot().plot([0.1, 1.0], [0.6, 0.8])
+    return StudyResult(name=PAGE.DECISION_SUMMARY, title="Decision summary",
+                       datasets={"table": summary_study.summary_table()},
+                       figures={"decision_summary_accuracy": fig}, notes=["a lead note"])
+
+
+def test_page_opens_with_the_decision_summary(tmp_path, monkeypatch):
+    from dprisk.inference.privacy.decision_summary import decision_summary
+    from dprisk.validation.report.screenshot import check_report
+
+    monkeypatch.setattr(report, "STUDIES", [("decision", _decision_summary_study),
+                                            ("demo", _fake_study)])
+    write_report(tmp_path / "report", progress=False)
+    html = (tmp_path / "report" / "index.html").read_text()
+    body = html[html.index("<body>"):]
+    first = re.search(r"<section id='([^']+)'>", body)
+    assert first.group(1) == PAGE.DECISION_SUMMARY  # the first section of the page
+    lead = body[first.start():body.index("</section>", first.start())]
+    assert lead.index("<table class='decision'>") < lead.index("<img ")  # table, then figure
+    assert body.index("</section>") < body.index("id='summary'")  # then the findings
+    assert body.count(f"id='{PAGE.DECISION_SUMMARY}'") == 1  # not repeated as a study
+    # the table's numbers are decision_summary()'s, at the page's rounding
+    expected = decision_summary(census=True)
+    rows = re.findall(r"<tr><td class='num'>([^<]+)</td>((?:<td class='num'>[^<]*</td>)+)</tr>",
+                      lead)
+    assert [label for label, _ in rows] == ["1/2", "1/5", "1/10", "1/50", "1/864"]
+    for (_, cells), row in zip(rows, expected.rows, strict=True):
+        shown = re.findall(r"<td class='num'>([^<]*)</td>", cells)
+        assert shown == [format(getattr(row, name), fmt)
+                         for name, _, fmt in PAGE.DECISION_COLUMNS]
+    for value in (f"{expected.epsilon_bun_steinke:.2f}", f"{expected.epsilon_cks:.2f}",
+                  f"[{expected.epsilon_pld_lower:.4f}, {expected.epsilon_pld_upper:.4f}]",
+                  f"{expected.worst_case_accuracy_all:.4f}"):
+        assert value in lead
+    assert check_report(tmp_path / "report")["figures"] == 2  # the screenshot's checks pass
 
 
 def test_every_figure_has_a_caption_and_alt_text(tmp_path, monkeypatch):
