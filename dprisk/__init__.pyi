@@ -1,5 +1,7 @@
 """The public API of ``dprisk`` for editors and type checkers (the names of ``_LAZY``)."""
 
+from dprisk.explore.app import serve as serve_explorer
+from dprisk.explore.notebook import live as live
 from dprisk.inference.attribute.design import expected_true_posterior as expected_true_posterior
 from dprisk.inference.attribute.design import p_map_correct as p_map_correct
 from dprisk.inference.attribute.posterior import cell_posterior as cell_posterior
@@ -41,6 +43,7 @@ from dprisk.inference.single_level.closed_form import marginal_posterior as marg
 from dprisk.inference.single_level.closed_form import marginal_risk as marginal_risk
 from dprisk.inference.single_level.closed_form import p_correct as p_correct
 from dprisk.inference.single_level.closed_form import posterior as posterior
+from dprisk.inference.single_level.closed_form import release_pmf as release_pmf
 from dprisk.inference.single_level.closed_form import risk as risk
 from dprisk.inference.single_level.sequential import sequential_posterior as sequential_posterior
 from dprisk.inference.single_level.sequential import sequential_risk as sequential_risk
@@ -76,6 +79,7 @@ from dprisk.models.builders.unknown_others import (
 from dprisk.models.census.allocation import CensusLevel as CensusLevel
 from dprisk.models.census.allocation import census_level as census_level
 from dprisk.models.census.allocation import census_rhos as census_rhos
+from dprisk.models.census.allocation import parse_rho as parse_rho
 from dprisk.models.mechanism.conversions import dp_to_zcdp as dp_to_zcdp
 from dprisk.models.mechanism.conversions import zcdp_to_dp as zcdp_to_dp
 from dprisk.models.priors.library import ImproperUniform as ImproperUniform
@@ -135,6 +139,7 @@ __all__ = [
     "exact_posterior",
     "expected_true_posterior",
     "finite_draws_p_correct",
+    "live",
     "load_prior",
     "map_cell",
     "marginal_posterior",
@@ -148,6 +153,7 @@ __all__ = [
     "p_correct_unique_levels",
     "p_map_correct",
     "parse_prior",
+    "parse_rho",
     "posterior",
     "posterior_summary",
     "posterior_unique_levels",
@@ -157,12 +163,14 @@ __all__ = [
     "product_risk_unknown_others",
     "product_table",
     "pure_dp_budget",
+    "release_pmf",
     "rho2_for_target",
     "rho_for_target",
     "risk",
     "sample_posterior",
     "sequential_posterior",
     "sequential_risk",
+    "serve_explorer",
     "simulate_p_correct",
     "strategy_measures",
     "sweep",

@@ -43,21 +43,20 @@ delta = 1e-10  # delta used to quote rho as an (epsilon, delta)-DP guarantee
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
-from dprisk.inference.privacy.budget import measure_function, rho_for_target
-from dprisk.inference.privacy.budget_levels import census_fractions, census_rho_for_target
-from dprisk.inference.privacy.risk_profile import pure_dp_budget
-from dprisk.models.census.allocation import CENSUS_RHO_TOTAL, census_level
+import dprisk as dr
+from dprisk.inference.privacy.budget import measure_function
+from dprisk.inference.privacy.budget_levels import census_fractions
+from dprisk.models.census.allocation import CENSUS_RHO_TOTAL
 
 profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior} if measure == "tail"
            else {})
 # p-correct has no answer for p > 1/2 (P[correct] -> 1 as rho -> 0): keep p <= 1/2 there
 usable = [p for p in priors if measure != "p-correct" or p <= 0.5]
-answer = rho_for_target(measure, target, p=usable, known=known, **profile)
+answer = dr.rho_for_target(measure, target, p=usable, known=known, **profile)
 print(f"measure {measure}, target {target:g}, priors {[round(p, 5) for p in usable]}")
 print(f"  rho*       = {answer.rho:.6g}   (binding prior p = {answer.binding_p:.4g})")
-print(f"  epsilon    = {epsilon_cks(answer.rho, delta):.4f} (Canonne-Kamath-Steinke), "
-      f"{epsilon_bun_steinke(answer.rho, delta):.4f} (the paper's Theorem 1), "
+print(f"  epsilon    = {dr.epsilon_cks(answer.rho, delta):.4f} (Canonne-Kamath-Steinke), "
+      f"{dr.epsilon_bun_steinke(answer.rho, delta):.4f} (the paper's Theorem 1), "
       f"delta = {delta:g}")
 print(f"  certificate: measure at rho* = {answer.value_at_rho:.6g} <= {target:g} < "
       f"{answer.value_above:.6g} just above")
@@ -79,8 +78,8 @@ for k, p in enumerate(usable):
 ax.axhline(target, color="k", lw=0.8, ls="--", label=f"target {target:g}")
 ax.plot([answer.rho], [answer.value_at_rho], "r*", markersize=14,
         label=f"ρ* = {answer.rho:.4g} (binding p = {answer.binding_p:.4g})")
-ax.axvline(census_level("block").rho, color="grey", lw=0.8, ls=":",
-           label=f"2020 Census block ρ1 = {census_level('block').rho:.4f}")
+ax.axvline(dr.census_level("block").rho, color="grey", lw=0.8, ls=":",
+           label=f"2020 Census block ρ1 = {dr.census_level('block').rho:.4f}")
 ax.set(xscale="log", xlabel="ρ (zCDP parameter of the count)", ylabel=measure,
        title=f"{measure} against ρ, single level")
 _ = ax.legend(fontsize=8)
@@ -94,9 +93,9 @@ _ = ax.legend(fontsize=8)
 
 # %%
 block_share = float(census_fractions()[0])
-census = census_rho_for_target(measure, target, p=usable, known=known, **profile)
+census = dr.census_rho_for_target(measure, target, p=usable, known=known, **profile)
 print(f"block share f1 = {block_share:.5f}; largest global rho = {census.rho:.4g} "
-      f"(2020: {float(CENSUS_RHO_TOTAL)}), epsilon = {epsilon_cks(census.rho, delta):.3f}")
+      f"(2020: {float(CENSUS_RHO_TOTAL)}), epsilon = {dr.epsilon_cks(census.rho, delta):.3f}")
 print("the 2020 allocation", "meets" if census.rho >= float(CENSUS_RHO_TOTAL) else
       "does not meet", "this target at the block")
 
@@ -107,7 +106,7 @@ print("the 2020 allocation", "meets" if census.rho >= float(CENSUS_RHO_TOTAL) el
 # $\varepsilon^*$ without a tolerance.
 
 # %%
-pure = pure_dp_budget(max_ratio, max_posterior)
+pure = dr.pure_dp_budget(max_ratio, max_posterior)
 print(f"epsilon-DP budget for r*(p) = max({max_ratio:g}, {max_posterior:g}/p): "
       f"epsilon* = {pure.epsilon:.6f} at p = {pure.binding_p:.4g}")
 
@@ -118,13 +117,12 @@ print(f"epsilon-DP budget for r*(p) = max({max_ratio:g}, {max_posterior:g}/p): "
 # target and its $\varepsilon$ update. A target the measure cannot meet shows the reason.
 
 # %%
-from dprisk.explore.notebook import live
 
 
 def choose_rho_live(measure, target, max_ratio, max_posterior, priors, known):
     profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior}
                if measure == "tail" else {})
-    found = rho_for_target(measure, target, p=priors, known=known, **profile)
+    found = dr.rho_for_target(measure, target, p=priors, known=known, **profile)
     rho_axis = np.geomspace(found.rho / 30, found.rho * 30, 80)
     value = measure_function(measure, found.binding_p, known, **profile)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
@@ -133,10 +131,10 @@ def choose_rho_live(measure, target, max_ratio, max_posterior, priors, known):
     ax.axvline(found.rho, color="k", ls=":")
     ax.set(xlabel="rho", ylabel=f"{measure} at p = {found.binding_p:.3g}")
     return fig, {"rho*": found.rho, "binding p": found.binding_p,
-                 "epsilon (Bun-Steinke)": epsilon_bun_steinke(found.rho, delta)}
+                 "epsilon (Bun-Steinke)": dr.epsilon_bun_steinke(found.rho, delta)}
 
 
-live(choose_rho_live, measure=str(measure), target=float(target),
+dr.live(choose_rho_live, measure=str(measure), target=float(target),
      max_ratio=float(max_ratio), max_posterior=float(max_posterior), priors=list(usable),
      known=int(known))
 

@@ -60,23 +60,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.single_level import closed_form as single_level
+import dprisk as dr
 from dprisk.inference.studies.variant import variant_log_odds
-from dprisk.inference.two_level.exact import exact_posterior
-from dprisk.inference.two_level.sampling import sample_posterior
-from dprisk.models.census.allocation import parse_rho
-from dprisk.models.priors.library import parse_prior
-from dprisk.validation.crosschecks.diagnostics import convergence_report
 from dprisk.validation.paper import published
 
-rho1_value = parse_rho(rho1, "rho1")
-rho2_value = parse_rho(rho2, "rho2")
+rho1_value = dr.parse_rho(rho1, "rho1")
+rho2_value = dr.parse_rho(rho2, "rho2")
 release = (x1_star, x2_star, y1_star)
 params = {"rho1": rho1_value, "rho2": rho2_value, "d": d, "p": p, "known": known}
-prior_objects = {spec: parse_prior(spec) for spec in priors}
+prior_objects = {spec: dr.parse_prior(spec) for spec in priors}
 if not set(sampled_priors) <= set(priors) or focus_prior not in sampled_priors:
     raise ValueError("sampled_priors must be taken from priors, focus_prior from sampled_priors")
-no_hierarchy = float(single_level.posterior(x1_star, rho1_value, p, known))
+no_hierarchy = float(dr.posterior(x1_star, rho1_value, p, known))
 print(f"D = {release}, rho1 = {rho1_value:.5f}, rho2 = {rho2_value:.5f}, d = {d}, p = {p}")
 print(f"block release alone: P[X1 = m+1 | x1*] = {no_hierarchy:.4f}")
 
@@ -88,7 +83,7 @@ print(f"block release alone: P[X1 = m+1 | x1*] = {no_hierarchy:.4f}")
 # reference for the samplers below.
 
 # %%
-exact = {spec: exact_posterior(*release, **params, prior=prior)
+exact = {spec: dr.exact_posterior(*release, **params, prior=prior)
          for spec, prior in prior_objects.items()}
 print(f"{'prior':<50} {'P[X1=m+1|D]':>12} {'E[X2|D]':>9} {'neglected':>10}")
 for spec, post in exact.items():
@@ -123,8 +118,8 @@ _ = ax_x2.legend(fontsize=8)
 # %%
 variant = float(1.0 / (1.0 + np.exp(-variant_log_odds(*release, **params, prior="improper"))))
 paper_setting = (release == (2, 1, -1) and d == 27 and p == 0.5 and known == 0
-                 and rho1_value == parse_rho("census:block", "rho1")
-                 and rho2_value == parse_rho("census:block-group", "rho2"))
+                 and rho1_value == dr.parse_rho("census:block", "rho1")
+                 and rho2_value == dr.parse_rho("census:block-group", "rho2"))
 line = (f"improper prior: exact {float(exact['improper'].prob_x1):.4f}, "
         f"constraint-dropping sampler {variant:.4f}")
 if paper_setting:
@@ -149,12 +144,12 @@ runs, reports, seconds = {}, {}, {}
 for spec in sampled_priors:
     for method in methods:
         start = time.perf_counter()
-        runs[spec, method] = sample_posterior(
+        runs[spec, method] = dr.sample_posterior(
             *release, **params, prior=prior_objects[spec], method=method, draws=draws,
             chains=chains, tune=tune, random_seed=random_seed,
         )
         seconds[spec, method] = time.perf_counter() - start
-        reports[spec, method] = convergence_report(runs[spec, method], known=known)
+        reports[spec, method] = dr.convergence_report(runs[spec, method], known=known)
 
 width = max(len(spec.split("/")[-1]) for spec in sampled_priors)  # full prior names
 print(f"{'prior':<{width}} {'method':<11} {'estimate':>9} {'MCSE':>7} {'exact':>7} {'z':>6} "
@@ -218,13 +213,11 @@ az.summary(indicator, kind="diagnostics")
 # posterior of $X_1$ and $X_2$ updates. A broken prior file shows its message here.
 
 # %%
-from dprisk.explore.notebook import live
-from dprisk.models.census.allocation import parse_rho
 
 
 def hierarchical_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior):
-    post = exact_posterior(x1_star, x2_star, y1_star, rho1=parse_rho(rho1, "rho1"),
-                           rho2=parse_rho(rho2, "rho2"), d=d, p=p, known=known,
+    post = dr.exact_posterior(x1_star, x2_star, y1_star, rho1=dr.parse_rho(rho1, "rho1"),
+                           rho2=dr.parse_rho(rho2, "rho2"), d=d, p=p, known=known,
                            prior=prior)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
     ax.bar(post.k2_values.ravel(), post.x2_pmf.ravel())
@@ -232,7 +225,7 @@ def hierarchical_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior)
     return fig, {"P[X1 = m+1 | D]": post.prob_x1, "E[X2 | D]": float(post.x2_mean())}
 
 
-live(hierarchical_live, x1_star=int(x1_star), x2_star=int(x2_star), y1_star=int(y1_star),
+dr.live(hierarchical_live, x1_star=int(x1_star), x2_star=int(x2_star), y1_star=int(y1_star),
      rho1=str(rho1), rho2=str(rho2), d=int(d), p=float(p), known=int(known),
      prior=focus_prior)
 

@@ -54,18 +54,17 @@ import numpy as np
 from matplotlib.colors import TwoSlopeNorm
 from tqdm import TqdmWarning
 
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
-from dprisk.inference.sweeps.sweep import sweep
-from dprisk.models.census.allocation import census_level
+import dprisk as dr
+from dprisk.inference.studies.p_correct import p_correct_variant
 
 # sweep() imports tqdm.auto even with progress=False; without ipywidgets that warns once.
 warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
-quantities = {"exact": p_correct_hierarchical, "variant": p_correct_variant}
+quantities = {"exact": dr.p_correct_hierarchical, "variant": p_correct_variant}
 if decision_model not in quantities:
     raise ValueError(f"decision_model must be one of {sorted(quantities)}, got {decision_model!r}")
 rho1_grid = np.geomspace(rho1_min, rho1_max, int(n_rho1))
 rho2_grid = np.geomspace(rho2_min, rho2_max, int(n_rho2))
-rho_census = {"rho1": census_level("block").rho, "rho2": census_level("block-group").rho}
+rho_census = {"rho1": dr.census_level("block").rho, "rho2": dr.census_level("block-group").rho}
 print(f"truth x1 = {x1}, x2 = {x2}; d = {d}, p = {p}, known m = {known}, prior {prior}")
 print(f"grid: {len(rho1_grid)} x {len(rho2_grid)} points; Census: "
       f"rho1 = {rho_census['rho1']:.4f}, rho2 = {rho_census['rho2']:.4f}")
@@ -96,9 +95,9 @@ if int(n_workers) > 0:
         Client(cluster) as client,
     ):
         print(client)
-        result = sweep(**sweep_args, client=client)
+        result = dr.sweep(**sweep_args, client=client)
 else:
-    result = sweep(**sweep_args, client=None)
+    result = dr.sweep(**sweep_args, client=None)
 print(f"{result.sizes['rho1'] * result.sizes['rho2']} points in "
       f"{time.perf_counter() - start:.1f} s")
 result
@@ -183,12 +182,11 @@ print(f"gain ranges over [{float(result['gain'].min()):.2e}, {float(result['gain
 # at the chosen $\rho_1$, for the truth $(x_1, x_2)$ and the adversary's $d$, $p$, prior.
 
 # %%
-from dprisk.explore.notebook import live
 
 
 def policy_live(rho1, x1, x2, d, p, known, prior):
     rho2_axis = np.geomspace(rho2_min, rho2_max, n_rho2)
-    rows = [p_correct_hierarchical(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
+    rows = [dr.p_correct_hierarchical(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
                                    prior=prior) for r2 in rho2_axis]
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
     ax.semilogx(rho2_axis, [r.p_correct for r in rows], marker="o", label="with block group")
@@ -199,7 +197,7 @@ def policy_live(rho1, x1, x2, d, p, known, prior):
                  f"P[correct] at rho2 = {rho2_axis[-1]:.3g}": rows[-1].p_correct}
 
 
-live(policy_live, rho1=float(rho1_min), x1=int(x1), x2=int(x2), d=int(d), p=float(p),
+dr.live(policy_live, rho1=float(rho1_min), x1=int(x1), x2=int(x2), d=int(d), p=float(p),
      known=int(known), prior=str(prior), ranges={"rho1": (rho1_min, rho1_max)})
 
 # %% [markdown]

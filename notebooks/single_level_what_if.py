@@ -47,15 +47,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
-from dprisk.inference.single_level import closed_form as single_level
-from dprisk.models.census.allocation import census_level
-from dprisk.models.mechanism.conversions import zcdp_to_dp
+import dprisk as dr
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth
 
-rho_block = census_level("block").rho
+rho_block = dr.census_level("block").rho
 scenarios = {"Census block": rho_block, "what-if": float(rho1)}
 for label, rho in scenarios.items():
-    epsilon = float(zcdp_to_dp(rho, delta))
+    epsilon = float(dr.zcdp_to_dp(rho, delta))
     print(f"{label:>12}: rho1 = {rho:.5f}  (epsilon = {epsilon:.3f} at delta = {delta:g})")
 
 # %% [markdown]
@@ -71,9 +69,9 @@ for label, rho in scenarios.items():
 x1_star = np.arange(known + x1_star_min, known + x1_star_max + 1)
 fig, (ax_post, ax_risk) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
 for (label, rho), style in zip(scenarios.items(), ("--", "-"), strict=True):
-    post = single_level.posterior(x1_star, rho, p, known)
-    risk = single_level.risk(x1_star, rho, p, known)
-    threshold = int(single_level.decision_threshold(rho, p, known))
+    post = dr.posterior(x1_star, rho, p, known)
+    risk = dr.risk(x1_star, rho, p, known)
+    threshold = int(dr.decision_threshold(rho, p, known))
     name = f"{label} (ρ1 = {rho:.3g}, threshold {threshold})"
     ax_post.plot(x1_star, post, style, marker="o", ms=3, label=name)
     ax_risk.plot(x1_star, risk, style, marker="o", ms=3, label=name)
@@ -99,10 +97,10 @@ print(f"{'':>12} {'rho1':>8} {'marginal post.':>15} {'R':>8} {'threshold':>10} "
 summary = {}
 for label, rho in scenarios.items():
     row = {
-        "marginal": float(single_level.marginal_posterior(rho, p, known)),
-        "R": float(single_level.marginal_risk(rho, p, known)),
-        "threshold": int(single_level.decision_threshold(rho, p, known)),
-        "p_correct": float(single_level.p_correct(rho, p, known)),
+        "marginal": float(dr.marginal_posterior(rho, p, known)),
+        "R": float(dr.marginal_risk(rho, p, known)),
+        "threshold": int(dr.decision_threshold(rho, p, known)),
+        "p_correct": float(dr.p_correct(rho, p, known)),
     }
     summary[label] = row
     print(f"{label:>12} {rho:>8.4f} {row['marginal']:>15.4f} {row['R']:>8.4f} "
@@ -117,8 +115,8 @@ for label, rho in scenarios.items():
 for label, rho in scenarios.items():
     halfwidth = int(support_halfwidth(rho, 1e-15))
     window = np.arange(known + 1 - halfwidth, known + 2 + halfwidth)
-    direct = np.sum(single_level.posterior(window, rho, p, known)
-                    * single_level.release_pmf(window, rho, known))
+    direct = np.sum(dr.posterior(window, rho, p, known)
+                    * dr.release_pmf(window, rho, known))
     closed_form = summary[label]["marginal"]
     print(f"{label:>12}: direct sum {direct:.12f}  vs  closed form {closed_form:.12f}")
     # both neglect less than 1e-15; the rest is rounding in a sum of ~1e3 terms
@@ -133,8 +131,8 @@ for label, rho in scenarios.items():
 
 # %%
 rho_grid = np.logspace(np.log10(rho_grid_min), np.log10(rho_grid_max), int(n_rho_grid))
-risk_grid = single_level.marginal_risk(rho_grid, p, known)
-correct_grid = single_level.p_correct(rho_grid, p, known)
+risk_grid = dr.marginal_risk(rho_grid, p, known)
+correct_grid = dr.p_correct(rho_grid, p, known)
 
 fig, (ax_r, ax_c) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layout=True)
 ax_r.plot(rho_grid, risk_grid)
@@ -157,22 +155,21 @@ _ = ax_r.legend(fontsize=8)
 # the parameters cell's values.
 
 # %%
-from dprisk.explore.notebook import live
 
 
 def single_level_live(rho1, p, known):
     releases = np.arange(known + x1_star_min, known + x1_star_max + 1)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.plot(releases, single_level.posterior(releases, rho1, p, known), marker="o", ms=3)
+    ax.plot(releases, dr.posterior(releases, rho1, p, known), marker="o", ms=3)
     ax.axhline(p, color="grey", lw=0.8)
     ax.set(xlabel="released x1*", ylabel="P[X1 = m+1 | x1*]", ylim=(0, 1))
-    return fig, {"marginal posterior": single_level.marginal_posterior(rho1, p, known),
-                 "marginal risk R": single_level.marginal_risk(rho1, p, known),
-                 "P[correct]": single_level.p_correct(rho1, p, known),
-                 "threshold": int(single_level.decision_threshold(rho1, p, known))}
+    return fig, {"marginal posterior": dr.marginal_posterior(rho1, p, known),
+                 "marginal risk R": dr.marginal_risk(rho1, p, known),
+                 "P[correct]": dr.p_correct(rho1, p, known),
+                 "threshold": int(dr.decision_threshold(rho1, p, known))}
 
 
-live(single_level_live, rho1=float(rho1), p=float(p), known=int(known),
+dr.live(single_level_live, rho1=float(rho1), p=float(p), known=int(known),
      ranges={"rho1": (0.001, 5.0), "p": (0.001, 0.999)})
 
 # %% [markdown]

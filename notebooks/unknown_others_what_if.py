@@ -49,16 +49,15 @@ pymc_draws = 2000  # draws per chain of the PyMC cross-check (0 skips it)
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.single_level import closed_form as single_level
-from dprisk.inference.unknown_others import closed_form as unknown_others
+import dprisk as dr
 
 releases = np.arange(known - 15, known + 30)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for n in n_shown:
     model = {"unknown_others": n, "q": q}
-    axes[0].plot(releases, unknown_others.posterior(releases, rho1, p, known, **model),
+    axes[0].plot(releases, dr.unknown_others_posterior(releases, rho1, p, known, **model),
                  marker=".", label=f"n = {n}")
-    axes[1].plot(releases, unknown_others.risk(releases, rho1, p, known, **model), marker=".",
+    axes[1].plot(releases, dr.unknown_others_risk(releases, rho1, p, known, **model), marker=".",
                  label=f"n = {n}")
 axes[0].set_ylabel("P[target has c | x1*]")
 axes[1].set_ylabel("R'(x1*) = posterior / p")
@@ -76,24 +75,24 @@ plt.show()
 
 # %%
 n_axis = np.arange(0, int(n_max) + 1)
-risk = [unknown_others.marginal_risk(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
-correct = [unknown_others.p_correct(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
-wrong_without = [unknown_others.p_correct(rho1, p, unknown_others=int(n), q=q, target=0)
+risk = [dr.unknown_others_marginal_risk(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
+correct = [dr.unknown_others_p_correct(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
+wrong_without = [dr.unknown_others_p_correct(rho1, p, unknown_others=int(n), q=q, target=0)
                  for n in n_axis]
 accuracy = p * np.asarray(correct) + (1 - p) * np.asarray(wrong_without)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 axes[0].plot(n_axis, risk, marker=".")
-axes[0].axhline(single_level.marginal_risk(rho1, p), color="k", ls=":", label="paper (n = 0)")
+axes[0].axhline(dr.marginal_risk(rho1, p), color="k", ls=":", label="paper (n = 0)")
 axes[0].set_ylabel("marginal risk R")
 axes[1].plot(n_axis, correct, marker=".", label="P[correct | target has c]")
 axes[1].plot(n_axis, accuracy, marker=".", label="accuracy averaged over the prior")
-axes[1].axhline(single_level.p_correct(rho1, p), color="k", ls=":", label="paper (n = 0)")
+axes[1].axhline(dr.p_correct(rho1, p), color="k", ls=":", label="paper (n = 0)")
 for ax in axes:
     ax.set_xlabel("n, unknown others")
     ax.grid(alpha=0.3)
     ax.legend()
 plt.show()
-print(f"R: {risk[0]:.4f} at n = 0 (paper: {single_level.marginal_risk(rho1, p):.4f}), "
+print(f"R: {risk[0]:.4f} at n = 0 (paper: {dr.marginal_risk(rho1, p):.4f}), "
       f"{risk[-1]:.4f} at n = {n_axis[-1]}")
 
 # %% [markdown]
@@ -123,20 +122,19 @@ if pymc_draws > 0:
 # and the marginal risk and P[correct] update (exact closed forms).
 
 # %%
-from dprisk.explore.notebook import live
 
 
 def unknown_others_live(rho1, p, q, known, n):
     model = {"unknown_others": n, "q": q}
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.plot(releases, unknown_others.posterior(releases, rho1, p, known, **model), marker=".")
+    ax.plot(releases, dr.unknown_others_posterior(releases, rho1, p, known, **model), marker=".")
     ax.set(xlabel="released block count x1*", ylabel="P[target has c | x1*]", ylim=(0, 1))
-    return fig, {"marginal risk R": unknown_others.marginal_risk(rho1, p, **model),
-                 "P[correct]": unknown_others.p_correct(rho1, p, **model),
-                 "paper (n = 0) P[correct]": single_level.p_correct(rho1, p)}
+    return fig, {"marginal risk R": dr.unknown_others_marginal_risk(rho1, p, **model),
+                 "P[correct]": dr.unknown_others_p_correct(rho1, p, **model),
+                 "paper (n = 0) P[correct]": dr.p_correct(rho1, p)}
 
 
-live(unknown_others_live, rho1=float(rho1), p=float(p), q=float(q), known=int(known),
+dr.live(unknown_others_live, rho1=float(rho1), p=float(p), q=float(q), known=int(known),
      n=int(n_shown[-1]), ranges={"rho1": (0.001, 5.0), "p": (0.001, 0.999),
                                  "q": (0.001, 0.999)})
 

@@ -40,21 +40,20 @@ seed = 2026  # random seed of the simulated releases
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
-from dprisk.inference.attribute.posterior import cell_posterior, sample_releases
-from dprisk.models.census.allocation import census_level
+import dprisk as dr
+from dprisk.inference.attribute.posterior import sample_releases
 from dprisk.models.census.histogram_1940 import ed_28_21, ed_28_21_known, ed_28_21_target
 from dprisk.models.priors.histogram import restricted_prior
 
-rho_block = census_level("block").rho
+rho_block = dr.census_level("block").rho
 hist, known, target = ed_28_21(), ed_28_21_known(), ed_28_21_target()
 restrictions = dict(part.split("=", 1) for part in known_attributes.split(";") if part)
 structured = restricted_prior(hist.mask(**restrictions))
 priors = {"uniform over 864": None, f"knows {known_attributes}": structured}
 for label, prior in priors.items():
     for rho in (rho_block, float(rho1)):
-        pm = p_map_correct(rho, hist.n_cells, prior, true_cell=target)
-        mean = expected_true_posterior(rho, hist.n_cells, prior, true_cell=target)
+        pm = dr.p_map_correct(rho, hist.n_cells, prior, true_cell=target)
+        mean = dr.expected_true_posterior(rho, hist.n_cells, prior, true_cell=target)
         print(f"{label:>52} rho1 = {rho:.4f}: P[MAP = target] = {pm:.5f}, "
               f"E[posterior of target] = {mean:.5f}")
 
@@ -65,7 +64,7 @@ for label, prior in priors.items():
 
 # %%
 release = sample_releases(known, float(rho1), target, 1, random_seed=seed)[0]
-post = cell_posterior(release, known, float(rho1), structured)
+post = dr.cell_posterior(release, known, float(rho1), structured)
 print("MAP cell:", post.map_cell, hist.cell_labels(post.map_cell))
 print("target:  ", target, hist.cell_labels(target), f"posterior {post.posterior[target]:.4f}")
 fig, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
@@ -84,7 +83,7 @@ _ = ax.legend()
 rho_grid = np.logspace(np.log10(rho_grid_min), np.log10(rho_grid_max), int(n_rho_grid))
 fig, ax = plt.subplots(figsize=(7, 3.8), constrained_layout=True)
 for k in sorted({864, int(cells_what_if)}):
-    ax.plot(rho_grid, [p_map_correct(r, k) for r in rho_grid], label=f"K = {k}")
+    ax.plot(rho_grid, [dr.p_map_correct(r, k) for r in rho_grid], label=f"K = {k}")
     ax.axhline(1 / k, ls=":", lw=0.8)
 ax.axvline(rho_block, color="k", ls="--", lw=0.8, label="Census block")
 ax.set(xscale="log", yscale="log", xlabel="$\\rho_1$", ylabel="P[MAP cell = true cell]")
@@ -97,10 +96,10 @@ _ = ax.legend(fontsize=8)
 
 # %%
 releases = sample_releases(known, float(rho1), target, int(n_releases), random_seed=seed)
-sim = cell_posterior(releases, known, float(rho1))
+sim = dr.cell_posterior(releases, known, float(rho1))
 winners = sim.log_posterior == sim.log_posterior.max(-1, keepdims=True)
 share = winners[:, target] / winners.sum(-1)
-exact = p_map_correct(float(rho1), hist.n_cells, true_cell=target)
+exact = dr.p_map_correct(float(rho1), hist.n_cells, true_cell=target)
 mcse = share.std(ddof=1) / np.sqrt(share.size)
 print(f"exact {exact:.5f}, Monte Carlo {share.mean():.5f} ± {mcse:.5f}")
 assert abs(share.mean() - exact) < 5 * mcse + 1e-12
@@ -112,20 +111,19 @@ assert abs(share.mean() - exact) < 5 * mcse + 1e-12
 # is the true one (uniform prior over $K$ cells) and its curve against $\rho_1$ update.
 
 # %%
-from dprisk.explore.notebook import live
 
 
 def whole_record_live(rho1, cells_what_if):
     rho_axis = np.geomspace(rho_grid_min, rho_grid_max, n_rho_grid)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.semilogx(rho_axis, [p_map_correct(r, cells_what_if) for r in rho_axis], marker=".")
+    ax.semilogx(rho_axis, [dr.p_map_correct(r, cells_what_if) for r in rho_axis], marker=".")
     ax.axvline(rho1, color="k", ls=":")
     ax.set(xlabel="rho1", ylabel="P[MAP cell = true cell]", ylim=(0, 1))
-    return fig, {"P[MAP = true], uniform prior": p_map_correct(rho1, cells_what_if),
+    return fig, {"P[MAP = true], uniform prior": dr.p_map_correct(rho1, cells_what_if),
                  "chance 1/K": 1 / cells_what_if}
 
 
-live(whole_record_live, rho1=float(rho1), cells_what_if=int(cells_what_if),
+dr.live(whole_record_live, rho1=float(rho1), cells_what_if=int(cells_what_if),
      ranges={"rho1": (rho_grid_min, rho_grid_max)})
 
 # %% [markdown]
