@@ -23,16 +23,12 @@ from __future__ import annotations
 
 import os
 import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import numpy as np
+from timing import BASELINE, baseline_seconds, dprisk_command, median_seconds, process_seconds
 
 ROUNDS = 5
 REPEATS = 15
-BASELINE = "python -c 'import numpy, scipy'"
 #: name -> (argv, target ratio against the baseline or None, target seconds or None, rounds)
 COMMANDS = {
     "budget, single level": (["budget", "--measure", "p-correct", "--target", "0.6", "--json"],
@@ -50,38 +46,18 @@ COMMANDS = {
 EXACT_POINT_TARGET = 1.1
 
 
-def _dprisk() -> list[str]:
-    script = Path(sys.executable).with_name("dprisk")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
-
-
-def _seconds(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
-
-
-def _median(func, repeats: int = REPEATS) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def commands(selected=None) -> dict:
     """Whole-process seconds of each command and the baseline, interleaved rounds."""
-    dprisk = _dprisk()
+    dprisk = dprisk_command()
     chosen = {k: v for k, v in COMMANDS.items() if selected is None or k in selected}
     for argv, *_ in chosen.values():  # warm the accounting cache and compiled kernels
-        _seconds(dprisk + argv)
+        process_seconds(dprisk + argv)
     times = {name: [] for name in [BASELINE, *chosen]}
     for round_ in range(ROUNDS):
-        times[BASELINE].append(_seconds([sys.executable, "-c", "import numpy, scipy"]))
+        times[BASELINE].append(baseline_seconds())
         for name, (argv, _, _, rounds) in chosen.items():
             if round_ < rounds:
-                times[name].append(_seconds(dprisk + argv))
+                times[name].append(process_seconds(dprisk + argv))
     base = statistics.median(times[BASELINE])
     out = {"baseline_s": base}
     for name, (_, ratio_target, seconds_target, _) in chosen.items():
@@ -100,17 +76,17 @@ def exact_point() -> dict:
               "rho2": float(census_level("block-group").rho), "d": 27}
     # the default kernels first (numpy: a single point does not pay for loading numba)
     p_correct_hierarchical(x2=1, **census)  # fill the caches
-    point = _median(lambda: p_correct_hierarchical(x2=1, **census))
+    point = median_seconds(lambda: p_correct_hierarchical(x2=1, **census), REPEATS)
     os.environ["DPRISK_KERNELS"] = "compiled"
     try:
         p_correct_hierarchical(x2=1, **census)  # load the compiled kernel
-        compiled = _median(lambda: p_correct_hierarchical(x2=1, **census))
+        compiled = median_seconds(lambda: p_correct_hierarchical(x2=1, **census), REPEATS)
     finally:
         del os.environ["DPRISK_KERNELS"]
     # the exponential bound of bench_hierarchical: an in-cache array of 1e5, scaled to 1e6
     x = -np.random.default_rng(0).random(100_000) * 50.0
     out = np.empty_like(x)
-    exp = 10.0 * _median(lambda: np.exp(x, out=out), repeats=200)
+    exp = 10.0 * median_seconds(lambda: np.exp(x, out=out), repeats=200)
     return {"exact_point_warm_s": point, "exact_point_warm_compiled_s": compiled,
             "exp_1e6_s": exp, "ratio": point / exp, "compiled_ratio": compiled / exp,
             "target_ratio": EXACT_POINT_TARGET}

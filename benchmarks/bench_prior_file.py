@@ -17,10 +17,8 @@ issue: ``pytensor.function`` in the default mode (numba linker, the path before)
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
+
+from timing import BASELINE, baseline_seconds, cold_in_new_process, dprisk_command, process_seconds
 
 ROUNDS = 5
 OPTION_ROUNDS = 3
@@ -29,7 +27,6 @@ TARGET_RATIO = 10.0
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 TWO_LEVEL = ["posterior", "--rho1", "census:block", "--rho2", "census:block-group", "--d", "27",
              "--x1-star", "3", "--x2-star", "30", "--y1-star", "27", "--json"]
-BASELINE = "python -c 'import numpy, scipy'"
 COMMANDS = {"two-level exact, default prior": TWO_LEVEL,
             "two-level exact, prior file (first use)": [*TWO_LEVEL, "--prior", NB_SPEC]}
 
@@ -57,30 +54,12 @@ OPTIONS = {
 }
 
 
-def _dprisk() -> list[str]:
-    script = Path(sys.executable).with_name("dprisk")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
-
-
-def _seconds(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
-
-
-def _option_seconds(statement: str) -> float:
-    code = f"{_SETUP}\n{statement}\nprint(time.perf_counter() - _t)"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
-    return float(done.stdout.split()[-1])
-
-
 def run() -> dict:
     times = {name: [] for name in [BASELINE, *COMMANDS]}
     for _ in range(ROUNDS):
-        times[BASELINE].append(_seconds([sys.executable, "-c", "import numpy, scipy"]))
+        times[BASELINE].append(baseline_seconds())
         for name, args in COMMANDS.items():
-            times[name].append(_seconds(_dprisk() + args))
+            times[name].append(process_seconds(dprisk_command() + args))
     base = statistics.median(times[BASELINE])
     results = {"rounds": ROUNDS, "baseline_s": base, "target_seconds": TARGET_SECONDS,
                "target_ratio": TARGET_RATIO}
@@ -94,7 +73,8 @@ def run() -> dict:
     print(f"new process: build the prior's graph's function + first evaluation (4096 values), "
           f"median of {OPTION_ROUNDS}")
     for name, statement in OPTIONS.items():
-        seconds = statistics.median(_option_seconds(statement) for _ in range(OPTION_ROUNDS))
+        seconds = statistics.median(cold_in_new_process(_SETUP, statement)
+                                    for _ in range(OPTION_ROUNDS))
         results["options"][name] = seconds
         print(f"  {name:<50} {seconds:7.3f} s")
     return results

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from timing import BASELINE, baseline_seconds, dprisk_command, process_seconds
 
 ROUNDS = 7
 TARGET_RATIO = 2.5
@@ -35,32 +34,20 @@ COMMANDS = {
     "sweep, 10 exact points (netCDF)": ["sweep", "--rho1", BLOCK, "--rho2", GROUP, "--d", "27",
                                         "--x2", "1:10", "--out", "{out}", "--json"],
 }
-BASELINE = "python -c 'import numpy, scipy'"
-
-
-def _dprisk() -> list[str]:
-    script = Path(sys.executable).with_name("dprisk")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
-
-
-def _seconds(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
 
 
 def run() -> dict:
     times = {name: [] for name in [BASELINE, *COMMANDS]}
-    dprisk = _dprisk()
+    dprisk = dprisk_command()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "sweep.nc"
         for _ in range(ROUNDS):
-            times[BASELINE].append(_seconds([sys.executable, "-c", "import numpy, scipy"]))
+            times[BASELINE].append(baseline_seconds())
             for name, args in COMMANDS.items():
                 out.unlink(missing_ok=True)
                 shutil.rmtree(f"{out}.chunks", ignore_errors=True)
                 argv = dprisk + [a.replace("{out}", str(out)) for a in args]
-                times[name].append(_seconds(argv))
+                times[name].append(process_seconds(argv))
     base = statistics.median(times[BASELINE])
     results = {"rounds": ROUNDS, "target_ratio": TARGET_RATIO, "baseline_s": base}
     print(f"whole process, median of {ROUNDS} interleaved rounds; baseline {BASELINE}: "

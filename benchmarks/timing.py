@@ -14,6 +14,10 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+#: The whole-process baseline of the command benchmarks, as printed.
+BASELINE = "python -c 'import numpy, scipy'"
 
 
 def run_times(func, repeats: int) -> list[float]:
@@ -51,6 +55,27 @@ def cold_in_new_process(setup: str, statement: str) -> float:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     return float(done.stdout.split()[-1])
+
+
+def dprisk_command() -> list[str]:
+    """The argv prefix that runs the ``dprisk`` console script beside this interpreter.
+
+    Falls back to ``python -m dprisk.cli`` where the script is not installed.
+    """
+    script = Path(sys.executable).with_name("dprisk")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
+
+
+def process_seconds(argv: list[str]) -> float:
+    """Wall-clock seconds of one run of ``argv`` in a new process, output discarded."""
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def baseline_seconds() -> float:
+    """Wall-clock seconds of one run of :data:`BASELINE` (importing NumPy and SciPy)."""
+    return process_seconds([sys.executable, "-c", "import numpy, scipy"])
 
 
 def machine_load() -> dict:
