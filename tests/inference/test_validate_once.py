@@ -8,10 +8,8 @@ name. Derived values (the precision ``rho2 + rho1/d`` that sizes a grid, the rel
 study's grid) go to kernels unchecked, so every count below is of an input parameter.
 """
 
-import sys
-from collections import Counter
-
 import pytest
+from validator_counts import count_outermost_calls
 
 from dprisk.inference.nested import posterior as multilevel
 from dprisk.inference.studies import p_correct as studies
@@ -24,9 +22,15 @@ CENSUS = {"rho1": census_rhos(2)[0], "rho2": census_rhos(2)[1], "d": 27}
 DEFAULT_NAMES = {"check_rho": "rho", "check_probability": "p", "check_tail_mass": "tail_mass"}
 
 
+def _parameter(name, args, kwargs):
+    """The parameter a validator call checks: its name argument, or the validator's default."""
+    if name == "check_support":
+        return "prior"
+    return args[1] if len(args) > 1 else kwargs.get("name", DEFAULT_NAMES.get(name))
+
+
 @pytest.fixture
 def calls(monkeypatch):
-    counts = Counter()
     originals = {
         **{name: getattr(checks, name) for name in
            ("check_rho", "check_probability", "check_count", "check_positive_int")},
@@ -34,25 +38,7 @@ def calls(monkeypatch):
         "check_support": priors.check_support,
     }
 
-    depth = [0]  # count the outermost validator only (check_tail_mass calls check_probability)
-
-    def counting(name, original):
-        def wrapper(*args, **kwargs):
-            if depth[0] == 0:
-                key = "prior" if name == "check_support" else (
-                    args[1] if len(args) > 1 else kwargs.get("name", DEFAULT_NAMES.get(name)))
-                counts[key] += 1
-            depth[0] += 1
-            try:
-                return original(*args, **kwargs)
-            finally:
-                depth[0] -= 1
-        return wrapper
-
-    for module in [m for key, m in sys.modules.items() if key.startswith("dprisk")]:
-        for name, original in originals.items():
-            if getattr(module, name, None) is original:
-                monkeypatch.setattr(module, name, counting(name, original))
+    counts = count_outermost_calls(monkeypatch, originals, _parameter)
     for cls in (priors.X2Prior, priors.PointMass):
         original = cls.__dict__["check_support"]
 

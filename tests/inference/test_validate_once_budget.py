@@ -11,10 +11,9 @@ the entry point validates once and the search calls kernels on the validated val
 
 import importlib
 import json
-import sys
-from collections import Counter
 
 import pytest
+from validator_counts import count_outermost_calls
 
 from tests.cli_helpers import run_cli
 
@@ -48,25 +47,9 @@ def calls(monkeypatch):
     numerics = importlib.import_module("dprisk.models.numerics")
     originals = {name: getattr(checks, name) for name in VALIDATORS}
     originals["check_tail_mass"] = numerics.check_tail_mass
-    counter = Counter()
-    depth = [0]
-
-    def counting(name, original):
-        def wrapper(value, *args, **kwargs):
-            if depth[0] == 0:
-                counter[args[0] if args else kwargs.get("name", name)] += 1
-            depth[0] += 1
-            try:
-                return original(value, *args, **kwargs)
-            finally:
-                depth[0] -= 1
-        return wrapper
-
-    for module in [m for key, m in sys.modules.items() if key.startswith("dprisk")]:
-        for name, original in originals.items():
-            if getattr(module, name, None) is original:
-                monkeypatch.setattr(module, name, counting(name, original))
-    return counter
+    return count_outermost_calls(
+        monkeypatch, originals,
+        lambda name, args, kwargs: args[1] if len(args) > 1 else kwargs.get("name", name))
 
 
 def _budget_cli(argv, capsys) -> dict:
