@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from study_checks import assert_records_match
 
 from dprisk.inference.unknown_others import closed_form as unknown_others
 from dprisk.validation.beyond import unknown_others as unknown_others_study
@@ -15,9 +16,7 @@ def result():
 
 
 def test_records_match(result):
-    validate_records(result.records)
-    assert len(result.records) == 9
-    assert {r["status"] for r in result.records} == {"match"}
+    assert_records_match(result.records, 9)
 
 
 def test_data_against_the_api(result):
