@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, emit
+from dprisk.cli.common import EXIT_OK, add_json, add_subcommand, emit
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subs) -> None:
     """Register ``dprisk census``."""
-    census = subs.add_parser("census", help=SUBCOMMAND_HELP["census"])
-    census.add_argument("--strategy", action="store_true",
-                        help="also list every query of the 2020 persons strategy with its "
-                        "fraction of the level's rho and its rho (JSON key queries)")
+    census = add_subcommand(subs, "census", run, flags={
+        "--strategy": "also list every query of the 2020 persons strategy with its fraction "
+                      "of the level's rho and its rho (JSON key queries)"})
     add_json(census)
-    census.set_defaults(func=run)
 
 
 def run(args) -> int:

@@ -43,6 +43,7 @@ __all__ = [
     "add_json",
     "add_model",
     "add_scenario",
+    "add_subcommand",
     "add_two_level",
     "apply_defaults",
     "check_form",
@@ -131,6 +132,21 @@ def with_default(text: str, default) -> str:
 def add_json(sub: argparse.ArgumentParser) -> None:
     """The ``--json`` flag of every subcommand."""
     sub.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def add_subcommand(subs, name: str, func, flags: dict[str, str] | None = None
+                   ) -> argparse.ArgumentParser:
+    """Register subcommand ``name``, run by ``func``, with its one-line help and its flags.
+
+    The help is ``SUBCOMMAND_HELP[name]``; ``flags`` maps each on/off option
+    (``action="store_true"``) to its help, added first and in order. The caller adds the
+    other options, then :func:`add_json`.
+    """
+    sub = subs.add_parser(name, help=SUBCOMMAND_HELP[name])
+    for flag_, text in (flags or {}).items():
+        sub.add_argument(flag_, action="store_true", help=text)
+    sub.set_defaults(func=func)
+    return sub
 
 
 def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:

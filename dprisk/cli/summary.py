@@ -7,22 +7,20 @@ and formats.
 
 from __future__ import annotations
 
-from dprisk.cli.common import EXIT_OK, SUBCOMMAND_HELP, add_json, emit
+from dprisk.cli.common import EXIT_OK, add_json, add_subcommand, emit
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(subs) -> None:
     """Register ``dprisk summary``."""
-    sub = subs.add_parser("summary", help=SUBCOMMAND_HELP["summary"])
-    sub.add_argument("--census", action="store_true",
-                     help="the 2020 allocation (block and block-group GVHR queries; epsilon "
-                     "of the global rho 2.56 and of all 65 queries)")
+    sub = add_subcommand(subs, "summary", run, flags={
+        "--census": "the 2020 allocation (block and block-group GVHR queries; epsilon of the "
+                    "global rho 2.56 and of all 65 queries)"})
     sub.add_argument("--rho1", default=None, help="the block's rho (> 0 or census:LEVEL)")
     sub.add_argument("--rho2", default=None,
                      help="the block group's rho (> 0 or census:LEVEL), optional")
     add_json(sub)
-    sub.set_defaults(func=run)
 
 
 def _value(value) -> str:
