@@ -75,8 +75,8 @@ def _fractions(*pairs: tuple[int, int]) -> tuple[Fraction, ...]:
     return tuple(Fraction(num, den) for num, den in pairs)
 
 
-# : Query fractions of each level (level names of :mod:`dprisk.models.census.allocation`), in the
-# order
+#: Query fractions of each level (level names of :mod:`dprisk.models.census.allocation`), in
+#: the order
 #: of :data:`STRATEGY_QUERY_NAMES`; the US level has no ``total`` query.
 QUERY_FRACTIONS: dict[str, dict[str, Fraction]] = {
     "block": dict(zip(STRATEGY_QUERY_NAMES, _fractions(
