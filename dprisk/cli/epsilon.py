@@ -87,12 +87,19 @@ PLD_RHO_RANGE = (1e-4, 1e4)
 
 
 def _pld_bracket(rho: float, delta: float) -> tuple[float | None, float | None]:
-    """Optimistic and pessimistic PLD epsilon of one DG query of ``rho`` (or Nones)."""
+    """Optimistic and pessimistic PLD epsilon of one DG query of ``rho`` (or Nones).
+
+    ``None`` outside :data:`PLD_RHO_RANGE`, and for an end the PLD cannot resolve (a delta
+    below its truncated tail, e.g. 1e-300, gives an infinite epsilon): JSON has no infinity.
+    """
+    import math
+
     from dprisk.inference.privacy.accounting import epsilon_pld_bracket
 
     if not PLD_RHO_RANGE[0] <= rho <= PLD_RHO_RANGE[1]:
         return None, None
-    return epsilon_pld_bracket([rho], delta)
+    lower, upper = epsilon_pld_bracket([rho], delta)
+    return (lower if math.isfinite(lower) else None, upper if math.isfinite(upper) else None)
 
 
 def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:
