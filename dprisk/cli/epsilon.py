@@ -72,9 +72,12 @@ def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
         f"  epsilon (Bun-Steinke, the paper's Theorem 1)   = {payload['epsilon_bun_steinke']:.6f}",
         f"  epsilon (Canonne-Kamath-Steinke, tighter)      = {payload['epsilon_cks']:.6f}",
     ]
-    if bracket[0] is None:
+    if not PLD_RHO_RANGE[0] <= rho <= PLD_RHO_RANGE[1]:
         lines.append(f"  epsilon of one discrete Gaussian query (PLD): not computed outside "
                      f"{PLD_RHO_RANGE[0]:g} <= rho <= {PLD_RHO_RANGE[1]:g}")
+    elif None in bracket:
+        lines.append("  epsilon of one discrete Gaussian query (PLD): not resolved at this delta "
+                     f"(the PLD gives [{bracket[0]}, {bracket[1]}]; None: infinite)")
     else:
         lines.append(f"  epsilon of one discrete Gaussian query, PLD   in [{bracket[0]:.6f}, "
                      f"{bracket[1]:.6f}] (sensitivity 1)")
