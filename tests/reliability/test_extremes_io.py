@@ -106,7 +106,8 @@ CLI_CASES = [
     (["posterior", "--rhos", "1e30,0.5,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10"], 2),
     (["posterior", "--rhos", "0.5,0.5,1e100", "--siblings", "3,3", "--stars", "1,5,15,4,10",
       "--method", "gibbs", "--draws", "10", "--seed", "1"], 2),
-    (["epsilon", "--rho", "5e-324"], 0),
+    # CKS optimal order above 1e12: was epsilon_cks = 0 with exit 0 (issue 24); refused now
+    (["epsilon", "--rho", "5e-324"], 2),
     (["epsilon", "--rho", "1e6"], 2),  # CKS optimal order below 1.01: was a wrong epsilon
     (["epsilon", "--rho", "1e100"], 2),
     (["epsilon", "--epsilon", "1e-300"], 2),  # rho below the smallest normal: was 0
