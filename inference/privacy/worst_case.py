@@ -49,7 +49,7 @@ import numpy as np
 from dprisk.inference.privacy import worst_case_kernels as kernels
 from dprisk.inference.privacy.accounting_cache import cached_float
 from dprisk.models.census.allocation import CENSUS_RHO_TOTAL
-from dprisk.models.checks import check_count, check_probability, check_rho
+from dprisk.models.checks import check_probability, check_rho
 from dprisk.models.scenario import scalar_value
 
 __all__ = [
@@ -239,15 +239,11 @@ def bayes_accuracy(rho, p=0.5, known=0) -> float:
     known : int (>= 0)
     """
     from dprisk.inference.single_level import closed_form as single_level
-    from dprisk.models.mechanism import discrete_gaussian as dg
 
-    rho = float(scalar_value(check_rho(rho, "rho"), "rho"))
-    prior = _scalar_p(p)
-    known = int(scalar_value(check_count(known, "known", minimum=0), "known"))
-    true_positive = float(single_level.p_correct(rho, prior, known))
-    threshold = int(single_level.decision_threshold(rho, prior, known))
-    true_negative = float(dg.cdf(threshold - 1, known, rho))
-    return prior * true_positive + (1.0 - prior) * true_negative
+    accuracy = single_level.design_summary(rho, p, known)["accuracy"]  # checks the ranges
+    for value, name in ((rho, "rho"), (p, "p"), (known, "known")):
+        scalar_value(value, name)  # one release design, not a batch
+    return float(accuracy)
 
 
 def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
