@@ -11,9 +11,9 @@ The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` is a chain
     \psi_\ell(j, k) = w_\ell(k \mid j)\, e^{-(\rho_{\ell-1}/d_\ell)(y_{\ell-1}^* - (k - j))^2},
 
 with ``w_ℓ`` the prior of ``X_ℓ | X_{ℓ-1}`` (zero unless ``k >= j``). For ``h = 2`` it is the
-two-level posterior, computed by :func:`dprisk.inference.two_level.exact.two_level_posterior` (the
-one
-implementation of the two-level model). For ``h >= 3``, sum–product (forward–backward) along the
+two-level posterior, computed by
+:func:`dprisk.inference.two_level.exact.two_level_posterior` (the one implementation of the
+two-level model). For ``h >= 3``, sum–product (forward–backward) along the
 chain on one window ``G_ℓ`` of ``W_ℓ`` consecutive integers per level (``G_1 = {m, m+1}``;
 the checked box of :mod:`dprisk.inference.nested.box_kernels`), in log space:
 

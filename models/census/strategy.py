@@ -76,8 +76,7 @@ def _fractions(*pairs: tuple[int, int]) -> tuple[Fraction, ...]:
 
 
 #: Query fractions of each level (level names of :mod:`dprisk.models.census.allocation`), in
-#: the order
-#: of :data:`STRATEGY_QUERY_NAMES`; the US level has no ``total`` query.
+#: the order of :data:`STRATEGY_QUERY_NAMES`; the US level has no ``total`` query.
 QUERY_FRACTIONS: dict[str, dict[str, Fraction]] = {
     "block": dict(zip(STRATEGY_QUERY_NAMES, _fractions(
         (5, 4097), (9, 4097), (5, 4097), (5, 4097), (5, 4097), (5, 4097), (21, 4097),
