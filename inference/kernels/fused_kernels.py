@@ -48,10 +48,10 @@ import sys
 
 import numpy as np
 
+from dprisk.inference.kernels.mass_kernels import checked_log_masses
 from dprisk.inference.kernels.table_kernels import (
     MAX_PRECISION,
     MAX_WINDOW,
-    checked_table,
     initial_halfwidth,
 )
 from dprisk.models.numerics import expit
@@ -181,14 +181,15 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
     The quantities of :class:`dprisk.inference.kernels.table_kernels.JointTable` without the
     tables: from the compiled kernel when ``compiled`` (default: :func:`use_compiled` with
     this batch's cells) and the prior allows, else from
-    :func:`dprisk.inference.kernels.table_kernels.checked_table`. The compiled kernel
+    :func:`dprisk.inference.kernels.mass_kernels.checked_log_masses` (the masses of
+    :func:`dprisk.inference.kernels.table_kernels.checked_table`, bit for bit). The compiled kernel
     widens the window per release, the numpy one per batch; the results differ only where a
     widening happens (by less than ``tail_mass`` of a branch's mass). Without
     ``want_neglected`` the compiled kernel may return an upper bound of ``log_neglected``.
     With ``out_prob`` (float array, one entry per release) it also receives
     :math:`P[X_1 = m + 1 \mid D] = \operatorname{expit}(\text{mass}_1 - \text{mass}_0)`
     (in the compiled pass when it runs, else by :func:`dprisk.models.numerics.expit`).
-    Raises what :func:`checked_table` raises (the numpy path re-runs on failure).
+    Raises what ``checked_table`` raises (the numpy path re-runs on failure).
     """
     x1s, x2s, y1s = (np.ascontiguousarray(a, dtype=np.int64) for a in (x1s, x2s, y1s))
     k0 = halfwidth if halfwidth is not None else initial_halfwidth(params.precision, tail_mass)
@@ -213,7 +214,7 @@ def checked_masses(x1s, x2s, y1s, params: Scenario, tail_mass: float,
             _NO_PROB if out_prob is None else out_prob)
         if failed < 0:
             return mass, neglected
-    table = checked_table(x1s, x2s, y1s, params, tail_mass, halfwidth)
+    mass, neglected = checked_log_masses(x1s, x2s, y1s, params, tail_mass, halfwidth)
     if out_prob is not None:
-        out_prob[:] = expit(table.log_branch_mass[:, 1] - table.log_branch_mass[:, 0])
-    return table.log_branch_mass, table.log_neglected
+        out_prob[:] = expit(mass[:, 1] - mass[:, 0])
+    return mass, neglected

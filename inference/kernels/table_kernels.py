@@ -83,11 +83,15 @@ __all__ = [
     "MAX_WINDOW",
     "GridTooNarrowError",
     "JointTable",
+    "WindowGeometry",
+    "branch_log_neglected",
     "branch_offset",
     "checked_table",
     "initial_halfwidth",
     "relative_log_joint",
     "relative_release",
+    "widened",
+    "window_geometry",
     "window_table",
 ]
 
@@ -190,17 +194,41 @@ class JointTable:
         return np.where(self.feasible, share, 0.0)
 
 
-def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
-    """The joint table with a fixed half-width ``K`` (window ``W = 2K + 3``), no check.
+@dataclass(frozen=True)
+class WindowGeometry:
+    r"""Where each release's k2 window lies, and the per-release numbers of its tables.
 
-    Evaluated in coordinates relative to ``known`` (see the module docstring).
+    Attributes
+    ----------
+    width : int
+        ``W = 2K + 3``, the number of k2 values per release.
+    supports : list
+        ``branch_support(k1)`` of ``k1 = known + (0, 1)`` (``None`` for an empty branch).
+    feasible : ndarray of bool, shape (2,)
+    gamma, delta_beta : ndarray, shape (R,)
+        :func:`relative_release`.
+    start : ndarray of int64, shape (R,)
+        First k2 of each window.
+    first, ref : ndarray of int64, shape (R,)
+        The window's first ``j = k2 - known`` and the reference ``r`` (module docstring).
     """
+
+    width: int
+    supports: list
+    feasible: np.ndarray
+    gamma: np.ndarray
+    delta_beta: np.ndarray
+    start: np.ndarray
+    first: np.ndarray
+    ref: np.ndarray
+
+
+def window_geometry(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> WindowGeometry:
+    """The windows of half-width ``K`` (``W = 2K + 3``), centred and slid inside the support."""
     prior = params.prior
-    precision = params.precision
     width = 2 * halfwidth + 3
     known = params.known
-    k1_values = (known, known + 1)
-    supports = [prior.branch_support(k1) for k1 in k1_values]
+    supports = [prior.branch_support(k1) for k1 in (known, known + 1)]
     feasible = np.array([s is not None for s in supports])
     lower = min(s[0] for s in supports if s is not None)
     uppers = [s[1] for s in supports if s is not None]
@@ -219,47 +247,71 @@ def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
     if upper is not None:
         ref_hi = np.maximum(np.minimum(ref_hi, upper - known), first)
     ref = np.clip(np.floor(gamma).astype(np.int64), first, ref_hi)
+    return WindowGeometry(width, supports, feasible, gamma, delta_beta, start, first, ref)
+
+
+def branch_log_neglected(params: Scenario, window: WindowGeometry, b: int) -> np.ndarray:
+    r"""Log of a bound on the branch's mass outside each window (same constant as the table).
+
+    The Gaussian tails beyond ``[start, start + W - 1]`` within the branch's support
+    (:func:`dprisk.models.numerics.log_gauss_tail`), with ``t`` their distance from
+    :math:`c_{k_1} = \text{known} + \gamma + b\delta` and :math:`t^2 - a^2 = (t + a)(t - a)`
+    formed from integers and small quantities, times ``exp(prior.log_weight_max)``; ``-inf``
+    where the window holds the whole support.
+    """
+    precision = params.precision
+    gamma, first, ref, start, width = (window.gamma, window.first, window.ref, window.start,
+                                       window.width)
+    n = gamma.shape[0]
     a = ref - gamma
+    step = b * (params.rho1 / params.d) / precision
+    branch_shift = branch_offset(b, window.delta_beta) + params.prior.log_weight_max
+    lo_b, hi_b = window.supports[b]
+    parts = []
+    left = start > lo_b
+    if left.any():
+        t = (gamma - first + 1.0) + step  # c_{k1} - (start - 1)
+        excess = ((ref - first + 1) + step) * ((2.0 * gamma - (ref + first - 1)) + step)
+        tail = log_gauss_tail(t, precision, excess=excess, offset=a)
+        parts.append(np.where(left, tail, -np.inf))
+    right = np.ones(n, bool) if hi_b is None else hi_b >= start + width
+    if np.any(right):
+        t = (first + width - gamma) - step  # start + W - c_{k1}
+        excess = (((first + width + ref) - 2.0 * gamma) - step) * (
+            (first + width - ref) - step)
+        tail = log_gauss_tail(t, precision, excess=excess, offset=a)
+        parts.append(np.where(right, tail, -np.inf))
+    if not parts:
+        return np.full(n, -np.inf)
+    tail = parts[0] if len(parts) == 1 else np.logaddexp(parts[0], parts[1])
+    return branch_shift + tail
+
+
+def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
+    """The joint table with a fixed half-width ``K`` (window ``W = 2K + 3``), no check.
+
+    Evaluated in coordinates relative to ``known`` (see the module docstring).
+    """
+    window = window_geometry(x1s, x2s, y1s, params, halfwidth)
+    width, start, ref = window.width, window.start, window.ref
     offsets = np.arange(width)
     k2 = start[:, None] + offsets
-    j_minus_ref = (first - ref)[:, None] + offsets
+    j_minus_ref = (window.first - ref)[:, None] + offsets
 
     n = x1s.shape[0]
     log_joint = np.full((n, 2, width), -np.inf)
     log_mass = np.full((n, 2), -np.inf)
     log_neglected = np.full((n, 2), -np.inf)
-    for b, k1 in enumerate(k1_values):
-        if supports[b] is None:
+    for b, k1 in enumerate((params.known, params.known + 1)):
+        if window.supports[b] is None:
             continue
-        table = relative_log_joint(params, b, gamma[:, None], delta_beta[:, None],
-                                    ref[:, None], j_minus_ref)
-        table += prior.log_weight(k2, k1)
+        table = relative_log_joint(params, b, window.gamma[:, None],
+                                   window.delta_beta[:, None], ref[:, None], j_minus_ref)
+        table += params.prior.log_weight(k2, k1)
         log_joint[:, b] = table
         log_mass[:, b] = logsumexp(table)
-        # Bound the mass of the branch's support outside [start, start + W - 1]: the
-        # Gaussian tails beyond, with t their distance from c_{k1} = known + gamma + b delta,
-        # and t^2 - a^2 = (t + a)(t - a) formed from integers and small quantities.
-        step = b * (params.rho1 / params.d) / precision
-        branch_shift = branch_offset(b, delta_beta) + prior.log_weight_max
-        lo_b, hi_b = supports[b]
-        parts = []
-        left = start > lo_b
-        if left.any():
-            t = (gamma - first + 1.0) + step  # c_{k1} - (start - 1)
-            excess = ((ref - first + 1) + step) * ((2.0 * gamma - (ref + first - 1)) + step)
-            tail = log_gauss_tail(t, precision, excess=excess, offset=a)
-            parts.append(np.where(left, tail, -np.inf))
-        right = np.ones(n, bool) if hi_b is None else hi_b >= start + width
-        if np.any(right):
-            t = (first + width - gamma) - step  # start + W - c_{k1}
-            excess = (((first + width + ref) - 2.0 * gamma) - step) * (
-                (first + width - ref) - step)
-            tail = log_gauss_tail(t, precision, excess=excess, offset=a)
-            parts.append(np.where(right, tail, -np.inf))
-        if parts:
-            tail = parts[0] if len(parts) == 1 else np.logaddexp(parts[0], parts[1])
-            log_neglected[:, b] = branch_shift + tail
-    return JointTable(start, log_joint, log_mass, log_neglected, feasible)
+        log_neglected[:, b] = branch_log_neglected(params, window, b)
+    return JointTable(start, log_joint, log_mass, log_neglected, window.feasible)
 
 
 def initial_halfwidth(precision: float, tail_mass: float) -> int:
@@ -285,6 +337,16 @@ def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,
     GridTooNarrowError
         If the (fixed, or largest allowed) window leaves out more than ``tail_mass``.
     """
+    return widened(window_table, x1s, x2s, y1s, params, tail_mass, halfwidth)
+
+
+def widened(build, x1s, x2s, y1s, params: Scenario, tail_mass: float, halfwidth: int | None):
+    """``build(x1s, x2s, y1s, params, K)`` at the first ``K`` that passes the check.
+
+    The rule of :func:`checked_table` for any ``build`` returning an object with
+    ``log_neglected``, ``log_branch_mass``, ``feasible``, ``width`` and ``neglected_share``
+    (:class:`JointTable`, or the masses alone).
+    """
     if params.precision > MAX_PRECISION:
         raise ValueError(
             f"rho2 + rho1/d = {params.precision!r} is above {MAX_PRECISION:g}, where the "
@@ -295,7 +357,7 @@ def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,
     k = halfwidth if fixed else initial_halfwidth(params.precision, tail_mass)
     log_tail_mass = math.log(tail_mass)
     while True:
-        table = window_table(x1s, x2s, y1s, params, k)
+        table = build(x1s, x2s, y1s, params, k)
         with np.errstate(invalid="ignore"):
             excess = table.log_neglected - table.log_branch_mass >= log_tail_mass
         bad = (excess & table.feasible).any(-1)

@@ -37,6 +37,7 @@ from dprisk.inference.kernels.fused_kernels import (
     table_seconds,
     use_compiled,
 )
+from dprisk.inference.kernels.mass_kernels import checked_log_masses
 from dprisk.inference.kernels.table_kernels import checked_table, initial_halfwidth
 from dprisk.inference.two_level.exact import JointTable
 from dprisk.models.checks import check_count, check_positive_int
@@ -272,8 +273,11 @@ def exact_log_odds_at_known(x2_star, y1_star, params: Scenario) -> np.ndarray:
                                  want_neglected=False, compiled=True)
         with np.errstate(invalid="ignore"):
             return (mass[:, 1] - mass[:, 0]).reshape(shape)
-    for rows in row_chunks(x2s.size, params):
-        mass = posterior_table(params.known, x2s[rows], y1s[rows], params).log_branch_mass
+    x2s, y1s = (np.asarray(a, dtype=np.int64) for a in (x2s, y1s))
+    for rows in row_chunks(x2s.size, params):  # the masses of posterior_table, bit for bit
+        x1s = np.full(rows.stop - rows.start, params.known, dtype=np.int64)
+        mass, _ = checked_log_masses(x1s, x2s[rows], y1s[rows], params, POSTERIOR_TAIL_MASS,
+                                     None)
         with np.errstate(invalid="ignore"):
             odds[rows] = mass[:, 1] - mass[:, 0]
     return odds.reshape(shape)
