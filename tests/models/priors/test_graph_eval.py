@@ -52,3 +52,55 @@ def test_constants_and_shared_variables():
     shared = pytensor.shared(np.float64(3.0))
     (out,) = graph_function([x], [pt.exp(x) * shared + np.float64(1.0)])(np.array([0.0, 1.0]))
     np.testing.assert_allclose(out, [4.0, 3.0 * np.e + 1.0], rtol=1e-15)
+
+
+_FRESH_EVALUATION = """
+import sys
+import numpy as np
+from dprisk.models.priors.library import parse_prior
+prior = parse_prior({spec!r})
+k2 = np.concatenate([np.arange(-5, 3000), [10**6, 2**40]]).astype(np.int64)
+values = prior.log_weight(k2, np.full_like(k2, 2))
+sys.stdout.write(values.tobytes().hex() + " " + str("scipy.special" in sys.modules))
+"""
+
+
+@pytest.mark.parametrize("spec", EXAMPLES)
+def test_special_functions_without_importing_scipy_special(spec):
+    """A fresh process evaluates the prior (gammaln for the negative binomial) with SciPy's
+    compiled ufuncs loaded alone, never importing scipy.special; the values are the same bits
+    as through scipy.special (no tolerance: the same compiled function)."""
+    import subprocess
+    import sys
+
+    import scipy.special  # noqa: F401 -- here the ordinary path (prepare_node's import)
+
+    done = subprocess.run([sys.executable, "-c", _FRESH_EVALUATION.format(spec=spec)],
+                          capture_output=True, text=True, check=True)
+    hex_values, imported = done.stdout.split()
+    assert imported == "False"
+    prior = parse_prior(spec)
+    k2 = np.concatenate([np.arange(-5, 3000), [10**6, 2**40]]).astype(np.int64)
+    # a fresh graph function: a prior's cached one may predate the import above
+    k2v, k1v = pt.lvector("k2"), pt.lvector("k1")
+    (want,) = graph_function([k2v, k1v], [prior.log_weight_pt(k2v, k1v)])(
+        k2, np.full_like(k2, 2))
+    assert bytes.fromhex(hex_values) == np.asarray(want, dtype=float).tobytes()
+
+
+def test_loaded_ufuncs_are_scipys():
+    import scipy.special
+
+    from dprisk.models.priors import graph_eval
+
+    module = graph_eval._load_special_ufuncs()
+    assert module is not None
+    x = np.concatenate([np.linspace(-60.0, 60.0, 20001), [0.0, -0.0, 1e-300, 1e300, np.inf,
+                                                           -np.inf, np.nan, -3.0, 171.5]])
+    for name in ("gammaln", "psi", "erf", "erfc", "gamma", "expit", "log_expit", "i0", "j0"):
+        ufunc = getattr(module, name, None)
+        if ufunc is None:
+            continue
+        with np.errstate(all="ignore"):
+            assert ufunc(x).tobytes() == getattr(scipy.special, name)(x).tobytes(), name
+    assert graph_eval.special_ufunc("gammaln") is None  # scipy.special imported: ordinary path
