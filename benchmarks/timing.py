@@ -83,3 +83,19 @@ def machine_load() -> dict:
     one, five, fifteen = os.getloadavg()
     return {"loadavg_1min": one, "loadavg_5min": five, "loadavg_15min": fifteen,
             "cpus": os.cpu_count()}
+
+
+def process_cpu_seconds(argv: list[str]) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of one run of ``argv`` in a new process, output discarded.
+
+    ``cpu`` is the child's user + system time (``resource.getrusage(RUSAGE_CHILDREN)``), which
+    a loaded machine inflates far less than the wall-clock time.
+    """
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
