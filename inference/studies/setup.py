@@ -157,9 +157,14 @@ def grid_memory(params: Scenario, tail_mass: float) -> float:
     2 d K(\rho_1, \tau / (4d)) + 1` of ``y1*`` (the sum of ``d`` noises); estimated from the
     half-widths alone, before any table is built.
     """
-    rho1, rho2 = (np.asarray(float(r)) for r in (params.rho1, params.rho2))
-    n2 = 2 * int(dg.support_halfwidth_kernel(rho2, tail_mass / 2)) + 1
-    ny = 2 * params.d * int(dg.support_halfwidth_kernel(rho1, tail_mass / (4 * params.d))) + 1
+    return _grid_memory(float(params.rho1), float(params.rho2), int(params.d), float(tail_mass))
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_memory(rho1: float, rho2: float, d: int, tail_mass: float) -> float:
+    """:func:`grid_memory` of the numbers (remembered: a study asks for it three times)."""
+    n2 = 2 * int(dg.support_halfwidth_kernel(np.asarray(rho2), tail_mass / 2)) + 1
+    ny = 2 * d * int(dg.support_halfwidth_kernel(np.asarray(rho1), tail_mass / (4 * d))) + 1
     return 32.0 * n2 * ny
 
 

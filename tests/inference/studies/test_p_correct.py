@@ -232,3 +232,20 @@ def test_marginal_summary_exact_and_mc_keys():
         marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=10, method="pymc")
     with pytest.raises(ValueError, match="x2"):
         marginal_summary(rho1=RHO1, rho2=RHO2, d=27, x2=0)
+
+
+def test_remembered_tables_change_no_result():
+    """The memos of a warm point (DG tail range, grid size) give the values computed afresh."""
+    from dprisk.inference.studies import p_correct as module
+    from dprisk.inference.studies import setup
+
+    census = {"rho1": RHO1, "rho2": RHO2, "d": 27}
+    warm = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
+    module._upper_range.cache_clear()
+    setup._grid_memory.cache_clear()
+    fresh = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
+    assert warm == fresh and warm[0] == warm[2]
+    table = module._upper_range(-3, 5, 1, RHO1)
+    assert not table.flags.writeable
+    np.testing.assert_array_equal(
+        table, np.exp(dg.logsf_kernel(np.arange(-3, 6) - 1, np.asarray(1), np.asarray(RHO1))))
