@@ -24,8 +24,10 @@ negative-binomial example uses ``gammaln``) would import ``scipy.special`` when 
 that import (0.4-0.5 s of CPU: it pulls in ``scipy.linalg`` and the array-API layer) was half
 of a prior file's first use. While ``scipy.special`` is not imported, such a node is computed
 by the same ufunc taken from SciPy's compiled module ``scipy/special/_special_ufuncs``, loaded
-on its own (:func:`special_ufunc`, about 0.04 s; ``scipy.special.NAME`` *is* that module's
-``NAME``, so the values are the same bits), exactly as ``Elemwise.perform`` calls it (the same
+on its own (:func:`special_ufunc`, about 0.04 s; ``scipy.special.NAME`` is that module's
+``NAME``, or with SciPy's array-API dispatch calls it for NumPy input, so the values are the
+same bits: tests/models/priors/test_graph_eval.py compares the bytes), exactly as
+``Elemwise.perform`` calls it (the same
 ``sig`` for integer inputs, errors ignored, the result cast to the output's dtype). Any name
 the module lacks, and any failure to load it, takes the ordinary path.
 """
