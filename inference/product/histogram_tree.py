@@ -90,6 +90,7 @@ __all__ = [
     "solve_children",
     "solve_root",
     "top_down",
+    "top_down_batch",
 ]
 
 #: Invariants of the K-cell product: none, or every node's total (over its cells) held exact.
@@ -472,3 +473,67 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
                                           random_seed=rng)
         levels.append(solved)
     return TreeProduct(tuple(levels))
+
+
+# --------------------------------------------------------------------------- batches
+def project_floor_rows(b: np.ndarray, s: np.ndarray):
+    r""":func:`~dprisk.inference.product.projection_kernels.project_floor` with one total per row.
+
+    The same sort-and-cumulate rule in integers, :math:`|A| = \max\{j : j u_j - C_j + s > 0\}`,
+    with ``s`` of shape ``(n,)`` (rows with ``s = 0`` are all zero). Kernel: ``b`` int64
+    ``(n, B)``, ``s`` int64 ``(n,)`` with ``s >= 0``.
+    """
+    n_blocks = b.shape[1]
+    u = -np.sort(-b, axis=1)
+    cum = np.cumsum(u, axis=1)
+    j = np.arange(1, n_blocks + 1, dtype=np.int64)
+    size = np.maximum((j * u - cum + s[:, None] > 0).sum(axis=1), 1)
+    numerator = np.take_along_axis(cum, (size - 1)[:, None], axis=1)[:, 0] - s
+    scaled = b * size[:, None] - numerator[:, None]
+    active = (scaled > 0) & (s[:, None] > 0)
+    floors = np.where(active, scaled // size[:, None], 0)
+    return floors, active, s - floors.sum(axis=1)
+
+
+def _largest_remainder_rows(floors, active, remainder, rng) -> np.ndarray:
+    """The part-1 rounding row by row: ``r`` active entries chosen uniformly get one more."""
+    key = np.where(active, rng.random(floors.shape), np.inf)
+    rank = np.argsort(np.argsort(key, axis=1), axis=1)
+    return floors + (rank < remainder[:, None])
+
+
+def top_down_batch(tree: HistogramTree, noisy, *, random_seed=None) -> list[np.ndarray]:
+    r""":func:`top_down` for many releases at once (no invariant, equal sibling weights).
+
+    The separable case: every cell of every parent is one simplex projection
+    (:func:`project_floor_rows`) and one largest-remainder rounding with uniform ties, the
+    law of :func:`top_down` with either rounding (``test_histogram_tree`` checks both).
+
+    Parameters
+    ----------
+    tree : HistogramTree
+    noisy : list of ndarray of int, ``(n, n_nodes, K)`` per level
+        :func:`simulate_measurements` with ``size=n``.
+    random_seed : int or Generator, optional
+
+    Returns
+    -------
+    list of ndarray of int64, ``(n, n_nodes, K)`` per level, root first.
+    """
+    rng = as_generator(random_seed, "random_seed")
+    root = np.maximum(np.asarray(noisy[0], dtype=np.int64), 0)
+    levels = [root]
+    for level in range(1, tree.n_levels):
+        parents = np.asarray(tree.parents[level - 1])
+        x = np.asarray(noisy[level], dtype=np.int64)
+        n, _, k = x.shape
+        solved = np.zeros_like(x)
+        for u in range(levels[-1].shape[1]):
+            kids = np.flatnonzero(parents == u)
+            rows = x[:, kids, :].transpose(0, 2, 1).reshape(n * k, kids.size)
+            totals = levels[-1][:, u, :].reshape(n * k)
+            floors, active, remainder = project_floor_rows(rows, totals)
+            out = _largest_remainder_rows(floors, active, remainder, rng)
+            solved[:, kids, :] = out.reshape(n, k, kids.size).transpose(0, 2, 1)
+        levels.append(solved)
+    return levels

@@ -159,3 +159,23 @@ def test_rounding_refuses():
         ht.top_down(ht.regular_tree((2,), (1, 1)), [[[1]], [[1], [0]]], invariant="nope")
     with pytest.raises(ValueError, match="rhos"):
         ht.regular_tree((2,), (1.0,))
+
+
+@pytest.mark.parametrize("fanout", [(3,), (2, 3)])
+def test_batch_matches_top_down(fanout):
+    """The vectorised path: same real solution, so the same integers up to the tie-break."""
+    rng = np.random.default_rng(4)
+    tree = ht.regular_tree(fanout, (0.5, 0.2, 0.1)[:len(fanout) + 1])
+    leaves = rng.integers(0, 4, size=(int(np.prod(fanout)), 4))
+    noisy = ht.simulate_measurements(tree, leaves, size=50, random_seed=rng)
+    batch = ht.top_down_batch(tree, noisy, random_seed=rng)
+    for i in range(50):
+        one = [lv[i] for lv in batch]
+        _check_product(tree, leaves, [x[i] for x in noisy], ht.TreeProduct(tuple(one)), "none")
+        # given the batch's level above, each parent's children have the same real solution
+        for level in range(1, tree.n_levels):
+            for u in range(one[level - 1].shape[0]):
+                kids = np.flatnonzero(tree.parents[level - 1] == u)
+                z = ht.solve_children(noisy[level][i][kids], one[level - 1][u])
+                assert np.all(np.abs(one[level][kids] - z) < 1), (level, u)
+                np.testing.assert_array_equal(np.floor(z + 1e-9) == z, one[level][kids] == z)
