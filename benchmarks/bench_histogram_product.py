@@ -26,7 +26,7 @@ from dprisk.inference.product import histogram_tree as ht
 from dprisk.validation.figures.product_kcell import kcell_data
 
 TARGET_S = 120.0
-RELEASES = 40_000
+RELEASES = 30_000
 SEED = 20261127
 
 

@@ -72,3 +72,22 @@ def test_refused():
         hmc.p_map_correct_mc(tree, hyps, 2, releases=10, draws=10)
     with pytest.raises(ValueError, match="draws"):
         hmc.tree_likelihood_mc([1, 0, 1], tree, hyps, draws=1)
+
+
+def test_total_invariant_bank_holds_every_total():
+    """Tract -> 2 block groups -> 2 blocks with every node's total exact (SLSQP + MILP path):
+    every simulated product keeps every total, so a hypothesis with other totals has
+    likelihood exactly 0 (the invariant reveals the totals)."""
+    tree = ht.regular_tree((2, 2), (1.0, 0.5, 0.5))
+    leaves = np.array([[1, 0, 2], [0, 2, 0], [1, 1, 0], [0, 0, 3]])
+    moved = leaves.copy()
+    moved[0, 0], moved[1, 0] = 0, 1  # one person moved to the next block: other totals
+    bank = hmc.simulate_products(tree, leaves, 6, invariant="total", random_seed=4)
+    k = leaves.shape[1]
+    truth = np.concatenate([c.ravel() for c in tree.aggregate(leaves)])
+    totals = bank.reshape(6, -1, k).sum(axis=2)
+    np.testing.assert_array_equal(totals, np.broadcast_to(truth.reshape(-1, k).sum(axis=1),
+                                                          totals.shape))
+    got = hmc.tree_likelihood_mc(bank[0], tree, [leaves, moved], invariant="total",
+                                 draws=6, random_seed=5)
+    assert got.likelihood[1] == 0.0 and got.posterior[0] in (0.5, 1.0)
