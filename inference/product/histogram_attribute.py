@@ -53,8 +53,10 @@ draws (a paired comparison); mean and MCSE of the correctness share.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+from scipy.special import roots_legendre
 
 from dprisk.inference.product import exact
 from dprisk.inference.product.histogram_tree import (
@@ -65,8 +67,8 @@ from dprisk.inference.product.histogram_tree import (
 from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator
 
-__all__ = ["CellTables", "KCellMapCorrect", "cell_tables", "p_map_correct_exact",
-           "p_map_correct_mc"]
+__all__ = ["CellTables", "KCellMapCorrect", "cell_tables", "map_accuracy_exact",
+           "p_map_correct_exact", "p_map_correct_mc"]
 
 #: Decimals kept of a score before comparing (module notes).
 SCORE_DECIMALS = 10
@@ -155,8 +157,7 @@ def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = 
     t_class = tables.cell_class[target]
     s_t, p_t = _score_law(tables.score[t_class], tables.likelihood[t_class][1])
     degree = int(counts.sum())
-    x, wq = np.polynomial.legendre.leggauss(nodes or degree // 2 + 2)
-    x, wq = (x + 1) / 2, wq / 2
+    x, wq = _unit_gauss_legendre(nodes or degree // 2 + 2)
     log_g = np.zeros((s_t.size, x.size))
     for j, n_j in enumerate(counts):
         if n_j == 0:
@@ -168,6 +169,30 @@ def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = 
         with np.errstate(divide="ignore"):
             log_g += n_j * np.log(below[:, None] + x[None, :] * equal[:, None])
     return float(np.sum(p_t * (np.exp(log_g) @ wq)))
+
+
+def map_accuracy_exact(tables: CellTables) -> float:
+    r"""Accuracy of the MAP cell over the uniform prior (data-processing bounded).
+
+    .. math:: A = \frac1K \sum_t P[\mathrm{MAP} = t \mid C = t]
+
+    Cells of one class are exchangeable, so one :func:`p_map_correct_exact` per class,
+    weighted by the class size. Under the uniform prior the MAP is the Bayes decision, so
+    this accuracy obeys data processing: the product's (a randomised function of the noisy
+    cells) cannot exceed the noisy cells' (unlike :math:`P[\mathrm{MAP} = t]` for one ``t``).
+    """
+    counts = np.bincount(tables.cell_class)
+    first = np.array([np.flatnonzero(tables.cell_class == j)[0] for j in range(counts.size)])
+    return float(sum(n * p_map_correct_exact(tables, int(t)) for n, t in zip(counts, first,
+                                                                          strict=True))
+                 / tables.cell_class.size)
+
+
+@lru_cache(maxsize=8)
+def _unit_gauss_legendre(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Legendre nodes and weights on [0, 1] (exact for degree ``2 nodes - 1``)."""
+    x, w = roots_legendre(nodes)
+    return (x + 1) / 2, w / 2
 
 
 def _score_law(score: np.ndarray, prob: np.ndarray):

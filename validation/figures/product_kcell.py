@@ -32,7 +32,8 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        ``exact``, ``monte_carlo``, ``mcse`` over ``release`` (product, noisy); attrs: the
+        ``exact``, ``monte_carlo``, ``mcse`` over ``release`` (product, noisy), and
+        ``accuracy`` (the MAP's accuracy averaged over a uniformly drawn target cell); attrs: the
         paired difference and its MCSE, releases, seed, rho, neglected mass, unseen values.
     """
     known, target = ed_28_21_known(), ed_28_21_target()
@@ -40,6 +41,7 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
     rho1, rho2 = census_level("block").rho, census_level("block-group").rho
     tables = {r: kcell.cell_tables(known, others, rho1, rho2, release=r) for r in KCELL_RELEASES}
     exact = np.array([kcell.p_map_correct_exact(tables[r], target) for r in KCELL_RELEASES])
+    accuracy = np.array([kcell.map_accuracy_exact(tables[r]) for r in KCELL_RELEASES])
     mc = kcell.p_map_correct_mc(known, others, target, rho1, rho2, releases=releases,
                                 random_seed=random_seed, product_tables=tables["product"],
                                 noisy_tables=tables["noisy"])
@@ -47,7 +49,8 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
     return xr.Dataset(
         {"exact": ("release", exact),
          "monte_carlo": ("release", np.array([mc.product, mc.noisy])),
-         "mcse": ("release", np.array([mc.product_mcse, mc.noisy_mcse]))},
+         "mcse": ("release", np.array([mc.product_mcse, mc.noisy_mcse])),
+         "accuracy": ("release", accuracy)},
         coords=coords,
         attrs={"difference": mc.difference, "difference_mcse": mc.difference_mcse,
                "exact_difference": float(exact[0] - exact[1]), "releases": releases,

@@ -65,3 +65,22 @@ def test_refused():
         ha.p_map_correct_mc([1, 0], [[1, 0]], 2, 0.5, 0.5, releases=10)
     with pytest.raises(ValueError, match="rho1"):
         ha.cell_tables([1, 0], [[1, 0]], -1.0, 0.5)
+
+
+@pytest.mark.parametrize(("known", "others", "rho1", "rho2"), [
+    (KNOWN, OTHERS, 0.5, 0.3),
+    (np.array([3, 1, 0, 0, 2, 0]), np.array([[3, 1, 0, 0, 2, 0]]), 0.1, 0.25),
+    (np.array([0, 1, 0, 0]), np.array([[1, 0, 0, 0], [0, 0, 2, 0]]), 1.0, 0.2),
+])
+def test_accuracy_obeys_data_processing(known, others, rho1, rho2):
+    """Over the uniform prior the MAP is the Bayes decision: the product's accuracy cannot
+    exceed the noisy cells' (to the tables' neglected mass, 1e-12 per cell)."""
+    product = ha.map_accuracy_exact(ha.cell_tables(known, others, rho1, rho2))
+    noisy = ha.map_accuracy_exact(ha.cell_tables(known, others, rho1, rho2, release="noisy"))
+    assert 1 / known.size <= product <= noisy + known.size * 1e-12
+
+
+def test_accuracy_is_the_average_over_targets():
+    tables = ha.cell_tables(KNOWN, OTHERS, 0.5, 0.3)
+    want = np.mean([ha.p_map_correct_exact(tables, t) for t in range(KNOWN.size)])
+    assert abs(ha.map_accuracy_exact(tables) - want) <= 1e-15

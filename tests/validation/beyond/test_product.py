@@ -24,8 +24,7 @@ def test_records_match(result):
 def test_kcell_records_and_data(result):
     """K-cell ED 28-21: Monte Carlo within 4 MCSE of exact (records), data as reported."""
     kcell = [r for r in result.records if r["id"].startswith("product/kcell/")]
-    assert len(kcell) == 3
-    assert {r["status"] for r in kcell} == {"within-mc-error"}
+    assert [r["status"] for r in kcell] == ["within-mc-error"] * 3 + ["match"]
     data = result.datasets["product_kcell"]
     assert data.attrs["unseen"] == 0 and data.attrs["neglected_mass"] < 1e-12
     assert data.attrs["exact_difference"] == float(data.exact.sel(release="product")
