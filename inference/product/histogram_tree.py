@@ -38,7 +38,17 @@ iterations to about 1e-10) or ``"trust-constr"`` (interior point, slower and les
 for the comparison). ``scipy.optimize.lsq_linear`` takes bounds only: eliminating one child
 per cell turns its bound :math:`z \ge 0` into a general inequality, which it cannot take, so it
 is not used. OSQP and Clarabel are not installed in this environment (not added). The
-benchmark ``bench_histogram_product`` measures the CPU seconds per solve.
+benchmark ``bench_histogram_product`` measures the CPU seconds per solve; one run (shared
+2-core machine at load 13, CPU time): 4 children x 16 cells, equal weights: projection
+1.5 ms, SLSQP 174 ms, trust-constr 5.7 s; 3 x 8 with the totals: SLSQP 47 ms, trust-constr
+209 ms (and 1e-5 precision against SLSQP's 1e-10 before polishing). Hence: the projection
+whenever it applies, SLSQP otherwise.
+
+**Invariants.** ``invariant="total"`` holds every node's total over its cells exact. Holding
+the blocks' totals exact holds every ancestor's too (sums of blocks), so this is the
+"block-total invariant" of the issue. The tree module is the mechanism and the rule; what the
+adversary knows is stated where it is used (:mod:`.histogram_monte_carlo`,
+:mod:`.histogram_attribute`).
 
 3. **Rounding** (:func:`round_children`): integers :math:`n_{c,k} \in
    \{\lfloor z_{c,k} \rfloor, \lfloor z_{c,k} \rfloor + 1\}` (controlled rounding) minimising the
@@ -61,7 +71,8 @@ benchmark ``bench_histogram_product`` measures the CPU seconds per solve.
    ties (a documented approximation of "L1-optimal"). ``rounding="largest-remainder"``
    applies that rule directly
    (floors, then the ``r`` tied active entries with the smallest ``u``; separable case only):
-   with the same ``u`` it returns the same integers as the MILP (a test checks this).
+   with the same ``u`` it returns the same integers as the MILP (a test checks this); it is
+   18-22x faster (CPU, 2 x 864 and 4 x 16: 0.4 ms against 7.3 ms per level).
 
 Inputs of :func:`solve_children` and :func:`round_children` are validated; the kernels they
 call are not.

@@ -180,8 +180,9 @@ def kcell_records(data: xr.Dataset) -> list[dict]:
             "status": "within-mc-error" if ok else "differs",
             "explanation": f"{what}, ED 28-21 (864 cells) at the Census rho: exact "
                            f"{exact_value:.6g} (order statistics over exact per-cell tables); "
-                           f"Monte Carlo through the top-down K-cell product over "
-                           f"{data.attrs['releases']} releases (seed "
+                           f"Monte Carlo over {data.attrs['releases']} simulated releases "
+                           f"(the product through the top-down K-cell post-processing, the "
+                           f"noisy cells of the same draws; seed "
                            f"{data.attrs['random_seed']}) {mc:.6g} ± {mcse:.2g} (MCSE), "
                            f"{abs(mc - exact_value) / mcse if mcse else 0:.2f} MCSE apart."})
     acc_p, acc_n = (float(data.accuracy.sel(release=r)) for r in ("product", "noisy"))
