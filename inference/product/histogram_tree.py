@@ -140,8 +140,9 @@ class HistogramTree:
         above = 1
         for level, parent in enumerate(self.parents):
             parent = np.asarray(parent)
-            if parent.ndim != 1 or np.any(np.bincount(parent, minlength=above) == 0) \
-                    or parent.max() >= above or parent.min() < 0:
+            if parent.ndim != 1 or parent.size == 0 or parent.dtype.kind not in "iu" \
+                    or parent.min() < 0 or parent.max() >= above \
+                    or np.any(np.bincount(parent, minlength=above) == 0):
                 raise ValueError(f"parents[{level}] must map every node of level {level + 1} "
                                  f"to one of the {above} nodes above, each with a child")
             above = parent.size

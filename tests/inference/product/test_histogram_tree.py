@@ -179,3 +179,10 @@ def test_batch_matches_top_down(fanout):
                 z = ht.solve_children(noisy[level][i][kids], one[level - 1][u])
                 assert np.all(np.abs(one[level][kids] - z) < 1), (level, u)
                 np.testing.assert_array_equal(np.floor(z + 1e-9) == z, one[level][kids] == z)
+
+
+@pytest.mark.parametrize("parents", [([0, 1],), ([-1, 0],), ([0, 0], [0, 0]), ([],)])
+def test_tree_refuses_bad_parents(parents):
+    with pytest.raises(ValueError, match="parents"):
+        ht.HistogramTree(tuple(np.asarray(p, dtype=np.int64) for p in parents),
+                         (1.0,) * (len(parents) + 1))
