@@ -150,7 +150,12 @@ def tree_likelihood_mc(observed, tree: HistogramTree, hypotheses, *, prior=None,
     hypotheses, prior, draws = _check(tree, hypotheses, prior, draws)
     if hasattr(observed, "levels"):
         observed = np.concatenate([lv.ravel() for lv in observed.levels])
-    observed = np.asarray(observed, dtype=np.int64)[None, :]
+    observed = np.asarray(observed, dtype=np.int64).reshape(1, -1)
+    width = sum(tree.n_nodes(lv) for lv in range(tree.n_levels)) * np.asarray(
+        hypotheses[0]).shape[1]
+    if observed.shape[1] != width:
+        raise ValueError(f"observed must hold every node's K cells ({width} values, root "
+                         f"first), got {observed.shape[1]}")
     rng = as_generator(random_seed, "random_seed")
     lik = np.array([_frequencies(observed, simulate_products(
         tree, h, draws, invariant=invariant, random_seed=rng))[0] for h in hypotheses])

@@ -70,6 +70,8 @@ def test_refused():
         hmc.tree_likelihood_mc([1, 0, 1], tree, hyps[:1], draws=10)
     with pytest.raises(ValueError, match="true_index"):
         hmc.p_map_correct_mc(tree, hyps, 2, releases=10, draws=10)
+    with pytest.raises(ValueError, match="observed"):
+        hmc.tree_likelihood_mc([1, 0], tree, hyps, draws=10)
     with pytest.raises(ValueError, match="draws"):
         hmc.tree_likelihood_mc([1, 0, 1], tree, hyps, draws=1)
 
