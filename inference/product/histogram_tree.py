@@ -399,7 +399,7 @@ def round_children(z, parent, *, totals=None, method="milp", random_seed=None,
     if method == "largest-remainder":
         if totals is not None:
             raise ValueError("method 'largest-remainder' cannot keep totals; use 'milp'")
-        key = np.where(fractional, -frac + TIE_BREAK * _ranks(u, fractional), np.inf)
+        key = np.where(fractional, -2.0 * frac + TIE_BREAK * _ranks(u, fractional), np.inf)
         rank = np.argsort(np.argsort(key, axis=0, kind="stable"), axis=0)
         return floors + (rank < need_cells[None, :])
     idx = np.flatnonzero(fractional.ravel())
