@@ -31,7 +31,9 @@ the post-processing rule, and sees either
 
 With the total invariant (a block's count over its cells held exact) the cells couple and the
 likelihood no longer factorises: not done here at K = 864 (:mod:`.histogram_monte_carlo`
-simulates it for small trees).
+simulates it for small trees). An adversary who does not know the other blocks (a prior over
+their cells) is not done for K cells either; part 1's
+:mod:`dprisk.inference.product.unknown_others` covers one count.
 
 **P[MAP correct]**: the MAP cell of the log posterior (uniform tie-breaking; scores rounded to
 10 decimals so that equal scores reached by different floating sums tie). Exact
