@@ -39,10 +39,10 @@ for the comparison). ``scipy.optimize.lsq_linear`` takes bounds only: eliminatin
 per cell turns its bound :math:`z \ge 0` into a general inequality, which it cannot take, so it
 is not used. OSQP and Clarabel are not installed in this environment (not added). The
 benchmark ``bench_histogram_product`` measures the CPU seconds per solve; one run (shared
-2-core machine at load 13, CPU time): 4 children x 16 cells, equal weights: projection
-1.5 ms, SLSQP 174 ms, trust-constr 5.7 s; 3 x 8 with the totals: SLSQP 47 ms, trust-constr
-209 ms (and 1e-5 precision against SLSQP's 1e-10 before polishing). Hence: the projection
-whenever it applies, SLSQP otherwise.
+2-core machine at load 13-14, CPU time, two runs): 4 children x 16 cells, equal weights:
+projection 1.5 ms, SLSQP 114-174 ms, trust-constr 5.7-6.0 s; 3 x 8 with the totals: SLSQP
+47-155 ms, trust-constr 209-217 ms (and 1e-5 precision against SLSQP's 1e-10 before
+polishing). Hence: the projection whenever it applies, SLSQP otherwise.
 
 **Invariants.** ``invariant="total"`` holds every node's total over its cells exact. Holding
 the blocks' totals exact holds every ancestor's too (sums of blocks), so this is the
