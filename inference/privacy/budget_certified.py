@@ -107,6 +107,7 @@ So no crossing wider than a relative 1e-9 between scan points can be missed befo
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -188,6 +189,7 @@ def _max_of_min_lines(start_a, slope_a, start_b, slope_b, width):
     return np.maximum(np.maximum(at_a, at_b), at_meet)
 
 
+@functools.lru_cache(maxsize=256)
 def _fourth_moment(rho: float) -> float:
     r""":math:`E_\rho[\eta^4]`, :math:`\eta \sim \mathrm{DG}(0, 1/(2\rho))` (to a 1e-30 tail)."""
     half = int(dg.support_halfwidth_kernel(np.asarray(rho, dtype=float), 1e-30))
@@ -195,8 +197,8 @@ def _fourth_moment(rho: float) -> float:
     return float((k ** 4 * np.exp(-rho * k ** 2 - dg_log_normalizer(rho))).sum())
 
 
-def _memo_statistics(memo, cells, x2s, y1s, params: Scenario, shares):
-    """:func:`_cell_statistics`, looked up in ``memo`` (a dict, or None) by scenario and grid.
+def _memo_statistics(memo, cells, compute, params: Scenario):
+    """``compute(params)`` (the per-cell statistics), looked up in ``memo`` (a dict, or None).
 
     A search halves its intervals: the two halves of ``[a, b]`` share the middle, the left
     half shares ``a``, and deep in the halving the grids built at nearby ends are the same
@@ -205,35 +207,76 @@ def _memo_statistics(memo, cells, x2s, y1s, params: Scenario, shares):
     most recently used entries (the search is depth-first).
     """
     if memo is None:
-        return _cell_statistics(x2s, y1s, params, shares)
+        return compute(params)
     key = (params, cells)
     found = memo.pop(key, None)  # least recently used first: a hit moves to the end
     if found is None:
         if len(memo) >= MEMO_SIZE:
             del memo[next(iter(memo))]
-        found = _cell_statistics(x2s, y1s, params, shares)
+        found = compute(params)
     memo[key] = found
     return found
 
 
+def _log_odds_top(odds_a, mean_a, odds_b, mean_b, width: float) -> np.ndarray:
+    r""":math:`\bar L` per cell from the statistics at both ends (module docstring)."""
+    finite = np.isfinite(odds_a) & np.isfinite(odds_b)
+    with np.errstate(invalid="ignore"):
+        top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
+                                np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
+                                width)
+    top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
+    return np.where(finite, top, np.maximum(odds_a, odds_b))
+
+
+def _near_offset_levels(top: np.ndarray, rho1_ends) -> np.ndarray:
+    r"""Cells whose :math:`\bar L` is within LEVEL_MARGIN (relative) of an edge at either end.
+
+    The edges of :func:`_smallest_offset`'s offsets: :math:`\bar L + 2\rho_1 j = -` TIE_ATOL.
+    """
+    from dprisk.inference.privacy.budget_sums import LEVEL_MARGIN
+
+    finite = np.isfinite(top)
+    shifted = np.where(finite, top, 0.0) + TIE_ATOL
+    near = np.zeros(top.shape, dtype=bool)
+    for rho1 in rho1_ends:
+        distance = np.abs(shifted + 2.0 * rho1 * np.rint(-shifted / (2.0 * rho1)))
+        near |= distance < LEVEL_MARGIN * (1.0 + np.abs(shifted))
+    return np.flatnonzero(finite & near)
+
+
 def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
                     params_upper: Scenario, tail_mass: float, shares, memo=None):
-    r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major)."""
+    r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major).
+
+    The statistics of both ends come from the grid sums of
+    :func:`dprisk.inference.privacy.budget_sums.grid_statistics` when they serve the prior;
+    the cells whose :math:`\bar L` then lies within
+    :data:`dprisk.inference.privacy.budget_sums.LEVEL_MARGIN` of an offset level are
+    recomputed from the tables (:func:`_cell_statistics`), so every offset is the tables'.
+    """
+    from dprisk.inference.privacy.budget_sums import grid_statistics
+
     known = params_lower.known
     grids = [grid_for_truth(x2, x2 - known - 1, params, tail_mass)
              for params in (params_lower, params_upper)]
     x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
                                                indexing="ij"))
     cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
-    odds_a, mean_a = _memo_statistics(memo, cells, x2s, y1s, params_lower, shares)
-    odds_b, mean_b = _memo_statistics(memo, cells, x2s, y1s, params_upper, shares)
-    finite = np.isfinite(odds_a) & np.isfinite(odds_b)
-    with np.errstate(invalid="ignore"):
-        top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
-                                np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
-                                upper - lower)
-    top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
-    return grids, np.where(finite, top, np.maximum(odds_a, odds_b))
+
+    def compute(params: Scenario):
+        stats = grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares)
+        return _cell_statistics(x2s, y1s, params, shares) if stats is None else stats
+
+    odds_a, mean_a = _memo_statistics(memo, cells, compute, params_lower)
+    odds_b, mean_b = _memo_statistics(memo, cells, compute, params_upper)
+    top = _log_odds_top(odds_a, mean_a, odds_b, mean_b, upper - lower)
+    index = _near_offset_levels(top, (float(params_lower.rho1), float(params_upper.rho1)))
+    if index.size:  # (the tables' statistics already when the sums do not serve the prior)
+        ends = [array for params in (params_lower, params_upper)
+                for array in _cell_statistics(x2s[index], y1s[index], params, shares)]
+        top[index] = _log_odds_top(*ends, upper - lower)
+    return grids, top
 
 
 def _end_value(cell_value: np.ndarray, grid_lower, grid) -> float:
@@ -276,13 +319,43 @@ def _smallest_offset(top: np.ndarray, rho1: float) -> np.ndarray:
     return np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
 
 
+#: ``P[X1* >= t | x1]`` by ``(x1, rho1)``: the first threshold and the values from there.
+_UPPER_TAILS: dict = {}
+#: Widest range of thresholds tabulated at once.
+_UPPER_TAIL_SPAN = 2**16
+
+
 def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
-    """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``."""
+    """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``.
+
+    Tabulated per ``(x1, rho1)`` over the range of thresholds met so far (the exact
+    :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel`, elementwise, so a value is
+    the same from the table as from a new call); a search with rho1 fixed reuses it.
+    """
     upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)
     finite_t = np.isfinite(threshold)
-    upper_tail[finite_t] = np.exp(dg.logsf_kernel(
-        threshold[finite_t].astype(np.int64) - 1, np.asarray(x1, dtype=np.int64),
-        np.asarray(rho1, dtype=float)))
+    if not finite_t.any():
+        return upper_tail
+    ints = threshold[finite_t].astype(np.int64)
+    low, high = int(ints.min()), int(ints.max())
+    key = (int(x1), float(rho1))
+    start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
+    if high - low > _UPPER_TAIL_SPAN:  # a very wide range: only the values met
+        values, inverse = np.unique(ints, return_inverse=True)
+        upper_tail[finite_t] = np.exp(dg.logsf_kernel(
+            values - 1, np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)))[inverse]
+        return upper_tail
+    if low < start or high >= start + table.size:
+        start, stop = min(low, start), max(high + 1, start + table.size)
+        if stop - start > _UPPER_TAIL_SPAN:
+            start, stop = low, high + 1
+        values = np.arange(start, stop, dtype=np.int64)
+        table = np.exp(dg.logsf_kernel(values - 1, np.asarray(x1, dtype=np.int64),
+                                       np.asarray(rho1, dtype=float)))
+        if len(_UPPER_TAILS) >= 64:
+            _UPPER_TAILS.clear()
+        _UPPER_TAILS[key] = (start, table)
+    upper_tail[finite_t] = table[ints - start]
     return upper_tail
 
 

@@ -139,12 +139,13 @@ def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
 
     if measure == "p-correct":
+        from dprisk.inference.privacy.budget_sums import grid_log_odds
         from dprisk.inference.studies.p_correct import study_kernel
 
         def value(rho: float) -> float:
             params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
-            return study_kernel(params, x1=params.known + 1, x2=x2,
-                                tail_mass=DEFAULT_TAIL_MASS).p_correct
+            return study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS,
+                                log_odds=grid_log_odds).p_correct
 
         return value
     from dprisk.inference.privacy.two_level_marginal import marginal_kernel

@@ -1,0 +1,199 @@
+r"""The two-level per-release sums of the budget searches, for a whole release grid at once.
+
+The certified budget searches (:mod:`dprisk.inference.privacy.budget_certified`,
+:mod:`dprisk.inference.privacy.budget_levels`) need, at each searched rho and for every release
+``(x2*, y1*)`` of the grid of the truth, the posterior log-odds at the known count and the
+branch means of the bound's exponent ``s``:
+
+.. math:: L_m = \log\frac{\sum_{k_2} \pi(m + 1, k_2)}{\sum_{k_2} \pi(m, k_2)}, \qquad
+          E_b[s] = \frac{\sum_{k_2} s_b(k_2)\, \pi(m + b, k_2)}{\sum_{k_2} \pi(m + b, k_2)}.
+
+For a prior whose weight is constant on each branch's support (``improper``, ``truncated:U``,
+``point:K``; :func:`dprisk.inference.kernels.fused_kernels.branch_constant_weights`), with
+``v = x2* - m``, ``w = y1*``, ``j = k2 - m`` and ``x1* = m`` (:mod:`dprisk.inference.kernels.
+table_kernels`),
+
+.. math:: \pi(m + b, m + j) \propto P[X_1 = m + b]\, w_b\, e^{-\rho_1 b^2}\,
+          G_2[j, v]\, G_{1,b}[j, w], \quad G_2[j, v] = e^{-\rho_2 (v - j)^2}, \quad
+          G_{1,b}[j, w] = e^{-(\rho_1/d)(w + b - j)^2},
+
+a product of a factor of ``x2*`` and a factor of ``y1*``. So the branch sums over ``j`` in
+the branch's support are, for the whole ``n2 x ny`` grid at once, matrix products,
+
+.. math:: S_b = G_2^\top G_{1,b}, \qquad
+          L_m = \operatorname{logit}(p) - \rho_1 + \log w_1 - \log w_0
+                + \log S_1 - \log S_0,
+
+and with :math:`s_b(j) = f_2 (v - j)^2 + (f_1/d)(w + b - j)^2 + f_1 b`,
+
+.. math:: E_b[s] = \bigl(f_2\, (G_2 \circ D_2)^\top G_{1,b}
+          + (f_1/d)\, G_2^\top (G_{1,b} \circ D_{1,b})\bigr) / S_b + f_1 b,
+
+:math:`D_2[j, v] = (v - j)^2`, :math:`D_{1,b}[j, w] = (w + b - j)^2`: about ``2 J (n2 + ny)``
+exponentials and six products of ``n2 x J x ny`` multiply-adds instead of one exponential per
+cell of the ``n2 ny`` tables of ``J`` values. ``j`` runs over every window of
+:func:`dprisk.inference.kernels.table_kernels.window_table` (the centres
+:math:`\gamma = (\rho_2 v + (\rho_1/d) w)/A` of the grid, plus the half-width of
+:func:`dprisk.inference.kernels.table_kernels.initial_halfwidth` and 3), cut to the support:
+a superset of each release's window, so no term the tables keep is left out. All terms are
+positive (no cancellation): the sums are within about ``J`` roundings of the exact ones, the
+exponents (at most a few hundred) within :math:`10^{-13}` relative.
+
+**Decisions exactly as the tables make them.** The searches use these sums only through
+integer thresholds (the smallest ``j`` with :math:`L + 2\rho_1 j >` TIE_ATOL, a tie at
+:math:`|L + 2\rho_1 j| \le` TIE_ATOL); the per-release tables
+(:func:`dprisk.inference.studies.setup.exact_log_odds_at_known`) agree with these sums to
+about 1e-12 (their windows leave out up to 1e-12 of each branch). Every release whose value
+lies within :data:`LEVEL_MARGIN` of a level (or of a tie) is recomputed by the tables
+(:func:`refine_near_levels`), so every threshold and tie is the one the tables give, and the
+measure summed from them is the tables' to the last bit. A prior of another kind, or a sum
+that underflows (:data:`SMALLEST_SUM`), returns None: the caller uses the tables.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dprisk.inference.kernels.fused_kernels import branch_constant_weights
+from dprisk.inference.kernels.table_kernels import MAX_PRECISION, initial_halfwidth
+from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL
+from dprisk.models.scenario import Scenario
+
+__all__ = ["LEVEL_MARGIN", "SMALLEST_SUM", "grid_statistics", "refine_near_levels"]
+
+#: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
+#: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
+#: the tables (about 2e-12: the tables leave out up to 1e-12 of each branch), a tenth of
+#: TIE_ATOL.
+LEVEL_MARGIN = 1e-10
+#: Smallest branch sum accepted (far above the smallest normal float): below it, the tables.
+SMALLEST_SUM = 1e-250
+#: Largest product ``rows x J x columns`` of one matrix product: OpenBLAS runs products up to
+#: 4 x 65536 multiply-adds on one thread. Larger ones start its threads, whose start-up and
+#: spinning cost several times the product itself on a loaded 2-core machine (measured: 30 ms
+#: of CPU instead of 4 ms for a 309 x 200 x 67 grid), so the rows are taken in blocks.
+SINGLE_THREAD_PRODUCT = 4 * 65536
+
+
+def _product(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``left.T @ right`` in blocks of rows of at most :data:`SINGLE_THREAD_PRODUCT` work."""
+    inner, rows = left.shape
+    block = max(1, SINGLE_THREAD_PRODUCT // max(1, inner * right.shape[1]))
+    if block >= rows:
+        return left.T @ right
+    out = np.empty((rows, right.shape[1]))
+    for start in range(0, rows, block):
+        out[start:start + block] = left[:, start:start + block].T @ right
+    return out
+
+
+def _support_rows(params: Scenario, b: int, feasible, lows, highs, has_high, first: int,
+                  last: int) -> tuple[int, int] | None:
+    """The ``j`` range ``[lo, hi]`` of branch ``b``: ``[first, last]`` cut to its support."""
+    if not feasible[b]:
+        return None
+    lo = max(first, int(lows[b]) - params.known)
+    hi = min(last, int(highs[b]) - params.known) if has_high[b] else last
+    return (lo, hi) if lo <= hi else None
+
+
+def grid_statistics(x2_star, y1_star, params: Scenario, shares=(0.0, 1.0),
+                    want_means: bool = True):
+    r"""``(log_odds, mean_s)`` on the grid ``x2_star x y1_star`` (flat, ``x2*``-major), or None.
+
+    ``log_odds`` (``n2 ny``,) is :math:`L_m` and ``mean_s`` (``n2 ny``, 2) is :math:`E_b[s]`
+    (None without ``want_means``), by the matrix products of the module docstring; None for
+    a prior that is not constant on each branch's support, a precision above
+    :data:`dprisk.inference.kernels.table_kernels.MAX_PRECISION`, or a branch sum below
+    :data:`SMALLEST_SUM` (the caller then uses the tables). ``shares`` :math:`(f_1, f_2)`.
+    """
+    if params.precision > MAX_PRECISION:
+        return None
+    weights = branch_constant_weights(params)
+    if weights is None:
+        return None
+    feasible, lows, highs, has_high, log_weights = weights
+    m = params.known
+    v = np.asarray(x2_star, dtype=np.int64) - m
+    w = np.asarray(y1_star, dtype=np.int64)
+    rho1, rho2, d = float(params.rho1), float(params.rho2), int(params.d)
+    rho1_d = rho1 / d
+    precision = float(params.precision)
+    halfwidth = initial_halfwidth(precision, POSTERIOR_TAIL_MASS)
+    centre_low = (rho2 * float(v.min()) + rho1_d * float(w.min())) / precision
+    centre_high = (rho2 * float(v.max()) + rho1_d * float(w.max())) / precision
+    first = math.floor(centre_low) - halfwidth - 3
+    last = math.floor(centre_high) + halfwidth + 3
+    block_share, group_share = shares
+    n2, ny = v.size, w.size
+    log_sums = np.full((2, n2 * ny), -np.inf)
+    mean_s = np.zeros((n2 * ny, 2)) if want_means else None
+    for b in (0, 1):
+        rows = _support_rows(params, b, feasible, lows, highs, has_high, first, last)
+        if rows is None:
+            continue
+        j = np.arange(rows[0], rows[1] + 1, dtype=np.int64)
+        dist2 = (v[None, :] - j[:, None]).astype(float) ** 2      # (J, n2)
+        dist1 = (w[None, :] + b - j[:, None]).astype(float) ** 2  # (J, ny)
+        g2 = np.exp(-rho2 * dist2)
+        g1 = np.exp(-rho1_d * dist1)
+        sums = _product(g2, g1)
+        if not np.all(sums >= SMALLEST_SUM):
+            return None
+        log_sums[b] = np.log(sums).ravel()
+        if want_means:
+            moment = np.zeros_like(sums)
+            if group_share:
+                moment += group_share * _product(g2 * dist2, g1)
+            if block_share:
+                moment += (block_share / d) * _product(g2, g1 * dist1)
+            mean_s[:, b] = (moment / sums).ravel() + block_share * b
+    logit_p = math.log(params.p) - math.log1p(-params.p)
+    constant = logit_p - rho1 + float(log_weights[1] - log_weights[0])
+    with np.errstate(invalid="ignore"):
+        log_odds = (log_sums[1] + constant) - log_sums[0]
+    return log_odds, mean_s
+
+
+def refine_near_levels(log_odds: np.ndarray, rho1: float, exact) -> np.ndarray:
+    r"""``log_odds`` with every finite value near a decision's edge replaced by ``exact(index)``.
+
+    The thresholds and ties of :func:`dprisk.inference.studies.thresholds.linear_thresholds`
+    change only where :math:`L + 2\rho_1 j = \pm` TIE_ATOL for an integer ``j``; near means
+    within :data:`LEVEL_MARGIN` of such a point (for the nearest level ``j``). ``exact(index)``
+    returns the tables' log-odds of those releases (flat indices). Away from the edges the
+    sums and the tables agree to far less than the distance, so the thresholds and ties from
+    the result are the tables' (module docstring).
+    """
+    finite = np.isfinite(log_odds)
+    safe = np.where(finite, log_odds, 0.0)
+    distance = np.abs(safe + 2.0 * rho1 * np.rint(-safe / (2.0 * rho1)))
+    index = np.flatnonzero(finite & (np.abs(distance - TIE_ATOL) < LEVEL_MARGIN))
+    if index.size == 0:
+        return log_odds
+    refined = log_odds.copy()
+    refined[index] = exact(index)
+    return refined
+
+
+def grid_log_odds(x2s: np.ndarray, y1s: np.ndarray, params: Scenario) -> np.ndarray:
+    r""":math:`L_m` on a release grid's meshgrid (``indexing="ij"``), decided as the tables decide.
+
+    The sums of :func:`grid_statistics` on the grid ``x2s[:, 0] x y1s[0, :]``, the releases
+    near a decision level recomputed by
+    :func:`dprisk.inference.studies.setup.exact_log_odds_at_known`
+    (:func:`refine_near_levels`); that function alone when the sums do not serve the prior.
+    The ``log_odds`` of :func:`dprisk.inference.studies.p_correct.study_kernel`.
+    """
+    from dprisk.inference.studies.setup import exact_log_odds_at_known
+
+    stats = grid_statistics(x2s[:, 0], y1s[0, :], params, want_means=False)
+    if stats is None:
+        return exact_log_odds_at_known(x2s, y1s, params)
+    flat_x2, flat_y1 = x2s.ravel(), y1s.ravel()
+    refined = refine_near_levels(
+        stats[0], float(params.rho1),
+        lambda index: exact_log_odds_at_known(flat_x2[index], flat_y1[index], params))
+    return refined.reshape(x2s.shape)
