@@ -255,21 +255,25 @@ def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
     :data:`dprisk.inference.privacy.budget_sums.LEVEL_MARGIN` of an offset level are
     recomputed from the tables (:func:`_cell_statistics`), so every offset is the tables'.
     """
-    from dprisk.inference.privacy.budget_sums import grid_statistics
+    from dprisk.inference.privacy.budget_sums import GridStore, grid_statistics
 
     known = params_lower.known
-    grids = [grid_for_truth(x2, x2 - known - 1, params, tail_mass)
+    grid_of = memo.grid if isinstance(memo, GridStore) else grid_for_truth
+    grids = [grid_of(x2, x2 - known - 1, params, tail_mass)
              for params in (params_lower, params_upper)]
     x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
                                                indexing="ij"))
     cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
 
     def compute(params: Scenario):
-        stats = grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares)
+        stats = (memo.statistics(params, grids[0].x2_star, grids[0].y1_star, shares)
+                 if isinstance(memo, GridStore)
+                 else grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares))
         return _cell_statistics(x2s, y1s, params, shares) if stats is None else stats
 
-    odds_a, mean_a = _memo_statistics(memo, cells, compute, params_lower)
-    odds_b, mean_b = _memo_statistics(memo, cells, compute, params_upper)
+    plain = None if isinstance(memo, GridStore) else memo
+    odds_a, mean_a = _memo_statistics(plain, cells, compute, params_lower)
+    odds_b, mean_b = _memo_statistics(plain, cells, compute, params_upper)
     top = _log_odds_top(odds_a, mean_a, odds_b, mean_b, upper - lower)
     index = _near_offset_levels(top, (float(params_lower.rho1), float(params_upper.rho1)))
     if index.size:  # (the tables' statistics already when the sums do not serve the prior)
@@ -346,7 +350,10 @@ def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
             values - 1, np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)))[inverse]
         return upper_tail
     if low < start or high >= start + table.size:
-        start, stop = min(low, start), max(high + 1, start + table.size)
+        # the union with what is tabulated, widened by its span on both sides: a search's
+        # thresholds drift, and each extension recomputes the table
+        span = high - low + 1
+        start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
         if stop - start > _UPPER_TAIL_SPAN:
             start, stop = low, high + 1
         values = np.arange(start, stop, dtype=np.int64)
@@ -429,7 +436,11 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
     :data:`ABOVE`. An interval that small whose right end fails locates the crossing; one
     whose right end meets the target but whose bound does not is *unresolved* (the bound has
     stopped converging: many cells whose posteriors reach 1/2 at the same rho, or the
-    measure within the bound's slack of ``T``) and the search goes on past it.
+    measure within the bound's slack of ``T``) and the search goes on past it. When
+    ``value(b)`` is not known yet the bound is asked first: a bound at most ``T`` certifies
+    the interval whatever ``value(b)`` is (it is at most the bound), so the answer is the
+    same, and the two-level bound's grid sums then serve ``value(b)``
+    (:class:`dprisk.inference.privacy.budget_sums.GridStore`).
 
     Returns
     -------
@@ -460,9 +471,14 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
 
     def search(a: float, b: float):
         # invariant: the measure is at most the target on [low, a] but for `unresolved`
-        failing = at(b) > target
-        if not failing and bound(a, b) <= target:
-            return None
+        if b in cache:
+            failing = cache[b] > target
+            if not failing and bound(a, b) <= target:
+                return None
+        else:  # the bound first: it is at least value(b), and its sums serve value(b) too
+            if bound(a, b) <= target:
+                return None
+            failing = at(b) > target
         if b <= a * (1.0 + ABOVE):
             if failing:
                 return a, at(a), at(b)

@@ -129,7 +129,7 @@ def scan_first_crossing(value, target: float, low: float,
     return lower, value(lower), value(upper)
 
 
-def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
+def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float, store=None):
     """``rho -> M(rho)``: the two-level ``measure`` at ``base.at(rhos=(rho1_of(rho), ...))``.
 
     ``base`` is the scenario validated once by the entry point; every evaluation calls the
@@ -142,10 +142,13 @@ def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
         from dprisk.inference.privacy.budget_sums import grid_log_odds
         from dprisk.inference.studies.p_correct import study_kernel
 
+        def log_odds(x2s, y1s, params):
+            return grid_log_odds(x2s, y1s, params, store)
+
         def value(rho: float) -> float:
             params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
             return study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS,
-                                log_odds=grid_log_odds).p_correct
+                                log_odds=log_odds).p_correct
 
         return value
     from dprisk.inference.privacy.two_level_marginal import marginal_kernel
@@ -221,7 +224,7 @@ def _two_level_target(measure: str, target, priors) -> float:
 
 
 def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
-               rho2_of, shares, x2, base, p):
+               rho2_of, shares, x2, base, p, store=None):
     r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
 
     ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
@@ -232,6 +235,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     value_above, certified_to)`` or None.
     """
     from dprisk.inference.privacy import budget_certified as bounds
+    from dprisk.inference.privacy.budget_sums import GridStore
 
     def scenario(rho: float):
         return base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
@@ -240,7 +244,8 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
                    else bounds.marginal_upper_bound)
     scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
 
-    memo: dict = {}  # the per-cell statistics shared by the bounds of neighbouring intervals
+    # the per-cell statistics shared by the bounds of neighbouring intervals (and the measure)
+    memo = GridStore() if store is None else store
 
     def bound(lower: float, upper: float) -> float:
         return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
@@ -265,6 +270,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                shares, max_ratio=None, max_posterior=None) -> DGBudget:
+    from dprisk.inference.privacy.budget_sums import GridStore
     from dprisk.inference.studies.setup import validated_truth
     from dprisk.models.checks import check_probability
     from dprisk.models.scenario import Scenario
@@ -296,11 +302,12 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
-        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p])
+        store = GridStore()  # the grid sums, shared by the bounds and the measure
+        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p], store)
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
         found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
-                           shares=shares, x2=x2, base=base, p=search[prior_p])
+                           shares=shares, x2=x2, base=base, p=search[prior_p], store=store)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:

@@ -61,7 +61,8 @@ from dprisk.inference.kernels.table_kernels import MAX_PRECISION, initial_halfwi
 from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL
 from dprisk.models.scenario import Scenario
 
-__all__ = ["LEVEL_MARGIN", "SMALLEST_SUM", "grid_statistics", "refine_near_levels"]
+__all__ = ["LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM", "GridStore", "grid_log_odds",
+           "grid_statistics", "refine_near_levels"]
 
 #: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
 #: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
@@ -178,18 +179,21 @@ def refine_near_levels(log_odds: np.ndarray, rho1: float, exact) -> np.ndarray:
     return refined
 
 
-def grid_log_odds(x2s: np.ndarray, y1s: np.ndarray, params: Scenario) -> np.ndarray:
+def grid_log_odds(x2s: np.ndarray, y1s: np.ndarray, params: Scenario,
+                  store: GridStore | None = None) -> np.ndarray:
     r""":math:`L_m` on a release grid's meshgrid (``indexing="ij"``), decided as the tables decide.
 
-    The sums of :func:`grid_statistics` on the grid ``x2s[:, 0] x y1s[0, :]``, the releases
-    near a decision level recomputed by
+    The sums of :func:`grid_statistics` on the grid ``x2s[:, 0] x y1s[0, :]`` (from
+    ``store`` when given), the releases near a decision's edge recomputed by
     :func:`dprisk.inference.studies.setup.exact_log_odds_at_known`
     (:func:`refine_near_levels`); that function alone when the sums do not serve the prior.
     The ``log_odds`` of :func:`dprisk.inference.studies.p_correct.study_kernel`.
     """
     from dprisk.inference.studies.setup import exact_log_odds_at_known
 
-    stats = grid_statistics(x2s[:, 0], y1s[0, :], params, want_means=False)
+    x2_star, y1_star = x2s[:, 0], y1s[0, :]
+    stats = (grid_statistics(x2_star, y1_star, params, want_means=False) if store is None
+             else store.statistics(params, x2_star, y1_star, want_means=False))
     if stats is None:
         return exact_log_odds_at_known(x2s, y1s, params)
     flat_x2, flat_y1 = x2s.ravel(), y1s.ravel()
@@ -197,3 +201,75 @@ def grid_log_odds(x2s: np.ndarray, y1s: np.ndarray, params: Scenario) -> np.ndar
         stats[0], float(params.rho1),
         lambda index: exact_log_odds_at_known(flat_x2[index], flat_y1[index], params))
     return refined.reshape(x2s.shape)
+
+
+def _contiguous(values: np.ndarray) -> bool:
+    """Whether sorted distinct integers ``values`` are consecutive."""
+    return values.size > 0 and int(values[-1]) - int(values[0]) + 1 == values.size
+
+
+class GridStore:
+    r"""A search's store of :func:`grid_statistics` by scenario, reused on every sub-grid.
+
+    A certified search evaluates, at each rho, the statistics on the grid of the interval's
+    lower end (the bound) and the log-odds on the grid of rho itself (the measure), a
+    sub-grid of it (the release grids are consecutive integers around the truth, narrower
+    at larger rho). The sums of one release do not depend on the rest of the grid but for
+    the range of ``j`` summed (wider on a wider grid, the extra terms far below every
+    window's neglected share), so a lookup slices a stored grid that contains the one asked
+    for; the decisions taken from them are the tables' either way
+    (:func:`refine_near_levels`). Keeps the ``size`` most recently used grids.
+    """
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self._entries: dict = {}
+        self._grids: dict = {}
+
+    def grid(self, x2: int, y1: int, params: Scenario, tail_mass: float):
+        """:func:`dprisk.inference.studies.setup.grid_for_truth`, kept for the last grids."""
+        from dprisk.inference.studies.setup import grid_for_truth
+
+        key = (x2, y1, params, tail_mass)
+        found = self._grids.get(key)
+        if found is None:
+            if len(self._grids) >= self.size:
+                del self._grids[next(iter(self._grids))]
+            found = self._grids[key] = grid_for_truth(x2, y1, params, tail_mass)
+        return found
+
+    def statistics(self, params: Scenario, x2_star: np.ndarray, y1_star: np.ndarray,
+                   shares=(0.0, 1.0), want_means: bool = True):
+        """``(log_odds, mean_s)`` as :func:`grid_statistics` (None where it gives None)."""
+        shares = (float(shares[0]), float(shares[1]))
+        sliceable = _contiguous(x2_star) and _contiguous(y1_star)
+        if sliceable:
+            for key, entry in reversed(self._entries.items()):
+                found = self._slice(key, entry, params, x2_star, y1_star, shares, want_means)
+                if found is not None:
+                    self._entries[key] = self._entries.pop(key)  # most recently used
+                    return found
+        stats = grid_statistics(x2_star, y1_star, params, shares, want_means)
+        if stats is not None and sliceable:
+            if len(self._entries) >= self.size:
+                del self._entries[next(iter(self._entries))]
+            key = (params, shares if want_means else None, int(x2_star[0]), x2_star.size,
+                   int(y1_star[0]), y1_star.size)
+            self._entries[key] = stats
+        return stats
+
+    @staticmethod
+    def _slice(key, entry, params, x2_star, y1_star, shares, want_means):
+        stored_params, stored_shares, x2_first, n2, y1_first, ny = key
+        if stored_params != params or (want_means and stored_shares != shares):
+            return None
+        row, column = int(x2_star[0]) - x2_first, int(y1_star[0]) - y1_first
+        if not (0 <= row and row + x2_star.size <= n2 and 0 <= column
+                and column + y1_star.size <= ny):
+            return None
+        log_odds, mean_s = entry
+        rows, columns = slice(row, row + x2_star.size), slice(column, column + y1_star.size)
+        odds = log_odds.reshape(n2, ny)[rows, columns].ravel()
+        if not want_means:
+            return odds, None
+        return odds, mean_s.reshape(n2, ny, 2)[rows, columns].reshape(-1, 2)
