@@ -103,6 +103,16 @@ together, nor where the measure approaches ``T`` within the bound's slack). The 
 
 So no crossing wider than a relative 1e-9 between scan points can be missed before
 ``certified_to``, nor, short of the fallback, before ``rho``.
+
+**Computation.** :math:`L_m` and :math:`E_b[s]` of every cell of a grid are the grid sums of
+:func:`dprisk.inference.privacy.budget_sums.grid_statistics` (matrix products; the priors
+constant on each branch's support), else the exact tables (:func:`_cell_statistics`); the
+cells whose :math:`\bar L` is within
+:data:`dprisk.inference.privacy.budget_sums.LEVEL_MARGIN` (relative) of an offset level are
+recomputed from the tables, so every offset :math:`\underline j`, and the P[correct] bound
+summed from them, is the tables'. The marginal bound, continuous in :math:`\bar L`, moves by
+the difference of the sums and the tables (about 1e-14), far inside the slack of
+:math:`\bar L`.
 """
 
 from __future__ import annotations
@@ -239,7 +249,7 @@ def _near_offset_levels(top: np.ndarray, rho1_ends) -> np.ndarray:
     finite = np.isfinite(top)
     shifted = np.where(finite, top, 0.0) + TIE_ATOL
     near = np.zeros(top.shape, dtype=bool)
-    for rho1 in rho1_ends:
+    for rho1 in set(rho1_ends):
         distance = np.abs(shifted + 2.0 * rho1 * np.rint(-shifted / (2.0 * rho1)))
         near |= distance < LEVEL_MARGIN * (1.0 + np.abs(shifted))
     return np.flatnonzero(finite & near)
@@ -396,8 +406,12 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
                                  shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
-    threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
-    cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
+    if rho1_ends[0] == rho1_ends[1]:  # rho1 fixed: both ends' offsets and tails are the same
+        threshold = known + _smallest_offset(top, rho1_ends[0])
+        cells = [_upper_tail(threshold, known + 1, rho1_ends[0])] * 2
+    else:
+        threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
+        cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
     return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 

@@ -43,6 +43,14 @@ Two questions beyond the single level (:mod:`dprisk.inference.privacy.budget`):
 The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
 ``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
 final bracket (within :math:`\rho^*(1 + 10^{-9})`) for P[correct].
+
+**Cost.** Every evaluation of a search (the measure at a rho, the bound of an interval) needs
+the per-release posterior sums on the release grid at that rho. For the priors constant on
+each branch's support (the built-in ones) they are matrix products over the whole grid
+(:mod:`dprisk.inference.privacy.budget_sums`), each computed once per rho and shared by the
+bounds and the measure (:class:`dprisk.inference.privacy.budget_sums.GridStore`); releases
+whose decision is within 1e-10 of changing are recomputed by the exact tables, so the
+answer is the tables' answer, bit for bit. Other priors (model files) use the tables.
 """
 
 from __future__ import annotations
@@ -134,7 +142,9 @@ def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float, st
 
     ``base`` is the scenario validated once by the entry point; every evaluation calls the
     kernel on a trusted copy at the searched rho (inside the validated range) and prior
-    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)).
+    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)). P[correct] takes its
+    log-odds from the grid sums (:func:`dprisk.inference.privacy.budget_sums.grid_log_odds`,
+    through the search's ``store`` when given): the tables' thresholds, so the tables' value.
     """
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
 
