@@ -333,47 +333,14 @@ def _smallest_offset(top: np.ndarray, rho1: float) -> np.ndarray:
     return np.where(np.isfinite(top), offset, np.where(top > 0, -np.inf, np.inf))
 
 
-#: ``P[X1* >= t | x1]`` by ``(x1, rho1)``: the first threshold and the values from there.
-_UPPER_TAILS: dict = {}
-#: Widest range of thresholds tabulated at once.
-_UPPER_TAIL_SPAN = 2**16
-
-
 def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``.
 
-    Tabulated per ``(x1, rho1)`` over the range of thresholds met so far (the exact
-    :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel`, elementwise, so a value is
-    the same from the table as from a new call); a search with rho1 fixed reuses it.
+    :func:`dprisk.inference.privacy.budget_sums.upper_tail` (tabulated per ``(x1, rho1)``).
     """
-    upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)
-    finite_t = np.isfinite(threshold)
-    if not finite_t.any():
-        return upper_tail
-    ints = threshold[finite_t].astype(np.int64)
-    low, high = int(ints.min()), int(ints.max())
-    key = (int(x1), float(rho1))
-    start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
-    if high - low > _UPPER_TAIL_SPAN:  # a very wide range: only the values met
-        values, inverse = np.unique(ints, return_inverse=True)
-        upper_tail[finite_t] = np.exp(dg.logsf_kernel(
-            values - 1, np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)))[inverse]
-        return upper_tail
-    if low < start or high >= start + table.size:
-        # the union with what is tabulated, widened by its span on both sides: a search's
-        # thresholds drift, and each extension recomputes the table
-        span = high - low + 1
-        start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
-        if stop - start > _UPPER_TAIL_SPAN:
-            start, stop = low, high + 1
-        values = np.arange(start, stop, dtype=np.int64)
-        table = np.exp(dg.logsf_kernel(values - 1, np.asarray(x1, dtype=np.int64),
-                                       np.asarray(rho1, dtype=float)))
-        if len(_UPPER_TAILS) >= 64:
-            _UPPER_TAILS.clear()
-        _UPPER_TAILS[key] = (start, table)
-    upper_tail[finite_t] = table[ints - start]
-    return upper_tail
+    from dprisk.inference.privacy.budget_sums import upper_tail
+
+    return upper_tail(threshold, x1, rho1)
 
 
 def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,

@@ -142,23 +142,18 @@ def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float, st
 
     ``base`` is the scenario validated once by the entry point; every evaluation calls the
     kernel on a trusted copy at the searched rho (inside the validated range) and prior
-    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)). P[correct] takes its
-    log-odds from the grid sums (:func:`dprisk.inference.privacy.budget_sums.grid_log_odds`,
-    through the search's ``store`` when given): the tables' thresholds, so the tables' value.
+    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)). P[correct] is
+    :func:`dprisk.inference.privacy.budget_sums.grid_p_correct` (through the search's
+    ``store`` when given): the tables' thresholds, so the tables' value to the last bit.
     """
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
 
     if measure == "p-correct":
-        from dprisk.inference.privacy.budget_sums import grid_log_odds
-        from dprisk.inference.studies.p_correct import study_kernel
-
-        def log_odds(x2s, y1s, params):
-            return grid_log_odds(x2s, y1s, params, store)
+        from dprisk.inference.privacy.budget_sums import grid_p_correct
 
         def value(rho: float) -> float:
             params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
-            return study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS,
-                                log_odds=log_odds).p_correct
+            return grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS, store=store)
 
         return value
     from dprisk.inference.privacy.two_level_marginal import marginal_kernel

@@ -58,11 +58,12 @@ import numpy as np
 
 from dprisk.inference.kernels.fused_kernels import branch_constant_weights
 from dprisk.inference.kernels.table_kernels import MAX_PRECISION, initial_halfwidth
-from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL
+from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL, grid_for_truth
+from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.scenario import Scenario
 
 __all__ = ["LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM", "GridStore", "grid_log_odds",
-           "grid_statistics", "refine_near_levels"]
+           "grid_p_correct", "grid_statistics", "refine_near_levels", "upper_tail"]
 
 #: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
 #: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
@@ -187,7 +188,6 @@ def grid_log_odds(x2s: np.ndarray, y1s: np.ndarray, params: Scenario,
     ``store`` when given), the releases near a decision's edge recomputed by
     :func:`dprisk.inference.studies.setup.exact_log_odds_at_known`
     (:func:`refine_near_levels`); that function alone when the sums do not serve the prior.
-    The ``log_odds`` of :func:`dprisk.inference.studies.p_correct.study_kernel`.
     """
     from dprisk.inference.studies.setup import exact_log_odds_at_known
 
@@ -228,8 +228,6 @@ class GridStore:
 
     def grid(self, x2: int, y1: int, params: Scenario, tail_mass: float):
         """:func:`dprisk.inference.studies.setup.grid_for_truth`, kept for the last grids."""
-        from dprisk.inference.studies.setup import grid_for_truth
-
         key = (x2, y1, params, tail_mass)
         found = self._grids.get(key)
         if found is None:
@@ -273,3 +271,70 @@ class GridStore:
         if not want_means:
             return odds, None
         return odds, mean_s.reshape(n2, ny, 2)[rows, columns].reshape(-1, 2)
+
+
+#: ``P[X1* >= t | x1]`` by ``(x1, rho1)``: the first threshold and the values from there.
+_UPPER_TAILS: dict = {}
+#: Widest range of thresholds tabulated at once.
+_UPPER_TAIL_SPAN = 2**16
+
+
+def upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
+    """``P[X1* >= t | x1]``, X1* ~ DG(x1, 1/(2 rho1)), for float ``t`` (integer or +-inf).
+
+    1 at ``t = -inf``, 0 at ``inf``; else the exact
+    :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel` at ``t - 1``, tabulated per
+    ``(x1, rho1)`` over the range of thresholds met so far (widened by its span on both sides:
+    a search's thresholds drift). The kernel is elementwise, so a value from the table is the
+    value of a new call (and of :mod:`dprisk.inference.studies.p_correct`'s sums).
+    """
+    out = np.where(threshold == -np.inf, 1.0, 0.0)
+    finite = np.isfinite(threshold)
+    if not finite.any():
+        return out
+    ints = threshold[finite].astype(np.int64)
+    low, high = int(ints.min()), int(ints.max())
+    mu, precision = np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)
+    if high - low > _UPPER_TAIL_SPAN:  # a very wide range: only the values met
+        values, inverse = np.unique(ints, return_inverse=True)
+        out[finite] = np.exp(dg.logsf_kernel(values - 1, mu, precision))[inverse]
+        return out
+    key = (int(x1), float(rho1))
+    start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
+    if low < start or high >= start + table.size:
+        span = high - low + 1
+        start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
+        if stop - start > _UPPER_TAIL_SPAN:
+            start, stop = low, high + 1
+        table = np.exp(dg.logsf_kernel(np.arange(start, stop, dtype=np.int64) - 1, mu,
+                                       precision))
+        if len(_UPPER_TAILS) >= 64:
+            _UPPER_TAILS.clear()
+        _UPPER_TAILS[key] = (start, table)
+    out[finite] = table[ints - start]
+    return out
+
+
+def grid_p_correct(params: Scenario, *, x2: int, tail_mass: float,
+                   store: GridStore | None = None) -> float:
+    r"""The exact two-level P[correct] at truth ``x1 = m + 1``, from the grid sums (kernel).
+
+    .. math:: P = \sum_{x_2^*, y_1^*} P[x_2^*]\, P[y_1^*]\, U\bigl(m + j(x_2^*, y_1^*)\bigr)
+
+    with ``j`` the thresholds of :func:`dprisk.inference.studies.thresholds.linear_thresholds`
+    from :func:`grid_log_odds` and :func:`upper_tail`: the ``p_correct`` of
+    :func:`dprisk.inference.studies.p_correct.study_kernel` (ties decided ``m``), summed as it
+    sums, so bit for bit (tests/inference/privacy/test_budget_sums.py). The same work check
+    first; the grid and the sums from ``store`` when given.
+    """
+    from dprisk.inference.studies.p_correct import _check_study_work
+    from dprisk.inference.studies.thresholds import linear_thresholds
+
+    _check_study_work(params, tail_mass)
+    y1 = x2 - params.known - 1
+    grid = (grid_for_truth(x2, y1, params, tail_mass) if store is None
+            else store.grid(x2, y1, params, tail_mass))
+    x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
+    offset, _ = linear_thresholds(grid_log_odds(x2s, y1s, params, store), params.rho1)
+    decide_up = upper_tail(params.known + offset, params.known + 1, float(params.rho1))
+    return float((grid.weights * decide_up).sum())

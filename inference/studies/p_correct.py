@@ -64,7 +64,7 @@ from dprisk.inference.studies.setup import (
     grid_memory,
     validated_study_params,
 )
-from dprisk.inference.studies.thresholds import decision_offsets, linear_thresholds
+from dprisk.inference.studies.thresholds import decision_offsets
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 
@@ -199,27 +199,20 @@ def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
 
 
 def study_kernel(params, *, x1: int, x2: int, tail_mass: float, ties: str = "m",
-                 model: str = "exact", log_odds=None) -> HierarchicalPCorrect:
+                 model: str = "exact") -> HierarchicalPCorrect:
     """:func:`p_correct_hierarchical` (``model="exact"``) on validated values (kernel).
 
     ``params`` a validated :class:`~dprisk.models.scenario.Scenario` (or one derived from it
     inside a validated range, as the budget searches do), ``x1`` in ``{known, known + 1}``,
     ``x2 >= x1``, ``tail_mass`` checked, ``ties`` one of ``TIES``. Only the work budget is
-    checked here (it depends on the rho of each evaluation). ``log_odds``, for the exact
-    model only: a function ``(x2s, y1s, params) -> L_m`` on the release grid's meshgrid
-    (``indexing="ij"``) that stands in for
-    :func:`dprisk.inference.studies.setup.exact_log_odds_at_known` (the budget searches'
-    grid sums, :mod:`dprisk.inference.privacy.budget_sums`).
+    checked here (it depends on the rho of each evaluation).
     """
     y1 = x2 - x1
     tie_weight = TIES[ties]
     _check_study_work(params, tail_mass)
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
-    if log_odds is not None and model == "exact":
-        offset, tie = linear_thresholds(log_odds(x2s, y1s, params), params.rho1)
-    else:
-        offset, tie = decision_offsets(x2s, y1s, params, model)
+    offset, tie = decision_offsets(x2s, y1s, params, model)
     t0 = int(single_level_kernels.decision_threshold(
         np.asarray(params.rho1, dtype=float), np.asarray(params.p, dtype=float),
         np.asarray(params.known, dtype=np.int64)))

@@ -7,8 +7,8 @@
   measured agreement <= 7e-14 and 5e-13), for rho1 fixed and the Census shares, the three
   priors they serve, a large known count and a point prior; another prior gets None.
 * Releases near a decision's edge are recomputed, the others kept.
-* P[correct] from the sums decided as the tables decide is the tables' P[correct] bit for bit,
-  also through a search's store (sub-grids sliced from a wider grid).
+* P[correct] from the sums (``grid_p_correct``) is the tables' (``study_kernel``) bit for
+  bit, also through a search's store (the grid sliced from a wider one).
 * A whole certified search answers exactly as it does with the tables alone (the sums
   switched off): rho, both certificate values and ``certified_to``.
 """
@@ -22,7 +22,7 @@ from dprisk.inference.privacy.budget_levels import census_fractions, rho2_for_ta
 from dprisk.inference.privacy.budget_sums import (
     LEVEL_MARGIN,
     GridStore,
-    grid_log_odds,
+    grid_p_correct,
     grid_statistics,
     refine_near_levels,
 )
@@ -95,13 +95,15 @@ def test_only_releases_near_an_edge_are_recomputed():
 @pytest.mark.parametrize("case", CASES)
 def test_p_correct_from_the_sums_is_the_tables_bit_for_bit(case):
     *scenario, _ = case
-    params, _ = _setup(*scenario)
+    params, grid = _setup(*scenario)
     x2 = scenario[3]
     expected = study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS)
-    for store in (None, GridStore()):
-        answer = study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS,
-                              log_odds=lambda x2s, y1s, p, s=store: grid_log_odds(x2s, y1s, p, s))
-        assert answer.p_correct == expected.p_correct
+    assert grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS) == expected.p_correct
+    store = GridStore()  # a wider grid first: the sums at the truth's grid are sliced from it
+    store.statistics(params, np.arange(grid.x2_star[0] - 3, grid.x2_star[-1] + 5),
+                     np.arange(grid.y1_star[0] - 4, grid.y1_star[-1] + 2))
+    answer = grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS, store=store)
+    assert answer == expected.p_correct
 
 
 def test_store_slices_a_wider_grid():
