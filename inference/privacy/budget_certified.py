@@ -281,7 +281,7 @@ def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
                  else grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares))
         return _cell_statistics(x2s, y1s, params, shares) if stats is None else stats
 
-    plain = None if isinstance(memo, GridStore) else memo
+    plain = memo.tables if isinstance(memo, GridStore) else memo
     odds_a, mean_a = _memo_statistics(plain, cells, compute, params_lower)
     odds_b, mean_b = _memo_statistics(plain, cells, compute, params_upper)
     top = _log_odds_top(odds_a, mean_a, odds_b, mean_b, upper - lower)

@@ -62,8 +62,9 @@ from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL, grid_f
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.scenario import Scenario
 
-__all__ = ["LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM", "GridStore", "grid_log_odds",
-           "grid_p_correct", "grid_statistics", "refine_near_levels", "upper_tail"]
+__all__ = ["LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM", "STORE_BYTES", "GridStore",
+           "grid_log_odds", "grid_p_correct", "grid_statistics", "refine_near_levels",
+           "upper_tail"]
 
 #: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
 #: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
@@ -77,6 +78,8 @@ SMALLEST_SUM = 1e-250
 #: spinning cost several times the product itself on a loaded 2-core machine (measured: 30 ms
 #: of CPU instead of 4 ms for a 309 x 200 x 67 grid), so the rows are taken in blocks.
 SINGLE_THREAD_PRODUCT = 4 * 65536
+#: Most bytes of sums a search's :class:`GridStore` keeps (the newest grid always).
+STORE_BYTES = 2**28
 
 
 def _product(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -218,13 +221,17 @@ class GridStore:
     the range of ``j`` summed (wider on a wider grid, the extra terms far below every
     window's neglected share), so a lookup slices a stored grid that contains the one asked
     for; the decisions taken from them are the tables' either way
-    (:func:`refine_near_levels`). Keeps the ``size`` most recently used grids.
+    (:func:`refine_near_levels`). Keeps the ``size`` most recently used grids, at most
+    :data:`STORE_BYTES` of them but the newest.
     """
 
     def __init__(self, size: int = 16):
         self.size = size
         self._entries: dict = {}
         self._grids: dict = {}
+        #: The bounds' memo by scenario and grid (for the priors the sums do not serve, the
+        #: tables' statistics), as :func:`dprisk.inference.privacy.budget_certified`'s.
+        self.tables: dict = {}
 
     def grid(self, x2: int, y1: int, params: Scenario, tail_mass: float):
         """:func:`dprisk.inference.studies.setup.grid_for_truth`, kept for the last grids."""
@@ -249,12 +256,19 @@ class GridStore:
                     return found
         stats = grid_statistics(x2_star, y1_star, params, shares, want_means)
         if stats is not None and sliceable:
-            if len(self._entries) >= self.size:
-                del self._entries[next(iter(self._entries))]
             key = (params, shares if want_means else None, int(x2_star[0]), x2_star.size,
                    int(y1_star[0]), y1_star.size)
             self._entries[key] = stats
+            # the least recently used go first: at most `size` grids and STORE_BYTES (the
+            # newest is always kept)
+            while len(self._entries) > 1 and (len(self._entries) > self.size
+                                              or self._bytes() > STORE_BYTES):
+                del self._entries[next(iter(self._entries))]
         return stats
+
+    def _bytes(self) -> int:
+        return sum(odds.nbytes + (0 if mean_s is None else mean_s.nbytes)
+                   for odds, mean_s in self._entries.values())
 
     @staticmethod
     def _slice(key, entry, params, x2_star, y1_star, shares, want_means):
