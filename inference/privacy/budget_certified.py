@@ -407,7 +407,8 @@ def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: S
 
 
 def certified_crossing(value, bound, target: float, low: float, high: float,
-                       per_decade: int) -> tuple[float, float, float, float] | None:
+                       per_decade: int, bound_first: bool = False
+                       ) -> tuple[float, float, float, float] | None:
     r"""The first crossing of ``target`` on ``[low, high]``, no crossing between points missed.
 
     ``value(rho)`` is the measure, ``bound(a, b)`` an upper bound of it on ``[a, b]``. The
@@ -417,10 +418,10 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
     :data:`ABOVE`. An interval that small whose right end fails locates the crossing; one
     whose right end meets the target but whose bound does not is *unresolved* (the bound has
     stopped converging: many cells whose posteriors reach 1/2 at the same rho, or the
-    measure within the bound's slack of ``T``) and the search goes on past it. When
-    ``value(b)`` is not known yet the bound is asked first: a bound at most ``T`` certifies
-    the interval whatever ``value(b)`` is (it is at most the bound), so the answer is the
-    same, and the two-level bound's grid sums then serve ``value(b)``
+    measure within the bound's slack of ``T``) and the search goes on past it. With
+    ``bound_first``, when ``value(b)`` is not known yet the bound is asked first: a bound at
+    most ``T`` certifies the interval whatever ``value(b)`` is (it is at most the bound), so
+    the answer is the same, and the two-level bound's grid sums then serve ``value(b)``
     (:class:`dprisk.inference.privacy.budget_sums.GridStore`).
 
     Returns
@@ -452,8 +453,8 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
 
     def search(a: float, b: float):
         # invariant: the measure is at most the target on [low, a] but for `unresolved`
-        if b in cache:
-            failing = cache[b] > target
+        if b in cache or not bound_first:
+            failing = at(b) > target
             if not failing and bound(a, b) <= target:
                 return None
         else:  # the bound first: it is at least value(b), and its sums serve value(b) too

@@ -62,9 +62,9 @@ from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL, grid_f
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.scenario import Scenario
 
-__all__ = ["LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM", "STORE_BYTES", "GridStore",
-           "grid_log_odds", "grid_p_correct", "grid_statistics", "refine_near_levels",
-           "upper_tail"]
+__all__ = ["BLOCK_RELEASES", "LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM",
+           "STORE_BYTES", "GridStore", "grid_log_odds", "grid_p_correct", "grid_statistics",
+           "refine_near_levels", "upper_tail"]
 
 #: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
 #: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
@@ -78,6 +78,8 @@ SMALLEST_SUM = 1e-250
 #: spinning cost several times the product itself on a loaded 2-core machine (measured: 30 ms
 #: of CPU instead of 4 ms for a 309 x 200 x 67 grid), so the rows are taken in blocks.
 SINGLE_THREAD_PRODUCT = 4 * 65536
+#: Most releases (``x2*`` rows x ``ny``) whose sums are formed at once (temporaries bounded).
+BLOCK_RELEASES = 2**18
 #: Most bytes of sums a search's :class:`GridStore` keeps (the newest grid always).
 STORE_BYTES = 2**28
 
@@ -133,33 +135,37 @@ def grid_statistics(x2_star, y1_star, params: Scenario, shares=(0.0, 1.0),
     last = math.floor(centre_high) + halfwidth + 3
     block_share, group_share = shares
     n2, ny = v.size, w.size
-    log_sums = np.full((2, n2 * ny), -np.inf)
-    mean_s = np.zeros((n2 * ny, 2)) if want_means else None
+    log_sums = np.full((2, n2, ny), -np.inf)
+    mean_s = np.zeros((n2, ny, 2)) if want_means else None
+    step = max(1, BLOCK_RELEASES // ny)  # x2* values per block: bounded temporaries
     for b in (0, 1):
         rows = _support_rows(params, b, feasible, lows, highs, has_high, first, last)
         if rows is None:
             continue
         j = np.arange(rows[0], rows[1] + 1, dtype=np.int64)
-        dist2 = (v[None, :] - j[:, None]).astype(float) ** 2      # (J, n2)
         dist1 = (w[None, :] + b - j[:, None]).astype(float) ** 2  # (J, ny)
-        g2 = np.exp(-rho2 * dist2)
         g1 = np.exp(-rho1_d * dist1)
-        sums = _product(g2, g1)
-        if not np.all(sums >= SMALLEST_SUM):
-            return None
-        log_sums[b] = np.log(sums).ravel()
-        if want_means:
-            moment = np.zeros_like(sums)
-            if group_share:
-                moment += group_share * _product(g2 * dist2, g1)
-            if block_share:
-                moment += (block_share / d) * _product(g2, g1 * dist1)
-            mean_s[:, b] = (moment / sums).ravel() + block_share * b
+        g1_moment = g1 * dist1 if want_means and block_share else None
+        for lo in range(0, n2, step):
+            block = slice(lo, lo + step)
+            dist2 = (v[None, block] - j[:, None]).astype(float) ** 2  # (J, block)
+            g2 = np.exp(-rho2 * dist2)
+            sums = _product(g2, g1)
+            if not np.all(sums >= SMALLEST_SUM):
+                return None
+            log_sums[b, block] = np.log(sums)
+            if want_means:
+                moment = np.zeros_like(sums)
+                if group_share:
+                    moment += group_share * _product(g2 * dist2, g1)
+                if block_share:
+                    moment += (block_share / d) * _product(g2, g1_moment)
+                mean_s[block, :, b] = moment / sums + block_share * b
     logit_p = math.log(params.p) - math.log1p(-params.p)
     constant = logit_p - rho1 + float(log_weights[1] - log_weights[0])
     with np.errstate(invalid="ignore"):
-        log_odds = (log_sums[1] + constant) - log_sums[0]
-    return log_odds, mean_s
+        log_odds = ((log_sums[1] + constant) - log_sums[0]).ravel()
+    return log_odds, None if mean_s is None else mean_s.reshape(-1, 2)
 
 
 def refine_near_levels(log_odds: np.ndarray, rho1: float, exact) -> np.ndarray:

@@ -5,7 +5,8 @@
   log-odds within 1e-11 and the branch means of ``s`` within 1e-11 relative (the tables
   leave out up to 1e-12 of each branch's mass, the sums none of it; both round about 1e-14;
   measured agreement <= 7e-14 and 5e-13), for rho1 fixed and the Census shares, the three
-  priors they serve, a large known count and a point prior; another prior gets None.
+  priors they serve, a large known count and a point prior, the grid in one block or many;
+  another prior gets None.
 * Releases near a decision's edge are recomputed, the others kept.
 * P[correct] from the sums (``grid_p_correct``) is the tables' (``study_kernel``) bit for
   bit, also through a search's store (the grid sliced from a wider one).
@@ -52,8 +53,11 @@ def _setup(rho1, rho2, d, x2, known, prior, p):
     return params, grid_for_truth(x2, x2 - known - 1, params, DEFAULT_TAIL_MASS)
 
 
+@pytest.mark.parametrize("blocks", [False, True])
 @pytest.mark.parametrize("case", CASES)
-def test_sums_equal_the_tables(case):
+def test_sums_equal_the_tables(case, blocks, monkeypatch):
+    if blocks:  # a few x2* rows per block (several blocks on every grid here)
+        monkeypatch.setattr(budget_sums, "BLOCK_RELEASES", 100)
     *scenario, shares = case
     params, grid = _setup(*scenario)
     odds, mean_s = grid_statistics(grid.x2_star, grid.y1_star, params, shares)
