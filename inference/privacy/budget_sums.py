@@ -304,9 +304,10 @@ def upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
 
     1 at ``t = -inf``, 0 at ``inf``; else the exact
     :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel` at ``t - 1``, tabulated per
-    ``(x1, rho1)`` over the range of thresholds met so far (widened by its span on both sides:
-    a search's thresholds drift). The kernel is elementwise, so a value from the table is the
-    value of a new call (and of :mod:`dprisk.inference.studies.p_correct`'s sums).
+    ``(x1, rho1)`` over the range of thresholds met so far (an extension widened by the span
+    met on both sides: a search's thresholds drift). The kernel is elementwise, so a value
+    from the table is the value of a new call (and of
+    :mod:`dprisk.inference.studies.p_correct`'s sums).
     """
     out = np.where(threshold == -np.inf, 1.0, 0.0)
     finite = np.isfinite(threshold)
@@ -322,7 +323,9 @@ def upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     key = (int(x1), float(rho1))
     start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
     if low < start or high >= start + table.size:
-        span = high - low + 1
+        # a first table: the range met; an extension: the union, widened by the span met on
+        # both sides (a search with rho1 fixed meets drifting ranges)
+        span = high - low + 1 if table.size else 0
         start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
         if stop - start > _UPPER_TAIL_SPAN:
             start, stop = low, high + 1
