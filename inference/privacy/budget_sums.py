@@ -39,15 +39,21 @@ a superset of each release's window, so no term the tables keep is left out. All
 positive (no cancellation): the sums are within about ``J`` roundings of the exact ones, the
 exponents (at most a few hundred) within :math:`10^{-13}` relative.
 
-**Decisions exactly as the tables make them.** The searches use these sums only through
-integer thresholds (the smallest ``j`` with :math:`L + 2\rho_1 j >` TIE_ATOL, a tie at
-:math:`|L + 2\rho_1 j| \le` TIE_ATOL); the per-release tables
-(:func:`dprisk.inference.studies.setup.exact_log_odds_at_known`) agree with these sums to
-about 1e-12 (their windows leave out up to 1e-12 of each branch). Every release whose value
-lies within :data:`LEVEL_MARGIN` of a level (or of a tie) is recomputed by the tables
+**Decisions exactly as the tables make them.** The P[correct] searches use these sums only
+through integer thresholds (the smallest ``j`` with :math:`L + 2\rho_1 j >` TIE_ATOL, a tie
+at :math:`|L + 2\rho_1 j| \le` TIE_ATOL; the bound's offsets likewise); the per-release
+tables (:func:`dprisk.inference.studies.setup.exact_log_odds_at_known`) agree with these
+sums to about 1e-12 (their windows leave out up to 1e-12 of each branch; measured 7e-14).
+A threshold changes only where :math:`L + 2\rho_1 j = \pm` TIE_ATOL; every release whose
+value lies within :data:`LEVEL_MARGIN` of such an edge is recomputed by the tables
 (:func:`refine_near_levels`), so every threshold and tie is the one the tables give, and the
-measure summed from them is the tables' to the last bit. A prior of another kind, or a sum
-that underflows (:data:`SMALLEST_SUM`), returns None: the caller uses the tables.
+measure summed from them (:func:`grid_p_correct`) is the tables' to the last bit. A prior of
+another kind, or a sum below :data:`SMALLEST_SUM`, gives None: the caller uses the tables.
+
+**Cost.** The products are taken in blocks small enough for OpenBLAS to run them on one
+thread (:data:`SINGLE_THREAD_PRODUCT`), and the grid in blocks of ``x2*`` rows
+(:data:`BLOCK_RELEASES`). A search keeps the sums of its recent grids
+(:class:`GridStore`) and the tails ``U(t)`` per ``(x1, rho1)`` (:func:`upper_tail`).
 """
 
 from __future__ import annotations
