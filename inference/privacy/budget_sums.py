@@ -356,10 +356,10 @@ def grid_p_correct(params: Scenario, *, x2: int, tail_mass: float,
     sums, so bit for bit (tests/inference/privacy/test_budget_sums.py). The same work check
     first; the grid and the sums from ``store`` when given.
     """
-    from dprisk.inference.studies.p_correct import _check_study_work
+    from dprisk.inference.studies.p_correct import check_study_work
     from dprisk.inference.studies.thresholds import linear_thresholds
 
-    _check_study_work(params, tail_mass)
+    check_study_work(params, tail_mass)
     y1 = x2 - params.known - 1
     grid = (grid_for_truth(x2, y1, params, tail_mass) if store is None
             else store.grid(x2, y1, params, tail_mass))
