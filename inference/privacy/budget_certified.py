@@ -360,9 +360,11 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     shares : (float, float)
         :math:`(f_1, f_2) = (d\rho_1/d\rho, d\rho_2/d\rho)`: ``(0, 1)`` for rho2 with rho1
         fixed, the strategy's shares for the global rho (module docstring, "Both levels").
-    memo : dict, optional
-        A search's memo of the per-cell statistics (:func:`_memo_statistics`): the same
-        bound, computed once per scenario and grid.
+    memo : GridStore or dict, optional
+        A search's store of grid sums and grids
+        (:class:`dprisk.inference.privacy.budget_sums.GridStore`, shared with its measure) or
+        a plain memo of the per-cell statistics (:func:`_memo_statistics`): the same bound,
+        computed once per scenario and grid.
 
     Returns
     -------
