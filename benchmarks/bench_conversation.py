@@ -7,8 +7,9 @@ Each figure is a ratio against a baseline measured in the same run, as in
   discarded), interleaved with the baseline ``python -c "import numpy, scipy"`` over
   ``ROUNDS`` rounds, medians: the single-level budget search (target <= 5x the baseline, the
   issue's 0.5 s), ``marginal --unknown-others 10000`` (target <= 1 s, about 10x), and the
-  two-level and whole-Census budget searches (target <= 2 s, about 20x; one round each, as
-  they take tens of seconds);
+  two-level and whole-Census budget searches (target <= 2 s, about 20x; ``ROUNDS`` rounds
+  too since their grid sums, ``inference/privacy/budget_sums.py``, brought them from tens of
+  seconds to about one);
 * the exact two-level P[correct] point, warm (caches filled; the default numpy kernels, which
   a single point uses, and beside them the compiled kernel, ``DPRISK_KERNELS=compiled``), against
   the time of 10^6 ``np.exp`` in this process (10x the median of ``np.exp`` on an in-cache
@@ -38,10 +39,10 @@ COMMANDS = {
                                         None, 1.0, ROUNDS),
     "budget, two-level (rho1 0.1, d 5, x2 10)": (
         ["budget", "--measure", "p-correct", "--target", "0.59", "--rho1", "0.1", "--d", "5",
-         "--x2", "10", "--json"], None, 2.0, 1),
+         "--x2", "10", "--json"], None, 2.0, ROUNDS),
     "budget, whole Census (d 5, x2 10)": (
         ["budget", "--census", "--measure", "p-correct", "--target", "0.6", "--d", "5",
-         "--x2", "10", "--json"], None, 2.0, 1),
+         "--x2", "10", "--json"], None, 2.0, ROUNDS),
 }
 EXACT_POINT_TARGET = 1.1
 
