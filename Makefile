@@ -23,8 +23,13 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@rm -f $(VENV)/.installed*
-	$(PY) -m pip install --quiet --disable-pip-version-check \
-		--config-settings editable_mode=strict -e '.[dev]'
+	@# uv installs the same versions as pip in about a tenth of the time (parallel downloads, no
+	@# byte-compiling); pip itself is the fallback where uv cannot be had.
+	$(PY) -m pip install --quiet --disable-pip-version-check uv \
+		&& $(VENV)/bin/uv pip install --quiet --python $(PY) \
+			--config-settings editable_mode=strict -e '.[dev]' \
+		|| $(PY) -m pip install --quiet --disable-pip-version-check \
+			--config-settings editable_mode=strict -e '.[dev]'
 	@touch $(STAMP)
 
 # The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to

@@ -34,6 +34,14 @@ from dprisk.inference.privacy.worst_case import census_worst_case as census_wors
 from dprisk.inference.privacy.worst_case import worst_case_accuracy as worst_case_accuracy
 from dprisk.inference.product.exact import product_risk as product_risk
 from dprisk.inference.product.exact import product_table as product_table
+from dprisk.inference.product.histogram_attribute import (
+    p_map_correct_exact as kcell_product_map_correct_exact,
+)
+from dprisk.inference.product.histogram_attribute import (
+    p_map_correct_mc as kcell_product_map_correct,
+)
+from dprisk.inference.product.histogram_tree import HistogramTree as HistogramTree
+from dprisk.inference.product.histogram_tree import top_down as histogram_top_down
 from dprisk.inference.product.monte_carlo import product_likelihood_mc as product_likelihood_mc
 from dprisk.inference.product.unknown_others import (
     product_risk_unknown_others as product_risk_unknown_others,
@@ -102,6 +110,7 @@ __all__ = [
     "CensusLevel",
     "ConvergenceReport",
     "HierarchicalPosterior",
+    "HistogramTree",
     "ImproperUniform",
     "MCResult",
     "PointMass",
@@ -139,6 +148,9 @@ __all__ = [
     "exact_posterior",
     "expected_true_posterior",
     "finite_draws_p_correct",
+    "histogram_top_down",
+    "kcell_product_map_correct",
+    "kcell_product_map_correct_exact",
     "live",
     "load_prior",
     "map_cell",

@@ -58,36 +58,27 @@ def add_parser(subs) -> None:
     """Register ``dprisk attribute``."""
     sub = subs.add_parser("attribute", help=common.SUBCOMMAND_HELP["attribute"],
                           description=common.describe(FORMS, __doc__.split("\n\n")[1]))
-    sub.add_argument("--rho1", default=None,
-                     help="rho of each cell's noise (> 0) or census:LEVEL; with --strategy "
-                     "the block detailed query's rho (the others scale with their fractions)")
-    sub.add_argument("--cells", type=common.integer, default=None,
-                     help="K, the number of cells (>= 2; 2016 with --strategy); selects the "
-                     "design form")
-    sub.add_argument("--prior", default=None,
-                     help="FILE of K prior probabilities summing to 1 (CSV or JSON; default "
-                     "uniform)")
-    sub.add_argument("--true-cell", type=common.integer, default=None,
-                     help="the target's cell, 0 <= J < K (default: 0 in the design form, the "
-                     "MAP cell in the one-release form)")
-    sub.add_argument("--strategy", default=None,
-                     help=f"release every block-level query of a strategy: {STRATEGIES[0]}")
-    sub.add_argument("--rho2", default=None,
-                     help="block-group detailed query rho (> 0) or census:LEVEL (--strategy)")
-    sub.add_argument("--d", type=common.integer, default=None,
-                     help="number of other blocks in the block group (>= 1; with --rho2)")
-    sub.add_argument("--x2-prior", default=None,
-                     help="X2 prior SPEC of the block-group level: improper | truncated:U | "
-                     "point:K (default improper; with --rho2)")
-    sub.add_argument("--releases", type=common.integer, default=None,
-                     help=common.with_default("simulated releases (--strategy only)",
-                                              DEFAULT_RELEASES))
-    sub.add_argument("--seed", type=common.integer, default=None,
-                     help=f"{common.SEED_HELP}; --strategy only")
-    sub.add_argument("--release", default=None,
-                     help="FILE of the K noisy counts (integers); selects the one-release form")
-    sub.add_argument("--known", default=None,
-                     help="FILE of the K known counts m_j >= 0 of everyone but the target")
+    common.add_options(sub, {
+        "--rho1": (None, "rho of each cell's noise (> 0) or census:LEVEL; with --strategy the "
+                   "block detailed query's rho (the others scale with their fractions)"),
+        "--cells": (common.integer, "K, the number of cells (>= 2; 2016 with --strategy); "
+                    "selects the design form"),
+        "--prior": (None, "FILE of K prior probabilities summing to 1 (CSV or JSON; default "
+                    "uniform)"),
+        "--true-cell": (common.integer, "the target's cell, 0 <= J < K (default: 0 in the "
+                        "design form, the MAP cell in the one-release form)"),
+        "--strategy": (None, f"release every block-level query of a strategy: {STRATEGIES[0]}"),
+        "--rho2": (None, "block-group detailed query rho (> 0) or census:LEVEL (--strategy)"),
+        "--d": (common.integer, "number of other blocks in the block group (>= 1; with --rho2)"),
+        "--x2-prior": (None, "X2 prior SPEC of the block-group level: improper | truncated:U | "
+                       "point:K (default improper; with --rho2)"),
+        "--releases": (common.integer, common.with_default(
+            "simulated releases (--strategy only)", DEFAULT_RELEASES)),
+        "--seed": (common.integer, f"{common.SEED_HELP}; --strategy only"),
+        "--release": (None, "FILE of the K noisy counts (integers); selects the one-release "
+                      "form"),
+        "--known": (None, "FILE of the K known counts m_j >= 0 of everyone but the target"),
+    })
     common.add_json(sub)
     sub.set_defaults(func=run)
 

@@ -73,43 +73,39 @@ def add_parser(subs) -> None:
     """Register ``dprisk budget``."""
     sub = subs.add_parser("budget", help=common.SUBCOMMAND_HELP["budget"],
                           description=DESCRIPTION)
-    sub.add_argument("--pure-dp", action="store_const", const=True, default=None,
-                     help="epsilon-DP budget from a risk profile (Kazan & Reiter)")
-    sub.add_argument("--max-ratio", type=common.number, default=None,
-                     help="R, the largest accepted posterior-to-prior ratio (> 1)")
-    sub.add_argument("--max-posterior", type=common.number, default=None,
-                     help="A, the largest accepted posterior, 0 < A < 1 (a posterior up to the "
-                     "larger of R p q and A is accepted)")
-    sub.add_argument("--q", type=q_value, default=None, help=common.with_default(
-        "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
-        DEFAULTS["q"]))
-    sub.add_argument("--measure", default=None,
-                     help="marginal-risk | marginal-posterior | p-correct | tail | "
-                     "worst-case-accuracy: the largest rho whose measure stays at most the "
-                     "target; selects the measure form (worst-case-accuracy: the best "
-                     "p-weighted accuracy of any test, single level or --census)")
-    sub.add_argument("--target", type=common.number, default=None,
-                     help="the measure's target (marginal-risk: > 1; marginal-posterior: "
-                     "between every p and 1; p-correct: in (0, 1), above 1/2 if a p = 1/2, "
-                     "every p <= 1/2 at the single level; worst-case-accuracy: between "
-                     "max(p, 1 - p) and 1)")
-    sub.add_argument("--tail-tolerance", type=common.number, default=None,
-                     help="tail measure: TAU, 0 < TAU < 1, the largest accepted P[R'(X*) > "
-                     "r*(p)] with r*(p) = max(R, A/p) from --max-ratio [--max-posterior]")
-    sub.add_argument("--rho1", default=None,
-                     help="two-level form: the block's rho (> 0 or census:LEVEL); the answer "
-                     "is the block-group rho2; selects this form")
-    sub.add_argument("--d", type=common.integer, default=None,
-                     help="two-level and census forms: other blocks in the block group (>= 1)")
-    sub.add_argument("--x2", type=common.integer, default=None,
-                     help="two-level and census forms: true block-group count (>= known + 1)")
-    sub.add_argument("--census", action="store_const", const=True, default=None,
-                     help="the global rho of the 2020 allocation, block and block-group "
-                     "shares fixed; selects this form")
-    sub.add_argument("--p", type=priors, default=None, help=common.with_default(
-        "the priors P[X1 = m+1] at which the target must hold, a comma list P1,P2,...", "0.5"))
-    sub.add_argument("--known", type=common.integer, default=None, help=common.with_default(
-        "m, the adversary's known count of the others (integer >= 0)", DEFAULTS["known"]))
+    common.add_options(sub, {
+        "--pure-dp": (common.SWITCH, "epsilon-DP budget from a risk profile (Kazan & Reiter)"),
+        "--max-ratio": (common.number, "R, the largest accepted posterior-to-prior ratio (> 1)"),
+        "--max-posterior": (common.number, "A, the largest accepted posterior, 0 < A < 1 (a "
+                            "posterior up to the larger of R p q and A is accepted)"),
+        "--q": (q_value, common.with_default(
+            "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
+            DEFAULTS["q"])),
+        "--measure": (None, "marginal-risk | marginal-posterior | p-correct | tail | "
+                      "worst-case-accuracy: the largest rho whose measure stays at most the "
+                      "target; selects the measure form (worst-case-accuracy: the best "
+                      "p-weighted accuracy of any test, single level or --census)"),
+        "--target": (common.number, "the measure's target (marginal-risk: > 1; "
+                     "marginal-posterior: between every p and 1; p-correct: in (0, 1), above "
+                     "1/2 if a p = 1/2, every p <= 1/2 at the single level; worst-case-accuracy: "
+                     "between max(p, 1 - p) and 1)"),
+        "--tail-tolerance": (common.number, "tail measure: TAU, 0 < TAU < 1, the largest "
+                             "accepted P[R'(X*) > r*(p)] with r*(p) = max(R, A/p) from "
+                             "--max-ratio [--max-posterior]"),
+        "--rho1": (None, "two-level form: the block's rho (> 0 or census:LEVEL); the answer is "
+                   "the block-group rho2; selects this form"),
+        "--d": (common.integer, "two-level and census forms: other blocks in the block group "
+                "(>= 1)"),
+        "--x2": (common.integer, "two-level and census forms: true block-group count (>= known "
+                 "+ 1)"),
+        "--census": (common.SWITCH, "the global rho of the 2020 allocation, block and "
+                     "block-group shares fixed; selects this form"),
+        "--p": (priors, common.with_default(
+            "the priors P[X1 = m+1] at which the target must hold, a comma list P1,P2,...",
+            "0.5")),
+        "--known": (common.integer, common.with_default(
+            "m, the adversary's known count of the others (integer >= 0)", DEFAULTS["known"])),
+    })
     common.add_json(sub)
     sub.set_defaults(func=run)
 

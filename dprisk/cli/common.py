@@ -35,6 +35,7 @@ __all__ = [
     "INTERRUPT_HINT",
     "SEED_HELP",
     "SUBCOMMAND_HELP",
+    "SWITCH",
     "WORK_HELP",
     "Form",
     "Interrupted",
@@ -42,6 +43,7 @@ __all__ = [
     "TopParser",
     "add_json",
     "add_model",
+    "add_options",
     "add_scenario",
     "add_subcommand",
     "add_two_level",
@@ -132,6 +134,25 @@ def with_default(text: str, default) -> str:
 def add_json(sub: argparse.ArgumentParser) -> None:
     """The ``--json`` flag of every subcommand."""
     sub.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+#: ``kind`` of an on/off option in :func:`add_options`: ``True`` when given, else ``None``.
+SWITCH = "switch"
+
+
+def add_options(sub, options: dict[str, tuple]) -> None:
+    """Add each option ``FLAG: (kind, help)`` of a table, in order, unset (``None``) by default.
+
+    ``kind`` converts the option's text (:func:`number`, :func:`integer` or a parser of the
+    command; ``None`` keeps the text) or is :data:`SWITCH`, an on/off option. Every option
+    defaults to ``None`` so that the form checks see which were given (:func:`given`) before
+    :func:`apply_defaults` fills in the rest.
+    """
+    for flag_, (kind, text) in options.items():
+        if kind == SWITCH:
+            sub.add_argument(flag_, action="store_const", const=True, default=None, help=text)
+        else:
+            sub.add_argument(flag_, type=kind, default=None, help=text)
 
 
 def add_subcommand(subs, name: str, func, flags: dict[str, str] | None = None

@@ -23,8 +23,8 @@ over levels of the mass of ``U_ℓ`` outside ``G_ℓ`` (and inside the level's s
 (:func:`dprisk.models.numerics.log_gauss_tail`). Windows are centred on the envelope centres
 ``c`` with half-width from the envelope precision ``a_ℓ`` (which depends only on the ρ's and
 d's), slid inside the supports, and widened (``K -> 2K + 1``) until this bound is below
-``tail_mass`` times the branch's mass on the box, for each possible branch; otherwise
-:class:`dprisk.inference.kernels.table_kernels.GridTooNarrowError`.
+``tail_mass`` times the branch's mass on the box, for each possible branch; otherwise they
+raise :class:`dprisk.inference.kernels.table_kernels.GridTooNarrowError`.
 """
 
 from __future__ import annotations

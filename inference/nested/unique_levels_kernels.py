@@ -11,8 +11,8 @@ This module holds the exact methods on validated values (``rhos`` a 1-d float ar
   Mellin–Barnes contour integral (:func:`log_marginal_contour`);
 * the probability of a correct 0-1-loss decision (:func:`p_correct_levels`).
 
-The public entry point, which validates and chooses the method, is
-:func:`dprisk.inference.nested.unique_levels.marginal_unique_levels`.
+The public entry point, :func:`dprisk.inference.nested.unique_levels.marginal_unique_levels`,
+validates and chooses the method.
 """
 
 from __future__ import annotations

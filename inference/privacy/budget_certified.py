@@ -103,10 +103,21 @@ together, nor where the measure approaches ``T`` within the bound's slack). The 
 
 So no crossing wider than a relative 1e-9 between scan points can be missed before
 ``certified_to``, nor, short of the fallback, before ``rho``.
+
+**Computation.** :math:`L_m` and :math:`E_b[s]` of every cell of a grid are the grid sums of
+:func:`dprisk.inference.privacy.budget_sums.grid_statistics` (matrix products; the priors
+constant on each branch's support), else the exact tables (:func:`_cell_statistics`); the
+cells whose :math:`\bar L` is within
+:data:`dprisk.inference.privacy.budget_sums.LEVEL_MARGIN` (relative) of an offset level are
+recomputed from the tables, so every offset :math:`\underline j`, and the P[correct] bound
+summed from them, is the tables'. The marginal bound, continuous in :math:`\bar L`, moves by
+the difference of the sums and the tables (about 1e-14), far inside the slack of
+:math:`\bar L`.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -188,6 +199,7 @@ def _max_of_min_lines(start_a, slope_a, start_b, slope_b, width):
     return np.maximum(np.maximum(at_a, at_b), at_meet)
 
 
+@functools.lru_cache(maxsize=256)
 def _fourth_moment(rho: float) -> float:
     r""":math:`E_\rho[\eta^4]`, :math:`\eta \sim \mathrm{DG}(0, 1/(2\rho))` (to a 1e-30 tail)."""
     half = int(dg.support_halfwidth_kernel(np.asarray(rho, dtype=float), 1e-30))
@@ -195,8 +207,8 @@ def _fourth_moment(rho: float) -> float:
     return float((k ** 4 * np.exp(-rho * k ** 2 - dg_log_normalizer(rho))).sum())
 
 
-def _memo_statistics(memo, cells, x2s, y1s, params: Scenario, shares):
-    """:func:`_cell_statistics`, looked up in ``memo`` (a dict, or None) by scenario and grid.
+def _memo_statistics(memo, cells, compute, params: Scenario):
+    """``compute(params)`` (the per-cell statistics), looked up in ``memo`` (a dict, or None).
 
     A search halves its intervals: the two halves of ``[a, b]`` share the middle, the left
     half shares ``a``, and deep in the halving the grids built at nearby ends are the same
@@ -205,35 +217,80 @@ def _memo_statistics(memo, cells, x2s, y1s, params: Scenario, shares):
     most recently used entries (the search is depth-first).
     """
     if memo is None:
-        return _cell_statistics(x2s, y1s, params, shares)
+        return compute(params)
     key = (params, cells)
     found = memo.pop(key, None)  # least recently used first: a hit moves to the end
     if found is None:
         if len(memo) >= MEMO_SIZE:
             del memo[next(iter(memo))]
-        found = _cell_statistics(x2s, y1s, params, shares)
+        found = compute(params)
     memo[key] = found
     return found
 
 
-def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
-                    params_upper: Scenario, tail_mass: float, shares, memo=None):
-    r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major)."""
-    known = params_lower.known
-    grids = [grid_for_truth(x2, x2 - known - 1, params, tail_mass)
-             for params in (params_lower, params_upper)]
-    x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
-                                               indexing="ij"))
-    cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
-    odds_a, mean_a = _memo_statistics(memo, cells, x2s, y1s, params_lower, shares)
-    odds_b, mean_b = _memo_statistics(memo, cells, x2s, y1s, params_upper, shares)
+def _log_odds_top(odds_a, mean_a, odds_b, mean_b, width: float) -> np.ndarray:
+    r""":math:`\bar L` per cell from the statistics at both ends (module docstring)."""
     finite = np.isfinite(odds_a) & np.isfinite(odds_b)
     with np.errstate(invalid="ignore"):
         top = _max_of_min_lines(np.where(finite, odds_a, 0.0), mean_a[:, 0] - mean_b[:, 1],
                                 np.where(finite, odds_b, 0.0), mean_a[:, 1] - mean_b[:, 0],
-                                upper - lower)
+                                width)
     top = top + ROUNDING_SLACK * (1.0 + np.abs(top))
-    return grids, np.where(finite, top, np.maximum(odds_a, odds_b))
+    return np.where(finite, top, np.maximum(odds_a, odds_b))
+
+
+def _near_offset_levels(top: np.ndarray, rho1_ends) -> np.ndarray:
+    r"""Cells whose :math:`\bar L` is within LEVEL_MARGIN (relative) of an edge at either end.
+
+    The edges of :func:`_smallest_offset`'s offsets: :math:`\bar L + 2\rho_1 j = -` TIE_ATOL.
+    """
+    from dprisk.inference.privacy.budget_sums import LEVEL_MARGIN
+
+    finite = np.isfinite(top)
+    shifted = np.where(finite, top, 0.0) + TIE_ATOL
+    near = np.zeros(top.shape, dtype=bool)
+    for rho1 in set(rho1_ends):
+        distance = np.abs(shifted + 2.0 * rho1 * np.rint(-shifted / (2.0 * rho1)))
+        near |= distance < LEVEL_MARGIN * (1.0 + np.abs(shifted))
+    return np.flatnonzero(finite & near)
+
+
+def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
+                    params_upper: Scenario, tail_mass: float, shares, memo=None):
+    r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major).
+
+    The statistics of both ends come from the grid sums of
+    :func:`dprisk.inference.privacy.budget_sums.grid_statistics` when they serve the prior;
+    the cells whose :math:`\bar L` then lies within
+    :data:`dprisk.inference.privacy.budget_sums.LEVEL_MARGIN` of an offset level are
+    recomputed from the tables (:func:`_cell_statistics`), so every offset is the tables'.
+    """
+    from dprisk.inference.privacy.budget_sums import GridStore, grid_statistics
+
+    known = params_lower.known
+    grid_of = memo.grid if isinstance(memo, GridStore) else grid_for_truth
+    grids = [grid_of(x2, x2 - known - 1, params, tail_mass)
+             for params in (params_lower, params_upper)]
+    x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
+                                               indexing="ij"))
+    cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
+
+    def compute(params: Scenario):
+        stats = (memo.statistics(params, grids[0].x2_star, grids[0].y1_star, shares)
+                 if isinstance(memo, GridStore)
+                 else grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares))
+        return _cell_statistics(x2s, y1s, params, shares) if stats is None else stats
+
+    plain = memo.tables if isinstance(memo, GridStore) else memo
+    odds_a, mean_a = _memo_statistics(plain, cells, compute, params_lower)
+    odds_b, mean_b = _memo_statistics(plain, cells, compute, params_upper)
+    top = _log_odds_top(odds_a, mean_a, odds_b, mean_b, upper - lower)
+    index = _near_offset_levels(top, (float(params_lower.rho1), float(params_upper.rho1)))
+    if index.size:  # (the tables' statistics already when the sums do not serve the prior)
+        ends = [array for params in (params_lower, params_upper)
+                for array in _cell_statistics(x2s[index], y1s[index], params, shares)]
+        top[index] = _log_odds_top(*ends, upper - lower)
+    return grids, top
 
 
 def _end_value(cell_value: np.ndarray, grid_lower, grid) -> float:
@@ -277,13 +334,13 @@ def _smallest_offset(top: np.ndarray, rho1: float) -> np.ndarray:
 
 
 def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
-    """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``."""
-    upper_tail = np.where(threshold == -np.inf, 1.0, 0.0)
-    finite_t = np.isfinite(threshold)
-    upper_tail[finite_t] = np.exp(dg.logsf_kernel(
-        threshold[finite_t].astype(np.int64) - 1, np.asarray(x1, dtype=np.int64),
-        np.asarray(rho1, dtype=float)))
-    return upper_tail
+    """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``.
+
+    :func:`dprisk.inference.privacy.budget_sums.upper_tail` (tabulated per ``(x1, rho1)``).
+    """
+    from dprisk.inference.privacy.budget_sums import upper_tail
+
+    return upper_tail(threshold, x1, rho1)
 
 
 def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: Scenario,
@@ -303,9 +360,11 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     shares : (float, float)
         :math:`(f_1, f_2) = (d\rho_1/d\rho, d\rho_2/d\rho)`: ``(0, 1)`` for rho2 with rho1
         fixed, the strategy's shares for the global rho (module docstring, "Both levels").
-    memo : dict, optional
-        A search's memo of the per-cell statistics (:func:`_memo_statistics`): the same
-        bound, computed once per scenario and grid.
+    memo : GridStore or dict, optional
+        A search's store of grid sums and grids
+        (:class:`dprisk.inference.privacy.budget_sums.GridStore`, shared with its measure) or
+        a plain memo of the per-cell statistics (:func:`_memo_statistics`): the same bound,
+        computed once per scenario and grid.
 
     Returns
     -------
@@ -316,8 +375,12 @@ def p_correct_upper_bound(lower: float, upper: float, *, x2: int, params_lower: 
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
                                  shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
-    threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
-    cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
+    if rho1_ends[0] == rho1_ends[1]:  # rho1 fixed: both ends' offsets and tails are the same
+        threshold = known + _smallest_offset(top, rho1_ends[0])
+        cells = [_upper_tail(threshold, known + 1, rho1_ends[0])] * 2
+    else:
+        threshold = known + np.minimum(*(_smallest_offset(top, rho1) for rho1 in rho1_ends))
+        cells = [_upper_tail(threshold, known + 1, rho1) for rho1 in rho1_ends]
     return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 
@@ -346,7 +409,8 @@ def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: S
 
 
 def certified_crossing(value, bound, target: float, low: float, high: float,
-                       per_decade: int) -> tuple[float, float, float, float] | None:
+                       per_decade: int, bound_first: bool = False
+                       ) -> tuple[float, float, float, float] | None:
     r"""The first crossing of ``target`` on ``[low, high]``, no crossing between points missed.
 
     ``value(rho)`` is the measure, ``bound(a, b)`` an upper bound of it on ``[a, b]``. The
@@ -356,7 +420,11 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
     :data:`ABOVE`. An interval that small whose right end fails locates the crossing; one
     whose right end meets the target but whose bound does not is *unresolved* (the bound has
     stopped converging: many cells whose posteriors reach 1/2 at the same rho, or the
-    measure within the bound's slack of ``T``) and the search goes on past it.
+    measure within the bound's slack of ``T``) and the search goes on past it. With
+    ``bound_first``, when ``value(b)`` is not known yet the bound is asked first: a bound at
+    most ``T`` certifies the interval whatever ``value(b)`` is (it is at most the bound), so
+    the answer is the same, and the two-level bound's grid sums then serve ``value(b)``
+    (:class:`dprisk.inference.privacy.budget_sums.GridStore`).
 
     Returns
     -------
@@ -387,9 +455,14 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
 
     def search(a: float, b: float):
         # invariant: the measure is at most the target on [low, a] but for `unresolved`
-        failing = at(b) > target
-        if not failing and bound(a, b) <= target:
-            return None
+        if b in cache or not bound_first:
+            failing = at(b) > target
+            if not failing and bound(a, b) <= target:
+                return None
+        else:  # the bound first: it is at least value(b), and its sums serve value(b) too
+            if bound(a, b) <= target:
+                return None
+            failing = at(b) > target
         if b <= a * (1.0 + ABOVE):
             if failing:
                 return a, at(a), at(b)

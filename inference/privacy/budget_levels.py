@@ -43,6 +43,14 @@ Two questions beyond the single level (:mod:`dprisk.inference.privacy.budget`):
 The certificate is the measure at :math:`\rho^*` (at most ``T``) and just above it (above
 ``T``): at :math:`\rho^*(1 + 10^{-9})` for the marginal measures, at the failing end of the
 final bracket (within :math:`\rho^*(1 + 10^{-9})`) for P[correct].
+
+**Cost.** Every evaluation of a search (the measure at a rho, the bound of an interval) needs
+the per-release posterior sums on the release grid at that rho. For the priors constant on
+each branch's support (the built-in ones) they are matrix products over the whole grid
+(:mod:`dprisk.inference.privacy.budget_sums`), each computed once per rho and shared by the
+bounds and the measure (:class:`dprisk.inference.privacy.budget_sums.GridStore`); releases
+whose decision is within 1e-10 of changing are recomputed by the exact tables, so the
+answer is the tables' answer, bit for bit. Other priors (model files) use the tables.
 """
 
 from __future__ import annotations
@@ -129,22 +137,23 @@ def scan_first_crossing(value, target: float, low: float,
     return lower, value(lower), value(upper)
 
 
-def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float):
+def _two_level_value(measure: str, base, x2: int, rho1_of, rho2_of, p: float, store=None):
     """``rho -> M(rho)``: the two-level ``measure`` at ``base.at(rhos=(rho1_of(rho), ...))``.
 
     ``base`` is the scenario validated once by the entry point; every evaluation calls the
     kernel on a trusted copy at the searched rho (inside the validated range) and prior
-    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)).
+    ``p`` (a validated prior, or the tail's shifted prior in (0, 1)). P[correct] is
+    :func:`dprisk.inference.privacy.budget_sums.grid_p_correct` (through the search's
+    ``store`` when given): the tables' thresholds, so the tables' value to the last bit.
     """
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
 
     if measure == "p-correct":
-        from dprisk.inference.studies.p_correct import study_kernel
+        from dprisk.inference.privacy.budget_sums import grid_p_correct
 
         def value(rho: float) -> float:
             params = base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
-            return study_kernel(params, x1=params.known + 1, x2=x2,
-                                tail_mass=DEFAULT_TAIL_MASS).p_correct
+            return grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS, store=store)
 
         return value
     from dprisk.inference.privacy.two_level_marginal import marginal_kernel
@@ -220,7 +229,7 @@ def _two_level_target(measure: str, target, priors) -> float:
 
 
 def _certified(measure: str, value, target: float, low: float, high: float, *, rho1_of,
-               rho2_of, shares, x2, base, p):
+               rho2_of, shares, x2, base, p, store=None):
     r"""The first crossing by :func:`certified_crossing` (rho1 and rho2 affine in rho).
 
     ``shares``: :math:`(d\rho_1/d\rho, d\rho_2/d\rho)`, ``(0, 1)`` for rho2 with rho1
@@ -231,6 +240,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     value_above, certified_to)`` or None.
     """
     from dprisk.inference.privacy import budget_certified as bounds
+    from dprisk.inference.privacy.budget_sums import GridStore
 
     def scenario(rho: float):
         return base.at(rhos=(rho1_of(rho), rho2_of(rho)), p=p)
@@ -239,14 +249,19 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
                    else bounds.marginal_upper_bound)
     scale = p if measure == "marginal-risk" else 1.0  # the marginal risk is the posterior / p
 
-    memo: dict = {}  # the per-cell statistics shared by the bounds of neighbouring intervals
+    # the per-cell statistics shared by the bounds of neighbouring intervals (and the measure)
+    memo = GridStore() if store is None else store
 
     def bound(lower: float, upper: float) -> float:
         return upper_bound(lower, upper, x2=x2, params_lower=scenario(lower),
                            params_upper=scenario(upper), shares=shares, memo=memo) / scale
 
     try:
-        found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE)
+        # the bound first where its grid sums serve the measure (P[correct]); the marginal
+        # measures are summed by the tables, whose kernel (numpy or compiled, chosen by the
+        # numpy work done so far in the process) then sees the same calls as before
+        found = bounds.certified_crossing(value, bound, target, low, high, GRID_PER_DECADE,
+                                          bound_first=measure == "p-correct")
     except bounds.BoundStalled as stalled:  # certified up to stalled.rho; beyond, the scan
         locate = scan_first_crossing if measure == "p-correct" else root_first_crossing
         found = locate(value, target, stalled.rho, high)
@@ -264,6 +279,7 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
 
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                shares, max_ratio=None, max_posterior=None) -> DGBudget:
+    from dprisk.inference.privacy.budget_sums import GridStore
     from dprisk.inference.studies.setup import validated_truth
     from dprisk.models.checks import check_probability
     from dprisk.models.scenario import Scenario
@@ -295,11 +311,12 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
-        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p])
+        store = GridStore()  # the grid sums, shared by the bounds and the measure
+        value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p], store)
         # a later prior binds only if it crosses before the best so far: search up to there
         reach = (scan[0], scan[1] if best is None else min(scan[1], best[0][0] * (1 + ABOVE)))
         found = _certified(kind, value, target, *reach, rho1_of=rho1_of, rho2_of=rho2_of,
-                           shares=shares, x2=x2, base=base, p=search[prior_p])
+                           shares=shares, x2=x2, base=base, p=search[prior_p], store=store)
         if found is not None and (best is None or found[0] < best[0][0]):
             best = (found, prior_p)
     if best is None:

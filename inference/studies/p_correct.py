@@ -72,6 +72,7 @@ from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 __all__ = [
     "SUMMARY_METHODS",
     "HierarchicalPCorrect",
+    "check_study_work",
     "marginal_summary",
     "p_correct_hierarchical",
     "p_correct_variant",
@@ -189,7 +190,7 @@ def sum_over_grid(threshold, tie, weights, *, x1, m, rho1, t0, tie_weight):
             float((weights * tie_point).sum()))
 
 
-def _check_study_work(params, tail_mass: float) -> None:
+def check_study_work(params, tail_mass: float) -> None:
     """Refuse up front a study whose grid exceeds the memory or the work limit (tiny rho).
 
     The memory check of :func:`grid_for_truth` comes first (its message is the one for a grid
@@ -225,7 +226,7 @@ def study_kernel(params, *, x1: int, x2: int, tail_mass: float, ties: str = "m",
     """
     y1 = x2 - x1
     tie_weight = TIES[ties]
-    _check_study_work(params, tail_mass)
+    check_study_work(params, tail_mass)
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     offset, tie = decision_offsets(x2s, y1s, params, model)

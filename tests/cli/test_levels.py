@@ -23,20 +23,30 @@ def test_parse_lists():
     assert parse_rhos("1/4,census:tract", min_levels=2)[0] == 0.25
 
 
+#: Valid lists of two levels; each error case changes some of them.
+VALID = {"rhos": "0.1,0.2", "siblings": "2", "stars": "1,2,3"}
+
+
+def _changed(match: str, **lists) -> tuple[str, str, str, str]:
+    """``(rhos, siblings, stars, match)``: :data:`VALID` with ``lists`` changed."""
+    changed = {**VALID, **lists}
+    return changed["rhos"], changed["siblings"], changed["stars"], match
+
+
 @pytest.mark.parametrize(
     ("rhos", "siblings", "stars", "match"),
     [
-        ("0.1", "", "1", "rhos must have at least 2"),
-        ("census:1", "", "1", "census:N needs 2 <= N <= 6"),
-        ("0.1,-1", "2", "1,2,3", "rho_2"),
-        ("0.1,census:city", "2", "1,2,3", "rho_2"),
-        ("census:9", "2", "1,2,3", "census:N"),
-        ("0.1,0.2,0.3", "2", "1,2,3,4,5", "siblings must have h - 1 = 2"),
-        ("0.1,0.2", "0", "1,2,3", "d_2"),
-        ("0.1,0.2", "2.5", "1,2,3", "d_2"),
-        ("0.1,0.2", "2", "1,2", "stars must have 2h - 1 = 3"),
-        ("0.1,0.2", "2", "1,x,3", "stars: x2"),
-        ("0.1,,0.2", "2", "1,2,3", "no empty entry"),
+        _changed("rhos must have at least 2", rhos="0.1", siblings="", stars="1"),
+        _changed("census:N needs 2 <= N <= 6", rhos="census:1", siblings="", stars="1"),
+        _changed("rho_2", rhos="0.1,-1"),
+        _changed("rho_2", rhos="0.1,census:city"),
+        _changed("census:N", rhos="census:9"),
+        _changed("siblings must have h - 1 = 2", rhos="0.1,0.2,0.3", stars="1,2,3,4,5"),
+        _changed("d_2", siblings="0"),
+        _changed("d_2", siblings="2.5"),
+        _changed("stars must have 2h - 1 = 3", stars="1,2"),
+        _changed("stars: x2", stars="1,x,3"),
+        _changed("no empty entry", rhos="0.1,,0.2"),
     ],
 )
 def test_parse_errors(rhos, siblings, stars, match):

@@ -29,64 +29,46 @@ MC = ("--method", "mc", "--datasets", "40", "--draws", "20")
 
 
 
+def _given_to(base, form: str, *options) -> list[tuple]:
+    """Cases of each ``(FLAG, VALUE)`` in ``options`` added to ``base``: FLAG must be named,
+    with ``form``."""
+    return [((*base, flag, value), flag, form) for flag, value in options]
+
+
 # (argv, the option that must be named, a word of the form it was given to)
 IGNORED_BEFORE = [
     # the issue's example: two-level options without --rho2 (single-level marginal)
-    ((*MARG_1, "--x2", "5"), "--x2", "single-level"),
-    ((*MARG_1, "--x1", "1"), "--x1", "single-level"),
-    ((*MARG_1, "--d", "27"), "--d", "single-level"),
-    ((*MARG_1, "--prior", "improper"), "--prior", "single-level"),
-    ((*MARG_1, "--datasets", "10"), "--datasets", "single-level"),
-    ((*MARG_1, "--draws", "10"), "--draws", "single-level"),
-    ((*MARG_1, "--seed", "1"), "--seed", "single-level"),
-    ((*MARG_1, "--method", "mc"), "--method", "single-level"),
-    ((*MARG_1, "--chains", "2"), "--chains", "single-level"),
+    *_given_to(MARG_1, "single-level", ("--x2", "5"), ("--x1", "1"), ("--d", "27"),
+               ("--prior", "improper"), ("--datasets", "10"), ("--draws", "10"),
+               ("--seed", "1"), ("--method", "mc"), ("--chains", "2")),
     # two-level marginal: Monte Carlo options with --method exact; --chains never applies
-    ((*MARG_2, "--datasets", "10"), "--datasets", "exact"),
+    *_given_to(MARG_2, "exact", ("--datasets", "10"), ("--seed", "3")),
     ((*MARG_2, "--method", "exact", "--draws", "10"), "--draws", "exact"),
-    ((*MARG_2, "--seed", "3"), "--seed", "exact"),
     ((*MARG_2, "--method", "mc", "--chains", "2"), "--chains", "two-level"),
     # unique-levels marginal: --rhos mixed with the other forms' options
-    ((*MARG_U, "--rho1", "0.1"), "--rho1", "unique-levels"),
-    ((*MARG_U, "--rho2", "0.1"), "--rho2", "unique-levels"),
-    ((*MARG_U, "--x2", "2"), "--x2", "unique-levels"),
-    ((*MARG_U, "--prior", "improper"), "--prior", "unique-levels"),
-    ((*MARG_U, "--seed", "1"), "--seed", "unique-levels"),
-    ((*MARG_U, "--method", "mc"), "--method", "unique-levels"),
+    *_given_to(MARG_U, "unique-levels", ("--rho1", "0.1"), ("--rho2", "0.1"), ("--x2", "2"),
+               ("--prior", "improper"), ("--seed", "1"), ("--method", "mc")),
     # single-level posterior: exact only, no two-level or nested options
-    ((*POST_1, "--method", "gibbs"), "--method", "single-level"),
-    ((*POST_1, "--method", "pymc"), "--method", "single-level"),
-    ((*POST_1, "--d", "3"), "--d", "single-level"),
-    ((*POST_1, "--x2-star", "2"), "--x2-star", "single-level"),
-    ((*POST_1, "--y1-star", "2"), "--y1-star", "single-level"),
-    ((*POST_1, "--prior", "improper"), "--prior", "single-level"),
-    ((*POST_1, "--draws", "10"), "--draws", "single-level"),
-    ((*POST_1, "--chains", "2"), "--chains", "single-level"),
-    ((*POST_1, "--seed", "1"), "--seed", "single-level"),
-    ((*POST_1, "--siblings", "3"), "--siblings", "single-level"),
-    ((*POST_1, "--stars", "1,2,1"), "--stars", "single-level"),
+    *_given_to(POST_1, "single-level", ("--method", "gibbs"), ("--method", "pymc"),
+               ("--d", "3"), ("--x2-star", "2"), ("--y1-star", "2"), ("--prior", "improper"),
+               ("--draws", "10"), ("--chains", "2"), ("--seed", "1"), ("--siblings", "3"),
+               ("--stars", "1,2,1")),
     # two-level posterior: sampling options with --method exact, nested options
-    ((*POST_2, "--draws", "10"), "--draws", "exact"),
+    *_given_to(POST_2, "exact", ("--draws", "10"), ("--seed", "1")),
     ((*POST_2, "--method", "exact", "--chains", "2"), "--chains", "exact"),
-    ((*POST_2, "--seed", "1"), "--seed", "exact"),
-    ((*POST_2, "--siblings", "3"), "--siblings", "two-level"),
-    ((*POST_2, "--stars", "1,2,1"), "--stars", "two-level"),
+    *_given_to(POST_2, "two-level", ("--siblings", "3"), ("--stars", "1,2,1")),
     # nested-levels posterior: --rhos mixed with --rho1 & co, sampling options with exact
-    ((*POST_H, "--rho1", "0.1"), "--rho1", "nested-levels"),
-    ((*POST_H, "--rho2", "0.1"), "--rho2", "nested-levels"),
-    ((*POST_H, "--d", "3"), "--d", "nested-levels"),
-    ((*POST_H, "--x1-star", "1"), "--x1-star", "nested-levels"),
-    ((*POST_H, "--seed", "1"), "--seed", "exact"),
-    ((*POST_H, "--draws", "10"), "--draws", "exact"),
+    *_given_to(POST_H, "nested-levels", ("--rho1", "0.1"), ("--rho2", "0.1"), ("--d", "3"),
+               ("--x1-star", "1")),
+    *_given_to(POST_H, "exact", ("--seed", "1"), ("--draws", "10")),
     # --siblings / --stars without --rhos
     (("posterior", "--rho1", "0.1", "--siblings", "3", "--x1-star", "1"), "--siblings",
      "single-level"),
     ((*POST_2, "--stars", "1,2,1", "--siblings", "3"), "--siblings", "two-level"),
     # sweep: Monte Carlo options with the exact study
-    ((*SWEEP, "--out", "{tmp}/s.nc", "--seed", "1"), "--seed", "exact"),
-    ((*SWEEP, "--out", "{tmp}/s.nc", "--datasets", "10"), "--datasets", "exact"),
-    ((*SWEEP, "--out", "{tmp}/s.nc", "--draws", "10"), "--draws", "exact"),
-    ((*SWEEP, "--out", "{tmp}/s.nc", "--method", "gibbs"), "--method", "exact, mc"),
+    *_given_to((*SWEEP, "--out", "{tmp}/s.nc"), "exact", ("--seed", "1"), ("--datasets", "10"),
+               ("--draws", "10")),
+    *_given_to((*SWEEP, "--out", "{tmp}/s.nc"), "exact, mc", ("--method", "gibbs")),
 ]
 
 

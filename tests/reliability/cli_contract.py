@@ -2,7 +2,8 @@
 
 Exit status 0 or 2; no traceback; on refusal nothing on stdout and one stderr line; on
 success nothing on stderr and, with ``--json``, one JSON object whose numbers are finite,
-whose probabilities lie in [0, 1] and whose X2 posteriors sum to 1.
+whose probabilities lie in [0, 1] and whose X2 posteriors sum to 1. The tables' command lines
+come from :func:`generated_cases`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,31 @@ import json
 import math
 
 from tests.cli_helpers import run_cli
+
+
+def generated_cases(bases: dict) -> dict[str, list[str]]:
+    """Every command line of a table ``{name: (base argv, {option: values})}``, by case name.
+
+    Each base as it is, then the base with one option set to each of its values (replacing
+    the base's value of that option, else appended); values ``None`` add the on/off flag alone.
+    """
+    cases = {}
+    for name, (base, options) in bases.items():
+        cases[name] = base
+        for option, values in options.items():
+            flag = f"--{option}"
+            if values is None:
+                cases[f"{name} {flag}"] = [*base, flag]
+                continue
+            for value in values:
+                argv = list(base)
+                if flag in argv:
+                    argv[argv.index(flag) + 1] = value
+                else:
+                    argv += [flag, value]
+                cases[f"{name} {flag} {value!r}"] = argv
+    return cases
+
 
 PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
 

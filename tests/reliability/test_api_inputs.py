@@ -7,11 +7,12 @@ message must name (as a word). ``N_CASES`` is the number of rows (quoted in the 
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import numpy as np
 import pytest
+
+from tests.reliability.api_targets import resolve, target_ids
 
 EXACT = "dprisk.inference.two_level.exact:exact_posterior"
 GIBBS = "dprisk.inference.two_level.gibbs:gibbs_sample"
@@ -60,16 +61,11 @@ CASES = [
 N_CASES = len(CASES)
 
 
-def _call(target: str):
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
 @pytest.mark.parametrize(("target", "args", "kwargs", "raises", "names"), CASES,
-                         ids=[f"{i}-{c[0].rsplit(':', 1)[1]}-{c[4]}" for i, c in enumerate(CASES)])
+                         ids=target_ids(CASES, 4))
 def test_bad_array_is_refused(target, args, kwargs, raises, names):
     with pytest.raises(raises) as info:
-        _call(target)(*args, **kwargs)
+        resolve(target)(*args, **kwargs)
     message = str(info.value)
     assert type(info.value) is raises or isinstance(info.value, raises)
     assert "\n" not in message

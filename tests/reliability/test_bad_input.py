@@ -239,12 +239,8 @@ CASES: list[Case] = [
     api(f"{PRIVACY}:dp_to_zcdp", math.inf, 1e-10, names="epsilon"),
     api(f"{PRIVACY}:dp_to_zcdp", 1.0, 1.5, names="delta"),
     # ---- models.census
-    api(f"{CENSUS}:parse_rho", "census:nowhere", names="rho"),
-    api(f"{CENSUS}:parse_rho", "abc", names="rho"),
-    api(f"{CENSUS}:parse_rho", "nan", names="rho"),
-    api(f"{CENSUS}:parse_rho", "-inf", names="rho"),
-    api(f"{CENSUS}:parse_rho", "", names="rho"),
-    api(f"{CENSUS}:parse_rho", 0, names="rho"),
+    *[api(f"{CENSUS}:parse_rho", bad, names="rho")
+      for bad in ("census:nowhere", "abc", "nan", "-inf", "", 0)],
     api(f"{CENSUS}:parse_rho", -0.1, "rho1", names="rho1"),
     api(f"{CENSUS}:parse_rho", None, raises=TypeError, names="rho"),
     api(f"{CENSUS}:parse_rho", [0.1, 0.2], raises=(TypeError, ValueError), names="rho"),
@@ -257,15 +253,9 @@ CASES: list[Case] = [
     api(f"{CENSUS}:parse_rhos", 0.1, names="rhos"),
     api(f"{CENSUS}:census_level", "nowhere", names="level"),
     # ---- models.priors
-    api(f"{PRIORS}:parse_prior", "truncated:-1", names="U"),
-    api(f"{PRIORS}:parse_prior", "truncated:x", names="U"),
-    api(f"{PRIORS}:parse_prior", "truncated:", names="U"),
-    api(f"{PRIORS}:parse_prior", "point:1.5", names="K"),
-    api(f"{PRIORS}:parse_prior", "point:-2", names="K"),
-    api(f"{PRIORS}:parse_prior", "uniform", names="prior"),
-    api(f"{PRIORS}:parse_prior", "", names="prior"),
-    api(f"{PRIORS}:parse_prior", 3, names="prior"),
-    api(f"{PRIORS}:parse_prior", None, names="prior"),
+    *[api(f"{PRIORS}:parse_prior", bad, names=name) for bad, name in (
+        ("truncated:-1", "U"), ("truncated:x", "U"), ("truncated:", "U"), ("point:1.5", "K"),
+        ("point:-2", "K"), ("uniform", "prior"), ("", "prior"), (3, "prior"), (None, "prior"))],
     api(f"{PRIORS}:parse_prior", f"{TMP}/x.py:1bad", names="NAME"),
     *[api(f"{PRIORS}:parse_prior", bad, names="prior") for bad in BAD_PRIORS],
     api(f"{PRIORS}:TruncatedUniform", -1, names="upper"),

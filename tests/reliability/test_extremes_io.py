@@ -17,7 +17,6 @@ rho2 + rho1/d = 1e6, p down to 1e-300 (subnormal posteriors printed as such), co
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import subprocess
@@ -28,6 +27,7 @@ import numpy as np
 import pytest
 
 from dprisk.cli import main
+from tests.reliability.api_targets import resolve, target_ids
 
 DG = "dprisk.models.mechanism.discrete_gaussian"
 PRIVACY = "dprisk.models.mechanism.conversions"
@@ -128,15 +128,10 @@ N_CASES = len(API_CASES) + len(CLI_CASES) + len(PYMC_CASES)
 PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
 
 
-def _function(target: str):
-    module, name = target.split(":")
-    return getattr(importlib.import_module(module), name)
-
-
 @pytest.mark.parametrize(("target", "args", "kwargs", "expect", "rel"), API_CASES,
-                         ids=[f"{i}-{c[0].rsplit(':', 1)[1]}" for i, c in enumerate(API_CASES)])
+                         ids=target_ids(API_CASES))
 def test_api_extreme(target, args, kwargs, expect, rel):
-    function = _function(target)
+    function = resolve(target)
     if isinstance(rel, type):
         with pytest.raises(rel) as info:
             function(*args, **kwargs)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.cli_contract import assert_cli_contract
+from tests.reliability.cli_contract import assert_cli_contract, generated_cases
 
 RHO = ["0", "-1", "nan", "inf", "5e-324", "1e-320", "1e-300", "1e-6", "1e6", "1e8", "1e100",
        "1e101", "1e308", "census:block", "census:nope", "1/0", "abc", "", " 0.5", "0x10",
@@ -65,21 +65,7 @@ BASES = {
 }
 
 
-def _cases():
-    for name, (base, options) in BASES.items():
-        yield name, base
-        for option, values in options.items():
-            for value in values:
-                argv = list(base)
-                flag = f"--{option}"
-                if flag in argv:
-                    argv[argv.index(flag) + 1] = value
-                else:
-                    argv += [flag, value]
-                yield f"{name} {flag} {value!r}", argv
-
-
-CASES = dict(_cases())
+CASES = generated_cases(BASES)
 N_CASES = 2 * len(CASES)
 
 

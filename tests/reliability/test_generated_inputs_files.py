@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.cli_contract import assert_cli_contract
+from tests.reliability.cli_contract import assert_cli_contract, generated_cases
 
 NUM = ["0", "-1", "nan", "inf", "-inf", "1e308", "1e-320", "abc", "", "1/3", "0x10", "5e-324",
        "1e100"]
@@ -97,24 +97,7 @@ BASES = {
 }
 
 
-def _cases():
-    for name, (base, options) in BASES.items():
-        yield name, base
-        for option, values in options.items():
-            flag = f"--{option}"
-            if values is None:
-                yield f"{name} {flag}", [*base, flag]
-                continue
-            for value in values:
-                argv = list(base)
-                if flag in argv:
-                    argv[argv.index(flag) + 1] = value
-                else:
-                    argv += [flag, value]
-                yield f"{name} {flag} {value!r}", argv
-
-
-CASES = dict(_cases())
+CASES = generated_cases(BASES)
 N_CASES = 2 * len(CASES)
 
 

@@ -54,22 +54,27 @@ def _refused(capsys, argv) -> None:
     assert out == ""
 
 
+def _layout(paths: dict, target: str):
+    """A case that lays out ``paths`` (name: text or bytes of a file, ``None`` for a directory)
+    under the test's root and returns ``target``, the ``--out`` value."""
+
+    def make(root):
+        for name, content in paths.items():
+            path = root / name
+            if content is None:
+                path.mkdir(parents=True)
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
+        return target
+
+    return make
+
+
 # --------------------------------------------------------------------------- reproduce
-def _non_empty_dir(root):
-    (root / "d").mkdir()
-    (root / "d" / "keep.txt").write_text("x")
-    return "d"
-
-
-def _cwd_non_empty(root):
-    (root / "keep.txt").write_text("x")
-    return "."
-
-
-def _cwd_empty(root):
-    return "."
-
-
 def _parent_of_cwd(root):
     (root / "sub").mkdir()
     os.chdir(root / "sub")
@@ -89,39 +94,23 @@ def _empty_home(root, monkeypatch):
     return str(root / "home")
 
 
-def _a_file(root):
-    (root / "f").write_text("x")
-    return "f"
-
-
-def _below_a_file(root):
-    (root / "f").write_text("x")
-    return "f/report"
-
-
 def _symlink_to_report(root):
     output_helpers.run_report(str(root / "real"))
     (root / "link").symlink_to(root / "real")
     return "link"
 
 
-def _marker_is_a_directory(root):
-    (root / "d" / MARKER).mkdir(parents=True)
-    (root / "d" / "keep.txt").write_text("x")
-    return "d"
-
-
 REFUSED_REPORTS = {
-    "non-empty directory": _non_empty_dir,
-    "current directory": _cwd_non_empty,
-    "empty current directory": _cwd_empty,
+    "non-empty directory": _layout({"d/keep.txt": "x"}, "d"),
+    "current directory": _layout({"keep.txt": "x"}, "."),
+    "empty current directory": _layout({}, "."),
     "parent of the current directory": _parent_of_cwd,
     "home directory": _home,
     "empty home directory": _empty_home,
-    "a file": _a_file,
-    "below a file": _below_a_file,
+    "a file": _layout({"f": "x"}, "f"),
+    "below a file": _layout({"f": "x"}, "f/report"),
     "symbolic link to a report": _symlink_to_report,
-    "marker that is a directory": _marker_is_a_directory,
+    "marker that is a directory": _layout({f"d/{MARKER}": None, "d/keep.txt": "x"}, "d"),
 }
 
 
@@ -141,48 +130,36 @@ def test_reproduce_refuses_what_it_did_not_write(case, stub_report, capsys, monk
     assert _tree(stub_report) == before
 
 
-def _missing(root):
-    return "new/nested/report", []
-
-
-def _empty(root):
-    (root / "report").mkdir()
-    return "report", []
-
-
 def _earlier_report(root):
     output_helpers.run_report(str(root / "report"))
     (root / "report" / "notes.txt").write_text("x")  # the user's: moved into the new report
-    return "report", []
+    return "report"
 
 
 def _leftovers_of_killed_runs(root):
     output_helpers.run_report(str(root / "report"))
-    (root / ".report-tmp-abc123" / "figures").mkdir(parents=True)
-    (root / ".report-tmp-abc123" / MARKER).write_text("{}")
-    (root / ".report-old-def456" / "report").mkdir(parents=True)
-    (root / ".report.lock").write_text("999999999\n")  # a dead writer's lock
-    return "report", []
+    return _layout({".report-tmp-abc123/figures": None, f".report-tmp-abc123/{MARKER}": "{}",
+                    ".report-old-def456/report": None,
+                    ".report.lock": "999999999\n"},  # a dead writer's lock
+                   "report")(root)
 
 
-def _beside_other_files(root):
-    (root / "keep.txt").write_text("x")
-    (root / ".report-notes").write_text("x")  # not a leftover's name: kept
-    return "report", ["keep.txt", ".report-notes"]
-
-
+#: Case: (how to lay it out, returning the --out value; the names beside it that are kept).
 ACCEPTED_REPORTS = {
-    "missing path": _missing,
-    "empty directory": _empty,
-    "earlier report": _earlier_report,
-    "leftovers of killed runs": _leftovers_of_killed_runs,
-    "other files beside it": _beside_other_files,
+    "missing path": (_layout({}, "new/nested/report"), []),
+    "empty directory": (_layout({"report": None}, "report"), []),
+    "earlier report": (_earlier_report, []),
+    "leftovers of killed runs": (_leftovers_of_killed_runs, []),
+    # ".report-notes" is not a leftover's name: kept
+    "other files beside it": (_layout({"keep.txt": "x", ".report-notes": "x"}, "report"),
+                              ["keep.txt", ".report-notes"]),
 }
 
 
 @pytest.mark.parametrize("case", list(ACCEPTED_REPORTS))
 def test_reproduce_writes_new_empty_or_its_own_directories(case, stub_report, capsys):
-    out, kept = ACCEPTED_REPORTS[case](stub_report)
+    make, kept = ACCEPTED_REPORTS[case]
+    out = make(stub_report)
     assert main(["reproduce", "--out", out, "--quiet", "--json"]) == 0, capsys.readouterr().err
     path = stub_report / out
     users = ["notes.txt"] if case == "earlier report" else []  # never deleted (writers.py)
@@ -212,59 +189,21 @@ def test_report_and_sweep_files_follow_the_umask(umask, stub_report, capsys):
 
 
 # --------------------------------------------------------------------------- sweep
-def _sweep_dir_nc(root):
-    (root / "o.nc").mkdir()
-    return "o.nc"
-
-
-def _sweep_dir(root):
-    (root / "o").mkdir()
-    return "o"
-
-
-def _sweep_text_file(root):
-    (root / "o.nc").write_text("not netCDF")
-    return "o.nc"
-
-
-def _sweep_empty_file(root):
-    (root / "o.nc").write_bytes(b"")
-    return "o.nc"
-
-
 def _sweep_other_netcdf(root):
     xr.Dataset({"v": ("x", np.arange(3.0))}).to_netcdf(root / "o.nc")
     return "o.nc"
 
 
-def _sweep_chunk_store_is_a_file(root):
-    (root / "o.nc.chunks").write_text("x")
-    return "o.nc"
-
-
-def _sweep_dev_full(root):
-    return "/dev/full"
-
-
-def _sweep_not_nc(root):
-    return "o.txt"
-
-
-def _sweep_below_a_file(root):
-    (root / "f").write_text("x")
-    return "f/o.nc"
-
-
 REFUSED_SWEEPS = {
-    "directory named .nc": _sweep_dir_nc,
-    "directory": _sweep_dir,
-    "text file": _sweep_text_file,
-    "empty file": _sweep_empty_file,
+    "directory named .nc": _layout({"o.nc": None}, "o.nc"),
+    "directory": _layout({"o": None}, "o"),
+    "text file": _layout({"o.nc": "not netCDF"}, "o.nc"),
+    "empty file": _layout({"o.nc": b""}, "o.nc"),
     "netCDF file of no sweep": _sweep_other_netcdf,
-    "chunk store that is a file": _sweep_chunk_store_is_a_file,
-    "/dev/full": _sweep_dev_full,
-    "not .nc": _sweep_not_nc,
-    "below a file": _sweep_below_a_file,
+    "chunk store that is a file": _layout({"o.nc.chunks": "x"}, "o.nc"),
+    "/dev/full": _layout({}, "/dev/full"),
+    "not .nc": _layout({}, "o.txt"),
+    "below a file": _layout({"f": "x"}, "f/o.nc"),
 }
 
 
@@ -276,34 +215,22 @@ def test_sweep_refuses_what_it_cannot_or_may_not_write(case, stub_report, capsys
     assert _tree(stub_report) == before  # nothing written: no o.nc.chunks/ either
 
 
-def _sweep_missing(root):
-    return "new/o.nc"
-
-
 def _sweep_finished(root):
     assert main([*SWEEP_ARGS, "--out", "o.nc"]) == 0
     return "o.nc"
 
 
-def _sweep_killed_leftovers(root):
-    (root / ".o.nc.x1y2.tmp").write_bytes(b"half")  # a killed final write
-    (root / "o.nc.chunks").mkdir()
-    (root / "o.nc.chunks" / ".chunk_0000000.npy.z.tmp").write_bytes(b"half")
-    (root / "o.nc.chunks" / "lock").write_text("999999999\n")  # a dead writer's lock
-    return "o.nc"
-
-
-def _sweep_rejected_before(root):
-    (root / "o.nc.chunks").mkdir()  # a rejected run's store: a manifest, no chunk
-    (root / "o.nc.chunks" / "manifest.json").write_text('{"another": "sweep"}')
-    return "o.nc"
-
-
 ACCEPTED_SWEEPS = {
-    "missing path": _sweep_missing,
+    "missing path": _layout({}, "new/o.nc"),
     "finished sweep (read back)": _sweep_finished,
-    "leftovers of a killed run": _sweep_killed_leftovers,
-    "store of a rejected run": _sweep_rejected_before,
+    "leftovers of a killed run": _layout({
+        ".o.nc.x1y2.tmp": b"half",  # a killed final write
+        "o.nc.chunks/.chunk_0000000.npy.z.tmp": b"half",
+        "o.nc.chunks/lock": "999999999\n",  # a dead writer's lock
+    }, "o.nc"),
+    # a rejected run's store: a manifest, no chunk
+    "store of a rejected run": _layout({"o.nc.chunks/manifest.json": '{"another": "sweep"}'},
+                                       "o.nc"),
 }
 
 

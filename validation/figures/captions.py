@@ -95,6 +95,14 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                 "block-group total held exact (an invariant: confidential data, which reveals "
                 "the target when the other blocks are known), against ρ1 (top; the Census "
                 "block ρ1 marked) and against the number d of other blocks (bottom)."),
+    "product_kcell": ("no paper figure: the K-cell product of the paper's future work (§6, "
+                      "issue 21 §2)",
+                      "P[MAP cell = the target's cell] on the paper's 1940 histogram (ED 28-21, "
+                      "864 cells; a block group with a second block of the same counts; "
+                      "everyone but the target known; uniform prior over the cells) from the "
+                      "K-cell post-processed product and from the noisy cells of block and "
+                      "block group: exact (bars) and Monte Carlo through the top-down K-cell "
+                      "product (points, ±2 MCSE); dotted: the prior guess 1/864."),
     "decision_summary_accuracy": (
         "no paper figure: the decision summary (issue 22)",
         "Bayes: accuracy of the paper's two-level adversary (§4.3, Figures 5–6: block and "
