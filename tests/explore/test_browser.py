@@ -76,11 +76,14 @@ def server(tmp_path_factory):
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + START_TIMEOUT
     while not _answers(url):
-        if proc.poll() is not None:
-            pytest.fail(f"dprisk explore exited with {proc.returncode}: {log.read_text()}")
-        if time.monotonic() > deadline:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            # stop the server and close its log before failing (nothing left running)
+            exited = proc.poll() is not None
             proc.kill()
-            pytest.fail(f"dprisk explore did not answer within {START_TIMEOUT} s")
+            proc.wait()
+            log_file.close()
+            pytest.fail(f"dprisk explore exited with {proc.returncode}: {log.read_text()}"
+                        if exited else f"dprisk explore did not answer within {START_TIMEOUT} s")
         time.sleep(0.5)
     yield url
     proc.terminate()
