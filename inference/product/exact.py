@@ -162,12 +162,16 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
                          f"integers only up to there)")
     # the noise windows must be finite (rho too small: refused, naming the parameter); the
     # smallest rho and tail budget any caller uses
-    for name, rho, tail in (("rho1", rho1 / 2.0, TAIL_MASS / (4.0 * others.size)),
-                            ("rho2", rho2, TAIL_MASS / 4.0)):
+    for name, rho, factor, tail in (("rho1", rho1, 2.0, TAIL_MASS / (4.0 * others.size)),
+                                    ("rho2", rho2, 1.0, TAIL_MASS / 4.0)):
         try:
-            support_halfwidth_kernel(rho, tail)
-        except ValueError as err:
-            raise ValueError(f"{name}: {err}") from None
+            support_halfwidth_kernel(rho / factor, tail)
+        except ValueError:
+            # the kernel's bound rho (K + 1)^2 >= -log(tail / 2) at K + 1 = 2**53
+            smallest = factor * 2.0 * -np.log(tail / 2.0) / 2.0**106
+            raise ValueError(f"{name} = {rho!r} is too small: the half-width of its noise "
+                             f"window exceeds 2**53 (allowed range: {name} >= {smallest:.3g})"
+                             ) from None
     return rho1, rho2, others, m, invariant
 
 
