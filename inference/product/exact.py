@@ -81,6 +81,7 @@ __all__ = [
     "check_product_inputs",
     "enumeration_size",
     "noisy_table",
+    "parent_size",
     "product_risk",
     "product_table",
     "risk_measures",
@@ -98,6 +99,8 @@ PARENT_VALUE_STEPS = 200_000
 #: Bytes held per difference-grid point (the sorted grid, its weights and the outcome
 #: arrays: about 300 measured at d = 2..4; rounded up).
 ENUMERATION_GRID_BYTES = 400
+#: Bytes per (b0*, x2*) cell of :func:`noisy_table` (values, likelihoods, temporaries).
+NOISY_CELL_BYTES = 120
 #: Largest key space counted densely (``np.bincount``; also at most 8 keys per outcome);
 #: above, keys are sorted.
 DENSE_KEYS = 4_000_000
@@ -165,6 +168,8 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
     for name, rho, factor, tail in (("rho1", rho1, 2.0, TAIL_MASS / (4.0 * others.size)),
                                     ("rho2", rho2, 1.0, TAIL_MASS / 4.0)):
         try:
+            if rho / factor == 0.0:  # 5e-324 / 2 underflows
+                raise ValueError
             support_halfwidth_kernel(rho / factor, tail)
         except ValueError:
             # the kernel's bound rho (K + 1)^2 >= -log(tail / 2) at K + 1 = 2**53
@@ -224,6 +229,14 @@ def difference_law(rho1: float, d: int, tail_mass: float):
     return q.sum(axis=0), half, neglected
 
 
+def parent_size(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float) -> int:
+    """Number of parent values :func:`parent_law` returns (known before it allocates)."""
+    if invariant == "block-group":
+        return 2
+    k2 = int(support_halfwidth_kernel(rho2, tail_mass))
+    return max(totals) + k2 + 1 - max(0, min(totals) - k2)
+
+
 def parent_law(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float):
     r"""Law of the product's parent :math:`\tilde x_2` under both hypotheses.
 
@@ -280,7 +293,7 @@ def _decode(keys: np.ndarray, s: int, d: int) -> np.ndarray:
     return np.column_stack([np.full(keys.size, s), blocks, last])
 
 
-def enumeration_size(rho1: float, d: int, values: np.ndarray, tail_mass: float
+def enumeration_size(rho1: float, d: int, n_values: int, tail_mass: float
                      ) -> tuple[int, float, float]:
     r"""Size of :func:`product_table`'s enumeration, known before it runs.
 
@@ -293,12 +306,11 @@ def enumeration_size(rho1: float, d: int, values: np.ndarray, tail_mass: float
     k0 = int(support_halfwidth_kernel(rho1, tail_mass / 4.0))
     half_guess = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (4.0 * d))))
     grid = (2 * half_guess + 2) ** d
-    steps = float(grid) * values.size * ENUMERATION_CELL_STEPS \
-        + values.size * PARENT_VALUE_STEPS
+    steps = float(grid) * n_values * ENUMERATION_CELL_STEPS + n_values * PARENT_VALUE_STEPS
     return grid, steps, float(grid) * ENUMERATION_GRID_BYTES
 
 
-def check_enumeration(rho1: float, d: int, values: np.ndarray, tail_mass: float = TAIL_MASS
+def check_enumeration(rho1: float, d: int, n_values: int, tail_mass: float = TAIL_MASS
                       ) -> None:
     """Refuse an enumeration above the memory or work limit (naming ``others``).
 
@@ -307,9 +319,9 @@ def check_enumeration(rho1: float, d: int, values: np.ndarray, tail_mass: float 
     dprisk.runtime.memory_limit.MemoryLimitError, dprisk.runtime.work_limit.WorkLimitError
         ``ValueError`` subclasses whose message starts with ``others``.
     """
-    grid, steps, nbytes = enumeration_size(rho1, d, values, tail_mass)
+    grid, steps, nbytes = enumeration_size(rho1, d, n_values, tail_mass)
     what = (f"the exact enumeration of d = {d} other blocks at rho1 = {rho1:g} ({grid:.3g} "
-            f"noise-difference points x {values.size} parent values)")
+            f"noise-difference points x {n_values:.3g} parent values)")
     check_memory(nbytes, parameter="others", what=what)
     check_work(steps, parameter="others", what=what)
 
@@ -343,9 +355,10 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
     d = others.size
     total = int(others.sum())
-    values, parent, neglect_parent = parent_law(rho2, (m + total, m + 1 + total), invariant,
+    totals = (m + total, m + 1 + total)
+    check_enumeration(rho1, d, parent_size(rho2, totals, invariant, tail_mass / 2.0), tail_mass)
+    values, parent, neglect_parent = parent_law(rho2, totals, invariant,
                                                 tail_mass / 2.0)
-    check_enumeration(rho1, d, values, tail_mass)
     q, half, neglect_blocks = difference_law(rho1, d, tail_mass / 2.0)
     # difference grid gamma = y - m - 1 - D + i, i = 0..2D+1 on every axis; under k = m the
     # law is Q(gamma - y + m) (pad index i), under m + 1 it is Q(gamma - y + m + 1) (i + 1)
@@ -437,6 +450,9 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
     total = int(others.sum())
     k1 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
     k2 = int(support_halfwidth_kernel(rho2, tail_mass / 2.0))
+    cells = (2.0 * k1 + 2.0) * (2.0 * k2 + 2.0)
+    check_memory(cells * NOISY_CELL_BYTES, parameter="rho1" if k1 > k2 else "rho2",
+                 what=f"the noisy measurements' grid of {cells:.3g} (b0*, x2*) values")
     b0 = np.arange(m - k1, m + 1 + k1 + 1, dtype=np.int64)
     x2 = np.arange(m + total - k2, m + 1 + total + k2 + 1, dtype=np.int64)
     grid_b0, grid_x2 = (a.ravel() for a in np.meshgrid(b0, x2, indexing="ij"))
