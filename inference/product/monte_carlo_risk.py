@@ -142,7 +142,8 @@ def mc_steps(rho1: float, d: int, datasets: int) -> float:
     LIKELIHOOD_TERM_STEPS)``, with ``K`` the noise window's half-width: per window value,
     ``d + 1`` block updates of ``d + 2`` polynomial coefficients plus about 8 table look-ups
     and exponentials per block, and the combination as much again (measured: the estimate
-    is 1.3 to 2.9 times the CPU time at d = 1..60 and rho1 from 1e-6 to the Census rho).
+    is 0.9 to 2.9 times the CPU time at d = 1..60 and rho1 from 1e-6 to the Census rho;
+    ``benchmarks/bench_product.py`` measures it).
     """
     width = 2.0 * _window(rho1) + 2.0
     blocks = d + 1.0
