@@ -69,9 +69,10 @@ per-release likelihood has none of these; :mod:`.monte_carlo` stays as an indepe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import comb
+from functools import lru_cache
 
 import numpy as np
+from scipy.special import gammaln
 
 from dprisk.inference.product.exact import (
     TAIL_MASS,
@@ -110,6 +111,11 @@ RELEASE_STEPS = 12_000
 MAX_BLOCKS = 1000
 #: Array elements of one chunk of releases x window x polynomial coefficients.
 CHUNK_ELEMENTS = 1 << 21
+#: Releases simulated at once.
+RELEASE_CHUNK = 2_000
+#: Steps per block per chunk of likelihoods (its 20 or so numpy calls on small arrays: up
+#: to about 400 us measured at d = 998, rho1 = 1e100).
+BLOCK_PASS_STEPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -145,10 +151,23 @@ def mc_steps(rho1: float, d: int, datasets: int) -> float:
     is 0.9 to 2.9 times the CPU time at d = 1..60 and rho1 from 1e-6 to the Census rho;
     ``benchmarks/bench_product.py`` measures it).
     """
-    width = 2.0 * _window(rho1) + 2.0
+    width = 2 * _window(rho1) + 2
     blocks = d + 1.0
-    return 2.0 * datasets * (RELEASE_STEPS + 2.0 * width * blocks * (blocks + 9.0)
-                             * LIKELIHOOD_TERM_STEPS)
+    # plus the per-block numpy calls of every chunk of likelihoods (at large d, small window)
+    rows = min(RELEASE_CHUNK, _rows_per_chunk(width, d + 1))
+    passes = 2.0 * 2.0 * -(-datasets // rows) * blocks * BLOCK_PASS_STEPS
+    return passes + 2.0 * datasets * (RELEASE_STEPS + 2.0 * width * blocks * (blocks + 9.0)
+                                      * LIKELIHOOD_TERM_STEPS)
+
+
+def _rows_per_chunk(width: int, n_blocks: int) -> int:
+    """Releases per chunk of likelihoods (at least 1).
+
+    The (rows, window, coefficients) arrays and the (rows, coefficients, coefficients)
+    binomial weights each within :data:`CHUNK_ELEMENTS`.
+    """
+    return max(1, min(CHUNK_ELEMENTS // (width * (n_blocks + 1)),
+                      CHUNK_ELEMENTS // (n_blocks + 1) ** 2))
 
 
 class _NoiseTables:
@@ -185,6 +204,20 @@ class _NoiseTables:
         return self.log_cdf[self._index(x)]
 
 
+@lru_cache(maxsize=4)
+def _inverse_binomials(n_blocks: int) -> np.ndarray:
+    r"""``weight[a, r] = 1 / C(a, r)`` for ``1 <= r < a <= n_blocks``, else 0.
+
+    :math:`\exp(\ln r! + \ln (a-r)! - \ln a!)` (relative error about 1e-13 at a = 1000).
+    """
+    a = np.arange(n_blocks + 1, dtype=float)[:, None]
+    r = np.arange(n_blocks + 1, dtype=float)[None, :]
+    inside = (r >= 1) & (r < a)
+    log_c = gammaln(a + 1) - gammaln(np.where(inside, r, 0) + 1) \
+        - gammaln(np.where(inside, a - r, 0) + 1)
+    return np.where(inside, np.exp(-log_c), 0.0)
+
+
 def _block_log_likelihood(outputs: np.ndarray, blocks: np.ndarray, rho1: float,
                           scale: np.ndarray, tables: _NoiseTables) -> np.ndarray:
     r"""``log P[blocks = b~ | s]`` for rows ``(s, b~)`` of ``outputs`` and true ``blocks``.
@@ -202,12 +235,8 @@ def _block_log_likelihood(outputs: np.ndarray, blocks: np.ndarray, rho1: float,
     half = _window(rho1)
     offsets = np.arange(-half, half + 2, dtype=np.int64)
     width = offsets.size
-    # inverse binomials: weight[a, r] = 1 / C(a, r) for 1 <= r < a
-    weight = np.zeros((n_blocks + 1, n_blocks + 1))
-    for a in range(n_blocks + 1):
-        for r in range(1, a):
-            weight[a, r] = 1.0 / comb(a, r)
-    rows_per_chunk = max(1, CHUNK_ELEMENTS // (width * (n_blocks + 1)))
+    weight = _inverse_binomials(n_blocks)
+    rows_per_chunk = _rows_per_chunk(width, n_blocks)
     for start in range(0, live.size, rows_per_chunk):
         idx = live[start:start + rows_per_chunk]
         t = tilde[idx]
@@ -386,15 +415,15 @@ def product_risk_mc(rho1, rho2, others, m=0, p=0.5, invariant="none", *, dataset
     check_work(mc_steps(rho1, d, datasets), parameter="datasets",
                what=f"{datasets} simulated releases x 2 truths with d = {d} other blocks and "
                f"a noise window of {width} values (rho1 = {rho1:g})")
-    check_memory(8.0 * 12 * max(CHUNK_ELEMENTS, width * (d + 2)) + 8.0 * 8 * 2_000 * (d + 2)
-                 * (d + 2), parameter="others",
+    check_memory(8.0 * 12 * max(CHUNK_ELEMENTS, width * (d + 2), (d + 2) ** 2)
+                 + 8.0 * 8 * RELEASE_CHUNK * (d + 2), parameter="others",
                  what=f"the likelihood of one release (a window of {width} noise values x "
                  f"d + 2 = {d + 2} coefficients)")
     noisy = noisy_table(rho1, rho2, others, m)  # exact; refused (too large) before any work
     seed = resolve_random_seed(random_seed)
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     posteriors = {}
-    chunk = 2_000
+    chunk = RELEASE_CHUNK
     from tqdm.auto import tqdm
 
     bar = tqdm(total=2 * datasets, desc="releases", unit="release", disable=not progress)

@@ -92,7 +92,9 @@ def test_large_d_runs_and_keeps_data_processing():
 def test_seed_reproduces():
     a = product_risk_mc(0.3, 0.3, [2, 2], datasets=50, random_seed=7)
     b = product_risk_mc(0.3, 0.3, [2, 2], datasets=50, random_seed=7)
+    other = product_risk_mc(0.3, 0.3, [2, 2], datasets=50, random_seed=8)
     assert a == b and a.random_seed == 7
+    assert other.marginal_posterior != a.marginal_posterior  # the seed is used
 
 
 def test_simulated_releases_keep_the_constraints():
