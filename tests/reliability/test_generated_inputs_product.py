@@ -12,7 +12,7 @@ replaced option (or, for a scenario that only the combination makes infeasible, 
 options listed in :data:`ALSO_NAMED`).
 
 The bases use rho = 0.5 so that a successful case takes milliseconds; values that make the
-work too large (rho = 1e-20, d = 200 exact, 1e12 releases) must be refused up front by the
+work too large (rho = 1e-20, d = 60 exact, 1e12 releases) must be refused up front by the
 work or memory limit (exit 2 naming ``--others``, ``--rho1``/``--rho2`` or ``--datasets``).
 Valid but slow values (rho near 1e-6: seconds to minutes of honest work) are left to other
 tests. ``N_CASES`` is the number of command lines run.
@@ -33,7 +33,7 @@ RHO = ["0", "-1", "nan", "inf", "-inf", "5e-324", "1e-320", "1e-300", "1e-20", "
 COUNT = ["-1", "0", "1.5", "nan", "inf", "abc", "", "3.0", "1e20", "100000000",
          "9007199254740992", "9007199254740993", "٣"]
 OTHERS = [*COUNT, ",", "3,", ",3", "3,,3", "3;4", "3 4", "3,-1", "3,nan", "1e20,1",
-          "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", ",".join(["1"] * 200), "9007199254740992,1",
+          "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", ",".join(["1"] * 60), "9007199254740992,1",
           "٣,٤", "3,\u00a04"]
 PROB = ["0", "1", "-0.1", "1.0000001", "nan", "inf", "1e-320", "1e-300", "1/864", "abc", "",
         "0.9999999999999999", "5e-324"]

@@ -120,3 +120,16 @@ def test_refusals_name_the_parameter(kwargs, name):
 def test_steps_grow_with_d_and_window():
     assert mc_steps(0.1, 10, 100) > mc_steps(0.1, 1, 100)
     assert mc_steps(0.01, 1, 100) > mc_steps(0.1, 1, 100)
+
+
+def test_exact_enumeration_far_from_zero_is_shift_invariant():
+    """All counts far above the noise (rho = 0.5: noise within +-9): non-negativity never
+    binds, so the risk is the same at any such counts. Exercises the three ways the exact
+    enumeration keys its outcomes (dense counts at 200, sorted int64 keys at 1e6, sorted rows
+    at 1e12 where (s + 1)^d overflows int64) and the parent law cut below large totals;
+    equal to 1e-12 (the neglected masses)."""
+    base = product_risk(0.5, 0.5, [200, 200], m=200)
+    for count in (10**6, 10**12):
+        got = product_risk(0.5, 0.5, [count, count], m=count)
+        for key in ("marginal_posterior", "p_correct", "accuracy"):
+            assert getattr(got, key) == pytest.approx(getattr(base, key), abs=1e-12), key
