@@ -76,8 +76,6 @@ from scipy.special import gammaln
 
 from dprisk.inference.product.exact import (
     TAIL_MASS,
-    _log_pmf,
-    _tail,
     check_product_inputs,
     noisy_table,
     risk_measures,
@@ -85,7 +83,8 @@ from dprisk.inference.product.exact import (
 from dprisk.inference.product.projection_kernels import project_floor
 from dprisk.models.checks import check_positive_int, check_probability
 from dprisk.models.mechanism.dg_sampling import resolve_random_seed, sample
-from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
+from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
+from dprisk.models.numerics import dg_log_normalizer
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
@@ -134,6 +133,17 @@ class ProductRiskMC:
     mcse_accuracy: float
     datasets: int
     random_seed: int
+
+
+def _log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
+    """``log phi(x)`` of ``DG(0, 1/(2 rho))`` at integer ``values``."""
+    return -rho * np.asarray(values).astype(float) ** 2 - dg_log_normalizer(np.asarray(rho))
+
+
+def _tail(start: int, rho: float) -> float:
+    """``P[J >= start]`` for ``J ~ DG(0, 1/(2 rho))`` and an integer ``start >= 0``."""
+    return float(np.exp(log_tail_kernel(np.asarray(max(start, 0), dtype=np.int64),
+                                        np.asarray(rho))))
 
 
 def _window(rho1: float) -> int:
@@ -284,7 +294,7 @@ def _parent_log_prob(s: np.ndarray, x2: int, rho2: float, invariant: str) -> np.
     if invariant == "block-group":
         return np.where(s == x2, 0.0, -np.inf)
     out = _log_pmf(s - x2, rho2)
-    zero = float(_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(_tail(1, rho2))
+    zero = _tail(x2, rho2) if x2 >= 1 else 1.0 - _tail(1, rho2)
     with np.errstate(divide="ignore"):
         return np.where(s == 0, np.log(zero), out)
 
