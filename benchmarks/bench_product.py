@@ -11,6 +11,10 @@
   every noise vector ``(e0, e1)`` with the same projection and rounding kernels and the same
   parent law (the same table of product values and likelihoods); medians of 3 each.
 
+* ``--method mc`` (:func:`dprisk.inference.product.monte_carlo_risk.product_risk_mc`): CPU
+  seconds per 1000 releases per truth at d = 1, 3, 8, 20, and the work-limit estimate
+  (``mc_steps`` x 4.5 ns) as a ratio to that CPU time (>= 1: the estimate errs long).
+
 Prints and returns seconds and ratios.
 """
 
@@ -70,6 +74,26 @@ def run(repeat: int = 3) -> dict:
     out["d1_table"] = {"differences_s": fast, "direct_s": direct, "speedup": direct / fast}
     print(f"d = 1 table: differences {fast * 1e3:.1f} ms, every noise vector "
           f"{direct * 1e3:.1f} ms ({direct / fast:.1f}x)")
+    out["mc"] = _monte_carlo(rho1, rho2)
+    return out
+
+
+def _monte_carlo(rho1: float, rho2: float, datasets: int = 1000) -> dict:
+    """``--method mc``: CPU seconds per 1000 releases per truth at d = 1, 3, 8, 20, and the
+    work-limit estimate as a ratio to that CPU time (it should err long: ratio >= 1)."""
+    from dprisk.inference.product.monte_carlo_risk import mc_steps, product_risk_mc
+    from dprisk.runtime.work_limit import STEP_SECONDS
+
+    out = {}
+    for d in (1, 3, 8, 20):
+        start = time.process_time()
+        product_risk_mc(rho1, rho2, [3] * d, datasets=datasets, random_seed=1)
+        cpu = time.process_time() - start
+        estimate = mc_steps(rho1, d, datasets) * STEP_SECONDS
+        out[f"d{d}"] = {"cpu_s_per_1000": cpu * 1000 / datasets,
+                        "estimate_over_cpu": estimate / cpu}
+        print(f"product_risk_mc d = {d}: {cpu * 1000 / datasets:.3f} s CPU per 1000 releases "
+              f"per truth; work estimate {estimate / cpu:.2f}x the CPU time")
     return out
 
 

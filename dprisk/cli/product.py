@@ -1,11 +1,18 @@
 """``dprisk product``: risk of the post-processed product beside the noisy measurements.
 
 ``dprisk product --rho1 R --rho2 R --others Y1,...,Yd --m M --p P --invariant
-none|block-group [--json]`` prints the product's marginal posterior, P[correct] (truth m+1)
-and prior-weighted accuracy, the same three for the noisy measurements, and the neglected
-probability of the exact enumeration
-(:func:`dprisk.inference.product.exact.product_risk`). Bad input exits 2 with one stderr
-line naming the option; nothing is printed on stdout.
+none|block-group [--block-group-total N] [--method exact|mc [--datasets N --seed S]]
+[--json]`` prints the product's marginal posterior, P[correct] (truth m+1) and
+prior-weighted accuracy, the same three for the noisy measurements, and the neglected
+probability. ``--method exact`` (default) enumerates the noise
+(:func:`dprisk.inference.product.exact.product_risk`; refused, naming ``--others``, when the
+enumeration is above the memory or work limit); ``--method mc`` simulates ``--datasets``
+releases per truth and computes each one's likelihood exactly
+(:func:`dprisk.inference.product.monte_carlo_risk.product_risk_mc`), adding the keys
+``method``, ``datasets``, ``seed`` and ``mcse``. ``--block-group-total N`` states the
+published invariant (with ``--invariant block-group``): refused unless feasible, it adds
+``block_group_total`` and ``invariant_posterior``. Bad input exits 2 with one stderr line
+naming the option; nothing is printed on stdout.
 """
 
 from __future__ import annotations
@@ -14,15 +21,22 @@ import contextlib
 import re
 
 from dprisk.cli import common
-from dprisk.cli.common import fmt
+from dprisk.cli.common import fmt, given
 
-__all__ = ["DEFAULTS", "add_parser", "parse_others", "run"]
+__all__ = ["DEFAULTS", "FORM", "add_parser", "parse_others", "run"]
 
 #: Defaults applied when an option is not given.
-DEFAULTS = {"m": 0, "p": 0.5, "invariant": "none"}
+DEFAULTS = {"m": 0, "p": 0.5, "invariant": "none", "datasets": 20_000}
 #: The API's parameter names and their options.
 _OPTIONS = {"rho1": "--rho1", "rho2": "--rho2", "others": "--others", "m": "--m", "p": "--p",
-            "invariant": "--invariant"}
+            "invariant": "--invariant", "datasets": "--datasets",
+            "block_group_total": "--block-group-total", "random_seed": "--seed"}
+#: The one form of ``dprisk product``: ``--datasets`` and ``--seed`` apply to mc only.
+FORM = common.Form("product", "always",
+                   frozenset({"rho1", "rho2", "others", "m", "p", "invariant", "method",
+                              "block_group_total"}),
+                   methods=("exact", "mc"), sampling=("mc",),
+                   sampled=frozenset({"datasets", "seed"}))
 
 
 def add_parser(subs) -> None:
@@ -32,22 +46,40 @@ def add_parser(subs) -> None:
         description="One block group over the target's block and d other blocks whose counts "
         "the adversary knows. The product: the block-group total max(0, x2*) (or held exact "
         "with --invariant block-group), the blocks projected onto non-negative counts adding "
-        "to it and rounded by largest remainders (ties broken at random). Exact enumeration, "
-        "neglected probability < 1e-12. An invariant is confidential data, not "
-        "post-processing: with block-group and known others the product reveals the target.")
+        "to it and rounded by largest remainders (ties broken at random). --method exact: "
+        "every noise value enumerated, neglected probability < 1e-12 (the work grows as "
+        "(noise window)^d; above the memory or work limit it is refused, naming --others). "
+        "--method mc: --datasets releases simulated per truth, each one's likelihood exact, "
+        "the product's three measures with their MCSE (the noisy measurements' stay "
+        "exact). An invariant is confidential data, not post-processing: with "
+        "block-group and known others the product reveals the target.")
     sub.add_argument("--rho1", default=None, help="block rho, 0 < rho <= 1e100, or "
                      "census:LEVEL (required)")
     sub.add_argument("--rho2", default=None, help="block-group rho, 0 < rho <= 1e100, or "
                      "census:LEVEL (required)")
     sub.add_argument("--others", default=None, help="Y1,...,Yd: the other blocks' counts, "
-                     "integers >= 0, 1 <= d (d <= 3 runs in about a second at Census rho; "
-                     "larger d is refused when the enumeration is too big) (required)")
+                     "integers >= 0, d >= 1, m + 1 + sum <= 2**53 (exact: d <= 3 runs in "
+                     "about a second at Census rho, larger d is refused when the enumeration "
+                     "is above the memory or work limit; mc: up to d = 999) (required)")
     sub.add_argument("--m", type=common.integer, default=None, help=common.with_default(
         "the target block's count without the target, an integer >= 0", DEFAULTS["m"]))
     sub.add_argument("--p", type=common.number, default=None, help=common.with_default(
         "prior P[X1 = m+1], 0 < p < 1 (fractions accepted)", DEFAULTS["p"]))
     sub.add_argument("--invariant", default=None, help=common.with_default(
         "none | block-group (the block-group total held exact)", DEFAULTS["invariant"]))
+    sub.add_argument("--block-group-total", type=common.integer, default=None,
+                     help="N, the published (invariant) block-group total, with --invariant "
+                     "block-group only; feasible values: m + sum(others) (truth m) or "
+                     "m + 1 + sum(others) (truth m+1), anything else is refused; adds the "
+                     "JSON keys block_group_total and invariant_posterior (P[X1 = m+1 | N])")
+    sub.add_argument("--method", default=None, help=common.with_default(
+        "exact | mc (Monte Carlo over releases, each release's likelihood exact)", "exact"))
+    sub.add_argument("--datasets", type=common.integer, default=None, help=common.with_default(
+        "releases simulated per truth (mc only; 2 <= N; 2 x N releases whose likelihoods "
+        "cost about (noise window) x (d + 1)^2 each, at most DPRISK_WORK_LIMIT = 1e12 steps "
+        "by default)", DEFAULTS["datasets"]))
+    sub.add_argument("--seed", type=common.integer, default=None,
+                     help=f"{common.SEED_HELP}; mc only")
     common.add_json(sub)
     sub.set_defaults(func=run)
 
@@ -81,19 +113,53 @@ def _naming_options():
         raise ValueError(message) from None
 
 
+def _invariant_posterior(args, others: list[int]) -> tuple[dict, list[str]]:
+    """``--block-group-total N``: check it is feasible; the posterior it implies.
+
+    With the others known, the invariant total is ``k + sum(others)``: ``N`` must be
+    ``m + sum(others)`` (then ``k = m``, posterior 0) or ``m + 1 + sum(others)`` (``k = m + 1``,
+    posterior 1).
+    """
+    if not given(args, "block_group_total"):
+        return {}, []
+    total = args.block_group_total
+    known = args.m + sum(others)
+    if args.invariant != "block-group":
+        raise ValueError("--block-group-total applies only with --invariant block-group (the "
+                         "published total held exact); allowed values: m + sum(others) = "
+                         f"{known} or m + 1 + sum(others) = {known + 1}")
+    if total not in (known, known + 1):
+        raise ValueError(f"--block-group-total N = {total} is infeasible: with the other blocks "
+                         f"known it is k + sum(others), k in {{m, m + 1}}, so N must be "
+                         f"{known} (m + sum(others)) or {known + 1} (m + 1 + sum(others))")
+    posterior = float(total == known + 1)
+    lines = [f"  published block-group total N = {total}: reveals k = {total - sum(others)}, "
+             f"P[X1 = m+1 | N] = {posterior:g}"]
+    return {"block_group_total": total, "invariant_posterior": posterior}, lines
+
+
 def run(args) -> int:
-    """Check the options, compute exactly, print."""
-    from dprisk.inference.product.exact import product_risk
+    """Check the options, compute (exact or Monte Carlo), print."""
+    return common.run_form(args, "product", [FORM], DEFAULTS, {FORM: _compute})
+
+
+def _compute(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     from dprisk.models.census.allocation import parse_rho
 
     common.require(args, "product", rho1="a rho > 0 or census:LEVEL",
                    rho2="a rho > 0 or census:LEVEL", others="Y1,...,Yd")
-    common.apply_defaults(args, DEFAULTS)
     rho1 = parse_rho(args.rho1, "--rho1")
     rho2 = parse_rho(args.rho2, "--rho2")
     others = parse_others(args.others)
     with _naming_options():
-        risk = product_risk(rho1, rho2, others, args.m, args.p, args.invariant)
+        from dprisk.inference.product.exact import check_product_inputs
+
+        check_product_inputs(rho1, rho2, others, args.m, args.invariant)
+        invariant_keys, invariant_lines = _invariant_posterior(args, others)
+        if method == "mc":
+            risk, extra = _monte_carlo(args, rho1, rho2, others, seed)
+        else:
+            risk, extra = _exact(args, rho1, rho2, others), {}
     payload = {
         "marginal_posterior": risk.marginal_posterior,
         "p_correct": risk.p_correct,
@@ -102,22 +168,57 @@ def run(args) -> int:
         "noisy_p_correct": risk.noisy_p_correct,
         "noisy_accuracy": risk.noisy_accuracy,
         "neglected_mass": risk.neglected_mass,
+        **extra,
+        **invariant_keys,
     }
+    mcse = extra.get("mcse", {})
+
+    def row(label: str, key: str) -> str:
+        error = f"   product MCSE {mcse[key]:.2g}" if key in mcse else ""
+        return (f"  {label:<32} {payload[key]:>10.6f} {payload['noisy_' + key]:>10.6f}"
+                f"{error}")
+
     lines = [
         f"product vs noisy measurements: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, "
         f"others = {','.join(map(str, others))} (known), m = {args.m}, p = {fmt(args.p)}, "
-        f"invariant = {args.invariant}",
+        f"invariant = {args.invariant}, method = {method}",
         f"  {'':<32} {'product':>10} {'noisy':>10}",
-        f"  {'marginal posterior (truth m+1)':<32} {risk.marginal_posterior:>10.6f} "
-        f"{risk.noisy_marginal_posterior:>10.6f}",
-        f"  {'P[correct] (truth m+1)':<32} {risk.p_correct:>10.6f} "
-        f"{risk.noisy_p_correct:>10.6f}",
-        f"  {'accuracy (prior-weighted)':<32} {risk.accuracy:>10.6f} "
-        f"{risk.noisy_accuracy:>10.6f}",
-        f"  neglected probability of the enumeration: {risk.neglected_mass:.3g}",
+        row("marginal posterior (truth m+1)", "marginal_posterior"),
+        row("P[correct] (truth m+1)", "p_correct"),
+        row("accuracy (prior-weighted)", "accuracy"),
+        f"  neglected probability ({'likelihood windows' if method == 'mc' else 'enumeration'})"
+        f": {risk.neglected_mass:.3g}",
     ]
+    if method == "mc":
+        lines.append(f"  product by Monte Carlo: {args.datasets} releases per truth (the noisy "
+                     f"column is exact)")
+    lines += invariant_lines
     if args.invariant != "none":
         lines.append("  the invariant is confidential data, not post-processing: the "
                      "data-processing bound does not apply")
-    common.emit(args, payload, lines)
-    return common.EXIT_OK
+    return payload, lines
+
+
+def _exact(args, rho1, rho2, others):
+    from dprisk.inference.product.exact import product_risk
+
+    try:
+        with common.elapsed_progress(args, "exact enumeration"):
+            return product_risk(rho1, rho2, others, args.m, args.p, args.invariant)
+    except ValueError as err:
+        if str(err).startswith("others"):
+            raise ValueError(f"{err}; or use --method mc (Monte Carlo over releases, any d up "
+                             f"to 999)") from None
+        raise
+
+
+def _monte_carlo(args, rho1, rho2, others, seed):
+    from dprisk.inference.product.monte_carlo_risk import product_risk_mc
+
+    risk = product_risk_mc(rho1, rho2, others, args.m, args.p, args.invariant,
+                           datasets=args.datasets, random_seed=seed,
+                           progress=common.show_progress(args))
+    extra = {"method": "mc", "datasets": risk.datasets,
+             "mcse": {"marginal_posterior": risk.mcse_marginal_posterior,
+                      "p_correct": risk.mcse_p_correct, "accuracy": risk.mcse_accuracy}}
+    return risk, extra

@@ -67,16 +67,21 @@ from dprisk.inference.product.projection_kernels import (
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import check_work
 
 __all__ = [
+    "ENUMERATION_CELL_STEPS",
     "INVARIANTS",
-    "MAX_CELLS",
     "TAIL_MASS",
     "ProductRisk",
     "ReleaseTable",
     "RiskMeasures",
+    "check_enumeration",
     "check_product_inputs",
+    "enumeration_size",
     "noisy_table",
+    "parent_size",
     "product_risk",
     "product_table",
     "risk_measures",
@@ -86,9 +91,18 @@ __all__ = [
 INVARIANTS = ("none", "block-group")
 #: Neglected probability per hypothesis (below the contract's 1e-12 with room to spare).
 TAIL_MASS = 1e-13
-#: Largest number of (difference-grid point, parent value) projections of one enumeration.
-MAX_CELLS = 30_000_000
-#: Largest key space counted densely (``np.bincount``); above, keys are sorted.
+#: Work-limit steps (:mod:`dprisk.runtime.work_limit`, 4.5 ns each) per (difference-grid
+#: point, parent value) of the enumeration: 90-160 ns CPU measured at d = 3..5; rounded up.
+ENUMERATION_CELL_STEPS = 40
+#: Steps per parent value besides its grid points (the per-value numpy calls, about 1 ms).
+PARENT_VALUE_STEPS = 200_000
+#: Bytes held per difference-grid point (the sorted grid, its weights and the outcome
+#: arrays: about 300 measured at d = 2..4; rounded up).
+ENUMERATION_GRID_BYTES = 400
+#: Bytes per (b0*, x2*) cell of :func:`noisy_table` (values, likelihoods, temporaries).
+NOISY_CELL_BYTES = 120
+#: Largest key space counted densely (``np.bincount``; also at most 8 keys per outcome);
+#: above, keys are sorted.
 DENSE_KEYS = 4_000_000
 
 
@@ -145,6 +159,24 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
     m = int(check_count(m, "m", minimum=0))
     if invariant not in INVARIANTS:
         raise ValueError(f"invariant must be one of {', '.join(INVARIANTS)}, got {invariant!r}")
+    if m + 1 + int(others.sum()) > 2**53:
+        raise ValueError(f"others: the block-group count m + 1 + sum(others) = "
+                         f"{m + 1 + int(others.sum())} must be <= 2**53 (counts are exact "
+                         f"integers only up to there)")
+    # the noise windows must be finite (rho too small: refused, naming the parameter); the
+    # smallest rho and tail budget any caller uses
+    for name, rho, factor, tail in (("rho1", rho1, 2.0, TAIL_MASS / (4.0 * others.size)),
+                                    ("rho2", rho2, 1.0, TAIL_MASS / 4.0)):
+        try:
+            if rho / factor == 0.0:  # 5e-324 / 2 underflows
+                raise ValueError
+            support_halfwidth_kernel(rho / factor, tail)
+        except ValueError:
+            # the kernel's bound rho (K + 1)^2 >= -log(tail / 2) at K + 1 = 2**53
+            smallest = factor * 2.0 * -np.log(tail / 2.0) / 2.0**106
+            raise ValueError(f"{name} = {rho!r} is too small: the half-width of its noise "
+                             f"window exceeds 2**53 (allowed range: {name} >= {smallest:.3g})"
+                             ) from None
     return rho1, rho2, others, m, invariant
 
 
@@ -197,12 +229,22 @@ def difference_law(rho1: float, d: int, tail_mass: float):
     return q.sum(axis=0), half, neglected
 
 
+def parent_size(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float) -> int:
+    """Number of parent values :func:`parent_law` returns (known before it allocates)."""
+    if invariant == "block-group":
+        return 2
+    k2 = int(support_halfwidth_kernel(rho2, tail_mass))
+    return max(totals) + k2 + 1 - max(0, min(totals) - k2)
+
+
 def parent_law(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float):
     r"""Law of the product's parent :math:`\tilde x_2` under both hypotheses.
 
     ``totals`` are the block-group counts :math:`x_2` under ``k = m`` and ``m + 1``. With
     ``"none"``: :math:`P[\tilde x_2 = 0] = P[e' \le -x_2]` and
-    :math:`P[\tilde x_2 = s] = \phi_2(s - x_2)` for :math:`1 \le s \le \max x_2 + K_2`.
+    :math:`P[\tilde x_2 = s] = \phi_2(s - x_2)` for :math:`1 \le s \le \max x_2 + K_2`;
+    values below :math:`\min x_2 - K_2` (possible only when that is above 0) are left out
+    with the lower tail :math:`P[e' < -K_2]` (counted in ``neglected``).
 
     Returns
     -------
@@ -214,13 +256,16 @@ def parent_law(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: 
         values = np.array(totals, dtype=np.int64)
         return values, np.eye(2), 0.0
     k2 = int(support_halfwidth_kernel(rho2, tail_mass))
-    values = np.arange(0, max(totals) + k2 + 1, dtype=np.int64)
+    low = max(0, min(totals) - k2)  # below: e' < -K2 (with x2* <= 0), neglected
+    values = np.arange(low, max(totals) + k2 + 1, dtype=np.int64)
     rows = []
     for x2 in totals:
         prob = np.exp(_log_pmf(values - x2, rho2))
-        prob[0] = float(_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(_tail(1, rho2))
+        if low == 0:
+            prob[0] = float(_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(_tail(1, rho2))
         rows.append(prob)
-    neglected = float(_tail(k2 + 1, rho2))  # e' > K2 under the larger total, less otherwise
+    # e' > K2 under the larger total (less otherwise); and e' < -K2 when the values start > 0
+    neglected = float(_tail(k2 + 1, rho2)) * (1 if low == 0 else 2)
     return values, np.stack(rows), neglected
 
 
@@ -248,6 +293,39 @@ def _decode(keys: np.ndarray, s: int, d: int) -> np.ndarray:
     return np.column_stack([np.full(keys.size, s), blocks, last])
 
 
+def enumeration_size(rho1: float, d: int, n_values: int, tail_mass: float
+                     ) -> tuple[int, float, float]:
+    r"""Size of :func:`product_table`'s enumeration, known before it runs.
+
+    Returns ``(grid, steps, nbytes)``: the difference-grid points :math:`(2D+2)^d` (``D``
+    from the tail budget, as :func:`difference_law` starts it), the work-limit steps
+    ``grid x parent values x ENUMERATION_CELL_STEPS + parent values x PARENT_VALUE_STEPS``
+    and the bytes ``grid x ENUMERATION_GRID_BYTES`` held at once (an upper bound: the grid is
+    pruned to its heaviest points before projecting).
+    """
+    k0 = int(support_halfwidth_kernel(rho1, tail_mass / 4.0))
+    half_guess = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (4.0 * d))))
+    grid = (2 * half_guess + 2) ** d
+    steps = float(grid) * n_values * ENUMERATION_CELL_STEPS + n_values * PARENT_VALUE_STEPS
+    return grid, steps, float(grid) * ENUMERATION_GRID_BYTES
+
+
+def check_enumeration(rho1: float, d: int, n_values: int, tail_mass: float = TAIL_MASS
+                      ) -> None:
+    """Refuse an enumeration above the memory or work limit (naming ``others``).
+
+    Raises
+    ------
+    dprisk.runtime.memory_limit.MemoryLimitError, dprisk.runtime.work_limit.WorkLimitError
+        ``ValueError`` subclasses whose message starts with ``others``.
+    """
+    grid, steps, nbytes = enumeration_size(rho1, d, n_values, tail_mass)
+    what = (f"the exact enumeration of d = {d} other blocks at rho1 = {rho1:g} ({grid:.3g} "
+            f"noise-difference points x {n_values:.3g} parent values)")
+    check_memory(nbytes, parameter="others", what=what)
+    check_work(steps, parameter="others", what=what)
+
+
 def product_table(rho1, rho2, others, m=0, invariant="none", *,
                   tail_mass=TAIL_MASS) -> ReleaseTable:
     r"""Exact likelihood of every product value under ``k = m`` and ``k = m + 1``.
@@ -270,22 +348,17 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
     Raises
     ------
     ValueError
-        A parameter out of range, or an enumeration above :data:`MAX_CELLS` (naming
-        ``others``: d too large for exact enumeration at these rho).
+        A parameter out of range, or an enumeration above the memory or work limit
+        (:func:`check_enumeration`, naming ``others``: d too large for exact enumeration at
+        these rho).
     """
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
     d = others.size
     total = int(others.sum())
-    values, parent, neglect_parent = parent_law(rho2, (m + total, m + 1 + total), invariant,
+    totals = (m + total, m + 1 + total)
+    check_enumeration(rho1, d, parent_size(rho2, totals, invariant, tail_mass / 2.0), tail_mass)
+    values, parent, neglect_parent = parent_law(rho2, totals, invariant,
                                                 tail_mass / 2.0)
-    k0 = int(support_halfwidth_kernel(rho1, tail_mass / 4.0))
-    half_guess = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (4.0 * d))))
-    cells = (2 * half_guess + 2) ** d * values.size
-    if cells > MAX_CELLS:
-        raise ValueError(
-            f"others: d = {d} other blocks need about {cells:.3g} projections for exact "
-            f"enumeration at rho1 = {rho1:g}, rho2 = {rho2:g} (allowed: at most "
-            f"MAX_CELLS = {MAX_CELLS:.3g}); use fewer other blocks or larger rho")
     q, half, neglect_blocks = difference_law(rho1, d, tail_mass / 2.0)
     # difference grid gamma = y - m - 1 - D + i, i = 0..2D+1 on every axis; under k = m the
     # law is Q(gamma - y + m) (pad index i), under m + 1 it is Q(gamma - y + m + 1) (i + 1)
@@ -314,18 +387,29 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
         part = blocks[:n_rows]
         floors, active, remainder = project_floor(part, s)
         rows, masks, prob = rounding_outcomes(floors, active, remainder)
-        # the key is linear in the block vector, so key(floor + 1_S) = key(floor) + key(1_S)
-        keys = _encode(floors, s)[rows] + _encode(bits, s)[masks]
-        dense = (s + 1) ** d <= DENSE_KEYS
-        if dense:
-            inverse, n_keys = keys, (s + 1) ** d
-        else:
-            present, inverse = np.unique(keys, return_inverse=True)
-            n_keys = present.size
+        # counted densely when the key space is small, also against the outcomes counted
+        dense = (s + 1) ** d <= min(DENSE_KEYS, 8 * rows.size)
+        if (s + 1) ** d < 2**62:
+            # the key is linear in the block vector, so key(floor + 1_S) = key(floor) + key(1_S)
+            keys = _encode(floors, s)[rows] + _encode(bits, s)[masks]
+            if dense:
+                inverse, n_keys = keys, (s + 1) ** d
+            else:
+                present, inverse = np.unique(keys, return_inverse=True)
+                n_keys = present.size
+        else:  # keys would overflow int64: the distinct block vectors themselves
+            present, inverse = np.unique(floors[rows] + bits[masks], axis=0,
+                                         return_inverse=True)
+            inverse, n_keys = inverse.ravel(), present.shape[0]
         lik = np.stack([np.bincount(inverse, weights=weights[h, rows] * prob,
                                     minlength=n_keys) * parent[h, j] for h in (0, 1)])
         seen = np.flatnonzero(lik.sum(axis=0) > 0)
-        outputs.append(_decode(seen if dense else present[seen], s, d))
+        if dense:
+            outputs.append(_decode(seen, s, d))
+        elif (s + 1) ** d < 2**62:
+            outputs.append(_decode(present[seen], s, d))
+        else:
+            outputs.append(np.column_stack([np.full(seen.size, s), present[seen]]))
         likelihood.append(lik[:, seen])
     return ReleaseTable(np.concatenate(outputs), np.concatenate(likelihood, axis=1),
                         neglect_parent + neglect_blocks + neglect_pruned)
@@ -366,6 +450,9 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
     total = int(others.sum())
     k1 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
     k2 = int(support_halfwidth_kernel(rho2, tail_mass / 2.0))
+    cells = (2.0 * k1 + 2.0) * (2.0 * k2 + 2.0)
+    check_memory(cells * NOISY_CELL_BYTES, parameter="rho1" if k1 > k2 else "rho2",
+                 what=f"the noisy measurements' grid of {cells:.3g} (b0*, x2*) values")
     b0 = np.arange(m - k1, m + 1 + k1 + 1, dtype=np.int64)
     x2 = np.arange(m + total - k2, m + 1 + total + k2 + 1, dtype=np.int64)
     grid_b0, grid_x2 = (a.ravel() for a in np.meshgrid(b0, x2, indexing="ij"))

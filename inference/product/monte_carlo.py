@@ -1,6 +1,6 @@
 r"""Monte Carlo likelihood of one product value, with its Monte Carlo standard error.
 
-For trees too large to enumerate (:data:`dprisk.inference.product.exact.MAX_CELLS`), the
+For trees too large to enumerate (:func:`dprisk.inference.product.exact.check_enumeration`), the
 likelihood :math:`P[w \mid k]` of the observed product :math:`w = (\tilde x_2, \tilde b)` is
 estimated by simulating the mechanism and applying the post-processing
 (:mod:`.projection_kernels`):

@@ -1,0 +1,106 @@
+"""Generated hostile probes of ``dprisk product`` (issue 24 rule 6), one option at a time.
+
+As in ``test_generated_inputs.py``: each base command line is valid and one option at a time
+is replaced by a bad or extreme value (malformed numbers, NaN/inf, huge values, empty lists,
+unicode, extreme rho, huge ``d``); each case runs in-process with and without ``--json`` and
+must keep the command-line contract (that of
+:func:`tests.reliability.cli_contract.assert_cli_contract`, checked on one run:
+exit 0 or 2, never 1 or a traceback; on refusal one stderr line and nothing on stdout; on
+success nothing on stderr and one JSON object of finite numbers, probabilities in [0, 1]).
+Here also: the JSON is strict (no ``NaN``/``Infinity`` tokens) and a refusal names the
+replaced option (or, for a scenario that only the combination makes infeasible, one of the
+options listed in :data:`ALSO_NAMED`).
+
+The bases use rho = 0.5 so that a successful case takes milliseconds; values that make the
+work too large (rho = 1e-20, d = 60 exact, 1e12 releases) must be refused up front by the
+work or memory limit (exit 2 naming ``--others``, ``--rho1``/``--rho2`` or ``--datasets``).
+Valid but slow values (rho near 1e-6: seconds to minutes of honest work) are left to other
+tests. ``N_CASES`` is the number of command lines run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli_helpers import run_cli
+from tests.reliability.cli_contract import payload_problems
+
+RHO = ["0", "-1", "nan", "inf", "-inf", "5e-324", "1e-320", "1e-300", "1e-20", "1e6",
+       "1e100", "1e101", "1e308", "census:block", "census:nope", "1/0", "1/3", "abc", "",
+       " 0.5", "0x10", "０.５", "0.5\u200b"]
+COUNT = ["-1", "0", "1.5", "nan", "inf", "abc", "", "3.0", "1e20", "100000000",
+         "9007199254740992", "9007199254740993", "٣"]
+OTHERS = [*COUNT, ",", "3,", ",3", "3,,3", "3;4", "3 4", "3,-1", "3,nan", "1e20,1",
+          "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", ",".join(["1"] * 60), "9007199254740992,1",
+          "٣,٤", "3,\u00a04"]
+PROB = ["0", "1", "-0.1", "1.0000001", "nan", "inf", "1e-320", "1e-300", "1/864", "abc", "",
+        "0.9999999999999999", "5e-324"]
+BASE = ["product", "--rho1", "0.5", "--rho2", "0.5", "--others", "3,1"]
+MC = [*BASE, "--method", "mc", "--datasets", "50", "--seed", "1"]
+INVARIANT = [*BASE, "--invariant", "block-group", "--block-group-total", "5"]
+
+#: name -> (valid base argv, {option: values}); a value None means a flag without a value.
+BASES = {
+    "product exact": (BASE, {
+        "rho1": RHO, "rho2": RHO, "others": OTHERS, "m": COUNT, "p": PROB,
+        "invariant": ["none", "block-group", "state", "", "NONE", "block‐group"],
+        "method": ["exact", "", "MC", "gibbs"], "datasets": ["10"], "seed": ["1"],
+        "block-group-total": ["5"]}),
+    "product mc": (MC, {
+        "rho1": RHO, "rho2": RHO, "others": OTHERS, "m": COUNT, "p": PROB,
+        "datasets": [*COUNT, "1", "2", "1000000000000"],
+        "seed": [*COUNT, "4294967296", "-5"], "invariant": ["block-group"]}),
+    "product invariant": (INVARIANT, {
+        "block-group-total": [*COUNT, "4", "6", "3", "-5"], "others": ["3,1", "3", "0,0"],
+        "m": ["0", "1", "5"], "invariant": ["none"], "rho1": ["1e-20", "nan"]}),
+}
+#: Options a refusal may name instead of the replaced one (a combination is infeasible).
+ALSO_NAMED = {"--others": ("--block-group-total",), "--m": ("--block-group-total", "--others"),
+              "--invariant": ("--block-group-total",), "--rho1": ("--others", "--datasets"),
+              "--rho2": ("--others", "--datasets")}
+
+
+def _cases():
+    for name, (base, options) in BASES.items():
+        yield name, (base, None)
+        for option, values in options.items():
+            flag = f"--{option}"
+            for value in values:
+                argv = list(base)
+                if flag in argv:
+                    argv[argv.index(flag) + 1] = value
+                else:
+                    argv += [flag, value]
+                yield f"{name} {flag} {value!r}", (argv, flag)
+
+
+CASES = dict(_cases())
+N_CASES = 2 * len(CASES)
+
+
+def _strict(token):
+    raise ValueError(f"non-strict JSON token {token}")
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_product_probe_keeps_the_contract(case, as_json, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv, flag = CASES[case]
+    # the contract of assert_cli_contract, on one run
+    status, out, err = run_cli(argv + (["--json"] if as_json else []), capsys)
+    assert status in (0, 2), (status, err)
+    assert "Traceback" not in err
+    if status == 2:
+        assert out == "" and len(err.splitlines()) == 1, (out[:200], err)
+        if flag is not None:
+            named = (flag, *ALSO_NAMED.get(flag, ()))
+            assert any(option in err for option in named), err
+    else:
+        assert err == "", err
+        if as_json:
+            assert out.count("\n") == 1
+            assert payload_problems(json.loads(out, parse_constant=_strict)) == []
+    assert list(tmp_path.iterdir()) == []  # nothing written
