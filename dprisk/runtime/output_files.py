@@ -24,6 +24,7 @@ import errno
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
 #: What a forced exit (the stop signal's watchdog, :mod:`dprisk.cli.common`) must undo: the
 #: lock files held and the temporaries being filled, by key (registered while they exist).
 FORCED_EXIT_CLEANUPS: dict[int, object] = {}
+#: Makes :meth:`OutputLock.release` take the descriptor once, whichever thread comes first.
+_RELEASING = threading.Lock()
 
 
 def run_forced_exit_cleanups() -> None:
@@ -190,14 +193,16 @@ class OutputLock:
             return "unknown"
 
     def release(self) -> None:
-        """Remove the lock file and unlock (idempotent)."""
+        """Remove the lock file and unlock (idempotent; the stop watchdog's thread may run it
+        while the main thread's ``finally`` does: only one of them closes the descriptor)."""
         FORCED_EXIT_CLEANUPS.pop(id(self), None)
-        if self._fd is None:
+        with _RELEASING:
+            fd, self._fd = self._fd, None
+        if fd is None:
             return
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        os.close(self._fd)
-        self._fd = None
+        os.close(fd)
 
     def __enter__(self) -> OutputLock:
         return self.acquire()
