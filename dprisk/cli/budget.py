@@ -211,7 +211,8 @@ def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.naming_option("target", "--target"), \
             common.naming_option("tail tolerance", "--tail-tolerance"):
         answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
-    payload = _payload(answer, answer.rho)
+    with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
+        payload = _payload(answer, answer.rho)
     title = (f"largest rho with {answer.measure} <= {fmt(answer.target)} at "
              f"{_priors_text(args)}")
     return payload, _lines(title, payload, "rho*", "rho*")
