@@ -40,6 +40,8 @@ ISSUE_CASES = [
     (["marginal", "--rho1", "1", "--rho2", "1", "--d", "3", "--x2", "3", "--prior", "bogus"],
      "--prior"),
     (["marginal", "--rho1=bogus"], "--rho1"),
+    (["budget", "--measure", "marginal-risk", "--target", "1.5", "--census", "--d", "3"],
+     "--x2 and --d"),
     (["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x2", "5", "--out", "o.nc",
       "--scheduler", "bogus"], "--scheduler"),
 ]
