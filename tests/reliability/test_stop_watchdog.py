@@ -9,7 +9,9 @@ as a small program under ``handle_stop_signals`` holding an output lock and a te
   draws; ``reproduce`` called it in a loop and ignored SIGTERM for minutes);
 * ``compiled``: the main thread sits in a numba kernel (``nogil``) for longer than 2 s (the
   Python-level handler cannot run; the wakeup pipe's thread starts the watchdog);
-* ``shutdown``: the command returned, but a non-daemon thread keeps the interpreter alive.
+* ``shutdown``: the command returned, but a non-daemon thread keeps the interpreter alive;
+* the libraries' phases (``make bench``): numba compiling, PyTensor compiling a C module,
+  PyMC sampling, a Dask computation on threads.
 
 Each must exit with ``128 + signal`` within 2 s of the signal, one stderr line, no
 traceback, no lock file and no temporary left. Then the issue's case itself: ``reproduce``
@@ -93,7 +95,47 @@ print("left the kernel", flush=True)  # the Python-level handler runs only after
 while True:
     spin(10**10)
 """,
-    "shutdown": """
+    "numba-compiling": """
+import numba
+source = ("def big(x):\\n    s = 0.0\\n" + "".join(
+    f"    s += (x * {i}.5) % 3.0 if x > {i} else x / {i + 1}.0\\n" for i in range(100))
+    + "    return s\\n")
+space = {}
+exec(source, space)
+big = numba.njit(nogil=True)(space["big"])
+print("working", flush=True)
+big(3.0)  # compiling: seconds (5 s CPU when measured); the signal arrives in here
+print("left the phase", flush=True)
+""",
+"pytensor-compiling": """
+import pytensor
+import pytensor.tensor as pt
+x = pt.dvector("x")
+y = x
+for i in range(300):  # a new graph (a constant of this run): a new C module, not cached
+    y = pt.exp(pt.sin(y * (time.time() + i))) + pt.log1p(y * y)
+print("working", flush=True)
+pytensor.function([x], y, mode="FAST_RUN")
+print("left the phase", flush=True)
+""",
+"sampling": """
+import pymc as pm
+with pm.Model():
+    a = pm.Normal("a", 0, 1, shape=50)
+    pm.Normal("b", a.sum(), 1, observed=1.0)
+    print("working", flush=True)
+    pm.sample(draws=10**6, tune=100, chains=1, cores=1, progressbar=False,
+              compute_convergence_checks=False)
+print("left the phase", flush=True)
+""",
+"dask": """
+import dask.array as da
+x = da.random.random((40000, 40000), chunks=(4000, 4000))
+print("working", flush=True)
+(x @ x.T).sum().compute(scheduler="threads")
+print("left the phase", flush=True)
+""",
+"shutdown": """
 threading.Thread(target=lambda: time.sleep(3600)).start()  # not a daemon: exit would wait
 print("working", flush=True)
 while True:
@@ -129,8 +171,17 @@ def _stop(argv, cwd, signum, ready=None, env=None, startup=180.0):
     return proc.returncode, took, err.decode()
 
 
+#: The phases of the libraries (seconds of imports each: run by ``make bench``). Measured
+#: under load 5 on 2 cores: 0.04-0.08 s wall from the signal to the exit (the interrupt
+#: surfaces; the process ends right after its line); 1.7-2.2 s before end_process skipped
+#: the interpreter's shutdown.
+LIBRARY_PHASES = ("numba-compiling", "pytensor-compiling", "sampling", "dask")
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize("case", list(BODIES))
+@pytest.mark.parametrize("case", [
+    pytest.param(case, marks=pytest.mark.slow) if case in LIBRARY_PHASES else case
+    for case in BODIES])
 def test_stopped_within_two_seconds_wherever_it_is(case, signum, tmp_path):
     program = PROGRAM.format(body=textwrap.indent(BODIES[case], "    "))
     status, took, err = _stop([sys.executable, "-c", program, str(tmp_path)], tmp_path,
@@ -144,6 +195,10 @@ def test_stopped_within_two_seconds_wherever_it_is(case, signum, tmp_path):
         assert "left the kernel" not in _stop.stdout, _stop.stdout
     assert status == 128 + signum, err
     assert took < DEADLINE, took
+    if case in LIBRARY_PHASES:  # the signal came inside the phase, which it ended
+        assert "left the phase" not in _stop.stdout, _stop.stdout
+        err = "".join(line + "\n" for line in err.splitlines()  # the libraries' own notes
+                      if line.startswith("dprisk demo:") or "Traceback" in line)
     assert err.count("\n") == 1 and err.startswith(f"dprisk demo: interrupted by {name}"), err
     assert "Traceback" not in err
     assert not list(tmp_path.iterdir())  # no lock file, no temporary
