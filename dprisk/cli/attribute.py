@@ -84,7 +84,13 @@ def add_parser(subs) -> None:
 
 
 def run(args) -> int:
-    """Check the options against the chosen form, compute, print."""
+    """Check the options against the chosen form, compute, print.
+
+    ``--x2-prior`` is read first: a malformed SPEC is refused naming it whatever else is
+    missing.
+    """
+    if args.x2_prior is not None:
+        args.x2_prior = _x2_prior(args.x2_prior)
     return common.run_form(args, "attribute", FORMS, DEFAULTS,
                            {DESIGN: _design, RELEASE: _release})
 
@@ -187,10 +193,12 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
     return payload, lines
 
 
-def _x2_prior(spec: str):
+def _x2_prior(spec):
     """The ``--x2-prior`` spec parsed, its refusal naming ``--x2-prior`` (not ``prior``)."""
     from dprisk.models.priors.library import parse_prior
 
+    if not isinstance(spec, str):
+        return spec  # parsed already (run)
     try:
         return parse_prior(spec)
     except ValueError as err:
@@ -226,7 +234,8 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
 
         group = BlockGroup.checked(parse_rho(args.rho2, "--rho2"), args.d,
                                    np.zeros(n_gvhr, dtype=np.int64),
-                                   prior=_x2_prior(args.x2_prior or "improper"))
+                                   prior=_x2_prior("improper" if args.x2_prior is None
+                                                   else args.x2_prior))
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
     if releases < 2:
         raise ValueError(f"--releases must be an integer >= 2, got {releases}")

@@ -207,7 +207,8 @@ def _measure(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.naming_option("target", "--target"), \
             common.naming_option("tail tolerance", "--tail-tolerance"):
         answer = rho_for_target(args.measure, p=args.p, known=args.known, **kwargs)
-    payload = _payload(answer, answer.rho)
+    with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
+        payload = _payload(answer, answer.rho)
     title = (f"largest rho with {answer.measure} <= {fmt(answer.target)} at "
              f"{_priors_text(args)}")
     return payload, _lines(title, payload, "rho*", "rho*")
@@ -249,6 +250,9 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     if args.measure is None:
         raise ValueError("--measure is required for the census form (marginal-risk | "
                          "marginal-posterior | p-correct | tail | worst-case-accuracy)")
+    if (args.x2 is None) != (args.d is None):  # named as options, before the API's "x2 and d"
+        raise ValueError("--x2 and --d go together: give both for the two-level Census "
+                         "budget, or neither for the block level")
     kwargs = _measure_kwargs(args)
     with common.elapsed_progress(args, "searching the global rho"):
         answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,

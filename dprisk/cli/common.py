@@ -322,11 +322,22 @@ def sampling_seed(args, form: Form) -> tuple[int | None, bool]:
 
 
 def choose_form(args, forms: list[Form]) -> Form:
-    """The first form whose ``selected_by`` option was given, else the default form."""
+    """The first form whose ``selected_by`` option was given, else the default form.
+
+    Raises
+    ------
+    ValueError
+        No form's option was given and no form is the default: naming the options that
+        choose one.
+    """
     for form in forms:
         if form.selected_by is not None and given(args, form.selected_by):
             return form
-    return next(form for form in forms if form.selected_by is None)
+    for form in forms:
+        if form.selected_by is None:
+            return form
+    choices = " or ".join(f"{flag(f.selected_by)} (the {f.name} form)" for f in forms)
+    raise ValueError(f"one of {choices} is required")
 
 
 def run_form(args, command: str, forms: list[Form], defaults: dict, computes: dict, *,

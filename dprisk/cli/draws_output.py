@@ -68,12 +68,12 @@ def check_targets(args) -> None:
         if path.suffix != ".nc":
             raise ValueError(f"--save-draws must be a netCDF path ending in .nc, got "
                              f"{args.save_draws!r}")
+        common.check_writable_dir(path.absolute(), "--save-draws")  # first: a name too long
         _refuse_existing(path, "--save-draws", "file")
-        common.check_writable_dir(path.absolute(), "--save-draws")
     if common.given(args, "plots"):
         path = Path(args.plots)
-        _refuse_existing(path, "--plots", "dir")
         common.check_writable_dir(path.absolute(), "--plots")
+        _refuse_existing(path, "--plots", "dir")
 
 
 def _posterior_arrays(tree) -> dict:

@@ -3,8 +3,9 @@
 ``dprisk explore [--port N] [--host H] [--no-browser]`` serves the Panel app of
 :mod:`dprisk.explore.app` at ``http://H:N/`` (``127.0.0.1:5006`` by default) until stopped
 with Ctrl+C, and opens it in the default browser unless ``--no-browser``. Bad options exit
-with status 2 and one line naming the option: a port outside 1..65535, an empty host, a port
-that cannot be listened on, or Panel missing (install the ``explore`` extra).
+with status 2 and one line naming the option: a port outside 1..65535, an empty host or one
+that is not a host name or address, a port that cannot be listened on, or Panel missing
+(install the ``explore`` extra).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def _check_listen(host: str, port: int) -> None:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
+        except (UnicodeError, ValueError, TypeError) as err:  # not encodable (NUL, ...)
+            raise ValueError(f"--host {host!r} is not a host name or address ({err})") from None
         except OSError as err:
             why = "in use" if err.errno == errno.EADDRINUSE else err.strerror or str(err)
             raise ValueError(f"--port {port} on --host {host}: cannot listen ({why})") from None

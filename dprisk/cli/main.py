@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from dprisk.cli.common import (
@@ -37,6 +38,7 @@ from dprisk.cli.common import (
     report_interrupted,
 )
 from dprisk.cli.parsers import subparser
+from dprisk.cli.stopping import end_process
 from dprisk.runtime.settings import check_environment
 
 __all__ = ["build_parser", "main"]
@@ -98,13 +100,52 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (also used by the console script)."""
+    """Run the command line; return the exit status (also used by the console script).
+
+    On the process's own command line a stop signal ends the process right after its one
+    line (:func:`dprisk.cli.stopping.end_process`: the interpreter's shutdown, seconds with
+    PyMC loaded, is skipped), wherever it arrived: also while the subcommand's libraries are
+    imported or its options parsed.
+    """
     own = argv is None
     if own:  # the process's own command line
         argv = sys.argv[1:]
     requested = _requested(argv)
-    if own:
-        handle_stop_signals(requested)
+    if not own:
+        return _run(argv, requested, own=False)
+    handle_stop_signals(requested)
+    try:
+        return _run(argv, requested, own=True)
+    except KeyboardInterrupt as err:  # before the subcommand ran (importing, parsing)
+        end_process(report_interrupted(requested or "", err))
+
+
+def naming_given_option(message: str, command, words: list[str]) -> str:
+    """``message`` with a leading API parameter name replaced by its option as typed.
+
+    The API names its parameters (``rho1 must be ...``, ``prior 'x': ...``, ``rhos: ...``);
+    a refusal starting with the name of an option of ``command`` (the subcommand's parser)
+    that was given among ``words`` (its command-line words) starts with the option instead:
+    ``--rho1 must be ...``. Other messages are returned unchanged.
+    """
+    match = re.match(r"([A-Za-z][\w-]*)(?=[\s:=])", message)
+    if command is None or match is None:
+        return message
+    name = match.group(1)
+    for action in command._actions:
+        spellings = [option for option in action.option_strings if option.startswith("--")]
+        if action.dest in (name, name.replace("-", "_")) and spellings:
+            typed = [word for word in words if word.split("=")[0] in spellings]
+            if typed:
+                return typed[0].split("=")[0] + message[len(name):]
+    return message
+
+
+def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
+    """Parse ``argv`` and run the subcommand ``requested``; return its exit status.
+
+    ``own``: the process's own command line (a stop signal then ends the process).
+    """
     parser = build_parser([requested] if requested else [])
     command = subparser(parser, requested) if requested else None
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
@@ -119,13 +160,17 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)
     except (ValueError, TypeError) as err:
-        print(f"dprisk {args.command}: error: {err}", file=sys.stderr)
+        message = naming_given_option(str(err), command, after)
+        print(f"dprisk {args.command}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
     except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
-        return report_interrupted(args.command, err)
+        status = report_interrupted(args.command, err)
+        if own:
+            end_process(status)
+        return status
     except Exception as err:  # a failure while computing: one line, non-zero
         print(f"dprisk {args.command}: failed: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_FAILURE

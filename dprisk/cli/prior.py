@@ -31,7 +31,8 @@ def add_parser(subs) -> None:
                           description=DESCRIPTION)
     sub.add_argument("spec", metavar="SPEC", help="PATH.py:NAME, improper, truncated:U or point:K")
     sub.add_argument("--plot", default=None, metavar="FILE.png",
-                     help="write the prior's weights and the X2 posteriors as a PNG")
+                     help="write the prior's weights and the X2 posteriors as a PNG (a new "
+                     "file: an existing one is never replaced)")
     common.add_json(sub)
     sub.set_defaults(func=run)
 
@@ -54,9 +55,12 @@ def _plot_path(text: str) -> Path:
     path = Path(text).expanduser()
     if path.suffix.lower() != ".png":
         raise ValueError(f"--plot must name a .png file, got {text!r}")
+    common.check_writable_dir(path, "--plot")  # first: a name too long cannot be looked at
     if path.is_dir():
         raise ValueError(f"--plot {text!r} is a directory; name a .png file")
-    common.check_writable_dir(path, "--plot")
+    if path.exists() or path.is_symlink():  # a file of the user's is never replaced
+        raise ValueError(f"--plot {text!r} exists; refusing to replace it (delete it or "
+                         "choose another path)")
     return path
 
 
@@ -119,6 +123,7 @@ def _write_plot(check, path: Path) -> None:
               title=f"Census scenario, D = {tuple(release)}")
     right.legend()
     fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)  # checked creatable (_plot_path)
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png")
     plt.close(fig)

@@ -24,10 +24,12 @@ import errno
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 __all__ = [
     "FORCED_EXIT_CLEANUPS",
+    "TEMPORARY_NAME_BYTES",
     "OutputError",
     "OutputInUse",
     "OutputLock",
@@ -42,6 +44,8 @@ __all__ = [
 #: What a forced exit (the stop signal's watchdog, :mod:`dprisk.cli.common`) must undo: the
 #: lock files held and the temporaries being filled, by key (registered while they exist).
 FORCED_EXIT_CLEANUPS: dict[int, object] = {}
+#: Makes :meth:`OutputLock.release` take the descriptor once, whichever thread comes first.
+_RELEASING = threading.Lock()
 
 
 def run_forced_exit_cleanups() -> None:
@@ -103,17 +107,43 @@ def atomic_path(path: Path):
         raise
 
 
-def check_creatable(path: Path, name: str = "out") -> None:
-    """Raise :class:`OutputError` unless ``path``'s nearest existing ancestor is a writable dir.
+#: Bytes a temporary's name adds to its target's (``.NAME.`` + a random part + ``.tmp``): a
+#: name longer than the file system's limit less these is refused up front.
+TEMPORARY_NAME_BYTES = 32
 
-    The message names ``name`` (``out`` in the API, ``--out`` on the command line).
+
+def check_creatable(path: Path, name: str = "out") -> None:
+    """Raise :class:`OutputError` unless ``path`` can be created, and its temporaries beside it.
+
+    Refused: a name longer than the file system's limit (less :data:`TEMPORARY_NAME_BYTES`),
+    and a path whose nearest existing ancestor is not a directory in which a file can be
+    created (tried: a hidden probe file is created and removed, so that ``/proc``, a read-only
+    mount or a directory root may not write to are refused too). The message names ``name``
+    (``out`` in the API, ``--out`` on the command line).
     """
-    probe = Path(path).parent
+    path = Path(path)
+    probe = path.parent
+    for part in path.parts:
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX - TEMPORARY_NAME_BYTES:
+            raise OutputError(f"{name} {str(path)[:60]!r}...: a name of {size} bytes is too "
+                              f"long (at most {_NAME_MAX - TEMPORARY_NAME_BYTES} bytes here)")
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise OutputError(f"{name} {str(path)!r} cannot be created: {str(probe)!r} is not a "
                           "writable directory")
+    try:
+        fd, tried = tempfile.mkstemp(dir=probe, prefix=".dprisk-probe-")
+        os.close(fd)
+        os.unlink(tried)
+    except OSError as err:
+        raise OutputError(f"{name} {str(path)!r} cannot be created: {str(probe)!r} is not a "
+                          f"writable directory ({err.strerror})") from None
+
+
+#: The longest file name (bytes) of the usual file systems.
+_NAME_MAX = 255
 
 
 def remove_leftovers(parent: Path, pattern: str) -> list[str]:
@@ -190,14 +220,19 @@ class OutputLock:
             return "unknown"
 
     def release(self) -> None:
-        """Remove the lock file and unlock (idempotent)."""
+        """Remove the lock file and unlock (idempotent).
+
+        The stop watchdog's thread may run it while the main thread's ``finally`` does: only
+        one of them closes the descriptor.
+        """
         FORCED_EXIT_CLEANUPS.pop(id(self), None)
-        if self._fd is None:
+        with _RELEASING:
+            fd, self._fd = self._fd, None
+        if fd is None:
             return
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        os.close(self._fd)
-        self._fd = None
+        os.close(fd)
 
     def __enter__(self) -> OutputLock:
         return self.acquire()

@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,19 +62,53 @@ def mark_committed(path: Path) -> None:
     _COMMITTED.append(Path(path))
 
 
+#: Held while stop signals are held back (:func:`hold_stop_signals`): the stop watchdog
+#: (:mod:`dprisk.cli.stopping`), which another thread may start meanwhile, waits for it.
+STOPS_HELD = threading.RLock()
+#: Depth of :func:`hold_stop_signals` blocks in the main thread, and the stop signals whose
+#: Python-level handler ran inside one (:func:`defer_stop`), delivered again when they end.
+_HELD: dict = {"depth": 0, "deferred": []}
+
+
+def defer_stop(signum: int) -> bool:
+    """Called by a stop signal's handler: inside a held block, keep ``signum`` for its end.
+
+    A signal delivered to another thread (one of a library's) is not blocked by the main
+    thread's mask, and its handler runs in the main thread all the same; inside a held block
+    it is kept, and raised again as the block ends. Returns whether it was kept.
+    """
+    if _HELD["depth"] and threading.current_thread() is threading.main_thread():
+        _HELD["deferred"].append(int(signum))
+        return True
+    return False
+
+
 @contextlib.contextmanager
 def hold_stop_signals():
-    """Hold SIGINT and SIGTERM back during the block; they are delivered when it ends."""
+    """Hold SIGINT and SIGTERM back during the block; they are delivered when it ends.
+
+    The calling thread blocks them; a handler that runs inside the block all the same keeps
+    its signal for the end (:func:`defer_stop`), and :data:`STOPS_HELD` keeps the stop
+    watchdog, which another thread may start meanwhile, from ending the process inside it.
+    """
     stops = {signal.SIGINT, signal.SIGTERM}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
-    except (AttributeError, ValueError, OSError):  # no sigmask here: run unprotected
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    main = threading.current_thread() is threading.main_thread()
+    with STOPS_HELD:
+        try:
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+        except (AttributeError, ValueError, OSError):  # no sigmask here: run unprotected
+            previous = None
+        _HELD["depth"] += main
+        try:
+            yield
+        finally:
+            _HELD["depth"] -= main
+            if previous is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    if main and not _HELD["depth"] and _HELD["deferred"]:
+        signum = _HELD["deferred"][0]
+        _HELD["deferred"].clear()
+        signal.raise_signal(signum)
 
 
 @dataclass(frozen=True)

@@ -244,13 +244,17 @@ def connect(address: str, *, timeout: float | None = None, name: str = "client")
     Raises
     ------
     ValueError
-        Naming ``name``: no scheduler answered, or it has no worker, within ``timeout``.
+        Naming ``name``: not an address, no scheduler answered, or it has no worker, within
+        ``timeout``.
     """
     from distributed import Client
 
     timeout = scheduler_timeout() if timeout is None else timeout
     try:
         client = Client(address, timeout=timeout)
+    except ValueError as err:  # not an address at all, e.g. no port
+        raise ValueError(f"{name}: {address!r} is not a Dask scheduler address ({err}); "
+                         "give one such as tcp://HOST:8786") from None
     except (OSError, TimeoutError) as err:
         raise ValueError(f"{name}: no Dask scheduler answered at {address!r} within "
                          f"{timeout:g} s ({type(err).__name__})") from None

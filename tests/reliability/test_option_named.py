@@ -25,3 +25,92 @@ def test_tiny_rho_names_rho1(argv, as_json, capsys):
     assert len(lines) == 1
     assert "--rho1: rho = 1e-320 is too small" in lines[0]
     assert "allowed range" in lines[0]
+
+
+# Every subcommand x every option given a bogus value: exit 2, one line naming the option as it
+# was typed (the API's parameter names -- ``rho1``, ``prior``, ``measure`` -- are replaced by
+# the option at the command line, dprisk.cli.main.naming_given_option). A refusal of another
+# option that the form then requires first ("--d is required") names that option instead.
+ISSUE_CASES = [
+    (["attribute", "--strategy", "census-2020", "--rho1", "1", "--rho2", "1", "--d", "3",
+      "--x2-prior", "bogus", "--releases", "10", "--seed", "1"], "--x2-prior"),
+    (["attribute", "--rho1", "1"], "--cells"),  # no form chosen (was a StopIteration)
+    (["posterior", "--rho1", "1", "--rho2", "1", "--d", "3", "--x1-star", "3", "--x2-star", "5",
+      "--y1-star", "4", "--prior", "bogus"], "--prior"),
+    (["marginal", "--rho1", "1", "--rho2", "1", "--d", "3", "--x2", "3", "--prior", "bogus"],
+     "--prior"),
+    (["marginal", "--rho1=bogus"], "--rho1"),
+    (["budget", "--measure", "marginal-risk", "--target", "1.5", "--census", "--d", "3"],
+     "--x2 and --d"),
+    (["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x2", "5", "--out", "o.nc",
+      "--scheduler", "bogus"], "--scheduler"),
+]
+
+
+@pytest.mark.parametrize("argv, option", ISSUE_CASES, ids=lambda v: " ".join(v)
+                         if isinstance(v, list) else v)
+def test_the_issues_messages_name_the_option(argv, option, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "", err
+    assert err.count("\n") == 1 and option in err and "Traceback" not in err, err
+    assert not list(tmp_path.iterdir())
+
+
+def _bases():
+    from tests.reliability import test_generated_inputs as first
+    from tests.reliability import test_generated_inputs_files as files
+
+    bases = {name: base for name, (base, _) in {**first.BASES, **files.BASES}.items()}
+    bases.update({
+        "summary": ["summary", "--rho1", "0.5"], "census": ["census"],
+        "sweep": ["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x2", "5", "--out",
+                  "o.nc"],
+        "prior": ["prior", "improper"],
+        "budget two-level": ["budget", "--measure", "marginal-risk", "--target", "1.5", "--rho1",
+                             "0.5", "--d", "3", "--x2", "5"]})
+    return bases
+
+
+def _options(command: str) -> list[str]:
+    import argparse
+
+    from dprisk.cli.main import build_parser
+
+    parser = build_parser([command])
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return [a.option_strings[0] for a in subs.choices[command]._actions
+            if a.option_strings and a.nargs != 0 and not isinstance(a, argparse._HelpAction)]
+
+
+def _bogus_cases():
+    cases = {}
+    for name, base in _bases().items():
+        for option in _options(base[0]):
+            argv = list(base)
+            if option in argv:
+                argv[argv.index(option) + 1] = "bogus"
+            else:
+                argv += [option, "bogus"]
+            cases.setdefault(tuple(argv), (name, option))
+    return {f"{name} {option}": (list(argv), option) for argv, (name, option) in cases.items()}
+
+
+BOGUS = _bogus_cases()
+#: Options for which "bogus" is a valid value (a new output path) or which, given "bogus", would
+#: start a long computation or a server: left to their own tables.
+BOGUS_VALID = {"--out", "--plot", "--plots", "--save-draws"}
+
+
+@pytest.mark.parametrize("case", [c for c in BOGUS if BOGUS[c][1] not in BOGUS_VALID])
+def test_every_option_given_a_bogus_value_is_named(case, capsys, tmp_path, monkeypatch):
+    argv, option = BOGUS[case]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "r3.csv").write_text("4,4,5")  # the files of the one-release base
+    (tmp_path / "k3.csv").write_text("3,4,5")
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "", (status, err)
+    line = err.strip()
+    assert "\n" not in line and "Traceback" not in err, err
+    required = line.split(": error: ", 1)[-1]
+    assert option in line.split("usage:")[0] or " is required" in required, line
