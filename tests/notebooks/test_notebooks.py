@@ -172,7 +172,38 @@ def documented_commands(readme: Path = NOTEBOOK_DIR / "README.md") -> list[str]:
             if line.strip() and not line.strip().startswith("#")]
 
 
-def test_documented_commands_run_verbatim(tmp_path):
+def documented_cases(commands: list[str]) -> list[list[str]]:
+    """The README's commands as independent runs, each with the earlier commands it needs.
+
+    A command that reads a notebook (``notebooks/NAME.ipynb``) made by an earlier command runs
+    after it in one case; a command whose output only a later one reads is not a case of its
+    own. So every command runs, in the README's order within a case, and the cases can run on
+    different cores.
+    """
+    made = {}  # notebook path -> index of the command that writes it
+    needs: list[list[int]] = []
+    for index, command in enumerate(commands):
+        needs.append([made[path] for path in re.findall(r"notebooks/\S+\.ipynb", command)
+                      if path in made and made[path] != index])
+        for path in re.findall(r"--to notebook (notebooks/\S+)\.py", command):
+            made[path + ".ipynb"] = index
+    consumed = {earlier for wanted in needs for earlier in wanted}
+    return [[commands[i] for i in sorted(set(needs[index]))] + [commands[index]]
+            for index in range(len(commands)) if index not in consumed]
+
+
+DOCUMENTED = documented_commands()
+
+
+def test_the_cases_run_every_documented_command():
+    assert DOCUMENTED[0] == "make setup"
+    cases = documented_cases(DOCUMENTED[1:])
+    assert {command for case in cases for command in case} == set(DOCUMENTED[1:])
+    assert any(len(case) > 1 for case in cases), "the papermill run needs its jupytext step"
+
+
+@pytest.mark.parametrize("case", documented_cases(DOCUMENTED[1:]), ids=lambda case: case[-1][:60])
+def test_documented_commands_run_verbatim(case, tmp_path):
     """Run notebooks/README.md's commands as written, in a copy of the repository layout.
 
     ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
@@ -185,17 +216,17 @@ def test_documented_commands_run_verbatim(tmp_path):
     for tool in ("jupytext", "papermill"):
         if not (bin_dir / tool).exists():
             pytest.fail(f"{tool} is not installed in {sys.prefix}: run make setup")
-    commands = documented_commands()
-    assert commands[0] == "make setup"
     shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
     (tmp_path / ".venv").symlink_to(sys.prefix)
-    for command in commands[1:]:
+    for command in case:
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
                               capture_output=True, text=True, timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
         assert "Unable to parse" not in done.stderr, done.stderr  # papermill parameter cells
         assert not WARNING_LINE.search(done.stderr), f"{command} warned:\n{done.stderr}"
-    assert (tmp_path / "notebooks" / "hierarchical_what_if.ipynb").is_file()
-    ran = nbformat.read(tmp_path / "notebooks" / "single_level_run.ipynb", as_version=4)
-    injected = [c for c in ran.cells if "injected-parameters" in _tags(c)]
-    assert injected and "rho1 = 1.0" in injected[0].source
+    for path in re.findall(r"--to notebook (notebooks/\S+)\.py", " ".join(case)):
+        assert (tmp_path / (path + ".ipynb")).is_file()
+    if "single_level_run.ipynb" in case[-1]:
+        ran = nbformat.read(tmp_path / "notebooks" / "single_level_run.ipynb", as_version=4)
+        injected = [c for c in ran.cells if "injected-parameters" in _tags(c)]
+        assert injected and "rho1 = 1.0" in injected[0].source
