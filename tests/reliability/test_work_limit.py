@@ -122,7 +122,7 @@ def test_exact_sweep_within_a_raised_memory_budget_is_refused_by_the_work_budget
     monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1TiB")
     status, out, err = run_cli([*SWEEP, "--rho1", "0.1:1:10000000"], capsys)
     assert status == 2 and out == "", err
-    assert ": error: rho1: an exact sweep of 10000000 grid points is about 3e12 steps" in err
+    assert ": error: --rho1: an exact sweep of 10000000 grid points is about 3e12 steps" in err
     assert list(in_tmp.iterdir()) == []
 
 
