@@ -19,7 +19,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.inference.privacy import accounting
-from dprisk.inference.privacy.budget import MEASURES, rho_for_target
+from dprisk.inference.privacy.budget import rho_for_target
 from dprisk.inference.privacy.risk_profile import epsilon_for_prior, pure_dp_budget
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import PRODUCTION_RHO
@@ -39,6 +39,11 @@ _SOURCE_KR = ("Kazan & Reiter, Prior-itizing privacy (risk profile method; value
               "authors' R code, zekicankazan/choosing_dp_epsilon)")
 
 
+#: The measures this study maps (one panel each); the budget search has more
+#: (:data:`dprisk.inference.privacy.budget.MEASURES`), which the study does not show.
+STUDY_MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail")
+
+
 def _targets(n: int) -> dict[str, np.ndarray]:
     """The target grid of each measure."""
     return {"marginal-risk": np.geomspace(1.02, 30.0, n),
@@ -55,7 +60,7 @@ def rho_star_data(n_targets: int = 15, priors=PAPER_PRIORS) -> xr.Dataset:
     targets = _targets(n_targets)
     p_values = [value for _, value in priors]
     data = {}
-    for measure in MEASURES:
+    for measure in STUDY_MEASURES:
         profile = PROFILE if measure == "tail" else {}
         rho = np.full((n_targets, len(p_values)), np.nan)
         for i, target in enumerate(targets[measure]):
@@ -67,7 +72,7 @@ def rho_star_data(n_targets: int = 15, priors=PAPER_PRIORS) -> xr.Dataset:
         name = measure.replace("-", "_")
         data[f"rho_{name}"] = ((f"target_{name}", "p"), rho,
                                {"long_name": f"largest rho with {measure} <= target"})
-    coords = {f"target_{m.replace('-', '_')}": targets[m] for m in MEASURES}
+    coords = {f"target_{m.replace('-', '_')}": targets[m] for m in STUDY_MEASURES}
     return xr.Dataset(data, coords={**coords, **prior_coords(priors)})
 
 
@@ -161,7 +166,7 @@ def _rho_star_figure(data: xr.Dataset) -> Figure:
     labels = {"marginal-risk": "target marginal risk R", "marginal-posterior":
               "target marginal posterior", "p-correct": "target P[correct decision]",
               "tail": "tail tolerance τ for P[R'(X*) > max(3, 0.25/p)]"}
-    for ax, measure in zip(axes, MEASURES, strict=True):
+    for ax, measure in zip(axes, STUDY_MEASURES, strict=True):
         name = measure.replace("-", "_")
         for k, label in enumerate(data["p_label"].values):
             rho = data[f"rho_{name}"][:, k]
