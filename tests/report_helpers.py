@@ -35,3 +35,11 @@ def study_b(*, paper_scale):
 def failing_study(*, paper_scale):
     """A study that raises."""
     raise RuntimeError("boom in a worker")
+
+
+def unpicklable_study(*, paper_scale):
+    """A study whose figure holds a local function (it cannot leave its process)."""
+    result = _seeded_study("c", 13)
+    (fig,) = result.figures.values()
+    fig.axes[0].secondary_yaxis("right", functions=(lambda v: 2 * v, lambda v: v / 2))
+    return result

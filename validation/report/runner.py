@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import multiprocessing
 import os
+import pickle
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
@@ -65,6 +66,17 @@ def _run_one(study: Callable[..., StudyResult], paper_scale: bool):
     return result, render_figures(result)
 
 
+def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes | None:
+    """:func:`_run_one` in a worker, pickled; None when the result does not pickle.
+
+    A figure holding a local function, say: the calling process then runs that study itself.
+    """
+    try:
+        return pickle.dumps(_run_one(study, paper_scale))
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
     return sorted(range(len(studies)),
                   key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
@@ -101,13 +113,16 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending = {pool.submit(_run_one, studies[i], paper_scale): i for i in _by_cost(studies)}
+        pending = {pool.submit(_run_portable, studies[i], paper_scale): i
+                   for i in _by_cost(studies)}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     i = pending.pop(future)
-                    yield (i, *future.result())
+                    payload = future.result()
+                    yield (i, *(_run_one(studies[i], paper_scale) if payload is None
+                                else pickle.loads(payload)))
         finally:
             for future in pending:
                 future.cancel()

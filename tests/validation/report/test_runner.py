@@ -45,3 +45,10 @@ def test_a_failing_worker_study_raises_its_error():
 
 def test_available_cores_is_positive():
     assert available_cores() >= 1
+
+
+def test_a_study_whose_result_does_not_pickle_runs_here():
+    studies = [report_helpers.study_a, report_helpers.unpicklable_study]
+    (a, _), (c, c_png) = _collect(studies, workers=2)
+    assert (a.name, c.name) == ("a", "c") and c.records == _collect(studies[1:], 1)[0][0].records
+    assert all(png.startswith(b"\x89PNG") for png in c_png.values())
