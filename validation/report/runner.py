@@ -21,7 +21,6 @@ import multiprocessing
 import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
 from dprisk.validation.paper.records import StudyResult
 
@@ -77,6 +76,11 @@ def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes
         return None
 
 
+def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
+    i, study, paper_scale = task
+    return i, _run_portable(study, paper_scale)
+
+
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
     return sorted(range(len(studies)),
                   key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
@@ -112,17 +116,13 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        pending = {pool.submit(_run_portable, studies[i], paper_scale): i
-                   for i in _by_cost(studies)}
-        try:
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    i = pending.pop(future)
-                    payload = future.result()
-                    yield (i, *(_run_one(studies[i], paper_scale) if payload is None
-                                else pickle.loads(payload)))
-        finally:
-            for future in pending:
-                future.cancel()
+    pool = context.Pool(processes=workers)
+    try:  # one study per task, longest first; a worker takes the next when it is free
+        tasks = [(i, studies[i], paper_scale) for i in _by_cost(studies)]
+        for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
+            yield (i, *(_run_one(studies[i], paper_scale) if payload is None
+                        else pickle.loads(payload)))
+        pool.close()
+    finally:  # also on an error or an interrupt: the workers stop now, not after their study
+        pool.terminate()
+        pool.join()
