@@ -9,8 +9,8 @@ calling process is inherited) takes the studies longest first (:data:`COST_HINTS
 CPU measured on one core), which keeps the two cores of a small machine busy until the end:
 the longest-processing-time rule, within 4/3 of the best split.
 
-Each study's figures are rendered to PNG in the process that made them (a tenth of a study's
-cost is rendering), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
+Each study's figures are rendered to PNG in the process that made them (so rendering runs
+side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
 included, is returned by pickling (the page reads titles, labels and legends from them).
 """
 
