@@ -6,8 +6,8 @@ probability ~6e-5 per comparison, ~0.4% for the battery; every run is seeded, so
 outcome is deterministic) and every defined R-hat < 1.01. The table's exact column is
 checked against ``exact_posterior`` directly and its z against the formula.
 
-The battery runs one (method, prior) at a time (a module fixture each, the small battery's
-budgets unchanged), so no test carries the whole battery's cost (27 s of CPU); the table's
+The battery runs one method at a time (a module fixture each, the small battery's budgets
+unchanged), so no test carries the whole battery's cost (27 s of CPU); the table's
 layout and the failure detection, which do not depend on the Monte Carlo budget, are checked
 on a few-draw battery of all three methods.
 """
@@ -29,12 +29,10 @@ from dprisk.validation.crosschecks.crosscheck import (
 )
 
 
-@pytest.fixture(scope="module", params=[(m, prior) for m in SAMPLING_METHODS for prior in PRIORS],
-                ids=lambda param: "-".join(param))
+@pytest.fixture(scope="module", params=SAMPLING_METHODS)
 def small(request):
-    """The small battery of one method and prior (budgets as in BATTERIES["small"])."""
-    method, prior = request.param
-    return crosscheck("small", methods=(method,), priors=(prior,), random_seed=20260401)
+    """The small battery of one method (budgets as in BATTERIES["small"])."""
+    return crosscheck("small", methods=(request.param,), random_seed=20260401)
 
 
 @pytest.fixture(scope="module")
