@@ -124,7 +124,9 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
             yield (i, *(_run_one(studies[i], paper_scale) if payload is None
                         else pickle.loads(payload)))
-        pool.close()
-    finally:  # also on an error or an interrupt: the workers stop now, not after their study
+    except BaseException:  # an error or an interrupt: the workers stop now, not after a study
         pool.terminate()
         pool.join()
+        raise
+    pool.close()
+    pool.join()
