@@ -120,8 +120,7 @@ def trust_step_inputs(steps: list) -> list:
     a step's CPU time, measured on the two-level model); with ``trust_input`` it stores them
     as given. PyMC already sets it for the functions it calls with raw arrays
     (``Metropolis``'s ``delta_logp``, the gradient samplers' ``logp_dlogp_func``). The draws
-    are the same
-    bit for bit (``tests/inference/two_level/test_trusted_steps.py``).
+    are the same bit for bit (``tests/inference/two_level/test_trusted_steps.py``).
 
     Returns ``steps`` (the same objects).
     """
