@@ -37,7 +37,7 @@ from dprisk.validation.paper.record_annotations import annotate
 from dprisk.validation.paper.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
 from dprisk.validation.report.output import ReportTarget
 from dprisk.validation.report.page import render_html
-from dprisk.validation.report.runner import run_studies
+from dprisk.validation.report.runner import PRELOAD, run_studies
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
@@ -194,7 +194,8 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True,
         with tqdm(total=len(STUDIES), desc="reproduce", unit="study", disable=not progress,
                   file=sys.stderr) as bar:
             for i, result, figures in run_studies([study for _, study in STUDIES],
-                                                  paper_scale=paper_scale, workers=workers):
+                                                  paper_scale=paper_scale, workers=workers,
+                                                  preload=PRELOAD):
                 results[i], pngs[i] = result, figures
                 bar.set_postfix_str(STUDIES[i][0][:40])
                 bar.update()

@@ -4,10 +4,11 @@ The studies of :data:`dprisk.validation.report.build.STUDIES` are independent: e
 own generators from constants of its module (its ``seeds``) and reads nothing another study
 computed, so the process a study runs in changes none of its numbers; the results come back in
 the registry's order whatever order they finish in. With ``workers > 1``, a pool of that many
-processes (started by a fork server that has imported only this module, so no state of the
-calling process is inherited) takes the studies longest first (:data:`COST_HINTS`, seconds of
-CPU measured on one core), which keeps the two cores of a small machine busy until the end:
-the longest-processing-time rule, within 4/3 of the best split.
+processes (started by a fork server that has imported only this module and the libraries of
+:data:`PRELOAD`, so no state of the calling process is inherited) takes the studies longest
+first (:data:`COST_HINTS`, seconds of CPU measured on one core), which keeps the two cores of
+a small machine busy until the end: the longest-processing-time rule, within 4/3 of the best
+split.
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
 side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
@@ -24,24 +25,34 @@ from collections.abc import Callable, Iterator, Sequence
 
 from dprisk.validation.paper.records import StudyResult
 
-__all__ = ["COST_HINTS", "FIGURE_DPI", "available_cores", "render_figures", "run_studies"]
+__all__ = ["COST_HINTS", "FIGURE_DPI", "PRELOAD", "available_cores", "render_figures",
+           "run_studies"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
-#: CPU seconds of each registered study (by function name), figures included, on one quiet
-#: core: measured 2026-11-25 on the loaded 2-core machine (117 s of CPU in all) and scaled to
-#: the 49.7 s of a quiet run. Only their order matters: a pool takes the longest first
-#: (unknown studies count as 0, so they go last).
+#: CPU seconds of each registered study (by function name), figures included: measured
+#: 2026-11-26 one after another in one process on the loaded 2-core machine (load 8-13;
+#: 150 s of CPU in all, imports excluded). Only their order matters: a pool takes the longest
+#: first (unknown studies count as 0, so they go last).
 COST_HINTS = {
-    "_hierarchical_study": 14.3,
-    "_sbc_study": 12.0,
-    "_studies_study": 7.0,
-    "_whole_record_study": 5.6,
-    "_supplement_study": 5.3,
-    "_single_level_study": 2.0,
-    "_decisions_study": 1.9,
-    "_unknown_others_study": 1.1,
+    "_hierarchical_study": 43.2,
+    "_sbc_study": 35.6,
+    "_studies_study": 25.5,
+    "_supplement_study": 16.0,
+    "_whole_record_study": 15.9,
+    "_decisions_study": 5.4,
+    "_single_level_study": 4.3,
+    "_unknown_others_study": 3.9,
+    "_decision_summary_study": 2.5,
+    "_product_study": 2.0,
 }
+#: Modules the fork server imports before it forks the report's workers
+#: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
+#: loaded instead of importing them again (about 4 s of CPU per worker here). They
+#: are libraries and the report's registry, not state of the calling process; a module that
+#: fails to import is skipped by the fork server and then imported by the study as usual.
+PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
+           "arviz_stats")
 
 
 def available_cores() -> int:
@@ -89,7 +100,8 @@ def _by_cost(studies: Sequence[Callable]) -> list[int]:
 
 
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
-                workers: int = 1) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
+                workers: int = 1, preload: Sequence[str] = ()
+                ) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
     """Run ``studies``; yield ``(index, result, pngs)`` for each as it finishes.
 
     Parameters
@@ -102,6 +114,9 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         Passed to every study.
     workers : int (>= 1)
         Processes to run them in; 1 runs them here, in order.
+    preload : sequence of str
+        Modules the fork server imports before forking the workers (:data:`PRELOAD` for the
+        report); it does so when it starts, i.e. at the first pool of this process.
 
     Yields
     ------
@@ -117,7 +132,7 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
             yield (i, *_run_one(study, paper_scale))
         return
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
+    context.set_forkserver_preload([__name__, *preload])
     pool = context.Pool(processes=workers)
     try:  # one study per task, longest first; a worker takes the next when it is free
         tasks = [(i, studies[i], paper_scale) for i in _by_cost(studies)]
