@@ -99,6 +99,28 @@ def _by_cost(studies: Sequence[Callable]) -> list[int]:
                   key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
 
 
+def _start_fork_server_without_stderr() -> None:
+    """Start multiprocessing's fork server (if not running) with its stderr on ``os.devnull``.
+
+    The workers it forks inherit that stderr: a study's error comes back to the calling
+    process as its exception (pickled by the pool), and what a worker would print on stderr
+    otherwise is dropped. Without it, a worker that the pool was still starting when
+    ``dprisk reproduce`` was stopped printed a traceback (its semaphore gone with the calling
+    process) on the user's terminal after the command's last line.
+    """
+    from multiprocessing import forkserver
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(2)
+    try:
+        os.dup2(devnull, 2)
+        forkserver.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
                 workers: int = 1, preload: Sequence[str] = ()
                 ) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
@@ -133,15 +155,22 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
-    pool = context.Pool(processes=workers)
+    _start_fork_server_without_stderr()
+    pool = None
     try:  # one study per task, longest first; a worker takes the next when it is free
+        pool = context.Pool(processes=workers)
         tasks = [(i, studies[i], paper_scale) for i in _by_cost(studies)]
         for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
             yield (i, *(_run_one(studies[i], paper_scale) if payload is None
                         else pickle.loads(payload)))
     except BaseException:  # an error or an interrupt: the workers stop now, not after a study
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        else:  # interrupted while the pool started: stop the workers started so far
+            for child in multiprocessing.active_children():
+                child.terminate()
+                child.join()
         raise
     pool.close()
     pool.join()
