@@ -33,9 +33,10 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to
-# `make bench` and `make report`.
+# `make bench` and `make report`. --dist loadscope keeps a module's tests on one worker, so a
+# module-scoped fixture (a whole study, a cross-check battery) is computed once, not per worker.
 test: setup
-	$(PY) -m pytest -n auto
+	$(PY) -m pytest -n auto --dist loadscope
 
 report: setup
 	$(VENV)/bin/dprisk reproduce --out $(REPORT_DIR)

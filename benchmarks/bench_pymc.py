@@ -6,14 +6,22 @@ its step functions), then one timed posterior of 4 chains x 5000 draws (tune 100
 Reported per method: wall time of the timed ``pm.sample`` call, bulk ESS of X2 and of the
 indicator 1[X1 = 1], ESS per second, and the Gibbs-step / default ratio of ESS/s (the exact
 step is expected to win by >= 4x on X2). Also the wall time of one cold
-``sample_posterior(method=...)`` call (model build + compile + sampling). Nothing is
-asserted. ``python benchmarks/bench_pymc.py``.
+``sample_posterior(method=...)`` call (model build + compile + sampling), and the CPU time
+of PyMC's own steps with PyTensor's per-call input checks skipped
+(:func:`dprisk.inference.two_level.sampling.trust_step_inputs`, as ``pymc_steps`` builds them)
+against the same steps with the checks on, 2 x 3300 steps each through
+:class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`, run alternately twice (the
+smaller time of each kept), with whether their draws are equal. Nothing is asserted.
+``python benchmarks/bench_pymc.py``.
 """
 
 from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.two_level.sampling import (
     chain_diagnostics,
     pymc_steps,
@@ -45,9 +53,30 @@ def _timed_run(model, method: str, steps) -> dict:
     }
 
 
+def _trusted_inputs_ratio(params: dict) -> dict:
+    """CPU seconds of PyMC's own steps, input checks skipped vs on; the same draws?"""
+    model = build_hierarchical_model(*TABLE3_RELEASE, **params)
+    seconds = {True: [], False: []}
+    draws = {}
+    for trusted in (False, True, False, True):
+        steps = pymc_steps(model, "pymc")
+        chain = CompiledChain(model, steps)
+        for step in steps:
+            for function in getattr(step, "fs", ()):
+                function.f.trust_input = trusted
+        chain._values.f.trust_input = trusted
+        start = time.process_time()
+        draws[trusted] = chain.run(draws=3000, tune=300, chains=2, random_seed=SEED)
+        seconds[trusted].append(time.process_time() - start)
+    return {"cpu_s_trusted": min(seconds[True]), "cpu_s_checked": min(seconds[False]),
+            "ratio (checked / trusted)": min(seconds[False]) / min(seconds[True]),
+            "same_draws": float(all(np.array_equal(draws[True][v], draws[False][v])
+                                    for v in ("X1", "X2")))}
+
+
 def run() -> dict:
     params = table3_parameters()
-    results = {}
+    results = {"pymc steps, trusted inputs": _trusted_inputs_ratio(params)}
     for method in METHODS:
         start = time.perf_counter()
         sample_posterior(*TABLE3_RELEASE, **params, method=method, draws=DRAWS,

@@ -52,6 +52,10 @@ class CompiledChain:
         outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
         self._values = model.compile_fn(outputs, inputs=model.value_vars, on_unused_input="ignore",
                                         point_fn=True)
+        # Called with the steps' points (every value an array of its variable's dtype and
+        # shape), so PyTensor's per-call input checks are skipped, as PyMC does for its own
+        # step functions.
+        self._values.f.trust_input = True
         self._dtypes = {name: out.dtype for name, out in zip(self.var_names, outputs,
                                                               strict=True)}
 

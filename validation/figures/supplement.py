@@ -17,6 +17,8 @@ and stores exactly what is drawn (and this module does not import the study modu
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -87,9 +89,17 @@ def figure8(data) -> Figure:
     return fig
 
 
+def _over(p: float, m):
+    return m / p
+
+
+def _times(p: float, r):
+    return r * p
+
+
 def _risk_axis(ax, p: float) -> None:
-    """Right-hand axis in R = marginal posterior / p."""
-    right = ax.secondary_yaxis("right", functions=(lambda m: m / p, lambda r: r * p))
+    """Right-hand axis in R = marginal posterior / p (module-level maps: the figure pickles)."""
+    right = ax.secondary_yaxis("right", functions=(partial(_over, p), partial(_times, p)))
     right.set_ylabel(rf"marginal risk $R$ = posterior / p (ratio, p = {p:g})")
 
 

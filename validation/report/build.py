@@ -37,6 +37,7 @@ from dprisk.validation.paper.record_annotations import annotate
 from dprisk.validation.paper.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
 from dprisk.validation.report.output import ReportTarget
 from dprisk.validation.report.page import render_html
+from dprisk.validation.report.runner import PRELOAD, run_studies
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
@@ -131,13 +132,14 @@ def _versions() -> dict[str, str]:
     return versions
 
 
-def _write_all(tmp: Path, results: list[StudyResult], paper_scale: bool, start: float) -> dict:
+def _write_all(tmp: Path, results: list[StudyResult], pngs: list[dict[str, bytes]],
+               paper_scale: bool, start: float) -> dict:
     figures_dir = tmp / "figures"
     figures_dir.mkdir()
     n_figures = 0
-    for study in results:
-        for stem, fig in study.figures.items():
-            fig.savefig(figures_dir / f"{stem}.png", dpi=110, bbox_inches="tight")
+    for study_pngs in pngs:  # rendered where each study ran (runner.render_figures)
+        for stem, png in study_pngs.items():
+            (figures_dir / f"{stem}.png").write_bytes(png)
             n_figures += 1
     tree = xr.DataTree.from_dict(
         {f"/{study.name}/{key}": ds for study in results for key, ds in study.datasets.items()}
@@ -159,7 +161,8 @@ def _write_all(tmp: Path, results: list[StudyResult], paper_scale: bool, start: 
     }
 
 
-def write_report(out, *, paper_scale: bool = False, progress: bool = True) -> dict:
+def write_report(out, *, paper_scale: bool = False, progress: bool = True,
+                 workers: int = 1) -> dict:
     """Run every registered study and write the report to ``out`` atomically.
 
     Parameters
@@ -172,6 +175,10 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True) -> di
         Use the paper's Monte Carlo budgets instead of the default (fast) ones.
     progress : bool
         Show a progress bar on stderr.
+    workers : int (>= 1)
+        Run the studies in this many worker processes
+        (:func:`dprisk.validation.report.runner.run_studies`: the same numbers, records and
+        seeds as one after another; ``dprisk reproduce`` uses every core); 1 runs them here.
 
     Returns
     -------
@@ -182,13 +189,17 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True) -> di
 
     start = time.perf_counter()
     with ReportTarget(out) as target:
-        results = []
-        bar = tqdm(STUDIES, desc="reproduce", unit="study", disable=not progress,
-                   file=sys.stderr)
-        for title, study in bar:
-            bar.set_postfix_str(title[:40])
-            results.append(study(paper_scale=paper_scale))
-        summary = target.write(lambda tmp: _write_all(tmp, results, paper_scale, start))
+        results: list = [None] * len(STUDIES)
+        pngs: list = [None] * len(STUDIES)
+        with tqdm(total=len(STUDIES), desc="reproduce", unit="study", disable=not progress,
+                  file=sys.stderr) as bar:
+            for i, result, figures in run_studies([study for _, study in STUDIES],
+                                                  paper_scale=paper_scale, workers=workers,
+                                                  preload=PRELOAD):
+                results[i], pngs[i] = result, figures
+                bar.set_postfix_str(STUDIES[i][0][:40])
+                bar.update()
+        summary = target.write(lambda tmp: _write_all(tmp, results, pngs, paper_scale, start))
     out = target.out
     summary.update(out=str(out))
     return summary

@@ -1,0 +1,45 @@
+"""Module-level stand-in studies for the report runner's tests (picklable by name)."""
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from dprisk.validation.paper.records import StudyResult
+
+
+def _seeded_study(name: str, seed: int) -> StudyResult:
+    draws = np.random.default_rng(seed).normal(size=1000)
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.hist(draws, bins=20, label="draws")
+    ax.set(title=f"{name} draws", xlabel="value", ylabel="count")
+    ax.legend()
+    record = {"id": f"{name}/mean", "source": "Table 0", "published": 0.0,
+              "computed": float(draws.mean()), "mcse": float(draws.std() / 1000**0.5),
+              "status": "match", "explanation": ""}
+    return StudyResult(name=name, title=f"Study {name}", records=[record],
+                       datasets={"draws": xr.Dataset({"x": ("i", draws)})},
+                       figures={f"{name}_figure": fig}, seeds={"mc": seed})
+
+
+def study_a(*, paper_scale):
+    """A seeded stand-in study."""
+    return _seeded_study("a", 11)
+
+
+def study_b(*, paper_scale):
+    """Another, registered as the slowest (listed second, taken first by a pool)."""
+    return _seeded_study("b", 12)
+
+
+def failing_study(*, paper_scale):
+    """A study that raises."""
+    raise RuntimeError("boom in a worker")
+
+
+def unpicklable_study(*, paper_scale):
+    """A study whose figure holds a local function (it cannot leave its process)."""
+    result = _seeded_study("c", 13)
+    (fig,) = result.figures.values()
+    fig.axes[0].secondary_yaxis("right", functions=(lambda v: 2 * v, lambda v: v / 2))
+    return result

@@ -1,0 +1,54 @@
+"""The report's study runner: worker processes give the results of one process, in order."""
+
+import numpy as np
+import pytest
+import report_helpers
+from matplotlib.figure import Figure
+
+from dprisk.validation.report import runner
+from dprisk.validation.report.runner import available_cores, run_studies
+
+
+def _collect(studies, workers):
+    out = {i: (result, pngs) for i, result, pngs in
+           run_studies(studies, paper_scale=False, workers=workers)}
+    return [out[i] for i in range(len(studies))]
+
+
+def test_workers_give_the_same_results_as_one_process(monkeypatch):
+    monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)  # taken first by the pool
+    studies = [report_helpers.study_a, report_helpers.study_b]
+    serial = _collect(studies, workers=1)
+    parallel = _collect(studies, workers=2)
+    for (one, one_png), (two, two_png) in zip(serial, parallel, strict=True):
+        assert one.name == two.name and one.records == two.records and one.seeds == two.seeds
+        np.testing.assert_array_equal(one.datasets["draws"]["x"], two.datasets["draws"]["x"])
+        assert one_png.keys() == two_png.keys()
+        assert all(png.startswith(b"\x89PNG") for png in two_png.values())
+        # figures come back whole: the page reads their titles, labels and legends
+        (fig,) = two.figures.values()
+        assert isinstance(fig, Figure) and fig.axes[0].get_title() == f"{two.name} draws"
+        assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["draws"]
+    assert [r.name for r, _ in parallel] == ["a", "b"]
+
+
+def test_longest_study_is_taken_first(monkeypatch):
+    monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)
+    assert runner._by_cost([report_helpers.study_a, report_helpers.study_b]) == [1, 0]
+
+
+def test_a_failing_worker_study_raises_its_error():
+    studies = [report_helpers.study_a, report_helpers.failing_study]
+    with pytest.raises(RuntimeError, match="boom in a worker"):
+        _collect(studies, workers=2)
+
+
+def test_available_cores_is_positive():
+    assert available_cores() >= 1
+
+
+def test_a_study_whose_result_does_not_pickle_runs_here():
+    studies = [report_helpers.study_a, report_helpers.unpicklable_study]
+    (a, _), (c, c_png) = _collect(studies, workers=2)
+    assert (a.name, c.name) == ("a", "c") and c.records == _collect(studies[1:], 1)[0][0].records
+    assert all(png.startswith(b"\x89PNG") for png in c_png.values())

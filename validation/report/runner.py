@@ -1,0 +1,176 @@
+"""Run the report's studies: one after another, or side by side in worker processes.
+
+The studies of :data:`dprisk.validation.report.build.STUDIES` are independent: each seeds its
+own generators from constants of its module (its ``seeds``) and reads nothing another study
+computed, so the process a study runs in changes none of its numbers; the results come back in
+the registry's order whatever order they finish in. With ``workers > 1``, a pool of that many
+processes (started by a fork server that has imported only this module and the libraries of
+:data:`PRELOAD`, so no state of the calling process is inherited) takes the studies longest
+first (:data:`COST_HINTS`, seconds of CPU measured on one core), which keeps the two cores of
+a small machine busy until the end: the longest-processing-time rule, within 4/3 of the best
+split.
+
+Each study's figures are rendered to PNG in the process that made them (so rendering runs
+side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
+included, is returned by pickling (the page reads titles, labels and legends from them).
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import pickle
+from collections.abc import Callable, Iterator, Sequence
+
+from dprisk.validation.paper.records import StudyResult
+
+__all__ = ["COST_HINTS", "FIGURE_DPI", "PRELOAD", "available_cores", "render_figures",
+           "run_studies"]
+
+#: Resolution of the report's PNG figures.
+FIGURE_DPI = 110
+#: CPU seconds of each registered study (by function name), figures included: measured
+#: 2026-11-26 one after another in one process on the loaded 2-core machine (load 8-13;
+#: 150 s of CPU in all, imports excluded). Only their order matters: a pool takes the longest
+#: first (unknown studies count as 0, so they go last).
+COST_HINTS = {
+    "_hierarchical_study": 43.2,
+    "_sbc_study": 35.6,
+    "_studies_study": 25.5,
+    "_supplement_study": 16.0,
+    "_whole_record_study": 15.9,
+    "_decisions_study": 5.4,
+    "_single_level_study": 4.3,
+    "_unknown_others_study": 3.9,
+    "_decision_summary_study": 2.5,
+    "_product_study": 2.0,
+}
+#: Modules the fork server imports before it forks the report's workers
+#: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
+#: loaded instead of importing them again (about 4 s of CPU per worker here). They
+#: are libraries and the report's registry, not state of the calling process; a module that
+#: fails to import is skipped by the fork server and then imported by the study as usual.
+PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
+           "arviz_stats")
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def render_figures(result: StudyResult) -> dict[str, bytes]:
+    """Each figure of ``result`` as PNG bytes (``FIGURE_DPI``, tight bounding box), by stem."""
+    pngs = {}
+    for stem, fig in result.figures.items():
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
+        pngs[stem] = buffer.getvalue()
+    return pngs
+
+
+def _run_one(study: Callable[..., StudyResult], paper_scale: bool):
+    result = study(paper_scale=paper_scale)
+    return result, render_figures(result)
+
+
+def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes | None:
+    """:func:`_run_one` in a worker, pickled; None when the result does not pickle.
+
+    A figure holding a local function, say: the calling process then runs that study itself.
+    """
+    try:
+        return pickle.dumps(_run_one(study, paper_scale))
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return None
+
+
+def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
+    i, study, paper_scale = task
+    return i, _run_portable(study, paper_scale)
+
+
+def _by_cost(studies: Sequence[Callable]) -> list[int]:
+    return sorted(range(len(studies)),
+                  key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
+
+
+def _start_fork_server_without_stderr() -> None:
+    """Start multiprocessing's fork server (if not running) with its stderr on ``os.devnull``.
+
+    The workers it forks inherit that stderr: a study's error comes back to the calling
+    process as its exception (pickled by the pool), and what a worker would print on stderr
+    otherwise is dropped. Without it, a worker that the pool was still starting when
+    ``dprisk reproduce`` was stopped printed a traceback (its semaphore gone with the calling
+    process) on the user's terminal after the command's last line.
+    """
+    from multiprocessing import forkserver
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    saved = os.dup(2)
+    try:
+        os.dup2(devnull, 2)
+        forkserver.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
+                workers: int = 1, preload: Sequence[str] = ()
+                ) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
+    """Run ``studies``; yield ``(index, result, pngs)`` for each as it finishes.
+
+    Parameters
+    ----------
+    studies : sequence of callable
+        Each called as ``study(paper_scale=paper_scale)`` and returning a ``StudyResult``.
+        With ``workers > 1`` they must be importable module-level functions (they are
+        pickled by name).
+    paper_scale : bool
+        Passed to every study.
+    workers : int (>= 1)
+        Processes to run them in; 1 runs them here, in order.
+    preload : sequence of str
+        Modules the fork server imports before forking the workers (:data:`PRELOAD` for the
+        report); it does so when it starts, i.e. at the first pool of this process.
+
+    Yields
+    ------
+    index : int
+        The study's position in ``studies``.
+    result : StudyResult
+    pngs : dict of str to bytes
+        :func:`render_figures` of ``result``.
+    """
+    workers = min(int(workers), len(studies))
+    if workers <= 1:
+        for i, study in enumerate(studies):
+            yield (i, *_run_one(study, paper_scale))
+        return
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, *preload])
+    _start_fork_server_without_stderr()
+    pool = None
+    try:  # one study per task, longest first; a worker takes the next when it is free
+        pool = context.Pool(processes=workers)
+        tasks = [(i, studies[i], paper_scale) for i in _by_cost(studies)]
+        for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
+            yield (i, *(_run_one(studies[i], paper_scale) if payload is None
+                        else pickle.loads(payload)))
+    except BaseException:  # an error or an interrupt: the workers stop now, not after a study
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        else:  # interrupted while the pool started: stop the workers started so far
+            for child in multiprocessing.active_children():
+                child.terminate()
+                child.join()
+        raise
+    pool.close()
+    pool.join()
