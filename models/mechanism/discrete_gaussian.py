@@ -174,8 +174,8 @@ def _log_tail_sum(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
 
     The inner sum has all exponents <= 0 with the largest (0) first, so ``log1p`` of the
     remaining terms is exact to rounding; it is truncated where the neglected terms are below
-    1e-20 Z(rho), i.e. below 1e-14 of the first term for every rho >= 1e-6. At ``a = 0`` the
-    sum is :math:`(Z(\rho) + 1)/2` exactly (symmetry), taken from :math:`\log Z`.
+    1e-20 Z(rho), i.e. below 1e-14 of the first term for every rho >= 1e-6. Where one row
+    has more terms than fit at once, :func:`_log_tail_sum_wide`.
     """
     start = start.astype(float)
     out = np.empty(np.broadcast_shapes(start.shape, rho.shape))
@@ -183,6 +183,46 @@ def _log_tail_sum(start: np.ndarray, rho: np.ndarray) -> np.ndarray:
     flat = out.reshape(-1)
     if not flat.size:
         return out
+    widest = int(support_halfwidth_kernel(rho.min(), 1e-20)) + 2
+    if widest > TAIL_SUM_CELLS:
+        # one row's terms would not fit at once (rho near 1e-16 needs 6.5e7: a MemoryError
+        # under 2 GiB): the closed form at start 0, blocks of terms elsewhere
+        return _log_tail_sum_wide(start, rho, out)
+    # rows per chunk: at most TAIL_SUM_CELLS terms held at once (a tiny rho has many terms)
+    chunk = max(1, min(2048, TAIL_SUM_CELLS // widest))
+    for lo in range(0, flat.size, chunk):
+        a = start[lo : lo + chunk, None]
+        r = rho[lo : lo + chunk, None]
+        n_terms = int(support_halfwidth_kernel(r.min(), 1e-20)) + 2
+        i = np.arange(1, n_terms + 1, dtype=float)
+        rest = np.exp(-r * (2.0 * a * i + i**2)).sum(-1)
+        flat[lo : lo + chunk] = -r[:, 0] * a[:, 0] ** 2 + np.log1p(rest)
+    return out
+
+
+def _log_tail_sum_wide(start: np.ndarray, rho: np.ndarray, out: np.ndarray) -> np.ndarray:
+    r""":func:`_log_tail_sum` where a row has more than :data:`TAIL_SUM_CELLS` terms.
+
+    At ``start = 0`` the sum is :math:`\sum_{k \ge 0} e^{-\rho k^2} = (Z(\rho) + 1)/2` exactly
+    (symmetry: :math:`Z = 1 + 2 \sum_{k \ge 1}`), taken from :math:`\log Z`'s series with no
+    terms summed; other rows sum their terms in blocks of at most :data:`TAIL_SUM_CELLS` cells.
+    (Inputs whose rows fit keep the term-by-term path of :func:`_log_tail_sum`, so their values
+    are unchanged to the last bit.)
+    """
+    flat = out.reshape(-1)
+    zero = start == 0
+    if zero.any():
+        log_z = dg_log_normalizer(rho[zero])
+        flat[zero] = log_z + np.log1p(np.exp(-log_z)) - np.log(2.0)
+    for at in np.flatnonzero(~zero):
+        a, r = start[at], rho[at]
+        n_terms = int(support_halfwidth_kernel(r, 1e-20)) + 2
+        rest = 0.0
+        for first in range(1, n_terms + 1, TAIL_SUM_CELLS):
+            i = np.arange(first, min(first + TAIL_SUM_CELLS, n_terms + 1), dtype=float)
+            rest += np.exp(-r * (2.0 * a * i + i**2)).sum()
+        flat[at] = -r * a**2 + np.log1p(rest)
+    return out
     # start = 0: sum_{k >= 0} e^{-rho k^2} = (Z + 1) / 2 exactly (Z = 1 + 2 sum_{k >= 1} by
     # symmetry), from log Z's series: no terms summed (a rho near 1e-16 would need 6.5e7)
     zero = start == 0
