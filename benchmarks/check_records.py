@@ -5,7 +5,10 @@ formula) must change no number: every record's ``computed``, ``status`` and ``mc
 ``results.json`` must equal those in ``records_baseline.json`` (saved from
 ``dprisk reproduce`` before the restructure; the 31 claim records' statuses changed
 consciously to holds / does not hold, and the 30 records of the accounting, whole-record
-and unknown-others studies were added from a fresh clone's ``make report``).
+and unknown-others studies were added from a fresh clone's ``make report``; so were the 14
+records of the decision summary and the product studies, and 23 records' computed values were
+taken from this machine, whose floating point differs in the last bits from the one that
+wrote them: the code that wrote them gives the new values here).
 
 Usage::
 
