@@ -23,10 +23,11 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@rm -f $(VENV)/.installed*
-	@# uv installs the same versions as pip in about a tenth of the time (parallel downloads, no
-	@# byte-compiling); pip itself is the fallback where uv cannot be had.
+	@# uv installs the same versions as pip, several times faster (parallel downloads); it
+	@# byte-compiles as pip does, so no process compiles the libraries again (an environment with
+	@# PYTHONDONTWRITEBYTECODE would otherwise compile them in every process); pip is the fallback.
 	$(PY) -m pip install --quiet --disable-pip-version-check uv \
-		&& $(VENV)/bin/uv pip install --quiet --python $(PY) \
+		&& $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) \
 			--config-settings editable_mode=strict -e '.[dev]' \
 		|| $(PY) -m pip install --quiet --disable-pip-version-check \
 			--config-settings editable_mode=strict -e '.[dev]'
