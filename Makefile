@@ -31,6 +31,8 @@ $(STAMP): pyproject.toml
 			--config-settings editable_mode=strict -e '.[dev]' \
 		|| $(PY) -m pip install --quiet --disable-pip-version-check \
 			--config-settings editable_mode=strict -e '.[dev]'
+	@# the package's own modules too, through the link tree they are imported from
+	$(PY) -m compileall -q build >/dev/null
 	@touch $(STAMP)
 
 # The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to

@@ -18,7 +18,6 @@ validates and chooses the method.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import log_expit, logsumexp
 
 from dprisk.inference.single_level.closed_form_kernels import TAIL_RELATIVE, odds_term
 from dprisk.inference.single_level.closed_form_kernels import p_correct as single_p_correct
@@ -111,6 +110,10 @@ def log_marginal_enumerate(rhos: np.ndarray, logit_p: np.ndarray, p_min: float) 
     over the (first levels) x (remaining levels) atom pairs; neglected probability below
     ``TAIL_RELATIVE * p_min`` (refused above ``MAX_PAIRS`` pairs).
     """
+    # SciPy's special functions only here: the worst-case and single-level commands import
+    # this module for split_atoms and should not pay scipy.special's import (0.4 s)
+    from scipy.special import log_expit, logsumexp
+
     tail = TAIL_RELATIVE * p_min / rhos.size
     (s_a, w_a), (s_b, w_b) = split_atoms(rhos, tail)
     pairs = s_a.size * s_b.size

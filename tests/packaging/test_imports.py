@@ -99,6 +99,14 @@ def test_exact_commands_import_nothing_heavy(command):
     assert not heavy, f"dprisk {command} loaded {sorted(heavy)}"
 
 
+@pytest.mark.parametrize("command", ["census", "marginal single level", "posterior single level"])
+def test_census_and_single_level_commands_import_no_scipy_special(command):
+    """``scipy.special`` costs about 0.4 s, more than these whole commands (0.25-0.3 s); the
+    worst-case kernels once pulled it in through the unique-levels kernels."""
+    loaded = modules_loaded_by(_cli(*CLI_PATHS[command]))
+    assert "scipy.special" not in loaded
+
+
 def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
     """The 10-point sweep writes its labelled file with netCDF4 alone: no xarray, pandas, Dask."""
     out = tmp_path / "sweep.nc"
