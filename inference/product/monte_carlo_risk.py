@@ -76,6 +76,7 @@ from scipy.special import gammaln
 
 from dprisk.inference.product.exact import (
     TAIL_MASS,
+    ProductRisk,
     check_product_inputs,
     noisy_table,
     risk_measures,
@@ -118,16 +119,12 @@ BLOCK_PASS_STEPS = 100_000
 
 
 @dataclass(frozen=True)
-class ProductRiskMC:
-    """Product risk by Monte Carlo over releases (MCSE per measure); noisy side exact."""
+class ProductRiskMC(ProductRisk):
+    """Product risk by Monte Carlo over releases (MCSE per measure); noisy side exact.
 
-    marginal_posterior: float
-    p_correct: float
-    accuracy: float
-    noisy_marginal_posterior: float
-    noisy_p_correct: float
-    noisy_accuracy: float
-    neglected_mass: float
+    The fields of :class:`~dprisk.inference.product.exact.ProductRisk`, then these.
+    """
+
     mcse_marginal_posterior: float
     mcse_p_correct: float
     mcse_accuracy: float

@@ -20,13 +20,18 @@ def generated_cases(bases: dict) -> dict[str, list[str]]:
     Each base as it is, then the base with one option set to each of its values (replacing
     the base's value of that option, else appended); values ``None`` add the on/off flag alone.
     """
+    return {name: argv for name, (argv, _flag) in generated_cases_with_flags(bases).items()}
+
+
+def generated_cases_with_flags(bases: dict) -> dict[str, tuple[list[str], str | None]]:
+    """:func:`generated_cases` with the option each case sets (``None`` for a base as it is)."""
     cases = {}
     for name, (base, options) in bases.items():
-        cases[name] = base
+        cases[name] = (base, None)
         for option, values in options.items():
             flag = f"--{option}"
             if values is None:
-                cases[f"{name} {flag}"] = [*base, flag]
+                cases[f"{name} {flag}"] = ([*base, flag], flag)
                 continue
             for value in values:
                 argv = list(base)
@@ -34,7 +39,7 @@ def generated_cases(bases: dict) -> dict[str, list[str]]:
                     argv[argv.index(flag) + 1] = value
                 else:
                     argv += [flag, value]
-                cases[f"{name} {flag} {value!r}"] = argv
+                cases[f"{name} {flag} {value!r}"] = (argv, flag)
     return cases
 
 

@@ -25,7 +25,7 @@ import json
 import pytest
 
 from tests.cli_helpers import run_cli
-from tests.reliability.cli_contract import payload_problems
+from tests.reliability.cli_contract import generated_cases_with_flags, payload_problems
 
 RHO = ["0", "-1", "nan", "inf", "-inf", "5e-324", "1e-320", "1e-300", "1e-20", "1e6",
        "1e100", "1e101", "1e308", "census:block", "census:nope", "1/0", "1/3", "abc", "",
@@ -62,21 +62,7 @@ ALSO_NAMED = {"--others": ("--block-group-total",), "--m": ("--block-group-total
               "--rho2": ("--others", "--datasets")}
 
 
-def _cases():
-    for name, (base, options) in BASES.items():
-        yield name, (base, None)
-        for option, values in options.items():
-            flag = f"--{option}"
-            for value in values:
-                argv = list(base)
-                if flag in argv:
-                    argv[argv.index(flag) + 1] = value
-                else:
-                    argv += [flag, value]
-                yield f"{name} {flag} {value!r}", (argv, flag)
-
-
-CASES = dict(_cases())
+CASES = generated_cases_with_flags(BASES)
 N_CASES = 2 * len(CASES)
 
 

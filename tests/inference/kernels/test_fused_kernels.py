@@ -13,7 +13,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from census_values import CENSUS_PRIOR_CASES, RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.kernels import fused_kernels
 from dprisk.inference.kernels.table_kernels import checked_table
@@ -26,10 +26,7 @@ from dprisk.models.scenario import Release, Scenario
 
 CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_BLOCK_GROUP, "d": 27}
 CASES = [
-    ({**CENSUS, "prior": "improper"}, 0, 0.5),
-    ({**CENSUS, "prior": "truncated:10"}, 0, 0.3),
-    ({**CENSUS, "prior": "point:3"}, 0, 0.5),
-    ({**CENSUS, "prior": "point:0"}, 0, 0.5),
+    *CENSUS_PRIOR_CASES,
     ({"rho1": 1e-3, "rho2": 2e-3, "d": 5, "prior": "improper"}, 2, 0.5),
     ({"rho1": 2.0, "rho2": 5.0, "d": 3, "prior": "truncated:40"}, 7, 0.9),
     ({"rho1": 0.1, "rho2": 0.25, "d": 27, "prior": "improper"}, 10**7, 0.5),

@@ -11,7 +11,7 @@ int64 form of ``2r + j - r``) and batches below the size where the layout is use
 
 import numpy as np
 import pytest
-from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from census_values import CENSUS_PRIOR_CASES, RHO_BLOCK, RHO_BLOCK_GROUP
 from reference_priors import NB_SPEC
 
 from dprisk.inference.kernels import mass_kernels
@@ -31,10 +31,7 @@ from dprisk.models.scenario import Scenario
 
 CENSUS = {"rho1": RHO_BLOCK, "rho2": RHO_BLOCK_GROUP, "d": 27}
 CASES = [
-    ({**CENSUS, "prior": "improper"}, 0, 0.5),
-    ({**CENSUS, "prior": "truncated:10"}, 0, 0.3),
-    ({**CENSUS, "prior": "point:3"}, 0, 0.5),
-    ({**CENSUS, "prior": "point:0"}, 0, 0.5),
+    *CENSUS_PRIOR_CASES,
     ({**CENSUS, "prior": NB_SPEC}, 2, 0.5),
     ({"rho1": 1e-3, "rho2": 2e-3, "d": 5, "prior": "improper"}, 2, 0.5),
     ({"rho1": 2.0, "rho2": 5.0, "d": 3, "prior": "truncated:40"}, 7, 0.9),
