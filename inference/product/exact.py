@@ -80,6 +80,8 @@ __all__ = [
     "check_enumeration",
     "check_product_inputs",
     "enumeration_size",
+    "noise_log_pmf",
+    "noise_tail",
     "noisy_table",
     "parent_size",
     "product_risk",
@@ -181,22 +183,23 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
 
 
 # --------------------------------------------------------------------------- noise laws
-def _tail(start, rho: float) -> np.ndarray:
-    """``P[J >= start]`` for ``J ~ DG(0, 1/(2 rho))`` and integers ``start >= 0``."""
+def noise_tail(start, rho: float) -> np.ndarray:
+    """``P[J >= start]`` for ``J ~ DG(0, 1/(2 rho))`` and integers ``start`` (below 0 as 0)."""
     start = np.asarray(start, dtype=np.int64)
     return np.exp(log_tail_kernel(np.maximum(start, 0), np.asarray(rho)))
 
 
-def _log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
+def noise_log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
+    """``log phi(x) = -rho x^2 - log Z(rho)`` of ``DG(0, 1/(2 rho))`` at int64 ``values``."""
     return -rho * values.astype(float) ** 2 - dg_log_normalizer(np.asarray(rho))
 
 
 def _difference_neglect(phi0: np.ndarray, e0: np.ndarray, rho1: float, d: int, k0: int,
                         half: int) -> float:
     """Neglected mass of the truncation ``|e0| <= K0``, ``|e_i - e0| <= D`` (module notes)."""
-    t = _tail(half + 1 - e0, rho1) + _tail(half + 1 + e0, rho1)
+    t = noise_tail(half + 1 - e0, rho1) + noise_tail(half + 1 + e0, rho1)
     inside = float(np.sum(phi0 * -np.expm1(d * np.log1p(-t))))
-    return 2.0 * float(_tail(k0 + 1, rho1)) + inside
+    return 2.0 * float(noise_tail(k0 + 1, rho1)) + inside
 
 
 def difference_law(rho1: float, d: int, tail_mass: float):
@@ -214,13 +217,13 @@ def difference_law(rho1: float, d: int, tail_mass: float):
     """
     k0 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
     e0 = np.arange(-k0, k0 + 1, dtype=np.int64)
-    phi0 = np.exp(_log_pmf(e0, rho1))
+    phi0 = np.exp(noise_log_pmf(e0, rho1))
     half = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (2.0 * d))))
     while _difference_neglect(phi0, e0, rho1, d, k0, half) > tail_mass:
         half += 1
     neglected = _difference_neglect(phi0, e0, rho1, d, k0, half)
     delta = np.arange(-half, half + 1, dtype=np.int64)
-    w = np.exp(_log_pmf(e0[:, None] + delta[None, :], rho1))  # phi(e0 + delta)
+    w = np.exp(noise_log_pmf(e0[:, None] + delta[None, :], rho1))  # phi(e0 + delta)
     q = phi0.copy().reshape(-1, *([1] * d))
     for axis in range(d):
         shape = [w.shape[0]] + [1] * d
@@ -260,12 +263,12 @@ def parent_law(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: 
     values = np.arange(low, max(totals) + k2 + 1, dtype=np.int64)
     rows = []
     for x2 in totals:
-        prob = np.exp(_log_pmf(values - x2, rho2))
+        prob = np.exp(noise_log_pmf(values - x2, rho2))
         if low == 0:
-            prob[0] = float(_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(_tail(1, rho2))
+            prob[0] = float(noise_tail(x2, rho2)) if x2 >= 1 else 1.0 - float(noise_tail(1, rho2))
         rows.append(prob)
     # e' > K2 under the larger total (less otherwise); and e' < -K2 when the values start > 0
-    neglected = float(_tail(k2 + 1, rho2)) * (1 if low == 0 else 2)
+    neglected = float(noise_tail(k2 + 1, rho2)) * (1 if low == 0 else 2)
     return values, np.stack(rows), neglected
 
 
@@ -456,10 +459,10 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
     b0 = np.arange(m - k1, m + 1 + k1 + 1, dtype=np.int64)
     x2 = np.arange(m + total - k2, m + 1 + total + k2 + 1, dtype=np.int64)
     grid_b0, grid_x2 = (a.ravel() for a in np.meshgrid(b0, x2, indexing="ij"))
-    likelihood = np.stack([np.exp(_log_pmf(grid_b0 - k, rho1) + _log_pmf(grid_x2 - k - total,
-                                                                          rho2))
+    likelihood = np.stack([np.exp(noise_log_pmf(grid_b0 - k, rho1)
+                                  + noise_log_pmf(grid_x2 - k - total, rho2))
                            for k in (m, m + 1)])
-    neglected = 2.0 * float(_tail(k1 + 1, rho1)) + 2.0 * float(_tail(k2 + 1, rho2))
+    neglected = 2.0 * float(noise_tail(k1 + 1, rho1)) + 2.0 * float(noise_tail(k2 + 1, rho2))
     return ReleaseTable(np.column_stack([grid_b0, grid_x2]), likelihood, neglected)
 
 

@@ -78,14 +78,15 @@ from dprisk.inference.product.exact import (
     TAIL_MASS,
     ProductRisk,
     check_product_inputs,
+    noise_log_pmf,
+    noise_tail,
     noisy_table,
     risk_measures,
 )
 from dprisk.inference.product.projection_kernels import project_floor
 from dprisk.models.checks import check_positive_int, check_probability
 from dprisk.models.mechanism.dg_sampling import resolve_random_seed, sample
-from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
-from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
@@ -130,17 +131,6 @@ class ProductRiskMC(ProductRisk):
     mcse_accuracy: float
     datasets: int
     random_seed: int
-
-
-def _log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
-    """``log phi(x)`` of ``DG(0, 1/(2 rho))`` at integer ``values``."""
-    return -rho * np.asarray(values).astype(float) ** 2 - dg_log_normalizer(np.asarray(rho))
-
-
-def _tail(start: int, rho: float) -> float:
-    """``P[J >= start]`` for ``J ~ DG(0, 1/(2 rho))`` and an integer ``start >= 0``."""
-    return float(np.exp(log_tail_kernel(np.asarray(max(start, 0), dtype=np.int64),
-                                        np.asarray(rho))))
 
 
 def _window(rho1: float) -> int:
@@ -188,7 +178,7 @@ class _NoiseTables:
     def __init__(self, rho1: float):
         self.half = 2 * _window(rho1) + 4
         x = np.arange(-self.half - 1, self.half + 2, dtype=np.int64)
-        self.log_pmf = _log_pmf(x, rho1)
+        self.log_pmf = noise_log_pmf(x, rho1)
         # P[e <= x]: the lower tail summed from the left for x < 0, 1 - the upper tail summed
         # from the right for x >= 0 (sums of positive terms: no cancellation); the mass
         # beyond the table (about P[e >= L]) is left out
@@ -290,8 +280,8 @@ def _parent_log_prob(s: np.ndarray, x2: int, rho2: float, invariant: str) -> np.
     """``log P[x~2 = s | x2]`` (module notes)."""
     if invariant == "block-group":
         return np.where(s == x2, 0.0, -np.inf)
-    out = _log_pmf(s - x2, rho2)
-    zero = _tail(x2, rho2) if x2 >= 1 else 1.0 - _tail(1, rho2)
+    out = noise_log_pmf(s - x2, rho2)
+    zero = noise_tail(x2, rho2) if x2 >= 1 else 1.0 - noise_tail(1, rho2)
     with np.errstate(divide="ignore"):
         return np.where(s == 0, np.log(zero), out)
 
@@ -325,7 +315,7 @@ def log_likelihoods(outputs, rho1, rho2, others, m=0, invariant="none") -> np.nd
 def _log_likelihoods(outputs, rho1, rho2, others, m, invariant) -> np.ndarray:
     # the common scale: a positive block's factors are pmf values, divided by the largest
     # pmf value phi(0) (row-dependent, the same for both hypotheses; no underflow at large d)
-    log_phi0 = float(_log_pmf(np.zeros(1, dtype=np.int64), rho1)[0])
+    log_phi0 = float(noise_log_pmf(np.zeros(1, dtype=np.int64), rho1)[0])
     scale = np.where(outputs[:, 1:] >= 1, log_phi0, 0.0)
     tables = _NoiseTables(rho1)
     rows = []
