@@ -28,7 +28,7 @@ above's *solved integers* (TopDown's order):
 **Solvers** (:func:`solve_children`). Without the total invariant and with equal sibling
 weights the problem separates into one simplex projection per cell,
 :math:`z_{c,k} = \max(0, x^*_{c,k} - \tau_k)`, computed in exact integer arithmetic by
-:func:`dprisk.inference.product.projection_kernels.project_floor` (``method="projection"``,
+:func:`dprisk.inference.product.projection_kernels.project_floor_rows` (``method="projection"``,
 the part-1 kernel: every active entry of a cell has the fractional part
 :math:`r_k/|A_k|`). The general problem (unequal weights, or the total invariant, whose row
 and column sums couple the cells) is a convex QP with equalities and bounds, solved by SciPy's
@@ -86,7 +86,7 @@ import numpy as np
 from scipy import optimize, sparse
 
 from dprisk.inference.product.histogram_rounding import ROUNDINGS, round_children
-from dprisk.inference.product.projection_kernels import project_floor
+from dprisk.inference.product.projection_kernels import project_floor_rows
 from dprisk.models.checks import check_count, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator, sample
 
@@ -198,14 +198,10 @@ def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None 
 # --------------------------------------------------------------------------- solvers
 def _exact_projection(noisy: np.ndarray, parent: np.ndarray) -> np.ndarray:
     """Per-cell simplex projection (rows: children, columns: cells), exact, as floats."""
-    cells = noisy.T.astype(np.int64)
-    z = np.zeros(cells.shape)
-    for total in np.unique(parent):
-        rows = np.flatnonzero(parent == total)
-        floors, active, remainder = project_floor(cells[rows], int(total))
-        size = np.maximum(active.sum(axis=1), 1)
-        z[rows] = floors + active * (remainder / size)[:, None]
-    return z.T
+    floors, active, remainder = project_floor_rows(noisy.T.astype(np.int64),
+                                                   np.asarray(parent, dtype=np.int64))
+    size = np.maximum(active.sum(axis=1), 1)
+    return (floors + active * (remainder / size)[:, None]).T
 
 
 def _qp(noisy, parent, weights, totals, method):
@@ -397,25 +393,6 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
 
 
 # --------------------------------------------------------------------------- batches
-def project_floor_rows(b: np.ndarray, s: np.ndarray):
-    r""":func:`~dprisk.inference.product.projection_kernels.project_floor` with one total per row.
-
-    The same sort-and-cumulate rule in integers, :math:`|A| = \max\{j : j u_j - C_j + s > 0\}`,
-    with ``s`` of shape ``(n,)`` (rows with ``s = 0`` are all zero). Kernel: ``b`` int64
-    ``(n, B)``, ``s`` int64 ``(n,)`` with ``s >= 0``.
-    """
-    n_blocks = b.shape[1]
-    u = -np.sort(-b, axis=1)
-    cum = np.cumsum(u, axis=1)
-    j = np.arange(1, n_blocks + 1, dtype=np.int64)
-    size = np.maximum((j * u - cum + s[:, None] > 0).sum(axis=1), 1)
-    numerator = np.take_along_axis(cum, (size - 1)[:, None], axis=1)[:, 0] - s
-    scaled = b * size[:, None] - numerator[:, None]
-    active = (scaled > 0) & (s[:, None] > 0)
-    floors = np.where(active, scaled // size[:, None], 0)
-    return floors, active, s - floors.sum(axis=1)
-
-
 def _largest_remainder_rows(floors, active, remainder, rng) -> np.ndarray:
     """The part-1 rounding row by row: ``r`` active entries chosen uniformly get one more."""
     key = np.where(active, rng.random(floors.shape), np.inf)

@@ -37,7 +37,13 @@ from math import comb
 
 import numpy as np
 
-__all__ = ["project_floor", "rounding_outcomes", "sort_blocks", "subset_bits"]
+__all__ = [
+    "project_floor",
+    "project_floor_rows",
+    "rounding_outcomes",
+    "sort_blocks",
+    "subset_bits",
+]
 
 
 def sort_blocks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -83,6 +89,24 @@ def project_floor(b: np.ndarray, s: int, presorted=None):
     floors = np.where(active, scaled // size[:, None], 0)
     remainder = s - floors.sum(axis=1)
     return floors, active, remainder
+
+
+def project_floor_rows(b: np.ndarray, s: np.ndarray):
+    r""":func:`project_floor` with one total per row.
+
+    The same sort-and-cumulate rule in integers, :math:`|A| = \max\{j : j u_j - C_j + s > 0\}`,
+    with ``s`` of shape ``(n,)`` (rows with ``s = 0`` are all zero). Kernel: ``b`` int64
+    ``(n, B)``, ``s`` int64 ``(n,)`` with ``s >= 0``.
+    """
+    n_blocks = b.shape[1]
+    u, cum = sort_blocks(b)
+    j = np.arange(1, n_blocks + 1, dtype=np.int64)
+    size = np.maximum((j * u - cum + s[:, None] > 0).sum(axis=1), 1)
+    numerator = np.take_along_axis(cum, (size - 1)[:, None], axis=1)[:, 0] - s
+    scaled = b * size[:, None] - numerator[:, None]
+    active = (scaled > 0) & (s[:, None] > 0)
+    floors = np.where(active, scaled // size[:, None], 0)
+    return floors, active, s - floors.sum(axis=1)
 
 
 def subset_bits(n_blocks: int) -> np.ndarray:
