@@ -46,14 +46,34 @@ def test_the_q_formula_equals_its_unrationalised_form():
         assert epsilon_for_prior(p, q, 3, 0.25) == pytest.approx(direct, rel=1e-12)
 
 
+def _epsilon_grid(p, q, ratio, posterior):
+    """The docstring's epsilon(p, q), stable form, over numpy arrays (inf where vacuous)."""
+    profile = np.maximum(ratio, posterior / (p * q))
+    slack = 1.0 / profile - p * q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.sqrt((1 - p) ** 2 + 4.0 * p * (1.0 - q) * slack)
+        value = np.log((root + (1 - p)) / (2.0 * slack))
+    return np.where(slack > 0, value, np.inf)
+
+
+def test_grid_formula_is_epsilon_for_prior():
+    """The vectorised grid below computes epsilon_for_prior itself (to rounding)."""
+    rng = np.random.default_rng(20261126)
+    for ratio, posterior in [(3, 0.25), (3, 0.15), (10, 0.5), (1.5, 0.05)]:
+        for p, q in rng.uniform(1e-3, 1.0, size=(200, 2)):
+            assert _epsilon_grid(p, q, ratio, posterior) == pytest.approx(
+                epsilon_for_prior(p, q, ratio, posterior), rel=1e-13)
+
+
 @pytest.mark.parametrize(("ratio", "posterior"), [(3, 0.25), (3, 0.15), (10, 0.5), (1.5, 0.05)])
 @pytest.mark.parametrize("q", [1.0, 0.5, 0.1, None])
 def test_minimum_is_below_every_grid_point(ratio, posterior, q):
     answer = pure_dp_budget(ratio, posterior, q=q)
-    qs = np.linspace(0.01, 1.0, 100) if q is None else [q]
+    qs = np.linspace(0.01, 1.0, 100) if q is None else np.array([q])
     ps = np.linspace(1e-3, 1.0, 1000)
-    grid = min(epsilon_for_prior(p, qq, ratio, posterior) for qq in qs for p in ps
-               if not (qq == 1.0 and p == 1.0))
+    p_grid, q_grid = np.meshgrid(ps, qs)
+    keep = ~((q_grid == 1.0) & (p_grid == 1.0))
+    grid = _epsilon_grid(p_grid[keep], q_grid[keep], ratio, posterior).min()
     assert answer.epsilon <= grid + 1e-12
     assert answer.epsilon >= grid - 0.02  # and close to it
     assert epsilon_for_prior(answer.binding_p, answer.binding_q, ratio, posterior) \
