@@ -33,13 +33,19 @@ $(STAMP): pyproject.toml
 			--config-settings editable_mode=strict -e '.[dev]'
 	@# the package's own modules too, through the link tree they are imported from
 	$(PY) -m compileall -q build >/dev/null
+	@# jsonschema's optional IRI-format checker (rfc3987-syntax, pulled in through
+	@# jupyter-events' jsonschema[format-nongpl]) builds Lark grammars when it is imported: 3 s of
+	@# CPU in every process that imports nbformat (jupytext, papermill, nbclient, the notebook
+	@# tests). Nothing here validates IRIs, and jsonschema leaves that format unchecked without it.
+	$(PY) -m pip uninstall --quiet --disable-pip-version-check -y rfc3987-syntax
 	@touch $(STAMP)
 
 # The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to
 # `make bench` and `make report`. --dist loadscope keeps a module's tests on one worker, so a
-# module-scoped fixture (a whole study, a cross-check battery) is computed once, not per worker.
+# module-scoped fixture (a whole study, a cross-check battery) is computed once, not per worker;
+# --no-loadscope-reorder keeps tests/conftest.py's order (the costliest modules first).
 test: setup
-	$(PY) -m pytest -n auto --dist loadscope
+	$(PY) -m pytest -n auto --dist loadscope --no-loadscope-reorder
 
 report: setup
 	$(VENV)/bin/dprisk reproduce --out $(REPORT_DIR)
