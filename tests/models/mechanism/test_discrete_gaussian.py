@@ -38,10 +38,11 @@ def _tail_terms(rho, start, power=0, dps=DPS):
         ratio = mp.exp(-rho * (2 * k + 1))  # term(k+1) / term(k)
         step = mp.exp(-2 * rho)
         total = mp.mpf(0)
+        negligible = mp.mpf(10) ** (-dps - 10)  # once: a power per term was most of the cost
         while True:
-            contribution = term * mp.mpf(k) ** power
+            contribution = term * k**power if power else term
             total += contribution
-            if k > 0 and contribution < total * mp.mpf(10) ** (-dps - 10):
+            if k > 0 and contribution < total * negligible:
                 return total
             term *= ratio
             ratio *= step

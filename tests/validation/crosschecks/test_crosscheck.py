@@ -6,43 +6,31 @@ probability ~6e-5 per comparison, ~0.4% for the battery; every run is seeded, so
 outcome is deterministic) and every defined R-hat < 1.01. The table's exact column is
 checked against ``exact_posterior`` directly and its z against the formula.
 
-The battery runs one method at a time (a module fixture each, the small battery's budgets
-unchanged), so no test carries the whole battery's cost (27 s of CPU); the table's
-layout and the failure detection, which do not depend on the Monte Carlo budget, are checked
-on a few-draw battery of all three methods.
+The battery runs once for the module (all three methods, the small battery's budgets
+unchanged: about 20 s of CPU, each prior's PyMC model and its two compiled chains built once),
+and the table's layout, the point-mass cells and the failure detection are checked on that same
+table. (Run one method at a time, each run compiled both PyMC chains again, and a separate
+few-draw battery for the layout compiled them a third time: 34 s in all. ``--dist loadscope``
+keeps a module on one worker, so the split never spread the cost.)
 """
 
 import numpy as np
 import pytest
 
 from dprisk.inference.two_level.exact import exact_posterior
-from dprisk.inference.two_level.sampling import SAMPLING_METHODS
-from dprisk.validation.crosschecks import crosscheck as crosscheck_module
 from dprisk.validation.crosschecks.crosscheck import (
-    BATTERIES,
     N_MCSE,
     PRIORS,
     RHAT_MAX,
-    Battery,
     crosscheck,
     table_failures,
 )
 
 
-@pytest.fixture(scope="module", params=SAMPLING_METHODS)
-def small(request):
-    """The small battery of one method (budgets as in BATTERIES["small"])."""
-    return crosscheck("small", methods=(request.param,), random_seed=20260401)
-
-
 @pytest.fixture(scope="module")
-def few_draws():
-    """All three methods on the small battery's releases with a few draws (structure only)."""
-    few = Battery(releases=BATTERIES["small"].releases,
-                  budgets={m: {"draws": 40, "chains": 2, "tune": 10} for m in SAMPLING_METHODS})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(crosscheck_module.BATTERIES, "few", few)
-        return crosscheck("few", random_seed=20260401)
+def small():
+    """The small battery, all three methods (budgets as in BATTERIES["small"])."""
+    return crosscheck("small", random_seed=20260401)
 
 
 def test_small_battery_passes(small):
@@ -54,8 +42,8 @@ def test_small_battery_passes(small):
     assert np.all(rhat[np.isfinite(rhat)] < RHAT_MAX)
 
 
-def test_table_layout(few_draws):
-    table = few_draws.table
+def test_table_layout(small):
+    table = small.table
     assert table["estimate"].dims == ("release", "prior", "method", "quantity")
     assert list(table["prior"].values) == list(PRIORS)
     assert list(table["method"].values) == ["gibbs", "pymc-gibbs", "pymc"]
@@ -85,13 +73,13 @@ def test_exact_column_and_z(small):
     assert np.all(table["z"].where(~spread).fillna(0) == 0)
 
 
-def test_point_mass_x2_is_constant(few_draws):
-    cell = few_draws.table.sel(prior="point:25", quantity="x2_mean")
+def test_point_mass_x2_is_constant(small):
+    cell = small.table.sel(prior="point:25", quantity="x2_mean")
     assert np.all(cell["estimate"] == 25) and np.all(cell["mcse"] == 0)
 
 
-def test_failures_are_detected(few_draws):
-    table = few_draws.table.copy(deep=True)
+def test_failures_are_detected(small):
+    table = small.table.copy(deep=True)
     table["z"][:] = 0.0  # a passing table, then two failures
     table["r_hat"][:] = 1.0
     table["z"][0, 0, 0, 0] = 4.5
@@ -101,9 +89,10 @@ def test_failures_are_detected(few_draws):
     assert "z = 4.50" in failures[0] and "R-hat = 1.0200" in failures[1]
 
 
-def test_summary_names_every_prior(small, few_draws):
-    assert "PASSED" in small.summary()
-    assert all(prior in few_draws.summary() for prior in PRIORS)
+def test_summary_names_every_prior(small):
+    summary = small.summary()
+    assert "PASSED" in summary
+    assert all(prior in summary for prior in PRIORS)
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
