@@ -67,6 +67,30 @@ def _module_seconds(item) -> float:
     return MODULE_SECONDS.get(path, 0.0)
 
 
+#: Cases of an expensive check that a cheaper case of the same test already makes in the
+#: default run (same code path, same assertion): marked ``slow``, so ``make bench`` runs them
+#: (``-m slow``) and ``make test`` does not. Each entry says which case covers it.
+SLOW_CASES = {
+    "reliability/test_interrupts.py::test_long_run_shows_a_bar_and_stops_cleanly"
+    "[marginal-exact-SIGTERM]":
+        "the 10 s exact study of the SIGINT case; SIGTERM is sent in every other case",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m 'not slow' deselection
 def pytest_collection_modifyitems(config, items):
-    """Run the costliest modules first (longest-processing-time order over the workers)."""
+    """Mark :data:`SLOW_CASES` slow; run the costliest modules first (LPT order over workers).
+
+    Raises ``pytest.UsageError`` for an entry of :data:`SLOW_CASES` that names no test of its
+    module when whole modules were collected (a renamed or removed case).
+    """
+    by_id = {item.nodeid.removeprefix("tests/"): item for item in items}
+    modules = {nodeid.split("::", 1)[0] for nodeid in by_id}
+    whole_modules = not config.getoption("keyword") and not any("::" in str(arg)
+                                                                for arg in config.args)
+    for nodeid in SLOW_CASES:
+        if nodeid in by_id:
+            by_id[nodeid].add_marker(pytest.mark.slow)
+        elif whole_modules and nodeid.split("::", 1)[0] in modules:
+            raise pytest.UsageError(f"tests/conftest.py SLOW_CASES names no test: {nodeid}")
     items.sort(key=lambda item: -_module_seconds(item))  # stable: order within a module kept
