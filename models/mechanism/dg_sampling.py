@@ -63,12 +63,17 @@ _WORD_BITS = 64
 
 
 # --------------------------------------------------------------------------------------------
-# Exact sampler (Canonne, Kamath & Steinke 2020, Algorithms 1-3), rational arithmetic.
+# Exact sampler (Canonne, Kamath & Steinke 2020, Algorithms 1-3), integer arithmetic.
 # --------------------------------------------------------------------------------------------
 
 
 class _RandomBits:
-    """Uniform random integers of any size from 64-bit words of a numpy ``Generator``."""
+    """Uniform random integers of any size from 64-bit words of a numpy ``Generator``.
+
+    The words form one bit stream: they are drawn ``words_per_refill`` at a time, used last
+    first, each placed above the bits not yet used (the pool), and every request takes the
+    pool's lowest bits. :func:`_exact_noise` works on the same pool in local variables.
+    """
 
     def __init__(self, rng: np.random.Generator, words_per_refill: int = 256):
         self._rng = rng
@@ -77,16 +82,22 @@ class _RandomBits:
         self._pool = 0
         self._pool_bits = 0
 
+    def _top_up(self, pool: int, pool_bits: int, need: int) -> tuple[int, int]:
+        """``(pool, pool_bits)`` with the next words of the stream on top, ``need`` bits or more."""
+        words = self._words
+        while pool_bits < need:
+            if not words:
+                words.extend(self._rng.integers(
+                    0, 2**_WORD_BITS, size=self._words_per_refill, dtype=np.uint64
+                ).tolist())
+            pool |= words.pop() << pool_bits
+            pool_bits += _WORD_BITS
+        return pool, pool_bits
+
     def bits(self, k: int) -> int:
         """Return ``k`` fresh uniform random bits as a non-negative int."""
-        while self._pool_bits < k:
-            if not self._words:
-                drawn = self._rng.integers(
-                    0, 2**_WORD_BITS, size=self._words_per_refill, dtype=np.uint64
-                )
-                self._words = drawn.tolist()
-            self._pool |= self._words.pop() << self._pool_bits
-            self._pool_bits += _WORD_BITS
+        if self._pool_bits < k:
+            self._pool, self._pool_bits = self._top_up(self._pool, self._pool_bits, k)
         value = self._pool & ((1 << k) - 1)
         self._pool >>= k
         self._pool_bits -= k
@@ -150,25 +161,152 @@ def _discrete_laplace(t: int, bits: _RandomBits) -> int:
         return -magnitude if negative else magnitude
 
 
-def _discrete_gaussian_exact(sigma2: Fraction, t: int, bits: _RandomBits) -> int:
-    r"""One draw of DG(0, sigma2) (CKS Algorithm 3).
+def _exact_noise(  # noqa: C901, PLR0912, PLR0915 (one loop, written out for speed)
+    sigma2: Fraction, t: int, n_draws: int, source: _RandomBits
+) -> list[int]:
+    r"""``n_draws`` draws of DG(0, sigma2) (CKS Algorithm 3) in exact integer arithmetic.
 
-    Propose Y from the discrete Laplace with scale :math:`t = \lfloor\sigma\rfloor + 1` and
-    accept with probability :math:`\exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`.
+    Propose Y from the discrete Laplace with scale ``t`` (:func:`_discrete_laplace`) and accept
+    it with probability :math:`e^{-\gamma}` (:func:`_bernoulli_exp`), where, for
+    :math:`\sigma^2 = p/q` in lowest terms,
+
+    .. math:: \gamma = \frac{(|Y| - \sigma^2/t)^2}{2\sigma^2}
+              = \frac{(|Y|\,q\,t - p)^2}{2\,p\,q\,t^2},
+
+    reduced to lowest terms (as ``Fraction`` would) before its coins are tossed.
+
+    This is those functions with every ``source.below``/``source.bits`` call written out on
+    local copies of ``source``'s pool: the same bits are drawn in the same order and every
+    coin is decided alike, so the draws are those of the function-by-function version
+    (tests check this draw for draw), at a fraction of the Python call overhead. Each
+    "uniform below ``bound``" takes ``(bound - 1).bit_length()`` bits, retrying while the
+    value is ``>= bound`` (no bits for ``bound = 1``).
     """
-    shift = sigma2 / t
-    two_sigma2 = 2 * sigma2
-    while True:
-        y = _discrete_laplace(t, bits)
-        gamma = (abs(y) - shift) ** 2 / two_sigma2
-        if _bernoulli_exp(gamma.numerator, gamma.denominator, bits):
-            return y
+    p, q = sigma2.numerator, sigma2.denominator
+    qt = q * t
+    gamma_den = 2 * p * q * t * t
+    t_bits = (t - 1).bit_length()
+    t_mask = (1 << t_bits) - 1
+    top_up = source._top_up
+    pool, pool_bits = source._pool, source._pool_bits
+    draws: list[int] = []
+    while len(draws) < n_draws:
+        # Discrete Laplace (Algorithm 2). U uniform on {0, ..., t - 1} ...
+        while True:
+            if pool_bits < t_bits:
+                pool, pool_bits = top_up(pool, pool_bits, t_bits)
+            u = pool & t_mask
+            pool >>= t_bits
+            pool_bits -= t_bits
+            if u < t:
+                break
+        # ... kept with probability exp(-U/t): Algorithm 1 for gamma = u/t (not reduced),
+        # A_k = 1 iff a uniform integer below t k is < u; keep iff the first A_k = 0 has k odd.
+        k = 1
+        while True:
+            bound = t * k
+            n_bits = (bound - 1).bit_length()
+            mask = (1 << n_bits) - 1
+            while True:
+                if pool_bits < n_bits:
+                    pool, pool_bits = top_up(pool, pool_bits, n_bits)
+                value = pool & mask
+                pool >>= n_bits
+                pool_bits -= n_bits
+                if value < bound:
+                    break
+            if value >= u:
+                break
+            k += 1
+        if not k & 1:
+            continue
+        # V = number of exp(-1) coins (Algorithm 1 for gamma = 1/1) before the first failure.
+        # A_1 = 1 surely (a uniform integer below 1 is 0, no bits); A_k = 1 iff one below k is 0.
+        v = 0
+        while True:
+            k = 2
+            while True:
+                n_bits = (k - 1).bit_length()
+                mask = (1 << n_bits) - 1
+                while True:
+                    if pool_bits < n_bits:
+                        pool, pool_bits = top_up(pool, pool_bits, n_bits)
+                    value = pool & mask
+                    pool >>= n_bits
+                    pool_bits -= n_bits
+                    if value < k:
+                        break
+                if value:
+                    break
+                k += 1
+            if not k & 1:
+                break
+            v += 1
+        magnitude = u + t * v
+        if not pool_bits:  # the sign: one bit
+            pool, pool_bits = top_up(pool, pool_bits, 1)
+        negative = pool & 1
+        pool >>= 1
+        pool_bits -= 1
+        if negative and not magnitude:
+            continue
+        # Accept with probability exp(-gamma) (Algorithm 3): first one exp(-1) coin per
+        # subtraction of 1 while gamma > 1, ...
+        num = (magnitude * qt - p) ** 2
+        common = math.gcd(num, gamma_den)
+        num //= common
+        den = gamma_den // common
+        accepted = True
+        while num > den:
+            k = 2
+            while True:
+                n_bits = (k - 1).bit_length()
+                mask = (1 << n_bits) - 1
+                while True:
+                    if pool_bits < n_bits:
+                        pool, pool_bits = top_up(pool, pool_bits, n_bits)
+                    value = pool & mask
+                    pool >>= n_bits
+                    pool_bits -= n_bits
+                    if value < k:
+                        break
+                if value:
+                    break
+                k += 1
+            if not k & 1:
+                accepted = False
+                break
+            num -= den
+        if not accepted:
+            continue
+        # ... then Algorithm 1 for the remaining gamma = num/den <= 1.
+        k = 1
+        while True:
+            bound = den * k
+            n_bits = (bound - 1).bit_length()
+            mask = (1 << n_bits) - 1
+            while True:
+                if pool_bits < n_bits:
+                    pool, pool_bits = top_up(pool, pool_bits, n_bits)
+                value = pool & mask
+                pool >>= n_bits
+                pool_bits -= n_bits
+                if value < bound:
+                    break
+            if value >= num:
+                break
+            k += 1
+        if k & 1:
+            draws.append(-magnitude if negative else magnitude)
+    source._pool, source._pool_bits = pool, pool_bits
+    return draws
 
 
 def _exact_rho(rho) -> Fraction:
     """``rho`` as a positive Fraction: Fractions and ints as given, floats by their binary value."""
-    if isinstance(rho, (Fraction, numbers.Integral)) and not isinstance(rho, bool):
-        value = Fraction(rho)
+    if isinstance(rho, Fraction) or (isinstance(rho, numbers.Integral)
+                                     and not isinstance(rho, bool)):
+        value = Fraction(rho) if isinstance(rho, Fraction) else Fraction(int(rho))
         if value <= 0:
             raise ValueError(f"rho must be > 0 (allowed range: 0 < rho < inf), got {rho!r}")
         return value
@@ -280,13 +418,7 @@ def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     rng = as_generator(random_seed, "random_seed")
     sigma2 = 1 / (2 * rho_exact)
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
-    bits = _RandomBits(rng)
-    n_draws = math.prod(shape)
-    noise = np.fromiter(
-        (_discrete_gaussian_exact(sigma2, t, bits) for _ in range(n_draws)),
-        dtype=np.int64,
-        count=n_draws,
-    )
+    noise = np.array(_exact_noise(sigma2, t, math.prod(shape), _RandomBits(rng)), dtype=np.int64)
     return noise.reshape(shape) + mu
 
 
