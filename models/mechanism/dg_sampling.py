@@ -7,9 +7,10 @@ The target is the paper's mechanism (Definition 3),
 with integer centre ``mu`` and :math:`\sigma^2 = 1/(2\rho)` (the scale, not the variance).
 
 * :func:`sample_exact` is the Canonne, Kamath & Steinke (2020) algorithm in exact rational
-  arithmetic: every coin it tosses has a rational bias and is decided by comparing uniform
-  random integers, so its output has exactly the law above (for the rational ``rho`` it is
-  given). It is slow and exists as the reference the fast sampler is tested against.
+  arithmetic (Python integers): every coin it tosses has a rational bias and is decided by
+  comparing uniform random integers, so its output has exactly the law above (for the
+  rational ``rho`` it is given). It is slow (a few microseconds per draw) and exists as the
+  reference the fast sampler is tested against.
 * :func:`sample` is an alias-table sampler over the truncated support ``[-K, K]``: one 64-bit
   random word per draw, vectorised in numpy, tens of millions of draws per second.
 * :func:`sample_sum` draws :math:`\sum_{i=1}^n \eta_i` with :math:`\eta_i` iid DG(0, 1/(2 rho))
@@ -60,33 +61,57 @@ MAX_TABLES_PER_CALL = 8
 #: Draws generated per pass of the table sampler (keeps the temporaries in cache).
 _CHUNK = 1 << 16
 _WORD_BITS = 64
+#: Bits moved from a refill into the exact sampler's bit pool at a time (4 words).
+_CHUNK_BITS = 256
 
 
 # --------------------------------------------------------------------------------------------
-# Exact sampler (Canonne, Kamath & Steinke 2020, Algorithms 1-3), rational arithmetic.
+# Exact sampler (Canonne, Kamath & Steinke 2020, Algorithms 1-3), integer arithmetic.
 # --------------------------------------------------------------------------------------------
 
 
 class _RandomBits:
-    """Uniform random integers of any size from 64-bit words of a numpy ``Generator``."""
+    """Uniform random integers of any size from 64-bit words of a numpy ``Generator``.
+
+    The words form one bit stream: they are drawn ``words_per_refill`` at a time and used last
+    first, each word's bits lowest first, and every request takes the stream's next bits.
+    Bits not yet used sit in the pool (an int, next bit lowest) and in the list of
+    ``_CHUNK_BITS``-bit chunks of the last refill (next chunk last); the generator is asked for
+    words only when a request needs more bits than both hold. :func:`_exact_noise` works on
+    the same pool in local variables.
+    """
 
     def __init__(self, rng: np.random.Generator, words_per_refill: int = 256):
+        if words_per_refill % (_CHUNK_BITS // _WORD_BITS):
+            raise ValueError(f"words_per_refill must be a multiple of {_CHUNK_BITS // _WORD_BITS}")
         self._rng = rng
         self._words_per_refill = words_per_refill
-        self._words: list[int] = []
+        self._chunks: list[int] = []
         self._pool = 0
         self._pool_bits = 0
 
+    def _refill(self) -> None:
+        """Draw ``words_per_refill`` words and cut their stream into chunks (next one last)."""
+        words = self._rng.integers(0, 2**_WORD_BITS, size=self._words_per_refill, dtype=np.uint64)
+        stream = words[::-1].astype("<u8").tobytes()  # the last word's bits come first
+        n_bytes = _CHUNK_BITS // 8
+        self._chunks.extend(int.from_bytes(stream[end - n_bytes:end], "little")
+                            for end in range(len(stream), 0, -n_bytes))
+
+    def _top_up(self, pool: int, pool_bits: int, need: int) -> tuple[int, int]:
+        """``(pool, pool_bits)`` with the stream's next chunks on top: ``need`` bits or more."""
+        chunks = self._chunks
+        while pool_bits < need:
+            if not chunks:
+                self._refill()
+            pool |= chunks.pop() << pool_bits
+            pool_bits += _CHUNK_BITS
+        return pool, pool_bits
+
     def bits(self, k: int) -> int:
         """Return ``k`` fresh uniform random bits as a non-negative int."""
-        while self._pool_bits < k:
-            if not self._words:
-                drawn = self._rng.integers(
-                    0, 2**_WORD_BITS, size=self._words_per_refill, dtype=np.uint64
-                )
-                self._words = drawn.tolist()
-            self._pool |= self._words.pop() << self._pool_bits
-            self._pool_bits += _WORD_BITS
+        if self._pool_bits < k:
+            self._pool, self._pool_bits = self._top_up(self._pool, self._pool_bits, k)
         value = self._pool & ((1 << k) - 1)
         self._pool >>= k
         self._pool_bits -= k
@@ -150,25 +175,274 @@ def _discrete_laplace(t: int, bits: _RandomBits) -> int:
         return -magnitude if negative else magnitude
 
 
-def _discrete_gaussian_exact(sigma2: Fraction, t: int, bits: _RandomBits) -> int:
-    r"""One draw of DG(0, sigma2) (CKS Algorithm 3).
+#: Width of the look-up tables' keys: an exp(-1) coin or a whole discrete Laplace attempt is
+#: read off the next ``_TABLE_BITS`` bits of the stream when they decide it, else bit by bit.
+_TABLE_BITS = 16
+_TABLE_MASK = (1 << _TABLE_BITS) - 1
+#: Largest Laplace scale ``t`` with an attempt table (``rho >= 1/2048``): a quarter of the
+#: attempts at ``t = 32`` are not decided within 16 bits, 3/4 at ``t = 64``.
+_MAX_TABLE_SCALE = 32
+#: Reduced ``gamma`` kept per proposal magnitude, for at most this many magnitudes per call.
+_GAMMA_CACHE_SIZE = 4096
 
-    Propose Y from the discrete Laplace with scale :math:`t = \lfloor\sigma\rfloor + 1` and
-    accept with probability :math:`\exp(-(|Y| - \sigma^2/t)^2 / (2\sigma^2))`.
+
+def _exp_minus_one_coin(pool: int, pool_bits: int, source: _RandomBits) -> tuple[int, int, int]:
+    """An exp(-1) coin (:func:`_bernoulli_exp_le1` for 1/1) tossed on a bit pool.
+
+    ``A_1 = 1`` surely (a uniform integer below 1 is 0, no bits); for k = 2, 3, ...
+    ``A_k = 1`` iff a uniform integer below ``k`` is 0. Returns ``(heads, pool, pool_bits)``,
+    ``heads`` 1 iff the first ``A_k = 0`` has k odd.
     """
-    shift = sigma2 / t
-    two_sigma2 = 2 * sigma2
+    k = 2
     while True:
-        y = _discrete_laplace(t, bits)
-        gamma = (abs(y) - shift) ** 2 / two_sigma2
-        if _bernoulli_exp(gamma.numerator, gamma.denominator, bits):
-            return y
+        n_bits = (k - 1).bit_length()
+        mask = (1 << n_bits) - 1
+        while True:
+            if pool_bits < n_bits:
+                pool, pool_bits = source._top_up(pool, pool_bits, n_bits)
+            value = pool & mask
+            pool >>= n_bits
+            pool_bits -= n_bits
+            if value < k:
+                break
+        if value:
+            return k & 1, pool, pool_bits
+        k += 1
+
+
+def _uniform_below(bound: int, pool: int, pool_bits: int,
+                   source: _RandomBits) -> tuple[int, int, int]:
+    """:meth:`_RandomBits.below` on a bit pool: ``(value, pool, pool_bits)``."""
+    n_bits = (bound - 1).bit_length()
+    mask = (1 << n_bits) - 1
+    while True:
+        if pool_bits < n_bits:
+            pool, pool_bits = source._top_up(pool, pool_bits, n_bits)
+        value = pool & mask
+        pool >>= n_bits
+        pool_bits -= n_bits
+        if value < bound:
+            return value, pool, pool_bits
+
+
+def _laplace_attempt(t: int, pool: int, pool_bits: int,
+                     source: _RandomBits) -> tuple[int, int, int, int]:
+    """One pass of :func:`_discrete_laplace`'s loop on a bit pool.
+
+    Returns ``(magnitude, negative, pool, pool_bits)``; ``negative`` is -1 if the pass ends
+    in a rejection (U not kept, or "negative zero"), else 1 or 0.
+    """
+    u, pool, pool_bits = _uniform_below(t, pool, pool_bits, source)
+    k = 1  # keep U with probability exp(-U/t): Algorithm 1 for U/t, not reduced
+    while True:
+        value, pool, pool_bits = _uniform_below(t * k, pool, pool_bits, source)
+        if value >= u:
+            break
+        k += 1
+    if not k & 1:
+        return 0, -1, pool, pool_bits
+    v = 0
+    while True:
+        heads, pool, pool_bits = _exp_minus_one_coin(pool, pool_bits, source)
+        if not heads:
+            break
+        v += 1
+    magnitude = u + t * v
+    if not pool_bits:
+        pool, pool_bits = source._top_up(pool, pool_bits, 1)
+    negative = pool & 1
+    if negative and not magnitude:
+        negative = -1
+    return magnitude, negative, pool >> 1, pool_bits - 1
+
+
+def _fill(table: list[int], low: int, used: int, entry: int) -> None:
+    """Set ``entry`` for every key whose lowest ``used`` bits are ``low``."""
+    step = 1 << used
+    table[low::step] = [entry] * (len(table) // step)
+
+
+@functools.cache
+def _exp_minus_one_coin_table() -> list[int]:
+    """:func:`_exp_minus_one_coin` as a function of the pool's lowest ``_TABLE_BITS`` bits.
+
+    Entry ``2 * used + heads`` if the coin is decided by the lowest ``used`` bits, 0 if it
+    needs more. Built by walking the coin's decision tree (states ``(k, used, low)``).
+    """
+    table = [0] * (1 << _TABLE_BITS)
+    stack = [(2, 0, 0)]
+    while stack:
+        k, used, low = stack.pop()
+        n_bits = (k - 1).bit_length()
+        if used + n_bits > _TABLE_BITS:
+            continue  # not decided within the table's bits
+        for value in range(1 << n_bits):
+            low_next, used_next = low | value << used, used + n_bits
+            if value >= k:  # rejected: draw again below k
+                stack.append((k, used_next, low_next))
+            elif value == 0:  # A_k = 1: go on to k + 1
+                stack.append((k + 1, used_next, low_next))
+            else:  # A_k = 0: decided
+                _fill(table, low_next, used_next, 2 * used_next + (k & 1))
+    return table
+
+
+@functools.lru_cache(maxsize=16)
+def _laplace_attempt_table(t: int) -> list[int]:
+    """:func:`_laplace_attempt` as a function of the pool's lowest ``_TABLE_BITS`` bits.
+
+    Entry ``used | 32`` if the attempt is rejected after ``used`` bits, ``used | negative << 6
+    | magnitude << 7`` if it proposes ``magnitude`` (with that sign), and 0 if it needs more
+    bits. Built by walking the attempt's decision tree: states ``(phase, used, low, u, k, v)``
+    with phase 0 drawing U, 1 the coins keeping U, 2 the exp(-1) coins counting V and 3 the
+    sign; each state draws one uniform integer below its bound (again while rejected).
+    """
+    table = [0] * (1 << _TABLE_BITS)
+    stack = [(0, 0, 0, 0, 1, 0)]
+    while stack:
+        phase, used, low, u, k, v = stack.pop()
+        bound = (t, t * k, k, 2)[phase]
+        n_bits = (bound - 1).bit_length()
+        used_next = used + n_bits
+        if used_next > _TABLE_BITS:
+            continue
+        for value in range(1 << n_bits):
+            low_next = low | value << used
+            if value >= bound:
+                stack.append((phase, used_next, low_next, u, k, v))
+            elif phase == 0:  # U drawn
+                stack.append((1, used_next, low_next, value, 1, 0))
+            elif phase == 1:  # A_k for keeping U
+                if value < u:
+                    stack.append((1, used_next, low_next, u, k + 1, 0))
+                elif k & 1:
+                    stack.append((2, used_next, low_next, u, 2, 0))
+                else:
+                    _fill(table, low_next, used_next, used_next | 32)
+            elif phase == 2:  # A_k of an exp(-1) coin
+                if value == 0:
+                    stack.append((2, used_next, low_next, u, k + 1, v))
+                elif k & 1:
+                    stack.append((2, used_next, low_next, u, 2, v + 1))
+                else:
+                    stack.append((3, used_next, low_next, u, 0, v))
+            elif value and u + t * v == 0:  # negative zero
+                _fill(table, low_next, used_next, used_next | 32)
+            else:
+                _fill(table, low_next, used_next, used_next | value << 6 | (u + t * v) << 7)
+    return table
+
+
+def _exact_noise(sigma2: Fraction, t: int, n_draws: int, source: _RandomBits) -> list[int]:
+    r"""``n_draws`` draws of DG(0, sigma2) (CKS Algorithm 3) in exact integer arithmetic.
+
+    Propose Y from the discrete Laplace with scale ``t`` (:func:`_discrete_laplace`) and accept
+    it with probability :math:`e^{-\gamma}` (:func:`_bernoulli_exp`), where, for
+    :math:`\sigma^2 = p/q` in lowest terms,
+
+    .. math:: \gamma = \frac{(|Y| - \sigma^2/t)^2}{2\sigma^2}
+              = \frac{(|Y|\,q\,t - p)^2}{2\,p\,q\,t^2},
+
+    reduced to lowest terms (as ``Fraction`` would) before its coins are tossed.
+
+    This is those functions with their ``source.below``/``source.bits`` calls made on local
+    copies of ``source``'s pool, so the same bits are drawn in the same order and every coin
+    is decided alike: the draws are those of the function-by-function version (tests check
+    this draw for draw, and the bits left in ``source`` after). A Laplace attempt (for
+    ``t <= _MAX_TABLE_SCALE``) and each exp(-1) coin is first looked up by the pool's next
+    ``_TABLE_BITS`` bits, which decide it most of the time. Chunks move from ``source``'s list
+    into the pool ahead of need only while the list holds some, so the generator is asked for
+    words exactly when the function-by-function version would ask.
+    """
+    p, q = sigma2.numerator, sigma2.denominator
+    qt = q * t
+    gamma_den = 2 * p * q * t * t
+    gamma_cache: dict[int, tuple[int, int, int, int, int]] = {}
+    coin_table = _exp_minus_one_coin_table()
+    attempt_table = _laplace_attempt_table(t) if t <= _MAX_TABLE_SCALE else None
+    chunks = source._chunks
+    pool, pool_bits = source._pool, source._pool_bits
+    draws = [0] * n_draws
+    n_done = 0
+    while n_done < n_draws:
+        # A discrete Laplace attempt (Algorithm 2): magnitude U + tV and a sign, or rejection.
+        if pool_bits < _TABLE_BITS and chunks:
+            pool |= chunks.pop() << pool_bits
+            pool_bits += _CHUNK_BITS
+        entry = (attempt_table[pool & _TABLE_MASK]
+                 if attempt_table is not None and pool_bits >= _TABLE_BITS else 0)
+        if entry:
+            used = entry & 31
+            pool >>= used
+            pool_bits -= used
+            if entry & 32:
+                continue
+            negative = entry >> 6 & 1
+            magnitude = entry >> 7
+        else:
+            magnitude, negative, pool, pool_bits = _laplace_attempt(t, pool, pool_bits, source)
+            if negative < 0:
+                continue
+        # Accept with probability exp(-gamma) (Algorithm 3, by _bernoulli_exp): one exp(-1)
+        # coin per subtraction of 1 while gamma > 1 (`whole` of them), then Algorithm 1 for
+        # the rest, num/den <= 1.
+        gamma = gamma_cache.get(magnitude)
+        if gamma is None:
+            num = (magnitude * qt - p) ** 2
+            common = math.gcd(num, gamma_den)
+            num //= common
+            den = gamma_den // common
+            whole = (num - 1) // den if num else 0
+            num -= whole * den
+            n_bits = (den - 1).bit_length()
+            gamma = (whole, num, den, n_bits, (1 << n_bits) - 1)
+            if len(gamma_cache) < _GAMMA_CACHE_SIZE:
+                gamma_cache[magnitude] = gamma
+        whole, num, den, n_bits, mask = gamma
+        heads = 1
+        for _ in range(whole):
+            if pool_bits < _TABLE_BITS and chunks:
+                pool |= chunks.pop() << pool_bits
+                pool_bits += _CHUNK_BITS
+            entry = coin_table[pool & _TABLE_MASK] if pool_bits >= _TABLE_BITS else 0
+            if entry:
+                pool >>= entry >> 1
+                pool_bits -= entry >> 1
+                heads = entry & 1
+            else:
+                heads, pool, pool_bits = _exp_minus_one_coin(pool, pool_bits, source)
+            if not heads:
+                break
+        if not heads:
+            continue
+        k, bound = 1, den
+        while True:
+            while True:
+                if pool_bits < n_bits:
+                    pool, pool_bits = source._top_up(pool, pool_bits, n_bits)
+                value = pool & mask
+                pool >>= n_bits
+                pool_bits -= n_bits
+                if value < bound:
+                    break
+            if value >= num:
+                break
+            k += 1
+            bound = den * k
+            n_bits = (bound - 1).bit_length()
+            mask = (1 << n_bits) - 1
+        if k & 1:
+            draws[n_done] = -magnitude if negative else magnitude
+            n_done += 1
+    source._pool, source._pool_bits = pool, pool_bits
+    return draws
 
 
 def _exact_rho(rho) -> Fraction:
     """``rho`` as a positive Fraction: Fractions and ints as given, floats by their binary value."""
     if isinstance(rho, (Fraction, numbers.Integral)) and not isinstance(rho, bool):
-        value = Fraction(rho)
+        value = Fraction(rho)  # made of Python ints below (numpy integers have no bit_length)
+        value = Fraction(int(value.numerator), int(value.denominator))
         if value <= 0:
             raise ValueError(f"rho must be > 0 (allowed range: 0 < rho < inf), got {rho!r}")
         return value
@@ -247,10 +521,11 @@ def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     3. return :math:`\mu + Y`.
 
     Every Bernoulli(:math:`e^{-\gamma}`) coin is tossed exactly for rational
-    :math:`\gamma` (``fractions.Fraction``), by comparisons of uniform random integers drawn
-    from ``random_seed``; no floating point enters, so the output law is exactly DG for the rational
-    ``rho`` used. A float ``rho`` is taken at its exact binary value (``Fraction(rho)``); pass
-    a ``Fraction`` (e.g. ``census_level("block").rho_exact``) for a decimal or ratio budget.
+    :math:`\gamma` (numerator and denominator as Python integers), by comparisons of uniform
+    random integers drawn from ``random_seed``; no floating point enters, so the output law is
+    exactly DG for the rational ``rho`` used. A float ``rho`` is taken at its exact binary
+    value (``Fraction(rho)``); pass a ``Fraction`` (e.g. ``census_level("block").rho_exact``)
+    for a decimal or ratio budget.
 
     Parameters
     ----------
@@ -272,7 +547,8 @@ def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     -----
     Reference: C. L. Canonne, G. Kamath and T. Steinke, "The discrete Gaussian for
     differential privacy", NeurIPS 2020, Algorithms 1-3. Expected cost is a few dozen
-    Python-level integer operations per draw (tens of microseconds).
+    Python-level integer operations per draw (4-9 microseconds at rho from 1000 down to
+    0.01), the coins of the Laplace proposal mostly read off 16-bit look-up tables.
     """
     rho_exact = _exact_rho(rho)
     mu = check_count(mu, "mu")
@@ -280,13 +556,7 @@ def sample_exact(mu, rho, size=None, random_seed=None) -> np.ndarray:
     rng = as_generator(random_seed, "random_seed")
     sigma2 = 1 / (2 * rho_exact)
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
-    bits = _RandomBits(rng)
-    n_draws = math.prod(shape)
-    noise = np.fromiter(
-        (_discrete_gaussian_exact(sigma2, t, bits) for _ in range(n_draws)),
-        dtype=np.int64,
-        count=n_draws,
-    )
+    noise = np.array(_exact_noise(sigma2, t, math.prod(shape), _RandomBits(rng)), dtype=np.int64)
     return noise.reshape(shape) + mu
 
 

@@ -169,6 +169,102 @@ def test_random_bits_below_large_bound():
     assert bits.below(1) == 0
 
 
+# ---------------------------------------------------------------- exact sampler: same draws
+
+#: First 12 draws of sample_exact(0, rho, size=12, random_seed=20260102), recorded from the
+#: Fraction-based implementation before the integer rewrite; they must never change.
+PINNED_EXACT_DRAWS = [
+    (census_level("block").rho_exact, [1, -1, -1, 1, 0, 1, -2, 0, 3, -1, 2, 0]),
+    (Fraction(1, 3), [-1, 0, 1, 0, 0, 0, 0, 1, 0, -2, -2, 1]),
+    (0.01, [-4, 15, -2, 10, 4, -3, 7, -16, 7, -4, -6, -1]),
+    (1.0, [0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 1, 0]),
+    (10.0, [0] * 12),
+    (1e-06, [-274, -2258, 940, 120, 1603, -1, 1249, 884, -599, -606, -94, 169]),
+    (3, [0, 0, 0, 0, 0, 0, 0, 0, -1, 0, 0, -1]),
+]
+
+
+@pytest.mark.parametrize(("rho", "expected"), PINNED_EXACT_DRAWS)
+def test_exact_sampler_pinned_draws(rho, expected):
+    assert sample_exact(0, rho, size=12, random_seed=20260102).tolist() == expected
+
+
+def test_exact_sampler_pinned_generator_state():
+    """300 draws at rho = 0.099 leave the Generator where the Fraction version left it."""
+    rng = np.random.default_rng(5)
+    sample_exact(0, 0.099, size=300, random_seed=rng)
+    assert rng.integers(0, 2**63, size=2).tolist() == [7032922419469868976, 6478242258367422973]
+
+
+def reference_exact_draws(rho, n_draws, bits):
+    """CKS Algorithm 3 function by function, gamma as a Fraction (the original implementation)."""
+    sigma2 = 1 / (2 * Fraction(rho))
+    t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
+    shift, two_sigma2 = sigma2 / t, 2 * sigma2
+    draws = []
+    while len(draws) < n_draws:
+        y = dg_sampling._discrete_laplace(t, bits)
+        gamma = (abs(y) - shift) ** 2 / two_sigma2
+        if dg_sampling._bernoulli_exp(gamma.numerator, gamma.denominator, bits):
+            draws.append(y)
+    return draws
+
+
+@pytest.mark.parametrize(
+    "rho",
+    [census_level("block").rho_exact, Fraction(1, 3), 0.099, 1.0, 10, 1e6, Fraction(10**12 + 1, 3),
+     1e-4, Fraction(1, 2 * 33**2)],  # t = 71 and t = 34: no Laplace attempt table
+)
+def test_exact_noise_draws_what_the_building_blocks_draw(rho):
+    """Same draws, same bits consumed: the reference continues identically on the same source."""
+    fast = dg_sampling._RandomBits(np.random.default_rng(17), words_per_refill=8)
+    slow = dg_sampling._RandomBits(np.random.default_rng(17), words_per_refill=8)
+    sigma2 = 1 / (2 * dg_sampling._exact_rho(rho))
+    t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
+    for n_draws in (1, 400, 7):
+        assert dg_sampling._exact_noise(sigma2, t, n_draws, fast) == reference_exact_draws(
+            rho, n_draws, slow)
+        assert fast.bits(64) == slow.bits(64)
+        assert fast.below(10**30) == slow.below(10**30)
+    assert fast._rng.integers(2**63) == slow._rng.integers(2**63)
+
+
+def test_exp_minus_one_coin_table_matches_coin():
+    table = dg_sampling._exp_minus_one_coin_table()
+    source = dg_sampling._RandomBits(np.random.default_rng(18))
+    rng = np.random.default_rng(19)
+    for key in rng.integers(0, len(table), size=3000).tolist():
+        pool = key | int(rng.integers(2**62)) << dg_sampling._TABLE_BITS
+        heads, rest, rest_bits = dg_sampling._exp_minus_one_coin(pool, 100, source)
+        if table[key]:
+            assert (heads, 100 - rest_bits) == (table[key] & 1, table[key] >> 1)
+            assert rest == pool >> (table[key] >> 1)
+    assert 0.99 < np.mean([entry != 0 for entry in table]) < 1
+
+
+@pytest.mark.parametrize("t", [1, 3, 8, dg_sampling._MAX_TABLE_SCALE])
+def test_laplace_attempt_table_matches_attempt(t):
+    table = dg_sampling._laplace_attempt_table(t)
+    source = dg_sampling._RandomBits(np.random.default_rng(20))
+    rng = np.random.default_rng(21)
+    for key in rng.integers(0, len(table), size=3000).tolist():
+        pool = key | int(rng.integers(2**62)) << dg_sampling._TABLE_BITS
+        magnitude, negative, rest, rest_bits = dg_sampling._laplace_attempt(t, pool, 100, source)
+        entry = table[key]
+        if entry:
+            used = entry & 31
+            assert (100 - rest_bits, rest) == (used, pool >> used)
+            if entry & 32:
+                assert negative == -1
+            else:
+                assert (magnitude, negative) == (entry >> 7, entry >> 6 & 1)
+
+
+def test_exact_sampler_accepts_numpy_integer_rho():
+    np.testing.assert_array_equal(sample_exact(0, np.int64(3), size=12, random_seed=20260102),
+                                  sample_exact(0, 3, size=12, random_seed=20260102))
+
+
 # ---------------------------------------------------------------- the alias table itself
 
 
