@@ -22,6 +22,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 
+from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
@@ -67,9 +68,14 @@ def render_figures(result: StudyResult) -> dict[str, bytes]:
     """Each figure of ``result`` as PNG bytes (``FIGURE_DPI``, tight bounding box), by stem.
 
     Drawn once each (:func:`dprisk.validation.figures.png.png_bytes`), not three times as
-    ``savefig(..., bbox_inches="tight")`` draws them.
+    ``savefig(..., bbox_inches="tight")`` draws them, and with fewer minor ticks on log axes
+    spanning many decades (:func:`dprisk.validation.figures.log_ticks.thin_log_minor_ticks`).
     """
-    return {stem: png_bytes(fig, FIGURE_DPI) for stem, fig in result.figures.items()}
+    pngs = {}
+    for stem, fig in result.figures.items():
+        thin_log_minor_ticks(fig)
+        pngs[stem] = png_bytes(fig, FIGURE_DPI)
+    return pngs
 
 
 def _run_one(study: Callable[..., StudyResult], paper_scale: bool):
