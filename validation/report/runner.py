@@ -17,12 +17,13 @@ included, is returned by pickling (the page reads titles, labels and legends fro
 
 from __future__ import annotations
 
-import io
 import multiprocessing
 import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 
+from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
+from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
 __all__ = ["COST_HINTS", "FIGURE_DPI", "PRELOAD", "available_cores", "render_figures",
@@ -64,12 +65,16 @@ def available_cores() -> int:
 
 
 def render_figures(result: StudyResult) -> dict[str, bytes]:
-    """Each figure of ``result`` as PNG bytes (``FIGURE_DPI``, tight bounding box), by stem."""
+    """Each figure of ``result`` as PNG bytes (``FIGURE_DPI``, tight bounding box), by stem.
+
+    Drawn once each (:func:`dprisk.validation.figures.png.png_bytes`), not three times as
+    ``savefig(..., bbox_inches="tight")`` draws them, and with fewer minor ticks on log axes
+    spanning many decades (:func:`dprisk.validation.figures.log_ticks.thin_log_minor_ticks`).
+    """
     pngs = {}
     for stem, fig in result.figures.items():
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight")
-        pngs[stem] = buffer.getvalue()
+        thin_log_minor_ticks(fig)
+        pngs[stem] = png_bytes(fig, FIGURE_DPI)
     return pngs
 
 

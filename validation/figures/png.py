@@ -1,0 +1,122 @@
+"""A figure as PNG bytes, laid out and drawn once, cropped to what it draws.
+
+``fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")`` of a figure with a
+layout engine (the report's are constrained) draws the figure three times over: once with
+drawing disabled to run the layout, once more to measure the tight bounding box
+(``Figure.get_tightbbox``: every axis locates and formats its ticks again), and a third time
+into the pixels it writes. :func:`png_bytes` draws it once, with the layout, into an Agg
+canvas at ``dpi``, and crops those pixels to the box of everything drawn (the pixels that
+differ from the background), padded by ``savefig.pad_inches`` as ``bbox_inches="tight"``
+pads its box. The crop is the same picture as the tight box's: the layout is the same (run at
+the same dpi) and nothing is drawn again; edges may differ by a pixel (the tight box counts the
+full boxes of texts, the crop only their drawn pixels).
+
+What lies beyond the canvas, the tight box would include and a crop cannot. The figure is then
+saved by ``savefig`` instead: when something is drawn up to the canvas's edge (it may go on
+beyond), when an artist of the figure itself (a text, a legend, of it or of a subfigure) reaches
+past the edge, and when the figure has no layout engine (nothing then keeps the axes'
+decorations inside the figure). The decorations of the axes of a laid-out figure are inside:
+its layout engine put them there.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure, SubFigure
+from matplotlib.image import imsave
+
+__all__ = ["png_bytes"]
+
+#: zlib level 3 instead of Pillow's default 6: the same pixels, encoded in 40% less time into a
+#: file about 4% larger (the report's 27 figures: 0.8 s and 2.94 MB against 1.3 s and 2.84 MB).
+_PNG_OPTIONS = {"compress_level": 3}
+
+
+def png_bytes(fig: Figure, dpi: float) -> bytes:
+    """``fig`` as PNG at ``dpi``, cropped to its drawn content (``bbox_inches="tight"``).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        Drawn (and laid out by its layout engine, if any) here; its dpi and canvas are
+        restored afterwards.
+    dpi : float
+        Resolution of the PNG, as ``savefig``'s ``dpi``.
+
+    Returns
+    -------
+    bytes
+        The PNG file.
+    """
+    pixels = _draw_pixels(fig, dpi) if fig.get_layout_engine() is not None else None
+    box = None if pixels is None else _drawn_box(pixels)
+    if box is None:  # maybe something beyond the canvas (or nothing drawn)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+        return buffer.getvalue()
+    top, bottom, left, right = box
+    pad = round(mpl.rcParams["savefig.pad_inches"] * dpi)
+    cropped = np.empty((bottom - top + 2 * pad, right - left + 2 * pad, 4), dtype=np.uint8)
+    cropped[...] = pixels[0, 0]
+    cropped[pad:pad + bottom - top, pad:pad + right - left] = pixels[top:bottom, left:right]
+    buffer = io.BytesIO()
+    imsave(buffer, cropped, format="png", dpi=dpi, pil_kwargs=_PNG_OPTIONS)
+    return buffer.getvalue()
+
+
+def _draw_pixels(fig: Figure, dpi: float) -> np.ndarray | None:
+    """RGBA pixels of ``fig`` drawn once (layout included) at ``dpi``, rows from the top.
+
+    None when an artist of the figure itself reaches beyond the canvas.
+    """
+    canvas, figure_dpi = fig.canvas, fig.dpi
+    try:
+        fig.dpi = dpi
+        agg = FigureCanvasAgg(fig)
+        agg.draw()
+        if _figure_artist_outside(fig, agg.get_renderer()):
+            return None
+        return np.array(agg.buffer_rgba())
+    finally:
+        fig.dpi = figure_dpi
+        fig.set_canvas(canvas)
+
+
+def _figure_artist_outside(fig: Figure, renderer) -> bool:
+    """Whether an artist of ``fig`` or of a subfigure (not of an axes) leaves the canvas."""
+    width, height = fig.bbox.width, fig.bbox.height
+    pending = [fig]
+    while pending:
+        parent = pending.pop()
+        for artist in parent.get_children():
+            if isinstance(artist, SubFigure):
+                pending.append(artist)
+            elif (artist is not parent.patch and not isinstance(artist, Axes)
+                  and artist.get_visible()):
+                box = artist.get_window_extent(renderer)
+                if (box.x0 < -0.5 or box.y0 < -0.5 or box.x1 > width + 0.5
+                        or box.y1 > height + 0.5):
+                    return True
+    return False
+
+
+def _drawn_box(pixels: np.ndarray) -> tuple[int, int, int, int] | None:
+    """``(top, bottom, left, right)`` (end-exclusive) of the pixels unlike the top-left one.
+
+    None when there are none, or when they touch an edge of the canvas.
+    """
+    packed = pixels.view(np.uint32)[..., 0]
+    drawn = packed != packed[0, 0]
+    rows = np.flatnonzero(drawn.any(axis=1))
+    cols = np.flatnonzero(drawn.any(axis=0))
+    if rows.size == 0:
+        return None
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    if top == 0 or left == 0 or bottom == packed.shape[0] or right == packed.shape[1]:
+        return None
+    return int(top), int(bottom), int(left), int(right)
