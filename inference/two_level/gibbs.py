@@ -256,7 +256,9 @@ class ExactConditionals:
             return self.k2_start + (j if x - j < q[j] else alias[j])
         k1 = check_count(k1, "k1")
         branch = k1 - self.params.known
-        allowed = np.isin(k1, self.feasible_x1)
+        allowed = np.zeros(k1.shape, dtype=bool)  # np.isin(k1, feasible_x1), without its setup
+        for value in self.feasible_x1:
+            allowed |= k1 == value
         if not np.all(allowed):
             raise ValueError(
                 f"k1 must be one of the feasible values {self.feasible_x1}, got {k1!r}"
