@@ -270,10 +270,17 @@ class ExactConditionals:
             raise ValueError(
                 f"k1 must be one of the feasible values {self.feasible_x1}, got {k1!r}"
             )
+        return self.x2_given_branch(branch, np.asarray(u, dtype=float))
+
+    def x2_given_branch(self, branch: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """:meth:`x2_given_x1` for ``X1 = m + branch`` on arrays already checked (kernel).
+
+        ``branch`` (int64) holds 0 or 1 with ``m + branch`` feasible, ``u`` float uniforms of
+        the same shape; no checks.
+        """
         t = self._tables
-        u = np.asarray(u, dtype=float)
-        idx = alias_draw(t.q_flat, t.alias_flat, branch * self.width, self.width, u)
-        return self.k2_start + idx
+        return self.k2_start + alias_draw(t.q_flat, t.alias_flat, branch * self.width,
+                                          self.width, u)
 
     def draw_x1_given_x2(self, k2, rng: np.random.Generator):
         """:meth:`x1_given_x2` with uniforms from ``rng`` (one per element of ``k2``)."""
