@@ -318,15 +318,17 @@ def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains,
     """
     n_releases, _, width = x2_pmf.shape
     rows = np.repeat(np.arange(n_releases), chains)
-    cdf = np.cumsum(x2_pmf, axis=-1)[rows]  # (N, 2, W)
+    # (N * 2, W): row 2 i + b is the X2 | X1 = m + b CDF of chain i (one take per sweep)
+    cdf = np.cumsum(x2_pmf, axis=-1)[rows].reshape(2 * rows.size, width)
     p1 = prob_x1[rows]
     n = rows.size
     last = width - 1
     chain_rows = np.arange(n)
+    cdf_rows = 2 * chain_rows
 
     def draw_x2(branch):
         u = rng.random(n)[:, None]
-        return np.minimum((u >= cdf[chain_rows, branch]).sum(axis=1), last)
+        return np.minimum((u >= cdf.take(cdf_rows + branch, axis=0)).sum(axis=1), last)
 
     branch = (rng.random(n) < p).astype(np.int64)
     index = draw_x2(branch)
