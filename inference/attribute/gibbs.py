@@ -103,14 +103,16 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
         conds.append(ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS))
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
+        # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies in it
+        # (x2_given_x1 draws on the window), so the sweep looks the values up
+        log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
     cell = rng.choice(k, size=chains, p=prior)
     x2 = _draw_x2(conds, known, cell, rng)
     out_cell = np.empty((chains, draws), dtype=np.int64)
     out_x2 = np.empty((chains, draws, k), dtype=np.int64)
     for sweep in range(tune + draws):
-        with np.errstate(divide="ignore"):
-            log_ratio = np.stack([logit(conds[j].prob_x1_given_x2(x2[:, j])) for j in range(k)],
-                                 -1)
+        log_ratio = np.stack([log_ratio_tables[j][x2[:, j] - conds[j].k2_start]
+                              for j in range(k)], -1)
         scores = log_prior + log_ratio
         prob = np.exp(scores - logsumexp(scores)[:, None])
         cell = (rng.random(chains)[:, None] > np.cumsum(prob, -1)[:, :-1]).sum(-1)
@@ -125,5 +127,10 @@ def _draw_x2(conds, known, cell, rng) -> np.ndarray:
     """``X2_j | X1_j = m_j + 1[j = C]`` for every cell and chain."""
     x2 = np.empty((cell.size, known.size), dtype=np.int64)
     for j, cond in enumerate(conds):
-        x2[:, j] = cond.x2_given_x1(known[j] + (cell == j), rng.random(cell.size))
+        branch = (cell == j).astype(np.int64)
+        u = rng.random(cell.size)
+        if len(cond.feasible_x1) == 2:  # both values of X1_j possible: no check needed
+            x2[:, j] = cond.x2_given_branch(branch, u)
+        else:  # checked (an impossible X1_j raises, naming the feasible values)
+            x2[:, j] = cond.x2_given_x1(known[j] + branch, u)
     return x2

@@ -193,7 +193,8 @@ def _bisection(tables: VariantTables):
     lo = np.full(n, -8.0)  # offsets j = x1* - m with log-odds <= TIE_ATOL (to be checked)
     hi = np.full(n, 8.0)   # offsets with log-odds > TIE_ATOL
     for _ in range(60):
-        bad_lo = tables.log_odds(lo) > TIE_ATOL
+        lo_odds = tables.log_odds(lo)  # kept with lo: each row's value depends on its row only
+        bad_lo = lo_odds > TIE_ATOL
         bad_hi = ~(tables.log_odds(hi) > TIE_ATOL)
         if not (bad_lo.any() or bad_hi.any()):
             break
@@ -204,11 +205,13 @@ def _bisection(tables: VariantTables):
         raise RuntimeError("could not bracket the variant's decision threshold")
     while np.any(hi - lo > 1):
         mid = np.floor((lo + hi) / 2)
-        above = tables.log_odds(mid) > TIE_ATOL
+        mid_odds = tables.log_odds(mid)
+        above = mid_odds > TIE_ATOL
         active = hi - lo > 1
         hi = np.where(active & above, mid, hi)
         lo = np.where(active & ~above, mid, lo)
-    return hi, np.abs(tables.log_odds(lo)) <= TIE_ATOL
+        lo_odds = np.where(active & ~above, mid_odds, lo_odds)
+    return hi, np.abs(lo_odds) <= TIE_ATOL
 
 
 def variant_chain_up(table, x1_star, y1_star, params: Scenario) -> np.ndarray:
@@ -315,15 +318,17 @@ def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains,
     """
     n_releases, _, width = x2_pmf.shape
     rows = np.repeat(np.arange(n_releases), chains)
-    cdf = np.cumsum(x2_pmf, axis=-1)[rows]  # (N, 2, W)
+    # (N * 2, W): row 2 i + b is the X2 | X1 = m + b CDF of chain i (one take per sweep)
+    cdf = np.cumsum(x2_pmf, axis=-1)[rows].reshape(2 * rows.size, width)
     p1 = prob_x1[rows]
     n = rows.size
     last = width - 1
     chain_rows = np.arange(n)
+    cdf_rows = 2 * chain_rows
 
     def draw_x2(branch):
         u = rng.random(n)[:, None]
-        return np.minimum((u >= cdf[chain_rows, branch]).sum(axis=1), last)
+        return np.minimum((u >= cdf.take(cdf_rows + branch, axis=0)).sum(axis=1), last)
 
     branch = (rng.random(n) < p).astype(np.int64)
     index = draw_x2(branch)

@@ -88,11 +88,13 @@ class _Tables:
     ``x2_pmf[r, b]`` is ``P[X2 | X1 = m + b]``, ``p1[r]`` is ``P[X1 = m + 1 | X2]`` on the
     window, ``a[r, b] = P[X1' = m + 1 | X1 = m + b]`` the X1 chain's transition and
     ``pair_pmf[r, 2 b + b']`` is ``P[X2 | X1 = m + b, X1' = m + b']`` (see
-    :func:`gibbs_sample`), each with alias tables.
+    :func:`gibbs_sample`), each with alias tables. With ``pairs=False`` the chain's
+    ``a`` and the pair tables (only :func:`gibbs_sample`'s block loop uses them) are not
+    built: the single-state kernels of :class:`ExactConditionals` need the rest alone.
     """
 
     def __init__(self, release: Release, params: Scenario, tail_mass: float,
-                 compiled: bool = False):
+                 compiled: bool = False, *, pairs: bool = True):
         xs, ys = release.flat()
         table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
@@ -109,6 +111,14 @@ class _Tables:
         with np.errstate(over="ignore", invalid="ignore"):
             p1 = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
         self.p1 = np.where(np.isfinite(log_joint[:, 1]), p1, 0.0)
+        self.q_flat = self.q.ravel()
+        self.alias_flat = self.alias.ravel()
+        self.p1_flat = self.p1.ravel()
+        if pairs:
+            self._pair_tables(compiled)
+
+    def _pair_tables(self, compiled: bool) -> None:
+        """``a``, ``pair_pmf`` and the pair alias tables, from ``x2_pmf`` and ``p1``."""
         # The X1 chain and X2 given two consecutive X1 values.
         moves = np.stack([1.0 - self.p1, self.p1], axis=1)  # (R, b', W)
         pair = self.x2_pmf[:, :, None, :] * moves[:, None, :, :]  # (R, b, b', W)
@@ -116,9 +126,6 @@ class _Tables:
         self.a = np.where(norm > 0, pair[:, :, 1].sum(-1) / np.where(norm > 0, norm, 1.0), 0.0)
         self.pair_pmf = _normalise(pair.reshape(len(self.start), 4, self.width))
         self.pair_q, self.pair_alias = alias_table(self.pair_pmf, compiled=compiled)
-        self.q_flat = self.q.ravel()
-        self.alias_flat = self.alias.ravel()
-        self.p1_flat = self.p1.ravel()
         self.pair_q_flat = self.pair_q.ravel()
         self.pair_alias_flat = self.pair_alias.ravel()
 
@@ -170,7 +177,7 @@ class ExactConditionals:
     def _tabulate(self, release: Release, params: Scenario, tail_mass: float) -> None:
         self.params = params
         self.release = release.one("ExactConditionals")
-        self._tables = _Tables(release, params, tail_mass)
+        self._tables = _Tables(release, params, tail_mass, pairs=False)
         self.k2_start = int(self._tables.start[0])
         self.width = self._tables.width
         self.k2_values = self.k2_start + np.arange(self.width)
@@ -256,15 +263,24 @@ class ExactConditionals:
             return self.k2_start + (j if x - j < q[j] else alias[j])
         k1 = check_count(k1, "k1")
         branch = k1 - self.params.known
-        allowed = np.isin(k1, self.feasible_x1)
+        allowed = np.zeros(k1.shape, dtype=bool)  # np.isin(k1, feasible_x1), without its setup
+        for value in self.feasible_x1:
+            allowed |= k1 == value
         if not np.all(allowed):
             raise ValueError(
                 f"k1 must be one of the feasible values {self.feasible_x1}, got {k1!r}"
             )
+        return self.x2_given_branch(branch, np.asarray(u, dtype=float))
+
+    def x2_given_branch(self, branch: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """:meth:`x2_given_x1` for ``X1 = m + branch`` on arrays already checked (kernel).
+
+        ``branch`` (int64) holds 0 or 1 with ``m + branch`` feasible, ``u`` float uniforms of
+        the same shape; no checks.
+        """
         t = self._tables
-        u = np.asarray(u, dtype=float)
-        idx = alias_draw(t.q_flat, t.alias_flat, branch * self.width, self.width, u)
-        return self.k2_start + idx
+        return self.k2_start + alias_draw(t.q_flat, t.alias_flat, branch * self.width,
+                                          self.width, u)
 
     def draw_x1_given_x2(self, k2, rng: np.random.Generator):
         """:meth:`x1_given_x2` with uniforms from ``rng`` (one per element of ``k2``)."""

@@ -30,3 +30,22 @@ def test_same_draws_as_pm_sample(method):
         got = chain.run(**run)
         for name in ("X1", "X2"):
             assert np.array_equal(tree.posterior[name].values, got[name])
+
+
+@pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
+@pytest.mark.parametrize("method", ["pymc-gibbs", "pymc"])
+def test_batched_values_equal_point_by_point(method, prior):
+    """The integer quantities computed once per run equal the per-draw compiled calls."""
+    params = {**PARAMS, "prior": prior}
+    models = [build_hierarchical_model(*RELEASES[0], **params) for _ in range(2)]
+    chains = [CompiledChain(model, pymc_steps(model, method)) for model in models]
+    assert chains[0]._batched is not None
+    chains[1]._batched = None  # the per-draw path
+    for k, release in enumerate(RELEASES):
+        for model in models:
+            set_release(model, *release)
+        run = {"draws": 50, "tune": 10 * k, "random_seed": 300 + k, "chains": 1 + k % 2}
+        got, expected = (chain.run(**run) for chain in chains)
+        for name in ("X1", "X2"):
+            assert got[name].dtype == expected[name].dtype
+            assert np.array_equal(got[name], expected[name])
