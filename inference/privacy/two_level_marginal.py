@@ -38,13 +38,14 @@ from dprisk.inference.studies.setup import (
     validated_study_params,
 )
 from dprisk.models.mechanism import discrete_gaussian as dg
-from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
+from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 
 __all__ = ["HierarchicalMarginal", "marginal_hierarchical", "marginal_kernel",
            "posterior_over_x1"]
 
-#: Most cells :func:`posterior_over_x1` evaluates in one pass (noises x cells; 8 MiB each array).
-_NOISE_BLOCK_CELLS = 2**20
+#: Most cells :func:`posterior_over_x1` evaluates in one pass (noises x cells): 512 KiB per
+#: array, which stays in cache (measured fastest of 2**14 to 2**20 on the census search).
+_NOISE_BLOCK_CELLS = 2**16
 
 
 @dataclass(frozen=True)
@@ -95,10 +96,27 @@ def posterior_over_x1(log_odds_at_known, params, tail_mass: float, *, weight_rho
     # the order of the noises
     step = max(1, _NOISE_BLOCK_CELLS // max(1, log_odds_at_known.size))
     for start in range(0, len(weights), step):
-        posteriors = expit(log_odds_at_known + shifts[start:start + step])
+        posteriors = _expit_in_place(log_odds_at_known + shifts[start:start + step])
         for weight, posterior in zip(weights[start:start + step], posteriors, strict=True):
-            posterior_mean += weight * posterior
+            posterior *= weight
+            posterior_mean += posterior
     return posterior_mean, outside
+
+
+def _expit_in_place(x: np.ndarray) -> np.ndarray:
+    r""":func:`dprisk.models.numerics.expit` of ``x`` (a new float array), overwriting ``x``.
+
+    The same float operations per element, :math:`1/(1 + e^{-|x|})` for ``x >= 0`` and
+    :math:`e^{-|x|}/(1 + e^{-|x|})` otherwise (one quotient: the numerator chosen first),
+    with fewer temporaries; equal to ``expit`` bit for bit (a test checks).
+    """
+    small = np.abs(x)
+    np.negative(small, out=small)
+    np.exp(small, out=small)
+    numerator = np.where(x >= 0, 1.0, small)
+    np.add(small, 1.0, out=x)
+    numerator /= x
+    return numerator
 
 
 @functools.lru_cache(maxsize=64)
