@@ -403,19 +403,17 @@ def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: S
     that makes each ``x1*`` term largest); plus the ``x1*`` mass left out of that average.
     Divide by p for the marginal risk.
     """
-    from dprisk.inference.privacy.two_level_marginal import posterior_over_x1
+    from dprisk.inference.privacy.two_level_marginal import posteriors_over_x1
 
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
                                  shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
-    cells = []
-    for rho1 in rho1_ends:
-        if cells and rho1 == rho1_ends[0]:  # rho1 fixed: the same call, the same values
-            cells.append(cells[0])
-            continue
-        mean, outside = posterior_over_x1(top, params_lower, tail_mass, weight_rho1=rho1,
-                                          odds_rho1=rho1_ends)
-        cells.append(mean + outside)
+    # the weights at each end (once when rho1 is fixed), the posteriors evaluated once
+    weight_rho1s = rho1_ends[:1] if rho1_ends[0] == rho1_ends[1] else rho1_ends
+    cells = [mean + outside for mean, outside in posteriors_over_x1(
+        top, params_lower, tail_mass, weight_rho1s, odds_rho1=rho1_ends)]
+    if len(cells) == 1:  # rho1 fixed: both ends have the same values
+        cells *= 2
     return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 

@@ -41,7 +41,7 @@ from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 
 __all__ = ["HierarchicalMarginal", "marginal_hierarchical", "marginal_kernel",
-           "posterior_over_x1"]
+           "posterior_over_x1", "posteriors_over_x1"]
 
 #: Most cells :func:`posterior_over_x1` evaluates in one pass (noises x cells): 512 KiB per
 #: array, which stays in cache (measured fastest of 2**14 to 2**20 on the census search).
@@ -84,23 +84,41 @@ def posterior_over_x1(log_odds_at_known, params, tail_mass: float, *, weight_rho
     (``hi`` for :math:`1 + e \ge 0`); ``K`` is then that of ``params.rho1`` (the smallest).
     """
     rho1 = float(params.rho1)
-    weight_rho1 = rho1 if weight_rho1 is None else float(weight_rho1)
+    weight_rho1 = rho1 if weight_rho1 is None else weight_rho1
+    return posteriors_over_x1(log_odds_at_known, params, tail_mass, (weight_rho1,),
+                              odds_rho1=odds_rho1)[0]
+
+
+def posteriors_over_x1(log_odds_at_known, params, tail_mass: float, weight_rho1s, *,
+                       odds_rho1=None) -> list:
+    r""":func:`posterior_over_x1` at each precision of ``weight_rho1s`` (kernel).
+
+    The posteriors :math:`\operatorname{expit}(L_m + 2\rho_1(1 + e))` do not depend on the
+    weights' precision, so they are evaluated once for all (the interval bound with rho1
+    moving asks for both ends' weights); each average is summed as one call would sum it.
+    Returns ``[(averages, left-out mass), ...]`` in the order of ``weight_rho1s``.
+    """
+    rho1 = float(params.rho1)
     lo, hi = (rho1, rho1) if odds_rho1 is None else odds_rho1
-    noises, weights, outside = _x1_noise_weights(rho1, float(tail_mass), weight_rho1)
+    tables = [_x1_noise_weights(rho1, float(tail_mass), float(weight_rho1))
+              for weight_rho1 in weight_rho1s]
+    noises = tables[0][0]
     log_odds_at_known = np.asarray(log_odds_at_known, dtype=float)
     # 2 rho1 (1 + e) per noise: the same float products as a scalar per noise
     shifts = 2.0 * np.where(noises >= -1, hi, lo) * (1 + noises)
     shifts = shifts.reshape((-1,) + (1,) * log_odds_at_known.ndim)
-    posterior_mean = np.zeros(log_odds_at_known.shape)
+    means = [np.zeros(log_odds_at_known.shape) for _ in tables]
+    weighted = np.empty(log_odds_at_known.shape)
     # elementwise passes over blocks of noises (the values of one call per noise), summed in
     # the order of the noises
     step = max(1, _NOISE_BLOCK_CELLS // max(1, log_odds_at_known.size))
-    for start in range(0, len(weights), step):
+    for start in range(0, noises.size, step):
         posteriors = _expit_in_place(log_odds_at_known + shifts[start:start + step])
-        for weight, posterior in zip(weights[start:start + step], posteriors, strict=True):
-            posterior *= weight
-            posterior_mean += posterior
-    return posterior_mean, outside
+        for row, posterior in enumerate(posteriors, start):
+            for mean, (_, weights, _) in zip(means, tables, strict=True):
+                np.multiply(weights[row], posterior, out=weighted)
+                mean += weighted
+    return [(mean, outside) for mean, (_, _, outside) in zip(means, tables, strict=True)]
 
 
 def _expit_in_place(x: np.ndarray) -> np.ndarray:

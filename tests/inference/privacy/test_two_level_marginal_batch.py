@@ -4,14 +4,19 @@
 elementwise pass each, expit in place) with the weights computed once per precision; it must
 give the values of the scalar loop it replaced (one ``expit`` call and one weight per noise,
 summed in the order of the noises) to the last bit: for rho1 fixed and moving (the bound's
-``weight_rho1`` / ``odds_rho1``), 1-d and 2-d log-odds with infinities, one block or many.
+``weight_rho1`` / ``odds_rho1``, both ends' weights from one pass), 1-d and 2-d log-odds
+with infinities, one block or many.
 """
 
 import numpy as np
 import pytest
 
 from dprisk.inference.privacy import two_level_marginal
-from dprisk.inference.privacy.two_level_marginal import _expit_in_place, posterior_over_x1
+from dprisk.inference.privacy.two_level_marginal import (
+    _expit_in_place,
+    posterior_over_x1,
+    posteriors_over_x1,
+)
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import dg_log_normalizer, expit
 from dprisk.models.scenario import Scenario
@@ -59,3 +64,10 @@ def test_posterior_over_x1_is_the_scalar_loop(block_cells, monkeypatch):
             assert outside == outside_loop
             assert mean.shape == mean_loop.shape
             assert mean.tobytes() == mean_loop.tobytes()
+        # both ends' weights from one evaluation of the posteriors (the bound, rho1 moving)
+        ends = (rho1, rho1 * 1.01)
+        both = posteriors_over_x1(log_odds, params, 1e-9, ends, odds_rho1=ends)
+        for (mean, outside), weight_rho1 in zip(both, ends, strict=True):
+            mean_loop, outside_loop = _scalar_loop(log_odds, params, 1e-9,
+                                                   weight_rho1=weight_rho1, odds_rho1=ends)
+            assert outside == outside_loop and mean.tobytes() == mean_loop.tobytes()
