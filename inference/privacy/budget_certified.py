@@ -255,6 +255,14 @@ def _near_offset_levels(top: np.ndarray, rho1_ends) -> np.ndarray:
     return np.flatnonzero(finite & near)
 
 
+def _grid_cells(grid, index=None):
+    """``(x2*, y1*)`` of the grid's cells (flat, ``x2*``-major), or of the cells ``index``."""
+    if index is None:
+        return tuple(a.ravel() for a in np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij"))
+    rows, columns = np.divmod(index, grid.y1_star.size)
+    return grid.x2_star[rows], grid.y1_star[columns]
+
+
 def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
                     params_upper: Scenario, tail_mass: float, shares, memo=None):
     r"""The grids built at both ends and :math:`\bar L` per cell (flat, ``x2*``-major).
@@ -271,15 +279,14 @@ def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
     grid_of = memo.grid if isinstance(memo, GridStore) else grid_for_truth
     grids = [grid_of(x2, x2 - known - 1, params, tail_mass)
              for params in (params_lower, params_upper)]
-    x2s, y1s = (a.ravel() for a in np.meshgrid(grids[0].x2_star, grids[0].y1_star,
-                                               indexing="ij"))
     cells = (grids[0].x2_star.tobytes(), grids[0].y1_star.tobytes(), tuple(shares))
 
     def compute(params: Scenario):
         stats = (memo.statistics(params, grids[0].x2_star, grids[0].y1_star, shares)
                  if isinstance(memo, GridStore)
                  else grid_statistics(grids[0].x2_star, grids[0].y1_star, params, shares))
-        return _cell_statistics(x2s, y1s, params, shares) if stats is None else stats
+        return (_cell_statistics(*_grid_cells(grids[0]), params, shares) if stats is None
+                else stats)
 
     plain = memo.tables if isinstance(memo, GridStore) else memo
     odds_a, mean_a = _memo_statistics(plain, cells, compute, params_lower)
@@ -287,8 +294,9 @@ def _log_odds_bound(lower: float, upper: float, x2: int, params_lower: Scenario,
     top = _log_odds_top(odds_a, mean_a, odds_b, mean_b, upper - lower)
     index = _near_offset_levels(top, (float(params_lower.rho1), float(params_upper.rho1)))
     if index.size:  # (the tables' statistics already when the sums do not serve the prior)
+        releases = _grid_cells(grids[0], index)
         ends = [array for params in (params_lower, params_upper)
-                for array in _cell_statistics(x2s[index], y1s[index], params, shares)]
+                for array in _cell_statistics(*releases, params, shares)]
         top[index] = _log_odds_top(*ends, upper - lower)
     return grids, top
 
@@ -395,16 +403,17 @@ def marginal_upper_bound(lower: float, upper: float, *, x2: int, params_lower: S
     that makes each ``x1*`` term largest); plus the ``x1*`` mass left out of that average.
     Divide by p for the marginal risk.
     """
-    from dprisk.inference.privacy.two_level_marginal import posterior_over_x1
+    from dprisk.inference.privacy.two_level_marginal import posteriors_over_x1
 
     grids, top = _log_odds_bound(lower, upper, x2, params_lower, params_upper, tail_mass,
                                  shares, memo)
     rho1_ends = (float(params_lower.rho1), float(params_upper.rho1))
-    cells = []
-    for rho1 in rho1_ends:
-        mean, outside = posterior_over_x1(top, params_lower, tail_mass, weight_rho1=rho1,
-                                          odds_rho1=rho1_ends)
-        cells.append(mean + outside)
+    # the weights at each end (once when rho1 is fixed), the posteriors evaluated once
+    weight_rho1s = rho1_ends[:1] if rho1_ends[0] == rho1_ends[1] else rho1_ends
+    cells = [mean + outside for mean, outside in posteriors_over_x1(
+        top, params_lower, tail_mass, weight_rho1s, odds_rho1=rho1_ends)]
+    if len(cells) == 1:  # rho1 fixed: both ends have the same values
+        cells *= 2
     return min(_curvature_bound(*cells, grids, lower, upper, params_lower, shares), 1.0)
 
 
