@@ -238,6 +238,9 @@ class Form:
         The methods that draw random numbers.
     sampled : frozenset of str
         Options that apply only with a method of ``sampling`` (``draws``, ``seed``, ...).
+    method_options : tuple of (str, tuple of str)
+        Options that apply only with some methods, as ``(option, methods)`` pairs (e.g.
+        ``("tune", ("pymc",))``: PyMC's tuning steps).
     """
 
     name: str
@@ -248,6 +251,12 @@ class Form:
     methods: tuple = ("exact",)
     sampling: tuple = ()
     sampled: frozenset = field(default_factory=frozenset)
+    method_options: tuple = ()
+
+    @property
+    def taken(self) -> frozenset:
+        """Every option that applies to this form (with some method at least)."""
+        return self.options | self.sampled | {option for option, _ in self.method_options}
 
     def method(self, args) -> str:
         """The requested method (the form's default when ``--method`` is not given)."""
@@ -266,8 +275,7 @@ def describe(forms: list[Form], note: str) -> str:
 
 
 def _owners(dest: str, command: str, forms: list[Form]) -> str:
-    names = [f"the {f.name} form ({f.selector})" for f in forms
-             if dest in f.options or dest in f.sampled]
+    names = [f"the {f.name} form ({f.selector})" for f in forms if dest in f.taken]
     if not names:
         return f"no form of dprisk {command} takes it"
     return "it belongs to " + " and ".join(names)
@@ -284,14 +292,15 @@ def check_form(args, command: str, form: Form, forms: list[Form], *,
     ------
     ValueError
         One line naming the first such option, the form it was given to and the form(s) it
-        belongs to; or a ``--method`` the form does not accept.
+        belongs to; or a ``--method`` the form does not accept; or an option of some methods
+        only (``method_options``) given with another method, naming the methods it belongs to.
     """
-    known = set(never).union(*(f.options | f.sampled for f in forms))
+    known = set(never).union(*(f.taken for f in forms))
     checked = [dest for dest in vars(args) if dest in known]
     where = (f"the {form.name} form of dprisk {command} ({form.selector})" if len(forms) > 1
              else f"dprisk {command}")
     for dest in checked:
-        if not given(args, dest) or dest in form.options or dest in form.sampled:
+        if not given(args, dest) or dest in form.taken:
             continue
         raise ValueError(f"{flag(dest)} does not apply to {where}; "
                          f"{_owners(dest, command, forms)}")
@@ -302,6 +311,10 @@ def check_form(args, command: str, form: Form, forms: list[Form], *,
         allowed = (f"one of {', '.join(form.methods)}" if len(form.methods) > 1
                    else form.methods[0])
         raise ValueError(f"--method must be {allowed} for {where}, got {method!r}{belongs}")
+    for dest, methods in form.method_options:
+        if given(args, dest) and method not in methods:
+            raise ValueError(f"{flag(dest)} does not apply to --method {method} of {where}; "
+                             f"it belongs to --method {'|'.join(methods)}")
     if form.samples(args):
         return
     for dest in checked:

@@ -4,6 +4,10 @@ Three forms: single level (``--rho1 --x1-star``), two levels (``--rho2`` given: 
 --x2-star --y1-star``) and nested levels (``--rhos --siblings --stars``). An option of
 another form, or a sampling option (``--draws``, ``--chains``, ``--seed``) with ``--method
 exact``, is refused. A sampled answer reports its seed (drawn when ``--seed`` is not given).
+``--tune N`` (``pm.sample``'s ``tune``: tuning iterations per chain, discarded; default 1000)
+applies to the PyMC methods only (``pymc``, and ``pymc-gibbs`` in the two-level form): the
+exact Gibbs samplers keep their own burn-in (1000 sweeps per chain in the two-level form, 100
+in the nested form), so ``--tune`` with ``--method gibbs`` or ``exact`` is refused.
 
 A sampled answer (``--method gibbs|pymc``, and ``pymc-gibbs`` in the two-level form) also
 reports the convergence of every unknown (``X1``, ``X2``, …, ``Xh``): JSON key
@@ -24,6 +28,8 @@ _SAMPLING = ("gibbs", "pymc")
 _SAMPLED = frozenset({"draws", "chains", "seed"}) | draws_output.OPTIONS
 _METHODS = ("exact", *_SAMPLING)
 _TWO_LEVEL_SAMPLING = (*_SAMPLING, "pymc-gibbs")
+#: The methods that run ``pm.sample`` (``--tune`` applies to them only).
+_PYMC = ("pymc", "pymc-gibbs")
 SINGLE = common.Form("single-level", "--rho1 without --rho2",
                      frozenset({"rho1", "x1_star", "method"}) | unknown_others.OPTIONS,
                      usage=f"--rho1 --x1-star [--p] [--known] {unknown_others.USAGE}, exact")
@@ -33,22 +39,25 @@ TWO_LEVEL = common.Form(
     usage="--rho1 --rho2 --d --x1-star --x2-star --y1-star [--p] [--known] [--prior] "
     "[--method]",
     selected_by="rho2", methods=(*_METHODS, "pymc-gibbs"), sampling=_TWO_LEVEL_SAMPLING,
-    sampled=_SAMPLED,
+    sampled=_SAMPLED, method_options=(("tune", _PYMC),),
 )
 NESTED = common.Form("nested-levels", "--rhos given",
                      frozenset({"rhos", "siblings", "stars", "prior", "method"}),
                      usage="--rhos --siblings --stars [--p] [--known] [--prior] [--method]",
-                     selected_by="rhos", methods=_METHODS, sampling=_SAMPLING, sampled=_SAMPLED)
+                     selected_by="rhos", methods=_METHODS, sampling=_SAMPLING, sampled=_SAMPLED,
+                     method_options=(("tune", ("pymc",)),))
 #: The forms of ``dprisk posterior``.
 FORMS = [SINGLE, TWO_LEVEL, NESTED]
 #: Defaults applied after the checks.
-DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4}
+DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4,
+            "tune": 1000}
 
 #: ``dprisk posterior --help``: the summary line and the description of the forms.
 HELP = common.SUBCOMMAND_HELP["posterior"]
 DESCRIPTION = common.describe(
     FORMS, "--draws, --chains, --seed, --save-draws and --plots apply to --method "
-    "gibbs|pymc|pymc-gibbs only (pymc-gibbs: two levels); a sampled answer reports r_hat, "
+    "gibbs|pymc|pymc-gibbs only (pymc-gibbs: two levels), --tune to --method pymc|pymc-gibbs "
+    "only; a sampled answer reports r_hat, "
     "ess_bulk, ess_tail and mcse_mean of every unknown and a convergence verdict.")
 
 
@@ -74,6 +83,10 @@ def add_parser(subs) -> None:
                      draws=DEFAULTS["draws"], sampled="gibbs/pymc")
     model.add_argument("--chains", type=integer, default=None, help=common.with_default(
         "number of chains (gibbs/pymc only)", DEFAULTS["chains"]))
+    model.add_argument("--tune", type=integer, default=None, help=common.with_default(
+        "PyMC's tuning iterations per chain, discarded (pm.sample's tune; pymc/pymc-gibbs "
+        "only), 0 <= tune, chains x (tune + draws) within the work limit DPRISK_WORK_LIMIT",
+        DEFAULTS["tune"]))
     draws_output.add_options(model)
     common.add_json(post)
     post.set_defaults(func=run)
@@ -115,6 +128,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
         args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
         chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
+        **_tune(args, method),
     )
     payload = {**summary.two_level_json(), **draws_output.write(args, summary, seed)}
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
@@ -140,10 +154,16 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
         rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
         known=args.known, prior=args.prior, method=method, draws=args.draws,
         chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
+        **_tune(args, method),
     )
     payload = {**summary.nested_json(len(rhos)), **draws_output.write(args, summary, seed)}
     title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
     return payload, _lines(title, payload)
+
+
+def _tune(args, method: str) -> dict:
+    """``{"tune": --tune}`` for a PyMC method; nothing for the others (their own burn-in)."""
+    return {"tune": args.tune} if method in _PYMC else {}
 
 
 def _lines(title: str, payload: dict) -> list[str]:

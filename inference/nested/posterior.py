@@ -64,8 +64,8 @@ GIBBS_TUNE = 100
 
 def posterior_summary(
     *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
-    draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
-    progressbar: bool = False, **parameters,
+    draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None,
+    tail_mass: float = DEFAULT_TAIL_MASS, progressbar: bool = False, **parameters,
 ) -> dict:
     r"""Posterior summary of one release of the ``h``-level model (for ``dprisk posterior``).
 
@@ -80,6 +80,11 @@ def posterior_summary(
         (``cores=1``).
     draws, chains : int (>= 1)
         Draws per chain and chains of the sampling methods.
+    tune : int (0 <= tune <= 2**53)
+        Tuning iterations per chain of the ``pymc`` method, discarded (``pm.sample``'s
+        ``tune``; the default is PyMC's, 1000). ``chains x (tune + draws)`` is within the work
+        limit (:mod:`dprisk.runtime.work_limit`). The ``gibbs`` method ignores it: it discards
+        its first :data:`GIBBS_TUNE` sweeps per chain.
     random_seed : int, optional
         Seed of the sampling methods.
     progressbar : bool
@@ -105,15 +110,15 @@ def posterior_summary(
     """
     summary = summarize_posterior(
         x_stars=x_stars, y_stars=y_stars, scenario=scenario, method=method, draws=draws,
-        chains=chains, random_seed=random_seed, tail_mass=tail_mass, progressbar=progressbar,
-        **parameters)
+        chains=chains, tune=tune, random_seed=random_seed, tail_mass=tail_mass,
+        progressbar=progressbar, **parameters)
     return summary.nested_json(summary.scenario.h)
 
 
 def summarize_posterior(
     *, x_stars, y_stars, scenario: Scenario | None = None, method: str = "exact",
-    draws: int = 5000, chains: int = 4, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
-    progressbar: bool = False, **parameters,
+    draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None,
+    tail_mass: float = DEFAULT_TAIL_MASS, progressbar: bool = False, **parameters,
 ) -> PosteriorSummary:
     """The summary of :func:`posterior_summary`, keeping the result (a DataTree for draws).
 
@@ -134,11 +139,11 @@ def summarize_posterior(
                                progress=progressbar)
         result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
-        result = _pymc_draws(scenario, release, draws, chains, random_seed, progressbar)
+        result = _pymc_draws(scenario, release, draws, chains, tune, random_seed, progressbar)
     return summarize(result, scenario, method, release)
 
 
-def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed,
+def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, random_seed,
                 progressbar=False):
     """``pm.sample`` draws of ``X1 … Xh`` (a DataTree) for a validated scenario."""
     import pymc as pm
@@ -148,13 +153,13 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, random_seed
     as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
-    check_work(float(chains) * (1000 + draws) * PYMC_DRAW_STEPS,  # pm.sample's tune = 1000
-               parameter="draws, chains",
-               what=f"{chains} PyMC chains x (1000 tuning + {draws}) draws")
+    tune = check_positive_int(tune, "tune", minimum=0)
+    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
+               what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
     with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
         idata = pm.sample(
-            draws=draws, chains=chains, cores=1, random_seed=random_seed, model=model,
+            draws=draws, tune=tune, chains=chains, cores=1, random_seed=random_seed, model=model,
             progressbar=progressbar, quiet=not progressbar, compute_convergence_checks=False,
         )
     idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})

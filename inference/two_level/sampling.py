@@ -160,7 +160,7 @@ def sample_model(
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
     cores = check_positive_int(cores, "cores")
-    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains",
+    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     if step is None:
         step = pymc_steps(model, method)

@@ -60,7 +60,12 @@ IGNORED_BEFORE = [
     # nested-levels posterior: --rhos mixed with --rho1 & co, sampling options with exact
     *_given_to(POST_H, "nested-levels", ("--rho1", "0.1"), ("--rho2", "0.1"), ("--d", "3"),
                ("--x1-star", "1")),
-    *_given_to(POST_H, "exact", ("--seed", "1"), ("--draws", "10")),
+    *_given_to(POST_H, "exact", ("--seed", "1"), ("--draws", "10"), ("--tune", "200")),
+    # --tune: PyMC's tuning, for --method pymc (and pymc-gibbs) only
+    ((*POST_1, "--tune", "200"), "--tune", "single-level"),
+    ((*POST_2, "--tune", "200"), "--tune", "exact"),
+    ((*POST_2, *GIBBS, "--tune", "200"), "--tune", "pymc|pymc-gibbs"),
+    ((*POST_H, *GIBBS, "--tune", "200"), "--tune", "--method pymc"),
     # --siblings / --stars without --rhos
     (("posterior", "--rho1", "0.1", "--siblings", "3", "--x1-star", "1"), "--siblings",
      "single-level"),
@@ -164,8 +169,11 @@ def test_sweep_accepts_fraction_probabilities(capsys, tmp_path):
 RANDOM_COMMANDS = {
     "posterior two-level gibbs": (*POST_2, *GIBBS),
     "posterior nested gibbs": (*POST_H, *GIBBS),
-    "posterior two-level pymc": (*POST_2, "--method", "pymc", "--draws", "30", "--chains", "1"),
-    "posterior nested pymc": (*POST_H, "--method", "pymc", "--draws", "30", "--chains", "1"),
+    # 200 tuning steps (not PyMC's 1000): the seed, not the tuning length, is under test
+    "posterior two-level pymc": (*POST_2, "--method", "pymc", "--draws", "30", "--chains", "1",
+                                 "--tune", "200"),
+    "posterior nested pymc": (*POST_H, "--method", "pymc", "--draws", "30", "--chains", "1",
+                              "--tune", "200"),
     "marginal mc": (*MARG_2, *MC),
     "sweep mc": (*SWEEP, "--rho2", "0.25,1", *MC, "--out", "{tmp}/s.nc"),
 }

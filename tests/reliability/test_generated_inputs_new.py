@@ -1,5 +1,5 @@
-"""Generated table for the commands of the latest wave: ``explore``, ``prior``, ``--save-draws``
-and ``--plots`` (``product`` has its own table).
+"""Generated table for the commands of the latest wave: ``explore``, ``prior``, ``--save-draws``,
+``--plots`` and ``posterior --tune`` (``product`` has its own table).
 
 As in ``test_generated_inputs_files.py``: one valid base command line per command, one option at
 a time replaced by a hostile value -- malformed numbers, NaN/inf, huge values, unicode, control
@@ -62,6 +62,11 @@ SPECS = ["improper", "truncated:", "truncated:-1", "truncated:1e400", "truncated
 POST_2 = ["posterior", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x1-star", "1",
           "--x2-star", "5", "--y1-star", "4", "--method", "gibbs", "--draws", "20", "--chains",
           "1", "--seed", "1"]
+POST_2_PYMC = [*POST_2[:13], "--method", "pymc", "--draws", "20", "--chains", "1", "--seed",
+               "1"]
+#: Values of NUMBER that are valid tunes (``６`` is 6): they would sample; run by
+#: tests/cli/test_posterior_tune.py (tune 0) instead.
+TUNE_VALID = {"0", "６"}
 #: name -> (valid base argv, {option: values}); values of explore are checked only (no server).
 BASES = {
     "explore": (["explore", "--no-browser", "--port", "PORT"], {
@@ -71,6 +76,7 @@ BASES = {
     "prior": (["prior", "improper"], {"SPEC": SPECS, "plot": PATHS_PNG}),
     "posterior --save-draws": ([*POST_2, "--save-draws", "new.nc"], {"save-draws": PATHS_NC}),
     "posterior --plots": ([*POST_2, "--plots", "plots"], {"plots": PATHS_DIR}),
+    "posterior --tune": (POST_2_PYMC, {"tune": [v for v in NUMBER if v not in TUNE_VALID]}),
 }
 #: Options whose valid values write something (their cases run once: the target then exists).
 WRITES = {"save-draws", "plots", "plot"}

@@ -1,9 +1,9 @@
 """Requests too long for the work limit are refused before they start.
 
 Each row is a command line (or API call) whose running time is known from its parameters
-(datasets x draws of a Monte Carlo study, chains x draws of a sampler, points of a sweep).
-Each must give exit status 2 (``ValueError`` from the API) with one line naming the parameter,
-the estimate in steps and the budget's environment variable ``DPRISK_WORK_LIMIT``
+(datasets x draws of a Monte Carlo study, chains x (tune + draws) of a sampler, points of a
+sweep). Each must give exit status 2 (``ValueError`` from the API) with one line naming the
+parameter, the estimate in steps and the budget's environment variable ``DPRISK_WORK_LIMIT``
 (:mod:`dprisk.runtime.work_limit`), and write nothing. Every row would run for hours (the
 message's estimate says how long), so a row that is not refused fails by not finishing.
 """
@@ -13,9 +13,11 @@ from __future__ import annotations
 import pytest
 from cli_helpers import run_cli
 
+from dprisk.inference.nested.posterior import posterior_summary as nested_summary
 from dprisk.inference.studies.monte_carlo import simulate_p_correct
 from dprisk.inference.sweeps.sweep import sweep
 from dprisk.inference.two_level.gibbs import gibbs_sample
+from dprisk.inference.two_level.sampling import sample_posterior
 from dprisk.runtime.work_limit import (
     DEFAULT_WORK_LIMIT,
     LIMIT_ENV,
@@ -39,14 +41,23 @@ TOO_LONG = {
     "marginal mc, 1e6 x 1e6": ([*MC, "--datasets", "1000000", "--draws", "1000000"],
                                "datasets, draws"),
     "posterior pymc, 1e8 draws": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
-                                   "--draws", "100000000", "--seed", "1"], "draws, chains"),
+                                   "--draws", "100000000", "--seed", "1"], "draws, chains, tune"),
     "posterior pymc, 1e7 chains": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
-                                    "--chains", "10000000", "--seed", "1"], "draws, chains"),
+                                    "--chains", "10000000", "--seed", "1"],
+                                   "draws, chains, tune"),
+    "posterior pymc, 1e8 tuning steps": (
+        ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc", "--tune", "100000000",
+         "--seed", "1"], "draws, chains, tune"),
+    "posterior pymc-gibbs, 1e8 tuning steps": (
+        ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc-gibbs", "--tune", "100000000",
+         "--seed", "1"], "draws, chains, tune"),
     "nested gibbs, 8.5e7 draws (within the memory limit)": (
         [*NESTED, "--method", "gibbs", "--draws", "85000000", "--chains", "1"],
         "draws, chains"),
     "nested pymc, 1e8 draws": ([*NESTED, "--method", "pymc", "--draws", "100000000"],
-                               "draws, chains"),
+                               "draws, chains, tune"),
+    "nested pymc, 1e8 tuning steps": ([*NESTED, "--method", "pymc", "--tune", "100000000"],
+                                      "draws, chains, tune"),
     "sweep mc, 1000 points x 1e6 datasets": (
         [*SWEEP, "--rho1", "0.1:1:1000", "--method", "mc", "--datasets", "1000000", "--seed",
          "1"], "rho1, datasets, draws"),
@@ -87,6 +98,12 @@ def test_too_long_requests_are_refused_before_they_start(case, in_tmp, capsys):
 API_TOO_LONG = {
     "gibbs_sample, 1e10 tuning sweeps": lambda: gibbs_sample(
         1, 20, 19, rho1=0.5, rho2=0.5, d=10, draws=1, chains=1, tune=10**10, random_seed=1),
+    "nested posterior_summary pymc, 1e10 tuning steps": lambda: nested_summary(
+        x_stars=[1, 5, 15], y_stars=[4, 10], rhos=[0.5, 0.5, 0.5], siblings=[3, 3],
+        method="pymc", draws=1, chains=1, tune=10**10, random_seed=1),
+    "two-level sample_posterior pymc, 1e10 tuning steps": lambda: sample_posterior(
+        1, 20, 19, rho1=0.5, rho2=0.5, d=10, method="pymc", draws=1, chains=1, tune=10**10,
+        random_seed=1),
     "simulate_p_correct, 1e9 x 1e4": lambda: simulate_p_correct(
         x2=20, rho1=0.5, rho2=0.5, d=10, datasets=10**9, draws=10**4, random_seed=1),
     "sweep, mc options": lambda: sweep(
@@ -98,8 +115,10 @@ API_TOO_LONG = {
 @pytest.mark.parametrize("case", list(API_TOO_LONG))
 def test_api_refuses_too_long_work(case, monkeypatch):
     monkeypatch.delenv(LIMIT_ENV, raising=False)
-    with pytest.raises(WorkLimitError, match=LIMIT_ENV):
+    with pytest.raises(WorkLimitError, match=LIMIT_ENV) as info:
         API_TOO_LONG[case]()
+    if "tuning steps" in case:  # PyMC's tune is named with draws and chains
+        assert str(info.value).startswith("draws, chains, tune: 1 PyMC chains x "), info.value
 
 
 def test_budget_from_the_environment(monkeypatch, capsys):

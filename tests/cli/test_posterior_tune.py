@@ -1,0 +1,74 @@
+"""``dprisk posterior --tune N``: PyMC's tuning iterations per chain (``pm.sample(tune=N)``).
+
+* It reaches ``pm.sample``: the command line's answer is the API's with the same ``tune``
+  (nested ``pymc`` at the range's edge 0, two-level ``pymc-gibbs`` at 7), and without
+  ``--tune`` the API's default (1000, PyMC's own: the draws of before the option).
+* A bad value (negative, not an integer, above 2**53, above the work limit) is exit 2 with one
+  stderr line naming ``--tune`` (the work limit names ``draws, chains, tune``), nothing on
+  stdout and nothing written (not even the requested ``--save-draws`` file).
+* With ``--method gibbs`` or ``exact``, or in the single-level form, it is refused
+  (``tests/cli/test_options.py``); it is not echoed in the JSON (like ``--draws``).
+"""
+
+import json
+
+import pytest
+from cli_helpers import run_cli
+
+from dprisk.inference.nested.posterior import posterior_summary as nested_summary
+from dprisk.inference.two_level.sampling import posterior_summary as two_level_summary
+
+TWO = {"rho1": 0.1, "rho2": 0.25, "d": 3}
+POST_2 = ("posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
+          "--x2-star", "2", "--y1-star", "1")
+POST_H = ("posterior", "--rhos", "0.1,0.25", "--siblings", "3", "--stars", "1,2,1")
+SMALL = ("--draws", "10", "--chains", "1", "--seed", "3")
+SMALL_API = {"draws": 10, "chains": 1, "random_seed": 3}
+
+
+def _json(argv, capsys) -> dict:
+    status, out, err = run_cli([*argv, "--json"], capsys)
+    assert status == 0 and err == "", err
+    payload = json.loads(out)
+    assert payload.pop("seed") == 3 and "tune" not in payload
+    return payload
+
+
+def test_nested_pymc_tune_reaches_pm_sample(capsys):
+    got = _json([*POST_H, "--method", "pymc", *SMALL, "--tune", "0"], capsys)
+    assert got == nested_summary(rhos=[0.1, 0.25], siblings=[3], x_stars=[1, 2], y_stars=[1],
+                                 method="pymc", tune=0, **SMALL_API)
+
+
+def test_two_level_pymc_gibbs_tune_reaches_pm_sample(capsys):
+    got = _json([*POST_2, "--method", "pymc-gibbs", *SMALL, "--tune", "7"], capsys)
+    assert got == two_level_summary(1, 2, 1, **TWO, method="pymc-gibbs", tune=7, **SMALL_API)
+
+
+def test_without_tune_the_default_is_unchanged(capsys):
+    got = _json([*POST_2, "--method", "pymc", *SMALL], capsys)
+    assert got == two_level_summary(1, 2, 1, **TWO, method="pymc", **SMALL_API)
+
+
+BAD = ["-1", "1.5", "abc", "nan", "inf", "", "1e20", "9007199254740993"]
+
+
+@pytest.mark.parametrize("value", [*BAD, "100000000"])
+@pytest.mark.parametrize(("base", "method"), [(POST_2, "pymc"), (POST_2, "pymc-gibbs"),
+                                              (POST_H, "pymc")],
+                         ids=["two-level pymc", "two-level pymc-gibbs", "nested pymc"])
+def test_bad_tune_is_exit_2_naming_it_and_writes_nothing(base, method, value, capsys,
+                                                        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DPRISK_WORK_LIMIT", raising=False)
+    monkeypatch.delenv("DPRISK_WORK_BUDGET", raising=False)
+    status, out, err = run_cli([*base, "--method", method, *SMALL, f"--tune={value}",
+                                "--save-draws", "d.nc", "--json"], capsys)
+    assert status == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    if value == "100000000":  # 1 chain x (1e8 + 10) x 30000 steps: above the work limit
+        assert ": error: draws, chains, tune: 1 PyMC chains x (100000000 tuning" in err, err
+    else:
+        assert ": error: --tune " in err or "argument --tune: " in err, err
+    assert list(tmp_path.iterdir()) == []
