@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from dprisk.models.census.allocation import census_level
-from dprisk.models.mechanism import dg_sampling
+from dprisk.models.mechanism import dg_exact, dg_sampling
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sampling import sample, sample_exact, sample_sum
 
@@ -137,10 +137,10 @@ def test_tiny_rho_variance():
 
 @pytest.mark.parametrize("gamma", [Fraction(0), Fraction(1, 3), Fraction(1), Fraction(5, 2)])
 def test_bernoulli_exp_frequency(gamma):
-    bits = dg_sampling._RandomBits(np.random.default_rng(12))
+    bits = dg_exact.RandomBits(np.random.default_rng(12))
     n = 20_000
     hits = sum(
-        dg_sampling._bernoulli_exp(gamma.numerator, gamma.denominator, bits) for _ in range(n)
+        dg_exact._bernoulli_exp(gamma.numerator, gamma.denominator, bits) for _ in range(n)
     )
     p = float(np.exp(-float(gamma)))
     if gamma == 0:
@@ -151,8 +151,8 @@ def test_bernoulli_exp_frequency(gamma):
 
 def test_discrete_laplace_matches_pmf():
     t = 3
-    bits = dg_sampling._RandomBits(np.random.default_rng(13))
-    noise = np.array([dg_sampling._discrete_laplace(t, bits) for _ in range(20_000)])
+    bits = dg_exact.RandomBits(np.random.default_rng(13))
+    noise = np.array([dg_exact._discrete_laplace(t, bits) for _ in range(20_000)])
     values = np.arange(-150, 151)
     probs = np.exp(-np.abs(values) / t)
     assert binned_chisquare(noise, values, probs / probs.sum())[0] > P_MIN
@@ -160,7 +160,7 @@ def test_discrete_laplace_matches_pmf():
 
 def test_random_bits_below_large_bound():
     bound = 3 * 2**70 + 1
-    bits = dg_sampling._RandomBits(np.random.default_rng(14))
+    bits = dg_exact.RandomBits(np.random.default_rng(14))
     draws = [bits.below(bound) for _ in range(4_000)]
     assert all(0 <= d < bound for d in draws)
     # each third of the range should hold a third of the draws
@@ -203,9 +203,9 @@ def reference_exact_draws(rho, n_draws, bits):
     shift, two_sigma2 = sigma2 / t, 2 * sigma2
     draws = []
     while len(draws) < n_draws:
-        y = dg_sampling._discrete_laplace(t, bits)
+        y = dg_exact._discrete_laplace(t, bits)
         gamma = (abs(y) - shift) ** 2 / two_sigma2
-        if dg_sampling._bernoulli_exp(gamma.numerator, gamma.denominator, bits):
+        if dg_exact._bernoulli_exp(gamma.numerator, gamma.denominator, bits):
             draws.append(y)
     return draws
 
@@ -217,12 +217,12 @@ def reference_exact_draws(rho, n_draws, bits):
 )
 def test_exact_noise_draws_what_the_building_blocks_draw(rho):
     """Same draws, same bits consumed: the reference continues identically on the same source."""
-    fast = dg_sampling._RandomBits(np.random.default_rng(17), words_per_refill=8)
-    slow = dg_sampling._RandomBits(np.random.default_rng(17), words_per_refill=8)
-    sigma2 = 1 / (2 * dg_sampling._exact_rho(rho))
+    fast = dg_exact.RandomBits(np.random.default_rng(17), words_per_refill=8)
+    slow = dg_exact.RandomBits(np.random.default_rng(17), words_per_refill=8)
+    sigma2 = 1 / (2 * dg_exact.exact_rho(rho))
     t = math.isqrt(sigma2.numerator * sigma2.denominator) // sigma2.denominator + 1
     for n_draws in (1, 400, 7):
-        assert dg_sampling._exact_noise(sigma2, t, n_draws, fast) == reference_exact_draws(
+        assert dg_exact.exact_noise(sigma2, t, n_draws, fast) == reference_exact_draws(
             rho, n_draws, slow)
         assert fast.bits(64) == slow.bits(64)
         assert fast.below(10**30) == slow.below(10**30)
@@ -230,26 +230,26 @@ def test_exact_noise_draws_what_the_building_blocks_draw(rho):
 
 
 def test_exp_minus_one_coin_table_matches_coin():
-    table = dg_sampling._exp_minus_one_coin_table()
-    source = dg_sampling._RandomBits(np.random.default_rng(18))
+    table = dg_exact._exp_minus_one_coin_table()
+    source = dg_exact.RandomBits(np.random.default_rng(18))
     rng = np.random.default_rng(19)
     for key in rng.integers(0, len(table), size=3000).tolist():
-        pool = key | int(rng.integers(2**62)) << dg_sampling._TABLE_BITS
-        heads, rest, rest_bits = dg_sampling._exp_minus_one_coin(pool, 100, source)
+        pool = key | int(rng.integers(2**62)) << dg_exact._TABLE_BITS
+        heads, rest, rest_bits = dg_exact._exp_minus_one_coin(pool, 100, source)
         if table[key]:
             assert (heads, 100 - rest_bits) == (table[key] & 1, table[key] >> 1)
             assert rest == pool >> (table[key] >> 1)
     assert 0.99 < np.mean([entry != 0 for entry in table]) < 1
 
 
-@pytest.mark.parametrize("t", [1, 3, 8, dg_sampling._MAX_TABLE_SCALE])
+@pytest.mark.parametrize("t", [1, 3, 8, dg_exact._MAX_TABLE_SCALE])
 def test_laplace_attempt_table_matches_attempt(t):
-    table = dg_sampling._laplace_attempt_table(t)
-    source = dg_sampling._RandomBits(np.random.default_rng(20))
+    table = dg_exact._laplace_attempt_table(t)
+    source = dg_exact.RandomBits(np.random.default_rng(20))
     rng = np.random.default_rng(21)
     for key in rng.integers(0, len(table), size=3000).tolist():
-        pool = key | int(rng.integers(2**62)) << dg_sampling._TABLE_BITS
-        magnitude, negative, rest, rest_bits = dg_sampling._laplace_attempt(t, pool, 100, source)
+        pool = key | int(rng.integers(2**62)) << dg_exact._TABLE_BITS
+        magnitude, negative, rest, rest_bits = dg_exact._laplace_attempt(t, pool, 100, source)
         entry = table[key]
         if entry:
             used = entry & 31
