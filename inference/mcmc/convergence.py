@@ -117,8 +117,9 @@ def verdict(diagnostics: dict[str, dict], *, rhat_max: float = RHAT_MAX,
     Parameters
     ----------
     diagnostics : dict
-        ``{name: {r_hat, ess_bulk, ess_tail, mcse_mean}}``; ``r_hat`` None marks a constant
-        unknown.
+        ``{name: {r_hat, ess_bulk, ess_tail, mcse_mean}}``; ``r_hat`` None with ``mcse_mean``
+        0 marks a constant unknown (not a failure); ``r_hat`` None for an unknown that varies
+        (one chain: R-hat compares chains) is a failure, as the run's mixing is unchecked.
     rhat_max : float (> 1)
         Largest acceptable R-hat (default :data:`RHAT_MAX`).
     ess_min : float (> 0)
@@ -126,10 +127,13 @@ def verdict(diagnostics: dict[str, dict], *, rhat_max: float = RHAT_MAX,
     """
     problems, constant = [], []
     for name, row in diagnostics.items():
-        if row["r_hat"] is None:
+        if row["r_hat"] is None and not row["mcse_mean"]:  # the same value in every draw
             constant.append(name)
             continue
-        if not row["r_hat"] < rhat_max:
+        if row["r_hat"] is None:  # varies, but R-hat needs two chains to compare
+            problems.append(f"R-hat of {name} is undefined with one chain (run at least 2 "
+                            f"chains to check mixing)")
+        elif not row["r_hat"] < rhat_max:
             problems.append(f"R-hat of {name} is {row['r_hat']:.4f} >= {rhat_max}")
         for kind in ("bulk", "tail"):
             ess = row[f"ess_{kind}"]

@@ -74,6 +74,19 @@ def test_constant_draws_give_undefined_statistics():
                            "mcse_mean": 0.0}
 
 
+def test_one_chain_of_varying_draws_is_not_called_constant():
+    """One chain: R-hat (which compares chains) is undefined, but X1 varies: not converged."""
+    rng = np.random.default_rng(5)
+    posterior = {"X1": rng.integers(0, 2, size=(1, 2000)), "X2": rng.integers(3, 9, (1, 2000))}
+    table = unknown_diagnostics(posterior)
+    assert table["X1"]["r_hat"] is None and table["X1"]["mcse_mean"] > 0
+    result = verdict(table)
+    assert not result.converged
+    assert "constant" not in result.reason and "no unknown varies" not in result.reason
+    assert "R-hat of X1 is undefined with one chain" in result.reason
+    assert "R-hat of X2 is undefined with one chain" in result.reason
+
+
 def test_stuck_chains_fail():
     posterior = {"X1": np.array([[0] * 500, [1] * 500]),
                  "X2": np.array([[3, 4] * 250, [9, 10] * 250])}
