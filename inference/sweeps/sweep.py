@@ -248,10 +248,16 @@ def connect(address: str, *, timeout: float | None = None, name: str = "client")
         ``timeout``.
     """
     from distributed import Client
+    from distributed.comm.addressing import parse_address, parse_host_port
 
     timeout = scheduler_timeout() if timeout is None else timeout
-    try:
-        client = Client(address, timeout=timeout)
+    try:  # checked before a Client exists: one made from a malformed address is left half-built
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+        # not the process's default client: the sweep submits to it by name, and nothing of
+        # a refused address may stay registered (xarray's file locks would try to reach it)
+        client = Client(address, timeout=timeout, set_as_default=False)
     except ValueError as err:  # not an address at all, e.g. no port
         raise ValueError(f"{name}: {address!r} is not a Dask scheduler address ({err}); "
                          "give one such as tcp://HOST:8786") from None

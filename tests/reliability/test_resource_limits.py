@@ -154,6 +154,19 @@ def test_a_scheduler_that_does_not_answer_is_exit_2(in_tmp, capsys, monkeypatch)
     assert list(in_tmp.iterdir()) == []
 
 
+@pytest.mark.parametrize("address", ["bogus", "tcp://bogus", "tcp://127.0.0.1:1"])
+def test_a_refused_scheduler_leaves_no_dask_client_in_the_process(in_tmp, capsys, monkeypatch,
+                                                                  address):
+    """A refused address registered no default client (xarray's file locks went to it)."""
+    import distributed
+
+    monkeypatch.setenv("DPRISK_SCHEDULER_TIMEOUT", "1")
+    line = _refused(capsys, [*SWEEP, "--rho1", "0.1", "--scheduler", address])
+    assert line.startswith("dprisk sweep: error: --scheduler: ")
+    with pytest.raises(ValueError, match="No clients found"):
+        distributed.default_client()
+
+
 def test_a_scheduler_without_workers_is_exit_2(in_tmp, capsys, monkeypatch):
     from distributed import LocalCluster
 
