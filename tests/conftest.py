@@ -25,7 +25,7 @@ MODULE_SECONDS = {
     "reliability/test_interrupts.py": 37,
     "explore/test_browser.py": 24,
     "reliability/test_extremes_io.py": 21,
-    "validation/crosschecks/test_crosscheck.py": 20,
+    "validation/crosschecks/test_crosscheck.py": 27,
     "cli/test_options.py": 16,
     "reliability/test_output_kills.py": 15,
     "validation/paper/test_supplement.py": 15,
