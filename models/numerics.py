@@ -69,10 +69,18 @@ def expit(x: np.ndarray) -> np.ndarray:
     r"""The logistic function :math:`1 / (1 + e^{-x})` without overflow.
 
     Only :math:`e^{-|x|} \le 1` is evaluated: :math:`1/(1 + e^{-|x|})` for ``x >= 0`` and
-    :math:`e^{-|x|}/(1 + e^{-|x|})` otherwise (``expit(+inf) = 1``, ``expit(-inf) = 0``).
+    :math:`e^{-|x|}/(1 + e^{-|x|})` otherwise (``expit(+inf) = 1``, ``expit(-inf) = 0``). One
+    quotient per element, its numerator chosen first, the rest in place: the same
+    float operations per element as evaluating both quotients, with two arrays fewer (the
+    budget searches call it over blocks of 2**16 cells).
     """
-    small = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+    small = np.asarray(np.abs(x, dtype=np.result_type(x, 1.0)))  # integers: as floats
+    np.negative(small, out=small)
+    np.exp(small, out=small)
+    numerator = np.where(x >= 0, 1.0, small)
+    np.add(small, 1.0, out=small)
+    numerator /= small
+    return numerator
 
 
 def _exp_or_inf(v: float) -> float:

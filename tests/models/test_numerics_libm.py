@@ -40,3 +40,19 @@ def test_shapes_and_scalars(ours, scipy_func):
     assert np.array_equal(ours([1, 2]), scipy_func([1, 2]))
     small = np.array([0.25, -3.0], dtype=np.float32)  # float32: SciPy's float32 loop
     assert ours(small).dtype == scipy_func(small).dtype
+
+
+def _expit_two_quotients(x):
+    small = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_expit_is_its_two_quotient_form_bit_for_bit(dtype):
+    """``numerics.expit`` (one quotient, numerator chosen first) equals both quotients' form."""
+    x = np.concatenate([_values(4000), [745.2, -745.2, 1e-320]])
+    x = np.clip(x, np.finfo(dtype).min, np.finfo(dtype).max).astype(dtype)  # finite casts
+    for values in (x, x[:4000].reshape(40, 100), x[7]):
+        got, reference = numerics.expit(values), _expit_two_quotients(values)
+        assert got.dtype == reference.dtype and got.shape == reference.shape
+        assert got.tobytes() == reference.tobytes()
