@@ -156,16 +156,7 @@ def _exp_minus_one_coin(pool: int, pool_bits: int, source: RandomBits) -> tuple[
     """
     k = 2
     while True:
-        n_bits = (k - 1).bit_length()
-        mask = (1 << n_bits) - 1
-        while True:
-            if pool_bits < n_bits:
-                pool, pool_bits = source._top_up(pool, pool_bits, n_bits)
-            value = pool & mask
-            pool >>= n_bits
-            pool_bits -= n_bits
-            if value < k:
-                break
+        value, pool, pool_bits = _uniform_below(k, pool, pool_bits, source)
         if value:
             return k & 1, pool, pool_bits
         k += 1
