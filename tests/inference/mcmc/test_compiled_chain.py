@@ -7,13 +7,14 @@ release changed in place between runs (so tuned step state is carried over alike
 
 import numpy as np
 import pytest
+from twin_chains import PARAMS as TWIN_PARAMS
+from twin_chains import RELEASES, assert_twins_draw_the_same
 
 from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.two_level.sampling import pymc_steps, sample_model
 from dprisk.models.builders.two_level import build_hierarchical_model, set_release
 
-PARAMS = {"rho1": 0.5, "rho2": 0.3, "d": 4, "p": 0.5, "known": 0, "prior": "truncated:10"}
-RELEASES = [(1, 5, 4), (0, 3, 2), (2, 8, 7)]
+PARAMS = {**TWIN_PARAMS, "prior": "truncated:10"}
 
 
 @pytest.mark.parametrize("method", ["pymc-gibbs", "pymc"])
@@ -41,11 +42,4 @@ def test_batched_values_equal_point_by_point(method, prior):
     chains = [CompiledChain(model, pymc_steps(model, method)) for model in models]
     assert chains[0]._batched is not None
     chains[1]._batched = None  # the per-draw path
-    for k, release in enumerate(RELEASES):
-        for model in models:
-            set_release(model, *release)
-        run = {"draws": 50, "tune": 10 * k, "random_seed": 300 + k, "chains": 1 + k % 2}
-        got, expected = (chain.run(**run) for chain in chains)
-        for name in ("X1", "X2"):
-            assert got[name].dtype == expected[name].dtype
-            assert np.array_equal(got[name], expected[name])
+    assert_twins_draw_the_same(models, chains, draws=50, tune_step=10, seed=300)

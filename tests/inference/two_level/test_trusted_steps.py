@@ -11,13 +11,11 @@ difference would mean an input was not).
 
 import numpy as np
 import pytest
+from twin_chains import PARAMS, RELEASES, assert_twins_draw_the_same
 
 from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.two_level.sampling import pymc_steps, sample_model
-from dprisk.models.builders.two_level import build_hierarchical_model, set_release
-
-PARAMS = {"rho1": 0.5, "rho2": 0.3, "d": 4, "p": 0.5, "known": 0}
-RELEASES = [(1, 5, 4), (0, 3, 2), (2, 8, 7)]
+from dprisk.models.builders.two_level import build_hierarchical_model
 
 
 def _functions(steps):
@@ -40,13 +38,7 @@ def test_trusted_steps_draw_the_same(prior):
     chains = [CompiledChain(models[0], trusted), CompiledChain(models[1], checked)]
     assert chains[0]._values.f.trust_input
     chains[1]._values.f.trust_input = False
-    for k, release in enumerate(RELEASES):
-        for model in models:
-            set_release(model, *release)
-        run = {"draws": 80, "tune": 30 * k, "random_seed": 200 + k, "chains": 1 + k % 2}
-        got, expected = (chain.run(**run) for chain in chains)
-        for name in ("X1", "X2"):
-            assert np.array_equal(got[name], expected[name])
+    assert_twins_draw_the_same(models, chains, draws=80, tune_step=30, seed=200)
 
 
 def test_pm_sample_with_trusted_steps_draws_the_same():
