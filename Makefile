@@ -21,23 +21,30 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@# The venv gets no pip of its own (ensurepip costs 5 s): the interpreter's pip installs uv
+	@# into it (pip --python, pip >= 22.3); where that fails, ensurepip and the venv's own pip.
+	@test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	@rm -f $(VENV)/.installed*
-	@# uv installs the same versions as pip, several times faster (parallel downloads); it
-	@# byte-compiles as pip does, so no process compiles the libraries again (an environment with
-	@# PYTHONDONTWRITEBYTECODE would otherwise compile them in every process); pip is the fallback.
-	$(PY) -m pip install --quiet --disable-pip-version-check uv \
-		&& $(VENV)/bin/uv pip install --quiet --compile-bytecode --python $(PY) \
-			--config-settings editable_mode=strict -e '.[dev]' \
-		|| $(PY) -m pip install --quiet --disable-pip-version-check \
-			--config-settings editable_mode=strict -e '.[dev]'
-	@# the package's own modules too, through the link tree they are imported from
-	$(PY) -m compileall -q build >/dev/null
+	@$(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check uv 2>/dev/null \
+		|| { $(PY) -m ensurepip --upgrade >/dev/null \
+			&& $(PY) -m pip install --quiet --disable-pip-version-check uv; }
+	@# uv installs the same versions as pip, several times faster (parallel downloads); pip is the
+	@# fallback.
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --config-settings editable_mode=strict \
+			-e '.[dev]' \
+		|| { $(PY) -m ensurepip --upgrade >/dev/null && $(PY) -m pip install --quiet \
+			--disable-pip-version-check --config-settings editable_mode=strict -e '.[dev]'; }
+	@# Byte-compile the libraries once, on every core, so that no process compiles them again (an
+	@# environment with PYTHONDONTWRITEBYTECODE would otherwise compile them in every process);
+	@# the libraries' own test suites (a third of their files) are never imported here: left out.
+	@# The package's own modules too, through the link tree they are imported from.
+	$(PY) -m compileall -q -j 0 -x '/(tests?|testing)/' \
+		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') build >/dev/null
 	@# jsonschema's optional IRI-format checker (rfc3987-syntax, pulled in through
 	@# jupyter-events' jsonschema[format-nongpl]) builds Lark grammars when it is imported: 3 s of
 	@# CPU in every process that imports nbformat (jupytext, papermill, nbclient, the notebook
 	@# tests). Nothing here validates IRIs, and jsonschema leaves that format unchecked without it.
-	$(PY) -m pip uninstall --quiet --disable-pip-version-check -y rfc3987-syntax
+	$(VENV)/bin/uv pip uninstall --quiet --python $(PY) rfc3987-syntax
 	@touch $(STAMP)
 
 # The default run uses every core (pytest-xdist); paper-scale tests are marked slow and left to

@@ -28,7 +28,7 @@ MODULE_SECONDS = {
     "validation/crosschecks/test_crosscheck.py": 27,
     "cli/test_options.py": 16,
     "reliability/test_output_kills.py": 15,
-    "validation/paper/test_supplement.py": 15,
+    "validation/paper/test_supplement.py": 15,  # with test_numbering (SHARED_SCOPES)
     "inference/nested/test_posterior.py": 14,
     "reliability/test_generated_inputs_files.py": 12,
     "reliability/test_generated_inputs_product.py": 12,
@@ -37,7 +37,7 @@ MODULE_SECONDS = {
     "reliability/test_stop_watchdog.py": 10,
     "reliability/test_address_space.py": 10,
     "properties/test_extremes.py": 10,
-    "validation/test_numbering.py": 10,
+    "validation/test_numbering.py": 15,  # runs with paper/test_supplement (SHARED_SCOPES)
     "validation/paper/test_studies.py": 10,
     "reliability/test_reproducibility.py": 9,
     "inference/product/test_exact.py": 8,
@@ -63,9 +63,31 @@ MODULE_SECONDS = {
 }
 
 
+#: Test modules that read one session-scoped study (``tests/validation/conftest.py``): xdist
+#: runs them as one scope, on one worker, so the study is computed once instead of once per
+#: worker. Their entries in :data:`MODULE_SECONDS` are the seconds of the group.
+SHARED_SCOPES = {
+    "tests/validation/paper/test_supplement.py": "supplement study",
+    "tests/validation/test_numbering.py": "supplement study",
+}
+
+
 def _module_seconds(item) -> float:
     path = item.nodeid.split("::", 1)[0].removeprefix("tests/")
     return MODULE_SECONDS.get(path, 0.0)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` with :data:`SHARED_SCOPES` grouped; other modes unchanged."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    class SharedScopeScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SHARED_SCOPES.get(nodeid.split("::", 1)[0], super()._split_scope(nodeid))
+
+    return SharedScopeScheduling(config, log)
 
 
 #: Cases of an expensive check that a cheaper case of the same test already makes in the
@@ -98,3 +120,4 @@ def pytest_collection_modifyitems(config, items):
         elif whole_modules and nodeid.split("::", 1)[0] in modules:
             raise pytest.UsageError(f"tests/conftest.py SLOW_CASES names no test: {nodeid}")
     items.sort(key=lambda item: -_module_seconds(item))  # stable: order within a module kept
+

@@ -162,8 +162,8 @@ def test_figure10_data_small_grids():
 
 # --------------------------------------------------------------------------- the study
 @pytest.fixture(scope="module")
-def study_result():
-    return supp.study()
+def study_result(supplement_study_result):
+    return supplement_study_result
 
 
 def test_study_records_cover_the_published_supplement_claims(study_result):

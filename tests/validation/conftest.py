@@ -1,0 +1,15 @@
+"""Fixtures shared by the validation tests: studies that more than one test module reads."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def supplement_study_result():
+    """The supplement study as the report runs it (exact, about 8 s), computed once per process.
+
+    Read by ``paper/test_supplement.py`` and ``test_numbering.py``, which ``tests/conftest.py``
+    (:data:`SHARED_SCOPES`) sends to the same xdist worker. The tests only read it.
+    """
+    from dprisk.validation.paper import supplement
+
+    return supplement.study()
