@@ -120,24 +120,49 @@ def main(argv: list[str] | None = None) -> int:
         end_process(report_interrupted(requested or "", err))
 
 
+def _option_spellings(command, name: str) -> list[str]:
+    """The ``--`` spellings of ``command``'s option whose ``dest`` is ``name`` ([] if none)."""
+    for action in command._actions:
+        if action.dest in (name, name.replace("-", "_")):
+            return [option for option in action.option_strings if option.startswith("--")]
+    return []
+
+
+def _typed(spellings: list[str], words: list[str]) -> str | None:
+    """The first of ``spellings`` among the command-line ``words`` (``--x=1`` counts)."""
+    typed = [word.split("=")[0] for word in words if word.split("=")[0] in spellings]
+    return typed[0] if typed else None
+
+
 def naming_given_option(message: str, command, words: list[str]) -> str:
-    """``message`` with a leading API parameter name replaced by its option as typed.
+    """``message`` with its leading API parameter name(s) replaced by the options.
 
     The API names its parameters (``rho1 must be ...``, ``prior 'x': ...``, ``rhos: ...``);
     a refusal starting with the name of an option of ``command`` (the subcommand's parser)
     that was given among ``words`` (its command-line words) starts with the option instead:
-    ``--rho1 must be ...``. Other messages are returned unchanged.
+    ``--rho1 must be ...``. A refusal of several parameters together (``draws, chains, tune:
+    ... work ...``) names all their options when one of them was given (``--draws, --chains,
+    --tune:``), each as typed or else in its long spelling. Other messages are returned
+    unchanged.
     """
+    if command is None:
+        return message
+    several = re.match(r"([A-Za-z][\w-]*(?:, [A-Za-z][\w-]*)+)(?=:)", message)
+    if several:
+        names = several.group(1).split(", ")
+        spellings = [_option_spellings(command, name) for name in names]
+        typed = [_typed(options, words) for options in spellings]
+        if all(spellings) and any(typed):
+            options = [given or options[0] for given, options in zip(typed, spellings)]
+            return ", ".join(options) + message[len(several.group(1)):]
+        return message
     match = re.match(r"([A-Za-z][\w-]*)(?=[\s:=])", message)
-    if command is None or match is None:
+    if match is None:
         return message
     name = match.group(1)
-    for action in command._actions:
-        spellings = [option for option in action.option_strings if option.startswith("--")]
-        if action.dest in (name, name.replace("-", "_")) and spellings:
-            typed = [word for word in words if word.split("=")[0] in spellings]
-            if typed:
-                return typed[0].split("=")[0] + message[len(name):]
+    typed_option = _typed(_option_spellings(command, name), words)
+    if typed_option:
+        return typed_option + message[len(name):]
     return message
 
 

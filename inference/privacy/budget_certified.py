@@ -344,9 +344,9 @@ def _smallest_offset(top: np.ndarray, rho1: float) -> np.ndarray:
 def _upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
     """``P[X1* >= t | x1]`` at precision ``rho1``: 1 at ``t = -inf``, 0 at ``inf``.
 
-    :func:`dprisk.inference.privacy.budget_sums.upper_tail` (tabulated per ``(x1, rho1)``).
+    :func:`dprisk.inference.studies.p_correct.upper_tail` (tabulated per ``(x1, rho1)``).
     """
-    from dprisk.inference.privacy.budget_sums import upper_tail
+    from dprisk.inference.studies.p_correct import upper_tail
 
     return upper_tail(threshold, x1, rho1)
 

@@ -53,7 +53,8 @@ another kind, or a sum below :data:`SMALLEST_SUM`, gives None: the caller uses t
 **Cost.** The products are taken in blocks small enough for OpenBLAS to run them on one
 thread (:data:`SINGLE_THREAD_PRODUCT`), and the grid in blocks of ``x2*`` rows
 (:data:`BLOCK_RELEASES`). A search keeps the sums of its recent grids
-(:class:`GridStore`) and the tails ``U(t)`` per ``(x1, rho1)`` (:func:`upper_tail`).
+(:class:`GridStore`); the tails ``U(t)`` per ``(x1, rho1)`` are the tables of
+:func:`dprisk.inference.studies.p_correct.upper_tail`, shared with the studies.
 """
 
 from __future__ import annotations
@@ -64,13 +65,13 @@ import numpy as np
 
 from dprisk.inference.kernels.fused_kernels import branch_constant_weights
 from dprisk.inference.kernels.table_kernels import MAX_PRECISION, initial_halfwidth
+from dprisk.inference.studies.p_correct import upper_tail
 from dprisk.inference.studies.setup import POSTERIOR_TAIL_MASS, TIE_ATOL, grid_for_truth
-from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.scenario import Scenario
 
 __all__ = ["BLOCK_RELEASES", "LEVEL_MARGIN", "SINGLE_THREAD_PRODUCT", "SMALLEST_SUM",
            "STORE_BYTES", "GridStore", "grid_log_odds", "grid_p_correct", "grid_statistics",
-           "refine_near_levels", "upper_tail"]
+           "refine_near_levels"]
 
 #: Releases whose log-odds lies within this of a decision's edge (a level plus or minus
 #: TIE_ATOL) are recomputed by the exact tables: 50 times the sums' largest disagreement with
@@ -297,51 +298,6 @@ class GridStore:
         if not want_means:
             return odds, None
         return odds, mean_s.reshape(n2, ny, 2)[rows, columns].reshape(-1, 2)
-
-
-#: ``P[X1* >= t | x1]`` by ``(x1, rho1)``: the first threshold and the values from there.
-_UPPER_TAILS: dict = {}
-#: Widest range of thresholds tabulated at once.
-_UPPER_TAIL_SPAN = 2**16
-
-
-def upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
-    """``P[X1* >= t | x1]``, X1* ~ DG(x1, 1/(2 rho1)), for float ``t`` (integer or +-inf).
-
-    1 at ``t = -inf``, 0 at ``inf``; else the exact
-    :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel` at ``t - 1``, tabulated per
-    ``(x1, rho1)`` over the range of thresholds met so far (an extension widened by the span
-    met on both sides: a search's thresholds drift). The kernel is elementwise, so a value
-    from the table is the value of a new call (and of
-    :mod:`dprisk.inference.studies.p_correct`'s sums).
-    """
-    out = np.where(threshold == -np.inf, 1.0, 0.0)
-    finite = np.isfinite(threshold)
-    if not finite.any():
-        return out
-    ints = threshold[finite].astype(np.int64)
-    low, high = int(ints.min()), int(ints.max())
-    mu, precision = np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)
-    if high - low > _UPPER_TAIL_SPAN:  # a very wide range: only the values met
-        values, inverse = np.unique(ints, return_inverse=True)
-        out[finite] = np.exp(dg.logsf_kernel(values - 1, mu, precision))[inverse]
-        return out
-    key = (int(x1), float(rho1))
-    start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
-    if low < start or high >= start + table.size:
-        # a first table: the range met; an extension: the union, widened by the span met on
-        # both sides (a search with rho1 fixed meets drifting ranges)
-        span = high - low + 1 if table.size else 0
-        start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
-        if stop - start > _UPPER_TAIL_SPAN:
-            start, stop = low, high + 1
-        table = np.exp(dg.logsf_kernel(np.arange(start, stop, dtype=np.int64) - 1, mu,
-                                       precision))
-        if len(_UPPER_TAILS) >= 64:
-            _UPPER_TAILS.clear()
-        _UPPER_TAILS[key] = (start, table)
-    out[finite] = table[ints - start]
-    return out
 
 
 def grid_p_correct(params: Scenario, *, x2: int, tail_mass: float,

@@ -51,7 +51,6 @@ grid, exact log-odds, thresholds) lives in :mod:`dprisk.inference.studies.setup`
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -78,6 +77,7 @@ __all__ = [
     "p_correct_variant",
     "study_kernel",
     "sum_over_grid",
+    "upper_tail",
 ]
 
 #: Decision methods of :func:`marginal_summary`.
@@ -123,36 +123,49 @@ class HierarchicalPCorrect:
         return asdict(self)
 
 
-def _upper(t: np.ndarray, x1: int, rho1: float) -> np.ndarray:
-    """``P[X1* >= t]`` for X1* ~ DG(x1, 1/(2 rho1)), ``t`` float (integer-valued or +-inf)."""
-    out = np.where(t == -np.inf, 1.0, 0.0)
-    finite = np.isfinite(t)
-    if finite.any():
-        ints = t[finite].astype(np.int64)
-        low, high = int(ints.min()), int(ints.max())
-        if high - low <= 4 * ints.size:  # a short range: tabulate it (memo), no sort
-            out[finite] = _upper_range(low, high, int(x1), float(rho1))[ints - low]
-            return out
-        values, inverse = np.unique(ints, return_inverse=True)
-        log_sf = dg.logsf_kernel(values - 1, np.asarray(x1, dtype=np.int64),
-                                 np.asarray(rho1, dtype=float))
-        out[finite] = np.exp(log_sf)[inverse]
-    return out
+#: ``P[X1* >= t | x1]`` by ``(x1, rho1)``: the first threshold and the values from there.
+_UPPER_TAILS: dict = {}
+#: Widest range of thresholds tabulated at once.
+_UPPER_TAIL_SPAN = 2**16
 
 
-@functools.lru_cache(maxsize=256)
-def _upper_range(low: int, high: int, x1: int, rho1: float) -> np.ndarray:
-    """``P[X1* >= t]`` for ``t = low, ..., high`` (read-only; remembered across calls).
+def upper_tail(threshold: np.ndarray, x1: int, rho1: float) -> np.ndarray:
+    """``P[X1* >= t | x1]``, X1* ~ DG(x1, 1/(2 rho1)), for float ``t`` (integer or +-inf).
 
-    The tail table of :func:`_upper` for a short range of thresholds: a repeated study
-    (a what-if control, a warm benchmark) with the same ``x1``, ``rho1`` and range finds it
-    here instead of re-summing the discrete-Gaussian tails; the values are the same.
+    1 at ``t = -inf``, 0 at ``inf``; else the exact
+    :func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel` at ``t - 1``, tabulated per
+    ``(x1, rho1)`` over the range of thresholds met so far (an extension widened by the span
+    met on both sides: a search's thresholds drift; a repeated study, a what-if control or a
+    warm benchmark finds its table here). The kernel is elementwise, so a value from the table
+    is the value of a new call, whatever range was tabulated.
     """
-    log_sf = dg.logsf_kernel(np.arange(low, high + 1) - 1, np.asarray(x1, dtype=np.int64),
-                             np.asarray(rho1, dtype=float))
-    table = np.exp(log_sf)
-    table.flags.writeable = False
-    return table
+    out = np.where(threshold == -np.inf, 1.0, 0.0)
+    finite = np.isfinite(threshold)
+    if not finite.any():
+        return out
+    ints = threshold[finite].astype(np.int64)
+    low, high = int(ints.min()), int(ints.max())
+    mu, precision = np.asarray(x1, dtype=np.int64), np.asarray(rho1, dtype=float)
+    if high - low > _UPPER_TAIL_SPAN:  # a very wide range: only the values met
+        values, inverse = np.unique(ints, return_inverse=True)
+        out[finite] = np.exp(dg.logsf_kernel(values - 1, mu, precision))[inverse]
+        return out
+    key = (int(x1), float(rho1))
+    start, table = _UPPER_TAILS.get(key, (low, np.empty(0)))
+    if low < start or high >= start + table.size:
+        # a first table: the range met; an extension: the union, widened by the span met on
+        # both sides (a search with rho1 fixed meets drifting ranges)
+        span = high - low + 1 if table.size else 0
+        start, stop = min(low, start) - span, max(high + 1, start + table.size) + span
+        if stop - start > _UPPER_TAIL_SPAN:
+            start, stop = low, high + 1
+        table = np.exp(dg.logsf_kernel(np.arange(start, stop, dtype=np.int64) - 1, mu,
+                                       precision))
+        if len(_UPPER_TAILS) >= 64:
+            _UPPER_TAILS.clear()
+        _UPPER_TAILS[key] = (start, table)
+    out[finite] = table[ints - start]
+    return out
 
 
 def _point(t: np.ndarray, x1: int, rho1: float) -> np.ndarray:
@@ -171,7 +184,7 @@ def sum_over_grid(threshold, tie, weights, *, x1, m, rho1, t0, tie_weight):
     :math:`P[\text{decide } m+1 \mid x_2^*, y_1^*] = U(t) + w_{\text{tie}} P[X_1^* = t - 1]`
     on tie cells; the sums weight each cell by ``weights`` = ``P[x2*] P[y1*]``.
     """
-    both = _upper(np.append(np.ravel(threshold), float(t0)), x1, rho1)  # one tail table
+    both = upper_tail(np.append(np.ravel(threshold), float(t0)), x1, rho1)  # one tail table
     u_t, u_0 = both[:-1].reshape(np.shape(threshold)), float(both[-1])
     tie_point = np.where(tie, _point(threshold - 1.0, x1, rho1), 0.0)
     decide_up = u_t + tie_weight * tie_point          # P[decide m+1 | x2*, y1*]

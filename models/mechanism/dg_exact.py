@@ -309,7 +309,7 @@ def exact_noise(sigma2: Fraction, t: int, n_draws: int, source: RandomBits) -> l
     p, q = sigma2.numerator, sigma2.denominator
     qt = q * t
     gamma_den = 2 * p * q * t * t
-    gamma_cache: dict[int, tuple[int, int, int, int, int]] = {}
+    gamma_cache: dict[int, tuple[int, int, int]] = {}
     coin_table = _exp_minus_one_coin_table()
     attempt_table = _laplace_attempt_table(t) if t <= _MAX_TABLE_SCALE else None
     chunks = source._chunks
@@ -346,11 +346,10 @@ def exact_noise(sigma2: Fraction, t: int, n_draws: int, source: RandomBits) -> l
             den = gamma_den // common
             whole = (num - 1) // den if num else 0
             num -= whole * den
-            n_bits = (den - 1).bit_length()
-            gamma = (whole, num, den, n_bits, (1 << n_bits) - 1)
+            gamma = (whole, num, den)
             if len(gamma_cache) < _GAMMA_CACHE_SIZE:
                 gamma_cache[magnitude] = gamma
-        whole, num, den, n_bits, mask = gamma
+        whole, num, den = gamma
         heads = 1
         for _ in range(whole):
             if pool_bits < _TABLE_BITS and chunks:
@@ -367,22 +366,12 @@ def exact_noise(sigma2: Fraction, t: int, n_draws: int, source: RandomBits) -> l
                 break
         if not heads:
             continue
-        k, bound = 1, den
+        k = 1
         while True:
-            while True:
-                if pool_bits < n_bits:
-                    pool, pool_bits = source._top_up(pool, pool_bits, n_bits)
-                value = pool & mask
-                pool >>= n_bits
-                pool_bits -= n_bits
-                if value < bound:
-                    break
+            value, pool, pool_bits = _uniform_below(den * k, pool, pool_bits, source)
             if value >= num:
                 break
             k += 1
-            bound = den * k
-            n_bits = (bound - 1).bit_length()
-            mask = (1 << n_bits) - 1
         if k & 1:
             draws[n_done] = -magnitude if negative else magnitude
             n_done += 1

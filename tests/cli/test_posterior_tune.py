@@ -68,7 +68,7 @@ def test_bad_tune_is_exit_2_naming_it_and_writes_nothing(base, method, value, ca
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     if value == "100000000":  # 1 chain x (1e8 + 10) x 30000 steps: above the work limit
-        assert ": error: draws, chains, tune: 1 PyMC chains x (100000000 tuning" in err, err
+        assert ": error: --draws, --chains, --tune: 1 PyMC chains x (100000000 tuning" in err, err
     else:
         assert ": error: --tune " in err or "argument --tune: " in err, err
     assert list(tmp_path.iterdir()) == []

@@ -114,3 +114,27 @@ def test_every_option_given_a_bogus_value_is_named(case, capsys, tmp_path, monke
     assert "\n" not in line and "Traceback" not in err, err
     required = line.split(": error: ", 1)[-1]
     assert option in line.split("usage:")[0] or " is required" in required, line
+
+
+def _posterior_command():
+    from dprisk.cli.main import build_parser
+    from dprisk.cli.parsers import subparser
+
+    return subparser(build_parser(["posterior"]), "posterior")
+
+
+@pytest.mark.parametrize(("words", "named"), [
+    (["--tune", "9"], "--draws, --chains, --tune: work"),
+    (["--tune=9", "--chains", "2"], "--draws, --chains, --tune: work"),
+    (["--x1-star", "1"], "draws, chains, tune: work"),  # none of them given: the API's names
+])
+def test_several_parameters_are_named_by_their_options(words, named):
+    from dprisk.cli.main import naming_given_option
+
+    command = _posterior_command()
+    assert naming_given_option("draws, chains, tune: work", command, words) == named
+    # a list holding a name that is no option of the command stays as the API wrote it
+    assert naming_given_option("draws, bogus: work", command, words) == "draws, bogus: work"
+    # one name: replaced only when given, as before
+    assert naming_given_option("tune must be >= 0", command, words).startswith(
+        "--tune must" if "--tune" in " ".join(words) else "tune must")

@@ -34,36 +34,38 @@ NESTED = ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars", 
           "--seed", "1"]
 SWEEP = ["sweep", "--rho2", "0.5", "--d", "10", "--x2", "20", "--out", "s.nc"]
 
-#: name -> (argv, the parameter the message names first)
+#: name -> (argv, the options the message names first: every option that sets the work, as
+#: typed or in its long spelling, when one of them was given; dprisk.cli.main.naming_given_option)
 TOO_LONG = {
-    "marginal mc, 1e9 datasets": ([*MC, "--datasets", "1000000000"], "datasets, draws"),
-    "marginal mc, 1e10 draws": ([*MC, "--draws", "10000000000"], "datasets, draws"),
+    "marginal mc, 1e9 datasets": ([*MC, "--datasets", "1000000000"], "--datasets, --draws"),
+    "marginal mc, 1e10 draws": ([*MC, "--draws", "10000000000"], "--datasets, --draws"),
     "marginal mc, 1e6 x 1e6": ([*MC, "--datasets", "1000000", "--draws", "1000000"],
-                               "datasets, draws"),
+                               "--datasets, --draws"),
     "posterior pymc, 1e8 draws": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
-                                   "--draws", "100000000", "--seed", "1"], "draws, chains, tune"),
+                                   "--draws", "100000000", "--seed", "1"],
+                                  "--draws, --chains, --tune"),
     "posterior pymc, 1e7 chains": (["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc",
                                     "--chains", "10000000", "--seed", "1"],
-                                   "draws, chains, tune"),
+                                   "--draws, --chains, --tune"),
     "posterior pymc, 1e8 tuning steps": (
         ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc", "--tune", "100000000",
-         "--seed", "1"], "draws, chains, tune"),
+         "--seed", "1"], "--draws, --chains, --tune"),
     "posterior pymc-gibbs, 1e8 tuning steps": (
         ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc-gibbs", "--tune", "100000000",
-         "--seed", "1"], "draws, chains, tune"),
+         "--seed", "1"], "--draws, --chains, --tune"),
     "nested gibbs, 8.5e7 draws (within the memory limit)": (
         [*NESTED, "--method", "gibbs", "--draws", "85000000", "--chains", "1"],
-        "draws, chains"),
+        "--draws, --chains"),
     "nested pymc, 1e8 draws": ([*NESTED, "--method", "pymc", "--draws", "100000000"],
-                               "draws, chains, tune"),
+                               "--draws, --chains, --tune"),
     "nested pymc, 1e8 tuning steps": ([*NESTED, "--method", "pymc", "--tune", "100000000"],
-                                      "draws, chains, tune"),
+                                      "--draws, --chains, --tune"),
     "sweep mc, 1000 points x 1e6 datasets": (
         [*SWEEP, "--rho1", "0.1:1:1000", "--method", "mc", "--datasets", "1000000", "--seed",
-         "1"], "rho1, datasets, draws"),
+         "1"], "--rho1, --datasets, --draws"),
     "sweep mc, 10 points x 1e9 draws": (
         [*SWEEP, "--rho1", "0.1:1:10", "--method", "mc", "--draws", "1000000000", "--seed",
-         "1"], "rho1, datasets, draws"),
+         "1"], "--rho1, --datasets, --draws"),
     "attribute strategy, 1e9 releases": (
         ["attribute", "--rho1", "0.5", "--cells", "2016", "--strategy", "census-2020",
          "--releases", "1000000000", "--seed", "1"], "--releases"),
@@ -160,5 +162,5 @@ def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_w
     status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
                                 "--x2", "5"], capsys)
     assert status == 2 and out == "", err
-    assert ": error: rho1, rho2: the exact study's grid of 5.36e+08 releases" in err, err
+    assert ": error: --rho1, --rho2: the exact study's grid of 5.36e+08 releases" in err, err
     assert "steps of work" in err and LIMIT_ENV in err

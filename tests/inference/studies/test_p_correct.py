@@ -241,11 +241,10 @@ def test_remembered_tables_change_no_result():
 
     census = {"rho1": RHO1, "rho2": RHO2, "d": 27}
     warm = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
-    module._upper_range.cache_clear()
+    module._UPPER_TAILS.clear()
     setup._grid_memory.cache_clear()
     fresh = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
     assert warm == fresh and warm[0] == warm[2]
-    table = module._upper_range(-3, 5, 1, RHO1)
-    assert not table.flags.writeable
+    table = module.upper_tail(np.arange(-3.0, 6.0), 1, RHO1)
     np.testing.assert_array_equal(
         table, np.exp(dg.logsf_kernel(np.arange(-3, 6) - 1, np.asarray(1), np.asarray(RHO1))))
