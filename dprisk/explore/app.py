@@ -16,6 +16,8 @@ budget for a risk target, accounting. :func:`build_app` returns the page for one
 
 from __future__ import annotations
 
+import threading
+
 import panel as pn
 
 from dprisk.explore import results
@@ -149,6 +151,19 @@ def build_app() -> pn.Tabs:
     return pn.Column(header, tabs)
 
 
+def _import_sampling_check() -> None:
+    """Import what :class:`dprisk.explore.jobs.SamplingJob` diagnoses with (ArviZ, the plots).
+
+    An import that fails here is left to the job, which reports it in the page.
+    """
+    try:
+        import arviz  # noqa: F401
+
+        from dprisk.validation.crosschecks import diagnostics  # noqa: F401
+    except Exception:  # the job imports again and shows the error in the page
+        pass
+
+
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True) -> None:
     """Serve :func:`build_app` at ``http://host:port/`` until interrupted."""
     import matplotlib
@@ -156,6 +171,9 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     matplotlib.use("Agg")
     pn.extension(notifications=False)
     build_app()  # warm: compiled kernels and caches load before the first visitor
+    # the sampling check's libraries (ArviZ alone takes seconds to import) load in the
+    # background while the first visitor's page is served, not when "Check by sampling" is pressed
+    threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
     origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
     print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
     pn.serve({"/": build_app}, port=port, address=host, show=show, title="dprisk explore",
