@@ -120,4 +120,3 @@ def pytest_collection_modifyitems(config, items):
         elif whole_modules and nodeid.split("::", 1)[0] in modules:
             raise pytest.UsageError(f"tests/conftest.py SLOW_CASES names no test: {nodeid}")
     items.sort(key=lambda item: -_module_seconds(item))  # stable: order within a module kept
-
