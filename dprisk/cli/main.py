@@ -22,6 +22,7 @@ only, so ``dprisk census`` loads no xarray and ``dprisk posterior`` no netCDF.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import re
@@ -99,6 +100,17 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     return parser
 
 
+@functools.lru_cache(maxsize=32)
+def _parser_for(requested: str | None) -> argparse.ArgumentParser:
+    """:func:`build_parser` for the subcommand ``requested`` (None: none named), built once.
+
+    Building the parsers costs about 4 ms (argparse looks up its message translations for
+    every one of the 13 subcommand parsers); parsing does not change a parser, so a process
+    that calls :func:`main` more than once (a script, the tests) builds each only once.
+    """
+    return build_parser([requested] if requested else [])
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (also used by the console script).
 
@@ -171,7 +183,7 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
 
     ``own``: the process's own command line (a stop signal then ends the process).
     """
-    parser = build_parser([requested] if requested else [])
+    parser = _parser_for(requested)
     command = subparser(parser, requested) if requested else None
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
     if command is not None and (unknown := command.unknown_options(after)):

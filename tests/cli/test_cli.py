@@ -129,3 +129,17 @@ def test_marginal_two_level_and_levels_accuracy_keys(capsys):
     assert payload["accuracy"] <= payload["worst_case_accuracy"]
     payload = run_json(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
     assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)
+
+
+def test_a_second_call_reuses_the_parser_and_keeps_its_defaults(capsys):
+    """main() builds a subcommand's parser once per process; a value given in one call is not
+    a default of the next (parsing leaves the parser as built)."""
+    from dprisk.cli.main import _parser_for
+
+    given = run_json(["posterior", "--rho1", "0.5", "--x1-star", "3", "--p", "1/4",
+                      "--json"], capsys)
+    hits = _parser_for.cache_info().hits
+    default = run_json(["posterior", "--rho1", "0.5", "--x1-star", "3", "--json"], capsys)
+    assert _parser_for.cache_info().hits == hits + 1
+    assert given["posterior"] == pytest.approx(single_level.posterior(3, 0.5, 0.25), rel=1e-12)
+    assert default["posterior"] == pytest.approx(single_level.posterior(3, 0.5, 0.5), rel=1e-12)
