@@ -152,14 +152,14 @@ def build_app() -> pn.Tabs:
 
 
 def _import_sampling_check() -> None:
-    """Import what :class:`dprisk.explore.jobs.SamplingJob` diagnoses with (ArviZ, the plots).
+    """:func:`dprisk.explore.jobs.import_diagnostics`, ahead of the first sampling check.
 
     An import that fails here is left to the job, which reports it in the page.
     """
-    try:
-        import arviz  # noqa: F401
+    from dprisk.explore.jobs import import_diagnostics
 
-        from dprisk.validation.crosschecks import diagnostics  # noqa: F401
+    try:
+        import_diagnostics()
     except Exception:  # the job imports again and shows the error in the page
         pass
 

@@ -22,7 +22,20 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SamplingJob"]
+__all__ = ["SamplingJob", "import_diagnostics"]
+
+
+def import_diagnostics():
+    """``(arviz, convergence_report)``: what a job diagnoses its draws with.
+
+    ArviZ takes seconds to import; ``dprisk explore`` calls this in a background thread at
+    start (:func:`dprisk.explore.app.serve`), so the first check does not wait for it.
+    """
+    import arviz
+
+    from dprisk.validation.crosschecks.diagnostics import convergence_report
+
+    return arviz, convergence_report
 
 
 class SamplingJob:
@@ -117,11 +130,9 @@ class SamplingJob:
         self.status = "done"
 
     def _diagnose(self) -> None:
-        import arviz as az
         import matplotlib
 
-        from dprisk.validation.crosschecks.diagnostics import convergence_report
-
+        az, convergence_report = import_diagnostics()
         matplotlib.use("Agg")
         self.summary = az.summary(self.idata, var_names=["X1", "X2"], round_to="none")
         self.report = convergence_report(self.idata, known=self.params.get("known", 0),
