@@ -161,13 +161,8 @@ def test_figure10_data_small_grids():
 
 
 # --------------------------------------------------------------------------- the study
-@pytest.fixture(scope="module")
-def study_result(supplement_study_result):
-    return supplement_study_result
-
-
-def test_study_records_cover_the_published_supplement_claims(study_result):
-    records = study_result.records
+def test_study_records_cover_the_published_supplement_claims(supplement_study_result):
+    records = supplement_study_result.records
     validate_records(records)
     assert all(tuple(sorted(r)) == tuple(sorted(RECORD_KEYS)) for r in records)
     ids = {r["id"] for r in records}
@@ -191,10 +186,10 @@ def test_study_records_cover_the_published_supplement_claims(study_result):
         assert record["mcse"] is None
 
 
-def test_study_datasets_figures_and_paper_values(study_result):
-    assert study_result.name == "supplement"
-    assert set(study_result.figures) == {"figure7", "figure8", "figure10", "figure11"}
-    f11 = study_result.datasets["figure11"]
+def test_study_datasets_figures_and_paper_values(supplement_study_result):
+    assert supplement_study_result.name == "supplement"
+    assert set(supplement_study_result.figures) == {"figure7", "figure8", "figure10", "figure11"}
+    f11 = supplement_study_result.datasets["figure11"]
     assert dict(f11["marginal_posterior"].sizes) == {"levels": 6, "p": 5}
     # S1.3: increasing in ell for every prior, largest step from ell = 1 to 2
     steps = np.diff(f11["marginal_risk"].values, axis=0)
@@ -204,4 +199,5 @@ def test_study_datasets_figures_and_paper_values(study_result):
                                sl.marginal_posterior(RHO_BLOCK, PRIORS), rtol=1e-14)
     np.testing.assert_allclose(f11["marginal_posterior_contour"], f11["marginal_posterior"],
                                rtol=1e-13)
-    assert study_result.notes and all(isinstance(n, str) for n in study_result.notes)
+    notes = supplement_study_result.notes
+    assert notes and all(isinstance(n, str) for n in notes)
