@@ -1,5 +1,7 @@
 """Module-level stand-in studies for the report runner's tests (picklable by name)."""
 
+import os
+
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
@@ -42,4 +44,11 @@ def unpicklable_study(*, paper_scale):
     result = _seeded_study("c", 13)
     (fig,) = result.figures.values()
     fig.axes[0].secondary_yaxis("right", functions=(lambda v: 2 * v, lambda v: v / 2))
+    return result
+
+
+def pid_study(*, paper_scale):
+    """A stand-in study that records the process it ran in (``datasets["where"].attrs``)."""
+    result = _seeded_study("p", 14)
+    result.datasets["where"] = xr.Dataset(attrs={"pid": os.getpid()})
     return result

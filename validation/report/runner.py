@@ -8,7 +8,8 @@ processes (started by a fork server that has imported only this module and the l
 :data:`PRELOAD`, so no state of the calling process is inherited) takes the studies longest
 first (:data:`COST_HINTS`, seconds of CPU measured on one core), which keeps the two cores of
 a small machine busy until the end: the longest-processing-time rule, within 4/3 of the best
-split.
+split. The fork server's imports take seconds on one core: meanwhile this process runs the
+cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle.
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
 side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
@@ -26,27 +27,34 @@ from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
-__all__ = ["COST_HINTS", "FIGURE_DPI", "PRELOAD", "available_cores", "render_figures",
-           "run_studies"]
+__all__ = ["COST_HINTS", "FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
+           "render_figures", "run_studies"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
 #: CPU seconds of each registered study (by function name), figures included: measured
-#: 2026-11-26 one after another in one process on the loaded 2-core machine (load 8-13;
-#: 150 s of CPU in all, imports excluded). Only their order matters: a pool takes the longest
-#: first (unknown studies count as 0, so they go last).
+#: 2026-11-26 in two workers on the quiet 2-core machine (each study alone on its core; 105 s of
+#: CPU in all, imports excluded). Only their order matters: a pool takes the longest first
+#: (unknown studies count as 0, so they go last), and this process runs the cheapest while the
+#: fork server starts (:data:`LOCAL_START_SECONDS`).
 COST_HINTS = {
-    "_hierarchical_study": 43.2,
-    "_sbc_study": 35.6,
-    "_studies_study": 25.5,
-    "_supplement_study": 16.0,
-    "_whole_record_study": 15.9,
-    "_decisions_study": 5.4,
-    "_single_level_study": 4.3,
-    "_unknown_others_study": 3.9,
-    "_decision_summary_study": 2.5,
-    "_product_study": 2.0,
+    "_hierarchical_study": 28.9,
+    "_sbc_study": 26.8,
+    "_studies_study": 15.2,
+    "_supplement_study": 12.5,
+    "_whole_record_study": 9.7,
+    "_decisions_study": 3.7,
+    "_product_study": 3.2,
+    "_unknown_others_study": 2.8,
+    "_single_level_study": 2.2,
+    "_decision_summary_study": 0.7,
 }
+#: CPU seconds (by :data:`COST_HINTS`) of the cheapest studies that this process runs itself
+#: while the fork server imports :data:`PRELOAD` (about 3.5 s here, on the other core), instead
+#: of waiting for the pool's workers: those studies leave the pool, whose last study ends the
+#: earlier. Only studies with a cost hint are taken, cheapest first, while their sum stays
+#: within it.
+LOCAL_START_SECONDS = 3.0
 #: Modules the fork server imports before it forks the report's workers
 #: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
 #: loaded instead of importing them again (about 4 s of CPU per worker here). They
@@ -104,6 +112,26 @@ def _by_cost(studies: Sequence[Callable]) -> list[int]:
                   key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
 
 
+def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
+    """Indices ``(local, pooled)``: the studies this process runs while the fork server starts.
+
+    ``local``: the cheapest studies with a cost hint, cheapest first, while their hints sum
+    to at most :data:`LOCAL_START_SECONDS`; ``pooled``: the others, longest first
+    (:func:`_by_cost`).
+    """
+    local, spent = [], 0.0
+    for i in reversed(_by_cost(studies)):
+        cost = COST_HINTS.get(getattr(studies[i], "__name__", ""))
+        if cost is None:
+            continue
+        if spent + cost > LOCAL_START_SECONDS:
+            break
+        local.append(i)
+        spent += cost
+    pooled = [i for i in _by_cost(studies) if i not in local]
+    return local, pooled
+
+
 def _start_fork_server_without_stderr() -> None:
     """Start multiprocessing's fork server (if not running) with its stderr on ``os.devnull``.
 
@@ -140,7 +168,9 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     paper_scale : bool
         Passed to every study.
     workers : int (>= 1)
-        Processes to run them in; 1 runs them here, in order.
+        Processes to run them in; 1 runs them here, in order. Otherwise the cheapest (within
+        :data:`LOCAL_START_SECONDS` by :data:`COST_HINTS`) run here first, while the fork
+        server imports ``preload``, and the others in a pool of that many processes.
     preload : sequence of str
         Modules the fork server imports before forking the workers (:data:`PRELOAD` for the
         report); it does so when it starts, i.e. at the first pool of this process.
@@ -160,11 +190,17 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
-    _start_fork_server_without_stderr()
+    _start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
+    local, pooled = _split_local(studies)
     pool = None
-    try:  # one study per task, longest first; a worker takes the next when it is free
-        pool = context.Pool(processes=workers)
-        tasks = [(i, studies[i], paper_scale) for i in _by_cost(studies)]
+    try:
+        for i in local:  # meanwhile, the cheapest studies here
+            yield (i, *_run_one(studies[i], paper_scale))
+        if not pooled:
+            return
+        # one study per task, longest first; a worker takes the next when it is free
+        pool = context.Pool(processes=min(workers, len(pooled)))
+        tasks = [(i, studies[i], paper_scale) for i in pooled]
         for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
             yield (i, *(_run_one(studies[i], paper_scale) if payload is None
                         else pickle.loads(payload)))

@@ -1,5 +1,7 @@
 """The report's study runner: worker processes give the results of one process, in order."""
 
+import os
+
 import numpy as np
 import pytest
 import report_helpers
@@ -17,6 +19,7 @@ def _collect(studies, workers):
 
 def test_workers_give_the_same_results_as_one_process(monkeypatch):
     monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)  # taken first by the pool
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 0.0)  # both in the pool
     studies = [report_helpers.study_a, report_helpers.study_b]
     serial = _collect(studies, workers=1)
     parallel = _collect(studies, workers=2)
@@ -35,6 +38,33 @@ def test_workers_give_the_same_results_as_one_process(monkeypatch):
 def test_longest_study_is_taken_first(monkeypatch):
     monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)
     assert runner._by_cost([report_helpers.study_a, report_helpers.study_b]) == [1, 0]
+
+
+def test_the_cheapest_studies_within_the_start_budget_run_here(monkeypatch):
+    for name, cost in (("study_a", 5.0), ("study_b", 0.5), ("pid_study", 1.0)):
+        monkeypatch.setitem(runner.COST_HINTS, name, cost)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.5)
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
+    # cheapest first while the sum stays within 1.5 s: b (0.5), then the pid study (1.0)
+    assert runner._split_local(studies) == ([1, 2], [0])
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.2)
+    assert runner._split_local(studies) == ([1], [0, 2])
+    monkeypatch.delitem(runner.COST_HINTS, "study_b")  # a study without a hint: to the pool
+    assert runner._split_local(studies) == ([2], [0, 1])
+
+
+def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatch):
+    monkeypatch.setitem(runner.COST_HINTS, "pid_study", 0.5)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
+    studies = [report_helpers.study_a, report_helpers.pid_study]
+    runs = list(run_studies(studies, paper_scale=False, workers=2))
+    assert [i for i, _, _ in runs] == [1, 0]  # the local study first, while the server starts
+    here = runs[0][1]
+    assert here.datasets["where"].attrs["pid"] == os.getpid()
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 0.0)
+    pooled = _collect(studies, workers=2)[1][0]
+    assert pooled.datasets["where"].attrs["pid"] != os.getpid()
+    assert pooled.records == here.records
 
 
 def test_a_failing_worker_study_raises_its_error():
