@@ -293,7 +293,8 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
         pure=True,
     )
     try:
-        for _, (chunk, values) in as_completed(futures, with_results=True):
+        # the client's own loop: a client made here from an address is not the default one
+        for _, (chunk, values) in as_completed(futures, loop=client.loop, with_results=True):
             on_done(chunk, values)
     finally:
         client.cancel(futures)

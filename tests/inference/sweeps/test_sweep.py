@@ -304,6 +304,23 @@ def test_mc_seeds_are_per_point_and_independent_of_chunking():
 
 
 # --------------------------------------------------------------------------- Dask
+def test_a_scheduler_address_runs_the_sweep_on_a_client_of_its_own():
+    """``client=ADDRESS``: the sweep's own client is not the process's default one.
+
+    Results come back through that client's event loop (a regression once: waiting on the
+    futures looked for a default client, which a client made from an address is not). An
+    in-process cluster keeps it cheap; the process cluster case is the slow test below.
+    """
+    from distributed import LocalCluster, default_client
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                      dashboard_address=None) as local:
+        ds = sweep(**SWEEP_2D, quantity=exact_standin, client=local.scheduler_address)
+        with pytest.raises(ValueError):
+            default_client()
+    xr.testing.assert_identical(ds, sweep(**SWEEP_2D, quantity=exact_standin))
+
+
 @pytest.fixture(scope="module")
 def cluster():
     import cloudpickle
