@@ -42,13 +42,31 @@ def _adopt_orphans() -> bool:
         return False
 
 
-def _reap_orphans() -> None:
-    """Wait for every remaining child (the adopted fork server and its workers)."""
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
+def _children() -> set[int]:
+    """PIDs of this process's children (Linux ``/proc``; empty where it cannot be read)."""
+    pids = set()
+    try:
+        for task in Path("/proc/self/task").iterdir():
+            pids.update(int(pid) for pid in (task / "children").read_text().split())
+    except OSError:
+        pass
+    return pids
+
+
+def _reap_orphans(own: set[int]) -> None:
+    """Wait for the adopted descendants (the fork server and its workers), not for ``own``.
+
+    ``own``: this process's children before the command ran. An earlier benchmark in the same
+    process may have started one that lives as long as this process (multiprocessing's
+    resource tracker, started by a Dask cluster in ``bench_sweeps``): waiting for every child
+    would wait for it for ever.
+    """
+    while adopted := _children() - own:
+        for pid in adopted:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped already, or not a child any more
+                own.add(pid)
 
 
 def run() -> dict:
@@ -56,6 +74,7 @@ def run() -> dict:
     dprisk = [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report"
+        own = _children()
         adopted = _adopt_orphans()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -63,7 +82,7 @@ def run() -> dict:
                        stdout=subprocess.DEVNULL)
         seconds = time.perf_counter() - start
         if adopted:
-            _reap_orphans()
+            _reap_orphans(own)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         results = json.loads((out / "results.json").read_text())
