@@ -82,13 +82,14 @@ def make_test(clone: Path, *, durations: bool) -> dict:
     done = subprocess.run(["make", "test"], cwd=clone, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     summary = SUMMARY_LINE.findall(done.stdout)
-    slowest = DURATION_LINE.findall(done.stdout)
+    slowest = max(DURATION_LINE.findall(done.stdout), key=lambda row: float(row[0]),
+                  default=(None, None))
     return {
         "seconds": seconds,
         "returncode": done.returncode,
         "summary": summary[-1] if summary else done.stdout[-300:],
-        "slowest_s": max((float(s) for s, _ in slowest), default=None),
-        "slowest_test": max(slowest, key=lambda row: float(row[0]))[1] if slowest else None,
+        "slowest_s": None if slowest[0] is None else float(slowest[0]),
+        "slowest_test": slowest[1],
     }
 
 

@@ -107,9 +107,13 @@ def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
     return i, _run_portable(study, paper_scale)
 
 
+def _cost_hint(study: Callable) -> float | None:
+    """The study's :data:`COST_HINTS` entry (by function name), or None when it has none."""
+    return COST_HINTS.get(getattr(study, "__name__", ""))
+
+
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
-    return sorted(range(len(studies)),
-                  key=lambda i: -COST_HINTS.get(getattr(studies[i], "__name__", ""), 0.0))
+    return sorted(range(len(studies)), key=lambda i: -(_cost_hint(studies[i]) or 0.0))
 
 
 def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
@@ -119,17 +123,17 @@ def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
     to at most :data:`LOCAL_START_SECONDS`; ``pooled``: the others, longest first
     (:func:`_by_cost`).
     """
+    order = _by_cost(studies)
     local, spent = [], 0.0
-    for i in reversed(_by_cost(studies)):
-        cost = COST_HINTS.get(getattr(studies[i], "__name__", ""))
+    for i in reversed(order):
+        cost = _cost_hint(studies[i])
         if cost is None:
             continue
         if spent + cost > LOCAL_START_SECONDS:
             break
         local.append(i)
         spent += cost
-    pooled = [i for i in _by_cost(studies) if i not in local]
-    return local, pooled
+    return local, [i for i in order if i not in local]
 
 
 def _start_fork_server_without_stderr() -> None:
@@ -188,16 +192,18 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         for i, study in enumerate(studies):
             yield (i, *_run_one(study, paper_scale))
         return
+    local, pooled = _split_local(studies)
+    if not pooled:  # all cheap: no fork server to start
+        for i in local:
+            yield (i, *_run_one(studies[i], paper_scale))
+        return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
     _start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
-    local, pooled = _split_local(studies)
     pool = None
     try:
         for i in local:  # meanwhile, the cheapest studies here
             yield (i, *_run_one(studies[i], paper_scale))
-        if not pooled:
-            return
         # one study per task, longest first; a worker takes the next when it is free
         pool = context.Pool(processes=min(workers, len(pooled)))
         tasks = [(i, studies[i], paper_scale) for i in pooled]

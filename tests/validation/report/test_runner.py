@@ -67,6 +67,18 @@ def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatc
     assert pooled.records == here.records
 
 
+def test_studies_all_within_the_start_budget_run_here_without_a_pool(monkeypatch):
+    monkeypatch.setitem(runner.COST_HINTS, "pid_study", 0.5)
+    monkeypatch.setitem(runner.COST_HINTS, "study_b", 0.4)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
+    monkeypatch.setattr(runner.multiprocessing, "get_context", None)  # no fork server, no pool
+    studies = [report_helpers.pid_study, report_helpers.study_b]
+    runs = list(run_studies(studies, paper_scale=False, workers=2))
+    assert [i for i, _, _ in runs] == [1, 0]  # cheapest first
+    assert runs[1][1].datasets["where"].attrs["pid"] == os.getpid()
+    assert all(png.startswith(b"\x89PNG") for _, _, pngs in runs for png in pngs.values())
+
+
 def test_a_failing_worker_study_raises_its_error():
     studies = [report_helpers.study_a, report_helpers.failing_study]
     with pytest.raises(RuntimeError, match="boom in a worker"):
