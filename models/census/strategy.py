@@ -125,6 +125,18 @@ class StrategyQuery:
         """The query's rho as a float."""
         return float(self.rho_exact)
 
+    @property
+    def das_variance(self) -> float:
+        r"""The noise variance the 2020 DAS drew this query with, :math:`\sigma^2 = 1/\rho`.
+
+        The DAS draws pmf :math:`\propto \exp(-x^2 / (2\sigma^2))` with
+        :math:`\sigma^2 = 1/\text{inverse\_scale}`, inverse_scale = geolevel share x query
+        share / global_scale^2 = the query's rho (bounded, replace-one neighbours; DESIGN.md §9),
+        twice this project's :math:`1/(2\rho)` at the same rho. At the production budget
+        (:data:`PRODUCTION_RHO`) the block ``detailed`` query's is about 10.09.
+        """
+        return float(1 / self.rho_exact)
+
 
 def strategy_queries(rho_total=CENSUS_RHO_TOTAL) -> list[StrategyQuery]:
     """Every query of the persons strategy with its rho at global budget ``rho_total``.
