@@ -15,7 +15,7 @@ PYTHON ?= $(shell for c in python3.12 python3.13 python3 python \
 	command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	&& { command -v $$c; break; }; done)
 
-.PHONY: setup test report bench lint clean screenshot
+.PHONY: setup test report bench lint clean screenshot docs
 
 setup: $(STAMP)
 
@@ -67,9 +67,16 @@ screenshot: setup
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
 	$(PY) -m dprisk.validation.report.screenshot $(REPORT_DIR)
 
+# The documentation site: Sphinx (pydata theme, MyST, numpydoc, sphinx-argparse, myst-nb) builds
+# docs/_build/html with warnings as errors, no network; the notebooks are executed once and their
+# outputs cached (docs/_build/.jupyter_cache). DPRISK_DOCS_EXECUTE=off skips executing them.
+docs: setup
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
+	@echo "docs: docs/_build/html/index.html"
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache docs/_build docs/api/generated docs/api/names.rst

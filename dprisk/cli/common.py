@@ -270,7 +270,7 @@ class Form:
 def describe(forms: list[Form], note: str) -> str:
     """A subcommand's help description: each form with its usage, then ``note``."""
     shown = "; ".join(f"{f.name} ({f.selector}): {f.usage}" for f in forms)
-    return (f"Forms: {shown}. {note} An option that does not apply to the chosen form is "
+    return (f"Forms: {shown}. {note.strip()} An option that does not apply to the chosen form is "
             "refused (exit status 2).")
 
 

@@ -92,7 +92,8 @@ def page(fast_studies):
 def _human_texts(fast_studies, page) -> dict[str, str]:
     texts = {"report page": page}
     for path in [ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.py")),
-                 ROOT / "notebooks" / "README.md", ROOT / "docs" / "architecture.md"]:
+                 ROOT / "notebooks" / "README.md",
+                 *sorted(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts)]:
         texts[str(path.relative_to(ROOT))] = path.read_text()
     for value in pub.PUBLISHED:
         texts[f"published {value.id}"] = f"{value.source}. {value.quantity}"
