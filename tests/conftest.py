@@ -134,3 +134,40 @@ def pytest_collection_modifyitems(config, items):
         elif whole_modules and nodeid.split("::", 1)[0] in modules:
             raise pytest.UsageError(f"tests/conftest.py SLOW_CASES names no test: {nodeid}")
     items.sort(key=lambda item: -_module_seconds(item))  # stable: order within a module kept
+
+
+#: Environment variable naming a folder: when set, each test process writes the CPU seconds of
+#: every test (its own and its children's: ``getrusage`` of self and of waited-for children,
+#: setup + call + teardown) to ``cpu-<worker>.jsonl`` there. ``benchmarks/bench_test_cpu.py``
+#: sets it and prints the suite's CPU per directory, so growth is visible in ``make bench``.
+CPU_RECORD_ENV = "DPRISK_TEST_CPU_DIR"
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Record the CPU seconds of ``item`` when :data:`CPU_RECORD_ENV` is set."""
+    import os
+
+    folder = os.environ.get(CPU_RECORD_ENV)
+    if not folder:
+        yield
+        return
+    import json
+    import time
+    from pathlib import Path
+
+    cpu_before, wall_before = _cpu_seconds(), time.perf_counter()
+    yield
+    record = {"nodeid": item.nodeid, "cpu_s": _cpu_seconds() - cpu_before,
+              "wall_s": time.perf_counter() - wall_before}
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with (Path(folder) / f"cpu-{worker}.jsonl").open("a") as out:
+        out.write(json.dumps(record) + "\n")
