@@ -145,15 +145,17 @@ class DasNoiseComparison:
         pc, at_pc = self.largest_difference("two_cell", "p_correct", "half_variance")
         acc, at_acc = self.largest_difference("two_cell", "accuracy", "half_variance")
         agree = max(post, risk) <= AGREE_TOLERANCE
+        one = (f"one cell of variance sigma^2/2 = {s2 / 2:.4g} (the paper's convention at "
+               f"rho = 1/sigma^2 = {self.rho_query:.5g})")
         lines = [
             f"Which of two cells holds the target (replace-one: two cells of variance "
             f"sigma^2 = {s2:.4g}): its marginal posterior and risk "
-            + ("agree" if agree else "do not agree")
-            + f" with one cell of variance sigma^2/2 = {s2 / 2:.4g} (the paper's convention at "
-            f"rho = 1/sigma^2 = {self.rho_query:.5g}) to {max(post, risk):.1g} at every prior"
+            + (f"agree with {one} to rounding ({max(post, risk):.1g}) at every prior" if agree
+               else f"differ from {one} by up to {max(post, risk):.2g} (the lattice shows: they "
+                    f"agree in the Gaussian limit only)")
             + (f"; the largest posterior difference from the paper's rho = "
                f"{self.rho_paper:.5g} is {post_paper:.2g} (p = {at_paper:.4g}), the rounding "
-               f"of the global rho" if abs(self.rho_paper - self.rho_query) > 0 else "")
+               f"of the global rho" if self.rho_paper != self.rho_query else "")
             + ".",
             f"Its P[correct] and accuracy differ from that one cell's by up to {pc:.2g} "
             f"(p = {at_pc:.4g}) and {acc:.2g} (p = {at_acc:.4g}): the two-cell statistic lives "
@@ -216,9 +218,10 @@ def das_noise_comparison(*, census: bool = False, rho=None, priors=(0.5,)) -> Da
         raise ValueError("give exactly one of census=True and rho")
     if census:
         sigma_sq = census_block_sigma_sq()
+        rho_query = 1.0 / sigma_sq
         rho_paper = census_level("block").rho
     else:
-        rho_paper = float(scalar_value(check_rho(rho, "rho"), "rho"))
+        rho_paper = rho_query = float(scalar_value(check_rho(rho, "rho"), "rho"))
         sigma_sq = 1.0 / rho_paper
     p = np.atleast_1d(check_probability(priors, "priors")).astype(float)
     cell = float(rho_of_das_sigma_sq(sigma_sq))  # one cell of the DAS's noise, 1/(2 sigma^2)
@@ -229,5 +232,5 @@ def das_noise_comparison(*, census: bool = False, rho=None, priors=(0.5,)) -> Da
     rows = [DasNoiseRow(float(value), _answers(paper, k), _answers(one_cell, k),
                         _answers(two_cell, k), _answers(half_variance, k))
             for k, value in enumerate(p)]
-    return DasNoiseComparison(float(sigma_sq), 1.0 / float(sigma_sq), float(rho_paper), rows,
+    return DasNoiseComparison(float(sigma_sq), float(rho_query), float(rho_paper), rows,
                               bool(census))
