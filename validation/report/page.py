@@ -22,6 +22,7 @@ import html
 import re
 from collections import Counter
 
+from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
 from dprisk.validation.figures.captions import alt_text, caption
 from dprisk.validation.paper.record_annotations import annotate, printed_name
 from dprisk.validation.paper.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
@@ -344,10 +345,17 @@ def _das_noise(das) -> list[str]:
     rows = ["<table class='decision'><tr><th>adversary's prior p</th>"
             + "".join(f"<th>{esc(header)}</th>" for _, _, header, _ in DAS_NOISE_COLUMNS)
             + "</tr>"]
+    floor = 2 * DEFAULT_TAIL_MASS  # the two-cell sums are exact to this, absolute
+
+    def cell(measure, question, fmt, k):
+        value = float(das[measure].sel(question=question)[k])
+        if question == "two_cell" and value < floor:
+            return f"&lt;{floor:.0e}"
+        return format(value, fmt)
+
     for k, label in enumerate(das["p_label"].values):
-        cells = "".join(
-            f"<td class='num'>{format(float(das[measure].sel(question=question)[k]), fmt)}</td>"
-            for measure, question, _, fmt in DAS_NOISE_COLUMNS)
+        cells = "".join(f"<td class='num'>{cell(measure, question, fmt, k)}</td>"
+                        for measure, question, _, fmt in DAS_NOISE_COLUMNS)
         rows.append(f"<tr><td class='num'>{esc(str(label))}</td>{cells}</tr>")
     rows.append("</table>")
     attrs = das.attrs
