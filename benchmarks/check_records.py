@@ -8,7 +8,9 @@ consciously to holds / does not hold, and the 30 records of the accounting, whol
 and unknown-others studies were added from a fresh clone's ``make report``; so were the 14
 records of the decision summary and the product studies, and 23 records' computed values were
 taken from this machine, whose floating point differs in the last bits from the one that
-wrote them: the code that wrote them gives the new values here).
+wrote them: the code that wrote them gives the new values here; the 9 ``das_noise/*`` records
+of the decision summary, the block's answers at the noise the DAS drew (issue 34), were added
+from ``validation.beyond.das_noise.das_noise_records`` on the same machine).
 
 Usage::
 

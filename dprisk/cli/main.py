@@ -32,11 +32,13 @@ from dprisk.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
+    RHO_CONVENTION,
     SUBCOMMAND_HELP,
     Parser,
     TopParser,
     handle_stop_signals,
     report_interrupted,
+    state_rho_convention,
 )
 from dprisk.cli.parsers import subparser
 from dprisk.cli.stopping import end_process
@@ -78,7 +80,8 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     parser = TopParser(
         prog="dprisk",
         description="Bayesian disclosure risk of discrete-Gaussian (zCDP) count releases.",
-        epilog="Wherever a rho is asked for, a Census level is accepted too: census:block, "
+        epilog=f"Every rho: {RHO_CONVENTION.strip('[]')} (dprisk summary gives the answers "
+        "both ways). Wherever a rho is asked for, a Census level is accepted too: census:block, "
         "census:block-group, census:tract, census:county, census:state, census:us. "
         "Probabilities accept fractions (1/864). An option that does not apply to the "
         "requested computation is refused. Requests above the memory or work limit are "
@@ -95,6 +98,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     for name, help_line in SUBCOMMAND_HELP.items():
         if commands is None or name in commands:
             importlib.import_module(f"dprisk.cli.{name}").add_parser(subs)
+            state_rho_convention(subs.choices[name])
         else:
             subs.add_parser(name, help=help_line)
     return parser

@@ -2,7 +2,8 @@
 
 ``--census`` (the 2020 allocation) or ``--rho1 R [--rho2 R2]``. Computed by
 :func:`dprisk.inference.privacy.decision_summary.decision_summary`; this module only parses
-and formats.
+and formats. After the paper's rows, the block's answers at the noise the DAS drew (JSON key
+``das_noise``: :mod:`dprisk.inference.privacy.das_noise`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,33 @@ def add_parser(subs) -> None:
 
 def _value(value) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def _das_noise_lines(das) -> list[str]:
+    """The block's answers at the DAS's noise (JSON key ``das_noise``), beside the paper's."""
+    from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
+
+    where = ("the noise the 2020 DAS drew the block detailed query with" if das.census
+             else "the DAS's reading of rho1 (replace-one: variance 1/rho1)")
+    lines = [
+        f"  At {where}: sigma^2 = {das.sigma_sq:.5g} a cell (pmf exp(-x^2/(2 sigma^2))); the "
+        f"rows above: the paper's DG(0, 1/(2 rho)), rho = {das.rho_paper:.5g}",
+        f"  {'prior p':>9} {'two cells (which one holds the target)':>38}   "
+        f"{'one cell (did the target respond)':>33}",
+        f"  {'':>9} {'posterior':>10} {'risk R':>8} {'P[correct]':>11} {'accuracy':>9} "
+        f"{'posterior':>10} {'risk R':>8} {'P[correct]':>11}",
+    ]
+    for row in das.rows:
+        two, one = row.two_cell, row.one_cell
+        # the two-cell sums are exact to 2 * DEFAULT_TAIL_MASS absolute: no digits below that
+        floor = 2 * DEFAULT_TAIL_MASS
+        two_pc = f"<{floor:.0e}" if two.p_correct < floor else f"{two.p_correct:.4g}"
+        lines.append(f"  {row.p:>9.5g} {two.marginal_posterior:>10.4f} "
+                     f"{two.marginal_risk:>8.3f} {two_pc:>11} {two.accuracy:>9.4f} "
+                     f"{one.marginal_posterior:>10.4f} {one.marginal_risk:>8.3f} "
+                     f"{one.p_correct:>11.4g}")
+    lines += [f"  {sentence}" for sentence in das.agreement()]
+    return lines
 
 
 def run(args) -> int:
@@ -65,5 +93,7 @@ def run(args) -> int:
         f"[{result.epsilon_pld_lower:.4f}, {result.epsilon_pld_upper:.4f}] (PLD bracket, "
         "add or remove one person)",
     ]
+    if result.das_noise is not None:
+        lines += _das_noise_lines(result.das_noise)
     emit(args, payload, lines)
     return EXIT_OK

@@ -20,12 +20,21 @@ For the paper's five priors (:data:`PAPER_PRIORS`) and a unique target (``m = 0`
 And epsilon three ways at delta = 1e-10 for the total rho: Bun–Steinke (the paper's
 Theorem 1), Canonne–Kamath–Steinke, and the PLD bracket of the discrete Gaussian queries (the
 65 of the 2020 strategy with ``census=True``, else the one or two given).
+
+The rows above are in the paper's convention (noise DG(0, 1/(2 rho)), rho under add/remove-one
+neighbours). ``das_noise`` gives the block's answers at the noise the 2020 DAS actually drew
+(:mod:`dprisk.inference.privacy.das_noise`): pmf proportional to exp(-x^2/(2 sigma^2)) with
+sigma^2 = 1/rho_query (replace-one neighbours), about 10.09 for the block ``detailed`` query
+with ``census=True``, 1/rho1 otherwise; for the replace-one question (which of two cells holds
+the target: two cells of variance sigma^2, exact) and the did-the-target-respond question (one
+cell of variance sigma^2), beside the paper's numbers, with sentences saying where they agree.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from dprisk.inference.privacy.das_noise import DasNoiseComparison, das_noise_comparison
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL, census_level
 from dprisk.models.checks import check_rho
 from dprisk.models.scenario import scalar_value
@@ -66,6 +75,9 @@ class DecisionSummary:
     worst_case_accuracy_all : float or None
         The 65 Census queries at p = 1/2 (PLD, upper end); None unless ``census``.
     census : bool
+    das_noise : DasNoiseComparison or None
+        The block's answers at the DAS's noise beside the paper's, for the same priors
+        (module docstring).
     """
 
     rho1: float
@@ -79,10 +91,14 @@ class DecisionSummary:
     delta: float
     worst_case_accuracy_all: float | None
     census: bool
+    das_noise: DasNoiseComparison | None = None
 
     def to_dict(self) -> dict:
-        """All fields as plain data (rows as dicts)."""
-        return asdict(self)
+        """All fields as plain data (rows as dicts; ``das_noise`` with its sentences)."""
+        payload = asdict(self)
+        if self.das_noise is not None:
+            payload["das_noise"] = self.das_noise.to_dict()
+        return payload
 
 
 def _row(p: float, rho1: float, rho2: float | None) -> DecisionRow:
@@ -143,6 +159,8 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
         lower, upper = epsilon_pld_bracket(rhos, delta)
         everything = None
     rows = [_row(p, rho1, rho2) for p in PAPER_PRIORS]
+    das = (das_noise_comparison(census=True, priors=PAPER_PRIORS) if census
+           else das_noise_comparison(rho=rho1, priors=PAPER_PRIORS))
     return DecisionSummary(rho1, rho2, total, rows, epsilon_bun_steinke(total, delta),
                            epsilon_cks(total, delta), lower, upper, float(delta), everything,
-                           census)
+                           census, das)

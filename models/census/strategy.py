@@ -12,20 +12,24 @@ the query fractions below; each level's fractions sum to 1, so the shares compos
 back to the global rho. Under add/remove-one neighbours every query, a partition of the
 histogram into cells, changes by 1 in exactly one cell: sensitivity 1, noise
 :math:`\mathrm{DG}(0, \sigma^2)` with :math:`\sigma^2 = 1/(2\rho_{\text{query}})` (this
-project's convention).
+project's convention). The DAS itself accounts under replace-one neighbours and drew each
+query with variance :math:`1/\rho_{\text{query}}`, twice that
+(:attr:`StrategyQuery.das_variance`; ``docs/noise-conventions.md``).
 
 Sources (numbers taken as facts), the public repository
-``uscensusbureau/DAS_2020_Redistricting_Production_Code``:
+``uscensusbureau/DAS_2020_Redistricting_Production_Code`` (checked at commit 289ee46, where the
+code is under ``source/``; before 2021-09-05 the same files were under ``DAS_PL94.release/``):
 
 * query fractions: the strategy ``ProductionCandidate20210527US_mult8_add02_dsepJune3`` in
-  ``DAS_PL94.release/programs/strategies/strategies.py`` (no ``total`` query at the US level);
+  ``source/programs/strategies/strategies.py`` (no ``total`` query at the US level);
 * the production configuration ``source/configs/production/pl94/person_US.ini`` names that
   strategy and the geolevel shares ``104/4099, 1440/4099, 447/4099, 687/4099, 1256/4099,
   165/4099`` (US first; equal to Table 2);
 * the global scale ``global_scale = 339/542`` in
-  ``DAS_PL94.release/configs/production/pl94/person_default.ini``; the DAS turns it into the
-  global rho as ``rho = 1 / global_scale**2`` (``DAS_PL94.release/programs/engine/budget.py``),
-  so :data:`PRODUCTION_RHO` = (542/339)^2 = 2.55624..., which the Census states as 2.56.
+  ``source/configs/production/pl94/person_default.ini``; the DAS turns it into the
+  global rho as ``rho = 1 / global_scale**2`` (``source/programs/engine/budget.py``,
+  ``Budget.computeTotal``), so :data:`PRODUCTION_RHO` = (542/339)^2 = 2.55624..., which the
+  Census states as 2.56.
 
 The ``detailed`` fraction of every level is the GVHR query share of Table 2.
 """
@@ -133,7 +137,29 @@ class StrategyQuery:
         :math:`\sigma^2 = 1/\text{inverse\_scale}`, inverse_scale = geolevel share x query
         share / global_scale^2 = the query's rho (bounded, replace-one neighbours; DESIGN.md §9),
         twice this project's :math:`1/(2\rho)` at the same rho. At the production budget
-        (:data:`PRODUCTION_RHO`) the block ``detailed`` query's is about 10.09.
+        (:data:`PRODUCTION_RHO`) the block ``detailed`` query's is
+        :math:`(339/542)^2 / (165/4099 \cdot 3945/4097) = 10.0928`; at the rounded 2.56,
+        10.078.
+
+        Checked in ``uscensusbureau/DAS_2020_Redistricting_Production_Code`` (commit 289ee46;
+        ``docs/noise-conventions.md`` has the details):
+
+        * ``source/programs/engine/primitives.py``, ``RationalDiscreteGaussianMechanism``:
+          pmf ``exp(-x^2 inverse_scale / 2)`` normalised over the integers,
+          ``sigma_sq = 1/inverse_scale``; its ``variance`` is the discrete Gaussian's own
+          (``computeDiscreteGaussianVariance``), equal to sigma^2 to double precision here;
+          ``basic_dp_answer`` passes ``inverse_scale`` through unchanged (``bounded_dp=True``
+          only checks that the query is a marginal);
+        * ``source/programs/engine/engine_utils.py``, ``getAdjustedInverseScalePerQuery``:
+          under zCDP ``dpq_prop * geolevel_prop / global_scale**2``; ``makeDPQuery`` draws with
+          ``bounded_dp=True``;
+        * ``source/programs/engine/budget.py`` (``rho = 1 / global_scale**2``, epsilon with
+          ``bounded=True``) and ``source/programs/engine/curve.py`` (``BaseCurve.get_hit`` /
+          ``get_rho``: the squared sensitivity doubled for bounded DP, so rho = sum of
+          inverse_scale = sum of 1/sigma^2: a query's rho is 1/sigma^2);
+        * ``source/configs/production/pl94/person_default.ini``: ``global_scale = 339/542``,
+          ``dp_mechanism = discrete_gaussian_mechanism``; ``prod_default.ini``:
+          ``privacy_framework = zcdp``.
         """
         return float(1 / self.rho_exact)
 

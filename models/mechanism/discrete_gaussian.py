@@ -44,6 +44,7 @@ __all__ = [
     "logsf",
     "logsf_kernel",
     "pmf",
+    "rho_of_das_sigma_sq",
     "sf",
     "support_halfwidth",
     "support_halfwidth_kernel",
@@ -79,6 +80,32 @@ def log_normalizer(rho) -> np.ndarray:
     \operatorname{log1p}(2\sum_{n=1}^{6} e^{-\pi^2 n^2/\rho})` (Poisson summation).
     """
     return dg_log_normalizer(check_rho(rho, "rho"))
+
+
+def rho_of_das_sigma_sq(sigma_sq) -> np.ndarray:
+    r"""The rho of this module's DG(0, 1/(2 rho)) that is the 2020 DAS's noise of parameter sigma^2.
+
+    The Census DAS writes the discrete Gaussian as
+    :math:`P[X = x] \propto e^{-x^2 / (2\sigma^2)}` (``RationalDiscreteGaussianMechanism`` in
+    ``source/programs/engine/primitives.py`` of
+    ``uscensusbureau/DAS_2020_Redistricting_Production_Code``,
+    :math:`\sigma^2 = 1/\text{inverse\_scale}`); this module writes
+    :math:`e^{-\rho x^2}`. They are the same distribution when
+
+    .. math:: \rho = \frac{1}{2\sigma^2}.
+
+    This is a change of parametrisation, not of privacy accounting: the DAS's query rho is
+    :math:`1/\sigma^2` under its replace-one neighbours (``docs/noise-conventions.md``), twice
+    the rho returned here.
+
+    Parameters
+    ----------
+    sigma_sq : array_like of float (0 < sigma_sq <= 1e100, and rho = 1/(2 sigma_sq) <= 1e100)
+        The DAS's variance parameter (its released ``variance`` column for sigma^2 >= about 1,
+        where the discrete Gaussian's variance equals sigma^2 to double precision).
+    """
+    sigma_sq = check_rho(sigma_sq, "sigma_sq")  # a finite number > 0 (and <= 1e100)
+    return check_rho(1.0 / (2.0 * sigma_sq), "rho")
 
 
 def logpmf(x, mu, rho) -> np.ndarray:

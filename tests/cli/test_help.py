@@ -74,3 +74,27 @@ def test_help_of_an_unknown_command_is_refused_with_a_suggestion(capsys):
     assert "did you mean posterior?" in line
     line = _one_error_line(*run_cli(["help", "foo"], capsys))
     assert "'foo'" in line and "did you mean" not in line
+
+
+def test_every_rho_option_states_its_convention(capsys):
+    """Every ``--rho...`` option of every subcommand says which rho it is (issue 34), once."""
+    import re
+
+    from dprisk.cli.common import RHO_CONVENTION, SUBCOMMAND_HELP
+    from dprisk.cli.main import build_parser
+
+    subs = next(a for a in build_parser()._actions if isinstance(getattr(a, "choices", None),
+                                                                  dict))
+    found = []
+    for name in SUBCOMMAND_HELP:
+        for action in subs.choices[name]._actions:
+            if any(option.startswith("--rho") for option in action.option_strings):
+                found.append((name, action.option_strings[0]))
+                assert action.help.count(RHO_CONVENTION) == 1, (name, action.option_strings)
+    assert ("epsilon", "--rho") in found and ("summary", "--rho1") in found
+    assert len(found) >= 15
+    # and the printed help shows it (argparse wraps lines: compare without whitespace)
+    out = run_cli(["marginal", "--help"], capsys)[1]
+    squeeze = re.compile(r"\s+")
+    assert squeeze.sub("", RHO_CONVENTION) in squeeze.sub("", out)
+    assert "add/remove-one" in RHO_CONVENTION and "DG(0, 1/(2 rho))" in RHO_CONVENTION

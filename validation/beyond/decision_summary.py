@@ -38,6 +38,7 @@ from dprisk.inference.privacy.worst_case import (
     worst_case_accuracy,
 )
 from dprisk.models.census.allocation import census_level
+from dprisk.validation.beyond.das_noise import das_noise_records, das_noise_table
 from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.records import StudyResult, exact_record
 
@@ -208,8 +209,15 @@ def _figure(curves: xr.Dataset) -> Figure:
 
 
 def study(*, paper_scale: bool = False) -> StudyResult:
-    """The decision summary section (a few seconds: the accounting is cached)."""
-    table = summary_table()
+    """The decision summary section (a few seconds: the accounting is cached).
+
+    Datasets ``table``, ``curves`` and ``das_noise`` (the block's answers at the noise the DAS
+    drew beside the paper's convention, :mod:`dprisk.validation.beyond.das_noise`, whose
+    records follow the summary's).
+    """
+    summary = decision_summary(census=True)
+    table = summary_table(summary)
+    das = das_noise_table(summary.das_noise)
     curves = accuracy_curves(None if not paper_scale else np.union1d(
         np.geomspace(0.02, 10.0, 4 * RHO1_POINTS), [census_level("block").rho]))
     notes = [
@@ -217,7 +225,8 @@ def study(*, paper_scale: bool = False) -> StudyResult:
         "and worst-case accuracies coincide. The figure's two-level adversary, who must also "
         "infer the block group's other people, falls short of it.",
     ]
+    records = summary_records(table, curves) + das_noise_records(das, summary.das_noise)
     return StudyResult(
         name=NAME, title="Decision summary: what an adversary learns at the 2020 allocation",
-        records=summary_records(table, curves), datasets={"table": table, "curves": curves},
+        records=records, datasets={"table": table, "curves": curves, "das_noise": das},
         figures={"decision_summary_accuracy": _figure(curves)}, notes=notes)

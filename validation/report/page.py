@@ -22,13 +22,14 @@ import html
 import re
 from collections import Counter
 
+from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
 from dprisk.validation.figures.captions import alt_text, caption
 from dprisk.validation.paper.record_annotations import annotate, printed_name
 from dprisk.validation.paper.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
 from dprisk.validation.report.findings import findings
 
-__all__ = ["DECISION_COLUMNS", "DECISION_SUMMARY", "explanation_notes", "render_html",
-           "row_anchor"]
+__all__ = ["DAS_NOISE_COLUMNS", "DECISION_COLUMNS", "DECISION_SUMMARY", "explanation_notes",
+           "render_html", "row_anchor"]
 
 #: Name of the study rendered first, as the decision summary
 #: (:mod:`dprisk.validation.beyond.decision_summary`).
@@ -316,12 +317,57 @@ def _decision_summary(study: StudyResult) -> list[str]:
         lead.append(f"<p><b>The whole release</b> (all 65 queries of the 2020 persons "
                     f"strategy move with the target): no test is more accurate than "
                     f"{everything:.4f} at p = 1/2.</p>")
+    if "das_noise" in study.datasets:
+        lead.extend(_das_noise(study.datasets["das_noise"]))
     figures = "".join(_figure_html(study, stem) for stem in study.figures)
     parts = [f"<section id='{esc(study.name)}'><h2>{esc(study.title)}</h2>",
              "<div class='lead'><div>" + "\n".join(lead) + f"</div>{figures}</div>"]
     parts.extend(f"<p>{_collapsible(note)}</p>" for note in study.notes)
     parts.append("</section>")
     return parts
+
+
+#: Columns of the table at the DAS's noise: (measure, question) of the ``das_noise`` dataset,
+#: header, format.
+DAS_NOISE_COLUMNS = (
+    ("marginal_posterior", "paper", "posterior, paper's convention", ".4f"),
+    ("marginal_posterior", "two_cell", "posterior, two cells (which one)", ".4f"),
+    ("marginal_posterior", "one_cell", "posterior, one cell (did respond)", ".4f"),
+    ("p_correct", "paper", "P[correct], paper's convention", ".4g"),
+    ("p_correct", "two_cell", "P[correct], two cells", ".4g"),
+    ("p_correct", "one_cell", "P[correct], one cell", ".4g"),
+)
+
+
+def _das_noise(das) -> list[str]:
+    """The block's answers at the noise the DAS drew (the ``das_noise`` dataset), as a table."""
+    esc = html.escape
+    rows = ["<table class='decision'><tr><th>adversary's prior p</th>"
+            + "".join(f"<th>{esc(header)}</th>" for _, _, header, _ in DAS_NOISE_COLUMNS)
+            + "</tr>"]
+    floor = 2 * DEFAULT_TAIL_MASS  # the two-cell sums are exact to this, absolute
+
+    def cell(measure, question, fmt, k):
+        value = float(das[measure].sel(question=question)[k])
+        if question == "two_cell" and value < floor:
+            return f"&lt;{floor:.0e}"
+        return format(value, fmt)
+
+    for k, label in enumerate(das["p_label"].values):
+        cells = "".join(f"<td class='num'>{cell(measure, question, fmt, k)}</td>"
+                        for measure, question, _, fmt in DAS_NOISE_COLUMNS)
+        rows.append(f"<tr><td class='num'>{esc(str(label))}</td>{cells}</tr>")
+    rows.append("</table>")
+    attrs = das.attrs
+    return [
+        f"<p><b>At the noise the 2020 DAS drew</b> (pmf ∝ exp(−x²/(2σ²)), σ² = "
+        f"{attrs['sigma_sq']:.4g} a block cell: 1/ρ under its replace-one neighbours; the rows "
+        f"above use the paper's DG(0, 1/(2ρ1)), variance {1 / (2 * attrs['rho_paper']):.4g}). "
+        "Which of two cells holds the target sees two cells of σ²; whether the target "
+        "responded sees one.</p>",
+        *rows,
+        *(f"<p>{esc(line)}</p>" for line in str(attrs.get("agreement", "")).splitlines()),
+    ]
 
 
 def _study_section(study: StudyResult) -> list[str]:

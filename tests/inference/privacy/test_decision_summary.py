@@ -39,3 +39,35 @@ def test_cli(capsys):
     assert len(payload["rows"]) == 5 and payload["census"] is False
     status, _, err = run_cli(["summary"], capsys)
     assert status == 2 and "--census" in err
+
+
+def test_json_carries_the_das_noise_and_keeps_every_old_key(capsys):
+    """Keys are added (``das_noise``), none changed: the paper's rows are as before."""
+    status, out, _ = run_cli(["summary", "--rho1", "census:block", "--json"], capsys)
+    assert status == 0
+    payload = json.loads(out)
+    assert set(payload) == {"rho1", "rho2", "rho_total", "rows", "epsilon_bun_steinke",
+                            "epsilon_cks", "epsilon_pld_lower", "epsilon_pld_upper", "delta",
+                            "worst_case_accuracy_all", "census", "das_noise"}
+    assert set(payload["rows"][0]) == {"p", "posterior_block", "posterior_block_group",
+                                       "marginal_risk", "accuracy", "worst_case_accuracy"}
+    das = payload["das_noise"]
+    assert set(das) == {"sigma_sq", "rho_query", "rho_paper", "rows", "census", "agreement",
+                        "conventions"}
+    assert das["sigma_sq"] == pytest.approx(1 / payload["rho1"], rel=1e-15)
+    assert [row["p"] for row in das["rows"]] == list(PAPER_PRIORS)
+    for row in das["rows"]:
+        assert set(row) == {"p", "paper", "one_cell", "two_cell", "half_variance"}
+        assert set(row["two_cell"]) == {"marginal_posterior", "marginal_risk", "p_correct",
+                                        "accuracy"}
+    # the paper's column of the comparison is the summary's own block posterior
+    first = payload["rows"][0]
+    assert das["rows"][0]["paper"]["marginal_posterior"] == first["posterior_block"]
+
+
+def test_census_summary_at_the_noise_the_das_drew():
+    das = decision_summary(census=True).das_noise
+    assert das.census and das.sigma_sq == pytest.approx(10.0928, abs=1e-4)
+    half = das.rows[0]
+    assert round(half.one_cell.p_correct, 3) == 0.563
+    assert round(half.paper.p_correct, 3) == 0.589

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.privacy.decision_summary import PAPER_PRIORS, decision_summary
+from dprisk.validation.beyond import das_noise
 from dprisk.validation.beyond import decision_summary as summary_study
 from dprisk.validation.figures.captions import DESCRIPTIONS, caption
 from dprisk.validation.paper.records import validate_records
@@ -50,7 +51,7 @@ def test_records_hold_and_have_no_published_number(result):
     validate_records(result.records)
     by_id = {record["id"]: record for record in result.records}
     assert set(by_id) == {"summary/bayes_le_worst_case", "summary/one_level_coincidence",
-                          "summary/worst_case_all_queries"}
+                          "summary/worst_case_all_queries", *das_noise.RECORD_IDS}
     assert all(r["published"] is None and r["status"] == "match" for r in result.records)
     # (1 + TV)/2 at the Census block rho1, p = 1/2 (issue 22)
     assert by_id["summary/one_level_coincidence"]["computed"] == pytest.approx(0.588860,
