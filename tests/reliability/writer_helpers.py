@@ -7,13 +7,13 @@ DataTree of two chains (its netCDF file is really written), the trace and rank p
 small files. Hooks run at the moments the tests need: while the plots are drawn (after the
 netCDF temporary is complete, before anything is put in place).
 
-Run as ``python -c "import writer_helpers as h; h.main()" SIGNAL_FILE HOLD_IN ARGV...``: the
+Run as ``python -c "import writer_helpers as h; h.main()" SIGNAL_FILE rank ARGV...``: the
 stubs are installed with a hook that creates ``SIGNAL_FILE`` and then swallows every
 interrupt (a library that catches ``KeyboardInterrupt`` and carries on, as h5py or a long
 compiled write keep the interrupt from surfacing), and ``dprisk ARGV`` is run as the
-process's own command line (its stop signals handled: the watchdog forces the exit).
-``HOLD_IN`` is ``rank`` (posterior: in the rank plot) or ``savefig`` (prior: in
-matplotlib's ``savefig``, after part of the file is written).
+process's own command line (its stop signals handled: the watchdog forces the exit). The hook
+runs in the rank plot: the netCDF temporary is complete and the plots' temporary directory
+holds ``trace.png``.
 """
 
 from __future__ import annotations
@@ -42,16 +42,38 @@ def tiny_tree():
     return xr.DataTree.from_dict({"posterior": posterior})
 
 
+class _Array:
+    """A ``(chain, draw)`` array as ``_posterior_arrays`` reads it (no xarray: fast start)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def transpose(self, *dims):
+        return self
+
+
+class LightTree:
+    """A tree whose netCDF file is a few bytes: the subprocesses need not import xarray."""
+
+    def __getitem__(self, group):
+        return {"X1": _Array(np.zeros((2, 20), dtype=int)),
+                "X2": _Array(np.ones((2, 20), dtype=int))}
+
+    def to_netcdf(self, path, engine=None):
+        Path(path).write_bytes(b"CDF draws")
+
+
 def stub_summary():
     """What ``summarize_posterior`` returns, as far as the command line uses it."""
     return SimpleNamespace(result=None, release=(1, 2, 1), scenario=SimpleNamespace(known=0),
                            two_level_json=lambda: {"posterior": 0.5, "method": "gibbs"})
 
 
-def install_posterior_stubs(setattr, *, on_rank=None) -> None:
+def install_posterior_stubs(setattr, *, on_rank=None, tree=tiny_tree) -> None:
     """Replace the sampler, the tree and the plots; ``on_rank(path)`` runs in the rank plot.
 
-    ``setattr(obj, name, value)``: ``monkeypatch.setattr`` in a test, ``setattr`` here.
+    ``setattr(obj, name, value)``: ``monkeypatch.setattr`` in a test, ``setattr`` here;
+    ``tree()`` makes the tree written with ``--save-draws``.
     """
     from dprisk.inference.mcmc import arviz_groups
     from dprisk.inference.two_level import sampling
@@ -66,7 +88,7 @@ def install_posterior_stubs(setattr, *, on_rank=None) -> None:
             on_rank(Path(path))
 
     setattr(sampling, "summarize_posterior", lambda *args, **kwargs: stub_summary())
-    setattr(arviz_groups, "arviz_tree", lambda *args, **kwargs: tiny_tree())
+    setattr(arviz_groups, "arviz_tree", lambda *args, **kwargs: tree())
     setattr(trace_rank_plots, "save_trace_plot", trace)
     setattr(trace_rank_plots, "save_rank_plot", rank)
 
@@ -85,18 +107,10 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the subprocesses (see the module docstring)."""
     argv = sys.argv[1:] if argv is None else argv
     signal_file, hold_in, command = argv[0], argv[1], argv[2:]
-    if hold_in == "rank":
-        install_posterior_stubs(setattr, on_rank=lambda path: _signal_and_swallow(signal_file))
-    elif hold_in == "savefig":
-        from matplotlib.figure import Figure
-
-        def savefig(self, fname, **kwargs):
-            Path(fname).write_bytes(b"\x89PNG partial")
-            _signal_and_swallow(signal_file)
-
-        Figure.savefig = savefig
-    else:
+    if hold_in != "rank":
         raise SystemExit(f"unknown hold {hold_in!r}")
+    install_posterior_stubs(setattr, on_rank=lambda path: _signal_and_swallow(signal_file),
+                            tree=LightTree)
     from dprisk.cli.main import main as dprisk
 
     sys.argv = ["dprisk", *command]
