@@ -125,10 +125,11 @@ def write(args, summary, seed: int | None, outputs: list) -> dict:
         tmp = output.temporary()
         if output.option == "--save-draws":
             tree.to_netcdf(tmp, engine="h5netcdf" if _has("h5netcdf") else None)
-            written["saved_draws"] = str(output.path)
+            written["saved_draws"] = str(Path(args.save_draws).absolute())
         else:
             _plots(tree, summary, seed, tmp)
-            written["plots"] = [str(output.path / "trace.png"), str(output.path / "rank.png")]
+            shown = Path(args.plots).absolute()
+            written["plots"] = [str(shown / "trace.png"), str(shown / "rank.png")]
         filled.append((output, tmp))
         common.raise_if_interrupted()
     publish(*filled)  # refused (exit 2 naming the option) if a path appeared meanwhile

@@ -348,7 +348,9 @@ class NewOutput:
     Parameters
     ----------
     path : str or Path
-        The output path, as given.
+        The output path, as given (named so in refusals). It is written at its parent
+        directory resolved (symbolic links, ``..``), under its own name: a symbolic link
+        there is refused, never followed.
     option : str
         The option (or parameter) that names it in refusals: ``--plot``, ``--save-draws``.
     directory : bool
@@ -357,7 +359,11 @@ class NewOutput:
 
     def __init__(self, path, option: str, *, directory: bool = False):
         self.given = str(path)
-        self.path = Path(os.path.abspath(path))
+        given = Path(path)
+        if given.name in ("", ".", ".."):
+            self.path = Path(os.path.realpath(given))
+        else:  # the parent as the kernel resolves it (links, ".."); the name itself not
+            self.path = Path(os.path.realpath(given.parent)) / given.name
         self.option = option
         self.directory = directory
         self.lock: OutputLock | None = None
