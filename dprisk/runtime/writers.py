@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dprisk.runtime.output_files import (
+    FORCED_EXIT_CLEANUPS,
     OutputAppeared,
     OutputError,
     OutputLock,
@@ -334,6 +335,8 @@ class NewOutput:
       command fills; :func:`publish` puts it in place by an exclusive create;
     * leaving removes every temporary not published and releases the lock; when nothing was
       published the parent directories entering made are removed again (if still empty).
+      A stop signal's forced exit does the same (it is registered in
+      :data:`~dprisk.runtime.output_files.FORCED_EXIT_CLEANUPS`).
 
     Guarantees and limits: a file or a non-empty directory at the path is never replaced --
     neither one there at the start (refused before any work) nor one that appears during the
@@ -399,6 +402,7 @@ class NewOutput:
     def __enter__(self) -> NewOutput:
         self.check()
         self._made = _make_parents(self.path.parent)
+        FORCED_EXIT_CLEANUPS[id(self)] = self.__exit__  # temporaries, lock, parents made
         try:
             lock = OutputLock(self.path.with_name(f".{self.path.name}.lock"), self.path,
                               self.option)
@@ -412,7 +416,8 @@ class NewOutput:
         return self
 
     def __exit__(self, *exc) -> None:
-        for tmp in self._temporaries:
+        FORCED_EXIT_CLEANUPS.pop(id(self), None)
+        for tmp in list(self._temporaries):
             release_temporary(tmp)
         self._temporaries.clear()
         if self.lock is not None:

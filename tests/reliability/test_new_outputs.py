@@ -255,13 +255,13 @@ def test_ctrl_c_while_writing_leaves_nothing(tmp_path, helper_command, subproces
     """SIGINT while both temporaries are filled; the interrupt is swallowed where the files
     are written, so the watchdog forces the exit (SIGTERM takes the same path: the handler
     and the watchdog are shared, dprisk/cli/stopping.py)."""
-    argv = [*writer_helpers.POSTERIOR, "--save-draws", "d.nc", "--plots", "p"]
+    argv = [*writer_helpers.POSTERIOR, "--save-draws", "sub/d.nc", "--plots", "p"]
     signum = signal.SIGINT
     work, signal_file = tmp_path / "work", tmp_path / "signal"
     work.mkdir()
     proc = _start([*helper_command, str(signal_file), "rank", *argv], work, signal_file,
                   subprocess_env)
-    filling = _names(work)  # the netCDF temporary and the plots' temporary directory
+    filling = _names(work) + _names(work / "sub")  # the netCDF and the plots' temporaries
     assert any(n.startswith(".d.nc.") and n.endswith(".tmp") for n in filling), filling
     assert any(n.startswith(".p.") and n.endswith(".tmp") for n in filling), filling
     proc.send_signal(signum)
@@ -269,7 +269,7 @@ def test_ctrl_c_while_writing_leaves_nothing(tmp_path, helper_command, subproces
     assert proc.returncode == 128 + signum, err.decode()[-1000:]
     assert err.decode().strip().splitlines()[-1].startswith(
         f"dprisk {argv[0]}: interrupted by {signal.Signals(signum).name}")
-    assert _names(work) == []  # no temporary file or directory, no lock
+    assert _names(work) == []  # no temporary file or directory, no lock, no sub/ made
 
 
 def test_a_killed_save_is_cleaned_by_the_next_run(tmp_path, helper_command, subprocess_env,
