@@ -319,8 +319,9 @@ def atomic_path(path: Path, *, replace: bool = True):
     release_temporary(tmp, remove=False)
 
 
-#: Bytes a temporary's name adds to its target's (``.NAME.`` + a random part + ``.tmp``): a
-#: name longer than the file system's limit less these is refused up front.
+#: Bytes a temporary's or lock's name adds to its target's (``.NAME.PID.XXXXXXXX.tmp``: 22
+#: with a pid of 7 digits; ``.NAME.lock``: 6), with room to spare: a name longer than the
+#: file system's limit less these is refused up front.
 TEMPORARY_NAME_BYTES = 32
 
 
