@@ -11,7 +11,7 @@ Issue 32, "A user's file replaced" (dprisk/runtime/writers.py, ``NewOutput``):
   the library writing, so that the watchdog forces the exit) leaves nothing; a run killed
   outright (SIGKILL) leaves its temporaries and lock, and the next run on the same path
   removes them -- and only them: names of the pattern of another path, of a live process,
-  or of the user's are kept;
+  or of the user's are kept (``sweep --out`` cleans beside its file by the same rule);
 * ``--save-draws X.nc --plots X.nc`` (and one inside the other) is refused before sampling.
 
 The sampler, the ArviZ tree and the plots are stand-ins (``writer_helpers.py``): the writers
@@ -291,3 +291,17 @@ def test_a_killed_save_is_cleaned_by_the_next_run(tmp_path, helper_command, subp
     status, _, err = run_cli([*argv, "--json"], capsys)
     assert status == 0, err
     assert _names(work) == ["d.nc", "p"]  # the killed run's temporaries and locks are gone
+
+
+def test_sweep_removes_only_its_stale_temporaries(tmp_path, monkeypatch, capsys):
+    """``sweep --out`` cleans beside ``out`` by the same rule: a gone pid, the exact pattern."""
+    monkeypatch.chdir(tmp_path)
+    stale, kept = f".o.nc.{GONE}.0a1b2c3d.tmp", [".o.nc.notes.tmp",
+                                                 f".o.nc.{os.getpid()}.0a1b2c3d.tmp"]
+    for name in [stale, *kept]:
+        (tmp_path / name).write_bytes(USER)
+    status, _, err = run_cli(["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2",
+                              "2", "--out", "o.nc", "--json"], capsys)
+    assert status == 0, err
+    assert _names(tmp_path) == sorted(["o.nc", *kept])
+    assert all((tmp_path / name).read_bytes() == USER for name in kept)
