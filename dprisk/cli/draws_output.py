@@ -2,21 +2,21 @@
 
 Both options apply to the sampling methods of the two-level and nested forms. Their targets
 are checked before anything is sampled, with the rules of every new output
-(:class:`dprisk.runtime.writers.NewOutput`):
+(:class:`dprisk.runtime.new_outputs.NewOutput`):
 
 * ``--save-draws`` must end in ``.nc``, must not exist (an existing file, directory or device
   is never replaced: delete it or choose another path), and its nearest existing ancestor
   must be a writable directory (missing parents are created);
 * ``--plots`` must be a new directory or an existing empty one, under a writable directory;
 * the two must be different paths, neither inside the other
-  (:func:`dprisk.runtime.writers.check_distinct`).
+  (:func:`dprisk.runtime.new_outputs.check_distinct`).
 
 A refused target is bad input: exit status 2 and one stderr line naming the option, before
 any sampling. While the posterior is sampled each target is locked (``.NAME.lock`` beside
 it) and the temporaries a killed earlier run left for it are removed. The netCDF file is
 written to a temporary ``.NAME.PID.XXXXXXXX.tmp`` beside it and the plots into a temporary
 directory of the same pattern; both are put in place together at the end by an exclusive
-create (:func:`dprisk.runtime.writers.publish`): a file or directory that appeared at either
+create (:func:`dprisk.runtime.new_outputs.publish`): a file or directory that appeared at either
 path during the run is never replaced -- the run is refused (exit status 2 naming the
 option) and writes nothing. A failure or a stop signal (also one that forces the exit) leaves
 neither a partial file nor a partial directory.
@@ -54,11 +54,11 @@ def add_options(group) -> None:
 
 
 def targets(args) -> list:
-    """The checked :class:`~dprisk.runtime.writers.NewOutput` of each option given.
+    """The checked :class:`~dprisk.runtime.new_outputs.NewOutput` of each option given.
 
     Raises ValueError (naming the option) for a refused target, or for two that collide.
     """
-    from dprisk.runtime.writers import NewOutput, check_distinct
+    from dprisk.runtime.new_outputs import NewOutput, check_distinct
 
     outputs = []
     if common.given(args, "save_draws"):
@@ -83,7 +83,7 @@ def check_targets(args) -> None:
 def holding(args):
     """Check the targets, then hold them (locked, stale temporaries removed) for the block.
 
-    Yields the list of :class:`~dprisk.runtime.writers.NewOutput` to pass to :func:`write`.
+    Yields the list of :class:`~dprisk.runtime.new_outputs.NewOutput` to pass to :func:`write`.
     """
     outputs = targets(args)
     with contextlib.ExitStack() as stack:
@@ -104,14 +104,14 @@ def write(args, summary, seed: int | None, outputs: list) -> dict:
     """Write the requested draws file and plots of ``summary`` (a sampled result).
 
     ``outputs``: those :func:`holding` yields. Both are filled in temporaries, then put in
-    place together (:func:`dprisk.runtime.writers.publish`).
+    place together (:func:`dprisk.runtime.new_outputs.publish`).
 
     Returns
     -------
     dict
         ``{"saved_draws": path}`` and/or ``{"plots": [trace.png, rank.png]}`` as written.
     """
-    from dprisk.runtime.writers import publish
+    from dprisk.runtime.new_outputs import publish
 
     written: dict = {}
     if not outputs:

@@ -5,7 +5,7 @@ of each branch X1 = 0, 1, whether the prior is proper (as labelled, and as found
 much it moves the Census-scenario posterior against the default prior
 (:func:`dprisk.inference.two_level.prior_check.check_prior`). ``--plot`` writes a PNG of the
 prior's weights and of the X2 posteriors: the path is checked and locked before the prior is
-loaded (:class:`dprisk.runtime.writers.NewOutput`), the PNG is drawn into a temporary beside
+loaded (:class:`dprisk.runtime.new_outputs.NewOutput`), the PNG is drawn into a temporary beside
 it and created there exclusively at the end -- a file that appeared at the path meanwhile
 (made by the user, or by the prior's own file) is never replaced: the run is refused with
 exit status 2 naming ``--plot``, and its temporary removed.
@@ -59,8 +59,8 @@ def run(args) -> int:
 
 
 def _plot_output(text: str):
-    """The checked :class:`~dprisk.runtime.writers.NewOutput` of ``--plot`` (a new .png file)."""
-    from dprisk.runtime.writers import NewOutput
+    """The checked :class:`~dprisk.runtime.new_outputs.NewOutput` of ``--plot`` (a new .png)."""
+    from dprisk.runtime.new_outputs import NewOutput
 
     path = Path(text).expanduser()
     if path.suffix.lower() != ".png":
@@ -110,7 +110,7 @@ def _write_plot(check, output) -> None:
 
     from dprisk.inference.two_level.exact import exact_posterior
     from dprisk.models.priors.library import ImproperUniform, parse_prior
-    from dprisk.runtime.writers import publish
+    from dprisk.runtime.new_outputs import publish
 
     prior = parse_prior(check.spec)
     top = max(r[1] for r in check.releases) * 2 + 20

@@ -1,7 +1,7 @@
 """New outputs (``prior --plot``, ``posterior --save-draws/--plots``, every ``--out``) never
 replace what appeared during the run, leave no temporary on any exit, and collide never.
 
-Issue 32, "A user's file replaced" (dprisk/runtime/writers.py, ``NewOutput``):
+Issue 32, "A user's file replaced" (dprisk/runtime/new_outputs.py, ``NewOutput``):
 
 * a file that appears at an output path during the run -- made by the prior's own file, or
   by the user while the draws are written -- is not replaced: exit status 2, one stderr line

@@ -1,4 +1,4 @@
-"""Exclusive publication (dprisk/runtime/output_files.py ``rename_noreplace``, writers.py
+"""Exclusive publication (dprisk/runtime/output_files.py ``rename_noreplace``, new_outputs.py
 ``NewOutput``/``publish``): never onto something that is there, with ``renameat2`` and without.
 
 Table: {renameat2, the fallback (``os.link`` for a file; exclusive ``os.mkdir`` then a rename
@@ -15,8 +15,8 @@ import os
 import pytest
 
 from dprisk.runtime import output_files
+from dprisk.runtime.new_outputs import NewOutput, publish
 from dprisk.runtime.output_files import OutputAppeared, rename_noreplace
-from dprisk.runtime.writers import NewOutput, publish
 
 USER = b"the user's\n"
 
