@@ -123,14 +123,15 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     rho1, rho2 = common.scenario_rhos(
         args, "two-level", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
         x1_star="an integer", x2_star="an integer", y1_star="an integer")
-    draws_output.check_targets(args)
-    summary = summarize_posterior(
-        args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
-        known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
-        **_tune(args, method),
-    )
-    payload = {**summary.two_level_json(), **draws_output.write(args, summary, seed)}
+    with draws_output.holding(args) as outputs:  # checked, locked: before any sampling
+        summary = summarize_posterior(
+            args.x1_star, args.x2_star, args.y1_star, rho1=rho1, rho2=rho2, d=args.d,
+            p=args.p, known=args.known, prior=args.prior, method=method, draws=args.draws,
+            chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
+            **_tune(args, method),
+        )
+        payload = {**summary.two_level_json(),
+                   **draws_output.write(args, summary, seed, outputs)}
     title = (f"two levels: rho1 = {fmt(rho1)}, rho2 = {fmt(rho2)}, d = {args.d}, "
              f"D = ({args.x1_star}, {args.x2_star}, {args.y1_star}), p = {fmt(args.p)}, "
              f"known m = {args.known}, prior {args.prior}")
@@ -149,14 +150,15 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
                          f"(h >= 2 levels), got {args.rhos!r}")
     siblings = parse_siblings(args.siblings, len(rhos))
     x_stars, y_stars = parse_stars(args.stars, len(rhos))
-    draws_output.check_targets(args)
-    summary = summarize_posterior(
-        rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
-        known=args.known, prior=args.prior, method=method, draws=args.draws,
-        chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
-        **_tune(args, method),
-    )
-    payload = {**summary.nested_json(len(rhos)), **draws_output.write(args, summary, seed)}
+    with draws_output.holding(args) as outputs:  # checked, locked: before any sampling
+        summary = summarize_posterior(
+            rhos=rhos, siblings=siblings, x_stars=x_stars, y_stars=y_stars, p=args.p,
+            known=args.known, prior=args.prior, method=method, draws=args.draws,
+            chains=args.chains, random_seed=seed, progressbar=common.show_progress(args),
+            **_tune(args, method),
+        )
+        payload = {**summary.nested_json(len(rhos)),
+                   **draws_output.write(args, summary, seed, outputs)}
     title = f"{len(rhos)} nested levels: rhos = {args.rhos}, siblings = {args.siblings}"
     return payload, _lines(title, payload)
 

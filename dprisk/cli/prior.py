@@ -4,7 +4,11 @@ SPEC is a model file ``PATH.py:NAME`` (or a built-in spec). Prints the support a
 of each branch X1 = 0, 1, whether the prior is proper (as labelled, and as found), and how
 much it moves the Census-scenario posterior against the default prior
 (:func:`dprisk.inference.two_level.prior_check.check_prior`). ``--plot`` writes a PNG of the
-prior's weights and of the X2 posteriors (atomically; the path is checked first).
+prior's weights and of the X2 posteriors: the path is checked and locked before the prior is
+loaded (:class:`dprisk.runtime.new_outputs.NewOutput`), the PNG is drawn into a temporary beside
+it and created there exclusively at the end -- a file that appeared at the path meanwhile
+(made by the user, or by the prior's own file) is never replaced: the run is refused with
+exit status 2 naming ``--plot``, and its temporary removed.
 """
 
 from __future__ import annotations
@@ -39,29 +43,31 @@ def add_parser(subs) -> None:
 
 def run(args) -> int:
     """Check the prior, optionally plot it, print."""
+    import contextlib
+
     from dprisk.inference.two_level.prior_check import check_prior
 
-    plot = _plot_path(args.plot) if args.plot is not None else None
-    check = check_prior(args.spec)
-    payload = check.to_json()
-    if plot is not None:
-        _write_plot(check, plot)
-        payload["plot"] = str(plot)
+    plot = _plot_output(args.plot) if args.plot is not None else None
+    with plot if plot is not None else contextlib.nullcontext():
+        check = check_prior(args.spec)
+        payload = check.to_json()
+        if plot is not None:
+            _write_plot(check, plot)
+            payload["plot"] = str(Path(args.plot).expanduser())
     common.emit(args, payload, _lines(payload))
     return common.EXIT_OK
 
 
-def _plot_path(text: str) -> Path:
+def _plot_output(text: str):
+    """The checked :class:`~dprisk.runtime.new_outputs.NewOutput` of ``--plot`` (a new .png)."""
+    from dprisk.runtime.new_outputs import NewOutput
+
     path = Path(text).expanduser()
     if path.suffix.lower() != ".png":
         raise ValueError(f"--plot must name a .png file, got {text!r}")
-    common.check_writable_dir(path, "--plot")  # first: a name too long cannot be looked at
-    if path.is_dir():
-        raise ValueError(f"--plot {text!r} is a directory; name a .png file")
-    if path.exists() or path.is_symlink():  # a file of the user's is never replaced
-        raise ValueError(f"--plot {text!r} exists; refusing to replace it (delete it or "
-                         "choose another path)")
-    return path
+    output = NewOutput(path, "--plot")
+    output.check()  # a file of the user's is never replaced
+    return output
 
 
 def _lines(payload: dict) -> list[str]:
@@ -94,7 +100,7 @@ def _lines(payload: dict) -> list[str]:
     return lines
 
 
-def _write_plot(check, path: Path) -> None:
+def _write_plot(check, output) -> None:
     """Prior weights per branch (left) and the X2 posteriors of the largest release (right)."""
     import matplotlib
 
@@ -104,7 +110,7 @@ def _write_plot(check, path: Path) -> None:
 
     from dprisk.inference.two_level.exact import exact_posterior
     from dprisk.models.priors.library import ImproperUniform, parse_prior
-    from dprisk.runtime.output_files import atomic_path
+    from dprisk.runtime.new_outputs import publish
 
     prior = parse_prior(check.spec)
     top = max(r[1] for r in check.releases) * 2 + 20
@@ -123,7 +129,9 @@ def _write_plot(check, path: Path) -> None:
               title=f"Census scenario, D = {tuple(release)}")
     right.legend()
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)  # checked creatable (_plot_path)
-    with atomic_path(path) as tmp:
+    tmp = output.temporary()
+    try:
         fig.savefig(tmp, format="png")
-    plt.close(fig)
+    finally:
+        plt.close(fig)
+    publish((output, tmp))  # exclusive: refused if a file appeared at the path meanwhile

@@ -1,8 +1,24 @@
 """The one writer rule: a command deletes or replaces only the files it wrote.
 
-Every command that writes (``sweep --out``, ``reproduce --out``) goes through this module,
-built on :mod:`dprisk.runtime.output_files` (atomic files, the umask, the lock):
+Every command that writes (``sweep --out``, ``reproduce --out``, ``prior --plot``,
+``posterior --save-draws/--plots``) goes through this module, built on
+:mod:`dprisk.runtime.output_files` (atomic files, the umask, the lock, the temporaries):
 
+* **New outputs, created at the end** (:mod:`dprisk.runtime.new_outputs`, built on this
+  module). :class:`~dprisk.runtime.new_outputs.NewOutput` is an output path that must not
+  exist (a file, or a directory that may also be an existing empty one). Before any work it
+  refuses an existing path, takes the output's lock (``.NAME.lock`` beside it, holding the
+  pid), and removes the temporaries a killed earlier run left for that path (only names
+  ``.NAME.PID.XXXXXXXX.tmp`` whose process is gone:
+  :func:`~dprisk.runtime.output_files.remove_stale_temporaries`). The command fills a
+  temporary (removed on every exit path, a stop signal's forced exit included) and
+  :func:`~dprisk.runtime.new_outputs.publish` puts every output in place at the end by an
+  exclusive create (:func:`~dprisk.runtime.output_files.rename_noreplace`): a file or
+  directory that appeared at the path during the run is never replaced -- the run is refused
+  (:class:`~dprisk.runtime.output_files.OutputAppeared`, naming the option), its temporaries
+  removed, and an output it had already published in the same call removed again.
+  :func:`~dprisk.runtime.new_outputs.check_distinct` refuses output paths of one command that
+  are the same or one inside another, before any work.
 * **Manifests.** A directory a command writes holds a marker file whose JSON lists the
   files the command created there (:func:`write_manifest`, :func:`read_manifest`); a
   directory of fixed layout (a sweep's chunk store) names its files by :class:`Owned`
@@ -23,8 +39,6 @@ built on :mod:`dprisk.runtime.output_files` (atomic files, the umask, the lock):
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import fnmatch
 import json
 import os
@@ -34,7 +48,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from dprisk.runtime.output_files import make_temporary_dir
+from dprisk.runtime.output_files import (
+    OutputAppeared,
+    exchange_paths,
+    make_temporary_dir,
+    rename_noreplace,
+)
 
 __all__ = [
     "Owned",
@@ -200,21 +219,15 @@ def read_manifest(directory: Path, marker: str, legacy=None) -> Owned | None:
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the directories ``a`` and ``b`` atomically (Linux ``renameat2``); False if unable."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError, TypeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange)
-    return result == 0
+    return exchange_paths(a, b)
 
 
 def replace_directory(new: Path, out: Path, owned_old: Owned | None) -> list[str]:
     """Put the complete directory ``new`` at ``out``; delete only the earlier one's own files.
 
-    ``out`` missing: ``new`` is renamed onto it. Otherwise the two are exchanged atomically,
+    ``out`` missing: ``new`` is moved there by an exclusive create (something that appears
+    there meanwhile raises :class:`~dprisk.runtime.output_files.OutputAppeared` and ``new``
+    is left where it was). Otherwise the two are exchanged atomically,
     the user's files of the earlier ``out`` (those ``owned_old`` does not cover) are moved into
     the new one where the name is free, and the earlier one's own files are deleted. Stop
     signals are held back from the exchange to the end; :func:`mark_committed` records ``out``.
@@ -223,8 +236,12 @@ def replace_directory(new: Path, out: Path, owned_old: Owned | None) -> list[str
     """
     new, out = Path(new), Path(out)
     with hold_stop_signals():
-        if not out.exists():
-            new.rename(out)
+        if not out.exists() and not out.is_symlink():
+            try:
+                rename_noreplace(new, out)  # never onto something that appeared meanwhile
+            except FileExistsError:
+                raise OutputAppeared(f"out {str(out)!r} appeared while the command ran; "
+                                     "refusing to replace it (nothing was replaced)") from None
             mark_committed(out)
             return []
         if _exchange(new, out):
@@ -289,3 +306,4 @@ def _in_progress(marker: Path) -> bool:
         return json.loads(marker.read_text()).get("in_progress") is True
     except (OSError, ValueError, AttributeError):
         return False
+

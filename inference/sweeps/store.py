@@ -14,7 +14,10 @@ directory holding anything else, the user's, is refused at the start and never r
 
 One writer at a time: the store is locked (:data:`LOCK`, holding the pid) while a sweep runs,
 so a second run on the same ``out`` is refused; the lock of a killed run is taken over, and
-the temporaries it left (``.FILE.nc.*.tmp``) are removed. :func:`check_out` refuses an ``out``
+the temporaries it left (``.FILE.nc.PID.XXXXXXXX.tmp`` of a process that is gone,
+:func:`dprisk.runtime.output_files.remove_stale_temporaries`) are removed. The finished file
+is created exclusively when ``out`` did not exist at the start: a file that appeared there
+during the sweep is never replaced. :func:`check_out` refuses an ``out``
 that is a directory, a device or a file that is not a sweep written by this tool; a run that
 fails before finishing any chunk removes its sidecar directory.
 """
@@ -36,6 +39,7 @@ from dprisk.runtime.output_files import (
     atomic_path,
     check_creatable,
     remove_leftovers,
+    remove_stale_temporaries,
 )
 from dprisk.runtime.writers import Owned, foreign_entries, mark_committed, remove_owned
 
@@ -75,15 +79,18 @@ class ChunkStore:
         self.plan = plan
         self.manifest = json.loads(json.dumps(plan.manifest()))
         self.lock: OutputLock | None = None
+        #: Whether ``out`` existed (a sweep file) when the store was opened.
+        self.existed = False
 
     def open(self) -> bool:
         """Lock the directory; create its manifest or check that the stored one matches.
 
         Creates the directory, takes its :class:`~dprisk.runtime.output_files.OutputLock`
         (file :data:`LOCK`, refused while another process runs this sweep), removes the
-        temporaries of a killed run (``.FILE.nc.*.tmp`` beside ``out``, ``.*.tmp`` in the
-        directory) and writes or checks the manifest. A stored manifest of another sweep is
-        replaced when no chunk of it is finished (a rejected run), and refused otherwise.
+        temporaries of a killed run (``.FILE.nc.PID.XXXXXXXX.tmp`` of a gone process beside
+        ``out``, ``.*.tmp`` in the directory) and writes or checks the manifest. A stored
+        manifest of another sweep is replaced when no chunk of it is finished (a rejected
+        run), and refused otherwise.
         Returns False (and holds no lock) when another run finished this output meanwhile.
         """
         if self.dir.exists() and not self.dir.is_dir():
@@ -101,8 +108,9 @@ class ChunkStore:
                 return False
             raise
         try:
-            remove_leftovers(self.out.parent, f".{self.out.name}.*.tmp")
-            remove_leftovers(self.dir, ".*.tmp")
+            remove_stale_temporaries(self.out)  # .FILE.nc.PID.XXXXXXXX.tmp of a gone pid
+            remove_leftovers(self.dir, ".*.tmp")  # the store's own directory: all ours
+            self.existed = self.out.exists() or self.out.is_symlink()
             if not self._check_manifest():
                 path = self.dir / MANIFEST
                 _write_atomic(path, lambda f: f.write(canonical_json(self.manifest).encode()))
@@ -176,8 +184,15 @@ class ChunkStore:
         _write_atomic(self.chunk_path(chunk), lambda f: np.save(f, values, allow_pickle=False))
 
     def finish(self, table: SweepTable) -> SweepTable:
-        """Write ``table`` atomically onto the output file, remove the chunks, read it back."""
-        with atomic_path(self.out) as tmp:
+        """Write ``table`` atomically onto the output file, remove the chunks, read it back.
+
+        An output file missing when the store was opened is created exclusively: a file that
+        appeared there during the sweep is never replaced (``OutputAppeared``, naming
+        ``out``; the chunks are kept). One that was there (a sweep file of this tool) is
+        replaced only while it is still a sweep file.
+        """
+        replace = self.existed and is_sweep_file(self.out)
+        with atomic_path(self.out, replace=replace) as tmp:
             write_table(tmp, table)
         mark_committed(self.out)
         self.remove()

@@ -224,7 +224,8 @@ ACCEPTED_SWEEPS = {
     "missing path": _layout({}, "new/o.nc"),
     "finished sweep (read back)": _sweep_finished,
     "leftovers of a killed run": _layout({
-        ".o.nc.x1y2.tmp": b"half",  # a killed final write
+        # a killed final write: pid 4194305 is above Linux's largest pid (2**22), so gone
+        ".o.nc.4194305.0a1b2c3d.tmp": b"half",
         "o.nc.chunks/.chunk_0000000.npy.z.tmp": b"half",
         "o.nc.chunks/lock": "999999999\n",  # a dead writer's lock
     }, "o.nc"),

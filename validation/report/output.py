@@ -18,7 +18,9 @@ user's umask) and puts it in place only once complete, through
 manifest); the earlier report and the new one are exchanged atomically, files the user added
 to the earlier report are moved into the new one, and only the earlier report's own files are
 deleted. On failure or interruption before the exchange the temporary directory is removed
-and the earlier report is intact.
+and the earlier report is intact. A missing ``out`` is created exclusively: anything that
+appeared there while the report was made (a file, a directory that is not a report) is never
+replaced (:class:`~dprisk.runtime.output_files.OutputAppeared`, naming ``out``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 
 from dprisk.runtime.output_files import (
     FORCED_EXIT_CLEANUPS,
+    OutputAppeared,
     OutputError,
     OutputLock,
     check_creatable,
@@ -159,6 +162,9 @@ class ReportTarget:
                                                   "in_progress": True}) + "\n")
             summary = fill(tmp)
             write_manifest(tmp, MARKER, "dprisk reproduce")
+            if out.is_symlink() or (out.exists() and not out.is_dir()):  # appeared meanwhile
+                raise OutputAppeared(f"out {str(out)!r} appeared while the report was made and "
+                                     "is not a report directory; nothing was replaced")
             owned_old = read_manifest(out, MARKER, legacy_files) if out.exists() else None
             if owned_old is None and out.exists() and any(out.iterdir()):  # changed meanwhile
                 raise OutputError(f"out {str(out)!r} changed while the report was made and is "
@@ -167,6 +173,9 @@ class ReportTarget:
                 FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
                 exchanging = True
                 replace_directory(tmp, out, owned_old)
+        except OutputAppeared:  # raised before anything was moved: tmp is still ours
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         except BaseException:
             FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
             if not exchanging:
