@@ -79,4 +79,4 @@ lint: setup
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache docs/_build docs/api/generated docs/api/names.rst
+	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache docs/_build docs/api/generated docs/api/names.rst docs/api/renames.rst

@@ -19,6 +19,7 @@ checkers. The module tree below (``dprisk.models``, ``dprisk.inference``, ``dpri
 from __future__ import annotations
 
 import importlib
+import warnings
 
 #: Public name -> (module below ``dprisk``, attribute).
 _LAZY: dict[str, tuple[str, str]] = {
@@ -37,75 +38,15 @@ _LAZY: dict[str, tuple[str, str]] = {
     "parse_prior": ("models.priors.library", "parse_prior"),
     "zcdp_to_dp": ("models.mechanism.conversions", "zcdp_to_dp"),
     "dp_to_zcdp": ("models.mechanism.conversions", "dp_to_zcdp"),
-    "build_single_level_model": ("models.builders.single_level", "build_single_level_model"),
-    "build_hierarchical_model": ("models.builders.two_level", "build_hierarchical_model"),
-    "build_multilevel_model": ("models.builders.nested", "build_multilevel_model"),
-    "build_unknown_others_model": ("models.builders.unknown_others", "build_unknown_others_model"),
-    "build_attribute_model": ("models.builders.attribute", "build_attribute_model"),
     "posterior": ("inference.single_level.closed_form", "posterior"),
     "risk": ("inference.single_level.closed_form", "risk"),
     "marginal_posterior": ("inference.single_level.closed_form", "marginal_posterior"),
     "marginal_risk": ("inference.single_level.closed_form", "marginal_risk"),
     "p_correct": ("inference.single_level.closed_form", "p_correct"),
-    "decision_threshold": ("inference.single_level.closed_form", "decision_threshold"),
-    "release_pmf": ("inference.single_level.closed_form", "release_pmf"),
-    "sequential_posterior": ("inference.single_level.sequential", "sequential_posterior"),
-    "sequential_risk": ("inference.single_level.sequential", "sequential_risk"),
     "exact_posterior": ("inference.two_level.exact", "exact_posterior"),
-    "posterior_x1": ("inference.two_level.exact", "posterior_x1"),
-    "HierarchicalPosterior": ("inference.two_level.exact", "HierarchicalPosterior"),
     "sample_posterior": ("inference.two_level.sampling", "sample_posterior"),
-    "posterior_summary": ("inference.two_level.sampling", "posterior_summary"),
-    "check_prior": ("inference.two_level.prior_check", "check_prior"),
-    "nested_exact_posterior": ("inference.nested.posterior", "exact_posterior"),
-    "nested_gibbs_sample": ("inference.nested.posterior", "gibbs_sample"),
-    "posterior_unique_levels": ("inference.nested.unique_levels", "posterior_unique_levels"),
-    "marginal_unique_levels": ("inference.nested.unique_levels", "marginal_unique_levels"),
-    "p_correct_unique_levels": ("inference.nested.unique_levels", "p_correct_unique_levels"),
-    "p_correct_hierarchical": ("inference.studies.p_correct", "p_correct_hierarchical"),
-    "marginal_summary": ("inference.studies.p_correct", "marginal_summary"),
-    "simulate_p_correct": ("inference.studies.monte_carlo", "simulate_p_correct"),
-    "MCResult": ("inference.studies.monte_carlo", "MCResult"),
-    "finite_draws_p_correct": ("inference.studies.finite_draws", "finite_draws_p_correct"),
     "sweep": ("inference.sweeps.sweep", "sweep"),
-    "sweep_table": ("inference.sweeps.sweep", "sweep_table"),
-    "epsilon_bun_steinke": ("inference.privacy.accounting", "epsilon_bun_steinke"),
-    "epsilon_cks": ("inference.privacy.accounting", "epsilon_cks"),
-    "epsilon_pld": ("inference.privacy.accounting", "epsilon_pld"),
-    "census_epsilon_pld": ("inference.privacy.accounting", "census_epsilon_pld"),
-    "epsilon_pld_bracket": ("inference.privacy.accounting", "epsilon_pld_bracket"),
-    "census_epsilon_pld_bracket": ("inference.privacy.accounting", "census_epsilon_pld_bracket"),
-    "rho_for_target": ("inference.privacy.budget", "rho_for_target"),
-    "rho2_for_target": ("inference.privacy.budget_levels", "rho2_for_target"),
-    "census_rho_for_target": ("inference.privacy.budget_levels", "census_rho_for_target"),
-    "pure_dp_budget": ("inference.privacy.risk_profile", "pure_dp_budget"),
-    "epsilon_for_prior": ("inference.privacy.risk_profile", "epsilon_for_prior"),
-    "worst_case_accuracy": ("inference.privacy.worst_case", "worst_case_accuracy"),
-    "bayes_accuracy": ("inference.privacy.worst_case", "bayes_accuracy"),
-    "bayes_accuracy_hierarchical": ("inference.privacy.worst_case", "bayes_accuracy_hierarchical"),
-    "census_worst_case": ("inference.privacy.worst_case", "census_worst_case"),
     "decision_summary": ("inference.privacy.decision_summary", "decision_summary"),
-    "cell_posterior": ("inference.attribute.posterior", "cell_posterior"),
-    "map_cell": ("inference.attribute.posterior", "map_cell"),
-    "p_map_correct": ("inference.attribute.design", "p_map_correct"),
-    "expected_true_posterior": ("inference.attribute.design", "expected_true_posterior"),
-    "strategy_measures": ("inference.attribute.strategy", "strategy_measures"),
-    "unknown_others_posterior": ("inference.unknown_others.closed_form", "posterior"),
-    "unknown_others_risk": ("inference.unknown_others.closed_form", "risk"),
-    "unknown_others_marginal_posterior": ("inference.unknown_others.closed_form",
-                                          "marginal_posterior"),
-    "unknown_others_marginal_risk": ("inference.unknown_others.closed_form", "marginal_risk"),
-    "unknown_others_p_correct": ("inference.unknown_others.closed_form", "p_correct"),
-    "product_risk": ("inference.product.exact", "product_risk"),
-    "product_table": ("inference.product.exact", "product_table"),
-    "product_likelihood_mc": ("inference.product.monte_carlo", "product_likelihood_mc"),
-    "product_risk_unknown_others": ("inference.product.unknown_others",
-                                    "product_risk_unknown_others"),
-    "HistogramTree": ("inference.product.histogram_tree", "HistogramTree"),
-    "histogram_top_down": ("inference.product.histogram_tree", "top_down"),
-    "kcell_product_map_correct": ("inference.product.histogram_attribute", "p_map_correct_mc"),
-    "kcell_product_map_correct_exact": ("inference.product.histogram_attribute",
-                                        "p_map_correct_exact"),
     "live": ("explore.notebook", "live"),
     "serve_explorer": ("explore.app", "serve"),
     "convergence_report": ("validation.crosschecks.diagnostics", "convergence_report"),
@@ -114,7 +55,74 @@ _LAZY: dict[str, tuple[str, str]] = {
     "write_report": ("validation.report.build", "write_report"),
 }
 
-__all__ = sorted([*_LAZY, "__version__"])
+#: The rooms as namespaces, as PyMC has ``pm.sampling`` and ``pm.math``: ``dr.two_level.p_correct``.
+NAMESPACES = ("single_level", "two_level", "nested", "unknown_others", "attribute", "product",
+              "privacy", "studies")
+
+#: Old flat name -> its name in a namespace. The old name keeps working and warns once per
+#: process with a ``FutureWarning`` naming the new one (docs/api/renames.md lists them all).
+RENAMED: dict[str, str] = {
+    "HierarchicalPosterior": "two_level.Posterior",
+    "HistogramTree": "product.HistogramTree",
+    "MCResult": "studies.MCResult",
+    "bayes_accuracy": "single_level.bayes_accuracy",
+    "bayes_accuracy_hierarchical": "two_level.bayes_accuracy",
+    "build_attribute_model": "attribute.build_model",
+    "build_hierarchical_model": "two_level.build_model",
+    "build_multilevel_model": "nested.build_model",
+    "build_single_level_model": "single_level.build_model",
+    "build_unknown_others_model": "unknown_others.build_model",
+    "cell_posterior": "attribute.cell_posterior",
+    "census_epsilon_pld": "privacy.census_epsilon_pld",
+    "census_epsilon_pld_bracket": "privacy.census_epsilon_pld_bracket",
+    "census_rho_for_target": "privacy.census_rho_for_target",
+    "census_worst_case": "privacy.census_worst_case",
+    "check_prior": "two_level.prior_sensitivity",
+    "decision_threshold": "single_level.decision_threshold",
+    "epsilon_bun_steinke": "privacy.epsilon_bun_steinke",
+    "epsilon_cks": "privacy.epsilon_cks",
+    "epsilon_for_prior": "privacy.epsilon_for_prior",
+    "epsilon_pld": "privacy.epsilon_pld",
+    "epsilon_pld_bracket": "privacy.epsilon_pld_bracket",
+    "expected_true_posterior": "attribute.expected_true_posterior",
+    "finite_draws_p_correct": "studies.finite_draws_p_correct",
+    "histogram_top_down": "product.top_down",
+    "kcell_product_map_correct": "product.kcell_map_correct",
+    "kcell_product_map_correct_exact": "product.kcell_map_correct_exact",
+    "map_cell": "attribute.map_cell",
+    "marginal_summary": "two_level.marginal_summary",
+    "marginal_unique_levels": "nested.marginal_unique_levels",
+    "nested_exact_posterior": "nested.exact_posterior",
+    "nested_gibbs_sample": "nested.gibbs_sample",
+    "p_correct_hierarchical": "two_level.p_correct",
+    "p_correct_unique_levels": "nested.p_correct_unique_levels",
+    "p_map_correct": "attribute.p_map_correct",
+    "posterior_summary": "two_level.posterior_summary",
+    "posterior_unique_levels": "nested.posterior_unique_levels",
+    "posterior_x1": "two_level.posterior_x1",
+    "product_likelihood_mc": "product.likelihood_mc",
+    "product_risk": "product.risk",
+    "product_risk_unknown_others": "product.risk_unknown_others",
+    "product_table": "product.table",
+    "pure_dp_budget": "privacy.pure_dp_budget",
+    "release_pmf": "single_level.release_pmf",
+    "rho2_for_target": "privacy.rho2_for_target",
+    "rho_for_target": "privacy.rho_for_target",
+    "sequential_posterior": "single_level.sequential_posterior",
+    "sequential_risk": "single_level.sequential_risk",
+    "simulate_p_correct": "studies.simulate_p_correct",
+    "strategy_measures": "attribute.strategy_measures",
+    "sweep_table": "studies.sweep_table",
+    "unknown_others_marginal_posterior": "unknown_others.marginal_posterior",
+    "unknown_others_marginal_risk": "unknown_others.marginal_risk",
+    "unknown_others_p_correct": "unknown_others.p_correct",
+    "unknown_others_posterior": "unknown_others.posterior",
+    "unknown_others_risk": "unknown_others.risk",
+    "worst_case_accuracy": "privacy.worst_case_accuracy",
+}
+_warned: set[str] = set()
+
+__all__ = sorted([*_LAZY, *NAMESPACES, "__version__"])
 
 
 def __getattr__(name: str):
@@ -129,6 +137,15 @@ def __getattr__(name: str):
     elif name in _LAZY:
         module, attribute = _LAZY[name]
         value = getattr(importlib.import_module(f"dprisk.{module}"), attribute)
+    elif name in NAMESPACES:
+        value = importlib.import_module(f"dprisk.{name}")
+    elif name in RENAMED:
+        space, new = RENAMED[name].split(".")
+        if name not in _warned:
+            _warned.add(name)
+            warnings.warn(f"dprisk.{name} is deprecated; use dprisk.{space}.{new}",
+                          FutureWarning, stacklevel=2)
+        return getattr(importlib.import_module(f"dprisk.{space}"), new)  # not cached: warns
     else:
         raise AttributeError(f"module 'dprisk' has no attribute {name!r}")
     globals()[name] = value

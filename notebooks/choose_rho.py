@@ -52,11 +52,11 @@ profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior} if measure =
            else {})
 # p-correct has no answer for p > 1/2 (P[correct] -> 1 as rho -> 0): keep p <= 1/2 there
 usable = [p for p in priors if measure != "p-correct" or p <= 0.5]
-answer = dr.rho_for_target(measure, target, p=usable, known=known, **profile)
+answer = dr.privacy.rho_for_target(measure, target, p=usable, known=known, **profile)
 print(f"measure {measure}, target {target:g}, priors {[round(p, 5) for p in usable]}")
 print(f"  rho*       = {answer.rho:.6g}   (binding prior p = {answer.binding_p:.4g})")
-print(f"  epsilon    = {dr.epsilon_cks(answer.rho, delta):.4f} (Canonne-Kamath-Steinke), "
-      f"{dr.epsilon_bun_steinke(answer.rho, delta):.4f} (the paper's Theorem 1), "
+print(f"  epsilon    = {dr.privacy.epsilon_cks(answer.rho, delta):.4f} (Canonne-Kamath-Steinke), "
+      f"{dr.privacy.epsilon_bun_steinke(answer.rho, delta):.4f} (the paper's Theorem 1), "
       f"delta = {delta:g}")
 print(f"  certificate: measure at rho* = {answer.value_at_rho:.6g} <= {target:g} < "
       f"{answer.value_above:.6g} just above")
@@ -93,9 +93,10 @@ _ = ax.legend(fontsize=8)
 
 # %%
 block_share = float(census_fractions()[0])
-census = dr.census_rho_for_target(measure, target, p=usable, known=known, **profile)
+census = dr.privacy.census_rho_for_target(measure, target, p=usable, known=known, **profile)
+census_epsilon = dr.privacy.epsilon_cks(census.rho, delta)
 print(f"block share f1 = {block_share:.5f}; largest global rho = {census.rho:.4g} "
-      f"(2020: {float(CENSUS_RHO_TOTAL)}), epsilon = {dr.epsilon_cks(census.rho, delta):.3f}")
+      f"(2020: {float(CENSUS_RHO_TOTAL)}), epsilon = {census_epsilon:.3f}")
 print("the 2020 allocation", "meets" if census.rho >= float(CENSUS_RHO_TOTAL) else
       "does not meet", "this target at the block")
 
@@ -106,7 +107,7 @@ print("the 2020 allocation", "meets" if census.rho >= float(CENSUS_RHO_TOTAL) el
 # $\varepsilon^*$ without a tolerance.
 
 # %%
-pure = dr.pure_dp_budget(max_ratio, max_posterior)
+pure = dr.privacy.pure_dp_budget(max_ratio, max_posterior)
 print(f"epsilon-DP budget for r*(p) = max({max_ratio:g}, {max_posterior:g}/p): "
       f"epsilon* = {pure.epsilon:.6f} at p = {pure.binding_p:.4g}")
 
@@ -122,7 +123,7 @@ print(f"epsilon-DP budget for r*(p) = max({max_ratio:g}, {max_posterior:g}/p): "
 def choose_rho_live(measure, target, max_ratio, max_posterior, priors, known):
     profile = ({"max_ratio": max_ratio, "max_posterior": max_posterior}
                if measure == "tail" else {})
-    found = dr.rho_for_target(measure, target, p=priors, known=known, **profile)
+    found = dr.privacy.rho_for_target(measure, target, p=priors, known=known, **profile)
     rho_axis = np.geomspace(found.rho / 30, found.rho * 30, 80)
     value = measure_function(measure, found.binding_p, known, **profile)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
@@ -131,7 +132,7 @@ def choose_rho_live(measure, target, max_ratio, max_posterior, priors, known):
     ax.axvline(found.rho, color="k", ls=":")
     ax.set(xlabel="rho", ylabel=f"{measure} at p = {found.binding_p:.3g}")
     return fig, {"rho*": found.rho, "binding p": found.binding_p,
-                 "epsilon (Bun-Steinke)": dr.epsilon_bun_steinke(found.rho, delta)}
+                 "epsilon (Bun-Steinke)": dr.privacy.epsilon_bun_steinke(found.rho, delta)}
 
 
 dr.live(choose_rho_live, measure=str(measure), target=float(target),

@@ -59,7 +59,7 @@ from dprisk.inference.studies.p_correct import p_correct_variant
 
 # sweep() imports tqdm.auto even with progress=False; without ipywidgets that warns once.
 warnings.filterwarnings("ignore", message="IProgress not found", category=TqdmWarning)
-quantities = {"exact": dr.p_correct_hierarchical, "variant": p_correct_variant}
+quantities = {"exact": dr.two_level.p_correct, "variant": p_correct_variant}
 if decision_model not in quantities:
     raise ValueError(f"decision_model must be one of {sorted(quantities)}, got {decision_model!r}")
 rho1_grid = np.geomspace(rho1_min, rho1_max, int(n_rho1))
@@ -186,7 +186,7 @@ print(f"gain ranges over [{float(result['gain'].min()):.2e}, {float(result['gain
 
 def policy_live(rho1, x1, x2, d, p, known, prior):
     rho2_axis = np.geomspace(rho2_min, rho2_max, n_rho2)
-    rows = [dr.p_correct_hierarchical(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
+    rows = [dr.two_level.p_correct(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
                                    prior=prior) for r2 in rho2_axis]
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
     ax.semilogx(rho2_axis, [r.p_correct for r in rows], marker="o", label="with block group")

@@ -47,8 +47,8 @@ import dprisk as dr
 rho_grid = np.geomspace(0.03, 1.5, n_rho_grid)
 rows = {"noisy": [], "product": [], "invariant": []}
 for rho1 in rho_grid:
-    plain = dr.product_risk(rho1, rho2, others, m, p)
-    fixed = dr.product_risk(rho1, rho2, others, m, p, invariant="block-group")
+    plain = dr.product.risk(rho1, rho2, others, m, p)
+    fixed = dr.product.risk(rho1, rho2, others, m, p, invariant="block-group")
     rows["noisy"].append((plain.noisy_marginal_posterior, plain.noisy_p_correct))
     rows["product"].append((plain.marginal_posterior, plain.p_correct))
     rows["invariant"].append((fixed.marginal_posterior, fixed.p_correct))
@@ -75,7 +75,7 @@ plt.show()
 
 # %%
 ds = list(range(1, d_max + 1))
-by_d = [dr.product_risk(census_rho1, rho2, [1] * d, m, p) for d in ds]
+by_d = [dr.product.risk(census_rho1, rho2, [1] * d, m, p) for d in ds]
 fig, ax = plt.subplots(figsize=(5.5, 3.8))
 ax.plot(ds, [r.noisy_marginal_posterior for r in by_d], marker="o", label="noisy")
 ax.plot(ds, [r.marginal_posterior for r in by_d], marker="o", label="product")
@@ -94,10 +94,10 @@ for d, r in zip(ds, by_d, strict=True):
 
 # %%
 
-table = dr.product_table(census_rho1, rho2, others, m)
+table = dr.product.table(census_rho1, rho2, others, m)
 likeliest = int(np.argmax(table.likelihood[1]))
 value = table.outputs[likeliest]
-mc = dr.product_likelihood_mc(value, census_rho1, rho2, others, m, draws=mc_draws,
+mc = dr.product.likelihood_mc(value, census_rho1, rho2, others, m, draws=mc_draws,
                            random_seed=2026)
 print(f"product value (x2~, blocks) = {value.tolist()}")
 for h, name in enumerate(("m", "m+1")):

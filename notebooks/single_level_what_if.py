@@ -71,7 +71,7 @@ fig, (ax_post, ax_risk) = plt.subplots(1, 2, figsize=(10, 3.8), constrained_layo
 for (label, rho), style in zip(scenarios.items(), ("--", "-"), strict=True):
     post = dr.posterior(x1_star, rho, p, known)
     risk = dr.risk(x1_star, rho, p, known)
-    threshold = int(dr.decision_threshold(rho, p, known))
+    threshold = int(dr.single_level.decision_threshold(rho, p, known))
     name = f"{label} (ρ1 = {rho:.3g}, threshold {threshold})"
     ax_post.plot(x1_star, post, style, marker="o", ms=3, label=name)
     ax_risk.plot(x1_star, risk, style, marker="o", ms=3, label=name)
@@ -99,7 +99,7 @@ for label, rho in scenarios.items():
     row = {
         "marginal": float(dr.marginal_posterior(rho, p, known)),
         "R": float(dr.marginal_risk(rho, p, known)),
-        "threshold": int(dr.decision_threshold(rho, p, known)),
+        "threshold": int(dr.single_level.decision_threshold(rho, p, known)),
         "p_correct": float(dr.p_correct(rho, p, known)),
     }
     summary[label] = row
@@ -116,7 +116,7 @@ for label, rho in scenarios.items():
     halfwidth = int(support_halfwidth(rho, 1e-15))
     window = np.arange(known + 1 - halfwidth, known + 2 + halfwidth)
     direct = np.sum(dr.posterior(window, rho, p, known)
-                    * dr.release_pmf(window, rho, known))
+                    * dr.single_level.release_pmf(window, rho, known))
     closed_form = summary[label]["marginal"]
     print(f"{label:>12}: direct sum {direct:.12f}  vs  closed form {closed_form:.12f}")
     # both neglect less than 1e-15; the rest is rounding in a sum of ~1e3 terms
@@ -166,7 +166,7 @@ def single_level_live(rho1, p, known):
     return fig, {"marginal posterior": dr.marginal_posterior(rho1, p, known),
                  "marginal risk R": dr.marginal_risk(rho1, p, known),
                  "P[correct]": dr.p_correct(rho1, p, known),
-                 "threshold": int(dr.decision_threshold(rho1, p, known))}
+                 "threshold": int(dr.single_level.decision_threshold(rho1, p, known))}
 
 
 dr.live(single_level_live, rho1=float(rho1), p=float(p), known=int(known),

@@ -55,9 +55,9 @@ releases = np.arange(known - 15, known + 30)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
 for n in n_shown:
     model = {"unknown_others": n, "q": q}
-    axes[0].plot(releases, dr.unknown_others_posterior(releases, rho1, p, known, **model),
+    axes[0].plot(releases, dr.unknown_others.posterior(releases, rho1, p, known, **model),
                  marker=".", label=f"n = {n}")
-    axes[1].plot(releases, dr.unknown_others_risk(releases, rho1, p, known, **model), marker=".",
+    axes[1].plot(releases, dr.unknown_others.risk(releases, rho1, p, known, **model), marker=".",
                  label=f"n = {n}")
 axes[0].set_ylabel("P[target has c | x1*]")
 axes[1].set_ylabel("R'(x1*) = posterior / p")
@@ -75,9 +75,9 @@ plt.show()
 
 # %%
 n_axis = np.arange(0, int(n_max) + 1)
-risk = [dr.unknown_others_marginal_risk(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
-correct = [dr.unknown_others_p_correct(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
-wrong_without = [dr.unknown_others_p_correct(rho1, p, unknown_others=int(n), q=q, target=0)
+risk = [dr.unknown_others.marginal_risk(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
+correct = [dr.unknown_others.p_correct(rho1, p, unknown_others=int(n), q=q) for n in n_axis]
+wrong_without = [dr.unknown_others.p_correct(rho1, p, unknown_others=int(n), q=q, target=0)
                  for n in n_axis]
 accuracy = p * np.asarray(correct) + (1 - p) * np.asarray(wrong_without)
 fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -127,10 +127,10 @@ if pymc_draws > 0:
 def unknown_others_live(rho1, p, q, known, n):
     model = {"unknown_others": n, "q": q}
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.plot(releases, dr.unknown_others_posterior(releases, rho1, p, known, **model), marker=".")
+    ax.plot(releases, dr.unknown_others.posterior(releases, rho1, p, known, **model), marker=".")
     ax.set(xlabel="released block count x1*", ylabel="P[target has c | x1*]", ylim=(0, 1))
-    return fig, {"marginal risk R": dr.unknown_others_marginal_risk(rho1, p, **model),
-                 "P[correct]": dr.unknown_others_p_correct(rho1, p, **model),
+    return fig, {"marginal risk R": dr.unknown_others.marginal_risk(rho1, p, **model),
+                 "P[correct]": dr.unknown_others.p_correct(rho1, p, **model),
                  "paper (n = 0) P[correct]": dr.p_correct(rho1, p)}
 
 

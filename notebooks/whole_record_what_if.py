@@ -52,8 +52,8 @@ structured = restricted_prior(hist.mask(**restrictions))
 priors = {"uniform over 864": None, f"knows {known_attributes}": structured}
 for label, prior in priors.items():
     for rho in (rho_block, float(rho1)):
-        pm = dr.p_map_correct(rho, hist.n_cells, prior, true_cell=target)
-        mean = dr.expected_true_posterior(rho, hist.n_cells, prior, true_cell=target)
+        pm = dr.attribute.p_map_correct(rho, hist.n_cells, prior, true_cell=target)
+        mean = dr.attribute.expected_true_posterior(rho, hist.n_cells, prior, true_cell=target)
         print(f"{label:>52} rho1 = {rho:.4f}: P[MAP = target] = {pm:.5f}, "
               f"E[posterior of target] = {mean:.5f}")
 
@@ -64,7 +64,7 @@ for label, prior in priors.items():
 
 # %%
 release = sample_releases(known, float(rho1), target, 1, random_seed=seed)[0]
-post = dr.cell_posterior(release, known, float(rho1), structured)
+post = dr.attribute.cell_posterior(release, known, float(rho1), structured)
 print("MAP cell:", post.map_cell, hist.cell_labels(post.map_cell))
 print("target:  ", target, hist.cell_labels(target), f"posterior {post.posterior[target]:.4f}")
 fig, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
@@ -83,7 +83,7 @@ _ = ax.legend()
 rho_grid = np.logspace(np.log10(rho_grid_min), np.log10(rho_grid_max), int(n_rho_grid))
 fig, ax = plt.subplots(figsize=(7, 3.8), constrained_layout=True)
 for k in sorted({864, int(cells_what_if)}):
-    ax.plot(rho_grid, [dr.p_map_correct(r, k) for r in rho_grid], label=f"K = {k}")
+    ax.plot(rho_grid, [dr.attribute.p_map_correct(r, k) for r in rho_grid], label=f"K = {k}")
     ax.axhline(1 / k, ls=":", lw=0.8)
 ax.axvline(rho_block, color="k", ls="--", lw=0.8, label="Census block")
 ax.set(xscale="log", yscale="log", xlabel="$\\rho_1$", ylabel="P[MAP cell = true cell]")
@@ -96,10 +96,10 @@ _ = ax.legend(fontsize=8)
 
 # %%
 releases = sample_releases(known, float(rho1), target, int(n_releases), random_seed=seed)
-sim = dr.cell_posterior(releases, known, float(rho1))
+sim = dr.attribute.cell_posterior(releases, known, float(rho1))
 winners = sim.log_posterior == sim.log_posterior.max(-1, keepdims=True)
 share = winners[:, target] / winners.sum(-1)
-exact = dr.p_map_correct(float(rho1), hist.n_cells, true_cell=target)
+exact = dr.attribute.p_map_correct(float(rho1), hist.n_cells, true_cell=target)
 mcse = share.std(ddof=1) / np.sqrt(share.size)
 print(f"exact {exact:.5f}, Monte Carlo {share.mean():.5f} ± {mcse:.5f}")
 assert abs(share.mean() - exact) < 5 * mcse + 1e-12
@@ -116,10 +116,11 @@ assert abs(share.mean() - exact) < 5 * mcse + 1e-12
 def whole_record_live(rho1, cells_what_if):
     rho_axis = np.geomspace(rho_grid_min, rho_grid_max, n_rho_grid)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.semilogx(rho_axis, [dr.p_map_correct(r, cells_what_if) for r in rho_axis], marker=".")
+    map_correct = [dr.attribute.p_map_correct(r, cells_what_if) for r in rho_axis]
+    ax.semilogx(rho_axis, map_correct, marker=".")
     ax.axvline(rho1, color="k", ls=":")
     ax.set(xlabel="rho1", ylabel="P[MAP cell = true cell]", ylim=(0, 1))
-    return fig, {"P[MAP = true], uniform prior": dr.p_map_correct(rho1, cells_what_if),
+    return fig, {"P[MAP = true], uniform prior": dr.attribute.p_map_correct(rho1, cells_what_if),
                  "chance 1/K": 1 / cells_what_if}
 
 

@@ -14,10 +14,10 @@ REPO = Path(__file__).resolve().parents[2]
 STUB = REPO / "dprisk" / "__init__.pyi"
 
 
-def _stub_names() -> dict[str, str]:
-    """``{public name: "dprisk.module:attribute"}`` read from ``__init__.pyi``."""
+def _stub_names(stub: Path = STUB) -> dict[str, str]:
+    """``{public name: "dprisk.module:attribute"}`` read from a ``.pyi`` stub."""
     names = {}
-    for node in ast.parse(STUB.read_text()).body:
+    for node in ast.parse(stub.read_text()).body:
         if isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 names[alias.asname or alias.name] = f"{node.module}:{alias.name}"
@@ -27,22 +27,57 @@ def _stub_names() -> dict[str, str]:
 def test_every_public_name_resolves_to_its_room():
     for name in dr.__all__:
         value = getattr(dr, name)
-        if name != "__version__":
+        if name in dr.NAMESPACES:
+            for inner in value.__all__:
+                assert callable(getattr(value, inner)), f"{name}.{inner}"
+        elif name != "__version__":
             assert callable(value), name
 
 
 def test_stub_lists_exactly_the_lazy_names():
     lazy = {name: f"dprisk.{module}:{attribute}"
             for name, (module, attribute) in dr._LAZY.items()}
+    lazy |= {name: f"dprisk:{name}" for name in dr.NAMESPACES}
     assert _stub_names() == lazy
 
 
+@pytest.mark.parametrize("space", sorted(dr.NAMESPACES))
+def test_namespace_stub_lists_exactly_its_names(space):
+    import importlib
+
+    module = importlib.import_module(f"dprisk.{space}")
+    lazy = {name: f"dprisk.{room}:{attribute}" for name, (room, attribute) in module._LAZY.items()}
+    assert _stub_names(REPO / "dprisk" / f"{space}.pyi") == lazy
+    assert dir(module) == sorted(lazy)
+
+
 def test_the_verbs_the_issue_names_are_there():
-    for name in ("Scenario", "census_level", "exact_posterior", "posterior_x1",
-                 "sample_posterior", "convergence_report", "p_correct_hierarchical",
-                 "UserPrior", "ImproperUniform", "p_correct", "simulate_p_correct", "sweep",
-                 "epsilon_pld", "rho_for_target", "cell_posterior", "unknown_others_p_correct"):
-        assert name in dr.__all__, name
+    for path in ("Scenario", "census_level", "exact_posterior", "two_level.posterior_x1",
+                 "sample_posterior", "convergence_report", "two_level.p_correct",
+                 "UserPrior", "ImproperUniform", "p_correct", "studies.simulate_p_correct",
+                 "sweep", "privacy.epsilon_pld", "privacy.rho_for_target",
+                 "attribute.cell_posterior", "unknown_others.p_correct", "nested.exact_posterior",
+                 "single_level.build_model", "two_level.build_model", "nested.build_model"):
+        value = dr
+        for part in path.split("."):
+            value = getattr(value, part)
+        assert callable(value), path
+
+
+@pytest.mark.parametrize("old", sorted(dr.RENAMED))
+def test_every_old_name_works_and_warns_once_naming_the_new(old):
+    import warnings
+
+    space, new = dr.RENAMED[old].split(".")
+    dr._warned.discard(old)
+    with pytest.warns(FutureWarning, match=rf"dprisk\.{old} is deprecated; use "
+                                           rf"dprisk\.{space}\.{new}$"):
+        value = getattr(dr, old)
+    assert value is getattr(getattr(dr, space), new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert getattr(dr, old) is value  # once per process
+    assert old not in dr.__all__ and old not in dir(dr)
 
 
 def test_unknown_names_raise_attribute_error():
