@@ -1,8 +1,9 @@
 """Sphinx extension: the API reference generated from ``dprisk.__all__``, and its references.
 
-* When the extension is loaded it writes ``api/names.rst`` (not kept in git): an ``autosummary`` table
-  of every public name of ``import dprisk as dr``, grouped by the room it is loaded from, so the
-  reference lists exactly what ``dir(dr)`` lists, with no hand-kept copy to drift.
+* When the extension is loaded it writes ``api/names.rst`` (not kept in git): an
+  ``autosummary`` table of every public name of ``import dprisk as dr`` (the verbs at the top,
+  then each namespace), so the reference lists exactly what ``dir(dr)`` lists, with no
+  hand-kept copy to drift; and ``api/renames.rst``, every old flat name beside its new one.
 * At ``missing-reference`` it resolves a docstring's reference to a Python object of this
   package: a public object (``dprisk.inference.two_level.exact.exact_posterior``, or a name
   relative to the documented object's own module) links to its page under its public name; an
