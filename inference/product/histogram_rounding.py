@@ -36,14 +36,16 @@ optimal rounding is equally likely** (part 1's rule,
      roundings) for every one of them. A choice uses one uniform ``u`` (resolution
      :math:`2^{-53}`).
 
-  The dynamic program has at most :data:`MAX_TIE_STATES` states (else ``ValueError``:
-  too many tied roundings to sample uniformly here).
+  The dynamic program keeps at most :data:`MAX_TIE_STATES` states (e.g. 2 children x 864
+  cells, all tied: about 400,000); beyond, a ``RuntimeWarning`` says so and the random-rank
+  program of the separable case decides (not uniform: the one documented approximation).
 
 See :mod:`dprisk.inference.product.histogram_tree` for the model and the choices.
 """
 
 from __future__ import annotations
 
+import warnings
 from itertools import combinations
 
 import numpy as np
@@ -64,7 +66,11 @@ SNAP = 1e-7
 #: Reduced costs within this of 0 are ties (L1 units; SLSQP's solution is good to ~1e-9).
 TIE_L1 = 1e-6
 #: Largest number of dynamic-programming states of the tied roundings (module notes).
-MAX_TIE_STATES = 200_000
+MAX_TIE_STATES = 1_000_000
+
+
+class _TooManyTies(Exception):
+    """The tied roundings exceed :data:`MAX_TIE_STATES` states."""
 
 
 def _split(z: np.ndarray):
@@ -121,8 +127,7 @@ def _sample_component(lines, needs_line, needs_slot, uniforms) -> list:
                 nxt[tuple(new)] = None
         size += len(nxt)
         if size > MAX_TIE_STATES:
-            raise ValueError(f"too many tied roundings to sample uniformly (more than "
-                             f"{MAX_TIE_STATES} dynamic-programming states)")
+            raise _TooManyTies
         layers.append(nxt)
     zero = (0,) * len(needs_slot)
     counts = [None] * n_lines + [{zero: 1} if zero in layers[-1] else {}]
@@ -198,7 +203,12 @@ def _sample_optimal(cost, child, cell, need_children, need_cells, uniforms):
         need_s = (left_children if by_cell else left_cells)[slot_ids]
         if need_l.min() < 0 or need_s.min() < 0:
             return None
-        taken = _sample_component(lines, need_l, need_s, uniforms)
+        try:
+            taken = _sample_component(lines, need_l, need_s, uniforms)
+        except _TooManyTies:
+            warnings.warn(f"more than {MAX_TIE_STATES} states of tied roundings: decided by "
+                          "random ranks, not uniformly", RuntimeWarning, stacklevel=4)
+            return None
         if taken is None:
             return None
         x[taken] = 1
