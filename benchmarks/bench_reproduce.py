@@ -1,7 +1,7 @@
 """Whole-process time of ``dprisk reproduce`` at the default budget, and its records checked.
 
 One run of the console script into a temporary directory (``--quiet``), as a user runs it;
-its ``results.json`` is then compared with ``records_baseline.json`` exactly as
+its ``results.json`` is then compared with ``records_baseline.json`` as
 ``check_records.py`` does (so the figure is of a report with the same records). Target
 (issue 12): at most ``TARGET_SECONDS`` on the 2-core machine. One run only (about a minute).
 The wall time is the target's figure; the CPU time (user + system, from ``getrusage``) of

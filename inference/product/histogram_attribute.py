@@ -49,7 +49,14 @@ non-target cells each, each cell's score :math:`S` i.i.d. within a class given t
 cells), by Gauss–Legendre quadrature exact for the polynomial's degree
 :math:`\sum_j n_j`. Monte Carlo (:func:`p_map_correct_mc`): releases simulated from the tree
 and post-processed by :func:`.histogram_tree.top_down_batch`, both releases' MAP on the same
-draws (a paired comparison); mean and MCSE of the correctness share.
+draws (a paired comparison); mean and MCSE of the correctness share. The share is near 0 or
+1 and the target wins rarely at ED 28-21 (P about 0.01: 2,000 releases give a 20 % relative
+error), so the same releases also give the **conditional** estimator
+:math:`E[\text{share} \mid \text{other cells}] = P_t[S > M] + P_t[S = M]/(n_M + 1)`
+(``M`` the other cells' largest simulated score, ``n_M`` how many have it, :math:`P_t` the
+target cell's exact score law; without invariant the target's column is post-processed alone,
+independent of the others): the same mean (Rao-Blackwell), with the other 863 cells still
+simulated through the product, about 1.7 % relative error at 2,000 releases.
 """
 
 from __future__ import annotations
@@ -235,12 +242,33 @@ def _map_share(score: np.ndarray, target: int) -> np.ndarray:
     return best[:, target] / best.sum(axis=1)
 
 
+def _conditional_share(score: np.ndarray, target: int, tables: CellTables) -> np.ndarray:
+    r""":math:`E[\text{share} \mid \text{the other cells}]`: the target's score integrated exactly.
+
+    With ``M`` the largest simulated score of the other cells and ``n_M`` how many have it,
+    :math:`P_t[S > M] + P_t[S = M] / (n_M + 1)` (uniform ties), :math:`P_t` the law of the
+    target cell's score from its exact table (independent of the other cells' columns).
+    """
+    others = np.delete(score, target, axis=1)
+    top = others.max(axis=1)
+    n_top = np.sum(others == top[:, None], axis=1)
+    t_class = tables.cell_class[target]
+    values, prob = _score_law(tables.score[t_class], tables.likelihood[t_class][1])
+    cum = np.concatenate([[0.0], np.cumsum(prob)])
+    upto = cum[np.searchsorted(values, top, side="right")]
+    equal = upto - cum[np.searchsorted(values, top, side="left")]
+    return (cum[-1] - upto) + equal / (n_top + 1)
+
+
 @dataclass(frozen=True)
 class KCellMapCorrect:
     """P[MAP = the target's cell] from the product and from the noisy cells, Monte Carlo.
 
     ``difference`` is product minus noisy on the same releases, with its paired MCSE;
     ``unseen`` counts observed cell values missing from the exact tables (scored 0).
+    ``*_conditional``: the same releases' conditional estimator (module notes), the target
+    cell's score integrated exactly given the simulated other cells (a Rao-Blackwellisation:
+    same mean, about a tenth of the MCSE at ED 28-21).
     """
 
     product: float
@@ -252,6 +280,12 @@ class KCellMapCorrect:
     releases: int
     unseen: int
     random_seed: int
+    product_conditional: float = float("nan")
+    product_conditional_mcse: float = float("nan")
+    noisy_conditional: float = float("nan")
+    noisy_conditional_mcse: float = float("nan")
+    difference_conditional: float = float("nan")
+    difference_conditional_mcse: float = float("nan")
 
 
 def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
@@ -293,12 +327,16 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
         pair = np.stack([noisy[1][:, 0, :], noisy[0][:, 0, :]], axis=2)  # (b0*, x2*)
         score_n, miss_n = _lookup(noisy_tables, pair)
         unseen += miss_p + miss_n
-        shares.append(np.column_stack([_map_share(score_p, target),
-                                       _map_share(score_n, target)]))
+        shares.append(np.column_stack([
+            _map_share(score_p, target), _map_share(score_n, target),
+            _conditional_share(score_p, target, product_tables),
+            _conditional_share(score_n, target, noisy_tables)]))
     share = np.concatenate(shares)
-    diff = share[:, 0] - share[:, 1]
+    diff = share[:, [0, 2]] - share[:, [1, 3]]
     se = share.std(axis=0, ddof=1) / np.sqrt(releases)
-    return KCellMapCorrect(float(share[:, 0].mean()), float(se[0]), float(share[:, 1].mean()),
-                           float(se[1]), float(diff.mean()),
-                           float(diff.std(ddof=1) / np.sqrt(releases)), releases, unseen,
-                           int(random_seed))
+    se_diff = diff.std(axis=0, ddof=1) / np.sqrt(releases)
+    mean, mean_diff = share.mean(axis=0), diff.mean(axis=0)
+    return KCellMapCorrect(float(mean[0]), float(se[0]), float(mean[1]), float(se[1]),
+                           float(mean_diff[0]), float(se_diff[0]), releases, unseen,
+                           int(random_seed), float(mean[2]), float(se[2]), float(mean[3]),
+                           float(se[3]), float(mean_diff[1]), float(se_diff[1]))

@@ -16,13 +16,22 @@ with the product (not averaged: unlike :mod:`.monte_carlo`, the K-cell rounding 
 closed-form law). The posterior is :math:`\hat\pi_h \propto \pi_h \hat L_h`.
 
 **P[MAP correct]** (:func:`p_map_correct_mc`): ``R`` releases under the true hypothesis,
-independent of the banks, each decided by the MAP of :math:`\pi_h \hat L_h` (ties uniform; a
-product seen in no bank: MAP of the prior). The estimate is the mean of the ``R`` decisions'
+independent of the banks, each decided by the MAP of :math:`\pi_h \hat L_h` (ties shared: a
+``k``-way tie credits ``1/k``, the exact code's rule; a product seen in no bank: MAP of the
+prior). **Exact ties** are not left to the banks' noise: hypotheses with equal priors whose
+leaf counts differ by a permutation :math:`\sigma` of the cells (e.g. the target in cell
+``a`` or ``b``) have :math:`L_j(\sigma w) = L_i(w)` (every cell is measured and
+post-processed alike), so on a release with :math:`\sigma w = w` their likelihoods are
+equal; there the bank estimates are pooled (the group's mean) and the hypotheses tie (two
+identical empty cells at the Census rho: a quarter of the releases; before issue 32 the
+banks decided them, 0.777 against the exact 0.670). The estimate is the mean of the ``R`` decisions'
 correctness shares; its MCSE (sd / sqrt R) is conditional on the banks. The banks' own
 error can flip decisions where two hypotheses' likelihoods are within noise:
 ``undecided_mass`` reports the share of releases whose top two :math:`\pi_h \hat L_h` are within
 4 standard errors of each other, a bound on the probability that bank noise changed a decision
-(the tests allow it on top of 4 MCSE). The plug-in decision is only as good as the banks:
+(the tests allow it on top of 4 MCSE); exact ties are decided, not undecided. The reported
+interval ``[lower, upper]`` covers both errors: every undecided release counted wrong, then
+right, widened by 4 MCSE of the releases. The plug-in decision is only as good as the banks:
 where the product is weakly informative many releases are near-ties and bank noise flips
 them, which biases P[MAP correct at the truth] (a true-positive rate, not bounded by the
 Bayes decision's); e.g. one other block of 2, :math:`\rho_1 = 0.4`, :math:`\rho_2 = 0.6`:
@@ -164,19 +173,96 @@ def tree_likelihood_mc(observed, tree: HistogramTree, hypotheses, *, prior=None,
 
 @dataclass(frozen=True)
 class McMapCorrect:
-    """P[MAP correct] by Monte Carlo (module notes)."""
+    """P[MAP correct] by Monte Carlo (module notes).
+
+    ``lower``/``upper``: the interval covering the releases' sampling error (``N_SE`` MCSE)
+    and the bank noise (every undecided release counted as wrong, then as right).
+    """
 
     p_map_correct: float
     mcse: float
     undecided_mass: float
     releases: int
     draws: int
+    lower: float = 0.0
+    upper: float = 1.0
+    exact_tie_mass: float = 0.0
+
+
+def _cell_permutation(h_from: np.ndarray, h_to: np.ndarray):
+    """``to`` with ``h_to[:, to[k]] == h_from[:, k]`` (a permutation of the cells), or None.
+
+    Cells where the two agree stay; the others are matched by sorting their columns (so a
+    target moved from one cell to another gives the transposition of the two cells).
+    """
+    if h_from.shape != h_to.shape:
+        return None
+    k = h_from.shape[1]
+    to = np.arange(k)
+    moved = np.flatnonzero(np.any(h_from != h_to, axis=0))
+    a = moved[np.lexsort(h_from[:, moved][::-1])]
+    b = moved[np.lexsort(h_to[:, moved][::-1])]
+    if not np.array_equal(h_from[:, a], h_to[:, b]):
+        return None
+    to[a] = b
+    return to
+
+
+def _tie_groups(tree, hypotheses, prior, seen):
+    r"""Per release, a label per hypothesis: equal labels have exactly equal likelihoods.
+
+    Hypotheses ``i`` and ``j`` with equal priors whose leaf counts differ by a permutation
+    :math:`\sigma` of the cells (:math:`h_j = \sigma h_i`) have
+    :math:`L_j(\sigma w) = L_i(w)` (every cell is measured and post-processed alike), so a
+    release with :math:`\sigma w = w` is an exact tie: :math:`L_i(w) = L_j(w)`.
+    """
+    n_rel, n_h = seen.shape[0], len(hypotheses)
+    k = hypotheses[0].shape[1]
+    nodes = sum(tree.n_nodes(lv) for lv in range(tree.n_levels))
+    labels = np.broadcast_to(np.arange(n_h), (n_rel, n_h)).copy()
+    pairs = []
+    for i in range(n_h):
+        for j in range(i + 1, n_h):
+            to = _cell_permutation(hypotheses[i], hypotheses[j])
+            if to is None or prior[i] != prior[j]:
+                continue
+            flat = (np.arange(nodes)[:, None] * k + to[None, :]).ravel()
+            # (sigma w)[node, to[c]] = w[node, c]: sigma w = w iff w[:, to] == w
+            pairs.append((i, j, np.all(seen[:, flat] == seen, axis=1)))
+    for _ in range(n_h):  # propagate the smallest label through the tied pairs
+        for i, j, tied in pairs:
+            low = np.minimum(labels[:, i], labels[:, j])
+            labels[:, i] = np.where(tied, low, labels[:, i])
+            labels[:, j] = np.where(tied, low, labels[:, j])
+    return labels
+
+
+def _pool(values: np.ndarray, labels: np.ndarray, *, squares=False) -> np.ndarray:
+    """Every hypothesis's value replaced by its tie group's mean (of squares: root mean/size)."""
+    out = values.copy()
+    for g in range(values.shape[1]):
+        members = labels == g
+        size = members.sum(axis=1)
+        if not np.any(size > 1):
+            continue
+        v = values ** 2 if squares else values
+        total = np.sum(np.where(members, v, 0.0), axis=1) / np.maximum(size, 1)
+        if squares:
+            total = np.sqrt(total / np.maximum(size, 1))
+        out = np.where(members & (size[:, None] > 1), total[:, None], out)
+    return out
 
 
 def p_map_correct_mc(tree: HistogramTree, hypotheses, true_index: int, *, prior=None,
                      invariant="none", releases=2000, draws=10_000,
                      random_seed=None) -> McMapCorrect:
     r"""P[the MAP hypothesis is the true one] from the product, by Monte Carlo.
+
+    Exact ties (module notes): hypotheses with equal priors that differ by a permutation of
+    the cells tie exactly on every release the permutation leaves unchanged; there their
+    bank estimates are pooled (the group's mean), so they tie and share the decision
+    (``1/k`` for a ``k``-way tie, the exact code's rule), instead of the banks' noise
+    deciding. ``exact_tie_mass``: the share of such releases.
 
     Parameters
     ----------
@@ -197,13 +283,21 @@ def p_map_correct_mc(tree: HistogramTree, hypotheses, true_index: int, *, prior=
     lik = np.stack([_frequencies(seen, simulate_products(tree, h, draws, invariant=invariant,
                                                          random_seed=rng))
                     for h in hypotheses], axis=1)
+    labels = _tie_groups(tree, hypotheses, prior, seen)
     score = np.where(lik.sum(axis=1, keepdims=True) > 0, prior * lik, prior)
-    best = score == score.max(axis=1, keepdims=True)
+    score = _pool(score, labels)
+    se = _pool(prior * np.sqrt(lik * (1 - lik) / draws), labels, squares=True)
+    top = score.max(axis=1, keepdims=True)
+    best = score == top
     share = best[:, true_index] / best.sum(axis=1)
-    se = prior * np.sqrt(lik * (1 - lik) / draws)
-    top2 = np.sort(score, axis=1)[:, -2:]
-    order = np.argsort(score, axis=1)[:, -2:]
-    se_gap = np.sqrt(np.take_along_axis(se, order, axis=1) ** 2 @ np.ones(2))
-    undecided = np.mean((top2[:, 1] - top2[:, 0] <= N_SE * se_gap) & (se_gap > 0))
-    return McMapCorrect(float(share.mean()), float(share.std(ddof=1) / np.sqrt(releases)),
-                        float(undecided), releases, draws)
+    # undecided: a hypothesis outside the top's tie set within N_SE standard errors of it
+    se_top = np.max(np.where(best, se, 0.0), axis=1, keepdims=True)
+    se_gap = np.sqrt(se_top ** 2 + se ** 2)
+    close = ~best & (top - score <= N_SE * se_gap) & (se_gap > 0)
+    undecided = np.any(close, axis=1)
+    mcse = float(share.std(ddof=1) / np.sqrt(releases))
+    lower = float(np.mean(np.where(undecided, 0.0, share))) - N_SE * mcse
+    upper = float(np.mean(np.where(undecided, 1.0, share))) + N_SE * mcse
+    tied = np.mean(np.any(labels != np.arange(len(hypotheses)), axis=1))
+    return McMapCorrect(float(share.mean()), mcse, float(undecided.mean()), releases, draws,
+                        max(lower, 0.0), min(upper, 1.0), float(tied))

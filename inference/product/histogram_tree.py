@@ -57,19 +57,18 @@ adversary knows is stated where it is used (:mod:`.histogram_monte_carlo`,
    and every invariant total exactly: a 0-1 integer program solved by HiGHS
    (:func:`scipy.optimize.milp`, ``mip_rel_gap = 0``). Its constraint matrix (cell sums, child
    sums) is that of a bipartite transportation problem, totally unimodular, so a solution
-   exists whenever the real solution does. **Ties**: the part-1 rule (and the adversary's
-   likelihood) chooses uniformly among equally good roundings; here the objective gets a
-   random tie-break :math:`\epsilon\, \mathrm{rank}(u_{c,k})` per rounded-up entry, with
-   :math:`u` i.i.d. uniform, ranks ``1..N`` among the ``N`` fractional entries and
-   :math:`\epsilon = 10^{-5}` (100 times HiGHS's 1e-7 tolerances, so HiGHS resolves every
-   step). Among the L1-optimal roundings the MILP then takes the one whose up-rounded
-   entries have the smallest ``u``: with ``r`` units to give among ``A`` tied entries, a
-   uniformly random ``r``-subset, exactly the part-1 rule. Without the total invariant the
+   exists whenever the real solution does. **Ties**: every L1-optimal rounding is equally
+   likely (the part-1 rule, and the adversary's likelihood). Without the total invariant the
    program separates by cell and all fractional entries of a cell tie exactly (equal
-   weights; the projection's common fractional part), so nothing else is traded off; with
-   it (coupled rows and columns), L1 differences below :math:`\epsilon N` also count as
-   ties (a documented approximation of "L1-optimal"). ``rounding="largest-remainder"``
-   applies that rule directly
+   weights; the projection's common fractional part): the objective gets a random tie-break
+   :math:`\epsilon\, \mathrm{rank}(u_{c,k})` per rounded-up entry (:math:`u` i.i.d. uniform,
+   :math:`\epsilon = 10^{-5}`, 100 times HiGHS's 1e-7 tolerances) and the MILP takes the
+   tied entries of smallest ``u``: with ``r`` units among ``A`` tied entries, a uniformly
+   random ``r``-subset. With the total invariant (rows and columns coupled) random ranks are
+   not uniform (rank sums of two optimal roundings tie; 2 x 2 half-table: 1/3 against 2/3):
+   the set of optimal roundings is read off the LP's reduced costs and sampled uniformly by
+   exact counting (:mod:`.histogram_rounding`, issue 32). ``rounding="largest-remainder"``
+   applies the separable rule directly
    (floors, then the ``r`` tied active entries with the smallest ``u``; separable case only):
    with the same ``u`` it returns the same integers as the MILP (a test checks this); it is
    18-22x faster (CPU, 2 x 864 and 4 x 16: 0.4 ms against 7.3 ms per level).

@@ -101,8 +101,10 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                       "864 cells; a block group with a second block of the same counts; "
                       "everyone but the target known; uniform prior over the cells) from the "
                       "K-cell post-processed product and from the noisy cells of block and "
-                      "block group: exact (bars) and Monte Carlo through the top-down K-cell "
-                      "product (points, ±2 MCSE); dotted: the prior guess 1/864."),
+                      "block group: exact (bars, the value reported) and its Monte Carlo "
+                      "check through the top-down K-cell product (circles: the MAP's share; "
+                      "squares: the same releases with the target's cell integrated exactly, "
+                      "a tenth of the error; ±2 MCSE); dotted: the prior guess 1/864."),
     "decision_summary_accuracy": (
         "no paper figure: the decision summary (issue 22)",
         "Bayes: accuracy of the paper's two-level adversary (§4.3, Figures 5–6: block and "

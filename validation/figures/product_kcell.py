@@ -6,8 +6,11 @@ target; the adversary knows both blocks), every cell measured at the Census bloc
 block-group :math:`\rho`; P[MAP = the target's cell] for an adversary with the uniform prior
 over the 864 cells who sees the whole K-cell product (no invariant) or the noisy cells of
 both levels: exact (order statistics over exact per-cell tables,
-:func:`dprisk.inference.product.histogram_attribute.p_map_correct_exact`) and Monte Carlo
-(simulated releases through the top-down K-cell product, paired on the same draws).
+:func:`dprisk.inference.product.histogram_attribute.p_map_correct_exact`), the value reported,
+and Monte Carlo (simulated releases through the top-down K-cell product, paired on the same
+draws), its check: the MAP's share (20 % relative error at 2,000 releases: the target wins
+about once in 100) and, on the same releases, the conditional estimator (the target cell's
+score integrated exactly given the simulated other cells: about 2 %).
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        ``exact``, ``monte_carlo``, ``mcse`` over ``release`` (product, noisy), and
-        ``accuracy`` (the MAP's accuracy averaged over a uniformly drawn target cell); attrs: the
-        paired difference and its MCSE, releases, seed, rho, neglected mass, unseen values.
+        ``exact``, ``monte_carlo``, ``mcse``, ``conditional``, ``conditional_mcse`` (the
+        conditional estimator of the same releases, the check of ``exact``) over ``release``
+        (product, noisy), and ``accuracy`` (the MAP's accuracy averaged over a uniformly drawn
+        target cell); attrs: the paired differences and their MCSE, releases, seed, rho,
+        neglected mass, unseen values.
     """
     known, target = ed_28_21_known(), ed_28_21_target()
     others = known[None, :]
@@ -50,9 +55,14 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
         {"exact": ("release", exact),
          "monte_carlo": ("release", np.array([mc.product, mc.noisy])),
          "mcse": ("release", np.array([mc.product_mcse, mc.noisy_mcse])),
+         "conditional": ("release", np.array([mc.product_conditional, mc.noisy_conditional])),
+         "conditional_mcse": ("release", np.array([mc.product_conditional_mcse,
+                                                   mc.noisy_conditional_mcse])),
          "accuracy": ("release", accuracy)},
         coords=coords,
         attrs={"difference": mc.difference, "difference_mcse": mc.difference_mcse,
+               "conditional_difference": mc.difference_conditional,
+               "conditional_difference_mcse": mc.difference_conditional_mcse,
                "exact_difference": float(exact[0] - exact[1]), "releases": releases,
                "random_seed": random_seed, "rho1": rho1, "rho2": rho2, "n_cells": known.size,
                "target": target, "unseen": mc.unseen,
@@ -67,8 +77,11 @@ def kcell_figure(data: xr.Dataset) -> Figure:
     ax = fig.subplots()
     x = np.arange(data.release.size)
     ax.bar(x, data.exact, width=0.5, color="0.8", label="exact")
-    ax.errorbar(x, data.monte_carlo, yerr=2 * data.mcse, fmt="o", color="C0", capsize=4,
-                label=f"Monte Carlo ({data.attrs['releases']} releases, ±2 MCSE)")
+    ax.errorbar(x - 0.08, data.monte_carlo, yerr=2 * data.mcse, fmt="o", color="C0",
+                capsize=4, label=f"Monte Carlo ({data.attrs['releases']} releases, ±2 MCSE)")
+    ax.errorbar(x + 0.08, data.conditional, yerr=2 * data.conditional_mcse, fmt="s",
+                color="C1", capsize=4, label="same releases, target cell integrated exactly "
+                "(±2 MCSE)")
     ax.axhline(1 / data.attrs["n_cells"], color="grey", ls=":", label="prior guess 1/864")
     ax.set_xticks(x, ["K-cell product", "noisy cells (block + block group)"])
     ax.set_ylabel("P[MAP cell = target's cell]")

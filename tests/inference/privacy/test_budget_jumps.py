@@ -64,7 +64,10 @@ def _on_grid(measure, grid, p, profile):
     values = single_level.p_correct(grid, 1 / (1 + math.exp(delta)))
     spot = grid[:: len(grid) // 7]  # spot check of the vectorised form against the API
     value = measure_function(measure, p, 0, **profile)
-    assert np.array_equal(values[:: len(grid) // 7], [value(rho) for rho in spot])
+    # array against scalar evaluations: numpy's array and scalar exp/log kernels differ by a
+    # few ulps on some CPUs (AVX-512); P[correct] is a short sum of such terms: 1e-13 relative
+    np.testing.assert_allclose(values[:: len(grid) // 7], [value(rho) for rho in spot],
+                               rtol=1e-13, atol=0)
     return values
 
 

@@ -97,17 +97,21 @@ def test_only_releases_near_an_edge_are_recomputed():
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_p_correct_from_the_sums_is_the_tables_bit_for_bit(case):
+def test_p_correct_from_the_sums_is_the_tables(case):
+    """The same decisions and masses as the tables: equal here to the last bit; 1e-13 relative
+    (the sums' and the tables' exp/log kernels differ by ulps across CPUs, issue 32) still
+    catches one release's decision flipping."""
     *scenario, _ = case
     params, grid = _setup(*scenario)
     x2 = scenario[3]
     expected = study_kernel(params, x1=params.known + 1, x2=x2, tail_mass=DEFAULT_TAIL_MASS)
-    assert grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS) == expected.p_correct
+    assert grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS) == pytest.approx(
+        expected.p_correct, rel=1e-13, abs=0)
     store = GridStore()  # a wider grid first: the sums at the truth's grid are sliced from it
     store.statistics(params, np.arange(grid.x2_star[0] - 3, grid.x2_star[-1] + 5),
                      np.arange(grid.y1_star[0] - 4, grid.y1_star[-1] + 2))
     answer = grid_p_correct(params, x2=x2, tail_mass=DEFAULT_TAIL_MASS, store=store)
-    assert answer == expected.p_correct
+    assert answer == pytest.approx(expected.p_correct, rel=1e-13, abs=0)
 
 
 def test_store_slices_a_wider_grid():

@@ -1,11 +1,13 @@
-"""Tests of inference/privacy/two_level_marginal.py: the batched ``x1*`` average, bit for bit.
+"""Tests of inference/privacy/two_level_marginal.py: the batched ``x1*`` average.
 
 ``posterior_over_x1`` evaluates the posteriors of every ``x1*`` noise in blocks (one
 ``expit`` call per block) with the weights computed once per precision; it must give the
 values of the scalar loop it replaced (one ``expit`` call and one weight per noise, summed in
-the order of the noises) to the last bit: for rho1 fixed and moving (the bound's
-``weight_rho1`` / ``odds_rho1``, both ends' weights from one pass), 1-d and 2-d log-odds
-with infinities, one block or many.
+the order of the noises): for rho1 fixed and moving (the bound's ``weight_rho1`` /
+``odds_rho1``, both ends' weights from one pass), 1-d and 2-d log-odds with infinities, one
+block or many. Equal to the last bit where numpy's array and scalar ``exp`` are the same
+(here); with AVX-512 numpy's array ``exp`` is its own SIMD kernel and the scalar one libm's,
+a few ulps apart (issue 32): hence :data:`RTOL`.
 """
 
 import numpy as np
@@ -19,6 +21,10 @@ from dprisk.inference.privacy.two_level_marginal import (
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import dg_log_normalizer, expit
 from dprisk.models.scenario import Scenario
+
+#: A few ulps per weight and per expit (array vs scalar exp kernels), kept by a sum of
+#: positive terms in the same order: 1e-14 relative (45 ulps).
+RTOL = 1e-14
 
 
 def _scalar_loop(log_odds_at_known, params, tail_mass, *, weight_rho1=None, odds_rho1=None):
@@ -53,13 +59,14 @@ def test_posterior_over_x1_is_the_scalar_loop(block_cells, monkeypatch):
         for kwargs in ({}, moving):
             mean, outside = posterior_over_x1(log_odds, params, 1e-9, **kwargs)
             mean_loop, outside_loop = _scalar_loop(log_odds, params, 1e-9, **kwargs)
-            assert outside == outside_loop
+            assert outside == pytest.approx(outside_loop, rel=RTOL, abs=0)
             assert mean.shape == mean_loop.shape
-            assert mean.tobytes() == mean_loop.tobytes()
+            np.testing.assert_allclose(mean, mean_loop, rtol=RTOL, atol=0)
         # both ends' weights from one evaluation of the posteriors (the bound, rho1 moving)
         ends = (rho1, rho1 * 1.01)
         both = posteriors_over_x1(log_odds, params, 1e-9, ends, odds_rho1=ends)
         for (mean, outside), weight_rho1 in zip(both, ends, strict=True):
             mean_loop, outside_loop = _scalar_loop(log_odds, params, 1e-9,
                                                    weight_rho1=weight_rho1, odds_rho1=ends)
-            assert outside == outside_loop and mean.tobytes() == mean_loop.tobytes()
+            assert outside == pytest.approx(outside_loop, rel=RTOL, abs=0)
+            np.testing.assert_allclose(mean, mean_loop, rtol=RTOL, atol=0)

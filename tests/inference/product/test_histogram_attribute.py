@@ -54,6 +54,12 @@ def test_monte_carlo_matches_exact(known, others, target, seed):
     assert abs(got.product - want_p) <= N_SE * got.product_mcse
     assert abs(got.noisy - want_n) <= N_SE * got.noisy_mcse
     assert abs(got.difference - (want_p - want_n)) <= N_SE * got.difference_mcse
+    # the conditional (Rao-Blackwellised) estimator of the same releases: same tolerance
+    assert abs(got.product_conditional - want_p) <= N_SE * got.product_conditional_mcse
+    assert abs(got.noisy_conditional - want_n) <= N_SE * got.noisy_conditional_mcse
+    assert abs(got.difference_conditional - (want_p - want_n)) \
+        <= N_SE * got.difference_conditional_mcse
+    assert got.product_conditional_mcse < got.product_mcse
 
 
 def test_refused():

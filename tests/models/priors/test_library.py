@@ -47,7 +47,12 @@ def test_numpy_weight_equals_compiled_pytensor_weight(spec):
     k1 = np.array([0, 1, 7, 11])
     fast = prior.log_weight(k2, k1)
     compiled = X2Prior.log_weight(prior, k2, k1)
-    np.testing.assert_array_equal(fast, compiled)
+    # numpy's exp/log/gammaln against PyTensor's C code (libm): the same bits on this CPU,
+    # not on every one (numpy's AVX-512 kernels, issue 32): 1e-13 relative, 1e-12 near 0
+    np.testing.assert_array_equal(np.isfinite(fast), np.isfinite(compiled))
+    finite = np.isfinite(fast)
+    np.testing.assert_array_equal(fast[~finite], compiled[~finite])
+    np.testing.assert_allclose(fast[finite], compiled[finite], rtol=1e-13, atol=1e-12)
 
 
 def test_log_weight_broadcasts_and_proper_priors_sum_to_one():
