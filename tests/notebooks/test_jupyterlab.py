@@ -19,8 +19,9 @@ controls' output:
 The kernel JupyterLab offers is checked by name: ``Python 3 (ipykernel)`` (the only
 kernelspec the venv's server lists; it runs the server's interpreter), as the README says.
 
-Cost: one server and one page for the module. The server starts while Chromium launches,
-and the kernel is started through the REST API while the page loads. Waits are on selectors
+Cost: one server and one page for the module. The server starts while Chromium launches;
+the notebook's kernel is started through the REST API, and Matplotlib, Panel and dprisk are
+imported in it (a separate client, output discarded), while the page loads. Waits are on selectors
 (never sleeps), with generous timeouts for a loaded machine; displayed numbers have 6
 significant digits (``TABLE_DIGITS``), so they are compared with a relative tolerance of
 1e-5 (half a unit of the 6th digit is at most 5e-6 relative).
@@ -62,6 +63,18 @@ DISPLAY_RTOL = 1e-5
 #: it serves Panel's and Bokeh's JavaScript to the notebook (else they come from a CDN).
 UNUSED_EXTENSIONS = {"jupyter_lsp": False, "jupyter_server_terminals": False,
                      "jupyterlab_jupytext": False, "notebook_shim": False}
+#: JupyterLab front-end plugins that the test does not use (less to activate on page load).
+UNUSED_PLUGINS = ["@jupyterlab/debugger-extension", "@jupyterlab/extensionmanager-extension",
+                  "@jupyterlab/lsp-extension", "jupyterlab-jupytext",
+                  "@jupyterlab/terminal-extension", "@jupyterlab/toc-extension",
+                  "@jupyterlab/help-extension", "@jupyterlab/csvviewer-extension",
+                  "@jupyterlab/pdf-extension", "@jupyterlab/imageviewer-extension",
+                  "@jupyterlab/htmlviewer-extension", "@jupyterlab/logconsole-extension",
+                  "@jupyterlab/workspaces-extension", "@jupyterlab/pluginmanager-extension",
+                  "@jupyterlab/celltags-extension", "@jupyterlab/metadataform-extension",
+                  "@jupyterlab/inspector-extension", "@jupyterlab/running-extension",
+                  "@jupyterlab/markdownviewer-extension", "@jupyterlab/vega5-extension",
+                  "@jupyterlab/json-extension", "@jupyterlab/javascript-extension"]
 
 pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(),
@@ -117,6 +130,10 @@ def lab_process(tmp_path_factory):
     notification.mkdir(parents=True)
     (notification / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    labconfig = dirs["config"] / "labconfig"
+    labconfig.mkdir()
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": dict.fromkeys(UNUSED_PLUGINS, True)}))
     port, token = _free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
                JUPYTER_DATA_DIR=str(dirs["data"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
@@ -164,9 +181,29 @@ def lab(lab_process, browser):
             time.sleep(0.25)
     # start the notebook's kernel now: it starts while the page loads, and the page's
     # notebook connects to this session (one kernel)
-    _api(url, token, "sessions", {"path": name, "type": "notebook", "name": name,
-                                  "kernel": {"name": "python3"}})
-    return url, token, name
+    session = _api(url, token, "sessions", {"path": name, "type": "notebook", "name": name,
+                                            "kernel": {"name": "python3"}})
+    return url, token, name, lab_process[3].parent / "runtime" / (
+        f"kernel-{session['kernel']['id']}.json")
+
+
+def _preload(connection_file: Path) -> None:
+    """Import the notebook's heavy modules in its kernel (the page loads meanwhile).
+
+    The page's Run All then finds them imported; its cells still all run in the page.
+    """
+    from jupyter_client import BlockingKernelClient
+
+    client = BlockingKernelClient(connection_file=str(connection_file))
+    client.load_connection_file()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=START_TIMEOUT)
+        client.execute_interactive("import matplotlib.pyplot, panel, dprisk.explore.notebook",
+                                   store_history=False, timeout=START_TIMEOUT,
+                                   output_hook=lambda msg: None)
+    finally:
+        client.stop_channels()
 
 
 def _table(page) -> dict[str, str]:
@@ -193,7 +230,7 @@ def _check_table(shown: dict[str, str], rho1: float, p: float, known: int) -> No
 
 
 def test_kernelspecs_offered(lab):
-    url, token, _ = lab
+    url, token, _, _ = lab
     specs = _api(url, token, "kernelspecs")["kernelspecs"]
     assert [spec["spec"]["display_name"] for spec in specs.values()] == ["Python 3 (ipykernel)"]
 
@@ -201,7 +238,7 @@ def test_kernelspecs_offered(lab):
 def test_live_controls_in_jupyterlab(lab, browser):
     from playwright.sync_api import expect
 
-    url, token, name = lab
+    url, token, name, connection_file = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     problems = []
     page.on("console", lambda m: problems.append(m.text)
@@ -209,6 +246,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
             else None)
     page.on("pageerror", lambda err: problems.append(str(err)))
     page.goto(f"{url}/lab/tree/{name}?token={token}")
+    _preload(connection_file)
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.sessionContext && w.sessionContext.session"
