@@ -150,9 +150,10 @@ _ = ax_r.legend(fontsize=8)
 # %% [markdown]
 # ## Live controls
 #
-# Move $\rho_1$, change $p$ or $m$: the posterior over releases and the averaged measures
-# update at once (exact closed forms, under a millisecond each). A headless run shows them at
-# the parameters cell's values.
+# Move $\rho_1$, or type a value in a box and press Enter: the posterior over releases, the
+# posterior when the release is the truth ($x_1^* = m+1$) and the averaged measures update at
+# once (exact closed forms, under a millisecond each). A headless run shows them at the
+# parameters cell's values.
 
 # %%
 

@@ -194,7 +194,8 @@ class NumberControl(pn.viewable.Viewer):
         try:
             self.box.value = format_typed(event.new, self.integer)
             self._place_slider(event.new)
-            self.error = None
+            if self.error is not None:  # the box now shows a good number
+                self.error = None
         finally:
             self._syncing = False
 

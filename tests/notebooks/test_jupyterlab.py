@@ -17,7 +17,8 @@ controls' output:
   and the table follows it.
 
 The kernel JupyterLab offers is checked by name: ``Python 3 (ipykernel)`` (the only
-kernelspec the venv's server lists; it runs the server's interpreter), as the README says.
+kernelspec the venv's server lists, shown on the notebook toolbar's kernel button), and it
+runs the venv's Python (its ``sys.prefix`` is this one's), as the README says.
 
 Cost: one server and one page for the module. The server starts while Chromium launches;
 the notebook's kernel is started through the REST API, and Matplotlib, Panel and dprisk are
@@ -187,10 +188,11 @@ def lab(lab_process, browser):
         f"kernel-{session['kernel']['id']}.json")
 
 
-def _preload(connection_file: Path) -> None:
+def _preload(connection_file: Path) -> str:
     """Import the notebook's heavy modules in its kernel (the page loads meanwhile).
 
     The page's Run All then finds them imported; its cells still all run in the page.
+    Returns the kernel's ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -199,9 +201,12 @@ def _preload(connection_file: Path) -> None:
     client.start_channels()
     try:
         client.wait_for_ready(timeout=START_TIMEOUT)
-        client.execute_interactive("import matplotlib.pyplot, panel, dprisk.explore.notebook",
-                                   store_history=False, timeout=START_TIMEOUT,
-                                   output_hook=lambda msg: None)
+        printed = []
+        client.execute_interactive(
+            "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
+            "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
+            output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+        return "".join(printed).strip()
     finally:
         client.stop_channels()
 
@@ -246,7 +251,8 @@ def test_live_controls_in_jupyterlab(lab, browser):
             else None)
     page.on("pageerror", lambda err: problems.append(str(err)))
     page.goto(f"{url}/lab/tree/{name}?token={token}")
-    _preload(connection_file)
+    # the kernel JupyterLab starts for "Python 3 (ipykernel)" runs the venv's interpreter
+    assert _preload(connection_file) == sys.prefix
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.sessionContext && w.sessionContext.session"
