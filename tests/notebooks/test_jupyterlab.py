@@ -14,7 +14,7 @@ controls' output:
 - typing ``0.05`` in the rho1 box, ``1/3`` in the p box and ``2`` in the m box, each followed by
   Enter only (the box keeps the focus: no blur), updates the table to the API's numbers;
 - one keyboard step of the rho1 slider shows a value at the step's precision (3 decimals)
-  and the table follows it.
+  and the table follows it; the slider has no tooltip and nothing covers the box.
 
 The kernel JupyterLab offers is checked by name: ``Python 3 (ipykernel)`` (the only
 kernelspec the venv's server lists, shown on the notebook toolbar's kernel button), and it
@@ -298,4 +298,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
     expect(page.locator("table.dprisk-live-table tr", has_text="marginal posterior")
            .locator("td")).not_to_have_text(shown["marginal posterior"], timeout=UPDATE_MS)
     _check_table(_table(page), float(shown_rho), 1 / 3, 2)
+    # no slider tooltip, and nothing covers the box (Playwright's hit-target check)
+    expect(page.locator(".dprisk-live-rho1-slider .noUi-tooltip")).to_have_count(0)
+    rho_box.click(trial=True, timeout=UPDATE_MS)
     assert not problems, f"errors in the page: {problems}"
