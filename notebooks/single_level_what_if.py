@@ -150,9 +150,10 @@ _ = ax_r.legend(fontsize=8)
 # %% [markdown]
 # ## Live controls
 #
-# Move $\rho_1$, change $p$ or $m$: the posterior over releases and the averaged measures
-# update at once (exact closed forms, under a millisecond each). A headless run shows them at
-# the parameters cell's values.
+# Move $\rho_1$, or type a value in a box and press Enter: the posterior over releases, the
+# posterior when the release is the truth ($x_1^* = m+1$) and the averaged measures update at
+# once (exact closed forms, under a millisecond each). A headless run shows them at the
+# parameters cell's values.
 
 # %%
 
@@ -163,7 +164,8 @@ def single_level_live(rho1, p, known):
     ax.plot(releases, dr.posterior(releases, rho1, p, known), marker="o", ms=3)
     ax.axhline(p, color="grey", lw=0.8)
     ax.set(xlabel="released x1*", ylabel="P[X1 = m+1 | x1*]", ylim=(0, 1))
-    return fig, {"marginal posterior": dr.marginal_posterior(rho1, p, known),
+    return fig, {"P[X1 = m+1 | x1* = m+1]": float(dr.posterior(known + 1, rho1, p, known)),
+                 "marginal posterior": dr.marginal_posterior(rho1, p, known),
                  "marginal risk R": dr.marginal_risk(rho1, p, known),
                  "P[correct]": dr.p_correct(rho1, p, known),
                  "threshold": int(dr.single_level.decision_threshold(rho1, p, known))}

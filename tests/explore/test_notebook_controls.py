@@ -1,0 +1,161 @@
+"""The notebooks' live controls (:mod:`dprisk.explore.notebook`) without a browser (issue 37).
+
+What the page shows is read from the Panel objects the page is rendered from: a pane's HTML
+as Panel sends it to the browser (``_transform_object``, which renders Markdown to HTML), a
+box's text as its ``value``. The browser itself is tested in
+``tests/notebooks/test_jupyterlab.py``.
+
+- Every label of a result table is a cell of its own and every value is visible: the
+  two-level notebook's labels contain ``|``, which split the cells of the Markdown table.
+- A number box applies on Enter: Panel's ``enter-pressed`` event (sent from the key-up of
+  Enter, which JupyterLab does not cancel) sets the value and recomputes.
+- A slider position is shown and used at the precision of its step: a float position such as
+  ``0.001 + 71 * 0.005 = 0.35600000000000004`` shows as ``0.356``, and the view gets 0.356.
+"""
+
+from __future__ import annotations
+
+import html
+from html.parser import HTMLParser
+
+import panel as pn
+import pytest
+from panel.models.widgets import EnterEvent
+
+from dprisk.explore.notebook import decimals, live, slider_step, table_html
+from dprisk.inference.single_level import closed_form as sl
+
+
+class _Rows(HTMLParser):
+    """The text of every table cell, row by row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append(self._cell.strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def _shown_rows(view) -> list[list[str]]:
+    """The table rows of the live view's output, as the browser receives them."""
+    rows = []
+    for pane in view.output.objects:
+        if isinstance(pane, (pn.pane.Markdown, pn.pane.HTML)):
+            parser = _Rows()
+            parser.feed(html.unescape(pane._transform_object(pane.object)["object"]))
+            rows += parser.rows
+    return rows
+
+
+def _box(view, name: str) -> pn.widgets.TextInput:
+    boxes = [w for w in view.layout.select(pn.widgets.TextInput)
+             if f"dprisk-live-{name}-box" in w.css_classes]
+    assert len(boxes) == 1, f"expected one text box for {name}, found {len(boxes)}"
+    return boxes[0]
+
+
+def _press_enter(box: pn.widgets.TextInput, text: str) -> None:
+    """What the browser sends when a person types ``text`` and presses Enter (no blur)."""
+    box.value_input = text
+    box._process_event(EnterEvent(model=None, value_input=text))
+
+
+LABELS = {"P[X1 = m+1 | D]": 0.123456789, "E[X2 | D]": 3.5, "a | b | c": 7,
+          "<b>x</b> & *y*": 0.25}
+
+
+def test_table_shows_every_label_and_value():
+    view = live(lambda rho1: dict(LABELS), rho1=0.5)
+    rows = _shown_rows(view)
+    assert rows[0] == ["quantity", "value"]
+    assert rows[1:] == [["P[X1 = m+1 | D]", "0.123457"], ["E[X2 | D]", "3.5"],
+                        ["a | b | c", "7"], ["<b>x</b> & *y*", "0.25"]]
+
+
+def test_table_html_escapes_markup():
+    text = table_html({"<script>": 1.0})
+    assert "<script>" not in text and "&lt;script&gt;" in text
+
+
+def test_number_box_applies_on_enter():
+    calls = []
+
+    def view(rho1, p, known):
+        calls.append((rho1, p, known))
+        return {"P[correct]": sl.p_correct(rho1, p, known)}
+
+    panel = live(view, rho1=0.5, p=0.2, known=0, ranges={"rho1": (0.001, 5.0)})
+    _press_enter(_box(panel, "rho1"), "0.05")
+    assert calls[-1] == (0.05, 0.2, 0)
+    _press_enter(_box(panel, "p"), "1/3")  # a box without a slider; a fraction
+    assert calls[-1] == (0.05, 1 / 3, 0)
+    _press_enter(_box(panel, "known"), "2")
+    assert calls[-1] == (0.05, 1 / 3, 2)
+    assert _shown_rows(panel)[1] == ["P[correct]", f"{sl.p_correct(0.05, 1 / 3, 2):.6g}"]
+    slider = panel.controls["rho1"].slider
+    assert slider.value == 0.05  # the slider follows the box
+
+
+def test_number_box_refuses_text_with_one_line():
+    panel = live(lambda known, p: {"p": p}, known=0, p=0.5)
+    _press_enter(_box(panel, "known"), "1.5")
+    assert panel.last is None
+    assert "known must be an integer" in panel.output.objects[0].object
+    _press_enter(_box(panel, "known"), "1")
+    assert panel.last == {"p": 0.5}
+    _press_enter(_box(panel, "p"), "abc")
+    assert "p must be a number" in panel.output.objects[0].object
+
+
+def test_slider_value_at_the_precision_of_its_step():
+    calls = []
+    panel = live(lambda rho1: calls.append(rho1) or {"rho1": rho1}, rho1=0.5,
+                 ranges={"rho1": (0.001, 5.0)})
+    slider = panel.controls["rho1"].slider
+    assert slider.step == 0.005 and slider.tooltips is False
+    slider.value = 0.35628800000000005  # a position as the issue saw it after a drag
+    assert _box(panel, "rho1").value == "0.356"
+    assert calls[-1] == 0.356  # the view gets the number shown (round to 3 decimals)
+    dragged = 0.001 + 7 * slider.step  # as the browser computes a position
+    assert repr(dragged) != "0.036"  # float noise
+    slider.value = dragged
+    assert _box(panel, "rho1").value == "0.036" and calls[-1] == 0.036
+
+
+def test_int_slider_and_typed_value_outside_the_range():
+    panel = live(lambda known: {"known": known}, known=3, ranges={"known": (0, 10)})
+    control = panel.controls["known"]
+    control.slider.value = 7
+    assert _box(panel, "known").value == "7" and panel.last == {"known": 7}
+    _press_enter(_box(panel, "known"), "25")
+    assert control.slider.end == 25 and control.slider.value == 25
+    control.value = 4  # from Python: the box and the slider follow
+    assert _box(panel, "known").value == "4" and control.slider.value == 4
+
+
+@pytest.mark.parametrize(("start", "end", "step", "places"), [
+    (0.001, 5.0, 0.005, 3), (0.001, 0.999, 0.001, 3), (0.0, 1.0, 0.001, 3),
+    (0.01, 2.0, 0.002, 3), (1e-4, 0.1, 1e-4, 4), (0.0, 3000.0, 5.0, 0),
+])
+def test_slider_step_is_one_two_or_five_times_a_power_of_ten(start, end, step, places):
+    assert slider_step(start, end) == step
+    assert (end - start) / step <= 1000 + 1e-9
+    assert max(decimals(step), decimals(start)) == places
+    # every position rounds to a value whose shortest form has at most `places` decimals
+    for i in (0, 1, 7, 71, 333, 999):
+        position = start + i * step
+        assert decimals(round(position, places)) <= places
+        assert abs(round(position, places) - position) < 1e-9 * max(1.0, abs(position))

@@ -1,0 +1,304 @@
+"""A what-if notebook in a real JupyterLab page: Run All, type a number, press Enter (issue 37).
+
+The module starts the venv's ``jupyter lab`` once (``sys.prefix/bin/jupyter``, on 127.0.0.1
+only, a random token, no browser, a temporary root directory holding the notebook converted
+from ``notebooks/single_level_what_if.py`` with jupytext, and temporary Jupyter config, data,
+runtime, settings and workspace directories, so that nothing of the user's ``~/.jupyter`` or
+``~/.local/share/jupyter`` is read or written). Playwright drives the system Chromium
+(``/usr/bin/chromium``, as ``tests/explore/test_browser.py`` does): it opens the notebook,
+runs all cells (JupyterLab's ``notebook:run-all-cells`` command), and then, in the live
+controls' output:
+
+- the result table shows every label as written (``P[X1 = m+1 | x1* = m+1]``: a ``|`` split
+  the Markdown table) and every value is the API's at the shown parameters;
+- typing ``0.05`` in the rho1 box, ``1/3`` in the p box and ``2`` in the m box, each followed by
+  Enter only (the box keeps the focus: no blur), updates the table to the API's numbers;
+- one keyboard step of the rho1 slider shows a value at the step's precision (3 decimals)
+  and the table follows it; the slider has no tooltip and nothing covers the box.
+
+The kernel JupyterLab offers is checked by name: ``Python 3 (ipykernel)`` (the only
+kernelspec the venv's server lists, shown on the notebook toolbar's kernel button), and it
+runs the venv's Python (its ``sys.prefix`` is this one's), as the README says.
+
+Cost: one server and one page for the module. The server starts while Chromium launches;
+the notebook's kernel is started through the REST API, and Matplotlib, Panel and dprisk are
+imported in it (a separate client, output discarded), while the page loads. Waits are on selectors
+(never sleeps), with generous timeouts for a loaded machine; displayed numbers have 6
+significant digits (``TABLE_DIGITS``), so they are compared with a relative tolerance of
+1e-5 (half a unit of the 6th digit is at most 5e-6 relative).
+
+Without Chromium (or the playwright package) the module is SKIPPED, saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import jupytext
+import pytest
+
+import dprisk as dr
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "single_level_what_if.py"
+#: Seconds to wait for the server's API.
+START_TIMEOUT = 120
+#: Milliseconds to wait for the page, the cells and each update (a loaded machine).
+PAGE_MS = 120_000
+UPDATE_MS = 60_000
+#: Shown numbers have 6 significant digits.
+DISPLAY_RTOL = 1e-5
+#: Server extensions that the page does not need (their import costs seconds); Panel's stays:
+#: it serves Panel's and Bokeh's JavaScript to the notebook (else they come from a CDN).
+UNUSED_EXTENSIONS = {"jupyter_lsp": False, "jupyter_server_terminals": False,
+                     "jupyterlab_jupytext": False, "notebook_shim": False}
+#: JupyterLab front-end plugins that the test does not use (less to activate on page load).
+UNUSED_PLUGINS = ["@jupyterlab/debugger-extension", "@jupyterlab/extensionmanager-extension",
+                  "@jupyterlab/lsp-extension", "jupyterlab-jupytext",
+                  "@jupyterlab/terminal-extension", "@jupyterlab/toc-extension",
+                  "@jupyterlab/help-extension", "@jupyterlab/csvviewer-extension",
+                  "@jupyterlab/pdf-extension", "@jupyterlab/imageviewer-extension",
+                  "@jupyterlab/htmlviewer-extension", "@jupyterlab/logconsole-extension",
+                  "@jupyterlab/workspaces-extension", "@jupyterlab/pluginmanager-extension",
+                  "@jupyterlab/celltags-extension", "@jupyterlab/metadataform-extension",
+                  "@jupyterlab/inspector-extension", "@jupyterlab/running-extension",
+                  "@jupyterlab/markdownviewer-extension", "@jupyterlab/vega5-extension",
+                  "@jupyterlab/json-extension", "@jupyterlab/javascript-extension"]
+
+pytestmark = [
+    pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                       reason="no system Chromium at /usr/bin/chromium (apt-get install -y "
+                       "chromium; .ci/run installs it): the JupyterLab test cannot run here"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _api(url: str, token: str, path: str, body: dict | None = None):
+    request = urllib.request.Request(
+        f"{url}/api/{path}", data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        method="GET" if body is None else "POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+def _write_notebook(root: Path) -> str:
+    """``jupytext --to notebook`` of the what-if script into ``root``; the file name."""
+    nb = jupytext.read(NOTEBOOK)
+    nb.metadata.pop("jupytext", None)  # as the jupytext command line writes it
+    name = NOTEBOOK.with_suffix(".ipynb").name
+    jupytext.write(nb, root / name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed (make setup)")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def lab_process(tmp_path_factory):
+    """The venv's ``jupyter lab``, started (not yet answering): (process, url, token, root)."""
+    home = tmp_path_factory.mktemp("jupyterlab")
+    root = home / "root"
+    dirs = {key: home / key for key in ("config", "data", "runtime", "settings", "workspaces",
+                                        "ipython")}
+    for folder in (root, *dirs.values()):
+        folder.mkdir()
+    notification = dirs["settings"] / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    labconfig = dirs["config"] / "labconfig"
+    labconfig.mkdir()
+    (labconfig / "page_config.json").write_text(json.dumps(
+        {"disabledExtensions": dict.fromkeys(UNUSED_PLUGINS, True)}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
+               JUPYTER_DATA_DIR=str(dirs["data"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+               IPYTHONDIR=str(dirs["ipython"]))
+    env.pop("MPLBACKEND", None)  # the notebook's kernel uses the inline backend
+    command = [str(Path(sys.prefix) / "bin" / "jupyter"), "lab", "--no-browser",
+               "--ServerApp.open_browser=False", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+               "--LabApp.expose_app_in_browser=True",
+               f"--LabApp.user_settings_dir={dirs['settings']}",
+               f"--LabApp.workspaces_dir={dirs['workspaces']}",
+               f"--ServerApp.jpserver_extensions={UNUSED_EXTENSIONS!r}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # CI containers run as root
+    log = home / "server.log"
+    with log.open("w") as log_file:
+        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, env=env)
+    try:
+        yield proc, f"http://127.0.0.1:{port}", token, root, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def lab(lab_process, browser):
+    """The server, answering, with the notebook in its root and its kernel starting."""
+    proc, url, token, root, log = lab_process
+    name = _write_notebook(root)
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            _api(url, token, "status")
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                why = (f"exited with {proc.returncode}" if proc.poll() is not None
+                       else f"did not answer within {START_TIMEOUT} s")
+                pytest.fail(f"jupyter lab {why}:\n{log.read_text()[-3000:]}")
+            time.sleep(0.25)
+    # start the notebook's kernel now: it starts while the page loads, and the page's
+    # notebook connects to this session (one kernel)
+    session = _api(url, token, "sessions", {"path": name, "type": "notebook", "name": name,
+                                            "kernel": {"name": "python3"}})
+    return url, token, name, lab_process[3].parent / "runtime" / (
+        f"kernel-{session['kernel']['id']}.json")
+
+
+def _preload(connection_file: Path) -> str:
+    """Import the notebook's heavy modules in its kernel (the page loads meanwhile).
+
+    The page's Run All then finds them imported; its cells still all run in the page.
+    Returns the kernel's ``sys.prefix``.
+    """
+    from jupyter_client import BlockingKernelClient
+
+    client = BlockingKernelClient(connection_file=str(connection_file))
+    client.load_connection_file()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=START_TIMEOUT)
+        printed = []
+        client.execute_interactive(
+            "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
+            "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
+            output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
+        return "".join(printed).strip()
+    finally:
+        client.stop_channels()
+
+
+def _table(page) -> dict[str, str]:
+    rows = page.locator("table.dprisk-live-table tbody tr")
+    labels = rows.locator("th").all_inner_texts()
+    values = rows.locator("td").all_inner_texts()
+    assert len(labels) == len(values), f"cells lost: {labels} vs {values}"
+    return dict(zip(labels, values, strict=True))
+
+
+def _expected(rho1: float, p: float, known: int) -> dict[str, float]:
+    return {"P[X1 = m+1 | x1* = m+1]": float(dr.posterior(known + 1, rho1, p, known)),
+            "marginal posterior": float(dr.marginal_posterior(rho1, p, known)),
+            "marginal risk R": float(dr.marginal_risk(rho1, p, known)),
+            "P[correct]": float(dr.p_correct(rho1, p, known)),
+            "threshold": int(dr.decision_threshold(rho1, p, known))}
+
+
+def _check_table(shown: dict[str, str], rho1: float, p: float, known: int) -> None:
+    expected = _expected(rho1, p, known)
+    assert list(shown) == list(expected), f"labels shown: {list(shown)}"
+    for label, value in expected.items():
+        assert float(shown[label]) == pytest.approx(value, rel=DISPLAY_RTOL), label
+
+
+def test_kernelspecs_offered(lab):
+    url, token, _, _ = lab
+    offered = _api(url, token, "kernelspecs")
+    # the venv's own kernel, the default (a kernel installed system-wide in /usr/share/jupyter
+    # would be listed beside it); that it runs the venv's Python is checked below
+    assert offered["default"] == "python3"
+    assert offered["kernelspecs"]["python3"]["spec"]["display_name"] == "Python 3 (ipykernel)"
+
+
+def test_live_controls_in_jupyterlab(lab, browser):
+    from playwright.sync_api import expect
+
+    url, token, name, connection_file = lab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems = []
+    page.on("console", lambda m: problems.append(m.text)
+            if m.type == "error" and ("bokeh" in m.text.lower() or "panel" in m.text.lower())
+            else None)
+    page.on("pageerror", lambda err: problems.append(str(err)))
+    page.goto(f"{url}/lab/tree/{name}?token={token}")
+    # the kernel JupyterLab starts for "Python 3 (ipykernel)" runs the venv's interpreter
+    assert _preload(connection_file) == sys.prefix
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " return !!(w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel); }", timeout=PAGE_MS)
+    # the notebook toolbar's kernel button names the kernel as the README does
+    expect(page.get_by_role("button", name="Python 3 (ipykernel)", exact=True).first
+           ).to_be_visible(timeout=PAGE_MS)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    table_cells = page.locator("table.dprisk-live-table td")
+    expect(table_cells.first).to_be_visible(timeout=PAGE_MS)
+    _check_table(_table(page), 0.5, 0.2, 0)  # the parameters cell's values
+
+    def enter(control: str, text: str, label: str = "P[correct]") -> None:
+        before = _table(page)[label]
+        box = page.locator(f".dprisk-live-{control}-box input")
+        box.fill(text)
+        box.press("Enter")  # Enter only: the box keeps the focus
+        row = page.locator("table.dprisk-live-table tr", has_text=label).locator("td")
+        expect(row).not_to_have_text(before, timeout=UPDATE_MS)
+        assert box.evaluate("el => el.getRootNode().activeElement === el"), "box lost focus"
+
+    enter("rho1", "0.05")
+    _check_table(_table(page), 0.05, 0.2, 0)
+    enter("p", "1/3")
+    _check_table(_table(page), 0.05, 1 / 3, 0)
+    enter("known", "2", label="threshold")  # the other rows do not depend on m
+    _check_table(_table(page), 0.05, 1 / 3, 2)
+
+    # one keyboard step of the slider: the box shows the step's precision, the table follows
+    shown = _table(page)
+    rho_box = page.locator(".dprisk-live-rho1-box input")
+    before = rho_box.input_value()
+    handle = page.locator(".dprisk-live-rho1-slider .noUi-handle")
+    handle.focus()
+    handle.press("ArrowRight")
+    expect(rho_box).not_to_have_value(before, timeout=UPDATE_MS)
+    shown_rho = rho_box.input_value()
+    assert len(shown_rho.split(".")[1]) == 3, shown_rho  # step 0.005: three decimals
+    expect(page.locator("table.dprisk-live-table tr", has_text="marginal posterior")
+           .locator("td")).not_to_have_text(shown["marginal posterior"], timeout=UPDATE_MS)
+    _check_table(_table(page), float(shown_rho), 1 / 3, 2)
+    # no slider tooltip, and nothing covers the box (Playwright's hit-target check)
+    expect(page.locator(".dprisk-live-rho1-slider .noUi-tooltip")).to_have_count(0)
+    rho_box.click(trial=True, timeout=UPDATE_MS)
+    assert not problems, f"errors in the page: {problems}"
