@@ -35,6 +35,7 @@ def rng():
 #: Modules not listed keep their collection order after these.
 MODULE_SECONDS = {
     "notebooks/test_notebooks.py": 80,
+    "notebooks/test_jupyterlab.py": 40,  # one JupyterLab server and page (system Chromium)
     "docs/test_docs_build.py": 35,  # one Sphinx build of the site (notebooks not executed)
     "reliability/test_interrupts.py": 37,
     "explore/test_browser.py": 24,
