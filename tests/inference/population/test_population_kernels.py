@@ -9,6 +9,8 @@
 * calibration on groups simulated from the outsider's own model.
 """
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -155,7 +157,7 @@ def test_outsider_calibrated_on_its_own_model():
     right = map_cat == t
     edges = np.linspace(0, 1, 11)
     checked = 0
-    for low, high in zip(edges[:-1], edges[1:]):
+    for low, high in itertools.pairwise(edges):
         inside = (map_post >= low) & (map_post < high)
         if inside.sum() < 200:
             continue
