@@ -114,8 +114,10 @@ def _load(path: Path, geoids):
             if not kind_ok(dataset.schema.field(name).type):
                 raise ValueError(f"{path}: column {name!r} is {dataset.schema.field(name).type}, "
                                  f"not {'a number' if name == 'variance' else 'an integer'}")
-        if not pa.types.is_string(dataset.schema.field("geoid").type) and not \
-                pa.types.is_large_string(dataset.schema.field("geoid").type):
+        geoid_type = dataset.schema.field("geoid").type
+        if pa.types.is_dictionary(geoid_type):
+            geoid_type = geoid_type.value_type
+        if not (pa.types.is_string(geoid_type) or pa.types.is_large_string(geoid_type)):
             raise ValueError(f"{path}: column 'geoid' is {dataset.schema.field('geoid').type}, "
                              "not text (15-character GEOIDs, leading zeros kept)")
         wanted = None if geoids is None else pa.array(list(geoids), pa.string())
@@ -139,6 +141,11 @@ def _first_bad(path, name, values, low, high) -> None:
     if bad.size:
         raise ValueError(f"{path}: column {name!r} is {int(values[bad[0]])} at row "
                          f"{int(bad[0]) + 1}, outside {low}-{high}")
+
+
+#: Weight of each cell column in the cell index ((h * 2 + v) * 2 + x) * 63 + cenrace - 1.
+_CELL_WEIGHTS = {"hhgq": 4 * N_CENRACE, "votingage": 2 * N_CENRACE, "hispanic": N_CENRACE,
+                 "cenrace": 1}
 
 
 def _cell_name(geoid: str, cell: int) -> str:
@@ -181,9 +188,19 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
     if geoids is not None:
         wanted = np.unique(np.asarray([str(g) for g in geoids], dtype=object))
     table = _load(path, wanted)
+    import pyarrow as pa
+
     _check_nulls(path, table)
-    geoid = table.column("geoid").to_numpy(zero_copy_only=False).astype(object)
-    blocks, block_index = np.unique(geoid, return_inverse=True)
+    encoded = table.column("geoid").combine_chunks()
+    if pa.types.is_dictionary(encoded.type):
+        encoded = encoded.cast(pa.string())  # unify the dictionaries of the row groups
+    encoded = encoded.dictionary_encode()
+    distinct = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    by_geoid = np.argsort(distinct, kind="stable")
+    rank = np.empty(distinct.size, np.int64)
+    rank[by_geoid] = np.arange(distinct.size)
+    blocks = distinct[by_geoid]
+    block_index = rank[encoded.indices.to_numpy(zero_copy_only=False)]
     bad = [g for g in blocks if len(g) != 15 or not g.isdigit()]
     if bad:
         raise ValueError(f"{path}: geoid {bad[0]!r} is not a 15-digit block GEOID")
@@ -192,15 +209,18 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
         if absent.size:
             raise ValueError(f"{path}: block {absent[0]} has no rows (its 2016 cells are "
                              "required)")
-    values = {}
+    key = block_index * N_DETAILED_CELLS
     for name, (low, high) in CELL_COLUMNS.items():
-        values[name] = table.column(name).to_numpy().astype(np.int64)
-        _first_bad(path, name, values[name], low, high)
-    cell = (((values["hhgq"] * 2 + values["votingage"]) * 2 + values["hispanic"]) * N_CENRACE
-            + values["cenrace"] - 1)
-    key = block_index.astype(np.int64) * N_DETAILED_CELLS + cell
-    order = np.argsort(key, kind="stable")
-    sorted_key = key[order]
+        values = table.column(name).to_numpy()
+        _first_bad(path, name, values, low, high)
+        key += np.multiply(values, _CELL_WEIGHTS[name], dtype=np.int64)
+    key -= 1  # cenrace counts from 1
+    if key.size and np.all(key[1:] > key[:-1]):
+        order = slice(None)  # already in block and cell order (as the writer writes it)
+        sorted_key = key
+    else:
+        order = np.argsort(key, kind="stable")
+        sorted_key = key[order]
     repeated = np.flatnonzero(np.diff(sorted_key) == 0)
     if repeated.size:
         block, cell = divmod(int(sorted_key[repeated[0]]), N_DETAILED_CELLS)
@@ -239,19 +259,27 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
 
 
 def _arrow_table(measurements: BlockMeasurements):
+    """The rows of ``measurements``: geoid dictionary-encoded, cells int8, noisy int32."""
     import pyarrow as pa
 
     n_blocks = len(measurements.geoids)
-    cells = cell_columns()
+    noisy = np.asarray(measurements.noisy, np.int64).reshape(-1)
+    if noisy.size and (noisy.min() < -2**31 or noisy.max() >= 2**31):
+        raise ValueError("noisy counts beyond 32-bit integers")
+    cells = _CELLS
+    block_of_row = np.repeat(np.arange(n_blocks, dtype=np.int32), N_DETAILED_CELLS)
     return pa.table({
-        "geoid": pa.array(np.repeat(np.asarray(measurements.geoids, dtype=object),
-                                    N_DETAILED_CELLS), pa.string()),
-        **{name: pa.array(np.tile(cells[name], n_blocks).astype(np.int8))
-           for name in CELL_COLUMNS},
-        "noisy": pa.array(np.asarray(measurements.noisy, np.int64).reshape(-1)),
+        "geoid": pa.DictionaryArray.from_arrays(
+            pa.array(block_of_row), pa.array(np.asarray(measurements.geoids, dtype=object),
+                                             pa.string())),
+        **{name: pa.array(np.tile(cells[name], n_blocks)) for name in CELL_COLUMNS},
+        "noisy": pa.array(noisy.astype(np.int32)),
         "variance": pa.array(np.repeat(np.asarray(measurements.variance, np.float64),
                                        N_DETAILED_CELLS)),
     })
+
+
+_CELLS = {name: values.astype(np.int8) for name, values in cell_columns().items()}
 
 
 class NoisyTableWriter:
