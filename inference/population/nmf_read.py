@@ -1,4 +1,4 @@
-r"""Read the block ``detailed`` query of one state from the released noisy-measurement layout, lazily.
+r"""Read one state's block ``detailed`` query from the released noisy-measurement layout, lazily.
 
 Layout and readers checked (see :mod:`.nmf_write` for the tree): the Census Bureau's Spark
 reader (``uscensusbureau/DAS_2020_GLS_Uncertainty_Evaluation`` ``GLS/main_two_pass_alg.py``

@@ -1,4 +1,4 @@
-r"""Write noisy measurements in the released 2020 PL 94-171 persons layout (Parquet, Hive partitions).
+r"""Write noisy measurements in the released 2020 PL 94-171 persons layout (Hive-partitioned).
 
 The tree, as the public readers expect it (checked in ``google-research/census-bluedown``
 ``census_bluedown/constants.py`` and ``census_bluedown/io.py``: ``NMF_PATH_SUFFIX =

@@ -1,14 +1,14 @@
-"""Where a population command writes: a directory filled aside and put in place only when complete.
+"""Where a population command writes: a directory filled aside, put in place when complete.
 
 The rule of :mod:`dprisk.runtime.writers`, as the report follows it
 (:mod:`dprisk.validation.report.output`): ``out`` may be a missing path, an empty directory or
 a directory this tool wrote earlier (it holds the marker :data:`MARKER`, listing its files);
 anything else is refused before anything is touched (:class:`OutputError`, a ``ValueError``
 naming ``out``). :meth:`OutputTarget.write` fills a new hidden sibling directory, writes the
-manifest, and exchanges it with ``out`` atomically (:func:`~dprisk.runtime.writers.replace_directory`):
-files the user added to an earlier output are kept, only the earlier output's own files are
-deleted; on an error or a stop before the exchange the sibling is removed and ``out`` is left
-as it was.
+manifest, and exchanges it with ``out`` atomically
+(:func:`~dprisk.runtime.writers.replace_directory`): files the user added to an earlier
+output are kept, only the earlier output's own files are deleted; on an error or a stop
+before the exchange the sibling is removed and ``out`` is left as it was.
 """
 
 from __future__ import annotations
