@@ -241,7 +241,7 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
         bad = np.flatnonzero(~np.isfinite(per_row[:, 0]) | (per_row[:, 0] <= 0))
         if bad.size:
             raise ValueError(f"{path}: variance of block {blocks[bad[0]]} is "
-                             f"{per_row[bad[0], 0]!r}, not a number > 0")
+                             f"{float(per_row[bad[0], 0])!r}, not a number > 0")
         uneven = np.flatnonzero((per_row != per_row[:, :1]).any(axis=1))
         if uneven.size:
             raise ValueError(f"{path}: variance differs between the cells of block "

@@ -158,5 +158,5 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     bad = np.flatnonzero(~np.isfinite(variance) | (variance <= 0))
     if bad.size:
         raise ValueError(f"state {state}: block {all_geoids[bad[0]]} has variance "
-                         f"{variance[bad[0]]!r}, not a number > 0")
+                         f"{float(variance[bad[0]])!r}, not a number > 0")
     return BlockMeasurements(all_geoids, np.concatenate(values)[order], variance)
