@@ -88,12 +88,12 @@ class ExactSum:
 
 
 def _scaled_sum(values: np.ndarray) -> int:
-    """:math:`\\sum_i x_i 2^{1074}` of at most :data:`BLOCK` doubles, exactly."""
+    r""":math:`\sum_i x_i 2^{1074}` of at most :data:`BLOCK` doubles, exactly."""
     return _scaled_sums(values, np.zeros(values.size, dtype=np.int64), 1)[0]
 
 
 def _scaled_sums(values: np.ndarray, groups: np.ndarray, n_groups: int) -> list[int]:
-    """Per group, :math:`\\sum_i x_i 2^{1074}` of at most :data:`BLOCK` doubles, exactly."""
+    r"""Per group, :math:`\sum_i x_i 2^{1074}` of at most :data:`BLOCK` doubles, exactly."""
     if values.size == 0:
         return [0] * n_groups
     fraction, exponent = np.frexp(values)

@@ -253,9 +253,9 @@ def poisson_gaussian_log_ratio(y, lam, variance):
 
 
 def _distinct_cells(*columns: np.ndarray):
-    """The distinct rows of ``columns`` (sorted) and, for each row, its distinct row's index.
+    r"""The distinct rows of ``columns`` (sorted) and, for each row, its distinct row's index.
 
-    Cells with the same :math:`(y, \\lambda, \\sigma^2)` have the same sum: each is summed once.
+    Cells with the same :math:`(y, \lambda, \sigma^2)` have the same sum: each is summed once.
     """
     if columns[0].size == 0:
         return columns, np.zeros(0, dtype=np.int64)

@@ -178,8 +178,11 @@ def _row(counts: dict, sums: dict) -> dict:
 
 
 def summary_payload(tally: Tally) -> dict:
-    """``{"persons": N, "all": {...}, "by_block_size": [{"band": "1-9", ...}, ...],
-    "calibration": [...]}`` from a tally (every share rounded once from exact sums)."""
+    """The JSON summary of a tally, every share rounded once from exact sums.
+
+    ``{"persons": N, "all": {...}, "by_block_size": [{"band": "1-9", ...}, ...],
+    "calibration": [...]}``.
+    """
     by_band = []
     for i, label in enumerate(BAND_LABELS):
         counts = {k: int(tally.counts[k][i]) for k in COUNTS}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def split_partitions(prepared, partition_persons: int | None = None) -> list:
             filled = 0
     cuts.append(counts.size)
     parts = []
-    for first, last in zip(cuts[:-1], cuts[1:]):
+    for first, last in itertools.pairwise(cuts):
         begin = int(starts[first])
         end = int(starts[last]) if last < counts.size else order.size
         rows = np.sort(order[begin:end])

@@ -63,7 +63,7 @@ PERSONS_BY_BAND_2010 = (8_070, 67_598, 69_073, 80_021, 42_911, 27_029, 14_043)
 #: Largest block drawn in the open band ``1000+``.
 LARGEST_BLOCK = 4000
 #: Dirichlet concentration of a tract's composition around the base distribution.
-TRACT_CONCENTRATION = 2.0
+TRACT_CONCENTRATION = 4.0
 #: Dirichlet concentration of a block's composition around its tract's.
 BLOCK_CONCENTRATION = 20.0
 #: Probability that a block holds a group-quarters facility.
