@@ -7,8 +7,8 @@ level, the query and the geounit (:mod:`dprisk.inference.population.noise`): the
 gives the same block ``detailed`` noise in both layouts. ``table`` writes ``noisy.parquet``;
 ``nmf`` every level and query in the released layout (``US_Person_PL_PROD/...``). Both write
 ``measure.json`` (seed, layout, σ², files). ``DIR`` is written aside and put in place only
-when complete (:mod:`dprisk.inference.population.output`); bad input exits 2 with one line
-naming the option, nothing written.
+when complete (:class:`dprisk.inference.population.output.OutputDirectory`); bad input exits
+2 with one line naming the option, nothing written.
 
 The ``population`` dispatcher (:mod:`dprisk.cli.population`) calls :func:`add_arguments` and
 :func:`run`.
@@ -19,9 +19,12 @@ from __future__ import annotations
 import json
 import time
 
-from dprisk.cli.common import add_json, draw_seed, emit, integer, naming_out, show_progress
+from dprisk.cli.common import add_json, draw_seed, emit, integer, show_progress
 
-__all__ = ["HELP", "add_arguments", "run"]
+__all__ = ["HELP", "MARKER", "add_arguments", "run"]
+
+#: The marker file (manifest) of a directory this command wrote.
+MARKER = ".dprisk-population-measure"
 
 #: One-line help of the subcommand.
 HELP = "draw the noisy measurements of a persons file as the 2020 DAS drew them"
@@ -51,14 +54,13 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """Run ``dprisk population measure``; return the exit status."""
     from dprisk.inference.population.measure import measure
-    from dprisk.inference.population.output import OutputTarget
+    from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.persons import read_persons
     from dprisk.models.census.strategy import PRODUCTION_RHO
 
     drawn = args.seed is None
     seed = draw_seed() if drawn else args.seed
-    with naming_out():
-        target = OutputTarget(args.out, "dprisk population measure")
+    target = OutputDirectory(args.out, marker=MARKER, command="dprisk population measure")
     persons = read_persons(args.persons, name="--persons")
     started = time.perf_counter()
     bar = None
@@ -80,7 +82,7 @@ def run(args) -> int:
         return result
 
     try:
-        with naming_out(), target:
+        with target:
             result = target.write(fill)
     finally:
         if bar is not None:
