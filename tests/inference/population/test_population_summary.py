@@ -101,7 +101,6 @@ def test_metrics_equal_a_per_person_loop(population):
     persons, meas = population
     risk = population_risk(persons, meas, adversary="outsider")
     summary = risk.summary()
-    geoids = persons.geoid.to_numpy()
     cats = category(persons.hispanic, persons.cenrace)
     groups = group(persons.hhgq, persons.votingage)
     row_of = {g: i for i, g in enumerate(meas.geoids)}
