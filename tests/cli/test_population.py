@@ -129,7 +129,8 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("case, option", [
-    ("unknown_geoid", "019990000000000"), ("cenrace_out_of_range", "cenrace"), ("not_parquet", "--persons"),
+    ("unknown_geoid", "019990000000000"), ("cenrace_out_of_range", "cenrace"),
+    ("not_parquet", "--persons"),
     ("negative_variance", "--noise-variance"), ("absent_state", "--nmf"),
     ("both_sources", "--noisy"), ("bad_prior_file", "--prior"),
 ])
