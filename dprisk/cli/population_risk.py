@@ -150,7 +150,7 @@ def run(args) -> int:
     target = None
     if args.out is not None:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
-    geoids = np.unique(persons["geoid"].to_numpy().astype(str))
+    geoids = np.sort(np.asarray(persons["geoid"].unique(), dtype=str))
     measurements, source = load_measurements(args, geoids)
     prepare(persons, measurements, name="--persons")  # unknown geoids, variances: refused now
     size = args.partition_persons or PARTITION_PERSONS

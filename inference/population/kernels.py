@@ -38,9 +38,10 @@ since :math:`(y - m)^2 - (y - m - 1)^2 = 2(y - m) - 1`. With :math:`m_c = n_c - 
 per group (:func:`outsider_posteriors`). The sum runs over a window of
 :math:`2H + 1` consecutive :math:`m` around the mode of the summand
 (:func:`poisson_gaussian_log_ratio`): the summand is log-concave in :math:`m` with
-curvature at least :math:`1/\sigma^2`, so :math:`H \approx \sigma\sqrt{2 \ln 10^{18}}`
-covers it; the neglected mass is bounded *a posteriori* from the window's edge terms and the
-ratio of the last two (successive ratios of a log-concave sequence decrease, so the tail is
+curvature at least :math:`1/\sigma^2` (and about :math:`1/m` from the Poisson factor), so
+:math:`H \approx \min(\sigma, \sqrt{\hat m + 1})\sqrt{2 \ln 10^{18}}` covers it; the
+neglected mass is bounded *a posteriori* from the window's edge terms and the ratio of the
+last two (successive ratios of a log-concave sequence decrease, so the tail is
 below a geometric series), and a cell whose bound exceeds :data:`NEGLECTED_RELATIVE`
 (:math:`10^{-15}` of its sum) is summed again over a window twice as wide.
 """
@@ -66,6 +67,8 @@ __all__ = [
 NEGLECTED_RELATIVE = 1e-15
 #: Cells summed at once (memory: cells x window x 8 bytes per temporary).
 CHUNK_CELLS = 65_536
+#: Terms per second of the numpy Poisson-Gaussian sums (2-core machine, measured unloaded).
+NUMPY_TERMS_PER_SECOND = 2e7
 
 
 def _log_prior(prior: np.ndarray) -> np.ndarray:
@@ -149,13 +152,12 @@ def _log_factorials(largest: int) -> np.ndarray:
     return gammaln(np.arange(largest + 1, dtype=np.float64) + 1.0)
 
 
-def _window_start(y: np.ndarray, lam: np.ndarray, variance: np.ndarray,
-                  half: np.ndarray) -> np.ndarray:
-    r"""First :math:`m` of each cell's window: the summand's mode (Newton) less ``half``.
+def _mode(y: np.ndarray, lam: np.ndarray, variance: np.ndarray) -> np.ndarray:
+    r"""The summand's mode in :math:`m` (Newton; :math:`\psi(m + 1) \approx \log(m + 1/2)`).
 
-    Mode of :math:`m \log\lambda - \log m! - (y - 1/2 - m)^2/(2\sigma^2)` with
-    :math:`\psi(m + 1) \approx \log(m + 1/2)`; a rough mode only sets where the window lies
-    (the neglected mass is checked afterwards).
+    Mode of :math:`m \log\lambda - \log m! - (y - 1/2 - m)^2/(2\sigma^2)` over
+    :math:`m \ge 0`, from the precision-weighted mean of the Poisson and the Gaussian factor.
+    A rough mode only sets where the window lies: the neglected mass is checked afterwards.
     """
     spread = np.maximum(lam, 1.0)
     mode = np.maximum((lam * variance + (y - 0.5) * spread) / (variance + spread), 0.0)
@@ -165,8 +167,7 @@ def _window_start(y: np.ndarray, lam: np.ndarray, variance: np.ndarray,
         grad = log_lam - np.log(mode + 0.5) + (y - 0.5 - mode) / variance
         curvature = 1.0 / (mode + 0.5) + 1.0 / variance
         mode = np.maximum(mode + grad / curvature, 0.0)
-    mode = np.where(positive, mode, 0.0)
-    return np.maximum(np.rint(mode).astype(np.int64) - half, 0)
+    return np.where(positive, mode, 0.0)
 
 
 def _window_sums(y, lam, variance, start, width, log_fact):
@@ -204,8 +205,10 @@ def poisson_gaussian_log_ratio(y, lam, variance):
               e^{-(y - m - \delta)^2/(2\sigma^2)}
 
     (the :math:`e^{-\lambda}` and the Gaussian's constant cancel in the ratio). The sum runs
-    over :math:`m \in [s, s + 2H]`, :math:`s` the summand's mode less :math:`H`,
-    :math:`H = \lceil \sigma\sqrt{2 \ln 10^{18}}\rceil + 2`; a cell whose neglected mass
+    over :math:`m \in [s, s + 2H]`, :math:`s` the summand's mode :math:`\hat m` less
+    :math:`H = \lceil w\sqrt{2 \ln 10^{18}}\rceil + 2`, :math:`w = \min(\sigma,
+    \sqrt{\hat m + 1})` (the summand's width: the Gaussian factor's, or the Poisson factor's
+    near its mode when narrower); a cell whose neglected mass
     (bounded by a geometric series from each edge) exceeds :data:`NEGLECTED_RELATIVE` of its
     sum is summed again with :math:`H` doubled. :math:`\lambda = 0` leaves one term,
     :math:`m = 0`: the ratio :math:`(2y - 1)/(2\sigma^2)`.
@@ -229,27 +232,55 @@ def poisson_gaussian_log_ratio(y, lam, variance):
     shape = y.shape
     (y, lam, variance), inverse = _distinct_cells(y.ravel(), lam.ravel(), variance.ravel())
     result = np.empty(y.size)
+    compiled = _compiled(y.size)
+    if compiled is not None:
+        return compiled.poisson_gaussian_log_ratio(y, lam, variance)[inverse].reshape(shape)
+    mode = _mode(y, lam, variance)
+    spread = np.minimum(np.sqrt(variance), np.sqrt(mode + 1.0))  # the summand's width
+    first_half = np.ceil(spread * math.sqrt(2.0 * math.log(1e18))).astype(np.int64) + 2
     pending = np.arange(y.size)
     factor = 1
     while pending.size:
         retry = []
-        for part in _chunks(pending):
-            half = factor * (np.ceil(np.sqrt(variance[part] * 2.0 * math.log(1e18)))
-                             .astype(np.int64) + 2)
-            width = int(2 * half.max() + 1)
-            start = _window_start(y[part], lam[part], variance[part], half)
+        half = first_half[pending] * factor
+        by_width = np.argsort(half, kind="stable")
+        for begin in range(0, pending.size, CHUNK_CELLS):
+            chosen = by_width[begin: begin + CHUNK_CELLS]
+            part = pending[chosen]
+            width = int(2 * half[chosen].max() + 1)
+            start = np.maximum(np.rint(mode[part]).astype(np.int64) - half[chosen], 0)
             log_fact = _log_factorials(int(start.max()) + width)
             log0, log1, neglected = _window_sums(y[part], lam[part], variance[part], start,
                                                  width, log_fact)
             result[part] = log1 - log0
             retry.append(part[~(neglected <= NEGLECTED_RELATIVE)])
-        pending = np.concatenate(retry) if retry else np.empty(0, dtype=np.int64)
+        pending = np.sort(np.concatenate(retry)) if retry else np.empty(0, dtype=np.int64)
         factor *= 2
-        if factor > 64 and pending.size:
+        if factor > 1024 and pending.size:
             raise FloatingPointError(
                 f"{pending.size} Poisson-Gaussian sums did not converge (neglected mass above "
-                f"{NEGLECTED_RELATIVE:g} with a window {factor // 2} times the default)")
+                f"{NEGLECTED_RELATIVE:g} with a window {factor // 2} times the first)")
     return result[inverse].reshape(shape)
+
+
+def _compiled(cells: int):
+    """The compiled kernels' module when they pay for ``cells`` distinct sums, else None.
+
+    The rule of :func:`dprisk.inference.kernels.fused_kernels.use_compiled` (``DPRISK_KERNELS``;
+    ``auto``: once the numpy time, at :data:`NUMPY_TERMS_PER_SECOND` and about 126 terms per
+    cell, would pay for loading numba); numba missing means numpy.
+    """
+    from dprisk.inference.kernels.fused_kernels import use_compiled
+    from dprisk.runtime.cache import use_numba_cache
+
+    if not use_compiled(cells * 126 / NUMPY_TERMS_PER_SECOND):
+        return None
+    use_numba_cache()
+    try:
+        from dprisk.inference.population import kernels_jit
+    except ImportError:
+        return None
+    return kernels_jit
 
 
 def _distinct_cells(*columns: np.ndarray):
@@ -266,12 +297,6 @@ def _distinct_cells(*columns: np.ndarray):
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return tuple(c[new] for c in ordered), inverse
-
-
-def _chunks(index: np.ndarray):
-    """Split ``index`` in pieces of at most :data:`CHUNK_CELLS` cells."""
-    for begin in range(0, index.size, CHUNK_CELLS):
-        yield index[begin: begin + CHUNK_CELLS]
 
 
 def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarray,

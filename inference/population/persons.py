@@ -106,23 +106,27 @@ def check_persons(frame, where: str = "persons"):
     if len(frame) == 0:
         raise ValueError(f"{where}: no persons (the file has no rows)")
     out = {}
-    geoid = frame["geoid"]
-    if geoid.isna().any():
-        raise ValueError(f"{where}: column geoid: row {_first_bad(geoid.isna().to_numpy())} "
-                         "is empty")
-    text = geoid.astype(str)
-    ok = (text.str.len() == GEOID_LENGTH) & text.str.fullmatch(r"[0-9]+").fillna(False)
-    ok = ok.to_numpy(dtype=bool)
-    if not ok.all():
-        row = _first_bad(~ok)
-        raise ValueError(f"{where}: column geoid: row {row} holds {text.iloc[row]!r}, not a "
+    codes, uniques = pd.factorize(frame["geoid"], use_na_sentinel=True)
+    if (codes < 0).any():
+        raise ValueError(f"{where}: column geoid: row {_first_bad(codes < 0)} is empty")
+    texts = [str(u) for u in uniques]
+    valid = np.fromiter((len(t) == GEOID_LENGTH and t.isascii() and t.isdigit()
+                         for t in texts), dtype=bool, count=len(texts))
+    if not valid.all():
+        row = _first_bad(~valid[codes])
+        raise ValueError(f"{where}: column geoid: row {row} holds {texts[codes[row]]!r}, not a "
                          f"{GEOID_LENGTH}-digit block GEOID (state 2, county 3, tract 6, "
                          "block 4 digits)")
-    out["geoid"] = text.to_numpy(dtype=object)
+    out["geoid"] = np.asarray(texts, dtype=object)[codes]
     for column, (low, high) in RANGES.items():
         values = frame[column]
-        numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-        bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
+        if pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans:
+            numeric = values.to_numpy(dtype=np.int64)
+            bad = np.zeros(numeric.size, dtype=bool)
+        else:
+            numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float,
+                                                                      na_value=np.nan)
+            bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
         if bad.any():
             row = _first_bad(bad)
             raise ValueError(f"{where}: column {column}: row {row} holds "

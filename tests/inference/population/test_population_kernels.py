@@ -96,8 +96,11 @@ def test_outsider_equals_joint_enumeration(rng):
     assert np.all(np.delete(post, support) == 0)
 
 
+@pytest.mark.parametrize("mode", ["numpy", "compiled"])
 @pytest.mark.parametrize("variance", [1e-3, 0.7, 10.09, 60.0])
-def test_poisson_gaussian_sum_equals_direct_sum(rng, variance):
+def test_poisson_gaussian_sum_equals_direct_sum(rng, variance, mode, monkeypatch):
+    """Both paths (numpy windows, compiled walk from the mode) against a direct sum."""
+    monkeypatch.setenv("DPRISK_KERNELS", mode)
     y = np.concatenate([rng.integers(-30, 80, size=300), [-60, 0, 1, 200, 5, 5]])
     lam = np.concatenate([rng.exponential(8.0, size=300), [0.0, 0.0, 3.0, 0.5, 300.0, 1e-9]])
     got = kernels.poisson_gaussian_log_ratio(y, lam, variance)
