@@ -49,7 +49,7 @@ def _mode(z, lam, variance):
         grad = log_lam - math.log(mode + 0.5) + (z - mode) / variance
         curvature = 1.0 / (mode + 0.5) + 1.0 / variance
         mode = max(mode + grad / curvature, 0.0)
-    return int(round(mode))
+    return int(math.floor(mode + 0.5))
 
 
 @njit(cache=True, nogil=True)
@@ -101,7 +101,7 @@ def log_ratio(y, lam, variance, out):
 
 def poisson_gaussian_log_ratio(y: np.ndarray, lam: np.ndarray,
                                variance: np.ndarray) -> np.ndarray:
-    """The compiled :math:`\\log L(1) - \\log L(0)` of distinct float64 cells (1-D arrays)."""
+    r"""The compiled :math:`\log L(1) - \log L(0)` of distinct float64 cells (1-D arrays)."""
     out = np.empty(y.shape[0])
     return log_ratio(np.ascontiguousarray(y, dtype=np.float64),
                      np.ascontiguousarray(lam, dtype=np.float64),
