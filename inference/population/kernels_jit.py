@@ -49,7 +49,7 @@ def _mode(z, lam, variance):
         grad = log_lam - math.log(mode + 0.5) + (z - mode) / variance
         curvature = 1.0 / (mode + 0.5) + 1.0 / variance
         mode = max(mode + grad / curvature, 0.0)
-    return int(math.floor(mode + 0.5))
+    return math.floor(mode + 0.5)
 
 
 @njit(cache=True, nogil=True)
