@@ -96,21 +96,36 @@ def _prior(text: str):
     return read_prior_file(text, name="--prior"), text
 
 
-def load_measurements(args, geoids):
-    """The block measurements of ``geoids`` and where sigma^2 came from (pop-io's readers)."""
-    if args.noisy is not None:
-        from dprisk.inference.population.measurements import read_noisy_table
+class MeasurementLoader:
+    """``loader(geoids) -> BlockMeasurements``: pop-io's reader of ``--noisy`` or ``--nmf``.
 
-        measurements = _naming("--noisy", read_noisy_table, args.noisy, geoids=geoids,
-                               noise_variance=args.noise_variance)
-        source = ("--noise-variance" if args.noise_variance is not None
-                  else "the --noisy file's variance column")
-        return measurements, source
-    from dprisk.inference.population.nmf_read import read_nmf_block_detailed
+    Called once per partition with its blocks (in a Dask worker when there is one: picklable,
+    and the files must be readable there); a refusal not naming an option is prefixed with
+    the option of the file it came from.
+    """
 
-    measurements = _naming("--nmf", read_nmf_block_detailed, args.nmf, args.state,
-                           geoids=geoids)
-    return measurements, "the --nmf files' variance column"
+    def __init__(self, args):
+        self.noisy, self.nmf, self.state = args.noisy, args.nmf, args.state
+        self.noise_variance = args.noise_variance
+
+    @property
+    def source(self) -> str:
+        """Where sigma^2 comes from, as the summary states it."""
+        if self.nmf is not None:
+            return "the --nmf files' variance column"
+        if self.noise_variance is not None:
+            return "--noise-variance"
+        return "the --noisy file's variance column"
+
+    def __call__(self, geoids):
+        if self.noisy is not None:
+            from dprisk.inference.population.measurements import read_noisy_table
+
+            return _naming("--noisy", read_noisy_table, self.noisy, geoids=geoids,
+                           noise_variance=self.noise_variance)
+        from dprisk.inference.population.nmf_read import read_nmf_block_detailed
+
+        return _naming("--nmf", read_nmf_block_detailed, self.nmf, self.state, geoids=geoids)
 
 
 def _naming(option: str, reader, *args, **kwargs):
@@ -124,22 +139,23 @@ def _naming(option: str, reader, *args, **kwargs):
         raise ValueError(f"{option}: {message}") from None
 
 
-def _variance_description(variance, source: str) -> dict:
-    import numpy as np
+def load_measurements(args):
+    """The loader of the measurements ``args`` name (tests replace it)."""
+    return MeasurementLoader(args)
 
-    variance = np.asarray(variance, dtype=float)
-    return {"min": float(variance.min()), "max": float(variance.max()), "source": source,
+
+def _variance_description(variance_range, source: str) -> dict:
+    low, high = variance_range
+    return {"min": float(low), "max": float(high), "source": source,
             "convention": "noise pmf proportional to exp(-x^2/(2 sigma^2)) (DAS)"}
 
 
 def run(args) -> int:
     """Read and check the inputs, compute every person's posterior, print and write."""
-    import numpy as np
-
     from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.partitions import PARTITION_PERSONS
     from dprisk.inference.population.persons import read_persons
-    from dprisk.inference.population.risk import population_risk, prepare
+    from dprisk.inference.population.risk import population_risk
     from dprisk.runtime.memory_limit import check_memory
 
     _check_options(args)
@@ -150,14 +166,12 @@ def run(args) -> int:
     target = None
     if args.out is not None:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
-    geoids = np.sort(np.asarray(persons["geoid"].unique(), dtype=str))
-    measurements, source = load_measurements(args, geoids)
-    prepare(persons, measurements, name="--persons")  # unknown geoids, variances: refused now
+    loader = load_measurements(args)
     size = args.partition_persons or PARTITION_PERSONS
     client, cluster = _client(args, several=len(persons) > size)
     try:
         store = None if target is None else target.out.with_name(target.out.name + ".parts")
-        risk = population_risk(persons, measurements, adversary=args.adversary, prior=prior,
+        risk = population_risk(persons, loader, adversary=args.adversary, prior=prior,
                                partition_persons=size, client=client, store=store,
                                progress=show_progress(args))
     finally:
@@ -166,10 +180,9 @@ def run(args) -> int:
         if cluster is not None:
             cluster.close()
     payload = risk.summary()
-    used = np.asarray(measurements.variance)[np.searchsorted(
-        np.asarray(measurements.geoids).astype(str), geoids)]
     payload.update({"adversary": args.adversary, "prior": prior_name,
-                    "noise_variance": _variance_description(used, source),
+                    "noise_variance": _variance_description(risk.variance_range,
+                                                            loader.source),
                     "partitions": risk.partitions})
     if target is not None:
         from dprisk.inference.population.risk_files import write_risk_files
@@ -177,7 +190,7 @@ def run(args) -> int:
         attrs = {"adversary": args.adversary, "prior": prior_name,
                  "noise_variance_min": payload["noise_variance"]["min"],
                  "noise_variance_max": payload["noise_variance"]["max"],
-                 "noise_variance_source": source, "persons_file": str(args.persons)}
+                 "noise_variance_source": loader.source, "persons_file": str(args.persons)}
         with target:
             target.write(lambda tmp: write_risk_files(tmp, persons, risk, payload, attrs))
         _remove_store(store)

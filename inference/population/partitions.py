@@ -22,6 +22,7 @@ only the others; a file whose key does not match any partition of the run is not
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import itertools
@@ -37,7 +38,9 @@ __all__ = [
     "STORE_PATTERN",
     "partition_key",
     "run_partitions",
+    "run_streamed",
     "split_partitions",
+    "split_person_rows",
 ]
 
 #: Default persons per partition (memory: a few hundred bytes per person while computed).
@@ -185,3 +188,109 @@ def _indexed(i: int, part, *, adversary: str, prior):
     from dprisk.inference.population.risk import partition_risk
 
     return i, partition_risk(part, adversary=adversary, prior=prior)
+
+
+# --------------------------------------------------------------------------- streamed
+def split_person_rows(geoids: np.ndarray, partition_persons: int | None = None) -> list:
+    """Rows of each partition of whole tracts, cut from the persons' GEOIDs alone.
+
+    The same cut as :func:`split_partitions` (tracts in GEOID order, about
+    ``partition_persons`` persons each), before any measurement is read.
+    """
+    import pandas as pd
+
+    size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
+    if size < 1:
+        raise ValueError(f"partition_persons must be an integer >= 1, got {partition_persons!r}")
+    codes, tracts = pd.factorize(pd.Series(geoids).str.slice(0, 11), sort=True)
+    counts = np.bincount(codes, minlength=len(tracts))
+    order = np.argsort(codes, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    cuts, filled = [0], 0
+    for i, count in enumerate(counts):
+        filled += int(count)
+        if filled >= size and i + 1 < counts.size:
+            cuts.append(i + 1)
+            filled = 0
+    cuts.append(counts.size)
+    return [np.sort(order[bounds[first]: bounds[last]])
+            for first, last in itertools.pairwise(cuts)]
+
+
+def _streamed_task(task: tuple, *, adversary: str, prior, store) -> dict:
+    """Load one partition's measurements, compute it (or take it from the store)."""
+    from dprisk.inference.population.risk import partition_risk, prepare
+
+    rows, persons, loader = task
+    geoids = np.sort(np.asarray(persons["geoid"].unique(), dtype=str))
+    measurements = loader(geoids)
+    part = split_partitions(prepare(persons.reset_index(drop=True), measurements,
+                                    name="persons"), len(persons) + 1)[0]
+    path = None
+    if store is not None:
+        path = Path(store) / f"part-{partition_key(part, adversary=adversary, prior=prior)}.npz"
+        if path.is_file() and (result := _load(path)) is not None:
+            return _globalised(result, rows, part)
+    result = partition_risk(part, adversary=adversary, prior=prior)
+    if path is not None:
+        _save(path, result)
+    return _globalised(result, rows, part)
+
+
+def _globalised(result: dict, rows: np.ndarray, part) -> dict:
+    out = dict(result)
+    out["rows"] = rows[np.asarray(result["rows"])]
+    out["variance_range"] = (float(part.variance.min()), float(part.variance.max()))
+    return out
+
+
+def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=None,
+                 client=None, store=None, progress: bool = False) -> list[dict]:
+    """Every partition's result, each partition reading its own measurements.
+
+    ``loader(geoids) -> BlockMeasurements`` is called once per partition (in the worker on a
+    cluster: it must be picklable, and its files readable there), so no more than one
+    partition's measurements are held at once per worker. A refusal of the inputs
+    (``ValueError``) removes the partitions this call stored, so bad input leaves nothing.
+    """
+    rows_list = split_person_rows(persons["geoid"].to_numpy(), partition_persons)
+    tasks = [(rows, persons.iloc[rows], loader) for rows in rows_list]
+    before = set()
+    if store is not None:
+        store = Path(store)
+        before = set(store.glob(STORE_PATTERN)) if store.is_dir() else set()
+        store.mkdir(parents=True, exist_ok=True)
+    bar = _bar(len(tasks), 0, progress)
+    results: list = [None] * len(tasks)
+    try:
+        if client is None:
+            for i, task in enumerate(tasks):
+                results[i] = _streamed_task(task, adversary=adversary, prior=prior,
+                                            store=store)
+                bar.update(1)
+        else:
+            from distributed import as_completed
+
+            futures = client.map(_indexed_streamed, range(len(tasks)), tasks,
+                                 adversary=adversary, prior=prior, store=store, pure=False)
+            try:
+                for _, (i, result) in as_completed(futures, loop=client.loop,
+                                                   with_results=True):
+                    results[i] = result
+                    bar.update(1)
+            finally:
+                client.cancel(futures)
+    except ValueError:
+        if store is not None:
+            for path in set(store.glob(STORE_PATTERN)) - before:
+                path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                store.rmdir()
+        raise
+    finally:
+        bar.close()
+    return results
+
+
+def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):
+    return i, _streamed_task(task, adversary=adversary, prior=prior, store=store)

@@ -95,6 +95,7 @@ class PopulationRisk:
     fdp_bound: np.ndarray
     tally: Tally
     partitions: int
+    variance_range: tuple = (float("nan"), float("nan"))
 
     def summary(self) -> dict:
         """The JSON summary (:func:`dprisk.inference.population.metrics.summary_payload`)."""
@@ -242,8 +243,11 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
     ----------
     persons : pandas.DataFrame
         :func:`dprisk.inference.population.persons.read_persons`'s table.
-    measurements : BlockMeasurements
-        ``geoids`` (sorted), ``noisy`` (n_blocks, 2016), ``variance`` (n_blocks,).
+    measurements : BlockMeasurements or callable
+        ``geoids`` (sorted), ``noisy`` (n_blocks, 2016), ``variance`` (n_blocks,); or a
+        loader ``geoids -> BlockMeasurements`` called once per partition with its blocks
+        (:func:`dprisk.inference.population.partitions.run_streamed`: memory bounded by a
+        partition, whatever the population's size).
     adversary : {"informed", "outsider"}
     prior : {"tract", "uniform"} or (126,) array
     partition_persons : int, optional
@@ -258,14 +262,27 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
     progress : bool
         Show a progress bar over the partitions.
     """
-    from dprisk.inference.population.partitions import run_partitions, split_partitions
+    from dprisk.inference.population.partitions import (
+        run_partitions,
+        run_streamed,
+        split_partitions,
+    )
 
     _check_options(adversary, prior)
-    prepared = prepare(persons, measurements)
-    parts = split_partitions(prepared, partition_persons)
-    results = run_partitions(parts, adversary=adversary, prior=prior, client=client,
-                             store=store, progress=progress)
-    n = prepared.block.size
+    if callable(measurements):
+        results = run_streamed(persons, measurements, adversary=adversary, prior=prior,
+                               partition_persons=partition_persons, client=client,
+                               store=store, progress=progress)
+        low = min(r["variance_range"][0] for r in results)
+        high = max(r["variance_range"][1] for r in results)
+    else:
+        prepared = prepare(persons, measurements)
+        parts = split_partitions(prepared, partition_persons)
+        results = run_partitions(parts, adversary=adversary, prior=prior, client=client,
+                                 store=store, progress=progress)
+        used = prepared.variance[np.unique(prepared.block)]
+        low, high = float(used.min()), float(used.max())
+    n = len(persons)
     out = {"posterior_true": np.empty(n), "map": np.empty(n, dtype=np.int64),
            "map_posterior": np.empty(n), "fdp_bound": np.empty(n)}
     tally = Tally()
@@ -273,4 +290,5 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
         for name in out:
             out[name][result["rows"]] = result[name]
         tally = tally + result["tally"]
-    return PopulationRisk(**out, tally=tally, partitions=len(parts))
+    return PopulationRisk(**out, tally=tally, partitions=len(results),
+                          variance_range=(low, high))

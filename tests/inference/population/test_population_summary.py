@@ -152,3 +152,31 @@ def test_summary_identical_across_partitionings(population, adversary):
     assert split.summary() == whole.summary()  # floats compared to the last bit
     for name in ("posterior_true", "map", "map_posterior", "fdp_bound"):
         assert np.array_equal(getattr(split, name), getattr(whole, name))
+
+
+def test_streamed_partitions_equal_in_memory(population, tmp_path):
+    """A loader called per partition (each reads only its blocks) gives the same bits; a
+    refused input removes what the call stored."""
+    persons, meas = population
+
+    def loader(geoids):
+        rows = np.searchsorted(meas.geoids.astype(str), geoids)
+        return type(meas)(geoids=meas.geoids[rows], noisy=meas.noisy[rows],
+                          variance=meas.variance[rows])
+
+    whole = population_risk(persons, meas, adversary="outsider")
+    streamed = population_risk(persons, loader, adversary="outsider", partition_persons=700,
+                               store=tmp_path / "store")
+    assert streamed.partitions > 3 and streamed.summary() == whole.summary()
+    assert np.array_equal(streamed.posterior_true, whole.posterior_true)
+    assert streamed.variance_range == (10.09, 10.09)
+
+    def refusing(geoids):
+        if geoids[0] > persons.geoid.min():
+            raise ValueError("noisy: refused")
+        return loader(geoids)
+
+    with pytest.raises(ValueError, match="refused"):
+        population_risk(persons, refusing, adversary="outsider", partition_persons=700,
+                        store=tmp_path / "other")
+    assert not (tmp_path / "other").exists()
