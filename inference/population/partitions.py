@@ -171,7 +171,8 @@ def run_partitions(parts: list, *, adversary: str, prior, client=None, store=Non
         elif missing:
             from distributed import as_completed
 
-            futures = client.map(_indexed, missing, [parts[i] for i in missing],
+            scattered = client.scatter([parts[i] for i in missing])
+            futures = client.map(_indexed, missing, scattered,
                                  adversary=adversary, prior=prior, pure=False)
             try:
                 for _, (i, result) in as_completed(futures, loop=client.loop,
@@ -271,7 +272,8 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
         else:
             from distributed import as_completed
 
-            futures = client.map(_indexed_streamed, range(len(tasks)), tasks,
+            scattered = client.scatter(tasks)  # the persons' rows: data, not a task graph
+            futures = client.map(_indexed_streamed, range(len(tasks)), scattered,
                                  adversary=adversary, prior=prior, store=store, pure=False)
             try:
                 for _, (i, result) in as_completed(futures, loop=client.loop,
