@@ -44,15 +44,17 @@ def _dprisk() -> list[str]:
 def _timed(argv: list[str]) -> dict:
     """Run ``argv``; its wall and CPU seconds, peak RSS (bytes) and stdout."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         text = out.read().decode()
+        err.seek(0)
+        errors = err.read().decode()
     if proc.returncode != 0:
-        raise RuntimeError(f"{argv} failed: {proc.stderr.read().decode()[-500:]}")
+        raise RuntimeError(f"{argv} failed: {errors[-500:]}")
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "peak_bytes": usage.ru_maxrss * 1024, "stdout": text}
 

@@ -3,11 +3,11 @@
 **Splitting** (:func:`split_partitions`). Tracts (the first 11 GEOID characters) in GEOID
 order are cut into consecutive runs of about ``partition_persons`` persons; a tract is never
 split, so a partition holds everything a tract prior needs. Each
-:class:`~dprisk.inference.population.risk.Partition` carries its persons (rows ascending),
+:class:`~dprisk.inference.population.pipeline.Partition` carries its persons (rows ascending),
 its blocks' noisy rows and variances, in local indices.
 
 **Running** (:func:`run_partitions`). Each partition is
-:func:`~dprisk.inference.population.risk.partition_risk`, a pure function of the partition and
+:func:`~dprisk.inference.population.pipeline.partition_risk`, a pure function of the partition and
 the options; in this process one after another, or with ``client.map`` on a Dask cluster
 (results as they complete). The population's tally is the exact sum of the partitions'
 (:class:`~dprisk.inference.population.metrics.Tally`), so neither the partitioning, the number
@@ -54,7 +54,7 @@ RESULT_VERSION = "1"
 
 def split_partitions(prepared, partition_persons: int | None = None) -> list:
     """Cut the persons into partitions of whole tracts (module docstring)."""
-    from dprisk.inference.population.risk import Partition
+    from dprisk.inference.population.pipeline import Partition
 
     size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
     if size < 1:
@@ -144,7 +144,7 @@ def _bar(total: int, initial: int, enabled: bool):
 def run_partitions(parts: list, *, adversary: str, prior, client=None, store=None,
                    progress: bool = False) -> list[dict]:
     """Every partition's result (module docstring), in the order of ``parts``."""
-    from dprisk.inference.population.risk import partition_risk
+    from dprisk.inference.population.pipeline import partition_risk
 
     results: list = [None] * len(parts)
     paths: list = [None] * len(parts)
@@ -186,7 +186,7 @@ def run_partitions(parts: list, *, adversary: str, prior, client=None, store=Non
 
 
 def _indexed(i: int, part, *, adversary: str, prior):
-    from dprisk.inference.population.risk import partition_risk
+    from dprisk.inference.population.pipeline import partition_risk
 
     return i, partition_risk(part, adversary=adversary, prior=prior)
 
@@ -220,7 +220,7 @@ def split_person_rows(geoids: np.ndarray, partition_persons: int | None = None) 
 
 def _streamed_task(task: tuple, *, adversary: str, prior, store) -> dict:
     """Load one partition's measurements, compute it (or take it from the store)."""
-    from dprisk.inference.population.risk import partition_risk, prepare
+    from dprisk.inference.population.pipeline import partition_risk, prepare
 
     rows, persons, loader = task
     geoids = np.sort(np.asarray(persons["geoid"].unique(), dtype=str))

@@ -175,7 +175,7 @@ def test_risk_prior_file_uniform_equals_uniform(state, tmp_path, capsys):
 
 def test_risk_resumes_finished_partitions(state, tmp_path, monkeypatch):
     """A store holding finished partitions: a rerun computes none of them again."""
-    from dprisk.inference.population import partitions, risk
+    from dprisk.inference.population import partitions, pipeline, risk
     from dprisk.inference.population.measurements import read_noisy_table
     from dprisk.inference.population.persons import read_persons
 
@@ -186,7 +186,7 @@ def test_risk_resumes_finished_partitions(state, tmp_path, monkeypatch):
                                  store=store)
     assert first.partitions > 1 and len(list(store.glob("part-*.npz"))) == first.partitions
     calls = []
-    monkeypatch.setattr(risk, "partition_risk", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(pipeline, "partition_risk", lambda *a, **k: calls.append(1))
     again = risk.population_risk(persons, meas, adversary="outsider", partition_persons=1,
                                  store=store)
     assert calls == [] and again.summary() == first.summary()
