@@ -12,7 +12,8 @@ order, so a seed gives the same persons, row for row):
 2. **Block sizes within a band** are log-uniform on the band's integers,
    :math:`P[s] \propto 1/s` for :math:`s \in [\ell_b, u_b]` (``1000+``: up to
    :data:`LARGEST_BLOCK`), drawn until the band's persons are used; the last block takes
-   the remainder (merged into the previous block when below the band's lower edge).
+   the remainder (spread one person at a time over the band's blocks when below the band's
+   lower edge), so each band holds exactly its share of persons.
 3. **Tracts and counties.** Blocks, shuffled, fill tracts of :math:`T \sim
    \mathrm{Uniform}\{2500, \dots, 6000\}` persons (the usual tract size), and tracts fill
    counties of 5-40 tracts. GEOIDs: state (2) + county (3, odd numbers 001, 003, ... as the
@@ -116,6 +117,18 @@ def _persons_per_band(persons: int) -> np.ndarray:
     return counts
 
 
+def _spread(sizes: list, extra: int, high: int) -> None:
+    """Add ``extra`` persons one at a time to the blocks below ``high`` (a new block if none)."""
+    while extra > 0:
+        room = [i for i, size in enumerate(sizes) if size < high]
+        if not room:
+            sizes.append(extra)
+            return
+        for i in room[:extra]:
+            sizes[i] += 1
+        extra -= min(extra, len(room))
+
+
 def block_sizes(persons: int, rng: np.random.Generator) -> np.ndarray:
     """Block sizes summing to ``persons``, by band (items 1 and 2 of the module's model)."""
     sizes = []
@@ -133,8 +146,8 @@ def block_sizes(persons: int, rng: np.random.Generator) -> np.ndarray:
                 if left <= 0:
                     break
                 size = int(min(size, left))
-                if size < low and band_sizes:  # the remainder: merged into the previous block
-                    band_sizes[-1] += size
+                if size < low and band_sizes:  # the remainder: one person each to blocks
+                    _spread(band_sizes, size, high)  # with room, so the band keeps them
                 else:
                     band_sizes.append(size)
                 left -= size
