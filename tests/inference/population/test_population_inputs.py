@@ -79,7 +79,7 @@ def test_read_persons_refuses_other_files(tmp_path):
     with pytest.raises(ValueError, match="cenrace: row 1 holds 64"):
         read_persons(tmp_path / "r.parquet")
     _frame().drop(columns="cenrace").to_csv(tmp_path / "q.csv", index=False)
-    with pytest.raises(ValueError, match="missing column.*cenrace"):
+    with pytest.raises(ValueError, match=r"missing column.*cenrace"):
         read_persons(tmp_path / "q.csv")
 
 
