@@ -67,8 +67,9 @@ __all__ = [
 NEGLECTED_RELATIVE = 1e-15
 #: Cells summed at once (memory: cells x window x 8 bytes per temporary).
 CHUNK_CELLS = 65_536
-#: Terms per second of the numpy Poisson-Gaussian sums (2-core machine, measured unloaded).
-NUMPY_TERMS_PER_SECOND = 2e7
+#: Terms per second of the numpy Poisson-Gaussian sums (benchmarks/bench_population.py on the
+#: 2-core machine: 8.6e6 under load, 0.078x numpy's exp rate).
+NUMPY_TERMS_PER_SECOND = 1e7
 
 
 def _log_prior(prior: np.ndarray) -> np.ndarray:
