@@ -143,3 +143,21 @@ def test_cli_bad_input_names_the_option_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match=r"^--out .*not written by dprisk population measure"):
         population_measure.run(_args(persons=good, out=mine, seed=1))
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_population_measure_through_the_command_line(tmp_path, capsys):
+    """``dprisk population measure`` end to end: exit 0, then exit 2 with one stderr line."""
+    from dprisk.cli.main import main
+
+    path = tmp_path / "persons.csv"
+    persons_of(n=50).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["population", "measure", "--persons", str(path), "--out", str(out),
+                 "--seed", "5", "--layout", "nmf", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "nmf"
+    assert (out / "US_Person_PL_PROD" / "US.parquet" / "DPQuery").is_dir()
+    assert main(["population", "measure", "--persons", str(tmp_path / "no.csv"), "--out",
+                 str(tmp_path / "other"), "--seed", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--persons" in err[0] and "no such file" in err[0]
+    assert not (tmp_path / "other").exists()
