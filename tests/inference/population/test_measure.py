@@ -161,3 +161,24 @@ def test_population_measure_through_the_command_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--persons" in err[0] and "no such file" in err[0]
     assert not (tmp_path / "other").exists()
+
+
+def test_risk_from_either_layout_is_the_same(tmp_path, capsys):
+    """``population risk --noisy`` and ``--nmf`` on measurements of one seed: one answer."""
+    from dprisk.cli.main import main
+
+    path = tmp_path / "persons.parquet"
+    persons_of(n=120).to_parquet(path)
+    summaries = []
+    for layout, source in (("table", ["--noisy", str(tmp_path / "table" / "noisy.parquet")]),
+                           ("nmf", ["--nmf", str(tmp_path / "nmf"), "--state", "26"])):
+        assert main(["population", "measure", "--persons", str(path), "--out",
+                     str(tmp_path / layout), "--seed", "8", "--layout", layout, "--json"]) == 0
+        capsys.readouterr()
+        assert main(["population", "risk", "--persons", str(path), *source, "--adversary",
+                     "informed", "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        summary.get("noise_variance", {}).pop("source", None)
+        summaries.append(summary)
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["persons"] == 120
