@@ -193,19 +193,35 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
     _check_nulls(path, table)
     # Memory: each column is turned into numpy and dropped from the Arrow table in turn,
     # and the cell keys are int32 while they fit (a 20,000-block file: 40 M rows).
-    encoded = table.column("geoid").combine_chunks()
+    import pyarrow.compute as pc
+
+    geoid = table.column("geoid")
     table = table.drop_columns(["geoid"])
-    if pa.types.is_dictionary(encoded.type):
-        encoded = encoded.cast(pa.string())  # unify the dictionaries of the row groups
-    encoded = encoded.dictionary_encode()
-    distinct = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    if not pa.types.is_dictionary(geoid.type):
+        geoid = pc.dictionary_encode(geoid)
+    geoid = geoid.unify_dictionaries()  # one dictionary for every row group, no strings copied
+    dictionary = (geoid.chunk(0).dictionary if geoid.num_chunks else pa.array([], pa.string()))
+    distinct = np.asarray(dictionary.to_pylist(), dtype=object)
     by_geoid = np.argsort(distinct, kind="stable")
     key_type = np.int32 if distinct.size * N_DETAILED_CELLS < 2**31 else np.int64
     rank = np.empty(distinct.size, key_type)
     rank[by_geoid] = np.arange(distinct.size)
     blocks = distinct[by_geoid]
-    key = rank[encoded.indices.to_numpy(zero_copy_only=False)]
-    del encoded
+    present = np.zeros(distinct.size, bool)
+    key = np.empty(len(geoid), key_type)
+    start = 0
+    for chunk in geoid.chunks:
+        indices = chunk.indices.to_numpy(zero_copy_only=False)
+        key[start:start + indices.size] = rank[indices]
+        present[indices] = True
+        start += indices.size
+    del geoid
+    if not present.all():  # a dictionary entry no row uses (a filtered row group's)
+        used = np.flatnonzero(present[by_geoid])
+        renumber = np.full(distinct.size, -1, key_type)
+        renumber[used] = np.arange(used.size)
+        key = renumber[key]
+        blocks = blocks[used]
     bad = [g for g in blocks if len(g) != 15 or not g.isdigit()]
     if bad:
         raise ValueError(f"{path}: geoid {bad[0]!r} is not a 15-digit block GEOID")
@@ -243,7 +259,8 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
 
     def column(name, dtype):
         values = table.column(name).to_numpy()
-        return (values.astype(dtype) if order is None else values[order].astype(dtype))
+        return (values.astype(dtype, copy=False) if order is None
+                else values[order].astype(dtype, copy=False))
 
     noisy = column("noisy", np.int64).reshape(blocks.size, N_DETAILED_CELLS)
     table = table.drop_columns(["noisy"])
@@ -262,6 +279,7 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
             raise ValueError(f"{path}: variance differs between the cells of block "
                              f"{blocks[uneven[0]]} (one query, one σ²)")
         del per_row
+        table = table.drop_columns(["variance"])
     else:
         raise ValueError(f"{path}: no variance column; give the noise variance "
                          "(noise_variance, --noise-variance)")
