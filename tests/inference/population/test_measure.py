@@ -42,6 +42,37 @@ def test_block_detailed_variance_is_the_das_one():
     assert sigma2 == pytest.approx(1 / block["detailed"].rho, rel=1e-12)
 
 
+def _table_pmf(table):
+    """The law an alias table draws: P[x] for x = -K..K, from its thresholds and aliases."""
+    n_columns = 1 << table.index_bits
+    capacity = 2.0 ** (64 - table.index_bits)
+    own, alias = table.values[0::2], table.values[1::2]
+    keep = table.thresholds.astype(float)
+    halfwidth = -int(own[0])
+    implied = np.zeros(n_columns)
+    np.add.at(implied, own + halfwidth, keep / capacity / n_columns)
+    np.add.at(implied, alias + halfwidth, (capacity - keep) / capacity / n_columns)
+    return np.arange(-halfwidth, halfwidth + 1), implied[:2 * halfwidth + 1]
+
+
+@pytest.mark.parametrize("level", ["US", "State", "County", "Tract", "Block_Group", "Block"])
+def test_every_query_is_drawn_with_the_das_sigma2(level):
+    """For each query the sampler's law is pmf ∝ exp(-x²/(2σ²)) with σ² = 1/ρ_query.
+
+    The table's probabilities (exact multiples of 2^-64) against the pmf in double precision:
+    within 1e-12 absolute; the same check with σ²/2 (this suite's 1/(2ρ)) fails.
+    """
+    noise = LevelNoise(level, 0)
+    for query in noise.queries:
+        sigma2 = noise.variance(query)
+        values, implied = _table_pmf(noise._table(query))
+        for scale, agrees in ((sigma2, True), (sigma2 / 2, False)):
+            pmf = np.exp(-values.astype(float) ** 2 / (2 * scale))
+            pmf /= math.fsum(np.exp(-np.arange(-values.size * 2, values.size * 2 + 1) ** 2
+                                    / (2 * scale)))
+            assert (np.max(np.abs(implied - pmf)) < 1e-12) == agrees, (level, query, scale)
+
+
 def test_noise_law_is_the_exact_das_discrete_gaussian():
     """Chi-square of 302,400 block detailed noises against pmf ∝ exp(-x²/(2σ²)), σ² = 10.093.
 
