@@ -106,7 +106,7 @@ def load_measurements(args, geoids):
         source = ("--noise-variance" if args.noise_variance is not None
                   else "the --noisy file's variance column")
         return measurements, source
-    from dprisk.inference.population.nmf import read_nmf_block_detailed
+    from dprisk.inference.population.nmf_read import read_nmf_block_detailed
 
     measurements = _naming("--nmf", read_nmf_block_detailed, args.nmf, args.state,
                            geoids=geoids)

@@ -53,7 +53,7 @@ def run(args) -> int:
                                                   engine="pyarrow"))
     path = target.out / "persons.parquet"
     blocks = int(frame["geoid"].nunique())
-    payload = {"persons": int(len(frame)), "blocks": blocks,
+    payload = {"persons": len(frame), "blocks": blocks,
                "tracts": int(frame["geoid"].str[:11].nunique()), "state": args.state,
                "out": str(path), "seed": seed}
     lines = [f"{len(frame)} persons in {blocks} blocks written to {path}",
