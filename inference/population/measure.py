@@ -136,9 +136,11 @@ def tract_groups(geoids, group_blocks: int = GROUP_BLOCKS) -> list[slice]:
 def _aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sum the rows of ``counts`` by ``keys``: (sorted distinct keys, summed rows)."""
     distinct, inverse = np.unique(keys, return_inverse=True)
-    summed = np.zeros((distinct.size, counts.shape[1]), np.int64)
-    np.add.at(summed, inverse, counts)
-    return distinct, summed
+    order = np.argsort(inverse, kind="stable")
+    if distinct.size == inverse.size:  # one row per key (blocks): a reordering
+        return distinct, counts[order]
+    starts = np.searchsorted(inverse[order], np.arange(distinct.size))
+    return distinct, np.add.reduceat(counts[order], starts, axis=0)
 
 
 def measure(persons, out_dir, *, seed: int, layout: str = "table",

@@ -131,7 +131,7 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                                  f"{int(np.diff(value.offsets.to_numpy())[bad])} numbers, "
                                  f"not {N_DETAILED_CELLS}")
             taken = value.take(pa.array(rows))
-            values.append(taken.flatten().to_numpy().astype(np.int64)
+            values.append(taken.flatten().to_numpy().astype(np.int64, copy=False)
                           .reshape(rows.size, N_DETAILED_CELLS))
             variances.append(batch.column("variance").to_numpy(zero_copy_only=False)[rows])
             found_geoids.append(block_geoids[rows])
@@ -159,4 +159,12 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     if bad.size:
         raise ValueError(f"state {state}: block {all_geoids[bad[0]]} has variance "
                          f"{float(variance[bad[0]])!r}, not a number > 0")
-    return BlockMeasurements(all_geoids, np.concatenate(values)[order], variance)
+    position = np.empty(order.size, np.int64)
+    position[order] = np.arange(order.size)
+    noisy = np.empty((order.size, N_DETAILED_CELLS), np.int64)
+    start = 0
+    for i, batch_values in enumerate(values):  # placed in GEOID order, each batch freed
+        values[i] = None
+        noisy[position[start:start + len(batch_values)]] = batch_values
+        start += len(batch_values)
+    return BlockMeasurements(all_geoids, noisy, variance)

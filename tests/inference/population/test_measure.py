@@ -42,6 +42,37 @@ def test_block_detailed_variance_is_the_das_one():
     assert sigma2 == pytest.approx(1 / block["detailed"].rho, rel=1e-12)
 
 
+def _table_pmf(table):
+    """The law an alias table draws: P[x] for x = -K..K, from its thresholds and aliases."""
+    n_columns = 1 << table.index_bits
+    capacity = 2.0 ** (64 - table.index_bits)
+    own, alias = table.values[0::2], table.values[1::2]
+    keep = table.thresholds.astype(float)
+    halfwidth = -int(own[0])
+    implied = np.zeros(n_columns)
+    np.add.at(implied, own + halfwidth, keep / capacity / n_columns)
+    np.add.at(implied, alias + halfwidth, (capacity - keep) / capacity / n_columns)
+    return np.arange(-halfwidth, halfwidth + 1), implied[:2 * halfwidth + 1]
+
+
+@pytest.mark.parametrize("level", ["US", "State", "County", "Tract", "Block_Group", "Block"])
+def test_every_query_is_drawn_with_the_das_sigma2(level):
+    """For each query the sampler's law is pmf ∝ exp(-x²/(2σ²)) with σ² = 1/ρ_query.
+
+    The table's probabilities (exact multiples of 2^-64) against the pmf in double precision:
+    within 1e-12 absolute; the same check with σ²/2 (this suite's 1/(2ρ)) fails.
+    """
+    noise = LevelNoise(level, 0)
+    for query in noise.queries:
+        sigma2 = noise.variance(query)
+        values, implied = _table_pmf(noise._table(query))
+        for scale, agrees in ((sigma2, True), (sigma2 / 2, False)):
+            pmf = np.exp(-values.astype(float) ** 2 / (2 * scale))
+            pmf /= math.fsum(np.exp(-np.arange(-values.size * 2, values.size * 2 + 1) ** 2
+                                    / (2 * scale)))
+            assert (np.max(np.abs(implied - pmf)) < 1e-12) == agrees, (level, query, scale)
+
+
 def test_noise_law_is_the_exact_das_discrete_gaussian():
     """Chi-square of 302,400 block detailed noises against pmf ∝ exp(-x²/(2σ²)), σ² = 10.093.
 
@@ -143,3 +174,42 @@ def test_cli_bad_input_names_the_option_and_writes_nothing(tmp_path):
     with pytest.raises(ValueError, match=r"^--out .*not written by dprisk population measure"):
         population_measure.run(_args(persons=good, out=mine, seed=1))
     assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+
+def test_population_measure_through_the_command_line(tmp_path, capsys):
+    """``dprisk population measure`` end to end: exit 0, then exit 2 with one stderr line."""
+    from dprisk.cli.main import main
+
+    path = tmp_path / "persons.csv"
+    persons_of(n=50).to_csv(path, index=False)
+    out = tmp_path / "out"
+    assert main(["population", "measure", "--persons", str(path), "--out", str(out),
+                 "--seed", "5", "--layout", "nmf", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["layout"] == "nmf"
+    assert (out / "US_Person_PL_PROD" / "US.parquet" / "DPQuery").is_dir()
+    assert main(["population", "measure", "--persons", str(tmp_path / "no.csv"), "--out",
+                 str(tmp_path / "other"), "--seed", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--persons" in err[0] and "no such file" in err[0]
+    assert not (tmp_path / "other").exists()
+
+
+def test_risk_from_either_layout_is_the_same(tmp_path, capsys):
+    """``population risk --noisy`` and ``--nmf`` on measurements of one seed: one answer."""
+    from dprisk.cli.main import main
+
+    path = tmp_path / "persons.parquet"
+    persons_of(n=120).to_parquet(path)
+    summaries = []
+    for layout, source in (("table", ["--noisy", str(tmp_path / "table" / "noisy.parquet")]),
+                           ("nmf", ["--nmf", str(tmp_path / "nmf"), "--state", "26"])):
+        assert main(["population", "measure", "--persons", str(path), "--out",
+                     str(tmp_path / layout), "--seed", "8", "--layout", layout, "--json"]) == 0
+        capsys.readouterr()
+        assert main(["population", "risk", "--persons", str(path), *source, "--adversary",
+                     "informed", "--json"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        summary.get("noise_variance", {}).pop("source", None)
+        summaries.append(summary)
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["persons"] == 120

@@ -167,3 +167,15 @@ def test_a_hand_written_partition_in_the_released_shape(tmp_path):
     assert list(read.geoids) == ["500010001001001"]
     np.testing.assert_array_equal(read.noisy[0], np.arange(2016))
     assert read.variance[0] == pytest.approx(10.09, rel=1e-6)
+
+
+def test_puerto_rico_goes_to_its_own_product_without_a_us_level(tmp_path):
+    persons = pd.concat([persons_of(states=("72",), n=40), persons_of(states=("01",), n=40)])
+    measure(persons, tmp_path, seed=2, layout="nmf")
+    assert not (tmp_path / "PR_Person_PL_PROD" / "US.parquet").exists()
+    us = pq.read_table(tmp_path / PROD / "US.parquet" / "DPQuery").to_pandas()
+    total = us[us.query_name == "votingage_dpq"].value.iloc[0]
+    noise = LevelNoise("US", 2).draw([""], ["votingage"])["votingage"][0]
+    assert int(np.sum(np.asarray(total) - noise)) == 40  # the states' persons, not PR's
+    pr = read_nmf_block_detailed(tmp_path, "72")
+    assert all(g.startswith("72") for g in pr.geoids)
