@@ -19,7 +19,7 @@ import pytest
 from population_helpers import measure
 from scipy.stats import norm
 
-from dprisk.inference.population import fdp, synth
+from dprisk.inference.population import fdp, pipeline, synth
 from dprisk.inference.population.categories import (
     BAND_LABELS,
     N_CATEGORIES,
@@ -170,6 +170,12 @@ def test_streamed_partitions_equal_in_memory(population, tmp_path):
     assert streamed.partitions > 3 and streamed.summary() == whole.summary()
     assert np.array_equal(streamed.posterior_true, whole.posterior_true)
     assert streamed.variance_range == (10.09, 10.09)
+    with pytest.MonkeyPatch.context() as patch:  # resumed: every partition from the store
+        patch.setattr(pipeline, "partition_risk", None)
+        again = population_risk(persons, loader, adversary="outsider", partition_persons=700,
+                                store=tmp_path / "store")
+    assert again.summary() == whole.summary()
+    assert np.array_equal(again.map_posterior, whole.map_posterior)
 
     def refusing(geoids):
         if geoids[0] > persons.geoid.min():
