@@ -211,3 +211,17 @@ def test_risk_on_a_scheduler_address_equals_in_process(state, capsys):
 def test_population_without_command_is_bad_input(capsys):
     status, out, err = run_cli(["population"], capsys)
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
+
+
+# A process cluster costs 10-20 s to start on the 2-core machine: with `make bench`.
+@pytest.mark.slow
+def test_risk_on_a_two_worker_process_cluster_equals_in_process(state, tmp_path, capsys):
+    from dprisk.inference.sweeps.sweep import local_cluster
+
+    alone = run_json([*_risk(state, "--adversary", "informed", "--json")], capsys)
+    with local_cluster(2) as cluster:
+        on_dask = run_json([*_risk(state, "--adversary", "informed", "--partition-persons",
+                                   "1", "--scheduler", cluster.scheduler_address, "--out",
+                                   str(tmp_path / "out"), "--json")], capsys)
+    assert on_dask["partitions"] > 1
+    assert on_dask["all"] == alone["all"] and on_dask["by_block_size"] == alone["by_block_size"]
