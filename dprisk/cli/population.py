@@ -53,10 +53,8 @@ def add_parser(subs) -> None:
     names = available_commands()
     population = subs.add_parser(
         "population", help=SUBCOMMAND_HELP["population"],
-        description="Every person of a population: " + "; ".join(
-            f"dprisk population {name}: "
-            f"{importlib.import_module(f'dprisk.cli.population_{name}').HELP}"
-            for name in names) + ".")
+        description="Every person of a population (docs/population.md). Run dprisk "
+        "population COMMAND --help for a command's options.")
     inner_subs = population.add_subparsers(dest="population_command", required=True,
                                            parser_class=Parser, title="commands",
                                            metavar="{" + ",".join(names) + "}")
@@ -65,6 +63,7 @@ def add_parser(subs) -> None:
         module = importlib.import_module(f"dprisk.cli.population_{name}")
         sub = inner_subs.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(sub)
-        sub.set_defaults(func=module.run)
+        # messages and stop lines name the command as typed: "dprisk population risk: ..."
+        sub.set_defaults(func=module.run, command=f"population {name}")
         inner[name] = sub
     population.unknown_options = functools.partial(_unknown_options, inner)

@@ -33,35 +33,35 @@ BYTES_PER_PERSON = 400
 
 def add_arguments(parser) -> None:
     """The options of ``dprisk population risk``."""
-    parser.add_argument("--persons", required=True,
+    parser.add_argument("--persons", required=True, metavar="FILE",
                         help="persons file (.parquet or .csv): geoid, hhgq, votingage, "
                         "hispanic, cenrace")
-    parser.add_argument("--noisy", default=None,
+    parser.add_argument("--noisy", default=None, metavar="FILE",
                         help="noisy block detailed cells (.parquet or .csv: geoid, hhgq, "
                         "votingage, hispanic, cenrace, noisy[, variance])")
-    parser.add_argument("--noise-variance", type=number, default=None,
+    parser.add_argument("--noise-variance", type=number, default=None, metavar="V",
                         help="sigma^2 of the --noisy cells, the DAS's convention: noise pmf "
                         "proportional to exp(-x^2/(2 sigma^2)) (production block detailed: "
                         "about 10.09); default: the file's variance column")
-    parser.add_argument("--nmf", default=None,
+    parser.add_argument("--nmf", default=None, metavar="DIR",
                         help="directory holding US_Person_PL_PROD (the released "
                         "noisy-measurement layout); sigma^2 from its variance column")
-    parser.add_argument("--state", default=None,
+    parser.add_argument("--state", default=None, metavar="SS",
                         help="two-digit state FIPS code to read from --nmf")
     parser.add_argument("--adversary", required=True, choices=("informed", "outsider"),
                         help="informed: knows every other person's record; outsider: knows "
                         "the group's count only")
-    parser.add_argument("--prior", default="tract",
+    parser.add_argument("--prior", default="tract", metavar="tract|uniform|FILE",
                         help="tract (the person's tract composition in their voting-age "
                         "group), uniform (1/126), or a prior file (.json or .csv, 126 "
                         "probabilities; docs/population.md) (default: tract)")
-    parser.add_argument("--out", default=None,
+    parser.add_argument("--out", default=None, metavar="DIR",
                         help="output directory: persons.parquet, summary.json, summary.nc, "
                         "figures/ (a rerun after an interrupt reuses finished partitions)")
-    parser.add_argument("--scheduler", default=None,
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
                         help="Dask scheduler address (default: this process for one "
                         "partition, a local cluster of 2 workers for more)")
-    parser.add_argument("--partition-persons", type=integer, default=None,
+    parser.add_argument("--partition-persons", type=integer, default=None, metavar="N",
                         help="persons per partition of whole tracts (default: 250000); the "
                         "answers do not depend on it")
     add_json(parser)

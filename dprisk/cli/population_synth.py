@@ -23,12 +23,12 @@ BYTES_PER_PERSON = 200
 
 def add_arguments(parser) -> None:
     """``--persons``, ``--seed``, ``--state``, ``--out``, ``--json``."""
-    parser.add_argument("--persons", type=integer, required=True,
+    parser.add_argument("--persons", type=integer, required=True, metavar="N",
                         help="number of persons, an integer >= 1")
-    parser.add_argument("--seed", type=integer, default=None, help=SEED_HELP)
-    parser.add_argument("--state", default="01",
+    parser.add_argument("--seed", type=integer, default=None, metavar="S", help=SEED_HELP)
+    parser.add_argument("--state", default="01", metavar="SS",
                         help="two-digit state FIPS code of the GEOIDs (default: 01)")
-    parser.add_argument("--out", required=True,
+    parser.add_argument("--out", required=True, metavar="DIR",
                         help="output directory; persons.parquet is written there")
     add_json(parser)
 
