@@ -67,9 +67,6 @@ __all__ = [
 NEGLECTED_RELATIVE = 1e-15
 #: Cells summed at once (memory: cells x window x 8 bytes per temporary).
 CHUNK_CELLS = 65_536
-#: Terms per second of the numpy Poisson-Gaussian sums (benchmarks/bench_population.py on the
-#: 2-core machine: 8.6e6 under load, 0.078x numpy's exp rate).
-NUMPY_TERMS_PER_SECOND = 1e7
 
 
 def _log_prior(prior: np.ndarray) -> np.ndarray:
@@ -245,16 +242,20 @@ def poisson_gaussian_log_ratio(y, lam, variance):
         retry = []
         half = first_half[pending] * factor
         by_width = np.argsort(half, kind="stable")
-        for begin in range(0, pending.size, CHUNK_CELLS):
-            chosen = by_width[begin: begin + CHUNK_CELLS]
-            part = pending[chosen]
-            width = int(2 * half[chosen].max() + 1)
-            start = np.maximum(np.rint(mode[part]).astype(np.int64) - half[chosen], 0)
-            log_fact = _log_factorials(int(start.max()) + width)
-            log0, log1, neglected = _window_sums(y[part], lam[part], variance[part], start,
-                                                 width, log_fact)
-            result[part] = log1 - log0
-            retry.append(part[~(neglected <= NEGLECTED_RELATIVE)])
+        # chunks of one window width each: a cell's sum (its terms and their summation
+        # order) depends on the cell alone, never on which other cells share its chunk
+        edges = np.flatnonzero(np.diff(half[by_width])) + 1
+        for same in np.split(by_width, edges):
+            for begin in range(0, same.size, CHUNK_CELLS):
+                chosen = same[begin: begin + CHUNK_CELLS]
+                part = pending[chosen]
+                width = int(2 * half[chosen[0]] + 1)
+                start = np.maximum(np.rint(mode[part]).astype(np.int64) - half[chosen], 0)
+                log_fact = _log_factorials(int(start.max()) + width)
+                log0, log1, neglected = _window_sums(y[part], lam[part], variance[part],
+                                                     start, width, log_fact)
+                result[part] = log1 - log0
+                retry.append(part[~(neglected <= NEGLECTED_RELATIVE)])
         pending = np.sort(np.concatenate(retry)) if retry else np.empty(0, dtype=np.int64)
         factor *= 2
         if factor > 1024 and pending.size:
@@ -265,16 +266,21 @@ def poisson_gaussian_log_ratio(y, lam, variance):
 
 
 def _compiled(cells: int):
-    """The compiled kernels' module when they pay for ``cells`` distinct sums, else None.
+    """The compiled kernels' module, or None for the numpy path.
 
-    The rule of :func:`dprisk.inference.kernels.fused_kernels.use_compiled` (``DPRISK_KERNELS``;
-    ``auto``: once the numpy time, at :data:`NUMPY_TERMS_PER_SECOND` and about 126 terms per
-    cell, would pay for loading numba); numba missing means numpy.
+    ``DPRISK_KERNELS`` (:func:`dprisk.inference.kernels.fused_kernels.kernel_mode`):
+    ``numpy`` takes the numpy path; ``auto`` and ``compiled`` the compiled one whenever numba
+    loads. Not the ski-rental rule of the two-level kernels: that rule depends on what the
+    process computed before, and the two paths agree to about 1e-14, not to the bit, so a
+    partitioned run would depend on which partitions a worker happened to run. One path per
+    environment keeps every cell's answer a function of the cell alone. ``cells`` is unused
+    (kept for the rule's signature).
     """
-    from dprisk.inference.kernels.fused_kernels import use_compiled
+    from dprisk.inference.kernels.fused_kernels import kernel_mode
     from dprisk.runtime.cache import use_numba_cache
 
-    if not use_compiled(cells * 126 / NUMPY_TERMS_PER_SECOND):
+    del cells
+    if kernel_mode() == "numpy":
         return None
     use_numba_cache()
     try:

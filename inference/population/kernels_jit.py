@@ -1,8 +1,8 @@
 r"""Compiled (numba) twin of the outsider's Poisson-Gaussian sums: one pass per cell, no window.
 
-Imported only by :mod:`dprisk.inference.population.kernels` when the compiled path is chosen
-(:func:`dprisk.inference.kernels.fused_kernels.use_compiled`: ``DPRISK_KERNELS``, and a
-numpy estimate large enough to pay for loading numba); ``@njit(cache=True)``, so a new process
+Imported by :mod:`dprisk.inference.population.kernels` whenever numba loads, unless
+``DPRISK_KERNELS=numpy`` (one path per environment: every cell's answer depends on the cell
+alone, whatever the partitioning); ``@njit(cache=True)``, so a new process
 loads the machine code from numba's cache (:func:`dprisk.runtime.cache.use_numba_cache`).
 
 The quantity is the numpy path's (:func:`dprisk.inference.population.kernels.

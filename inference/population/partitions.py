@@ -192,19 +192,30 @@ def _indexed(i: int, part, *, adversary: str, prior):
 
 
 # --------------------------------------------------------------------------- streamed
-def split_person_rows(geoids: np.ndarray, partition_persons: int | None = None) -> list:
+def _tract_codes(geoid) -> tuple[np.ndarray, int]:
+    """Each person's tract (first 11 GEOID characters) as an index in GEOID order."""
+    import pandas as pd
+
+    geoid = pd.Series(geoid)
+    if isinstance(geoid.dtype, pd.CategoricalDtype):  # one string per block
+        per_category, tracts = pd.factorize(
+            pd.Series(geoid.cat.categories.astype(str)).str.slice(0, 11), sort=True)
+        return per_category[geoid.cat.codes.to_numpy()], len(tracts)
+    codes, tracts = pd.factorize(geoid.astype(str).str.slice(0, 11), sort=True)
+    return codes, len(tracts)
+
+
+def split_person_rows(geoids, partition_persons: int | None = None) -> list:
     """Rows of each partition of whole tracts, cut from the persons' GEOIDs alone.
 
     The same cut as :func:`split_partitions` (tracts in GEOID order, about
     ``partition_persons`` persons each), before any measurement is read.
     """
-    import pandas as pd
-
     size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
     if size < 1:
         raise ValueError(f"partition_persons must be an integer >= 1, got {partition_persons!r}")
-    codes, tracts = pd.factorize(pd.Series(geoids).str.slice(0, 11), sort=True)
-    counts = np.bincount(codes, minlength=len(tracts))
+    codes, n_tracts = _tract_codes(geoids)
+    counts = np.bincount(codes, minlength=n_tracts)
     order = np.argsort(codes, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts)])
     cuts, filled = [0], 0
@@ -254,8 +265,8 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
     partition's measurements are held at once per worker. A refusal of the inputs
     (``ValueError``) removes the partitions this call stored, so bad input leaves nothing.
     """
-    rows_list = split_person_rows(persons["geoid"].to_numpy(), partition_persons)
-    tasks = [(rows, persons.iloc[rows], loader) for rows in rows_list]
+    rows_list = split_person_rows(persons["geoid"], partition_persons)
+    tasks = [(rows, _subset(persons, rows), loader) for rows in rows_list]
     before = set()
     if store is not None:
         store = Path(store)
@@ -292,6 +303,16 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
     finally:
         bar.close()
     return results
+
+
+def _subset(persons, rows: np.ndarray):
+    """The persons of ``rows``; a categorical GEOID keeps only its own blocks' strings."""
+    import pandas as pd
+
+    part = persons.iloc[rows]
+    if isinstance(part["geoid"].dtype, pd.CategoricalDtype):
+        part = part.assign(geoid=part["geoid"].cat.remove_unused_categories())
+    return part
 
 
 def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):

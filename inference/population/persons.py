@@ -56,7 +56,8 @@ def read_persons(path, *, name: str = "persons"):
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`COLUMNS`: ``geoid`` as str, the others as int64; a default index.
+        Columns :data:`COLUMNS`: ``geoid`` categorical (one str per block: 4 bytes a person),
+        the others as int8; a default index.
 
     Raises
     ------
@@ -117,7 +118,8 @@ def check_persons(frame, where: str = "persons"):
         raise ValueError(f"{where}: column geoid: row {row} holds {texts[codes[row]]!r}, not a "
                          f"{GEOID_LENGTH}-digit block GEOID (state 2, county 3, tract 6, "
                          "block 4 digits)")
-    out["geoid"] = np.asarray(texts, dtype=object)[codes]
+    # one string per block, not per person: 4 bytes a person instead of a Python str
+    out["geoid"] = pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
     for column, (low, high) in RANGES.items():
         values = frame[column]
         if pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans:
@@ -136,5 +138,5 @@ def check_persons(frame, where: str = "persons"):
             row = _first_bad(bad)
             raise ValueError(f"{where}: column {column}: row {row} holds "
                              f"{int(numeric[row])}, outside {low}-{high}")
-        out[column] = numeric.astype(np.int64)
+        out[column] = numeric.astype(np.int8 if high < 128 else np.int16)
     return pd.DataFrame(out)

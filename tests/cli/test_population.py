@@ -107,8 +107,8 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
     assert sorted(p.name for p in (out / "figures").iterdir()) == [
         "by_band.png", "calibration.png"]
     written = pd.read_parquet(out / "persons.parquet")
-    pd.testing.assert_frame_equal(written[list(persons.columns)], shuffled,
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(written[list(persons.columns)].astype({"geoid": str}),
+                                  shuffled.astype({"geoid": str}), check_dtype=False)
     from dprisk.inference.population.measurements import read_noisy_table
     from dprisk.inference.population.persons import read_persons
     from dprisk.inference.population.risk import population_risk
