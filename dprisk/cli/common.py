@@ -96,6 +96,8 @@ SUBCOMMAND_HELP = {
     "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
     "product": "risk of the post-processed (TopDown-style) product beside the noisy measurements",
     "explore": "serve the live what-if explorer in the browser (Panel)",
+    "population": "every person of a population: synthetic persons, noisy measurements, "
+                  "each person's risk by block size (dprisk population COMMAND)",
 }
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
 WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "

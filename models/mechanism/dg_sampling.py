@@ -38,7 +38,9 @@ from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel, support_hal
 __all__ = [
     "SEED_BOUND",
     "TABLE_TAIL_MASS",
+    "alias_table",
     "as_generator",
+    "noise_from_words",
     "rejection_noise",
     "resolve_random_seed",
     "sample",
@@ -233,19 +235,65 @@ def _alias_table(rho: float) -> _AliasTable:
     return _AliasTable(index_bits, np.asarray(thresholds, dtype=np.uint64), values)
 
 
+def alias_table(rho: float) -> _AliasTable:
+    """The (cached) alias table of DG(0, 1/(2 rho)) that :func:`sample` draws from.
+
+    Hold the returned table to reuse it beyond the cache's 16 entries
+    (:func:`noise_from_words`). ``rho`` (> 0) must give a table of at most
+    ``2**MAX_TABLE_BITS`` columns (``rho >= 3e-9``).
+    """
+    rho = float(rho)
+    if not (rho > 0 and _table_fits(rho)):
+        raise ValueError(f"rho must be >= 3e-9 for an alias table, got {rho!r}")
+    return _alias_table(rho)
+
+
+def _table_noise(table: _AliasTable, words: np.ndarray, out: np.ndarray) -> None:
+    """Map uniform 64-bit ``words`` to noises through ``table`` (into ``out``)."""
+    shift = np.uint64(_WORD_BITS - table.index_bits)
+    low_mask = np.uint64((1 << (_WORD_BITS - table.index_bits)) - 1)
+    column = words >> shift
+    use_alias = (words & low_mask) >= table.thresholds[column]
+    slot = (column.astype(np.int64) << 1) | use_alias
+    np.take(table.values, slot, out=out)
+
+
+def noise_from_words(table: _AliasTable, words) -> np.ndarray:
+    r"""DG noises, one per uniform 64-bit word, through an :func:`alias_table`.
+
+    The draw of :func:`sample` with the random words supplied by the caller (e.g. a
+    counter-based generator keyed by what the noise belongs to): the top ``b`` bits of a word
+    pick a column, its low ``64 - b`` bits choose the column's value or its alias, so a
+    uniform word gives each :math:`x` with probability :math:`w_x / 2^{64}`, the pmf to within
+    :math:`2^{-64}`.
+
+    Parameters
+    ----------
+    table : the result of :func:`alias_table`
+    words : array_like of uint64
+        Independent uniform 64-bit words.
+
+    Returns
+    -------
+    ndarray of int64
+        The noises, shaped as ``words``.
+    """
+    words = np.asarray(words)
+    if words.dtype != np.uint64:
+        raise ValueError(f"words must be uint64, got {words.dtype}")
+    out = np.empty(words.shape, dtype=np.int64)
+    _table_noise(table, words.ravel(), out.reshape(-1))
+    return out
+
+
 def _sample_table(rho: float, n_draws: int, rng: np.random.Generator) -> np.ndarray:
     """``n_draws`` DG(0, 1/(2 rho)) noises from the alias table, chunk by chunk."""
     table = _alias_table(rho)
-    shift = np.uint64(_WORD_BITS - table.index_bits)
-    low_mask = np.uint64((1 << (_WORD_BITS - table.index_bits)) - 1)
     out = np.empty(n_draws, dtype=np.int64)
     for start in range(0, n_draws, _CHUNK):
         stop = min(start + _CHUNK, n_draws)
         words = rng.integers(0, 2**_WORD_BITS, size=stop - start, dtype=np.uint64)
-        column = words >> shift
-        use_alias = (words & low_mask) >= table.thresholds[column]
-        slot = (column.astype(np.int64) << 1) | use_alias
-        np.take(table.values, slot, out=out[start:stop])
+        _table_noise(table, words, out[start:stop])
     return out
 
 

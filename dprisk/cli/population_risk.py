@@ -1,0 +1,248 @@
+"""``dprisk population risk``: every person's risk of having their category inferred.
+
+Two forms, by where the noisy measurements come from:
+
+* ``--noisy FILE [--noise-variance V]``: the block ``detailed`` cells as a table (Parquet or
+  CSV); sigma^2 is V, or the file's ``variance`` column when V is not given;
+* ``--nmf DIR --state SS``: the released noisy-measurement layout (``DIR/US_Person_PL_PROD``),
+  sigma^2 from its ``variance`` column.
+
+sigma^2 is the DAS's: the noise pmf is proportional to exp(-x^2 / (2 sigma^2)) (about 10.09 at
+the block ``detailed`` query in production: 1/rho, not this suite's 1/(2 rho); DESIGN.md §9).
+The summary (``--json``: ``{"persons", "all", "by_block_size", ...}``) and, with ``--out DIR``,
+``persons.parquet``, ``summary.json``, ``summary.nc`` and figures
+(:mod:`dprisk.inference.population.risk_files`). Every input is read and checked before
+anything is computed or written; bad input exits with status 2 and one line naming it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from dprisk.cli.common import EXIT_OK, add_json, emit, integer, number, show_progress
+
+__all__ = ["HELP", "MARKER", "add_arguments", "run"]
+
+HELP = ("every person's risk: informed or outsider posterior of their race and ethnicity from "
+        "the noisy block cells, by block size, beside block-modal and proportional guesses")
+#: Marker file of a directory this command wrote.
+MARKER = ".dprisk-population-risk"
+#: Bytes per person held while the run lasts (persons table, answers, a partition's temporaries).
+BYTES_PER_PERSON = 400
+
+
+def add_arguments(parser) -> None:
+    """The options of ``dprisk population risk``."""
+    parser.add_argument("--persons", required=True, metavar="FILE",
+                        help="persons file (.parquet or .csv): geoid, hhgq, votingage, "
+                        "hispanic, cenrace")
+    parser.add_argument("--noisy", default=None, metavar="FILE",
+                        help="noisy block detailed cells (.parquet or .csv: geoid, hhgq, "
+                        "votingage, hispanic, cenrace, noisy[, variance])")
+    parser.add_argument("--noise-variance", type=number, default=None, metavar="V",
+                        help="sigma^2 of the --noisy cells, the DAS's convention: noise pmf "
+                        "proportional to exp(-x^2/(2 sigma^2)) (production block detailed: "
+                        "about 10.09); default: the file's variance column")
+    parser.add_argument("--nmf", default=None, metavar="DIR",
+                        help="directory holding US_Person_PL_PROD (the released "
+                        "noisy-measurement layout); sigma^2 from its variance column")
+    parser.add_argument("--state", default=None, metavar="SS",
+                        help="two-digit state FIPS code to read from --nmf")
+    parser.add_argument("--adversary", required=True, choices=("informed", "outsider"),
+                        help="informed: knows every other person's record; outsider: knows "
+                        "the group's count only")
+    parser.add_argument("--prior", default="tract", metavar="tract|uniform|FILE",
+                        help="tract (the person's tract composition in their voting-age "
+                        "group), uniform (1/126), or a prior file (.json or .csv, 126 "
+                        "probabilities; docs/population.md) (default: tract)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="output directory: persons.parquet, summary.json, summary.nc, "
+                        "figures/ (a rerun after an interrupt reuses finished partitions)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="Dask scheduler address (default: this process for one "
+                        "partition, a local cluster of 2 workers for more)")
+    parser.add_argument("--partition-persons", type=integer, default=None, metavar="N",
+                        help="persons per partition of whole tracts (default: 250000); the "
+                        "answers do not depend on it")
+    add_json(parser)
+
+
+def _check_options(args) -> None:
+    if (args.noisy is None) == (args.nmf is None):
+        raise ValueError("exactly one of --noisy FILE or --nmf DIR is required")
+    if args.nmf is not None:
+        if args.noise_variance is not None:
+            raise ValueError("--noise-variance does not apply to --nmf: sigma^2 is read from "
+                             "the files' variance column")
+        if args.state is None or not (len(args.state) == 2 and args.state.isdigit()):
+            raise ValueError(f"--state must be a two-digit FIPS code with --nmf, got "
+                             f"{args.state!r}")
+    elif args.state is not None:
+        raise ValueError("--state applies to --nmf only")
+    if args.noise_variance is not None and not (math.isfinite(args.noise_variance)
+                                                and args.noise_variance > 0):
+        raise ValueError(f"--noise-variance must be a finite number > 0, got "
+                         f"{args.noise_variance!r}")
+    if args.partition_persons is not None and args.partition_persons < 1:
+        raise ValueError(f"--partition-persons must be an integer >= 1, got "
+                         f"{args.partition_persons}")
+
+
+def _prior(text: str):
+    from dprisk.inference.population.priors import PRIOR_KINDS, read_prior_file
+
+    if text in PRIOR_KINDS:
+        return text, text
+    return read_prior_file(text, name="--prior"), text
+
+
+class MeasurementLoader:
+    """``loader(geoids) -> BlockMeasurements``: pop-io's reader of ``--noisy`` or ``--nmf``.
+
+    Called once per partition with its blocks (in a Dask worker when there is one: picklable,
+    and the files must be readable there); a refusal not naming an option is prefixed with
+    the option of the file it came from.
+    """
+
+    def __init__(self, args):
+        self.noisy, self.nmf, self.state = args.noisy, args.nmf, args.state
+        self.noise_variance = args.noise_variance
+
+    @property
+    def source(self) -> str:
+        """Where sigma^2 comes from, as the summary states it."""
+        if self.nmf is not None:
+            return "the --nmf files' variance column"
+        if self.noise_variance is not None:
+            return "--noise-variance"
+        return "the --noisy file's variance column"
+
+    def __call__(self, geoids):
+        if self.noisy is not None:
+            from dprisk.inference.population.measurements import read_noisy_table
+
+            return _naming("--noisy", read_noisy_table, self.noisy, geoids=geoids,
+                           noise_variance=self.noise_variance)
+        from dprisk.inference.population.nmf_read import read_nmf_block_detailed
+
+        return _naming("--nmf", read_nmf_block_detailed, self.nmf, self.state, geoids=geoids)
+
+
+def _naming(option: str, reader, *args, **kwargs):
+    """Call ``reader``; a refusal that does not name an option is prefixed with ``option``."""
+    try:
+        return reader(*args, **kwargs)
+    except ValueError as err:
+        message = str(err)
+        if message.startswith("--"):
+            raise
+        raise ValueError(f"{option}: {message}") from None
+
+
+def load_measurements(args):
+    """The loader of the measurements ``args`` name (tests replace it)."""
+    return MeasurementLoader(args)
+
+
+def _variance_description(variance_range, source: str) -> dict:
+    low, high = variance_range
+    return {"min": float(low), "max": float(high), "source": source,
+            "convention": "noise pmf proportional to exp(-x^2/(2 sigma^2)) (DAS)"}
+
+
+def run(args) -> int:
+    """Read and check the inputs, compute every person's posterior, print and write."""
+    from dprisk.inference.population.output import OutputDirectory
+    from dprisk.inference.population.partitions import PARTITION_PERSONS
+    from dprisk.inference.population.persons import read_persons
+    from dprisk.inference.population.risk import population_risk
+    from dprisk.runtime.memory_limit import check_memory
+
+    _check_options(args)
+    prior, prior_name = _prior(args.prior)
+    persons = read_persons(args.persons, name="--persons")
+    check_memory(BYTES_PER_PERSON * len(persons), parameter="--persons",
+                 what=f"{len(persons)} persons")
+    target = None
+    if args.out is not None:
+        target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
+    loader = load_measurements(args)
+    size = args.partition_persons or PARTITION_PERSONS
+    client, cluster = _client(args, several=len(persons) > size)
+    try:
+        store = None if target is None else target.out.with_name(target.out.name + ".parts")
+        risk = population_risk(persons, loader, adversary=args.adversary, prior=prior,
+                               partition_persons=size, client=client, store=store,
+                               progress=show_progress(args))
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+    payload = risk.summary()
+    payload.update({"adversary": args.adversary, "prior": prior_name,
+                    "noise_variance": _variance_description(risk.variance_range,
+                                                            loader.source),
+                    "partitions": risk.partitions})
+    if target is not None:
+        from dprisk.inference.population.risk_files import write_risk_files
+
+        attrs = {"adversary": args.adversary, "prior": prior_name,
+                 "noise_variance_min": payload["noise_variance"]["min"],
+                 "noise_variance_max": payload["noise_variance"]["max"],
+                 "noise_variance_source": loader.source, "persons_file": str(args.persons)}
+        with target:
+            target.write(lambda tmp: write_risk_files(tmp, persons, risk, payload, attrs))
+        _remove_store(store)
+        payload["out"] = str(target.out)
+    emit(args, payload, _lines(payload))
+    return EXIT_OK
+
+
+def _client(args, *, several: bool):
+    """``(client, cluster)``: the scheduler's, a local cluster's, or none (this process)."""
+    if args.scheduler is not None:
+        from dprisk.inference.sweeps.sweep import connect
+
+        return connect(args.scheduler, name="--scheduler"), None
+    if not several:
+        return None, None
+    from distributed import Client
+
+    from dprisk.inference.sweeps.sweep import local_cluster
+
+    cluster = local_cluster(2)
+    return Client(cluster, set_as_default=False), cluster
+
+
+def _remove_store(store) -> None:
+    from dprisk.inference.population.partitions import STORE_PATTERN
+    from dprisk.runtime.writers import Owned, remove_owned
+
+    if store is not None:
+        remove_owned(store, Owned(patterns=(STORE_PATTERN, ".part-*.tmp")))
+
+
+def _fraction(value) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _lines(payload: dict) -> list[str]:
+    head = (f"{payload['persons']} persons, {payload['adversary']} adversary, prior "
+            f"{payload['prior']}, sigma^2 {payload['noise_variance']['min']:.6g}"
+            + ("" if payload["noise_variance"]["min"] == payload["noise_variance"]["max"]
+               else f"-{payload['noise_variance']['max']:.6g}")
+            + f" ({payload['noise_variance']['source']})")
+    lines = [head, f"  {'band':<9}{'persons':>10}{'nonmodal':>10}{'MAP ok':>9}"
+             f"{'MAP ok nm':>11}{'modal nm':>10}{'prop nm':>9}{'mean post':>11}{'f-DP':>8}"]
+    for row in [*payload["by_block_size"], {"band": "all", **payload["all"]}]:
+        lines.append(f"  {row['band']:<9}{row['persons']:>10}{row['nonmodal_persons']:>10}"
+                     f"{_fraction(row['map_correct']):>9}"
+                     f"{_fraction(row['map_correct_nonmodal']):>11}"
+                     f"{_fraction(row['mdg_correct_nonmodal']):>10}"
+                     f"{_fraction(row['prg_correct_nonmodal']):>9}"
+                     f"{_fraction(row['mean_posterior_true']):>11}"
+                     f"{_fraction(row['mean_fdp_bound']):>8}")
+    if "out" in payload:
+        lines.append(f"  written to {payload['out']}")
+    return lines

@@ -1,0 +1,170 @@
+r"""Read one state's block ``detailed`` query from the released noisy-measurement layout, lazily.
+
+Layout and readers checked (see :mod:`.nmf_write` for the tree): the Census Bureau's Spark
+reader (``uscensusbureau/DAS_2020_GLS_Uncertainty_Evaluation`` ``GLS/main_two_pass_alg.py``
+reads ``{reader_path}/{geolevel}.parquet/DPQuery``, keys rows by ``geocode`` and
+``query_name[:-4]`` (the ``_dpq`` suffix, ``QUERY_NAME_SUFFIX_LEN = 4`` in
+``GLS/drivers/us_pl94_2020.py``) and takes each row's ``value`` and ``variance``);
+``google-research/census-bluedown`` ``census_bluedown/io.py`` (one file per
+``{Level}.parquet/DPQuery/State=FSS/`` folder) and ``constants.py`` (``DETAILED_QUERY_SHAPE =
+(8, 2, 2, 63)``, partitions ``State=0SS``/``State=1SS``); ``sbaldasty/dpvalue``
+``src/noisyvalue/nmf.py`` (partitions filtered on ``State`` before collecting; schema drift
+between partitions: integer widths upcast, a missing ``sign`` column inserted as null; the
+block GEOID from the geocode's last 16 characters).
+
+:func:`read_nmf_block_detailed` opens ``{PROD}/Block.parquet/DPQuery`` as a
+``pyarrow.dataset`` with an explicit schema (``value`` and ``query_shape`` as int64 lists,
+``sign`` optional: each fragment is cast to it, so int32 partitions and partitions without
+``sign`` unify) and Hive partitioning on ``State`` as text; the filter ``State in {0SS, 1SS}
+and query_name == "detailed_dpq"`` prunes every other partition before any file is opened, and
+row batches are streamed, keeping only the wanted blocks. ``variance`` is each row's own.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from dprisk.inference.population.categories import N_DETAILED_CELLS
+from dprisk.inference.population.geography import geocode_to_geoid
+from dprisk.inference.population.measurements import BlockMeasurements
+from dprisk.inference.population.nmf_write import product_dir
+
+__all__ = ["DETAILED_QUERY", "detailed_dataset", "read_nmf_block_detailed"]
+
+#: The block ``detailed`` query's name in the files.
+DETAILED_QUERY = "detailed_dpq"
+_DETAILED_SHAPE = [8, 2, 2, 63]
+
+
+def _read_schema():
+    import pyarrow as pa
+
+    return pa.schema([("geocode", pa.string()), ("query_name", pa.string()),
+                      ("query_shape", pa.list_(pa.int64())), ("value", pa.list_(pa.int64())),
+                      ("variance", pa.float64()), ("sign", pa.string()),
+                      ("State", pa.string())])
+
+
+def detailed_dataset(nmf_dir, state: str):
+    """The lazy dataset of ``Block.parquet/DPQuery`` and the filter of ``state``'s rows.
+
+    Returns
+    -------
+    (pyarrow.dataset.Dataset, pyarrow.dataset.Expression)
+    """
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    folder = Path(nmf_dir) / product_dir(state) / "Block.parquet" / "DPQuery"
+    if not folder.is_dir():
+        raise ValueError(f"{nmf_dir}: no {folder.relative_to(Path(nmf_dir))} folder (the "
+                         "released layout: DIR/US_Person_PL_PROD/Block.parquet/DPQuery/State=FSS)")
+    partitioning = ds.partitioning(pa.schema([("State", pa.string())]), flavor="hive")
+    dataset = ds.dataset(folder, format="parquet", partitioning=partitioning,
+                         schema=_read_schema(), exclude_invalid_files=False)
+    wanted = (ds.field("State").isin([f"0{state}", f"1{state}"])
+              & (ds.field("query_name") == DETAILED_QUERY))
+    return dataset, wanted
+
+
+def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
+    r"""The block ``detailed`` noisy counts of ``state`` from the released layout.
+
+    Parameters
+    ----------
+    nmf_dir : str or Path
+        The folder holding ``US_Person_PL_PROD`` (``PR_Person_PL_PROD`` for state 72).
+    state : str
+        Two-digit state FIPS code (``"26"``); both branches ``State=0SS`` and ``State=1SS``.
+    geoids : iterable of str, optional
+        15-character block GEOIDs wanted (default: every block of the state).
+
+    Returns
+    -------
+    BlockMeasurements
+        Sorted by GEOID; ``noisy[i, ((h*2 + v)*2 + x)*63 + c]`` is the ``value`` entry of the
+        block's ``detailed_dpq`` row, ``variance[i]`` that row's ``variance`` (σ²).
+
+    Raises
+    ------
+    ValueError
+        A state that is not two digits or has no rows in the files (named); a row whose
+        ``query_shape`` is not [8, 2, 2, 63] or whose ``value`` does not hold 2016 numbers; a
+        block appearing twice; a requested block absent; a variance that is not > 0.
+    """
+    import pyarrow as pa
+
+    state = str(state)
+    if not re.fullmatch(r"[0-9]{2}", state):
+        raise ValueError(f"state must be a two-digit FIPS code, got {state!r}")
+    dataset, wanted = detailed_dataset(nmf_dir, state)
+    if not any(True for _ in dataset.get_fragments(filter=wanted)):
+        raise ValueError(f"state {state}: no partition State=0{state} or State=1{state} in "
+                         f"{nmf_dir}")
+    keep = None if geoids is None else set(map(str, geoids))
+    found_geoids, values, variances = [], [], []
+    scanner = dataset.scanner(columns=["geocode", "query_shape", "value", "variance"],
+                              filter=wanted, batch_size=4096)
+    try:
+        for batch in scanner.to_batches():
+            if batch.num_rows == 0:
+                continue
+            geocodes = batch.column("geocode").to_pylist()
+            block_geoids = geocode_to_geoid(geocodes)
+            rows = (np.arange(len(block_geoids)) if keep is None else
+                    np.flatnonzero([g in keep for g in block_geoids]))
+            if rows.size == 0:
+                continue
+            shapes = batch.column("query_shape")
+            value = batch.column("value")
+            for i in rows:
+                if shapes[int(i)].as_py() != _DETAILED_SHAPE:
+                    raise ValueError(f"block {geocodes[i]}: detailed_dpq query_shape is "
+                                     f"{shapes[int(i)].as_py()}, not {_DETAILED_SHAPE}")
+            lengths = np.diff(value.offsets.to_numpy())[rows]
+            if np.any(lengths != N_DETAILED_CELLS):
+                bad = rows[np.flatnonzero(lengths != N_DETAILED_CELLS)[0]]
+                raise ValueError(f"block {geocodes[bad]}: detailed_dpq value holds "
+                                 f"{int(np.diff(value.offsets.to_numpy())[bad])} numbers, "
+                                 f"not {N_DETAILED_CELLS}")
+            taken = value.take(pa.array(rows))
+            values.append(taken.flatten().to_numpy().astype(np.int64, copy=False)
+                          .reshape(rows.size, N_DETAILED_CELLS))
+            variances.append(batch.column("variance").to_numpy(zero_copy_only=False)[rows])
+            found_geoids.append(block_geoids[rows])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read "
+                         f"({first})") from None
+    if not found_geoids:
+        if keep:
+            raise ValueError(f"state {state}: block {min(keep)} has no detailed_dpq row")
+        raise ValueError(f"state {state}: no detailed_dpq row at the Block level")
+    all_geoids = np.concatenate(found_geoids).astype(str)
+    order = np.argsort(all_geoids, kind="stable")
+    all_geoids = all_geoids[order]
+    twice = np.flatnonzero(all_geoids[1:] == all_geoids[:-1])
+    if twice.size:
+        raise ValueError(f"state {state}: block {all_geoids[twice[0]]} has two detailed_dpq "
+                         "rows")
+    if keep is not None:
+        absent = sorted(keep.difference(all_geoids))
+        if absent:
+            raise ValueError(f"state {state}: block {absent[0]} has no detailed_dpq row")
+    variance = np.concatenate(variances).astype(np.float64)[order]
+    bad = np.flatnonzero(~np.isfinite(variance) | (variance <= 0))
+    if bad.size:
+        raise ValueError(f"state {state}: block {all_geoids[bad[0]]} has variance "
+                         f"{float(variance[bad[0]])!r}, not a number > 0")
+    position = np.empty(order.size, np.int64)
+    position[order] = np.arange(order.size)
+    noisy = np.empty((order.size, N_DETAILED_CELLS), np.int64)
+    start = 0
+    for i, batch_values in enumerate(values):  # placed in GEOID order, each batch freed
+        values[i] = None
+        noisy[position[start:start + len(batch_values)]] = batch_values
+        start += len(batch_values)
+    return BlockMeasurements(all_geoids, noisy, variance)

@@ -1,0 +1,142 @@
+"""The persons file: one row per person, read and checked once.
+
+A persons file is Parquet (``.parquet``, ``.pq``) or CSV (``.csv``), by its extension, with
+the columns (others are ignored)
+
+* ``geoid``: the 15-character block GEOID (state 2, county 3, tract 6, block 4 digits);
+* ``hhgq``: 0 household, 1-7 the group-quarters types in the DAS order;
+* ``votingage``: 0 under 18, 1 18 and over;
+* ``hispanic``: 0 not Hispanic, 1 Hispanic;
+* ``cenrace``: 1-63 in the Census order (1 White alone ... 63 all six races).
+
+:func:`read_persons` returns them as a ``pandas.DataFrame`` in the file's row order (the
+order every per-person output keeps). A file that is neither, a missing column, a value that
+is not an integer or outside its range, or a GEOID that is not 15 digits is refused with a
+``ValueError`` naming the file, the column and the first bad row (0-based, in file order).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["COLUMNS", "PERSONS_SUFFIXES", "RANGES", "check_persons", "read_persons"]
+
+#: The columns of a persons file, in order.
+COLUMNS = ("geoid", "hhgq", "votingage", "hispanic", "cenrace")
+#: Allowed integer ranges (inclusive) of the integer columns.
+RANGES = {"hhgq": (0, 7), "votingage": (0, 1), "hispanic": (0, 1), "cenrace": (1, 63)}
+#: File extensions read as Parquet and as CSV.
+PERSONS_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv"}
+#: Characters of a block GEOID.
+GEOID_LENGTH = 15
+
+
+def _kind(path: Path, name: str) -> str:
+    kind = PERSONS_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        raise ValueError(f"{name} {str(path)!r}: not a Parquet or CSV file (the extension must "
+                         f"be one of {', '.join(PERSONS_SUFFIXES)})")
+    if not path.is_file():
+        raise ValueError(f"{name} {str(path)!r}: no such file")
+    return kind
+
+
+def read_persons(path, *, name: str = "persons"):
+    """Read and check a persons file (the module's format); rows in the file's order.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.parquet``/``.pq`` (Parquet) or ``.csv``.
+    name : str
+        The parameter named in refusals (``--persons`` on the command line).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COLUMNS`: ``geoid`` categorical (one str per block: 4 bytes a person),
+        the others as int8; a default index.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``, the file, and the column and first bad row where one is.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    kind = _kind(path, name)
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            available = pq.read_schema(path).names
+            columns = [c for c in COLUMNS if c in available]
+            frame = pd.read_parquet(path, columns=columns, engine="pyarrow")
+        else:
+            frame = pd.read_csv(path, dtype={"geoid": str}, keep_default_na=False)
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise ValueError(f"{name} {str(path)!r}: no such file") from None
+        raise ValueError(f"{name} {str(path)!r}: not a readable {kind} file "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None
+    except Exception as err:  # pyarrow's own errors (ArrowInvalid is a ValueError; others)
+        raise ValueError(f"{name} {str(path)!r}: not a readable {kind} file "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None
+    return check_persons(frame, f"{name} {str(path)!r}")
+
+
+def _first_bad(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def check_persons(frame, where: str = "persons"):
+    """Check a persons table (the module's columns and ranges); return it normalised.
+
+    ``where`` starts every refusal. Returns a new DataFrame with columns :data:`COLUMNS`,
+    ``geoid`` as Python str and the others int64, index 0..n-1.
+    """
+    import pandas as pd
+
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{where}: missing column(s) {', '.join(missing)} (a persons file "
+                         f"has columns {', '.join(COLUMNS)})")
+    if len(frame) == 0:
+        raise ValueError(f"{where}: no persons (the file has no rows)")
+    out = {}
+    codes, uniques = pd.factorize(frame["geoid"], use_na_sentinel=True)
+    if (codes < 0).any():
+        raise ValueError(f"{where}: column geoid: row {_first_bad(codes < 0)} is empty")
+    texts = [str(u) for u in uniques]
+    valid = np.fromiter((len(t) == GEOID_LENGTH and t.isascii() and t.isdigit()
+                         for t in texts), dtype=bool, count=len(texts))
+    if not valid.all():
+        row = _first_bad(~valid[codes])
+        raise ValueError(f"{where}: column geoid: row {row} holds {texts[codes[row]]!r}, not a "
+                         f"{GEOID_LENGTH}-digit block GEOID (state 2, county 3, tract 6, "
+                         "block 4 digits)")
+    # one string per block, not per person: 4 bytes a person instead of a Python str
+    out["geoid"] = pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
+    for column, (low, high) in RANGES.items():
+        values = frame[column]
+        if pd.api.types.is_integer_dtype(values.dtype) and not values.hasnans:
+            numeric = values.to_numpy(dtype=np.int64)
+            bad = np.zeros(numeric.size, dtype=bool)
+        else:
+            numeric = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float,
+                                                                      na_value=np.nan)
+            bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
+        if bad.any():
+            row = _first_bad(bad)
+            raise ValueError(f"{where}: column {column}: row {row} holds "
+                             f"{values.iloc[row]!r}, not an integer")
+        bad = (numeric < low) | (numeric > high)
+        if bad.any():
+            row = _first_bad(bad)
+            raise ValueError(f"{where}: column {column}: row {row} holds "
+                             f"{int(numeric[row])}, outside {low}-{high}")
+        out[column] = numeric.astype(np.int8 if high < 128 else np.int16)
+    return pd.DataFrame(out)

@@ -1,0 +1,137 @@
+"""The table layout: round trip, and every refusal naming what is wrong (never a silent 0)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprisk.inference.population.measurements import (
+    BlockMeasurements,
+    cell_columns,
+    read_noisy_table,
+    write_noisy_table,
+)
+
+GEOIDS = np.array(["260010001001001", "260010001001002", "260030002002001"])
+
+
+def _measurements(seed=3):
+    rng = np.random.default_rng(seed)
+    noisy = rng.integers(-30, 60, size=(GEOIDS.size, 2016))
+    return BlockMeasurements(GEOIDS.copy(), noisy.astype(np.int64),
+                             np.array([10.09, 10.09, 5.5]))
+
+
+def _frame(m):
+    cells = cell_columns()
+    return pd.DataFrame({
+        "geoid": np.repeat(m.geoids, 2016),
+        **{k: np.tile(v, len(m.geoids)) for k, v in cells.items()},
+        "noisy": m.noisy.reshape(-1),
+        "variance": np.repeat(m.variance, 2016),
+    })
+
+
+def _write(frame, path):
+    if str(path).endswith(".csv"):
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_round_trip(tmp_path, ext):
+    m = _measurements()
+    path = tmp_path / f"noisy.{ext}"
+    write_noisy_table(path, m)
+    back = read_noisy_table(path)
+    assert list(back.geoids) == list(m.geoids)
+    assert back.noisy.dtype == np.int64 and back.noisy.shape == (3, 2016)
+    np.testing.assert_array_equal(back.noisy, m.noisy)
+    np.testing.assert_array_equal(back.variance, m.variance)
+    part = read_noisy_table(path, geoids=[GEOIDS[2], GEOIDS[0]])
+    assert list(part.geoids) == [GEOIDS[0], GEOIDS[2]]
+    np.testing.assert_array_equal(part.noisy, m.noisy[[0, 2]])
+    given = read_noisy_table(path, noise_variance=7.25)
+    np.testing.assert_array_equal(given.variance, [7.25] * 3)
+
+
+def test_rows_in_any_order_and_cell_order_is_the_das_c_order(tmp_path):
+    """A shuffled file reads the same; cell index ((h*2 + v)*2 + x)*63 + cenrace - 1."""
+    m = _measurements()
+    frame = _frame(m).sample(frac=1.0, random_state=1)
+    back = read_noisy_table(_write(frame, tmp_path / "t.parquet"))
+    np.testing.assert_array_equal(back.noisy, m.noisy)
+    row = frame.iloc[0]
+    cell = ((row.hhgq * 2 + row.votingage) * 2 + row.hispanic) * 63 + row.cenrace - 1
+    block = list(back.geoids).index(row.geoid)
+    assert back.noisy[block, cell] == row.noisy
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_missing_cell_is_refused_naming_it(tmp_path, ext):
+    frame = _frame(_measurements())
+    # geoid 260010001001002, hhgq 3, votingage 1, hispanic 0, cenrace 5 -> cell 3*252+126+4
+    drop = ((frame.geoid == GEOIDS[1]) & (frame.hhgq == 3) & (frame.votingage == 1)
+            & (frame.hispanic == 0) & (frame.cenrace == 5))
+    path = _write(frame[~drop], tmp_path / f"t.{ext}")
+    with pytest.raises(ValueError, match=r"geoid 260010001001002 cell 886 \(hhgq=3, "
+                       r"votingage=1, hispanic=0, cenrace=5\) is missing"):
+        read_noisy_table(path)
+
+
+def test_duplicated_cell_is_refused_naming_it(tmp_path):
+    frame = _frame(_measurements())
+    extra = frame[(frame.geoid == GEOIDS[2]) & (frame.hhgq == 7) & (frame.cenrace == 63)
+                  & (frame.votingage == 0) & (frame.hispanic == 1)]
+    path = _write(pd.concat([frame, extra]), tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match=r"geoid 260030002002001 cell 1889 \(hhgq=7, "
+                       r"votingage=0, hispanic=1, cenrace=63\) appears more than once"):
+        read_noisy_table(path)
+
+
+def test_a_block_with_no_rows_is_refused_not_zero(tmp_path):
+    m = _measurements()
+    path = tmp_path / "t.parquet"
+    write_noisy_table(path, m)
+    with pytest.raises(ValueError, match="block 260099999999999 has no rows"):
+        read_noisy_table(path, geoids=[GEOIDS[0], "260099999999999"])
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda f: f.drop(columns="noisy"), "no column 'noisy'"),
+    (lambda f: f.assign(noisy=f.noisy + 0.5), "column 'noisy' is double, not an integer"),
+    (lambda f: f.assign(cenrace=f.cenrace.where(f.index != 5, 64)),
+     "column 'cenrace' is 64 at row 6, outside 1-63"),
+    (lambda f: f.assign(hhgq=f.hhgq.where(f.index != 2, -1)),
+     "column 'hhgq' is -1 at row 3, outside 0-7"),
+    (lambda f: f.assign(geoid=f.geoid.str.replace("260030002002001", "26003000200200")),
+     "geoid '26003000200200' is not a 15-digit block GEOID"),
+    (lambda f: f.assign(noisy=f.noisy.astype("Int64").where(f.index != 9, pd.NA)),
+     "column 'noisy' is empty at row 10"),
+    (lambda f: f.assign(variance=f.variance.where(f.geoid != GEOIDS[1], -1.0)),
+     "variance of block 260010001001002 is -1.0, not a number > 0"),
+    (lambda f: f.assign(variance=f.variance.where(f.index != 2017, 3.0)),
+     "variance differs between the cells of block 260010001001002"),
+    (lambda f: f.drop(columns="variance"), "no variance column"),
+])
+def test_bad_tables_are_refused_naming_the_problem(tmp_path, change, message):
+    path = _write(change(_frame(_measurements())), tmp_path / "t.parquet")
+    with pytest.raises(ValueError, match=message):
+        read_noisy_table(path)
+
+
+def test_not_parquet_or_csv_and_bad_variance_argument(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("x")
+    with pytest.raises(ValueError, match="not a Parquet"):
+        read_noisy_table(path)
+    good = tmp_path / "t.parquet"
+    write_noisy_table(good, _measurements())
+    for bad in (0.0, -1.0, float("nan"), "3"):
+        with pytest.raises(ValueError, match="noise_variance must be a number > 0"):
+            read_noisy_table(good, noise_variance=bad)
+    garbage = tmp_path / "g.parquet"
+    garbage.write_bytes(b"not parquet at all")
+    with pytest.raises(ValueError, match="cannot be read as the table layout"):
+        read_noisy_table(garbage)

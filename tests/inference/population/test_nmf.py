@@ -1,0 +1,181 @@
+"""The released layout: written by the suite, read back lazily (the released files cannot be
+reached from this machine: every file here is written in that layout by the suite or by hand).
+"""
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+import pytest
+
+from dprisk.inference.population.answers import query_answers, query_shape, query_specs
+from dprisk.inference.population.geography import geocode_to_geoid, spine_codes
+from dprisk.inference.population.measure import block_counts, measure
+from dprisk.inference.population.measurements import read_noisy_table
+from dprisk.inference.population.nmf_read import read_nmf_block_detailed
+from dprisk.inference.population.noise import LevelNoise
+from dprisk.models.census.histogram_2020 import query_cell_map
+from dprisk.models.census.strategy import STRATEGY_QUERY_NAMES
+
+PROD = "US_Person_PL_PROD"
+
+
+def persons_of(states=("26",), n=400, seed=11):
+    rng = np.random.default_rng(seed)
+    blocks = [f"{s}{c:03d}{t:06d}{b:04d}" for s in states for c in (1, 5)
+              for t in (100, 20201) for b in (1001, 1002, 2001)]
+    return pd.DataFrame({
+        "geoid": rng.choice(blocks, n), "hhgq": rng.integers(0, 8, n),
+        "votingage": rng.integers(0, 2, n), "hispanic": rng.integers(0, 2, n),
+        "cenrace": rng.integers(1, 64, n)})
+
+
+def test_query_answers_equal_the_cell_maps():
+    counts = np.random.default_rng(0).integers(0, 5, size=(3, 2016))
+    answers = query_answers(counts, STRATEGY_QUERY_NAMES)
+    for query in STRATEGY_QUERY_NAMES:
+        cells, n_query = query_cell_map(query)
+        expected = np.stack([np.bincount(cells, weights=row, minlength=n_query) for row in counts])
+        np.testing.assert_array_equal(answers[query], expected.astype(np.int64))
+        assert int(np.prod(query_shape(query))) == n_query
+    assert query_shape("hhinstlevels") == (3, 1, 1, 1)
+    assert query_shape("votingage * hispanic * cenrace") == (1, 2, 2, 63)
+    assert query_specs("hispanic * cenrace") == ("*", "*", "hispanic", "cenrace")
+
+
+def test_geocodes_nest_and_convert_back():
+    geoids = np.array(["260010001001001", "260010001002005", "260050202011001"])
+    codes = spine_codes(geoids, aian_tracts={"26005020201"})
+    assert [len(codes.at(level)[0]) for level in ("State", "County", "Tract", "Block_Group",
+                                                  "Block")] == [3, 9, 13, 15, 31]
+    for child, parent in (("Block", "Block_Group"), ("Block_Group", "Tract"),
+                          ("Tract", "County"), ("County", "State")):
+        assert all(c.startswith(p) for c, p in zip(codes.at(child), codes.at(parent)))
+    assert list(codes.state) == ["026", "026", "126"]
+    assert codes.block[0][-16:] == "2600100010011001"  # state county tract bg-digit block
+    assert list(geocode_to_geoid(codes.block)) == list(geoids)
+    # A hand-made spine code (AIAN flag, state, county, tract, bg digit, block), as
+    # sbaldasty/dpvalue's test fixture writes one: its tabulation block group is 500010001001.
+    assert geocode_to_geoid(["050001000100" + "11001"])[0] == "500010001001001"
+    with pytest.raises(ValueError, match="16-digit tabulation code"):
+        geocode_to_geoid(["0500010001"])
+
+
+def test_nmf_round_trip_equals_the_table_layout(tmp_path):
+    persons = persons_of()
+    (tmp_path / "t").mkdir()
+    (tmp_path / "n").mkdir()
+    measure(persons, tmp_path / "t", seed=42, layout="table")
+    measure(persons, tmp_path / "n", seed=42, layout="nmf")
+    table = read_noisy_table(tmp_path / "t" / "noisy.parquet")
+    nmf = read_nmf_block_detailed(tmp_path / "n", "26")
+    assert list(nmf.geoids) == list(table.geoids)
+    np.testing.assert_array_equal(nmf.noisy, table.noisy)
+    np.testing.assert_allclose(nmf.variance, 10.092848, rtol=1e-6)
+    some = read_nmf_block_detailed(tmp_path / "n", "26", geoids=table.geoids[[4, 1]])
+    np.testing.assert_array_equal(some.noisy, table.noisy[[1, 4]])
+    with pytest.raises(ValueError, match="block 260019999999999 has no detailed_dpq row"):
+        read_nmf_block_detailed(tmp_path / "n", "26", geoids=["260019999999999"])
+
+
+def test_every_level_and_query_holds_answer_plus_its_noise(tmp_path):
+    """value - (the noise of (seed, level, query, geocode)) = the true answer, everywhere."""
+    persons = persons_of(n=150)
+    measure(persons, tmp_path, seed=5, layout="nmf")
+    geoids, block_index, cell = block_counts(persons)
+    counts = np.zeros((geoids.size, 2016), np.int64)
+    np.add.at(counts, (block_index, cell), 1)
+    codes = spine_codes(geoids)
+    for level in ("US", "State", "County", "Tract", "Block_Group", "Block"):
+        folder = tmp_path / PROD / f"{level}.parquet" / "DPQuery"
+        rows = ds.dataset(folder, format="parquet", partitioning="hive").to_table().to_pandas()
+        expected = [f"{q}_dpq" for q in STRATEGY_QUERY_NAMES if level != "US" or q != "total"]
+        assert sorted(set(rows.query_name)) == sorted(expected)
+        keys = [""] * geoids.size if level == "US" else list(codes.at(level))
+        units = sorted(set(keys))
+        assert sorted(set(rows.geocode)) == units
+        truth = {u: counts[np.asarray(keys) == u].sum(axis=0) for u in units}
+        noise = LevelNoise(level, 5)
+        drawn = noise.draw(units)
+        for row in rows.itertuples():
+            query = row.query_name[:-4]
+            cells, n_query = query_cell_map(query)
+            answer = np.bincount(cells, weights=truth[row.geocode], minlength=n_query)
+            got = np.asarray(row.value) - drawn[query][units.index(row.geocode)]
+            np.testing.assert_array_equal(got, answer)
+            assert list(row.query_shape) == list(query_shape(query))
+            assert (row.hhgq, row.votingage, row.hispanic, row.cenrace) == query_specs(query)
+            assert row.variance == pytest.approx(noise.variance(query), rel=1e-12)
+        constraints = pq.read_table(tmp_path / PROD / f"{level}.parquet" / "Constraint").to_pandas()
+        assert set(constraints.sign) <= {"=", "<=", ">="}
+        assert ("total_con" in set(constraints.query_name)) == (level == "US")
+
+
+def test_schema_drift_between_partitions_is_unified(tmp_path):
+    """State=026 is written int64 with a null sign column; State=126 (AIAN) int32, no sign."""
+    persons = persons_of(n=300)
+    measure(persons, tmp_path, seed=9, layout="nmf", aian_tracts={"26005020201"})
+    block = tmp_path / PROD / "Block.parquet" / "DPQuery"
+    wide = pq.read_schema(next((block / "State=026").glob("*.parquet")))
+    narrow = pq.read_schema(next((block / "State=126").glob("*.parquet")))
+    assert wide.field("value").type == pa.list_(pa.int64()) and "sign" in wide.names
+    assert narrow.field("value").type == pa.list_(pa.int32()) and "sign" not in narrow.names
+    measurements = read_nmf_block_detailed(tmp_path, "26")
+    (tmp_path / "t").mkdir()
+    measure(persons, tmp_path / "t", seed=9, layout="table")
+    table = read_noisy_table(tmp_path / "t" / "noisy.parquet")
+    assert list(measurements.geoids) == list(table.geoids)
+    np.testing.assert_array_equal(measurements.noisy, table.noisy)
+
+
+def test_only_the_requested_state_is_opened(tmp_path):
+    persons = persons_of(states=("26", "27"), n=300)
+    measure(persons, tmp_path, seed=1, layout="nmf")
+    corrupt = next((tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=027").glob("*"))
+    corrupt.write_bytes(b"PAR1 this is not a parquet file")
+    good = read_nmf_block_detailed(tmp_path, "26")
+    assert all(g.startswith("26") for g in good.geoids) and len(good.geoids) == 12
+    with pytest.raises(ValueError, match="state 27"):
+        read_nmf_block_detailed(tmp_path, "27")
+    with pytest.raises(ValueError, match="state 06: no partition State=006 or State=106"):
+        read_nmf_block_detailed(tmp_path, "06")
+    with pytest.raises(ValueError, match="two-digit FIPS"):
+        read_nmf_block_detailed(tmp_path, "6")
+
+
+def test_a_hand_written_partition_in_the_released_shape(tmp_path):
+    """Written by hand, as dpvalue's test fixture does: int32 lists, float32 variance, no sign.
+
+    value = 0..2015 checks the flattening: cell ((h*2 + v)*2 + x)*63 + c holds its own index.
+    """
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    table = pa.table({
+        "geocode": [geocode, geocode],
+        "query_name": ["total_dpq", "detailed_dpq"],
+        "hhgq": ["*", "detailed"], "votingage": ["*", "detailed"],
+        "hispanic": ["*", "detailed"], "cenrace": ["*", "detailed"],
+        "query_shape": pa.array([[1, 1, 1, 1], [8, 2, 2, 63]], pa.list_(pa.int32())),
+        "value": pa.array([[9], list(range(2016))], pa.list_(pa.int32())),
+        "variance": pa.array([100.0, 10.09], pa.float32()),
+        "plb": ["1/4097", "3945/4097"],
+    })
+    pq.write_table(table, folder / "part-00000-anyname.snappy.parquet")
+    read = read_nmf_block_detailed(tmp_path, "50")
+    assert list(read.geoids) == ["500010001001001"]
+    np.testing.assert_array_equal(read.noisy[0], np.arange(2016))
+    assert read.variance[0] == pytest.approx(10.09, rel=1e-6)
+
+
+def test_puerto_rico_goes_to_its_own_product_without_a_us_level(tmp_path):
+    persons = pd.concat([persons_of(states=("72",), n=40), persons_of(states=("01",), n=40)])
+    measure(persons, tmp_path, seed=2, layout="nmf")
+    assert not (tmp_path / "PR_Person_PL_PROD" / "US.parquet").exists()
+    us = pq.read_table(tmp_path / PROD / "US.parquet" / "DPQuery").to_pandas()
+    total = us[us.query_name == "votingage_dpq"].value.iloc[0]
+    noise = LevelNoise("US", 2).draw([""], ["votingage"])["votingage"][0]
+    assert int(np.sum(np.asarray(total) - noise)) == 40  # the states' persons, not PR's
+    pr = read_nmf_block_detailed(tmp_path, "72")
+    assert all(g.startswith("72") for g in pr.geoids)

@@ -1,0 +1,112 @@
+"""The population's inputs: the synthetic state, the persons file, prior files (issue 34)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dprisk.inference.population import synth
+from dprisk.inference.population.categories import BAND_LABELS, band_index
+from dprisk.inference.population.persons import read_persons
+from dprisk.inference.population.priors import read_prior_file, tract_priors
+
+
+def test_synth_bands_hold_their_2010_share_exactly():
+    persons = synth.synthesize(40_000, 3)
+    sizes = persons.groupby("geoid").size().to_numpy()
+    by_band = np.bincount(band_index(sizes), weights=sizes, minlength=len(BAND_LABELS))
+    assert by_band.sum() == 40_000
+    np.testing.assert_array_equal(by_band, synth._persons_per_band(40_000))
+    shares = np.asarray(synth.PERSONS_BY_BAND_2010) / sum(synth.PERSONS_BY_BAND_2010)
+    # largest remainders: within one person of the exact share, except bands too small for
+    # one block, passed down (here 1000+: 1,819 persons, more than one block's 1,000)
+    assert np.all(np.abs(by_band - 40_000 * shares) < 1)
+
+
+def test_synth_is_seeded_and_plausible():
+    a, b = synth.synthesize(8000, 11), synth.synthesize(8000, 11)
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(synth.synthesize(8000, 12))
+    assert a.geoid.is_monotonic_increasing and a.geoid.str.len().eq(15).all()
+    assert 0.70 < a.votingage.mean() < 0.82  # 76 % in households, more in most GQs
+    assert (a.hhgq > 0).mean() < 0.15
+    with pytest.raises(ValueError, match="persons"):
+        synth.synthesize(0, 1)
+
+
+def _frame(**changes):
+    frame = pd.DataFrame({"geoid": ["010010001001001", "010010001001002"], "hhgq": [0, 3],
+                          "votingage": [1, 0], "hispanic": [0, 1], "cenrace": [1, 63]})
+    for column, (row, value) in changes.items():
+        frame[column] = frame[column].astype(object)
+        frame.loc[row, column] = value
+    return frame
+
+
+def test_read_persons_csv_keeps_leading_zeros(tmp_path):
+    path = tmp_path / "p.csv"
+    _frame().to_csv(path, index=False)
+    frame = read_persons(path)
+    assert list(frame.geoid) == ["010010001001001", "010010001001002"]
+    assert list(frame.cenrace) == [1, 63]
+
+
+@pytest.mark.parametrize("changes, words", [
+    ({"geoid": (1, "10010001001002")}, ["geoid", "row 1"]),
+    ({"cenrace": (0, 64)}, ["cenrace", "row 0", "1-63"]),
+    ({"hhgq": (1, 8)}, ["hhgq", "row 1"]),
+    ({"votingage": (1, 1.5)}, ["votingage", "row 1", "integer"]),
+    ({"hispanic": (0, "x")}, ["hispanic", "row 0"]),
+])
+def test_read_persons_names_the_column_and_row(tmp_path, changes, words):
+    path = tmp_path / "p.csv"
+    _frame(**changes).to_csv(path, index=False)
+    with pytest.raises(ValueError) as err:
+        read_persons(path, name="--persons")
+    assert all(word in str(err.value) for word in ["--persons", str(path), *words])
+
+
+def test_read_persons_refuses_other_files(tmp_path):
+    with pytest.raises(ValueError, match="not a Parquet or CSV"):
+        read_persons(tmp_path / "p.txt")
+    (tmp_path / "p.parquet").write_text("not parquet")
+    with pytest.raises(ValueError, match="not a readable parquet"):
+        read_persons(tmp_path / "p.parquet")
+    typed = _frame().astype({"cenrace": "int16"})
+    typed.loc[1, "cenrace"] = 64
+    typed.to_parquet(tmp_path / "r.parquet")
+    with pytest.raises(ValueError, match="cenrace: row 1 holds 64"):
+        read_persons(tmp_path / "r.parquet")
+    _frame().drop(columns="cenrace").to_csv(tmp_path / "q.csv", index=False)
+    with pytest.raises(ValueError, match=r"missing column.*cenrace"):
+        read_persons(tmp_path / "q.csv")
+
+
+def test_prior_files(tmp_path):
+    values = np.random.default_rng(1).dirichlet(np.ones(126))
+    (tmp_path / "a.json").write_text(json.dumps({"probabilities": values.tolist()}))
+    (tmp_path / "b.json").write_text(json.dumps(values.tolist()))
+    (tmp_path / "c.csv").write_text("category,probability\n" + "".join(
+        f"{c},{float(v)!r}\n" for c, v in reversed(list(enumerate(values)))))
+    for name in ("a.json", "b.json", "c.csv"):
+        np.testing.assert_allclose(read_prior_file(tmp_path / name), values, rtol=1e-15)
+    bad = {"sum.json": json.dumps([0.5] * 126), "neg.json": json.dumps([-0.5, 1.5] + [0] * 124),
+           "short.json": json.dumps([1.0]),
+           "missing.csv": "category,probability\n0,1.0\n",
+           "twice.csv": "category,probability\n0,0.5\n0,0.5\n",
+           "header.csv": "c,p\n"}
+    for name, text in bad.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=name):
+            read_prior_file(tmp_path / name)
+
+
+def test_tract_prior_is_the_tract_composition_by_voting_age():
+    tract = np.array([0, 0, 0, 1, 1])
+    votingage = np.array([1, 1, 0, 1, 1])
+    cats = np.array([5, 7, 5, 2, 2])
+    rows = tract_priors(tract, votingage, cats)
+    assert rows.shape == (4, 126)
+    assert rows[1, 5] == rows[1, 7] == 0.5 and rows[0, 5] == 1.0 and rows[3, 2] == 1.0
+    assert rows[2].sum() == 0  # tract 1 has no minors

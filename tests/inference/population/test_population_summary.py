@@ -1,0 +1,188 @@
+"""The population summary: exact sums, the f-DP bound, baselines, partitioning (issue 34).
+
+* :class:`ExactSum` rounds once, as ``math.fsum`` does: equal to the last bit, whatever the
+  order or the partitioning;
+* the f-DP trade-off function against the project's worst-case accuracy (an independent
+  computation: exact atoms of the likelihood ratio), its Gaussian limit, and a simulated
+  informed adversary never beating the bound;
+* the band metrics and the baselines against a per-person Python loop;
+* the summary is identical to the last bit across partitionings (and the per-person
+  answers are the same arrays).
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from population_helpers import measure
+from scipy.stats import norm
+
+from dprisk.inference.population import fdp, pipeline, synth
+from dprisk.inference.population.categories import (
+    BAND_LABELS,
+    N_CATEGORIES,
+    band_index,
+    category,
+    group,
+)
+from dprisk.inference.population.exact_sum import ExactSum
+from dprisk.inference.population.risk import population_risk
+from dprisk.inference.privacy.worst_case import one_level_worst_case
+
+
+@pytest.fixture(scope="module")
+def population():
+    with pytest.MonkeyPatch.context() as patch:  # small tracts: many partitions possible
+        patch.setattr(synth, "TRACT_SIZE", (300, 900))
+        persons = synth.synthesize(6000, 7)
+    return persons, measure(persons, 10.09, seed=8)
+
+
+def test_exact_sum_is_fsum_to_the_last_bit(rng):
+    values = rng.random(50_000) ** rng.integers(1, 80, size=50_000)
+    values[:5] = 5e-324
+    want = math.fsum(values)
+    assert ExactSum.of(values).value() == want
+    shuffled = values[rng.permutation(values.size)]
+    parts = sum((ExactSum.of(p) for p in np.array_split(shuffled, 13)), ExactSum())
+    assert parts.value() == want
+    groups = rng.integers(0, 4, size=values.size)
+    for k, total in enumerate(ExactSum.by_group(values, groups, 4)):
+        assert total.value() == math.fsum(values[groups == k])
+    few = values[:2000]
+    exact_mean = sum(Fraction(v) for v in few) / few.size
+    assert ExactSum.of(few).mean(few.size) == float(exact_mean)  # rounded once
+    assert ExactSum().mean(0) is None
+
+
+@pytest.mark.parametrize("variance", [0.5, 3.0, 10.09])
+def test_tradeoff_matches_worst_case_accuracy(variance):
+    """max over the curve of p (1 - f(a)) + (1 - p)(1 - a) is the best test's accuracy A*(p)
+    (worst_case: exact atoms, error < 1e-20); the maximum lies at a vertex of the curve."""
+    alpha, beta = fdp._curve(variance)
+    assert np.all(np.diff(alpha) > 0) and np.all(np.diff(beta) <= 0)
+    np.testing.assert_allclose(fdp.tradeoff(alpha, variance), beta, rtol=0, atol=1e-15)
+    rho = 1.0 / (2.0 * variance)
+    for p in (0.1, 0.5, 0.8):
+        best = np.max(p * (1 - beta) + (1 - p) * (1 - alpha))
+        assert best == pytest.approx(one_level_worst_case(rho, p), abs=1e-12)
+
+
+def test_success_bound_limits():
+    kappa = np.array([1 / 126, 0.05, 0.3, 0.5, 0.9])
+    wide = fdp.success_bound(kappa, 1e6)  # Gaussian limit: Phi(Phi^-1(kappa) + 1/sigma)
+    np.testing.assert_allclose(wide, norm.cdf(norm.ppf(kappa) + 1e-3), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(fdp.success_bound(kappa, 1e-4), 1.0, rtol=0, atol=1e-12)
+    assert np.all(fdp.success_bound(kappa, 10.09) >= kappa)
+
+
+def test_informed_adversary_never_beats_the_bound(rng):
+    """Simulated informed adversaries (10,000 persons, prior with kappa = 0.4): their mean MAP
+    correctness stays below the bound (4 binomial standard errors of slack)."""
+    persons = 10_000
+    variance = 2.0
+    prior = np.full(N_CATEGORIES, 0.6 / 125)
+    prior[0] = 0.4
+    cats = rng.choice(N_CATEGORIES, size=persons, p=prior)
+    frame = pd.DataFrame({"geoid": [f"01001000100{1000 + i // 5:04d}" for i in range(persons)],
+                          "hhgq": 0, "votingage": 1, "hispanic": cats // 63,
+                          "cenrace": cats % 63 + 1})
+    risk = population_risk(frame, measure(frame, variance, seed=4), adversary="informed",
+                           prior=prior)
+    right = (risk.map == category(frame.hispanic, frame.cenrace)).mean()
+    bound = fdp.success_bound(0.4, variance)
+    assert np.allclose(risk.fdp_bound, bound)
+    assert right <= bound + 4 * np.sqrt(bound * (1 - bound) / persons)
+
+
+def test_metrics_equal_a_per_person_loop(population):
+    persons, meas = population
+    risk = population_risk(persons, meas, adversary="outsider")
+    summary = risk.summary()
+    cats = category(persons.hispanic, persons.cenrace)
+    groups = group(persons.hhgq, persons.votingage)
+    row_of = {g: i for i, g in enumerate(meas.geoids)}
+    tally = {label: {"persons": 0, "nonmodal": 0, "map": 0, "map_nm": 0, "mdg": 0,
+                     "prg": [], "post": [], "half": 0} for label in BAND_LABELS}
+    for geoid, rows in persons.groupby("geoid").indices.items():
+        noisy = meas.noisy[row_of[geoid]].reshape(16, N_CATEGORIES)
+        counts = np.bincount(cats[rows], minlength=N_CATEGORIES)
+        modal = int(np.argmax(counts))
+        noisy_modal = int(np.argmax(noisy.sum(axis=0)))
+        band = tally[BAND_LABELS[int(band_index(len(rows)))]]
+        for r in rows:
+            band["persons"] += 1
+            band["post"].append(risk.posterior_true[r])
+            band["half"] += risk.posterior_true[r] >= 0.5
+            band["map"] += risk.map[r] == cats[r]
+            if cats[r] != modal:
+                band["nonmodal"] += 1
+                band["map_nm"] += risk.map[r] == cats[r]
+                band["mdg"] += noisy_modal == cats[r]
+                positive = np.maximum(noisy[groups[r]], 0)
+                band["prg"].append(positive[cats[r]] / positive.sum() if positive.sum()
+                                   else 1 / N_CATEGORIES)
+    for row in summary["by_block_size"]:
+        want = tally[row["band"]]
+        assert row["persons"] == want["persons"]
+        assert row["nonmodal_persons"] == want["nonmodal"]
+        if want["persons"] == 0:
+            assert row["map_correct"] is None and row["mean_posterior_true"] is None
+            continue
+        assert row["map_correct"] == want["map"] / want["persons"]
+        assert row["posterior_true_ge_half"] == want["half"] / want["persons"]
+        assert row["mean_posterior_true"] == pytest.approx(
+            math.fsum(want["post"]) / want["persons"], rel=1e-15)
+        if want["nonmodal"]:
+            assert row["map_correct_nonmodal"] == want["map_nm"] / want["nonmodal"]
+            assert row["mdg_correct_nonmodal"] == want["mdg"] / want["nonmodal"]
+            assert row["prg_correct_nonmodal"] == pytest.approx(
+                math.fsum(want["prg"]) / want["nonmodal"], rel=1e-12)
+    assert summary["persons"] == len(persons)
+
+
+@pytest.mark.parametrize("adversary", ["informed", "outsider"])
+def test_summary_identical_across_partitionings(population, adversary):
+    persons, meas = population
+    whole = population_risk(persons, meas, adversary=adversary)
+    split = population_risk(persons, meas, adversary=adversary, partition_persons=700)
+    assert whole.partitions == 1 and split.partitions > 3
+    assert split.summary() == whole.summary()  # floats compared to the last bit
+    for name in ("posterior_true", "map", "map_posterior", "fdp_bound"):
+        assert np.array_equal(getattr(split, name), getattr(whole, name))
+
+
+def test_streamed_partitions_equal_in_memory(population, tmp_path):
+    """A loader called per partition (each reads only its blocks) gives the same bits; a
+    refused input removes what the call stored."""
+    persons, meas = population
+
+    def loader(geoids):
+        rows = np.searchsorted(meas.geoids.astype(str), geoids)
+        return type(meas)(geoids=meas.geoids[rows], noisy=meas.noisy[rows],
+                          variance=meas.variance[rows])
+
+    whole = population_risk(persons, meas, adversary="outsider")
+    streamed = population_risk(persons, loader, adversary="outsider", partition_persons=700,
+                               store=tmp_path / "store")
+    assert streamed.partitions > 3 and streamed.summary() == whole.summary()
+    assert np.array_equal(streamed.posterior_true, whole.posterior_true)
+    assert streamed.variance_range == (10.09, 10.09)
+    with pytest.MonkeyPatch.context() as patch:  # resumed: every partition from the store
+        patch.setattr(pipeline, "partition_risk", None)
+        again = population_risk(persons, loader, adversary="outsider", partition_persons=700,
+                                store=tmp_path / "store")
+    assert again.summary() == whole.summary()
+    assert np.array_equal(again.map_posterior, whole.map_posterior)
+
+    def refusing(geoids):
+        if geoids[0] > persons.geoid.min():
+            raise ValueError("noisy: refused")
+        return loader(geoids)
+
+    with pytest.raises(ValueError, match="refused"):
+        population_risk(persons, refusing, adversary="outsider", partition_persons=700,
+                        store=tmp_path / "other")
+    assert not (tmp_path / "other").exists()
