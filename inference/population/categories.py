@@ -57,7 +57,8 @@ BAND_LABELS = ("1-9", "10-49", "50-99", "100-249", "250-499", "500-999", "1000+"
 
 def category(hispanic, cenrace):
     """The category ``c = 63 * hispanic + cenrace - 1`` (0-125) of each person."""
-    return N_CENRACE * np.asarray(hispanic, dtype=np.int64) + np.asarray(cenrace, dtype=np.int64) - 1
+    hispanic, cenrace = np.asarray(hispanic, dtype=np.int64), np.asarray(cenrace, dtype=np.int64)
+    return N_CENRACE * hispanic + cenrace - 1
 
 
 def group(hhgq, votingage):
