@@ -57,7 +57,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 #: The rooms as namespaces, as PyMC has ``pm.sampling`` and ``pm.math``: ``dr.two_level.p_correct``.
 NAMESPACES = ("single_level", "two_level", "nested", "unknown_others", "attribute", "product",
-              "privacy", "studies")
+              "population", "privacy", "studies")
 
 #: Old flat name -> its name in a namespace. The old name keeps working and warns once per
 #: process with a ``FutureWarning`` naming the new one (docs/api/renames.md lists them all).

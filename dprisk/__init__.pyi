@@ -2,6 +2,7 @@
 
 from dprisk import attribute as attribute
 from dprisk import nested as nested
+from dprisk import population as population
 from dprisk import privacy as privacy
 from dprisk import product as product
 from dprisk import single_level as single_level
@@ -68,6 +69,7 @@ __all__ = [
     "p_correct",
     "parse_prior",
     "parse_rho",
+    "population",
     "posterior",
     "privacy",
     "product",

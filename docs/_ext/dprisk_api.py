@@ -100,7 +100,7 @@ def _candidates(target: str, refdoc: str) -> list[str]:
         obj = _lookup(documented)
         owner = getattr(obj, "__module__", None)
         if owner:
-            paths.append(f"{owner}.{target}")
+            paths += [f"{owner}.{target}", f"{owner.rpartition('.')[0]}.{target}"]  # a sibling
         if isinstance(obj, type):
             paths.append(f"{owner}.{obj.__qualname__}.{target}")
     # A summary line in the API index (refdoc api/index): the modules of the public names.
