@@ -224,7 +224,7 @@ def _expected(rho1: float, p: float, known: int) -> dict[str, float]:
             "marginal posterior": float(dr.marginal_posterior(rho1, p, known)),
             "marginal risk R": float(dr.marginal_risk(rho1, p, known)),
             "P[correct]": float(dr.p_correct(rho1, p, known)),
-            "threshold": int(dr.decision_threshold(rho1, p, known))}
+            "threshold": int(dr.single_level.decision_threshold(rho1, p, known))}
 
 
 def _check_table(shown: dict[str, str], rho1: float, p: float, known: int) -> None:
