@@ -115,3 +115,17 @@ def test_static_analysis_follows_dprisk_modules_to_their_files():
         found = script.goto(len(lines), len(lines[-1]) - 1, follow_imports=True)
         assert found, source
         assert Path(found[0].module_path).resolve() == expected.resolve(), source
+
+
+def test_the_repository_uses_no_old_flat_name():
+    """Docs, notebooks, tests and code call the namespaced names (the old ones warn)."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "ls-files", "*.py", "*.md", "*.rst"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    old = "|".join(sorted(dr.RENAMED, key=len, reverse=True))
+    pattern = re.compile(rf"\b(?:dr|dprisk)\.({old})\b")
+    uses = [f"{path}: {match.group(0)}" for path in tracked if path != "dprisk/__init__.py"
+            and (REPO / path).is_file()
+            for match in pattern.finditer((REPO / path).read_text(errors="replace"))]
+    assert not uses, uses
