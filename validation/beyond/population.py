@@ -98,7 +98,8 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
     Returns
     -------
     (xarray.Dataset, dict)
-        :data:`SHARES`, ``persons`` and ``nonmodal_persons`` by adversary and band (``all``
+        :data:`SHARES` by adversary and band, ``persons``, ``nonmodal_persons`` and
+        ``blocks`` by band (``all``
         last; NaN where a band has no non-modal persons), and each adversary's per-person
         :class:`~dprisk.inference.population.risk.PopulationRisk`.
     """
@@ -108,6 +109,7 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
     data = {name: np.full((len(ADVERSARIES), len(bands)), np.nan) for name in SHARES}
     persons = np.zeros(len(bands), dtype=np.int64)
     nonmodal = np.zeros(len(bands), dtype=np.int64)
+    blocks = np.zeros(len(bands), dtype=np.int64)
     answers = {}
     for a, adversary in enumerate(ADVERSARIES):
         answers[adversary] = population_risk(frame, measurements, adversary=adversary,
@@ -117,10 +119,12 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
             for name in SHARES:
                 data[name][a, b] = np.nan if row[name] is None else row[name]
             persons[b], nonmodal[b] = row["persons"], row["nonmodal_persons"]
+            blocks[b] = row["blocks"]
     variance = np.asarray(measurements.variance)
     dataset = xr.Dataset(
         {**{name: (("adversary", "band"), values) for name, values in data.items()},
-         "persons": ("band", persons), "nonmodal_persons": ("band", nonmodal)},
+         "persons": ("band", persons), "nonmodal_persons": ("band", nonmodal),
+         "blocks": ("band", blocks)},
         coords={"adversary": list(ADVERSARIES), "band": bands},
         attrs={"persons_total": len(frame), "blocks": int(variance.size),
                "noise_variance": float(variance.min()), "prior": "tract", "seed": SEED,
@@ -244,7 +248,10 @@ def _notes(data: xr.Dataset) -> list[str]:
         "category for everyone (so it is never right for a non-modal person unless the noise "
         "moves the mode); PRG draws a category in proportion to the positive noisy cells of "
         "the person's group.",
-        "Non-modal precision by band — " + rows + ".",
+        "Non-modal precision by band — " + rows + ". Blocks per band: "
+        + ", ".join(f"{band} {int(data['blocks'].sel(band=band)):,}"
+                    for band in data.band.values[:-1])
+        + " (a band of few blocks gives jumpy shares).",
         "This is another attack on different data — a Bayesian adversary reading the 2020 "
         "noisy measurements of a synthetic population — not a replication of the Census "
         "Bureau's 2010 reconstruction-abetted reidentification study (Abowd et al. 2023, "

@@ -112,7 +112,8 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
         "common) whose category the Bayes MAP guess gets right, informed and outsider "
         "adversary, beside the block-modal guess (MDG) and the proportional random guess "
         "(PRG) from the same noisy cells, by the block's true population. Right: persons and "
-        "non-modal persons per band. Another attack on other data (a synthetic state, the "
+        "non-modal persons per band, with the number of blocks (a band of few blocks gives "
+        "jumpy shares). Another attack on other data (a synthetic state, the "
         "2020 noisy measurements), not a replication of the Census Bureau's attack on the "
         "real 2010 tables; that study's per-band rates were not in the sources reachable "
         "here, so only ours are shown."),

@@ -21,7 +21,7 @@ _SERIES = (("map_correct_nonmodal", "informed", "Bayes MAP, informed", "C0", "o"
 
 
 def figure(data: xr.Dataset, census: dict | None = None) -> Figure:
-    """Left: non-modal precision by band (lines per guess); right: persons per band."""
+    """Left: non-modal precision by band (lines per guess); right: persons and blocks per band."""
     bands = [b for b in data.band.values if b != "all"]
     x = np.arange(len(bands))
     fig = Figure(figsize=(12, 4.8), layout="constrained")
@@ -43,12 +43,17 @@ def figure(data: xr.Dataset, census: dict | None = None) -> Figure:
     ax_n.bar(x - 0.2, data["persons"].sel(band=bands) / 1e3, width=0.4, label="persons")
     ax_n.bar(x + 0.2, data["nonmodal_persons"].sel(band=bands) / 1e3, width=0.4,
              label="non-modal persons")
+    for i, band in enumerate(bands):  # few blocks make a band's share jumpy
+        ax_n.annotate(f"{int(data['blocks'].sel(band=band)):,}\nblocks",
+                      (x[i] - 0.2, float(data["persons"].sel(band=band)) / 1e3),
+                      ha="center", va="bottom", fontsize=7)
+    ax_n.set_ylim(0, 1.5 * float(data["persons"].sel(band=bands).max()) / 1e3)  # legend room
     ax_n.set_xticks(x, bands, rotation=45)
     ax_n.set_xlabel("block population (band)")
     ax_n.set_ylabel("thousands")
-    ax_n.legend(fontsize=9)
+    ax_n.legend(fontsize=8, ncols=2, loc="upper center")
     ax_n.grid(alpha=0.3, axis="y")
-    ax_n.set_title("Persons per band")
+    ax_n.set_title("Persons and blocks per band")
     fig.suptitle(rf"Every person of a synthetic state ({data.attrs['persons_total']:,} "
                  rf"persons): $\sigma^2$ = {data.attrs['noise_variance']:.2f} from the "
                  "measurements (the DAS's noise), tract prior")

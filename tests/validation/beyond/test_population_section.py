@@ -39,6 +39,8 @@ def test_records_match_the_direct_recomputation(small_study):
     assert abs(data.attrs["noise_variance"] - 10.0928) < 1e-3  # the DAS's block detailed σ²
     assert int(data.persons.sel(band="all")) == 5_000
     assert int(data.persons.sel(band=list(data.band.values[:-1])).sum()) == 5_000
+    assert int(data.blocks.sel(band="all")) == len(np.unique(
+        population.measured_state(5_000)[0]["geoid"]))
 
 
 def test_section_figure_and_caption(small_study):
