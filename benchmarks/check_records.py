@@ -12,7 +12,8 @@ wrote them: the code that wrote them gives the new values here; the 9 ``das_nois
 of the decision summary, the block's answers at the noise the DAS drew (issue 34), were added
 from ``validation.beyond.das_noise.das_noise_records`` on the same machine; issue 32 replaced
 the MCSE of the three K-cell ED 28-21 records by the conditional estimator's, a tenth of the
-old).
+old; the 35 ``population/*`` records of the section "Every person of a population", issue 34
+part 5, were added from ``validation.beyond.population.study`` on the same machine).
 
 **Agree** (issue 32: the last bits of exp, log and sums differ between CPUs, e.g. numpy's
 AVX-512 kernels, so floats are never compared bit for bit):

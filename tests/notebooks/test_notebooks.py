@@ -48,6 +48,7 @@ SMALL_BUDGETS = {
     "whole_record_what_if": {"n_rho_grid": 5, "n_releases": 300},
     "unknown_others_what_if": {"n_max": 10, "pymc_draws": 200},
     "product_what_if": {"n_rho_grid": 4, "d_max": 2, "mc_draws": 2000},
+    "population_what_if": {"persons": 3000, "variance_grid": [2.0, 10.09]},
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180

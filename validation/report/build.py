@@ -103,6 +103,12 @@ def _product_study(*, paper_scale: bool) -> StudyResult:
     return product_study.study(paper_scale=paper_scale)
 
 
+def _population_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation.beyond import population as population_study
+
+    return population_study.study(paper_scale=paper_scale)
+
+
 #: The registered studies, run in order by :func:`write_report` (the page shows the decision
 #: summary first, :data:`dprisk.validation.report.page.DECISION_SUMMARY`).
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
@@ -118,6 +124,7 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("beyond the paper: the whole record", _whole_record_study),
     ("beyond the paper: adversaries who do not know everyone", _unknown_others_study),
     ("beyond the paper: the post-processed product", _product_study),
+    ("beyond the paper: every person of a population", _population_study),
 ]
 
 
