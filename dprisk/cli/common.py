@@ -33,7 +33,6 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_OK",
     "INTERRUPT_HINT",
-    "RHO_CONVENTION",
     "SEED_HELP",
     "SUBCOMMAND_HELP",
     "SWITCH",
@@ -73,7 +72,6 @@ __all__ = [
     "scenario_rhos",
     "seed_line",
     "show_progress",
-    "state_rho_convention",
     "with_default",
 ]
 
@@ -104,11 +102,6 @@ WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPR
              "= 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
-#: What every ``--rho...`` option means, stated in its help by :func:`state_rho_convention`
-#: (the paper's convention; the 2020 DAS's query rho is replace-one: docs/noise-conventions.md).
-RHO_CONVENTION = ("[rho-zCDP under add/remove-one neighbours: a count gets noise "
-                  "DG(0, 1/(2 rho)), the paper's convention; the 2020 DAS's query rho is "
-                  "replace-one, noise variance 1/rho]")
 
 
 # --------------------------------------------------------------------------- argument types
@@ -177,18 +170,6 @@ def add_subcommand(subs, name: str, func, flags: dict[str, str] | None = None
         sub.add_argument(flag_, action="store_true", help=text)
     sub.set_defaults(func=func)
     return sub
-
-
-def state_rho_convention(parser: argparse.ArgumentParser) -> None:
-    """Append :data:`RHO_CONVENTION` to the help of every ``--rho...`` option of ``parser``.
-
-    Called once per subcommand parser by :func:`dprisk.cli.main.build_parser`, so every rho
-    option, present and future, says which rho it is; an option already stating it is left.
-    """
-    for action in parser._actions:
-        if (any(option.startswith("--rho") for option in action.option_strings)
-                and action.help and RHO_CONVENTION not in action.help):
-            action.help = f"{action.help} {RHO_CONVENTION}"
 
 
 def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int) -> None:

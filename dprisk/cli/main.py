@@ -32,14 +32,13 @@ from dprisk.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
-    RHO_CONVENTION,
     SUBCOMMAND_HELP,
     Parser,
     TopParser,
     handle_stop_signals,
     report_interrupted,
-    state_rho_convention,
 )
+from dprisk.cli.conventions import RHO_CONVENTION, state_rho_convention
 from dprisk.cli.parsers import subparser
 from dprisk.cli.stopping import end_process
 from dprisk.runtime.settings import check_environment

@@ -80,7 +80,8 @@ def test_every_rho_option_states_its_convention(capsys):
     """Every ``--rho...`` option of every subcommand says which rho it is (issue 34), once."""
     import re
 
-    from dprisk.cli.common import RHO_CONVENTION, SUBCOMMAND_HELP
+    from dprisk.cli.common import SUBCOMMAND_HELP
+    from dprisk.cli.conventions import RHO_CONVENTION
     from dprisk.cli.main import build_parser
 
     subs = next(a for a in build_parser()._actions if isinstance(getattr(a, "choices", None),
