@@ -20,6 +20,20 @@ GC_THRESHOLDS = (10_000, 20, 100)
 gc.set_threshold(*GC_THRESHOLDS)
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored():
+    """mpmath's precision is one global: a test that sets ``mp.dps`` leaves it to the next test
+    on the worker (a reference computed at 20 digits instead of 50 failed that way). Restore it."""
+    import sys
+
+    mpmath = sys.modules.get("mpmath")
+    prec = mpmath.mp.prec if mpmath is not None else None
+    yield
+    mpmath = sys.modules.get("mpmath")
+    if mpmath is not None:
+        mpmath.mp.prec = prec if prec is not None else 53
+
+
 @pytest.fixture
 def rng():
     """A fresh, fixed-seed numpy Generator for each test."""

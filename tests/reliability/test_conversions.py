@@ -25,7 +25,14 @@ import pytest
 from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.models.mechanism.conversions import RHO_RESULT_MIN, dp_to_zcdp, zcdp_to_dp
 
-mp.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """The references at 50 digits, whatever precision another test left mpmath at."""
+    with mp.workdps(50):
+        yield
+
+
 #: Relative accuracy of the closed forms (a few units in the last place).
 REL_TOL = 4e-15
 DELTAS = [5e-324, 1e-300, 1e-10, 0.5, 1 - 2.0**-53]
