@@ -162,6 +162,10 @@ def naming_given_option(message: str, command, words: list[str]) -> str:
     """
     if command is None:
         return message
+    named = _naming_expression(message, command, words) or _naming_rho_value(message, command,
+                                                                             words)
+    if named:
+        return named
     several = re.match(r"([A-Za-z][\w-]*(?:, [A-Za-z][\w-]*)+)(?=:)", message)
     if several:
         names = several.group(1).split(", ")
@@ -181,6 +185,68 @@ def naming_given_option(message: str, command, words: list[str]) -> str:
     return message
 
 
+#: An expression of parameters at the head of a refusal: ``rho2 + rho1/d = 1e+100 ...``.
+_EXPRESSION = re.compile(r"([A-Za-z]\w*(?:\s*[-+*/]\s*[A-Za-z]\w*)+)(?= = )")
+#: A refusal of one rho by its value: ``rho = 1e-320 is too small ...``.
+_RHO_VALUE = re.compile(r"rho = ([^\s,;:]+)")
+#: The rho options of any subcommand (``--rho``, ``--rho1``, ``--rhos``, ...).
+_RHO_OPTION = re.compile(r"--rho(\d*|s)$")
+
+
+def _naming_expression(message: str, command, words: list[str]) -> str | None:
+    """``rho2 + rho1/d = ...`` with each name given as an option replaced by it (else None)."""
+    match = _EXPRESSION.match(message)
+    if match is None:
+        return None
+    head = match.group(1)
+
+    def option(name: re.Match) -> str:
+        return _typed(_option_spellings(command, name.group(0)), words) or name.group(0)
+
+    named = re.sub(r"[A-Za-z]\w*", option, head)
+    return named + message[len(head):] if named != head else None
+
+
+def _typed_values(words: list[str], option: str) -> list[str]:
+    """The values typed for ``option`` among ``words`` (``--x 1`` and ``--x=1``)."""
+    values = []
+    for i, word in enumerate(words):
+        if word == option and i + 1 < len(words):
+            values.append(words[i + 1])
+        elif word.startswith(option + "="):
+            values.append(word.split("=", 1)[1])
+    return values
+
+
+def _same_number(text: str, value: float) -> bool:
+    try:
+        return float(text) == value
+    except ValueError:
+        return False
+
+
+def _naming_rho_value(message: str, command, words: list[str]) -> str | None:
+    """``rho = V ...`` prefixed with the rho option(s) typed with the value V (else None).
+
+    A refusal deep in the numerics names the rho by its value only; the option is the one
+    given that value (an element of a comma list counts), or the only rho option given.
+    """
+    match = _RHO_VALUE.match(message)
+    if match is None:
+        return None
+    try:
+        value = float(match.group(1))
+    except ValueError:
+        return None
+    options = [option for action in command._actions for option in action.option_strings
+               if _RHO_OPTION.match(option) and _typed_values(words, option)]
+    holding = [option for option in options
+               if any(_same_number(item, value) for text in _typed_values(words, option)
+                      for item in text.split(","))]
+    chosen = holding or (options if len(options) == 1 else [])
+    return f"{', '.join(chosen)}: {message}" if chosen else None
+
+
 def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
     """Parse ``argv`` and run the subcommand ``requested``; return its exit status.
 
@@ -191,7 +257,12 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
     if command is not None and (unknown := command.unknown_options(after)):
         command.unrecognized(unknown)  # before parsing: even with a required option missing
-    args, extras = parser.parse_known_args(argv)
+    try:
+        args, extras = parser.parse_known_args(argv)
+    except OSError as err:  # --help or --version written to a full disk: one line, status 1
+        where = f"dprisk {requested}" if requested else "dprisk"
+        print(f"{where}: failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_FAILURE
     if extras:  # a mistyped option: the subcommand's usage and its nearest option
         (subparser(parser, args.command) or parser).unrecognized(extras)
     try:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
+import sys
 
 __all__ = ["CUTOFF", "Parser", "TopParser", "nearest", "option_suggestion", "subparser"]
 
@@ -63,6 +65,27 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # pragma: no cover - exercised through the CLI tests
         """Exit with status 2 and one line on stderr."""
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+    def print_help(self, file=None):
+        """Print the help and flush it, so that a failed write (a full disk) raises here.
+
+        (argparse's own ``print_help`` ignores an ``OSError`` of the write: ``dprisk help >
+        /dev/full`` exited 0 with nothing written.)
+
+        Raises
+        ------
+        OSError
+            The write failed; standard output is then replaced by ``os.devnull`` so that the
+            interpreter's final flush does not fail again (the caller reports one line).
+        """
+        stream = sys.stdout if file is None else file
+        try:
+            stream.write(self.format_help())
+            stream.flush()
+        except OSError:
+            if stream is sys.stdout:
+                sys.stdout = open(os.devnull, "w")  # lives to the end of the process
+            raise
 
     def unknown_options(self, words: list[str]) -> list[str]:
         """The words of ``words`` that look like long options this parser does not know.

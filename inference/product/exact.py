@@ -55,6 +55,7 @@ alone is a true-positive rate and has no such bound.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,8 +68,8 @@ from dprisk.inference.product.projection_kernels import (
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer
-from dprisk.runtime.memory_limit import check_memory
-from dprisk.runtime.work_limit import check_work
+from dprisk.runtime.memory_limit import check_memory, memory_limit
+from dprisk.runtime.work_limit import check_work, work_limit
 
 __all__ = [
     "ENUMERATION_CELL_STEPS",
@@ -78,10 +79,14 @@ __all__ = [
     "ReleaseTable",
     "RiskMeasures",
     "check_enumeration",
+    "check_noisy",
     "check_product_inputs",
+    "check_product_size",
     "enumeration_size",
     "noise_log_pmf",
     "noise_tail",
+    "noise_tails",
+    "noisy_cells",
     "noisy_table",
     "parent_size",
     "product_risk",
@@ -194,10 +199,33 @@ def noise_log_pmf(values: np.ndarray, rho: float) -> np.ndarray:
     return -rho * values.astype(float) ** 2 - dg_log_normalizer(np.asarray(rho))
 
 
+def noise_tails(low: int, high: int, rho: float) -> np.ndarray:
+    """``P[J >= s]`` for every integer ``s`` in ``[low, high]`` (``low >= 0``), in one pass.
+
+    The probabilities of ``low .. high + W`` summed from the far end (a reversed cumulative
+    sum of positive terms, smallest first), plus the exact tail beyond ``high + W`` (``W``: the
+    half-width whose tail is below 1e-30): ``O(high - low + W)`` time and memory, where
+    :func:`noise_tail` at each start costs ``O(W)`` apiece (minutes at rho1 = 1e-7). The
+    sequential sum's rounding (relative ``n`` x 1.1e-16 at most) is added, so the result
+    bounds the tail from above.
+    """
+    width = int(support_halfwidth_kernel(rho, 1e-30)) + 1
+    values = np.arange(low, high + width + 1, dtype=np.int64)
+    pmf = np.exp(noise_log_pmf(values, rho))
+    tails = np.cumsum(pmf[::-1])[::-1] + float(noise_tail(high + width + 1, rho))
+    return tails[: high - low + 1] * (1.0 + values.size * 1.2e-16)
+
+
 def _difference_neglect(phi0: np.ndarray, e0: np.ndarray, rho1: float, d: int, k0: int,
                         half: int) -> float:
-    """Neglected mass of the truncation ``|e0| <= K0``, ``|e_i - e0| <= D`` (module notes)."""
-    t = noise_tail(half + 1 - e0, rho1) + noise_tail(half + 1 + e0, rho1)
+    """Neglected mass of the truncation ``|e0| <= K0``, ``|e_i - e0| <= D`` (module notes).
+
+    ``t(e0) = P[e_1 >= D + 1 - e0] + P[e_1 >= D + 1 + e0]`` for every ``|e0| <= K0`` from one
+    pass of :func:`noise_tails` over the starts ``D + 1 - K0 .. D + 1 + K0`` (``D >= K0``).
+    """
+    low = half + 1 - k0
+    tails = noise_tails(low, half + 1 + k0, rho1)
+    t = tails[half + 1 - e0 - low] + tails[half + 1 + e0 - low]
     inside = float(np.sum(phi0 * -np.expm1(d * np.log1p(-t))))
     return 2.0 * float(noise_tail(k0 + 1, rho1)) + inside
 
@@ -205,15 +233,32 @@ def _difference_neglect(phi0: np.ndarray, e0: np.ndarray, rho1: float, d: int, k
 def difference_law(rho1: float, d: int, tail_mass: float):
     r"""Law :math:`Q(\delta)` of :math:`\delta_i = e_i - e_0` (``i = 1..d``) on a box.
 
+    The sum over :math:`e_0` has a closed form: with :math:`\delta_0 = 0`,
+    :math:`S = \sum_i \delta_i` and :math:`n = d + 1`,
+    :math:`\sum_{i=0}^{d} (e_0 + \delta_i)^2 = n (e_0 + S/n)^2 + (n |\delta|^2 - S^2)/n`, so
+
+    .. math::
+
+        Q(\delta) = Z^{-n}\, e^{-\rho_1 (n |\delta|^2 - S^2)/n}\, T_{S \bmod n}, \qquad
+        T_r = \sum_{e \in \mathbb{Z}} e^{-\rho_1 n (e + r/n)^2}
+
+    (shifting :math:`e_0` by :math:`\lfloor S/n \rfloor` leaves the residue ``r``). The
+    quadratic form is computed in exact integers and each :math:`T_r` over a window whose
+    left-out terms are below 1e-30 of it, so ``Q`` costs ``O(d)`` per grid point
+    and no ``(e_0, \delta)`` table: the time and memory are those of the grid alone (the
+    direct sum over :math:`|e_0| \le K_0` held a :math:`(2K_0 + 1) \times (2D + 1)^d`
+    table: 1.55 GiB at rho1 = 1e-6, d = 1).
+
     Returns
     -------
     q : ndarray of float, shape ``(2D+1,) * d``
         :math:`Q` at :math:`\delta \in [-D, D]^d` (axis ``i`` holds :math:`\delta_{i+1} + D`),
-        summed over :math:`|e_0| \le K_0`.
+        the sum over every :math:`e_0`.
     half : int
         ``D``.
     neglected : float
-        The probability left out (module notes), at most ``tail_mass``.
+        An upper bound of the probability left out (module notes: the bound of the truncated
+        sum, which left out more), at most ``tail_mass``.
     """
     k0 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
     e0 = np.arange(-k0, k0 + 1, dtype=np.int64)
@@ -222,14 +267,20 @@ def difference_law(rho1: float, d: int, tail_mass: float):
     while _difference_neglect(phi0, e0, rho1, d, k0, half) > tail_mass:
         half += 1
     neglected = _difference_neglect(phi0, e0, rho1, d, k0, half)
+    n = d + 1
+    # T_r, r = 0..d: the terms exp(-rho1 n (e + r/n)^2) beyond |e| <= window sum to < 1e-30
+    # of T_r (a relative error far below the float64 rounding of Q)
+    window = int(support_halfwidth_kernel(rho1 * n, 1e-30)) + 1
+    e = np.arange(-window, window + 1, dtype=float)
+    log_t = np.array([np.logaddexp.reduce(-rho1 * n * (e + r / n) ** 2) for r in range(n)])
     delta = np.arange(-half, half + 1, dtype=np.int64)
-    w = np.exp(noise_log_pmf(e0[:, None] + delta[None, :], rho1))  # phi(e0 + delta)
-    q = phi0.copy().reshape(-1, *([1] * d))
-    for axis in range(d):
-        shape = [w.shape[0]] + [1] * d
-        shape[axis + 1] = w.shape[1]
-        q = q * w.reshape(shape)
-    return q.sum(axis=0), half, neglected
+    grids = np.meshgrid(*([delta] * d), indexing="ij", sparse=True)
+    total = sum(grids)  # S, broadcast to the grid
+    squares = sum(g * g for g in grids)
+    quadratic = (n * squares - total * total).astype(float) / n  # exact integers, then / n
+    log_q = -rho1 * quadratic + log_t[np.mod(total, n)] - n * float(dg_log_normalizer(
+        np.asarray(rho1)))
+    return np.exp(log_q), half, neglected
 
 
 def parent_size(rho2: float, totals: tuple[int, int], invariant: str, tail_mass: float) -> int:
@@ -296,37 +347,97 @@ def _decode(keys: np.ndarray, s: int, d: int) -> np.ndarray:
     return np.column_stack([np.full(keys.size, s), blocks, last])
 
 
+def _as_float(count: int) -> float:
+    """``count`` as a float, ``inf`` beyond the float range (``(2D + 2)^d`` at d >= 175)."""
+    try:
+        return float(count)
+    except OverflowError:
+        return math.inf
+
+
 def enumeration_size(rho1: float, d: int, n_values: int, tail_mass: float
-                     ) -> tuple[int, float, float]:
+                     ) -> tuple[float, float, float]:
     r"""Size of :func:`product_table`'s enumeration, known before it runs.
 
     Returns ``(grid, steps, nbytes)``: the difference-grid points :math:`(2D+2)^d` (``D``
-    from the tail budget, as :func:`difference_law` starts it), the work-limit steps
-    ``grid x parent values x ENUMERATION_CELL_STEPS + parent values x PARENT_VALUE_STEPS``
-    and the bytes ``grid x ENUMERATION_GRID_BYTES`` held at once (an upper bound: the grid is
-    pruned to its heaviest points before projecting).
+    from the tail budget, as :func:`difference_law` starts it; ``inf`` beyond the float
+    range), the work-limit steps ``grid x parent values x ENUMERATION_CELL_STEPS + parent
+    values x PARENT_VALUE_STEPS`` and the bytes ``grid x ENUMERATION_GRID_BYTES`` held at
+    once (an upper bound: the grid is pruned to its heaviest points before projecting).
     """
     k0 = int(support_halfwidth_kernel(rho1, tail_mass / 4.0))
     half_guess = max(k0, int(support_halfwidth_kernel(rho1 / 2.0, tail_mass / (4.0 * d))))
-    grid = (2 * half_guess + 2) ** d
-    steps = float(grid) * n_values * ENUMERATION_CELL_STEPS + n_values * PARENT_VALUE_STEPS
-    return grid, steps, float(grid) * ENUMERATION_GRID_BYTES
+    grid = _as_float((2 * half_guess + 2) ** d)
+    steps = grid * n_values * ENUMERATION_CELL_STEPS + n_values * PARENT_VALUE_STEPS
+    return grid, steps, grid * ENUMERATION_GRID_BYTES
+
+
+def _fits(rho1: float, d: int, n_values: int, tail_mass: float) -> bool:
+    """Whether the enumeration of ``d`` blocks and ``n_values`` parent values is in the limits."""
+    _, steps, nbytes = enumeration_size(rho1, d, n_values, tail_mass)
+    return nbytes <= memory_limit() and steps <= work_limit()
 
 
 def check_enumeration(rho1: float, d: int, n_values: int, tail_mass: float = TAIL_MASS
                       ) -> None:
-    """Refuse an enumeration above the memory or work limit (naming ``others``).
+    """Refuse an enumeration above the memory or work limit, naming what makes it large.
+
+    The message starts with ``others`` when fewer other blocks would fit (d too large for
+    exact enumeration at these rho), with ``rho2`` when the parent values alone are too
+    many (the block-group noise window: fewer blocks would not help), else with ``rho1``
+    (one other block's noise window is already too wide).
 
     Raises
     ------
     dprisk.runtime.memory_limit.MemoryLimitError, dprisk.runtime.work_limit.WorkLimitError
-        ``ValueError`` subclasses whose message starts with ``others``.
+        ``ValueError`` subclasses whose message starts with the parameter's name.
     """
     grid, steps, nbytes = enumeration_size(rho1, d, n_values, tail_mass)
+    if nbytes <= memory_limit() and steps <= work_limit():
+        return
+    if d > 1 and _fits(rho1, 1, n_values, tail_mass):
+        parameter = "others"
+    elif _fits(rho1, d, 2, tail_mass):
+        parameter = "rho2"
+    else:
+        parameter = "rho1" if d == 1 or not _fits(rho1, 1, 2, tail_mass) else "others"
     what = (f"the exact enumeration of d = {d} other blocks at rho1 = {rho1:g} ({grid:.3g} "
             f"noise-difference points x {n_values:.3g} parent values)")
-    check_memory(nbytes, parameter="others", what=what)
-    check_work(steps, parameter="others", what=what)
+    check_memory(nbytes, parameter=parameter, what=what)
+    check_work(steps, parameter=parameter, what=what)
+
+
+def noisy_cells(rho1: float, rho2: float, tail_mass: float = TAIL_MASS) -> tuple[int, int]:
+    """Half-widths ``(K1, K2)`` of :func:`noisy_table`'s ``(b0*, x2*)`` grid."""
+    return (int(support_halfwidth_kernel(rho1, tail_mass / 2.0)),
+            int(support_halfwidth_kernel(rho2, tail_mass / 2.0)))
+
+
+def check_noisy(rho1: float, rho2: float, tail_mass: float = TAIL_MASS) -> None:
+    """Refuse a noisy-measurement grid above the memory limit (naming the wider rho)."""
+    k1, k2 = noisy_cells(rho1, rho2, tail_mass)
+    cells = (2.0 * k1 + 2.0) * (2.0 * k2 + 2.0)
+    check_memory(cells * NOISY_CELL_BYTES, parameter="rho1" if k1 > k2 else "rho2",
+                 what=f"the noisy measurements' grid of {cells:.3g} (b0*, x2*) values")
+
+
+def check_product_size(rho1, rho2, others, m=0, invariant="none") -> None:
+    """The sizing step of :func:`product_risk`: every table it builds, before any is built.
+
+    The noisy measurements' grid (:func:`check_noisy`) and the product's enumeration
+    (:func:`check_enumeration`: the difference grid and the parent values); the inputs are
+    validated first (:func:`check_product_inputs`).
+
+    Raises
+    ------
+    ValueError
+        A parameter out of range, or a table above the memory or work limit (naming
+        ``rho1``, ``rho2`` or ``others``).
+    """
+    rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
+    check_noisy(rho1, rho2)
+    totals = (m + int(others.sum()), m + 1 + int(others.sum()))
+    check_enumeration(rho1, others.size, parent_size(rho2, totals, invariant, TAIL_MASS / 2.0))
 
 
 def product_table(rho1, rho2, others, m=0, invariant="none", *,
@@ -451,11 +562,8 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
     """
     rho1, rho2, others, m, _ = check_product_inputs(rho1, rho2, others, m, "none")
     total = int(others.sum())
-    k1 = int(support_halfwidth_kernel(rho1, tail_mass / 2.0))
-    k2 = int(support_halfwidth_kernel(rho2, tail_mass / 2.0))
-    cells = (2.0 * k1 + 2.0) * (2.0 * k2 + 2.0)
-    check_memory(cells * NOISY_CELL_BYTES, parameter="rho1" if k1 > k2 else "rho2",
-                 what=f"the noisy measurements' grid of {cells:.3g} (b0*, x2*) values")
+    k1, k2 = noisy_cells(rho1, rho2, tail_mass)
+    check_noisy(rho1, rho2, tail_mass)
     b0 = np.arange(m - k1, m + 1 + k1 + 1, dtype=np.int64)
     x2 = np.arange(m + total - k2, m + 1 + total + k2 + 1, dtype=np.int64)
     grid_b0, grid_x2 = (a.ravel() for a in np.meshgrid(b0, x2, indexing="ij"))
@@ -475,6 +583,13 @@ def risk_measures(likelihood: np.ndarray, p: float) -> RiskMeasures:
         M = \sum_w \frac{p L_1(w)^2}{p L_1(w) + (1-p) L_0(w)}, \quad
         P_c = \sum_{w:\, p L_1 > (1-p) L_0} L_1(w), \quad
         A = p P_c + (1-p) \sum_{w:\, p L_1 \le (1-p) L_0} L_0(w)
+
+    Each is at most 1: :math:`p L_1^2 / (p L_1 + (1-p) L_0) \le L_1` term by term, so
+    :math:`M \le \sum_w L_1 \le 1`; :math:`P_c \le \sum_w L_1 \le 1`; and
+    :math:`A \le p \sum_w L_1 + (1-p) \sum_w L_0 \le 1` (each row is a probability law with
+    some mass neglected). The computed sums of rounded likelihoods can land an ulp or two
+    above 1 (``noisy_p_correct`` 1.0000000000000002 at p = 1 - 1e-16), so each measure is
+    clipped to 1: the clip removes only rounding.
     """
     l0, l1 = likelihood
     num = p * l1
@@ -484,7 +599,7 @@ def risk_measures(likelihood: np.ndarray, p: float) -> RiskMeasures:
     decide = num > (1.0 - p) * l0
     p_correct = float(l1[decide].sum())
     accuracy = p * p_correct + (1.0 - p) * float(l0[~decide].sum())
-    return RiskMeasures(marginal, p_correct, accuracy)
+    return RiskMeasures(min(marginal, 1.0), min(p_correct, 1.0), min(accuracy, 1.0))
 
 
 def product_risk(rho1, rho2, others, m=0, p=0.5, invariant="none") -> ProductRisk:
@@ -505,6 +620,7 @@ def product_risk(rho1, rho2, others, m=0, p=0.5, invariant="none") -> ProductRis
     """
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
     p = float(check_probability(p, "p"))
+    check_product_size(rho1, rho2, others, m, invariant)  # every table, before any is built
     product = product_table(rho1, rho2, others, m, invariant)
     noisy = noisy_table(rho1, rho2, others, m)
     a, b = risk_measures(product.likelihood, p), risk_measures(noisy.likelihood, p)
