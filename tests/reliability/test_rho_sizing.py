@@ -118,9 +118,29 @@ def test_every_rho_option_has_a_base():
     assert set(BASES) <= options, set(BASES) - options
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, id=case) if case.rsplit(" ", 1)[1] in DEFAULT_RHOS
-    else pytest.param(case, id=case, marks=pytest.mark.slow) for case in CASES])
+#: Cases not yet sized (issue 32, part 3, left open): each fails today as stated. Strict: a case
+#: that starts to pass fails the run until it is taken off this list.
+NOT_YET_SIZED = {
+    "summary --rho1 1e-13": "MemoryError allocating the release grid (no sizing step)",
+    "summary --rho2 1e-13": "MemoryError allocating the release grid (no sizing step)",
+    "summary --rho1 1e-320": "OverflowError: the grid half-width is infinite",
+    "summary --rho2 1e-320": "OverflowError: the grid half-width is infinite",
+    "summary --rho1 1e100": "a numpy message instead of one line naming the option",
+    "summary --rho2 1e100": "a numpy message instead of one line naming the option",
+    "marginal --rho1 1e-13": "the two-level marginal's grid allocated before sizing",
+    "budget --rho1 1e-13": "the two-level budget's grid allocated before sizing",
+    "attribute --rho2 1e-320": "the block group's window is infinite",
+}
+
+
+def _case(case: str):
+    marks = [] if case.rsplit(" ", 1)[1] in DEFAULT_RHOS else [pytest.mark.slow]
+    if case in NOT_YET_SIZED:
+        marks.append(pytest.mark.xfail(strict=True, reason=NOT_YET_SIZED[case]))
+    return pytest.param(case, id=case, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_case(case) for case in CASES])
 def test_rho_option_sized_before_allocating(case, server, tmp_path):
     option, argv = CASES[case]
     done = server.run([*argv, "--json"], tmp_path, env={"DPRISK_WORK_LIMIT": WORK_LIMIT},
