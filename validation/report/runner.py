@@ -38,7 +38,7 @@ FIGURE_DPI = 110
 #: (unknown studies count as 0, so they go last), and this process runs the cheapest while the
 #: fork server starts (:data:`LOCAL_START_SECONDS`).
 COST_HINTS = {
-    "_hierarchical_study": 28.9,
+    "_two_level_study": 28.9,
     "_sbc_study": 26.8,
     "_studies_study": 15.2,
     "_supplement_study": 12.5,
