@@ -1,8 +1,8 @@
 """Old module-level names kept importable after a rename: one shared module ``__getattr__``.
 
 ``two_level`` names two levels (block and block group) and ``nested`` names h nested levels
-(issue 35); the older ``hierarchical``/``multilevel`` names of functions and classes still work
-from the module that defines the new name, and warn once with a ``FutureWarning`` naming it.
+(issue 35); the older names of functions and classes still work from the module that defines
+the new name, and warn once with a ``FutureWarning`` naming it.
 """
 
 from __future__ import annotations
