@@ -12,6 +12,20 @@ import warnings
 
 _WARNED: set[tuple[str, str]] = set()
 
+#: Every module (below ``dprisk``) that keeps old names, for the docs' table of renames.
+MODULES = (
+    "models.builders.two_level",
+    "models.builders.nested",
+    "inference.studies.p_correct",
+    "inference.two_level.exact",
+    "inference.two_level.level_form",
+    "inference.nested.gibbs",
+    "inference.privacy.worst_case",
+    "inference.privacy.two_level_marginal",
+)
+#: Full module name -> {old name: new name}, filled as each of those modules is imported.
+TABLES: dict[str, dict[str, str]] = {}
+
 
 def renamed_attributes(module: str, renames: dict[str, str]):
     """Return a module ``__getattr__`` that serves each old name of ``renames`` as its new one.
@@ -30,6 +44,7 @@ def renamed_attributes(module: str, renames: dict[str, str]):
         ``"module.old is deprecated; use module.new"`` and returns the new object; any other name
         raises ``AttributeError`` as a module without ``__getattr__`` would.
     """
+    TABLES[module] = dict(renames)
 
     def __getattr__(name: str):
         new = renames.get(name)

@@ -99,6 +99,15 @@ def test_old_name_warns_once_and_is_the_new_object(module, old, new, monkeypatch
         assert getattr(mod, old) is value  # once: the second use is silent
 
 
+def test_the_docs_table_lists_every_alias():
+    """docs/_ext/dprisk_api.py writes the renames table from ``renamed.MODULES``' tables."""
+    for module in renamed.MODULES:
+        importlib.import_module(f"dprisk.{module}")
+    listed = {(m.removeprefix("dprisk."), old, new)
+              for m, table in renamed.TABLES.items() for old, new in table.items()}
+    assert listed == set(ALIASES)
+
+
 def test_from_import_of_an_old_name_works(monkeypatch):
     monkeypatch.setattr(renamed, "_WARNED", set())
     with pytest.warns(FutureWarning, match="use dprisk.models.builders.nested.build_nested_model"):
