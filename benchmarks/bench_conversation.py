@@ -108,7 +108,7 @@ def _alternate(funcs: dict, repeats: int) -> dict:
 
 def exact_point(repeats: int = REPEATS) -> dict:
     """Warm exact two-level P[correct] at the Census block/block group against 1e6 np.exp."""
-    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+    from dprisk.inference.studies.p_correct import p_correct_two_level
     from dprisk.models.census.allocation import census_level
 
     census = {"rho1": float(census_level("block").rho),
@@ -121,7 +121,7 @@ def exact_point(repeats: int = REPEATS) -> dict:
             np.exp(x, out=out)
 
     def point():
-        p_correct_hierarchical(x2=1, **census)
+        p_correct_two_level(x2=1, **census)
 
     figures = {}
     for mode in ("numpy", "compiled"):

@@ -9,7 +9,7 @@ and block-group levels, ``d = 27`` (paper §4.3). Axes:
 * small rho1 and small rho2 (wider noise: larger X2 windows and convolutions);
 * d (the other blocks' noise sum: its variance d / (2 rho1));
 * x2 (the true block-group count, so the releases' magnitude);
-* the number of levels h (the nested exact posterior, ``inference.multilevel.exact_posterior``,
+* the number of levels h (the nested exact posterior, ``inference.nested.exact.exact_posterior``,
   Census rhos and sibling counts of ``bench_multilevel``).
 
 Time: median of warm calls (after one call that fills the caches), as many as fit in about

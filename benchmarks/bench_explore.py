@@ -57,7 +57,7 @@ def run(repeats: int = 15) -> dict:
     """Median server-side update of one control change, per view; milliseconds and ratios."""
     from dprisk.explore import app
     from dprisk.inference.single_level import closed_form as sl
-    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+    from dprisk.inference.studies.p_correct import p_correct_two_level
     from dprisk.inference.two_level import exact
     from dprisk.models.census.allocation import census_level
 
@@ -71,7 +71,7 @@ def run(repeats: int = 15) -> dict:
             lambda: exact.exact_posterior(4, 1, -1, rho1=rho1, rho2=rho2, d=27), repeats),
         "p_correct_x2": _case(
             app.p_correct_view(), "x2", ("2", "3"),
-            lambda: p_correct_hierarchical(x2=3, rho1=rho1, rho2=rho2, d=27), repeats),
+            lambda: p_correct_two_level(x2=3, rho1=rho1, rho2=rho2, d=27), repeats),
     }
     out["target_ms"] = TARGET_MS
     for name, row in out.items():

@@ -28,8 +28,8 @@ from dprisk.inference.two_level.sampling import (
     sample_model,
     sample_posterior,
 )
-from dprisk.models.builders.two_level import build_hierarchical_model
-from dprisk.validation.paper.hierarchical import TABLE3_RELEASE, table3_parameters
+from dprisk.models.builders.two_level import build_two_level_model
+from dprisk.validation.paper.two_level import TABLE3_RELEASE, table3_parameters
 
 DRAWS, CHAINS, TUNE = 5000, 4, 1000
 SEED = 20260401
@@ -55,7 +55,7 @@ def _timed_run(model, method: str, steps) -> dict:
 
 def _trusted_inputs_ratio(params: dict) -> dict:
     """CPU seconds of PyMC's own steps, input checks skipped vs on; the same draws?"""
-    model = build_hierarchical_model(*TABLE3_RELEASE, **params)
+    model = build_two_level_model(*TABLE3_RELEASE, **params)
     seconds = {True: [], False: []}
     draws = {}
     for trusted in (False, True, False, True):
@@ -82,7 +82,7 @@ def run() -> dict:
         sample_posterior(*TABLE3_RELEASE, **params, method=method, draws=DRAWS,
                          chains=CHAINS, tune=TUNE, random_seed=SEED)
         results[f"cold sample_posterior ({method})"] = {"seconds": time.perf_counter() - start}
-    model = build_hierarchical_model(*TABLE3_RELEASE, **params)
+    model = build_two_level_model(*TABLE3_RELEASE, **params)
     for method in METHODS:
         steps = pymc_steps(model, method)
         sample_model(model, method=method, step=steps, draws=200, chains=2, tune=50,

@@ -33,7 +33,7 @@ from timing import cold_in_new_process, machine_load
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies.monte_carlo import simulate_p_correct
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.studies.p_correct import p_correct_two_level, p_correct_variant
 from dprisk.inference.two_level.exact import posterior_x1
 from dprisk.models.census.allocation import census_level
 from dprisk.models.mechanism import discrete_gaussian as dg
@@ -70,25 +70,25 @@ def _brute_force(x2: int) -> float:
 
 def run() -> dict:
     results = {}
-    setup = ("from dprisk.inference.studies.p_correct import p_correct_hierarchical\n"
+    setup = ("from dprisk.inference.studies.p_correct import p_correct_two_level\n"
              "from dprisk.models.census.allocation import census_level")
-    point = ("p_correct_hierarchical(x2=1, rho1=float(census_level('block').rho), "
+    point = ("p_correct_two_level(x2=1, rho1=float(census_level('block').rho), "
              "rho2=float(census_level('block-group').rho), d=27)")
     results["exact_point_cold_new_process_s"] = cold_in_new_process(setup, point)
     results["exact_point_cold_new_process_compiled_s"] = cold_in_new_process(
         "import os\nos.environ['DPRISK_KERNELS'] = 'compiled'\n" + setup, point)
     os.environ["DPRISK_KERNELS"] = "numpy"
     try:
-        p_correct_hierarchical(x2=1, **CENSUS)  # warm the caches (sum_pmf tables)
-        seconds, _ = _median(lambda: p_correct_hierarchical(x2=1, **CENSUS))
+        p_correct_two_level(x2=1, **CENSUS)  # warm the caches (sum_pmf tables)
+        seconds, _ = _median(lambda: p_correct_two_level(x2=1, **CENSUS))
         results["exact_point_warm_numpy_ms"] = 1e3 * seconds
         os.environ["DPRISK_KERNELS"] = "compiled"
-        p_correct_hierarchical(x2=1, **CENSUS)  # load the compiled kernel
-        seconds, value = _median(lambda: p_correct_hierarchical(x2=1, **CENSUS))
+        p_correct_two_level(x2=1, **CENSUS)  # load the compiled kernel
+        seconds, value = _median(lambda: p_correct_two_level(x2=1, **CENSUS))
         results["exact_point_warm_ms"] = 1e3 * seconds
     finally:
         del os.environ["DPRISK_KERNELS"]
-    seconds, _ = _median(lambda: [p_correct_hierarchical(x2=x2, **CENSUS) for x2 in range(1, 11)])
+    seconds, _ = _median(lambda: [p_correct_two_level(x2=x2, **CENSUS) for x2 in range(1, 11)])
     results["exact_figure5_curve_s"] = seconds
     seconds, _ = _median(lambda: p_correct_variant(x2=1, **CENSUS))
     results["variant_point_ms"] = 1e3 * seconds

@@ -1,7 +1,7 @@
 """Speed of a parameter sweep in-process against a 2-worker Dask LocalCluster.
 
 The sweep is the one behind the paper's Figure 6 (§4.3): the exact probability of a correct
-decision (``dprisk.inference.studies.p_correct.p_correct_hierarchical``) over a grid of rho2 and
+decision (``dprisk.inference.studies.p_correct.p_correct_two_level``) over a grid of rho2 and
 the true
 block-group count x2, with the Census rho1 (block), d = 27, p = 1/2. Reports the wall time
 in-process, on a 2-worker cluster from ``dprisk.inference.sweeps.sweep.local_cluster`` (a

@@ -125,11 +125,11 @@ def logp_check() -> tuple[int, float, bool]:
     difference over them (0 up to rounding: equal up to the normalising constant) and
     whether every infeasible point (a level below the one beneath it) has logp ``-inf``.
     """
-    from dprisk.models.builders.nested import build_multilevel_model
+    from dprisk.models.builders.nested import build_nested_model
 
     rhos, siblings = SCENARIO["rhos"], SCENARIO["siblings"]
     xs, ys, p, known = SCENARIO["x_stars"], SCENARIO["y_stars"], SCENARIO["p"], SCENARIO["known"]
-    model = build_multilevel_model(xs, ys, rhos=rhos, siblings=siblings, p=p, known=known)
+    model = build_nested_model(xs, ys, rhos=rhos, siblings=siblings, p=p, known=known)
     logp = model.compile_logp()
     offsets, infeasible_ok = [], True
     for target in (0, 1):

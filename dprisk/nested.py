@@ -15,7 +15,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "posterior_unique_levels": ("inference.nested.unique_levels", "posterior_unique_levels"),
     "marginal_unique_levels": ("inference.nested.unique_levels", "marginal_unique_levels"),
     "p_correct_unique_levels": ("inference.nested.unique_levels", "p_correct_unique_levels"),
-    "build_model": ("models.builders.nested", "build_multilevel_model"),
+    "build_model": ("models.builders.nested", "build_nested_model"),
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _LAZY)

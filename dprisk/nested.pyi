@@ -5,7 +5,7 @@ from dprisk.inference.nested.posterior import gibbs_sample as gibbs_sample
 from dprisk.inference.nested.unique_levels import marginal_unique_levels as marginal_unique_levels
 from dprisk.inference.nested.unique_levels import p_correct_unique_levels as p_correct_unique_levels
 from dprisk.inference.nested.unique_levels import posterior_unique_levels as posterior_unique_levels
-from dprisk.models.builders.nested import build_multilevel_model as build_model
+from dprisk.models.builders.nested import build_nested_model as build_model
 
 __all__ = [
     "build_model",

@@ -1,4 +1,4 @@
-r"""Validated value objects of the hierarchical models: a :class:`Scenario` and a :class:`Release`.
+r"""Validated value objects of the two-level and nested models: :class:`Scenario`, :class:`Release`.
 
 A scenario is everything the adversary assumes except the released numbers (paper §3.2,
 supplement S3; the nested generalisation of :mod:`dprisk.models.builders.nested`):

@@ -22,7 +22,7 @@
 # of that comes from the block-group release, compared with the block release alone?
 #
 # Each grid point is an exact sum over all releases $D = (x_1^*, x_2^*, y_1^*)$ drawn from
-# the true mechanism (``dprisk.inference.studies.p_correct.p_correct_hierarchical``; no Monte
+# the true mechanism (``dprisk.inference.studies.p_correct.p_correct_two_level``; no Monte
 # Carlo), so
 # the differences in the maps are real, not noise. The grid runs through
 # ``dprisk.inference.sweeps.sweep.sweep``: in this process by default, on a local Dask cluster

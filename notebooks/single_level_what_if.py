@@ -177,4 +177,4 @@ dr.live(single_level_live, rho1=float(rho1), p=float(p), known=int(known),
 # %% [markdown]
 # **What to try next:** set ``p = 1/864`` (a uniform guess over the 1940 GVHR cells) or
 # ``p = 0.5``, push ``rho1`` to 1 or 10 and watch $R$ approach $1/p$; then open
-# ``hierarchical_what_if.py`` to see whether the block-group release changes the picture.
+# ``two_level_what_if.py`` to see whether the block-group release changes the picture.

@@ -54,6 +54,15 @@ def write_names(app) -> None:
             "     - new name"]
     for old, new in sorted(dprisk.RENAMED.items()):
         rows += [f"   * - ``dr.{old}``", f"     - :py:obj:`dr.{new} <dprisk.{new}>`"]
+    import importlib
+
+    from dprisk.runtime import renamed
+
+    for module in renamed.MODULES:  # old names of a module's own attributes (two_level, nested)
+        importlib.import_module(f"dprisk.{module}")
+    for module, table in sorted(renamed.TABLES.items()):
+        for old, new in sorted(table.items()):
+            rows += [f"   * - ``{module}.{old}``", f"     - ``{module}.{new}``"]
     _write(Path(app.srcdir) / "api" / "renames.rst", "\n".join(rows) + "\n")
 
 

@@ -114,7 +114,7 @@ def _accuracies(bayes: float | None, rhos: list[float], p: float) -> tuple:
 
 
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
-    from dprisk.inference.privacy.worst_case import bayes_accuracy_hierarchical
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_two_level
     from dprisk.inference.studies.p_correct import marginal_summary
 
     rho1, rho2 = common.scenario_rhos(args, "two-level", rho1="a rho > 0 or census:LEVEL",
@@ -130,7 +130,7 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
         )
         if method == "exact":  # the pair of truths (m + 1, x2) and (m, x2 - 1)
             lifted = 0 if args.x1 is None or args.x1 != args.known else 1
-            payload["accuracy"] = bayes_accuracy_hierarchical(
+            payload["accuracy"] = bayes_accuracy_two_level(
                 x2=args.x2 + lifted, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
                 known=args.known, prior=args.prior)
         payload["worst_case_accuracy"] = _accuracies(None, [rho1, rho2], args.p)[1]

@@ -192,11 +192,11 @@ def p_correct_result(*, rho1: float, rho2: float, d: int, p: float, m: int, prio
     import xarray as xr
 
     from dprisk.inference.single_level import closed_form as sl
-    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+    from dprisk.inference.studies.p_correct import p_correct_two_level
 
     rhos = np.geomspace(min(1e-3, rho1 / 10), max(10.0, rho1 * 10), N_RHO)
     curve = np.asarray(sl.p_correct(rhos, p, m), dtype=float)
-    here = p_correct_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, known=m,
+    here = p_correct_two_level(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, known=m,
                                   prior=prior)
     numbers = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": _spec(prior),
                "x2": x2, "p_correct_single_level": sl.p_correct(rho1, p, m),

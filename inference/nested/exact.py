@@ -28,7 +28,7 @@ the checked box of :mod:`dprisk.inference.nested.box_kernels`), in log space:
         [\log\psi_\ell(j, k) + \log\phi_\ell(k) + \beta_\ell(k)],
 
 so ``P[X_1 = m + b | D] ∝ exp(α_1(b) + β_1(b))`` and ``P[X_ℓ = k | D] ∝ exp(α_ℓ(k) + β_ℓ(k))``.
-Cost ``O(Σ_ℓ W_{ℓ-1} W_ℓ) = O(h K²)`` per release (:attr:`MultilevelPosterior.pairwise_cells`
+Cost ``O(Σ_ℓ W_{ℓ-1} W_ℓ) = O(h K²)`` per release (:attr:`NestedPosterior.pairwise_cells`
 counts the pairwise factor evaluations), vectorised over releases.
 """
 
@@ -45,11 +45,11 @@ from dprisk.inference.nested.box_kernels import (
     widened,
 )
 from dprisk.inference.two_level.exact import two_level_posterior
-from dprisk.inference.two_level.level_form import MultilevelPosterior, from_two_level
+from dprisk.inference.two_level.level_form import NestedPosterior, from_two_level
 from dprisk.models.numerics import check_tail_mass, logsumexp
 from dprisk.models.scenario import Release, Scenario, nested_scenario
 
-__all__ = ["MultilevelPosterior", "exact_posterior", "from_two_level", "nested_posterior"]
+__all__ = ["NestedPosterior", "exact_posterior", "from_two_level", "nested_posterior"]
 
 #: Target number of pairwise cells per vectorised chunk of releases.
 _CHUNK_CELLS = 2**20
@@ -58,7 +58,7 @@ _CHUNK_CELLS = 2**20
 def exact_posterior(
     x_stars, y_stars, *, scenario: Scenario | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS, **parameters,
-) -> MultilevelPosterior:
+) -> NestedPosterior:
     r"""Exact posterior of the ``h``-level model (module docstring); ``h = 2`` is the two-level one.
 
     Parameters
@@ -86,7 +86,7 @@ def exact_posterior(
 
     Returns
     -------
-    MultilevelPosterior
+    NestedPosterior
         ``prob_x1`` = ``P[X1 = m+1 | D]``, every level's marginal pmf, the neglected-mass
         bound and the number of pairwise factor evaluations.
 
@@ -102,7 +102,7 @@ def exact_posterior(
     return nested_posterior(release, scenario, check_tail_mass(tail_mass))
 
 
-def nested_posterior(release: Release, params: Scenario, tail_mass: float) -> MultilevelPosterior:
+def nested_posterior(release: Release, params: Scenario, tail_mass: float) -> NestedPosterior:
     """Kernel of :func:`exact_posterior` for a validated release and scenario (no checks)."""
     if release.size == 0:
         raise ValueError("x_stars and y_stars must hold at least one release, got none")
@@ -167,7 +167,7 @@ def nested_posterior(release: Release, params: Scenario, tail_mass: float) -> Mu
     pmfs = [pmf / pmf.sum(-1, keepdims=True) for pmf in pmfs]
     with np.errstate(invalid="ignore"):
         log_odds = log_branch[:, 1] - log_branch[:, 0]
-    return MultilevelPosterior(
+    return NestedPosterior(
         log_odds_x1=log_odds.reshape(shape),
         level_start=tuple(s.reshape(shape) for s in starts),
         level_pmf=tuple(pmf.reshape(*shape, pmf.shape[-1]) for pmf in pmfs),

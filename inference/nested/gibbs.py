@@ -34,9 +34,10 @@ from dprisk.models.builders.nested import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
 from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.renamed import renamed_attributes
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, NESTED_SWEEP_STEPS, check_work
 
-__all__ = ["MAX_TABLE_CELLS", "MultilevelDraws", "gibbs_sample", "nested_draws", "to_datatree"]
+__all__ = ["MAX_TABLE_CELLS", "NestedDraws", "gibbs_sample", "nested_draws", "to_datatree"]
 
 #: Largest full-conditional table (cells) :func:`gibbs_sample` keeps per level.
 MAX_TABLE_CELLS = 2**22
@@ -44,7 +45,7 @@ MAX_TABLE_CELLS = 2**22
 _SWEEP_BLOCK = 1024
 
 
-class MultilevelDraws(NamedTuple):
+class NestedDraws(NamedTuple):
     """Draws of :func:`gibbs_sample`: ``x`` (int64) of shape ``(h, chains, draws)``.
 
     ``x[ℓ - 1]`` holds the draws of ``X_ℓ``; ``x[0]`` is ``m`` or ``m + 1``.
@@ -80,7 +81,7 @@ def _draw_rows(rows: np.ndarray, u: np.ndarray) -> np.ndarray:
 def gibbs_sample(
     x_stars, y_stars, *, scenario: Scenario | None = None, draws: int = 1000, chains: int = 4,
     tune: int = 100, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS, **parameters,
-) -> MultilevelDraws:
+) -> NestedDraws:
     r"""Systematic-scan Gibbs sampler with exact full conditionals for one release.
 
     Sweep: ``X_1 | X_2``, then ``X_ℓ | X_{ℓ-1}, X_{ℓ+1}`` for ``ℓ = 2..h-1``, then
@@ -111,7 +112,7 @@ def gibbs_sample(
 
     Returns
     -------
-    MultilevelDraws
+    NestedDraws
         ``x`` of shape ``(h, chains, draws)``.
     """
     scenario = nested_scenario(scenario, **parameters)
@@ -124,7 +125,7 @@ def gibbs_sample(
 
 def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
                  generator: np.random.Generator, tail_mass: float,
-                 progress: bool = False) -> MultilevelDraws:
+                 progress: bool = False) -> NestedDraws:
     """Kernel of :func:`gibbs_sample` for one validated release (checks only the budgets).
 
     ``progress`` shows a progress bar over the sweeps on stderr.
@@ -132,7 +133,7 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
     if params.h == 2:
         two = gibbs_draws(release, params, draws=draws, chains=chains, tune=tune,
                           generator=generator, tail_mass=tail_mass, progress=progress)
-        return MultilevelDraws(np.stack([two.x1, two.x2]), params.known)
+        return NestedDraws(np.stack([two.x1, two.x2]), params.known)
     check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
                  what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
     check_work((tune + draws) * (NESTED_SWEEP_STEPS + float(params.h) * chains * GIBBS_DRAW_STEPS),
@@ -194,10 +195,10 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
     bar.close()
     starts = np.array([s[0] for s in box.start])
     out += starts[:, None, None]
-    return MultilevelDraws(out, params.known)
+    return NestedDraws(out, params.known)
 
 
-def to_datatree(samples: MultilevelDraws, *, attrs: dict | None = None):
+def to_datatree(samples: NestedDraws, *, attrs: dict | None = None):
     """Draws as a DataTree: group ``posterior`` with ``X1 … Xh`` (chain, draw) and ``attrs``.
 
     ``known`` is recorded in the attributes (read by
@@ -209,3 +210,10 @@ def to_datatree(samples: MultilevelDraws, *, attrs: dict | None = None):
         sampler="exact Gibbs, systematic scan (dprisk.inference.nested.gibbs)",
         attrs={"known": int(samples.known), **(attrs or {})},
     )
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "MultilevelDraws": "NestedDraws",
+})

@@ -10,12 +10,12 @@ One job each; their public names are re-exported here:
 
 * :mod:`dprisk.inference.nested.exact` -- :func:`exact_posterior` (forward–backward for
   ``h >= 3``; for ``h = 2`` the two-level enumeration of :mod:`dprisk.inference.two_level.exact`),
-  :class:`MultilevelPosterior`;
+  :class:`NestedPosterior`;
 * :mod:`dprisk.inference.nested.box_kernels` -- the checked grid box and its neglected-mass bound;
 * :mod:`dprisk.inference.nested.gibbs` -- :func:`gibbs_sample` (systematic scan with exact
   full conditionals; for ``h = 2`` the two-level sampler of
   :mod:`dprisk.inference.two_level.gibbs`),
-  :class:`MultilevelDraws`, :func:`to_datatree`;
+  :class:`NestedDraws`, :func:`to_datatree`;
 * :mod:`dprisk.inference.two_level.summary` -- the summary computation shared with the two-level
 form.
 
@@ -29,9 +29,9 @@ import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.nested.box_kernels import MAX_WIDTH
-from dprisk.inference.nested.exact import MultilevelPosterior, exact_posterior, nested_posterior
+from dprisk.inference.nested.exact import NestedPosterior, exact_posterior, nested_posterior
 from dprisk.inference.nested.gibbs import (
-    MultilevelDraws,
+    NestedDraws,
     gibbs_sample,
     nested_draws,
     to_datatree,
@@ -47,8 +47,8 @@ from dprisk.runtime.work_limit import PYMC_DRAW_STEPS, check_work
 __all__ = [
     "MAX_WIDTH",
     "METHODS",
-    "MultilevelDraws",
-    "MultilevelPosterior",
+    "NestedDraws",
+    "NestedPosterior",
     "exact_posterior",
     "gibbs_sample",
     "posterior_summary",
@@ -76,7 +76,7 @@ def posterior_summary(
         validated ``scenario``).
     method : {"exact", "gibbs", "pymc"}
         Exact (forward–backward, or the two-level enumeration for ``h = 2``), the exact Gibbs
-        sampler, or ``pm.sample`` on :func:`dprisk.models.builders.nested.build_multilevel_model`
+        sampler, or ``pm.sample`` on :func:`dprisk.models.builders.nested.build_nested_model`
         (``cores=1``).
     draws, chains : int (>= 1)
         Draws per chain and chains of the sampling methods.
@@ -148,7 +148,7 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, rando
     """``pm.sample`` draws of ``X1 … Xh`` (a DataTree) for a validated scenario."""
     import pymc as pm
 
-    from dprisk.models.builders.nested import build_multilevel_model
+    from dprisk.models.builders.nested import build_nested_model
 
     as_generator(random_seed, "random_seed")  # a bad seed: one line naming random_seed
     draws = check_positive_int(draws, "draws")
@@ -156,7 +156,7 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, rando
     tune = check_positive_int(tune, "tune", minimum=0)
     check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
-    model = build_multilevel_model(release.x_stars, release.y_stars, scenario=scenario)
+    model = build_nested_model(release.x_stars, release.y_stars, scenario=scenario)
     with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
         idata = pm.sample(
             draws=draws, tune=tune, chains=chains, cores=1, random_seed=random_seed, model=model,

@@ -6,7 +6,7 @@ with the cell's value the posterior of the truth averaged over ``x1*``
 :math:`L_m` and is bounded at :math:`\bar L` (plus the ``x1*`` mass left out); the marginal
 risk is that bound divided by p.
 
-The two-level P[correct] (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`, truth
+The two-level P[correct] (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`, truth
 ``x1 = m + 1``) is
 
 .. math:: P(\rho_2) = \sum_{x_2^*, y_1^*} \pi_{\rho_2}(x_2^* - x_2)\, q(y_1^*)\,

@@ -5,10 +5,10 @@ Two questions beyond the single level (:mod:`dprisk.inference.privacy.budget`):
 * **Two levels** (:func:`rho2_for_target`): the block's rho1 is fixed, the block group of
   ``d`` other blocks is released too, the truth is ``x2`` (and ``x1 = m + 1``); which
   block-group rho2 keeps the two-level measure at most ``T`` for every prior? The measures:
-  P[correct 0-1-loss decision] (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`,
+  P[correct 0-1-loss decision] (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`,
   the
   exact two-level posterior deciding) and the two-level marginal posterior and risk
-  (:func:`dprisk.inference.privacy.two_level_marginal.marginal_hierarchical`). Answer
+  (:func:`dprisk.inference.privacy.two_level_marginal.marginal_two_level`). Answer
   :math:`\rho_2^* = \min_j \inf\{\rho_2 : M_j(\rho_2) > T\}`.
 * **The Census allocation** (:func:`census_rho_for_target`): one global rho with the 2020
   persons strategy's fractions fixed (:mod:`dprisk.models.census.strategy`): the block's
@@ -335,9 +335,9 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
               \quad x_1 = m + 1
 
     with M the two-level P[correct]
-    (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`)
+    (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`)
     or the two-level marginal posterior or risk
-    (:func:`dprisk.inference.privacy.two_level_marginal.marginal_hierarchical`), or the two-level
+    (:func:`dprisk.inference.privacy.two_level_marginal.marginal_two_level`), or the two-level
     tail :math:`P[R'(X_1^*, X_2^*, Y_1^*) > r^*(p)]` (R' the posterior-to-prior ratio of
     ``x1 = m + 1`` at the release; the P[correct] at :func:`tail_search_prior`).
 

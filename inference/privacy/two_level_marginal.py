@@ -39,9 +39,15 @@ from dprisk.inference.studies.setup import (
 )
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
+from dprisk.runtime.renamed import renamed_attributes
 
-__all__ = ["HierarchicalMarginal", "marginal_hierarchical", "marginal_kernel",
-           "posterior_over_x1", "posteriors_over_x1"]
+__all__ = [
+    "TwoLevelMarginal",
+    "marginal_kernel",
+    "marginal_two_level",
+    "posterior_over_x1",
+    "posteriors_over_x1",
+]
 
 #: Most cells :func:`posterior_over_x1` evaluates in one pass (noises x cells): 512 KiB per
 #: array, which stays in cache (measured fastest of 2**14 to 2**20 on the census search).
@@ -49,7 +55,7 @@ _NOISE_BLOCK_CELLS = 2**16
 
 
 @dataclass(frozen=True)
-class HierarchicalMarginal:
+class TwoLevelMarginal:
     """The two-level marginal posterior and marginal risk at the truth ``x1 = m + 1``.
 
     Attributes
@@ -141,8 +147,8 @@ def _x1_noise_weights(rho1: float, tail_mass: float, weight_rho1: float):
     return noises, weights, outside
 
 
-def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper",
-                          tail_mass=DEFAULT_TAIL_MASS) -> HierarchicalMarginal:
+def marginal_two_level(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper",
+                          tail_mass=DEFAULT_TAIL_MASS) -> TwoLevelMarginal:
     r"""Exact two-level marginal posterior and risk (see the module docstring for the sum).
 
     Parameters
@@ -156,12 +162,12 @@ def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper"
     known : int (known >= 0)
     prior : str or X2Prior
         The adversary's prior on the block-group count (as in
-        :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`).
+        :func:`dprisk.inference.studies.p_correct.p_correct_two_level`).
     tail_mass : float (0 < tail_mass <= 1e-3)
 
     Returns
     -------
-    HierarchicalMarginal
+    TwoLevelMarginal
 
     Raises
     ------
@@ -173,13 +179,21 @@ def marginal_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0, prior="improper"
     return marginal_kernel(params, x2=x2, tail_mass=check_tail_mass(tail_mass))
 
 
-def marginal_kernel(params, *, x2: int, tail_mass: float) -> HierarchicalMarginal:
-    """:func:`marginal_hierarchical` on a validated scenario, ``x2 >= known + 1`` (kernel)."""
+def marginal_kernel(params, *, x2: int, tail_mass: float) -> TwoLevelMarginal:
+    """:func:`marginal_two_level` on a validated scenario, ``x2 >= known + 1`` (kernel)."""
     y1 = x2 - params.known - 1
     grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     log_odds_at_known = exact_log_odds_at_known(x2s, y1s, params)
     posterior_mean, outside = posterior_over_x1(log_odds_at_known, params, tail_mass)
     marginal = float((grid.weights * posterior_mean).sum())
-    return HierarchicalMarginal(marginal, marginal / float(params.p),
+    return TwoLevelMarginal(marginal, marginal / float(params.p),
                                 grid.neglected_mass + outside)
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "marginal_hierarchical": "marginal_two_level",
+    "HierarchicalMarginal": "TwoLevelMarginal",
+})

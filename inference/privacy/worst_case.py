@@ -23,7 +23,7 @@ at :math:`p = 1/2` equal to :math:`(1 + \mathrm{TV})/2`
 (:mod:`dprisk.inference.privacy.worst_case_kernels`: exact enumeration for a few queries,
 ``dp-accounting``'s privacy-loss distributions, bracketed, for many). The Bayes rule's own
 accuracy on the same weighting (:func:`bayes_accuracy`, :func:`bayes_accuracy_levels`,
-:func:`bayes_accuracy_hierarchical`),
+:func:`bayes_accuracy_two_level`),
 
 .. math:: A_{\text{Bayes}}(p) = p\,P[\text{decide } m + 1 \mid x_1 = m + 1]
           + (1 - p)\,P[\text{decide } m \mid x_1 = m],
@@ -51,6 +51,7 @@ from dprisk.inference.privacy.accounting_cache import cached_float
 from dprisk.models.census.allocation import CENSUS_RHO_TOTAL
 from dprisk.models.checks import check_probability, check_rho
 from dprisk.models.scenario import scalar_value
+from dprisk.runtime.renamed import renamed_attributes
 
 __all__ = [
     "DEFAULT_INTERVAL",
@@ -59,8 +60,8 @@ __all__ = [
     "WORST_CASE_METHODS",
     "WorstCaseAccuracy",
     "bayes_accuracy",
-    "bayes_accuracy_hierarchical",
     "bayes_accuracy_levels",
+    "bayes_accuracy_two_level",
     "census_worst_case",
     "one_level_worst_case",
     "worst_case_accuracy",
@@ -265,14 +266,14 @@ def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
     return prior * positive + (1.0 - prior) * negative
 
 
-def bayes_accuracy_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0,
+def bayes_accuracy_two_level(*, x2, rho1, rho2, d, p=0.5, known=0,
                                 prior="improper") -> float:
     r"""Prior-weighted accuracy of the two-level 0-1-loss decision, exact.
 
     .. math:: p\,P[\text{correct} \mid x_1 = m + 1, x_2] + (1 - p)\,
               P[\text{correct} \mid x_1 = m, x_2 - 1]
 
-    (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`; the other blocks'
+    (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`; the other blocks'
     count :math:`y_1 = x_2 - m - 1` is the same under both).
 
     Parameters
@@ -280,12 +281,19 @@ def bayes_accuracy_hierarchical(*, x2, rho1, rho2, d, p=0.5, known=0,
     x2 : int (x2 >= known + 1)
         True block-group count when the target has the characteristic.
     rho1, rho2, d, p, known, prior
-        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
     """
-    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+    from dprisk.inference.studies.p_correct import p_correct_two_level
 
     weight = _scalar_p(p)
     common = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": known, "prior": prior}
-    positive = p_correct_hierarchical(x2=x2, x1=None, **common).p_correct
-    negative = p_correct_hierarchical(x2=int(x2) - 1, x1=known, **common).p_correct
+    positive = p_correct_two_level(x2=x2, x1=None, **common).p_correct
+    negative = p_correct_two_level(x2=int(x2) - 1, x1=known, **common).p_correct
     return weight * positive + (1.0 - weight) * negative
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "bayes_accuracy_hierarchical": "bayes_accuracy_two_level",
+})

@@ -85,7 +85,7 @@ class MCResult:
         ``p_correct - p_correct_stationary`` (paired on the same ``D``) and its standard
         error: the effect of deciding from a finite number of draws.
     p_correct_no_hierarchy, gain, loss : float
-        Same ``D``: single-level decision, and the paired gain/loss of the hierarchical one.
+        Same ``D``: single-level decision, and the paired gain/loss of the two-level one.
     datasets, draws : int
     sampler, ties : str
     random_seed : int
@@ -218,7 +218,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     Parameters
     ----------
     x2, rho1, rho2, d, x1, p, known, prior
-        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
     datasets : int (>= 1)
         Number of simulated releases.
     draws : int (>= 1)

@@ -1,4 +1,4 @@
-r"""Exact probability of a correct decision with hierarchical information (paper §4.3, S4).
+r"""Exact probability of a correct decision with two-level information (paper §4.3, S4).
 
 The data holder fixes the truth ``(x1, x2)``, ``y1 = x2 - x1``, and asks how often the
 adversary's 0-1-loss decision about ``X1 in {m, m+1}`` is right when the releases come from
@@ -67,13 +67,14 @@ from dprisk.inference.studies.setup import (
 from dprisk.inference.studies.thresholds import decision_offsets
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
+from dprisk.runtime.renamed import renamed_attributes
 
 __all__ = [
     "SUMMARY_METHODS",
-    "HierarchicalPCorrect",
+    "TwoLevelPCorrect",
     "check_study_work",
     "marginal_summary",
-    "p_correct_hierarchical",
+    "p_correct_two_level",
     "p_correct_variant",
     "study_kernel",
     "sum_over_grid",
@@ -86,17 +87,17 @@ SUMMARY_METHODS = ("exact", "mc")
 
 # --------------------------------------------------------------------------- the sum
 @dataclass(frozen=True)
-class HierarchicalPCorrect:
+class TwoLevelPCorrect:
     """Exact probability of a correct 0-1-loss decision with and without the hierarchy.
 
     Attributes
     ----------
     p_correct : float
-        With the hierarchical information (two-level posterior).
+        With the two-level information (two-level posterior).
     p_correct_no_hierarchy : float
         With ``x1*`` alone (:func:`dprisk.inference.single_level.closed_form.decision_threshold`).
     gain, loss : float
-        ``P[hierarchical decision correct, single-level wrong]`` and the reverse, so that
+        ``P[two-level decision correct, single-level wrong]`` and the reverse, so that
         ``p_correct - p_correct_no_hierarchy = gain - loss``.
     neglected_mass : float
         Bound of the release probability outside the ``(x2*, y1*)`` grid.
@@ -229,8 +230,8 @@ def _study(*, x2, rho1, rho2, d, x1, p, known, prior, tail_mass, ties, model):
 
 
 def study_kernel(params, *, x1: int, x2: int, tail_mass: float, ties: str = "m",
-                 model: str = "exact") -> HierarchicalPCorrect:
-    """:func:`p_correct_hierarchical` (``model="exact"``) on validated values (kernel).
+                 model: str = "exact") -> TwoLevelPCorrect:
+    """:func:`p_correct_two_level` (``model="exact"``) on validated values (kernel).
 
     ``params`` a validated :class:`~dprisk.models.scenario.Scenario` (or one derived from it
     inside a validated range, as the budget searches do), ``x1`` in ``{known, known + 1}``,
@@ -249,12 +250,12 @@ def study_kernel(params, *, x1: int, x2: int, tail_mass: float, ties: str = "m",
     pc, pc0, gain, loss, tie_mass = sum_over_grid(
         params.known + offset, tie, grid.weights, x1=x1, m=params.known, rho1=params.rho1,
         t0=t0, tie_weight=tie_weight)
-    return HierarchicalPCorrect(pc, pc0, gain, loss, grid.neglected_mass, tie_mass, x1, x2,
+    return TwoLevelPCorrect(pc, pc0, gain, loss, grid.neglected_mass, tie_mass, x1, x2,
                                 model, ties)
 
 
-def p_correct_hierarchical(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
-                           tail_mass=DEFAULT_TAIL_MASS, ties="m") -> HierarchicalPCorrect:
+def p_correct_two_level(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
+                           tail_mass=DEFAULT_TAIL_MASS, ties="m") -> TwoLevelPCorrect:
     r"""Exact P[correct 0-1-loss decision] using the block group (paper Figs 4-6, 10-11).
 
     .. math::
@@ -285,7 +286,7 @@ def p_correct_hierarchical(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior=
 
     Returns
     -------
-    HierarchicalPCorrect
+    TwoLevelPCorrect
 
     Raises
     ------
@@ -297,8 +298,8 @@ def p_correct_hierarchical(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior=
 
 
 def p_correct_variant(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
-                      tail_mass=DEFAULT_TAIL_MASS, ties="m") -> HierarchicalPCorrect:
-    """As :func:`p_correct_hierarchical`, deciding with the constraint-dropping Gibbs variant.
+                      tail_mass=DEFAULT_TAIL_MASS, ties="m") -> TwoLevelPCorrect:
+    """As :func:`p_correct_two_level`, deciding with the constraint-dropping Gibbs variant.
 
     The adversary's posterior is replaced by the stationary X1 probability of the sampler
     described in :mod:`dprisk.inference.studies.variant` (what the paper's figures appear to use).
@@ -316,7 +317,7 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
     Parameters
     ----------
     rho1, rho2, d, x2, x1, p, known, prior
-        As in :func:`p_correct_hierarchical`.
+        As in :func:`p_correct_two_level`.
     method : {"exact", "mc"}
         Exact grid sum, or Monte Carlo
         (:func:`dprisk.inference.studies.monte_carlo.simulate_p_correct`:
@@ -338,7 +339,7 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
     if method not in SUMMARY_METHODS:
         raise ValueError(f"method must be one of {SUMMARY_METHODS}, got {method!r}")
     if method == "exact":
-        result = p_correct_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
+        result = p_correct_two_level(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                         known=known, prior=prior)
         return {"p_correct": result.p_correct,
                 "p_correct_no_hierarchy": result.p_correct_no_hierarchy,
@@ -350,3 +351,11 @@ def marginal_summary(*, rho1, rho2, d, x2, x1=None, p=0.5, known=0, prior="impro
                              random_seed=random_seed, progress=progress)
     return {"p_correct": run.p_correct, "p_correct_no_hierarchy": run.p_correct_no_hierarchy,
             "gain": run.gain, "loss": run.loss, "mcse": run.mcse, "seed": run.random_seed}
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "p_correct_hierarchical": "p_correct_two_level",
+    "HierarchicalPCorrect": "TwoLevelPCorrect",
+})

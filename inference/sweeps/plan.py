@@ -208,9 +208,9 @@ def _quantity_name(quantity) -> str:
 
 def _default_quantity(method: str) -> Callable:
     if method == "exact":
-        from dprisk.inference.studies.p_correct import p_correct_hierarchical
+        from dprisk.inference.studies.p_correct import p_correct_two_level
 
-        return p_correct_hierarchical
+        return p_correct_two_level
     from dprisk.inference.studies.monte_carlo import simulate_p_correct
 
     return functools.partial(simulate_p_correct, progress=False)

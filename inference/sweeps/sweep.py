@@ -1,8 +1,8 @@
-r"""Parameter sweeps of the hierarchical risk studies, in-process or on a Dask cluster.
+r"""Parameter sweeps of the two-level risk studies, in-process or on a Dask cluster.
 
 A sweep evaluates one *quantity* -- by default the exact probability of a correct 0-1-loss
 decision with and without the block-group release
-(:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`,
+(:func:`dprisk.inference.studies.p_correct.p_correct_two_level`,
 paper §4.3, Figures 5 and 6) -- at every point of a grid
 
 .. math::
@@ -406,7 +406,7 @@ def sweep_table(
         (the target has c: ``known + 1``). Never swept.
     method : {"exact", "mc"}
         Selects the default quantity
-        (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical` or
+        (:func:`dprisk.inference.studies.p_correct.p_correct_two_level` or
         :func:`dprisk.inference.studies.monte_carlo.simulate_p_correct` without progress bar) and
         the data
         variables.
@@ -428,7 +428,7 @@ def sweep_table(
     quantity : callable, optional
         The function evaluated at each point (keyword arguments as above). Options of the
         default quantity are set with :func:`functools.partial`, e.g.
-        ``partial(p_correct_hierarchical, tail_mass=1e-12)`` (recorded in the manifest).
+        ``partial(p_correct_two_level, tail_mass=1e-12)`` (recorded in the manifest).
 
     Returns
     -------

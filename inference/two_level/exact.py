@@ -43,12 +43,13 @@ from dprisk.inference.kernels.table_kernels import (
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import check_tail_mass, expit, scalar_result
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.runtime.renamed import renamed_attributes
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
     "GridTooNarrowError",
-    "HierarchicalPosterior",
     "JointTable",
+    "TwoLevelPosterior",
     "exact_posterior",
     "joint_log_table",
     "posterior_tables",
@@ -97,7 +98,7 @@ def _flat(release: Release) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class HierarchicalPosterior:
+class TwoLevelPosterior:
     r"""Exact posterior of (X1, X2) for a batch of releases D (shape ``S``).
 
     Attributes
@@ -259,19 +260,19 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
 
 
 def two_level_posterior(release: Release, scenario: Scenario, tail_mass: float,
-                        halfwidth: int | None = None) -> HierarchicalPosterior:
+                        halfwidth: int | None = None) -> TwoLevelPosterior:
     """Kernel of :func:`exact_posterior` for a validated release and scenario (no checks)."""
     log_odds, neglected, k2_start, joint = posterior_tables(
         release, scenario, tail_mass, halfwidth, keep_tables=True
     )
     trio = (release.x1_star, release.x2_star, release.y1_star)
-    return HierarchicalPosterior(log_odds, k2_start, joint, neglected, scenario, trio)
+    return TwoLevelPosterior(log_odds, k2_start, joint, neglected, scenario, trio)
 
 
 def exact_posterior(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS, halfwidth: int | None = None, **parameters,
-) -> HierarchicalPosterior:
+) -> TwoLevelPosterior:
     r"""Exact joint posterior of (X1, X2) given releases ``D = (x1*, x2*, y1*)``.
 
     Vectorised over releases: ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch
@@ -298,7 +299,7 @@ def exact_posterior(
 
     Returns
     -------
-    HierarchicalPosterior
+    TwoLevelPosterior
         ``prob_x1`` = P[X1 = m + 1 | D], the joint and X2 posterior pmfs, the neglected mass.
 
     Raises
@@ -331,3 +332,10 @@ def posterior_x1(
     posterior_tables(release, scenario, check_tail_mass(tail_mass), None, keep_tables=False,
                      want_neglected=False, prob_x1=prob.reshape(-1))
     return scalar_result(prob)
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "HierarchicalPosterior": "TwoLevelPosterior",
+})

@@ -2,7 +2,7 @@ r"""The exact two-block Gibbs sweep of the two-level model as a PyMC step method
 
 :class:`ExactGibbsStep` updates the target indicator ``target_has_c`` (T, with
 ``X1 = m + T``) and the block-group count ``X2`` of a model built by
-:func:`dprisk.models.builders.two_level.build_hierarchical_model` together, by one sweep of the
+:func:`dprisk.models.builders.two_level.build_two_level_model` together, by one sweep of the
 exact
 Gibbs sampler of paper §3.2 / supplement S3:
 
@@ -23,8 +23,8 @@ Under a point-mass prior ``point:K`` X2 is not a free variable (it is the consta
 step then draws only ``X1 | X2 = K``, i.e. independent draws from the exact posterior of X1.
 
 Where the inputs come from: at construction the step reads the release and the parameters
-that :func:`dprisk.models.builders.two_level.build_hierarchical_model` recorded for the model
-(:func:`dprisk.models.builders.two_level.hierarchical_spec`) and tabulates the conditionals; it
+that :func:`dprisk.models.builders.two_level.build_two_level_model` recorded for the model
+(:func:`dprisk.models.builders.two_level.two_level_spec`) and tabulates the conditionals; it
 keeps
 references to the model's release ``pm.Data`` containers and re-tabulates in
 :meth:`ExactGibbsStep.setup_chain` if :func:`dprisk.models.builders.two_level.set_release` changed
@@ -33,7 +33,7 @@ so one step object serves a model across releases. It never evaluates the model'
 
 Example::
 
-    model = build_hierarchical_model(2, 1, -1, rho1=0.0992, rho2=0.2465, d=27)
+    model = build_two_level_model(2, 1, -1, rho1=0.0992, rho2=0.2465, d=27)
     idata = pm.sample(step=ExactGibbsStep(model=model), model=model, random_seed=1)
 """
 
@@ -48,7 +48,7 @@ from pymc.util import get_random_generator
 
 from dprisk.inference.two_level.exact import DEFAULT_TAIL_MASS
 from dprisk.inference.two_level.gibbs import ExactConditionals
-from dprisk.models.builders.two_level import RELEASE_DATA, TARGET_VAR, X2_VAR, hierarchical_spec
+from dprisk.models.builders.two_level import RELEASE_DATA, TARGET_VAR, X2_VAR, two_level_spec
 
 __all__ = ["ExactGibbsStep"]
 
@@ -62,7 +62,7 @@ class ExactGibbsStep(BlockedStep):
         The value variables (or their names) to update; must be ``target_has_c`` and ``X2``
         (only ``target_has_c`` under a point-mass prior). Default: both.
     model : pymc.Model, optional
-        A model from :func:`dprisk.models.builders.two_level.build_hierarchical_model` (default: the
+        A model from :func:`dprisk.models.builders.two_level.build_two_level_model` (default: the
         model on the context stack).
     rng : RandomGenerator, optional
         Seed or Generator used until PyMC calls :meth:`setup_chain` (which replaces it with
@@ -80,7 +80,7 @@ class ExactGibbsStep(BlockedStep):
     Raises
     ------
     ValueError
-        If the model was not built by ``build_hierarchical_model`` or ``vars`` names other
+        If the model was not built by ``build_two_level_model`` or ``vars`` names other
         variables.
 
     Notes
@@ -103,7 +103,7 @@ class ExactGibbsStep(BlockedStep):
         tail_mass: float = DEFAULT_TAIL_MASS,
     ):
         model = pm.modelcontext(model)
-        spec = hierarchical_spec(model)
+        spec = two_level_spec(model)
         x2_free = spec.x2_is_free  # False only for point:K, where X2 is a Deterministic
         names = [TARGET_VAR, X2_VAR] if x2_free else [TARGET_VAR]
         if vars is not None:

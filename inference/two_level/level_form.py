@@ -1,6 +1,6 @@
 """The two-level posterior in the ``h``-level form: one result type for every nested posterior.
 
-:class:`MultilevelPosterior` holds the exact posterior of ``(X_1, …, X_h)`` level by level;
+:class:`NestedPosterior` holds the exact posterior of ``(X_1, …, X_h)`` level by level;
 :func:`from_two_level` gives the two-level posterior (:mod:`dprisk.inference.two_level.exact`)
 that form, so one summary (:mod:`dprisk.inference.two_level.summary`) serves ``h = 2`` and the
 ``h``-level model of :mod:`dprisk.inference.nested.exact`.
@@ -12,16 +12,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.inference.two_level.exact import HierarchicalPosterior
+from dprisk.inference.two_level.exact import TwoLevelPosterior
 from dprisk.models.checks import check_positive_int
 from dprisk.models.numerics import expit, scalar_result
 from dprisk.models.scenario import Release, Scenario
+from dprisk.runtime.renamed import renamed_attributes
 
-__all__ = ["MultilevelPosterior", "from_two_level"]
+__all__ = ["NestedPosterior", "from_two_level"]
 
 
 @dataclass(frozen=True)
-class MultilevelPosterior:
+class NestedPosterior:
     r"""Exact posterior of ``(X_1, …, X_h)`` for a batch of releases (batch shape ``S``).
 
     Attributes
@@ -102,12 +103,12 @@ class MultilevelPosterior:
         return level - 1
 
 
-def from_two_level(post: HierarchicalPosterior, release: Release) -> MultilevelPosterior:
+def from_two_level(post: TwoLevelPosterior, release: Release) -> NestedPosterior:
     """The two-level posterior in the ``h``-level form (levels X1 on {m, m+1} and X2)."""
     shape = release.shape
     width = post.joint_pmf.shape[-1]
     branches = int(np.count_nonzero(post.params.feasible))
-    return MultilevelPosterior(
+    return NestedPosterior(
         log_odds_x1=post.log_odds_x1,
         level_start=(np.full(shape, post.params.known, dtype=np.int64), post.k2_start),
         level_pmf=(post.joint_pmf.sum(-1), post.x2_pmf),
@@ -117,3 +118,10 @@ def from_two_level(post: HierarchicalPosterior, release: Release) -> MultilevelP
         x_stars=release.x_stars,
         y_stars=release.y_stars,
     )
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "MultilevelPosterior": "NestedPosterior",
+})

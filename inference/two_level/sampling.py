@@ -9,7 +9,7 @@ method     what runs
 exact      :func:`dprisk.inference.two_level.exact.exact_posterior` (enumeration on a checked k2
 grid)
 gibbs      :func:`dprisk.inference.two_level.gibbs.gibbs_sample`, the vectorised exact Gibbs sampler
-pymc-gibbs ``pm.sample`` of :func:`dprisk.models.builders.two_level.build_hierarchical_model` with
+pymc-gibbs ``pm.sample`` of :func:`dprisk.models.builders.two_level.build_two_level_model` with
            :class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep`
 pymc       ``pm.sample`` with PyMC's own steps: ``BinaryGibbsMetropolis`` for
            ``target_has_c`` and ``Metropolis`` for ``X2`` (under ``point:K`` X2 is not free
@@ -46,9 +46,9 @@ from dprisk.inference.two_level.summary import X2_MASS_MIN, PosteriorSummary, su
 from dprisk.models.builders.two_level import (
     TARGET_VAR,
     X2_VAR,
-    HierarchicalSpec,
-    hierarchical_spec,
+    TwoLevelSpec,
     model_from_spec,
+    two_level_spec,
     validated_spec,
 )
 from dprisk.models.checks import check_positive_int
@@ -99,7 +99,7 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
 
     check_method(method, ("pymc-gibbs", "pymc"))
-    hierarchical_spec(model)
+    two_level_spec(model)
     if method == "pymc-gibbs":
         return [ExactGibbsStep(model=model)]
     steps = [pm.BinaryGibbsMetropolis([model[TARGET_VAR]], model=model)]
@@ -139,7 +139,7 @@ def sample_model(
     Parameters
     ----------
     model : pymc.Model
-        From :func:`dprisk.models.builders.two_level.build_hierarchical_model`.
+        From :func:`dprisk.models.builders.two_level.build_two_level_model`.
     method : {"pymc-gibbs", "pymc"}
         Which steps :func:`pymc_steps` builds when ``step`` is None.
     draws, chains, tune, random_seed, cores, progressbar
@@ -238,15 +238,15 @@ def sample_posterior(
     return result.to_dataset().isel(release=0) if method == "exact" else result
 
 
-def _release(spec: HierarchicalSpec) -> Release:
+def _release(spec: TwoLevelSpec) -> Release:
     """The spec's (validated) release as a :class:`Release`, without checking it again."""
     x1, x2, y1 = spec.release
     return Release(np.array([x1, x2], dtype=np.int64), np.array([y1], dtype=np.int64))
 
 
-def _posterior(spec: HierarchicalSpec, method: str, *, draws, chains, tune, random_seed, cores,
+def _posterior(spec: TwoLevelSpec, method: str, *, draws, chains, tune, random_seed, cores,
                progressbar):
-    """The exact posterior (``HierarchicalPosterior``) or a DataTree of draws (validated spec)."""
+    """The exact posterior (``TwoLevelPosterior``) or a DataTree of draws (validated spec)."""
     scenario = spec.scenario
     if method == "exact":
         return two_level_posterior(_release(spec), scenario, DEFAULT_TAIL_MASS)

@@ -1,7 +1,7 @@
-"""Posterior summaries of the hierarchical models: one computation for both JSON forms.
+"""Posterior summaries of the two-level and nested models: one computation for both JSON forms.
 
 :func:`summarize` turns a result -- an exact posterior in the ``h``-level form
-(:class:`dprisk.inference.two_level.level_form.MultilevelPosterior`; the two-level one converted by
+(:class:`dprisk.inference.two_level.level_form.NestedPosterior`; the two-level one converted by
 :func:`dprisk.inference.two_level.level_form.from_two_level`) or sampling draws (a DataTree whose
 ``posterior`` group holds ``X1 … Xh`` with dims (chain, draw)) -- into a
 :class:`PosteriorSummary`. Its two JSON forms are the payloads of ``dprisk posterior``:
@@ -161,7 +161,7 @@ def summarize(result, scenario: Scenario, method: str, release=None) -> Posterio
 
     Parameters
     ----------
-    result : MultilevelPosterior or xarray.DataTree
+    result : NestedPosterior or xarray.DataTree
         An exact posterior of one release in the ``h``-level form, or draws with a
         ``posterior`` group holding ``X1 … Xh`` (chain, draw).
     scenario : Scenario

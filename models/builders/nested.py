@@ -55,6 +55,7 @@ import numpy as np
 
 from dprisk.models.builders.single_level import TARGET_VAR, X1_VAR
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.runtime.renamed import renamed_attributes
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
 __all__ = [
     "TARGET_VAR",
     "X1_VAR",
-    "build_multilevel_model",
-    "multilevel_params",
+    "build_nested_model",
+    "nested_params",
     "x_star_name",
     "x_var_name",
     "y_star_name",
@@ -87,7 +88,7 @@ def y_star_name(level: int) -> str:
 _PARAMS: weakref.WeakKeyDictionary[pm.Model, tuple] = weakref.WeakKeyDictionary()
 
 
-def build_multilevel_model(x_stars, y_stars, *, scenario: Scenario | None = None,
+def build_nested_model(x_stars, y_stars, *, scenario: Scenario | None = None,
                            **parameters) -> pm.Model:
     r"""Build the adversary's ``h``-level model for one release (see the module docstring).
 
@@ -129,7 +130,7 @@ def build_multilevel_model(x_stars, y_stars, *, scenario: Scenario | None = None
         free counts start on the lowest possible chain
         (:meth:`dprisk.models.scenario.Scenario.level_bounds`), inside the support
         (``model.point_logps()`` is finite).
-        :func:`multilevel_params` returns the inputs.
+        :func:`nested_params` returns the inputs.
 
     Raises
     ------
@@ -141,7 +142,7 @@ def build_multilevel_model(x_stars, y_stars, *, scenario: Scenario | None = None
     from dprisk.models.mechanism.pymc_dist import DiscreteGaussian
 
     params = nested_scenario(scenario, **parameters)
-    values = Release.nested(x_stars, y_stars, h=params.h).one("build_multilevel_model")
+    values = Release.nested(x_stars, y_stars, h=params.h).one("build_nested_model")
     xs, ys = list(values[: params.h]), list(values[params.h :])
     start = max(b for b in (0, 1) if params.feasible[b])
     with pm.Model() as model:
@@ -173,18 +174,26 @@ def build_multilevel_model(x_stars, y_stars, *, scenario: Scenario | None = None
     return model
 
 
-def multilevel_params(model: pm.Model) -> tuple[Scenario, tuple, tuple]:
-    """``(scenario, x_stars, y_stars)`` that :func:`build_multilevel_model` recorded for ``model``.
+def nested_params(model: pm.Model) -> tuple[Scenario, tuple, tuple]:
+    """``(scenario, x_stars, y_stars)`` that :func:`build_nested_model` recorded for ``model``.
 
     Raises
     ------
     ValueError
-        If ``model`` was not built by :func:`build_multilevel_model`.
+        If ``model`` was not built by :func:`build_nested_model`.
     """
     try:
         return _PARAMS[model]
     except (KeyError, TypeError):
         raise ValueError(
-            "model must be built by models.multilevel.build_multilevel_model "
+            "model must be built by models.builders.nested.build_nested_model "
             f"(no multi-level inputs recorded for {model!r})"
         ) from None
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "build_multilevel_model": "build_nested_model",
+    "multilevel_params": "nested_params",
+})

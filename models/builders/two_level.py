@@ -24,9 +24,9 @@ The release lives in the model as three ``pm.Data`` containers (:data:`RELEASE_D
 float64 holding integers, exact up to 2**53), observed through the discrete-Gaussian
 likelihoods, so :func:`set_release` can change it without rebuilding or recompiling: PyMC's
 compiled logp functions and step methods read the shared values. The other inputs (rho1, rho2,
-d, p, known and the prior object) are recorded by :func:`build_hierarchical_model` in a
-registry keyed (weakly) by the model object. :func:`hierarchical_spec` returns both as one
-:class:`HierarchicalSpec` (release = the current data). The exact Gibbs step method
+d, p, known and the prior object) are recorded by :func:`build_two_level_model` in a
+registry keyed (weakly) by the model object. :func:`two_level_spec` returns both as one
+:class:`TwoLevelSpec` (release = the current data). The exact Gibbs step method
 (:class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep`) reads it there.
 """
 
@@ -41,6 +41,7 @@ import numpy as np
 from dprisk.models.builders.single_level import TARGET_VAR, X1_STAR_VAR, X1_VAR
 from dprisk.models.priors.library import PointMass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.runtime.renamed import renamed_attributes
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -53,11 +54,11 @@ __all__ = [
     "X2_STAR_VAR",
     "X2_VAR",
     "Y1_STAR_VAR",
-    "HierarchicalSpec",
-    "build_hierarchical_model",
-    "hierarchical_spec",
+    "TwoLevelSpec",
+    "build_two_level_model",
     "model_from_spec",
     "set_release",
+    "two_level_spec",
     "validated_spec",
 ]
 
@@ -71,13 +72,13 @@ Y1_STAR_VAR = "y1_star"
 RELEASE_DATA = ("x1_star_data", "x2_star_data", "y1_star_data")
 
 
-#: Scenario values a :class:`HierarchicalSpec` exposes as attributes.
+#: Scenario values a :class:`TwoLevelSpec` exposes as attributes.
 _SCENARIO_VALUES = frozenset({"rho1", "rho2", "d", "p", "known", "prior"})
 
 
 @dataclass(frozen=True)
-class HierarchicalSpec:
-    """The validated inputs of one two-level model (see :func:`build_hierarchical_model`).
+class TwoLevelSpec:
+    """The validated inputs of one two-level model (see :func:`build_two_level_model`).
 
     Attributes
     ----------
@@ -108,16 +109,16 @@ class HierarchicalSpec:
 
 
 #: Model -> its spec at build time (the release part is superseded by the model's data).
-_SPECS: weakref.WeakKeyDictionary[pm.Model, HierarchicalSpec] = weakref.WeakKeyDictionary()
+_SPECS: weakref.WeakKeyDictionary[pm.Model, TwoLevelSpec] = weakref.WeakKeyDictionary()
 
 
 def validated_spec(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
-) -> HierarchicalSpec:
+) -> TwoLevelSpec:
     """Check every input once (:mod:`dprisk.models.scenario`); return the spec.
 
     ``parameters`` are ``rho1, rho2, d, p, known, prior`` (as in
-    :func:`build_hierarchical_model`), or ``scenario`` a validated two-level
+    :func:`build_two_level_model`), or ``scenario`` a validated two-level
     :class:`dprisk.models.scenario.Scenario`.
 
     Raises
@@ -127,10 +128,10 @@ def validated_spec(
         value that is not a number at all).
     """
     release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("the model")
-    return HierarchicalSpec(release, two_level_scenario(scenario, **parameters))
+    return TwoLevelSpec(release, two_level_scenario(scenario, **parameters))
 
 
-def build_hierarchical_model(
+def build_two_level_model(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, **parameters
 ) -> pm.Model:
     r"""Build the adversary's two-level model for one release D = (x1*, x2*, y1*).
@@ -169,7 +170,7 @@ def build_hierarchical_model(
         Free ``"target_has_c"`` (Bernoulli, started at the largest feasible value), free
         ``"X2"`` (a Deterministic for ``point:K``), deterministic ``"X1"``, observed
         ``"x1_star"``, ``"x2_star"``, ``"y1_star"`` (values in the ``pm.Data`` containers
-        :data:`RELEASE_DATA`); :func:`hierarchical_spec` returns the inputs.
+        :data:`RELEASE_DATA`); :func:`two_level_spec` returns the inputs.
 
     Raises
     ------
@@ -182,8 +183,8 @@ def build_hierarchical_model(
                                           **parameters))
 
 
-def model_from_spec(spec: HierarchicalSpec) -> pm.Model:
-    """The model of :func:`build_hierarchical_model` for validated inputs (no checks)."""
+def model_from_spec(spec: TwoLevelSpec) -> pm.Model:
+    """The model of :func:`build_two_level_model` for validated inputs (no checks)."""
     import pymc as pm
 
     from dprisk.models.mechanism.pymc_dist import DiscreteGaussian
@@ -207,7 +208,7 @@ def model_from_spec(spec: HierarchicalSpec) -> pm.Model:
 
 
 def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
-    """Replace the release D of a model from :func:`build_hierarchical_model` in place.
+    """Replace the release D of a model from :func:`build_two_level_model` in place.
 
     Compiled functions and step methods of ``model`` see the new values (``pm.set_data``);
     :class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep` re-tabulates its conditionals
@@ -218,11 +219,11 @@ def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
     ------
     ValueError
         If a value is not an integer (naming it), or ``model`` was not built by
-        :func:`build_hierarchical_model`.
+        :func:`build_two_level_model`.
     """
     import pymc as pm
 
-    hierarchical_spec(model)
+    two_level_spec(model)
     release = Release.two_level(x1_star, x2_star, y1_star, single=True).one("set_release")
     pm.set_data(
         {name: np.float64(v) for name, v in zip(RELEASE_DATA, release, strict=True)},
@@ -230,20 +231,29 @@ def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
     )
 
 
-def hierarchical_spec(model: pm.Model) -> HierarchicalSpec:
+def two_level_spec(model: pm.Model) -> TwoLevelSpec:
     """The inputs of ``model``: its current release D and the recorded parameters.
 
     Raises
     ------
     ValueError
-        If ``model`` was not built by :func:`build_hierarchical_model`.
+        If ``model`` was not built by :func:`build_two_level_model`.
     """
     try:
         spec = _SPECS[model]
     except (KeyError, TypeError):
         raise ValueError(
-            "model must be built by models.hierarchical.build_hierarchical_model "
+            "model must be built by models.builders.two_level.build_two_level_model "
             f"(no two-level inputs recorded for {model!r})"
         ) from None
     release = (int(model[name].get_value()) for name in RELEASE_DATA)
     return replace(spec, release=tuple(release))
+
+
+#: Old names (issue 35: ``two_level`` for two levels, ``nested`` for h levels), still importable
+#: from this module with a FutureWarning naming the new one.
+__getattr__ = renamed_attributes(__name__, {
+    "build_hierarchical_model": "build_two_level_model",
+    "hierarchical_spec": "two_level_spec",
+    "HierarchicalSpec": "TwoLevelSpec",
+})

@@ -9,7 +9,7 @@ from dprisk.explore import results
 from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
 from dprisk.inference.privacy.budget import rho_for_target
 from dprisk.inference.single_level import closed_form as sl
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.inference.two_level.exact import exact_posterior
 
 TWO = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "m": 0, "prior": "improper"}
@@ -35,7 +35,7 @@ def test_two_level_numbers_are_the_api():
 def test_p_correct_budget_accounting_are_the_api():
     got = results.p_correct_result(**TWO, x2=1).numbers
     params = {k: v for k, v in TWO.items() if k != "m"}
-    assert got["p_correct_two_level"] == p_correct_hierarchical(x2=1, known=0,
+    assert got["p_correct_two_level"] == p_correct_two_level(x2=1, known=0,
                                                                 **params).p_correct
     budget = results.budget_result(measure="p-correct", target=0.6, p=0.5, m=0).numbers
     assert budget["rho"] == rho_for_target("p-correct", 0.6, p=(0.5,)).rho

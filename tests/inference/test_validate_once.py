@@ -11,7 +11,7 @@ study's grid) go to kernels unchecked, so every count below is of an input param
 import pytest
 from validator_counts import count_outermost_calls
 
-from dprisk.inference.nested import posterior as multilevel
+from dprisk.inference.nested import posterior as nested
 from dprisk.inference.studies import p_correct as studies
 from dprisk.inference.two_level import exact, sampling
 from dprisk.models import checks, numerics
@@ -58,7 +58,7 @@ def test_two_level_exact_posterior_validates_each_parameter_once(calls):
 
 
 def test_nested_exact_posterior_validates_each_parameter_once(calls):
-    multilevel.exact_posterior([1, 4, 9], [3, 5], rhos=[0.3, 0.2, 0.1], siblings=[5, 3],
+    nested.exact_posterior([1, 4, 9], [3, 5], rhos=[0.3, 0.2, 0.1], siblings=[5, 3],
                                p=0.4, known=1, prior="truncated:40")
     assert calls == {name: 1 for name in (
         "x_stars", "y_stars", "rhos: rho_1", "rhos: rho_2", "rhos: rho_3", "siblings: d_2",
@@ -76,7 +76,7 @@ def test_posterior_summary_validates_each_parameter_once(calls, method):
 
 
 def test_nested_posterior_summary_validates_each_parameter_once(calls):
-    multilevel.posterior_summary(x_stars=[1, 4, 9], y_stars=[3, 5], rhos=[0.3, 0.2, 0.1],
+    nested.posterior_summary(x_stars=[1, 4, 9], y_stars=[3, 5], rhos=[0.3, 0.2, 0.1],
                                  siblings=[5, 3], p=0.4, known=1)
     assert calls == {name: 1 for name in (
         "x_stars", "y_stars", "rhos: rho_1", "rhos: rho_2", "rhos: rho_3", "siblings: d_2",
@@ -84,7 +84,7 @@ def test_nested_posterior_summary_validates_each_parameter_once(calls):
 
 
 @pytest.mark.parametrize("method", ["exact", "mc"])
-def test_hierarchical_marginal_validates_each_parameter_once(calls, method):
+def test_two_level_marginal_validates_each_parameter_once(calls, method):
     """The call behind ``dprisk marginal --rho2 …`` (before: 58 validator calls, 22 on a ρ)."""
     options = {"datasets": 50, "draws": 20, "random_seed": 1} if method == "mc" else {}
     studies.marginal_summary(**CENSUS, x2=3, p=0.3, known=1, method=method, **options)

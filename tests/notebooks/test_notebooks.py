@@ -37,7 +37,7 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
 #: Budget parameters overridden under the test (every notebook must have an entry).
 SMALL_BUDGETS = {
     "single_level_what_if": {"n_rho_grid": 25},
-    "hierarchical_what_if": {
+    "two_level_what_if": {
         "draws": 300,
         "chains": 2,
         "tune": 100,

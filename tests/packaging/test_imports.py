@@ -41,9 +41,9 @@ LIBRARY_PATHS = {
         "from dprisk.inference.nested.exact import exact_posterior\n"
         "exact_posterior([3, 30, 100], [27, 95], rhos=[0.1, 0.25, 0.5], siblings=[27, 4])\n"
     ),
-    "hierarchical P[correct]": (
-        "from dprisk.inference.studies.p_correct import marginal_summary, p_correct_hierarchical\n"
-        "p_correct_hierarchical(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
+    "two-level P[correct]": (
+        "from dprisk.inference.studies.p_correct import marginal_summary, p_correct_two_level\n"
+        "p_correct_two_level(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
         "marginal_summary(x2=3, rho1=0.1, rho2=0.25, d=27)\n"
     ),
 }
@@ -88,7 +88,7 @@ CLI_PATHS = {
     "posterior nested exact": ("posterior", "--rhos", "census:3", "--siblings", "27,4",
                                "--stars", "3,30,100,27,95", "--json"),
     "marginal single level": ("marginal", "--rho1", "census:block", "--json"),
-    "marginal hierarchical exact": ("marginal", "--rho1", "census:block", "--rho2",
+    "marginal two-level exact": ("marginal", "--rho1", "census:block", "--rho2",
                                     "census:block-group", "--d", "27", "--x2", "3", "--json"),
 }
 

@@ -48,12 +48,12 @@ def counted_mc(**kwargs):
 
 
 def counted_exact(**kwargs):
-    """:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`, recording the call."""
-    from dprisk.inference.studies.p_correct import p_correct_hierarchical
+    """:func:`dprisk.inference.studies.p_correct.p_correct_two_level`, recording the call."""
+    from dprisk.inference.studies.p_correct import p_correct_two_level
 
     CALLS.append((kwargs["d"], kwargs["x2"]))
     _delay()
-    return p_correct_hierarchical(**kwargs)
+    return p_correct_two_level(**kwargs)
 
 
 def resumable_sweep(out, method: str):

@@ -16,7 +16,7 @@ people, ``d = 27`` other blocks, an improper prior on X2),
 .. math:: A_{\text{Bayes}}(\rho_1) = p\,P[\text{correct} \mid x_1 = 1, x_2]
           + (1 - p)\,P[\text{correct} \mid x_1 = 0, x_2 - 1]
 
-(:func:`dprisk.inference.privacy.worst_case.bayes_accuracy_hierarchical`), beside the best
+(:func:`dprisk.inference.privacy.worst_case.bayes_accuracy_two_level`), beside the best
 accuracy of any test on the same release pair,
 :math:`A^*(\rho_1) = \sum_x \max(p P_1(x), (1 - p) P_0(x))` for the two queries
 :math:`(\rho_1, \rho_2)` (:func:`dprisk.inference.privacy.worst_case.worst_case_accuracy`),
@@ -34,7 +34,7 @@ from matplotlib.figure import Figure
 from dprisk.inference.privacy.decision_summary import DecisionSummary, decision_summary
 from dprisk.inference.privacy.worst_case import (
     bayes_accuracy,
-    bayes_accuracy_hierarchical,
+    bayes_accuracy_two_level,
     worst_case_accuracy,
 )
 from dprisk.models.census.allocation import census_level
@@ -127,7 +127,7 @@ def accuracy_curves(rho1=None, *, rho2=None, priors=FIGURE_PRIORS, x2=FIGURE_X2,
         rho1 = np.union1d(np.geomspace(0.02, 10.0, RHO1_POINTS), [census_rho1])
     rho1 = np.asarray(rho1, dtype=float)
     p_values = [value for _, value in priors]
-    bayes = np.array([[[bayes_accuracy_hierarchical(x2=k, rho1=r, rho2=rho2, d=d, p=p)
+    bayes = np.array([[[bayes_accuracy_two_level(x2=k, rho1=r, rho2=rho2, d=d, p=p)
                         for k in x2] for p in p_values] for r in rho1])
     worst = np.array([[worst_case_accuracy([r, rho2], p).accuracy for p in p_values]
                       for r in rho1])

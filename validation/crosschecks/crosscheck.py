@@ -41,7 +41,7 @@ from dprisk.inference.two_level.sampling import (
     pymc_steps,
     sample_posterior,
 )
-from dprisk.models.builders.two_level import build_hierarchical_model, set_release
+from dprisk.models.builders.two_level import build_two_level_model, set_release
 from dprisk.models.census.allocation import census_level
 
 __all__ = [
@@ -242,7 +242,7 @@ def crosscheck(
                     draws = {name: post[name].values for name in ("X1", "X2")}
                 else:
                     if model is None:  # one model, steps and compiled chain per prior
-                        model = build_hierarchical_model(*release, **params, prior=prior)
+                        model = build_two_level_model(*release, **params, prior=prior)
                         chains = {m: CompiledChain(model, pymc_steps(model, m))
                                   for m in ("pymc-gibbs", "pymc")}
                     set_release(model, *release)

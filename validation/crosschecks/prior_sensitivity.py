@@ -25,9 +25,9 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.studies.p_correct import p_correct_two_level, p_correct_variant
 from dprisk.validation.figures.decision_maps import decision_map, plot_decision_map
-from dprisk.validation.figures.hierarchical import census_rhos
+from dprisk.validation.figures.two_level import census_rhos
 
 __all__ = [
     "SCENARIOS",
@@ -62,7 +62,7 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
     rho1, rho2 : float, optional
         Default: Census block and block-group rho.
     d, p
-        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
     scenarios : sequence of (label, prior, x1, x2)
     draws : int, optional
         Also give the expected P[correct] of the variant decided from ``draws`` Gibbs draws
@@ -81,10 +81,10 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
     for _, prior, x1, x2 in scenarios:
         common = {"x2": x2, "x1": x1, "rho1": rho1, "rho2": rho2, "d": d, "p": p,
                   "known": 0, "prior": prior}
-        exact = p_correct_hierarchical(**common)
+        exact = p_correct_two_level(**common)
         row = {
             "p_correct": exact.p_correct,
-            "p_correct_ties_up": p_correct_hierarchical(**common, ties="m+1").p_correct,
+            "p_correct_ties_up": p_correct_two_level(**common, ties="m+1").p_correct,
             "tie_mass": exact.tie_mass,
             "p_correct_variant": p_correct_variant(**common).p_correct,
             "p_correct_no_hierarchy": exact.p_correct_no_hierarchy,

@@ -26,7 +26,7 @@ from matplotlib.patches import Patch
 
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.p_correct import (
-    p_correct_hierarchical,
+    p_correct_two_level,
     p_correct_variant,
     sum_over_grid,
 )
@@ -70,7 +70,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
     Parameters
     ----------
     rho1, rho2, d, x2, x1, p, known, prior
-        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical` (truth ``x1``,
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level` (truth ``x1``,
         ``x2``).
     x1_star, x2_star, y1_star : sequences of int (increasing)
         The region; the paper's Figure 4 uses x1* panels -1..2, x2* in [-3, 5], y1* in
@@ -131,7 +131,7 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
     _, _, gain_region, loss_region, _ = sum_over_grid(
         threshold, tie_cell, region_weights, x1=x1, m=m, rho1=params.rho1, t0=t0,
         tie_weight=TIES[ties])
-    total = (p_correct_hierarchical if model == "exact" else p_correct_variant)(
+    total = (p_correct_two_level if model == "exact" else p_correct_variant)(
         x2=x2, rho1=params.rho1, rho2=params.rho2, d=params.d, x1=x1, p=params.p, known=m,
         prior=params.prior, ties=ties)
 

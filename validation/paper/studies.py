@@ -39,12 +39,12 @@ from dprisk.inference.studies.finite_draws import (
     finite_draws_p_correct,
 )
 from dprisk.inference.studies.monte_carlo import simulate_p_correct
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.studies.p_correct import p_correct_two_level, p_correct_variant
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import approximation_pmf, sum_pmf
 from dprisk.models.scenario import Scenario
 from dprisk.validation.crosschecks import prior_sensitivity as s4
-from dprisk.validation.figures import hierarchical as figs
+from dprisk.validation.figures import two_level as figs
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.paper.records import claim_record
@@ -222,7 +222,7 @@ def _figure5_records(fig5: xr.Dataset, strict_draws: float) -> list[dict]:
         _record("fig5/x2>3/p_correct", exact, text, mcse=mcse),
         _record("fig6/no_hierarchy/p_correct", no_hier, (
             "P[X1* >= 1 | x1 = 1] at the exact Census rho1 (single level; the grid sum of the "
-            "hierarchical study without the block group gives the same value). The same "
+            "two-level study without the block group gives the same value). The same "
             "published number is also checked by the single-level study."),
             record_id="fig5/no_hierarchy/p_correct",
             source="Section 4.3 text (Figures 5 and 6, dashed black line)"),
@@ -234,7 +234,7 @@ def _figure6_records(fig6: xr.Dataset, rho1: float, d: int) -> list[dict]:
     exact = float(at["p_correct"].max())
     ties = float(at["tie_mass"].max())
     mcse = _paper_mcse(exact, PAPER_DATASETS["fig6"])
-    up = p_correct_hierarchical(x2=10, rho1=rho1, rho2=100.0, d=d, ties="m+1").p_correct
+    up = p_correct_two_level(x2=10, rho1=rho1, rho2=100.0, d=d, ties="m+1").p_correct
     draws = finite_draws_p_correct(x2=10, rho1=rho1, rho2=100.0, d=d, draws=PAPER_DRAWS,
                                    variant=True, ties="m+1")["p_correct"]
     per_x2 = ", ".join(f"x2 = {int(k)}: {_pct(float(v))}"
@@ -298,7 +298,7 @@ def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Da
             expected = finite_draws_p_correct(x2=int(x2), rho1=rho1, rho2=rho2, d=d,
                                               draws=draws, variant=sampler == "variant",
                                               ties=ties)
-            exact = (p_correct_hierarchical if sampler == "x1_chain" else p_correct_variant)(
+            exact = (p_correct_two_level if sampler == "x1_chain" else p_correct_variant)(
                 x2=int(x2), rho1=rho1, rho2=rho2, d=d, ties=ties)
             rows.append({"sampler": sampler, "x2": int(x2), "ties": ties,
                          "p_correct_mc": run.p_correct, "mcse": run.mcse,

@@ -55,10 +55,10 @@ def _single_level_study(*, paper_scale: bool) -> StudyResult:
     return single_level_paper.study(figures=figures_single_level)
 
 
-def _hierarchical_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.paper import hierarchical as hierarchical_paper
+def _two_level_study(*, paper_scale: bool) -> StudyResult:
+    from dprisk.validation.paper import two_level as two_level_paper
 
-    return hierarchical_paper.study(paper_scale=paper_scale)
+    return two_level_paper.study(paper_scale=paper_scale)
 
 
 def _studies_study(*, paper_scale: bool) -> StudyResult:
@@ -115,7 +115,7 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
     ("decision summary (what an adversary learns at the 2020 allocation)",
      _decision_summary_study),
     ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
-    ("two levels (§4.3, Tables 6–8, cross-check)", _hierarchical_study),
+    ("two levels (§4.3, Tables 6–8, cross-check)", _two_level_study),
     ("risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", _studies_study),
     ("supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", _supplement_study),
     ("simulation-based calibration (Talts et al. 2018)", _sbc_study),

@@ -39,7 +39,7 @@ FIGURE_DPI = 110
 #: fork server starts (:data:`LOCAL_START_SECONDS`). ``_population_study`` measured alone on
 #: 2026-11-28 (4.2 s computing, 0.7 s rendering, one core).
 COST_HINTS = {
-    "_hierarchical_study": 28.9,
+    "_two_level_study": 28.9,
     "_sbc_study": 26.8,
     "_studies_study": 15.2,
     "_supplement_study": 12.5,

@@ -41,7 +41,7 @@ Samplers (:data:`SAMPLERS`):
 gibbs             :func:`dprisk.inference.two_level.gibbs.gibbs_sample`, all releases in one
 vectorised call
 pymc-gibbs        ``pm.sample`` of
-:func:`dprisk.models.builders.two_level.build_hierarchical_model` with
+:func:`dprisk.models.builders.two_level.build_two_level_model` with
                   :class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep` (release swapped by
                   :func:`dprisk.models.builders.two_level.set_release`, no recompilation)
 pymc              the same model with PyMC's own steps (``BinaryGibbsMetropolis`` +
@@ -52,7 +52,7 @@ reference-loop    :func:`two_block_gibbs_sample` with the exact X1 update: an in
                   sequential implementation of the same sweep (control for the next one)
 broken-gibbs      :func:`two_block_gibbs_sample` with the X1 update that drops the
                   constraint ``k1 <= k2`` (the sampler behind the paper's Tables 7-8,
-                  :mod:`dprisk.validation.paper.hierarchical`): must FAIL
+                  :mod:`dprisk.validation.paper.two_level`): must FAIL
 ================  ==========================================================================
 
 The broken X1 update, for proper priors: where ``X2 = k2 >= m + 1`` it is the exact

@@ -1,7 +1,7 @@
 r"""The samplers that SBC calibrates, and one SBC run (:func:`run_sbc`).
 
 ``gibbs`` (:func:`dprisk.inference.two_level.gibbs.gibbs_sample`), ``pymc-gibbs`` and ``pymc``
-(``pm.sample`` of the hierarchical model with the exact Gibbs step or PyMC's own steps), and
+(``pm.sample`` of the two-level model with the exact Gibbs step or PyMC's own steps), and
 the two-block sweep on tabulated conditionals
 (:func:`dprisk.inference.studies.variant.tabulated_gibbs`)
 with the exact X1 update (``reference-loop``) or the constraint-dropping one
@@ -286,10 +286,10 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
     """
     from dprisk.inference.mcmc.compiled_chain import CompiledChain
     from dprisk.inference.two_level.sampling import pymc_steps
-    from dprisk.models.builders.two_level import build_hierarchical_model, set_release
+    from dprisk.models.builders.two_level import build_two_level_model, set_release
 
     first = [int(a[0]) for a in sims.releases]
-    model = build_hierarchical_model(*first, **params)
+    model = build_two_level_model(*first, **params)
     chain = CompiledChain(model, pymc_steps(model, sampler), ("X1", "X2"))
     n = sims.x1.size
     x1 = np.empty((n, n_draws), dtype=np.int64)

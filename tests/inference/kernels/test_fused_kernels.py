@@ -18,7 +18,7 @@ from census_values import CENSUS_PRIOR_CASES, RHO_BLOCK, RHO_BLOCK_GROUP
 from dprisk.inference.kernels import fused_kernels
 from dprisk.inference.kernels.table_kernels import checked_table
 from dprisk.inference.studies.monte_carlo import unique_releases
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.inference.two_level.exact import GridTooNarrowError, posterior_x1
 from dprisk.inference.two_level.gibbs import alias_table, gibbs_sample, gibbs_x1_counts
 from dprisk.models.numerics import expit
@@ -139,9 +139,9 @@ def test_user_prior_takes_the_numpy_path():
 
 def test_p_correct_equal_on_both_paths(monkeypatch):
     monkeypatch.setenv("DPRISK_KERNELS", "numpy")
-    numpy_result = p_correct_hierarchical(x2=3, **CENSUS, prior="truncated:12")
+    numpy_result = p_correct_two_level(x2=3, **CENSUS, prior="truncated:12")
     monkeypatch.setenv("DPRISK_KERNELS", "compiled")
-    compiled_result = p_correct_hierarchical(x2=3, **CENSUS, prior="truncated:12")
+    compiled_result = p_correct_two_level(x2=3, **CENSUS, prior="truncated:12")
     for name in ("p_correct", "gain", "loss", "tie_mass"):
         assert getattr(compiled_result, name) == pytest.approx(
             getattr(numpy_result, name), rel=1e-13, abs=1e-15), name

@@ -12,14 +12,14 @@ from twin_chains import RELEASES, assert_twins_draw_the_same
 
 from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.two_level.sampling import pymc_steps, sample_model
-from dprisk.models.builders.two_level import build_hierarchical_model, set_release
+from dprisk.models.builders.two_level import build_two_level_model, set_release
 
 PARAMS = {**TWIN_PARAMS, "prior": "truncated:10"}
 
 
 @pytest.mark.parametrize("method", ["pymc-gibbs", "pymc"])
 def test_same_draws_as_pm_sample(method):
-    models = [build_hierarchical_model(*RELEASES[0], **PARAMS) for _ in range(2)]
+    models = [build_two_level_model(*RELEASES[0], **PARAMS) for _ in range(2)]
     steps = [pymc_steps(model, method) for model in models]
     chain = CompiledChain(models[1], steps[1], ("X1", "X2"))
     for k, release in enumerate(RELEASES):
@@ -38,7 +38,7 @@ def test_same_draws_as_pm_sample(method):
 def test_batched_values_equal_point_by_point(method, prior):
     """The integer quantities computed once per run equal the per-draw compiled calls."""
     params = {**PARAMS, "prior": prior}
-    models = [build_hierarchical_model(*RELEASES[0], **params) for _ in range(2)]
+    models = [build_two_level_model(*RELEASES[0], **params) for _ in range(2)]
     chains = [CompiledChain(model, pymc_steps(model, method)) for model in models]
     assert chains[0]._batched is not None
     chains[1]._batched = None  # the per-draw path

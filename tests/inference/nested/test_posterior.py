@@ -17,8 +17,8 @@ from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from scipy.special import logsumexp
 from scipy.stats import nbinom
 
-from dprisk.inference.nested import box_kernels as multilevel_box
-from dprisk.inference.nested import gibbs as multilevel_gibbs
+from dprisk.inference.nested import box_kernels as nested_box
+from dprisk.inference.nested import gibbs as nested_gibbs
 from dprisk.inference.nested import posterior as ml
 from dprisk.inference.two_level.exact import GridTooNarrowError, exact_posterior
 from dprisk.models.census.allocation import census_rhos
@@ -184,7 +184,7 @@ def test_census_six_levels_neglected_mass_and_normalisation():
 
 def test_grid_too_narrow_raises(monkeypatch):
     # This release needs wider windows than the first ones (38 values at level 3).
-    monkeypatch.setattr(multilevel_box, "MAX_WIDTH", 40)
+    monkeypatch.setattr(nested_box, "MAX_WIDTH", 40)
     with pytest.raises(GridTooNarrowError, match="tail_mass"):
         ml.exact_posterior([0, 60, 0], [0, 0], **H3)
     with pytest.raises(GridTooNarrowError, match="tail_mass"):
@@ -345,13 +345,13 @@ def test_pymc_tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down():
     before it took ``tune``), bit for bit; ``tune=7`` the draws of ``pm.sample(tune=7)``."""
     import pymc as pm
 
-    from dprisk.models.builders.nested import build_multilevel_model
+    from dprisk.models.builders.nested import build_nested_model
 
     kwargs = {"x_stars": [1, 2], "y_stars": [1], "rhos": [0.1, 0.25], "siblings": [3],
               "method": "pymc", "draws": 20, "chains": 1, "random_seed": 9}  # h = 2: cheap
     default = ml.summarize_posterior(**kwargs)
     short = ml.summarize_posterior(**kwargs, tune=7)
-    model = build_multilevel_model(default.release.x_stars, default.release.y_stars,
+    model = build_nested_model(default.release.x_stars, default.release.y_stars,
                                    scenario=default.scenario)
 
     def sampled(**tune):
@@ -439,7 +439,7 @@ def test_gibbs_takes_one_release():
 def test_gibbs_without_stored_tables_gives_the_same_draws(monkeypatch):
     stored = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
     # conditionals recomputed every sweep
-    monkeypatch.setattr(multilevel_gibbs, "MAX_TABLE_CELLS", 1)
+    monkeypatch.setattr(nested_gibbs, "MAX_TABLE_CELLS", 1)
     recomputed = ml.gibbs_sample(*H3_RELEASE, **H3, draws=300, chains=3, random_seed=6)
     np.testing.assert_array_equal(stored.x, recomputed.x)
 

@@ -23,8 +23,8 @@ from dprisk.inference.privacy.budget_levels import (
     census_rho_for_target,
     scan_first_crossing,
 )
-from dprisk.inference.privacy.two_level_marginal import marginal_hierarchical
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.privacy.two_level_marginal import marginal_two_level
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.inference.studies.setup import exact_log_odds_at_known
 from dprisk.models.scenario import Scenario
 
@@ -55,12 +55,12 @@ def test_log_odds_slope_is_the_derivative(prior, shares):
 
 
 def _p_correct(rho, x2, d):
-    return p_correct_hierarchical(x2=x2, rho1=SHARES[0] * rho, rho2=SHARES[1] * rho, d=d,
+    return p_correct_two_level(x2=x2, rho1=SHARES[0] * rho, rho2=SHARES[1] * rho, d=d,
                                   p=0.5).p_correct
 
 
 def _marginal(rho, x2, d):
-    return marginal_hierarchical(x2=x2, rho1=SHARES[0] * rho, rho2=SHARES[1] * rho, d=d,
+    return marginal_two_level(x2=x2, rho1=SHARES[0] * rho, rho2=SHARES[1] * rho, d=d,
                                  p=0.5).marginal_posterior
 
 

@@ -19,7 +19,7 @@ from dprisk.inference.privacy.budget_levels import (
     census_rho_for_target,
     rho2_for_target,
 )
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.models.census.allocation import CENSUS_RHO_TOTAL, census_level
 
 
@@ -46,7 +46,7 @@ def test_census_block_level_is_the_rescaled_single_level(measure, target, profil
 
 
 def _p_correct(rho1, rho2, p, d=5, x2=10):
-    return p_correct_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p).p_correct
+    return p_correct_two_level(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p).p_correct
 
 
 def test_rho2_round_trip_and_first_crossing():

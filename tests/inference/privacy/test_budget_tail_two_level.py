@@ -11,7 +11,7 @@ from scipy.special import expit
 
 from dprisk.inference.privacy.budget import max_ratio_profile
 from dprisk.inference.privacy.budget_levels import RHO2_RANGE, rho2_for_target, tail_search_prior
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.inference.studies.setup import exact_log_odds_at_known, release_grid
 from dprisk.models.numerics import dg_log_normalizer
 from dprisk.models.scenario import Scenario
@@ -38,7 +38,7 @@ def _brute_tail(rho2, p, max_ratio, max_posterior=None, rho1=0.05, x2=5, d=1, kn
     (0.3, 0.25, 1.5, None), (2.0, 0.5, 1.5, None), (3.0, 0.2, 1.5, 0.35)])
 def test_tail_is_the_p_correct_at_the_shifted_prior(rho2, p, max_ratio, max_posterior):
     shifted = tail_search_prior(p, max_ratio, max_posterior)
-    tail = p_correct_hierarchical(p=shifted, rho2=rho2, **CASE).p_correct
+    tail = p_correct_two_level(p=shifted, rho2=rho2, **CASE).p_correct
     brute = _brute_tail(rho2, p, max_ratio, max_posterior)
     # both sums neglect < 1e-9 of the release mass (measured agreement 1e-15)
     assert tail == pytest.approx(brute, abs=2e-9)
@@ -58,7 +58,7 @@ def test_two_level_tail_budget_round_trip():
     assert answer.certified_to == pytest.approx(answer.rho, rel=1e-6)
     below = np.geomspace(RHO2_RANGE[0], answer.rho, 41)
     shifted = tail_search_prior(0.25, 1.5, None)
-    assert all(p_correct_hierarchical(p=shifted, rho2=rho2, **CASE).p_correct <= 0.1
+    assert all(p_correct_two_level(p=shifted, rho2=rho2, **CASE).p_correct <= 0.1
                for rho2 in below)
 
 

@@ -19,9 +19,9 @@ from dprisk.inference.privacy.budget_levels import (
     census_rho_for_target,
     rho2_for_target,
 )
-from dprisk.inference.privacy.two_level_marginal import marginal_hierarchical
+from dprisk.inference.privacy.two_level_marginal import marginal_two_level
 from dprisk.inference.single_level.closed_form import marginal_posterior
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.models.scenario import Scenario
 
 CASE = {"rho1": 0.5, "x2": 10, "d": 2}
@@ -29,7 +29,7 @@ CASE = {"rho1": 0.5, "x2": 10, "d": 2}
 
 def _marginal(rho2, p=0.5, **case):
     case = {**CASE, **case}
-    return marginal_hierarchical(rho2=rho2, p=p, **case)
+    return marginal_two_level(rho2=rho2, p=p, **case)
 
 
 def test_marginal_increases_in_rho2_and_tends_to_the_single_level():
@@ -64,7 +64,7 @@ def test_rho2_marginal_round_trip_and_brute_force(measure, target, field):
 def test_census_two_level_marginal_scales_both_levels():
     answer = census_rho_for_target("marginal-posterior", 0.6, p=[0.5], x2=10, d=2)
     block, block_group = (float(share) for share in census_fractions())
-    at = marginal_hierarchical(x2=10, rho1=block * answer.rho, rho2=block_group * answer.rho,
+    at = marginal_two_level(x2=10, rho1=block * answer.rho, rho2=block_group * answer.rho,
                                d=2, p=0.5).marginal_posterior
     assert at == answer.value_at_rho <= 0.6 < answer.value_above
     # certified with rho1 and rho2 moving together, up to within 1e-6 of the root (the last
@@ -78,7 +78,7 @@ def _scenario(rho2, rho1=1.0, d=1):
 
 
 def _p_correct(rho2, rho1=1.0, d=1, x2=5):
-    return p_correct_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=0.5).p_correct
+    return p_correct_two_level(x2=x2, rho1=rho1, rho2=rho2, d=d, p=0.5).p_correct
 
 
 @pytest.mark.parametrize(("lower", "upper"), [(0.2, 0.3), (0.05, 0.06), (2.0, 2.5)])

@@ -13,8 +13,8 @@ import pytest
 from dprisk.inference.privacy.worst_case import (
     WorstCaseAccuracy,
     bayes_accuracy,
-    bayes_accuracy_hierarchical,
     bayes_accuracy_levels,
+    bayes_accuracy_two_level,
     census_worst_case,
     worst_case_accuracy,
 )
@@ -96,7 +96,7 @@ def test_unique_levels_bayes_below_worst_case(rhos, p):
     (1.0, 0.05, 5, 20, 1 / 50, "improper"),
 ])
 def test_two_level_bayes_below_worst_case(rho1, rho2, d, x2, p, prior):
-    bayes = bayes_accuracy_hierarchical(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, prior=prior)
+    bayes = bayes_accuracy_two_level(x2=x2, rho1=rho1, rho2=rho2, d=d, p=p, prior=prior)
     worst = worst_case_accuracy([rho1, rho2], p).accuracy
     assert bayes <= worst + ATOL
     assert bayes >= max(p, 1 - p) - 0.05  # not a degenerate rule

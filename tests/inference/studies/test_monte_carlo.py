@@ -3,7 +3,7 @@
 Tolerances: Monte Carlo proportions are compared with exact expectations within
 ``Z_MAX = 4`` standard errors (binomial MCSE of the run). The finite-draws procedure is
 compared with its own exact expectation (finite_draws_p_correct), so no bias term is needed;
-the exact-posterior ("stationary") rate is compared with p_correct_hierarchical.
+the exact-posterior ("stationary") rate is compared with p_correct_two_level.
 """
 
 import functools
@@ -14,7 +14,7 @@ from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies.monte_carlo import BLOCK, _block, simulate_p_correct
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.studies.p_correct import p_correct_two_level, p_correct_variant
 from dprisk.models.scenario import Scenario
 
 RHO1 = RHO_BLOCK
@@ -36,7 +36,7 @@ def test_exact_decisions_on_simulated_releases_match_exact_sum():
     """Binomial check of the release simulation: sampler 'exact' vs the exact grid sum."""
     run = simulate_p_correct(x2=2, datasets=20_000, sampler="exact", random_seed=11, progress=False,
                              **CENSUS)
-    exact = p_correct_hierarchical(x2=2, **CENSUS)
+    exact = p_correct_two_level(x2=2, **CENSUS)
     assert abs(run.p_correct - exact.p_correct) < Z_MAX * run.mcse
     assert run.p_correct == run.p_correct_stationary
     single = exact.p_correct_no_hierarchy
@@ -59,7 +59,7 @@ def test_finite_draws_mc_matches_expected(sampler, ties, x2):
                              random_seed=5, progress=False, **CENSUS)
     expected = expected_finite_draws(x2, variant=sampler == "variant", ties=ties)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse
-    stationary = (p_correct_hierarchical if sampler == "x1_chain" else p_correct_variant)(
+    stationary = (p_correct_two_level if sampler == "x1_chain" else p_correct_variant)(
         x2=x2, ties=ties, **CENSUS).p_correct
     assert expected["p_correct_stationary"] == pytest.approx(stationary, abs=1e-9)
     # The paired draws effect is estimated without the release noise.

@@ -14,7 +14,7 @@ from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.p_correct import (
     marginal_summary,
-    p_correct_hierarchical,
+    p_correct_two_level,
     p_correct_variant,
 )
 from dprisk.inference.studies.setup import TIE_ATOL, release_grid
@@ -67,7 +67,7 @@ def brute_force(*, x2, x1, rho1, rho2, d, p=0.5, known=0, prior="improper", vari
     (1, 1, 0, "point:2"),
 ])
 def test_exact_matches_brute_force_triple_sum(x2, x1, known, prior):
-    result = p_correct_hierarchical(x2=x2, x1=x1, known=known, prior=prior, p=0.4, **SMALL)
+    result = p_correct_two_level(x2=x2, x1=x1, known=known, prior=prior, p=0.4, **SMALL)
     reference = brute_force(x2=x2, x1=x1, known=known, prior=prior, p=0.4, **SMALL)
     for key, value in reference.items():
         assert getattr(result, key) == pytest.approx(value, abs=TOL), key
@@ -75,7 +75,7 @@ def test_exact_matches_brute_force_triple_sum(x2, x1, known, prior):
 
 
 def test_census_point_matches_brute_force():
-    result = p_correct_hierarchical(x2=2, rho1=RHO1, rho2=RHO2, d=27)
+    result = p_correct_two_level(x2=2, rho1=RHO1, rho2=RHO2, d=27)
     reference = brute_force(x2=2, x1=1, rho1=RHO1, rho2=RHO2, d=27)
     assert result.p_correct == pytest.approx(reference["p_correct"], abs=TOL)
     assert result.gain == pytest.approx(reference["gain"], abs=TOL)
@@ -94,14 +94,14 @@ def test_variant_matches_brute_force(x2):
     ("variant", "improper", 1), ("exact", "truncated:10", 0),
 ])
 def test_gain_minus_loss_identity(model, prior, x1):
-    func = p_correct_hierarchical if model == "exact" else p_correct_variant
+    func = p_correct_two_level if model == "exact" else p_correct_variant
     r = func(x2=max(x1, 2), x1=x1, rho1=RHO1, rho2=RHO2, d=27, prior=prior)
     assert r.p_correct - r.p_correct_no_hierarchy == pytest.approx(r.gain - r.loss, abs=1e-14)
     assert r.gain >= 0 and r.loss >= 0
 
 
 def test_no_hierarchy_equals_single_level():
-    r = p_correct_hierarchical(x2=5, rho1=RHO1, rho2=RHO2, d=27)
+    r = p_correct_two_level(x2=5, rho1=RHO1, rho2=RHO2, d=27)
     # Same quantity; the grid version misses at most the neglected mass.
     assert r.p_correct_no_hierarchy == pytest.approx(float(single_level.p_correct(RHO1)),
                                                      abs=r.neglected_mass + 1e-15)
@@ -109,8 +109,8 @@ def test_no_hierarchy_equals_single_level():
 
 @pytest.mark.parametrize("prior", ["improper", "point:1", "truncated:10"])
 def test_grid_widening_does_not_change_result(prior):
-    narrow = p_correct_hierarchical(x2=2, rho1=RHO1, rho2=RHO2, d=27, prior=prior)
-    wide = p_correct_hierarchical(x2=2, rho1=RHO1, rho2=RHO2, d=27, prior=prior,
+    narrow = p_correct_two_level(x2=2, rho1=RHO1, rho2=RHO2, d=27, prior=prior)
+    wide = p_correct_two_level(x2=2, rho1=RHO1, rho2=RHO2, d=27, prior=prior,
                                   tail_mass=1e-14)
     assert wide.neglected_mass < 1e-14 < narrow.neglected_mass < 1e-9
     for key in ("p_correct", "gain", "loss", "tie_mass"):
@@ -140,15 +140,15 @@ def point_mass_closed_form(*, k, x1, rho1, d, p=0.5):
 
 @pytest.mark.parametrize("x1", [1, 0])
 def test_point25_and_counterfactual_closed_form(x1):
-    result = p_correct_hierarchical(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27,
+    result = p_correct_two_level(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27,
                                     prior="point:25")
     expected, tie_mass = point_mass_closed_form(k=25, x1=x1, rho1=RHO1, d=27)
     assert result.p_correct == pytest.approx(expected, abs=1e-9)
     assert result.tie_mass == pytest.approx(tie_mass, abs=1e-9)
     assert tie_mass > 1e-3  # d = 27 is odd: exact ties exist
-    up = p_correct_hierarchical(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27, prior="point:25",
+    up = p_correct_two_level(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27, prior="point:25",
                                 ties="m+1")
-    half = p_correct_hierarchical(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27, prior="point:25",
+    half = p_correct_two_level(x2=x1, x1=x1, rho1=RHO1, rho2=RHO2, d=27, prior="point:25",
                                   ties="half")
     sign = 1 if x1 == 1 else -1
     assert up.p_correct - result.p_correct == pytest.approx(sign * tie_mass, abs=1e-9)
@@ -217,7 +217,7 @@ def test_release_grid_neglected_mass_is_checked():
 def test_bad_input_names_the_parameter(kwargs, name):
     args = {"rho1": RHO1, "rho2": RHO2, "d": 27} | kwargs
     with pytest.raises(ValueError, match=name):
-        p_correct_hierarchical(**args)
+        p_correct_two_level(**args)
 
 
 def test_marginal_summary_exact_and_mc_keys():
@@ -240,10 +240,10 @@ def test_remembered_tables_change_no_result():
     from dprisk.inference.studies import setup
 
     census = {"rho1": RHO1, "rho2": RHO2, "d": 27}
-    warm = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
+    warm = [p_correct_two_level(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
     module._UPPER_TAILS.clear()
     setup._grid_memory.cache_clear()
-    fresh = [p_correct_hierarchical(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
+    fresh = [p_correct_two_level(x2=x2, **census).to_dict() for x2 in (1, 4, 1)]
     assert warm == fresh and warm[0] == warm[2]
     table = module.upper_tail(np.arange(-3.0, 6.0), 1, RHO1)
     np.testing.assert_array_equal(

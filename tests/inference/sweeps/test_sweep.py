@@ -4,7 +4,7 @@ The sweep machinery does not depend on what it computes, so most tests use small
 quantities built from ``dprisk.inference.single_level.closed_form.p_correct`` (fast, deterministic,
 and
 sensitive to every parameter so that a misplaced coordinate changes the values). One test
-runs the real default quantity (``dprisk.inference.studies.p_correct.p_correct_hierarchical``) when
+runs the real default quantity (``dprisk.inference.studies.p_correct.p_correct_two_level``) when
 present.
 """
 
@@ -32,7 +32,7 @@ from dprisk.inference.sweeps.sweep import (
 
 # --------------------------------------------------------------------------- stand-ins
 def exact_standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None):
-    """A deterministic stand-in for p_correct_hierarchical that depends on every argument."""
+    """A deterministic stand-in for p_correct_two_level that depends on every argument."""
     base = float(p_correct(rho1, p, known))
     hier = float(p_correct(rho1 + rho2 / (d + x2), p, known))
     return {
@@ -397,12 +397,12 @@ def test_dask_failure_keeps_finished_chunks_and_writes_no_file(cluster, tmp_path
 
 
 # --------------------------------------------------------------------------- default quantities
-def test_default_quantity_is_the_exact_hierarchical_study():
+def test_default_quantity_is_the_exact_two_level_study():
     studies = pytest.importorskip("dprisk.inference.studies.p_correct")
     ds = sweep(**BASE, rho2=[0.25, 2.0], x2=1)
-    assert ds.attrs["quantity"] == "dprisk.inference.studies.p_correct:p_correct_hierarchical"
+    assert ds.attrs["quantity"] == "dprisk.inference.studies.p_correct:p_correct_two_level"
     for r in (0.25, 2.0):
-        result = studies.p_correct_hierarchical(rho1=RHO_BLOCK, rho2=r, d=27, x2=1)
+        result = studies.p_correct_two_level(rho1=RHO_BLOCK, rho2=r, d=27, x2=1)
         get = result.get if isinstance(result, dict) else lambda k: getattr(result, k)
         for var in VARIABLES:
             assert ds[var].sel(rho2=r).item() == float(get(var))

@@ -24,7 +24,7 @@ from dprisk.models.builders.single_level import build_single_level_model
 from dprisk.models.builders.two_level import (
     TARGET_VAR,
     X2_VAR,
-    build_hierarchical_model,
+    build_two_level_model,
     set_release,
 )
 
@@ -59,7 +59,7 @@ def _assert_matches_exact(idata, exact, known):
 
 @pytest.fixture(scope="module")
 def census_model():
-    return build_hierarchical_model(*RELEASE, **CENSUS)
+    return build_two_level_model(*RELEASE, **CENSUS)
 
 
 class TestPosterior:
@@ -75,7 +75,7 @@ class TestPosterior:
         ("point:0", 0, (1, 3, 2)),
     ])
     def test_other_priors_match_exact(self, prior, known, release):
-        model = build_hierarchical_model(*release, **CENSUS, p=0.3, known=known, prior=prior)
+        model = build_two_level_model(*release, **CENSUS, p=0.3, known=known, prior=prior)
         idata = _sample(model, 12)
         exact = exact_posterior(*release, **CENSUS, p=0.3, known=known, prior=prior)
         if prior == "point:0":  # X1 = 1 is impossible: every draw is X1 = 0
@@ -94,7 +94,7 @@ class TestPosterior:
         assert abs(flips["mean"] - expected) < N_MCSE * flips["mcse"]
 
     def test_reused_step_follows_set_release(self):
-        model = build_hierarchical_model(*RELEASE, **CENSUS)
+        model = build_two_level_model(*RELEASE, **CENSUS)
         step = ExactGibbsStep(model=model)
         set_release(model, -2, 4, 8)
         idata = _sample(model, 14, step=step)
@@ -139,12 +139,12 @@ class TestInterface:
             ExactGibbsStep([census_model[X2_VAR]], model=census_model)
 
     def test_point_mass_updates_only_the_indicator(self):
-        model = build_hierarchical_model(*RELEASE, **CENSUS, prior="point:2")
+        model = build_two_level_model(*RELEASE, **CENSUS, prior="point:2")
         step = ExactGibbsStep(model=model)
         assert [v.name for v in step.vars] == [TARGET_VAR]
 
-    def test_needs_a_hierarchical_model(self):
-        with pytest.raises(ValueError, match="build_hierarchical_model"):
+    def test_needs_a_two_level_model(self):
+        with pytest.raises(ValueError, match="build_two_level_model"):
             ExactGibbsStep(model=build_single_level_model(1, 0.5))
 
     def test_not_auto_assigned(self, census_model):

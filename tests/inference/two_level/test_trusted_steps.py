@@ -15,7 +15,7 @@ from twin_chains import PARAMS, RELEASES, assert_twins_draw_the_same
 
 from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.two_level.sampling import pymc_steps, sample_model
-from dprisk.models.builders.two_level import build_hierarchical_model
+from dprisk.models.builders.two_level import build_two_level_model
 
 
 def _functions(steps):
@@ -31,7 +31,7 @@ def _checked(steps):
 
 @pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
 def test_trusted_steps_draw_the_same(prior):
-    models = [build_hierarchical_model(*RELEASES[0], **PARAMS, prior=prior) for _ in range(2)]
+    models = [build_two_level_model(*RELEASES[0], **PARAMS, prior=prior) for _ in range(2)]
     trusted = pymc_steps(models[0], "pymc")
     checked = _checked(pymc_steps(models[1], "pymc"))
     assert _functions(trusted) and all(f.trust_input for f in _functions(trusted))
@@ -42,7 +42,7 @@ def test_trusted_steps_draw_the_same(prior):
 
 
 def test_pm_sample_with_trusted_steps_draws_the_same():
-    models = [build_hierarchical_model(*RELEASES[1], **PARAMS, prior="truncated:10")
+    models = [build_two_level_model(*RELEASES[1], **PARAMS, prior="truncated:10")
               for _ in range(2)]
     steps = [pymc_steps(models[0], "pymc"), _checked(pymc_steps(models[1], "pymc"))]
     trees = [sample_model(model, method="pymc", step=step, draws=80, tune=40, chains=2,

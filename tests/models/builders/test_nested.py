@@ -4,7 +4,7 @@ density, and the nested Scenario's validation and support bounds.
 References: for h = 2 the model's logp equals the two-level model of models/builders/two_level.py
 at every point (1e-12); for h = 3 differences of the model's logp between points equal the
 joint posterior written out here (DG normalisers cancel; 1e-9). Sampling from the model is
-checked against the exact posterior in tests/inference/test_multilevel.py (h = 3).
+checked against the exact posterior in tests/inference/nested/test_posterior.py (h = 3).
 """
 
 import math
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from dprisk.models.builders.nested import build_multilevel_model, multilevel_params
-from dprisk.models.builders.two_level import build_hierarchical_model
+from dprisk.models.builders.nested import build_nested_model, nested_params
+from dprisk.models.builders.two_level import build_two_level_model
 from dprisk.models.priors.library import PointMass, TruncatedUniform
 from dprisk.models.scenario import Scenario
 
@@ -21,14 +21,14 @@ H3 = {"rhos": [0.3, 0.2, 0.1], "siblings": [5, 3], "p": 0.4, "known": 1}
 
 
 def test_variables_of_a_four_level_model():
-    model = build_multilevel_model([1, 3, 6, 12], [2, 3, 5], rhos=[0.5, 0.4, 0.3, 0.2],
+    model = build_nested_model([1, 3, 6, 12], [2, 3, 5], rhos=[0.5, 0.4, 0.3, 0.2],
                                    siblings=[3, 2, 4])
     assert {rv.name for rv in model.free_RVs} == {"target_has_c", "X2", "X3", "X4"}
     assert {rv.name for rv in model.deterministics} == {"X1"}
     assert {rv.name for rv in model.observed_RVs} == {
         "x1_star", "x2_star", "x3_star", "x4_star", "y1_star", "y2_star", "y3_star",
     }
-    params, xs, ys = multilevel_params(model)
+    params, xs, ys = nested_params(model)
     assert params.h == 4 and xs == (1, 3, 6, 12) and ys == (2, 3, 5)
 
 
@@ -37,15 +37,15 @@ def test_variables_of_a_four_level_model():
     ["improper", ["truncated:30", "point:12"], "models/examples/negative_binomial_prior.py:prior"],
 )
 def test_initial_point_is_inside_the_support(prior):
-    model = build_multilevel_model([1, 4, 9], [3, 5], **H3, prior=prior)
+    model = build_nested_model([1, 4, 9], [3, 5], **H3, prior=prior)
     logps = model.point_logps()
     assert all(np.isfinite(v) for v in logps.values()), logps
 
 
-def test_two_levels_equal_the_hierarchical_model():
+def test_two_levels_equal_the_two_level_model():
     kwargs = {"p": 0.3, "known": 2}
-    ml = build_multilevel_model([3, 5], [-1], rhos=[0.1, 0.25], siblings=[27], **kwargs)
-    two = build_hierarchical_model(3, 5, -1, rho1=0.1, rho2=0.25, d=27, **kwargs)
+    ml = build_nested_model([3, 5], [-1], rhos=[0.1, 0.25], siblings=[27], **kwargs)
+    two = build_two_level_model(3, 5, -1, rho1=0.1, rho2=0.25, d=27, **kwargs)
     f_ml, f_two = ml.compile_logp(), two.compile_logp()
     for target, x2 in [(0, 2), (1, 3), (0, 9), (1, 20), (1, 2)]:
         point = {"target_has_c": target, "X2": x2}
@@ -65,7 +65,7 @@ def log_joint(k, xs, ys, rhos, siblings, p, known):
 
 def test_three_level_logp_differences_match_the_joint_posterior():
     xs, ys = [1, 4, 9], [3, 5]
-    model = build_multilevel_model(xs, ys, **H3)
+    model = build_nested_model(xs, ys, **H3)
     logp = model.compile_logp()
     points = [(1, 1, 1), (2, 4, 9), (1, 6, 6), (2, 2, 15), (1, 3, 8)]
     ref = [log_joint(k, xs, ys, H3["rhos"], H3["siblings"], H3["p"], H3["known"])
@@ -112,15 +112,15 @@ def test_params_level_bounds_follow_the_priors():
 def test_bad_parameters_name_the_parameter(kwargs, match):
     args = {"rhos": [0.1, 0.2], "siblings": [3], **kwargs}
     with pytest.raises(ValueError, match=match):
-        build_multilevel_model([1, 2], [0], **args)
+        build_nested_model([1, 2], [0], **args)
 
 
 def test_model_takes_one_release():
     with pytest.raises(ValueError, match="one release"):
-        build_multilevel_model([[1, 2], [3, 4]], [0], rhos=[0.1, 0.2], siblings=[3])
+        build_nested_model([[1, 2], [3, 4]], [0], rhos=[0.1, 0.2], siblings=[3])
 
 
-def test_multilevel_params_rejects_other_models():
-    two = build_hierarchical_model(3, 5, -1, rho1=0.1, rho2=0.25, d=27)
-    with pytest.raises(ValueError, match="build_multilevel_model"):
-        multilevel_params(two)
+def test_nested_params_rejects_other_models():
+    two = build_two_level_model(3, 5, -1, rho1=0.1, rho2=0.25, d=27)
+    with pytest.raises(ValueError, match="build_nested_model"):
+        nested_params(two)

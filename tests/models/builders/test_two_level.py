@@ -22,9 +22,9 @@ from dprisk.models.builders.two_level import (
     X2_STAR_VAR,
     X2_VAR,
     Y1_STAR_VAR,
-    build_hierarchical_model,
-    hierarchical_spec,
+    build_two_level_model,
     set_release,
+    two_level_spec,
 )
 from dprisk.models.priors.library import PointMass, parse_prior
 
@@ -67,7 +67,7 @@ def _model_joint(logp, k2_values, fixed_x2=None):
 
 class TestStructure:
     def test_variables(self):
-        model = build_hierarchical_model(2, 1, -1, **CENSUS)
+        model = build_two_level_model(2, 1, -1, **CENSUS)
         assert [rv.name for rv in model.free_RVs] == [TARGET_VAR, X2_VAR]
         assert [rv.name for rv in model.deterministics] == [X1_VAR]
         assert [rv.name for rv in model.observed_RVs] == [X1_STAR_VAR, X2_STAR_VAR, Y1_STAR_VAR]
@@ -75,7 +75,7 @@ class TestStructure:
         assert [float(model[name].get_value()) for name in RELEASE_DATA] == [2.0, 1.0, -1.0]
 
     def test_point_mass_x2_is_deterministic(self):
-        model = build_hierarchical_model(2, 1, -1, **CENSUS, prior="point:4")
+        model = build_two_level_model(2, 1, -1, **CENSUS, prior="point:4")
         assert [rv.name for rv in model.free_RVs] == [TARGET_VAR]
         assert X2_VAR in [rv.name for rv in model.deterministics]
 
@@ -83,32 +83,32 @@ class TestStructure:
         ("improper", 0, 1), ("point:0", 0, 0), ("point:5", 5, 0), ("truncated:3", 2, 1),
     ])
     def test_initial_point_is_feasible(self, prior, known, start):
-        model = build_hierarchical_model(2, 1, -1, **CENSUS, prior=prior, known=known)
+        model = build_two_level_model(2, 1, -1, **CENSUS, prior=prior, known=known)
         assert int(model.initial_point()[TARGET_VAR]) == start
 
     def test_logp_is_float64(self):
-        model = build_hierarchical_model(2, 1, -1, **CENSUS, p=0.5)
+        model = build_two_level_model(2, 1, -1, **CENSUS, p=0.5)
         assert model.logp().dtype == "float64"
 
     def test_prior_object_and_spec(self):
         prior = PointMass(2)
-        model = build_hierarchical_model(1, 2, 3, **CENSUS, p=0.3, known=1, prior=prior)
-        spec = hierarchical_spec(model)
+        model = build_two_level_model(1, 2, 3, **CENSUS, p=0.3, known=1, prior=prior)
+        spec = two_level_spec(model)
         assert spec.release == (1, 2, 3)
         assert spec.prior is prior
         assert (spec.p, spec.known, spec.d) == (0.3, 1, 27)
         assert not spec.x2_is_free
 
     def test_spec_of_other_model_raises(self):
-        with pytest.raises(ValueError, match="build_hierarchical_model"):
-            hierarchical_spec(build_single_level_model(1, 0.5))
+        with pytest.raises(ValueError, match="build_two_level_model"):
+            two_level_spec(build_single_level_model(1, 0.5))
 
 
 class TestJointMatchesExact:
     @pytest.mark.parametrize(("prior", "known"), PRIOR_CASES)
     def test_point_logps_finite_and_normalised_joint(self, prior, known):
         """One compiled logp per prior, reused across releases via set_release."""
-        model = build_hierarchical_model(0, 4, 7, **CENSUS, p=0.3, known=known, prior=prior)
+        model = build_two_level_model(0, 4, 7, **CENSUS, p=0.3, known=known, prior=prior)
         logps = model.point_logps()
         assert all(np.isfinite(v) for v in logps.values()), logps
         logp = model.compile_logp()
@@ -116,7 +116,7 @@ class TestJointMatchesExact:
         for release in [(2, 1, -1), (0, 3, 5), (-1, 4, 9)]:
             release = tuple(v + known for v in release)
             set_release(model, *release)
-            assert hierarchical_spec(model).release == release
+            assert two_level_spec(model).release == release
             exact = exact_posterior(*release, **CENSUS, p=0.3, known=known, prior=prior)
             joint = _model_joint(logp, exact.k2_values, fixed)
             np.testing.assert_allclose(joint, exact.joint_pmf, rtol=0, atol=ATOL_JOINT)
@@ -145,19 +145,19 @@ class TestValidation:
     def test_bad_input_names_parameter(self, kwargs, name):
         args = {"x1_star": 2, "x2_star": 1, "y1_star": -1, **CENSUS, **kwargs}
         with pytest.raises(ValueError, match=name) as info:
-            build_hierarchical_model(
+            build_two_level_model(
                 args.pop("x1_star"), args.pop("x2_star"), args.pop("y1_star"), **args
             )
         assert "\n" not in str(info.value)
 
     def test_set_release_validates(self):
-        model = build_hierarchical_model(2, 1, -1, **CENSUS)
+        model = build_two_level_model(2, 1, -1, **CENSUS)
         with pytest.raises(ValueError, match="x2_star"):
             set_release(model, 1, 0.5, 0)
-        assert hierarchical_spec(model).release == (2, 1, -1)
+        assert two_level_spec(model).release == (2, 1, -1)
 
-    def test_set_release_needs_hierarchical_model(self):
+    def test_set_release_needs_two_level_model(self):
         with pm.Model() as model:
             pm.Normal("z")
-        with pytest.raises(ValueError, match="build_hierarchical_model"):
+        with pytest.raises(ValueError, match="build_two_level_model"):
             set_release(model, 1, 1, 1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from dprisk.inference.studies.p_correct import p_correct_hierarchical
+from dprisk.inference.studies.p_correct import p_correct_two_level
 from dprisk.validation.crosschecks.prior_sensitivity import (
     SCENARIOS,
     figure9a,
@@ -13,7 +13,7 @@ from dprisk.validation.crosschecks.prior_sensitivity import (
     prior_sensitivity_maps,
     prior_sensitivity_table,
 )
-from dprisk.validation.figures.hierarchical import census_rhos
+from dprisk.validation.figures.two_level import census_rhos
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def test_table_matches_direct_calls(table):
     rho1, rho2 = census_rhos()
     assert list(table["scenario"].values) == [s[0] for s in SCENARIOS]
     for label, prior, x1, x2 in SCENARIOS:
-        direct = p_correct_hierarchical(x2=x2, x1=x1, rho1=rho1, rho2=rho2, d=27, prior=prior)
+        direct = p_correct_two_level(x2=x2, x1=x1, rho1=rho1, rho2=rho2, d=27, prior=prior)
         row = table.sel(scenario=label)
         assert float(row["p_correct"]) == direct.p_correct
         assert int(row["x1"]) == x1 and str(row["prior"].values) == prior

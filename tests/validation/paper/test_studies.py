@@ -4,7 +4,7 @@ import pytest
 import xarray as xr
 from matplotlib.figure import Figure
 
-from dprisk.validation.figures.hierarchical import census_rhos
+from dprisk.validation.figures.two_level import census_rhos
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.studies import _record, figure4_tile_procedure, study
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records

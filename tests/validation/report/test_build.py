@@ -84,7 +84,7 @@ def test_validate_records_rejects_bad_records(records, message):
 def test_importing_the_report_imports_no_study():
     """The studies are imported when run, so the report and the studies form no cycle."""
     loaded = modules_loaded_by("import dprisk.validation.report.build")
-    studies = ["beyond.decision_summary", "paper.single_level", "paper.hierarchical",
+    studies = ["beyond.decision_summary", "paper.single_level", "paper.two_level",
                "paper.studies", "paper.supplement", "sbc.calibration", "beyond.decisions",
                "beyond.whole_record", "beyond.unknown_others", "figures.single_level",
                "report.screenshot"]

@@ -27,7 +27,7 @@ from scipy import stats
 from dprisk.inference.studies.variant import variant_prob_x1, variant_stationary
 from dprisk.models.mechanism.discrete_gaussian import variance
 from dprisk.models.priors.library import parse_prior
-from dprisk.validation.paper.hierarchical import TABLE3_RELEASE, table3_parameters
+from dprisk.validation.paper.two_level import TABLE3_RELEASE, table3_parameters
 from dprisk.validation.report.build import validate_records
 from dprisk.validation.sbc.calibration import (
     BROKEN_PRIOR,
@@ -219,7 +219,7 @@ class TestX1RankPmf:
 # --------------------------------------------------------------------------- broken update
 class TestBrokenUpdate:
     def test_equals_the_paper_variant_under_the_improper_prior(self):
-        """Under the paper's setting the broken update is validation.hierarchical_paper's."""
+        """Under the paper's setting the broken update is validation.two_level_paper's."""
         params = table3_parameters()
         release = [np.array([v]) for v in TABLE3_RELEASE]
         tables = SBCConditionals(release, params, "unconstrained")

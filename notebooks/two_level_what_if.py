@@ -215,7 +215,7 @@ az.summary(indicator, kind="diagnostics")
 # %%
 
 
-def hierarchical_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior):
+def two_level_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior):
     post = dr.exact_posterior(x1_star, x2_star, y1_star, rho1=dr.parse_rho(rho1, "rho1"),
                            rho2=dr.parse_rho(rho2, "rho2"), d=d, p=p, known=known,
                            prior=prior)
@@ -225,7 +225,7 @@ def hierarchical_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior)
     return fig, {"P[X1 = m+1 | D]": post.prob_x1, "E[X2 | D]": float(post.x2_mean())}
 
 
-dr.live(hierarchical_live, x1_star=int(x1_star), x2_star=int(x2_star), y1_star=int(y1_star),
+dr.live(two_level_live, x1_star=int(x1_star), x2_star=int(x2_star), y1_star=int(y1_star),
      rho1=str(rho1), rho2=str(rho2), d=int(d), p=float(p), known=int(known),
      prior=focus_prior)
 

@@ -29,7 +29,7 @@ whose stationary law (:func:`dprisk.inference.studies.variant.variant_stationary
 0.5777 and X2 = 11.0 / 39.5 / 30.5 / 14.2 / 4.0 / 0.69 / 0.07 % (k2 = 0..6), matching the
 published tables. :func:`dprisk.inference.studies.variant.variant_gibbs_sample` runs that variant
 (the paper's 1e4 draws, several seeds) to show the spread of its estimates. The model is not
-changed to match: the records (:mod:`dprisk.validation.paper.hierarchical_records`) report the
+changed to match: the records (:mod:`dprisk.validation.paper.two_level_records`) report the
 exact posterior and name the variant as the likely source.
 """
 
@@ -52,12 +52,12 @@ from dprisk.inference.two_level.sampling import (
     pymc_steps,
     sample_posterior,
 )
-from dprisk.models.builders.two_level import build_hierarchical_model
+from dprisk.models.builders.two_level import build_two_level_model
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.crosschecks.crosscheck import crosscheck
 from dprisk.validation.crosschecks.diagnostics import convergence_report
 from dprisk.validation.paper import published as pub
-from dprisk.validation.paper.hierarchical_records import (
+from dprisk.validation.paper.two_level_records import (
     N_MCSE,
     PAPER_DRAWS,
     TABLE5_K2,
@@ -264,7 +264,7 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
             tree = sample_posterior(*release, **params, method=method,
                                     random_seed=seeds[method], **run)
         else:
-            model = model or build_hierarchical_model(*release, **params)
+            model = model or build_two_level_model(*release, **params)
             tree = _pymc_tree(model, method, seeds[method], run)
         column = _mc_column(tree, known)
         p_x1[method], p_x1_mcse[method] = column["p_x1"], column["p_x1_mcse"]

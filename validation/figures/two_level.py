@@ -8,7 +8,7 @@ truth
 * Figure 6: P[correct decision] against ``rho2`` (log grid) for ``x2 in {1, 10, 100}``, the
   single-level line and the Census ``rho2`` marked.
 
-Every curve is exact (:func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`); the
+Every curve is exact (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`); the
 constraint-dropping Gibbs variant the paper's figures appear to use
 (:func:`dprisk.inference.studies.p_correct.p_correct_variant`) is drawn beside it, and Monte Carlo
 points
@@ -22,7 +22,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
-from dprisk.inference.studies.p_correct import p_correct_hierarchical, p_correct_variant
+from dprisk.inference.studies.p_correct import p_correct_two_level, p_correct_variant
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures.decision_maps import decision_map, plot_decision_map
 
@@ -89,7 +89,7 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
     rho1, rho2 : float, optional
         Default: the Census block and block-group rho.
     d, p, prior
-        As in :func:`dprisk.inference.studies.p_correct.p_correct_hierarchical`.
+        As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
     draws : int, optional
         Also compute the expected P[correct] of the paper's procedure with this many Gibbs
         draws per release, for the variant, with the rule ``ties_draws`` for an estimate of
@@ -106,7 +106,7 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
     x2_values = np.asarray(x2_values, dtype=np.int64)
     common = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": 0, "x1": 1,
               "prior": prior}
-    exact = [p_correct_hierarchical(x2=int(x2), **common) for x2 in x2_values]
+    exact = [p_correct_two_level(x2=int(x2), **common) for x2 in x2_values]
     variant = [p_correct_variant(x2=int(x2), **common) for x2 in x2_values]
     plateau = (x2_values >= PLATEAU[0]) & (x2_values <= PLATEAU[1])
     coords = {"x2": ("x2", x2_values, {"long_name": "true block-group count x2",
@@ -203,7 +203,7 @@ def figure5(data: xr.Dataset | None = None, *, mc=None) -> Figure:
             ax.plot(x2, ds["p_correct_variant_draws"], ":", color="C1", marker="x",
                     label=f"variant, {ds.attrs['draws']} draws, estimate ≥ 1/2 (expected)")
         ax.axhline(float(ds["p_correct_no_hierarchy"]), color="black", ls="--",
-                   label="without hierarchical information")
+                   label="without the block group")
         ax.axhline(float(ds["p_correct_plateau"]), color="red", ls="--",
                    label="exact, mean over 4 ≤ x2 ≤ 10")
         _overlay_mc(ax, mc, "x2")
@@ -258,7 +258,7 @@ def figure6_data(*, rho2_values=FIGURE6_RHO2, x2_values=FIGURE6_X2, rho1=None, d
         for j, rho2 in enumerate(rho2_values):
             common = {"x2": int(x2), "rho1": rho1, "rho2": float(rho2), "d": d, "p": p,
                       "known": 0, "x1": 1, "prior": prior}
-            result = p_correct_hierarchical(**common)
+            result = p_correct_two_level(**common)
             exact[i, j], ties[i, j] = result.p_correct, result.tie_mass
             no_hierarchy = result.p_correct_no_hierarchy
             variant[i, j] = p_correct_variant(**common).p_correct
@@ -291,7 +291,7 @@ def figure6(data: xr.Dataset | None = None, *, mc=None) -> Figure:
             ax.plot(ds["rho2"], ds["p_correct_variant"].sel(x2=x2), ":", color=f"C{i}",
                     label=f"x2 = {x2}, Gibbs variant")
         ax.axhline(float(ds["p_correct_no_hierarchy"]), color="black", ls="--",
-                   label="without hierarchical information")
+                   label="without the block group")
         ax.axvline(ds.attrs["rho2_census"], color="purple", ls="--",
                    label=f"Census ρ2 = {ds.attrs['rho2_census']:.4f}")
         for item in ([] if mc is None else (mc if isinstance(mc, list | tuple) else [mc])):

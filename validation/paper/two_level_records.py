@@ -2,10 +2,10 @@ r"""Published-vs-computed records and the figure of the paper's Tables 7-8 (MCMC
 
 Each published Table 7 / Table 8 number is compared with the exact posterior (its MC error:
 that of a correct 1e4-draw Gibbs run,
-:func:`dprisk.validation.paper.hierarchical.correct_sampler_mcse`) and with the
+:func:`dprisk.validation.paper.two_level.correct_sampler_mcse`) and with the
 constraint-dropping Gibbs variant (:mod:`dprisk.inference.studies.variant`), whose 1e4-draw runs
 give the spread. The tables come from
-:func:`dprisk.validation.paper.hierarchical.compute_tables`.
+:func:`dprisk.validation.paper.two_level.compute_tables`.
 """
 
 from __future__ import annotations

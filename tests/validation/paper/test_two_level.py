@@ -26,7 +26,7 @@ from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.gibbs import ExactConditionals, gibbs_sample
 from dprisk.inference.two_level.sampling import chain_diagnostics
 from dprisk.validation.paper import published as pub
-from dprisk.validation.paper.hierarchical import (
+from dprisk.validation.paper.two_level import (
     N_MCSE,
     PAPER_DRAWS,
     TABLE3_RELEASE,

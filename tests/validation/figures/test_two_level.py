@@ -1,4 +1,4 @@
-"""Figures 5 and 6 (validation/figures/hierarchical.py): two panels, the zoom, legend, title.
+"""Figures 5 and 6 (validation/figures/two_level.py): two panels, the zoom, legend, title.
 
 Drawn from small hand-made Datasets (the figures only read them), so no study runs here.
 """
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from dprisk.validation.figures.hierarchical import figure5, figure6
+from dprisk.validation.figures.two_level import figure5, figure6
 
 ATTRS = {"rho1": 0.09923, "d": 27, "p": 0.5, "prior": "improper"}
 
@@ -42,7 +42,7 @@ def test_figure5_panels_zoom_and_title():
         "prior improper")
     labels = [text.get_text() for text in fig.legends[0].get_texts()]
     assert labels == ["exact posterior (model)", "constraint-dropping Gibbs variant (stationary)",
-                      "without hierarchical information", "exact, mean over 4 ≤ x2 ≤ 10"]
+                      "without the block group", "exact, mean over 4 ≤ x2 ≤ 10"]
 
 
 def test_figure6_title_has_no_rho2_and_log_axes():
@@ -54,4 +54,4 @@ def test_figure6_title_has_no_rho2_and_log_axes():
         "Figure 6: P[correct] vs ρ2; ρ1 = 0.0992, d = 27, p = 0.5, truth x1 = 1, prior improper")
     labels = [text.get_text() for text in fig.legends[0].get_texts()]
     assert labels[:2] == ["x2 = 1, exact posterior", "x2 = 1, Gibbs variant"]
-    assert labels[-2:] == ["without hierarchical information", "Census ρ2 = 0.2465"]
+    assert labels[-2:] == ["without the block group", "Census ρ2 = 0.2465"]
