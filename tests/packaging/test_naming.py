@@ -31,8 +31,6 @@ ALLOWED = [
     re.compile(r'"hierarchical"|``hierarchical``'),
     # keys: benchmark ids (benchmarks/results.json, records of bench_startup)
     re.compile(r"bench_hierarchical|bench_multilevel|\"marginal, hierarchical exact\""),
-    # README.md is the lead's to edit; its line 116 names the figures of the paper's section 4.3
-    re.compile(r"the MCMC Tables 7–8 and the hierarchical P\[correct\] figures"),
 ]
 #: Files that may use the words freely: this test and the tables of the old names.
 EXEMPT = {"tests/packaging/test_naming.py"}
