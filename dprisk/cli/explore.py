@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import importlib.util
 import socket
+from pathlib import Path
 
 from dprisk.cli import common
 
@@ -33,6 +34,10 @@ def add_parser(subs) -> None:
                      help=f"TCP port, 1..65535 (default {DEFAULT_PORT})")
     sub.add_argument("--host", default="127.0.0.1",
                      help="address to listen on (default 127.0.0.1: this machine only)")
+    sub.add_argument("--prior-dir", metavar="DIR", default=None,
+                     help="offer the .py model files under DIR (chosen from a list) for the "
+                     "prior; without it, typed PATH.py:NAME priors load only when --host is "
+                     "a loopback address, and no model file loads otherwise")
     sub.add_argument("--no-browser", action="store_true",
                      help="do not open the page in a browser")
     sub.set_defaults(func=run)
@@ -58,11 +63,17 @@ def run(args) -> int:
         raise ValueError(f"--port must be an integer in 1..65535, got {args.port}")
     if not args.host.strip():
         raise ValueError("--host must be a host name or address, got an empty string")
+    prior_dir = None
+    if args.prior_dir is not None:
+        prior_dir = Path(args.prior_dir).expanduser()
+        if not prior_dir.is_dir():
+            raise ValueError(f"--prior-dir {args.prior_dir!r} is not a directory")
+        prior_dir = prior_dir.resolve()
     _check_listen(args.host, args.port)
     if importlib.util.find_spec("panel") is None:
         raise ValueError("explore needs Panel, which is not installed; install it with "
                          "pip install 'dp-disclosure-risk[explore]'")
     from dprisk.explore.app import serve
 
-    serve(port=args.port, host=args.host, show=not args.no_browser)
+    serve(port=args.port, host=args.host, show=not args.no_browser, prior_dir=prior_dir)
     return common.EXIT_OK

@@ -17,11 +17,14 @@ budget for a risk target, accounting. :func:`build_app` returns the page for one
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import panel as pn
 
 from dprisk.explore import results
 from dprisk.explore.inputs import (
+    PriorPolicy,
+    prior_policy,
     read_count,
     read_number,
     read_probability,
@@ -44,12 +47,28 @@ def _text(label: str, value: str) -> pn.widgets.TextInput:
     return pn.widgets.TextInput(name=label, value=value, width=260)
 
 
-def _two_level_controls() -> dict:
-    return {"rho1": _text("rho1 (number, a/b or census:LEVEL)", "census:block"),
-            "rho2": _text("rho2", "census:block-group"), "d": _text("d (other blocks)", "27"),
-            "p": _text("p = P[X1 = m+1]", "1/2"), "m": _text("m (known others)", "0"),
-            "prior": _text("prior of X2 | X1 (improper, truncated:U, point:K, FILE.py:NAME)",
-                           "improper")}
+#: What the prior box accepts, by what the server allows (:class:`PriorPolicy`).
+PRIOR_LABELS = {
+    "typed": "prior of X2 | X1 (improper, truncated:U, point:K, FILE.py:NAME)",
+    "dir": "prior of X2 | X1 (improper, truncated:U, point:K; NAME with a model file)",
+    "none": "prior of X2 | X1 (improper, truncated:U, point:K)",
+}
+#: The model-file list's entry for "no file: a built-in prior".
+NO_FILE = "(none: a built-in prior)"
+
+
+def _two_level_controls(policy: PriorPolicy) -> dict:
+    kind = "typed" if policy.typed_files else "dir" if policy.prior_dir is not None else "none"
+    controls = {"rho1": _text("rho1 (number, a/b or census:LEVEL)", "census:block"),
+                "rho2": _text("rho2", "census:block-group"),
+                "d": _text("d (other blocks)", "27"), "p": _text("p = P[X1 = m+1]", "1/2"),
+                "m": _text("m (known others)", "0"),
+                "prior": _text(PRIOR_LABELS[kind], "improper")}
+    if policy.prior_dir is not None:  # chosen from a list, never typed
+        controls["prior_file"] = pn.widgets.Select(
+            name="model file (--prior-dir)", value="", width=260,
+            options={NO_FILE: "", **{name: name for name in policy.files()}})
+    return controls
 
 
 def single_level_view() -> WhatIfView:
@@ -72,29 +91,32 @@ def single_level_view() -> WhatIfView:
         "release x1*", "probability", vline="x1_star", hline="p", y_range=(0, 1.02)))
 
 
-def two_level_view() -> WhatIfView:
+def two_level_view(policy: PriorPolicy | None = None) -> WhatIfView:
     """Exact posterior of X1, X2 for one release, the decision map, and sampling."""
-    controls = {**_two_level_controls(), "x1_star": _text("release x1*", "2"),
+    policy = policy or PriorPolicy()
+    controls = {**_two_level_controls(policy), "x1_star": _text("release x1*", "2"),
                 "x2_star": _text("release x2*", "1"), "y1_star": _text("release y1*", "-1")}
 
     def compute(x1_star, x2_star, y1_star, **scenario):
         return results.two_level_result(
-            **read_scenario(scenario), x1_star=read_count(x1_star, "x1*"),
+            **read_scenario(scenario, policy), x1_star=read_count(x1_star, "x1*"),
             x2_star=read_count(x2_star, "x2*"), y1_star=read_count(y1_star, "y1*"))
 
-    sampling = SamplingPanel()
+    sampling = SamplingPanel(policy)
     view = WhatIfView("two", "Two levels", controls, compute, TwoLevelPlot(),
                       extra=[sampling.layout])
     sampling.attach(view)
     return view
 
 
-def p_correct_view() -> WhatIfView:
+def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
     """P[correct decision] against rho1, and with the block group at the truth x2."""
-    controls = {**_two_level_controls(), "x2": _text("true block-group count x2", "1")}
+    policy = policy or PriorPolicy()
+    controls = {**_two_level_controls(policy), "x2": _text("true block-group count x2", "1")}
 
     def compute(x2, **scenario):
-        return results.p_correct_result(**read_scenario(scenario), x2=read_count(x2, "x2"))
+        return results.p_correct_result(**read_scenario(scenario, policy),
+                                        x2=read_count(x2, "x2"))
 
     return WhatIfView("pcorrect", "P[correct] vs rho", controls, compute, CurvePlot(
         "rho1", "P[correct decision]", x_axis_type="log", vline="rho1",
@@ -138,9 +160,15 @@ def accounting_view() -> WhatIfView:
 VIEWS = (single_level_view, two_level_view, p_correct_view, budget_view, accounting_view)
 
 
-def build_app() -> pn.Tabs:
-    """The page of one session: one tab per view, each computed at its defaults."""
-    views = [make() for make in VIEWS]
+def build_app(policy: PriorPolicy | None = None) -> pn.Column:
+    """The page of one session: one tab per view, each computed at its defaults.
+
+    ``policy`` says which priors the two-level views load (default: typed model files, as
+    on a server listening on loopback only).
+    """
+    policy = policy or PriorPolicy()
+    views = [make(policy) if make in (two_level_view, p_correct_view) else make()
+             for make in VIEWS]
     for view in views:
         view.refresh()
     tabs = pn.Tabs(*(view.layout for view in views), dynamic=False)
@@ -164,8 +192,14 @@ def _import_sampling_check() -> None:
         pass
 
 
-def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True) -> None:
-    """Serve :func:`build_app` at ``http://host:port/`` until interrupted."""
+def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
+          prior_dir=None) -> None:
+    """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
+
+    Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
+    loopback and no ``prior_dir`` is given; with ``prior_dir``, its ``.py`` files from a list.
+    """
+    policy = prior_policy(host, prior_dir)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -176,5 +210,5 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
     origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
     print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
-    pn.serve({"/": build_app}, port=port, address=host, show=show, title="dprisk explore",
-             allow_websocket_origin=origins, threaded=False, start=True)
+    pn.serve({"/": partial(build_app, policy)}, port=port, address=host, show=show,
+             title="dprisk explore", allow_websocket_origin=origins, threaded=False, start=True)

@@ -16,7 +16,7 @@ import html
 
 import panel as pn
 
-from dprisk.explore.inputs import Sequencer, read_count, read_scenario
+from dprisk.explore.inputs import PriorPolicy, Sequencer, read_count, read_scenario
 from dprisk.explore.jobs import SamplingJob
 
 __all__ = ["POLL_MS", "SamplingPanel"]
@@ -28,7 +28,8 @@ POLL_MS = 200
 class SamplingPanel:
     """Controls and output of the sampling check (attach it to a two-level view)."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: PriorPolicy | None = None) -> None:
+        self.policy = policy or PriorPolicy()
         self.sequencer = Sequencer()
         self.job: SamplingJob | None = None
         self.view = None
@@ -61,7 +62,7 @@ class SamplingPanel:
 
     def _inputs(self):
         values = self.view.values()
-        scenario = read_scenario(values)
+        scenario = read_scenario(values, self.policy)
         release = [read_count(values[k], k.replace("_star", "*"))
                    for k in ("x1_star", "x2_star", "y1_star")]
         params = {"rho1": scenario["rho1"], "rho2": scenario["rho2"], "d": scenario["d"],
