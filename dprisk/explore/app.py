@@ -17,7 +17,6 @@ budget for a risk target, accounting. :func:`build_app` returns the page for one
 from __future__ import annotations
 
 import threading
-from functools import partial
 
 import panel as pn
 
@@ -210,5 +209,8 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
     origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
     print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
-    pn.serve({"/": partial(build_app, policy)}, port=port, address=host, show=show,
+    def page():  # a plain function: Panel serves a partial as an object, not a page
+        return build_app(policy)
+
+    pn.serve({"/": page}, port=port, address=host, show=show,
              title="dprisk explore", allow_websocket_origin=origins, threaded=False, start=True)

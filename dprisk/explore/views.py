@@ -28,6 +28,7 @@ from functools import partial
 import panel as pn
 
 from dprisk.explore.inputs import Sequencer
+from dprisk.explore.notebook import message_html
 
 __all__ = ["WhatIfView", "format_number"]
 
@@ -67,8 +68,8 @@ class WhatIfView:
         self.controls, self.compute, self.slow = controls, compute, slow
         self.sequencer = Sequencer()
         self.current = None  # the WhatIf shown as current
-        self.message = pn.pane.Alert("", alert_type="danger", visible=False,
-                                     css_classes=["dprisk-message"], name=f"{name}-message")
+        self.message = pn.pane.HTML("", visible=False, css_classes=["dprisk-message"],
+                                    name=f"{name}-message")  # text, never Markdown
         self.status = pn.pane.HTML("", css_classes=["dprisk-status"])
         self.busy = pn.indicators.LoadingSpinner(value=False, size=20)
         self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
@@ -145,7 +146,7 @@ class WhatIfView:
             return  # a newer request is pending or shown: this answer is stale
         self.busy.value = False
         if error is not None:
-            self.message.object = html.escape(error)
+            self.message.object = message_html(error)
             self.message.visible = True
             self.current = None
             self.status.object = (f"<span class='dprisk-stale'>request #{ticket}: bad input; "
