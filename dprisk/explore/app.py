@@ -23,6 +23,7 @@ import panel as pn
 from dprisk.explore import results
 from dprisk.explore.inputs import (
     PriorPolicy,
+    is_loopback,
     prior_policy,
     read_count,
     read_number,
@@ -192,13 +193,27 @@ def _import_sampling_check() -> None:
 
 
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
-          prior_dir=None) -> None:
+          prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None
+          ) -> None:
     """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
 
     Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
     loopback and no ``prior_dir`` is given; with ``prior_dir``, its ``.py`` files from a list.
+    Who may connect (:mod:`dprisk.explore.access`): the Host and Origin of every request must
+    be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
+    (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
+    ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
     """
+    import secrets
+
+    from dprisk.explore.access import Access, allowed_names, bokeh_origins, new_token
+
     policy = prior_policy(host, prior_dir)
+    if auth == "auto":
+        auth = "none" if is_loopback(host) else "token"
+    token = new_token() if auth == "token" else None
+    names = allowed_names(host, port, allow_origin)
+    access = Access(names, token=token, users=users if auth == "basic" else None)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -207,10 +222,22 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     # the sampling check's libraries (ArviZ alone takes seconds to import) load in the
     # background while the first visitor's page is served, not when "Check by sampling" is pressed
     threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
-    origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
-    print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
+    shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+    shown = f"[{shown}]" if ":" in shown else shown
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    print(f"dprisk explore: serving at {url} (Ctrl+C to stop)", flush=True)
+    print(f"dprisk explore: answering to {', '.join(names)}", flush=True)
+    if auth == "none" and not is_loopback(host):
+        print("dprisk explore: WARNING: --no-auth: anyone who can reach this address may use "
+              "the explorer", flush=True)
+
     def page():  # a plain function: Panel serves a partial as an object, not a page
         return build_app(policy)
 
-    pn.serve({"/": page}, port=port, address=host, show=show,
-             title="dprisk explore", allow_websocket_origin=origins, threaded=False, start=True)
+    if show:  # the URL with its token, once the server listens
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    pn.serve({"/": page}, port=port, address=host, show=False, title="dprisk explore",
+             allow_websocket_origin=bokeh_origins(names), auth_provider=access,
+             cookie_secret=secrets.token_hex(32), threaded=False, start=True)
