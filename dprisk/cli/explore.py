@@ -52,6 +52,9 @@ def add_parser(subs) -> None:
     who.add_argument("--no-auth", action="store_true",
                      help="serve beyond loopback without a token or password (default there: "
                      "a token, printed in the URL at start)")
+    sub.add_argument("--max-jobs", type=common.integer, default=None, metavar="N",
+                     help="slow computations running at once, server-wide (default: the "
+                     "number of cores); more wait their turn")
     sub.add_argument("--no-browser", action="store_true",
                      help="do not open the page in a browser")
     sub.set_defaults(func=run)
@@ -77,6 +80,8 @@ def run(args) -> int:
         raise ValueError(f"--port must be an integer in 1..65535, got {args.port}")
     if not args.host.strip():
         raise ValueError("--host must be a host name or address, got an empty string")
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
     prior_dir = None
     if args.prior_dir is not None:
         prior_dir = Path(args.prior_dir).expanduser()
@@ -102,5 +107,5 @@ def run(args) -> int:
     from dprisk.explore.app import serve
 
     serve(port=args.port, host=args.host, show=not args.no_browser, prior_dir=prior_dir,
-          allow_origin=args.allow_origin, auth=auth, users=users)
+          allow_origin=args.allow_origin, auth=auth, users=users, max_jobs=args.max_jobs)
     return common.EXIT_OK

@@ -33,7 +33,7 @@ from dprisk.explore.inputs import (
 )
 from dprisk.explore.plots import CurvePlot, TwoLevelPlot
 from dprisk.explore.sampling_view import SamplingPanel
-from dprisk.explore.views import WhatIfView
+from dprisk.explore.views import WhatIfView, set_max_jobs
 
 __all__ = ["DEFAULT_PORT", "build_app", "serve", "single_level_view", "two_level_view"]
 
@@ -104,7 +104,7 @@ def two_level_view(policy: PriorPolicy | None = None) -> WhatIfView:
 
     sampling = SamplingPanel(policy)
     view = WhatIfView("two", "Two levels", controls, compute, TwoLevelPlot(),
-                      extra=[sampling.layout])
+                      extra=[sampling.layout], slow=True)  # 2.7 s at a tiny rho1
     sampling.attach(view)
     return view
 
@@ -120,7 +120,8 @@ def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
 
     return WhatIfView("pcorrect", "P[correct] vs rho", controls, compute, CurvePlot(
         "rho1", "P[correct decision]", x_axis_type="log", vline="rho1",
-        point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)))
+        point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)),
+        slow=True)  # a minute on one core at rho1 = 1e-8: never on the event loop
 
 
 def budget_view() -> WhatIfView:
@@ -193,8 +194,8 @@ def _import_sampling_check() -> None:
 
 
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
-          prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None
-          ) -> None:
+          prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None,
+          max_jobs: int | None = None) -> None:
     """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
 
     Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
@@ -209,6 +210,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     from dprisk.explore.access import Access, allowed_names, bokeh_origins, new_token
 
     policy = prior_policy(host, prior_dir)
+    set_max_jobs(max_jobs)
     if auth == "auto":
         auth = "none" if is_loopback(host) else "token"
     token = new_token() if auth == "token" else None

@@ -13,6 +13,7 @@ import pytest
 
 from dprisk.explore import app
 from dprisk.explore.inputs import PriorPolicy, is_loopback, prior_policy
+from dprisk.explore.notebook import message_html
 
 PRIOR = "from dprisk.models.priors.library import TruncatedUniform\nprior = TruncatedUniform(5)\n"
 
@@ -84,7 +85,7 @@ def test_prior_dir_offers_only_its_own_files(files):
     for name in ("link.py", "../evil.py", str(evil), "missing.py"):
         with pytest.raises(ValueError) as err:
             policy.read("prior", 0, name)
-        assert str(err.value) == typed
+        assert message_html(str(err.value)) == typed
     assert not marker.exists()
 
 
