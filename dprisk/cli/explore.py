@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import importlib.util
 import socket
+from pathlib import Path
 
 from dprisk.cli import common
 
@@ -33,6 +34,27 @@ def add_parser(subs) -> None:
                      help=f"TCP port, 1..65535 (default {DEFAULT_PORT})")
     sub.add_argument("--host", default="127.0.0.1",
                      help="address to listen on (default 127.0.0.1: this machine only)")
+    sub.add_argument("--prior-dir", metavar="DIR", default=None,
+                     help="offer the .py model files under DIR (chosen from a list) for the "
+                     "prior; without it, typed PATH.py:NAME priors load only when --host is "
+                     "a loopback address, and no model file loads otherwise")
+    sub.add_argument("--allow-origin", metavar="HOST[:PORT]", action="append", default=[],
+                     help="also answer to this name (a reverse proxy's; repeatable); the Host "
+                     "and Origin of every request must be one of the server's names")
+    who = sub.add_mutually_exclusive_group()
+    who.add_argument("--basic-auth", metavar="FILE", default=None,
+                     help="sign in with a user name and password from FILE, one "
+                     "USER:pbkdf2_sha256$... line per user (python -m dprisk.explore.access "
+                     "USER prints one)")
+    who.add_argument("--token", action="store_true",
+                     help="require a token (printed in the URL at start) also on loopback, "
+                     "e.g. on a machine shared with other users")
+    who.add_argument("--no-auth", action="store_true",
+                     help="serve beyond loopback without a token or password (default there: "
+                     "a token, printed in the URL at start)")
+    sub.add_argument("--max-jobs", type=common.integer, default=None, metavar="N",
+                     help="slow computations running at once, server-wide (default: the "
+                     "number of cores); more wait their turn")
     sub.add_argument("--no-browser", action="store_true",
                      help="do not open the page in a browser")
     sub.set_defaults(func=run)
@@ -58,11 +80,32 @@ def run(args) -> int:
         raise ValueError(f"--port must be an integer in 1..65535, got {args.port}")
     if not args.host.strip():
         raise ValueError("--host must be a host name or address, got an empty string")
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
+    prior_dir = None
+    if args.prior_dir is not None:
+        prior_dir = Path(args.prior_dir).expanduser()
+        if not prior_dir.is_dir():
+            raise ValueError(f"--prior-dir {args.prior_dir!r} is not a directory")
+        prior_dir = prior_dir.resolve()
     _check_listen(args.host, args.port)
     if importlib.util.find_spec("panel") is None:
         raise ValueError("explore needs Panel, which is not installed; install it with "
                          "pip install 'dp-disclosure-risk[explore]'")
+    from dprisk.explore.access import allowed_names, read_password_file
+
+    allowed_names(args.host, args.port, args.allow_origin)  # a bad --allow-origin: one line
+    users = None
+    if args.basic_auth is not None:
+        try:
+            users = read_password_file(args.basic_auth)
+        except (OSError, UnicodeError) as err:
+            raise ValueError(f"--basic-auth {args.basic_auth}: cannot read "
+                             f"({getattr(err, 'strerror', None) or err})") from None
+    auth = ("basic" if users else "token" if args.token else "none" if args.no_auth
+            else "auto")
     from dprisk.explore.app import serve
 
-    serve(port=args.port, host=args.host, show=not args.no_browser)
+    serve(port=args.port, host=args.host, show=not args.no_browser, prior_dir=prior_dir,
+          allow_origin=args.allow_origin, auth=auth, users=users, max_jobs=args.max_jobs)
     return common.EXIT_OK

@@ -22,6 +22,9 @@ import panel as pn
 
 from dprisk.explore import results
 from dprisk.explore.inputs import (
+    PriorPolicy,
+    is_loopback,
+    prior_policy,
     read_count,
     read_number,
     read_probability,
@@ -30,7 +33,7 @@ from dprisk.explore.inputs import (
 )
 from dprisk.explore.plots import CurvePlot, TwoLevelPlot
 from dprisk.explore.sampling_view import SamplingPanel
-from dprisk.explore.views import WhatIfView
+from dprisk.explore.views import WhatIfView, set_max_jobs
 
 __all__ = ["DEFAULT_PORT", "build_app", "serve", "single_level_view", "two_level_view"]
 
@@ -44,12 +47,28 @@ def _text(label: str, value: str) -> pn.widgets.TextInput:
     return pn.widgets.TextInput(name=label, value=value, width=260)
 
 
-def _two_level_controls() -> dict:
-    return {"rho1": _text("rho1 (number, a/b or census:LEVEL)", "census:block"),
-            "rho2": _text("rho2", "census:block-group"), "d": _text("d (other blocks)", "27"),
-            "p": _text("p = P[X1 = m+1]", "1/2"), "m": _text("m (known others)", "0"),
-            "prior": _text("prior of X2 | X1 (improper, truncated:U, point:K, FILE.py:NAME)",
-                           "improper")}
+#: What the prior box accepts, by what the server allows (:class:`PriorPolicy`).
+PRIOR_LABELS = {
+    "typed": "prior of X2 | X1 (improper, truncated:U, point:K, FILE.py:NAME)",
+    "dir": "prior of X2 | X1 (improper, truncated:U, point:K; NAME with a model file)",
+    "none": "prior of X2 | X1 (improper, truncated:U, point:K)",
+}
+#: The model-file list's entry for "no file: a built-in prior".
+NO_FILE = "(none: a built-in prior)"
+
+
+def _two_level_controls(policy: PriorPolicy) -> dict:
+    kind = "typed" if policy.typed_files else "dir" if policy.prior_dir is not None else "none"
+    controls = {"rho1": _text("rho1 (number, a/b or census:LEVEL)", "census:block"),
+                "rho2": _text("rho2", "census:block-group"),
+                "d": _text("d (other blocks)", "27"), "p": _text("p = P[X1 = m+1]", "1/2"),
+                "m": _text("m (known others)", "0"),
+                "prior": _text(PRIOR_LABELS[kind], "improper")}
+    if policy.prior_dir is not None:  # chosen from a list, never typed
+        controls["prior_file"] = pn.widgets.Select(
+            name="model file (--prior-dir)", value="", width=260,
+            options={NO_FILE: "", **{name: name for name in policy.files()}})
+    return controls
 
 
 def single_level_view() -> WhatIfView:
@@ -72,33 +91,37 @@ def single_level_view() -> WhatIfView:
         "release x1*", "probability", vline="x1_star", hline="p", y_range=(0, 1.02)))
 
 
-def two_level_view() -> WhatIfView:
+def two_level_view(policy: PriorPolicy | None = None) -> WhatIfView:
     """Exact posterior of X1, X2 for one release, the decision map, and sampling."""
-    controls = {**_two_level_controls(), "x1_star": _text("release x1*", "2"),
+    policy = policy or PriorPolicy()
+    controls = {**_two_level_controls(policy), "x1_star": _text("release x1*", "2"),
                 "x2_star": _text("release x2*", "1"), "y1_star": _text("release y1*", "-1")}
 
     def compute(x1_star, x2_star, y1_star, **scenario):
         return results.two_level_result(
-            **read_scenario(scenario), x1_star=read_count(x1_star, "x1*"),
+            **read_scenario(scenario, policy), x1_star=read_count(x1_star, "x1*"),
             x2_star=read_count(x2_star, "x2*"), y1_star=read_count(y1_star, "y1*"))
 
-    sampling = SamplingPanel()
+    sampling = SamplingPanel(policy)
     view = WhatIfView("two", "Two levels", controls, compute, TwoLevelPlot(),
-                      extra=[sampling.layout])
+                      extra=[sampling.layout], slow=True)  # 2.7 s at a tiny rho1
     sampling.attach(view)
     return view
 
 
-def p_correct_view() -> WhatIfView:
+def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
     """P[correct decision] against rho1, and with the block group at the truth x2."""
-    controls = {**_two_level_controls(), "x2": _text("true block-group count x2", "1")}
+    policy = policy or PriorPolicy()
+    controls = {**_two_level_controls(policy), "x2": _text("true block-group count x2", "1")}
 
     def compute(x2, **scenario):
-        return results.p_correct_result(**read_scenario(scenario), x2=read_count(x2, "x2"))
+        return results.p_correct_result(**read_scenario(scenario, policy),
+                                        x2=read_count(x2, "x2"))
 
     return WhatIfView("pcorrect", "P[correct] vs rho", controls, compute, CurvePlot(
         "rho1", "P[correct decision]", x_axis_type="log", vline="rho1",
-        point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)))
+        point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)),
+        slow=True)  # a minute on one core at rho1 = 1e-8: never on the event loop
 
 
 def budget_view() -> WhatIfView:
@@ -138,9 +161,15 @@ def accounting_view() -> WhatIfView:
 VIEWS = (single_level_view, two_level_view, p_correct_view, budget_view, accounting_view)
 
 
-def build_app() -> pn.Tabs:
-    """The page of one session: one tab per view, each computed at its defaults."""
-    views = [make() for make in VIEWS]
+def build_app(policy: PriorPolicy | None = None) -> pn.Column:
+    """The page of one session: one tab per view, each computed at its defaults.
+
+    ``policy`` says which priors the two-level views load (default: typed model files, as
+    on a server listening on loopback only).
+    """
+    policy = policy or PriorPolicy()
+    views = [make(policy) if make in (two_level_view, p_correct_view) else make()
+             for make in VIEWS]
     for view in views:
         view.refresh()
     tabs = pn.Tabs(*(view.layout for view in views), dynamic=False)
@@ -164,8 +193,29 @@ def _import_sampling_check() -> None:
         pass
 
 
-def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True) -> None:
-    """Serve :func:`build_app` at ``http://host:port/`` until interrupted."""
+def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
+          prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None,
+          max_jobs: int | None = None) -> None:
+    """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
+
+    Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
+    loopback and no ``prior_dir`` is given; with ``prior_dir``, its ``.py`` files from a list.
+    Who may connect (:mod:`dprisk.explore.access`): the Host and Origin of every request must
+    be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
+    (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
+    ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
+    """
+    import secrets
+
+    from dprisk.explore.access import Access, allowed_names, bokeh_origins, new_token
+
+    policy = prior_policy(host, prior_dir)
+    set_max_jobs(max_jobs)
+    if auth == "auto":
+        auth = "none" if is_loopback(host) else "token"
+    token = new_token() if auth == "token" else None
+    names = allowed_names(host, port, allow_origin)
+    access = Access(names, token=token, users=users if auth == "basic" else None)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -174,7 +224,22 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     # the sampling check's libraries (ArviZ alone takes seconds to import) load in the
     # background while the first visitor's page is served, not when "Check by sampling" is pressed
     threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
-    origins = [f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"]
-    print(f"dprisk explore: serving at http://{host}:{port}/ (Ctrl+C to stop)", flush=True)
-    pn.serve({"/": build_app}, port=port, address=host, show=show, title="dprisk explore",
-             allow_websocket_origin=origins, threaded=False, start=True)
+    shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+    shown = f"[{shown}]" if ":" in shown else shown
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    print(f"dprisk explore: serving at {url} (Ctrl+C to stop)", flush=True)
+    print(f"dprisk explore: answering to {', '.join(names)}", flush=True)
+    if auth == "none" and not is_loopback(host):
+        print("dprisk explore: WARNING: --no-auth: anyone who can reach this address may use "
+              "the explorer", flush=True)
+
+    def page():  # a plain function: Panel serves a partial as an object, not a page
+        return build_app(policy)
+
+    if show:  # the URL with its token, once the server listens
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    pn.serve({"/": page}, port=port, address=host, show=False, title="dprisk explore",
+             allow_websocket_origin=bokeh_origins(names), auth_provider=access,
+             cookie_secret=secrets.token_hex(32), threaded=False, start=True)

@@ -14,15 +14,21 @@ one (and is never shown as current).
 
 from __future__ import annotations
 
+import ipaddress
 import threading
+from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 from dprisk.models.census.allocation import parse_rho
 from dprisk.models.checks import check_count, check_probability
 from dprisk.models.priors.library import X2Prior, parse_prior
 
 __all__ = [
+    "PriorPolicy",
     "Sequencer",
+    "is_loopback",
+    "prior_policy",
     "read_count",
     "read_number",
     "read_prior",
@@ -62,6 +68,110 @@ def read_count(text, name: str, *, minimum: int | None = None) -> int:
     return int(check_count(int(value), name, minimum=minimum))
 
 
+#: The built-in prior forms, which never read a file.
+BUILTIN_PRIORS = "improper, truncated:U or point:K"
+#: Model-file names a :class:`PriorPolicy` lists (no subfolders deeper than this).
+PRIOR_DIR_DEPTH = 4
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback-only listening address (``127.x``, ``::1``, localhost).
+
+    ``0.0.0.0``, ``::``, a LAN address or any other host name count as beyond loopback.
+    """
+    text = host.strip().strip("[]")
+    if text.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(text).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class PriorPolicy:
+    """Which priors a visitor of the served explorer may use.
+
+    ``typed_files``: ``PATH.py:NAME`` typed into the prior box is loaded (a server on loopback
+    only: the visitor is the person who started it). Otherwise only the built-in forms are
+    read from the box, and model files come only from ``prior_dir``: the ``.py`` files under
+    it (resolved inside it: no symlink or ``..`` leads out), chosen from :meth:`files`, with
+    the prior's NAME typed into the box. Every other file is refused with one message that
+    says nothing about the file system (:meth:`refusal`), and is never imported.
+    """
+
+    typed_files: bool = True
+    prior_dir: Path | None = None
+
+    def files(self) -> list[str]:
+        """The model files offered: paths relative to ``prior_dir``, sorted ([] without one)."""
+        if self.prior_dir is None:
+            return []
+        root = self.prior_dir.resolve()
+        found = []
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root)
+            if len(rel.parts) > PRIOR_DIR_DEPTH or any(p.startswith(".") for p in rel.parts):
+                continue
+            if self._inside(root, rel.as_posix()) is not None:
+                found.append(rel.as_posix())
+        return found
+
+    @staticmethod
+    def _inside(root: Path, name: str) -> Path | None:
+        """``root / name`` resolved, if it is a regular ``.py`` file inside ``root``."""
+        if not name or name.startswith("/") or "\\" in name or "\x00" in name:
+            return None
+        try:
+            resolved = (root / name).resolve()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        if not resolved.is_relative_to(root) or resolved.suffix != ".py":
+            return None
+        return resolved if resolved.is_file() else None
+
+    def refusal(self) -> ValueError:
+        """The one message for a prior this server does not load (nothing about files)."""
+        offer = (" or NAME with a file chosen from the list" if self.prior_dir is not None
+                 else "; this server loads no model files")
+        return ValueError(f"prior: not allowed here; use {BUILTIN_PRIORS}{offer}")
+
+    def read(self, text, known: int = 0, prior_file: str | None = None) -> X2Prior:
+        """The prior named by the box ``text`` (and the chosen ``prior_file``), checked."""
+        from dprisk.models.priors.library import check_support
+
+        text = str(text).strip()
+        if prior_file:
+            return check_support(self._from_dir(prior_file, text), known)
+        if self.typed_files:
+            return read_prior(text, known)
+        kind = text.partition(":")[0]
+        if text != "improper" and kind not in ("truncated", "point"):
+            raise self.refusal()
+        return read_prior(text, known)
+
+    def _from_dir(self, prior_file: str, name: str) -> X2Prior:
+        if self.prior_dir is None or prior_file not in self.files():
+            raise self.refusal()
+        if not name.isidentifier():
+            raise ValueError(f"prior: with a model file chosen, the box holds the NAME of "
+                             f"the prior in it (a Python identifier), got {name!r}")
+        path = self._inside(self.prior_dir.resolve(), prior_file)
+        if path is None:
+            raise self.refusal()
+        try:
+            return parse_prior(f"{path}:{name}")
+        except Exception as err:  # the file's own message may quote its code or paths
+            raise ValueError(f"prior {prior_file}:{name}: the model file cannot be loaded "
+                             f"({type(err).__name__})") from None
+
+
+def prior_policy(host: str, prior_dir: Path | None = None) -> PriorPolicy:
+    """The policy of a server listening on ``host``: typed files on loopback only."""
+    return PriorPolicy(typed_files=prior_dir is None and is_loopback(host),
+                       prior_dir=prior_dir)
+
+
 def read_prior(text, known: int = 0) -> X2Prior:
     """The prior of X2 given X1, loaded and checked against ``known``.
 
@@ -78,13 +188,18 @@ def read_prior(text, known: int = 0) -> X2Prior:
     return check_support(prior, known)
 
 
-def read_scenario(values: dict) -> dict:
-    """``rho1, rho2, d, p, m, prior`` from the text boxes of a two-level view (by key)."""
+def read_scenario(values: dict, policy: PriorPolicy | None = None) -> dict:
+    """``rho1, rho2, d, p, m, prior`` from the text boxes of a two-level view (by key).
+
+    The prior is read under ``policy`` (default: typed files allowed), with the model file
+    chosen in ``values["prior_file"]`` when there is one.
+    """
     m = read_count(values["m"], "m", minimum=0)
+    policy = policy or PriorPolicy()
     return {"rho1": read_rho(values["rho1"], "rho1"), "rho2": read_rho(values["rho2"], "rho2"),
             "d": read_count(values["d"], "d", minimum=1),
             "p": read_probability(values["p"], "p"), "m": m,
-            "prior": read_prior(values["prior"], m)}
+            "prior": policy.read(values["prior"], m, values.get("prior_file"))}
 
 
 class Sequencer:

@@ -16,13 +16,21 @@ Panel.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["SamplingJob", "import_diagnostics"]
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
+
+__all__ = ["JOB_BYTES_PER_DRAW", "SamplingJob", "import_diagnostics"]
+
+#: Bytes a job holds per draw of one chain: X1 and X2 (int64), held about four times at once
+#: (the draws, the DataTree, ArviZ's ranks and summary), so 2 x 8 x 4.
+JOB_BYTES_PER_DRAW = 64
 
 
 def import_diagnostics():
@@ -65,6 +73,11 @@ class SamplingJob:
             raise ValueError(f"chains must be an integer >= 2, got {chains}")
         if draws < 1:
             raise ValueError(f"draws must be an integer >= 1, got {draws}")
+        # sized as a whole before it starts: chains x draws x variables, and the work
+        check_memory(float(JOB_BYTES_PER_DRAW) * chains * draws, parameter="draws, chains",
+                     what=f"{chains} chains x {draws} draws of X1 and X2 with diagnostics")
+        check_work(float(chains) * (tune + draws) * GIBBS_DRAW_STEPS,
+                   parameter="draws, chains", what=f"{chains} chains x {tune + draws} sweeps")
         self.release = tuple(int(v) for v in release)
         self.params = dict(params)
         self.draws, self.chains, self.tune = int(draws), int(chains), int(tune)
@@ -76,6 +89,7 @@ class SamplingJob:
         self.idata = None
         self.summary = None
         self.report = None
+        self.figures: dict[str, bytes] = {}  # the report's PNGs, read before plot_dir goes
         self.plot_dir = Path(tempfile.mkdtemp(prefix="dprisk-explore-"))
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dprisk-sampling", daemon=True)
@@ -105,6 +119,8 @@ class SamplingJob:
         except Exception as err:  # shown in the page; the server keeps serving
             self.error = f"{type(err).__name__}: {err}"
             self.status = "failed"
+        finally:  # the temporary folder goes when the job ends, however it ends
+            shutil.rmtree(self.plot_dir, ignore_errors=True)
 
     def _sample(self) -> None:
         from dprisk.inference.two_level.gibbs import GibbsDraws, gibbs_sample, to_datatree
@@ -137,3 +153,5 @@ class SamplingJob:
         self.summary = az.summary(self.idata, var_names=["X1", "X2"], round_to="none")
         self.report = convergence_report(self.idata, known=self.params.get("known", 0),
                                          out_dir=self.plot_dir)
+        self.figures = {name: Path(path).read_bytes()
+                        for name, path in self.report.figures.items()}

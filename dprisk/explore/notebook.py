@@ -49,7 +49,7 @@ import param
 
 from dprisk.explore.inputs import Sequencer, read_number
 
-__all__ = ["LiveView", "NumberControl", "live", "slider_step", "table_html"]
+__all__ = ["LiveView", "NumberControl", "live", "message_html", "slider_step", "table_html"]
 
 #: Slider positions over a range (at least; the step is rounded to 1, 2 or 5 x 10^k).
 SLIDER_POSITIONS = 1000
@@ -257,6 +257,23 @@ def table_html(numbers_by_label: dict) -> str:
             f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
+#: How a message looks: the colours of a "danger" alert, kept as typed (no Markdown).
+_MESSAGE_STYLE = ("color: #842029; background: #f8d7da; border: 1px solid #f5c2c7; "
+                  "border-radius: 4px; padding: 6px 10px; white-space: pre-wrap; "
+                  "overflow-wrap: anywhere")
+
+
+def message_html(text: str) -> str:
+    """A one-line message as HTML that shows exactly its text.
+
+    Escaped and put in an HTML pane, never a Markdown one: ``2**53``, ``__init__``, a path
+    ``PATH.py``, ``![](http://...)`` or ``<img ...>`` in a message (which quotes what a
+    person typed) show as written, with no emphasis, no automatic link and nothing loaded.
+    """
+    return (f"<div class=\"dprisk-message-text\" role=\"alert\" style=\"{_MESSAGE_STYLE}\">"
+            f"{html.escape(str(text))}</div>")
+
+
 def _panes(output) -> list:
     import matplotlib.pyplot as plt
     from matplotlib.figure import Figure
@@ -321,7 +338,7 @@ class LiveView:
             return
         self.last = result
         if error is not None:
-            self.output.objects = [pn.pane.Alert(html.escape(error), alert_type="danger")]
+            self.output.objects = [pn.pane.HTML(message_html(error))]
         else:
             self.output.objects = _panes(result)
 

@@ -16,7 +16,7 @@ import html
 
 import panel as pn
 
-from dprisk.explore.inputs import Sequencer, read_count, read_scenario
+from dprisk.explore.inputs import PriorPolicy, Sequencer, read_count, read_scenario
 from dprisk.explore.jobs import SamplingJob
 
 __all__ = ["POLL_MS", "SamplingPanel"]
@@ -28,11 +28,13 @@ POLL_MS = 200
 class SamplingPanel:
     """Controls and output of the sampling check (attach it to a two-level view)."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: PriorPolicy | None = None) -> None:
+        self.policy = policy or PriorPolicy()
         self.sequencer = Sequencer()
         self.job: SamplingJob | None = None
         self.view = None
         self._poll = None
+        self._watching = False
         self.draws = pn.widgets.TextInput(name="draws per chain", value="5000", width=120,
                                           css_classes=["dprisk-sampling-draws"])
         self.chains = pn.widgets.TextInput(name="chains", value="4", width=80)
@@ -61,7 +63,7 @@ class SamplingPanel:
 
     def _inputs(self):
         values = self.view.values()
-        scenario = read_scenario(values)
+        scenario = read_scenario(values, self.policy)
         release = [read_count(values[k], k.replace("_star", "*"))
                    for k in ("x1_star", "x2_star", "y1_star")]
         params = {"rho1": scenario["rho1"], "rho2": scenario["rho2"], "d": scenario["d"],
@@ -73,15 +75,17 @@ class SamplingPanel:
                                  "random_seed": seed}
 
     def _start(self, _event=None) -> None:
-        try:
+        ticket = self.sequencer.next()
+        try:  # sized (memory, work) before anything runs: refused at once
             release, params, options = self._inputs()
+            job = SamplingJob(release, params, ticket=ticket, **options)
         except ValueError as err:
             self.status.object = f"<span class='dprisk-error'>{html.escape(str(err))}</span>"
             return
-        if self.job is not None:
+        if self.job is not None:  # one sampling job per session
             self.job.cancel()
-        ticket = self.sequencer.next()
-        self.job = SamplingJob(release, params, ticket=ticket, **options).start()
+        self._cancel_on_close()
+        self.job = job.start()
         self.cancel_button.disabled = False
         self.progress.visible, self.progress.value = True, 0
         for pane in (self.summary, self.trace, self.rank):
@@ -90,6 +94,14 @@ class SamplingPanel:
                               f"{options['draws']} draws at D = {tuple(release)} ...")
         if self._poll is None:
             self._poll = pn.state.add_periodic_callback(self._check, period=POLL_MS)
+
+    def _cancel_on_close(self) -> None:
+        """Cancel the running job when the page's session ends (closed tab, lost network)."""
+        doc = pn.state.curdoc
+        if self._watching or doc is None or doc.session_context is None:
+            return
+        self._watching = True
+        doc.on_session_destroyed(lambda _context: self.job and self.job.cancel())
 
     def _cancel(self, _event=None) -> None:
         if self.job is not None:
@@ -123,8 +135,8 @@ class SamplingPanel:
             f"P[X1 = m+1 | D] = {report.posterior:.4f} &plusmn; {report.posterior_mcse:.4f} "
             f"(MCSE); {verdict}: {html.escape('; '.join(report.reasons))}</span>")
         self.summary.object = job.summary
-        self.trace.object = str(report.figures["trace"])
-        self.rank.object = str(report.figures["rank"])
+        self.trace.object = job.figures["trace"]
+        self.rank.object = job.figures["rank"]
         for pane in (self.summary, self.trace, self.rank):
             pane.visible = True
 

@@ -23,13 +23,35 @@ import asyncio
 import html
 import io
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import panel as pn
 
 from dprisk.explore.inputs import Sequencer
+from dprisk.explore.notebook import message_html
 
-__all__ = ["WhatIfView", "format_number"]
+__all__ = ["WhatIfView", "format_number", "set_max_jobs"]
+
+#: The server-wide pool of slow computations (:func:`set_max_jobs`; default: the cores).
+_POOL: ThreadPoolExecutor | None = None
+
+
+def set_max_jobs(n: int | None = None) -> None:
+    """Run at most ``n`` slow computations at once, server-wide (default: the core count).
+
+    Requests beyond ``n`` wait in the pool's queue; the event loop never computes them.
+    """
+    global _POOL
+    _POOL = ThreadPoolExecutor(max_workers=n or os.cpu_count() or 1,
+                               thread_name_prefix="dprisk-view")
+
+
+def _pool() -> ThreadPoolExecutor:
+    if _POOL is None:
+        set_max_jobs()
+    return _POOL
 
 
 def format_number(value) -> str:
@@ -67,8 +89,8 @@ class WhatIfView:
         self.controls, self.compute, self.slow = controls, compute, slow
         self.sequencer = Sequencer()
         self.current = None  # the WhatIf shown as current
-        self.message = pn.pane.Alert("", alert_type="danger", visible=False,
-                                     css_classes=["dprisk-message"], name=f"{name}-message")
+        self.message = pn.pane.HTML("", visible=False, css_classes=["dprisk-message"],
+                                    name=f"{name}-message")  # text, never Markdown
         self.status = pn.pane.HTML("", css_classes=["dprisk-status"])
         self.busy = pn.indicators.LoadingSpinner(value=False, size=20)
         self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
@@ -84,7 +106,7 @@ class WhatIfView:
         ]
         for key, widget in controls.items():
             widget.css_classes = [*widget.css_classes, f"dprisk-{name}-{key}"]  # for tests
-            widget.param.watch(self._refresh_async if slow else self._refresh_sync, "value")
+            widget.param.watch(self._changed if slow else self._refresh_sync, "value")
         self.layout = pn.Row(
             pn.Column(*controls.values(), self.message, width=300),
             pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure_box,
@@ -118,8 +140,16 @@ class WhatIfView:
         else:
             self._finish(ticket, result, error)
 
-    async def _refresh_async(self, *_events) -> None:
-        await self.refresh_off_loop()
+    def _changed(self, *_events) -> None:
+        """A control of a slow view changed: compute off the event loop when served.
+
+        Outside a server (a test, a notebook without one) it computes at once.
+        """
+        doc = pn.state.curdoc
+        if doc is not None and doc.session_context is not None:
+            doc.add_next_tick_callback(self.refresh_off_loop)
+        else:
+            self.refresh()
 
     async def refresh_off_loop(self) -> None:
         """Compute at the current values in a worker thread; show it if still current."""
@@ -131,7 +161,7 @@ class WhatIfView:
         self.figure_box.styles = {"opacity": "0.3"}
         doc = pn.state.curdoc  # the session's document (None outside a server)
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(None, self._attempt, values)
+        outcome = await loop.run_in_executor(_pool(), self._attempt, values)
         self._show(doc, ticket, *outcome)
 
     def _attempt(self, values: dict):
@@ -145,7 +175,7 @@ class WhatIfView:
             return  # a newer request is pending or shown: this answer is stale
         self.busy.value = False
         if error is not None:
-            self.message.object = html.escape(error)
+            self.message.object = message_html(error)
             self.message.visible = True
             self.current = None
             self.status.object = (f"<span class='dprisk-stale'>request #{ticket}: bad input; "

@@ -182,3 +182,24 @@ def test_explore_in_chromium(server, browser):
             page.wait_for_timeout(500)
             page.screenshot(path=str(GALLERY / f"explore_{view}.png"))
     assert not problems, f"console errors: {problems}"
+
+
+def test_typed_markup_shows_as_text(server, browser):
+    """``<img>`` and Markdown typed into a box come back in the message as written."""
+    from playwright.sync_api import expect
+
+    typed = "2**53 __init__ PATH.py ![](http://127.0.0.1:9/md.png) <img src=http://127.0.0.1:9/i.png>"
+    page = browser.new_page()
+    foreign = []
+    page.on("request", lambda r: foreign.append(r.url) if ":9/" in r.url else None)
+    page.goto(server)
+    expect(page.locator("#single-rho1")).to_be_visible(timeout=UPDATE_MS)
+    p_box = page.locator(".dprisk-single-p input")
+    p_box.fill(typed)
+    p_box.press("Enter")
+    message = page.locator(".dprisk-message").first
+    expect(message).to_contain_text(typed, timeout=UPDATE_MS)
+    for tag in ("img", "a", "strong", "em"):
+        assert message.locator(tag).count() == 0, tag
+    assert not foreign, f"the page loaded {foreign}"
+    page.close()

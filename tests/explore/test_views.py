@@ -76,7 +76,8 @@ def test_sampling_job_agrees_with_exact_and_can_be_cancelled():
     # 5 MCSE: a false failure about once in 1.7 million runs
     assert abs(report.posterior - exact) < 5 * report.posterior_mcse
     assert set(job.summary.index) >= {"X1", "X2"}
-    assert report.figures["trace"].is_file() and report.figures["rank"].is_file()
+    assert job.figures["trace"].startswith(b"\x89PNG") and job.figures["rank"]
+    assert not job.plot_dir.exists()  # the temporary folder is removed when the job ends
 
     cancelled = SamplingJob((2, 1, -1), TWO, draws=DRAWS, chains=50, random_seed=3)
     cancelled.cancel()

@@ -1,0 +1,286 @@
+"""Who may connect to ``dprisk explore``: names, a token or passwords, checked per request.
+
+:class:`Access` is a Bokeh auth provider (``bokeh.server.auth_provider.AuthProvider``) that
+the server consults for every page and websocket request:
+
+- the request's ``Host`` (and a websocket's ``Origin``) must be one of the names the server
+  answers on (:func:`allowed_names`: the listening address, the machine's names when it
+  listens on every interface, and each ``--allow-origin``), so a foreign name pointed at the
+  server (DNS rebinding) is refused with 403, on loopback too;
+- with a token (the default beyond loopback, as Jupyter does) the first visit carries
+  ``?token=...`` (the URL printed at start); the server then keeps a signed cookie;
+- with ``--basic-auth FILE`` a login form checks a user name and password against FILE,
+  one ``user:pbkdf2_sha256$ITERATIONS$SALT$HASH`` line per user (:func:`hash_password`,
+  ``python -m dprisk.explore.access USER`` prints one); passwords are never stored;
+- with neither (loopback, or ``--no-auth``) everyone who reaches an allowed name is let in.
+
+Panel's own ``basic_auth`` compares passwords in plain text and ignores the Host header,
+hence this provider. Nothing here imports Panel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+from bokeh.server.auth_provider import AuthProvider
+from tornado.web import HTTPError, RequestHandler
+
+__all__ = ["Access", "allowed_names", "bokeh_origins", "hash_password", "read_password_file"]
+
+#: PBKDF2-SHA256 iterations of a new password hash.
+ITERATIONS = 200_000
+#: The cookie that keeps a visitor signed in (signed with the server's random secret).
+COOKIE = "dprisk_explore_user"
+#: Days a sign-in lasts.
+COOKIE_DAYS = 1
+LOGIN_PATH = "/login"
+_WILDCARDS = ("0.0.0.0", "::", "")
+
+
+def _name_port(entry: str, port: int) -> list[str]:
+    """``entry`` (``HOST``, ``HOST:PORT``, ``[V6]:PORT``) as ``host:port`` names.
+
+    A name without a port stands for the server's port and the default ports 80 and 443 (a
+    reverse proxy's address).
+    """
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _, tail = entry[1:].partition("]")
+        host, given = f"[{host}]", tail.removeprefix(":")
+    elif entry.count(":") == 1:
+        host, given = entry.split(":")
+    else:
+        host, given = (f"[{entry}]" if ":" in entry else entry), ""
+    if given:
+        if not given.isdigit() or not 1 <= int(given) <= 65535:
+            raise ValueError(f"--allow-origin {entry!r}: the port must be in 1..65535")
+        return [f"{host}:{int(given)}"]
+    return [f"{host}:{port}", f"{host}:80", f"{host}:443"]
+
+
+def allowed_names(host: str, port: int, extra=()) -> list[str]:
+    """The ``host:port`` names the server answers on (Host and Origin are checked against it).
+
+    The listening address; ``localhost`` and ``127.0.0.1`` when it is a loopback or wildcard
+    address; the machine's host name, full name and addresses when it is a wildcard
+    (``0.0.0.0``, ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
+    """
+    from dprisk.explore.inputs import is_loopback
+
+    names = [host]
+    if is_loopback(host) or host in _WILDCARDS:
+        names += ["localhost", "127.0.0.1", "[::1]"]
+    if host in _WILDCARDS:
+        names.remove(host)
+        machine = {socket.gethostname(), socket.getfqdn()}
+        for name in list(machine):
+            try:
+                machine |= {info[4][0] for info in socket.getaddrinfo(name, None)}
+            except OSError:
+                pass
+        names += sorted(machine)
+    allowed = []
+    for name in names:
+        allowed.append(f"[{name}]:{port}" if ":" in name and "[" not in name
+                       else f"{name}:{port}")
+    for entry in extra:
+        allowed += _name_port(entry, port)
+    return list(dict.fromkeys(a.lower() for a in allowed))
+
+
+def bokeh_origins(names) -> list[str]:
+    """``names`` as Bokeh's websocket allow-list takes them.
+
+    Bokeh cannot parse ``[v6]:port``; :class:`Access` checks every Origin itself, IPv6
+    names included.
+    """
+    return [name for name in names if not name.startswith("[")]
+
+
+def hash_password(password: str, *, salt: bytes | None = None,
+                  iterations: int = ITERATIONS) -> str:
+    """``pbkdf2_sha256$ITERATIONS$SALT$HASH`` (hex) of ``password``."""
+    salt = salt if salt is not None else secrets.token_bytes(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    return f"pbkdf2_sha256${iterations}${salt.hex()}${digest.hex()}"
+
+
+def check_password(password: str, stored: str) -> bool:
+    """Whether ``password`` matches a :func:`hash_password` string (constant-time compare)."""
+    try:
+        kind, iterations, salt, digest = stored.split("$")
+        if kind != "pbkdf2_sha256":
+            return False
+        again = hashlib.pbkdf2_hmac("sha256", password.encode(), bytes.fromhex(salt),
+                                    int(iterations))
+    except ValueError:
+        return False
+    return hmac.compare_digest(again.hex(), digest)
+
+
+def read_password_file(path) -> dict[str, str]:
+    """``{user: hash}`` from FILE; ValueError (one line naming ``--basic-auth``) if malformed."""
+    users = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        user, sep, stored = line.strip().partition(":")
+        if not sep or not user or not stored.startswith("pbkdf2_sha256$") \
+                or stored.count("$") != 3:
+            raise ValueError(f"--basic-auth {path}: line {number} is not "
+                             "USER:pbkdf2_sha256$ITERATIONS$SALT$HASH (make one with "
+                             "python -m dprisk.explore.access USER)")
+        users[user] = stored
+    if not users:
+        raise ValueError(f"--basic-auth {path}: no users in the file")
+    return users
+
+
+_FORM = """<!doctype html><html><head><meta charset="utf-8"><title>dprisk explore</title></head>
+<body style="font-family: sans-serif; margin: 3em"><h2>dprisk explore: sign in</h2>
+<p style="color: #842029">{error}</p><form method="post" action="{action}">{fields}
+<button type="submit">Sign in</button></form></body></html>"""
+_TOKEN_FIELDS = ('<p>This server needs its token (printed where it was started).</p>'
+                 '<p><input name="token" type="password" size="50" placeholder="token"></p>')
+_USER_FIELDS = ('<p><input name="username" placeholder="user"></p>'
+                '<p><input name="password" type="password" placeholder="password"></p>')
+
+
+class Access(AuthProvider):
+    """The explorer's auth provider: allowed names, then a token, passwords or nobody.
+
+    Parameters
+    ----------
+    names : list of str
+        Allowed ``host:port`` names (:func:`allowed_names`).
+    token : str, optional
+        The token visitors must show once (``?token=`` or the sign-in form).
+    users : dict of str to str, optional
+        ``{user: hash}`` (:func:`read_password_file`) for a user name and password form.
+    """
+
+    def __init__(self, names, *, token: str | None = None, users: dict | None = None) -> None:
+        self.names = set(names)
+        self.token = token
+        self.users = users
+        super().__init__()
+
+    @property
+    def needs_sign_in(self) -> bool:
+        """Whether a visitor must show a token or a password."""
+        return self.token is not None or self.users is not None
+
+    def host_allowed(self, handler: RequestHandler) -> bool:
+        """Whether the request's Host (and Origin, if sent) are allowed names."""
+        request = handler.request
+        hosts = [request.host or ""]
+        origin = request.headers.get("Origin")
+        if origin and origin != "null":
+            parsed = urlparse(origin)
+            default = 443 if parsed.scheme == "https" else 80
+            netloc = parsed.netloc.lower()
+            hosts.append(netloc if parsed.port else f"{netloc}:{default}")
+        for host in hosts:
+            host = host.lower()
+            if not (host.rsplit(":", 1)[-1].isdigit() and ":" in host.lstrip("[")):
+                host = f"{host}:80"
+            if host not in self.names:
+                return False
+        return True
+
+    def _user(self, handler: RequestHandler):
+        if not self.host_allowed(handler):
+            raise HTTPError(403, "unknown host or origin")
+        if not self.needs_sign_in:
+            return "visitor"
+        user = handler.get_secure_cookie(COOKIE, max_age_days=COOKIE_DAYS)
+        if user:
+            return user.decode()
+        offered = handler.get_query_argument("token", None)
+        if self.token is not None and offered is not None \
+                and hmac.compare_digest(offered.encode(), self.token.encode()):
+            if handler.request.headers.get("Upgrade", "").lower() != "websocket":
+                _sign_in(handler, "token")
+            return "token"
+        return None
+
+    @property
+    def get_user(self):
+        """``get_user(handler)``: the visitor, None (sign in first), or 403 (unknown name)."""
+        return self._user
+
+    @property
+    def login_url(self):
+        """Where a visitor who is not signed in is sent."""
+        return LOGIN_PATH
+
+    @property
+    def login_handler(self):
+        """The sign-in form (a token, or a user name and password)."""
+        access = self
+
+        class Login(RequestHandler):
+            def get(self) -> None:
+                if not access.host_allowed(self):
+                    raise HTTPError(403, "unknown host or origin")
+                self._form("")
+
+            def _form(self, error: str) -> None:
+                fields = _USER_FIELDS if access.users is not None else _TOKEN_FIELDS
+                self.write(_FORM.format(error=error, action=LOGIN_PATH, fields=fields))
+
+            def post(self) -> None:
+                if not access.host_allowed(self):
+                    raise HTTPError(403, "unknown host or origin")
+                if access.users is not None:
+                    user = self.get_body_argument("username", "")
+                    stored = access.users.get(user)
+                    good = check_password(self.get_body_argument("password", ""),
+                                          stored or hash_password("", iterations=1))
+                    good = good and stored is not None
+                else:
+                    user = "token"
+                    good = hmac.compare_digest(self.get_body_argument("token", "").encode(),
+                                               (access.token or "").encode())
+                if not good:
+                    self.set_status(403)
+                    self._form("Not signed in: wrong user, password or token.")
+                    return
+                _sign_in(self, user)
+                self.redirect("/")
+
+        return Login
+
+
+def _sign_in(handler: RequestHandler, user: str) -> None:
+    handler.set_secure_cookie(COOKIE, user, expires_days=COOKIE_DAYS, httponly=True,
+                              samesite="Strict")
+
+
+def new_token() -> str:
+    """A fresh random token (48 hex digits)."""
+    return secrets.token_hex(24)
+
+
+def main(argv=None) -> int:
+    """``python -m dprisk.explore.access USER``: print a ``--basic-auth`` line for USER."""
+    import getpass
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or ":" in args[0]:
+        print("usage: python -m dprisk.explore.access USER  (USER without ':')",
+              file=sys.stderr)
+        return 2
+    password = getpass.getpass(f"password for {args[0]}: ")
+    print(f"{args[0]}:{hash_password(password)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

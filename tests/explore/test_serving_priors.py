@@ -1,0 +1,97 @@
+"""Model files only where the operator allows (issue 33, finding 1).
+
+A prior file whose import writes a marker file stands for any visitor-chosen code: beyond
+loopback without ``--prior-dir`` no file is imported; with ``--prior-dir DIR`` only the
+``.py`` files under DIR are offered (a symlink or ``..`` out of DIR is neither offered nor
+loaded); a refused prior gets one message that is the same whether the file exists or not
+and quotes nothing of it. On loopback, typed ``PATH.py:NAME`` keeps working.
+"""
+
+import os
+
+import pytest
+
+from dprisk.explore import app
+from dprisk.explore.inputs import PriorPolicy, is_loopback, prior_policy
+from dprisk.explore.notebook import message_html
+
+PRIOR = "from dprisk.models.priors.library import TruncatedUniform\nprior = TruncatedUniform(5)\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    """An allowed folder with one good prior, and a marker-writing file outside it."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    (allowed / "good.py").write_text(PRIOR)
+    marker = tmp_path / "MARKER"
+    evil = tmp_path / "evil.py"
+    evil.write_text(f"open({str(marker)!r}, 'w').write('ran')\nSECRET_LINE = 1\n{PRIOR}")
+    os.symlink(evil, allowed / "link.py")
+    return allowed, evil, marker
+
+
+def _message(view, **values):
+    for key, value in values.items():
+        view.controls[key].value = value
+    return view.message.object if view.message.visible else None
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_loopback_is_recognised(host):
+    assert is_loopback(host) and prior_policy(host).typed_files
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.5", "example.org"])
+def test_beyond_loopback_has_no_typed_files(host):
+    policy = prior_policy(host)
+    assert not policy.typed_files and policy.files() == []
+
+
+def test_loopback_typed_path_still_loads(files):
+    allowed, _, _ = files
+    view = app.two_level_view(prior_policy("127.0.0.1"))
+    view.refresh()
+    assert _message(view, prior=f"{allowed / 'good.py'}:prior") is None
+    assert view.current.numbers["prior"].endswith("good.py:prior")
+
+
+def test_beyond_loopback_never_imports_a_typed_file(files, tmp_path):
+    _, evil, marker = files
+    for make in (app.two_level_view, app.p_correct_view):
+        view = make(prior_policy("0.0.0.0"))
+        view.refresh()
+        refused = _message(view, prior=f"{evil}:prior")
+        missing = _message(view, prior=f"{tmp_path / 'nothing.py'}:prior")
+        assert refused == missing  # no existence leak
+        assert "not allowed" in refused and "evil" not in refused and "SECRET" not in refused
+        assert str(tmp_path) not in refused
+        assert _message(view, prior="truncated:5") is None  # built-in priors still work
+    assert not marker.exists()
+
+
+def test_prior_dir_offers_only_its_own_files(files):
+    allowed, evil, marker = files
+    policy = prior_policy("0.0.0.0", allowed)
+    assert policy.files() == ["good.py"]  # the symlink out of the folder is not offered
+    view = app.two_level_view(policy)
+    view.refresh()
+    assert list(view.controls["prior_file"].options.values()) == ["", "good.py"]
+    assert _message(view, prior_file="good.py", prior="prior") is None
+    assert view.current.numbers["prior"].endswith("good.py:prior")
+    # typed paths, a symlink out, and .. are refused the same way, and never imported
+    view.controls["prior_file"].value = ""
+    typed = _message(view, prior=f"{evil}:prior")
+    for name in ("link.py", "../evil.py", str(evil), "missing.py"):
+        with pytest.raises(ValueError) as err:
+            policy.read("prior", 0, name)
+        assert message_html(str(err.value)) == typed
+    assert not marker.exists()
+
+
+def test_a_failing_allowed_file_quotes_nothing(tmp_path):
+    (tmp_path / "bad.py").write_text("x = SECRET_TOKEN_42\n")
+    policy = PriorPolicy(typed_files=False, prior_dir=tmp_path)
+    with pytest.raises(ValueError) as err:
+        policy.read("prior", 0, "bad.py")
+    assert "SECRET_TOKEN_42" not in str(err.value) and str(tmp_path) not in str(err.value)
