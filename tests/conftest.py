@@ -40,55 +40,62 @@ def rng():
     return np.random.default_rng(20201)
 
 
-#: Seconds each of the default run's costliest test modules took (``pytest --durations=0``
-#: summed per module, 2026-11-26, 2-core machine, updated after that day's test changes).
+#: CPU seconds each of the default run's costliest test modules took (setup + call + teardown,
+#: own and child processes, ``benchmarks/bench_test_cpu.py``'s records summed per module,
+#: 2026-11-28, 2-core machine, 7,814 tests, 775 s CPU in all).
 #: Only the order matters: :func:`pytest_collection_modifyitems` puts these modules first,
 #: longest first, so that the two xdist workers (``--dist loadscope``, one module per worker
 #: at a time; ``--no-loadscope-reorder`` keeps this order) do not end with one long module
 #: running alone.
 #: Modules not listed keep their collection order after these.
 MODULE_SECONDS = {
-    "notebooks/test_notebooks.py": 80,
-    "notebooks/test_jupyterlab.py": 40,  # one JupyterLab server and page (system Chromium)
-    "docs/test_docs_build.py": 35,  # one Sphinx build of the site (notebooks not executed)
-    "reliability/test_interrupts.py": 37,
+    "notebooks/test_notebooks.py": 105,
+    # one JupyterLab server and page (system Chromium): mostly waiting, 27 s CPU, ~40 s wall
+    "notebooks/test_jupyterlab.py": 40,
+    "docs/test_docs_build.py": 38,  # one Sphinx build of the site (notebooks not executed)
+    "reliability/test_interrupts.py": 35,
+    "validation/crosschecks/test_crosscheck.py": 26,
     "explore/test_browser.py": 24,
     "reliability/test_extremes_io.py": 21,
-    "validation/crosschecks/test_crosscheck.py": 27,
-    "cli/test_options.py": 16,
-    "reliability/test_output_kills.py": 15,
-    "validation/paper/test_supplement.py": 15,  # with test_numbering (SHARED_SCOPES)
+    "reliability/test_output_kills.py": 20,
+    "reliability/test_address_space.py": 18,
+    "reliability/test_reproducibility.py": 18,
     "inference/nested/test_posterior.py": 14,
-    "reliability/test_generated_inputs_files.py": 12,
-    "reliability/test_generated_inputs_product.py": 12,
-    "reliability/test_generated_inputs.py": 10,
-    "inference/attribute/test_sampling.py": 10,
-    "reliability/test_stop_watchdog.py": 10,
-    "reliability/test_address_space.py": 10,
-    "properties/test_extremes.py": 10,
-    "validation/test_numbering.py": 15,  # runs with paper/test_supplement (SHARED_SCOPES)
-    "validation/paper/test_studies.py": 10,
-    "reliability/test_reproducibility.py": 9,
-    "inference/product/test_exact.py": 8,
+    "cli/test_options.py": 13,
+    "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
+    "validation/test_numbering.py": 13,  # runs with paper/test_supplement (SHARED_SCOPES)
+    "validation/paper/test_studies.py": 12,
+    "validation/figures/test_png.py": 12,
+    "packaging/test_imports.py": 11,
+    "reliability/test_generated_inputs_files.py": 10,
+    "reliability/test_generated_inputs.py": 9,
     "cli/test_posterior_diagnostics.py": 8,
-    "cli/test_budget.py": 7,
-    "inference/privacy/test_budget_two_level.py": 7,
-    "inference/nested/test_unique_levels_kernels.py": 7,
+    "models/builders/test_two_level.py": 8,
+    "reliability/test_stop_watchdog.py": 8,
+    "reliability/test_generated_inputs_product.py": 7,
+    "inference/mcmc/test_compiled_chain.py": 7,
     "reliability/test_bad_input.py": 7,
-    "packaging/test_imports.py": 7,
+    "validation/figures/test_supplement.py": 7,
+    "inference/privacy/test_budget_worst_case.py": 7,
+    "runtime/test_cache.py": 7,
+    "properties/test_extremes.py": 7,
+    "validation/sbc/test_calibration.py": 6,
+    "inference/two_level/test_trusted_steps.py": 6,
+    "inference/privacy/test_budget_two_level.py": 6,
+    "cli/test_posterior_tune.py": 6,
+    "properties/test_properties_risk.py": 6,
+    "models/builders/test_single_level.py": 6,
+    "inference/unknown_others/test_sampling.py": 6,
+    "inference/nested/test_unique_levels_kernels.py": 6,
     "reliability/test_hostile_priors.py": 6,
-    "inference/test_validate_once_budget.py": 6,
-    "inference/product/test_histogram_tree.py": 6,
-    "validation/report/test_runner.py": 6,
-    "models/mechanism/test_dg_sampling.py": 5,
-    "inference/studies/test_monte_carlo.py": 5,
-    "validation/sbc/test_calibration.py": 5,
-    "reliability/test_option_named.py": 5,
-    "inference/unknown_others/test_closed_form_kernels.py": 5,
-    "validation/figures/test_supplement.py": 5,
+    "inference/attribute/test_sampling.py": 6,
+    "inference/product/test_rounding_ties.py": 6,
+    "inference/studies/test_monte_carlo.py": 6,
+    "inference/product/test_exact.py": 5,
     "validation/report/test_build.py": 5,
-    "models/mechanism/test_discrete_gaussian.py": 4,
-    "packaging/test_packaging.py": 3,
+    "packaging/test_structure.py": 5,
+    "reliability/test_resume.py": 5,
+    "inference/product/test_histogram_tree.py": 5,
 }
 
 
