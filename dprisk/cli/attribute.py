@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 from dprisk.cli import common
@@ -251,7 +252,7 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
             res = strategy_measures(census_block_design(rho), cell, releases, prior=prior,
                                     block_group=group, random_seed=seed)
     except ValueError as err:
-        raise _naming_rho1(err) from None
+        raise _naming_rho1(err, None if group is None else group.rho2) from None
     payload = {
         "p_map_correct": res.p_map_correct,
         "expected_true_posterior": res.expected_true_posterior,
@@ -270,12 +271,26 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     return payload, lines
 
 
-def _naming_rho1(err: ValueError) -> ValueError:
-    """A refusal of a scaled query rho (detailed ``--rho1`` times a fraction) names --rho1."""
+def _naming_rho1(err: ValueError, rho2: float | None = None) -> ValueError:
+    """A refusal of a scaled query rho (detailed ``--rho1`` times a fraction) names --rho1.
+
+    A refusal of the block group's ``rho2`` by its value (``rho = 1e-320 is too small``) names
+    ``--rho2``.
+    """
     message = str(err)
+    value = re.match(r"rho = ([^\s,;:]+)", message)
+    if rho2 is not None and value and _number_or_nan(value.group(1)) == rho2:
+        return ValueError(f"--rho2: {message}")
     if message.startswith("rho "):
         message = f"--rho1 (the detailed query's rho; the others are fractions of it): {message}"
     return ValueError(message)
+
+
+def _number_or_nan(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
 
 
 def _release(args, method: str, seed) -> tuple[dict, list[str]]:

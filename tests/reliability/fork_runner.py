@@ -127,6 +127,7 @@ class ForkServer:
         """End the server (its stdin closed: the loop ends)."""
         self.process.stdin.close()
         self.process.wait(timeout=30)
+        self.process.stdout.close()
 
 
 if __name__ == "__main__":
