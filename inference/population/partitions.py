@@ -52,17 +52,20 @@ STORE_PATTERN = "part-*.npz"
 RESULT_VERSION = "1"
 
 
-def split_partitions(prepared, partition_persons: int | None = None) -> list:
-    """Cut the persons into partitions of whole tracts (module docstring)."""
-    from dprisk.inference.population.pipeline import Partition
-
+def _partition_size(partition_persons: int | None) -> int:
+    """Persons per partition: ``partition_persons``, :data:`PARTITION_PERSONS` by default."""
     size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
     if size < 1:
         raise ValueError(f"partition_persons must be an integer >= 1, got {partition_persons!r}")
-    person_tract = prepared.block_tract[prepared.block]
-    order = np.argsort(person_tract, kind="stable")  # rows ascending within a tract
-    tracts, starts, counts = np.unique(person_tract[order], return_index=True,
-                                       return_counts=True)
+    return size
+
+
+def _tract_cuts(counts: np.ndarray, size: int) -> list[int]:
+    """Tract indices where partitions start, then the number of tracts.
+
+    Whole tracts in order (``counts``: persons per tract), a partition closing at the first
+    tract that brings it to ``size`` persons; the last partition takes what is left.
+    """
     cuts, filled = [0], 0
     for i, count in enumerate(counts):
         filled += int(count)
@@ -70,6 +73,19 @@ def split_partitions(prepared, partition_persons: int | None = None) -> list:
             cuts.append(i + 1)
             filled = 0
     cuts.append(counts.size)
+    return cuts
+
+
+def split_partitions(prepared, partition_persons: int | None = None) -> list:
+    """Cut the persons into partitions of whole tracts (module docstring)."""
+    from dprisk.inference.population.pipeline import Partition
+
+    size = _partition_size(partition_persons)
+    person_tract = prepared.block_tract[prepared.block]
+    order = np.argsort(person_tract, kind="stable")  # rows ascending within a tract
+    tracts, starts, counts = np.unique(person_tract[order], return_index=True,
+                                       return_counts=True)
+    cuts = _tract_cuts(counts, size)
     parts = []
     for first, last in itertools.pairwise(cuts):
         begin = int(starts[first])
@@ -211,20 +227,12 @@ def split_person_rows(geoids, partition_persons: int | None = None) -> list:
     The same cut as :func:`split_partitions` (tracts in GEOID order, about
     ``partition_persons`` persons each), before any measurement is read.
     """
-    size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
-    if size < 1:
-        raise ValueError(f"partition_persons must be an integer >= 1, got {partition_persons!r}")
+    size = _partition_size(partition_persons)
     codes, n_tracts = _tract_codes(geoids)
     counts = np.bincount(codes, minlength=n_tracts)
     order = np.argsort(codes, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts)])
-    cuts, filled = [0], 0
-    for i, count in enumerate(counts):
-        filled += int(count)
-        if filled >= size and i + 1 < counts.size:
-            cuts.append(i + 1)
-            filled = 0
-    cuts.append(counts.size)
+    cuts = _tract_cuts(counts, size)
     return [np.sort(order[bounds[first]: bounds[last]])
             for first, last in itertools.pairwise(cuts)]
 
