@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 
@@ -66,6 +67,7 @@ def write_names(app) -> None:
     _write(Path(app.srcdir) / "api" / "renames.rst", "\n".join(rows) + "\n")
 
 
+@functools.cache  # one table per build: resolve_reference runs once per unresolved reference
 def _public_by_object() -> dict[int, str]:
     """``id(object)`` -> its dotted public name (the first: top-level verbs before namespaces)."""
     from dprisk._lazy import resolve
@@ -117,6 +119,7 @@ def _candidates(target: str, refdoc: str) -> list[str]:
     return paths
 
 
+@functools.cache
 def _public_modules() -> list[str]:
     import importlib
 
