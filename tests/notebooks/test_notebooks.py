@@ -11,6 +11,14 @@ with ``sys.executable`` and hands nbclient a kernel manager that only looks ther
 ``python3`` kernelspec elsewhere on the machine (e.g. in ``~/.local/share/jupyter``) cannot
 substitute another Python. ``test_kernel_runs_this_interpreter`` checks it.
 
+One kernel runs all the notebooks of this module, one after the other (``shared_kernel``):
+starting a kernel and importing dprisk, PyMC, ArviZ and Panel in it again for each notebook
+cost about 5 s of CPU per notebook. Before each notebook the kernel is reset as a new one
+would start it (``RESET_SOURCE``: ``%reset -f`` empties the namespace, the warning filters
+are put back as they were when the kernel started, so a filter one notebook sets is not
+in force in the next, open figures are closed, the working directory is the test's
+``tmp_path``); only the modules already imported stay loaded.
+
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
 on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell
 that hangs fails after ``CELL_TIMEOUT`` seconds.
@@ -71,20 +79,62 @@ def kernel_dirs(tmp_path_factory) -> list[str]:
     return [str(root)]
 
 
-def _run(nb: nbformat.NotebookNode, workdir: Path, kernel_dirs: list[str]) -> None:
-    km = AsyncKernelManager(
-        kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs)
-    )
-    client = NotebookClient(
-        nb,
-        km=km,
-        kernel_name="python3",
-        timeout=CELL_TIMEOUT,
-        resources={"metadata": {"path": str(workdir)}},
-    )
-    # nbclient leaves a kernel it did not create running; cleanup_kc=True shuts it down and
-    # closes the client's zmq sockets (else: ResourceWarning, an error under pytest's config).
-    client.execute(cleanup_kc=True)
+#: Run in the shared kernel before each notebook (``{workdir!r}``: the test's ``tmp_path``):
+#: the state a new kernel starts with, except for the modules already imported.
+RESET_SOURCE = """\
+%reset -f
+import os as _os, sys as _sys, types as _types, warnings as _warnings
+_state = _sys.modules.setdefault("_notebook_test_state", _types.ModuleType("_notebook_test_state"))
+if not hasattr(_state, "filters"):
+    _state.filters = list(_warnings.filters)  # as the kernel started
+_warnings.filters[:] = _state.filters
+_warnings._filters_mutated()  # and forget which warnings were already shown
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+_os.chdir({workdir!r})
+del _os, _sys, _types, _warnings, _state
+"""
+
+
+class SharedKernel:
+    """One kernel (this interpreter) that runs notebook after notebook, reset in between."""
+
+    def __init__(self, kernel_dirs: list[str], start_dir: Path):
+        km = AsyncKernelManager(
+            kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs)
+        )
+        self.client = NotebookClient(
+            nbformat.v4.new_notebook(),
+            km=km,
+            kernel_name="python3",
+            timeout=CELL_TIMEOUT,
+            resources={"metadata": {"path": str(start_dir)}},
+        )
+
+    def _execute(self, nb: nbformat.NotebookNode) -> None:
+        self.client.nb = nb
+        self.client.execute(cleanup_kc=False)  # the kernel stays up for the next notebook
+
+    def run(self, nb: nbformat.NotebookNode, workdir: Path) -> None:
+        """Reset the kernel to a new kernel's state in ``workdir``, then run ``nb`` in it."""
+        reset = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(workdir=str(workdir)))])
+        self._execute(reset)
+        self._execute(nb)
+
+    def close(self) -> None:
+        # Shut the kernel down and close the client's zmq sockets (else: ResourceWarning, an
+        # error under pytest's configuration).
+        if self.client.km is not None:
+            self.client._cleanup_kernel()
+
+
+@pytest.fixture(scope="module")
+def shared_kernel(kernel_dirs, tmp_path_factory):
+    """The module's one kernel (``SharedKernel``), shut down after its last notebook."""
+    kernel = SharedKernel(kernel_dirs, tmp_path_factory.mktemp("kernel-start"))
+    yield kernel
+    kernel.close()
 
 
 def _tags(cell) -> list[str]:
@@ -138,18 +188,37 @@ def test_notebook_structure(path):
     assert not any("raises-exception" in _tags(cell) for cell in nb.cells)
 
 
-def test_kernel_runs_this_interpreter(tmp_path, kernel_dirs):
-    nb = jupytext.reads("# %%\nimport sys\nprint(sys.executable)\n", fmt="py:percent")
-    _run(nb, tmp_path, kernel_dirs)
-    printed = nb.cells[0].outputs[0]["text"].strip()
-    assert printed == sys.executable
+def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
+    nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n",
+                        fmt="py:percent")
+    shared_kernel.run(nb, tmp_path)
+    printed = nb.cells[0].outputs[0]["text"].split()
+    assert printed == [sys.executable, str(tmp_path)]
+
+
+def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
+    """A name, a warning filter and a figure one notebook leaves are gone in the next."""
+    first = jupytext.reads(
+        "# %%\nimport warnings\nimport matplotlib.pyplot as plt\nleft_over = 1\n"
+        "warnings.filterwarnings('ignore', message='left by the first')\n_ = plt.figure()\n",
+        fmt="py:percent")
+    shared_kernel.run(first, tmp_path)
+    second = jupytext.reads(
+        "# %%\nimport warnings\nimport matplotlib.pyplot as plt\n"
+        "print('left_over' in dir(), len(plt.get_fignums()))\n"
+        "warnings.warn('left by the first notebook', UserWarning)\n", fmt="py:percent")
+    shared_kernel.run(second, tmp_path)
+    outputs = second.cells[0].outputs
+    assert outputs[0]["text"].split() == ["False", "0"]
+    stderr = "".join(out.get("text", "") for out in outputs if out.get("name") == "stderr")
+    assert WARNING_LINE.search(stderr), outputs  # the first notebook's filter is not in force
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_executes(path, tmp_path, kernel_dirs):
+def test_notebook_executes(path, tmp_path, shared_kernel):
     nb = jupytext.read(path)
     index = inject_parameters(nb, SMALL_BUDGETS[path.stem])
-    _run(nb, tmp_path, kernel_dirs)  # raises CellExecutionError on the first failing cell
+    shared_kernel.run(nb, tmp_path)  # raises CellExecutionError on the first failing cell
     assert nb.cells[index].get("execution_count") is not None
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
     assert all(cell.get("execution_count") is not None for cell in code)

@@ -76,14 +76,23 @@ def _terminal() -> tuple[int, int]:
     return master, slave
 
 
-def _run_and_stop(argv: list[str], cwd: Path, bar_text: str, signum: int):
-    """Run ``dprisk argv`` with stderr on a terminal, signal it once its bar shows.
+#: ``dprisk`` as the console script runs it, with :data:`dprisk.cli.common.PROGRESS_DELAY` (the
+#: seconds before a step-less computation shows its elapsed-time line) set to 1 s instead of 10
+#: s: the exact study's line, and its stop, after about 1 s of computing instead of 10.
+DPRISK_SHORT_DELAY = [sys.executable, "-c",
+                      "import sys; from dprisk.cli import common, main; "
+                      "common.PROGRESS_DELAY = 1.0; sys.argv[0] = 'dprisk'; sys.exit(main())"]
+
+
+def _run_and_stop(argv: list[str], cwd: Path, bar_text: str, signum: int,
+                  command: tuple[str, ...] = (DPRISK,)):
+    """Run ``dprisk argv`` (``command``) with stderr on a terminal, signal it once its bar shows.
 
     Returns ``(returncode, stdout, terminal text)``.
     """
     master, slave = _terminal()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([DPRISK, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([*command, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=slave)
     os.close(slave)
     seen = b""
@@ -134,6 +143,23 @@ def test_long_run_shows_a_bar_and_stops_cleanly(argv, bar_text, signum, tmp_path
     kept = [n for n in left if not (command == "sweep" and n.startswith("s.nc.chunks"))]
     assert not kept, left  # no report, no temporary directory, no lock, no partial file
     assert not [n for n in left if n.endswith(".tmp")], left
+
+def test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly(tmp_path):
+    """The ``marginal-exact`` case with the elapsed-time line after 1 s instead of 10 s.
+
+    The 10 s case (``[marginal-exact-SIGINT]``, 10 s of CPU) is in ``make bench`` (SLOW_CASES);
+    this is the same study, the same line and the same stop.
+    """
+    argv, bar_text = next(case[1:] for case in CASES if case[0] == "marginal-exact")
+    status, stdout, terminal = _run_and_stop(argv, tmp_path, bar_text, signal.SIGINT,
+                                             command=tuple(DPRISK_SHORT_DELAY))
+    assert status == 130, terminal[-500:]
+    assert stdout == ""
+    assert "Traceback" not in terminal
+    assert "exact two-level study: 00:0" in terminal  # the line, shown after 1-9 s
+    assert _last_line(terminal).startswith("dprisk marginal: interrupted by SIGINT")
+    assert not list(tmp_path.iterdir())
+
 
 def test_pymc_posterior_stops_cleanly_on_sigterm(tmp_path):
     """PyMC catches KeyboardInterrupt and returns its draws so far: nothing is printed."""
