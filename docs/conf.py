@@ -29,6 +29,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinxarg.ext",
     "dprisk_api",
+    "numpydoc_template_once",
 ]
 
 # reStructuredText first: autosummary writes its generated pages with the first suffix.
