@@ -146,6 +146,9 @@ SLOW_CASES = {
     "notebooks/test_notebooks.py::test_notebook_executes[single_level_what_if]":
         "the README's commands run this notebook in a kernel (papermill, full budget) and as "
         "a script (which fails on any warning it prints)",
+    "notebooks/test_notebooks.py::test_notebook_executes[policy_sweep]":
+        "the README's commands run this notebook as a script at its full budget (which fails on "
+        "any warning it prints); dr.live in a kernel is run by the other notebooks' cases",
 }
 
 

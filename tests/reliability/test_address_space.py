@@ -2,7 +2,10 @@
 
 Each row runs ``dprisk`` in a child whose address space is capped with
 ``resource.setrlimit(RLIMIT_AS, 2 GiB)`` (the default memory limit: a computation that
-estimates its memory before allocating never comes near it). Every row must end with exit
+estimates its memory before allocating never comes near it). The child is forked from one
+server process that imported the command line once (:mod:`tests.reliability.fork_runner`, one
+BLAS thread, as ``test_rho_sizing.py`` does): a row costs a fork instead of a new interpreter
+and its imports (about 0.4 s of CPU each). Every row must end with exit
 status 0 or 2 -- an answer, or one stderr line naming the option -- never a ``MemoryError``
 (exit 1) or a kill. The rows are the ends of the ranges the help texts document (rho from
 1e-320 to 1e100, 1e6 cells, 1e9 draws or points) and the cases of issue 24 (``attribute``
@@ -14,15 +17,10 @@ tests/reliability/test_stop_watchdog.py. ``sweep --method mc`` with 4e8 datasets
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-DPRISK = str(Path(sys.executable).with_name("dprisk"))
+from tests.reliability.fork_runner import ForkServer
+
 #: The address-space limit of the child (the default DPRISK_MEMORY_LIMIT).
 ADDRESS_SPACE = 2 * 1024**3
 GIBBS = ["posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
@@ -71,8 +69,11 @@ CASES = [
 ]
 
 
-def _cap():
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+@pytest.fixture(scope="module")
+def server():
+    runner = ForkServer()
+    yield runner
+    runner.close()
 
 
 #: Rows that repeat another's path at another form (1-2 s of CPU each): run by ``make bench``.
@@ -83,12 +84,10 @@ SLOW = {"budget marginal-risk just above 1", "budget census just above 1",
 @pytest.mark.parametrize(("argv", "expected"), [
     pytest.param(*c[1:], id=c[0], marks=pytest.mark.slow) if c[0] in SLOW
     else pytest.param(*c[1:], id=c[0]) for c in CASES])
-def test_largest_inputs_within_two_gib(argv, expected, tmp_path):
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-    proc = subprocess.run([DPRISK, *argv, "--json"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300, preexec_fn=_cap)
+def test_largest_inputs_within_two_gib(argv, expected, tmp_path, server):
+    proc = server.run([*argv, "--json"], tmp_path, address_space=ADDRESS_SPACE, timeout=300)
     assert "MemoryError" not in proc.stderr, proc.stderr
-    assert proc.returncode == expected, proc.stderr
+    assert proc.status == expected, proc.stderr
     if expected == 2:
         assert proc.stderr.count("\n") == 1 and proc.stdout == "", proc.stderr
     else:
