@@ -1,0 +1,60 @@
+"""benchmarks/bench_test_cpu.py's per-directory sums and benchmarks/run.py's row (issue 36).
+
+The row names every test directory's CPU seconds (so growth is visible in ``make bench``) and
+the CPU spent outside the tests (the workers' start and collection); it passes only for a
+clean run within the target, and fails just past it.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test",
+                                                  ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def bench_run():
+    return _load("run")
+
+
+@pytest.fixture(scope="module")
+def bench_test_cpu():
+    return _load("bench_test_cpu")
+
+
+def test_by_directory_sums_each_tests_dir_and_sorts_by_cpu(bench_test_cpu):
+    records = [{"nodeid": "tests/inference/a/test_x.py::t[1]", "cpu_s": 1.5},
+               {"nodeid": "tests/inference/test_y.py::t", "cpu_s": 0.25},
+               {"nodeid": "tests/reliability/test_z.py::t", "cpu_s": 3.0},
+               {"nodeid": "tests/test_top.py::t", "cpu_s": 0.5}]
+    assert list(bench_test_cpu.by_directory(records).items()) == [
+        ("tests/reliability", 3.0), ("tests/inference", 1.75), ("test_top.py", 0.5)]
+
+
+def _figures(wall_s: float, exit_status: int = 0) -> dict:
+    return {"figures": {"wall_s": wall_s, "cpu_s": 400.0, "run_cpu_s": 452.0, "tests": 7900,
+                        "exit_status": exit_status, "target_s": 240.0,
+                        "by_directory": {"tests/reliability": 150.0, "tests/inference": 130.0,
+                                         "tests/docs": 31.0}}}
+
+
+def test_row_lists_every_directory_and_the_cpu_outside_the_tests(bench_run):
+    ((target, measured, met),) = bench_run._test_cpu_lines({"bench_test_cpu": _figures(200.0)})
+    assert "240 s" in target and met
+    assert "reliability 150, inference 130, docs 31" in measured
+    assert "+ 52 s outside them" in measured
+
+
+@pytest.mark.parametrize(("wall_s", "exit_status"), [(240.5, 0), (100.0, 1)])
+def test_row_fails_past_the_target_or_on_a_failing_run(bench_run, wall_s, exit_status):
+    ((_, _, met),) = bench_run._test_cpu_lines({"bench_test_cpu": _figures(wall_s, exit_status)})
+    assert not met
