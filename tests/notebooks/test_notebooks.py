@@ -100,15 +100,20 @@ class SharedKernel:
     """One kernel (this interpreter) that runs notebook after notebook, reset in between."""
 
     def __init__(self, kernel_dirs: list[str], start_dir: Path):
+        self.kernel_dirs, self.start_dir = kernel_dirs, start_dir
+        self.client = self._new_client()
+
+    def _new_client(self) -> NotebookClient:
         km = AsyncKernelManager(
-            kernel_name="python3", kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs)
+            kernel_name="python3",
+            kernel_spec_manager=KernelSpecManager(kernel_dirs=self.kernel_dirs),
         )
-        self.client = NotebookClient(
+        return NotebookClient(
             nbformat.v4.new_notebook(),
             km=km,
             kernel_name="python3",
             timeout=CELL_TIMEOUT,
-            resources={"metadata": {"path": str(start_dir)}},
+            resources={"metadata": {"path": str(self.start_dir)}},
         )
 
     def _execute(self, nb: nbformat.NotebookNode) -> None:
@@ -119,8 +124,13 @@ class SharedKernel:
         """Reset the kernel to a new kernel's state in ``workdir``, then run ``nb`` in it."""
         reset = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(workdir=str(workdir)))])
-        self._execute(reset)
-        self._execute(nb)
+        try:
+            self._execute(reset)
+            self._execute(nb)
+        except BaseException:  # a failed notebook may leave the kernel busy or dead: a new one
+            self.close()
+            self.client = self._new_client()
+            raise
 
     def close(self) -> None:
         # Shut the kernel down and close the client's zmq sockets (else: ResourceWarning, an
