@@ -42,29 +42,31 @@ def rng():
 
 #: CPU seconds each of the default run's costliest test modules took (setup + call + teardown,
 #: own and child processes, ``benchmarks/bench_test_cpu.py``'s records summed per module,
-#: 2026-11-28, 2-core machine, 7,814 tests, 775 s CPU in all).
+#: 2026-11-28, 2-core machine, 7,814 tests, 775 s CPU in all; the notebooks, docs and
+#: reliability modules measured again later that day, after issue 36's cuts).
 #: Only the order matters: :func:`pytest_collection_modifyitems` puts these modules first,
 #: longest first, so that the two xdist workers (``--dist loadscope``, one module per worker
 #: at a time; ``--no-loadscope-reorder`` keeps this order) do not end with one long module
 #: running alone.
 #: Modules not listed keep their collection order after these.
 MODULE_SECONDS = {
-    "notebooks/test_notebooks.py": 105,
+    "notebooks/test_notebooks.py": 75,  # the notebooks in one kernel, then the README's commands
     # one JupyterLab server and page (system Chromium): mostly waiting, 27 s CPU, ~40 s wall
     "notebooks/test_jupyterlab.py": 40,
-    "docs/test_docs_build.py": 38,  # one Sphinx build of the site (notebooks not executed)
-    "reliability/test_interrupts.py": 35,
+    "docs/test_docs_build.py": 31,  # one Sphinx build of the site (notebooks not executed)
+    "reliability/test_reproducibility.py": 26,
     "validation/crosschecks/test_crosscheck.py": 26,
     "explore/test_browser.py": 24,
-    "reliability/test_extremes_io.py": 21,
-    "reliability/test_output_kills.py": 20,
-    "reliability/test_address_space.py": 18,
-    "reliability/test_reproducibility.py": 18,
+    "reliability/test_interrupts.py": 21,
+    "reliability/test_output_kills.py": 17,
+    "reliability/test_address_space.py": 14,
     "inference/nested/test_posterior.py": 14,
+    "reliability/test_rho_sizing.py": 13,
     "cli/test_options.py": 13,
     "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
     "validation/test_numbering.py": 13,  # runs with paper/test_supplement (SHARED_SCOPES)
     "validation/paper/test_studies.py": 12,
+    "reliability/test_extremes_io.py": 12,
     "validation/figures/test_png.py": 12,
     "packaging/test_imports.py": 11,
     "reliability/test_generated_inputs_files.py": 10,
