@@ -17,7 +17,9 @@ cost about 5 s of CPU per notebook. Before each notebook the kernel is reset as 
 would start it (``RESET_SOURCE``: ``%reset -f`` empties the namespace, the warning filters
 are put back as they were when the kernel started, so a filter one notebook sets is not
 in force in the next, open figures are closed, the working directory is the test's
-``tmp_path``); only the modules already imported stay loaded.
+``tmp_path``); only the modules already imported stay loaded. After a notebook fails, the next
+starts in a new kernel. The kernel's CPU is counted when it is shut down, at the end of the
+module (``DPRISK_TEST_CPU_DIR`` records put it on the module's last test).
 
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
 on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell
