@@ -134,11 +134,13 @@ def pytest_xdist_make_scheduler(config, log):
 SLOW_CASES = {
     "reliability/test_interrupts.py::test_long_run_shows_a_bar_and_stops_cleanly"
     "[marginal-exact-SIGTERM]":
-        "the 10 s exact study of the SIGINT case; SIGTERM is sent in every other case",
+        "test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly (the same "
+        "study, stopped by SIGINT after 1 s); SIGTERM is sent in the sweep-exact, reproduce "
+        "and PyMC cases",
     "reliability/test_interrupts.py::test_long_run_shows_a_bar_and_stops_cleanly"
     "[marginal-exact-SIGINT]":
         "test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly: the same "
-        "study, line and stop with the line after 1 s instead of 10 s (9 s of CPU less)",
+        "study, line and stop with the line after 1 s instead of 10 s (5-9 s of CPU less)",
     **{"reliability/test_interrupts.py::test_long_run_shows_a_bar_and_stops_cleanly"
        f"[{case}-SIGTERM]":
        f"the {case} case with SIGINT: both signals take one handler (dprisk.cli.stopping), "
