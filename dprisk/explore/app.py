@@ -203,7 +203,7 @@ def _start_sampling_workers() -> None:
 
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
           prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None,
-          max_jobs: int | None = None) -> None:
+          max_jobs: int | None = None, page_loads: int | None = None) -> None:
     """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
 
     Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
@@ -212,10 +212,18 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
     (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
     ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
+    ``page_loads``: page loads (and websocket connections) per client address per minute
+    (default :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
     """
     import secrets
 
-    from dprisk.explore.access import Access, allowed_names, bokeh_origins, new_token
+    from dprisk.explore.access import (
+        DEFAULT_PAGE_LOADS,
+        Access,
+        allowed_names,
+        bokeh_origins,
+        new_token,
+    )
     from dprisk.explore.jobs import set_max_sampling
 
     policy = prior_policy(host, prior_dir)
@@ -225,7 +233,9 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         auth = "none" if is_loopback(host) else "token"
     token = new_token() if auth == "token" else None
     names = allowed_names(host, port, allow_origin)
-    access = Access(names, token=token, users=users if auth == "basic" else None)
+    loads = DEFAULT_PAGE_LOADS if page_loads is None else (page_loads, 60.0) if page_loads else None
+    access = Access(names, token=token, users=users if auth == "basic" else None,
+                    page_loads=loads)
     import matplotlib
 
     matplotlib.use("Agg")
