@@ -1,0 +1,133 @@
+"""Visitors of one served explorer, over the websocket (issue 33, "one visitor freezes everyone"
+and "closing the page did not stop the job").
+
+A Panel server runs in this process (a thread, as ``dprisk explore`` serves, without the
+sign-in, which ``test_serving_access.py`` covers); Bokeh's own websocket client
+(:func:`bokeh.client.pull_session`) opens sessions as a browser tab does, changes their
+controls and closes them. The server-side views of each session are kept by the test pages,
+so the test sees when a request became current there.
+
+- While one visitor's P[correct]-against-rho view computes the slowest request the limits
+  allow (``VIEW_WORK_CAP`` lowered to that request's estimate, so the test stays seconds
+  long; the view computes in the pool at any size), another visitor's exact single-level
+  update is current within 1 s (the finding: 24-60 s, computed on the event loop).
+- A closed page's sampling job is gone (its worker process exited) within 2 s (the finding:
+  never; Bokeh discards a closed session only after 15 s or more).
+"""
+
+import socket
+import time
+
+import panel as pn
+import pytest
+from bokeh.client import pull_session
+from bokeh.models import TextInput
+
+from dprisk.explore import app, limits
+from dprisk.explore.sampling_view import SamplingPanel
+
+#: The slow request: P[correct] at this rho1 (about 2 s on the 2-core machine).
+SLOW_RHO1 = "2e-4"
+#: Seconds within which the other visitor's exact update must be current.
+UPDATE_SECONDS = 1.0
+#: Seconds within which a closed page's job must be gone.
+GONE_SECONDS = 2.0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    pages = {"views": [], "sampling": []}
+
+    def views_page():
+        views = {"single": app.single_level_view(), "pcorrect": app.p_correct_view()}
+        for view in views.values():
+            view.refresh()
+        pages["views"].append(views)
+        return pn.Column(*(view.layout for view in views.values()))
+
+    def sampling_page():  # a long job, started as the page opens (as by the button)
+        panel = SamplingPanel()
+        panel.attach(app.two_level_view())
+        panel.draws.value, panel.chains.value = "15000000", "2"
+        panel._start()
+        pages["sampling"].append(panel)
+        return panel.layout
+
+    thread = pn.serve({"/views": views_page, "/sampling": sampling_page}, port=port,
+                      address="127.0.0.1", show=False, threaded=True, start=True,
+                      allow_websocket_origin=[f"127.0.0.1:{port}"], title="test")
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}", pages
+    thread.stop()
+
+
+def _box(session, css: str) -> TextInput:
+    found = [m for m in session.document.select({"type": TextInput}) if css in m.css_classes]
+    assert len(found) == 1, css
+    return found[0]
+
+
+def _until(predicate, seconds: float, pump=None) -> float | None:
+    """Seconds until ``predicate()`` holds (None if not within ``seconds``)."""
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if pump is not None:
+            pump()  # a request to the server and its reply: needs a free event loop
+        if predicate():
+            return time.monotonic() - start
+        time.sleep(0.01)
+    return None
+
+
+def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeypatch):
+    url, pages = server
+    slow_values = {"rho1": float(SLOW_RHO1), "rho2": 0.2465, "d": 27}
+    from dprisk.inference.studies.setup import grid_memory
+    from dprisk.models.scenario import two_level_scenario
+
+    cells = grid_memory(two_level_scenario(None, **slow_values, p=0.5, known=0,
+                                           prior="improper"), 1e-12) / 32
+    monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.EXACT_GRID_CELL_STEPS)
+    first = pull_session(url=f"{url}/views")
+    second = pull_session(url=f"{url}/views")
+    try:
+        slow, fast = pages["views"][-2]["pcorrect"], pages["views"][-1]["single"]
+        _box(first, "dprisk-pcorrect-rho1").value = SLOW_RHO1
+        assert _until(lambda: slow.busy.value, 10, first.force_roundtrip) is not None
+        _box(second, "dprisk-single-p").value = "1/3"
+        took = _until(lambda: fast.current.numbers["p"] == pytest.approx(1 / 3), 10,
+                      second.force_roundtrip)
+        assert slow.busy.value, "the slow view finished first: the test measured nothing"
+        assert took is not None and took < UPDATE_SECONDS, f"{took} s"
+        assert _until(lambda: not slow.busy.value, 120) is not None
+        assert slow.current.numbers["rho1"] == pytest.approx(float(SLOW_RHO1))  # computed, not refused
+    finally:
+        first.close()
+        second.close()
+
+
+def test_closed_page_job_gone_within_2s(server):
+    url, pages = server
+    session = pull_session(url=f"{url}/sampling")
+    try:
+        job = pages["sampling"][-1].job
+        assert _until(lambda: job.status == "running", 120, session.force_roundtrip)
+        time.sleep(0.3)  # inside the first chain (15M draws: seconds)
+    finally:
+        session.close()
+    closed = time.monotonic()
+    took = _until(lambda: job.finished and not job.process.is_alive(), GONE_SECONDS)
+    assert took is not None, f"the job still ran {time.monotonic() - closed:.1f} s after close"
+    assert job.status == "cancelled" and not job.plot_dir.exists()
