@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 import pytest
+from browser_helpers import free_port
 
 from dprisk.explore.access import (
     COOKIE,
@@ -28,12 +29,6 @@ from dprisk.explore.access import (
 )
 
 TOKEN = "t0ken-for-the-test"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _serve(access, port):
@@ -59,7 +54,7 @@ LOADS, LOAD_SECONDS = 3, 60.0
 
 @pytest.fixture(scope="module")
 def servers():
-    token_port, basic_port, open_port = _free_port(), _free_port(), _free_port()
+    token_port, basic_port, open_port = free_port(), free_port(), free_port()
     users = {"ana": hash_password("correct horse", iterations=1000)}
     token = Access(allowed_names("127.0.0.1", token_port, ["proxy.example:443"]), token=TOKEN)
     basic = Access(allowed_names("127.0.0.1", basic_port), users=users)

@@ -22,6 +22,7 @@ import panel as pn
 import pytest
 from bokeh.client import pull_session
 from bokeh.models import TextInput
+from browser_helpers import free_port
 
 from dprisk.explore import app, limits
 from dprisk.explore.sampling_view import SamplingPanel
@@ -34,15 +35,9 @@ UPDATE_SECONDS = 1.0
 GONE_SECONDS = 2.0
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
+    port = free_port()
     pages = {"views": [], "sampling": []}
 
     def views_page():
@@ -112,7 +107,8 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
         assert slow.busy.value, "the slow view finished first: the test measured nothing"
         assert took is not None and took < UPDATE_SECONDS, f"{took} s"
         assert _until(lambda: not slow.busy.value, 120) is not None
-        assert slow.current.numbers["rho1"] == pytest.approx(float(SLOW_RHO1))  # computed, not refused
+        # computed, not refused
+        assert slow.current.numbers["rho1"] == pytest.approx(float(SLOW_RHO1))
     finally:
         first.close()
         second.close()
