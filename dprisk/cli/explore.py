@@ -53,8 +53,8 @@ def add_parser(subs) -> None:
                      help="serve beyond loopback without a token or password (default there: "
                      "a token, printed in the URL at start)")
     sub.add_argument("--max-jobs", type=common.integer, default=None, metavar="N",
-                     help="slow computations running at once, server-wide (default: the "
-                     "number of cores); more wait their turn")
+                     help="slow computations running at once, server-wide, and as many "
+                     "sampling workers (default: the number of cores); more wait their turn")
     sub.add_argument("--page-loads", type=common.integer, default=None, metavar="N",
                      help="page loads (and as many websocket connections) per client address "
                      "per minute, beyond which a client gets status 429 (default 30; 0: no "

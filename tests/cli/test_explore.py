@@ -18,6 +18,7 @@ from cli_helpers import run_cli
         (["--port", "70000"], "--port"),
         (["--host", " "], "--host"),
         (["--bogus"], "--bogus"),
+        (["--page-loads", "-1"], "--page-loads"),
     ],
 )
 def test_bad_options_exit_2(argv, option, capsys):

@@ -76,6 +76,14 @@ def _box(session, css: str) -> TextInput:
     return found[0]
 
 
+def _close(loop: IOLoop, *sessions) -> None:
+    """Close the clients' websockets, let the closing handshakes run, free the loop's sockets."""
+    for session in sessions:
+        session.close()
+    loop.run_sync(lambda: asyncio.sleep(0.2))
+    loop.close(all_fds=True)
+
+
 def _until(predicate, seconds: float, pump=None) -> float | None:
     """Seconds until ``predicate()`` holds (None if not within ``seconds``)."""
     start = time.monotonic()
@@ -119,21 +127,20 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
         # computed, not refused
         assert slow.current.numbers["rho1"] == pytest.approx(float(SLOW_RHO1))
     finally:
-        first.close()
-        second.close()
-        clients.close()
+        _close(clients, first, second)
 
 
 def test_closed_page_job_gone_within_2s(server):
     url, pages = server
-    session = pull_session(url=f"{url}/sampling")
+    client = IOLoop()
+    session = pull_session(url=f"{url}/sampling", io_loop=client)
     try:
         job = pages["sampling"][-1].job
         assert _until(lambda: job.status == "running", 120, session.force_roundtrip)
         time.sleep(0.3)  # inside the first chain (15M draws: seconds)
     finally:
-        session.close()
-    closed = time.monotonic()
-    took = _until(lambda: job.finished and not job.process.is_alive(), GONE_SECONDS)
+        _close(client, session)
+    closed = time.monotonic() - 0.2  # _close waits 0.2 s after closing the websocket
+    took = _until(lambda: job.finished and not job.process.is_alive(), GONE_SECONDS - 0.2)
     assert took is not None, f"the job still ran {time.monotonic() - closed:.1f} s after close"
     assert job.status == "cancelled" and not job.plot_dir.exists()
