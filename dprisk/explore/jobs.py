@@ -166,7 +166,7 @@ class SamplingJob:
     ------
     ValueError
         Before anything runs, if chains x draws (memory) or chains x (tune + draws) (work)
-        exceed the limits (:mod:`dprisk.runtime.memory_limit`, :mod:`~.work_limit`).
+        exceed the limits (:mod:`dprisk.runtime.memory_limit`, :mod:`dprisk.runtime.work_limit`).
     """
 
     def __init__(self, release, params: dict, *, draws: int = 5000, chains: int = 4,

@@ -4,27 +4,23 @@ The command line refuses requests above its limits (``DPRISK_MEMORY_LIMIT``, 2 G
 ``DPRISK_WORK_LIMIT``, :math:`10^{12}` steps: about an hour), which suit one person's own
 run. A served view shares the machine with every visitor, so each view's request is held to
 the smaller of those and the explorer's own caps, :data:`VIEW_MEMORY_CAP` and
-:data:`VIEW_WORK_CAP` (:math:`2 \times 10^{10}` steps: about 90 s at the reference speed,
-where the estimates err long: the slowest views allowed take 10-25 s on the 2-core machine,
-against minutes and gigabytes within the command line's limits). The estimates
+:data:`VIEW_WORK_CAP` (:math:`5 \times 10^9` steps: about 22 s at the reference speed,
+where the estimates err long: the slowest views allowed take about 10 s on the 2-core
+machine, against minutes and gigabytes within the command line's limits). The estimates
 are made from the parameters alone, before anything is allocated, in the command line's
 units (:mod:`dprisk.runtime.work_limit`), by :func:`size_two_level` and
 :func:`size_p_correct`; the page shows the refusal (one line naming the parameters) at once,
-from the event loop, and sends nothing to the pool of slow computations.
+from the event loop, and sends nothing to the pool of slow computations. The estimates:
 
-==================================  =====================================================
-view                                estimate
-==================================  =====================================================
-two levels (posterior and the       the k2 window :math:`W = 2K + 3` of
-decision map)                       :func:`~dprisk.inference.kernels.table_kernels.
-                                    initial_halfwidth` at :math:`\rho_2 + \rho_1/d`:
-                                    ``W x TWO_LEVEL_WINDOW_STEPS`` steps, ``W x
-                                    TWO_LEVEL_WINDOW_BYTES`` bytes
-P[correct] against rho              the exact study's release grid,
-                                    :func:`~dprisk.inference.studies.setup.grid_memory`
-                                    bytes and ``cells x EXACT_GRID_CELL_STEPS`` steps
-                                    (as the study itself checks)
-==================================  =====================================================
+- the two-level view (the posterior and the decision map): its k2 window
+  :math:`W = 2K + 3`, with :math:`K` from
+  :func:`dprisk.inference.kernels.table_kernels.initial_halfwidth` at the precision
+  :math:`\rho_2 + \rho_1/d`; ``W x TWO_LEVEL_WINDOW_STEPS`` steps and
+  ``W x TWO_LEVEL_WINDOW_BYTES`` bytes;
+- the P[correct]-against-rho view: the exact study's release grid,
+  :func:`dprisk.inference.studies.setup.grid_memory` bytes and ``cells x
+  P_CORRECT_CELL_STEPS`` steps (the study itself checks ``cells x EXACT_GRID_CELL_STEPS``,
+  a bound five times larger, against the command line's limits).
 
 The single-level, budget and accounting views are closed forms or bounded searches (their
 grids are clipped; a CKS conversion outside its range is refused by the library).
@@ -34,13 +30,10 @@ Nothing here imports Panel.
 from __future__ import annotations
 
 from dprisk.runtime.memory_limit import format_bytes, memory_limit
-from dprisk.runtime.work_limit import (
-    EXACT_GRID_CELL_STEPS,
-    STEP_SECONDS,
-    work_limit,
-)
+from dprisk.runtime.work_limit import STEP_SECONDS, work_limit
 
 __all__ = [
+    "P_CORRECT_CELL_STEPS",
     "TWO_LEVEL_WINDOW_BYTES",
     "TWO_LEVEL_WINDOW_STEPS",
     "VIEW_MEMORY_CAP",
@@ -53,14 +46,19 @@ __all__ = [
 
 #: The explorer's cap on one view's memory (bytes), below ``DPRISK_MEMORY_LIMIT``.
 VIEW_MEMORY_CAP = 512 * 1024**2
-#: The explorer's cap on one view's work (steps; about 90 s at the reference speed, which the
-#: estimates overstate: P[correct] at rho1 = 1.2e-5, the largest allowed, takes about 10 s).
-VIEW_WORK_CAP = 2e10
+#: The explorer's cap on one view's work (steps; about 22 s at the reference speed, which the
+#: estimates overstate: the slowest requests allowed take about 10 s, see below).
+VIEW_WORK_CAP = 5e9
 #: Steps of the two-level view per value of its k2 window (the posterior and the 17 x 17
 #: decision map): measured 3 to 17 us per value at rho1 = rho2 from 1e-12 to 1e-8 on the
-#: 2-core machine (2026-11-28), the fixed part dominating at small windows; 1500 steps is
-#: 6.75 us, an upper bound once the window is large enough to matter.
-TWO_LEVEL_WINDOW_STEPS = 1500
+#: loaded 2-core machine (2026-11-28: 2.1 s at 1e-8, 7.4 s at 1e-10, 33 s at 1.2e-11);
+#: 4000 steps is 18 us, so the largest window allowed is about 1.25e6 values (rho1 = rho2
+#: = 1e-10, 7 s).
+TWO_LEVEL_WINDOW_STEPS = 4000
+#: Steps of the P[correct] view per release (x2*, y1*) of the exact study's grid: measured
+#: 4 to 5.3 us per cell at rho1 = 1e-4 and 1e-5 (3.9 s and 9.6 s) on the same machine;
+#: 2000 steps is 9 us, so the largest grid allowed is 2.5e6 cells (rho1 about 1e-5).
+P_CORRECT_CELL_STEPS = 2000
 #: Bytes of the two-level view per value of its k2 window (peak RSS 1.1 GB at a window of
 #: 1.2e7 values, about 90 bytes each, rounded up).
 TWO_LEVEL_WINDOW_BYTES = 128
@@ -105,5 +103,5 @@ def size_p_correct(*, rho1: float, rho2: float, d: int) -> None:
                                   prior="improper")  # the grid depends on rho1, rho2, d only
     nbytes = grid_memory(scenario, DEFAULT_TAIL_MASS)
     cells = nbytes / 32.0
-    check_view(nbytes, cells * EXACT_GRID_CELL_STEPS, parameter="rho1, rho2",
+    check_view(nbytes, cells * P_CORRECT_CELL_STEPS, parameter="rho1, rho2",
                what=f"the exact study's grid of {cells:.3g} releases (x2*, y1*)")

@@ -106,7 +106,7 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
 
     cells = grid_memory(two_level_scenario(None, **slow_values, p=0.5, known=0,
                                            prior="improper"), 1e-12) / 32
-    monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.EXACT_GRID_CELL_STEPS)
+    monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.P_CORRECT_CELL_STEPS)
     clients = IOLoop()  # the two visitors' connections run on this loop, in this thread
     first = pull_session(url=f"{url}/views", io_loop=clients)
     second = pull_session(url=f"{url}/views", io_loop=clients)
