@@ -81,6 +81,8 @@ class SamplingPanel:
     def _start(self, _event=None) -> None:
         ticket = self.sequencer.next()
         try:  # sized (memory, work) before anything runs: refused at once
+            if self.view.size is not None:  # the release's tables, as the view sizes them
+                self.view.size(**self.view.values())
             release, params, options = self._inputs()
             job = SamplingJob(release, params, ticket=ticket, **options)
         except ValueError as err:

@@ -42,6 +42,16 @@ def test_sampling_panel_shows_the_refusal_and_starts_nothing():
     assert panel.job is None and "draws, chains" in panel.status.object
 
 
+def test_sampling_at_a_refused_rho_is_refused_too():
+    panel = SamplingPanel()
+    panel.attach(app.two_level_view())
+    for key in ("rho1", "rho2"):
+        with param.discard_events(panel.view.controls[key]):  # not computed here
+            panel.view.controls[key].value = "1e-12"
+    panel._start()
+    assert panel.job is None and "for one view" in panel.status.object
+
+
 def test_a_finished_or_cancelled_job_leaves_no_folder():
     job = SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10, random_seed=1)
     job.cancel()
