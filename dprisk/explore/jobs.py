@@ -23,6 +23,11 @@ table and the convergence report with trace and rank plots
 (:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`), and sends back the
 table, the report and the plots' PNG bytes (the draws stay in the worker). Nothing here
 imports Panel.
+
+As with every ``forkserver`` or ``spawn`` worker, a worker imports the program's main module
+(under another name): a script that calls :func:`dprisk.explore.app.serve` must do so under
+``if __name__ == "__main__":`` (``dprisk explore``, ``python -m``, notebooks and pytest do),
+or each job fails with one message.
 """
 
 from __future__ import annotations
@@ -204,7 +209,10 @@ class SamplingJob:
         return self
 
     def cancel(self) -> None:
-        """Stop the job now: a running worker is killed, a waiting job never starts."""
+        """Stop the job now: a running worker is killed, a waiting job never starts.
+
+        Never waits (it is called from the event loop): the watching thread reaps the worker.
+        """
         with self._lock:
             self._cancel.set()
             if self.process is not None and self.process.is_alive():
@@ -238,16 +246,23 @@ class SamplingJob:
     def _watch(self) -> None:
         context = _context()
         receive, send = context.Pipe(duplex=False)
+        worker = context.Process(
+            target=_work, name="dprisk-sampling", daemon=True,
+            args=(send, self.release, self.params, self.draws, self.chains, self.tune,
+                  self.random_seed, str(self.plot_dir)))
         with self._lock:
             if self._cancel.is_set():
                 self.status = "cancelled"
                 return
-            self.process = context.Process(
-                target=_work, name="dprisk-sampling", daemon=True,
-                args=(send, self.release, self.params, self.draws, self.chains, self.tune,
-                      self.random_seed, str(self.plot_dir)))
-            self.process.start()
-            self.status = "running"
+            self.process = worker
+        # not under the lock: the first start waits for the forkserver's imports, and
+        # cancel() is called from the event loop
+        worker.start()
+        with self._lock:
+            if self._cancel.is_set():  # cancelled while it started
+                worker.kill()
+            else:
+                self.status = "running"
         send.close()
         outcome = None
         try:

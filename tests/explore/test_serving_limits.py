@@ -7,6 +7,7 @@ served page.
 """
 
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -139,3 +140,21 @@ def test_tiny_rho_within_the_limits_is_allowed():
     two, pcorrect = app.two_level_view(), app.p_correct_view()
     assert two._refusal({**two.values(), "rho1": "1e-8", "rho2": "1e-8"}) is None
     assert pcorrect._refusal({**pcorrect.values(), "rho1": "1e-4"}) is None
+
+
+def test_a_job_waits_for_a_free_worker_and_can_be_cancelled_meanwhile(monkeypatch):
+    """At most --max-jobs sampling workers server-wide: here one, already taken."""
+    from dprisk.explore import jobs
+
+    monkeypatch.setattr(jobs, "_SLOTS", threading.BoundedSemaphore(1))
+    jobs._SLOTS.acquire()  # another session's job holds the only worker
+    try:
+        job = SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10).start()
+        time.sleep(0.3)
+        assert job.status == "waiting" and job.process is None
+        job.cancel()
+        job.join(2.0)
+        assert job.status == "cancelled" and job.process is None
+        assert not job.plot_dir.exists()
+    finally:
+        jobs._SLOTS.release()
