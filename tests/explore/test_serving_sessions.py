@@ -114,8 +114,9 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
         slow, fast = pages["views"][-2]["pcorrect"], pages["views"][-1]["single"]
         _box(first, "dprisk-pcorrect-rho1").value = SLOW_RHO1
         # the clients' loop sends the first visitor's change (not waiting for an answer)
-        clients.run_sync(lambda: asyncio.sleep(0.3))
-        assert slow.sequencer.latest > 1  # the server has the first visitor's request
+        sent = _until(lambda: slow.sequencer.latest > 1, 30,  # the server has it
+                      lambda: clients.run_sync(lambda: asyncio.sleep(0.05)))
+        assert sent is not None, "the first visitor's request did not reach the server"
         _box(second, "dprisk-single-p").value = "1/3"
         took = _until(lambda: fast.current.numbers["p"] == pytest.approx(1 / 3), 10,
                       second.force_roundtrip)
