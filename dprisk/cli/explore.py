@@ -53,8 +53,12 @@ def add_parser(subs) -> None:
                      help="serve beyond loopback without a token or password (default there: "
                      "a token, printed in the URL at start)")
     sub.add_argument("--max-jobs", type=common.integer, default=None, metavar="N",
-                     help="slow computations running at once, server-wide (default: the "
-                     "number of cores); more wait their turn")
+                     help="slow computations running at once, server-wide, and as many "
+                     "sampling workers (default: the number of cores); more wait their turn")
+    sub.add_argument("--page-loads", type=common.integer, default=None, metavar="N",
+                     help="page loads (and as many websocket connections) per client address "
+                     "per minute, beyond which a client gets status 429 (default 30; 0: no "
+                     "limit)")
     sub.add_argument("--no-browser", action="store_true",
                      help="do not open the page in a browser")
     sub.set_defaults(func=run)
@@ -82,6 +86,8 @@ def run(args) -> int:
         raise ValueError("--host must be a host name or address, got an empty string")
     if args.max_jobs is not None and args.max_jobs < 1:
         raise ValueError(f"--max-jobs must be an integer >= 1, got {args.max_jobs}")
+    if args.page_loads is not None and args.page_loads < 0:
+        raise ValueError(f"--page-loads must be an integer >= 0, got {args.page_loads}")
     prior_dir = None
     if args.prior_dir is not None:
         prior_dir = Path(args.prior_dir).expanduser()
@@ -107,5 +113,6 @@ def run(args) -> int:
     from dprisk.explore.app import serve
 
     serve(port=args.port, host=args.host, show=not args.no_browser, prior_dir=prior_dir,
-          allow_origin=args.allow_origin, auth=auth, users=users, max_jobs=args.max_jobs)
+          allow_origin=args.allow_origin, auth=auth, users=users, max_jobs=args.max_jobs,
+          page_loads=args.page_loads)
     return common.EXIT_OK

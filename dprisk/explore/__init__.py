@@ -8,7 +8,7 @@ pure-Python wheels. See :mod:`dprisk.explore.app` for the reasons in full.
 
 Modules: :mod:`~dprisk.explore.inputs` (text boxes to validated values; request numbers),
 :mod:`~dprisk.explore.results` (what each view shows, from the public functions of
-:mod:`dprisk.inference`), :mod:`~dprisk.explore.jobs` (sampling in a background thread),
+:mod:`dprisk.inference`), :mod:`~dprisk.explore.jobs` (sampling in a killable worker process),
 :mod:`~dprisk.explore.views` and :mod:`~dprisk.explore.sampling_view` (Panel views),
 :mod:`~dprisk.explore.app` (the served app) and :mod:`~dprisk.explore.notebook` (live controls
 for the what-if notebooks). Computation stays in :mod:`dprisk.inference`; nothing here

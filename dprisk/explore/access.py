@@ -12,7 +12,11 @@ the server consults for every page and websocket request:
 - with ``--basic-auth FILE`` a login form checks a user name and password against FILE,
   one ``user:pbkdf2_sha256$ITERATIONS$SALT$HASH`` line per user (:func:`hash_password`,
   ``python -m dprisk.explore.access USER`` prints one); passwords are never stored;
-- with neither (loopback, or ``--no-auth``) everyone who reaches an allowed name is let in.
+- with neither (loopback, or ``--no-auth``) everyone who reaches an allowed name is let in;
+- page loads (and websocket connections, each of which can open a session) are limited per
+  client address (:class:`PageLoads`, ``--page-loads N/SECONDS``): beyond the limit the
+  request gets status 429 and one line of text, before any session is built. Behind a
+  reverse proxy on this machine the client is the last address of ``X-Forwarded-For``.
 
 Panel's own ``basic_auth`` compares passwords in plain text and ignores the Host header,
 hence this provider. Nothing here imports Panel.
@@ -22,15 +26,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import socket
+import threading
+import time
+from collections import deque
 from pathlib import Path
 from urllib.parse import urlparse
 
 from bokeh.server.auth_provider import AuthProvider
-from tornado.web import HTTPError, RequestHandler
+from tornado.web import Finish, HTTPError, RequestHandler
 
-__all__ = ["Access", "allowed_names", "bokeh_origins", "hash_password", "read_password_file"]
+__all__ = ["Access", "PageLoads", "allowed_names", "bokeh_origins", "client_address",
+           "hash_password", "read_password_file"]
 
 #: PBKDF2-SHA256 iterations of a new password hash.
 ITERATIONS = 200_000
@@ -40,6 +49,55 @@ COOKIE = "dprisk_explore_user"
 COOKIE_DAYS = 1
 LOGIN_PATH = "/login"
 _WILDCARDS = ("0.0.0.0", "::", "")
+#: Page loads per client address by default: ``(loads, seconds)``.
+DEFAULT_PAGE_LOADS = (30, 60.0)
+#: The one line a client over its page-load limit gets (status 429).
+TOO_MANY = "dprisk explore: too many page loads from your address; wait a minute and reload\n"
+
+
+def client_address(handler: RequestHandler) -> str:
+    """The client's address: the peer, or behind a proxy on loopback its ``X-Forwarded-For``.
+
+    Only a proxy on this machine is believed (a remote client could write any header); the
+    last address of the header is the one the proxy itself appended.
+    """
+    peer = handler.request.remote_ip or ""
+    forwarded = handler.request.headers.get("X-Forwarded-For", "")
+    try:
+        local = ipaddress.ip_address(peer).is_loopback
+    except ValueError:
+        local = False
+    if local and forwarded.strip():
+        return forwarded.split(",")[-1].strip()
+    return peer
+
+
+class PageLoads:
+    """At most ``loads`` requests per client and kind in any ``seconds`` (a sliding window).
+
+    Thread-safe. Only recent clients are remembered (at most ``max_clients``; the oldest go
+    first), so the table cannot grow without bound.
+    """
+
+    def __init__(self, loads: int, seconds: float, *, max_clients: int = 10_000) -> None:
+        self.loads, self.seconds, self.max_clients = int(loads), float(seconds), max_clients
+        self._times: dict[tuple, deque] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, key, now: float | None = None) -> bool:
+        """Count one request of ``key``; False if it is over the limit (not counted then)."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            times = self._times.pop(key, None) or deque()
+            while times and times[0] <= now - self.seconds:
+                times.popleft()
+            allowed = len(times) < self.loads
+            if allowed:
+                times.append(now)
+            self._times[key] = times  # most recent last
+            while len(self._times) > self.max_clients:
+                del self._times[next(iter(self._times))]
+            return allowed
 
 
 def _name_port(entry: str, port: int) -> list[str]:
@@ -162,12 +220,17 @@ class Access(AuthProvider):
         The token visitors must show once (``?token=`` or the sign-in form).
     users : dict of str to str, optional
         ``{user: hash}`` (:func:`read_password_file`) for a user name and password form.
+    page_loads : (int, float), optional
+        At most this many page loads, and as many websocket connections, per client address
+        in this many seconds (default :data:`DEFAULT_PAGE_LOADS`); None: no limit.
     """
 
-    def __init__(self, names, *, token: str | None = None, users: dict | None = None) -> None:
+    def __init__(self, names, *, token: str | None = None, users: dict | None = None,
+                 page_loads=DEFAULT_PAGE_LOADS) -> None:
         self.names = set(names)
         self.token = token
         self.users = users
+        self.page_loads = PageLoads(*page_loads) if page_loads else None
         super().__init__()
 
     @property
@@ -193,9 +256,22 @@ class Access(AuthProvider):
                 return False
         return True
 
+    def _count_load(self, handler: RequestHandler) -> None:
+        """Refuse a page load or websocket over the client's limit: 429 and one line."""
+        if self.page_loads is None:
+            return
+        socket_ = handler.request.headers.get("Upgrade", "").lower() == "websocket"
+        key = (client_address(handler), "socket" if socket_ else "page")
+        if not self.page_loads.allow(key):
+            handler.set_status(429)
+            handler.set_header("Content-Type", "text/plain; charset=utf-8")
+            handler.set_header("Retry-After", str(int(self.page_loads.seconds)))
+            raise Finish(TOO_MANY)
+
     def _user(self, handler: RequestHandler):
         if not self.host_allowed(handler):
             raise HTTPError(403, "unknown host or origin")
+        self._count_load(handler)
         if not self.needs_sign_in:
             return "visitor"
         user = handler.get_secure_cookie(COOKIE, max_age_days=COOKIE_DAYS)

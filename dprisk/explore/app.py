@@ -20,7 +20,7 @@ import threading
 
 import panel as pn
 
-from dprisk.explore import results
+from dprisk.explore import limits, results
 from dprisk.explore.inputs import (
     PriorPolicy,
     is_loopback,
@@ -102,9 +102,13 @@ def two_level_view(policy: PriorPolicy | None = None) -> WhatIfView:
             **read_scenario(scenario, policy), x1_star=read_count(x1_star, "x1*"),
             x2_star=read_count(x2_star, "x2*"), y1_star=read_count(y1_star, "y1*"))
 
+    def size(rho1, rho2, d, **_others):
+        limits.size_two_level(rho1=read_rho(rho1, "rho1"), rho2=read_rho(rho2, "rho2"),
+                              d=read_count(d, "d", minimum=1))
+
     sampling = SamplingPanel(policy)
     view = WhatIfView("two", "Two levels", controls, compute, TwoLevelPlot(),
-                      extra=[sampling.layout], slow=True)  # 2.7 s at a tiny rho1
+                      extra=[sampling.layout], slow=True, size=size)  # 2 s at rho = 1e-8
     sampling.attach(view)
     return view
 
@@ -118,10 +122,14 @@ def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
         return results.p_correct_result(**read_scenario(scenario, policy),
                                         x2=read_count(x2, "x2"))
 
+    def size(rho1, rho2, d, **_others):  # the grid depends on rho1, rho2, d only
+        limits.size_p_correct(rho1=read_rho(rho1, "rho1"), rho2=read_rho(rho2, "rho2"),
+                              d=read_count(d, "d", minimum=1))
+
     return WhatIfView("pcorrect", "P[correct] vs rho", controls, compute, CurvePlot(
         "rho1", "P[correct decision]", x_axis_type="log", vline="rho1",
         point=("rho1", "p_correct_two_level"), y_range=(0, 1.02)),
-        slow=True)  # a minute on one core at rho1 = 1e-8: never on the event loop
+        slow=True, size=size)  # sized first: minutes at rho1 = 1e-7 within the CLI's limits
 
 
 def budget_view() -> WhatIfView:
@@ -180,22 +188,22 @@ def build_app(policy: PriorPolicy | None = None) -> pn.Column:
     return pn.Column(header, tabs)
 
 
-def _import_sampling_check() -> None:
-    """:func:`dprisk.explore.jobs.import_diagnostics`, ahead of the first sampling check.
+def _start_sampling_workers() -> None:
+    """:func:`dprisk.explore.jobs.start_workers`, ahead of the first sampling check.
 
-    An import that fails here is left to the job, which reports it in the page.
+    A failure here is left to the job, which reports it in the page.
     """
-    from dprisk.explore.jobs import import_diagnostics
+    from dprisk.explore.jobs import start_workers
 
     try:
-        import_diagnostics()
-    except Exception:  # the job imports again and shows the error in the page
+        start_workers()
+    except Exception:  # the job starts its worker again and shows the error in the page
         pass
 
 
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
           prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None,
-          max_jobs: int | None = None) -> None:
+          max_jobs: int | None = None, page_loads: int | None = None) -> None:
     """Serve :func:`build_app` at ``http://host:port/`` until interrupted.
 
     Model files (:class:`PriorPolicy`): typed ``PATH.py:NAME`` only when ``host`` is
@@ -204,26 +212,39 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
     (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
     ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
+    ``page_loads``: page loads (and websocket connections) per client address per minute
+    (default :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
     """
     import secrets
 
-    from dprisk.explore.access import Access, allowed_names, bokeh_origins, new_token
+    from dprisk.explore.access import (
+        DEFAULT_PAGE_LOADS,
+        Access,
+        allowed_names,
+        bokeh_origins,
+        new_token,
+    )
+    from dprisk.explore.jobs import set_max_sampling
 
     policy = prior_policy(host, prior_dir)
     set_max_jobs(max_jobs)
+    set_max_sampling(max_jobs)
     if auth == "auto":
         auth = "none" if is_loopback(host) else "token"
     token = new_token() if auth == "token" else None
     names = allowed_names(host, port, allow_origin)
-    access = Access(names, token=token, users=users if auth == "basic" else None)
+    loads = DEFAULT_PAGE_LOADS if page_loads is None else (page_loads, 60.0) if page_loads else None
+    access = Access(names, token=token, users=users if auth == "basic" else None,
+                    page_loads=loads)
     import matplotlib
 
     matplotlib.use("Agg")
     pn.extension(notifications=False)
     build_app()  # warm: compiled kernels and caches load before the first visitor
-    # the sampling check's libraries (ArviZ alone takes seconds to import) load in the
-    # background while the first visitor's page is served, not when "Check by sampling" is pressed
-    threading.Thread(target=_import_sampling_check, name="dprisk-warm", daemon=True).start()
+    # the sampling workers' forkserver imports their libraries (ArviZ alone takes seconds) in
+    # the background while the first visitor's page is served, not when "Check by sampling"
+    # is pressed
+    threading.Thread(target=_start_sampling_workers, name="dprisk-warm", daemon=True).start()
     shown = "localhost" if host in ("0.0.0.0", "::", "") else host
     shown = f"[{shown}]" if ":" in shown else shown
     url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")

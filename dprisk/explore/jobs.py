@@ -1,21 +1,39 @@
-"""The explorer's "check by sampling": exact Gibbs in a background thread, with progress.
+"""The explorer's "check by sampling": exact Gibbs in a killable worker process, with progress.
 
 A :class:`SamplingJob` runs the exact Gibbs sampler
-(:func:`dprisk.inference.two_level.gibbs.gibbs_sample`) for one two-level release, one chain
-at a time, in a daemon thread: the page's event loop keeps serving, ``progress`` (0 to 1) is
-the share of chains done, and :meth:`SamplingJob.cancel` stops the run before the next chain
-(``status == "cancelled"``, no result). Chain ``c`` is seeded with the ``c``-th child of
-``np.random.SeedSequence(random_seed)``, so a seed reproduces the whole run.
+(:func:`dprisk.inference.two_level.gibbs.gibbs_sample`) for one two-level release in a
+*worker process* (:mod:`multiprocessing`, forked from a ``forkserver`` that has imported
+NumPy, the sampler, ArviZ and Matplotlib once), watched by a daemon thread of the server:
 
-When the chains are done the job builds an ArviZ ``DataTree``
-(:func:`dprisk.inference.two_level.gibbs.to_datatree`), its ``az.summary`` table and the
-convergence report with trace and rank plots
-(:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`). Nothing here imports
-Panel.
+- the page's event loop keeps serving, and the sampler's memory is the worker's, returned to
+  the system when it ends; ``progress`` (0 to 1) is the share of chains done;
+- :meth:`SamplingJob.cancel` kills the worker at once (``SIGKILL``), whatever it is doing
+  (inside a chain, between draws, or drawing the diagnostics): the job is gone within
+  :data:`CANCEL_SECONDS` (``status == "cancelled"``, no result). The hand-written sampler
+  cannot stop inside a chain by itself; a process can always be stopped;
+- at most :func:`set_max_sampling` jobs run at once, server-wide (``dprisk explore
+  --max-jobs``); more wait (``status == "waiting"``) and can be cancelled while they wait;
+- the job's temporary folder (``dprisk-explore-*``, its plots) is removed when it ends,
+  however it ends.
+
+Chain ``c`` is seeded with the ``c``-th child of ``np.random.SeedSequence(random_seed)``, so
+a seed reproduces the whole run. When the chains are done the worker builds an ArviZ
+``DataTree`` (:func:`dprisk.inference.two_level.gibbs.to_datatree`), its ``az.summary``
+table and the convergence report with trace and rank plots
+(:func:`dprisk.validation.crosschecks.diagnostics.convergence_report`), and sends back the
+table, the report and the plots' PNG bytes (the draws stay in the worker). Nothing here
+imports Panel.
+
+As with every ``forkserver`` or ``spawn`` worker, a worker imports the program's main module
+(under another name): a script that calls :func:`dprisk.explore.app.serve` must do so under
+``if __name__ == "__main__":`` (``dprisk explore``, ``python -m``, notebooks and pytest do),
+or each job fails with one message.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shutil
 import tempfile
 import threading
@@ -26,19 +44,67 @@ import numpy as np
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
 
-__all__ = ["JOB_BYTES_PER_DRAW", "SamplingJob", "import_diagnostics"]
+__all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "import_diagnostics",
+           "set_max_sampling", "start_workers"]
 
 #: Bytes a job holds per draw of one chain: X1 and X2 (int64), held about four times at once
 #: (the draws, the DataTree, ArviZ's ranks and summary), so 2 x 8 x 4.
 JOB_BYTES_PER_DRAW = 64
+#: A cancelled job's worker is gone within this many seconds (it is killed, then reaped).
+CANCEL_SECONDS = 2.0
+#: Seconds between the watching thread's looks at the worker (and at a cancel while waiting).
+WATCH_SECONDS = 0.05
+#: The sampler's modules: a worker forked with these imported starts drawing at once.
+SAMPLER_PRELOAD = ["numpy", "dprisk.explore.jobs", "dprisk.inference.two_level.gibbs"]
+#: What the forkserver imports once (read when it starts), so that each worker starts in
+#: milliseconds: the sampler and the diagnostics (ArviZ alone takes seconds to import).
+PRELOAD = [*SAMPLER_PRELOAD, "matplotlib", "arviz", "dprisk.validation.crosschecks.diagnostics"]
+
+_SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
+_CONTEXT = None
+_CONTEXT_LOCK = threading.Lock()
+
+
+def set_max_sampling(n: int | None = None) -> None:
+    """Run at most ``n`` sampling workers at once, server-wide (default: the core count)."""
+    global _SLOTS
+    _SLOTS = threading.BoundedSemaphore(n or os.cpu_count() or 1)
+
+
+def _context():
+    """The multiprocessing context of the workers: ``forkserver`` (``spawn`` without it).
+
+    Never plain ``fork``: the server has threads (Tornado, the view pool), and a fork of a
+    threaded process may inherit a lock held by another thread.
+    """
+    global _CONTEXT
+    with _CONTEXT_LOCK:
+        if _CONTEXT is None:
+            methods = multiprocessing.get_all_start_methods()
+            _CONTEXT = multiprocessing.get_context(
+                "forkserver" if "forkserver" in methods else "spawn")
+            if _CONTEXT.get_start_method() == "forkserver":
+                _CONTEXT.set_forkserver_preload(list(PRELOAD))
+        return _CONTEXT
+
+
+def _nothing() -> None:
+    """A worker that does nothing (:func:`start_workers`)."""
+
+
+def start_workers() -> None:
+    """Start the forkserver now (it imports :data:`PRELOAD`: seconds, once).
+
+    ``dprisk explore`` calls this in a background thread at start, so the first sampling
+    check does not wait for ArviZ's import.
+    """
+    worker = _context().Process(target=_nothing, daemon=True)
+    worker.start()
+    worker.join()
 
 
 def import_diagnostics():
-    """``(arviz, convergence_report)``: what a job diagnoses its draws with.
-
-    ArviZ takes seconds to import; ``dprisk explore`` calls this in a background thread at
-    start (:func:`dprisk.explore.app.serve`), so the first check does not wait for it.
-    """
+    """``(arviz, convergence_report)``: what a job diagnoses its draws with."""
     import arviz
 
     from dprisk.validation.crosschecks.diagnostics import convergence_report
@@ -46,8 +112,43 @@ def import_diagnostics():
     return arviz, convergence_report
 
 
+def _work(conn, release, params: dict, draws: int, chains: int, tune: int, random_seed,
+          plot_dir: str) -> None:
+    """The worker: sample, diagnose, send ``("progress", x)`` and ``("done", result)``."""
+    try:
+        conn.send(("done", _sample(conn, release, params, draws, chains, tune, random_seed,
+                                   Path(plot_dir))))
+    except Exception as err:  # shown in the page; the server keeps serving
+        conn.send(("failed", f"{type(err).__name__}: {err}"))
+    finally:
+        conn.close()
+
+
+def _sample(conn, release, params, draws, chains, tune, random_seed, plot_dir) -> dict:
+    import matplotlib
+
+    from dprisk.inference.two_level.gibbs import GibbsDraws, gibbs_sample, to_datatree
+
+    matplotlib.use("Agg")
+    seeds = np.random.SeedSequence(random_seed).spawn(chains)
+    x1, x2 = [], []
+    for chain, seed in enumerate(seeds):
+        one = gibbs_sample(*release, draws=draws, chains=1, tune=tune,
+                           random_seed=np.random.default_rng(seed), **params)
+        x1.append(one.x1[0])
+        x2.append(one.x2[0])
+        conn.send(("progress", 0.9 * (chain + 1) / chains))
+    attrs = {k: (str(v) if k == "prior" else v) for k, v in params.items()}
+    idata = to_datatree(GibbsDraws(np.stack(x1), np.stack(x2)), attrs=attrs)
+    az, convergence_report = import_diagnostics()
+    summary = az.summary(idata, var_names=["X1", "X2"], round_to="none")
+    report = convergence_report(idata, known=params.get("known", 0), out_dir=plot_dir)
+    figures = {name: Path(path).read_bytes() for name, path in report.figures.items()}
+    return {"summary": summary, "report": report, "figures": figures}
+
+
 class SamplingJob:
-    """Gibbs draws for one release, run off the event loop.
+    """Gibbs draws for one release, run in a worker process.
 
     Parameters
     ----------
@@ -65,6 +166,12 @@ class SamplingJob:
     ticket : int
         The view's request number when the job started (see
         :class:`dprisk.explore.inputs.Sequencer`).
+
+    Raises
+    ------
+    ValueError
+        Before anything runs, if chains x draws (memory) or chains x (tune + draws) (work)
+        exceed the limits (:mod:`dprisk.runtime.memory_limit`, :mod:`dprisk.runtime.work_limit`).
     """
 
     def __init__(self, release, params: dict, *, draws: int = 5000, chains: int = 4,
@@ -84,28 +191,35 @@ class SamplingJob:
         self.random_seed = random_seed
         self.ticket = ticket
         self.progress = 0.0
-        self.status = "pending"  # pending, running, done, cancelled, failed
+        self.status = "pending"  # pending, waiting, running, done, cancelled, failed
         self.error: str | None = None
-        self.idata = None
         self.summary = None
         self.report = None
         self.figures: dict[str, bytes] = {}  # the report's PNGs, read before plot_dir goes
         self.plot_dir = Path(tempfile.mkdtemp(prefix="dprisk-explore-"))
+        self.process = None  # the worker, once started
         self._cancel = threading.Event()
+        self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="dprisk-sampling", daemon=True)
 
     def start(self) -> SamplingJob:
-        """Start the background thread; return ``self``."""
-        self.status = "running"
+        """Start the watching thread (it starts the worker when a slot is free); ``self``."""
+        self.status = "waiting"
         self._thread.start()
         return self
 
     def cancel(self) -> None:
-        """Ask the job to stop before its next chain."""
-        self._cancel.set()
+        """Stop the job now: a running worker is killed, a waiting job never starts.
+
+        Never waits (it is called from the event loop): the watching thread reaps the worker.
+        """
+        with self._lock:
+            self._cancel.set()
+            if self.process is not None and self.process.is_alive():
+                self.process.kill()
 
     def join(self, timeout: float | None = None) -> None:
-        """Wait for the thread (tests and the command line)."""
+        """Wait for the job to end (tests and the command line)."""
         self._thread.join(timeout)
 
     @property
@@ -114,44 +228,77 @@ class SamplingJob:
         return self.status in ("done", "cancelled", "failed")
 
     def _run(self) -> None:
+        slots = _SLOTS
         try:
-            self._sample()
-        except Exception as err:  # shown in the page; the server keeps serving
-            self.error = f"{type(err).__name__}: {err}"
-            self.status = "failed"
+            while not slots.acquire(timeout=WATCH_SECONDS):
+                if self._cancel.is_set():
+                    self.status = "cancelled"
+                    return
+            try:
+                self._watch()
+            finally:
+                slots.release()
+        except Exception as err:  # the worker could not start: shown in the page
+            self.error, self.status = f"{type(err).__name__}: {err}", "failed"
         finally:  # the temporary folder goes when the job ends, however it ends
             shutil.rmtree(self.plot_dir, ignore_errors=True)
 
-    def _sample(self) -> None:
-        from dprisk.inference.two_level.gibbs import GibbsDraws, gibbs_sample, to_datatree
-
-        seeds = np.random.SeedSequence(self.random_seed).spawn(self.chains)
-        x1, x2 = [], []
-        for chain, seed in enumerate(seeds):
+    def _watch(self) -> None:
+        context = _context()
+        receive, send = context.Pipe(duplex=False)
+        worker = context.Process(
+            target=_work, name="dprisk-sampling", daemon=True,
+            args=(send, self.release, self.params, self.draws, self.chains, self.tune,
+                  self.random_seed, str(self.plot_dir)))
+        with self._lock:
             if self._cancel.is_set():
                 self.status = "cancelled"
                 return
-            one = gibbs_sample(*self.release, draws=self.draws, chains=1, tune=self.tune,
-                               random_seed=np.random.default_rng(seed), **self.params)
-            x1.append(one.x1[0])
-            x2.append(one.x2[0])
-            self.progress = 0.9 * (chain + 1) / self.chains
+            self.process = worker
+        # not under the lock: the first start waits for the forkserver's imports, and
+        # cancel() is called from the event loop
+        worker.start()
+        with self._lock:
+            if self._cancel.is_set():  # cancelled while it started
+                worker.kill()
+            else:
+                self.status = "running"
+        send.close()
+        outcome = None
+        try:
+            while outcome is None:
+                try:
+                    if not receive.poll(WATCH_SECONDS):
+                        if not self.process.is_alive() and not receive.poll(0):
+                            break
+                        continue
+                    kind, value = receive.recv()
+                except (EOFError, OSError):  # the worker ended (killed, or crashed)
+                    break
+                if kind == "progress":
+                    self.progress = value
+                else:
+                    outcome = (kind, value)
+        finally:
+            receive.close()
+            self.process.join(CANCEL_SECONDS)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+        self._finish(outcome)
+
+    def _finish(self, outcome) -> None:
         if self._cancel.is_set():
             self.status = "cancelled"
-            return
-        attrs = {k: (str(v) if k == "prior" else v) for k, v in self.params.items()}
-        self.idata = to_datatree(GibbsDraws(np.stack(x1), np.stack(x2)), attrs=attrs)
-        self._diagnose()
-        self.progress = 1.0
-        self.status = "done"
-
-    def _diagnose(self) -> None:
-        import matplotlib
-
-        az, convergence_report = import_diagnostics()
-        matplotlib.use("Agg")
-        self.summary = az.summary(self.idata, var_names=["X1", "X2"], round_to="none")
-        self.report = convergence_report(self.idata, known=self.params.get("known", 0),
-                                         out_dir=self.plot_dir)
-        self.figures = {name: Path(path).read_bytes()
-                        for name, path in self.report.figures.items()}
+        elif outcome is None:
+            self.error = (f"the sampling worker ended without a result (exit code "
+                          f"{self.process.exitcode})")
+            self.status = "failed"
+        elif outcome[0] == "failed":
+            self.error, self.status = outcome[1], "failed"
+        else:
+            self.summary = outcome[1]["summary"]
+            self.report = outcome[1]["report"]
+            self.figures = outcome[1]["figures"]
+            self.progress = 1.0
+            self.status = "done"

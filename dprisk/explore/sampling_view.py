@@ -1,10 +1,13 @@
 """The "check by sampling" panel of the two-level view.
 
 A button starts a :class:`dprisk.explore.jobs.SamplingJob` (exact Gibbs, one chain at a time,
-in a background thread) at the two-level view's current values; a periodic callback on the
+in a worker process) at the two-level view's current values; a periodic callback on the
 page's event loop copies the job's progress into a progress bar, and when the job is done
 shows ``az.summary`` for X1 and X2, the verdict of the convergence report and its trace and
-rank plots. "Cancel" stops the job before its next chain. The panel's own
+rank plots. "Cancel" kills the job's worker at once, and so does the page going away: the
+same periodic callback cancels the job as soon as the session has no connection left (a
+closed tab, a lost network), without waiting for Bokeh to discard the session (15 s and
+more); the session's on-destroy callback cancels it too. The panel's own
 :class:`~dprisk.explore.inputs.Sequencer` makes sure that a job started before a newer one
 (or before the controls changed) is never shown as current: its output is labelled with the
 inputs it was run at, and the result of a superseded job is dropped.
@@ -33,6 +36,7 @@ class SamplingPanel:
         self.sequencer = Sequencer()
         self.job: SamplingJob | None = None
         self.view = None
+        self._doc = None  # the page's document, while a job runs
         self._poll = None
         self._watching = False
         self.draws = pn.widgets.TextInput(name="draws per chain", value="5000", width=120,
@@ -77,6 +81,8 @@ class SamplingPanel:
     def _start(self, _event=None) -> None:
         ticket = self.sequencer.next()
         try:  # sized (memory, work) before anything runs: refused at once
+            if self.view.size is not None:  # the release's tables, as the view sizes them
+                self.view.size(**self.view.values())
             release, params, options = self._inputs()
             job = SamplingJob(release, params, ticket=ticket, **options)
         except ValueError as err:
@@ -85,6 +91,7 @@ class SamplingPanel:
         if self.job is not None:  # one sampling job per session
             self.job.cancel()
         self._cancel_on_close()
+        self._doc = pn.state.curdoc
         self.job = job.start()
         self.cancel_button.disabled = False
         self.progress.visible, self.progress.value = True, 0
@@ -108,10 +115,18 @@ class SamplingPanel:
             self.job.cancel()
             self.status.object = f"sampling #{self.job.ticket}: cancelling ..."
 
+    def _page_gone(self) -> bool:
+        """Whether the served page that started the job has no connection left."""
+        context = getattr(self._doc, "session_context", None)
+        session = getattr(context, "session", None)
+        return session is not None and (session.destroyed or session.connection_count == 0)
+
     def _check(self) -> None:
         job = self.job
         if job is None:
             return
+        if not job.finished and self._page_gone():  # a closed tab: stop the job now
+            job.cancel()
         self.progress.value = int(100 * job.progress)
         if not job.finished:
             return

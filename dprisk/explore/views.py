@@ -13,6 +13,9 @@ Update rules:
 - *fast* views (the exact closed forms and tables, well under 200 ms) compute in the callback;
   *slow* views compute in a worker thread (``loop.run_in_executor``) with the status line and
   a busy indicator saying so, and the old numbers marked as the previous input's;
+- a view with a ``size`` function (:mod:`dprisk.explore.limits`) has each request sized
+  first, on the event loop, from the parameters alone: a request above the limits is refused
+  at once with one message and never reaches the pool;
 - bad input (text in a number box, a prior file that does not load, a value out of range)
   shows one line in the page and marks the shown numbers stale; the server keeps serving.
 """
@@ -81,12 +84,16 @@ class WhatIfView:
         Compute in a worker thread instead of the callback.
     extra : list, optional
         More panes shown under the figure (e.g. the sampling check).
+    size : callable, optional
+        ``size(**values)``: raises ``ValueError`` (one line) if the request would exceed the
+        limits (:mod:`dprisk.explore.limits`); cheap, called before ``compute``.
     """
 
     def __init__(self, name: str, title: str, controls: dict, compute, plot, *,
-                 slow: bool = False, extra: list | None = None) -> None:
+                 slow: bool = False, extra: list | None = None, size=None) -> None:
         self.name, self.title, self.plot = name, title, plot
         self.controls, self.compute, self.slow = controls, compute, slow
+        self.size = size
         self.sequencer = Sequencer()
         self.current = None  # the WhatIf shown as current
         self.message = pn.pane.HTML("", visible=False, css_classes=["dprisk-message"],
@@ -160,11 +167,28 @@ class WhatIfView:
                               "numbers below are for the previous input</span>")
         self.figure_box.styles = {"opacity": "0.3"}
         doc = pn.state.curdoc  # the session's document (None outside a server)
+        refused = self._refusal(values)
+        if refused is not None:  # above the limits: refused at once, nothing sent to the pool
+            self._show(doc, ticket, None, refused)
+            return
         loop = asyncio.get_running_loop()
         outcome = await loop.run_in_executor(_pool(), self._attempt, values)
         self._show(doc, ticket, *outcome)
 
+    def _refusal(self, values: dict) -> str | None:
+        """The one-line refusal of a request above the limits (None: it may run)."""
+        if self.size is None:
+            return None
+        try:
+            self.size(**values)
+        except ValueError as err:
+            return str(err)
+        return None
+
     def _attempt(self, values: dict):
+        refused = self._refusal(values)
+        if refused is not None:
+            return None, refused
         try:
             return self.compute(**values), None
         except ValueError as err:

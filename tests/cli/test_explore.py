@@ -4,6 +4,7 @@ The served app itself is tested in a real browser (tests/explore/test_browser.py
 """
 
 import socket
+import time
 
 import pytest
 from cli_helpers import run_cli
@@ -17,6 +18,7 @@ from cli_helpers import run_cli
         (["--port", "70000"], "--port"),
         (["--host", " "], "--host"),
         (["--bogus"], "--bogus"),
+        (["--page-loads", "-1"], "--page-loads"),
     ],
 )
 def test_bad_options_exit_2(argv, option, capsys):
@@ -41,3 +43,52 @@ def test_listed_in_help(capsys):
     status, out, _ = run_cli(["--help"], capsys)
     assert status == 0
     assert "explore" in out
+
+
+def test_token_printed_at_start_beyond_loopback(capsys, monkeypatch):
+    """As Jupyter does: ``--host 0.0.0.0`` prints a URL with a token, and that token (and
+    only it) opens the page. ``pn.serve`` is made to serve in a thread so the command returns."""
+    import http.client
+    import re
+
+    import panel as pn
+
+    from dprisk.explore import app
+
+    real_serve, started = pn.serve, {}
+
+    def serve_in_thread(routes, **kwargs):
+        started["thread"] = real_serve(routes, **{**kwargs, "threaded": True, "start": True})
+
+    monkeypatch.setattr(pn, "serve", serve_in_thread)
+    monkeypatch.setattr(app, "_start_sampling_workers", lambda: None)  # not needed here
+    monkeypatch.setattr(app, "build_app", lambda policy=None: pn.pane.HTML("page"))  # cheap
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    status, out, err = run_cli(["explore", "--host", "0.0.0.0", "--port", str(port),
+                                "--no-browser"], capsys)
+    try:
+        assert status == 0, err
+        found = re.search(rf"serving at http://localhost:{port}/\?token=([0-9a-f]{{48}}) ", out)
+        assert found, out
+        token = found.group(1)
+
+        def status_of(path):
+            for _ in range(100):  # the server thread starts listening
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                try:
+                    conn.request("GET", path, headers={"Host": f"127.0.0.1:{port}"})
+                    return conn.getresponse().status
+                except ConnectionRefusedError:
+                    time.sleep(0.1)
+                finally:
+                    conn.close()
+            raise AssertionError("the server did not listen")
+
+        assert status_of("/") == 302  # to the sign-in form
+        assert status_of(f"/?token={'0' * 48}") == 302
+        assert status_of(f"/?token={token}") == 200
+    finally:
+        if "thread" in started:
+            started["thread"].stop()

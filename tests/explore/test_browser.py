@@ -17,8 +17,6 @@ browser is never downloaded: Playwright launches the system executable.
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -26,14 +24,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_helpers import free_port, launched_chromium, needs_chromium
 
 from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.inference.single_level import closed_form as sl
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 GALLERY = Path(__file__).resolve().parents[2] / "docs" / "gallery"
 #: Seconds to wait for the server's first page (it warms its kernels before listening).
 START_TIMEOUT = 180
@@ -44,17 +39,7 @@ SAMPLING_MS = 120_000
 #: The displayed numbers have 10 significant digits.
 DISPLAY_RTOL = 1e-9
 
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason="no system Chromium at /usr/bin/chromium (apt-get install -y "
-                       "chromium; .ci/run installs it): the browser test cannot run here"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+pytestmark = [needs_chromium("the browser test")]
 
 
 def _answers(url: str) -> bool:
@@ -67,7 +52,7 @@ def _answers(url: str) -> bool:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("explore") / "server.log"
     command = [str(Path(sys.prefix) / "bin" / "dprisk"), "explore", "--no-browser",
                "--port", str(port)]
@@ -99,12 +84,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is not installed (make setup)")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def _number(page, view: str, key: str) -> float:

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 import pytest
+from browser_helpers import free_port
 
 from dprisk.explore.access import (
     COOKIE,
@@ -28,12 +29,6 @@ from dprisk.explore.access import (
 )
 
 TOKEN = "t0ken-for-the-test"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _serve(access, port):
@@ -53,16 +48,22 @@ def _wait(port):
     raise AssertionError("the test server did not listen")
 
 
+#: The page-load limit of the third test server: loads per client in LOAD_SECONDS.
+LOADS, LOAD_SECONDS = 3, 60.0
+
+
 @pytest.fixture(scope="module")
 def servers():
-    token_port, basic_port = _free_port(), _free_port()
+    token_port, basic_port, open_port = free_port(), free_port(), free_port()
     users = {"ana": hash_password("correct horse", iterations=1000)}
     token = Access(allowed_names("127.0.0.1", token_port, ["proxy.example:443"]), token=TOKEN)
     basic = Access(allowed_names("127.0.0.1", basic_port), users=users)
-    threads = [_serve(token, token_port), _serve(basic, basic_port)]
-    _wait(token_port)
-    _wait(basic_port)
-    yield token_port, basic_port
+    limited = Access(allowed_names("127.0.0.1", open_port), page_loads=(LOADS, LOAD_SECONDS))
+    threads = [_serve(token, token_port), _serve(basic, basic_port),
+               _serve(limited, open_port)]
+    for port in (token_port, basic_port, open_port):
+        _wait(port)
+    yield token_port, basic_port, open_port
     for thread in threads:
         thread.stop()
 
@@ -84,7 +85,7 @@ def _cookie(response) -> str:
 
 
 def test_token_required_once_then_cookie(servers):
-    port, _ = servers
+    port, _, _ = servers
     response, _ = _get(port, "/")
     assert response.status == 302 and "/login" in response.getheader("Location")
     response, _ = _get(port, "/?token=wrong")
@@ -103,7 +104,7 @@ def test_token_required_once_then_cookie(servers):
 
 
 def test_foreign_host_or_origin_is_refused(servers):
-    port, _ = servers
+    port, _, _ = servers
     response, _ = _get(port, f"/?token={TOKEN}", host=f"attacker.example:{port}")
     assert response.status == 403
     response, _ = _get(port, f"/?token={TOKEN}", headers={"Origin": "http://attacker.example"})
@@ -134,7 +135,7 @@ def _websocket(port, origin, cookie):
 
 
 def test_websocket_needs_sign_in_and_a_known_origin(servers):
-    port, _ = servers
+    port, _, _ = servers
     response, _ = _get(port, f"/?token={TOKEN}")
     cookie = _cookie(response)
     assert _websocket(port, f"http://127.0.0.1:{port}", "") != 101
@@ -143,7 +144,7 @@ def test_websocket_needs_sign_in_and_a_known_origin(servers):
 
 
 def test_basic_auth_checks_the_hash(servers):
-    _, port = servers
+    _, port, _ = servers
     response, _ = _get(port, "/")
     assert response.status == 302
     wrong = urlencode({"username": "ana", "password": "wrong"})
@@ -175,3 +176,42 @@ def test_default_names_are_the_ones_answered_on():
     assert "0.0.0.0:5006" not in names
     assert {"localhost:5006", "127.0.0.1:5006", f"{socket.gethostname().lower()}:5006"} <= set(
         names)
+
+
+def test_page_loads_are_limited_per_client(servers):
+    """Finding "40 quick page loads delayed another visitor by 29 s": the 4th load is 429."""
+    _, _, port = servers
+    for _ in range(LOADS):
+        response, _ = _get(port, "/")
+        assert response.status == 200
+    response, body = _get(port, "/")
+    assert response.status == 429
+    lines = body.decode().strip().splitlines()
+    assert len(lines) == 1 and "too many page loads" in lines[0]
+    assert _websocket(port, f"http://127.0.0.1:{port}", "") == 101  # its own count
+    # another client behind a proxy on this machine (X-Forwarded-For) is not held back
+    response, _ = _get(port, "/", headers={"X-Forwarded-For": "203.0.113.7"})
+    assert response.status == 200
+    # a foreign peer cannot dodge the limit with the header: only a local proxy is believed
+    assert client_address_of("198.51.100.1", "203.0.113.9") == "198.51.100.1"
+    assert client_address_of("127.0.0.1", "10.0.0.1, 203.0.113.9") == "203.0.113.9"
+
+
+def client_address_of(peer, forwarded):
+    from types import SimpleNamespace
+
+    from dprisk.explore.access import client_address
+
+    request = SimpleNamespace(remote_ip=peer, headers={"X-Forwarded-For": forwarded})
+    return client_address(SimpleNamespace(request=request))
+
+
+def test_page_load_window_slides():
+    from dprisk.explore.access import PageLoads
+
+    loads = PageLoads(2, 10.0, max_clients=2)
+    assert loads.allow("a", now=0.0) and loads.allow("a", now=1.0)
+    assert not loads.allow("a", now=5.0)  # a refused load is not counted
+    assert loads.allow("a", now=10.5)  # the load at 0 s left the window
+    assert loads.allow("b", now=11.0) and loads.allow("c", now=11.0)
+    assert len(loads._times) == 2  # the oldest client was forgotten

@@ -7,9 +7,11 @@ served page.
 """
 
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import param
 import pytest
 
 from dprisk.explore import app
@@ -41,6 +43,16 @@ def test_sampling_panel_shows_the_refusal_and_starts_nothing():
     assert panel.job is None and "draws, chains" in panel.status.object
 
 
+def test_sampling_at_a_refused_rho_is_refused_too():
+    panel = SamplingPanel()
+    panel.attach(app.two_level_view())
+    for key in ("rho1", "rho2"):
+        with param.discard_events(panel.view.controls[key]):  # not computed here
+            panel.view.controls[key].value = "1e-12"
+    panel._start()
+    assert panel.job is None and "for one view" in panel.status.object
+
+
 def test_a_finished_or_cancelled_job_leaves_no_folder():
     job = SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10, random_seed=1)
     job.cancel()
@@ -51,3 +63,98 @@ def test_a_finished_or_cancelled_job_leaves_no_folder():
 def test_slow_views_leave_the_event_loop():
     for make in (app.two_level_view, app.p_correct_view):
         assert make().slow  # computed in the pool when served (views.WhatIfView._changed)
+
+
+def test_oversize_sampling_keeps_memory_under_1gb():
+    """The refusal allocates nothing: traced peak well under 1 GB (the finding: 19 GB)."""
+    import tracemalloc
+
+    panel = SamplingPanel()
+    panel.attach(app.two_level_view())
+    panel.draws.value, panel.chains.value = "100000", "1000000"
+    tracemalloc.start()
+    try:
+        panel._start()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert panel.job is None and "draws, chains" in panel.status.object
+    assert peak < 1e9 / 100  # under 10 MB traced (numpy's arrays are traced); limit 1 GB
+
+
+def _running(job, seconds=120):
+    deadline = time.monotonic() + seconds  # the first worker waits for the forkserver
+    while job.status != "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert job.status == "running"
+
+
+def _gone(job, seconds):
+    """Seconds until the job is finished and its worker process has exited (None: not)."""
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        if job.finished and job.process is not None and not job.process.is_alive():
+            return time.monotonic() - start
+        time.sleep(0.02)
+    return None
+
+
+def test_cancel_stops_a_chain_within_2_seconds():
+    """Cancel in the middle of one long chain (old code: only between chains, ~3 s here)."""
+    job = SamplingJob((2, 1, -1), TWO, draws=15_000_000, chains=2, tune=0,
+                      random_seed=1).start()
+    _running(job)
+    time.sleep(0.3)  # inside the first chain (15M draws: about 3 s on the 2-core machine)
+    job.cancel()
+    took = _gone(job, 2.0)
+    assert took is not None, "the job was still running 2 s after Cancel"
+    assert job.status == "cancelled" and job.summary is None and not job.plot_dir.exists()
+
+
+@pytest.mark.parametrize(("make", "rho"), [(app.two_level_view, "1e-12"),
+                                           (app.p_correct_view, "1e-8")])
+def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monkeypatch):
+    import asyncio
+
+    from dprisk.explore import views
+
+    def no_pool():
+        raise AssertionError("a refused request reached the pool")
+
+    monkeypatch.setattr(views, "_pool", no_pool)
+    view = make()
+    keys = ("rho1", "rho2") if make is app.two_level_view else ("rho1",)
+    for key in keys:  # the watcher runs when served: here the test calls the handler
+        with param.discard_events(view.controls[key]):
+            view.controls[key].value = rho
+    start = time.perf_counter()
+    asyncio.run(view.refresh_off_loop())
+    assert time.perf_counter() - start < 1.0  # sized from the parameters alone
+    assert view.current is None and "limit of" in view.message.object
+    assert "for one view" in view.message.object
+    assert "\n" not in view.message.object.strip()
+
+
+def test_tiny_rho_within_the_limits_is_allowed():
+    """rho1 = rho2 = 1e-8 in the two-level view (2 s, 50 MB) and P[correct] at 1e-4 pass."""
+    two, pcorrect = app.two_level_view(), app.p_correct_view()
+    assert two._refusal({**two.values(), "rho1": "1e-8", "rho2": "1e-8"}) is None
+    assert pcorrect._refusal({**pcorrect.values(), "rho1": "1e-4"}) is None
+
+
+def test_a_job_waits_for_a_free_worker_and_can_be_cancelled_meanwhile(monkeypatch):
+    """At most --max-jobs sampling workers server-wide: here one, already taken."""
+    from dprisk.explore import jobs
+
+    monkeypatch.setattr(jobs, "_SLOTS", threading.BoundedSemaphore(1))
+    jobs._SLOTS.acquire()  # another session's job holds the only worker
+    try:
+        job = SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10).start()
+        time.sleep(0.3)
+        assert job.status == "waiting" and job.process is None
+        job.cancel()
+        job.join(2.0)
+        assert job.status == "cancelled" and job.process is None
+        assert not job.plot_dir.exists()
+    finally:
+        jobs._SLOTS.release()

@@ -82,7 +82,7 @@ def test_sampling_job_agrees_with_exact_and_can_be_cancelled():
     cancelled = SamplingJob((2, 1, -1), TWO, draws=DRAWS, chains=50, random_seed=3)
     cancelled.cancel()
     cancelled.start().join(60)
-    assert cancelled.status == "cancelled" and cancelled.idata is None
+    assert cancelled.status == "cancelled" and cancelled.summary is None
 
 
 def test_sampling_job_refuses_one_chain():

@@ -35,8 +35,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -45,13 +43,10 @@ from pathlib import Path
 
 import jupytext
 import pytest
+from browser_helpers import free_port, launched_chromium, needs_chromium
 
 import dprisk as dr
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "single_level_what_if.py"
 #: Seconds to wait for the server's API.
 START_TIMEOUT = 120
@@ -77,17 +72,7 @@ UNUSED_PLUGINS = ["@jupyterlab/debugger-extension", "@jupyterlab/extensionmanage
                   "@jupyterlab/markdownviewer-extension", "@jupyterlab/vega5-extension",
                   "@jupyterlab/json-extension", "@jupyterlab/javascript-extension"]
 
-pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason="no system Chromium at /usr/bin/chromium (apt-get install -y "
-                       "chromium; .ci/run installs it): the JupyterLab test cannot run here"),
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+pytestmark = [needs_chromium("the JupyterLab test")]
 
 
 def _api(url: str, token: str, path: str, body: dict | None = None):
@@ -110,12 +95,8 @@ def _write_notebook(root: Path) -> str:
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="the playwright package is not installed (make setup)")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +116,7 @@ def lab_process(tmp_path_factory):
     labconfig.mkdir()
     (labconfig / "page_config.json").write_text(json.dumps(
         {"disabledExtensions": dict.fromkeys(UNUSED_PLUGINS, True)}))
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
                JUPYTER_DATA_DIR=str(dirs["data"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
                IPYTHONDIR=str(dirs["ipython"]))
