@@ -36,8 +36,8 @@ huge one the accountants leave their range. :func:`check_summary_size` and
   ===========================================  ===============================================
 
   measured on the reference machine (the PLD 640 to 1,400 steps a value, the atoms 225 to 330
-  for the five priors, the lattice 0.12 to 0.23, the closed form about 17) and rounded up, so
-  that an estimate errs long.
+  for the five priors, the lattice 0.12 to 0.9 on a loaded machine, the closed form about 17)
+  and rounded up, so that an estimate errs long.
 
 Messages start with the name given for the rho (``names``: the API's ``rho1``/``rho2``, or the
 command line's ``--rho1``/``--rho2``).
@@ -78,7 +78,7 @@ ATOM_BYTES = 96
 #: Steps per (window, window) pair of the two-level marginal posterior, one prior.
 PAIR_STEPS = 8
 #: Steps per product of the replace-one lattice sum.
-LATTICE_STEPS = 0.5
+LATTICE_STEPS = 1.0
 #: Steps per release of the closed-form single-level sums, one prior.
 CLOSED_STEPS = 40
 #: Bytes per release of the closed-form sums (about six float64 temporaries).
