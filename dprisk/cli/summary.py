@@ -81,11 +81,12 @@ def _compute(args):
     rho2 = None if args.rho2 is None else parse_rho(args.rho2, "--rho2")
     try:
         return decision_summary(rho1=rho1, rho2=rho2)
-    except ValueError as err:  # the sizing step names the API's rho1/rho2: the options
-        message = str(err)
-        for name, option in _OPTIONS.items():
-            if message.startswith(f"{name}:") or message.startswith(f"{name} "):
-                raise ValueError(option + message[len(name):]) from None
+    except ValueError as err:  # "rho1: …", "rho1 and rho2: …" (the sizing step): the options
+        head, colon, rest = str(err).partition(": ")
+        names = head.split(" and ")
+        if colon and all(name in _OPTIONS for name in names):
+            raise ValueError(" and ".join(_OPTIONS[name] for name in names) + colon + rest
+                             ) from None
         raise
 
 

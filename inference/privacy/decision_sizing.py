@@ -26,8 +26,11 @@ huge one the accountants leave their range. :func:`check_summary_size` and
   ===========================================  ===============================================
   computation                                  steps (bytes)
   ===========================================  ===============================================
-  PLD bracket (``dp-accounting``), per query   ``(2 ceil(11.6 sigma) + 1) x PLD_VALUE_STEPS``
-                                               (``x PLD_VALUE_BYTES``), sigma = (2 rho)^-1/2
+  PLD bracket (``dp-accounting``), per query   ``(2 T + 1) x PLD_VALUE_STEPS``
+                                               (``x PLD_VALUE_BYTES``), T = ceil(11.6 sigma),
+                                               sigma = (2 rho)^-1/2
+  dense composition of the PLDs (two queries   ``(sum of rho (4 T + 2) / 2e-5) x
+  with more than 1,000 losses, or product)     DENSE_BUCKET_STEPS`` (``x DENSE_BUCKET_BYTES``)
   Bayes and worst-case accuracy, per prior     ``(atoms of both sides) x ATOM_STEPS``
                                                (``x ATOM_BYTES``)
   marginal posterior, two levels, per prior    ``(product of the windows) x PAIR_STEPS``
@@ -35,12 +38,14 @@ huge one the accountants leave their range. :func:`check_summary_size` and
   closed form of one level, per prior          ``(2 K + 1) x CLOSED_STEPS`` (``x CLOSED_BYTES``)
   ===========================================  ===============================================
 
-  measured on the reference machine (the PLD 640 to 1,400 steps a value, the atoms 225 to 330
-  for the five priors, the lattice 0.12 to 0.9 on a loaded machine, the closed form about 17)
-  and rounded up, so that an estimate errs long.
+  measured on the reference machine (the PLD 640 to 1,400 steps a value, its dense
+  composition 70 to 340 a bucket, the atoms 225 to 330 for the five priors, the lattice 0.12
+  to 0.9 on a loaded machine, the closed form about 17) and rounded up, so that an estimate
+  errs long.
 
-Messages start with the name given for the rho (``names``: the API's ``rho1``/``rho2``, or the
-command line's ``--rho1``/``--rho2``).
+Messages start with the name given for the rho responsible (``names``: the API's
+``rho1``/``rho2``, or the command line's ``--rho1``/``--rho2``), or both names joined by
+``and`` when the two together set the size, then ``": "``.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ __all__ = [
     "ATOM_STEPS",
     "CLOSED_BYTES",
     "CLOSED_STEPS",
+    "DENSE_BUCKET_BYTES",
+    "DENSE_BUCKET_STEPS",
     "LATTICE_STEPS",
     "PAIR_STEPS",
     "PLD_VALUE_BYTES",
@@ -71,12 +78,20 @@ __all__ = [
 PLD_VALUE_STEPS = 1500
 #: Bytes per noise value of one query's PLD (measured peak about 105).
 PLD_VALUE_BYTES = 128
+#: Steps per loss bucket of the dense composition of two PLDs, both ends (measured 70 to 340,
+#: the latter on a loaded machine).
+DENSE_BUCKET_STEPS = 400
+#: Bytes per loss bucket of the dense composition (measured peak 20 to 40).
+DENSE_BUCKET_BYTES = 64
+#: ``dp-accounting``'s largest sparse PLD (``pld_pmf._MAX_PMF_SPARSE_SIZE``).
+_SPARSE_POINTS = 1000
 #: Steps per atom (both sides of the split) of the Bayes and worst-case accuracy, one prior.
 ATOM_STEPS = 100
 #: Bytes per atom held by the exact enumeration (measured peak about 64).
 ATOM_BYTES = 96
-#: Steps per (window, window) pair of the two-level marginal posterior, one prior.
-PAIR_STEPS = 8
+#: Steps per (window, window) pair of the two-level marginal posterior, one prior (measured
+#: 0.2 to 4).
+PAIR_STEPS = 4
 #: Steps per product of the replace-one lattice sum.
 LATTICE_STEPS = 1.0
 #: Steps per release of the closed-form single-level sums, one prior.
@@ -105,9 +120,12 @@ def smallest_rho(max_halfwidth: int, tail: float) -> float:
 
 
 def _halfwidth(rho: float, tail: float) -> float:
-    """``K(rho, tail)``, infinite where it exceeds 2**53."""
+    """``K(rho, tail)``, infinite where it exceeds 2**53 (or ``rho`` underflowed to 0)."""
+    if not rho > 0.0:
+        return math.inf
     try:
-        return float(support_halfwidth_kernel(np.asarray(float(rho)), tail))
+        with np.errstate(all="ignore"):
+            return float(support_halfwidth_kernel(np.asarray(float(rho)), tail))
     except ValueError:
         return math.inf
 
@@ -152,14 +170,45 @@ def _check_atoms(rhos: list[float], names: list[str], priors: int) -> None:
     check_work(atoms * ATOM_STEPS * priors, parameter=names[widest], what=what)
 
 
+def _pld_points(rho: float) -> tuple[float, float]:
+    """(noise values, dense loss buckets) of one query's PLD at the bracket's interval.
+
+    ``dp-accounting`` keeps the values ``|x| <= T = ceil(11.6 sigma)``, losses
+    ``rho (2 x + 1)``: a range of ``rho (4 T + 2)``, ``/ interval`` buckets when dense.
+    """
+    from dprisk.inference.privacy.accounting import PLD_BRACKET_INTERVAL
+
+    sigma = math.sqrt(1.0 / (2.0 * rho))
+    if not math.isfinite(_PLD_SIGMAS * sigma):
+        return math.inf, math.inf
+    reach = math.ceil(_PLD_SIGMAS * sigma)
+    return 2.0 * reach + 1.0, rho * (4.0 * reach + 2.0) / PLD_BRACKET_INTERVAL + 1.0
+
+
 def _check_pld(rhos: list[float], names: list[str]) -> None:
-    """The PLD bracket of the queries: memory and work of their noise values."""
-    values = [2.0 * math.ceil(_PLD_SIGMAS * math.sqrt(1.0 / (2.0 * rho))) + 1.0
-              for rho in rhos]
-    widest = int(np.argmax(values))
-    what = f"the PLD bracket of epsilon over {sum(values):.3g} noise values"
-    check_memory(max(values) * PLD_VALUE_BYTES, parameter=names[widest], what=what)
-    check_work(sum(values) * PLD_VALUE_STEPS, parameter=names[widest], what=what)
+    """The PLD bracket of the queries: memory and work of their values and composition.
+
+    ``dp-accounting`` composes two queries densely, over the sum of their loss ranges, unless
+    both have at most ``_SPARSE_POINTS`` stored losses and so has their product (the
+    pessimistic connect-the-dots end stores up to about twice the noise values: counted
+    ``2 (2 T + 1) + 2``).
+    """
+    points, buckets = zip(*(_pld_points(rho) for rho in rhos), strict=True)
+    widest = int(np.argmax(points))
+    what = f"the PLD bracket of epsilon over {sum(points):.3g} noise values"
+    check_memory(max(points) * PLD_VALUE_BYTES, parameter=names[widest], what=what)
+    check_work(sum(points) * PLD_VALUE_STEPS, parameter=names[widest], what=what)
+    stored = [2.0 * value + 2.0 for value in points]  # connect-the-dots: up to about twice
+    if len(rhos) < 2 or (max(stored) <= _SPARSE_POINTS
+                         and math.prod(stored) <= _SPARSE_POINTS):
+        return
+    # named: the rho whose many values make the composition dense and the one whose loss
+    # range makes it long (one name when they are the same)
+    named = " and ".join(names[i] for i in sorted({widest, int(np.argmax(buckets))}))
+    what = (f"the PLD bracket's composition of the {len(rhos)} queries over "
+            f"{sum(buckets):.3g} loss buckets")
+    check_memory(sum(buckets) * DENSE_BUCKET_BYTES, parameter=named, what=what)
+    check_work(sum(buckets) * DENSE_BUCKET_STEPS, parameter=named, what=what)
 
 
 def _check_cks(rhos: list[float], names: list[str], delta: float) -> None:

@@ -6,7 +6,7 @@ below the stated rho and not just above it); the command line names the option a
 """
 
 import pytest
-from cli_helpers import assert_refused
+from cli_helpers import assert_refused, run_json
 
 from dprisk.inference.nested.unique_levels_kernels import MAX_ATOMS, TAIL_ABSOLUTE, level_atoms
 from dprisk.inference.privacy.decision_sizing import (
@@ -86,7 +86,37 @@ def test_work_limit_named(monkeypatch):
         check_summary_size(0.5, 1e-6, delta=1e-10, priors=PAPER_PRIORS)
 
 
+@pytest.mark.parametrize("rho", [1e-4, 0.01, 0.5, 10.0, 1e4])
+def test_pld_model_bounds_dp_accountings_own_pmfs(rho):
+    """The stored losses and the loss range (buckets when dense) the sizing counts bound those
+    of the PLDs ``dp-accounting`` builds for the bracket (both ends), within a factor 3."""
+    import math
+
+    import numpy as np
+    from dp_accounting.pld import privacy_loss_distribution
+
+    from dprisk.inference.privacy.accounting import PLD_BRACKET_INTERVAL
+    from dprisk.inference.privacy.decision_sizing import _pld_points
+
+    values, buckets = _pld_points(rho)
+    for pessimistic in (False, True):
+        with np.errstate(over="ignore"):
+            pld = privacy_loss_distribution.from_discrete_gaussian_mechanism(
+                math.sqrt(1 / (2 * rho)), sensitivity=1, pessimistic_estimate=pessimistic,
+                value_discretization_interval=PLD_BRACKET_INTERVAL,
+                use_connect_dots=pessimistic)
+        pmf = pld._pmf_remove  # the add side is the same pair mirrored
+        if hasattr(pmf, "_loss_probs"):  # sparse
+            losses = sorted(pmf._loss_probs)
+            stored, width = len(losses), losses[-1] - losses[0] + 1
+        else:
+            stored, width = int(np.count_nonzero(pmf._probs)), pmf._probs.size
+        assert stored <= 2 * values + 2
+        assert width <= buckets <= 3 * width + 2
+
+
 @pytest.mark.parametrize(("argv", "option"), [
+    (["summary", "--rho1", "6.1e-05", "--rho2", "1e4"], "--rho2"),  # was 20 GB of dense PLD
     (["summary", "--rho1", "1e-320"], "--rho1"),          # was OverflowError (exit 1)
     (["summary", "--rho1", "0.5", "--rho2", "1e100"], "--rho2"),   # was a ufunc TypeError
     (["summary", "--rho1", "0.5", "--rho2", "1e-11"], "--rho2"),   # was 17 s, then 'rhos'
@@ -94,3 +124,16 @@ def test_work_limit_named(monkeypatch):
 ])
 def test_command_line_refusals_name_the_option(argv, option, capsys):
     assert_refused([*argv, "--json"], option, capsys)
+
+
+@pytest.mark.parametrize("argv", [["epsilon", "--rho", "357"], ["summary", "--rho1", "355"]])
+def test_large_rho_answers_without_a_warning(argv, capsys, tmp_path, monkeypatch):
+    """dp-accounting's connect-the-dots pmf overflowed ``expm1`` at rho of about 350 and above:
+    a RuntimeWarning on stderr beside the answer (exit 1 where warnings are errors, as here).
+    The PLD epsilon of one such query is rho itself to 1e-9 relative (the loss of the likely
+    release; the discretisation interval is 2e-5)."""
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path))  # computed, not read from a cache
+    payload = run_json([*argv, "--json"], capsys)
+    rho = float(argv[-1])
+    assert payload["epsilon_pld_upper"] == pytest.approx(rho, rel=1e-9)
+    assert payload["epsilon_pld_lower"] <= payload["epsilon_pld_upper"]
