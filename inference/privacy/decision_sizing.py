@@ -133,7 +133,7 @@ def _halfwidth(rho: float, tail: float) -> float:
 def _too_small(name: str, rho: float, what: str, width: float, allowed: str) -> ValueError:
     wide = "above 2**53" if math.isinf(width) else f"{width:.0f}"
     return ValueError(f"{name}: rho = {rho!r} is too small for {what}: its noise window would be "
-                      f"{wide} values wide (allowed: {allowed})")
+                      f"{wide} values wide (allowed range: {allowed})")
 
 
 def _split_sides(widths: list[float]) -> list[float]:
@@ -162,7 +162,8 @@ def _check_atoms(rhos: list[float], names: list[str], priors: int) -> None:
         least = smallest_rho((MAX_ATOMS - 1) // 2, tail)
         raise _too_small(names[widest], rhos[widest], "the exact accuracy sums (Bayes "
                          "rule and worst case: window values enumerated)", widths[widest],
-                         f"at most {MAX_ATOMS}, i.e. {names[widest]} >= about {least:.2g}")
+                         f"at most {MAX_ATOMS} values, i.e. {names[widest]} >= about "
+                         f"{least:.2g}")
     atoms = sum(sides)
     what = f"the exact accuracy sums over {atoms:.3g} atoms" + (
         f" x {priors} priors" if priors > 1 else "")
