@@ -35,6 +35,8 @@ CASES = {
     "reproduce --out": (["reproduce", "--out", f"{NOT_UTF8}report"], "--out"),
     "population synth --out": (["population", "synth", "--persons", "10", "--seed", "1",
                                 "--out", f"{NOT_UTF8}pop"], "--out"),
+    "population measure --out": (["population", "measure", "--persons", "missing.parquet",
+                                  "--seed", "1", "--out", f"{NOT_UTF8}noisy"], "--out"),
 }
 
 
