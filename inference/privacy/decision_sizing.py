@@ -260,14 +260,15 @@ def check_summary_size(rho1: float, rho2: float | None = None, *, delta: float,
     _check_atoms(rhos, labels, len(priors))
     _check_cks(rhos, labels, delta)
     _check_pld(rhos, labels)
-    steps = (2 * half + 1) ** 2 * LATTICE_STEPS
+    lattice, pairs = (2 * half + 1) ** 2 * LATTICE_STEPS, 0.0
     if len(rhos) > 1:
         from dprisk.inference.nested.unique_levels_kernels import TAIL_ABSOLUTE
 
         _check_contour(rhos, labels, priors)
-        steps += len(priors) * PAIR_STEPS * math.prod(
+        pairs = len(priors) * PAIR_STEPS * math.prod(
             2.0 * _halfwidth(rho, TAIL_ABSOLUTE / 2) + 1.0 for rho in rhos)
-    check_work(steps, parameter=labels[int(np.argmin(rhos))],
+    # named: rho1 when the lattice (rho1 alone) is the larger part, else both
+    check_work(lattice + pairs, parameter=labels[0] if lattice >= pairs else " and ".join(labels),
                what="the marginal posteriors and the answers at the DAS's noise")
 
 
