@@ -71,6 +71,7 @@ def run(args) -> int:
 
 
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
+    from dprisk.inference.privacy.decision_sizing import check_one_level_size
     from dprisk.inference.privacy.worst_case import one_level_worst_case
     from dprisk.inference.single_level import closed_form as single_level
 
@@ -78,6 +79,8 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.naming_option("rho", "--rho1"):
         if unknown_others.requested(args):
             return unknown_others.marginal(args, rho1)
+        # the closed form's window and the worst case's atoms, before any is built
+        check_one_level_size(rho1, args.p, name="--rho1")
         summary = single_level.design_summary(rho1, args.p, args.known)  # validates once
     accuracy = float(summary["accuracy"])
     worst = one_level_worst_case(rho1, args.p)

@@ -1,6 +1,9 @@
 """``dprisk summary``: the decision summary of an allocation (five priors, epsilon three ways).
 
-``--census`` (the 2020 allocation) or ``--rho1 R [--rho2 R2]``. Computed by
+``--census`` (the 2020 allocation, also the default: ``dprisk summary`` alone) or
+``--rho1 R [--rho2 R2]``; a rho whose windows, memory or work the sizing step
+(:mod:`dprisk.inference.privacy.decision_sizing`) refuses exits 2 naming ``--rho1`` or
+``--rho2``, before any array is built. Computed by
 :func:`dprisk.inference.privacy.decision_summary.decision_summary`; this module only parses
 and formats. After the paper's rows, the block's answers at the noise the DAS drew (JSON key
 ``das_noise``: :mod:`dprisk.inference.privacy.das_noise`).
@@ -16,9 +19,11 @@ __all__ = ["add_parser", "run"]
 def add_parser(subs) -> None:
     """Register ``dprisk summary``."""
     sub = add_subcommand(subs, "summary", run, flags={
-        "--census": "the 2020 allocation (block and block-group GVHR queries; epsilon of the "
-                    "global rho 2.56 and of all 65 queries)"})
-    sub.add_argument("--rho1", default=None, help="the block's rho (> 0 or census:LEVEL)")
+        "--census": "the 2020 allocation, the default without --rho1 (block and block-group "
+                    "GVHR queries; epsilon of the global rho 2.56 and of all 65 queries)"})
+    sub.add_argument("--rho1", default=None,
+                     help="the block's rho (> 0 or census:LEVEL; the answers at the DAS's noise "
+                     "need about rho1 >= 2.3e-7, the CKS epsilon rho1 + rho2 <= about 1e5)")
     sub.add_argument("--rho2", default=None,
                      help="the block group's rho (> 0 or census:LEVEL), optional")
     add_json(sub)
@@ -55,20 +60,39 @@ def _das_noise_lines(das) -> list[str]:
     return lines
 
 
-def run(args) -> int:
-    """Check the options, compute the summary, print."""
+#: The API's names of the rhos and their options (a refusal starts with one of them).
+_OPTIONS = {"rho1": "--rho1", "rho2": "--rho2"}
+
+
+def _compute(args):
+    """The decision summary of the options (2020 by default); refusals name the option."""
     from dprisk.inference.privacy.decision_summary import decision_summary
     from dprisk.models.census.allocation import parse_rho
 
-    if args.census == (args.rho1 is not None):
-        raise ValueError("give exactly one of --census and --rho1 R [--rho2 R2]")
-    if args.census and args.rho2 is not None:
-        raise ValueError("--rho2 does not apply to --census (its rho2 is the block group's)")
-    if args.census:
-        result = decision_summary(census=True)
-    else:
-        rho2 = None if args.rho2 is None else parse_rho(args.rho2, "--rho2")
-        result = decision_summary(rho1=parse_rho(args.rho1, "--rho1"), rho2=rho2)
+    if args.census and args.rho1 is not None:
+        raise ValueError("--census and --rho1 are alternatives: give --census (the 2020 "
+                         "allocation, the default) or --rho1 R [--rho2 R2]")
+    if args.rho1 is None and args.rho2 is not None:
+        raise ValueError("--rho2 needs --rho1 R (the block's rho); --census (the default) "
+                         "takes the 2020 block group's rho2")
+    if args.rho1 is None:
+        return decision_summary(census=True)
+    rho1 = parse_rho(args.rho1, "--rho1")
+    rho2 = None if args.rho2 is None else parse_rho(args.rho2, "--rho2")
+    try:
+        return decision_summary(rho1=rho1, rho2=rho2)
+    except ValueError as err:  # "rho1: …", "rho1 and rho2: …" (the sizing step): the options
+        head, colon, rest = str(err).partition(": ")
+        names = head.split(" and ")
+        if colon and all(name in _OPTIONS for name in names):
+            raise ValueError(" and ".join(_OPTIONS[name] for name in names) + colon + rest
+                             ) from None
+        raise
+
+
+def run(args) -> int:
+    """Check the options, compute the summary, print."""
+    result = _compute(args)
     payload = result.to_dict()
     where = "the 2020 Census allocation" if result.census else "this allocation"
     rho2 = "-" if result.rho2 is None else f"{result.rho2:.5g}"

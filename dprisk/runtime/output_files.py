@@ -326,14 +326,18 @@ TEMPORARY_NAME_BYTES = 32
 
 
 def check_creatable(path: Path, name: str = "out") -> None:
-    """Raise :class:`OutputError` unless ``path`` can be created, and its temporaries beside it.
+    r"""Raise :class:`OutputError` unless ``path`` can be created, and its temporaries beside it.
 
-    Refused: a name longer than the file system's limit (less :data:`TEMPORARY_NAME_BYTES`),
-    and a path whose nearest existing ancestor is not a directory in which a file can be
-    created (tried: a hidden probe file is created and removed, so that ``/proc``, a read-only
-    mount or a directory root may not write to are refused too). The message names ``name``
-    (``out`` in the API, ``--out`` on the command line).
+    Refused: a path that is not valid UTF-8 (a byte name such as ``b'\xff.nc'``, which
+    Python passes on as a lone surrogate: the netCDF, Parquet and report writers and the
+    printed answers take UTF-8 only), a name longer than the file system's limit (less
+    :data:`TEMPORARY_NAME_BYTES`), and a path whose nearest existing ancestor is not a
+    directory in which a file can be created (tried: a hidden probe file is created and
+    removed, so that ``/proc``, a read-only mount or a directory root may not write to are
+    refused too). The message names ``name`` (``out`` in the API, ``--out`` on the command
+    line).
     """
+    _check_utf8(str(path), name)
     path = Path(path)
     probe = path.parent
     for part in path.parts:
@@ -353,6 +357,20 @@ def check_creatable(path: Path, name: str = "out") -> None:
     except OSError as err:
         raise OutputError(f"{name} {str(path)!r} cannot be created: {str(probe)!r} is not a "
                           f"writable directory ({err.strerror})") from None
+
+
+def _check_utf8(text: str, name: str) -> None:
+    """Refuse (naming ``name``) a path that does not encode to UTF-8 (see ``check_creatable``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            shown = repr(os.fsencode(text))  # the bytes given, e.g. b'\xff.nc'
+        except UnicodeError:
+            shown = ascii(text)
+        raise OutputError(f"{name} {shown}: the path is not valid UTF-8 (the netCDF, Parquet "
+                          "and figure writers take UTF-8 names only); name the output in "
+                          "UTF-8") from None
 
 
 #: The longest file name (bytes) of the usual file systems.

@@ -21,6 +21,9 @@ exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_
 ...``, ``budget --rho1``: per rho)
 unknown others, marginal posterior and     ``release grid points x window of k terms x
 risk (``marginal --unknown-others N``)     UNKNOWN_OTHERS_TERM_STEPS``
+decision summary (``summary --rho1``),     the windows, atoms, PLD values and buckets of
+single-level marginal (``marginal          :mod:`dprisk.inference.privacy.decision_sizing`
+--rho1``)                                  (its weights)
 =========================================  ===============================================
 
 The weights are measured costs (``benchmarks/``-style timings of the default scenarios,

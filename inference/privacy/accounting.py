@@ -282,9 +282,15 @@ def _compose_pld(queries: list[tuple[float, int]], delta: float, interval: float
 
 def _bracket_end(queries: list[tuple[float, int]], delta: float, interval: float,
                  pessimistic: bool) -> float:
-    """One end of :func:`epsilon_pld_bracket`: optimistic, or pessimistic connect-the-dots."""
-    return float(composed_pld(queries, interval, pessimistic=pessimistic, connect_dots=True)
-                 .get_epsilon_for_delta(delta))
+    """One end of :func:`epsilon_pld_bracket`: optimistic, or pessimistic connect-the-dots.
+
+    A query of large rho (about 350 and above) has losses whose ``expm1`` overflows inside
+    ``dp-accounting``'s connect-the-dots pmf: the quotient it divides is then 0, the correct
+    limit, and the overflow warning is silenced (it printed on stderr beside an answer).
+    """
+    with np.errstate(over="ignore"):
+        return float(composed_pld(queries, interval, pessimistic=pessimistic,
+                                  connect_dots=True).get_epsilon_for_delta(delta))
 
 
 def epsilon_pld_bracket(rhos, delta, *,

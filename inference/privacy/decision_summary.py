@@ -35,8 +35,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from dprisk.inference.privacy.das_noise import DasNoiseComparison, das_noise_comparison
+from dprisk.inference.privacy.decision_sizing import check_summary_size
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL, census_level
-from dprisk.models.checks import check_rho
+from dprisk.models.checks import check_probability, check_rho
 from dprisk.models.scenario import scalar_value
 
 __all__ = ["PAPER_PRIORS", "DecisionRow", "DecisionSummary", "decision_summary"]
@@ -131,6 +132,13 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
     Returns
     -------
     DecisionSummary
+
+    Raises
+    ------
+    ValueError
+        Bad input, or (before any array is built) an allocation the exact sums, the
+        accountants or the memory and work limits refuse, named ``rho1`` or ``rho2``
+        (:func:`dprisk.inference.privacy.decision_sizing.check_summary_size`).
     """
     from dprisk.inference.privacy.accounting import (
         census_epsilon_pld_bracket,
@@ -155,6 +163,8 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
         if rho2 is not None:
             rho2 = float(scalar_value(check_rho(rho2, "rho2"), "rho2"))
         rhos = [rho1] if rho2 is None else [rho1, rho2]
+        check_summary_size(rho1, rho2, delta=float(check_probability(delta, "delta")),
+                           priors=PAPER_PRIORS)  # every window, before any is built
         total = float(sum(rhos))
         lower, upper = epsilon_pld_bracket(rhos, delta)
         everything = None

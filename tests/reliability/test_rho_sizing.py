@@ -82,10 +82,6 @@ BASES = {
 #: Cases that still fail (issue 32 part 3, left open): each a strict expected failure, so
 #: that the one fixed shows up as an unexpected pass and is removed from here.
 STILL_FAILING = {
-    **{f"summary {option} {rho}": "decision summary not sized: MemoryError, OverflowError "
-       "or a message naming no option" for option in ("--rho1", "--rho2")
-       for rho in ("1e-13", "1e-320", "1e100")},
-    "marginal --rho1 1e-13": "single-level marginal not sized: MemoryError",
     "budget --rho1 1e-13": "names 'rho1, rho2:' (the API's names), not --rho1",
     "budget --rho1 1e-9": "names 'rho1, rho2:' (the API's names), not --rho1",
     "budget --rho1 1e-6": "two-level budget search not sized: minutes of work",

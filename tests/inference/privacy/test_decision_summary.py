@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli, run_json
 
 from dprisk.inference.privacy.decision_summary import PAPER_PRIORS, decision_summary
 
@@ -37,8 +37,24 @@ def test_cli(capsys):
     assert status == 0
     payload = json.loads(out)
     assert len(payload["rows"]) == 5 and payload["census"] is False
-    status, _, err = run_cli(["summary"], capsys)
-    assert status == 2 and "--census" in err
+
+
+def test_summary_alone_is_the_2020_allocation(capsys):
+    """``[--census | --rho1 R …]``: without options the answer is ``--census``'s, bit for bit
+    (the same deterministic computation; integers and floats compared exactly on purpose)."""
+    alone = run_json(["summary", "--json"], capsys)
+    census = run_json(["summary", "--census", "--json"], capsys)
+    assert alone == census and alone["census"] is True
+    assert alone["rho_total"] == pytest.approx(2.56, rel=1e-12)
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    (["summary", "--rho2", "0.5"], "--rho2"),
+    (["summary", "--census", "--rho2", "0.5"], "--rho2"),
+    (["summary", "--census", "--rho1", "0.5"], "--rho1"),
+])
+def test_summary_refusals_name_the_option(argv, option, capsys):
+    assert_refused(argv, option, capsys)
 
 
 def test_json_carries_the_das_noise_and_keeps_every_old_key(capsys):
