@@ -280,8 +280,9 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
         before = set(store.glob(STORE_PATTERN)) if store_existed else set()
         store.mkdir(parents=True, exist_ok=True)
     try:
-        (work / "in").mkdir(parents=True, exist_ok=True)
-        (work / "out").mkdir(exist_ok=True)
+        for sub in ("in", "out"):  # a given directory's leftovers of another run go
+            shutil.rmtree(work / sub, ignore_errors=True)
+            (work / sub).mkdir(parents=True)
         _spill(path, name, batch_rows, tracts, part_of_tract, work / "in")
         tally, low, high = Tally(), np.inf, -np.inf
         bar = _bar(n_parts, 0, progress)

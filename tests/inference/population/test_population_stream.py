@@ -76,10 +76,18 @@ def test_file_risk_resumes_and_cleans_up_on_bad_input(state, tmp_path, monkeypat
     persons, meas = state
     path = tmp_path / "persons.parquet"
     persons.iloc[:5000].to_parquet(path)
-    store = tmp_path / "store"
+    store, work = tmp_path / "store", tmp_path / "work"
+    for stale in (work / "in" / "000000" / "000000.parquet", work / "out" / "000000" / "x.npz"):
+        stale.parent.mkdir(parents=True)
+        stale.write_bytes(b"left by another run")  # a given work directory's leftovers go
     first = stream.file_risk(path, _loader(meas), partition_persons=1, batch_rows=700,
-                             store=store, keep_answers=False)
+                             store=store, work=work)
     assert first.partitions > 1 and len(list(store.glob("part-*.npz"))) == first.partitions
+    first.write_persons(tmp_path / "out.parquet")
+    whole = population_risk(read_persons(path), meas, adversary="informed")
+    assert first.summary() == whole.summary()
+    written = pd.read_parquet(tmp_path / "out.parquet")
+    assert np.array_equal(written["posterior_true"].to_numpy(), whole.posterior_true)
     calls = []
     monkeypatch.setattr(pipeline, "partition_risk", lambda *a, **k: calls.append(1))
     again = stream.file_risk(path, _loader(meas), partition_persons=1, batch_rows=700,
