@@ -312,6 +312,8 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
         if owns:
             shutil.rmtree(work, ignore_errors=True)
         raise
+    if not keep_answers:  # nothing is left to join: the working files go now
+        shutil.rmtree(work if owns else work / "out", ignore_errors=True)
     return FileRisk(tally=tally, partitions=n_parts, variance_range=(float(low), float(high)),
                     persons=rows, source=Path(path), name=name, batch_rows=batch_rows,
                     work=work if keep_answers else None, _owns_work=owns)

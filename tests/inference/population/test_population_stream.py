@@ -8,7 +8,10 @@ row; and the memory held does not grow with the population (tracemalloc's peak o
 pandas allocations, and the largest batch and partition actually held).
 """
 
+import os
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -88,11 +91,17 @@ def test_file_risk_resumes_and_cleans_up_on_bad_input(state, tmp_path, monkeypat
     assert first.summary() == whole.summary()
     written = pd.read_parquet(tmp_path / "out.parquet")
     assert np.array_equal(written["posterior_true"].to_numpy(), whole.posterior_true)
+    first.close()
+    assert sorted(p.name for p in work.iterdir()) == ["out"]  # the caller's directory stays
     calls = []
     monkeypatch.setattr(pipeline, "partition_risk", lambda *a, **k: calls.append(1))
+    made = {Path(tempfile.gettempdir()) / p for p in os.listdir(tempfile.gettempdir())}
     again = stream.file_risk(path, _loader(meas), partition_persons=1, batch_rows=700,
                              store=store, keep_answers=False)
     assert calls == [] and again.summary() == first.summary()  # every partition stored
+    assert again.work is None  # its own working directory is gone at once
+    assert {Path(tempfile.gettempdir()) / p for p in os.listdir(tempfile.gettempdir())
+            if p.startswith("dprisk-population-")} <= made
     monkeypatch.undo()
 
     def refusing(geoids):
