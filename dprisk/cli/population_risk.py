@@ -18,6 +18,8 @@ anything is computed or written; bad input exits with status 2 and one line nami
 from __future__ import annotations
 
 import math
+import shutil
+from pathlib import Path
 
 from dprisk.cli.common import EXIT_OK, add_json, emit, integer, number, show_progress
 
@@ -64,6 +66,10 @@ def add_arguments(parser) -> None:
     parser.add_argument("--partition-persons", type=integer, default=None, metavar="N",
                         help="persons per partition of whole tracts (default: 250000); the "
                         "answers do not depend on it")
+    parser.add_argument("--batch-rows", type=integer, default=None, metavar="N",
+                        help="persons file rows read and written at once (default: "
+                        "1000000); with --partition-persons it bounds the memory, whatever "
+                        "the population's size; the answers do not depend on it")
     add_json(parser)
 
 
@@ -83,9 +89,10 @@ def _check_options(args) -> None:
                                                 and args.noise_variance > 0):
         raise ValueError(f"--noise-variance must be a finite number > 0, got "
                          f"{args.noise_variance!r}")
-    if args.partition_persons is not None and args.partition_persons < 1:
-        raise ValueError(f"--partition-persons must be an integer >= 1, got "
-                         f"{args.partition_persons}")
+    for option, value in (("--partition-persons", args.partition_persons),
+                          ("--batch-rows", args.batch_rows)):
+        if value is not None and value < 1:
+            raise ValueError(f"{option} must be an integer >= 1, got {value}")
 
 
 def _prior(text: str):
@@ -151,52 +158,84 @@ def _variance_description(variance_range, source: str) -> dict:
 
 
 def run(args) -> int:
-    """Read and check the inputs, compute every person's posterior, print and write."""
+    """Read and check the inputs, compute every person's posterior, print and write.
+
+    The persons file is read in batches of ``--batch-rows`` rows and computed in partitions
+    of whole tracts (:func:`dprisk.inference.population.stream.file_risk`): the memory held
+    does not grow with the population.
+    """
     from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.partitions import PARTITION_PERSONS
-    from dprisk.inference.population.persons import read_persons
-    from dprisk.inference.population.risk import population_risk
+    from dprisk.inference.population.stream import BATCH_ROWS, file_risk, scan_tracts
     from dprisk.runtime.memory_limit import check_memory
 
     _check_options(args)
     prior, prior_name = _prior(args.prior)
-    persons = read_persons(args.persons, name="--persons")
-    check_memory(BYTES_PER_PERSON * len(persons), parameter="--persons",
-                 what=f"{len(persons)} persons")
-    target = None
+    size = args.partition_persons or PARTITION_PERSONS
+    batch_rows = args.batch_rows or BATCH_ROWS
+    scanned = scan_tracts(args.persons, name="--persons", batch_rows=batch_rows)
+    persons = scanned[2]
+    held = min(persons, 2 * size + batch_rows)
+    check_memory(BYTES_PER_PERSON * held, parameter="--partition-persons, --batch-rows",
+                 what=f"{held} persons held at once")
+    target = work = None
     if args.out is not None:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
+        work = _work_dir(target.out)
     loader = load_measurements(args)
-    size = args.partition_persons or PARTITION_PERSONS
-    client, cluster = _client(args, several=len(persons) > size)
+    client, cluster = _client(args, several=persons > size)
+    store = None if target is None else target.out.with_name(target.out.name + ".parts")
     try:
-        store = None if target is None else target.out.with_name(target.out.name + ".parts")
-        risk = population_risk(persons, loader, adversary=args.adversary, prior=prior,
-                               partition_persons=size, client=client, store=store,
-                               progress=show_progress(args))
+        risk = file_risk(args.persons, loader, name="--persons", adversary=args.adversary,
+                         prior=prior, partition_persons=size, batch_rows=batch_rows,
+                         client=client, store=store, work=work,
+                         keep_answers=target is not None, progress=show_progress(args),
+                         scanned=scanned)
+    except BaseException:
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     finally:
         if client is not None:
             client.close()
         if cluster is not None:
             cluster.close()
-    payload = risk.summary()
-    payload.update({"adversary": args.adversary, "prior": prior_name,
-                    "noise_variance": _variance_description(risk.variance_range,
-                                                            loader.source),
-                    "partitions": risk.partitions})
-    if target is not None:
-        from dprisk.inference.population.risk_files import write_risk_files
+    try:
+        payload = risk.summary()
+        payload.update({"adversary": args.adversary, "prior": prior_name,
+                        "noise_variance": _variance_description(risk.variance_range,
+                                                                loader.source),
+                        "partitions": risk.partitions})
+        if target is not None:
+            from dprisk.inference.population.risk_files import write_risk_files
 
-        attrs = {"adversary": args.adversary, "prior": prior_name,
-                 "noise_variance_min": payload["noise_variance"]["min"],
-                 "noise_variance_max": payload["noise_variance"]["max"],
-                 "noise_variance_source": loader.source, "persons_file": str(args.persons)}
-        with target:
-            target.write(lambda tmp: write_risk_files(tmp, persons, risk, payload, attrs))
-        _remove_store(store)
-        payload["out"] = str(target.out)
+            attrs = {"adversary": args.adversary, "prior": prior_name,
+                     "noise_variance_min": payload["noise_variance"]["min"],
+                     "noise_variance_max": payload["noise_variance"]["max"],
+                     "noise_variance_source": loader.source,
+                     "persons_file": str(args.persons)}
+            with target:
+                target.write(lambda tmp: write_risk_files(tmp, None, risk, payload, attrs))
+            _remove_store(store)
+            payload["out"] = str(target.out)
+    finally:
+        risk.close()
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     emit(args, payload, _lines(payload))
     return EXIT_OK
+
+
+def _work_dir(out):
+    """A fresh working directory beside ``out`` (spilled persons and answers; removed).
+
+    In the system's temporary directory when ``out``'s parent does not exist yet (nothing is
+    created before the inputs are known good).
+    """
+    import tempfile
+
+    where = out.parent if out.parent.is_dir() else None
+    return Path(tempfile.mkdtemp(prefix=f".{out.name}-work-", dir=where))
 
 
 def _client(args, *, several: bool):

@@ -122,10 +122,42 @@ def _load(path: Path, geoids):
                              "not text (15-character GEOIDs, leading zeros kept)")
         wanted = None if geoids is None else pa.array(list(geoids), pa.string())
         flt = None if wanted is None else ds.field("geoid").isin(wanted)
+        if kind == "parquet" and geoids is not None and len(geoids):
+            dataset = _pruned(dataset, min(map(str, geoids)), max(map(str, geoids)))
         return dataset.to_table(columns=columns, filter=flt)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"{path}: cannot be read as the table layout ({first})") from None
+
+
+def _pruned(dataset, low: str, high: str):
+    """``dataset`` without the row groups whose ``geoid`` statistics lie outside [low, high].
+
+    The ``isin`` filter alone does not skip row groups by their statistics, so every
+    partition's read would scan the whole file. A row group is dropped only when its
+    statistics hold a full-length (untruncated) minimum and maximum that exclude the range;
+    the filter still selects the rows.
+    """
+    import pyarrow.dataset as ds
+
+    fragments = []
+    for fragment in dataset.get_fragments():
+        metadata = fragment.metadata
+        column = metadata.schema.to_arrow_schema().get_field_index("geoid")
+        keep = []
+        for i in range(metadata.num_row_groups):
+            stats = metadata.row_group(i).column(column).statistics
+            if stats is not None and stats.has_min_max:
+                least, most = stats.min, stats.max
+                if isinstance(least, bytes):
+                    least, most = least.decode(), most.decode()
+                full = len(least) == len(most) == len(low) == len(high)
+                if full and (most < low or least > high):
+                    continue
+            keep.append(i)
+        fragments.append(fragment.subset(row_group_ids=keep))
+    return ds.FileSystemDataset(fragments, dataset.schema, dataset.format,
+                                filesystem=dataset.filesystem)
 
 
 def _check_nulls(path, table) -> None:

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["COLUMNS", "PERSONS_SUFFIXES", "RANGES", "check_persons", "read_persons"]
+__all__ = ["COLUMNS", "PERSONS_SUFFIXES", "RANGES", "check_persons", "iter_persons",
+           "read_persons"]
 
 #: The columns of a persons file, in order.
 COLUMNS = ("geoid", "hhgq", "votingage", "hispanic", "cenrace")
@@ -88,15 +89,69 @@ def read_persons(path, *, name: str = "persons"):
     return check_persons(frame, f"{name} {str(path)!r}")
 
 
+def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
+    """Read and check a persons file in batches of at most ``batch_rows`` rows, in file order.
+
+    Yields ``(first_row, frame)``: the file row of the batch's first row and the batch as
+    :func:`read_persons` returns a whole file (its own default index; refusals name the
+    file's row). Parquet is read by record batches (``pyarrow.parquet.ParquetFile
+    .iter_batches``), CSV by chunks (``pandas.read_csv(chunksize=...)``): no more than one
+    batch is held, whatever the file's size.
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_persons`; a file without rows is refused once it is read through.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    kind = _kind(path, name)
+    where = f"{name} {str(path)!r}"
+    first_row = 0
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            source = pq.ParquetFile(path)
+            columns = [c for c in COLUMNS if c in source.schema_arrow.names]
+            chunks = (batch.to_pandas() for batch in source.iter_batches(
+                batch_size=batch_rows, columns=columns, use_pandas_metadata=False))
+        else:
+            chunks = pd.read_csv(path, dtype={"geoid": str}, keep_default_na=False,
+                                 chunksize=batch_rows)
+        for frame in chunks:
+            if len(frame) == 0:
+                continue
+            if first_row == 0:
+                missing = [c for c in COLUMNS if c not in frame.columns]
+                if missing:
+                    check_persons(frame, where)  # refuses, naming the missing columns
+            yield first_row, check_persons(frame.reset_index(drop=True), where, first_row)
+            first_row += len(frame)
+    except (OSError, pd.errors.ParserError) as err:
+        raise ValueError(f"{where}: not a readable {kind} file "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None
+    except Exception as err:  # pyarrow's own errors (ArrowInvalid is a ValueError)
+        if isinstance(err, ValueError) and str(err).startswith(where):
+            raise  # check_persons's refusal
+        raise ValueError(f"{where}: not a readable {kind} file "
+                         f"({type(err).__name__}: {str(err)[:200]})") from None
+    if first_row == 0:
+        raise ValueError(f"{where}: no persons (the file has no rows)")
+
+
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def check_persons(frame, where: str = "persons"):
+def check_persons(frame, where: str = "persons", first_row: int = 0):
     """Check a persons table (the module's columns and ranges); return it normalised.
 
-    ``where`` starts every refusal. Returns a new DataFrame with columns :data:`COLUMNS`,
-    ``geoid`` as Python str and the others int64, index 0..n-1.
+    ``where`` starts every refusal; ``first_row`` is the file row of the table's first row
+    (a batch of a file read in parts names the file's row). Returns a new DataFrame with
+    columns :data:`COLUMNS`, ``geoid`` categorical (str categories) and the others int8,
+    index 0..n-1.
     """
     import pandas as pd
 
@@ -109,13 +164,15 @@ def check_persons(frame, where: str = "persons"):
     out = {}
     codes, uniques = pd.factorize(frame["geoid"], use_na_sentinel=True)
     if (codes < 0).any():
-        raise ValueError(f"{where}: column geoid: row {_first_bad(codes < 0)} is empty")
+        raise ValueError(f"{where}: column geoid: row {first_row + _first_bad(codes < 0)} "
+                         "is empty")
     texts = [str(u) for u in uniques]
     valid = np.fromiter((len(t) == GEOID_LENGTH and t.isascii() and t.isdigit()
                          for t in texts), dtype=bool, count=len(texts))
     if not valid.all():
         row = _first_bad(~valid[codes])
-        raise ValueError(f"{where}: column geoid: row {row} holds {texts[codes[row]]!r}, not a "
+        raise ValueError(f"{where}: column geoid: row {first_row + row} holds "
+                         f"{texts[codes[row]]!r}, not a "
                          f"{GEOID_LENGTH}-digit block GEOID (state 2, county 3, tract 6, "
                          "block 4 digits)")
     # one string per block, not per person: 4 bytes a person instead of a Python str
@@ -131,12 +188,12 @@ def check_persons(frame, where: str = "persons"):
             bad = ~np.isfinite(numeric) | (numeric != np.round(numeric))
         if bad.any():
             row = _first_bad(bad)
-            raise ValueError(f"{where}: column {column}: row {row} holds "
+            raise ValueError(f"{where}: column {column}: row {first_row + row} holds "
                              f"{values.iloc[row]!r}, not an integer")
         bad = (numeric < low) | (numeric > high)
         if bad.any():
             row = _first_bad(bad)
-            raise ValueError(f"{where}: column {column}: row {row} holds "
+            raise ValueError(f"{where}: column {column}: row {first_row + row} holds "
                              f"{int(numeric[row])}, outside {low}-{high}")
         out[column] = numeric.astype(np.int8 if high < 128 else np.int16)
     return pd.DataFrame(out)

@@ -106,14 +106,24 @@ def _figures(folder: Path, payload: dict, title: str) -> None:
 
 
 def write_risk_files(folder: Path, persons, risk, payload: dict, attrs: dict) -> None:
-    """Write the module's files into ``folder`` (a fresh temporary directory)."""
+    """Write the module's files into ``folder`` (a fresh temporary directory).
+
+    ``persons`` is the persons table of an in-memory ``risk``
+    (:class:`~dprisk.inference.population.risk.PopulationRisk`), or None for a
+    :class:`~dprisk.inference.population.stream.FileRisk`, which writes ``persons.parquet``
+    from its file batch by batch (:meth:`~dprisk.inference.population.stream.FileRisk
+    .write_persons`).
+    """
     folder = Path(folder)
-    table = persons.copy()
-    table["posterior_true"] = risk.posterior_true
-    table["map"] = risk.map.astype(np.int16)
-    table["map_posterior"] = risk.map_posterior
-    table["fdp_bound"] = risk.fdp_bound
-    table.to_parquet(folder / "persons.parquet", index=False, engine="pyarrow")
+    if persons is None:  # a FileRisk: the persons file is joined to its answers batch by batch
+        risk.write_persons(folder / "persons.parquet")
+    else:
+        table = persons.copy()
+        table["posterior_true"] = risk.posterior_true
+        table["map"] = risk.map.astype(np.int16)
+        table["map_posterior"] = risk.map_posterior
+        table["fdp_bound"] = risk.fdp_bound
+        table.to_parquet(folder / "persons.parquet", index=False, engine="pyarrow")
     (folder / "summary.json").write_text(json.dumps(payload, indent=1) + "\n")
     summary_dataset(payload, attrs).to_netcdf(folder / "summary.nc", engine="netcdf4")
     (folder / "figures").mkdir()

@@ -20,12 +20,14 @@ Records (computed, exact paths; ``published`` is an independent recomputation):
   proportional guess all recomputed here), to 1e-12;
 * :math:`\sigma^2` read from the measurements against the DAS's 1/ρ of the query.
 
-The Census Bureau's 2010 reconstruction study (Abowd et al. 2023, "The 2010 Census
-Confidentiality Protections Failed, Here's How and Why", arXiv:2312.11283; CES working paper
-23-63R) reports non-modal precision by these bands for a reconstruction attack on real data;
-its per-band numbers were not in the sources reachable from this machine, so the section
-shows only ours and says so (:data:`CENSUS_PER_BAND`, empty until they are entered from the
-paper with their table).
+The Census Bureau's 2010 reconstruction study (Abowd et al., "A Simulated Reconstruction and
+Reidentification Attack on the 2010 U.S. Census", CES working paper 23-63R, arXiv:2312.11283;
+"The 2010 Census Confidentiality Protections Failed, Here's How and Why", NBER w31995)
+reports the precision of its reidentifications for non-modal persons by the same block-size
+bands: :data:`CENSUS_PER_BAND`, entered from the Bureau's own replication package (module
+constant's comment: repository, commit, file, sheets), is drawn and listed beside ours. It is
+another attack (reconstruction, then linkage on block, sex and age) on other data (the real
+2010 tables, and the 2020 system run on the 2010 data): compare the shapes, not the levels.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from dprisk.inference.population.categories import (
 )
 from dprisk.validation.paper.records import StudyResult, exact_record
 
-__all__ = ["ADVERSARIES", "CENSUS_PER_BAND", "PERSONS", "SEED", "direct_shares",
+__all__ = ["ADVERSARIES", "CENSUS_PER_BAND", "CENSUS_SOURCE", "PERSONS", "SEED", "direct_shares",
            "measured_state", "population_by_band", "records", "study"]
 
 #: Persons of the synthetic state (a few seconds for both adversaries).
@@ -53,9 +55,38 @@ PERSONS = 100_000
 SEED = 20261128
 #: The adversaries of the section.
 ADVERSARIES = ("informed", "outsider")
-#: The Census Bureau's published 2010 non-modal precision by band, ``{band: share}``: empty,
-#: the per-band numbers were not found in reachable sources (module notes); never invented.
-CENSUS_PER_BAND: dict[str, float] = {}
+#: The Census Bureau's published precision for non-modal persons by block-size band, as
+#: fractions, ``{series: {band or "all": share}}``; the attacker holding the confidential
+#: block, sex and age of every person ("CEFatkr", the study's best-informed attacker; the
+#: commercial-data attacker's rates differ by at most 3.1 points). Source: Abowd et al., the
+#: December 14, 2023 submission to the Harvard Data Science Review (arXiv:2312.11283; CES
+#: working paper 23-63R), Table 13 (rHDF_b,t, MDG, PRG) and Table 16 (rMDF_b,t), "Precision
+#: (%)" column of the CEFatkr attacker, as the Bureau's replication package gives them:
+#: https://github.com/uscensusbureau/recon_replication, commit
+#: 6b1ae14629aa76f5b32a96aad0887137cf03b4ce, file "20231214-HDSR submission tables and
+#: figures.xlsx", sheets "Table 13" and "Table 16" (the Science-submission file
+#: manuscript/science/20230502-All tables with summary data.xlsx, sheet "Table 5", gives the
+#: same CEFatkr rHDF_b,t, MDG and PRG rates). Precision = confirmed / putative
+#: reidentifications; counts rounded by the Bureau to four significant digits.
+CENSUS_PER_BAND: dict[str, dict[str, float]] = {
+    "2010 tables reconstructed (rHDF_b,t)": {
+        "1-9": 0.860, "10-49": 0.715, "50-99": 0.560, "100-249": 0.419, "250-499": 0.307,
+        "500-999": 0.249, "1000+": 0.221, "all": 0.433},
+    "2020 DAS on 2010 data, reconstructed (rMDF_b,t)": {
+        "1-9": 0.254, "10-49": 0.223, "50-99": 0.210, "100-249": 0.202, "250-499": 0.196,
+        "500-999": 0.191, "1000+": 0.197, "all": 0.201},
+    "block-modal guess (MDG), 2010 data": {
+        "1-9": 0.072, "10-49": 0.023, "50-99": 0.012, "100-249": 0.007, "250-499": 0.005,
+        "500-999": 0.004, "1000+": 0.002, "all": 0.009},
+    "proportional random guess (PRG), 2010 data": {
+        "1-9": 0.318, "10-49": 0.199, "50-99": 0.165, "100-249": 0.154, "250-499": 0.146,
+        "500-999": 0.143, "1000+": 0.156, "all": 0.160},
+}
+#: Where :data:`CENSUS_PER_BAND` comes from, as the report states it.
+CENSUS_SOURCE = ("Abowd et al. 2023, arXiv:2312.11283 (HDSR submission of 14 December 2023), "
+                 "Tables 13 and 16, attacker CEFatkr; from github.com/uscensusbureau/"
+                 "recon_replication (commit 6b1ae14, 20231214-HDSR submission tables and "
+                 "figures.xlsx)")
 #: The shares of the section, by band and adversary.
 SHARES = ("map_correct_nonmodal", "mdg_correct_nonmodal", "prg_correct_nonmodal",
           "map_correct", "mean_posterior_true")
@@ -219,6 +250,16 @@ def records(data: xr.Dataset, direct: dict[str, dict], sigma_sq_das: float) -> l
     return out
 
 
+def _census_rows() -> str:
+    """The published per-band rates as the notes list them (percent, one decimal)."""
+    short = {name: name.split(" (")[1].split(")")[0] if "(" in name else name
+             for name in CENSUS_PER_BAND}
+    return "; ".join(
+        f"{band}: " + ", ".join(f"{short[name]} {100 * rates[band]:.1f} %"
+                                for name, rates in CENSUS_PER_BAND.items())
+        for band in [*BAND_LABELS, "all"])
+
+
 def _notes(data: xr.Dataset) -> list[str]:
     def pct(name, adversary, band):
         value = float(data[name].sel(adversary=adversary, band=band))
@@ -254,12 +295,10 @@ def _notes(data: xr.Dataset) -> list[str]:
         + " (a band of few blocks gives jumpy shares).",
         "This is another attack on different data — a Bayesian adversary reading the 2020 "
         "noisy measurements of a synthetic population — not a replication of the Census "
-        "Bureau's 2010 reconstruction-abetted reidentification study (Abowd et al. 2023, "
-        "arXiv:2312.11283), which attacked the real 2010 tables and, separately, the 2020 "
-        "system run on 2010 data: compare the shapes across block sizes, not the levels. "
-        "That study's per-band non-modal precision was not in the sources reachable from "
-        "this machine, so it is not plotted; enter it from the paper's table to show it "
-        "beside ours.",
+        "Bureau's 2010 reconstruction-abetted reidentification study, which attacked the "
+        "real 2010 tables and, separately, the 2020 system run on 2010 data: compare the "
+        "shapes across block sizes, not the levels. Its published precision for non-modal "
+        "persons (" + CENSUS_SOURCE + "), by band — " + _census_rows() + ".",
     ]
 
 

@@ -113,10 +113,12 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
         "adversary, beside the block-modal guess (MDG) and the proportional random guess "
         "(PRG) from the same noisy cells, by the block's true population. Right: persons and "
         "non-modal persons per band, with the number of blocks (a band of few blocks gives "
-        "jumpy shares). Another attack on other data (a synthetic state, the "
-        "2020 noisy measurements), not a replication of the Census Bureau's attack on the "
-        "real 2010 tables; that study's per-band rates were not in the sources reachable "
-        "here, so only ours are shown."),
+        "jumpy shares). Dash-dotted, in reds: the Census Bureau's published precision for "
+        "non-modal persons in the same bands (Abowd et al. 2023, Tables 13 and 16; its "
+        "best-informed attacker): reconstruction of the real 2010 tables, reconstruction "
+        "of the 2020 system run on the 2010 data, and its block-modal and proportional "
+        "guesses on the 2010 data. Another attack on other data (a synthetic state, the "
+        "2020 noisy measurements), not a replication of the Census Bureau's."),
     "decision_summary_accuracy": (
         "no paper figure: the decision summary (issue 22)",
         "Bayes: accuracy of the paper's two-level adversary (§4.3, Figures 5–6: block and "

@@ -2,8 +2,9 @@
 
 Non-modal precision by block-size band: the Bayes MAP guess of the informed and the outsider
 adversary beside the block-modal (MDG) and proportional random (PRG) guesses from the same
-noisy cells, and the Census Bureau's published 2010 rates when given
-(:data:`dprisk.validation.beyond.population.CENSUS_PER_BAND`).
+noisy cells, and the Census Bureau's published rates for the same bands when given
+(:data:`dprisk.validation.beyond.population.CENSUS_PER_BAND`: ``{series: {band: share}}``,
+drawn in red shades, dash-dotted).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ _SERIES = (("map_correct_nonmodal", "informed", "Bayes MAP, informed", "C0", "o"
            ("prg_correct_nonmodal", "informed", "proportional guess (PRG)", "0.4", "^", ":"))
 
 
+#: Colours of the Census Bureau's published series (reds and browns).
+_CENSUS_STYLE = ("#b2182b", "#ef8a62", "#8c510a", "#d6604d", "#67001f", "#f4a582")
+
+
 def figure(data: xr.Dataset, census: dict | None = None) -> Figure:
     """Left: non-modal precision by band (lines per guess); right: persons and blocks per band."""
     bands = [b for b in data.band.values if b != "all"]
@@ -29,16 +34,19 @@ def figure(data: xr.Dataset, census: dict | None = None) -> Figure:
     for name, adversary, label, color, marker, style in _SERIES:
         values = 100 * data[name].sel(adversary=adversary, band=bands).values
         ax.plot(x, values, color=color, marker=marker, ls=style, label=label)
-    if census:
-        values = [100 * census.get(b, np.nan) for b in bands]
-        ax.plot(x, values, color="C3", marker="D", ls="-.", label="Census 2010 (published)")
+    for (label, rates), color, marker in zip((census or {}).items(), _CENSUS_STYLE,
+                                             "DPXd"):
+        values = [100 * rates.get(b, np.nan) for b in bands]
+        ax.plot(x, values, color=color, marker=marker, ls="-.", lw=1, ms=4,
+                label=f"Census study: {label}")
     ax.set_xticks(x, bands)
     ax.set_xlabel("block population (band)")
     ax.set_ylabel("precision for non-modal persons (%)")
-    top = np.nanmax([100 * data[name].sel(band=bands).max() for name, *_ in _SERIES])
+    top = np.nanmax([100 * data[name].sel(band=bands).max() for name, *_ in _SERIES]
+                    + [100 * v for rates in (census or {}).values() for v in rates.values()])
     ax.set_ylim(0, 1.3 * max(top, 1.0))  # room for the legend above the lines
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9, ncols=2, loc="upper center")
+    ax.legend(fontsize=7 if census else 9, ncols=2, loc="upper center")
     ax.set_title("Who is guessed right among non-modal persons")
     ax_n.bar(x - 0.2, data["persons"].sel(band=bands) / 1e3, width=0.4, label="persons")
     ax_n.bar(x + 0.2, data["nonmodal_persons"].sel(band=bands) / 1e3, width=0.4,

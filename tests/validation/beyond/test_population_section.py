@@ -44,20 +44,65 @@ def test_records_match_the_direct_recomputation(small_study):
 
 
 def test_section_figure_and_caption(small_study):
+    """Ours (4 lines) and the Census Bureau's published series beside them, in the figure
+    and in the notes."""
     fig = small_study.figures["population_by_band"]
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == list(population.BAND_LABELS)
-    assert len(ax.get_lines()) == 4  # no Census line: its per-band rates are not entered
+    lines = ax.get_lines()
+    assert len(lines) == 4 + len(population.CENSUS_PER_BAND) == 8
+    for line, (label, rates) in zip(lines[4:], population.CENSUS_PER_BAND.items()):
+        assert line.get_label() == f"Census study: {label}"
+        assert np.allclose(line.get_ydata(),
+                           [100 * rates[b] for b in population.BAND_LABELS], rtol=0, atol=1e-12)
     text = caption(fig, "population_by_band")
     assert "not a replication" in text and "compare the shapes" in text
+    assert "Tables 13 and 16" in text
+    notes = " ".join(small_study.notes)
+    assert population.CENSUS_SOURCE in notes
+    assert "1-9: rHDF_b,t 86.0 %, rMDF_b,t 25.4 %, MDG 7.2 %, PRG 31.8 %" in notes
+    assert "all: rHDF_b,t 43.3 %, rMDF_b,t 20.1 %, MDG 0.9 %, PRG 16.0 %" in notes
+    assert "1-9: informed " in notes  # ours, in the same bands
 
 
-def test_census_line_drawn_when_given(small_study):
+#: The published counts behind CENSUS_PER_BAND (thousands, rounded by the Census Bureau to
+#: four significant digits): (putative, confirmed) reidentifications of non-modal persons,
+#: attacker CEFatkr, Tables 13 and 16 of the source named in the module.
+PUBLISHED_COUNTS = {
+    "2010 tables reconstructed (rHDF_b,t)": [
+        (279, 240), (8084, 5777), (12900, 7221), (18260, 7645), (10880, 3337), (7813, 1945),
+        (4595, 1017), (62810, 27180)],
+    "2020 DAS on 2010 data, reconstructed (rMDF_b,t)": [
+        (56, 14), (2405, 535), (5148, 1079), (9673, 1958), (7506, 1471), (6364, 1217),
+        (4225, 834), (35380, 7108)],
+    "block-modal guess (MDG), 2010 data": [
+        (276, 20), (7971, 184), (12790, 157), (18210, 132), (10870, 51), (7812, 28),
+        (4595, 8), (62530, 580)],
+    "proportional random guess (PRG), 2010 data": [
+        (276, 88), (7971, 1587), (12790, 2111), (18210, 2798), (10870, 1586), (7812, 1116),
+        (4595, 717), (62530, 10000)],
+}
+
+
+def test_census_rates_agree_with_their_published_counts():
+    """Each entered rate is the published confirmed / putative, within the rounding of both
+    counts (half a unit each) and of the rate (0.05 percentage points): a typo fails."""
+    assert set(population.CENSUS_PER_BAND) == set(PUBLISHED_COUNTS)
+    for name, counts in PUBLISHED_COUNTS.items():
+        rates = population.CENSUS_PER_BAND[name]
+        assert list(rates) == [*population.BAND_LABELS, "all"]
+        for band, (putative, confirmed) in zip(rates, counts):
+            low = (confirmed - 0.5) / (putative + 0.5) - 5e-4
+            high = (confirmed + 0.5) / (putative - 0.5) + 5e-4
+            assert low <= rates[band] <= high, (name, band)
+
+
+def test_no_census_line_when_none_given(small_study):
     from dprisk.validation.figures.population import figure
 
     data = small_study.datasets["population_by_band"]
-    fig = figure(data, {"1-9": 0.5})
-    assert len(fig.axes[0].get_lines()) == 5
+    assert len(figure(data).axes[0].get_lines()) == 4
+    assert len(figure(data, {"one": {"1-9": 0.5}}).axes[0].get_lines()) == 5
 
 
 def _four_persons():
