@@ -121,3 +121,33 @@ def test_bad_input():
         worst_case_accuracy(0.1, 1.5)
     with pytest.raises(ValueError, match="queries"):
         census_worst_case(queries="block")
+
+
+@pytest.mark.parametrize("rhos", [[0.5, 1e5], [1e5, 1e5, 0.5], [0.5, 1e10]])
+def test_bayes_accuracy_levels_never_above_one_at_large_rho(rhos):
+    """A large rho beside a small one: the true-negative rate summed as P0 weights w e^{-L}
+    came out 1 + 9e-13 (log w and L both near -1e5, their difference losing digits). Summed
+    with P1 weights by the symmetry P0[L <= c] = P1[L >= -c] every term is a probability:
+    the result is 1 within summation rounding and never above it (the limit is 1: the
+    release at rho = 1e5 reveals the count with probability 1 - e^{-1e5})."""
+    accuracy = bayes_accuracy_levels(rhos, 0.5)
+    assert accuracy <= 1.0
+    assert accuracy == pytest.approx(1.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("p", [0.1, 1 / 3, 0.5, 0.9])
+@pytest.mark.parametrize("rhos", [[0.1, 0.2], [0.1, 0.1, 0.1], [0.05, 0.0992, 0.3]])
+def test_true_negative_by_symmetry_equals_the_p0_sum(rhos, p):
+    """The rate by P1 weights equals the direct P0 sum (ties at posterior 1/2 included: three
+    equal rhos are commensurate) within summation rounding, 1e-14 relative."""
+    from dprisk.inference.nested.unique_levels_kernels import split_atoms
+    from dprisk.inference.privacy.worst_case import EXACT_TAIL
+    from dprisk.inference.privacy.worst_case_kernels import atoms_true_negative
+    from dprisk.models.numerics import logit
+
+    rho_values = np.array(rhos)
+    (s_a, w_a), (s_b, w_b) = split_atoms(rho_values, EXACT_TAIL / rho_values.size)
+    lower0 = np.concatenate([[0.0], np.cumsum(np.exp(w_b - s_b))])
+    idx = np.searchsorted(s_b, -float(logit(p)) - s_a, side="right")
+    direct = float(np.dot(np.exp(w_a - s_a), lower0[idx]))
+    assert atoms_true_negative(rho_values, p, EXACT_TAIL) == pytest.approx(direct, rel=1e-14)
