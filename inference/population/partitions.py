@@ -37,10 +37,14 @@ __all__ = [
     "PARTITION_PERSONS",
     "STORE_PATTERN",
     "partition_key",
+    "partition_size",
+    "progress_bar",
     "run_partitions",
     "run_streamed",
     "split_partitions",
     "split_person_rows",
+    "streamed_task",
+    "tract_cuts",
 ]
 
 #: Default persons per partition (memory: a few hundred bytes per person while computed).
@@ -52,7 +56,7 @@ STORE_PATTERN = "part-*.npz"
 RESULT_VERSION = "1"
 
 
-def _partition_size(partition_persons: int | None) -> int:
+def partition_size(partition_persons: int | None) -> int:
     """Persons per partition: ``partition_persons``, :data:`PARTITION_PERSONS` by default."""
     size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
     if size < 1:
@@ -60,7 +64,7 @@ def _partition_size(partition_persons: int | None) -> int:
     return size
 
 
-def _tract_cuts(counts: np.ndarray, size: int) -> list[int]:
+def tract_cuts(counts: np.ndarray, size: int) -> list[int]:
     """Tract indices where partitions start, then the number of tracts.
 
     Whole tracts in order (``counts``: persons per tract), a partition closing at the first
@@ -80,12 +84,12 @@ def split_partitions(prepared, partition_persons: int | None = None) -> list:
     """Cut the persons into partitions of whole tracts (module docstring)."""
     from dprisk.inference.population.pipeline import Partition
 
-    size = _partition_size(partition_persons)
+    size = partition_size(partition_persons)
     person_tract = prepared.block_tract[prepared.block]
     order = np.argsort(person_tract, kind="stable")  # rows ascending within a tract
     tracts, starts, counts = np.unique(person_tract[order], return_index=True,
                                        return_counts=True)
-    cuts = _tract_cuts(counts, size)
+    cuts = tract_cuts(counts, size)
     parts = []
     for first, last in itertools.pairwise(cuts):
         begin = int(starts[first])
@@ -149,7 +153,8 @@ class _NoProgress:
         """Nothing to close."""
 
 
-def _bar(total: int, initial: int, enabled: bool):
+def progress_bar(total: int, initial: int, enabled: bool):
+    """A tqdm bar over ``total`` partitions starting at ``initial`` (a no-op when not enabled)."""
     if not enabled:
         return _NoProgress()
     from tqdm.auto import tqdm
@@ -172,7 +177,7 @@ def run_partitions(parts: list, *, adversary: str, prior, client=None, store=Non
             if paths[i].is_file():
                 results[i] = _load(paths[i])
     missing = [i for i, result in enumerate(results) if result is None]
-    bar = _bar(len(parts), len(parts) - len(missing), progress)
+    bar = progress_bar(len(parts), len(parts) - len(missing), progress)
 
     def done(i: int, result: dict) -> None:
         results[i] = result
@@ -227,17 +232,17 @@ def split_person_rows(geoids, partition_persons: int | None = None) -> list:
     The same cut as :func:`split_partitions` (tracts in GEOID order, about
     ``partition_persons`` persons each), before any measurement is read.
     """
-    size = _partition_size(partition_persons)
+    size = partition_size(partition_persons)
     codes, n_tracts = _tract_codes(geoids)
     counts = np.bincount(codes, minlength=n_tracts)
     order = np.argsort(codes, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(counts)])
-    cuts = _tract_cuts(counts, size)
+    cuts = tract_cuts(counts, size)
     return [np.sort(order[bounds[first]: bounds[last]])
             for first, last in itertools.pairwise(cuts)]
 
 
-def _streamed_task(task: tuple, *, adversary: str, prior, store) -> dict:
+def streamed_task(task: tuple, *, adversary: str, prior, store) -> dict:
     """Load one partition's measurements, compute it (or take it from the store)."""
     from dprisk.inference.population.pipeline import partition_risk, prepare
 
@@ -280,12 +285,12 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
         store = Path(store)
         before = set(store.glob(STORE_PATTERN)) if store.is_dir() else set()
         store.mkdir(parents=True, exist_ok=True)
-    bar = _bar(len(tasks), 0, progress)
+    bar = progress_bar(len(tasks), 0, progress)
     results: list = [None] * len(tasks)
     try:
         if client is None:
             for i, task in enumerate(tasks):
-                results[i] = _streamed_task(task, adversary=adversary, prior=prior,
+                results[i] = streamed_task(task, adversary=adversary, prior=prior,
                                             store=store)
                 bar.update(1)
         else:
@@ -324,4 +329,4 @@ def _subset(persons, rows: np.ndarray):
 
 
 def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):
-    return i, _streamed_task(task, adversary=adversary, prior=prior, store=store)
+    return i, streamed_task(task, adversary=adversary, prior=prior, store=store)

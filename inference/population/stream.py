@@ -8,12 +8,12 @@ once) and ``partition_persons`` times the partitions in flight, not by the popul
    (:func:`dprisk.inference.population.persons.iter_persons`), keeping only the persons per
    tract (first 11 GEOID characters). Tracts in GEOID order are cut into partitions of whole
    tracts exactly as :func:`dprisk.inference.population.partitions.split_person_rows` cuts
-   them (:func:`~dprisk.inference.population.partitions._tract_cuts`).
+   them (:func:`~dprisk.inference.population.partitions.tract_cuts`).
 2. **Spill**: a second pass writes each batch's persons, with their file rows, to one Parquet
    piece per partition it touches (``work/in/NNNNNN/BBBBBB.parquet``).
 3. **Compute**: each partition's pieces are read back in file-row order -- the same persons,
    in the same order, as the in-memory path gives it -- and computed by
-   :func:`dprisk.inference.population.partitions._streamed_task` (its own measurements read
+   :func:`dprisk.inference.population.partitions.streamed_task` (its own measurements read
    by the loader, kept in the store when there is one: a rerun skips finished partitions) in
    this process or on Dask, at most ``in_flight`` partitions at a time. Only the partition's
    tally comes back into the summary (exact sums: any partitioning, worker count or order of
@@ -212,9 +212,9 @@ def _split_answers(result: dict, batch_rows: int, folder: Path, index: int) -> N
 
 def _compute(task, *, adversary, prior, store):
     """One partition on a worker or here: its result with file rows (partitions' task)."""
-    from dprisk.inference.population.partitions import _streamed_task
+    from dprisk.inference.population.partitions import streamed_task
 
-    return _streamed_task(task, adversary=adversary, prior=prior, store=store)
+    return streamed_task(task, adversary=adversary, prior=prior, store=store)
 
 
 def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed",
@@ -256,17 +256,17 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
     """
     from dprisk.inference.population.partitions import (
         STORE_PATTERN,
-        _bar,
-        _partition_size,
-        _tract_cuts,
+        partition_size,
+        progress_bar,
+        tract_cuts,
     )
 
-    size = _partition_size(partition_persons)
+    size = partition_size(partition_persons)
     if int(batch_rows) < 1:
         raise ValueError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
     batch_rows = int(batch_rows)
     tracts, counts, rows = scanned or scan_tracts(path, name=name, batch_rows=batch_rows)
-    cuts = _tract_cuts(counts, size)
+    cuts = tract_cuts(counts, size)
     part_of_tract = np.zeros(tracts.size, dtype=np.int64)
     for index, (first, last) in enumerate(itertools.pairwise(cuts)):
         part_of_tract[first:last] = index
@@ -285,7 +285,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
             (work / sub).mkdir(parents=True)
         _spill(path, name, batch_rows, tracts, part_of_tract, work / "in")
         tally, low, high = Tally(), np.inf, -np.inf
-        bar = _bar(n_parts, 0, progress)
+        bar = progress_bar(n_parts, 0, progress)
 
         def done(index: int, result: dict) -> None:
             nonlocal tally, low, high

@@ -129,7 +129,7 @@ def _peak_and_sizes(path, loader, monkeypatch) -> tuple[int, int, int]:
     from dprisk.inference.population import persons as persons_module
 
     held = {"batch": 0, "partition": 0}
-    iterate, task = persons_module.iter_persons, partitions._streamed_task
+    iterate, task = persons_module.iter_persons, partitions.streamed_task
 
     def counting_batches(*args, **kwargs):
         for first, frame in iterate(*args, **kwargs):
@@ -141,7 +141,7 @@ def _peak_and_sizes(path, loader, monkeypatch) -> tuple[int, int, int]:
         return task(task_, **kwargs)
 
     monkeypatch.setattr(persons_module, "iter_persons", counting_batches)
-    monkeypatch.setattr(partitions, "_streamed_task", counting_task)
+    monkeypatch.setattr(partitions, "streamed_task", counting_task)
     tracemalloc.start()
     try:
         with stream.file_risk(path, loader, adversary="informed", prior="uniform",
