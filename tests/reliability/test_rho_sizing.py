@@ -86,9 +86,6 @@ STILL_FAILING = {
        "or a message naming no option" for option in ("--rho1", "--rho2")
        for rho in ("1e-13", "1e-320", "1e100")},
     "marginal --rho1 1e-13": "single-level marginal not sized: MemoryError",
-    "budget --rho1 1e-13": "names 'rho1, rho2:' (the API's names), not --rho1",
-    "budget --rho1 1e-9": "names 'rho1, rho2:' (the API's names), not --rho1",
-    "budget --rho1 1e-6": "two-level budget search not sized: minutes of work",
 }
 _RHO_OPTION = re.compile(r"--rho(\d*|s)$")
 
