@@ -6,12 +6,17 @@ Each test failed on the code before the fix (stated per test).
 
 from __future__ import annotations
 
+import json
+import math
 import time
 
+import numpy as np
 import pytest
-from cli_helpers import assert_refused, run_cli  # noqa: F401 (used below)
+from cli_helpers import assert_refused, run_cli
 
+from dprisk.inference.privacy.budget import WORST_CASE_RHO_FLOOR, rho_for_target
 from dprisk.inference.privacy.budget_levels import census_rho_for_target, rho2_for_target
+from dprisk.inference.privacy.worst_case import one_level_accuracy_bound, worst_case_accuracy
 from dprisk.runtime.memory_limit import MemoryLimitError
 from dprisk.runtime.work_limit import LIMIT_ENV, WorkLimitError
 
@@ -53,3 +58,45 @@ def test_census_search_sized_by_d(default_limits):
 def test_cli_sizing_refusals_name_the_options(argv, option, default_limits, capsys):
     """One stderr line naming the options as typed (before: 'rho1, rho2:', the API's names)."""
     assert_refused(argv, f"error: {option}", capsys)
+
+
+# --------------------------------------------------------------- worst-case accuracy crossing
+def test_worst_case_bound_is_an_increasing_upper_bound():
+    """B(rho, p) >= A*(rho, p) and B non-decreasing in rho, on a grid (60 rho x 6 priors).
+
+    Tolerance 4e-15: A* is a sum of ~1e4 terms of order 1 (rounding ~1e-15); at p = 1/2
+    B is A* itself.
+    """
+    rhos = np.geomspace(1e-6, 30.0, 60)
+    for p in (0.5, 0.4999, 0.3, 0.2, 1 / 864, 0.9):
+        bound = np.array([one_level_accuracy_bound(rho, p) for rho in rhos])
+        exact = np.array([worst_case_accuracy(rho, p, method="exact").accuracy for rho in rhos])
+        assert np.all(bound >= exact - 4e-15), p
+        assert np.all(np.diff(bound) >= 0.0), p
+
+
+def test_worst_case_crossing_below_the_old_scan_start():
+    """Target 0.5002 at p = 1/2 crosses at rho = pi (4e-4)^2 = 5.03e-7, below the old 1e-6.
+
+    Before: "never exceeded ... any rho meets it" (the scan began at 1e-6 where the measure,
+    0.50028, is already above). At p = 1/2, A* = (1 + 1/Z(rho))/2 and Z = sqrt(pi/rho) to
+    exp(-pi^2/rho) (zero in floats here), so rho* = pi (2 (T - 1/2))^2; tolerance rel 1e-9
+    (the measure's rounding, ~1e-16 on a gain of 2e-4, moves the root by ~1e-12).
+    """
+    answer = rho_for_target("worst-case-accuracy", 0.5002)
+    assert answer.rho == pytest.approx(math.pi * 4e-4**2, rel=1e-9)
+    assert answer.value_at_rho <= 0.5002 < answer.value_above
+    below = np.geomspace(WORST_CASE_RHO_FLOOR, answer.rho, 8)  # the target holds below it
+    assert max(worst_case_accuracy(rho, 0.5, method="exact").accuracy for rho in below) <= 0.5002
+
+
+def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
+    status, out, err = run_cli(["budget", "--measure", "worst-case-accuracy", "--target",
+                                "0.5002", "--json"], capsys)
+    assert status == 0 and err == "", err
+    assert json.loads(out)["rho"] == pytest.approx(math.pi * 4e-4**2, rel=1e-9)
+    # within 2.8e-5 of 1/2 the crossing may lie below the search's floor: refused, naming it
+    argv = ["budget", "--measure", "worst-case-accuracy", "--target", "0.50001"]
+    assert_refused(argv, "--target", capsys)
+    status, _, err = run_cli(argv, capsys)
+    assert f"rho = {WORST_CASE_RHO_FLOOR:g}" in err and "allowed range: 0.50002" in err, err
