@@ -341,12 +341,22 @@ def check_target(measure: str, target, priors) -> float:
         target = math.nan
     name = "tail tolerance" if measure == "tail" else "target"
     floor = max(_infimum(measure, float(prior)) for prior in priors)
+    below_one = measure in _BELOW_ONE or measure == "marginal-posterior"
+    if below_one and not floor < math.nextafter(1.0, 0.0):  # no float in (floor, 1)
+        prior = max((float(prior) for prior in priors),
+                    key=lambda prior: _infimum(measure, prior))
+        raise ValueError(
+            f"p = {prior!r} leaves no {name} for the {measure}: its value at rho -> 0, "
+            f"{floor!r}, is within one float of its supremum 1 (no number lies between); "
+            f"allowed range: priors whose {measure} at rho -> 0 is at most "
+            f"{math.nextafter(math.nextafter(1.0, 0.0), 0.0)!r}")
+    shown = f"{floor:.6g}" if float(f"{floor:.6g}") == floor else repr(floor)  # never rounded
     if not (math.isfinite(target) and target > floor):
         raise ValueError(f"{name} must exceed the {measure} at rho -> 0 for every prior "
-                         f"(allowed range: {name} > {floor:.6g}), got {target!r}")
+                         f"(allowed range: {name} > {shown}), got {target!r}")
     if measure in _BELOW_ONE and not target < 1.0:
         raise ValueError(f"{name} must be below 1, the {measure}'s supremum (allowed range: "
-                         f"{floor:.6g} < {name} < 1), got {target!r}")
+                         f"{shown} < {name} < 1), got {target!r}")
     return target
 
 

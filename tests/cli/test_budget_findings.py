@@ -100,3 +100,40 @@ def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
     assert_refused(argv, "--target", capsys)
     status, _, err = run_cli(argv, capsys)
     assert f"rho = {WORST_CASE_RHO_FLOOR:g}" in err and "allowed range: 0.50002" in err, err
+
+
+# --------------------------------------------------------------------------------- messages
+@pytest.mark.parametrize(("argv", "named", "says"), [
+    # before: "rho = 3.2e-18 with delta = 1e-10: ..." (the API's rho, no option)
+    (["--census", "--measure", "p-correct", "--target", "0.5000000001"], "--target", "rho = "),
+    # before: "target > 1" with "must be below 1" (1 - 1e-320 is 1 in floats)
+    (["--measure", "worst-case-accuracy", "--target", "0.9", "--p", "1e-320"], "--p",
+     "no target for the worst-case-accuracy"),
+    (["--census", "--measure", "worst-case-accuracy", "--target", "0.9", "--p", "0.5,1e-320"],
+     "--p", "within one float of its supremum 1"),
+    (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999999"],
+     "--p", "no target for the marginal-posterior"),
+    # before: "target > 1" (the floor 0.9999999999999998 printed to 6 digits)
+    (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999998"],
+     "--target", "allowed range: target > 0.9999999999999998"),
+])
+def test_budget_refusals_name_the_option(argv, named, says, capsys):
+    assert_refused(["budget", *argv], named, capsys)
+    _, _, err = run_cli(["budget", *argv], capsys)
+    assert says in err and "target > 1)" not in err, err
+
+
+@pytest.mark.parametrize("p", ["1e-320", "0.9999999999999999", "1e-300"])
+@pytest.mark.parametrize("rho", ["0.5", "100"])
+def test_product_probabilities_never_above_one(p, rho, capsys):
+    """The rows' plain float sums land an ulp above 1 (sum of the rounded likelihoods of
+    rho 0.5, others 3: 1.0000000000000002, exactly rounded 1.0); before commit 281e959
+    product --p 1e-320 printed noisy_accuracy 1.0000000000000002. Every printed measure is
+    in [0, 1] (the clip of exact.risk_measures removes only rounding)."""
+    status, out, err = run_cli(["product", "--rho1", rho, "--rho2", rho, "--others", "3",
+                                "--p", p, "--json"], capsys)
+    assert status == 0 and err == "", err
+    payload = json.loads(out)
+    for key in ("marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior",
+                "noisy_p_correct", "noisy_accuracy"):
+        assert 0.0 <= payload[key] <= 1.0, (key, payload[key])
