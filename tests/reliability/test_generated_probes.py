@@ -199,9 +199,9 @@ RISK_VALID = {"--persons": st.just("PERSONS"), "--noisy": st.just("NOISY"),
               "--partition-persons": st.integers(300, 10**6).map(str)}
 RISK_HOSTILE = {"--persons": ["NOISY", *HOSTILE_PATH], "--noisy": ["PERSONS", *HOSTILE_PATH],
                 "--adversary": ["INFORMED", "", "both"],
-                "--prior": ["notes.txt", "bad.csv", "missing.json", "", "dir"],
+                "--prior": ["notes.txt", "bad.csv", "missing.json", "", "dir", "x" * 300],
                 "--noise-variance": HOSTILE_NUMBER, "--partition-persons": HOSTILE_NUMBER,
-                "--state": ["01", "1", ""], "--nmf": ["dir", "missing", "notes.txt"],
+                "--state": ["01", "1", ""], "--nmf": ["dir", "missing", "notes.txt", "x" * 300],
                 "--scheduler": ["", "tcp://127.0.0.1:1", "nonsense"]}
 
 
@@ -213,3 +213,16 @@ def test_population_risk_probe(words, small_state, workdir, capsys):
                      {*RISK_HOSTILE})
     if payload is not None:
         assert payload["persons"] == 300
+
+
+@pytest.mark.parametrize("command", [
+    ["population", "synth", "--persons", "10"],
+    ["population", "measure", "--persons", "PERSONS"],
+    ["population", "risk", "--persons", "PERSONS", "--noisy", "NOISY", "--adversary",
+     "informed"]])
+def test_population_out_name_too_long(command, small_state, workdir, capsys):
+    """Found by the probe: a 300-byte --out name ended in OSError (exit 1, 'File name too
+    long') from the first look-up of the path; now refused naming --out (exit 2)."""
+    _check([*_files(command, small_state), "--out", "x" * 300], workdir, capsys, {"--out"})
+    status, _, err = run_cli([*_files(command, small_state), "--out", "x" * 300], capsys)
+    assert status == 2 and "--out" in err and "too long" in err, err
