@@ -37,10 +37,11 @@ first crossing is located by a scan of :data:`WORST_CASE_SCAN_PER_DECADE` log-sp
 per decade, then Brent's method on the first interval whose right end exceeds the target (a
 crossing that opens and closes between two scan points could be missed). The scan begins
 where an increasing upper bound of the measure reaches the target
-(:func:`worst_case_search_start`, :func:`dprisk.inference.privacy.worst_case.
-one_level_accuracy_bound`; equal to the measure at p = 1/2): no smaller rho exceeds it, so
-no crossing below the scan is missed. It begins at :data:`WORST_CASE_RHO_FLOOR` at the
-lowest; a target that could cross below is refused, naming the smallest target searched.
+(:func:`worst_case_search_start`,
+:func:`dprisk.inference.privacy.worst_case.one_level_accuracy_bound`; equal to the measure
+at p = 1/2): no smaller rho exceeds it, so no crossing below the scan is missed. It begins
+at :data:`WORST_CASE_RHO_FLOOR` at the lowest; a target that could cross below is refused,
+naming the smallest target searched.
 
 The two marginal measures increase in rho (the tests check it on a grid), so the first
 crossing is the root of :math:`M(\rho, p) = T`, found by Brent's method on a bracket in rho
@@ -66,7 +67,7 @@ from dprisk.models.roots import brent_root
 __all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_RHO_FLOOR", "WORST_CASE_SCAN_PER_DECADE",
            "DGBudget", "certified", "check_certificate",
            "check_profile", "check_target", "max_ratio_profile", "measure_function",
-           "rho_for_target", "tail_probability"]
+           "rho_for_target", "tail_probability", "worst_case_search_start"]
 
 #: The measures available.
 MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy")
