@@ -228,7 +228,8 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.elapsed_progress(args, "searching rho2"):
         answer = rho2_for_target(kwargs.pop("target"), rho1=rho1, x2=args.x2, d=args.d,
                                  p=args.p, known=args.known, measure=args.measure, **kwargs)
-    payload = _payload(answer, rho1 + answer.rho)
+    with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
+        payload = _payload(answer, rho1 + answer.rho)
     title = (f"largest block-group rho2 with two-level {answer.measure} "
              f"<= {fmt(answer.target)}, "
              f"rho1 = {fmt(rho1)}, d = {args.d}, x2 = {args.x2}, {_priors_text(args)}")
@@ -257,7 +258,8 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     with common.elapsed_progress(args, "searching the global rho"):
         answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
                                        d=args.d, **kwargs)
-    payload = _payload(answer, answer.rho)
+    with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
+        payload = _payload(answer, answer.rho)
     where = ("with the block group" if args.x2 is not None else "at the block")
     title = (f"largest global rho of the 2020 allocation with {answer.measure} "
              f"<= {fmt(answer.target)} {where}, {_priors_text(args)}")

@@ -19,6 +19,8 @@ pymc``)
 exact sweep                                ``points x EXACT_POINT_STEPS``
 exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
 ...``, ``budget --rho1``: per rho)
+two-level budget search (``budget         ``priors x grid cells summed over the scan's
+--rho1``, ``budget --census --d --x2``)    rho x EXACT_GRID_CELL_STEPS``
 unknown others, marginal posterior and     ``release grid points x window of k terms x
 risk (``marginal --unknown-others N``)     UNKNOWN_OTHERS_TERM_STEPS``
 decision summary (``summary --rho1``),     the windows, atoms, PLD values and buckets of

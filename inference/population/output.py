@@ -49,7 +49,17 @@ def check_output_dir(out, marker: str, command: str, name: str = "--out") -> Pat
     """
     if not isinstance(out, (str, os.PathLike)):
         raise TypeError(f"{name} must be a directory path, got {out!r}")
+    try:
+        return _checked_output_dir(out, marker, command, name)
+    except OSError as err:  # a name too long or a path that cannot be examined
+        raise OutputError(f"{name} {str(out)[:60]!r}: {err.strerror or err}; name a new or "
+                          f"empty directory") from None
+
+
+def _checked_output_dir(out, marker: str, command: str, name: str) -> Path:
+    """:func:`check_output_dir` after the type check (OSError passed on)."""
     path = Path(os.path.abspath(out))
+    check_creatable(path, name)  # first: a name too long fails every later look-up
     if path.is_symlink():
         raise OutputError(f"{name} {str(out)!r} is a symbolic link; name the directory itself")
     if path.exists():
@@ -63,7 +73,6 @@ def check_output_dir(out, marker: str, command: str, name: str = "--out") -> Pat
         if read_manifest(path, marker) is None and any(path.iterdir()):
             raise OutputError(f"{name} {str(out)!r} is a non-empty directory not written by "
                               f"{command} (no {marker} marker); name a new or empty directory")
-    check_creatable(path, name)
     return path
 
 

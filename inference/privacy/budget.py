@@ -34,8 +34,14 @@ The worst-case accuracy is continuous in rho but, for p != 1/2, *not* monotone (
 likelihood ratios of the discrete Gaussian sit on a lattice that moves with rho; e.g. at
 p = 0.2 it falls from 0.8351 to 0.8330 between rho = 1.08 and 1.26; the tests show it): its
 first crossing is located by a scan of :data:`WORST_CASE_SCAN_PER_DECADE` log-spaced points
-per decade from 1e-6, then Brent's method on the first interval whose right end exceeds the
-target (a crossing that opens and closes between two scan points could be missed).
+per decade, then Brent's method on the first interval whose right end exceeds the target (a
+crossing that opens and closes between two scan points could be missed). The scan begins
+where an increasing upper bound of the measure reaches the target
+(:func:`worst_case_search_start`,
+:func:`dprisk.inference.privacy.worst_case.one_level_accuracy_bound`; equal to the measure
+at p = 1/2): no smaller rho exceeds it, so no crossing below the scan is missed. It begins
+at :data:`WORST_CASE_RHO_FLOOR` at the lowest; a target that could cross below is refused,
+naming the smallest target searched.
 
 The two marginal measures increase in rho (the tests check it on a grid), so the first
 crossing is the root of :math:`M(\rho, p) = T`, found by Brent's method on a bracket in rho
@@ -58,10 +64,10 @@ from dataclasses import dataclass
 from dprisk.models.checks import check_count, check_probability
 from dprisk.models.roots import brent_root
 
-__all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_SCAN_PER_DECADE", "DGBudget", "certified",
-           "check_certificate",
+__all__ = ["MEASURES", "STEP_MEASURES", "WORST_CASE_RHO_FLOOR", "WORST_CASE_SCAN_PER_DECADE",
+           "DGBudget", "certified", "check_certificate",
            "check_profile", "check_target", "max_ratio_profile", "measure_function",
-           "rho_for_target", "tail_probability"]
+           "rho_for_target", "tail_probability", "worst_case_search_start"]
 
 #: The measures available.
 MEASURES = ("marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy")
@@ -72,6 +78,11 @@ _RHO_MIN = 1e-12
 _RHO_MAX = 1e6
 #: Scan density of the worst-case accuracy's first crossing (points per decade of rho).
 WORST_CASE_SCAN_PER_DECADE = 100
+#: Smallest rho at which the worst-case accuracy's search evaluates the measure (its exact
+#: enumeration costs about 0.1 s at 1e-8, ten times that at 1e-10): a target whose crossing
+#: may lie below is refused, naming the smallest target searched
+#: (:func:`worst_case_search_start`).
+WORST_CASE_RHO_FLOOR = 1e-8
 #: Relative step above rho* at which the certificate's ``value_above`` is evaluated.
 ABOVE = 1e-9
 
@@ -245,15 +256,64 @@ def _first_crossing(value, target: float) -> float | None:
                         rtol=1e-15))
 
 
-def _scan_crossing(value, target: float) -> float | None:
-    """First crossing of a continuous, non-monotone measure: log scan, then Brent."""
+def worst_case_search_start(p: float, target: float) -> float:
+    r"""Where the worst-case accuracy's search begins: below it no rho exceeds ``target``.
+
+    The largest rho found (by bisection in log rho, to a relative 1e-12) with
+    :math:`B(\rho, p) \le T`, :math:`B` the increasing upper bound
+    :func:`dprisk.inference.privacy.worst_case.one_level_accuracy_bound`: every smaller rho
+    then has :math:`A^* \le B \le T`, so the first crossing is at or above it (at p = 1/2,
+    where :math:`B = A^*`, it is the crossing itself, to rounding).
+
+    Raises
+    ------
+    ValueError
+        ``target = ...`` when that rho is below :data:`WORST_CASE_RHO_FLOOR` (the measure is
+        not evaluated there): the message gives the smallest target searched at ``p``.
+    """
+    from dprisk.inference.privacy.worst_case import one_level_accuracy_bound
+
+    def bound(log_rho: float) -> float:
+        return one_level_accuracy_bound(math.exp(log_rho), p)
+
+    low = math.log(WORST_CASE_RHO_FLOOR)
+    if bound(low) > target:
+        smallest = bound(low)
+        raise ValueError(
+            f"target = {target!r} is below {smallest!r}, the worst-case accuracy's upper "
+            f"bound at rho = {WORST_CASE_RHO_FLOOR:g} (p = {p!r}), where the search begins: "
+            f"its first crossing may lie below, where the exact measure is not evaluated; "
+            f"allowed range: {math.nextafter(smallest, 1.0)!r} <= target < 1 at this p")
+    high = math.log(_RHO_MAX)  # the bound is max(p, 1 - p) + min(p, 1 - p) = 1 > target there
+    while high - low > 1e-12 * max(1.0, abs(low)):
+        middle = 0.5 * (low + high)
+        if bound(middle) <= target:
+            low = middle
+        else:
+            high = middle
+    return math.exp(low) if bound(low) <= target else WORST_CASE_RHO_FLOOR
+
+
+def _scan_crossing(value, target: float, start: float) -> float | None:
+    r"""First crossing of a continuous, non-monotone measure above ``start``: log scan, Brent.
+
+    ``start`` is where the target is known to hold below (:func:`worst_case_search_start`);
+    the measure there may exceed the target by rounding (at p = 1/2 the bound is the
+    measure): the scan then begins up to three steps lower.
+    """
     from scipy.optimize import brentq
 
-    lower = 1e-6
-    if value(lower) > target:
-        return None
+    step = 10.0 ** (1.0 / WORST_CASE_SCAN_PER_DECADE)
+    lower = start
+    for _ in range(3):
+        if value(lower) <= target:
+            break
+        lower /= step
+    else:
+        raise RuntimeError(f"the worst-case accuracy exceeds the target {target!r} below "
+                           f"rho = {start!r}, where its upper bound does not")
     while lower < _RHO_MAX:
-        upper = lower * 10.0 ** (1.0 / WORST_CASE_SCAN_PER_DECADE)
+        upper = lower * step
         if value(upper) > target:
             return float(brentq(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
                                 rtol=1e-15))
@@ -282,12 +342,22 @@ def check_target(measure: str, target, priors) -> float:
         target = math.nan
     name = "tail tolerance" if measure == "tail" else "target"
     floor = max(_infimum(measure, float(prior)) for prior in priors)
+    below_one = measure in _BELOW_ONE or measure == "marginal-posterior"
+    if below_one and not floor < math.nextafter(1.0, 0.0):  # no float in (floor, 1)
+        prior = max((float(prior) for prior in priors),
+                    key=lambda prior: _infimum(measure, prior))
+        raise ValueError(
+            f"p = {prior!r} leaves no {name} for the {measure}: its value at rho -> 0, "
+            f"{floor!r}, is within one float of its supremum 1 (no number lies between); "
+            f"allowed range: priors whose {measure} at rho -> 0 is at most "
+            f"{math.nextafter(math.nextafter(1.0, 0.0), 0.0)!r}")
+    shown = f"{floor:.6g}" if float(f"{floor:.6g}") == floor else repr(floor)  # never rounded
     if not (math.isfinite(target) and target > floor):
         raise ValueError(f"{name} must exceed the {measure} at rho -> 0 for every prior "
-                         f"(allowed range: {name} > {floor:.6g}), got {target!r}")
+                         f"(allowed range: {name} > {shown}), got {target!r}")
     if measure in _BELOW_ONE and not target < 1.0:
         raise ValueError(f"{name} must be below 1, the {measure}'s supremum (allowed range: "
-                         f"{floor:.6g} < {name} < 1), got {target!r}")
+                         f"{shown} < {name} < 1), got {target!r}")
     return target
 
 
@@ -355,7 +425,8 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         if measure in STEP_MEASURES:
             rho = _step_crossing(measure, prior, target, max_ratio, max_posterior)
         elif measure == "worst-case-accuracy":
-            rho = _scan_crossing(measure_function(measure, prior, known), target)
+            rho = _scan_crossing(measure_function(measure, prior, known), target,
+                                 worst_case_search_start(prior, target))
         elif target >= _supremum(measure, prior):
             rho = None
         else:

@@ -72,8 +72,8 @@ from dprisk.inference.privacy.budget import (
 from dprisk.models.roots import brent_root
 
 __all__ = ["CENSUS_RHO_RANGE", "GRID_PER_DECADE", "RHO2_RANGE", "TWO_LEVEL_MEASURES",
-           "census_fractions", "census_rho_for_target", "rho2_for_target", "root_first_crossing",
-           "scan_bracket", "scan_first_crossing"]
+           "census_fractions", "census_rho_for_target", "check_search_size", "rho2_for_target",
+           "root_first_crossing", "scan_bracket", "scan_first_crossing"]
 
 #: Grid of the two-level scan: points per decade of rho.
 GRID_PER_DECADE = 25
@@ -277,6 +277,44 @@ def _certified(measure: str, value, target: float, low: float, high: float, *, r
     return rho, value(rho), value(rho * (1.0 + ABOVE)), min(certified_to, rho)
 
 
+def check_search_size(base, rho1_of, rho2_of, scan: tuple[float, float], searches: int, *,
+                      names: str) -> None:
+    r"""Refuse up front a two-level search above the memory or the work limit (tiny rho1).
+
+    The search scans :data:`GRID_PER_DECADE` log-spaced rho per decade over ``scan``, for each
+    of ``searches`` priors; each evaluation sums the release grid
+    (:func:`dprisk.inference.studies.setup.grid_memory`) of the validated scenario ``base``
+    at ``(rho1_of(rho), rho2_of(rho))``. Memory: the largest
+    grid, at the scan's first point (both noises widest). Work: the grid cells summed over
+    the scan's points and the priors, times
+    :data:`dprisk.runtime.work_limit.EXACT_GRID_CELL_STEPS` (an upper bound per cell: the
+    measured cost is 1.4-4 us per cell for P[correct], 10-15 us for the marginals, against
+    the weight's 45 us; the certified search evaluates about once per scan point, more
+    where it halves an interval). Checked before any grid is built or loop entered;
+    ``names`` are the parameters that set the size, named first in the refusal.
+
+    Raises
+    ------
+    dprisk.runtime.memory_limit.MemoryLimitError, dprisk.runtime.work_limit.WorkLimitError
+        ``ValueError``\ s naming ``names``.
+    """
+    from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS, grid_memory
+    from dprisk.runtime.memory_limit import check_memory
+    from dprisk.runtime.work_limit import EXACT_GRID_CELL_STEPS, check_work
+
+    def grid_bytes(rho: float) -> float:
+        return grid_memory(base.at(rhos=(rho1_of(rho), rho2_of(rho))), DEFAULT_TAIL_MASS)
+
+    low, high = scan
+    check_memory(grid_bytes(low), parameter=names,
+                 what=f"the release grid (x2*, y1*) at the search's first rho ({low:g})")
+    points = np.geomspace(low, high, round(GRID_PER_DECADE * math.log10(high / low)) + 1)
+    cells = sum(grid_bytes(float(rho)) for rho in points) / 32.0
+    check_work(searches * cells * EXACT_GRID_CELL_STEPS, parameter=names,
+               what=f"the two-level search's scan of {points.size} rho in [{low:g}, {high:g}] "
+               f"x {searches} prior(s), {cells:.3g} releases (x2*, y1*) per prior")
+
+
 def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                shares, max_ratio=None, max_posterior=None) -> DGBudget:
     from dprisk.inference.privacy.budget_sums import GridStore
@@ -310,6 +348,9 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
                          "release exceeds the ratio bound, so any rho meets the tail "
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure
+    check_search_size(base, rho1_of, rho2_of, scan,
+                      sum(value is not None for value in search.values()),
+                      names="d" if shares[0] else "rho1, d")
     for prior_p in (prior_p for prior_p in priors if search[prior_p] is not None):
         store = GridStore()  # the grid sums, shared by the bounds and the measure
         value = _two_level_value(kind, base, x2, rho1_of, rho2_of, search[prior_p], store)

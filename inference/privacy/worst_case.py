@@ -41,6 +41,7 @@ directly (no new dependency), with both discretisations to bracket it.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 
@@ -63,6 +64,7 @@ __all__ = [
     "bayes_accuracy_levels",
     "bayes_accuracy_two_level",
     "census_worst_case",
+    "one_level_accuracy_bound",
     "one_level_worst_case",
     "worst_case_accuracy",
 ]
@@ -221,6 +223,36 @@ def one_level_worst_case(rho: float, p: float) -> float:
     """Kernel of :func:`worst_case_accuracy` for one validated query (exact atoms, no checks)."""
     value, _ = kernels.atoms_accuracy(np.array([float(rho)]), np.asarray(float(p)), EXACT_TAIL)
     return float(value)
+
+
+def one_level_accuracy_bound(rho: float, p: float) -> float:
+    r"""An upper bound of the one-level worst-case accuracy, increasing in ``rho`` (kernel).
+
+    With :math:`\eta \sim \mathrm{DG}(0, 1/(2\rho))`, :math:`c = |\operatorname{logit} p|`
+    and :math:`s = (c/\rho - 1)/2`:
+
+    .. math:: A^*(\rho, p) \le B(\rho, p) = \max(p, 1 - p) + \min(p, 1 - p)\,
+              \min\bigl(P[\eta = 0],\; e^{-\rho s^2} \text{ if } \rho < c\bigr).
+
+    Why: :math:`A^* = \max(p, 1-p) + \sum_x \max(0, \pi_1 P_1(x) - \pi_0 P_0(x))` with
+    :math:`\pi_1 = p`, :math:`\pi_0 = 1 - p` taking the larger as the baseline (for
+    :math:`p \le 1/2`; symmetric otherwise). Each positive term is at most
+    :math:`\min(p, 1-p)(P_1 - P_0)(x)`, and :math:`\sum_x \max(0, P_1 - P_0) = TV = P[\eta =
+    0] = 1/Z(\rho)` (the pmf's differences telescope), increasing in rho. The positive terms
+    are where the log-likelihood ratio :math:`\rho(2\eta + 1)` passes ``c``, i.e. :math:`\eta
+    > s`, of probability at most :math:`e^{-\rho s^2}` for :math:`s \ge 0` (the discrete
+    Gaussian is sub-Gaussian with variance proxy :math:`1/(2\rho)`, Canonne, Kamath & Steinke
+    2020), and :math:`\rho s^2 = (c - \rho)^2/(4\rho)` decreases in rho on :math:`(0, c)`. At
+    :math:`p = 1/2` the bound is the value: :math:`A^* = (1 + P[\eta = 0])/2`.
+    """
+    from dprisk.models.numerics import dg_log_normalizer
+
+    rho, p = float(rho), float(p)
+    share = math.exp(-float(dg_log_normalizer(rho)))  # P[eta = 0] = 1 / Z(rho)
+    cut = abs(math.log(p) - math.log1p(-p))
+    if rho < cut:
+        share = min(share, math.exp(-(cut - rho) ** 2 / (4.0 * rho)))
+    return max(p, 1.0 - p) + min(p, 1.0 - p) * share
 
 
 def bayes_accuracy(rho, p=0.5, known=0) -> float:

@@ -79,13 +79,9 @@ BASES = {
     ("product", "--rho1"): ["product", "--rho1", "RHO", "--rho2", "0.5", "--others", "3"],
     ("product", "--rho2"): ["product", "--rho1", "0.5", "--rho2", "RHO", "--others", "3"],
 }
-#: Cases that still fail (issue 32 part 3, left open): each a strict expected failure, so
-#: that the one fixed shows up as an unexpected pass and is removed from here.
-STILL_FAILING = {
-    "budget --rho1 1e-13": "names 'rho1, rho2:' (the API's names), not --rho1",
-    "budget --rho1 1e-9": "names 'rho1, rho2:' (the API's names), not --rho1",
-    "budget --rho1 1e-6": "two-level budget search not sized: minutes of work",
-}
+#: Cases that still fail, each a strict expected failure (so that one fixed shows up as an
+#: unexpected pass and is removed from here). None today: every case answers or refuses.
+STILL_FAILING: dict[str, str] = {}
 _RHO_OPTION = re.compile(r"--rho(\d*|s)$")
 
 

@@ -1,0 +1,139 @@
+"""``dprisk budget`` findings of issue 32: the two-level search sized up front, the worst-case
+crossing below any scan start, refusals naming the option as typed.
+
+Each test failed on the code before the fix (stated per test).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+from cli_helpers import assert_refused, run_cli
+
+from dprisk.inference.privacy.budget import WORST_CASE_RHO_FLOOR, rho_for_target
+from dprisk.inference.privacy.budget_levels import census_rho_for_target, rho2_for_target
+from dprisk.inference.privacy.worst_case import one_level_accuracy_bound, worst_case_accuracy
+from dprisk.runtime.memory_limit import MemoryLimitError
+from dprisk.runtime.work_limit import LIMIT_ENV, WorkLimitError
+
+TWO_LEVEL = ["budget", "--measure", "marginal-posterior", "--target", "0.9", "--d", "3",
+             "--x2", "5"]
+
+
+@pytest.fixture
+def default_limits(monkeypatch):
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    monkeypatch.delenv("DPRISK_MEMORY_LIMIT", raising=False)
+
+
+def test_two_level_search_sized_before_it_runs(default_limits):
+    """rho1 = 1e-6: the scan sums 2.3e8 releases per prior (hours at the default limit).
+
+    Before: no check on the marginal measures' path (minutes of work before any answer).
+    The refusal comes from the estimate alone (well under a second; bound 5 s of wall time,
+    generous for a shared machine).
+    """
+    start = time.perf_counter()
+    with pytest.raises(WorkLimitError, match=r"^rho1, d: the two-level search's scan of 151 rho"):
+        rho2_for_target(0.9, rho1=1e-6, x2=5, d=3, measure="marginal-posterior")
+    assert time.perf_counter() - start < 5.0
+
+
+def test_census_search_sized_by_d(default_limits):
+    """--census with d = 1e5: the first grid needs 57 GiB; before, named 'rho1, rho2'."""
+    with pytest.raises(MemoryLimitError, match=r"^d: the release grid"):
+        census_rho_for_target("p-correct", 0.9, x2=5, d=100_000)
+
+
+@pytest.mark.parametrize(("argv", "option"), [
+    ([*TWO_LEVEL, "--rho1", "1e-6"], "--rho1, --d: the two-level search's scan"),
+    ([*TWO_LEVEL, "--rho1", "1e-9"], "--rho1, --d: the release grid"),
+    (["budget", "--census", "--measure", "p-correct", "--target", "0.9", "--d", "100000",
+      "--x2", "5"], "--d: the release grid"),
+])
+def test_cli_sizing_refusals_name_the_options(argv, option, default_limits, capsys):
+    """One stderr line naming the options as typed (before: 'rho1, rho2:', the API's names)."""
+    assert_refused(argv, f"error: {option}", capsys)
+
+
+# --------------------------------------------------------------- worst-case accuracy crossing
+def test_worst_case_bound_is_an_increasing_upper_bound():
+    """B(rho, p) >= A*(rho, p) and B non-decreasing in rho, on a grid (60 rho x 6 priors).
+
+    Tolerance 4e-15: A* is a sum of ~1e4 terms of order 1 (rounding ~1e-15); at p = 1/2
+    B is A* itself.
+    """
+    rhos = np.geomspace(1e-6, 30.0, 60)
+    for p in (0.5, 0.4999, 0.3, 0.2, 1 / 864, 0.9):
+        bound = np.array([one_level_accuracy_bound(rho, p) for rho in rhos])
+        exact = np.array([worst_case_accuracy(rho, p, method="exact").accuracy for rho in rhos])
+        assert np.all(bound >= exact - 4e-15), p
+        assert np.all(np.diff(bound) >= 0.0), p
+
+
+def test_worst_case_crossing_below_the_old_scan_start():
+    """Target 0.5002 at p = 1/2 crosses at rho = pi (4e-4)^2 = 5.03e-7, below the old 1e-6.
+
+    Before: "never exceeded ... any rho meets it" (the scan began at 1e-6 where the measure,
+    0.50028, is already above). At p = 1/2, A* = (1 + 1/Z(rho))/2 and Z = sqrt(pi/rho) to
+    exp(-pi^2/rho) (zero in floats here), so rho* = pi (2 (T - 1/2))^2; tolerance rel 1e-9
+    (the measure's rounding, ~1e-16 on a gain of 2e-4, moves the root by ~1e-12).
+    """
+    answer = rho_for_target("worst-case-accuracy", 0.5002)
+    assert answer.rho == pytest.approx(math.pi * 4e-4**2, rel=1e-9)
+    assert answer.value_at_rho <= 0.5002 < answer.value_above
+    below = np.geomspace(WORST_CASE_RHO_FLOOR, answer.rho, 8)  # the target holds below it
+    assert max(worst_case_accuracy(rho, 0.5, method="exact").accuracy for rho in below) <= 0.5002
+
+
+def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
+    status, out, err = run_cli(["budget", "--measure", "worst-case-accuracy", "--target",
+                                "0.5002", "--json"], capsys)
+    assert status == 0 and err == "", err
+    assert json.loads(out)["rho"] == pytest.approx(math.pi * 4e-4**2, rel=1e-9)
+    # within 2.8e-5 of 1/2 the crossing may lie below the search's floor: refused, naming it
+    argv = ["budget", "--measure", "worst-case-accuracy", "--target", "0.50001"]
+    assert_refused(argv, "--target", capsys)
+    status, _, err = run_cli(argv, capsys)
+    assert f"rho = {WORST_CASE_RHO_FLOOR:g}" in err and "allowed range: 0.50002" in err, err
+
+
+# --------------------------------------------------------------------------------- messages
+@pytest.mark.parametrize(("argv", "named", "says"), [
+    # before: "rho = 3.2e-18 with delta = 1e-10: ..." (the API's rho, no option)
+    (["--census", "--measure", "p-correct", "--target", "0.5000000001"], "--target", "rho = "),
+    # before: "target > 1" with "must be below 1" (1 - 1e-320 is 1 in floats)
+    (["--measure", "worst-case-accuracy", "--target", "0.9", "--p", "1e-320"], "--p",
+     "no target for the worst-case-accuracy"),
+    (["--census", "--measure", "worst-case-accuracy", "--target", "0.9", "--p", "0.5,1e-320"],
+     "--p", "within one float of its supremum 1"),
+    (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999999"],
+     "--p", "no target for the marginal-posterior"),
+    # before: "target > 1" (the floor 0.9999999999999998 printed to 6 digits)
+    (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999998"],
+     "--target", "allowed range: target > 0.9999999999999998"),
+])
+def test_budget_refusals_name_the_option(argv, named, says, capsys):
+    assert_refused(["budget", *argv], named, capsys)
+    _, _, err = run_cli(["budget", *argv], capsys)
+    assert says in err and "target > 1)" not in err, err
+
+
+@pytest.mark.parametrize("p", ["1e-320", "0.9999999999999999", "1e-300"])
+@pytest.mark.parametrize("rho", ["0.5", "100"])
+def test_product_probabilities_never_above_one(p, rho, capsys):
+    """The rows' plain float sums land an ulp above 1 (sum of the rounded likelihoods of
+    rho 0.5, others 3: 1.0000000000000002, exactly rounded 1.0); before commit 281e959
+    product --p 1e-320 printed noisy_accuracy 1.0000000000000002. Every printed measure is
+    in [0, 1] (the clip of exact.risk_measures removes only rounding)."""
+    status, out, err = run_cli(["product", "--rho1", rho, "--rho2", rho, "--others", "3",
+                                "--p", p, "--json"], capsys)
+    assert status == 0 and err == "", err
+    payload = json.loads(out)
+    for key in ("marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior",
+                "noisy_p_correct", "noisy_accuracy"):
+        assert 0.0 <= payload[key] <= 1.0, (key, payload[key])
