@@ -131,6 +131,16 @@ def test_marginal_two_level_and_levels_accuracy_keys(capsys):
     assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)
 
 
+def test_marginal_two_level_accuracy_of_a_truth_stated_at_x1_known(capsys):
+    """--x1 = --known: the accuracy of the pair (m + 1, x2 + 1), (m, x2), computed below the CLI."""
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_two_level
+
+    payload = run_json(["marginal", "--rho1", "0.5", "--rho2", "0.5", "--d", "2", "--x2", "4",
+                        "--x1", "1", "--known", "1", "--p", "0.3", "--json"], capsys)
+    assert payload["accuracy"] == bayes_accuracy_two_level(x2=5, rho1=0.5, rho2=0.5, d=2,
+                                                           p=0.3, known=1)
+
+
 def test_a_second_call_reuses_the_parser_and_keeps_its_defaults(capsys):
     """main() builds a subcommand's parser once per process; a value given in one call is not
     a default of the next (parsing leaves the parser as built)."""
