@@ -4,8 +4,7 @@ Every error stays one stderr line with exit status 2; help exits 0 on stdout.
 """
 
 import pytest
-
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 POST_2 = ("posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
           "--x2-star", "2", "--y1-star", "1")

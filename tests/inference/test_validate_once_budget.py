@@ -14,9 +14,8 @@ import json
 import math
 
 import pytest
+from cli_helpers import run_cli
 from validator_counts import count_outermost_calls
-
-from tests.cli_helpers import run_cli
 
 VALIDATORS = ("check_rho", "check_probability", "check_closed_probability", "check_count",
               "check_positive_int")

@@ -13,12 +13,12 @@ import json
 import signal
 
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.cli.common import Interrupted, report_interrupted
 from dprisk.runtime import writers
 from dprisk.runtime.writers import Owned, foreign_entries, remove_owned, replace_directory
 from dprisk.validation.report.output import MARKER, ReportTarget
-from tests.cli_helpers import run_cli
 
 USER = b"the user's notes\n"
 SWEEP = ["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x2", "2", "--json"]
