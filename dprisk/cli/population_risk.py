@@ -152,11 +152,11 @@ def _variance_description(variance_range, source: str) -> dict:
 
 def run(args) -> int:
     """Read and check the inputs, compute every person's posterior, print and write."""
-    from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.partitions import PARTITION_PERSONS
     from dprisk.inference.population.persons import read_persons
     from dprisk.inference.population.risk import population_risk
     from dprisk.runtime.memory_limit import check_memory
+    from dprisk.runtime.output_directory import OutputDirectory
 
     _check_options(args)
     prior, prior_name = _prior(args.prior)

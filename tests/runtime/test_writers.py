@@ -97,7 +97,7 @@ def test_interrupted_report_leaves_the_earlier_one_intact(where, tmp_path, monke
     if where == "after-fill":  # the stop arrives as the manifest is written
         def stop(*args, **kwargs):
             raise Interrupted(signal.SIGTERM)
-        monkeypatch.setattr("dprisk.validation.report.output.write_manifest", stop)
+        monkeypatch.setattr("dprisk.runtime.output_directory.write_manifest", stop)
     with pytest.raises(Interrupted), ReportTarget(out) as target:
         target.write(fill)
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
