@@ -1,4 +1,4 @@
-"""``dprisk population COMMAND``: every person of a population (issue 34, DESIGN.md §9).
+"""``dprisk population COMMAND``: every person of a population (issue 34; docs/population.md).
 
 The subcommand has subcommands of its own, each in its module ``dprisk/cli/population_NAME.py``
 (``synth``, ``measure``, ``risk``; a name whose module is not installed is not offered). Each

@@ -1,4 +1,4 @@
-"""Heavy libraries are imported only where they are used (DESIGN.md §6, issue 12 item 1).
+"""Heavy libraries are imported only where they are used (docs/architecture.md, issue 12 item 1).
 
 Each check runs in a fresh interpreter and reads ``sys.modules`` at the end: the closed-form
 and exact paths (library and command line) load no PyMC, PyTensor, ArviZ, Dask or
