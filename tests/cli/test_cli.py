@@ -110,14 +110,18 @@ def test_python_api_raises_value_error_naming_parameter(call, parameter):
         call()
 
 
-def test_console_script_installed_exit_status_and_stderr():
-    # The console script is part of the install contract: it sits beside the interpreter.
+@pytest.mark.parametrize("how", ["console script", "-m dprisk", "-m dprisk.cli"])
+def test_console_script_installed_exit_status_and_stderr(how):
+    # The console script is part of the install contract: it sits beside the interpreter;
+    # python -m dprisk (and -m dprisk.cli) run the same command line.
     exe = Path(sys.executable).parent / "dprisk"
     assert exe.exists(), f"dprisk console script missing at {exe}"
-    ok = subprocess.run([exe, "census", "--json"], capture_output=True, text=True, check=False)
+    command = [exe] if how == "console script" else [sys.executable, *how.split()]
+    ok = subprocess.run([*command, "census", "--json"], capture_output=True, text=True,
+                        check=False)
     assert ok.returncode == 0 and json.loads(ok.stdout)["rho_total"] == 2.56
-    bad = subprocess.run([exe, "marginal", "--rho1", "-2", "--json"], capture_output=True,
-                         text=True, check=False)
+    bad = subprocess.run([*command, "marginal", "--rho1", "-2", "--json"],
+                         capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1 and "rho1" in bad.stderr
 
