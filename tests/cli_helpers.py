@@ -133,8 +133,9 @@ def check_contract(status, out: str, err: str, *, as_json: bool = False, names=(
 
 
 def names_option(name: str, message: str) -> bool:
-    """Whether ``message`` names ``name`` as a word (``--d`` is not named by ``--datasets``)."""
-    return re.search(rf"(?<!\w){re.escape(name)}(?![\w])", message) is not None
+    """Whether ``message`` names ``name`` as a word (``--d`` is not named by ``--datasets``,
+    ``--x1`` not by ``--x1-star``)."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?![\w-])", message) is not None
 
 
 def _strict(token):

@@ -44,3 +44,4 @@ def test_names_option_matches_whole_words():
     assert names_option("--d", "--d must be an integer >= 1")
     assert names_option("rho1", "--rho1 must be > 0")
     assert not names_option("--d", "--datasets must be >= 2")
+    assert not names_option("--x1", "--x1-star must be an integer")

@@ -8,7 +8,7 @@ line naming the option and nothing on stdout.
 
 
 import pytest
-from cli_helpers import run_cli, run_json
+from cli_helpers import assert_refused, run_cli, run_json
 
 from dprisk.inference.unknown_others import closed_form as uo
 
@@ -67,9 +67,7 @@ def test_summary_lines(capsys):
      "--q"),
 ])
 def test_refused(argv, option, capsys):
-    status, out, err = run_cli([*argv, "--json"], capsys)
-    assert status == 2 and out == ""
-    assert err.count("\n") == 1 and option in err
+    assert_refused([*argv, "--json"], option, capsys)
 
 
 @pytest.mark.parametrize("command", ["posterior", "marginal"])
