@@ -1,4 +1,4 @@
-"""Tests of dprisk/cli/prior.py: ``dprisk prior SPEC [--plot FILE.png] [--json]``."""
+"""Tests of dprisk/cli/commands/prior.py: ``dprisk prior SPEC [--plot FILE.png] [--json]``."""
 
 import json
 

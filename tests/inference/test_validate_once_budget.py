@@ -21,9 +21,9 @@ VALIDATORS = ("check_rho", "check_probability", "check_closed_probability", "che
               "check_positive_int")
 MODULES = (
     "dprisk.cli.main",
-    "dprisk.cli.budget",
-    "dprisk.cli.posterior",
-    "dprisk.cli.marginal",
+    "dprisk.cli.commands.budget",
+    "dprisk.cli.commands.posterior",
+    "dprisk.cli.commands.marginal",
     "dprisk.inference.privacy.accounting",
     "dprisk.inference.privacy.budget",
     "dprisk.inference.privacy.budget_jumps",

@@ -123,6 +123,7 @@ def test_subcommand_modules_are_imported_lazily():
     """``dprisk census`` imports the census subcommand's module, not the other four."""
     modules = {name for name in modules_loaded_by(_cli("census", "--json"))
                if name.startswith("dprisk.cli.")}
-    assert "dprisk.cli.census" in modules
-    assert not modules & {"dprisk.cli.posterior", "dprisk.cli.marginal", "dprisk.cli.sweep",
-                          "dprisk.cli.reproduce", "dprisk.cli.grids"}
+    assert "dprisk.cli.commands.census" in modules
+    assert not modules & {"dprisk.cli.commands.posterior", "dprisk.cli.commands.marginal",
+                          "dprisk.cli.commands.sweep", "dprisk.cli.commands.reproduce",
+                          "dprisk.cli.grids"}

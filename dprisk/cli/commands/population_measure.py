@@ -10,7 +10,7 @@ gives the same block ``detailed`` noise in both layouts. ``table`` writes ``nois
 when complete (:class:`dprisk.runtime.output_directory.OutputDirectory`); bad input exits
 2 with one line naming the option, nothing written.
 
-The ``population`` dispatcher (:mod:`dprisk.cli.population`) calls :func:`add_arguments` and
+The ``population`` dispatcher (:mod:`.population`) calls :func:`add_arguments` and
 :func:`run`.
 """
 
