@@ -19,9 +19,9 @@
 # **Question.** The 2020 Census published the block ``detailed`` query (hhgq × voting age ×
 # Hispanic × CENRACE: 2,016 cells a block) with discrete Gaussian noise,
 # $P[\eta = x] \propto \exp(-x^2/(2\sigma^2))$, $\sigma^2 \approx 10.09$ as the DAS drew it
-# (DESIGN.md §9; the paper's convention would say 5.04). An adversary who knows a person's
-# block, hhgq and voting age reads that group's 126 noisy cells $y_c$ and computes the
-# posterior of the person's category (Hispanic × CENRACE):
+# (docs/noise-conventions.md; the paper's convention would say 5.04). An adversary who
+# knows a person's block, hhgq and voting age reads that group's 126 noisy cells $y_c$ and
+# computes the posterior of the person's category (Hispanic × CENRACE):
 #
 # * *informed* (knows everyone else's record, counts $m_c$):
 #   $P(t = c \mid y) \propto \pi_c \exp((2(y_c - m_c) - 1)/(2\sigma^2))$;

@@ -23,7 +23,7 @@
 # prior: the paper's improper uniform, a truncated uniform, "I know $x_2$" point masses
 # (right or wrong), or a negative-binomial belief written as a model file?
 #
-# Every method targets the same joint posterior $\pi(k_1, k_2)$ (DESIGN.md §3): exact
+# Every method targets the same joint posterior $\pi(k_1, k_2)$ (paper §3.2, S3): exact
 # enumeration on a checked $k_2$ grid, the hand-written exact Gibbs sampler, the same
 # Gibbs sweep as a PyMC step (``pymc-gibbs``), and PyMC's own Metropolis steps (``pymc``).
 # We compare their answers and look at the chains with ArviZ.

@@ -11,7 +11,7 @@ NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 
 
 def reference_log_weight(spec, k2, k1):
-    """Each prior's weight typed in from its definition (DESIGN.md §3, supplement S4)."""
+    """Each prior's weight typed in from its definition (paper §3.2, supplement S4)."""
     k2, k1 = np.broadcast_arrays(np.asarray(k2), np.asarray(k1))
     if spec == "improper":
         return np.where(k2 >= k1, 0.0, -np.inf)

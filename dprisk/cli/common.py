@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+from dprisk.cli.commands import SUBCOMMAND_HELP  # the registry, for the subcommands' help
 from dprisk.cli.parsers import Parser, TopParser
 from dprisk.cli.stopping import (  # re-exported: the stop signals of every subcommand
     INTERRUPT_HINT,
@@ -78,25 +79,6 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
-#: The subcommands, in the order ``dprisk --help`` lists them, with their one-line help.
-SUBCOMMAND_HELP = {
-    "summary": "what an adversary learns at an allocation: posterior, risk, Bayes and "
-               "worst-case accuracy for five priors, epsilon three ways",
-    "census": "the 2020 Census rho allocation and its epsilon",
-    "posterior": "posterior P[X1 = m+1 | release] and risk R'",
-    "marginal": "marginal posterior, risk R and P[correct decision]",
-    "sweep": "P[correct decision] over parameter grids (xarray/netCDF, optionally on Dask)",
-    "reproduce": "reproduce the paper's tables and figures",
-    "epsilon": "epsilon of a rho-zCDP release (Bun-Steinke and CKS), or the rho of an epsilon",
-    "budget": "the privacy budget meeting a disclosure-risk target (epsilon-DP profile, zCDP rho)",
-    "attribute": "the target's whole record: its cell among K from every noisy cell",
-    "prior": "check an X2 prior file: support, mass, and how it moves the Census posterior",
-    "help": "show the help of COMMAND (dprisk help COMMAND), or this help",
-    "product": "risk of the post-processed (TopDown-style) product beside the noisy measurements",
-    "explore": "serve the live what-if explorer in the browser (Panel)",
-    "population": "every person of a population: synthetic persons, noisy measurements, "
-                  "each person's risk by block size (dprisk population COMMAND)",
-}
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
 WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "
              "= 1e12 steps by default")

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib
 import os
 import re
 import sys
 
+from dprisk.cli.commands import SUBCOMMAND_HELP, load
 from dprisk.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILURE,
     EXIT_OK,
-    SUBCOMMAND_HELP,
     Parser,
     TopParser,
     handle_stop_signals,
@@ -69,12 +68,12 @@ class _VersionAction(argparse.Action):
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
-    """Return the ``dprisk`` parser: every subcommand of ``common.SUBCOMMAND_HELP``.
+    """Return the ``dprisk`` parser: every subcommand of the registry, ``SUBCOMMAND_HELP``.
 
     Only the subcommands named in ``commands`` (default: all) are imported (module
-    ``dprisk.cli.NAME``) and given their full parser; the others are registered by name and
-    one-line help (``common.SUBCOMMAND_HELP``), enough for ``dprisk --help`` and for the
-    usage line of a command-line error.
+    ``dprisk.cli.commands.NAME``) and given their full parser; the others are registered by
+    name and one-line help (:data:`dprisk.cli.commands.SUBCOMMAND_HELP`), enough for
+    ``dprisk --help`` and for the usage line of a command-line error.
     """
     parser = TopParser(
         prog="dprisk",
@@ -96,7 +95,7 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
                                  title="commands")
     for name, help_line in SUBCOMMAND_HELP.items():
         if commands is None or name in commands:
-            importlib.import_module(f"dprisk.cli.{name}").add_parser(subs)
+            load(name).add_parser(subs)
             state_rho_convention(subs.choices[name])
         else:
             subs.add_parser(name, help=help_line)

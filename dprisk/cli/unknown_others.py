@@ -89,12 +89,8 @@ def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     marginal_risk = float(uo.marginal_risk(rho1, args.p, args.known, **model))
     p_correct = float(uo.p_correct(rho1, args.p, args.known, **model))
     threshold = int(uo.decision_threshold(rho1, args.p, args.known, **model))
-    # The release X1* = m + B_t + Binomial(n, q) + eta is a shift family of a log-concave law
-    # (binomial and discrete Gaussian are log-concave, and so is their convolution), so its
-    # likelihood ratio is monotone in x1*: the threshold decision is the likelihood-ratio
-    # test, the best test of the two hypotheses, and its accuracy is the worst case.
-    accuracy = (args.p * p_correct + (1.0 - args.p)
-                * float(uo.p_correct(rho1, args.p, args.known, target=0, **model)))
+    # the Bayes rule is the likelihood-ratio test here: its accuracy is the worst case
+    accuracy = float(uo.accuracy(rho1, args.p, args.known, **model))
     inputs, shown = _inputs(args)
     payload = {"marginal_posterior": marginal_posterior, "marginal_risk": marginal_risk,
                "p_correct": p_correct, "threshold": threshold, "accuracy": accuracy,

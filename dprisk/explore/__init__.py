@@ -12,5 +12,5 @@ Modules: :mod:`~dprisk.explore.inputs` (text boxes to validated values; request 
 :mod:`~dprisk.explore.views` and :mod:`~dprisk.explore.sampling_view` (Panel views),
 :mod:`~dprisk.explore.app` (the served app) and :mod:`~dprisk.explore.notebook` (live controls
 for the what-if notebooks). Computation stays in :mod:`dprisk.inference`; nothing here
-computes a risk. Only ``dprisk.cli.explore`` imports this package.
+computes a risk. Only ``dprisk.cli.commands.explore`` imports this package.
 """

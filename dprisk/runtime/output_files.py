@@ -1,7 +1,8 @@
 """Output files that are safe to write: atomic replacement, the user's umask, one writer at a time.
 
-Shared by the resumable sweeps (:mod:`dprisk.inference.sweeps.store`) and the reproduction
-report (:mod:`dprisk.validation.report.output`).
+Shared by the resumable sweeps (:mod:`dprisk.inference.sweeps.store`), the new outputs
+(:mod:`dprisk.runtime.new_outputs`) and the output directories of the reproduction report and
+the population commands (:mod:`dprisk.runtime.output_directory`).
 
 * :func:`atomic_path` yields a temporary name beside a file and moves it onto the file only
   when the block succeeds: the file is either the old one (or absent) or the complete new one,

@@ -1,7 +1,7 @@
 """The one writer rule: a command deletes or replaces only the files it wrote.
 
-Every command that writes (``sweep --out``, ``reproduce --out``, ``prior --plot``,
-``posterior --save-draws/--plots``) goes through this module, built on
+Every command that writes (``sweep --out``, ``reproduce --out``, ``population ... --out``,
+``prior --plot``, ``posterior --save-draws/--plots``) goes through this module, built on
 :mod:`dprisk.runtime.output_files` (atomic files, the umask, the lock, the temporaries):
 
 * **New outputs, created at the end** (:mod:`dprisk.runtime.new_outputs`, built on this
@@ -26,6 +26,10 @@ Every command that writes (``sweep --out``, ``reproduce --out``, ``prior --plot`
   user's files), :func:`remove_owned` deletes only the owned files and removes a directory
   only once it is empty: a folder the command did not create, or that holds a file of the
   user, is never removed.
+* **Output directories** (:mod:`dprisk.runtime.output_directory`, built on this module):
+  :class:`~dprisk.runtime.output_directory.OutputDirectory` writes a directory of files
+  (``reproduce --out``, ``population ... --out``) aside and exchanges it with the earlier
+  one; a path that appeared at ``out`` during the run is never replaced.
 * **Atomic replacement of a directory.** :func:`replace_directory` exchanges a complete new
   directory with the earlier one in one step (``renameat2(RENAME_EXCHANGE)`` on Linux; two
   renames with the stop signals held back elsewhere), moves the user's files of the earlier

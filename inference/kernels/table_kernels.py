@@ -1,6 +1,6 @@
 r"""The two-level joint posterior tabulated on a checked k2 window (kernels, no input checks).
 
-The joint posterior (paper §3.2, supplement S3; DESIGN.md §3), for k1 in {m, m+1}:
+The joint posterior (paper §3.2, supplement S3), for k1 in {m, m+1}:
 
 .. math::
 

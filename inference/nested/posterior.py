@@ -2,7 +2,7 @@ r"""Exact and Gibbs posteriors of the ``h``-level model (:mod:`~dprisk.models.bu
 
 The joint posterior of the counts ``X_1 ∈ {m, m+1}, X_2, …, X_h`` given one release is a chain
 (Markov) model over the levels, stated in :mod:`dprisk.inference.nested.exact`; for
-``h = 2`` it is the two-level posterior of :mod:`dprisk.inference.two_level.exact` (DESIGN.md §3).
+``h = 2`` it is the two-level posterior of :mod:`dprisk.inference.two_level.exact` (paper §3.2, S3).
 
 Modules
 -------

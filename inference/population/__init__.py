@@ -1,4 +1,4 @@
-"""Every person of a population: per-person attribute-inference risk (DESIGN.md §9).
+"""Every person of a population: per-person attribute-inference risk (docs/noise-conventions.md).
 
 From block-level noisy measurements. The room's modules: :mod:`.categories` (the person's
 category and the block's cells, the block-size bands); :mod:`.synth` (a synthetic state),

@@ -1,4 +1,4 @@
-r"""Per-person posteriors of a person's category from their group's noisy cells (DESIGN.md §9).
+r"""Per-person posteriors of a person's category from their group's noisy cells.
 
 A person of block :math:`b` with (hhgq, votingage) group :math:`g` and category :math:`t`
 (126 categories) is seen through the group's 126 noisy cells

@@ -15,7 +15,7 @@ equal to σ² within 1e-9 relative for σ² >= 1.2, the smallest of this strateg
 geolevel_prop / (global_scale**2)`` for zCDP). So σ² = 1/ρ_query =
 :attr:`dprisk.models.census.strategy.StrategyQuery.das_variance` (block ``detailed``: 10.093
 at :data:`~dprisk.models.census.strategy.PRODUCTION_RHO`), which is DG(0, 1/(2ρ')) in this
-project's convention with ρ' = ρ_query / 2 (DESIGN.md §9).
+project's convention with ρ' = ρ_query / 2 (docs/noise-conventions.md).
 
 **The sampler.** The project's fast exact sampler, the alias table of
 :func:`dprisk.models.mechanism.dg_sampling.alias_table` (the pmf to within 2^-64, tail

@@ -2,7 +2,7 @@ r"""One partition's computation: its groups, priors, posteriors, bound and tally
 
 :func:`partition_risk` is a pure function of a :class:`Partition` (whole tracts: persons,
 their blocks' noisy cells and variances, in local indices), the adversary and the prior
-(DESIGN.md §9): the persons' (block, hhgq, votingage) groups, each group's true counts
+(docs/population.md): the persons' (block, hhgq, votingage) groups, each group's true counts
 :math:`n_c` and noisy cells :math:`y_c` (the block's ``detailed`` row, cells
 ``g * 126 + c``), its :math:`\sigma^2`, its prior :math:`\pi`
 (:mod:`dprisk.inference.population.priors`: the tract prior is the composition of the
@@ -33,7 +33,7 @@ from dprisk.inference.population.priors import tract_priors
 
 __all__ = ["ADVERSARIES", "PERSON_COLUMNS", "Partition", "Prepared", "partition_risk", "prepare"]
 
-#: The adversaries (DESIGN.md §9).
+#: The adversaries (docs/population.md).
 ADVERSARIES = ("informed", "outsider")
 #: The per-person results, in the order they are added to the persons' columns.
 PERSON_COLUMNS = ("posterior_true", "map", "map_posterior", "fdp_bound")

@@ -299,26 +299,36 @@ def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
 
 
 def bayes_accuracy_two_level(*, x2, rho1, rho2, d, p=0.5, known=0,
-                                prior="improper") -> float:
+                                prior="improper", x1=None) -> float:
     r"""Prior-weighted accuracy of the two-level 0-1-loss decision, exact.
 
-    .. math:: p\,P[\text{correct} \mid x_1 = m + 1, x_2] + (1 - p)\,
-              P[\text{correct} \mid x_1 = m, x_2 - 1]
+    .. math:: p\,P[\text{correct} \mid x_1 = m + 1, x_2'] + (1 - p)\,
+              P[\text{correct} \mid x_1 = m, x_2' - 1]
 
     (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`; the other blocks'
-    count :math:`y_1 = x_2 - m - 1` is the same under both).
+    count :math:`y_1 = x_2' - m - 1` is the same under both). The pair of truths is the one
+    the stated truth belongs to: :math:`x_2' = x_2` when ``x1`` is ``known + 1`` (the
+    default), :math:`x_2' = x_2 + 1` when ``x1 = known`` (then :math:`(m, x_2)` is the second
+    truth of the pair).
 
     Parameters
     ----------
-    x2 : int (x2 >= known + 1)
-        True block-group count when the target has the characteristic.
+    x2 : int (x2 >= x1)
+        True block-group count at the stated truth ``x1``.
     rho1, rho2, d, p, known, prior
         As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
+    x1 : int, optional
+        True block count, ``known`` or ``known + 1`` (default ``known + 1``).
     """
     from dprisk.inference.studies.p_correct import p_correct_two_level
 
     weight = _scalar_p(p)
     common = {"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": known, "prior": prior}
+    if x1 is not None:  # stated at x1 = known: the pair's block-group count is x2 + 1
+        from dprisk.inference.studies.setup import validated_study_params
+
+        params, x1, x2, _ = validated_study_params(x2=x2, x1=x1, **common)
+        x2 += int(x1 == params.known)
     positive = p_correct_two_level(x2=x2, x1=None, **common).p_correct
     negative = p_correct_two_level(x2=int(x2) - 1, x1=known, **common).p_correct
     return weight * positive + (1.0 - weight) * negative

@@ -90,6 +90,7 @@ __all__ = [
     "check_product_inputs",
     "check_product_size",
     "enumeration_size",
+    "invariant_posterior",
     "noise_log_pmf",
     "noise_tail",
     "noise_tails",
@@ -192,6 +193,26 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
                              f"window exceeds 2**53 (allowed range: {name} >= {smallest:.3g})"
                              ) from None
     return rho1, rho2, others, m, invariant
+
+
+def invariant_posterior(total, others, m=0) -> tuple[int, float]:
+    r"""What a published invariant total reveals: ``(k, P[X_1 = m + 1 | N])``.
+
+    With the other blocks known the invariant block-group total is
+    :math:`N = k + \sum_i y_i`, :math:`k \in \{m, m + 1\}`, whatever the noise: it reveals
+    :math:`k = N - \sum_i y_i`, and the posterior is 1 if :math:`k = m + 1`, else 0.
+    ``others`` and ``m`` as in :func:`check_product_inputs`; ``block_group_total`` (``N``)
+    must be one of the two feasible totals, else a ``ValueError`` names it.
+    """
+    others_sum = int(np.sum(check_count(np.atleast_1d(others), "others", minimum=0)))
+    m = int(check_count(m, "m", minimum=0))
+    total = int(check_count(total, "block_group_total"))
+    if total not in (m + others_sum, m + 1 + others_sum):
+        raise ValueError(f"block_group_total N = {total} is infeasible: with the other blocks "
+                         f"known it is k + sum(others), k in {{m, m + 1}}, so N must be "
+                         f"{m + others_sum} (m + sum(others)) or {m + 1 + others_sum} "
+                         "(m + 1 + sum(others))")
+    return total - others_sum, float(total == m + 1 + others_sum)
 
 
 # --------------------------------------------------------------------------- noise laws

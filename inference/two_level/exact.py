@@ -1,6 +1,6 @@
 r"""Exact posterior of the two-level (block, block-group) model by enumeration over a k2 grid.
 
-The joint posterior (paper §3.2, supplement S3; DESIGN.md §3), for k1 in {m, m+1}:
+The joint posterior (paper §3.2, supplement S3), for k1 in {m, m+1}:
 
 .. math::
 

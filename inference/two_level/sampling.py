@@ -1,7 +1,7 @@
 r"""One entry point for the two-level posterior: exact enumeration or one of three samplers.
 
 All methods target the same joint posterior of (X1, X2) given D = (x1*, x2*, y1*)
-(paper §3.2, S3; DESIGN.md §3):
+(paper §3.2, S3; :mod:`dprisk.inference.two_level.exact`):
 
 ========== ===============================================================================
 method     what runs

@@ -47,6 +47,7 @@ from dprisk.models.numerics import libm_log_expit as log_expit
 from dprisk.models.unknown_others import UnknownOthers
 
 __all__ = [
+    "accuracy",
     "decision_threshold",
     "log_posterior_odds",
     "marginal_posterior",
@@ -203,8 +204,7 @@ def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None
     see :func:`marginal_posterior`), each tail exact. ``target=0`` gives the probability of
     the correct decision when the target does *not* have ``c``,
     :math:`\sum_k v_k P[\eta_1 \le \tilde x_1^* - 1 - m - k]`; the accuracy averaged over
-    the adversary's prior is ``p * p_correct(target=1) + (1 - p) * p_correct(target=0)``.
-    Does not depend on ``known``.
+    the adversary's prior is :func:`accuracy`. Does not depend on ``known``.
 
     Parameters
     ----------
@@ -217,3 +217,39 @@ def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None
     if isinstance(target, bool) or target not in (0, 1):
         raise ValueError(f"target must be 0 or 1 (the truth B_t), got {target!r}")
     return scalar_result(np.exp(kernels.log_p_correct(rho, p, others, truth_w, int(target))))
+
+
+def accuracy(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None):
+    r"""Prior-weighted accuracy of the 0-1-loss decision (the Bayes rule), exact.
+
+    .. math::
+
+        A = p\,P[\hat B_t = 1 \mid B_t = 1] + (1 - p)\,P[\hat B_t = 0 \mid B_t = 0]
+          = p \sum_k v_k\, P[\eta_1 \ge \tilde x_1^* - m - 1 - k]
+          + (1 - p) \sum_k v_k\, P[\eta_1 \le \tilde x_1^* - 1 - m - k],
+
+    :func:`p_correct` at ``target=1`` and ``target=0`` (the truth's weights :math:`v` as in
+    :func:`marginal_posterior`). With ``true_others=None`` this is also the worst-case
+    accuracy of any test of :math:`B_t = 1` against :math:`B_t = 0` from this release: the
+    release :math:`X_1^* = m + B_t + K + \eta_1` is a shift family of a log-concave law (the
+    binomial and the discrete Gaussian are log-concave, and so is their convolution), so its
+    likelihood ratio is monotone in :math:`x_1^*`, the threshold decision is the
+    likelihood-ratio test, and no test is more accurate at prior ``p``. With ``n = 0`` it is
+    the single level's accuracy
+    (:func:`dprisk.inference.privacy.worst_case.bayes_accuracy`). Does not depend on
+    ``known``; vectorised over ``rho`` and ``p``.
+
+    Parameters
+    ----------
+    rho, p, known, unknown_others, q, true_others
+        As in :func:`marginal_posterior`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`A`, in [0, 1].
+    """
+    rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
+    positive = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 1))
+    negative = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 0))
+    return scalar_result(p * positive + (1.0 - p) * negative)

@@ -1,7 +1,8 @@
 r"""The adversary's model with ``h`` nested levels (block ⊂ block group ⊂ tract ⊂ …) in PyMC.
 
-Generalises the two-level model of paper §3.2 / supplement S3 (DESIGN.md §3) along the
-hierarchy, as the paper notes is possible ("generalizing to more levels is straightforward").
+Generalises the two-level model of paper §3.2 / supplement S3
+(:mod:`dprisk.inference.two_level.exact`) along the hierarchy, as the paper notes is possible
+("generalizing to more levels is straightforward").
 Level ``ℓ`` (1 = block, 2 = block group, 3 = tract, …) has its own zCDP parameter
 :math:`\rho_\ell`; the level-``ℓ`` unit holding the target contains the level-``(ℓ-1)`` unit
 holding the target and :math:`d_\ell` sibling level-``(ℓ-1)`` units. With ``m = known``:

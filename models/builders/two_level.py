@@ -15,7 +15,7 @@ characteristics ``c``; the block-group count X2 has a swappable prior given X1
 The last line is the adversary's approximation of the sum of the ``d`` other blocks' noises,
 :math:`\sum_{i=1}^d \eta_1^{(i)} \approx \mathrm{DG}(0, d/(2\rho_1))` (paper §3.2, S2), i.e. a
 discrete Gaussian with parameter :math:`\rho_1/d` in this project's convention. The posterior
-of (T, X2) is the joint posterior :math:`\pi(k_1, k_2)` of DESIGN.md §3, the same one the
+of (T, X2) is the joint posterior :math:`\pi(k_1, k_2)` (paper §3.2, S3), the same one the
 exact enumeration (:mod:`dprisk.inference.two_level.exact`) and the Gibbs samplers target.
 
 How the model carries its inputs

@@ -135,9 +135,9 @@ class StrategyQuery:
 
         The DAS draws pmf :math:`\propto \exp(-x^2 / (2\sigma^2))` with
         :math:`\sigma^2 = 1/\text{inverse\_scale}`, inverse_scale = geolevel share x query
-        share / global_scale^2 = the query's rho (bounded, replace-one neighbours; DESIGN.md §9),
-        twice this project's :math:`1/(2\rho)` at the same rho. At the production budget
-        (:data:`PRODUCTION_RHO`) the block ``detailed`` query's is
+        share / global_scale^2 = the query's rho (bounded, replace-one neighbours;
+        docs/noise-conventions.md), twice this project's :math:`1/(2\rho)` at the same rho. At
+        the production budget (:data:`PRODUCTION_RHO`) the block ``detailed`` query's is
         :math:`(339/542)^2 / (165/4099 \cdot 3945/4097) = 10.0928`; at the rounded 2.56,
         10.078.
 

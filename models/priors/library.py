@@ -2,7 +2,7 @@ r"""Priors for the block-group count X2 given the block count X1 = k1 (paper §3
 
 One prior object serves every method: exact enumeration and the hand-written Gibbs sampler
 use its numpy :meth:`X2Prior.log_weight`, the PyMC model uses :meth:`X2Prior.declare`.
-Every method targets the same joint posterior (DESIGN.md §3)
+Every method targets the same joint posterior (:mod:`dprisk.inference.two_level.exact`)
 
 .. math::
 

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli
 
 from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
 from dprisk.inference.attribute.posterior import cell_posterior
@@ -65,10 +65,7 @@ def test_release_form_json_matches_the_library(capsys, files):
 def test_bad_input_exits_2_naming_the_option(capsys, files, extra, named):
     argv = ["attribute", "--rho1", "0.5", "--json"]
     argv += [str(files / a[1:-1]) if a.startswith("{") else a for a in extra]
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2
-    assert out == ""
-    assert len(err.strip().splitlines()) == 1 and named in err
+    assert_refused(argv, named, capsys)
 
 
 def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
@@ -90,5 +87,4 @@ def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
 ])
 def test_strategy_bad_input(capsys, extra, named):
     argv = ["attribute", "--rho1", "0.1", "--strategy", "census-2020", "--json", *extra]
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2 and out == "" and named in err
+    assert_refused(argv, named, capsys)

@@ -110,14 +110,18 @@ def test_python_api_raises_value_error_naming_parameter(call, parameter):
         call()
 
 
-def test_console_script_installed_exit_status_and_stderr():
-    # The console script is part of the install contract: it sits beside the interpreter.
+@pytest.mark.parametrize("how", ["console script", "-m dprisk", "-m dprisk.cli"])
+def test_console_script_installed_exit_status_and_stderr(how):
+    # The console script is part of the install contract: it sits beside the interpreter;
+    # python -m dprisk (and -m dprisk.cli) run the same command line.
     exe = Path(sys.executable).parent / "dprisk"
     assert exe.exists(), f"dprisk console script missing at {exe}"
-    ok = subprocess.run([exe, "census", "--json"], capture_output=True, text=True, check=False)
+    command = [exe] if how == "console script" else [sys.executable, *how.split()]
+    ok = subprocess.run([*command, "census", "--json"], capture_output=True, text=True,
+                        check=False)
     assert ok.returncode == 0 and json.loads(ok.stdout)["rho_total"] == 2.56
-    bad = subprocess.run([exe, "marginal", "--rho1", "-2", "--json"], capture_output=True,
-                         text=True, check=False)
+    bad = subprocess.run([*command, "marginal", "--rho1", "-2", "--json"],
+                         capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stdout == ""
     assert len(bad.stderr.strip().splitlines()) == 1 and "rho1" in bad.stderr
 
@@ -129,6 +133,16 @@ def test_marginal_two_level_and_levels_accuracy_keys(capsys):
     assert payload["accuracy"] <= payload["worst_case_accuracy"]
     payload = run_json(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
     assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)
+
+
+def test_marginal_two_level_accuracy_of_a_truth_stated_at_x1_known(capsys):
+    """--x1 = --known: the accuracy of the pair (m + 1, x2 + 1), (m, x2), computed below the CLI."""
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_two_level
+
+    payload = run_json(["marginal", "--rho1", "0.5", "--rho2", "0.5", "--d", "2", "--x2", "4",
+                        "--x1", "1", "--known", "1", "--p", "0.3", "--json"], capsys)
+    assert payload["accuracy"] == bayes_accuracy_two_level(x2=5, rho1=0.5, rho2=0.5, d=2,
+                                                           p=0.3, known=1)
 
 
 def test_a_second_call_reuses_the_parser_and_keeps_its_defaults(capsys):

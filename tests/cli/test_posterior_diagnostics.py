@@ -5,13 +5,11 @@ a refused target exits 2 with one stderr line naming the option, before sampling
 the directory as it was.
 """
 
-import json
 import os
 
 import pytest
 import xarray as xr
-
-from tests.cli_helpers import run_cli
+from cli_helpers import assert_refused, check_contract, run_cli, run_json
 
 TWO = ("--rho1", "0.1", "--rho2", "0.25", "--d", "3")
 POST_2 = ("posterior", *TWO, "--x1-star", "1", "--x2-star", "2", "--y1-star", "1")
@@ -19,12 +17,6 @@ POST_H = ("posterior", "--rhos", "0.1,0.25,0.5", "--siblings", "3,2", "--stars",
 GIBBS = ("--method", "gibbs", "--draws", "600", "--chains", "2", "--seed", "3")
 STATS = {"r_hat", "ess_bulk", "ess_tail", "mcse_mean"}
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def _json(argv, capsys):
-    status, out, err = run_cli([*argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
 
 
 @pytest.mark.parametrize(("argv", "unknowns"), [
@@ -36,7 +28,7 @@ def _json(argv, capsys):
     ((*POST_H, *GIBBS), ["X1", "X2", "X3"]),
 ], ids=["two-level gibbs", "two-level pymc", "two-level pymc-gibbs", "nested gibbs"])
 def test_every_unknown_is_diagnosed_and_one_verdict_given(argv, unknowns, capsys):
-    payload = _json(argv, capsys)
+    payload = run_json(argv, capsys)
     assert list(payload["diagnostics"]) == unknowns
     for row in payload["diagnostics"].values():
         assert set(row) == STATS
@@ -56,13 +48,13 @@ def test_readable_summary_has_the_table_and_the_verdict(capsys):
 
 
 def test_exact_answer_has_no_diagnostics(capsys):
-    payload = _json(POST_2, capsys)
+    payload = run_json(POST_2, capsys)
     assert "diagnostics" not in payload and "verdict" not in payload
 
 
 def test_save_draws_round_trip_and_plots(tmp_path, capsys):
     draws, plots = tmp_path / "sub" / "draws.nc", tmp_path / "plots"
-    payload = _json([*POST_2, *GIBBS, "--prior", "truncated:8", "--save-draws", str(draws),
+    payload = run_json([*POST_2, *GIBBS, "--prior", "truncated:8", "--save-draws", str(draws),
                      "--plots", str(plots)], capsys)
     assert payload["saved_draws"] == str(draws)
     tree = xr.open_datatree(draws)
@@ -88,15 +80,10 @@ def test_save_draws_round_trip_and_plots(tmp_path, capsys):
 
 def test_nested_save_draws(tmp_path, capsys):
     draws = tmp_path / "h.nc"
-    _json([*POST_H, *GIBBS, "--save-draws", str(draws)], capsys)
+    run_json([*POST_H, *GIBBS, "--save-draws", str(draws)], capsys)
     with xr.open_datatree(draws) as tree:
         assert set(tree["posterior"].data_vars) == {"X1", "X2", "X3"}
         assert "prior" not in tree.children  # improper default prior: no prior draws
-
-
-def _snapshot(root):
-    return sorted((str(p.relative_to(root)), p.is_dir() or p.read_bytes())
-                  for p in root.rglob("*"))
 
 
 @pytest.mark.parametrize(("make", "option", "words"), [
@@ -112,12 +99,9 @@ def _snapshot(root):
 def test_refused_targets_exit_2_naming_the_option_and_touch_nothing(make, option, words,
                                                                     tmp_path, capsys):
     target = tmp_path / make(tmp_path)
-    before = _snapshot(tmp_path)
-    status, out, err = run_cli([*POST_2, *GIBBS, option, str(target)], capsys)
-    assert status == 2 and out == ""
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and option in lines[0] and words in lines[0], lines
-    assert _snapshot(tmp_path) == before
+    line = assert_refused([*POST_2, *GIBBS, option, str(target)], option, capsys,
+                          root=tmp_path)  # nothing touched
+    assert words in line, line
 
 
 def test_unwritable_parent_is_refused(tmp_path, capsys):
@@ -135,7 +119,7 @@ def test_unwritable_parent_is_refused(tmp_path, capsys):
 
 def test_empty_plots_directory_is_accepted(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    _json([*POST_2, *GIBBS, "--plots", str(tmp_path / "empty")], capsys)
+    run_json([*POST_2, *GIBBS, "--plots", str(tmp_path / "empty")], capsys)
     assert sorted(os.listdir(tmp_path / "empty")) == ["rank.png", "trace.png"]
 
 
@@ -148,7 +132,9 @@ def test_empty_plots_directory_is_accepted(tmp_path, capsys):
 ])
 def test_options_that_do_not_apply_are_refused(argv, words, capsys, tmp_path):
     status, out, err = run_cli(argv, capsys)
-    assert status == 2 and out == "" and words in err, err
+    assert status == 2, err
+    check_contract(status, out, err)
+    assert words in err, err
 
 
 def test_a_failure_while_writing_leaves_nothing_half_written(tmp_path, capsys, monkeypatch):

@@ -7,10 +7,9 @@ keys to the fixed seven and its numbers are those of
 (equality); its agreement with the exact risk (within 4 MCSE) is tested there and here once.
 """
 
-import json
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import run_cli, run_json
 
 from dprisk.inference.product.exact import product_risk
 from dprisk.inference.product.monte_carlo_risk import product_risk_mc
@@ -21,14 +20,8 @@ KEYS = {"marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior
         "noisy_p_correct", "noisy_accuracy", "neglected_mass"}
 
 
-def _json(argv, capsys):
-    status, out, err = run_cli([*argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
-
-
 def test_reference_json(capsys):
-    got = _json([*BASE, "--m", "0", "--p", "1/2", "--invariant", "none"], capsys)
+    got = run_json([*BASE, "--m", "0", "--p", "1/2", "--invariant", "none"], capsys)
     assert set(got) == KEYS
     want = {"marginal_posterior": 0.5627809, "p_correct": 0.5925918, "accuracy": 0.6466352,
             "noisy_marginal_posterior": 0.5745472, "noisy_p_correct": 0.6613179,
@@ -39,14 +32,14 @@ def test_reference_json(capsys):
 
 
 def test_defaults_and_api(capsys):
-    got = _json(BASE, capsys)
+    got = run_json(BASE, capsys)
     risk = product_risk(census_level("block").rho, census_level("block-group").rho, [3])
     assert got["marginal_posterior"] == risk.marginal_posterior
     assert got["accuracy"] == risk.accuracy
 
 
 def test_invariant_reveals(capsys):
-    got = _json([*BASE, "--invariant", "block-group"], capsys)
+    got = run_json([*BASE, "--invariant", "block-group"], capsys)
     assert got["marginal_posterior"] == pytest.approx(1.0, abs=1e-12)
     assert got["p_correct"] == pytest.approx(1.0, abs=1e-12)
 
@@ -122,7 +115,7 @@ MC = ("--method", "mc", "--datasets", "3000", "--seed", "5")
 
 
 def test_mc_keys_equal_api_and_agree_with_exact(capsys):
-    got = _json([*BASE, *MC], capsys)
+    got = run_json([*BASE, *MC], capsys)
     assert KEYS <= set(got)
     assert set(got) - KEYS == {"method", "datasets", "seed", "mcse"}
     assert got["method"] == "mc" and got["datasets"] == 3000 and got["seed"] == 5
@@ -143,14 +136,14 @@ def test_mc_seed_drawn_and_reported(capsys):
 
 
 def test_mc_large_d(capsys):
-    got = _json([*BASE[:-1], ",".join(["3"] * 12), "--method", "mc", "--datasets", "100",
+    got = run_json([*BASE[:-1], ",".join(["3"] * 12), "--method", "mc", "--datasets", "100",
                  "--seed", "1"], capsys)
     assert 0 <= got["marginal_posterior"] <= 1
 
 
 @pytest.mark.parametrize(("total", "posterior"), [("4", 1.0), ("3", 0.0)])
 def test_block_group_total(total, posterior, capsys):
-    got = _json([*BASE, "--invariant", "block-group", "--block-group-total", total], capsys)
+    got = run_json([*BASE, "--invariant", "block-group", "--block-group-total", total], capsys)
     assert got["block_group_total"] == int(total)
     assert got["invariant_posterior"] == posterior
     assert set(got) - KEYS == {"block_group_total", "invariant_posterior"}

@@ -6,10 +6,9 @@ stderr
 line naming the option and nothing on stdout.
 """
 
-import json
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli, run_json
 
 from dprisk.inference.unknown_others import closed_form as uo
 
@@ -17,15 +16,9 @@ POST = ("posterior", "--rho1", "0.1", "--x1-star", "4", "--p", "0.3", "--known",
 MARG = ("marginal", "--rho1", "0.1", "--p", "0.3")
 
 
-def _json(argv, capsys):
-    status, out, err = run_cli([*argv, "--json"], capsys)
-    assert status == 0, err
-    return json.loads(out)
-
-
 def test_posterior_json(capsys):
-    got = _json([*POST, "--unknown-others", "6", "--q", "0.25"], capsys)
-    plain = _json(POST, capsys)
+    got = run_json([*POST, "--unknown-others", "6", "--q", "0.25"], capsys)
+    plain = run_json(POST, capsys)
     assert set(got) == set(plain) | {"unknown_others", "q"}
     assert got["unknown_others"] == 6 and got["q"] == 0.25
     assert got["posterior"] == uo.posterior(4, 0.1, 0.3, 2, unknown_others=6, q=0.25)
@@ -34,8 +27,8 @@ def test_posterior_json(capsys):
 
 
 def test_marginal_json(capsys):
-    got = _json([*MARG, "--unknown-others", "10", "--q", "0.5"], capsys)
-    plain = _json(MARG, capsys)
+    got = run_json([*MARG, "--unknown-others", "10", "--q", "0.5"], capsys)
+    plain = run_json(MARG, capsys)
     assert set(got) == set(plain) | {"unknown_others", "q"}
     kw = {"unknown_others": 10, "q": 0.5}
     assert got["marginal_risk"] == uo.marginal_risk(0.1, 0.3, **kw)
@@ -45,8 +38,8 @@ def test_marginal_json(capsys):
 
 @pytest.mark.parametrize("argv", [POST, MARG])
 def test_zero_unknown_others_is_the_paper(argv, capsys):
-    got = _json([*argv, "--unknown-others", "0"], capsys)
-    plain = _json(argv, capsys)
+    got = run_json([*argv, "--unknown-others", "0"], capsys)
+    plain = run_json(argv, capsys)
     assert got["q"] is None and got["unknown_others"] == 0
     assert {k: got[k] for k in plain} == plain
 
@@ -74,9 +67,7 @@ def test_summary_lines(capsys):
      "--q"),
 ])
 def test_refused(argv, option, capsys):
-    status, out, err = run_cli([*argv, "--json"], capsys)
-    assert status == 2 and out == ""
-    assert err.count("\n") == 1 and option in err
+    assert_refused([*argv, "--json"], option, capsys)
 
 
 @pytest.mark.parametrize("command", ["posterior", "marginal"])
@@ -92,7 +83,7 @@ def test_accuracy_is_the_best_test_over_the_release_grid(capsys):
 
     from dprisk.models.mechanism.discrete_gaussian import pmf
 
-    got = _json([*MARG, "--unknown-others", "6", "--q", "0.4"], capsys)
+    got = run_json([*MARG, "--unknown-others", "6", "--q", "0.4"], capsys)
     rho, p, n, q = 0.1, 0.3, 6, 0.4
     x = np.arange(-80, 90)
     others = binom.pmf(np.arange(n + 1), n, q)

@@ -14,17 +14,16 @@ import json
 import math
 
 import pytest
+from cli_helpers import run_cli
 from validator_counts import count_outermost_calls
-
-from tests.cli_helpers import run_cli
 
 VALIDATORS = ("check_rho", "check_probability", "check_closed_probability", "check_count",
               "check_positive_int")
 MODULES = (
     "dprisk.cli.main",
-    "dprisk.cli.budget",
-    "dprisk.cli.posterior",
-    "dprisk.cli.marginal",
+    "dprisk.cli.commands.budget",
+    "dprisk.cli.commands.posterior",
+    "dprisk.cli.commands.marginal",
     "dprisk.inference.privacy.accounting",
     "dprisk.inference.privacy.budget",
     "dprisk.inference.privacy.budget_jumps",

@@ -1,4 +1,4 @@
-"""Heavy libraries are imported only where they are used (DESIGN.md §6, issue 12 item 1).
+"""Heavy libraries are imported only where they are used (docs/architecture.md, issue 12 item 1).
 
 Each check runs in a fresh interpreter and reads ``sys.modules`` at the end: the closed-form
 and exact paths (library and command line) load no PyMC, PyTensor, ArviZ, Dask or
@@ -123,6 +123,7 @@ def test_subcommand_modules_are_imported_lazily():
     """``dprisk census`` imports the census subcommand's module, not the other four."""
     modules = {name for name in modules_loaded_by(_cli("census", "--json"))
                if name.startswith("dprisk.cli.")}
-    assert "dprisk.cli.census" in modules
-    assert not modules & {"dprisk.cli.posterior", "dprisk.cli.marginal", "dprisk.cli.sweep",
-                          "dprisk.cli.reproduce", "dprisk.cli.grids"}
+    assert "dprisk.cli.commands.census" in modules
+    assert not modules & {"dprisk.cli.commands.posterior", "dprisk.cli.commands.marginal",
+                          "dprisk.cli.commands.sweep", "dprisk.cli.commands.reproduce",
+                          "dprisk.cli.grids"}

@@ -1,4 +1,4 @@
-"""The package's structure (DESIGN.md §6): layers, cycles, private names, module size.
+"""The package's structure (docs/architecture.md): layers, cycles, private names, module size.
 
 Read from the source with ``ast`` (nothing is imported), so a violation names the file and line.
 """
@@ -115,7 +115,7 @@ def test_module_size(module):
 
 
 def test_exact_paths_import_no_pymc():
-    """The closed-form and exact paths import no PyMC, PyTensor, ArviZ or Dask (DESIGN §6)."""
+    """The closed-form and exact paths import no PyMC, PyTensor, ArviZ or Dask (architecture)."""
     loaded = packages_loaded_by(
         "import dprisk.inference.single_level.closed_form, dprisk.inference.two_level.exact\n")
     assert sorted(loaded & {"pymc", "pytensor", "arviz", "dask", "distributed"}) == []

@@ -14,7 +14,7 @@ formulas (no closed forms shared with the implementation):
   exp(-rho j^2) and their normaliser summed term by term (by the exact multiplicative
   recurrence of consecutive terms) out to where they fall below 1e-60;
 * P[correct decision]: the DG tail sum_{k >= a} exp(-rho k^2) / Z, term by term;
-* two-level posterior: the raw double sum of the joint posterior of DESIGN.md §3 over
+* two-level posterior: the raw double sum of the joint posterior (paper §3.2, S3) over
   k1 in {m, m+1} and every k2 within 80 (or 160 from a support boundary) of the centre,
   beyond which the terms are below exp(-A 80^2) < 1e-600 of the largest;
 * sum of n iid DGs: the Fourier inversion P[S = j] = (1/pi) int_0^pi phi(t)^n cos(tj) dt,
@@ -266,7 +266,7 @@ def test_sum_pmf_at_n_1e4_against_fourier_inversion(rho, sds):
 
 # ---------------------------------------------------------------- two levels
 def ref_log_odds_two_level(x1s, x2s, y1s, *, rho1, rho2, d, p, known, prior):
-    """log P[X1 = m+1 | D] - log P[X1 = m | D] from the raw double sum (DESIGN.md §3)."""
+    """log P[X1 = m+1 | D] - log P[X1 = m | D] from the raw double sum (paper §3.2, S3)."""
     with mp.workdps(DPS):
         rho1, rho2, p = mp.mpf(rho1), mp.mpf(rho2), mp.mpf(p)
         precision = rho2 + rho1 / d

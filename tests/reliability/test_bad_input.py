@@ -29,7 +29,6 @@ fixture :func:`workdir` has written ``file.txt`` (a regular file) and the broken
 from __future__ import annotations
 
 import math
-import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from cli_helpers import run_cli
+from cli_helpers import check_contract, names_option, run_cli, tree
 
 TMP = "{tmp}"
 FILE = f"{TMP}/file.txt"  # a regular file: every path below it is unwritable
@@ -667,16 +666,6 @@ def _resolve(target: str):
     return obj
 
 
-def _names(parameter: str, message: str) -> bool:
-    """Whether ``message`` names ``parameter`` as a word (``d`` must not match ``allowed``)."""
-    return re.search(rf"(?<!\w){re.escape(parameter)}(?!\w)", message) is not None
-
-
-def _tree(root: Path) -> set[str]:
-    """Every file and directory under ``root`` (to detect partial output)."""
-    return {str(path.relative_to(root)) for path in root.rglob("*")}
-
-
 def _run_script(argv) -> tuple[int, str, str]:
     exe = Path(sys.executable).parent / "dprisk"
     assert exe.exists(), f"dprisk console script missing at {exe}"
@@ -700,25 +689,20 @@ def _param(case: Case):
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
 def test_bad_input_is_refused(case: Case, workdir, capsys):
     args = _fill(case.args, workdir)
-    files_before = _tree(workdir)
+    files_before = tree(workdir)
     if case.target in ("cli", "script"):
         if case.target == "cli":
             status, out, err = run_cli(args, capsys)
         else:
             status, out, err = _run_script(args)
-        assert "Traceback" not in err, err
         assert status == 2, (status, err)
-        assert out == "", out
-        lines = err.strip().splitlines()
-        assert len(lines) == 1, err
-        assert _names(case.names, lines[0]), f"does not name {case.names!r}: {lines[0]}"
-        assert _tree(workdir) == files_before, "partial output left behind"
+        check_contract(status, out, err, names=(case.names,), root=workdir, before=files_before)
         return
     func = _resolve(case.target)
     kwargs = _fill(case.kwargs, workdir)
     with pytest.raises(case.raises) as info:
         func(*args, **kwargs)
     message = str(info.value)
-    assert _names(case.names, message), f"message does not name {case.names!r}: {message}"
+    assert names_option(case.names, message), f"message does not name {case.names!r}: {message}"
     assert "\n" not in message.strip(), f"message is not one line: {message!r}"
-    assert _tree(workdir) == files_before, "partial output left behind"
+    assert tree(workdir) == files_before, "partial output left behind"

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.inference.attribute.design import expected_true_posterior, p_map_correct
 from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.inference.privacy.budget import DGBudget, check_certificate
-from tests.cli_helpers import run_cli
 
 
 @pytest.mark.parametrize("rho", ["1e-300", "1e-20", "5e-324"])

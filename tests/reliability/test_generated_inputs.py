@@ -18,8 +18,7 @@ second (the exact two-level marginal at rho near 1e-9, samplers) are left to oth
 from __future__ import annotations
 
 import pytest
-
-from tests.reliability.cli_contract import assert_cli_contract, generated_cases
+from cli_helpers import assert_cli_contract, generated_cases
 
 RHO = ["0", "-1", "nan", "inf", "5e-324", "1e-320", "1e-300", "1e-6", "1e6", "1e8", "1e100",
        "1e101", "1e308", "census:block", "census:nope", "1/0", "abc", "", " 0.5", "0x10",

@@ -17,8 +17,7 @@ seconds (two-level budget searches, ``--unknown-others 10000``) are left out.
 from __future__ import annotations
 
 import pytest
-
-from tests.reliability.cli_contract import assert_cli_contract, generated_cases
+from cli_helpers import assert_cli_contract, generated_cases
 
 NUM = ["0", "-1", "nan", "inf", "-inf", "1e308", "1e-320", "abc", "", "1/3", "0x10", "5e-324",
        "1e100"]

@@ -7,7 +7,7 @@ hostile (malformed numbers, NaN/inf, out of range, unicode, missing or unreadabl
 command runs in-process in a fresh directory and must keep the command-line contract:
 
 * exit 0: nothing on stderr, one JSON object of finite numbers with its probabilities in
-  [0, 1] (:func:`tests.reliability.cli_contract.payload_problems`); or
+  [0, 1] (:func:`cli_helpers.payload_problems`); or
 * exit 2: nothing on stdout, one stderr line naming an option of the subcommand as typed
   (``--x``), no traceback, and nothing written (the directory as it was).
 
@@ -23,11 +23,9 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_helpers import payload_problems, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tests.cli_helpers import run_cli
-from tests.reliability.cli_contract import payload_problems
 
 #: Examples per command (each a fraction of a second in-process, after the first imports;
 #: population risk 0.3-2 s, the first with a --scheduler imports dask.distributed).

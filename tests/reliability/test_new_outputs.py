@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import assert_refused, run_cli
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -46,14 +46,6 @@ STARTUP_TIMEOUT = 120.0
 
 def _names(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir())
-
-
-def _refused(capsys, argv, option: str) -> str:
-    status, out, err = run_cli(argv, capsys)
-    lines = err.strip().splitlines()
-    assert status == 2 and out == "", err
-    assert len(lines) == 1 and option in lines[0] and "Traceback" not in err, lines
-    return lines[0]
 
 
 # ------------------------------------------------------------------ appeared during the run
@@ -76,7 +68,7 @@ def make():
 def test_prior_plot_made_by_the_prior_file_is_not_replaced(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "maker.py").write_text(PRIOR_FILE.format(user=USER))
-    line = _refused(capsys, ["prior", "maker.py:make", "--plot", "x.png"], "--plot")
+    line = assert_refused(["prior", "maker.py:make", "--plot", "x.png"], "--plot", capsys)
     assert "appeared" in line
     assert (tmp_path / "x.png").read_bytes() == USER
     assert _names(tmp_path) == ["maker.py", "x.png"]  # no temporary, no lock
@@ -89,7 +81,7 @@ def test_posterior_draws_appearing_while_written_are_not_replaced(tmp_path, monk
     writer_helpers.install_posterior_stubs(
         monkeypatch.setattr, on_rank=lambda path: Path("d.nc").write_bytes(USER))
     argv = [*writer_helpers.POSTERIOR, "--save-draws", "d.nc", "--plots", "p"]
-    line = _refused(capsys, argv, "--save-draws")
+    line = assert_refused(argv, "--save-draws", capsys)
     assert "appeared" in line
     assert (tmp_path / "d.nc").read_bytes() == USER
     assert _names(tmp_path) == ["d.nc"]  # no plots directory either: all or nothing
@@ -102,7 +94,7 @@ def test_posterior_plots_filled_meanwhile_keep_the_users_file(tmp_path, monkeypa
     writer_helpers.install_posterior_stubs(
         monkeypatch.setattr, on_rank=lambda path: Path("p/notes.txt").write_bytes(USER))
     argv = [*writer_helpers.POSTERIOR, "--save-draws", "d.nc", "--plots", "p"]
-    line = _refused(capsys, argv, "--plots")
+    line = assert_refused(argv, "--plots", capsys)
     assert "appeared" in line or "non-empty" in line
     assert _names(tmp_path) == ["p"] and _names(tmp_path / "p") == ["notes.txt"]
     assert (tmp_path / "p" / "notes.txt").read_bytes() == USER
@@ -135,8 +127,8 @@ def test_sweep_out_appearing_during_the_sweep_is_not_replaced(tmp_path, monkeypa
         Path("o.nc").write_bytes(USER)
 
     monkeypatch.setattr(store, "write_table", appearing)
-    _refused(capsys, ["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2",
-                      "--out", "o.nc"], "--out")
+    assert_refused(["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2",
+                    "--out", "o.nc"], "--out", capsys)
     assert (tmp_path / "o.nc").read_bytes() == USER
     assert [n for n in _names(tmp_path) if n.endswith(".tmp")] == []
 
@@ -157,7 +149,7 @@ def test_reproduce_out_appearing_during_the_report_is_not_replaced(what, tmp_pat
         return writer_helpers_stub_study()
 
     monkeypatch.setattr(report, "STUDIES", [("stub", study)])
-    _refused(capsys, ["reproduce", "--out", "report", "--quiet"], "--out")
+    assert_refused(["reproduce", "--out", "report", "--quiet"], "--out", capsys)
     assert _names(tmp_path) == ["report"]  # no temporary directory, no lock
     kept = tmp_path / "report" if what == "file" else tmp_path / "report" / "notes.txt"
     assert kept.read_bytes() == USER
@@ -184,8 +176,8 @@ def test_colliding_outputs_are_refused_before_sampling(draws, plots, tmp_path, m
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sampling, "summarize_posterior", never)
-    line = _refused(capsys, [*writer_helpers.POSTERIOR, "--save-draws", draws, "--plots",
-                             plots], "--save-draws")
+    line = assert_refused([*writer_helpers.POSTERIOR, "--save-draws", draws, "--plots",
+                          plots], "--save-draws", capsys)
     assert "--plots" in line
     assert _names(tmp_path) == []
 

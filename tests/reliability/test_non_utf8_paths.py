@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from tests.cli_helpers import assert_refused
+from cli_helpers import assert_refused
 
 #: A name that is not UTF-8, as Python receives it from the command line.
 NOT_UTF8 = os.fsdecode(b"\xff")

@@ -5,8 +5,7 @@ command line adds the option the value came from, so the one stderr line names `
 """
 
 import pytest
-
-from tests.cli_helpers import run_cli
+from cli_helpers import run_cli
 
 CASES = [
     ["marginal", "--rho1", "1e-320"],

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xarray as xr
-from cli_helpers import run_cli
+from cli_helpers import assert_refused
 
 from dprisk.cli.main import main
 from dprisk.runtime.output_files import file_mode
@@ -34,24 +34,6 @@ import output_helpers  # noqa: E402
 sys.path.remove(str(HERE))
 
 SWEEP_ARGS = ["sweep", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x2", "2", "--json"]
-
-
-def _tree(root: Path) -> dict:
-    """Every path under ``root`` with its mode and (for files) contents."""
-    tree = {}
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        content = path.read_bytes() if stat.S_ISREG(info.st_mode) else None
-        tree[str(path.relative_to(root))] = (stat.S_IMODE(info.st_mode), content)
-    return tree
-
-
-def _refused(capsys, argv) -> None:
-    status, out, err = run_cli(argv, capsys)
-    lines = err.strip().splitlines()
-    assert status == 2, err
-    assert len(lines) == 1 and "--out" in lines[0], lines
-    assert out == ""
 
 
 def _layout(paths: dict, target: str):
@@ -125,9 +107,7 @@ def stub_report(monkeypatch, tmp_path):
 def test_reproduce_refuses_what_it_did_not_write(case, stub_report, capsys, monkeypatch):
     make = REFUSED_REPORTS[case]
     out = make(stub_report, monkeypatch) if "home" in case else make(stub_report)
-    before = _tree(stub_report)
-    _refused(capsys, ["reproduce", "--out", out, "--quiet"])
-    assert _tree(stub_report) == before
+    assert_refused(["reproduce", "--out", out, "--quiet"], "--out", capsys, root=stub_report)
 
 
 def _earlier_report(root):
@@ -210,9 +190,8 @@ REFUSED_SWEEPS = {
 @pytest.mark.parametrize("case", list(REFUSED_SWEEPS))
 def test_sweep_refuses_what_it_cannot_or_may_not_write(case, stub_report, capsys):
     out = REFUSED_SWEEPS[case](stub_report)
-    before = _tree(stub_report)
-    _refused(capsys, [*SWEEP_ARGS, "--out", out])
-    assert _tree(stub_report) == before  # nothing written: no o.nc.chunks/ either
+    # nothing written: no o.nc.chunks/ either
+    assert_refused([*SWEEP_ARGS, "--out", out], "--out", capsys, root=stub_report)
 
 
 def _sweep_finished(root):

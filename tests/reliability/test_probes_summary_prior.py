@@ -23,11 +23,9 @@ import os
 import re
 
 import pytest
+from cli_helpers import payload_problems, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from tests.cli_helpers import run_cli
-from tests.reliability.cli_contract import payload_problems
 
 #: Each probe: few examples, the same ones every run, no deadline (a shared machine).
 PROBE_SETTINGS = settings(max_examples=25, derandomize=True, deadline=None, database=None,

@@ -15,7 +15,7 @@ import time
 import tracemalloc
 
 import pytest
-from cli_helpers import run_cli
+from cli_helpers import check_contract, run_cli
 
 from dprisk.cli.main import main
 from dprisk.runtime.memory_limit import (
@@ -68,12 +68,11 @@ def _refused(capsys, argv) -> str:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    lines = err.strip().splitlines()
     assert status == 2, err
-    assert len(lines) == 1 and out == "", (lines, out[:200])
+    check_contract(status, out, err)
     assert peak < PEAK_LIMIT, f"allocated {format_bytes(peak)} before refusing"
     assert seconds < 30
-    return lines[0]
+    return err.strip()
 
 
 @pytest.mark.parametrize("case", list(TOO_LARGE))

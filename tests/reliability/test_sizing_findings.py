@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.inference.product import exact
-from tests.cli_helpers import run_cli
 
 DPRISK = str(Path(sys.executable).with_name("dprisk"))
 

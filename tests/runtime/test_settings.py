@@ -10,11 +10,11 @@ before any computation, so every command line below would otherwise run).
 from __future__ import annotations
 
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.runtime import settings
 from dprisk.runtime.memory_limit import memory_limit
 from dprisk.runtime.work_limit import work_limit
-from tests.cli_helpers import run_cli
 
 #: One quick, valid command line per subcommand.
 COMMANDS = {

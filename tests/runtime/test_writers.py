@@ -13,12 +13,12 @@ import json
 import signal
 
 import pytest
+from cli_helpers import run_cli
 
 from dprisk.cli.common import Interrupted, report_interrupted
 from dprisk.runtime import writers
 from dprisk.runtime.writers import Owned, foreign_entries, remove_owned, replace_directory
 from dprisk.validation.report.output import MARKER, ReportTarget
-from tests.cli_helpers import run_cli
 
 USER = b"the user's notes\n"
 SWEEP = ["sweep", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x2", "2", "--json"]
@@ -97,7 +97,7 @@ def test_interrupted_report_leaves_the_earlier_one_intact(where, tmp_path, monke
     if where == "after-fill":  # the stop arrives as the manifest is written
         def stop(*args, **kwargs):
             raise Interrupted(signal.SIGTERM)
-        monkeypatch.setattr("dprisk.validation.report.output.write_manifest", stop)
+        monkeypatch.setattr("dprisk.runtime.output_directory.write_manifest", stop)
     with pytest.raises(Interrupted), ReportTarget(out) as target:
         target.write(fill)
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}

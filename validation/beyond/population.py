@@ -8,9 +8,9 @@ production allocation (:class:`dprisk.inference.population.noise.LevelNoise`: pm
 :math:`\propto \exp(-x^2/(2\sigma^2))`, :math:`\sigma^2 = 1/\rho_{\text{query}}`, about
 10.09), the same noise ``dprisk population measure --seed`` writes; :math:`\sigma^2` is then
 read back from the measurements, as a user's files give it. Every person's posterior of their
-category (DESIGN.md §9), informed and outsider adversaries, tract prior; by block-size band
-the Bayes MAP precision for non-modal persons beside the block-modal guess (MDG) and the
-proportional random guess (PRG) computed from the same noisy cells.
+category (docs/noise-conventions.md), informed and outsider adversaries, tract prior; by
+block-size band the Bayes MAP precision for non-modal persons beside the block-modal guess
+(MDG) and the proportional random guess (PRG) computed from the same noisy cells.
 
 Records (computed, exact paths; ``published`` is an independent recomputation):
 
@@ -90,8 +90,8 @@ CENSUS_SOURCE = ("Abowd et al. 2023, arXiv:2312.11283 (HDSR submission of 14 Dec
 #: The shares of the section, by band and adversary.
 SHARES = ("map_correct_nonmodal", "mdg_correct_nonmodal", "prg_correct_nonmodal",
           "map_correct", "mean_posterior_true")
-_SOURCE = ("beyond the paper: every person of a population (issue 34 part 5; DESIGN.md §9), "
-           "independent recomputation from the per-person answers")
+_SOURCE = ("beyond the paper: every person of a population (issue 34 part 5; "
+           "docs/noise-conventions.md), independent recomputation from the per-person answers")
 _TOLERANCE = 1e-12
 
 
@@ -279,10 +279,10 @@ def _notes(data: xr.Dataset) -> list[str]:
         "cells) with discrete Gaussian noise pmf ∝ exp(−x²/(2σ²)), σ² = "
         f"{data.attrs['noise_variance']:.4f} read from the measurements (the DAS's 1/ρ of the "
         "query at the production allocation; not the 5.04 of the paper's convention, "
-        "DESIGN.md §9). Every person's posterior of their category (126 categories: Hispanic "
-        "× CENRACE) given their block, hhgq and voting age, with the tract prior; the MAP "
-        "guess's precision among non-modal persons (category different from the block's "
-        "most common), by the block's true population.",
+        "docs/noise-conventions.md). Every person's posterior of their category (126 "
+        "categories: Hispanic × CENRACE) given their block, hhgq and voting age, with the "
+        "tract prior; the MAP guess's precision among non-modal persons (category different "
+        "from the block's most common), by the block's true population.",
         "Informed: the adversary knows everyone else's record (the paper's adversary). "
         "Outsider: knows only how many people share the target's (hhgq, voting age) group in "
         "the block. Baselines from the same noisy cells: MDG guesses the block's noisy modal "

@@ -62,26 +62,25 @@ def risk_against_n(n_grid=N_GRID, q_grid=Q_GRID, rho_grid=None, p: float = P_PRI
     -------
     xarray.Dataset
         ``marginal_risk``, ``p_correct`` (truth: the target has c) and ``accuracy`` (the
-        decision's accuracy averaged over the prior, ``p P[correct | has c] + (1 - p)
-        P[correct | has not]``) with dims ``(rho1, q, n)`` and the single-level
-        values ``single_level_risk`` and ``single_level_p_correct`` (dim ``rho1``); attrs
-        give ``p`` and the truth.
+        decision's accuracy averaged over the prior,
+        :func:`dprisk.inference.unknown_others.closed_form.accuracy`) with dims
+        ``(rho1, q, n)`` and the single-level values ``single_level_risk`` and
+        ``single_level_p_correct`` (dim ``rho1``); attrs give ``p`` and the truth.
     """
     rho_grid = _rho_grid() if rho_grid is None else tuple(rho_grid)
     shape = (len(rho_grid), len(q_grid), len(n_grid))
-    risk, correct, correct_without = np.empty(shape), np.empty(shape), np.empty(shape)
+    risk, correct, accuracy = np.empty(shape), np.empty(shape), np.empty(shape)
     for j, q in enumerate(q_grid):
         for k, n in enumerate(n_grid):
             kw = {"unknown_others": int(n), "q": q}
             risk[:, j, k] = unknown_others.marginal_risk(np.asarray(rho_grid), p, **kw)
             correct[:, j, k] = unknown_others.p_correct(np.asarray(rho_grid), p, **kw)
-            correct_without[:, j, k] = unknown_others.p_correct(np.asarray(rho_grid), p,
-                                                                target=0, **kw)
+            accuracy[:, j, k] = unknown_others.accuracy(np.asarray(rho_grid), p, **kw)
     coords = {"rho1": list(rho_grid), "q": list(q_grid), "n": np.asarray(n_grid)}
     return xr.Dataset(
         {"marginal_risk": (("rho1", "q", "n"), risk),
          "p_correct": (("rho1", "q", "n"), correct),
-         "accuracy": (("rho1", "q", "n"), p * correct + (1 - p) * correct_without),
+         "accuracy": (("rho1", "q", "n"), accuracy),
          "single_level_risk": ("rho1", single_level.marginal_risk(np.asarray(rho_grid), p)),
          "single_level_p_correct": ("rho1", single_level.p_correct(np.asarray(rho_grid), p))},
         coords=coords,

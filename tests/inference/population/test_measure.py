@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dprisk.cli import population_measure
+from dprisk.cli.commands import population_measure
 from dprisk.inference.population.geography import spine_codes
 from dprisk.inference.population.measure import measure, tract_groups
 from dprisk.inference.population.measurements import read_noisy_table

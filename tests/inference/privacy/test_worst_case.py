@@ -151,3 +151,15 @@ def test_true_negative_by_symmetry_equals_the_p0_sum(rhos, p):
     idx = np.searchsorted(s_b, -float(logit(p)) - s_a, side="right")
     direct = float(np.dot(np.exp(w_a - s_a), lower0[idx]))
     assert atoms_true_negative(rho_values, p, EXACT_TAIL) == pytest.approx(direct, rel=1e-14)
+
+
+def test_two_level_bayes_accuracy_of_a_truth_stated_at_x1_known():
+    """Stated at (m, x2) the truth belongs to the pair (m + 1, x2 + 1), (m, x2): same value."""
+    kwargs = {"rho1": 0.5, "rho2": 0.5, "d": 2, "p": 0.3, "known": 1}
+    lifted = bayes_accuracy_two_level(x2=4, x1=1, **kwargs)
+    assert lifted == bayes_accuracy_two_level(x2=5, **kwargs)
+    assert bayes_accuracy_two_level(x2=4, x1=2, **kwargs) == bayes_accuracy_two_level(
+        x2=4, **kwargs)
+    assert lifted != bayes_accuracy_two_level(x2=4, **kwargs)
+    with pytest.raises(ValueError, match=r"^x1 must be known or known \+ 1"):
+        bayes_accuracy_two_level(x2=4, x1=3, **kwargs)

@@ -158,3 +158,20 @@ def test_census_d3_is_enumerable():
     got = exact.product_risk(RHO1, RHO2, [3, 2, 5], m=0, p=0.5)
     assert got.neglected_mass < 1e-12
     assert got.marginal_posterior <= got.noisy_marginal_posterior
+
+
+@pytest.mark.parametrize(("others", "m"), [([3, 1], 0), ([0], 2), ([7, 0, 5], 1)])
+def test_invariant_total_reveals_the_target(others, m):
+    """Bayes' rule over k in {m, m+1} with the likelihood 1{N = k + sum(others)} (any p)."""
+    p = 0.3
+    for total in range(m + sum(others) - 1, m + sum(others) + 3):
+        like = {k: float(total == k + sum(others)) for k in (m, m + 1)}
+        evidence = p * like[m + 1] + (1 - p) * like[m]
+        if evidence == 0.0:
+            with pytest.raises(ValueError, match=rf"^block_group_total N = {total} is "
+                               "infeasible"):
+                exact.invariant_posterior(total, others, m)
+            continue
+        k, posterior = exact.invariant_posterior(total, others, m)
+        assert posterior == p * like[m + 1] / evidence
+        assert k == total - sum(others) and k in (m, m + 1)

@@ -1,6 +1,6 @@
 """Tests of inference/two_level/exact.py against a brute-force double sum written from the paper.
 
-The reference sums the joint posterior of DESIGN.md §3 (paper §3.2, S3) term by term, in
+The reference sums the joint posterior (paper §3.2, S3) term by term, in
 the raw (not completed-square) form, over k1 in {m, m+1} and every k2 from m to K2_MAX
 (several hundred), with each prior's weight typed in independently (``reference_log_weight``,
 as in tests/models/test_priors.py). Tolerances are numerical: the reference itself is

@@ -3,7 +3,7 @@
 Each worked file (docs/priors.md) loads, is found proper with mass 1 (summed exactly: the
 tolerance 1e-12 is rounding of at most ~10^4 terms), and its exact posterior equals a
 brute-force sum of the joint posterior over k2 computed from weights typed in from the
-file's formula (DESIGN.md §3), to 1e-10 (the exact path's tail mass is 1e-12 per branch).
+file's formula (paper §3.2, S3), to 1e-10 (the exact path's tail mass is 1e-12 per branch).
 """
 
 import math

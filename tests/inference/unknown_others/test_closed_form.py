@@ -188,3 +188,38 @@ def test_exact_path_loads_no_sampler_libraries():
     loaded = packages_loaded_by("import dprisk.inference.unknown_others.closed_form as uo\n"
                                 "uo.marginal_risk(0.1, 0.5, unknown_others=3, q=0.2)\n")
     assert sorted(loaded & {"pymc", "pytensor", "arviz", "dask", "numba"}) == []
+
+
+@pytest.mark.parametrize(("n", "q"), SMALL)
+def test_accuracy_is_the_best_test_by_enumeration(n, q):
+    """A = sum over releases of max(p P1(x), (1 - p) P0(x)), the Bayes rule's accuracy.
+
+    Brute force: the joint pmf of (B_t, K, x*) summed directly over a release window whose
+    neglected mass is below exp(-81); 1e-11 relative (rounding of the two sums).
+    """
+    rho, p = np.array([0.2, 0.7]), 0.4
+    k = np.arange(n + 1)
+    v = stats.binom.pmf(k, n, q)
+    for i, r in enumerate(rho):
+        half = 3 + int(9 / np.sqrt(r))
+        xs = np.arange(-half, n + half)
+        with_c = np.array([p * np.sum(v * pmf(x - 1 - k, 0, r)) for x in xs])
+        without = np.array([(1 - p) * np.sum(v * pmf(x - k, 0, r)) for x in xs])
+        expected = np.sum(np.maximum(with_c, without))
+        got = uo.accuracy(rho, p, unknown_others=n, q=q)
+        assert got[i] == pytest.approx(expected, rel=1e-11)
+
+
+@pytest.mark.parametrize("p", PS)
+@pytest.mark.parametrize("rho", RHOS)
+def test_accuracy_with_no_unknown_others_is_the_single_levels(rho, p):
+    """n = 0: the single level's prior-weighted accuracy, to 1e-13 relative."""
+    want = sl.design_summary(rho, p, 2)["accuracy"]
+    assert uo.accuracy(rho, p, 2, unknown_others=0) == pytest.approx(want, rel=1e-13)
+
+
+def test_accuracy_weighs_the_two_truths_by_the_prior():
+    got = uo.accuracy(0.3, 0.25, unknown_others=4, q=0.6, true_others=1)
+    parts = [uo.p_correct(0.3, 0.25, unknown_others=4, q=0.6, true_others=1, target=t)
+             for t in (1, 0)]
+    assert got == pytest.approx(0.25 * parts[0] + 0.75 * parts[1], rel=1e-15)

@@ -114,26 +114,23 @@ def _naming_options():
 
 
 def _invariant_posterior(args, others: list[int]) -> tuple[dict, list[str]]:
-    """``--block-group-total N``: check it is feasible; the posterior it implies.
+    """``--block-group-total N``: refused unless feasible; the posterior it implies.
 
-    With the others known, the invariant total is ``k + sum(others)``: ``N`` must be
-    ``m + sum(others)`` (then ``k = m``, posterior 0) or ``m + 1 + sum(others)`` (``k = m + 1``,
-    posterior 1).
+    :func:`dprisk.inference.product.exact.invariant_posterior` (with the others known, ``N``
+    reveals the target's block count).
     """
     if not given(args, "block_group_total"):
         return {}, []
+    from dprisk.inference.product.exact import invariant_posterior
+
     total = args.block_group_total
-    known = args.m + sum(others)
     if args.invariant != "block-group":
+        known = args.m + sum(others)
         raise ValueError("--block-group-total applies only with --invariant block-group (the "
                          "published total held exact); allowed values: m + sum(others) = "
                          f"{known} or m + 1 + sum(others) = {known + 1}")
-    if total not in (known, known + 1):
-        raise ValueError(f"--block-group-total N = {total} is infeasible: with the other blocks "
-                         f"known it is k + sum(others), k in {{m, m + 1}}, so N must be "
-                         f"{known} (m + sum(others)) or {known + 1} (m + 1 + sum(others))")
-    posterior = float(total == known + 1)
-    lines = [f"  published block-group total N = {total}: reveals k = {total - sum(others)}, "
+    k, posterior = invariant_posterior(total, others, args.m)
+    lines = [f"  published block-group total N = {total}: reveals k = {k}, "
              f"P[X1 = m+1 | N] = {posterior:g}"]
     return {"block_group_total": total, "invariant_posterior": posterior}, lines
 

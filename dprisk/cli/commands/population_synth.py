@@ -35,9 +35,9 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     """Draw the persons and write ``DIR/persons.parquet``."""
-    from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.synth import synthesize
     from dprisk.runtime.memory_limit import check_memory
+    from dprisk.runtime.output_directory import OutputDirectory
 
     if args.persons < 1:
         raise ValueError(f"--persons must be an integer >= 1, got {args.persons}")

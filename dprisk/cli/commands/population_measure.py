@@ -7,10 +7,10 @@ level, the query and the geounit (:mod:`dprisk.inference.population.noise`): the
 gives the same block ``detailed`` noise in both layouts. ``table`` writes ``noisy.parquet``;
 ``nmf`` every level and query in the released layout (``US_Person_PL_PROD/...``). Both write
 ``measure.json`` (seed, layout, σ², files). ``DIR`` is written aside and put in place only
-when complete (:class:`dprisk.inference.population.output.OutputDirectory`); bad input exits
+when complete (:class:`dprisk.runtime.output_directory.OutputDirectory`); bad input exits
 2 with one line naming the option, nothing written.
 
-The ``population`` dispatcher (:mod:`dprisk.cli.population`) calls :func:`add_arguments` and
+The ``population`` dispatcher (:mod:`.population`) calls :func:`add_arguments` and
 :func:`run`.
 """
 
@@ -54,9 +54,9 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """Run ``dprisk population measure``; return the exit status."""
     from dprisk.inference.population.measure import measure
-    from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.persons import read_persons
     from dprisk.models.census.strategy import PRODUCTION_RHO
+    from dprisk.runtime.output_directory import OutputDirectory
 
     drawn = args.seed is None
     seed = draw_seed() if drawn else args.seed

@@ -1,6 +1,6 @@
-"""``dprisk population COMMAND``: every person of a population (issue 34, DESIGN.md §9).
+"""``dprisk population COMMAND``: every person of a population (issue 34; docs/population.md).
 
-The subcommand has subcommands of its own, each in its module ``dprisk/cli/population_NAME.py``
+The subcommand has subcommands of its own, each in its module ``population_NAME.py`` here
 (``synth``, ``measure``, ``risk``; a name whose module is not installed is not offered). Each
 such module defines
 
@@ -28,9 +28,9 @@ COMMANDS = ("synth", "measure", "risk")
 
 
 def available_commands() -> list[str]:
-    """The names of :data:`COMMANDS` whose module ``dprisk.cli.population_NAME`` exists."""
+    """The names of :data:`COMMANDS` whose module ``dprisk.cli.commands.population_NAME`` exists."""
     return [name for name in COMMANDS
-            if importlib.util.find_spec(f"dprisk.cli.population_{name}") is not None]
+            if importlib.util.find_spec(f"dprisk.cli.commands.population_{name}") is not None]
 
 
 def _unknown_options(inner: dict, words: list[str]) -> list[str]:
@@ -60,7 +60,7 @@ def add_parser(subs) -> None:
                                            metavar="{" + ",".join(names) + "}")
     inner = {}
     for name in names:
-        module = importlib.import_module(f"dprisk.cli.population_{name}")
+        module = importlib.import_module(f"dprisk.cli.commands.population_{name}")
         sub = inner_subs.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(sub)
         # messages and stop lines name the command as typed: "dprisk population risk: ..."

@@ -8,7 +8,8 @@ Two forms, by where the noisy measurements come from:
   sigma^2 from its ``variance`` column.
 
 sigma^2 is the DAS's: the noise pmf is proportional to exp(-x^2 / (2 sigma^2)) (about 10.09 at
-the block ``detailed`` query in production: 1/rho, not this suite's 1/(2 rho); DESIGN.md §9).
+the block ``detailed`` query in production: 1/rho, not this suite's 1/(2 rho);
+docs/noise-conventions.md).
 The summary (``--json``: ``{"persons", "all", "by_block_size", ...}``) and, with ``--out DIR``,
 ``persons.parquet``, ``summary.json``, ``summary.nc`` and figures
 (:mod:`dprisk.inference.population.risk_files`). Every input is read and checked before
@@ -164,10 +165,10 @@ def run(args) -> int:
     of whole tracts (:func:`dprisk.inference.population.stream.file_risk`): the memory held
     does not grow with the population.
     """
-    from dprisk.inference.population.output import OutputDirectory
     from dprisk.inference.population.partitions import PARTITION_PERSONS
     from dprisk.inference.population.stream import BATCH_ROWS, file_risk, scan_tracts
     from dprisk.runtime.memory_limit import check_memory
+    from dprisk.runtime.output_directory import OutputDirectory
 
     _check_options(args)
     prior, prior_name = _prior(args.prior)

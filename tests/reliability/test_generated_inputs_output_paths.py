@@ -6,7 +6,7 @@ a time replaced by a hostile value -- malformed numbers, NaN/inf, huge values, u
 characters, and paths: missing, a directory, a symlink (to a file, to a directory, dangling,
 to ``/dev/zero``), ``/dev/zero`` and ``/dev/null``, under an unwritable directory, an existing
 user file. Each case runs in-process with and without ``--json`` and must keep the
-command-line contract (:mod:`tests.reliability.cli_contract`): exit 0 or 2, never 1, no
+command-line contract (:func:`cli_helpers.check_contract`): exit 0 or 2, never 1, no
 traceback; status 2: one stderr line naming the option (as spelled), nothing on stdout.
 Afterwards every file of the user's is unchanged and nothing else was left beside them except
 a requested output.
@@ -20,15 +20,12 @@ replaced by one that returns at once, and the probes of ``--host`` use a port he
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from pathlib import Path
 
 import pytest
-
-from tests.cli_helpers import run_cli
-from tests.reliability.cli_contract import payload_problems
+from cli_helpers import assert_cli_contract
 
 #: Files of "the user's" in the working directory; checked byte for byte after every case.
 USER_FILES = {"notes.txt": "the user's notes", "plot.png": "not really a png",
@@ -166,22 +163,6 @@ def no_server(monkeypatch):
     monkeypatch.setattr(app, "serve", lambda **kwargs: None)  # checks passed: would serve
 
 
-def _check(argv, as_json: bool, option: str, capsys) -> None:
-    """The contract of :mod:`tests.reliability.cli_contract`, and a refusal names ``option``."""
-    status, out, err = run_cli(argv + (["--json"] if as_json else []), capsys)
-    assert status in (0, 2), (status, err)
-    assert "Traceback" not in err
-    if status == 2:
-        assert out == "" and len(err.splitlines()) == 1, (out[:200], err)
-        named = ("prior", "SPEC") if option == "SPEC" else (f"--{option}",)
-        assert any(name in err for name in named), err
-        return
-    assert err == "", err
-    if as_json:
-        assert out.count("\n") == 1
-        assert payload_problems(json.loads(out)) == []
-
-
 @pytest.mark.parametrize("case", [
     pytest.param(case, marks=pytest.mark.slow) if (option, argv[-1]) in WRITTEN else case
     for case, (option, argv) in CASES.items()])
@@ -193,4 +174,5 @@ def test_generated_input_of_the_new_commands(case, workspace, held_port, capsys)
     else:
         modes = [True] if option in WRITES else [False, True]
     for as_json in modes:
-        _check(argv, as_json, option, capsys)
+        named = ("prior", "SPEC") if option == "SPEC" else (f"--{option}",)
+        assert_cli_contract(argv, as_json, capsys, names=named)

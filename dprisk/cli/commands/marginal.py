@@ -132,9 +132,8 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
             progress=method == "mc" and common.show_progress(args),
         )
         if method == "exact":  # the pair of truths (m + 1, x2) and (m, x2 - 1)
-            lifted = 0 if args.x1 is None or args.x1 != args.known else 1
             payload["accuracy"] = bayes_accuracy_two_level(
-                x2=args.x2 + lifted, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
+                x2=args.x2, x1=args.x1, rho1=rho1, rho2=rho2, d=args.d, p=args.p,
                 known=args.known, prior=args.prior)
         payload["worst_case_accuracy"] = _accuracies(None, [rho1, rho2], args.p)[1]
     truth = f"x1 = {args.x1 if args.x1 is not None else args.known + 1}, x2 = {args.x2}"

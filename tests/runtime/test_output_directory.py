@@ -1,0 +1,160 @@
+"""The one directory writer (dprisk/runtime/output_directory.py): nothing that appeared replaced.
+
+Both its users, the report (``ReportTarget``, refusals name ``out``) and the population
+commands (refusals name ``--out``), are run through the same table: during the run (inside
+``fill``) something appears at, or takes the place of, ``out``; the run must be refused with
+``OutputAppeared`` naming the option, the thing that appeared left byte for byte, and no
+temporary or lock left behind. Without interference the directory is written, and an earlier
+output is replaced keeping the user's file.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from dprisk.runtime import output_directory as writer
+from dprisk.runtime import writers
+from dprisk.runtime.output_directory import OutputDirectory
+from dprisk.runtime.output_files import OutputAppeared, OutputError
+from dprisk.validation.report.output import MARKER, ReportTarget
+
+USER = b"the user's file\n"
+POPULATION_MARKER = ".dprisk-population-synth"
+
+
+@pytest.fixture(autouse=True)
+def no_commits(monkeypatch):
+    monkeypatch.setattr(writers, "_COMMITTED", [])
+
+
+def _report(out):
+    return ReportTarget(out), "out", MARKER
+
+
+def _population(out):
+    target = OutputDirectory(out, marker=POPULATION_MARKER, command="dprisk population synth")
+    return target, "--out", POPULATION_MARKER
+
+
+WRITERS = {"report": _report, "population": _population}
+
+
+def _file(out):
+    out.write_bytes(USER)
+
+
+def _empty_dir(out):
+    out.mkdir()
+
+
+def _dir_with_file(out):
+    out.mkdir()
+    (out / "notes.txt").write_bytes(USER)
+
+
+def _earlier_output(marker):
+    def make(out):
+        out.mkdir()
+        (out / marker).write_text('{"written_by": "someone", "files": []}\n')
+        (out / "notes.txt").write_bytes(USER)
+    return make
+
+
+def _link(out):
+    (out.parent / "elsewhere").mkdir()
+    out.symlink_to("elsewhere")
+
+
+#: What appears at a missing ``out`` during the run.
+APPEARING = {"file": _file, "empty directory": _empty_dir, "directory": _dir_with_file,
+             "an output of the command's": None, "symbolic link": _link}
+
+
+def _snapshot(root):
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() and not p.is_symlink()
+                                       else os.readlink(p) if p.is_symlink() else None)
+            for p in root.rglob("*") if not p.name.startswith(".")}
+
+
+def _fill_then(action):
+    def fill(tmp):
+        (tmp / "result.txt").write_text("new")
+        action()
+        return {"filled": True}
+    return fill
+
+
+@pytest.mark.parametrize("kind", list(APPEARING))
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_path_that_appeared_at_a_missing_out_is_never_replaced(which, kind, tmp_path):
+    work, fresh = tmp_path / "work", tmp_path / "fresh"
+    work.mkdir(), fresh.mkdir()
+    out = work / "out"
+    target, option, marker = WRITERS[which](out)
+    make = APPEARING[kind] or _earlier_output(marker)
+    with target, pytest.raises(OutputAppeared, match=rf"^{option} .* appeared while"):
+        target.write(_fill_then(lambda: make(out)))
+    make(fresh / "out")
+    assert _snapshot(work) == _snapshot(fresh)  # exactly what appeared, untouched
+    assert not [p.name for p in work.iterdir() if p.name.startswith(".")]  # no tmp, no lock
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_directory_put_in_the_place_of_out_is_never_replaced(which, tmp_path):
+    out = tmp_path / "out"
+    target, option, marker = WRITERS[which](out)
+    _earlier_output(marker)(out)
+
+    def swap():
+        out.rename(tmp_path / "moved")
+        _earlier_output(marker)(out)  # another directory, even one that looks like ours
+        (out / "theirs.txt").write_bytes(USER)
+
+    with target, pytest.raises(OutputAppeared, match=rf"^{option} "):
+        target.write(_fill_then(swap))
+    assert (out / "theirs.txt").read_bytes() == USER and not (out / "result.txt").exists()
+    assert (tmp_path / "moved" / "notes.txt").read_bytes() == USER
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_lost_marker_is_refused_and_nothing_replaced(which, tmp_path):
+    out = tmp_path / "out"
+    target, option, marker = WRITERS[which](out)
+    _earlier_output(marker)(out)
+    with target, pytest.raises(OutputError, match=rf"^{option} .* changed while"):
+        target.write(_fill_then(lambda: (out / marker).unlink()))
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_written_and_replaced_keeping_the_users_file(which, tmp_path):
+    out = tmp_path / "out"
+    target, _, marker = WRITERS[which](out)
+    with target:
+        assert target.write(_fill_then(lambda: None)) == {"filled": True}
+    assert (out / "result.txt").read_text() == "new" and (out / marker).is_file()
+    (out / "notes.txt").write_bytes(USER)
+    target, _, _ = WRITERS[which](out)
+    with target:
+        target.write(lambda tmp: (tmp / "result.txt").write_text("newer"))
+    assert (out / "result.txt").read_text() == "newer"
+    assert (out / "notes.txt").read_bytes() == USER
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_race_refusal_of_the_exchange_names_the_option(tmp_path, monkeypatch):
+    """replace_directory's own exclusive create (the last instant) is renamed to the option."""
+    def racing(new, out, owned):
+        raise OutputAppeared(f"out {str(out)!r} appeared while the command ran")
+
+    monkeypatch.setattr(writer, "replace_directory", racing)
+    target, option, _ = _population(tmp_path / "out")
+    with target, pytest.raises(OutputAppeared, match=rf"^{option} "):
+        target.write(_fill_then(lambda: None))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_both_users_share_the_one_writer():
+    assert issubclass(ReportTarget, OutputDirectory)
