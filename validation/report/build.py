@@ -53,6 +53,12 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
 ]
 
 
+def _preload() -> tuple[str, ...]:
+    """:data:`~dprisk.validation.report.runner.PRELOAD` and the registered studies' modules."""
+    modules = [getattr(study, "module", None) for _, study in STUDIES]
+    return (*PRELOAD, *dict.fromkeys(m for m in modules if m is not None))
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for dist in ("dp-disclosure-risk", "pymc", "pytensor", "arviz", "numpy", "scipy", "xarray",
@@ -127,7 +133,7 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True,
                   file=sys.stderr) as bar:
             for i, result, figures in run_studies([study for _, study in STUDIES],
                                                   paper_scale=paper_scale, workers=workers,
-                                                  preload=PRELOAD):
+                                                  preload=_preload()):
                 results[i], pngs[i] = result, figures
                 bar.set_postfix_str(STUDIES[i][0][:40])
                 bar.update()

@@ -44,8 +44,12 @@ LOCAL_START_SECONDS = 3.0
 #: loaded instead of importing them again (about 4 s of CPU per worker here). They
 #: are libraries and the report's registry, not state of the calling process; a module that
 #: fails to import is skipped by the fork server and then imported by the study as usual.
-PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
-           "arviz_stats")
+#: ``dask.array``: xarray imports it in every process that makes a Dataset when dask is
+#: installed (its duck-array check, ``xarray.namedarray.pycompat``), 0.7-1.4 s of CPU each.
+#: :func:`dprisk.validation.report.build.write_report` adds the registered studies' own
+#: modules (each imported once, in the fork server, not once per worker that runs a study).
+PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
+           "pymc", "arviz_stats")
 
 
 def available_cores() -> int:
