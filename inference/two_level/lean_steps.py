@@ -25,8 +25,12 @@ from pymc.step_methods.metropolis import tune
 __all__ = ["LeanMetropolis"]
 
 
-class LeanMetropolis(pm.Metropolis):
-    """``pm.Metropolis`` (same arguments, state and draws) with cheaper per-step statistics."""
+class Metropolis(pm.Metropolis):
+    """``pm.Metropolis`` (same arguments, state and draws) with cheaper per-step statistics.
+
+    Named as PyMC's (exported as :data:`LeanMetropolis`), so that ``pm.sample``'s log line
+    for the step (``>Metropolis: [X2]``) reads as before.
+    """
 
     def astep(self, q0: RaveledVars):
         """One Metropolis step (module notes); PyMC's own for anything but a discrete scalar."""
@@ -52,3 +56,7 @@ class LeanMetropolis(pm.Metropolis):
             "accepted": np.float64(accepted),
         }
         return RaveledVars(q, q0.point_map_info), [stats]
+
+
+#: The step under the name this package uses (the class is named as PyMC's, see there).
+LeanMetropolis = Metropolis
