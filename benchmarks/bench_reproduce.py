@@ -10,7 +10,13 @@ the wall time also counts the time other jobs held the cores. The study workers 
 of multiprocessing's fork server, which the command leaves to exit on its own: this process
 makes itself their reaper (``PR_SET_CHILD_SUBREAPER``) and waits for them, so their CPU time
 is counted too (without it, only the command's own 5-10 s would be);
-the machine's load is recorded beside it by ``run.py``. ``python benchmarks/bench_reproduce.py``.
+the machine's load is recorded beside it by ``run.py``.
+
+Issue 36's row: the same run also times ``benchmarks/fig5_baseline.py`` (the Figure 5
+P[correct] curve over its x2 grid by straightforward NumPy sums, whole process, one run,
+just before the report) and reports ``dprisk reproduce``'s wall time as a ratio to it (target
+``TARGET_RATIO``), the CPU ratio beside it.
+``python benchmarks/bench_reproduce.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from pathlib import Path
 from check_records import BASELINE, compare
 
 TARGET_SECONDS = 60.0
+#: Issue 36: ``dprisk reproduce`` within this many times the plain Figure 5 computation.
+TARGET_RATIO = 2.5
+BASELINE_SCRIPT = Path(__file__).resolve().parent / "fig5_baseline.py"
 
 
 #: ``prctl`` option: orphaned descendants are re-parented to this process, not to init.
@@ -69,22 +78,32 @@ def _reap_orphans(own: set[int]) -> None:
                 own.add(pid)
 
 
+def _timed(argv: list[str]) -> tuple[float, float]:
+    """``(wall, cpu)`` seconds of ``argv`` run to its end, the CPU of every process it started.
+
+    CPU: user + system of the children reaped meanwhile (``getrusage``), the adopted
+    descendants included (module notes).
+    """
+    own = _children()
+    adopted = _adopt_orphans()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    seconds = time.perf_counter() - start
+    if adopted:
+        _reap_orphans(own)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run() -> dict:
     script = Path(sys.executable).with_name("dprisk")
     dprisk = [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
+    adopted = _adopt_orphans()
+    base_seconds, base_cpu = _timed([sys.executable, str(BASELINE_SCRIPT)])
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report"
-        own = _children()
-        adopted = _adopt_orphans()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run([*dprisk, "reproduce", "--out", str(out), "--quiet"], check=True,
-                       stdout=subprocess.DEVNULL)
-        seconds = time.perf_counter() - start
-        if adopted:
-            _reap_orphans(own)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        seconds, cpu = _timed([*dprisk, "reproduce", "--out", str(out), "--quiet"])
         results = json.loads((out / "results.json").read_text())
         n_figures = len(list(out.rglob("*.png"))) + len(list(out.rglob("*.svg")))
     baseline = json.loads(BASELINE.read_text())
@@ -95,8 +114,15 @@ def run() -> dict:
           f"({whose}) "
           f"(target <= {TARGET_SECONDS:.0f} s); {unchanged} of {len(baseline)} records "
           f"unchanged; {len(results)} records, {n_figures} figure files")
+    print(f"  plain Figure 5 curve (benchmarks/fig5_baseline.py, whole process, one run): "
+          f"{base_seconds:.1f} s wall, {base_cpu:.1f} s CPU; reproduce / baseline "
+          f"{seconds / base_seconds:.2f}x wall, {cpu / base_cpu:.2f}x CPU "
+          f"(target <= {TARGET_RATIO:g}x)")
     return {"seconds": seconds, "cpu_seconds": cpu, "cpu_of_workers": adopted,
             "target_seconds": TARGET_SECONDS,
+            "baseline_seconds": base_seconds, "baseline_cpu_seconds": base_cpu,
+            "ratio": seconds / base_seconds, "cpu_ratio": cpu / base_cpu,
+            "target_ratio": TARGET_RATIO,
             "records": len(results),
             "baseline_records": len(baseline), "unchanged_records": unchanged,
             "figure_files": n_figures}

@@ -92,12 +92,30 @@ def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
                       f"{report['unchanged_records']} of {report['baseline_records']} "
                       "records unchanged", report["seconds"] <= report["target_seconds"]
                       and report["unchanged_records"] == report["baseline_records"]))
+    lines += _reproduce_ratio_lines(results)
     lines += _conversation_lines(results)
     lines += _test_cpu_lines(results)
     lines += _filing_lines(results)
     lines += _population_lines(results)
     lines += _population_measure_lines(results)
     return lines
+
+
+def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
+    """Issue 36's report row (``bench_reproduce``): a ratio to the plain Figure 5 curve."""
+    figures = results.get("bench_reproduce", {}).get("figures")
+    if not figures or "ratio" not in figures:
+        return []
+    return [(f"dprisk reproduce <= {figures['target_ratio']:g}x the plain exact Figure 5 curve "
+             "(benchmarks/fig5_baseline.py), whole process, same run, records unchanged "
+             "(issue 36)",
+             f"{figures['seconds']:.1f} s against {figures['baseline_seconds']:.1f} s = "
+             f"{figures['ratio']:.2f}x wall; CPU {figures['cpu_seconds']:.1f} s against "
+             f"{figures['baseline_cpu_seconds']:.1f} s = {figures['cpu_ratio']:.2f}x; "
+             f"{figures['unchanged_records']} of {figures['baseline_records']} records "
+             "unchanged",
+             figures["ratio"] <= figures["target_ratio"]
+             and figures["unchanged_records"] == figures["baseline_records"])]
 
 
 def _test_cpu_lines(results: dict) -> list[tuple[str, str, bool]]:

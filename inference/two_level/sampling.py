@@ -97,14 +97,15 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     import pymc as pm
 
     from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
+    from dprisk.inference.two_level.lean_steps import LeanMetropolis
 
     check_method(method, ("pymc-gibbs", "pymc"))
     two_level_spec(model)
     if method == "pymc-gibbs":
         return [ExactGibbsStep(model=model)]
     steps = [pm.BinaryGibbsMetropolis([model[TARGET_VAR]], model=model)]
-    if model[X2_VAR] in model.free_RVs:
-        steps.append(pm.Metropolis([model[X2_VAR]], model=model))
+    if model[X2_VAR] in model.free_RVs:  # pm.Metropolis, its statistics read directly
+        steps.append(LeanMetropolis([model[X2_VAR]], model=model))
     return trust_step_inputs(steps)
 
 

@@ -41,6 +41,7 @@ from dprisk.models.census.allocation import census_level
 from dprisk.validation.beyond.das_noise import das_noise_records, das_noise_table
 from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 
 __all__ = ["D_OTHER_BLOCKS", "FIGURE_PRIORS", "FIGURE_X2", "NAME", "RHO1_POINTS", "ROW_VARIABLES",
            "TOLERANCE", "accuracy_curves", "study", "summary_records", "summary_table"]
@@ -208,6 +209,8 @@ def _figure(curves: xr.Dataset) -> Figure:
     return fig
 
 
+@report_study(order=10, title="decision summary (what an adversary learns at the 2020 allocation)",
+              cost=0.7)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The decision summary section (a few seconds: the accounting is cached).
 

@@ -26,6 +26,7 @@ from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.validation.figures.decisions_captions import DESCRIPTIONS
 from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 
 __all__ = ["DESCRIPTIONS", "FIGURE_MEASURES", "PROFILE", "TAIL_TOLERANCE", "epsilon_records",
            "epsilon_table", "profile_data", "rho_star_data", "study"]
@@ -229,6 +230,8 @@ def _table_figure(table: xr.Dataset) -> Figure:
     return fig
 
 
+@report_study(order=70, cost=3.7,
+              title="privacy accounting and budgets (ε of the release; ρ for a risk target)")
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The accounting and budget section of the report (a few seconds at the default)."""
     table = epsilon_table(production_pld=paper_scale)

@@ -45,6 +45,7 @@ from dprisk.inference.population.categories import (
     N_GROUPS,
 )
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 
 __all__ = ["ADVERSARIES", "CENSUS_PER_BAND", "CENSUS_SOURCE", "PERSONS", "SEED", "direct_shares",
            "measured_state", "population_by_band", "records", "study"]
@@ -302,6 +303,7 @@ def _notes(data: xr.Dataset) -> list[str]:
     ]
 
 
+@report_study(order=110, title="beyond the paper: every person of a population", cost=4.9)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The report's section "Every person of a population" (the same at either scale)."""
     from dprisk.validation.figures.population import figure

@@ -45,6 +45,7 @@ from dprisk.inference.product import one_block as s6
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.figures.product_kcell import kcell_data, kcell_figure
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 
 __all__ = ["COUNTEREXAMPLE", "RELEASES", "figure", "records", "risk_grid", "s6_difference",
            "study"]
@@ -236,6 +237,7 @@ def figure(data: xr.Dataset) -> Figure:
     return fig
 
 
+@report_study(order=100, title="beyond the paper: the post-processed product", cost=3.2)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The product study for the report (``paper_scale``: more K-cell Monte Carlo releases)."""
     data = risk_grid()

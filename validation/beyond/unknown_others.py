@@ -30,6 +30,7 @@ from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.unknown_others import closed_form as unknown_others
 from dprisk.models.census.allocation import census_level
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 
 __all__ = ["N_MCSE", "PYMC_CASES", "figure", "records", "risk_against_n", "study"]
 
@@ -174,6 +175,7 @@ def figure(data: xr.Dataset) -> Figure:
     return fig
 
 
+@report_study(order=90, title="beyond the paper: adversaries who do not know everyone", cost=2.8)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The unknown-others study for the report (exact; PyMC records with ``paper_scale``)."""
     data = risk_against_n()

@@ -44,6 +44,7 @@ from dprisk.validation.figures.whole_record import (
 )
 from dprisk.validation.paper import published
 from dprisk.validation.paper.records import StudyResult, exact_record
+from dprisk.validation.registry import report_study
 from dprisk.validation.sbc.whole_record import cell_sbc
 
 __all__ = ["SEED", "study"]
@@ -200,6 +201,7 @@ def _sampler_records(budget: dict, random_seed: int) -> tuple[list[dict], list[s
     return records, diagnostics
 
 
+@report_study(order=80, title="beyond the paper: the whole record", cost=9.7)
 def study(*, paper_scale: bool = False, budget: dict | None = None) -> StudyResult:
     """The "beyond the paper: the whole record" section of the report.
 

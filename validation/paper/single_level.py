@@ -35,6 +35,7 @@ from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.paper.records import claim_record
+from dprisk.validation.registry import report_study
 
 __all__ = [
     "PAPER_PRIORS",
@@ -42,6 +43,7 @@ __all__ = [
     "compare_to_published",
     "computed_tables",
     "prior_coords",
+    "report_section",
     "study",
 ]
 
@@ -357,6 +359,15 @@ def compare_to_published(tables: xr.Dataset | None = None) -> list[dict]:
     ds = computed_tables() if tables is None else tables
     return (_table1_records(ds) + _table2_records(ds) + _census_records(ds)
             + _text_records(ds))
+
+
+@report_study(order=20, title="single level (paper §4.2, Tables 2, 4–5, Figures 1–3)",
+              cost=2.2)
+def report_section(*, paper_scale: bool = False):
+    """:func:`study` with Figures 1–3 (the report's section; the same at either scale)."""
+    from dprisk.validation.figures import single_level as figures_single_level
+
+    return study(figures=figures_single_level)
 
 
 def study(figures=None):

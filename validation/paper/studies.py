@@ -48,6 +48,7 @@ from dprisk.validation.figures import two_level as figs
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.paper.records import claim_record
+from dprisk.validation.registry import report_study
 
 __all__ = [
     "MC_Z",
@@ -335,6 +336,7 @@ def _mc_summary(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
+@report_study(order=40, title="risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", cost=15.2)
 def study(*, paper_scale: bool = False, progress: bool = False):
     """The two-level decision study for the report.
 

@@ -32,6 +32,7 @@ from dprisk.validation.figures.paper_priors import PAPER_PRIORS, prior_coords
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.records import claim_record
 from dprisk.validation.paper.supplement_s6 import figure10_data, s6_records, s6_sensitivity_data
+from dprisk.validation.registry import report_study
 
 __all__ = [
     "FIGURE8_CASES",
@@ -347,6 +348,7 @@ def _notes(data: dict) -> list[str]:
     ]
 
 
+@report_study(order=50, title="supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", cost=12.5)
 def study(*, paper_scale: bool = False):
     """The supplement study for the report (:class:`dprisk.validation.paper.records.StudyResult`).
 

@@ -66,6 +66,7 @@ from dprisk.validation.paper.two_level_records import (
     figure,
     records,
 )
+from dprisk.validation.registry import report_study
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -325,6 +326,7 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = 1
 
 
 # --------------------------------------------------------------------------- study
+@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=28.9)
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     """The §4.3 Tables 6–8 study for the report.
 

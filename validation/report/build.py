@@ -1,7 +1,8 @@
 """The paper-reproduction report: every study's figures, data and published-vs-computed records.
 
-:func:`write_report` runs the registered studies (:data:`STUDIES`), each returning a
-:class:`StudyResult`, and writes
+:func:`write_report` runs the registered studies (:data:`STUDIES`: each study module
+registers itself with :func:`dprisk.validation.registry.report_study`, its cost hint beside
+it), each returning a :class:`StudyResult`, and writes
 
 * ``DIR/figures/*.png`` — one file per figure, named after the paper's figure;
 * ``DIR/results.nc`` — the studies' xarray data, one netCDF group per study;
@@ -35,6 +36,7 @@ import xarray as xr
 
 from dprisk.validation.paper.record_annotations import annotate
 from dprisk.validation.paper.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
+from dprisk.validation.registry import registered
 from dprisk.validation.report.output import ReportTarget
 from dprisk.validation.report.page import render_html
 from dprisk.validation.report.runner import PRELOAD, run_studies
@@ -42,90 +44,19 @@ from dprisk.validation.report.runner import PRELOAD, run_studies
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
 
-def _decision_summary_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import decision_summary
-
-    return decision_summary.study(paper_scale=paper_scale)
-
-
-def _single_level_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.figures import single_level as figures_single_level
-    from dprisk.validation.paper import single_level as single_level_paper
-
-    return single_level_paper.study(figures=figures_single_level)
-
-
-def _two_level_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.paper import two_level as two_level_paper
-
-    return two_level_paper.study(paper_scale=paper_scale)
-
-
-def _studies_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.paper import studies as studies_paper
-
-    return studies_paper.study(paper_scale=paper_scale)
-
-
-def _supplement_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.paper import supplement
-
-    return supplement.study(paper_scale=paper_scale)
-
-
-def _sbc_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.sbc import calibration as sbc
-
-    return sbc.study(paper_scale=paper_scale)
-
-
-def _decisions_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import decisions as decisions_study
-
-    return decisions_study.study(paper_scale=paper_scale)
-
-
-def _whole_record_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import whole_record
-
-    return whole_record.study(paper_scale=paper_scale)
-
-
-def _unknown_others_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import unknown_others as unknown_others_study
-
-    return unknown_others_study.study(paper_scale=paper_scale)
-
-
-def _product_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import product as product_study
-
-    return product_study.study(paper_scale=paper_scale)
-
-
-def _population_study(*, paper_scale: bool) -> StudyResult:
-    from dprisk.validation.beyond import population as population_study
-
-    return population_study.study(paper_scale=paper_scale)
-
-
-#: The registered studies, run in order by :func:`write_report` (the page shows the decision
-#: summary first, :data:`dprisk.validation.report.page.DECISION_SUMMARY`).
+#: The registered studies (:func:`dprisk.validation.registry.registered`: each study module
+#: registers its study with ``@report_study``), ``(title, study)`` in page order, run by
+#: :func:`write_report` (the page shows the decision summary first,
+#: :data:`dprisk.validation.report.page.DECISION_SUMMARY`). Found without importing them.
 STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
-    ("decision summary (what an adversary learns at the 2020 allocation)",
-     _decision_summary_study),
-    ("single level (paper §4.2, Tables 2, 4–5, Figures 1–3)", _single_level_study),
-    ("two levels (§4.3, Tables 6–8, cross-check)", _two_level_study),
-    ("risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", _studies_study),
-    ("supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", _supplement_study),
-    ("simulation-based calibration (Talts et al. 2018)", _sbc_study),
-    ("privacy accounting and budgets (ε of the release; ρ for a risk target)",
-     _decisions_study),
-    ("beyond the paper: the whole record", _whole_record_study),
-    ("beyond the paper: adversaries who do not know everyone", _unknown_others_study),
-    ("beyond the paper: the post-processed product", _product_study),
-    ("beyond the paper: every person of a population", _population_study),
+    (study.title, study) for study in registered()
 ]
+
+
+def _preload() -> tuple[str, ...]:
+    """:data:`~dprisk.validation.report.runner.PRELOAD` and the registered studies' modules."""
+    modules = [getattr(study, "module", None) for _, study in STUDIES]
+    return (*PRELOAD, *dict.fromkeys(m for m in modules if m is not None))
 
 
 def _versions() -> dict[str, str]:
@@ -202,7 +133,7 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True,
                   file=sys.stderr) as bar:
             for i, result, figures in run_studies([study for _, study in STUDIES],
                                                   paper_scale=paper_scale, workers=workers,
-                                                  preload=PRELOAD):
+                                                  preload=_preload()):
                 results[i], pngs[i] = result, figures
                 bar.set_postfix_str(STUDIES[i][0][:40])
                 bar.update()

@@ -6,9 +6,10 @@ computed, so the process a study runs in changes none of its numbers; the result
 the registry's order whatever order they finish in. With ``workers > 1``, a pool of that many
 processes (started by a fork server that has imported only this module and the libraries of
 :data:`PRELOAD`, so no state of the calling process is inherited) takes the studies longest
-first (:data:`COST_HINTS`, seconds of CPU measured on one core), which keeps the two cores of
-a small machine busy until the end: the longest-processing-time rule, within 4/3 of the best
-split. The fork server's imports take seconds on one core: meanwhile this process runs the
+first (each study's cost hint, :func:`cost_hint`: seconds of CPU measured on one core, given
+where the study registers itself, :mod:`dprisk.validation.registry`), which keeps the two
+cores of a small machine busy until the end: the longest-processing-time rule, within 4/3 of
+the best split. The fork server's imports take seconds on one core: meanwhile this process runs the
 cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle.
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
@@ -27,43 +28,28 @@ from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
-__all__ = ["COST_HINTS", "FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
-           "render_figures", "run_studies"]
+__all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
+           "cost_hint", "render_figures", "run_studies"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
-#: CPU seconds of each registered study (by function name), figures included: measured
-#: 2026-11-26 in two workers on the quiet 2-core machine (each study alone on its core; 105 s of
-#: CPU in all, imports excluded). Only their order matters: a pool takes the longest first
-#: (unknown studies count as 0, so they go last), and this process runs the cheapest while the
-#: fork server starts (:data:`LOCAL_START_SECONDS`). ``_population_study`` measured alone on
-#: 2026-11-28 (4.2 s computing, 0.7 s rendering, one core).
-COST_HINTS = {
-    "_two_level_study": 28.9,
-    "_sbc_study": 26.8,
-    "_studies_study": 15.2,
-    "_supplement_study": 12.5,
-    "_whole_record_study": 9.7,
-    "_decisions_study": 3.7,
-    "_product_study": 3.2,
-    "_population_study": 4.9,
-    "_unknown_others_study": 2.8,
-    "_single_level_study": 2.2,
-    "_decision_summary_study": 0.7,
-}
-#: CPU seconds (by :data:`COST_HINTS`) of the cheapest studies that this process runs itself
-#: while the fork server imports :data:`PRELOAD` (about 3.5 s here, on the other core), instead
-#: of waiting for the pool's workers: those studies leave the pool, whose last study ends the
-#: earlier. Only studies with a cost hint are taken, cheapest first, while their sum stays
-#: within it.
+#: CPU seconds (by their cost hints, :func:`cost_hint`) of the cheapest studies that this
+#: process runs itself while the fork server imports :data:`PRELOAD` (about 3.5 s here, on
+#: the other core), instead of waiting for the pool's workers: those studies leave the pool,
+#: whose last study ends the earlier. Only studies with a cost hint are taken, cheapest
+#: first, while their sum stays within it.
 LOCAL_START_SECONDS = 3.0
 #: Modules the fork server imports before it forks the report's workers
 #: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
 #: loaded instead of importing them again (about 4 s of CPU per worker here). They
 #: are libraries and the report's registry, not state of the calling process; a module that
 #: fails to import is skipped by the fork server and then imported by the study as usual.
-PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
-           "arviz_stats")
+#: ``dask.array``: xarray imports it in every process that makes a Dataset when dask is
+#: installed (its duck-array check, ``xarray.namedarray.pycompat``), 0.7-1.4 s of CPU each.
+#: :func:`dprisk.validation.report.build.write_report` adds the registered studies' own
+#: modules (each imported once, in the fork server, not once per worker that runs a study).
+PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
+           "pymc", "arviz_stats")
 
 
 def available_cores() -> int:
@@ -109,13 +95,17 @@ def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
     return i, _run_portable(study, paper_scale)
 
 
-def _cost_hint(study: Callable) -> float | None:
-    """The study's :data:`COST_HINTS` entry (by function name), or None when it has none."""
-    return COST_HINTS.get(getattr(study, "__name__", ""))
+def cost_hint(study: Callable) -> float | None:
+    """The study's cost hint (CPU seconds on one core), or None when it has none.
+
+    A registered study's (:class:`dprisk.validation.registry.RegisteredStudy`, the
+    ``cost`` of its ``@report_study`` beside it) or a function's ``cost_hint`` attribute.
+    """
+    return getattr(study, "cost_hint", None)
 
 
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
-    return sorted(range(len(studies)), key=lambda i: -(_cost_hint(studies[i]) or 0.0))
+    return sorted(range(len(studies)), key=lambda i: -(cost_hint(studies[i]) or 0.0))
 
 
 def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
@@ -128,7 +118,7 @@ def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
     order = _by_cost(studies)
     local, spent = [], 0.0
     for i in reversed(order):
-        cost = _cost_hint(studies[i])
+        cost = cost_hint(studies[i])
         if cost is None:
             continue
         if spent + cost > LOCAL_START_SECONDS:
@@ -175,7 +165,7 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         Passed to every study.
     workers : int (>= 1)
         Processes to run them in; 1 runs them here, in order. Otherwise the cheapest (within
-        :data:`LOCAL_START_SECONDS` by :data:`COST_HINTS`) run here first, while the fork
+        :data:`LOCAL_START_SECONDS` by :func:`cost_hint`) run here first, while the fork
         server imports ``preload``, and the others in a pool of that many processes.
     preload : sequence of str
         Modules the fork server imports before forking the workers (:data:`PRELOAD` for the

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from dprisk.validation.registry import report_study
 from dprisk.validation.sbc.figures import rank_histograms
 from dprisk.validation.sbc.ranks import (
     BROKEN_PRIOR,
@@ -147,6 +148,7 @@ def _verdict(result: SBCResult, run: SBCRun) -> str:
     return "passes" if worst > P_VALUE_MIN else "FAILS (unexpected)"
 
 
+@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=26.8)
 def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
     """Simulation-based calibration for the report.
 

@@ -18,7 +18,8 @@ def _collect(studies, workers):
 
 
 def test_workers_give_the_same_results_as_one_process(monkeypatch):
-    monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)  # taken first by the pool
+    # taken first by the pool
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 1.0, raising=False)
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 0.0)  # both in the pool
     studies = [report_helpers.study_a, report_helpers.study_b]
     serial = _collect(studies, workers=1)
@@ -36,25 +37,25 @@ def test_workers_give_the_same_results_as_one_process(monkeypatch):
 
 
 def test_longest_study_is_taken_first(monkeypatch):
-    monkeypatch.setitem(runner.COST_HINTS, "study_b", 1.0)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 1.0, raising=False)
     assert runner._by_cost([report_helpers.study_a, report_helpers.study_b]) == [1, 0]
 
 
 def test_the_cheapest_studies_within_the_start_budget_run_here(monkeypatch):
     for name, cost in (("study_a", 5.0), ("study_b", 0.5), ("pid_study", 1.0)):
-        monkeypatch.setitem(runner.COST_HINTS, name, cost)
+        monkeypatch.setattr(getattr(report_helpers, name), "cost_hint", cost, raising=False)
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.5)
     studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
     # cheapest first while the sum stays within 1.5 s: b (0.5), then the pid study (1.0)
     assert runner._split_local(studies) == ([1, 2], [0])
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.2)
     assert runner._split_local(studies) == ([1], [0, 2])
-    monkeypatch.delitem(runner.COST_HINTS, "study_b")  # a study without a hint: to the pool
+    monkeypatch.delattr(report_helpers.study_b, "cost_hint")  # a study without a hint: to the pool
     assert runner._split_local(studies) == ([2], [0, 1])
 
 
 def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatch):
-    monkeypatch.setitem(runner.COST_HINTS, "pid_study", 0.5)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.5, raising=False)
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
     studies = [report_helpers.study_a, report_helpers.pid_study]
     runs = list(run_studies(studies, paper_scale=False, workers=2))
@@ -68,8 +69,8 @@ def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatc
 
 
 def test_studies_all_within_the_start_budget_run_here_without_a_pool(monkeypatch):
-    monkeypatch.setitem(runner.COST_HINTS, "pid_study", 0.5)
-    monkeypatch.setitem(runner.COST_HINTS, "study_b", 0.4)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.5, raising=False)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.4, raising=False)
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
     monkeypatch.setattr(runner.multiprocessing, "get_context", None)  # no fork server, no pool
     studies = [report_helpers.pid_study, report_helpers.study_b]

@@ -1,0 +1,60 @@
+"""Issue 36's report row: ``dprisk reproduce`` as a ratio to the plain Figure 5 curve.
+
+The row of ``benchmarks/run.py`` is fed ``bench_reproduce``'s figures and checked for pass
+and for fail at the target's edge; the baseline script's curve is checked against the
+suite's exact P[correct] (one point here: each costs about 0.3 s; the script's ``--check``
+compares all thirteen).
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module(name):
+    spec = importlib.util.spec_from_file_location(f"{name}_under_test",
+                                                  ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+REPRODUCE = {"seconds": 20.0, "cpu_seconds": 36.0, "baseline_seconds": 8.0,
+             "baseline_cpu_seconds": 8.0, "ratio": 2.5, "cpu_ratio": 4.5, "target_ratio": 2.5,
+             "unchanged_records": 241, "baseline_records": 241, "target_seconds": 60.0,
+             "records": 241}
+
+
+@pytest.mark.parametrize(("change", "met"), [
+    ({}, True),
+    ({"seconds": 20.1, "ratio": 20.1 / 8.0}, False),
+    ({"unchanged_records": 240}, False),
+])
+def test_the_ratio_row_passes_at_the_target_and_fails_beyond(change, met):
+    run = _module("run")
+    rows = run._reproduce_ratio_lines({"bench_reproduce": {"figures": {**REPRODUCE,
+                                                                         **change}}})
+    (target, measured, ok) = rows[0]
+    assert "2.5x the plain exact Figure 5 curve" in target and ok is met
+    assert measured.startswith(f"{20.0 + 0.1 * (not met and 'seconds' in change):.1f} s "
+                               "against 8.0 s")
+    assert run._reproduce_ratio_lines({}) == []
+
+
+def test_the_baseline_curve_is_the_suites_exact_p_correct():
+    """Straightforward NumPy sums against the suite's exact study at a tail mass of 1e-15."""
+    from dprisk.inference.studies.p_correct import p_correct_two_level
+    from dprisk.models.census.allocation import census_level
+
+    baseline = _module("fig5_baseline")
+    # the same exact fractions
+    assert (baseline.RHO1, baseline.RHO2) == (float(census_level("block").rho),
+                                              float(census_level("block-group").rho))
+    suite = p_correct_two_level(x2=3, rho1=baseline.RHO1, rho2=baseline.RHO2, d=27, x1=1,
+                                tail_mass=1e-15).p_correct
+    assert abs(baseline.p_correct(3) - suite) <= baseline.TOLERANCE  # 1e-12

@@ -1,0 +1,114 @@
+"""Report studies register themselves (``@report_study``), their cost hint beside them."""
+
+import importlib
+import pickle
+import sys
+import textwrap
+
+import pytest
+
+from dprisk.validation.registry import RegisteredStudy, registered, report_study
+from dprisk.validation.report import runner
+from dprisk.validation.report.build import STUDIES
+
+#: The report's sections in page order, as the hand-kept list of build.py had them: the
+#: registry must give the same titles, order and study functions (the report unchanged).
+SECTIONS = [
+    ("dprisk.validation.beyond.decision_summary", "study",
+     "decision summary (what an adversary learns at the 2020 allocation)"),
+    ("dprisk.validation.paper.single_level", "report_section",
+     "single level (paper §4.2, Tables 2, 4–5, Figures 1–3)"),
+    ("dprisk.validation.paper.two_level", "study", "two levels (§4.3, Tables 6–8, cross-check)"),
+    ("dprisk.validation.paper.studies", "study",
+     "risk studies (§4.3 Figures 4–6, S4 Figures 10–11)"),
+    ("dprisk.validation.paper.supplement", "study",
+     "supplement (S1.3, S2, S5, S6; Figures 7–9, 12)"),
+    ("dprisk.validation.sbc.study", "study", "simulation-based calibration (Talts et al. 2018)"),
+    ("dprisk.validation.beyond.decisions", "study",
+     "privacy accounting and budgets (ε of the release; ρ for a risk target)"),
+    ("dprisk.validation.beyond.whole_record", "study", "beyond the paper: the whole record"),
+    ("dprisk.validation.beyond.unknown_others", "study",
+     "beyond the paper: adversaries who do not know everyone"),
+    ("dprisk.validation.beyond.product", "study", "beyond the paper: the post-processed product"),
+    ("dprisk.validation.beyond.population", "study",
+     "beyond the paper: every person of a population"),
+]
+
+
+def test_the_report_runs_every_registered_study_in_page_order():
+    assert [(s.module, s.function, title) for title, s in STUDIES] == SECTIONS
+    assert all(title == s.title and s.cost_hint > 0 for title, s in STUDIES)
+    # the pool takes the longest first: the cost hints order them as measured
+    order = runner._by_cost([s for _, s in STUDIES])
+    assert STUDIES[order[0]][1].module.endswith("two_level")
+
+
+def test_what_the_registry_reads_is_what_the_decorator_records():
+    """The source is read without importing it; importing gives the same entry (one module
+    here: importing all eleven costs seconds, and the fake package below checks the rule)."""
+    _, entry = STUDIES[-1]
+    func = getattr(importlib.import_module(entry.module), entry.function)
+    assert func.report_study == entry
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A throw-away package ``fakestudies`` on sys.path; ``write(name, source)`` adds a module."""
+    root = tmp_path / "fakestudies"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def write(name, source):
+        (root / f"{name}.py").write_text(textwrap.dedent(source))
+    yield write
+    for name in [m for m in sys.modules if m.split(".")[0] == "fakestudies"]:
+        del sys.modules[name]
+
+
+SECTION = """
+    from dprisk.validation.registry import report_study
+
+    @report_study(order={order}, title="{title}", cost={cost})
+    def study(*, paper_scale=False):
+        return ("{title}", paper_scale)
+"""
+
+
+def test_a_new_module_with_the_decorator_is_a_study_without_any_other_edit(package):
+    package("late", SECTION.format(order=20, title="late", cost=1.5))
+    package("early", SECTION.format(order=10, title="early", cost=0.5))
+    package("helper", '"""Mentions @report_study( in its text only."""\n')
+    studies = registered("fakestudies")
+    assert [(s.title, s.order, s.cost_hint) for s in studies] == [("early", 10, 0.5),
+                                                                   ("late", 20, 1.5)]
+    # a reference: pickled to a worker by name, it imports its module when called
+    late = pickle.loads(pickle.dumps(studies[1]))
+    assert "fakestudies.late" not in sys.modules
+    assert late(paper_scale=True) == ("late", True)
+    assert sys.modules["fakestudies.late"].study.report_study == late
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    (SECTION.format(order=10, title="a", cost=1) + SECTION.format(order=10, title="b", cost=1)
+     .replace("def study", "def other"), r"share an order: \[10\]"),
+    (SECTION.replace("cost={cost}", "cost=COST").format(order=1, title="a"), "literals"),
+    (SECTION.replace(", cost={cost}", "").format(order=1, title="a"), "exactly the keywords"),
+    (SECTION.format(order=1, title="a", cost=-1), "cost must be a number >= 0"),
+    (SECTION.format(order="'1'", title="a", cost=1), "order must be an int"),
+])
+def test_a_malformed_registration_is_refused_naming_the_study(package, source, message):
+    package("bad", source)
+    with pytest.raises((TypeError, ValueError), match=message):
+        registered("fakestudies")
+
+
+def test_the_decorator_checks_its_arguments_when_the_module_is_imported():
+    with pytest.raises(TypeError, match="title must be a non-empty str"):
+        report_study(order=1, title="", cost=1.0)(lambda **_: None)
+
+    def section(*, paper_scale):
+        return paper_scale
+
+    assert report_study(order=1, title="t", cost=2)(section) is section  # unchanged
+    assert section.report_study == RegisteredStudy(__name__, section.__qualname__, 1, "t", 2.0)
