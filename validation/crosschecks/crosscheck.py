@@ -241,10 +241,11 @@ def crosscheck(
                                             random_seed=seed, **spec.budgets[method])["posterior"]
                     draws = {name: post[name].values for name in ("X1", "X2")}
                 else:
-                    if model is None:  # one model, steps and compiled chain per prior
+                    if model is None:  # one model, steps and compiled chain per prior,
+                        # for the PyMC methods asked for only
                         model = build_two_level_model(*release, **params, prior=prior)
                         chains = {m: CompiledChain(model, pymc_steps(model, m))
-                                  for m in ("pymc-gibbs", "pymc")}
+                                  for m in methods if m != "gibbs"}
                     set_release(model, *release)
                     draws = chains[method].run(random_seed=seed, **spec.budgets[method])
                 seconds[i, j, k] = time.perf_counter() - start

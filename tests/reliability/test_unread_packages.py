@@ -1,0 +1,50 @@
+"""benchmarks/unread_packages.py: the subtrees whose byte code no run read (the Makefile's
+COMPILE_SKIP is measured with it, issue 36). A fake site-packages with access times set by
+hand: a .pyc counts as read when its access time is after its modification time."""
+
+import importlib.util
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("unread_packages_under_test",
+                                                  ROOT / "benchmarks" / "unread_packages.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pyc(site: Path, module: str, nbytes: int, read: bool) -> None:
+    *folders, name = module.split("/")
+    cache = site.joinpath(*folders, "__pycache__")
+    cache.mkdir(parents=True, exist_ok=True)
+    path = cache / f"{name}.cpython-312.pyc"
+    path.write_bytes(b"x" * nbytes)
+    os.utime(path, (1_000_000 + (10 if read else 0), 1_000_000))
+
+
+def test_unread_subtrees_are_the_largest_unread_and_a_read_anywhere_counts(tmp_path, capsys):
+    unread_packages = _load()
+    first, second = tmp_path / "a", tmp_path / "b"
+    for site in (first, second):
+        _pyc(site, "pkg/__init__", 10, read=True)
+        _pyc(site, "pkg/used/mod", 20, read=True)
+        _pyc(site, "pkg/unused/mod", 300_000, read=False)
+        _pyc(site, "pkg/unused/deep/mod", 5, read=False)
+        _pyc(site, "gone/mod", 50, read=False)
+        _pyc(site, "single", 7, read=False)
+    _pyc(second, "other/mod", 1, read=False)
+    _pyc(first, "other/mod", 1, read=False)
+    _pyc(second, "only_b_read/mod", 3, read=True)  # read in the second environment only
+    _pyc(first, "only_b_read/mod", 3, read=False)
+
+    unread, total = unread_packages.unread_subtrees([first, second])
+    assert total == 10 + 20 + 300_000 + 5 + 50 + 7 + 1 + 3
+    # pkg/unused/deep lies inside pkg/unused: only the outer subtree is listed
+    assert unread == [("pkg/unused", 300_005), ("gone", 50), ("single", 7), ("other", 1)]
+
+    unread_packages.main(["--regex", str(first), str(second)])
+    assert capsys.readouterr().out.strip() == "pkg/unused"  # only subtrees of MIN_BYTES and more
