@@ -290,7 +290,9 @@ def check_enumeration(rho1: float, d: int, n_values: int, tail_mass: float = TAI
     if d > 1 and _fits(rho1, 1, n_values, tail_mass):
         parameter = "others"
     elif _fits(rho1, d, 2, tail_mass):
-        parameter = "rho2"
+        # fewer parent values would fit: blame the larger factor of the two grids (the
+        # parent values set by rho2, or the noise-difference points set by rho1)
+        parameter = "rho2" if n_values > grid else "rho1"
     else:
         parameter = "rho1" if d == 1 or not _fits(rho1, 1, 2, tail_mass) else "others"
     what = (f"the exact enumeration of d = {d} other blocks at rho1 = {rho1:g} ({grid:.3g} "
