@@ -8,6 +8,21 @@ them in its worker (as the test process itself did before jobs had workers). The
 test serves ``dprisk explore`` itself, with the full preload.
 """
 
+import gc
+
+import pytest
+
 from dprisk.explore import jobs
 
 jobs.PRELOAD = list(jobs.SAMPLER_PRELOAD)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _collect_at_module_end():
+    """Collect this module's garbage before the next module starts.
+
+    A client socket a module's test left unclosed then fails that module's teardown (a
+    ResourceWarning is an error here), not some later test on the same xdist worker.
+    """
+    yield
+    gc.collect()
