@@ -165,14 +165,17 @@ def naming_given_option(message: str, command, words: list[str]) -> str:
                                                                              words)
     if named:
         return named
-    several = re.match(r"([A-Za-z][\w-]*(?:, [A-Za-z][\w-]*)+)(?=:)", message)
+    several = re.match(r"([A-Za-z][\w-]*(?:(?:, | and )[A-Za-z][\w-]*)+)(?=:)", message)
     if several:
-        names = several.group(1).split(", ")
+        parts = re.split(r"(, | and )", several.group(1))   # names, with their separators
+        names, separators = parts[::2], parts[1::2]
         spellings = [_option_spellings(command, name) for name in names]
         typed = [_typed(options, words) for options in spellings]
         if all(spellings) and any(typed):
             options = [given or options[0] for given, options in zip(typed, spellings)]
-            return ", ".join(options) + message[len(several.group(1)):]
+            joined = options[0] + "".join(sep + option for sep, option
+                                          in zip(separators, options[1:]))
+            return joined + message[len(several.group(1)):]
         return message
     match = re.match(r"([A-Za-z][\w-]*)(?=[\s:=])", message)
     if match is None:

@@ -60,10 +60,6 @@ def _das_noise_lines(das) -> list[str]:
     return lines
 
 
-#: The API's names of the rhos and their options (a refusal starts with one of them).
-_OPTIONS = {"rho1": "--rho1", "rho2": "--rho2"}
-
-
 def _compute(args):
     """The decision summary of the options (2020 by default); refusals name the option."""
     from dprisk.inference.privacy.decision_summary import decision_summary
@@ -79,15 +75,9 @@ def _compute(args):
         return decision_summary(census=True)
     rho1 = parse_rho(args.rho1, "--rho1")
     rho2 = None if args.rho2 is None else parse_rho(args.rho2, "--rho2")
-    try:
-        return decision_summary(rho1=rho1, rho2=rho2)
-    except ValueError as err:  # "rho1: …", "rho1 and rho2: …" (the sizing step): the options
-        head, colon, rest = str(err).partition(": ")
-        names = head.split(" and ")
-        if colon and all(name in _OPTIONS for name in names):
-            raise ValueError(" and ".join(_OPTIONS[name] for name in names) + colon + rest
-                             ) from None
-        raise
+    # a refusal "rho1: …" or "rho1 and rho2: …" (the sizing step) names the options as typed
+    # through the command line's one renaming (dprisk.cli.main.naming_given_option)
+    return decision_summary(rho1=rho1, rho2=rho2)
 
 
 def run(args) -> int:
