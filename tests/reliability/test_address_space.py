@@ -5,7 +5,7 @@ Each row runs ``dprisk`` in a child whose address space is capped with
 estimates its memory before allocating never comes near it). The child is forked from one
 server process that imported the command line once (:mod:`tests.reliability.fork_runner`, one
 BLAS thread, as ``test_rho_sizing.py`` does): a row costs a fork instead of a new interpreter
-and its imports (about 0.4 s of CPU each). Every row must end with exit
+and its imports (0.4-2.3 s of CPU each, SciPy and ``dp-accounting`` imported by the server). Every row must end with exit
 status 0 or 2 -- an answer, or one stderr line naming the option -- never a ``MemoryError``
 (exit 1) or a kill. The rows are the ends of the ranges the help texts document (rho from
 1e-320 to 1e100, 1e6 cells, 1e9 draws or points) and the cases of issue 24 (``attribute``

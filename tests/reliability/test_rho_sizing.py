@@ -6,7 +6,8 @@ covered without an edit here) x rho in :data:`RHOS`. Each case runs in a child f
 server process that imported the command line once (:mod:`tests.reliability.fork_runner`),
 with its address space capped at :data:`ADDRESS_SPACE` (``RLIMIT_AS``, the default memory
 limit) and the work limit at :data:`WORK_LIMIT` steps (about a second by the estimate of
-:mod:`dprisk.runtime.work_limit`), and must end within :data:`CPU_SECONDS` of CPU with
+:mod:`dprisk.runtime.work_limit`), and must end within :data:`CPU_SECONDS` of CPU (the
+command's own work: the server imported the libraries it uses, ``fork_runner.PRELOAD``) with
 
 * an answer: exit status 0, nothing on stderr; or
 * a refusal: exit status 2, nothing on stdout, one stderr line naming the option as typed.
