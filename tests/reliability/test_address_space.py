@@ -1,16 +1,16 @@
 """Every subcommand at its largest documented inputs, under a 2 GiB address-space limit.
 
 Each row runs ``dprisk`` in a child whose address space is capped with
-``resource.setrlimit(RLIMIT_AS, 2 GiB)`` (the default memory limit: a computation that
-estimates its memory before allocating never comes near it). The child is forked from one
-server process that imported the command line once (:mod:`tests.reliability.fork_runner`, one
-BLAS thread, as ``test_rho_sizing.py`` does): a row costs a fork instead of a new interpreter
-and its imports (0.4-2.3 s of CPU each, SciPy and ``dp-accounting`` imported by the server). Every row must end with exit
-status 0 or 2 -- an answer, or one stderr line naming the option -- never a ``MemoryError``
-(exit 1) or a kill. The rows are the ends of the ranges the help texts document (rho from
-1e-320 to 1e100, 1e6 cells, 1e9 draws or points) and the cases of issue 24 (``attribute``
-with a tiny rho and 1e6 cells tried to allocate 116 GiB; ``epsilon --rho 1e-300``).
-``reproduce`` (minutes) runs only its argument path here; its run is covered by
+``resource.setrlimit(RLIMIT_AS, 2 GiB)`` (the default memory limit: a computation that estimates
+its memory before allocating never comes near it). The child is forked from one server process
+that imported the command line once (:mod:`tests.reliability.fork_runner`, one BLAS thread, as
+``test_rho_sizing.py`` does): a row costs a fork instead of a new interpreter and its imports
+(0.4-2.3 s of CPU each, SciPy and ``dp-accounting`` imported by the server). Every row must end
+with exit status 0 or 2 -- an answer, or one stderr line naming the option -- never a
+``MemoryError`` (exit 1) or a kill. The rows are the ends of the ranges the help texts document
+(rho from 1e-320 to 1e100, 1e6 cells, 1e9 draws or points) and the cases of issue 24
+(``attribute`` with a tiny rho and 1e6 cells tried to allocate 116 GiB; ``epsilon --rho
+1e-300``). ``reproduce`` (minutes) runs only its argument path here; its run is covered by
 tests/reliability/test_stop_watchdog.py. ``sweep --method mc`` with 4e8 datasets x 1 draw
 (inside the work limit: about an hour) is not run.
 """
