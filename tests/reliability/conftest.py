@@ -36,3 +36,25 @@ def helper_command():
 def subprocess_env():
     """Environment of helper subprocesses: another hash seed, one BLAS thread."""
     return {**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "1"}
+
+
+#: What the session's process server (:func:`process_server`) imports before its first fork:
+#: the sizing tables' modules and the libraries of the long runs (PyMC, ArviZ, xarray, the
+#: report's builder with Matplotlib), each imported once per test process
+#: instead of once per started command (about 1-3 s of CPU each).
+PROCESS_PRELOAD = ("xarray", "dask.array", "pymc", "arviz_base", "arviz_stats", "numba",
+                   "matplotlib.figure", "tqdm", "dprisk.validation.report.build",
+                   "dprisk.inference.sweeps.sweep", "dprisk.inference.two_level.sampling",
+                   "dprisk.inference.studies.monte_carlo",
+                   "dprisk.inference.kernels.fused_kernels_jit")
+
+
+@pytest.fixture(scope="session")
+def process_server():
+    """One fork server (:mod:`tests.reliability.fork_runner`) for the modules that start,
+    signal and kill command-line runs: each run a fork of it, a real process of its own."""
+    from tests.reliability.fork_runner import PRELOAD, ForkServer
+
+    runner = ForkServer(preload=(*PRELOAD, *PROCESS_PRELOAD))
+    yield runner
+    runner.close()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,8 +50,25 @@ class Outcome(dict):
     __getattr__ = dict.__getitem__
 
 
+def call_with_short_progress_delay(*argv: str) -> int:
+    """``dprisk argv`` as its console script runs it, with
+    :data:`dprisk.cli.common.PROGRESS_DELAY` (the seconds before a step-less computation shows
+    its elapsed-time line) at 1 s instead of 10 s."""
+    from dprisk.cli import common
+    from dprisk.cli.main import main
+
+    common.PROGRESS_DELAY = 1.0
+    sys.argv = ["dprisk", *argv]
+    return main()
+
+
 def _child(request: dict, out_path: str, err_path: str) -> None:
-    """In the forked child: limits, environment, redirected output, then ``main(argv)``."""
+    """In the forked child: limits, environment, redirected output, then the command.
+
+    The command: ``main(argv)`` (``argv``); with ``own``, ``main()`` on ``sys.argv = ["dprisk",
+    *argv]`` as the console script runs it (stop signals handled); or ``call``: ``[module,
+    function, args]`` (``sys_path`` prepended to ``sys.path``), its return value the status.
+    """
     status = 1
     try:
         os.chdir(request["cwd"])
@@ -58,14 +76,29 @@ def _child(request: dict, out_path: str, err_path: str) -> None:
         cap = request.get("address_space")
         if cap:
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        stdin = os.open(os.devnull, os.O_RDONLY)  # not the server's requests
         out = os.open(out_path, os.O_WRONLY | os.O_TRUNC)
-        err = os.open(err_path, os.O_WRONLY | os.O_TRUNC)
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        from dprisk.cli.main import main
-
+        tty = request.get("stderr_tty")
+        err = os.open(tty, os.O_WRONLY | os.O_NOCTTY) if tty else \
+            os.open(err_path, os.O_WRONLY | os.O_TRUNC)
+        for fd, target in ((stdin, 0), (out, 1), (err, 2)):
+            os.dup2(fd, target)
+            os.close(fd)
         try:
-            status = main(list(request["argv"]))
+            if request.get("call"):
+                import importlib
+
+                module, function, args = request["call"]
+                sys.path[:0] = request.get("sys_path", [])
+                status = getattr(importlib.import_module(module), function)(*args) or 0
+            else:
+                from dprisk.cli.main import main
+
+                if request.get("own"):
+                    sys.argv = ["dprisk", *request["argv"]]
+                    status = main()
+                else:
+                    status = main(list(request["argv"]))
         except SystemExit as exc:  # argparse's errors
             status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # reported on stderr, exit 1 (a test failure)
@@ -82,45 +115,86 @@ def _child(request: dict, out_path: str, err_path: str) -> None:
         os._exit(status if isinstance(status, int) else 1)
 
 
+#: pid -> (folder of its output files, request) of each started child not yet waited for.
+_STARTED: dict[int, tuple[str, dict]] = {}
+
+
+def _start(request: dict) -> dict:
+    """Fork a child running ``request``; return ``{"pid": PID}`` at once."""
+    folder = tempfile.mkdtemp(prefix="fork-runner-")
+    out_path, err_path = str(Path(folder, "out")), str(Path(folder, "err"))
+    Path(out_path).touch()
+    Path(err_path).touch()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(request, out_path, err_path)
+    _STARTED[pid] = (folder, request)
+    return {"pid": pid}
+
+
+def _wait(pid: int, timeout: float) -> dict:
+    """Wait for a started child (SIGKILL after ``timeout`` s: status ``None``); its outcome."""
+    folder, request = _STARTED.pop(pid)
+    deadline = time.monotonic() + timeout
+    killed = False
+    while True:
+        done, wait_status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline and not killed:
+            os.kill(pid, signal.SIGKILL)
+            killed = True
+        time.sleep(0.005)
+    status = None if killed else os.waitstatus_to_exitcode(wait_status)
+    answer = {"status": status, "stdout": Path(folder, "out").read_text("utf-8", "replace"),
+              "stderr": "" if request.get("stderr_tty") else
+              Path(folder, "err").read_text("utf-8", "replace"),
+              "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss * 1024}
+    shutil.rmtree(folder, ignore_errors=True)
+    return answer
+
+
 def _run(request: dict) -> dict:
-    with tempfile.TemporaryDirectory(prefix="fork-runner-") as folder:
-        out_path, err_path = str(Path(folder, "out")), str(Path(folder, "err"))
-        Path(out_path).touch()
-        Path(err_path).touch()
-        sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child(request, out_path, err_path)
-        deadline = time.monotonic() + float(request.get("timeout", 60))
-        killed = False
-        while True:
-            done, wait_status, usage = os.wait4(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline and not killed:
-                os.kill(pid, signal.SIGKILL)
-                killed = True
-            time.sleep(0.005)
-        status = None if killed else os.waitstatus_to_exitcode(wait_status)
-        return {"status": status, "stdout": Path(out_path).read_text("utf-8", "replace"),
-                "stderr": Path(err_path).read_text("utf-8", "replace"),
-                "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss * 1024}
+    return _wait(_start(request)["pid"], float(request.get("timeout", 60)))
 
 
 def serve(preload=PRELOAD) -> None:
-    """The server loop: one request per stdin line, one answer per stdout line."""
+    """The server loop: one request per stdin line, one answer per stdout line.
+
+    A request with ``start`` (the request itself) forks and answers ``{"pid": PID}``; one
+    with ``poll`` (a pid) answers ``{"running": BOOL}``, one with ``wait`` (a pid) that
+    child's outcome; any other runs a child to its end.
+    Children not waited for are killed when the requests end.
+    """
     import importlib
 
     import dprisk.cli.main  # noqa: F401 - imported once, inherited by every child
 
     for name in preload:
         importlib.import_module(name)
-
     answers = os.fdopen(os.dup(1), "w")
     print(json.dumps({"ready": True}), file=answers, flush=True)
     for line in sys.stdin:
         if line.strip():
-            print(json.dumps(_run(json.loads(line))), file=answers, flush=True)
+            request = json.loads(line)
+            if "start" in request:
+                answer = _start(request["start"])
+            elif "poll" in request:  # still running (a zombie not yet waited for is not)
+                found = os.waitid(os.P_PID, int(request["poll"]),
+                                  os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                answer = {"running": found is None}
+            elif "wait" in request:
+                answer = _wait(int(request["wait"]), float(request.get("timeout", 60)))
+            else:
+                answer = _run(request)
+            print(json.dumps(answer), file=answers, flush=True)
+    for pid in list(_STARTED):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _wait(pid, 60)
 
 
 class ForkServer:
@@ -133,14 +207,44 @@ class ForkServer:
                                         stdout=subprocess.PIPE, text=True, env=env)
         assert json.loads(self.process.stdout.readline()) == {"ready": True}
 
+    def _ask(self, request: dict) -> dict:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    @staticmethod
+    def _request(argv, cwd, env, address_space, **more) -> dict:
+        return {"argv": list(argv or []), "cwd": str(cwd), "env": env or {},
+                "address_space": address_space, **more}
+
     def run(self, argv: list[str], cwd, *, env: dict | None = None,
             address_space: int | None = None, timeout: float = 60.0) -> Outcome:
         """Run ``dprisk argv`` in a forked child; return its :class:`Outcome`."""
-        request = {"argv": list(argv), "cwd": str(cwd), "env": env or {},
-                   "address_space": address_space, "timeout": timeout}
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        return Outcome(json.loads(self.process.stdout.readline()))
+        return Outcome(self._ask(self._request(argv, cwd, env, address_space,
+                                               timeout=timeout)))
+
+    def start(self, argv: list[str] | None = None, cwd=".", *, env: dict | None = None,
+              own: bool = True, call: tuple | None = None, sys_path=(),
+              stderr_tty: str | None = None, address_space: int | None = None) -> int:
+        """Fork a child and return its pid at once (signal it, then :meth:`wait` for it).
+
+        It runs ``dprisk argv`` as the console script does (``own``: ``sys.argv`` set, stop
+        signals handled), or ``call = (module, function, args)`` (``sys_path`` prepended),
+        with stdin empty, stdout to a file and stderr to a file or the terminal ``stderr_tty``
+        (a pseudo-terminal's slave device: its text is then read there, not returned).
+        """
+        request = self._request(argv, cwd, env, address_space, own=own,
+                                call=list(call) if call else None, sys_path=list(sys_path),
+                                stderr_tty=stderr_tty)
+        return int(self._ask({"start": request})["pid"])
+
+    def running(self, pid: int) -> bool:
+        """Whether a started child is still running (it has not ended)."""
+        return bool(self._ask({"poll": pid})["running"])
+
+    def wait(self, pid: int, timeout: float = 60.0) -> Outcome:
+        """The outcome of a started child (killed after ``timeout`` s: status ``None``)."""
+        return Outcome(self._ask({"wait": pid, "timeout": timeout}))
 
     def close(self) -> None:
         """End the server (its stdin closed: the loop ends)."""

@@ -10,6 +10,12 @@ lock). The runs asked for are long (minutes) but within the budgets; each case t
 seconds because it is stopped as soon as it works.
 
 Without a terminal, or with ``--json`` / ``--quiet``, there is no bar.
+
+The ``sweep-exact`` cases (both signals) and the run without a terminal start the ``dprisk``
+console script itself; the other runs are forks of the session's process server
+(``process_server``, :mod:`tests.reliability.fork_runner`) running ``main()`` on their own
+command line as the console script does: real processes, signalled and reaped as the
+script's, without a new interpreter and its imports each (1-2 s of CPU a case).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from pathlib import Path
 import pytest
 
 DPRISK = str(Path(sys.executable).with_name("dprisk"))
+#: Cases run by the ``dprisk`` console script itself (the others: forks of the process server).
+CONSOLE_SCRIPT_CASES = {"sweep-exact"}
 #: Longest wait for the bar (imports and, for PyMC, compilation included).
 STARTUP_TIMEOUT = 120.0
 TWO_LEVEL = ["--rho1", "0.5", "--rho2", "0.5", "--d", "10"]
@@ -79,39 +87,53 @@ def _terminal() -> tuple[int, int]:
 #: ``dprisk`` as the console script runs it, with :data:`dprisk.cli.common.PROGRESS_DELAY` (the
 #: seconds before a step-less computation shows its elapsed-time line) set to 1 s instead of 10
 #: s: the exact study's line, and its stop, after about 1 s of computing instead of 10.
-DPRISK_SHORT_DELAY = [sys.executable, "-c",
-                      "import sys; from dprisk.cli import common, main; "
-                      "common.PROGRESS_DELAY = 1.0; sys.argv[0] = 'dprisk'; sys.exit(main())"]
+SHORT_DELAY = ("fork_runner", "call_with_short_progress_delay")
 
 
-def _run_and_stop(argv: list[str], cwd: Path, bar_text: str, signum: int,
-                  command: tuple[str, ...] = (DPRISK,)):
-    """Run ``dprisk argv`` (``command``) with stderr on a terminal, signal it once its bar shows.
+def _run_and_stop(argv: list[str], cwd: Path, bar_text: str, signum: int, server=None,
+                   call: tuple[str, str] | None = None):
+    """Run ``dprisk argv`` with stderr on a terminal, signal it once its bar shows.
 
-    Returns ``(returncode, stdout, terminal text)``.
+    With ``server`` the run is a fork of it (``call``: that function of argv instead of
+    ``main()``), else the console script. Returns ``(returncode, stdout, terminal text)``.
     """
     master, slave = _terminal()
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([*command, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave)
+    if server is None:
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        proc = subprocess.Popen([DPRISK, *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=slave)
+        running, pid = (lambda: proc.poll() is None), proc.pid
+    else:
+        pid = server.start(argv, cwd, stderr_tty=os.ttyname(slave),
+                           call=(*call, argv) if call else None)
+        running = lambda: server.running(pid)  # noqa: E731
     os.close(slave)
     seen = b""
     deadline = time.monotonic() + STARTUP_TIMEOUT
+    done = None
     try:
         while bar_text.encode() not in seen or (b"|" not in seen and bar_text != PYMC_STEPS):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"no progress bar ({proc.poll()}): {seen[-500:]!r}")
+            if not running() or time.monotonic() > deadline:
+                raise AssertionError(f"no progress bar ({running()}): {seen[-500:]!r}")
             seen += _read(master, 0.1)
-        proc.send_signal(signum)
-        stdout, _ = proc.communicate(timeout=60)
+        os.kill(pid, signum)
+        if server is None:
+            stdout, _ = proc.communicate(timeout=60)
+            done = (proc.returncode, stdout.decode())
+        else:
+            outcome = server.wait(pid, timeout=60)
+            done = (outcome.status, outcome.stdout)
         while chunk := _read(master, 0.5):
             seen += chunk
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        if done is None:
+            if server is None:
+                proc.kill()
+                proc.wait()
+            else:
+                server.wait(pid, timeout=0)
         os.close(master)
-    return proc.returncode, stdout.decode(), seen.decode(errors="replace")
+    return (*done, seen.decode(errors="replace"))
 
 
 def _last_line(terminal: str) -> str:
@@ -122,15 +144,17 @@ def _last_line(terminal: str) -> str:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-@pytest.mark.parametrize(("argv", "bar_text"), [case[1:] for case in CASES],
-                         ids=[case[0] for case in CASES])
-def test_long_run_shows_a_bar_and_stops_cleanly(argv, bar_text, signum, tmp_path):
+@pytest.mark.parametrize(("case", "argv", "bar_text"), CASES, ids=[case[0] for case in CASES])
+def test_long_run_shows_a_bar_and_stops_cleanly(case, argv, bar_text, signum, tmp_path,
+                                                 process_server):
     command = argv[0]
     if command == "sweep":
         argv = [*argv, "--out", "s.nc"]
     if command == "reproduce":
         argv = [*argv, "--out", "report"]
-    status, stdout, terminal = _run_and_stop(argv, tmp_path, bar_text, signum)
+    status, stdout, terminal = _run_and_stop(
+        argv, tmp_path, bar_text, signum,
+        None if case in CONSOLE_SCRIPT_CASES else process_server)
     assert status == 128 + signum, terminal[-500:]
     assert stdout == ""
     assert "Traceback" not in terminal
@@ -144,7 +168,8 @@ def test_long_run_shows_a_bar_and_stops_cleanly(argv, bar_text, signum, tmp_path
     assert not kept, left  # no report, no temporary directory, no lock, no partial file
     assert not [n for n in left if n.endswith(".tmp")], left
 
-def test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly(tmp_path):
+def test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly(tmp_path,
+                                                                             process_server):
     """The ``marginal-exact`` case with the elapsed-time line after 1 s instead of 10 s.
 
     The 10 s case (``[marginal-exact-SIGINT]``, 10 s of CPU) is in ``make bench`` (SLOW_CASES);
@@ -152,7 +177,7 @@ def test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly(tm
     """
     argv, bar_text = next(case[1:] for case in CASES if case[0] == "marginal-exact")
     status, stdout, terminal = _run_and_stop(argv, tmp_path, bar_text, signal.SIGINT,
-                                             command=tuple(DPRISK_SHORT_DELAY))
+                                             process_server, call=SHORT_DELAY)
     assert status == 130, terminal[-500:]
     assert stdout == ""
     assert "Traceback" not in terminal
@@ -161,43 +186,47 @@ def test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly(tm
     assert not list(tmp_path.iterdir())
 
 
-def test_pymc_posterior_stops_cleanly_on_sigterm(tmp_path):
+def test_pymc_posterior_stops_cleanly_on_sigterm(tmp_path, process_server):
     """PyMC catches KeyboardInterrupt and returns its draws so far: nothing is printed."""
     argv = ["posterior", *TWO_LEVEL, *RELEASE, "--method", "pymc", "--draws", "5000000",
             "--chains", "1", "--seed", "1"]
-    status, stdout, terminal = _run_and_stop(argv, tmp_path, PYMC_STEPS, signal.SIGTERM)
+    status, stdout, terminal = _run_and_stop(argv, tmp_path, PYMC_STEPS, signal.SIGTERM,
+                                             process_server)
     assert status == 143, terminal[-500:]
     assert stdout == ""
     assert "Traceback" not in terminal
     assert _last_line(terminal).startswith("dprisk posterior: interrupted by SIGTERM")
 
 
-def _stderr_on_terminal(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+def _stderr_on_terminal(argv: list[str], cwd: Path, server) -> tuple[int, str, str]:
+    """Run ``dprisk argv`` (a fork of ``server``) with stderr on a terminal, to its end."""
     master, slave = _terminal()
-    proc = subprocess.Popen([DPRISK, *argv], cwd=cwd, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave)
+    pid = server.start(argv, cwd, stderr_tty=os.ttyname(slave))
     os.close(slave)
-    stdout, _ = proc.communicate(timeout=120)
     seen = b""
+    while server.running(pid):  # read as it writes: a full terminal buffer would block it
+        seen += _read(master, 0.1)
+    outcome = server.wait(pid, timeout=120)
     while chunk := _read(master, 0.2):
         seen += chunk
     os.close(master)
-    return proc.returncode, stdout.decode(), seen.decode(errors="replace")
+    return outcome.status, outcome.stdout, seen.decode(errors="replace")
 
 
 SHORT_MC = ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc", "--datasets", "20000",
             "--seed", "1"]
 
 
-def test_no_bar_with_json_on_a_terminal(tmp_path):
-    status, stdout, terminal = _stderr_on_terminal([*SHORT_MC, "--json"], tmp_path)
+def test_no_bar_with_json_on_a_terminal(tmp_path, process_server):
+    status, stdout, terminal = _stderr_on_terminal([*SHORT_MC, "--json"], tmp_path,
+                                                   process_server)
     assert status == 0
     assert stdout.count("\n") == 1 and stdout.startswith("{")
     assert terminal == ""
 
 
-def test_bar_without_json_on_a_terminal(tmp_path):
-    status, _, terminal = _stderr_on_terminal(SHORT_MC, tmp_path)
+def test_bar_without_json_on_a_terminal(tmp_path, process_server):
+    status, _, terminal = _stderr_on_terminal(SHORT_MC, tmp_path, process_server)
     assert status == 0
     assert "datasets" in terminal and "100%" in terminal
 
