@@ -39,11 +39,12 @@ def subprocess_env():
 
 
 #: What the session's process server (:func:`process_server`) imports before its first fork:
-#: the sizing tables' modules and the libraries of the long runs (PyMC, ArviZ, xarray, the
-#: report's builder with Matplotlib), each imported once per test process
+#: the sizing tables' modules and the libraries of the long runs (PyMC, ArviZ, numba, xarray
+#: and netCDF4, Dask, the report's builder with Matplotlib), each imported once per test process
 #: instead of once per started command (about 1-3 s of CPU each).
-PROCESS_PRELOAD = ("xarray", "dask.array", "pymc", "arviz_base", "arviz_stats", "numba",
-                   "matplotlib.figure", "tqdm", "dprisk.validation.report.build",
+PROCESS_PRELOAD = ("xarray", "dask.array", "distributed", "netCDF4", "pymc", "arviz_base",
+                   "arviz_stats", "numba", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                   "PIL.PngImagePlugin", "tqdm", "dprisk.validation.report.build",
                    "dprisk.inference.sweeps.sweep", "dprisk.inference.two_level.sampling",
                    "dprisk.inference.studies.monte_carlo",
                    "dprisk.inference.kernels.fused_kernels_jit")

@@ -11,13 +11,17 @@ to their temporary names but not yet moved into place. Then:
 * a second run on the same ``out`` while the first holds it is refused -- ``ValueError``
   (``OutputInUse``) from the API, exit status 2 with one stderr line naming ``--out`` and
   the pid from the command line -- and touches nothing; the first then completes intact.
+
+The writers are forks of the session's process server (``process_server``,
+:mod:`tests.reliability.fork_runner`), each a process of its own that is killed or reaped,
+without a new interpreter and its imports each (1-2 s of CPU a run).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,12 +37,13 @@ HERE = Path(__file__).resolve().parent
 STARTUP_TIMEOUT = 120.0
 
 
-@pytest.fixture(scope="module")
-def output_command():
-    """``argv`` prefix running ``output_helpers.main()`` in a fresh interpreter."""
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); "
-            "import output_helpers as h; h.main(sys.argv[1:])")
-    return [sys.executable, "-c", code]
+@pytest.fixture
+def start_helper(process_server):
+    """Start ``output_helpers.main(argv)`` in a fork of the process server; return its pid."""
+    def start(argv: list[str], env: dict | None = None) -> int:
+        return process_server.start(call=("output_helpers", "main", [argv]),
+                                    sys_path=[str(HERE)], env=env)
+    return start
 
 
 @pytest.fixture(scope="module")
@@ -51,24 +56,22 @@ def output_helpers():
     return output_helpers
 
 
-def _start_and_wait(argv, env, signal_file: Path) -> subprocess.Popen:
-    """Start ``argv`` and return once it has created ``signal_file`` (it must be running)."""
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def _wait_for_signal(server, pid: int, signal_file: Path) -> int:
+    """Return ``pid`` once it has created ``signal_file`` (it must be running)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while not signal_file.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"ended ({proc.returncode}) early: {proc.stderr.read()!r}")
+        if not server.running(pid):
+            raise AssertionError(f"ended early: {server.wait(pid)!r}")
         if time.monotonic() > deadline:
-            proc.kill()
+            server.wait(pid, timeout=0)
             raise AssertionError("the subprocess never signalled")
         time.sleep(0.02)
-    return proc
+    return pid
 
 
-def _sigkill(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGKILL
+def _sigkill(server, pid: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    assert server.wait(pid).status == -signal.SIGKILL
 
 
 def _names(directory: Path) -> list[str]:
@@ -77,15 +80,16 @@ def _names(directory: Path) -> list[str]:
 
 @pytest.mark.parametrize("phase", ["study", "write"])
 def test_reproduce_killed_keeps_the_old_report_and_the_rerun_cleans_up(
-    phase, tmp_path, output_command, output_helpers, subprocess_env
+    phase, tmp_path, start_helper, output_helpers, process_server
 ):
     out, signal_file = tmp_path / "work" / "report", tmp_path / "signal"
     output_helpers.run_report(str(out))  # an earlier report
     before = (out / "results.json").read_bytes()
     (out / "results.json").write_text("[]\n")  # tell the old report from a new one
-    proc = _start_and_wait([*output_command, "report", str(out), str(signal_file), phase],
-                           subprocess_env, signal_file)
-    _sigkill(proc)
+    pid = _wait_for_signal(process_server,
+                           start_helper(["report", str(out), str(signal_file), phase]),
+                           signal_file)
+    _sigkill(process_server, pid)
     leftovers = _names(out.parent)
     assert ".report.lock" in leftovers
     if phase == "write":
@@ -98,13 +102,13 @@ def test_reproduce_killed_keeps_the_old_report_and_the_rerun_cleans_up(
     assert (out / "results.json").read_bytes() == before and (out / MARKER).is_file()
 
 
-def test_sweep_killed_during_the_final_write_then_rerun(tmp_path, output_command,
-                                                        subprocess_env, helpers):
+def test_sweep_killed_during_the_final_write_then_rerun(tmp_path, start_helper, process_server,
+                                                        helpers):
     out, signal_file = tmp_path / "work" / "s.nc", tmp_path / "signal"
     out.parent.mkdir()
-    proc = _start_and_wait([*output_command, "sweep", str(out), str(signal_file)],
-                           subprocess_env, signal_file)
-    _sigkill(proc)
+    pid = _wait_for_signal(process_server, start_helper(["sweep", str(out), str(signal_file)]),
+                           signal_file)
+    _sigkill(process_server, pid)
     leftovers = _names(out.parent)
     assert "s.nc" not in leftovers and "s.nc.chunks" in leftovers
     assert any(n.startswith(".s.nc.") and n.endswith(".tmp") for n in leftovers), leftovers
@@ -118,43 +122,45 @@ def test_sweep_killed_during_the_final_write_then_rerun(tmp_path, output_command
 
 
 def test_second_sweep_on_the_same_out_is_refused_and_the_first_completes(
-    tmp_path, output_command, subprocess_env, helpers
+    tmp_path, start_helper, process_server, helpers
 ):
     out, signal_file = tmp_path / "work" / "s.nc", tmp_path / "signal"
     out.parent.mkdir()
-    proc = _start_and_wait([*output_command, "sweep", str(out), str(signal_file)],
-                           {**subprocess_env, "OUTPUT_HELPERS_HOLD": "3"}, signal_file)
+    pid = _wait_for_signal(process_server, start_helper(["sweep", str(out), str(signal_file)],
+                                                        {"OUTPUT_HELPERS_HOLD": "3"}),
+                           signal_file)
     try:
         with pytest.raises(OutputInUse, match=rf"out .*s\.nc.* another running process "
-                                              rf"\(pid {proc.pid}\)"):
+                                              rf"\(pid {pid}\)"):
             helpers.resumable_sweep(out, "exact")
         assert not out.exists()
     finally:
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err.decode()[-2000:]
+        first = process_server.wait(pid, timeout=120)
+    assert first.status == 0, first.stderr[-2000:]
     assert _names(out.parent) == ["s.nc"]
     reference = helpers.resumable_sweep(tmp_path / "reference.nc", "exact")
     xr.testing.assert_identical(xr.load_dataset(out), reference)
 
 
 def test_second_reproduce_on_the_same_out_is_exit_2_and_the_first_completes(
-    tmp_path, output_command, subprocess_env
+    tmp_path, start_helper, process_server
 ):
+    """The second run is ``dprisk reproduce`` as its console script runs it (a fork)."""
     out, signal_file = tmp_path / "report", tmp_path / "signal"
-    proc = _start_and_wait([*output_command, "report", str(out), str(signal_file), "study"],
-                           {**subprocess_env, "OUTPUT_HELPERS_HOLD": "3"}, signal_file)
+    pid = _wait_for_signal(process_server,
+                           start_helper(["report", str(out), str(signal_file), "study"],
+                                        {"OUTPUT_HELPERS_HOLD": "3"}),
+                           signal_file)
     try:
-        exe = Path(sys.executable).parent / "dprisk"
-        second = subprocess.run([str(exe), "reproduce", "--out", str(out), "--quiet"],
-                                capture_output=True, text=True, env=subprocess_env,
-                                timeout=120, check=False)
+        second = process_server.wait(process_server.start(
+            ["reproduce", "--out", str(out), "--quiet"], tmp_path), timeout=120)
     finally:
-        _, err = proc.communicate(timeout=120)
-    assert second.returncode == 2, second.stderr
+        first = process_server.wait(pid, timeout=120)
+    assert second.status == 2, second.stderr
     lines = second.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--out" in lines[0] and f"pid {proc.pid}" in lines[0], lines
+    assert len(lines) == 1 and "--out" in lines[0] and f"pid {pid}" in lines[0], lines
     assert second.stdout == ""
-    assert proc.returncode == 0, err.decode()[-2000:]
+    assert first.status == 0, first.stderr[-2000:]
     assert _names(tmp_path) == ["report", "signal"]
     records = json.loads((out / "results.json").read_text())
     assert [r["id"] for r in records] == ["stub/x"] and (out / MARKER).is_file()
