@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 __all__ = ["PRELOAD", "ForkServer", "Outcome"]
@@ -60,6 +61,18 @@ def call_with_short_progress_delay(*argv: str) -> int:
     common.PROGRESS_DELAY = 1.0
     sys.argv = ["dprisk", *argv]
     return main()
+
+
+def run_each(cases: list[list[str]]) -> int:
+    """``main(argv)`` for each command line in turn, in this process; after each, a line
+    ``end of case: status N`` on stdout and ``end of case`` on stderr."""
+    from dprisk.cli.main import main
+
+    for argv in cases:
+        status = main(list(argv))
+        print(f"end of case: status {status}", flush=True)
+        print("end of case", file=sys.stderr, flush=True)
+    return 0
 
 
 def _child(request: dict, out_path: str, err_path: str) -> None:
@@ -173,6 +186,11 @@ def serve(preload=PRELOAD) -> None:
 
     for name in preload:
         importlib.import_module(name)
+    # xarray's import (pandas, pyarrow) starts jemalloc's background thread, a native thread
+    # that jemalloc itself makes safe across fork (its pthread_atfork handlers); no Python
+    # thread runs here, so Python's warning about forking a multi-threaded process is noise.
+    warnings.filterwarnings("ignore", message=r"This process \(pid=\d+\) is multi-threaded",
+                            category=DeprecationWarning)
     answers = os.fdopen(os.dup(1), "w")
     print(json.dumps({"ready": True}), file=answers, flush=True)
     for line in sys.stdin:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -113,13 +111,14 @@ CLI_CASES = [
     (["epsilon", "--epsilon", "1e-150"], 2),  # rho_cks: order beyond 1e12
     (["sweep", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x2", "5", "--out", "s.nc"], 2),
 ]
-#: PyMC at a huge rho, run in a fresh process (in-process, pytest would catch the warnings and
-#: PyMC's logger writes to the stderr of its import): nothing on stderr -- no warning that
+#: PyMC at a huge rho, run in a process of its own (in-process, pytest would catch the warnings
+#: and PyMC's logger writes to the stderr of its import): nothing on stderr -- no warning that
 #: Metropolis' acceptance statistic overflowed, none of PyMC's log lines. 200 tuning steps
 #: instead of 1000: the statistic overflows as often (counted with the ``np.errstate`` guards
 #: removed: 3 warnings two-level, 12 nested, at tune 0, 200 and 1000). Both cases run in the
-#: same process, one after the other (:data:`RUN_CASES`): the imports and PyMC's set-up, most
-#: of a case's 8 s of CPU, once.
+#: same process, one after the other (``fork_runner.run_each``), a fork of the session's
+#: process server (``process_server``: PyMC imported there, its logger's stream the process's
+#: stderr, which the fork sends to a file): PyMC's set-up, most of a case's CPU, once.
 PYMC_CASES = [
     ["posterior", "--rho1", "0.5", "--rho2", "1e8", "--d", "3", "--x1-star", "1",
      "--x2-star", "5", "--y1-star", "4", "--method", "pymc", "--draws", "50", "--chains", "1",
@@ -127,9 +126,7 @@ PYMC_CASES = [
     ["posterior", "--rhos", "0.5,1e8,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10",
      "--method", "pymc", "--draws", "50", "--chains", "1", "--tune", "200", "--seed", "1"],
 ]
-#: Runs each ``dprisk`` command line of the JSON list in ``sys.argv[1]`` in this process, as the
-#: console script does, and ends each case's output with a line on stdout and on stderr.
-RUN_CASES = """\
+N_CASES = """\
 import json, sys
 from dprisk.cli import main
 for argv in json.loads(sys.argv[1]):
@@ -184,14 +181,14 @@ def test_cli_extreme(argv, status, capsys):
         assert payload["posterior"] > 0.0  # a positive double, not flushed to 0
 
 
-def test_pymc_at_a_huge_rho_writes_nothing_to_stderr():
+def test_pymc_at_a_huge_rho_writes_nothing_to_stderr(process_server, tmp_path):
     """Two-level, then nested: each status 0, one JSON answer and nothing on stderr."""
     cases = [[*argv, "--json"] for argv in PYMC_CASES]
-    proc = subprocess.run([sys.executable, "-c", RUN_CASES, json.dumps(cases)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == "end of case\n" * len(cases)  # nothing else, after either case
-    lines = proc.stdout.splitlines()
-    assert lines[1::2] == ["end of case: status 0"] * len(cases), proc.stdout
+    done = process_server.wait(process_server.start(call=("fork_runner", "run_each", [cases]),
+                                                    cwd=tmp_path), timeout=600)
+    assert done.status == 0, done.stderr
+    assert done.stderr == "end of case\n" * len(cases)  # nothing else, after either case
+    lines = done.stdout.splitlines()
+    assert lines[1::2] == ["end of case: status 0"] * len(cases), done.stdout
     for line in lines[0::2]:
         assert 0.0 <= json.loads(line)["posterior"] <= 1.0
