@@ -126,14 +126,6 @@ PYMC_CASES = [
     ["posterior", "--rhos", "0.5,1e8,0.5", "--siblings", "3,3", "--stars", "1,5,15,4,10",
      "--method", "pymc", "--draws", "50", "--chains", "1", "--tune", "200", "--seed", "1"],
 ]
-N_CASES = """\
-import json, sys
-from dprisk.cli import main
-for argv in json.loads(sys.argv[1]):
-    status = main(argv)
-    print(f"end of case: status {status}", flush=True)
-    print("end of case", file=sys.stderr, flush=True)
-"""
 N_CASES = len(API_CASES) + len(CLI_CASES) + len(PYMC_CASES)
 PROBABILITY_KEYS = {"posterior", "marginal_posterior", "p_correct", "p_correct_no_hierarchy"}
 
