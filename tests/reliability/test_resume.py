@@ -1,11 +1,11 @@
 """A long run killed part-way loses nothing: it resumes and ends with the uninterrupted result.
 
-A subprocess runs a resumable sweep (``dprisk.inference.sweeps.sweep.sweep(..., out=FILE.nc,
-chunk_size=1)``, Monte Carlo and exact) with a quantity from ``reliability_helpers`` that
-records its calls and, in the killed run only, sleeps a little per point (the environment
-variable ``RELIABILITY_DELAY``) so that the kill lands part-way. Once a few chunk files
-exist in ``FILE.nc.chunks/`` it gets SIGTERM (Python's default action: die at once, no
-cleanup). Then:
+A process (a fork of the session's ``process_server``) runs a resumable sweep
+(``dprisk.inference.sweeps.sweep.sweep(..., out=FILE.nc, chunk_size=1)``, Monte Carlo and exact)
+with a quantity from ``reliability_helpers`` that records its calls and, in the killed run only,
+sleeps a little per point (the environment variable ``RELIABILITY_DELAY``) so that the kill
+lands part-way. Once a few chunk files exist in ``FILE.nc.chunks/`` it gets SIGTERM (Python's
+default action: die at once, no cleanup). Then:
 
 * nothing is half-written: ``FILE.nc`` does not exist, no stray file sits beside it, and
   every chunk file present loads completely;
@@ -14,16 +14,17 @@ cleanup). Then:
 * the final file is identical -- as a Dataset and byte for byte -- to an uninterrupted run,
   and the chunk directory is gone.
 
-The same holds for ``dprisk sweep`` (exact, default chunking) killed through its console
-script. ``dprisk.inference.studies.monte_carlo.simulate_p_correct`` has no chunk store of its own
-(a single
-study is one call; its long runs are resumable when run through a sweep, as here).
+The same holds for ``dprisk sweep`` (exact, default chunking) killed as its console script runs
+(a fork of the server) and rerun through the console script.
+``dprisk.inference.studies.monte_carlo.simulate_p_correct`` has no chunk store of its own (a
+single study is one call; its long runs are resumable when run through a sweep, as here).
 """
 
 from __future__ import annotations
 
 import filecmp
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -34,6 +35,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+HERE = Path(__file__).resolve().parent
 #: Seconds per point in the killed subprocess (24 points: about 5 s of work after imports).
 DELAY = "0.2"
 #: Chunk files to wait for before the kill.
@@ -46,27 +48,26 @@ def _chunk_files(chunks: Path) -> list[Path]:
     return sorted(chunks.glob("chunk_*.npy"))
 
 
-def _kill_part_way(argv, env, chunks: Path, minimum: int) -> None:
-    """Run ``argv``; SIGTERM it once ``minimum`` chunk files exist (it must still be running)."""
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def _kill_part_way(server, pid: int, chunks: Path, minimum: int) -> None:
+    """SIGTERM the started ``pid`` once ``minimum`` chunk files exist (it must be running)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     try:
-        while len(_chunk_files(chunks)) < minimum and proc.poll() is None:
+        while len(_chunk_files(chunks)) < minimum and server.running(pid):
             assert time.monotonic() < deadline, "no chunk files appeared in time"
             time.sleep(0.02)
-        finished_early = proc.poll() is not None
+        finished_early = not server.running(pid)
         if not finished_early:
-            proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert not finished_early, f"finished (status {proc.returncode}) before the kill:\n{err}"
+            os.kill(pid, signal.SIGTERM)
+        done = server.wait(pid, timeout=60)
+    except BaseException:
+        server.wait(pid, timeout=0)
+        raise
+    err = done.stderr
+    assert not finished_early, f"finished (status {done.status}) before the kill:\n{err}"
     # The dprisk command stops cleanly (status 143, one line); a bare API process is killed.
-    assert proc.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), err.decode()[-2000:]
-    if proc.returncode > 0:
-        assert err.decode().splitlines() == [
+    assert done.status in (-signal.SIGTERM, 128 + signal.SIGTERM), err[-2000:]
+    if done.status > 0:
+        assert err.splitlines() == [
             "dprisk sweep: interrupted by SIGTERM; rerunning the same command resumes from the "
             "chunks already computed"]
 
@@ -88,7 +89,7 @@ def _check_nothing_half_written(out: Path, n_chunks: int) -> set[int]:
 
 @pytest.mark.parametrize("method", ["mc", "exact"])
 def test_sweep_killed_by_sigterm_resumes_to_the_uninterrupted_file(
-    method, tmp_path, helpers, helper_command, subprocess_env
+    method, tmp_path, helpers, process_server
 ):
     killed_dir, reference_dir = tmp_path / "killed", tmp_path / "reference"
     killed_dir.mkdir()
@@ -97,8 +98,9 @@ def test_sweep_killed_by_sigterm_resumes_to_the_uninterrupted_file(
     chunks = out.with_name("s.nc.chunks")
     n_chunks = len(helpers.RESUME_GRID["d"]) * len(helpers.RESUME_GRID["x2"])
 
-    env = {**subprocess_env, helpers.DELAY_ENV: DELAY}
-    _kill_part_way([*helper_command, "sweep", str(out), method], env, chunks, KILL_AFTER)
+    pid = process_server.start(call=("reliability_helpers", "main", [["sweep", str(out), method]]),
+                               sys_path=[str(HERE)], env={helpers.DELAY_ENV: DELAY})
+    _kill_part_way(process_server, pid, chunks, KILL_AFTER)
     done = _check_nothing_half_written(out, n_chunks)
 
     helpers.CALLS.clear()
@@ -121,7 +123,8 @@ def test_sweep_killed_by_sigterm_resumes_to_the_uninterrupted_file(
     assert helpers.CALLS == []
 
 
-def test_dprisk_sweep_killed_and_rerun_writes_the_uninterrupted_file(tmp_path, subprocess_env):
+def test_dprisk_sweep_killed_and_rerun_writes_the_uninterrupted_file(tmp_path, subprocess_env,
+                                                                     process_server):
     from dprisk.inference.sweeps.sweep import DEFAULT_CHUNK_SIZE, sweep
 
     exe = Path(sys.executable).parent / "dprisk"
@@ -135,7 +138,9 @@ def test_dprisk_sweep_killed_and_rerun_writes_the_uninterrupted_file(tmp_path, s
     out.parent.mkdir()
     chunks = out.with_name("s.nc.chunks")
 
-    _kill_part_way([str(exe), *argv, "--out", str(out)], subprocess_env, chunks, 1)
+    # killed: a fork of the process server run as the console script; rerun: the script
+    _kill_part_way(process_server, process_server.start([*argv, "--out", str(out)], tmp_path),
+                   chunks, 1)
     assert not out.exists()
     done = {int(p.stem.split("_")[1]) for p in _chunk_files(chunks)}
     assert 1 <= len(done) < n_chunks, f"killed too late: {sorted(done)}"
