@@ -107,6 +107,12 @@ MODULE_SECONDS = {
 SHARED_SCOPES = {
     "tests/validation/paper/test_supplement.py": "supplement study",
     "tests/validation/test_numbering.py": "supplement study",
+    # modules of one session-scoped fork server (tests/reliability/conftest.py): started once
+    **{f"tests/reliability/{name}.py": "reliability process server"
+       for name in ("test_interrupts", "test_output_kills", "test_extremes_io", "test_resume",
+                    "test_hostile_priors")},
+    **{f"tests/reliability/{name}.py": "reliability sizing server"
+       for name in ("test_rho_sizing", "test_address_space")},
 }
 
 

@@ -51,6 +51,17 @@ PROCESS_PRELOAD = ("xarray", "dask.array", "distributed", "netCDF4", "pymc", "ar
 
 
 @pytest.fixture(scope="session")
+def sizing_server():
+    """One fork server with the sizing tables' imports only (:data:`fork_runner.PRELOAD`, an
+    address space of about 0.3 GiB below their 2 GiB cap), shared by both tables."""
+    from tests.reliability.fork_runner import ForkServer
+
+    runner = ForkServer()
+    yield runner
+    runner.close()
+
+
+@pytest.fixture(scope="session")
 def process_server():
     """One fork server (:mod:`tests.reliability.fork_runner`) for the modules that start,
     signal and kill command-line runs: each run a fork of it, a real process of its own."""

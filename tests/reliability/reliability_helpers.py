@@ -114,14 +114,22 @@ def mc_sweep(client=None, chunk_size: int = 16, seed: int = SEED):
                  chunk_size=chunk_size, progress=False)
 
 
-def digests() -> dict:
-    """SHA-256 of the Gibbs draws, the MC studies and the MC sweep at the fixed seed."""
-    draws = gibbs_draws()
-    sweep_ds = mc_sweep()
+def reference_runs() -> dict:
+    """The runs :func:`digests` hashes, at the fixed seed: ``gibbs`` (:func:`gibbs_draws`),
+    ``mc_study`` and ``mc_study_gibbs`` (:func:`mc_study`), ``mc_sweep`` (:func:`mc_sweep`)."""
+    return {"gibbs": gibbs_draws(), "mc_study": mc_study(),
+            "mc_study_gibbs": mc_study(sampler="gibbs"), "mc_sweep": mc_sweep()}
+
+
+def digests(runs: dict | None = None) -> dict:
+    """SHA-256 of the Gibbs draws, the MC studies and the MC sweep at the fixed seed (of
+    ``runs``, :func:`reference_runs` made in this process, when given)."""
+    runs = reference_runs() if runs is None else runs
+    draws, sweep_ds = runs["gibbs"], runs["mc_sweep"]
     return {
         "gibbs": _digest(draws.x1, draws.x2),
-        "mc_study": json.dumps(mc_study(), sort_keys=True),
-        "mc_study_gibbs": json.dumps(mc_study(sampler="gibbs"), sort_keys=True),
+        "mc_study": json.dumps(runs["mc_study"], sort_keys=True),
+        "mc_study_gibbs": json.dumps(runs["mc_study_gibbs"], sort_keys=True),
         "mc_sweep": _digest(*(sweep_ds[name].values for name in sorted(sweep_ds.data_vars))),
     }
 

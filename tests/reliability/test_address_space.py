@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.fork_runner import ForkServer
-
 #: The address-space limit of the child (the default DPRISK_MEMORY_LIMIT).
 ADDRESS_SPACE = 2 * 1024**3
 GIBBS = ["posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
@@ -69,11 +67,10 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def server():
-    runner = ForkServer()
-    yield runner
-    runner.close()
+@pytest.fixture
+def server(sizing_server):
+    """The session's fork server of the sizing tables (``conftest.py``)."""
+    return sizing_server
 
 
 #: Rows that repeat another's path at another form (1-2 s of CPU each): run by ``make bench``.

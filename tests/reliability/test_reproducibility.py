@@ -10,7 +10,9 @@ chunk sizes. "Across runs" includes a fresh interpreter with another ``PYTHONHAS
 (digests compared with this process). Every test also checks that another seed changes the
 result, so an implementation that ignored its seed would fail.
 
-Budgets are small (hundreds to a few thousand draws): bit-identity does not need more.
+Budgets are small (hundreds to a few thousand draws): bit-identity does not need more. The
+first run of each at the fixed seed is made once (:func:`runs`, a module fixture) and compared
+with the repeated runs and with the fresh interpreter's digests.
 """
 
 from __future__ import annotations
@@ -38,9 +40,15 @@ def _assert_same_draws(a: xr.DataTree, b: xr.DataTree) -> None:
             xr.testing.assert_equal(a[group].to_dataset(), b[group].to_dataset())
 
 
+@pytest.fixture(scope="module")
+def runs(helpers):
+    """The first run of each at the fixed seed (``reliability_helpers.reference_runs``)."""
+    return helpers.reference_runs()
+
+
 # --------------------------------------------------------------------------- Gibbs
-def test_standalone_gibbs_same_seed_same_draws(helpers):
-    first, second = helpers.gibbs_draws(), helpers.gibbs_draws()
+def test_standalone_gibbs_same_seed_same_draws(helpers, runs):
+    first, second = runs["gibbs"], helpers.gibbs_draws()
     np.testing.assert_array_equal(first.x1, second.x1)
     np.testing.assert_array_equal(first.x2, second.x2)
     # a Generator in the same state is the same as its seed
@@ -78,20 +86,20 @@ def test_pymc_same_seed_same_draws_on_one_and_two_cores(method):
 
 # --------------------------------------------------------------------------- MC studies
 @pytest.mark.parametrize("sampler", ["x1_chain", "gibbs"])
-def test_mc_study_same_seed_same_result(helpers, sampler):
-    first = helpers.mc_study(sampler=sampler)
+def test_mc_study_same_seed_same_result(helpers, runs, sampler):
+    first = runs["mc_study" if sampler == "x1_chain" else "mc_study_gibbs"]
     assert first == helpers.mc_study(sampler=sampler)
     other = helpers.mc_study(seed=helpers.SEED + 1, sampler=sampler)
     assert {k: v for k, v in other.items() if k != "random_seed"} != {
         k: v for k, v in first.items() if k != "random_seed"}
 
 
-def test_same_digests_in_a_fresh_interpreter(helpers, helper_command, subprocess_env):
+def test_same_digests_in_a_fresh_interpreter(helpers, runs, helper_command, subprocess_env):
     """Gibbs draws, MC studies and an MC sweep: another process, another hash seed."""
     done = subprocess.run([*helper_command, "digests"], capture_output=True, text=True,
                           env=subprocess_env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == helpers.digests()
+    assert json.loads(done.stdout) == helpers.digests(runs)
 
 
 # --------------------------------------------------------------------------- sweeps on Dask
@@ -104,10 +112,10 @@ def client():
         yield dask_client
 
 
-def test_mc_sweep_on_two_workers_identical_to_in_process(helpers, client):
+def test_mc_sweep_on_two_workers_identical_to_in_process(helpers, runs, client):
     from distributed import get_task_stream
 
-    in_process = helpers.mc_sweep()
+    in_process = runs["mc_sweep"]
     assert in_process.sizes == {"d": 2, "x2": 3}
     with get_task_stream(client) as stream:
         on_workers = helpers.mc_sweep(client=client, chunk_size=1)

@@ -3,7 +3,8 @@
 The table is every subcommand x every one of its rho options (found in the argparse parsers:
 the long options spelt ``--rho``, ``--rhoN`` or ``--rhos``, so a new subcommand or option is
 covered without an edit here) x rho in :data:`RHOS`. Each case runs in a child forked from one
-server process that imported the command line once (:mod:`tests.reliability.fork_runner`),
+server process that imported the command line once (:mod:`tests.reliability.fork_runner`, the
+session's ``sizing_server`` shared with ``test_address_space.py``),
 with its address space capped at :data:`ADDRESS_SPACE` (``RLIMIT_AS``, the default memory
 limit) and the work limit at :data:`WORK_LIMIT` steps (about a second by the estimate of
 :mod:`dprisk.runtime.work_limit`), and must end within :data:`CPU_SECONDS` of CPU (the
@@ -37,7 +38,6 @@ import pytest
 from dprisk.cli.common import SUBCOMMAND_HELP
 from dprisk.cli.main import build_parser
 from dprisk.cli.parsers import subparser
-from tests.reliability.fork_runner import ForkServer
 
 #: The address-space cap of every child (the default DPRISK_MEMORY_LIMIT, 2 GiB).
 ADDRESS_SPACE = 2 * 1024**3
@@ -108,11 +108,10 @@ CASES = {f"{command} {option} {rho}": (option, _argv(command, option, rho))
          for command, option in rho_options() for rho in RHOS}
 
 
-@pytest.fixture(scope="module")
-def server():
-    runner = ForkServer()
-    yield runner
-    runner.close()
+@pytest.fixture
+def server(sizing_server):
+    """The session's fork server of the sizing tables (``conftest.py``)."""
+    return sizing_server
 
 
 def test_every_rho_option_has_a_base():
