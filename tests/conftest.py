@@ -178,6 +178,17 @@ SLOW_CASES = {
     "inference/two_level/test_trusted_steps.py::test_trusted_steps_draw_the_same[point:6]":
         "[truncated:10]: the same trusted BinaryGibbsMetropolis functions, and LeanMetropolis' "
         "too",
+    "inference/nested/test_unique_levels_kernels.py::test_census_levels_increase_with_levels[6]":
+        "[4]: the same increase over 1-4 census levels; the 6-level sum is checked against "
+        "the sweep in test_unique_levels.py::test_six_census_levels_against_contour_and_budget",
+    "inference/attribute/test_sampling.py::test_pymc_categorical_matches_exact"
+    "[release1-known1-0.8-None]":
+        "[release0-known0-0.4-prior0]: the same PyMC categorical sampler against the exact "
+        "posterior (the uniform default prior's posterior is checked exactly in "
+        "attribute/test_posterior.py)",
+    "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
+        "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
+        "together equal the tables; the one-block path is run by every other case",
 }
 
 
