@@ -178,6 +178,10 @@ SLOW_CASES = {
     "inference/two_level/test_trusted_steps.py::test_trusted_steps_draw_the_same[point:6]":
         "[truncated:10]: the same trusted BinaryGibbsMetropolis functions, and LeanMetropolis' "
         "too",
+    "inference/two_level/test_trusted_steps.py::test_pm_sample_with_trusted_steps_draws_the_same":
+        "test_trusted_steps_draw_the_same[truncated:10] (trusted = checked steps, bit for bit, "
+        "in CompiledChain) with inference/mcmc/test_compiled_chain.py::test_same_draws_as_pm_"
+        "sample[pymc] (CompiledChain = pm.sample with these trusted steps, bit for bit)",
     "inference/nested/test_unique_levels_kernels.py::test_census_levels_increase_with_levels[6]":
         "[4]: the same increase over 1-4 census levels; the 6-level sum is checked against "
         "the sweep in test_unique_levels.py::test_six_census_levels_against_contour_and_budget",
