@@ -159,6 +159,46 @@ SLOW_CASES = {
     "notebooks/test_notebooks.py::test_notebook_executes[policy_sweep]":
         "the README's commands run this notebook as a script at its full budget (which fails on "
         "any warning it prints); dr.live in a kernel is run by the other notebooks' cases",
+    # -- tests/inference, tests/models, tests/properties (issue 36: the same check, cheaper case)
+    **{"models/builders/test_single_level.py::TestSampling::test_posterior_matches_closed_form"
+       f"[{case}]":
+       "[6-0.25-0.2-3] (the same pm.sample check, known > 0 and p != 1/2); every case's model "
+       "log-odds against the closed form in TestStructure::test_logp_difference_is_closed_form"
+       "_log_odds"
+       for case in ("1-0.5-0.5-0", "-2-0.09922635422547502-0.5-0")},
+    "models/builders/test_two_level.py::TestJointMatchesExact::"
+    "test_point_logps_finite_and_normalised_joint[truncated:10-0]":
+        "[truncated:6-2]: the truncated prior, at its edge U = m + 4 and with known > 0",
+    "models/builders/test_two_level.py::TestJointMatchesExact::"
+    "test_point_logps_finite_and_normalised_joint[point:25-0]":
+        "[point:1-0]: a point mass X1 = m + 1 allows (25 only lies further from the release)",
+    "models/builders/test_two_level.py::TestJointMatchesExact::"
+    "test_point_logps_finite_and_normalised_joint[point:0-0]":
+        "[point:3-3]: a point mass at m (X1 = m + 1 impossible), with known > 0",
+    **{f"inference/mcmc/test_compiled_chain.py::test_batched_values_equal_point_by_point"
+       f"[pymc-{prior}]":
+       f"[pymc-gibbs-{prior}]: the batched values are one function of the model's values "
+       "(_batched_integer_function), whichever steps drew them; PyMC's own steps are run by "
+       "the CompiledChain in test_same_draws_as_pm_sample[pymc] and test_trusted_steps"
+       for prior in ("truncated:10", "point:6")},
+    "inference/two_level/test_trusted_steps.py::test_trusted_steps_draw_the_same[point:6]":
+        "[truncated:10]: the same trusted BinaryGibbsMetropolis functions, and LeanMetropolis' "
+        "too",
+    "inference/two_level/test_trusted_steps.py::test_pm_sample_with_trusted_steps_draws_the_same":
+        "test_trusted_steps_draw_the_same[truncated:10] (trusted = checked steps, bit for bit, "
+        "in CompiledChain) with inference/mcmc/test_compiled_chain.py::test_same_draws_as_pm_"
+        "sample[pymc] (CompiledChain = pm.sample with these trusted steps, bit for bit)",
+    "inference/nested/test_unique_levels_kernels.py::test_census_levels_increase_with_levels[6]":
+        "[4]: the same increase over 1-4 census levels; the 6-level sum is checked against "
+        "the sweep in test_unique_levels.py::test_six_census_levels_against_contour_and_budget",
+    "inference/attribute/test_sampling.py::test_pymc_categorical_matches_exact"
+    "[release1-known1-0.8-None]":
+        "[release0-known0-0.4-prior0]: the same PyMC categorical sampler against the exact "
+        "posterior (the uniform default prior's posterior is checked exactly in "
+        "attribute/test_posterior.py)",
+    "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
+        "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
+        "together equal the tables; the one-block path is run by every other case",
 }
 
 

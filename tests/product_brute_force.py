@@ -28,10 +28,12 @@ def project(b: tuple[int, ...], s: int) -> list[Fraction]:
         return [Fraction(0)] * len(b)
     for size in range(1, len(b) + 1):
         for subset in itertools.combinations(range(len(b)), size):
-            tau = Fraction(sum(b[i] for i in subset) - s, size)
-            inside = all(b[i] > tau for i in subset)
-            outside = all(b[i] <= tau for i in range(len(b)) if i not in subset)
+            # tau = excess / size; b_i > tau compared exactly in integers as b_i size > excess
+            excess = sum(b[i] for i in subset) - s
+            inside = all(b[i] * size > excess for i in subset)
+            outside = all(b[i] * size <= excess for i in range(len(b)) if i not in subset)
             if inside and outside:
+                tau = Fraction(excess, size)
                 return [max(Fraction(0), b[i] - tau) for i in range(len(b))]
     raise AssertionError("no active set")
 
@@ -78,10 +80,17 @@ def product_likelihood(rho1, rho2, others, m, invariant, half1, half2):
                     s = max(0, x2 + e2)
                     parents[s] = parents.get(s, 0.0) + pe
             for s, ps in parents.items():
-                for v, pv in round_outcomes(project(tuple(b_star), s), s):
+                for v, pv in _rounded_projection(tuple(b_star), s):
                     key = (s, *v)
-                    table.setdefault(key, [0.0, 0.0])[h] += p_blocks * ps * float(pv)
+                    table.setdefault(key, [0.0, 0.0])[h] += p_blocks * ps * pv
     return table
+
+
+@functools.cache
+def _rounded_projection(b: tuple[int, ...], s: int) -> list[tuple[tuple[int, ...], float]]:
+    """:func:`round_outcomes` of :func:`project`, probabilities as floats, once per ``(b, s)``
+    (the noise boxes of the two hypotheses overlap, so most pairs recur)."""
+    return [(v, float(pv)) for v, pv in round_outcomes(project(b, s), s)]
 
 
 def noisy_likelihood(rho1, rho2, others, m, half1, half2):

@@ -68,8 +68,11 @@ def test_general_formula_reduces_to_order_statistic_formula(k, rho):
 
 
 def test_monte_carlo_agrees_at_large_k():
-    """K = 864 uniform: 20,000 simulated releases within 4 MCSE of the exact values."""
-    rho, k, n = 0.5, 864, 20_000
+    """K = 864 uniform: 5,000 simulated releases within 4 MCSE of the exact values.
+
+    The releases are independent, so the MCSE is the sample sd / sqrt(n) of the n used and the
+    4-MCSE bound stays calibrated at 5,000 (20,000 before: 2 s of CPU, a 20,000 x 864 table)."""
+    rho, k, n = 0.5, 864, 5_000
     known = np.zeros(k, dtype=int)
     releases = sample_releases(known, rho, 5, n, random_seed=20261123)
     post = cell_posterior(releases, known, rho)

@@ -81,14 +81,13 @@ def test_outsider_equals_joint_enumeration(rng):
     m = np.arange(41)
     lam = (n - 1) * prior[support]
     joint = np.zeros(3)
-    m1, m2, m3 = np.meshgrid(m, m, m, indexing="ij")
-    counts = [m1, m2, m3]
     for h in range(3):  # hypothesis t = support[h]
-        log_terms = np.zeros(m1.shape)
+        # the joint's log terms over the 41^3 box: category k's term along axis k, broadcast
+        log_terms = np.zeros((m.size,) * 3)
         for k in range(3):
-            x = counts[k] + (k == h)
-            log_terms += poisson.logpmf(counts[k], lam[k]) - (noisy[support[k]] - x) ** 2 / (
-                2 * variance)
+            x = m + (k == h)
+            term = poisson.logpmf(m, lam[k]) - (noisy[support[k]] - x) ** 2 / (2 * variance)
+            log_terms = log_terms + term.reshape([-1 if axis == k else 1 for axis in range(3)])
         joint[h] = prior[support[h]] * np.exp(log_terms).sum()
     joint /= joint.sum()  # cells outside the support: the same factor under every hypothesis
     np.testing.assert_allclose(post[support], joint, rtol=0, atol=FLOAT_TOL)

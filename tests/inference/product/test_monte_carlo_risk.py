@@ -51,12 +51,14 @@ def test_likelihood_of_values_the_table_leaves_out():
 
 
 def test_likelihood_matches_simulated_estimate():
+    """50,000 simulated products per release (200,000 before: 0.9 s of CPU): the bound is 4 of
+    the estimate's own MCSE, which grows as 1/sqrt(draws), so it stays calibrated."""
     rho1, rho2, others, m = 0.6, 0.5, [2, 0, 1, 3, 1], 1
     rng = np.random.default_rng(5)
     releases = simulate_releases(np.array([m + 1, *others]), rho1, rho2, "none", 4, rng)
     exact = np.exp(log_likelihoods(releases, rho1, rho2, others, m, "none"))
     for row, want in zip(releases, exact.T, strict=True):
-        est = product_likelihood_mc(row, rho1, rho2, others, m, "none", draws=200_000,
+        est = product_likelihood_mc(row, rho1, rho2, others, m, "none", draws=50_000,
                                     random_seed=11)
         assert np.all(np.abs(est.likelihood - want) <= 4 * est.mcse + 1e-12), (row, est, want)
 

@@ -2,7 +2,9 @@
 
 A small battery (one compiled model per structure, a few seconds): every case within
 ``N_MCSE`` Monte Carlo standard errors of the exact posterior, with R-hat below ``RHAT_MAX``
-and bulk ESS above ``ESS_MIN`` (2 chains x 1000 draws; the tolerance is the MCSE itself).
+and bulk ESS above ``ESS_MIN`` (2 chains x 500 draws; the tolerance is the MCSE itself, so it
+widens as 1/sqrt(draws): at 1000 draws the bulk ESS was 2010-4769, at 500 986-2016 (seed 11),
+still above ESS_MIN; the sampling was a third of the test's CPU, the compiled steps the rest).
 """
 
 import pytest
@@ -21,7 +23,7 @@ CASES = [
 
 
 def test_battery_within_mcse_of_exact():
-    results = pymc_posterior_battery(CASES, draws=1000, chains=2, tune=200, random_seed=11)
+    results = pymc_posterior_battery(CASES, draws=500, chains=2, tune=200, random_seed=11)
     assert [r["random_seed"] for r in results] == [11, 12, 13]
     for case, result in zip(CASES, results, strict=True):
         assert abs(result["posterior"] - result["exact"]) <= N_MCSE * result["mcse"], case
