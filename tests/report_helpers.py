@@ -40,10 +40,15 @@ def failing_study(*, paper_scale):
 
 
 def unpicklable_study(*, paper_scale):
-    """A study whose figure holds a local function (it cannot leave its process)."""
+    """A study whose figure and dataset hold local functions (they cannot leave its process).
+
+    The figure does not leave it anyway (a worker sends its caption and alt text); the
+    dataset would.
+    """
     result = _seeded_study("c", 13)
     (fig,) = result.figures.values()
     fig.axes[0].secondary_yaxis("right", functions=(lambda v: 2 * v, lambda v: v / 2))
+    result.datasets["draws"].attrs["scale"] = lambda v: 2 * v
     return result
 
 

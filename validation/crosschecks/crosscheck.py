@@ -180,6 +180,8 @@ def crosscheck(
     d: int = 27,
     p: float = 0.5,
     known: int = 0,
+    sampled: dict | None = None,
+    pymc_models: dict | None = None,
 ) -> CrosscheckResult:
     """Run every Monte Carlo method on every (release, prior) and compare with exact.
 
@@ -198,6 +200,17 @@ def crosscheck(
         Default: the census block and block-group rho.
     d, p, known
         Model parameters (paper §4.3: 27, 1/2, 0).
+    sampled : dict, optional
+        Runs the caller made already, with at least the battery's budget, at these
+        parameters: ``{(release, prior, method): (draws, seed)}`` with ``release`` a tuple
+        ``(x1*, x2*, y1*)``, ``draws`` ``{"X1": array, "X2": array}`` of dims (chain, draw);
+        those cells are compared from them instead of sampled again (the table's ``seed`` is
+        theirs, ``seconds`` 0). :func:`dprisk.validation.paper.two_level.study` passes its
+        Tables 7-8 runs of the Table 6 release, a cell of every battery.
+    pymc_models : dict, optional
+        PyMC models already built and compiled at these parameters, by prior spec:
+        ``{prior: (model, {method: CompiledChain})}``, used instead of building them again
+        (each costs 0.5-1 s of compilation).
 
     Returns
     -------
@@ -228,15 +241,20 @@ def crosscheck(
                                                       "ess_bulk")}
     seconds = np.zeros(shape[:3])
     seeds = np.random.default_rng(random_seed).integers(2**31, size=shape[:3])
+    sampled = {} if sampled is None else sampled
     for j, prior in enumerate(priors):
-        model = chains = None
+        model, chains = (pymc_models or {}).get(prior, (None, {}))
+        chains = dict(chains)
         for i, release in enumerate(releases):
             exact = exact_posterior(*release, **params, prior=prior)
             exact_values = {"prob_x1": float(exact.prob_x1), "x2_mean": float(exact.x2_mean())}
             for k, method in enumerate(methods):
                 start = time.perf_counter()
                 seed = int(seeds[i, j, k])
-                if method == "gibbs":
+                if (release, prior, method) in sampled:  # sampled by the caller
+                    draws, seeds[i, j, k] = sampled[release, prior, method]
+                    start = None
+                elif method == "gibbs":
                     post = sample_posterior(*release, **params, prior=prior, method="gibbs",
                                             random_seed=seed, **spec.budgets[method])["posterior"]
                     draws = {name: post[name].values for name in ("X1", "X2")}
@@ -244,11 +262,12 @@ def crosscheck(
                     if model is None:  # one model, steps and compiled chain per prior,
                         # for the PyMC methods asked for only
                         model = build_two_level_model(*release, **params, prior=prior)
-                        chains = {m: CompiledChain(model, pymc_steps(model, m))
-                                  for m in methods if m != "gibbs"}
+                    if method not in chains:
+                        chains[method] = CompiledChain(model, pymc_steps(model, method))
                     set_release(model, *release)
                     draws = chains[method].run(random_seed=seed, **spec.budgets[method])
-                seconds[i, j, k] = time.perf_counter() - start
+                if start is not None:
+                    seconds[i, j, k] = time.perf_counter() - start
                 for q, (name, stats) in enumerate(_estimates(draws["X1"], draws["X2"],
                                                              known).items()):
                     cell = (i, j, k, q)

@@ -44,7 +44,10 @@ class StudyResult:
     datasets : dict of str to xarray.Dataset
         Underlying data, written to ``results.nc`` as ``/<name>/<key>``.
     figures : dict of str to matplotlib.figure.Figure
-        File stem (e.g. ``"figure1"``) to figure.
+        File stem (e.g. ``"figure1"``) to figure. A study run in a worker process by
+        :func:`dprisk.validation.report.runner.run_studies` comes back with each figure's
+        caption and alt text in its place
+        (:class:`dprisk.validation.figures.captions.FigureText`), its PNG beside the result.
     notes : list of str
         Plain-text paragraphs explaining what was computed and how.
     diagnostics : list of str

@@ -13,8 +13,9 @@ the best split. The fork server's imports take seconds on one core: meanwhile th
 cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle.
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
-side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult`, figures
-included, is returned by pickling (the page reads titles, labels and legends from them).
+side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult` is returned
+by pickling, each figure replaced by its caption and alt text
+(:class:`~dprisk.validation.figures.captions.FigureText`: what the page reads of it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 
+from dprisk.validation.figures.captions import figure_text
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
@@ -82,10 +84,16 @@ def _run_one(study: Callable[..., StudyResult], paper_scale: bool):
 def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes | None:
     """:func:`_run_one` in a worker, pickled; None when the result does not pickle.
 
-    A figure holding a local function, say: the calling process then runs that study itself.
+    The result's figures, once rendered, are replaced by their caption and alt text
+    (:func:`dprisk.validation.figures.captions.figure_text`, all the page reads of them):
+    pickling the figures here and unpickling them in the calling process cost about 6 s of
+    CPU over the report. A result that still does not pickle (a dataset holding a local
+    function, say): the calling process then runs that study itself.
     """
+    result, pngs = _run_one(study, paper_scale)
+    result.figures = {stem: figure_text(fig, stem) for stem, fig in result.figures.items()}
     try:
-        return pickle.dumps(_run_one(study, paper_scale))
+        return pickle.dumps((result, pngs))
     except (pickle.PicklingError, AttributeError, TypeError):
         return None
 

@@ -33,13 +33,14 @@ with lag-one autocorrelation :math:`\lambda = a_1 - a_0`,
 The chains
 are thinned by ``thin = ceil(log(0.01) / log|lambda|)`` (the lag-``thin`` autocorrelation
 is below :data:`AUTOCORRELATION_MAX`), computed exactly per release from the conditional
-tables; the first ``thin`` sweeps are discarded.
+tables (the vectorised Gibbs samplers round it up to a power of 2, to run the releases in a
+few groups); the first ``thin`` sweeps are discarded.
 
 Samplers (:data:`SAMPLERS`):
 
 ================  ==========================================================================
-gibbs             :func:`dprisk.inference.two_level.gibbs.gibbs_sample`, all releases in one
-vectorised call
+gibbs             :func:`dprisk.inference.two_level.gibbs.gibbs_sample`, the releases of each
+                  thinning interval in one vectorised call
 pymc-gibbs        ``pm.sample`` of
 :func:`dprisk.models.builders.two_level.build_two_level_model` with
                   :class:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep` (release swapped by

@@ -305,6 +305,48 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
     return x1, x2
 
 
+def _gibbs_thins(autocorrelation) -> np.ndarray:
+    """Per-release thinning of the vectorised Gibbs samplers: :func:`_thin` up to a power of 2.
+
+    At least the interval :func:`_thin` asks for (so the lag-``thin`` autocorrelation is still
+    below :data:`AUTOCORRELATION_MAX`), at most twice it (and at most :data:`MAX_THIN`); the
+    powers of two leave few groups of releases to run (:func:`_gibbs_draws_by_thin`: a
+    vectorised call whose cost per sweep has a fixed part). One interval for all releases, the
+    largest, ran every release as long as the slowest-mixing one: the report's runs took 2-4
+    times as long (their mean thin is 2-6, their largest 19-88).
+    """
+    needed = np.array([_thin(lam) for lam in np.asarray(autocorrelation)], dtype=np.int64)
+    return np.minimum(MAX_THIN, 2 ** np.ceil(np.log2(needed)).astype(np.int64))
+
+
+def _gibbs_draws_by_thin(sampler, sims: SimulatedReleases, tables: SBCConditionals,
+                         params: dict, thins: np.ndarray, n_draws: int,
+                         rng) -> tuple[np.ndarray, np.ndarray]:
+    """Thinned draws (N, L) of X1 and X2 by a vectorised Gibbs sampler, per-release thin.
+
+    ``thins`` (from :func:`_gibbs_thins`) take few values; the releases of each value ``t``
+    run in one vectorised call of ``L t`` sweeps after ``t`` discarded ones, values in
+    increasing order, all from ``rng``.
+    """
+    n = thins.size
+    x1 = np.empty((n, n_draws), dtype=np.int64)
+    x2 = np.empty((n, n_draws), dtype=np.int64)
+    for thin in np.unique(thins):
+        rows = np.flatnonzero(thins == thin)
+        thin = int(thin)
+        total = n_draws * thin
+        if sampler == "gibbs":
+            out = gibbs_sample(*(a[rows] for a in sims.releases), **params, draws=total,
+                               chains=1, tune=thin, random_seed=rng)
+        else:
+            out = tabulated_gibbs(tables.x2_pmf[rows], tables.p1[rows], tables.k2_start[rows],
+                                  p=params["p"], known=params["known"], draws=total,
+                                  tune=thin, chains=1, rng=rng)
+        x1[rows] = out.x1[:, 0, thin - 1::thin]
+        x2[rows] = out.x2[:, 0, thin - 1::thin]
+    return x1, x2
+
+
 def run_sbc(
     sampler: str,
     *,
@@ -327,10 +369,11 @@ def run_sbc(
     (:func:`rank_statistics`) and tests uniformity (:func:`uniformity_tests`).
 
     Thinning: the exact sweep's X1 chain has lag-one autocorrelation ``lambda`` per release
-    (computed from the tables); the Gibbs samplers use ``thin = ceil(log 0.01 /
-    log max|lambda|)`` over all releases (one vectorised call), ``pymc-gibbs`` the same per
-    release, ``pymc`` :data:`PYMC_THIN_FACTOR` times the per-release
-    value after :data:`PYMC_TUNE` tuning steps (their ESS per draw is lower). The broken
+    (computed from the tables); every release is thinned by at least ``thin = ceil(log 0.01
+    / log |lambda|)``: ``pymc-gibbs`` by that, the Gibbs samplers by it rounded up to a power
+    of 2 (one vectorised call per value, :func:`_gibbs_thins`), ``pymc`` by
+    :data:`PYMC_THIN_FACTOR` times it after :data:`PYMC_TUNE` tuning steps (their ESS per
+    draw is lower). The broken
     Gibbs sampler uses its own chain's ``lambda``. The first ``thin`` sweeps are discarded.
 
     Parameters
@@ -371,28 +414,18 @@ def run_sbc(
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     sims = simulate_from_params(n_simulations, Scenario.two_level(**params), rng)
-    n = sims.x1.size
     update = "unconstrained" if sampler == "broken-gibbs" else "exact"
     tables = SBCConditionals(sims.releases, params, update)
     if sampler in _GIBBS_SAMPLERS:
-        thin = _thin(tables.autocorrelation)
-        total = n_draws * thin
-        if sampler == "gibbs":
-            out = gibbs_sample(*sims.releases, **params, draws=total, chains=1, tune=thin,
-                               random_seed=rng)
-        else:
-            out = _two_block_loop(tables, p=params["p"], known=params["known"], draws=total,
-                                  tune=thin, chains=1, rng=rng)
-        x1 = out.x1[:, 0, thin - 1::thin]
-        x2 = out.x2[:, 0, thin - 1::thin]
-        thins = np.full(n, thin)
+        thins = _gibbs_thins(tables.autocorrelation)
+        x1, x2 = _gibbs_draws_by_thin(sampler, sims, tables, params, thins, n_draws, rng)
     else:
         thins = np.array([_thin(lam) for lam in tables.autocorrelation])
         if sampler == "pymc-gibbs":
             tune = thins
         else:
             thins = thins * PYMC_THIN_FACTOR
-            tune = np.full(n, PYMC_TUNE)
+            tune = np.full(thins.size, PYMC_TUNE)
         x1, x2 = _pymc_draws(sampler, sims, params, thins, tune, n_draws, rng)
     ranks = {"X1": rank_statistics(sims.x1, x1, rng), "X2": rank_statistics(sims.x2, x2, rng)}
     tests = {v: uniformity_tests(ranks[v], n_draws, bins=bins, random_seed=rng)

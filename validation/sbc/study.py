@@ -214,7 +214,8 @@ def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
         f"{par['known']}. Ranks of the true X1 and X2 among L thinned draws, ties broken "
         f"uniformly at random; uniformity by a chi-square test on 10 groups of ranks and a KS "
         f"test of the randomised PIT. Thinning: lag-thin autocorrelation of the exact sweep's "
-        f"X1 chain below {AUTOCORRELATION_MAX} (exact, per release); PyMC's own steps "
+        f"X1 chain below {AUTOCORRELATION_MAX} (exact, per release; the vectorised Gibbs "
+        f"samplers round it up to a power of 2); PyMC's own steps "
         f"{PYMC_THIN_FACTOR}x that, after {PYMC_TUNE} tuning steps.",
         f"A correct sampler passes when every p-value exceeds {P_VALUE_MIN} (false-alarm "
         f"rate {P_VALUE_MIN} per test, {n_tests} tests here); the known-broken sampler "

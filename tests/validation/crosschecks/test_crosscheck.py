@@ -121,3 +121,40 @@ def test_summary_names_every_prior(small):
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         crosscheck(**kwargs)
+
+
+def test_cells_the_caller_sampled_are_compared_from_its_draws_not_run_again():
+    # a cell given in ``sampled`` (the Tables 7-8 runs of the Table 6 release, in the report)
+    # is compared from those draws, with their seed and no time of its own; the others run
+    rng = np.random.default_rng(5)
+    x1 = rng.integers(0, 2, size=(2, 400))
+    draws = {"X1": x1, "X2": x1 + rng.integers(0, 3, size=(2, 400))}
+    result = crosscheck("small", methods=("gibbs",), priors=("truncated:10",), random_seed=3,
+                        sampled={((2, 1, -1), "truncated:10", "gibbs"): (draws, 77)})
+    # sel with a dict: ``method=`` is a keyword of sel
+    given = result.table.sel({"release": 0, "prior": "truncated:10", "method": "gibbs"})
+    assert int(given["seed"]) == 77 and float(given["seconds"]) == 0.0
+    np.testing.assert_allclose(given["estimate"].values, [x1.mean(), draws["X2"].mean()],
+                               rtol=1e-14)
+    sampled_here = result.table.sel({"release": 1, "prior": "truncated:10", "method": "gibbs"})
+    assert float(sampled_here["seconds"]) > 0.0
+    # the made-up draws are not of the posterior: their cell fails, the sampled one passes
+    assert result.failures and all("release (2, 1, -1)" in line for line in result.failures)
+
+
+def test_a_given_pymc_model_is_used_for_its_prior():
+    from dprisk.inference.mcmc.compiled_chain import CompiledChain
+    from dprisk.inference.two_level.sampling import pymc_steps
+    from dprisk.models.builders.two_level import build_two_level_model
+    from dprisk.models.census.allocation import census_level
+
+    model = build_two_level_model(2, 1, -1, rho1=census_level("block").rho,
+                                  rho2=census_level("block-group").rho, d=27, prior="point:1")
+    chain = CompiledChain(model, pymc_steps(model, "pymc-gibbs"))
+    runs = []
+    original = chain.run
+    chain.run = lambda **kwargs: runs.append(kwargs) or original(**kwargs)
+    result = crosscheck("small", methods=("pymc-gibbs",), priors=("point:1",), random_seed=3,
+                        pymc_models={"point:1": (model, {"pymc-gibbs": chain})})
+    assert len(runs) == 2 and result.passed, result.summary()
+    assert [r["random_seed"] for r in runs] == list(result.table["seed"].values.ravel())

@@ -7,6 +7,7 @@ import pytest
 import report_helpers
 from matplotlib.figure import Figure
 
+from dprisk.validation.figures.captions import FigureText, alt_text, caption, figure_text
 from dprisk.validation.report import runner
 from dprisk.validation.report.runner import available_cores, run_studies
 
@@ -29,10 +30,15 @@ def test_workers_give_the_same_results_as_one_process(monkeypatch):
         np.testing.assert_array_equal(one.datasets["draws"]["x"], two.datasets["draws"]["x"])
         assert one_png.keys() == two_png.keys()
         assert all(png.startswith(b"\x89PNG") for png in two_png.values())
-        # figures come back whole: the page reads their titles, labels and legends
-        (fig,) = two.figures.values()
-        assert isinstance(fig, Figure) and fig.axes[0].get_title() == f"{two.name} draws"
-        assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["draws"]
+        # a worker's figures come back as what the page reads of them, the caption and alt
+        # text (titles, labels, legends), the same as of the figure itself
+        ((stem, fig),) = one.figures.items()
+        (text,) = two.figures.values()
+        assert isinstance(fig, Figure) and isinstance(text, FigureText)
+        assert text == figure_text(fig, stem)
+        assert f"{two.name} draws" in text.alt and "(draws)" in text.alt
+        assert caption(text, stem) == caption(fig, stem)
+        assert alt_text(text, stem) == alt_text(fig, stem)
     assert [r.name for r, _ in parallel] == ["a", "b"]
 
 

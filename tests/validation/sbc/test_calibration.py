@@ -30,6 +30,7 @@ from dprisk.models.priors.library import parse_prior
 from dprisk.validation.paper.two_level import TABLE3_RELEASE, table3_parameters
 from dprisk.validation.report.build import validate_records
 from dprisk.validation.sbc.calibration import (
+    AUTOCORRELATION_MAX,
     BROKEN_PRIOR,
     DEFAULT_PARAMETERS,
     P_VALUE_BROKEN,
@@ -52,6 +53,7 @@ from dprisk.validation.sbc.calibration import (
     x1_rank_pmf,
 )
 from dprisk.validation.sbc.figures import rank_histograms
+from dprisk.validation.sbc.samplers import validated_params
 
 N_SE = 4.0
 
@@ -280,6 +282,25 @@ class TestGibbsSBC:
         expected = result.extra["x1_rank_pmf"].reshape(result.bins, -1).sum(1)
         observed = result.tests["X1"].counts
         assert stats.chisquare(observed, expected * observed.sum()).pvalue > 1e-3
+
+    @pytest.mark.parametrize("sampler", ["gibbs", "reference-loop", "broken-gibbs"])
+    def test_each_release_thinned_by_its_own_interval(self, sampler):
+        # per release: the smallest power of 2 at least the interval whose lag autocorrelation
+        # |lambda|^thin is below AUTOCORRELATION_MAX (one interval for all, the largest, made
+        # every release run as long as the slowest-mixing one)
+        result = run_sbc(sampler, prior=BROKEN_PRIOR, n_simulations=300, n_draws=9,
+                         random_seed=108)
+        update = "unconstrained" if sampler == "broken-gibbs" else "exact"
+        tables = SBCConditionals(result.simulations.releases,
+                                 validated_params(**DEFAULT_PARAMETERS, prior=BROKEN_PRIOR),
+                                 update)
+        lam = np.abs(tables.autocorrelation)
+        thin = result.thin
+        assert np.all(lam**thin <= AUTOCORRELATION_MAX * (1 + 1e-12))
+        assert np.all((thin == 1) | (lam ** (thin // 2) > AUTOCORRELATION_MAX))
+        assert np.all(thin & (thin - 1) == 0)  # powers of 2
+        assert thin.min() < thin.max()
+        assert result.ranks["X1"].shape == (300,)
 
     def test_detection_size_of_the_broken_sampler(self):
         pmf = expected_x1_rank_pmf("unconstrained", prior=BROKEN_PRIOR, n_releases=5000,
