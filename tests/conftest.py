@@ -153,6 +153,16 @@ SLOW_CASES = {
        "which SIGTERM reaches in the sweep-exact, reproduce and PyMC cases"
        for case in ("posterior-gibbs", "posterior-save-draws", "nested-gibbs", "marginal-mc",
                     "sweep-mc")},
+    **{f"cli/test_options.py::test_readable_summary_reports_the_seed[posterior {form} pymc]":
+       f"the posterior {form} gibbs case: the summary's seed line is added by "
+       "dprisk.cli.common.run_form for every method of the form alike; the pymc seed's "
+       "reporting and reproduction are checked by test_random_result_reports_its_seed_and_the_"
+       f"seed_reproduces_it[posterior {form} pymc] (about 1.7 s of CPU each: two PyMC models)"
+       for form in ("two-level", "nested")},
+    "runtime/test_cache.py::test_compiled_kernels_are_cached_under_the_cache_dir_not_the_"
+    "source_tree[cli marginal]":
+        "the [loader expit] case: the same loader (fused_kernels.compiled_kernels, which points "
+        "numba's cache) and a compiled kernel in a new process, 2.5 s of CPU instead of 6",
     "notebooks/test_notebooks.py::test_notebook_executes[single_level_what_if]":
         "the README's commands run this notebook in a kernel (papermill, full budget) and as "
         "a script (which fails on any warning it prints)",

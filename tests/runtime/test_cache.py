@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import dprisk.inference.kernels as kernels_package
 
 KERNEL_DIR = Path(kernels_package.__file__).resolve().parent
@@ -14,13 +16,26 @@ def _numba_files(folder: Path) -> set[Path]:
     return {p for p in folder.rglob("*") if p.suffix in {".nbi", ".nbc"}}
 
 
-def test_compiled_kernels_are_cached_under_the_cache_dir_not_the_source_tree(tmp_path):
+#: What the new process runs: a command line whose answer is computed by a compiled kernel
+#: (about 6 s of CPU: numba compiles the two-level mass kernel; marked slow in
+#: ``tests/conftest.py``), or the kernels' loader that every compiled path goes through
+#: (``fused_kernels.compiled_kernels``, which points numba's cache) and the smallest kernel
+#: called (about 2.5 s: importing numba and compiling ``expit``).
+KERNEL_RUNS = {
+    "cli marginal": ["-m", "dprisk.cli", "marginal", "--rho1", "0.1", "--rho2", "0.2", "--d",
+                     "3", "--x2", "5", "--json"],
+    "loader expit": ["-c", "from dprisk.inference.kernels.fused_kernels import compiled_kernels\n"
+                     "assert compiled_kernels().expit(0.0) == 0.5"],
+}
+
+
+@pytest.mark.parametrize("run", list(KERNEL_RUNS.values()), ids=list(KERNEL_RUNS))
+def test_compiled_kernels_are_cached_under_the_cache_dir_not_the_source_tree(run, tmp_path):
     before = _numba_files(KERNEL_DIR)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(DPRISK_CACHE_DIR=str(tmp_path), DPRISK_KERNELS="compiled")
-    command = ["marginal", "--rho1", "0.1", "--rho2", "0.2", "--d", "3", "--x2", "5", "--json"]
-    subprocess.run([sys.executable, "-m", "dprisk.cli", *command], env=env, check=True,
-                   capture_output=True, timeout=300)
+    subprocess.run([sys.executable, *run], env=env, check=True, capture_output=True,
+                   timeout=300)
     assert _numba_files(tmp_path / "numba"), "no compiled kernel cached under DPRISK_CACHE_DIR"
     assert _numba_files(KERNEL_DIR) == before, "kernel cache files written into the source tree"
 
