@@ -343,7 +343,7 @@ def _compute_tables(budget: PaperBudget, random_seed: int):
 
 
 # --------------------------------------------------------------------------- study
-@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=28.9)
+@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=25.1)
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     """The §4.3 Tables 6–8 study for the report.
 

@@ -148,7 +148,7 @@ def _verdict(result: SBCResult, run: SBCRun) -> str:
     return "passes" if worst > P_VALUE_MIN else "FAILS (unexpected)"
 
 
-@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=26.8)
+@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=21.7)
 def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
     """Simulation-based calibration for the report.
 
