@@ -77,7 +77,8 @@ def test_pymc_same_seed_same_draws_on_one_and_two_cores(method):
                                 chains=2, cores=cores, random_seed=seed)
 
     one_core = run(1)
-    _assert_same_draws(one_core, run(1))
+    # a second run with the same seed, on two cores: the same draws (a run that depended on
+    # anything but its seed -- the run, the process, the cores -- would differ here)
     _assert_same_draws(one_core, run(2))
     other = run(1, seed=SEED + 1)
     assert not np.array_equal(other["posterior"]["X2"].values,
