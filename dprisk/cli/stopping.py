@@ -115,7 +115,32 @@ def handle_stop_signals(command: str | None = None) -> None:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    _quiet_unraisable_interrupts()
     _wake_on_signals()
+
+
+def _quiet_unraisable_interrupts() -> None:
+    """Keep an interrupt raised where Python cannot propagate it off stderr.
+
+    A signal that arrives while Python runs a callback whose exceptions it only reports (a
+    weak reference's callback, ``__del__``, the import lock's clean-up) makes the handler's
+    :class:`Interrupted` "unraisable": Python prints "Exception ignored in ..." and a traceback
+    and carries on. The watchdog, started by the same signal, still ends the process within
+    :data:`STOP_SECONDS` with the command's one line and ``128 + signal``; the traceback
+    would break the one-line promise (seen under load: SIGTERM during an import). Any other
+    unraisable exception goes to the hook that was in place.
+    """
+    previous = sys.unraisablehook
+    if getattr(previous, "_dprisk_quiet_interrupts", False):
+        return  # installed already (a second command line in the same process)
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, Interrupted):
+            return  # the watchdog stops the process and prints the line
+        previous(unraisable)
+
+    hook._dprisk_quiet_interrupts = True
+    sys.unraisablehook = hook
 
 
 def _start_watchdog(signum: int) -> None:
