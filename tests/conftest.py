@@ -61,7 +61,7 @@ MODULE_SECONDS = {
     "reliability/test_interrupts.py": 41,
     "reliability/test_output_kills.py": 41,  # the process-server group
     "reliability/test_address_space.py": 9,  # the sizing-server group (SHARED_SCOPES)
-    "inference/nested/test_posterior.py": 14,
+    "inference/nested/test_posterior.py": 9,
     "reliability/test_rho_sizing.py": 9,  # the sizing-server group
     "cli/test_options.py": 13,
     "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
@@ -73,32 +73,32 @@ MODULE_SECONDS = {
     "reliability/test_generated_inputs_files.py": 8,
     "reliability/test_generated_inputs.py": 6,
     "cli/test_posterior_diagnostics.py": 8,
-    "models/builders/test_two_level.py": 8,
+    "models/builders/test_two_level.py": 4,
     "reliability/test_stop_watchdog.py": 6,
     "reliability/test_generated_inputs_product.py": 5,
-    "inference/mcmc/test_compiled_chain.py": 7,
+    "inference/mcmc/test_compiled_chain.py": 4,
     "reliability/test_bad_input.py": 7,
     "validation/figures/test_supplement.py": 7,
     "inference/privacy/test_budget_worst_case.py": 7,
     "runtime/test_cache.py": 7,
-    "properties/test_extremes.py": 7,
+    "properties/test_extremes.py": 4,
     "validation/sbc/test_calibration.py": 6,
-    "inference/two_level/test_trusted_steps.py": 6,
+    "inference/two_level/test_trusted_steps.py": 2,
     "inference/privacy/test_budget_two_level.py": 6,
     "cli/test_posterior_tune.py": 6,
     "properties/test_properties_risk.py": 6,
-    "models/builders/test_single_level.py": 6,
-    "inference/unknown_others/test_sampling.py": 6,
-    "inference/nested/test_unique_levels_kernels.py": 6,
+    "models/builders/test_single_level.py": 2,
+    "inference/unknown_others/test_sampling.py": 4,
+    "inference/nested/test_unique_levels_kernels.py": 2,
     "reliability/test_hostile_priors.py": 41,  # the process-server group
-    "inference/attribute/test_sampling.py": 6,
+    "inference/attribute/test_sampling.py": 4,
     "inference/product/test_rounding_ties.py": 6,
     "inference/studies/test_monte_carlo.py": 6,
-    "inference/product/test_exact.py": 5,
+    "inference/product/test_exact.py": 4,
     "validation/report/test_build.py": 5,
     "packaging/test_structure.py": 5,
     "reliability/test_resume.py": 41,  # the process-server group
-    "inference/product/test_histogram_tree.py": 5,
+    "inference/product/test_histogram_tree.py": 3,
 }
 
 

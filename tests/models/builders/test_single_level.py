@@ -6,7 +6,10 @@ References: the sampled posterior is compared with
 logit P[X1 = known + 1 | x1*] = logit(p) + rho (2 (x1* - known) - 1).
 
 Tolerances: the exact model logp to 1e-12 (rounding); the sampled posterior probability within
-N_MCSE Monte Carlo standard errors (ArviZ ``mcse(method="mean")`` of the indicator).
+N_MCSE Monte Carlo standard errors (ArviZ ``mcse(method="mean")`` of the indicator), from
+4 chains x 500 draws: BinaryGibbsMetropolis draws the indicator from its exact conditional,
+so the draws are nearly independent (bulk ESS 5,456 of 2,000 at [6-0.25-0.2-3], MCSE 0.0068;
+2000 draws per chain gave 23,500 and 0.0033 for 3.4 times the CPU).
 """
 
 import arviz as az
@@ -88,7 +91,7 @@ class TestSampling:
         model = build_single_level_model(x1_star, rho, p=p, known=known)
         with model:
             idata = pm.sample(
-                draws=2000,
+                draws=500,
                 tune=200,
                 chains=4,
                 cores=1,

@@ -107,11 +107,14 @@ class TestStructure:
 class TestJointMatchesExact:
     @pytest.mark.parametrize(("prior", "known"), PRIOR_CASES)
     def test_point_logps_finite_and_normalised_joint(self, prior, known):
-        """One compiled logp per prior, reused across releases via set_release."""
+        """One compiled logp per prior, reused across releases via set_release.
+
+        The log density at the initial point is finite, so every term of it is (no term can
+        be +inf: Bernoulli, prior and DG terms are log-probabilities); one compiled function
+        instead of a second one for ``point_logps`` (0.3-0.4 s of CPU per case)."""
         model = build_two_level_model(0, 4, 7, **CENSUS, p=0.3, known=known, prior=prior)
-        logps = model.point_logps()
-        assert all(np.isfinite(v) for v in logps.values()), logps
         logp = model.compile_logp()
+        assert np.isfinite(logp(model.initial_point())), model.initial_point()
         fixed = parse_prior(prior).k if prior.startswith("point:") else None
         for release in [(2, 1, -1), (0, 3, 5), (-1, 4, 9)]:
             release = tuple(v + known for v in release)
