@@ -117,7 +117,18 @@ def test_unwritable_parent_is_refused(tmp_path, capsys):
         locked.chmod(0o700)
 
 
-def test_empty_plots_directory_is_accepted(tmp_path, capsys):
+def _cheap_plot(posterior, path, **kwargs):
+    """Stands in for a plot writer of ``trace_rank_plots`` (drawing the two plots costs about
+    1.5 s of CPU; what they draw is checked by test_save_draws_round_trip_and_plots)."""
+    assert set(posterior) == {"X1", "X2"}
+    path.write_bytes(PNG)
+
+
+def test_empty_plots_directory_is_accepted(tmp_path, capsys, monkeypatch):
+    from dprisk.validation.crosschecks import trace_rank_plots
+
+    monkeypatch.setattr(trace_rank_plots, "save_trace_plot", _cheap_plot)
+    monkeypatch.setattr(trace_rank_plots, "save_rank_plot", _cheap_plot)
     (tmp_path / "empty").mkdir()
     run_json([*POST_2, *GIBBS, "--plots", str(tmp_path / "empty")], capsys)
     assert sorted(os.listdir(tmp_path / "empty")) == ["rank.png", "trace.png"]
@@ -143,6 +154,7 @@ def test_a_failure_while_writing_leaves_nothing_half_written(tmp_path, capsys, m
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
+    monkeypatch.setattr(trace_rank_plots, "save_trace_plot", _cheap_plot)  # written, then
     monkeypatch.setattr(trace_rank_plots, "save_rank_plot", broken)
     status, out, err = run_cli([*POST_2, *GIBBS, "--save-draws", str(tmp_path / "d.nc"),
                                 "--plots", str(tmp_path / "p")], capsys)

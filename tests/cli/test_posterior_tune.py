@@ -16,6 +16,7 @@ from cli_helpers import check_contract, run_cli, run_json
 
 from dprisk.inference.nested.posterior import posterior_summary as nested_summary
 from dprisk.inference.two_level.sampling import posterior_summary as two_level_summary
+from dprisk.models.builders.two_level import validated_spec
 
 TWO = {"rho1": 0.1, "rho2": 0.25, "d": 3}
 POST_2 = ("posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
@@ -42,9 +43,44 @@ def test_two_level_pymc_gibbs_tune_reaches_pm_sample(capsys):
     assert got == two_level_summary(1, 2, 1, **TWO, method="pymc-gibbs", tune=7, **SMALL_API)
 
 
-def test_without_tune_the_default_is_unchanged(capsys):
+def test_without_tune_the_default_is_unchanged(capsys, monkeypatch):
+    """The command line's answer is the API's with the API's default ``tune``.
+
+    Sampling is deterministic given the seed, so checking the arguments the CLI passes to
+    ``summarize_posterior`` (bound with their defaults, against those of
+    ``posterior_summary(1, 2, 1, ..., method="pymc", draws=10, chains=1, random_seed=3)``, whose
+    ``tune`` is its default) and that it prints the summary's payload tests CLI == API without
+    sampling a second time through the API (a model compiled and 1,010 PyMC steps, about 1.3 s
+    of CPU).
+    """
+    import inspect
+
+    from dprisk.inference.two_level import sampling
+
+    search = sampling.summarize_posterior
+    signature = inspect.signature(search)
+    calls = []
+
+    def spy(*args, **kwargs):
+        answer = search(*args, **kwargs)
+        calls.append((signature.bind(*args, **kwargs), answer))
+        return answer
+
+    monkeypatch.setattr(sampling, "summarize_posterior", spy)
     got = _sampled(run_json([*POST_2, "--method", "pymc", *SMALL], capsys))
-    assert got == two_level_summary(1, 2, 1, **TWO, method="pymc", **SMALL_API)
+    (given, answer), = calls
+    api = inspect.signature(two_level_summary)
+    expected = api.bind(1, 2, 1, **TWO, method="pymc", **SMALL_API)
+    for bound in (given, expected):
+        bound.apply_defaults()
+        bound.arguments.pop("progressbar")  # no bar: not a terminal either way
+        # The model's inputs as checked (the CLI passes its own p, known and prior defaults)
+        bound.arguments["parameters"] = validated_spec(
+            *(bound.arguments.pop(k) for k in ("x1_star", "x2_star", "y1_star")),
+            scenario=bound.arguments.pop("scenario"), **bound.arguments["parameters"])
+    assert given.arguments["tune"] == api.parameters["tune"].default == 1000
+    assert given.arguments == expected.arguments
+    assert got == answer.two_level_json()
 
 
 BAD = ["-1", "1.5", "abc", "nan", "inf", "", "1e20", "9007199254740993"]
