@@ -79,19 +79,27 @@ def _public_by_object() -> dict[int, str]:
     return found
 
 
-def _lookup(path: str):
-    """The object at dotted ``path`` (a module, then attributes), or None."""
+@functools.cache  # a failed import searches sys.path again each time: once per name a build
+def _module(name: str):
+    """The module ``name`` (imported), or None if there is none."""
     import importlib
 
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+def _lookup(path: str):
+    """The object at dotted ``path`` (a module, then attributes), or None."""
     import dprisk
 
     parts = path.split(".")
     if len(parts) == 2 and parts[0] == "dprisk" and parts[1] in dprisk.RENAMED:
         return None  # an old flat name: look it up under its new name, without the warning
     for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        obj = _module(".".join(parts[:cut]))
+        if obj is None:
             continue
         try:
             for part in parts[cut:]:

@@ -5,7 +5,9 @@ moves the rho1 slider with the keyboard and checks that the displayed P[correct]
 :func:`dprisk.inference.single_level.closed_form.p_correct` at the displayed rho1 (the page shows
 10 significant digits, so the tolerance is 1e-9 relative); types text into the p box and checks
 the message and that the server still answers; changes a slow view (accounting, computed in a
-worker thread) and runs the sampling check; and fails on any console error of the page.
+worker thread) and runs the sampling check; and fails on any console error of the page. The
+module's tests share one page (``visit``: one Panel session, loaded once; each test first
+shows the tab it needs).
 With ``DPRISK_GALLERY=1`` it also writes a screenshot of each view to ``docs/gallery/`` (only
 then: the tests never rewrite tracked files); otherwise it takes none.
 
@@ -88,18 +90,41 @@ def browser():
         yield chromium
 
 
+class Visit:
+    """The module's one page of the explorer (one Panel session: the server builds every view
+    for each page load, and Chromium lays each page out: about 3 s of CPU a page), with what it
+    reported from its first load on: console errors (``problems``) and requests to the
+    unreachable address the typed markup names (``foreign``)."""
+
+    def __init__(self, page):
+        self.page, self.problems, self.foreign = page, [], []
+        page.on("console", lambda m: self.problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda err: self.problems.append(str(err)))
+        page.on("request", lambda r: self.foreign.append(r.url) if ":9/" in r.url else None)
+
+
+@pytest.fixture(scope="module")
+def visit(server, browser):
+    """The page, loaded once for the module's tests; each test starts on the tab it needs."""
+    visit = Visit(browser.new_page(viewport={"width": 1400, "height": 1000}))
+    visit.page.goto(server)
+    yield visit
+    visit.page.close()
+
+
+def _show_tab(page, title: str) -> None:
+    page.locator(".bk-tab", has_text=title).first.click()
+
+
 def _number(page, view: str, key: str) -> float:
     return float(page.locator(f"#{view}-{key}").inner_text())
 
 
-def test_explore_in_chromium(server, browser):
+def test_explore_in_chromium(server, visit):
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    problems = []
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda err: problems.append(str(err)))
-    page.goto(server)
+    page, problems = visit.page, visit.problems
+    _show_tab(page, "Single level")
     rho_cell = page.locator("#single-rho1")
     expect(rho_cell).to_be_visible(timeout=UPDATE_MS)
     start = rho_cell.inner_text()
@@ -165,15 +190,13 @@ def test_explore_in_chromium(server, browser):
     assert not problems, f"console errors: {problems}"
 
 
-def test_typed_markup_shows_as_text(server, browser):
+def test_typed_markup_shows_as_text(visit):
     """``<img>`` and Markdown typed into a box come back in the message as written."""
     from playwright.sync_api import expect
 
     typed = "2**53 __init__ PATH.py ![](http://127.0.0.1:9/md.png) <img src=http://127.0.0.1:9/i.png>"
-    page = browser.new_page()
-    foreign = []
-    page.on("request", lambda r: foreign.append(r.url) if ":9/" in r.url else None)
-    page.goto(server)
+    page, foreign = visit.page, visit.foreign
+    _show_tab(page, "Single level")
     expect(page.locator("#single-rho1")).to_be_visible(timeout=UPDATE_MS)
     p_box = page.locator(".dprisk-single-p input")
     p_box.fill(typed)
@@ -183,4 +206,4 @@ def test_typed_markup_shows_as_text(server, browser):
     for tag in ("img", "a", "strong", "em"):
         assert message.locator(tag).count() == 0, tag
     assert not foreign, f"the page loaded {foreign}"
-    page.close()
+    assert not visit.problems, f"console errors: {visit.problems}"

@@ -32,6 +32,7 @@ Without Chromium (or the playwright package) the module is SKIPPED, saying so.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import secrets
@@ -172,8 +173,11 @@ def lab(lab_process, browser):
 def _preload(connection_file: Path) -> str:
     """Import the notebook's heavy modules in its kernel (the page loads meanwhile).
 
-    The page's Run All then finds them imported; its cells still all run in the page.
-    Returns the kernel's ``sys.prefix``.
+    The page's Run All then finds them imported; its cells still all run in the page. The
+    kernel's garbage collector takes this test process's thresholds (``tests/conftest.py``'s
+    ``GC_THRESHOLDS``) and the imported modules are frozen (``gc.freeze``), so that full
+    collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
+    when garbage is reclaimed changes). Returns the kernel's ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -184,7 +188,9 @@ def _preload(connection_file: Path) -> str:
         client.wait_for_ready(timeout=START_TIMEOUT)
         printed = []
         client.execute_interactive(
+            f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
+            "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
             output_hook=lambda msg: printed.append(msg["content"].get("text", "")))
         return "".join(printed).strip()

@@ -17,8 +17,14 @@ cost about 5 s of CPU per notebook. Before each notebook the kernel is reset as 
 would start it (``RESET_SOURCE``: ``%reset -f`` empties the namespace, the warning filters
 are put back as they were when the kernel started, so a filter one notebook sets is not
 in force in the next, open figures are closed, the working directory is the test's
-``tmp_path``); only the modules already imported stay loaded. After a notebook fails, the next
-starts in a new kernel. The kernel's CPU is counted when it is shut down, at the end of the
+``tmp_path``); only the modules already imported stay loaded. Then the objects that are left
+(the modules, the kernel's own) are frozen (``gc.freeze``) and the collector's thresholds are
+the test processes' (``tests/conftest.py``'s ``GC_THRESHOLDS``): full collections (``%reset``
+makes two, and IPython's output-cache flush more) then walk only what the notebook made, not
+PyMC's, Panel's and the kernel's million objects again (6 s of the kernel's CPU -> under 2 s,
+2026-11-28). Garbage the previous notebook left (its closed figures too) is collected before
+the freeze, so nothing is frozen that a new kernel would have freed. After a notebook fails,
+the next starts in a new kernel. The kernel's CPU is counted when it is shut down, at the end of the
 module (``DPRISK_TEST_CPU_DIR`` records put it on the module's last test).
 
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
@@ -29,6 +35,7 @@ that hangs fails after ``CELL_TIMEOUT`` seconds.
 from __future__ import annotations
 
 import ast
+import gc
 import json
 import re
 import sys
@@ -95,6 +102,11 @@ if "matplotlib.pyplot" in _sys.modules:
     _sys.modules["matplotlib.pyplot"].close("all")
 _os.chdir({workdir!r})
 del _os, _sys, _types, _warnings, _state
+import gc as _gc
+_gc.set_threshold{thresholds!r}  # this test process's (tests/conftest.py's GC_THRESHOLDS)
+_gc.collect()  # the closed figures: walks only what is not frozen yet
+_gc.freeze()  # what is loaded now (modules, the kernel) is no longer walked by collections
+del _gc
 """
 
 
@@ -125,7 +137,8 @@ class SharedKernel:
     def run(self, nb: nbformat.NotebookNode, workdir: Path) -> None:
         """Reset the kernel to a new kernel's state in ``workdir``, then run ``nb`` in it."""
         reset = nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(workdir=str(workdir)))])
+            cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(
+                workdir=str(workdir), thresholds=gc.get_threshold()))])
         try:
             self._execute(reset)
             self._execute(nb)
@@ -209,7 +222,8 @@ def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
 
 
 def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
-    """A name, a warning filter and a figure one notebook leaves are gone in the next."""
+    """A name, a warning filter and a figure one notebook leaves are gone in the next; what
+    was loaded before the second is frozen, and the collector's thresholds are the tests'."""
     first = jupytext.reads(
         "# %%\nimport warnings\nimport matplotlib.pyplot as plt\nleft_over = 1\n"
         "warnings.filterwarnings('ignore', message='left by the first')\n_ = plt.figure()\n",
@@ -217,11 +231,13 @@ def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
     shared_kernel.run(first, tmp_path)
     second = jupytext.reads(
         "# %%\nimport warnings\nimport matplotlib.pyplot as plt\n"
+        "import gc\n"
         "print('left_over' in dir(), len(plt.get_fignums()))\n"
+        "print(gc.get_freeze_count() > 0, gc.get_threshold())\n"
         "warnings.warn('left by the first notebook', UserWarning)\n", fmt="py:percent")
     shared_kernel.run(second, tmp_path)
     outputs = second.cells[0].outputs
-    assert outputs[0]["text"].split() == ["False", "0"]
+    assert outputs[0]["text"].splitlines()[:2] == ["False 0", f"True {gc.get_threshold()}"]
     stderr = "".join(out.get("text", "") for out in outputs if out.get("name") == "stderr")
     assert WARNING_LINE.search(stderr), outputs  # the first notebook's filter is not in force
 

@@ -15,6 +15,8 @@ paths below (one release, one P[correct] point, a 10-point sweep) therefore stil
 numba; a 5e5-release batch does, and never PyMC, PyTensor, ArviZ or Dask with it.
 """
 
+import functools
+
 import pytest
 from fresh_python import modules_loaded_by, packages_loaded_by
 
@@ -93,9 +95,16 @@ CLI_PATHS = {
 }
 
 
+@functools.cache
+def cli_modules(command: str) -> frozenset[str]:
+    """``modules_loaded_by`` the ``CLI_PATHS[command]`` run: one fresh interpreter per command
+    for this module's tests (they read the same ``sys.modules`` of the same run)."""
+    return frozenset(modules_loaded_by(_cli(*CLI_PATHS[command])))
+
+
 @pytest.mark.parametrize("command", sorted(CLI_PATHS))
 def test_exact_commands_import_nothing_heavy(command):
-    heavy = packages_loaded_by(_cli(*CLI_PATHS[command])) & (SAMPLING | LABELLED)
+    heavy = {name.split(".")[0] for name in cli_modules(command)} & (SAMPLING | LABELLED)
     assert not heavy, f"dprisk {command} loaded {sorted(heavy)}"
 
 
@@ -103,8 +112,7 @@ def test_exact_commands_import_nothing_heavy(command):
 def test_census_and_single_level_commands_import_no_scipy_special(command):
     """``scipy.special`` costs about 0.4 s, more than these whole commands (0.25-0.3 s); the
     worst-case kernels once pulled it in through the unique-levels kernels."""
-    loaded = modules_loaded_by(_cli(*CLI_PATHS[command]))
-    assert "scipy.special" not in loaded
+    assert "scipy.special" not in cli_modules(command)
 
 
 def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
@@ -121,8 +129,7 @@ def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
 
 def test_subcommand_modules_are_imported_lazily():
     """``dprisk census`` imports the census subcommand's module, not the other four."""
-    modules = {name for name in modules_loaded_by(_cli("census", "--json"))
-               if name.startswith("dprisk.cli.")}
+    modules = {name for name in cli_modules("census") if name.startswith("dprisk.cli.")}
     assert "dprisk.cli.commands.census" in modules
     assert not modules & {"dprisk.cli.commands.posterior", "dprisk.cli.commands.marginal",
                           "dprisk.cli.commands.sweep", "dprisk.cli.commands.reproduce",

@@ -4,6 +4,7 @@ Read from the source with ``ast`` (nothing is imported), so a violation names th
 """
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -38,8 +39,13 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imports(path: Path):
+@functools.cache  # parsed once for the module's tests (private names, cycles)
+def _imports(path: Path) -> tuple:
     """``(line, imported module, names)`` of every import of a dprisk module in ``path``."""
+    return tuple(_find_imports(path))
+
+
+def _find_imports(path: Path):
     tree = ast.parse(path.read_text(), filename=str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
