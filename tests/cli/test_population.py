@@ -225,3 +225,36 @@ def test_risk_on_a_two_worker_process_cluster_equals_in_process(state, tmp_path,
                                    str(tmp_path / "out"), "--json")], capsys)
     assert on_dask["partitions"] > 1
     assert on_dask["all"] == alone["all"] and on_dask["by_block_size"] == alone["by_block_size"]
+
+
+def test_risk_removes_a_killed_runs_working_directory_only(state, tmp_path, capsys):
+    """A ``kill -9`` left ``.out-work-*`` beside ``--out`` (the finding); the next run removes
+    it -- only a directory naming this host and a process that is gone, nothing else."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from dprisk.cli.commands.population_risk import WORK_OWNER
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)  # exited and reaped: no such process now
+    host = socket.gethostname()
+    made = {}
+    for label, owner in [("dead", {"host": host, "pid": dead_pid}),
+                         ("live", {"host": host, "pid": os.getpid()}),
+                         ("elsewhere", {"host": host + "-other", "pid": dead_pid}),
+                         ("unmarked", None)]:
+        work = tmp_path / f".out-work-{label}"
+        work.mkdir()
+        (work / "spilled.parquet").write_bytes(b"x")
+        if owner is not None:
+            (work / WORK_OWNER).write_text(json.dumps(owner))
+        made[label] = work
+    run_json(_risk(state, "--adversary", "outsider", "--out", str(tmp_path / "out"), "--json"),
+             capsys)
+    assert not made["dead"].exists()
+    assert all(made[label].exists() for label in ("live", "elsewhere", "unmarked"))
+    left = sorted(p.name for p in tmp_path.glob(".out-work-*"))
+    assert left == [".out-work-elsewhere", ".out-work-live", ".out-work-unmarked"], left

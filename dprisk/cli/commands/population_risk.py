@@ -227,16 +227,68 @@ def run(args) -> int:
     return EXIT_OK
 
 
+#: The file naming the process that made a working directory (:func:`_work_dir`).
+WORK_OWNER = ".dprisk-population-work"
+
+
 def _work_dir(out):
     """A fresh working directory beside ``out`` (spilled persons and answers; removed).
 
     In the system's temporary directory when ``out``'s parent does not exist yet (nothing is
-    created before the inputs are known good).
+    created before the inputs are known good). It holds :data:`WORK_OWNER`, naming this host
+    and process, so that a later run removes it if this process was killed before it could
+    (:func:`_remove_dead_work_dirs`, called first).
     """
+    import json
+    import os
+    import socket
     import tempfile
 
     where = out.parent if out.parent.is_dir() else None
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}-work-", dir=where))
+    if where is not None:
+        _remove_dead_work_dirs(where, out.name)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-work-", dir=where))
+    (work / WORK_OWNER).write_text(json.dumps({"host": socket.gethostname(),
+                                               "pid": os.getpid()}) + "\n")
+    return work
+
+
+def _remove_dead_work_dirs(where: Path, name: str) -> list[Path]:
+    """Remove the working directories of ``--out NAME`` whose process is gone (a ``kill -9``).
+
+    Only a directory ``.NAME-work-*`` holding :data:`WORK_OWNER` that names this host and a
+    process that no longer exists; anything else (another host's run, a live run, a directory
+    without the file) is left as it is. Returns the directories removed.
+    """
+    import glob
+    import json
+    import socket
+
+    removed = []
+    for work in where.glob(f".{glob.escape(name)}-work-*"):
+        try:
+            owner = json.loads((work / WORK_OWNER).read_text())
+            host, pid = owner["host"], int(owner["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not one of ours, or unreadable: left alone
+        if work.is_symlink() or host != socket.gethostname() or _alive(pid):
+            continue
+        shutil.rmtree(work, ignore_errors=True)
+        removed.append(work)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (one we may not signal counts)."""
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True
+    return True
 
 
 def _client(args, *, several: bool):
