@@ -52,6 +52,7 @@ __all__ = [
     "file_mode",
     "make_owned_temporary",
     "make_temporary_dir",
+    "pid_alive",
     "release_temporary",
     "remove_leftovers",
     "remove_stale_temporaries",
@@ -171,7 +172,7 @@ def release_temporary(tmp: Path, *, remove: bool = True) -> None:
         FORCED_EXIT_CLEANUPS.pop(key, None)
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether a process ``pid`` exists (one of another user's counts as alive)."""
     if pid <= 0:
         return True  # not a pid a writer has: never treat it as gone
@@ -201,7 +202,7 @@ def remove_stale_temporaries(target: Path) -> list[str]:
         return removed
     for name in names:
         match = pattern.fullmatch(name)
-        if match is None or _pid_alive(int(match.group(1))):
+        if match is None or pid_alive(int(match.group(1))):
             continue
         _remove_path(target.parent / name)
         removed.append(name)

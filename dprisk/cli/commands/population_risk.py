@@ -264,6 +264,8 @@ def _remove_dead_work_dirs(where: Path, name: str) -> list[Path]:
     import json
     import socket
 
+    from dprisk.runtime.output_files import pid_alive
+
     removed = []
     for work in where.glob(f".{glob.escape(name)}-work-*"):
         try:
@@ -271,24 +273,11 @@ def _remove_dead_work_dirs(where: Path, name: str) -> list[Path]:
             host, pid = owner["host"], int(owner["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not one of ours, or unreadable: left alone
-        if work.is_symlink() or host != socket.gethostname() or _alive(pid):
+        if work.is_symlink() or host != socket.gethostname() or pid_alive(pid):
             continue
         shutil.rmtree(work, ignore_errors=True)
         removed.append(work)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this host (one we may not signal counts)."""
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError, ValueError):
-        return True
-    return True
 
 
 def _client(args, *, several: bool):
