@@ -37,6 +37,7 @@ __all__ = [
     "generated_cases_with_flags",
     "names_option",
     "payload_problems",
+    "record_calls",
     "run_cli",
     "run_json",
     "tree",
@@ -98,6 +99,29 @@ def assert_cli_contract(argv, as_json: bool, capsys, *, names=(), root=None) -> 
     status, out, err = run_cli(list(argv) + (["--json"] if as_json else []), capsys)
     check_contract(status, out, err, as_json=as_json, names=names, root=root, before=before)
     return status
+
+
+def record_calls(monkeypatch, module, name: str) -> list:
+    """Spy on ``module.name``: each call still runs; ``(arguments, answer)`` is recorded.
+
+    ``arguments`` is the call bound to the function's signature
+    (:class:`inspect.BoundArguments`), so a test can compare what the command line passed
+    with an API call's arguments, defaults applied, without computing the answer twice.
+    Returns the list the calls are appended to.
+    """
+    import inspect
+
+    function = getattr(module, name)
+    signature = inspect.signature(function)
+    calls = []
+
+    def spy(*args, **kwargs):
+        answer = function(*args, **kwargs)
+        calls.append((signature.bind(*args, **kwargs), answer))
+        return answer
+
+    monkeypatch.setattr(module, name, spy)
+    return calls
 
 
 # --------------------------------------------------------------------------- the contract

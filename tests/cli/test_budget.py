@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from cli_helpers import assert_refused, run_cli
+from cli_helpers import assert_refused, record_calls, run_cli
 
 
 @pytest.mark.parametrize(("extra", "epsilon", "p", "q"), [
@@ -178,16 +178,8 @@ def test_two_level_marginal_forms_json(capsys, monkeypatch):
 
     from dprisk.inference.privacy import budget_levels
 
-    search = budget_levels.rho2_for_target
-    signature = inspect.signature(search)
-    calls = []
-
-    def spy(*args, **kwargs):
-        answer = search(*args, **kwargs)
-        calls.append((signature.bind(*args, **kwargs), answer))
-        return answer
-
-    monkeypatch.setattr(budget_levels, "rho2_for_target", spy)
+    signature = inspect.signature(budget_levels.rho2_for_target)
+    calls = record_calls(monkeypatch, budget_levels, "rho2_for_target")
     for measure, target in (("marginal-posterior", "0.62"), ("marginal-risk", "1.25")):
         calls.clear()
         status, out, _ = run_cli(["budget", "--measure", measure, "--target", target,

@@ -12,7 +12,7 @@
 
 
 import pytest
-from cli_helpers import check_contract, run_cli, run_json
+from cli_helpers import check_contract, record_calls, run_cli, run_json
 
 from dprisk.inference.nested.posterior import posterior_summary as nested_summary
 from dprisk.inference.two_level.sampling import posterior_summary as two_level_summary
@@ -57,16 +57,7 @@ def test_without_tune_the_default_is_unchanged(capsys, monkeypatch):
 
     from dprisk.inference.two_level import sampling
 
-    search = sampling.summarize_posterior
-    signature = inspect.signature(search)
-    calls = []
-
-    def spy(*args, **kwargs):
-        answer = search(*args, **kwargs)
-        calls.append((signature.bind(*args, **kwargs), answer))
-        return answer
-
-    monkeypatch.setattr(sampling, "summarize_posterior", spy)
+    calls = record_calls(monkeypatch, sampling, "summarize_posterior")
     got = _sampled(run_json([*POST_2, "--method", "pymc", *SMALL], capsys))
     (given, answer), = calls
     api = inspect.signature(two_level_summary)
