@@ -11,12 +11,11 @@ checks only: cheap).
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_scripts import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A float literal of 12 or more decimals compared with == or != (either side).
@@ -25,12 +24,7 @@ EXACT_FLOAT = re.compile(r"(==|!=)\s*-?\d+\.\d{12,}|-?\d+\.\d{12,}\s*(==|!=)")
 
 @pytest.fixture(scope="module")
 def check_records():
-    spec = importlib.util.spec_from_file_location(
-        "check_records_under_test", ROOT / "benchmarks" / "check_records.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("check_records")
 
 
 def test_no_test_compares_a_long_float_literal_exactly():

@@ -6,21 +6,14 @@ cannot fail would hide a regression.
 """
 
 import copy
-import importlib.util
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench_run():
-    spec = importlib.util.spec_from_file_location("bench_run_under_test",
-                                                  ROOT / "benchmarks" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("run")
 
 
 POPULATION = {

@@ -6,23 +6,8 @@ suite's exact P[correct] (one point here: each costs about 0.3 s; the script's `
 compares all thirteen).
 """
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _module(name):
-    spec = importlib.util.spec_from_file_location(f"{name}_under_test",
-                                                  ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
+from benchmark_scripts import load_benchmark
 
 REPRODUCE = {"seconds": 20.0, "cpu_seconds": 36.0, "baseline_seconds": 8.0,
              "baseline_cpu_seconds": 8.0, "ratio": 2.5, "cpu_ratio": 4.5, "target_ratio": 2.5,
@@ -36,7 +21,7 @@ REPRODUCE = {"seconds": 20.0, "cpu_seconds": 36.0, "baseline_seconds": 8.0,
     ({"unchanged_records": 240}, False),
 ])
 def test_the_ratio_row_passes_at_the_target_and_fails_beyond(change, met):
-    run = _module("run")
+    run = load_benchmark("run")
     rows = run._reproduce_ratio_lines({"bench_reproduce": {"figures": {**REPRODUCE,
                                                                          **change}}})
     (target, measured, ok) = rows[0]
@@ -51,7 +36,7 @@ def test_the_baseline_curve_is_the_suites_exact_p_correct():
     from dprisk.inference.studies.p_correct import p_correct_two_level
     from dprisk.models.census.allocation import census_level
 
-    baseline = _module("fig5_baseline")
+    baseline = load_benchmark("fig5_baseline")
     # the same exact fractions
     assert (baseline.RHO1, baseline.RHO2) == (float(census_level("block").rho),
                                               float(census_level("block-group").rho))

@@ -5,30 +5,18 @@ the CPU spent outside the tests (the workers' start and collection); it passes o
 clean run within the target, and fails just past it.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_under_test",
-                                                  ROOT / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmark_scripts import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench_run():
-    return _load("run")
+    return load_benchmark("run")
 
 
 @pytest.fixture(scope="module")
 def bench_test_cpu():
-    return _load("bench_test_cpu")
+    return load_benchmark("bench_test_cpu")
 
 
 def test_by_directory_sums_each_tests_dir_and_sorts_by_cpu(bench_test_cpu):

@@ -2,19 +2,10 @@
 COMPILE_SKIP is measured with it, issue 36). A fake site-packages with access times set by
 hand: a .pyc counts as read when its access time is after its modification time."""
 
-import importlib.util
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    spec = importlib.util.spec_from_file_location("unread_packages_under_test",
-                                                  ROOT / "benchmarks" / "unread_packages.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from benchmark_scripts import load_benchmark
 
 
 def _pyc(site: Path, module: str, nbytes: int, read: bool) -> None:
@@ -27,7 +18,7 @@ def _pyc(site: Path, module: str, nbytes: int, read: bool) -> None:
 
 
 def test_unread_subtrees_are_the_largest_unread_and_a_read_anywhere_counts(tmp_path, capsys):
-    unread_packages = _load()
+    unread_packages = load_benchmark("unread_packages")
     first, second = tmp_path / "a", tmp_path / "b"
     for site in (first, second):
         _pyc(site, "pkg/__init__", 10, read=True)
