@@ -48,3 +48,18 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def wait_listening(port: int, seconds: float = 30.0) -> None:
+    """Return once a server accepts connections on 127.0.0.1:``port``; fail after ``seconds``."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no server listened on port {port} within {seconds} s")
+            time.sleep(0.1)

@@ -11,12 +11,11 @@ import asyncio
 import http.client
 import re
 import socket
-import time
 from urllib.parse import urlencode
 
 import panel as pn
 import pytest
-from browser_helpers import free_port
+from browser_helpers import free_port, wait_listening
 
 from dprisk.explore.access import (
     COOKIE,
@@ -38,16 +37,6 @@ def _serve(access, port):
                     cookie_secret="x" * 32, title="test")
 
 
-def _wait(port):
-    for _ in range(300):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("the test server did not listen")
-
-
 #: The page-load limit of the third test server: loads per client in LOAD_SECONDS.
 LOADS, LOAD_SECONDS = 3, 60.0
 
@@ -62,7 +51,7 @@ def servers():
     threads = [_serve(token, token_port), _serve(basic, basic_port),
                _serve(limited, open_port)]
     for port in (token_port, basic_port, open_port):
-        _wait(port)
+        wait_listening(port)
     yield token_port, basic_port, open_port
     for thread in threads:
         thread.stop()

@@ -16,14 +16,13 @@ so the test sees when a request became current there.
 """
 
 import asyncio
-import socket
 import time
 
 import panel as pn
 import pytest
 from bokeh.client import pull_session
 from bokeh.models import TextInput
-from browser_helpers import free_port
+from browser_helpers import free_port, wait_listening
 from tornado.ioloop import IOLoop
 
 from dprisk.explore import app, limits
@@ -60,12 +59,7 @@ def server():
     thread = pn.serve({"/views": views_page, "/sampling": sampling_page}, port=port,
                       address="127.0.0.1", show=False, threaded=True, start=True,
                       allow_websocket_origin=[f"127.0.0.1:{port}"], title="test")
-    for _ in range(300):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            time.sleep(0.1)
+    wait_listening(port)
     yield f"http://127.0.0.1:{port}", pages
     thread.stop()
 
