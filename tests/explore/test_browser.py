@@ -19,6 +19,7 @@ browser is never downloaded: Playwright launches the system executable.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -52,6 +53,14 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     port = free_port()
@@ -61,8 +70,11 @@ def server(tmp_path_factory):
     log_file = log.open("w")
     proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}/"
+    # wait until it listens (a TCP connection), not until a GET answers: a GET builds a whole
+    # page of every view (seconds of CPU) that nothing looks at; the module's one page load
+    # (``visit``) checks the answer's status
     deadline = time.monotonic() + START_TIMEOUT
-    while not _answers(url):
+    while not _listens(port):
         if proc.poll() is not None or time.monotonic() > deadline:
             # stop the server and close its log before failing (nothing left running)
             exited = proc.poll() is not None
@@ -70,8 +82,8 @@ def server(tmp_path_factory):
             proc.wait()
             log_file.close()
             pytest.fail(f"dprisk explore exited with {proc.returncode}: {log.read_text()}"
-                        if exited else f"dprisk explore did not answer within {START_TIMEOUT} s")
-        time.sleep(0.5)
+                        if exited else f"dprisk explore did not listen within {START_TIMEOUT} s")
+        time.sleep(0.1)
     yield url
     proc.terminate()
     try:
@@ -107,7 +119,8 @@ class Visit:
 def visit(server, browser):
     """The page, loaded once for the module's tests; each test starts on the tab it needs."""
     visit = Visit(browser.new_page(viewport={"width": 1400, "height": 1000}))
-    visit.page.goto(server)
+    response = visit.page.goto(server)
+    assert response is not None and response.status == 200, response
     yield visit
     visit.page.close()
 
