@@ -97,3 +97,25 @@ def test_every_rho_option_states_its_convention(capsys):
     squeeze = re.compile(r"\s+")
     assert squeeze.sub("", RHO_CONVENTION) in squeeze.sub("", out)
     assert "add/remove-one" in RHO_CONVENTION and "DG(0, 1/(2 rho))" in RHO_CONVENTION
+
+
+def test_rho1_help_states_the_smallest_rho_the_marginal_sums_take(capsys):
+    """``marginal --rho1``'s help names the bound its sizing refuses below (1.4e-11, not the
+    1e-14 it once said); ``posterior``, which sums over no releases, names none."""
+    from dprisk.cli.common import RHO1_SUMS_MIN
+    from dprisk.inference.nested.unique_levels_kernels import MAX_ATOMS
+    from dprisk.inference.privacy.decision_sizing import smallest_rho
+    from dprisk.inference.privacy.worst_case import EXACT_TAIL
+
+    assert RHO1_SUMS_MIN == f"{smallest_rho((MAX_ATOMS - 1) // 2, EXACT_TAIL):.2g}"
+    status, out, _ = run_cli(["marginal", "--help"], capsys)
+    assert status == 0
+    assert f"need rho >= about {RHO1_SUMS_MIN}" in " ".join(out.split())
+    status, out, _ = run_cli(["posterior", "--help"], capsys)
+    assert status == 0 and "need rho >=" not in " ".join(out.split())
+    # just below the bound, marginal refuses with the same number; at twice it, it answers
+    below = float(RHO1_SUMS_MIN) * 0.9
+    status, _, err = run_cli(["marginal", "--rho1", repr(below)], capsys)
+    assert status == 2 and f">= about {RHO1_SUMS_MIN}" in err
+    status, _, _ = run_cli(["marginal", "--rho1", repr(2 * float(RHO1_SUMS_MIN))], capsys)
+    assert status == 0

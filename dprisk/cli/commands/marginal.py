@@ -42,7 +42,8 @@ DESCRIPTION = common.describe(FORMS, "--datasets, --draws and --seed apply to --
 def add_parser(subs) -> None:
     """Register ``dprisk marginal`` with every option and its default."""
     marg = subs.add_parser("marginal", help=HELP, description=DESCRIPTION)
-    common.add_scenario(marg, p=DEFAULTS["p"], known=DEFAULTS["known"])
+    common.add_scenario(marg, p=DEFAULTS["p"], known=DEFAULTS["known"],
+                        sums_over_releases=True)
     unknown_others.add_options(marg)
     mhier = marg.add_argument_group("two levels (when --rho2 is given)")
     common.add_two_level(mhier)
