@@ -11,10 +11,15 @@ from dprisk.validation.figures.captions import FigureText, alt_text, caption, fi
 from dprisk.validation.report import runner
 from dprisk.validation.report.runner import available_cores, run_studies
 
+#: What the stand-in studies import (xarray, matplotlib, the records), loaded once by the fork
+#: server as the report's PRELOAD is, not again by each worker of each pool (about 2 s of CPU
+#: a worker); the studies' results do not depend on where a module was imported.
+PRELOAD = ("report_helpers",)
+
 
 def _collect(studies, workers):
     out = {i: (result, pngs) for i, result, pngs in
-           run_studies(studies, paper_scale=False, workers=workers)}
+           run_studies(studies, paper_scale=False, workers=workers, preload=PRELOAD)}
     return [out[i] for i in range(len(studies))]
 
 
@@ -64,7 +69,7 @@ def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatc
     monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.5, raising=False)
     monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
     studies = [report_helpers.study_a, report_helpers.pid_study]
-    runs = list(run_studies(studies, paper_scale=False, workers=2))
+    runs = list(run_studies(studies, paper_scale=False, workers=2, preload=PRELOAD))
     assert [i for i, _, _ in runs] == [1, 0]  # the local study first, while the server starts
     here = runs[0][1]
     assert here.datasets["where"].attrs["pid"] == os.getpid()
