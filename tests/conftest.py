@@ -216,6 +216,18 @@ SLOW_CASES = {
         "[release0-known0-0.4-prior0]: the same PyMC categorical sampler against the exact "
         "posterior (the uniform default prior's posterior is checked exactly in "
         "attribute/test_posterior.py)",
+    # -- tests/cli, tests/inference (issue 36, second pass: the same check, cheaper case)
+    "cli/test_options.py::test_random_result_reports_its_seed_and_the_seed_reproduces_it"
+    "[posterior nested pymc]":
+        "[posterior nested gibbs] (the nested form's drawn seed, reported and passed to "
+        "summarize_posterior alike for every method) with nested/test_posterior.py::test_pymc_"
+        "tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down (the nested pymc draws at "
+        "a seed are pm.sample's at that seed, bit for bit); about 1.8 s of CPU: two PyMC models",
+    "cli/test_posterior_diagnostics.py::test_every_unknown_is_diagnosed_and_one_verdict_given"
+    "[two-level pymc]":
+        "[two-level pymc-gibbs]: the same pm.sample DataTree (sample_model, other steps) "
+        "through the same summary and convergence verdict (about 1.2 s of CPU more: "
+        "PyMC's Metropolis steps compiled)",
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",
