@@ -223,6 +223,12 @@ SLOW_CASES = {
         "summarize_posterior alike for every method) with nested/test_posterior.py::test_pymc_"
         "tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down (the nested pymc draws at "
         "a seed are pm.sample's at that seed, bit for bit); about 1.8 s of CPU: two PyMC models",
+    "cli/test_options.py::test_random_result_reports_its_seed_and_the_seed_reproduces_it"
+    "[posterior two-level pymc]":
+        "[posterior two-level gibbs] (the two-level form's drawn seed, reported and passed to "
+        "summarize_posterior alike for every method) with inference/mcmc/test_compiled_chain.py"
+        "::test_same_draws_as_pm_sample[pymc] (two separately built pymc-method samplers draw "
+        "the same at one seed); about 1.5 s of CPU: two PyMC models",
     "cli/test_posterior_diagnostics.py::test_every_unknown_is_diagnosed_and_one_verdict_given"
     "[two-level pymc]":
         "[two-level pymc-gibbs]: the same pm.sample DataTree (sample_model, other steps) "
