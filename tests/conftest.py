@@ -63,7 +63,7 @@ MODULE_SECONDS = {
     "reliability/test_address_space.py": 9,  # the sizing-server group (SHARED_SCOPES)
     "inference/nested/test_posterior.py": 9,
     "reliability/test_rho_sizing.py": 9,  # the sizing-server group
-    "cli/test_options.py": 6,  # readable pymc seed cases slow (issue 36)
+    "cli/test_options.py": 1.5,  # pymc seed cases slow (issue 36)
     "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
     "validation/test_numbering.py": 13,  # runs with paper/test_supplement (SHARED_SCOPES)
     "validation/paper/test_studies.py": 12,
@@ -72,7 +72,7 @@ MODULE_SECONDS = {
     "packaging/test_imports.py": 11,
     "reliability/test_generated_inputs_files.py": 8,
     "reliability/test_generated_inputs.py": 6,
-    "cli/test_posterior_diagnostics.py": 5,
+    "cli/test_posterior_diagnostics.py": 2.5,
     "models/builders/test_two_level.py": 4,
     "reliability/test_stop_watchdog.py": 6,
     "reliability/test_generated_inputs_product.py": 5,
@@ -84,8 +84,8 @@ MODULE_SECONDS = {
     "properties/test_extremes.py": 4,
     "validation/sbc/test_calibration.py": 6,
     "inference/two_level/test_trusted_steps.py": 2,
-    "inference/privacy/test_budget_two_level.py": 6,
-    "cli/test_posterior_tune.py": 4,
+    "inference/privacy/test_budget_two_level.py": 4,
+    "cli/test_posterior_tune.py": 2,
     "properties/test_properties_risk.py": 6,
     "models/builders/test_single_level.py": 2,
     "inference/unknown_others/test_sampling.py": 4,
@@ -94,7 +94,7 @@ MODULE_SECONDS = {
     "inference/attribute/test_sampling.py": 4,
     "inference/product/test_rounding_ties.py": 6,
     "inference/studies/test_monte_carlo.py": 6,
-    "inference/product/test_exact.py": 4,
+    "inference/product/test_exact.py": 2,
     "validation/report/test_build.py": 5,
     "packaging/test_structure.py": 5,
     "reliability/test_resume.py": 41,  # the process-server group
