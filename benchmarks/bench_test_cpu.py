@@ -2,7 +2,9 @@
 
 Runs ``pytest`` exactly as ``make test`` does (both cores, ``--dist loadscope``) with
 ``DPRISK_TEST_CPU_DIR`` set, so each test process records every test's CPU seconds (its own and
-its subprocesses', ``tests/conftest.py``), then prints the wall time, the CPU per test directory
+its subprocesses', ``tests/conftest.py``; a module's helper processes, a notebook kernel or a
+fork server, are reaped when its fixtures end, and that CPU is recorded as the module's own
+``<module teardown>`` entry, not charged to its last test), then prints the wall time, the CPU per test directory
 (``tests/<dir>/``) and the costliest tests. The whole run's CPU (every process of it, from
 ``getrusage`` of the reaped ``pytest`` process tree) is printed beside the tests' sum: the
 difference is what no test pays, chiefly each worker's start and collection (importing and
