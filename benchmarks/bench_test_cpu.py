@@ -2,15 +2,15 @@
 
 Runs ``pytest`` exactly as ``make test`` does (both cores, ``--dist loadscope``) with
 ``DPRISK_TEST_CPU_DIR`` set, so each test process records every test's CPU seconds (its own and
-its subprocesses', ``tests/conftest.py``; a module's helper processes, a notebook kernel or a
-fork server, are reaped when its fixtures end, and that CPU is recorded as the module's own
-``<module teardown>`` entry, not charged to its last test), then prints the wall time, the CPU per test directory
-(``tests/<dir>/``) and the costliest tests. The whole run's CPU (every process of it, from
-``getrusage`` of the reaped ``pytest`` process tree) is printed beside the tests' sum: the
-difference is what no test pays, chiefly each worker's start and collection (importing and
-assertion-rewriting every test module, once per worker). The wall time is the test part of
-``make test`` (set-up excluded: ``bench_filing`` times whole fresh-clone runs). Target (issue
-36): ``make test`` from a fresh clone within 240 s, set-up included.
+its subprocesses', ``tests/cpu_records.py``; a module's helper processes, a notebook kernel
+or a fork server, are reaped when its fixtures end, and that CPU is recorded as the module's
+own ``<module teardown>`` entry, not charged to its last test), then prints the wall time, the
+CPU per test directory (``tests/<dir>/``) and the costliest tests. The whole run's CPU (every
+process of it, from ``getrusage`` of the reaped ``pytest`` process tree) is printed beside the
+tests' sum: the difference is what no test pays, chiefly each worker's start and collection
+(importing and assertion-rewriting every test module, once per worker). The wall time is the
+test part of ``make test`` (set-up excluded: ``bench_filing`` times whole fresh-clone runs).
+Target (issue 36): ``make test`` from a fresh clone within 240 s, set-up included.
 """
 
 from __future__ import annotations
@@ -76,7 +76,8 @@ def run() -> dict:
     print("costliest tests (CPU s):")
     for record in slowest:
         print(f"  {record['cpu_s']:7.1f}  {record['nodeid']}")
-    return {"wall_s": wall, "cpu_s": total, "run_cpu_s": run_cpu, "tests": len(records),
+    return {"wall_s": wall, "cpu_s": total, "run_cpu_s": run_cpu,
+            "tests": sum("<" not in record["nodeid"] for record in records),
             "exit_status": done.returncode,
             "by_directory": directories, "slowest": slowest, "target_s": TARGET_S}
 

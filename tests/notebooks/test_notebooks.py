@@ -25,7 +25,7 @@ PyMC's, Panel's and the kernel's million objects again (6 s of the kernel's CPU 
 2026-11-28). Garbage the previous notebook left (its closed figures too) is collected before
 the freeze, so nothing is frozen that a new kernel would have freed. After a notebook fails,
 the next starts in a new kernel. The kernel's CPU is counted when it is shut down, at the end of the
-module (``DPRISK_TEST_CPU_DIR`` records put it on the module's last test).
+module (``DPRISK_TEST_CPU_DIR`` records show it as the module's ``<module teardown>``).
 
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
 on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell

@@ -1,0 +1,83 @@
+"""Per-test CPU records of a test run, for ``benchmarks/bench_test_cpu.py`` (issue 36).
+
+With :data:`CPU_RECORD_ENV` naming a folder, each test process (an xdist worker, or the one
+process of ``-n 0``) appends one JSON object per test to ``cpu-<worker>.jsonl`` there:
+``nodeid``, ``cpu_s`` (``getrusage`` of the process and of its waited-for children, over setup,
+call and teardown) and ``wall_s``. Loaded by ``tests/conftest.py`` (``pytest_plugins``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+#: Environment variable naming a folder: when set, each test process writes the CPU seconds of
+#: every test (its own and its children's: ``getrusage`` of self and of waited-for children,
+#: setup + call + teardown) to ``cpu-<worker>.jsonl`` there. ``benchmarks/bench_test_cpu.py``
+#: sets it and prints the suite's CPU per directory, so growth is visible in ``make bench``.
+CPU_RECORD_ENV = "DPRISK_TEST_CPU_DIR"
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+#: Key of :data:`pytest.Item.stash` holding the CPU seconds of a test's teardown when it also
+#: tore down its module's (and, for the worker's last test, the session's) fixtures.
+_BOUNDARY_TEARDOWN_CPU = pytest.StashKey[float]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Measure the teardown that also ends a module's fixtures (:data:`CPU_RECORD_ENV` set).
+
+    A module- or session-scoped fixture's helper process (a fork server, a notebook kernel, a
+    server) is reaped when that fixture ends, in the teardown of the last test that used it:
+    its whole CPU would land on that one test. It is recorded apart instead
+    (:func:`pytest_runtest_protocol`).
+    """
+    import os
+
+    boundary = os.environ.get(CPU_RECORD_ENV) and (
+        nextitem is None or nextitem.path != item.path)
+    cpu_before = _cpu_seconds() if boundary else 0.0
+    yield
+    if boundary:
+        item.stash[_BOUNDARY_TEARDOWN_CPU] = _cpu_seconds() - cpu_before
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Record the CPU seconds of ``item`` when :data:`CPU_RECORD_ENV` is set.
+
+    One JSON object per test (``nodeid``, ``cpu_s``, ``wall_s``); where the test's teardown
+    also ended its module's fixtures, that teardown's CPU is a record of its own, named
+    ``<module>::<module teardown>``, or ``<module teardown and session teardown>`` after the
+    worker's last test (the session's fixtures, whatever directory they serve, end there).
+    """
+    import os
+
+    folder = os.environ.get(CPU_RECORD_ENV)
+    if not folder:
+        yield
+        return
+    import json
+    import time
+    from pathlib import Path
+
+    cpu_before, wall_before = _cpu_seconds(), time.perf_counter()
+    yield
+    cpu = _cpu_seconds() - cpu_before
+    boundary = item.stash.get(_BOUNDARY_TEARDOWN_CPU, 0.0)
+    records = [{"nodeid": item.nodeid, "cpu_s": cpu - boundary,
+                "wall_s": time.perf_counter() - wall_before}]
+    if boundary:
+        module = item.nodeid.split("::", 1)[0]
+        records.append({"nodeid": "<module teardown and session teardown>" if nextitem is None
+                        else f"{module}::<module teardown>", "cpu_s": boundary, "wall_s": 0.0})
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with (Path(folder) / f"cpu-{worker}.jsonl").open("a") as out:
+        out.writelines(json.dumps(record) + "\n" for record in records)

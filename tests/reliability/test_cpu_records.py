@@ -1,0 +1,65 @@
+"""The per-test CPU records (tests/cpu_records.py) that ``make bench`` sums per directory.
+
+A module's helper process reaped when the module's fixtures end is its module's
+``<module teardown>`` record, not its last test's: run in a pytest of its own on two small
+modules, one whose module fixture's child burns CPU only at its teardown.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+#: CPU the helper burns at its teardown; the test that ran before it does next to nothing.
+BURN_S = 0.4
+
+#: The helper: waits for its stdin to close, then burns BURN_S seconds of CPU.
+CHILD = f"""import sys, time
+sys.stdin.read()
+end = time.process_time() + {BURN_S}
+while time.process_time() < end:
+    pass
+"""
+
+FIXTURE_MODULE = """
+import subprocess, sys
+import pytest
+
+@pytest.fixture(scope="module")
+def helper():
+    child = subprocess.Popen([sys.executable, "child.py"], stdin=subprocess.PIPE)
+    yield child
+    child.stdin.close()
+    child.wait()
+
+def test_first(helper):
+    assert helper.poll() is None
+
+def test_last(helper):
+    assert helper.poll() is None
+"""
+
+
+def test_a_module_fixtures_child_is_its_module_teardown_not_its_last_test(tmp_path):
+    (tmp_path / "child.py").write_text(CHILD)
+    (tmp_path / "test_a.py").write_text(FIXTURE_MODULE)
+    (tmp_path / "test_b.py").write_text("def test_only():\n    assert True\n")
+    records = tmp_path / "records"
+    records.mkdir()
+    plugin_dir = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "cpu_records",
+         "-p", "no:xdist", "-p", "no:randomly", "test_a.py", "test_b.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(plugin_dir),
+             "DPRISK_TEST_CPU_DIR": str(records)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (records / "cpu-main.jsonl").read_text().splitlines()]
+    cpu = {row["nodeid"]: row["cpu_s"] for row in rows}
+    assert list(cpu) == ["test_a.py::test_first", "test_a.py::test_last",
+                         "test_a.py::<module teardown>", "test_b.py::test_only",
+                         "<module teardown and session teardown>"]
+    # the child's burn (BURN_S of CPU, plus its interpreter's start) is the teardown's; the
+    # last test's own share is far below it (it only polls)
+    assert cpu["test_a.py::<module teardown>"] >= BURN_S
+    assert cpu["test_a.py::test_last"] < BURN_S / 2
