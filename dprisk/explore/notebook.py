@@ -42,14 +42,14 @@ import ast
 import html
 import math
 import numbers
+import sys
 from decimal import Decimal
-
-import panel as pn
-import param
 
 from dprisk.explore.inputs import Sequencer, read_number
 
-__all__ = ["LiveView", "NumberControl", "live", "message_html", "slider_step", "table_html"]
+#: NumberControl is in dprisk.explore.live_widgets (with Panel), given by __getattr__ below.
+__all__ = ["LiveView", "NumberControl", "live", "message_html", "slider_step",  # noqa: F822
+           "table_html"]
 
 #: Slider positions over a range (at least; the step is rounded to 1, 2 or 5 x 10^k).
 SLIDER_POSITIONS = 1000
@@ -105,139 +105,6 @@ def read_box(text: str, name: str, integer: bool):
     return int(value)
 
 
-class NumberControl(pn.viewable.Viewer):
-    """A number box, with a slider beside it when a range is given.
-
-    The box is a text box that applies on Enter and on blur (see the module's docstring).
-    ``value`` is the number the view receives; ``error`` is the one-line message of text
-    that is not a number (``value`` then keeps the last good number). Setting ``value``
-    from Python moves the slider and rewrites the box. A slider position is rounded to
-    ``places`` decimals (those of the start and the step) and shown with exactly that many.
-
-    Parameters
-    ----------
-    name : str
-    value : int or float
-    bounds : (start, end), optional
-        The slider's range; a typed value outside it widens the range.
-    """
-
-    value = param.Parameter(doc="The current number.")
-    error = param.String(default=None, allow_None=True, doc="Why the box's text is refused.")
-
-    def __init__(self, name: str, value, bounds: tuple | None = None) -> None:
-        super().__init__(value=value, name=name)
-        self.integer = isinstance(value, int) and not isinstance(value, bool)
-        self._syncing = False
-        css = f"dprisk-live-{name}"
-        self.box = pn.widgets.TextInput(value=format_typed(value, self.integer), width=110,
-                                        css_classes=[f"{css}-box"])
-        self.slider = None
-        if bounds is None:
-            self.box.name = name
-            self.box.width = 200
-            self.places = None
-            layout = self.box
-        else:
-            start, end = bounds
-            if self.integer:
-                self.places = 0
-                self.slider = pn.widgets.IntSlider(name=name, start=int(start), end=int(end),
-                                                   value=value, step=1)
-            else:
-                step = slider_step(start, end)
-                self.places = max(decimals(step), decimals(start))
-                self.slider = pn.widgets.FloatSlider(name=name, start=float(start),
-                                                     end=float(end), step=step,
-                                                     value=float(value))
-            self.slider.param.update(width=240, tooltips=False, show_value=False,
-                                     css_classes=[f"{css}-slider"])
-            self.slider.param.watch(self._slid, "value")
-            layout = pn.Row(self.slider, self.box, align="end")
-        self.box.param.watch(self._typed, "value")
-        self.param.watch(self._show, "value")
-        self._layout = pn.Column(layout, css_classes=[css], margin=(0, 10))
-
-    def __panel__(self):
-        return self._layout
-
-    def _typed(self, event) -> None:
-        if self._syncing:
-            return
-        try:
-            value = read_box(event.new, self.name, self.integer)
-        except ValueError as err:
-            self.error = str(err)
-            return
-        self._syncing = True  # keep the typed text as typed (1/3 stays 1/3)
-        try:
-            self._place_slider(value)
-            self.param.update(value=value, error=None)
-        finally:
-            self._syncing = False
-
-    def _slid(self, event) -> None:
-        if self._syncing:
-            return
-        value = round(event.new) if self.integer else round(float(event.new), self.places)
-        self._syncing = True
-        try:
-            self.box.value = f"{value:.{self.places}f}" if not self.integer else str(value)
-            self.param.update(value=value, error=None)
-        finally:
-            self._syncing = False
-
-    def _show(self, event) -> None:
-        if self._syncing:
-            return
-        self._syncing = True
-        try:
-            self.box.value = format_typed(event.new, self.integer)
-            self._place_slider(event.new)
-            if self.error is not None:  # the box now shows a good number
-                self.error = None
-        finally:
-            self._syncing = False
-
-    def _place_slider(self, value) -> None:
-        if self.slider is None or not math.isfinite(value):
-            return
-        if value < self.slider.start:
-            self.slider.start = value
-        if value > self.slider.end:
-            self.slider.end = value
-        self.slider.value = value
-
-
-def _widget(name: str, value, ranges: dict):
-    if isinstance(value, bool):
-        return pn.widgets.Checkbox(name=name, value=value)
-    if isinstance(value, (int, float)):
-        return NumberControl(name, value, ranges.get(name))
-    if isinstance(value, (list, tuple)):
-        return pn.widgets.TextInput(name=f"{name} (a Python list)", value=repr(list(value)),
-                                    width=420, css_classes=[f"dprisk-live-{name}-box"])
-    return pn.widgets.TextInput(name=name, value=str(value), width=420,
-                                css_classes=[f"dprisk-live-{name}-box"])
-
-
-def _read(widget, original):
-    if isinstance(widget, NumberControl):
-        if widget.error is not None:
-            raise ValueError(widget.error)
-        return widget.value
-    if isinstance(original, (list, tuple)):
-        try:
-            value = ast.literal_eval(widget.value)
-        except (ValueError, SyntaxError):
-            raise ValueError(f"{widget.name} must be a Python list such as [1, 2], got "
-                             f"{widget.value!r}") from None
-        if not isinstance(value, (list, tuple)):
-            raise ValueError(f"{widget.name} must be a list, got {widget.value!r}")
-        return list(value)
-    return widget.value
-
-
 def _cell(value) -> str:
     if isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral):
         return f"{float(value):.{TABLE_DIGITS}g}"
@@ -274,25 +141,72 @@ def message_html(text: str) -> str:
             f"{html.escape(str(text))}</div>")
 
 
-def _panes(output) -> list:
-    import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
+def _read_text(label: str, text: str, original):
+    """A list box's value: ``text`` read as a Python list (``label``: the box's name)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise ValueError(f"{label} must be a Python list such as [1, 2], got "
+                         f"{text!r}") from None
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"{label} must be a list, got {text!r}")
+    return list(value)
 
+
+def _read(widget, original):
+    """The value of a control, as the type of the parameter's ``original`` value."""
+    from dprisk.explore.live_widgets import NumberControl
+
+    if isinstance(widget, NumberControl):
+        if widget.error is not None:
+            raise ValueError(widget.error)
+        return widget.value
+    if isinstance(original, (list, tuple)):
+        return _read_text(widget.name, widget.value, original)
+    return widget.value
+
+
+def _initial(name: str, value):
+    """What :func:`_read` gives for the control of ``name`` before anyone changes it.
+
+    The controls are those :func:`dprisk.explore.live_widgets.widget` builds: a checkbox
+    and a number control keep the value, a list box holds ``repr(list(value))`` and a
+    text box ``str(value)``.
+    """
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return _read_text(f"{name} (a Python list)", repr(list(value)), value)
+    return str(value)
+
+
+def _close_figures(output) -> None:
+    """Close in pyplot the figures a view returned (as the output panes do)."""
+    figure = sys.modules.get("matplotlib.figure")  # a view that made one imported it
+    if figure is None:
+        return
     parts = output if isinstance(output, tuple) else (output,)
-    panes = []
     for part in parts:
-        if isinstance(part, Figure):
+        if isinstance(part, figure.Figure):
+            import matplotlib.pyplot as plt
+
             plt.close(part)
-            panes.append(pn.pane.Matplotlib(part, format="png", dpi=80, tight=True))
-        elif isinstance(part, dict):
-            panes.append(pn.pane.HTML(table_html(part), stylesheets=[_TABLE_CSS]))
-        elif part is not None:
-            panes.append(pn.pane.Markdown(str(part)))
-    return panes
+
+
+def _in_kernel() -> bool:
+    """True inside an IPython kernel (JupyterLab, VS Code, papermill, nbclient)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
 
 
 class LiveView:
     """Controls bound to a view function; ``layout`` is what the notebook displays.
+
+    The view is computed when the object is made. The Panel objects (``controls``,
+    ``output``, ``layout``) are built then in a notebook kernel, elsewhere (a plain
+    ``python notebook.py``, which shows nothing) when one of them is first used; they are
+    the same either way, and the view is not computed again to build them.
 
     Attributes
     ----------
@@ -305,23 +219,47 @@ class LiveView:
         What ``view`` returned for the current values (None after bad input).
     """
 
-    def __init__(self, view, parameters: dict, ranges: dict | None = None) -> None:
+    def __init__(self, view, parameters: dict, ranges: dict | None = None, *,
+                 build: bool = True) -> None:
         self.view, self.parameters = view, dict(parameters)
-        self.controls = {name: _widget(name, value, ranges or {})
-                         for name, value in parameters.items()}
+        self.ranges = dict(ranges or {})
         self.sequencer = Sequencer()
-        self.output = pn.Column()
         self.last = None
+        self._built = False
+        self._shown = (None, None)  # (result, error) until the output pane exists
+        if build:
+            self._build()
+        self.update()
+
+    def __getattr__(self, name: str):
+        if name in ("controls", "output", "layout") and not self.__dict__.get("_built", True):
+            self._build()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _build(self) -> None:
+        import panel as pn
+
+        from dprisk.explore import live_widgets
+
+        pn.extension(notifications=False)
+        self.controls = {name: live_widgets.widget(name, value, self.ranges)
+                         for name, value in self.parameters.items()}
+        self.output = pn.Column()
         for widget in self.controls.values():
-            names = ["value", "error"] if isinstance(widget, NumberControl) else ["value"]
+            names = (["value", "error"] if isinstance(widget, live_widgets.NumberControl)
+                     else ["value"])
             widget.param.watch(self.update, names)
         self.layout = pn.Column(pn.pane.Markdown("**Live controls** (change a value: the "
                                                  "output below updates)"),
                                 pn.FlexBox(*self.controls.values()), self.output)
-        self.update()
+        self._built = True
+        self._show(*self._shown)
 
     def values(self) -> dict:
         """The controls' values, read back as the parameters' types."""
+        if not self._built:
+            return {name: _initial(name, value) for name, value in self.parameters.items()}
         return {name: _read(widget, self.parameters[name])
                 for name, widget in self.controls.items()}
 
@@ -337,10 +275,22 @@ class LiveView:
         if not self.sequencer.is_current(ticket):
             return
         self.last = result
+        self._show(result, error)
+
+    def _show(self, result, error) -> None:
+        if not self._built:
+            _close_figures(result)  # as the panes would: the inline backend shows none twice
+            self._shown = (result, error)
+            return
+        self._shown = (None, None)
         if error is not None:
+            import panel as pn
+
             self.output.objects = [pn.pane.HTML(message_html(error))]
         else:
-            self.output.objects = _panes(result)
+            from dprisk.explore.live_widgets import panes
+
+            self.output.objects = panes(result)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return self.layout._repr_mimebundle_(include, exclude)
@@ -362,7 +312,16 @@ def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
     Returns
     -------
     LiveView
-        Computed once at ``parameters``; it updates when a control changes.
+        Computed once at ``parameters``; it updates when a control changes. Outside a
+        notebook kernel its Panel objects are built when first used (Panel is not imported
+        by a script that never shows them).
     """
-    pn.extension(notifications=False)
-    return LiveView(view, parameters, ranges)
+    return LiveView(view, parameters, ranges, build=_in_kernel())
+
+
+def __getattr__(name: str):
+    if name == "NumberControl":  # in dprisk.explore.live_widgets, with Panel
+        from dprisk.explore.live_widgets import NumberControl
+
+        return NumberControl
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

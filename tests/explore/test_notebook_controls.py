@@ -159,3 +159,42 @@ def test_slider_step_is_one_two_or_five_times_a_power_of_ten(start, end, step, p
         position = start + i * step
         assert decimals(round(position, places)) <= places
         assert abs(round(position, places) - position) < 1e-9 * max(1.0, abs(position))
+
+
+def test_controls_built_when_first_used_are_those_built_at_once():
+    """Outside a kernel ``live`` computes the view at once and builds its Panel objects when
+    first used (a plain script never uses them, nor imports Panel); in a kernel it builds
+    them at once. Both give the same controls and output, from one call of the view."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from dprisk.explore.notebook import LiveView
+
+    calls = []
+
+    def view(rho1, known, priors, prior, exact):
+        calls.append((rho1, known, priors, prior, exact))
+        return plt.figure(), {"rho1": rho1, "n": len(priors)}, f"prior {prior}"
+
+    parameters = {"rho1": 0.5, "known": 2, "priors": (0.5, 0.1), "prior": "improper",
+                  "exact": True}
+    at_once = LiveView(view, parameters, {"rho1": (0.01, 2.0)}, build=True)
+    later = LiveView(view, parameters, {"rho1": (0.01, 2.0)}, build=False)
+    assert calls == [(0.5, 2, [0.5, 0.1], "improper", True)] * 2
+    assert "controls" not in vars(later) and later.last is not None
+    assert not plt.fignum_exists(later.last[0].number)  # closed at once, as the panes do
+    assert later.values() == at_once.values()
+    assert [type(p) for p in later.output.objects] == [type(p) for p in at_once.output.objects]
+    assert ([p.object for p in later.output.objects[1:]]
+            == [p.object for p in at_once.output.objects[1:]])
+    assert {n: type(w) for n, w in later.controls.items()} == {
+        n: type(w) for n, w in at_once.controls.items()}
+    assert len(calls) == 2  # building the controls did not compute the view again
+    _press_enter(_box(later, "rho1"), "0.05")
+    assert calls[-1][0] == 0.05 and later.last[1] == {"rho1": 0.05, "n": 2}
+    # a list whose repr is not a literal (numpy 2 scalars): the same message either way
+    odd = {**parameters, "priors": [np.float64(0.5)]}
+    bad_later, bad_at_once = (LiveView(view, odd, build=build) for build in (False, True))
+    assert bad_later.last is None and bad_at_once.last is None
+    assert "must be a Python list" in bad_later.output.objects[0].object
+    assert bad_later.output.objects[0].object == bad_at_once.output.objects[0].object

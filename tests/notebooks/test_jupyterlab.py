@@ -22,7 +22,8 @@ runs the venv's Python (its ``sys.prefix`` is this one's), as the README says.
 
 Cost: one server and one page for the module. The server starts while Chromium launches;
 the notebook's kernel is started through the REST API, and Matplotlib, Panel and dprisk are
-imported in it (a separate client, output discarded), while the page loads. Waits are on selectors
+imported in it (a separate client in a thread, output discarded), while the page is opened
+and loads. Waits are on selectors
 (never sleeps), with generous timeouts for a loaded machine; displayed numbers have 6
 significant digits (``TABLE_DIGITS``), so they are compared with a relative tolerance of
 1e-5 (half a unit of the 6th digit is at most 5e-6 relative).
@@ -32,6 +33,7 @@ Without Chromium (or the playwright package) the module is SKIPPED, saying so.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import jupytext
@@ -148,7 +151,10 @@ def lab_process(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lab(lab_process, browser):
-    """The server, answering, with the notebook in its root and its kernel starting."""
+    """The server, answering, with the notebook in its root and its kernel starting.
+
+    Yields (url, token, notebook name, the future of :func:`_preload` running in a thread).
+    """
     proc, url, token, root, log = lab_process
     name = _write_notebook(root)
     deadline = time.monotonic() + START_TIMEOUT
@@ -166,8 +172,12 @@ def lab(lab_process, browser):
     # notebook connects to this session (one kernel)
     session = _api(url, token, "sessions", {"path": name, "type": "notebook", "name": name,
                                             "kernel": {"name": "python3"}})
-    return url, token, name, lab_process[3].parent / "runtime" / (
-        f"kernel-{session['kernel']['id']}.json")
+    connection_file = lab_process[3].parent / "runtime" / f"kernel-{session['kernel']['id']}.json"
+    # the kernel imports the notebook's heavy modules in a thread while the page is made and
+    # loads (the test takes the answer after page.goto); playwright stays on this thread
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        preload = pool.submit(_preload_in_thread, connection_file)
+        yield url, token, name, preload
 
 
 def _preload(connection_file: Path) -> str:
@@ -183,7 +193,9 @@ def _preload(connection_file: Path) -> str:
 
     client = BlockingKernelClient(connection_file=str(connection_file))
     client.load_connection_file()
-    client.start_channels()
+    # no heartbeat: the kernel may still be starting (a missed 1 s heartbeat would count as
+    # dead); wait_for_ready asks for kernel_info until the kernel answers or START_TIMEOUT
+    client.start_channels(hb=False)
     try:
         client.wait_for_ready(timeout=START_TIMEOUT)
         printed = []
@@ -196,6 +208,21 @@ def _preload(connection_file: Path) -> str:
         return "".join(printed).strip()
     finally:
         client.stop_channels()
+
+
+def _preload_in_thread(connection_file: Path) -> str:
+    """:func:`_preload` in a worker thread, closing the event loop the client made there."""
+    try:
+        return _preload(connection_file)
+    finally:
+        policy = asyncio.get_event_loop_policy()
+        try:
+            loop = policy.get_event_loop()  # jupyter_client set one for this thread
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            policy.set_event_loop(None)
+            loop.close()
 
 
 def _table(page) -> dict[str, str]:
@@ -233,7 +260,7 @@ def test_kernelspecs_offered(lab):
 def test_live_controls_in_jupyterlab(lab, browser):
     from playwright.sync_api import expect
 
-    url, token, name, connection_file = lab
+    url, token, name, preload = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     problems = []
     page.on("console", lambda m: problems.append(m.text)
@@ -242,7 +269,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
     page.on("pageerror", lambda err: problems.append(str(err)))
     page.goto(f"{url}/lab/tree/{name}?token={token}")
     # the kernel JupyterLab starts for "Python 3 (ipykernel)" runs the venv's interpreter
-    assert _preload(connection_file) == sys.prefix
+    assert preload.result(timeout=2 * START_TIMEOUT) == sys.prefix
     page.wait_for_function(
         "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
         " return !!(w && w.sessionContext && w.sessionContext.session"

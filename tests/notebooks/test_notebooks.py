@@ -261,6 +261,22 @@ def test_notebook_executes(path, tmp_path, shared_kernel):
     assert not warnings, "notebook printed warnings:\n" + "\n".join(warnings)
 
 
+def test_a_plain_script_computes_its_live_view_without_panel():
+    """``dr.live`` in a plain script (``python notebooks/NAME.py``, no kernel) computes the view
+    at the parameters but imports no Panel or Bokeh (about 2 s of the script): nothing shows
+    the controls. They are built when first used (``tests/explore/test_notebook_controls.py``
+    checks them, and the figure closed, against controls built at once)."""
+    import subprocess
+
+    code = ("import sys\nimport dprisk as dr\n"
+            "shown = dr.live(lambda rho1, priors: {'rho1': rho1, 'n': len(priors)}, rho1=0.5,"
+            " priors=(0.5, 0.1), ranges={'rho1': (0.01, 2.0)})\n"
+            "print(shown.last, 'panel' in sys.modules, 'bokeh' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["{'rho1':", "0.5,", "'n':", "2}", "False", "False"]
+
 
 def documented_commands(readme: Path = NOTEBOOK_DIR / "README.md") -> list[str]:
     """The shell commands of the README's first ``bash`` block, continuation lines joined."""
