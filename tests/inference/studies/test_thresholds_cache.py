@@ -57,3 +57,27 @@ def test_cache_is_bounded(counted, monkeypatch):
     for x2 in range(3, 8):
         thresholds.decision_offsets(np.array([x2]), np.array([1]), PARAMS, "exact")
     assert len(thresholds._offsets_cache) == 2
+
+
+def test_posterior_table_is_remembered_read_only(monkeypatch):
+    """A repeated posterior_table is the same table, built once, with read-only arrays."""
+    from dprisk.inference.studies import setup
+
+    monkeypatch.setattr(setup, "_table_cache", type(setup._table_cache)())
+    monkeypatch.setattr(setup, "_table_cache_bytes", {})
+    builds = []
+    build = setup.checked_table
+
+    def spy(*args):
+        builds.append(args[1].tolist())
+        return build(*args)
+
+    monkeypatch.setattr(setup, "checked_table", spy)
+    x2s, y1s = np.arange(3, 9), np.arange(0, 6)
+    first = setup.posterior_table(0, x2s, y1s, PARAMS)
+    again = setup.posterior_table(np.zeros(6, dtype=int), x2s.copy(), y1s.copy(), PARAMS)
+    setup.posterior_table(0, x2s + 1, y1s, PARAMS)
+    assert again is first and len(builds) == 2
+    assert not first.log_joint.flags.writeable
+    fresh = build(np.zeros(6, np.int64), x2s, y1s, PARAMS, setup.POSTERIOR_TAIL_MASS, None)
+    np.testing.assert_array_equal(first.log_joint, fresh.log_joint)
