@@ -27,6 +27,8 @@ with :math:`L_m` from one exact k2 enumeration per ``(x2*, y1*)``
 from __future__ import annotations
 
 import functools
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,6 +77,10 @@ TIES = {"m": 0.0, "m+1": 1.0, "half": 0.5}
 POSTERIOR_TAIL_MASS = 1e-12
 #: Largest number of k2 cells (releases x 2 branches x window) built at once.
 _CHUNK_CELLS = 2**22
+#: Bytes of posterior tables a process remembers (:func:`posterior_table`).
+TABLE_CACHE_BYTES = 2**26
+_table_cache: OrderedDict = OrderedDict()
+_table_cache_bytes: dict = {}
 
 
 # --------------------------------------------------------------------------- parameters
@@ -231,10 +237,36 @@ def release_grid(*, x2, y1, rho1, rho2, d, tail_mass=DEFAULT_TAIL_MASS) -> Relea
 
 # --------------------------------------------------------------------------- exact model
 def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
-    """The exact joint posterior table of releases on a k2 window with tail < 1e-12."""
+    """The exact joint posterior table of releases on a k2 window with tail < 1e-12.
+
+    Tables are remembered per process (at most :data:`TABLE_CACHE_BYTES` of them, keyed by
+    the scenario and the releases' values: the exact and the variant chains of one study
+    ask for the same table); their arrays are read-only.
+    """
     x1s, x2s, y1s = (np.asarray(a, dtype=np.int64).ravel() for a in np.broadcast_arrays(
         np.asarray(x1_star), np.asarray(x2_star), np.asarray(y1_star)))
-    return checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
+    digest = hashlib.sha1(x1s.tobytes() + b"|" + x2s.tobytes() + b"|" + y1s.tobytes())
+    key = (params, x1s.size, digest.hexdigest())
+    try:
+        table = _table_cache.get(key)
+    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
+        return checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
+    if table is not None:
+        _table_cache.move_to_end(key)
+        return table
+    table = checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
+    size = 0
+    for value in vars(table).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+            size += value.nbytes
+    if size <= TABLE_CACHE_BYTES:
+        _table_cache[key] = table
+        _table_cache_bytes[key] = size
+        while sum(_table_cache_bytes.values()) > TABLE_CACHE_BYTES:
+            old, _ = _table_cache.popitem(last=False)
+            del _table_cache_bytes[old]
+    return table
 
 
 def branch_conditionals(table: JointTable) -> np.ndarray:

@@ -11,6 +11,9 @@ within :data:`dprisk.inference.studies.setup.TIE_ATOL` on the log-odds scale are
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
 import numpy as np
 
 from dprisk.inference.studies.setup import TIE_ATOL, exact_log_odds_at_known
@@ -21,6 +24,10 @@ __all__ = ["MODELS", "decision_offsets", "decision_thresholds", "linear_threshol
 
 #: The adversary's decision models: the exact posterior or the constraint-dropping variant.
 MODELS = ("exact", "variant")
+#: How many :func:`decision_offsets` answers a process keeps (the report's risk studies ask
+#: for the same release grid under the same scenario several times, e.g. Figures 5 and 6).
+OFFSETS_CACHE_SIZE = 256
+_offsets_cache: OrderedDict = OrderedDict()
 
 
 def linear_thresholds(log_odds_at_known, rho1: float):
@@ -46,8 +53,41 @@ def linear_thresholds(log_odds_at_known, rho1: float):
     return offset, tie
 
 
+def _releases_key(x2s, y1s, params: Scenario, model: str):
+    """Every input of :func:`decision_offsets`: scenario, model, and the releases' values."""
+    digest = hashlib.sha1()
+    for a in (x2s, y1s):
+        a = np.ascontiguousarray(a)
+        digest.update(f"{a.dtype.str}{a.shape}".encode())
+        digest.update(a.tobytes())
+    return params, model, digest.hexdigest()
+
+
 def decision_offsets(x2s, y1s, params: Scenario, model: str):
-    """``(t - m, tie)`` per ``(x2*, y1*)`` for ``model`` in :data:`MODELS` (kernel)."""
+    """``(t - m, tie)`` per ``(x2*, y1*)`` for ``model`` in :data:`MODELS` (kernel).
+
+    Answers are remembered per process (:data:`OFFSETS_CACHE_SIZE`, keyed by the scenario,
+    the model and the releases' values); each call returns fresh copies.
+    """
+    if model not in MODELS:
+        raise ValueError(f"model must be 'exact' or 'variant', got {model!r}")
+    key = _releases_key(x2s, y1s, params, model)
+    try:
+        hash(key)
+    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
+        return _decision_offsets(x2s, y1s, params, model)
+    found = _offsets_cache.get(key)
+    if found is None:
+        found = _offsets_cache[key] = _decision_offsets(x2s, y1s, params, model)
+        while len(_offsets_cache) > OFFSETS_CACHE_SIZE:
+            _offsets_cache.popitem(last=False)
+    else:
+        _offsets_cache.move_to_end(key)
+    return tuple(np.copy(a) for a in found)
+
+
+def _decision_offsets(x2s, y1s, params: Scenario, model: str):
+    """:func:`decision_offsets`, computed."""
     if model == "exact":
         return linear_thresholds(exact_log_odds_at_known(x2s, y1s, params), params.rho1)
     if model == "variant":
