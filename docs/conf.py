@@ -56,6 +56,9 @@ templates_path = ["_templates"]
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"
+# No `# type:` comments in the package: autodoc need not parse each function's source for them
+# (about 2 % of the build's CPU; the pages are the same).
+autodoc_use_type_comments = False
 autodoc_default_options = {"members": False}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False

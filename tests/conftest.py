@@ -53,7 +53,7 @@ MODULE_SECONDS = {
     "notebooks/test_notebooks.py": 75,  # the notebooks in one kernel, then the README's commands
     # one JupyterLab server and page (system Chromium): mostly waiting, 27 s CPU, ~40 s wall
     "notebooks/test_jupyterlab.py": 40,
-    "docs/test_docs_build.py": 31,  # one Sphinx build of the site (notebooks not executed)
+    "docs/test_docs_build.py": 17,  # one Sphinx build of the site, in the worker (no notebooks run)
     "reliability/test_reproducibility.py": 19,
     "validation/crosschecks/test_crosscheck.py": 13,  # pymc on the first release (issue 36)
     "explore/test_browser.py": 24,

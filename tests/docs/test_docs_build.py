@@ -8,11 +8,11 @@ command-line reference (from the argparse parsers), and every page reachable fro
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import html
-import os
+import io
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,24 +24,56 @@ DOCS = ROOT / "docs"
 pytest.importorskip("sphinx")
 
 
-#: ``python -m sphinx ARGS`` (what ``sphinx/__main__.py`` runs) with this test process's garbage
-#: collector thresholds (``tests/conftest.py``'s ``GC_THRESHOLDS``): the build holds every
-#: page's doctree, which each full collection at the default thresholds walked again (the
-#: build's CPU 31 -> 28-29 s, 2026-11-28); the pages built are the same.
-SPHINX_MAIN = ("import gc, sys; gc.set_threshold{thresholds!r}; sys.argv[0] = 'sphinx'; "
-               "from sphinx.cmd.build import main; raise SystemExit(main(sys.argv[1:]))")
+#: ``sphinx-build ARGS`` (``make docs``' command, without the notebooks executed) minus work no
+#: test here reads:
+#:
+#: * no search index (``StandaloneHTMLBuilder.search = False``, the builder's own switch, which
+#:   the help builders set): feeding every page's words to the indexer was about 8 % of the
+#:   build; ``searchindex.js`` and ``search.html`` are the only files not written, and the
+#:   indexer emits no warnings, so ``-W`` checks the same pages.
+#: * no copies of the page sources (``html_copy_source=0``: ``_sources/``).
+SPHINX_ARGS = ("-W", "--keep-going", "-q", "-b", "html", "-D", "html_copy_source=0")
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
+    """The site built in this test process (Sphinx's ``build_main``, what ``sphinx-build`` runs
+    after setting the console's locale).
+
+    In this process rather than a fresh ``sphinx-build``: the build imports every public module
+    of dprisk and what they import (PyMC, xarray, SciPy, Matplotlib, Panel: about 8 s of CPU),
+    which the worker imports anyway for its other tests, so a run of ``make test`` pays them
+    once instead of twice. The pages are the same; Python warnings raised during the build are
+    errors, as everywhere in the tests (a subprocess printed them). No cyclic garbage collection
+    during the build: it holds every page's doctree, which each collection walked again (about
+    1.8 s of its CPU); reference counting frees what it freed before, and one collection of the
+    youngest generation (where all the build's objects stay meanwhile) reclaims the rest after.
+    """
+    from sphinx.builders.html import StandaloneHTMLBuilder
+    from sphinx.cmd.build import build_main
+
+    from dprisk.runtime import renamed
+
     out = tmp_path_factory.mktemp("html")
     doctrees = tmp_path_factory.mktemp("doctrees")
-    env = {**os.environ, "DPRISK_DOCS_EXECUTE": "off"}
-    done = subprocess.run(
-        [sys.executable, "-c", SPHINX_MAIN.format(thresholds=gc.get_threshold()),
-         "-W", "--keep-going", "-q", "-b", "html", "-d", str(doctrees), str(DOCS), str(out)],
-        capture_output=True, text=True, env=env, timeout=600, check=False)
-    assert done.returncode == 0, f"sphinx-build failed:\n{done.stderr[-4000:]}"
+    warned = set(renamed._WARNED)
+    messages = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPRISK_DOCS_EXECUTE", "off")
+        patch.setattr(StandaloneHTMLBuilder, "search", False)
+        patch.setattr(sys, "path", list(sys.path))  # conf.py puts docs/_ext first
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with contextlib.redirect_stderr(messages):
+                status = build_main([*SPHINX_ARGS, "-d", str(doctrees), str(DOCS), str(out)])
+        finally:
+            if collecting:
+                gc.enable()
+            gc.collect(0)  # the build's objects, all still in the youngest generation
+    assert status == 0, f"sphinx-build failed:\n{messages.getvalue()[-4000:]}"
+    # The build looked no renamed name up: each still warns once in this worker's other tests.
+    assert renamed._WARNED == warned
     return out
 
 
