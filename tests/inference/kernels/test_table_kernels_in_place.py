@@ -49,3 +49,34 @@ def test_branch_conditionals_is_the_plain_expression(prior):
         plain = np.exp(table.log_joint - table.log_branch_mass[:, :, None])
     plain = np.where(np.isfinite(table.log_joint), plain, 0.0)
     assert np.array_equal(branch_conditionals(table), plain)
+
+
+def test_logsumexp_is_the_plain_expression():
+    from dprisk.models.numerics import logsumexp
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(0, 50, (30, 2, 17))
+    a[0] = -np.inf
+    a[1, 0, :5] = -np.inf
+    top = np.max(a, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        plain = np.log(np.exp(a - top).sum(-1)) + np.squeeze(top, -1)
+    assert np.array_equal(logsumexp(a), plain)
+
+
+def test_variant_log_odds_is_the_plain_expression():
+    from scipy.special import expit
+
+    from dprisk.inference.studies.variant import VariantTables, _release_term
+
+    x2s, y1s = np.meshgrid(np.arange(-5, 30), np.arange(0, 40), indexing="ij")
+    tables = VariantTables(x2s.ravel(), y1s.ravel(), PARAMS)
+    offset = np.tile([-3.0, 0.0, 2.0, 5.0], x2s.size // 4 + 1)[:x2s.size]
+    up = expit(_release_term(offset, rho1=PARAMS.rho1, p=PARAMS.p)[:, None] + tables.g)
+    t01 = (tables.cond[:, 0] * up).sum(-1)
+    t10 = (tables.cond[:, 1] * (1.0 - up)).sum(-1)
+    keep = (t01 >= 1e-200) & (t10 >= 1e-200)
+    assert keep.mean() > 0.5
+    got = tables.log_odds(offset)
+    assert np.array_equal(got[keep], (np.log(t01) - np.log(t10))[keep])
