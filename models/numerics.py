@@ -60,8 +60,10 @@ def logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
     a = np.asarray(a, dtype=float)
     top = np.max(a, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
+    shifted = np.subtract(a, top)
+    np.exp(shifted, out=shifted)  # in place: one array of a's shape, same values
     with np.errstate(divide="ignore"):
-        out = np.log(np.exp(a - top).sum(axis))
+        out = np.log(shifted.sum(axis))
     return out + np.squeeze(top, axis)
 
 

@@ -5,7 +5,7 @@ the decorator::
 
     from dprisk.validation.registry import report_study
 
-    @report_study(order=80, title="beyond the paper: the whole record", cost=9.7)
+    @report_study(order=80, title="beyond the paper: the whole record", cost=7.8)
     def study(*, paper_scale: bool = False) -> StudyResult:
         ...
 

@@ -149,10 +149,27 @@ def relative_log_joint(params: Scenario, b: int, gamma, delta_beta, r, j_minus_r
     module docstring.
     """
     step = b * (params.rho1 / params.d) / params.precision
-    j_plus_r = (2 * np.asarray(r, dtype=np.int64) + j_minus_r).astype(float)
-    offset = np.asarray(j_minus_r, dtype=float) - step
-    quadratic = params.precision * offset * (j_plus_r - 2.0 * gamma - step)
-    return branch_offset(b, delta_beta) - quadratic
+    # In place, in the order of ``bo - (A * offset) * (((j + r) - 2 gamma) - step)``: the
+    # same values with two arrays of the broadcast shape instead of six.
+    bo = branch_offset(b, delta_beta)
+    factor = np.asarray((2 * np.asarray(r, dtype=np.int64) + j_minus_r), dtype=float)
+    factor = _in_place(np.subtract, factor, 2.0 * np.asarray(gamma, dtype=float))
+    factor = _in_place(np.subtract, factor, step)
+    quadratic = np.asarray(np.asarray(j_minus_r, dtype=float) - step)
+    quadratic = _in_place(np.multiply, quadratic, params.precision)
+    quadratic = _in_place(np.multiply, quadratic, factor)
+    return _in_place(np.subtract, quadratic, bo, reverse=True)
+
+
+def _in_place(ufunc, a, b, *, reverse: bool = False):
+    """``ufunc(a, b)``, or ``ufunc(b, a)`` if ``reverse``, written over ``a`` when it fits.
+
+    ``a`` is overwritten only when it is an array that already has the broadcast shape.
+    """
+    fits = (isinstance(a, np.ndarray) and a.ndim > 0
+            and a.shape == np.broadcast_shapes(a.shape, np.shape(b)))
+    args = (b, a) if reverse else (a, b)
+    return ufunc(*args, out=a if fits else None)
 
 
 @dataclass(frozen=True)

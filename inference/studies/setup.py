@@ -275,9 +275,11 @@ def branch_conditionals(table: JointTable) -> np.ndarray:
     .. math:: P[k_2 \mid m + b, D] = \pi(m + b, k_2) / \textstyle\sum_{k} \pi(m + b, k)
     """
     log_joint = table.log_joint
-    with np.errstate(invalid="ignore"):
-        cond = np.exp(log_joint - table.log_branch_mass[:, :, None])
-    return np.where(np.isfinite(log_joint), cond, 0.0)
+    with np.errstate(invalid="ignore"):  # in place: one (R, 2, W) array, same values
+        cond = np.subtract(log_joint, table.log_branch_mass[:, :, None])
+    np.exp(cond, out=cond)
+    cond[~np.isfinite(log_joint)] = 0.0
+    return cond
 
 
 def exact_x1_update(log_joint: np.ndarray) -> np.ndarray:

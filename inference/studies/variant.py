@@ -136,8 +136,10 @@ class VariantTables:
         """Stationary log-odds of ``X1 = m + 1`` at ``x1* = m + offset`` (one per row)."""
         z = _release_term(offset, rho1=self.params.rho1, p=self.params.p)[:, None] + self.g
         up = _scipy_expit(z)
-        t01 = (self.cond[:, 0] * up).sum(-1)
-        t10 = (self.cond[:, 1] * (1.0 - up)).sum(-1)
+        term = np.multiply(self.cond[:, 0], up)  # reused in place: same values, fewer arrays
+        t01 = term.sum(-1)
+        np.subtract(1.0, up, out=up)
+        t10 = np.multiply(self.cond[:, 1], up, out=term).sum(-1)
         with np.errstate(divide="ignore"):
             out = np.log(t01) - np.log(t10)
         # Far from the boundary the direct sums can underflow: redo those rows in log space.

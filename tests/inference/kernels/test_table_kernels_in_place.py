@@ -1,0 +1,82 @@
+"""The in-place arithmetic of the table kernels gives the textbook expressions bit for bit.
+
+:func:`relative_log_joint` and :func:`branch_conditionals` write over their work arrays to
+save allocations (the risk studies build hundreds of (R, 2, W) tables); the values must be
+those of the plain expressions, in the same floating-point order (tolerance: exact equality,
+the same operations on the same operands).
+"""
+
+import numpy as np
+import pytest
+
+from dprisk.inference.kernels.table_kernels import branch_offset, relative_log_joint
+from dprisk.inference.studies.setup import branch_conditionals, posterior_table
+from dprisk.models.scenario import Scenario
+
+PARAMS = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0,
+                            prior="improper")
+
+
+def _plain(params, b, gamma, delta_beta, r, j_minus_r):
+    step = b * (params.rho1 / params.d) / params.precision
+    j_plus_r = (2 * np.asarray(r, dtype=np.int64) + j_minus_r).astype(float)
+    offset = np.asarray(j_minus_r, dtype=float) - step
+    quadratic = params.precision * offset * (j_plus_r - 2.0 * gamma - step)
+    return branch_offset(b, delta_beta) - quadratic
+
+
+@pytest.mark.parametrize("b", [0, 1])
+def test_relative_log_joint_is_the_plain_expression(b):
+    rng = np.random.default_rng(7)
+    gamma = rng.normal(0, 30, (40, 1))
+    delta_beta = rng.normal(0, 5, (40, 1))
+    r = rng.integers(-50, 50, (40, 1))
+    j_minus_r = rng.integers(-20, 20, (1, 25)) + np.zeros((40, 1), dtype=np.int64)
+    got = relative_log_joint(PARAMS, b, gamma, delta_beta, r, j_minus_r)
+    assert np.array_equal(got, _plain(PARAMS, b, gamma, delta_beta, r, j_minus_r))
+    # scalar release, array of references (the Gibbs sampler's call)
+    k2 = np.arange(-10, 10)
+    got = relative_log_joint(PARAMS, b, 1.25, -0.5, k2, 0)
+    assert np.array_equal(got, _plain(PARAMS, b, 1.25, -0.5, k2, 0))
+    assert np.ndim(relative_log_joint(PARAMS, b, 1.25, -0.5, 3, 0)) == 0
+
+
+@pytest.mark.parametrize("prior", ["improper", "point:25"])
+def test_branch_conditionals_is_the_plain_expression(prior):
+    params = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0, prior=prior)
+    table = posterior_table(0, np.arange(-5, 40), np.arange(10, 55), params)
+    with np.errstate(invalid="ignore"):
+        plain = np.exp(table.log_joint - table.log_branch_mass[:, :, None])
+    plain = np.where(np.isfinite(table.log_joint), plain, 0.0)
+    assert np.array_equal(branch_conditionals(table), plain)
+
+
+def test_logsumexp_is_the_plain_expression():
+    from dprisk.models.numerics import logsumexp
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(0, 50, (30, 2, 17))
+    a[0] = -np.inf
+    a[1, 0, :5] = -np.inf
+    top = np.max(a, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        plain = np.log(np.exp(a - top).sum(-1)) + np.squeeze(top, -1)
+    assert np.array_equal(logsumexp(a), plain)
+
+
+def test_variant_log_odds_is_the_plain_expression():
+    from scipy.special import expit
+
+    from dprisk.inference.studies.variant import VariantTables, _release_term
+
+    x2s, y1s = np.meshgrid(np.arange(-5, 30), np.arange(0, 40), indexing="ij")
+    tables = VariantTables(x2s.ravel(), y1s.ravel(), PARAMS)
+    offset = np.tile([-3.0, 0.0, 2.0, 5.0], x2s.size // 4 + 1)[:x2s.size]
+    up = expit(_release_term(offset, rho1=PARAMS.rho1, p=PARAMS.p)[:, None] + tables.g)
+    t01 = (tables.cond[:, 0] * up).sum(-1)
+    t10 = (tables.cond[:, 1] * (1.0 - up)).sum(-1)
+    keep = (t01 >= 1e-200) & (t10 >= 1e-200)
+    assert keep.mean() > 0.5
+    got = tables.log_odds(offset)
+    assert np.array_equal(got[keep], (np.log(t01) - np.log(t10))[keep])
