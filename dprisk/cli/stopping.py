@@ -127,15 +127,18 @@ def _quiet_unraisable_interrupts() -> None:
     :class:`Interrupted` "unraisable": Python prints "Exception ignored in ..." and a traceback
     and carries on. The watchdog, started by the same signal, still ends the process within
     :data:`STOP_SECONDS` with the command's one line and ``128 + signal``; the traceback
-    would break the one-line promise (seen under load: SIGTERM during an import). Any other
-    unraisable exception goes to the hook that was in place.
+    would break the one-line promise (seen under load: SIGTERM during an import). Once a stop
+    signal has arrived, any unraisable exception is kept off stderr too: it is a side effect of
+    the stop (seen in CI: SIGINT while numba's llvmlite closed an object in its ``__del__``,
+    whose clean-up then failed) and the process is ending with the one line. Before a stop,
+    any other unraisable exception goes to the hook that was in place.
     """
     previous = sys.unraisablehook
     if getattr(previous, "_dprisk_quiet_interrupts", False):
         return  # installed already (a second command line in the same process)
 
     def hook(unraisable):
-        if isinstance(unraisable.exc_value, Interrupted):
+        if isinstance(unraisable.exc_value, Interrupted) or _STATE.get("watchdog"):
             return  # the watchdog stops the process and prints the line
         previous(unraisable)
 
