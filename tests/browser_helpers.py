@@ -50,16 +50,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def listens(port: int) -> bool:
+    """Whether a server accepts a TCP connection on 127.0.0.1:``port`` now."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def wait_listening(port: int, seconds: float = 30.0) -> None:
     """Return once a server accepts connections on 127.0.0.1:``port``; fail after ``seconds``."""
     import time
 
     deadline = time.monotonic() + seconds
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no server listened on port {port} within {seconds} s")
-            time.sleep(0.1)
+    while not listens(port):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no server listened on port {port} within {seconds} s")
+        time.sleep(0.1)

@@ -19,7 +19,6 @@ browser is never downloaded: Playwright launches the system executable.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_helpers import free_port, launched_chromium, needs_chromium
+from browser_helpers import free_port, launched_chromium, listens, needs_chromium
 
 from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.inference.single_level import closed_form as sl
@@ -53,14 +52,6 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _listens(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     port = free_port()
@@ -74,7 +65,7 @@ def server(tmp_path_factory):
     # page of every view (seconds of CPU) that nothing looks at; the module's one page load
     # (``visit``) checks the answer's status
     deadline = time.monotonic() + START_TIMEOUT
-    while not _listens(port):
+    while not listens(port):
         if proc.poll() is not None or time.monotonic() > deadline:
             # stop the server and close its log before failing (nothing left running)
             exited = proc.poll() is not None
