@@ -1,17 +1,29 @@
-"""PyMC's Metropolis step for one discrete scalar, with its per-step statistics read directly.
+"""PyMC's Metropolis step for one discrete scalar, in scalar arithmetic.
 
-``pm.Metropolis.astep`` ends each step with three numpy reductions for its statistics
-(``np.mean`` of the one-element ``scaling`` and ``accepted`` arrays and of ``exp`` of the
-acceptance log-ratio): about 15 % of a two-level ``pymc`` step's CPU time (BinaryGibbsMetropolis
-for X1 plus Metropolis for X2), measured by sampling the report's run. For one discrete scalar
-(X2 of the two-level model: ``elemwise_update`` off, every dimension discrete), the mean of a
-one-element array is that element, so :class:`LeanMetropolis` reads them directly (the same
-float64 values) and otherwise runs the step of PyMC's ``Metropolis.astep`` line for line: the
-same proposal, rounding, acceptance and tuning, hence the same draws from the same generator,
-bit for bit (``tests/inference/two_level/test_lean_steps.py`` compares them with
-``pm.Metropolis``'s through ``pm.sample`` and through
-:class:`~dprisk.inference.mcmc.compiled_chain.CompiledChain`). Any other configuration goes
-to ``pm.Metropolis.astep`` itself.
+``pm.Metropolis.astep`` works on one-element arrays: the proposal ``rng.normal(scale=S)``
+with an array ``S`` (numpy checks ``S >= 0`` by an array reduction on every call), rounding
+and casting of the arrays, ``metrop_select``'s ``np.isfinite`` and ``np.log`` of the uniform
+on scalars, and three ``np.mean`` reductions for its statistics: together more than half of
+a two-level ``pymc`` step's CPU time (BinaryGibbsMetropolis for X1 plus Metropolis for X2)
+besides the model's log density. For one discrete scalar (X2 of the two-level model:
+``elemwise_update`` off, every dimension discrete) :class:`LeanMetropolis` runs PyMC's step
+line for line on floats and ints with the same IEEE operations:
+
+* proposal: ``rng.normal(scale=S)`` is ``0.0 + S * z`` with ``z`` the generator's next standard
+  normal (numpy's ``random_normal``), so ``z = rng.standard_normal()`` (the same draw) and
+  ``delta = (0.0 + S[0] * z) * scaling[0]``, rounded half to even (``np.round``) to an int;
+* acceptance: :func:`dprisk.inference.mcmc.fused_steps.log_uniform_below`, PyMC's
+  ``np.isfinite(r) and np.log(rng.uniform()) < r`` with the same draw and outcome;
+* statistics: the mean of a one-element array is that element (the same float64 values).
+
+The draws are the same from the same generator, bit for bit
+(``tests/inference/two_level/test_lean_steps.py`` compares them with ``pm.Metropolis``'s
+through ``pm.sample`` and through :class:`~dprisk.inference.mcmc.compiled_chain.CompiledChain`).
+A proposal too large for exact integer arithmetic (``|delta| >= 2**53`` or ``|q0| >= 2**62``)
+takes PyMC's array operations; any other configuration (continuous or vector variables, a
+proposal other than ``NormalProposal``) goes to ``pm.Metropolis.astep`` itself.
+:meth:`Metropolis.discrete_scalar_step` is the step on the raveled value without statistics,
+which :mod:`dprisk.inference.mcmc.fused_steps` calls with the log density evaluated directly.
 """
 
 from __future__ import annotations
@@ -19,14 +31,20 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 from pymc.blocking import RaveledVars
-from pymc.step_methods.arraystep import metrop_select
-from pymc.step_methods.metropolis import tune
+from pymc.step_methods.metropolis import NormalProposal, tune
+
+from dprisk.inference.mcmc.fused_steps import log_uniform_below
 
 __all__ = ["LeanMetropolis"]
 
+#: Largest |proposal| (exclusive) rounded in float arithmetic; beyond, PyMC's array path.
+_EXACT_DELTA = 2.0**53
+#: Largest |current value| (exclusive) added to in Python ints; beyond, PyMC's array path.
+_EXACT_VALUE = 2**62
+
 
 class Metropolis(pm.Metropolis):
-    """``pm.Metropolis`` (same arguments, state and draws) with cheaper per-step statistics.
+    """``pm.Metropolis`` (same arguments, state and draws) in scalar arithmetic (module notes).
 
     Named as PyMC's (exported as :data:`LeanMetropolis`), so that ``pm.sample``'s log line
     for the step (``>Metropolis: [X2]``) reads as before.
@@ -34,28 +52,57 @@ class Metropolis(pm.Metropolis):
 
     def astep(self, q0: RaveledVars):
         """One Metropolis step (module notes); PyMC's own for anything but a discrete scalar."""
-        if self.elemwise_update or not self.all_discrete or self.scaling.size != 1:
+        if not self.discrete_scalar:
             return super().astep(q0)
-        if not self.steps_until_tune and self.tune:
-            self.scaling = tune(self.scaling, self.accepted_sum / float(self.tune_interval))
-            self.steps_until_tune = self.tune_interval
-            self.accepted_sum[:] = 0
-        delta = self.proposal_dist(rng=self.rng) * self.scaling
-        delta = delta.round(0).astype("int64")
-        q0d = q0.data.astype("int64")
-        q = (q0d + delta).astype("int64")
-        accept_rate = self.delta_logp(q, q0d)
-        q, accepted = metrop_select(accept_rate, q, q0d, rng=self.rng)
-        self.accept_rate_iter = accept_rate
-        self.accepted_iter[0] = accepted
-        self.accepted_sum += accepted
-        self.steps_until_tune -= 1
+        q, accept_rate, accepted = self.discrete_scalar_step(q0.data, self.delta_logp)
         stats = {
             "scaling": np.float64(self.scaling[0]),
             "accept": np.float64(np.exp(accept_rate)),
             "accepted": np.float64(accepted),
         }
         return RaveledVars(q, q0.point_map_info), [stats]
+
+    @property
+    def discrete_scalar(self) -> bool:
+        """Whether the step updates one discrete scalar by a normal proposal (module notes)."""
+        return (not self.elemwise_update and self.all_discrete and self.scaling.size == 1
+                and type(self.proposal_dist) is NormalProposal
+                and np.shape(self.proposal_dist.s) == (1,))
+
+    def discrete_scalar_step(self, q0d: np.ndarray, delta_logp):
+        """PyMC's ``Metropolis.astep`` for one discrete scalar, on its raveled value ``q0d``.
+
+        ``delta_logp(q, q0)`` is the log-density difference of two (1,) int64 arrays: the
+        step's compiled ``delta_logp`` or the same graph called directly
+        (:mod:`dprisk.inference.mcmc.fused_steps`). Tunes, proposes, accepts and counts as
+        PyMC does (module notes); returns the new raveled value (a (1,) int64 array), the
+        acceptance log-ratio (as ``delta_logp`` returned it) and whether the proposal was
+        accepted, without the statistics. Only for :attr:`discrete_scalar` steps.
+        """
+        if not self.steps_until_tune and self.tune:
+            self.scaling = tune(self.scaling, self.accepted_sum / float(self.tune_interval))
+            self.steps_until_tune = self.tune_interval
+            self.accepted_sum[:] = 0
+        normal = 0.0 + float(self.proposal_dist.s[0]) * self.rng.standard_normal()
+        delta = normal * float(self.scaling[0])
+        if q0d.dtype != np.int64:  # PyMC's astype("int64"); the arrays are only read
+            q0d = q0d.astype("int64")
+        current = int(q0d[0])
+        if abs(delta) < _EXACT_DELTA and abs(current) < _EXACT_VALUE:
+            q = np.array([current + round(delta)], dtype=np.int64)
+        else:  # PyMC's array operations on the same draw
+            delta = (np.array([normal]) * self.scaling).round(0).astype("int64")
+            q = (q0d + delta).astype("int64")
+        accept_rate = delta_logp(q, q0d)
+        accepted = log_uniform_below(accept_rate, self.rng)
+        if not accepted:
+            q = q0d
+        self.accept_rate_iter = accept_rate
+        self.accepted_iter[0] = accepted
+        if accepted:  # accepted_sum += accepted, without a ufunc call on a bool (4 us)
+            self.accepted_sum[0] += 1
+        self.steps_until_tune -= 1
+        return q, accept_rate, accepted
 
 
 #: The step under the name this package uses (the class is named as PyMC's, see there).

@@ -1,0 +1,198 @@
+r"""PyMC's Metropolis-within-Gibbs steps of a discrete model, without the point maps per step.
+
+``pm.sample`` advances a chain by ``CompoundStep.step(point)``: each step maps the point
+(a dict of arrays) to a raveled array and back (``DictToArrayBijection.map`` / ``rmap``),
+and evaluates the model's compiled log density through ``Function.__call__`` (keyword
+arguments, per-call bookkeeping, about 25 us a call where the compiled graph takes 3 us):
+about 200 us per compound step of the two-level model's ``BinaryGibbsMetropolis`` +
+``Metropolis``. :class:`FusedSteps` runs the same steps on the point's values:
+
+* ``BinaryGibbsMetropolis`` of one scalar ``T``: PyMC's ``astep`` line for line (shuffle of
+  the update order, a flip proposed with probability ``transit_p`` by ``rng.random()``,
+  accepted by :func:`log_uniform_below`), its log density the compiled graph (the jitted
+  function the PyTensor function's virtual machine calls) called directly with ``T``'s
+  value and the other variables' current values;
+* a Metropolis step of one discrete scalar ``X``: the step's own raveled
+  ``discrete_scalar_step(q0, delta_logp)``
+  (:class:`dprisk.inference.two_level.lean_steps.LeanMetropolis`, PyMC's ``Metropolis.astep``
+  line for line), given the compiled ``delta_logp`` graph called directly with the current
+  ``T`` in place of the shared variable PyMC sets before each step.
+
+The compiled graphs receive arrays of the dtype and shape PyMC's point maps give them (0-d
+int64 values, (1,) int64 raveled ones) and the model's data as stored in the functions'
+containers (read when a chain starts; :func:`pymc.set_data` between chains), so they compute
+the same values; the steps draw from their own generators in the same order, keep the same
+state (``scaling``, ``accepted_sum``, ``steps_until_tune``, the Gibbs ``order``) and leave
+the shared variable as PyMC does. The draws are PyMC's, bit for bit
+(``tests/inference/mcmc/test_fused_steps.py`` compares them with ``pm.sample`` and with the
+unfused loop of :class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`). Anything else
+(other step classes, continuous or vector variables, a compiled function not run by one
+jitted graph) is not fused: :meth:`FusedSteps.build` returns None and the chain calls
+``step.step(point)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["FusedSteps", "log_uniform_below"]
+
+#: Smallest relative gap |log u - r| / (1 + |r|) decided by ``math.log``: libm's and numpy's
+#: float64 logarithms differ by a few units in the last place (about 1e-16 relative) at most.
+_LOG_TIE = 1e-9
+
+
+def log_uniform_below(log_ratio, rng) -> bool:
+    """PyMC's acceptance test ``np.isfinite(r) and np.log(rng.uniform()) < r`` (``metrop_select``).
+
+    The same draw (none when ``r`` is not finite): ``rng.uniform()`` is ``0.0 + 1.0 * d`` with
+    ``d`` the generator's next double (numpy's ``random_uniform``), which ``rng.random()``
+    returns without ``uniform``'s argument checks (a third of the cost). The same outcome:
+    ``log u`` by ``math.log``, and by ``np.log`` as PyMC computes it when ``u`` is 0 or
+    ``log u`` is within a relative ``1e-9`` of ``r`` (where the two logarithms could order
+    differently).
+    """
+    log_ratio = float(log_ratio)
+    if not math.isfinite(log_ratio):
+        return False
+    u = rng.random()
+    if u > 0.0:
+        gap = math.log(u) - log_ratio
+        if abs(gap) > _LOG_TIE * (1.0 + abs(log_ratio)):
+            return gap < 0.0
+    return bool(np.log(u) < log_ratio)
+
+
+class FusedSteps:
+    """``CompoundStep([BinaryGibbsMetropolis(T), Metropolis(X)]).step`` on the point's values.
+
+    Build with :meth:`build` (None when ``steps`` are not of the fused kind). Per chain:
+    :meth:`start_chain` after PyMC's ``setup_chain``, :meth:`step` per iteration (the new
+    point, as ``step.step(point)[0]``), :meth:`end_chain` with the last point.
+    """
+
+    def __init__(self, gibbs, metropolis, names, logp, delta):
+        self.gibbs = gibbs
+        self.metropolis = metropolis
+        self.t_name, self.x_name = names
+        self._logp, self._delta = logp, delta
+        self._t_first = logp[1][0] == self.t_name  # the log density's inputs: (T, X) or (X, T)
+        self._logp_args = self._delta_args = ()
+
+    @classmethod
+    def build(cls, model, steps) -> FusedSteps | None:
+        """The fused steps of ``steps`` on ``model``, or None if they are not of that kind.
+
+        Fused: ``[BinaryGibbsMetropolis]`` of one 0-d int64 value variable ``T``, optionally
+        followed by a step with ``discrete_scalar_step`` (LeanMetropolis, ``discrete_scalar``)
+        of one other 0-d int64 variable ``X`` whose only shared variable is ``T``; the model's
+        value variables are exactly those; the compiled functions are run by one jitted graph
+        whose leading inputs are the values given per call.
+        """
+        from pymc.step_methods.metropolis import BinaryGibbsMetropolis
+
+        if not 1 <= len(steps) <= 2 or type(steps[0]) is not BinaryGibbsMetropolis:
+            return None
+        gibbs = steps[0]
+        metropolis = steps[1] if len(steps) == 2 else None
+        if (gibbs.allvars or len(gibbs.vars) != 1 or len(gibbs.fs) != 1 or gibbs.dim != 1
+                or list(gibbs.order) != [0]):
+            return None
+        names = [gibbs.vars[0].name]
+        if metropolis is not None:
+            if (not getattr(metropolis, "discrete_scalar", False)
+                    or not hasattr(metropolis, "discrete_scalar_step")
+                    or len(metropolis.vars) != 1 or set(metropolis.shared) != {names[0]}):
+                return None
+            names.append(metropolis.vars[0].name)
+        value_vars = {var.name: var for var in model.value_vars}
+        if sorted(value_vars) != sorted(names) or any(
+                value_vars[name].type.dtype != "int64" or value_vars[name].type.ndim != 0
+                for name in names):
+            return None
+        logp = _direct(getattr(gibbs.fs[0], "f", None))
+        if logp is None or sorted(logp[1]) != sorted(names):
+            return None
+        delta = None
+        if metropolis is not None:  # delta_logp(proposal, current), T from a shared variable
+            delta = _direct(metropolis.delta_logp,
+                            (metropolis.shared[names[0]].container.storage,))
+            if delta is None or len(delta[1]) != 2:
+                return None
+        return cls(gibbs, metropolis, (*names, None)[:2], logp, delta)
+
+    def start_chain(self) -> None:
+        """Read the functions' other inputs (the model's data) for the chain to come."""
+        self._logp_args = tuple(cell[0] for cell in self._logp[2])
+        if self._delta is not None:
+            self._delta_args = tuple(cell[0] for cell in self._delta[2])
+
+    def step(self, point: dict) -> dict:
+        """One iteration of the steps from ``point``: the new point (a new dict)."""
+        t_name, x_name = self.t_name, self.x_name
+        jit, args = self._logp[0], self._logp_args
+        x = None if x_name is None else point[x_name]
+        if x is None:
+            def logp(value):
+                return jit(value, *args)[0]
+        elif self._t_first:
+            def logp(value):
+                return jit(value, x, *args)[0]
+        else:
+            def logp(value):
+                return jit(x, value, *args)[0]
+        # BinaryGibbsMetropolis.astep for one dimension: its order is [0], whose shuffle
+        # (Generator.shuffle of a list of one) draws nothing and changes nothing
+        gibbs = self.gibbs
+        rng = gibbs.rng
+        t = point[t_name]
+        logp_current = logp(t)
+        if rng.random() < gibbs.transit_p:
+            proposal = np.array(1 - int(t), dtype=np.int64)  # True - q.data[0]
+            logp_proposal = logp(proposal)
+            if log_uniform_below(float(logp_proposal) - float(logp_current), rng):
+                t = proposal
+        new_point = dict(point)
+        new_point[t_name] = t
+        if x is not None:
+            delta_jit, delta_args = self._delta[0], self._delta_args
+
+            def delta_logp(q1, q0):
+                return delta_jit(q1, q0, t, *delta_args)[0]
+
+            x, _, _ = self.metropolis.discrete_scalar_step(x.reshape(1), delta_logp)
+            new_point[x_name] = x.reshape(())
+        return new_point
+
+    def end_chain(self, point: dict) -> None:
+        """Leave the Metropolis step's shared ``T`` at the last point's, as PyMC's loop does."""
+        if self.x_name is not None:
+            self.metropolis.shared[self.t_name].set_value(point[self.t_name], borrow=True)
+
+
+def _direct(function, given_cells=()):
+    """``(jit, explicit_names, other_cells)`` to call ``function``'s jitted graph, or None.
+
+    ``function`` must be a PyTensor function without updates, of one output, whose virtual
+    machine calls one jitted graph with its inputs' storage cells in order: first its
+    explicit inputs (``explicit_names``), then ``given_cells`` (inputs taken from shared
+    variables, given per call as well, in that order), then ``other_cells`` (read per chain).
+    """
+    vm = getattr(function, "vm", None)
+    jit, vm_cells = getattr(vm, "jit_fn", None), getattr(vm, "inputs", None)
+    if (jit is None or not isinstance(vm_cells, list) or function._has_updates
+            or len(function.output_storage) != 1
+            or len(vm_cells) != len(function.input_storage)
+            or any(cell is not container.storage
+                   for cell, container in zip(vm_cells, function.input_storage, strict=True))):
+        return None
+    implicit = [inp.implicit for inp in function.maker.inputs]
+    n = implicit.count(False)
+    given = n + len(given_cells)
+    if (any(implicit[:n]) or len(vm_cells) < given
+            or any(a is not b for a, b in zip(vm_cells[n:given], given_cells, strict=True))):
+        return None
+    names = [inp.variable.name for inp in function.maker.inputs[:n]]
+    return jit, names, vm_cells[given:]

@@ -1,0 +1,126 @@
+"""FusedSteps (PyMC's two-level steps on the point's values) draws PyMC's draws, bit for bit.
+
+:class:`dprisk.inference.mcmc.compiled_chain.CompiledChain` runs ``pymc_steps(model, "pymc")``
+(BinaryGibbsMetropolis for the indicator, LeanMetropolis for X2, or the indicator alone under a
+point prior) through :class:`dprisk.inference.mcmc.fused_steps.FusedSteps`. Compared here,
+exactly (integers; the generators' states after the runs): with the unfused loop
+(``step.step(point)``) on a twin model over a sequence of releases, with ``pm.sample`` under a
+point prior (``tests/inference/mcmc/test_compiled_chain.py`` does so for the truncated prior),
+and the acceptance test :func:`log_uniform_below` with PyMC's ``metrop_select`` (draws and
+outcomes, near-ties, u = 0 and non-finite ratios included). LeanMetropolis's own scalar step is
+compared with ``pm.Metropolis`` in ``tests/inference/two_level/test_lean_steps.py``; here also
+its array fallback for a proposal too large for float rounding.
+"""
+
+import numpy as np
+import pymc as pm
+import pytest
+from pymc.step_methods.arraystep import metrop_select
+from twin_chains import PARAMS, RELEASES, assert_twins_draw_the_same
+
+from dprisk.inference.mcmc.compiled_chain import CompiledChain
+from dprisk.inference.mcmc.fused_steps import FusedSteps, log_uniform_below
+from dprisk.inference.two_level.lean_steps import LeanMetropolis
+from dprisk.inference.two_level.sampling import pymc_steps, sample_model
+from dprisk.models.builders.two_level import X2_VAR, build_two_level_model, set_release
+
+
+def _step_state(steps):
+    """What the steps carry from run to run: generators, tuning, the shared indicator."""
+    state = []
+    for step in steps:
+        state.append(step.rng.bit_generator.state)
+        for name in ("scaling", "accepted_sum", "steps_until_tune", "order"):
+            if hasattr(step, name):
+                state.append(np.asarray(getattr(step, name)).tolist())
+        for shared in getattr(step, "shared", {}).values():
+            state.append(shared.get_value().tolist())
+    return state
+
+
+@pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
+def test_fused_chain_draws_what_the_unfused_chain_draws(prior):
+    models = [build_two_level_model(*RELEASES[0], **PARAMS, prior=prior) for _ in range(2)]
+    steps = [pymc_steps(model, "pymc") for model in models]
+    chains = [CompiledChain(model, step) for model, step in zip(models, steps, strict=True)]
+    assert isinstance(chains[0]._fused, FusedSteps)
+    assert (chains[0]._fused.x_name is None) == prior.startswith("point")
+    chains[1]._fused = None  # step.step(point): PyMC's point maps and compiled functions
+    # tuning every 100 steps: runs with up to 240 tuning steps and 150 draws
+    assert_twins_draw_the_same(models, chains, draws=150, tune_step=120, seed=500)
+    assert _step_state(steps[0]) == _step_state(steps[1])
+
+
+def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior():
+    """The indicator's step alone (X2 is the constant K): CompiledChain vs ``pm.sample``."""
+    models = [build_two_level_model(*RELEASES[1], **PARAMS, prior="point:6") for _ in range(2)]
+    steps = [pymc_steps(model, "pymc") for model in models]
+    chain = CompiledChain(models[1], steps[1])
+    assert chain._fused is not None and len(steps[1]) == 1
+    run = {"draws": 200, "tune": 30, "random_seed": 77, "chains": 2}
+    tree = sample_model(models[0], method="pymc", step=steps[0], **run)
+    got = chain.run(**run)
+    for name in ("X1", "X2"):
+        assert np.array_equal(tree.posterior[name].values, got[name])
+
+
+def test_only_the_known_steps_are_fused():
+    model = build_two_level_model(*RELEASES[0], **PARAMS, prior="truncated:10")
+    gibbs, _ = pymc_steps(model, "pymc")
+    plain = pm.Metropolis([model[X2_VAR]], model=model)  # no raveled scalar step
+    assert FusedSteps.build(model, [gibbs, plain]) is None
+    assert FusedSteps.build(model, [gibbs]) is None  # X2 would not be updated
+    assert FusedSteps.build(model, pymc_steps(model, "pymc-gibbs")) is None
+
+
+class _Uniforms:
+    """A generator stand-in returning given uniforms (``random`` and ``uniform`` alike)."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def random(self):
+        return self.values.pop(0)
+
+    uniform = random
+
+
+def test_log_uniform_below_is_metrop_select():
+    rng = np.random.default_rng(3)
+    ratios = np.concatenate([rng.normal(0, 2, 3000), -rng.exponential(1, 3000),
+                             [np.inf, -np.inf, np.nan, 0.0, -0.0, 1e-300, -745.0]])
+    mine, pymcs = np.random.default_rng(9), np.random.default_rng(9)
+    for r in ratios:
+        expected = metrop_select(np.float64(r), 1, 0, rng=pymcs)[1]
+        assert log_uniform_below(np.float64(r), mine) == expected
+        assert mine.bit_generator.state == pymcs.bit_generator.state  # no draw when not finite
+    # near-ties decided by np.log as PyMC does, and u = 0 (log -inf)
+    for u in (0.5, 0.3, 1e-300, 0.999999999):
+        r = np.log(u)
+        for ratio in (r, np.nextafter(r, 0), np.nextafter(r, -1), r + 1e-12, r - 1e-12):
+            expected = metrop_select(ratio, 1, 0, rng=_Uniforms([u]))[1]
+            assert log_uniform_below(ratio, _Uniforms([u])) == expected
+    with np.errstate(divide="ignore"):
+        assert log_uniform_below(-1e308, _Uniforms([0.0]))
+        assert not log_uniform_below(-np.inf, _Uniforms([0.0]))
+
+
+def test_lean_metropolis_array_fallback_for_huge_proposals():
+    """A scaling beyond float rounding (|delta| >= 2**53) takes PyMC's array operations."""
+    model = build_two_level_model(*RELEASES[0], **PARAMS, prior="improper")
+    set_release(model, *RELEASES[2])
+    steps = [LeanMetropolis([model[X2_VAR]], model=model),
+             pm.Metropolis([model[X2_VAR]], model=model)]
+    point = {name: np.asarray(value) for name, value in model.initial_point().items()}
+    for scaling in (1e16, 3e15, 1.0):
+        for step in steps:
+            step.rng = np.random.default_rng(21)
+            step.tune = False
+            step.scaling = np.array([scaling])
+            step.shared["target_has_c"].set_value(point["target_has_c"])
+        for _ in range(20):
+            (lean, _), (plain, _) = (step.step(dict(point)) for step in steps)
+            assert lean[X2_VAR].dtype == plain[X2_VAR].dtype
+            assert lean[X2_VAR] == plain[X2_VAR]
+        assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
+        assert steps[0].accepted_sum.tolist() == steps[1].accepted_sum.tolist()
