@@ -128,42 +128,61 @@ class FusedSteps:
         self._logp_args = tuple(cell[0] for cell in self._logp[2])
         if self._delta is not None:
             self._delta_args = tuple(cell[0] for cell in self._delta[2])
+        # the chain's log densities by value, and its values' 0-d int64 arrays
+        self._logp_values, self._delta_values, self._arrays = {}, {}, {}
+
+    def _array(self, value: int) -> np.ndarray:
+        """The 0-d int64 array of ``value`` (one per value and chain; only ever read)."""
+        array = self._arrays.get(value)
+        if array is None:
+            array = self._arrays[value] = np.array(value, dtype=np.int64)
+        return array
+
+    def _log_density(self, t: int, x: int | None) -> float:
+        """The model's log density at ``T = t, X = x`` (the compiled graph, once per chain)."""
+        value = self._logp_values.get((t, x))
+        if value is None:
+            if x is None:
+                values = (self._array(t),)
+            elif self._t_first:
+                values = (self._array(t), self._array(x))
+            else:
+                values = (self._array(x), self._array(t))
+            value = float(self._logp[0](*values, *self._logp_args)[0])
+            self._logp_values[t, x] = value
+        return value
 
     def step(self, point: dict) -> dict:
         """One iteration of the steps from ``point``: the new point (a new dict)."""
         t_name, x_name = self.t_name, self.x_name
-        jit, args = self._logp[0], self._logp_args
-        x = None if x_name is None else point[x_name]
-        if x is None:
-            def logp(value):
-                return jit(value, *args)[0]
-        elif self._t_first:
-            def logp(value):
-                return jit(value, x, *args)[0]
-        else:
-            def logp(value):
-                return jit(x, value, *args)[0]
+        t = int(point[t_name])
+        x = None if x_name is None else int(point[x_name])
         # BinaryGibbsMetropolis.astep for one dimension: its order is [0], whose shuffle
         # (Generator.shuffle of a list of one) draws nothing and changes nothing
         gibbs = self.gibbs
         rng = gibbs.rng
-        t = point[t_name]
-        logp_current = logp(t)
+        logp_current = self._log_density(t, x)
         if rng.random() < gibbs.transit_p:
-            proposal = np.array(1 - int(t), dtype=np.int64)  # True - q.data[0]
-            logp_proposal = logp(proposal)
-            if log_uniform_below(float(logp_proposal) - float(logp_current), rng):
+            proposal = 1 - t  # True - q.data[0]
+            if log_uniform_below(self._log_density(proposal, x) - logp_current, rng):
                 t = proposal
         new_point = dict(point)
-        new_point[t_name] = t
+        new_point[t_name] = self._array(t)
         if x is not None:
-            delta_jit, delta_args = self._delta[0], self._delta_args
+            delta_jit, delta_args, known = self._delta[0], self._delta_args, self._delta_values
+            t_array = new_point[t_name]
 
-            def delta_logp(q1, q0):
-                return delta_jit(q1, q0, t, *delta_args)[0]
+            def delta_logp(proposal: int, current: int):
+                value = known.get((proposal, current, t))
+                if value is None:
+                    value = delta_jit(np.array([proposal], dtype=np.int64),
+                                      np.array([current], dtype=np.int64), t_array,
+                                      *delta_args)[0]
+                    known[proposal, current, t] = value
+                return value
 
-            x, _, _ = self.metropolis.discrete_scalar_step(x.reshape(1), delta_logp)
-            new_point[x_name] = x.reshape(())
+            x, _, _ = self.metropolis.discrete_scalar_step(x, delta_logp)
+            new_point[x_name] = self._array(x)
         return new_point
 
     def end_chain(self, point: dict) -> None:

@@ -137,14 +137,19 @@ class ExactGibbsStep(BlockedStep):
             )
 
     def step(self, point):
-        """Draw X1 given the current X2, then X2 given the new X1; return the new point."""
+        """Draw X1 given the current X2, then X2 given the new X1; return the new point.
+
+        The uniforms are handed to the conditionals as ``np.float64`` (the same values):
+        their scalar test ``np.ndim(u) == 0`` reads the attribute instead of converting a
+        Python float to an array (about 2 us of a 15 us sweep, each).
+        """
         cond = self.conditionals
         old_k1 = self.known + int(point[TARGET_VAR])
         k2 = int(point[X2_VAR]) if self._x2_free else self._x2_fixed
-        k1 = cond.x1_given_x2(k2, self.rng.random())
+        k1 = cond.x1_given_x2(k2, np.float64(self.rng.random()))
         new_point = dict(point)
         new_point[TARGET_VAR] = np.asarray(k1 - self.known, dtype=point[TARGET_VAR].dtype)
         if self._x2_free:
-            k2 = cond.x2_given_x1(k1, self.rng.random())
+            k2 = cond.x2_given_x1(k1, np.float64(self.rng.random()))
             new_point[X2_VAR] = np.asarray(k2, dtype=point[X2_VAR].dtype)
         return new_point, [{"x1_flipped": k1 != old_k1}]

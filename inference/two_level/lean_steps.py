@@ -54,13 +54,18 @@ class Metropolis(pm.Metropolis):
         """One Metropolis step (module notes); PyMC's own for anything but a discrete scalar."""
         if not self.discrete_scalar:
             return super().astep(q0)
-        q, accept_rate, accepted = self.discrete_scalar_step(q0.data, self.delta_logp)
+
+        def delta_logp(proposal: int, current: int):
+            return self.delta_logp(np.array([proposal], dtype=np.int64),
+                                   np.array([current], dtype=np.int64))
+
+        q, accept_rate, accepted = self.discrete_scalar_step(int(q0.data[0]), delta_logp)
         stats = {
             "scaling": np.float64(self.scaling[0]),
             "accept": np.float64(np.exp(accept_rate)),
             "accepted": np.float64(accepted),
         }
-        return RaveledVars(q, q0.point_map_info), [stats]
+        return RaveledVars(np.array([q], dtype=np.int64), q0.point_map_info), [stats]
 
     @property
     def discrete_scalar(self) -> bool:
@@ -69,15 +74,15 @@ class Metropolis(pm.Metropolis):
                 and type(self.proposal_dist) is NormalProposal
                 and np.shape(self.proposal_dist.s) == (1,))
 
-    def discrete_scalar_step(self, q0d: np.ndarray, delta_logp):
-        """PyMC's ``Metropolis.astep`` for one discrete scalar, on its raveled value ``q0d``.
+    def discrete_scalar_step(self, current: int, delta_logp):
+        """PyMC's ``Metropolis.astep`` for one discrete scalar at the value ``current``.
 
-        ``delta_logp(q, q0)`` is the log-density difference of two (1,) int64 arrays: the
-        step's compiled ``delta_logp`` or the same graph called directly
-        (:mod:`dprisk.inference.mcmc.fused_steps`). Tunes, proposes, accepts and counts as
-        PyMC does (module notes); returns the new raveled value (a (1,) int64 array), the
-        acceptance log-ratio (as ``delta_logp`` returned it) and whether the proposal was
-        accepted, without the statistics. Only for :attr:`discrete_scalar` steps.
+        ``delta_logp(proposal, current)`` is the log-density difference of two values (the
+        step's compiled ``delta_logp`` on (1,) int64 arrays of them, or the same graph called
+        directly, :mod:`dprisk.inference.mcmc.fused_steps`). Tunes, proposes, accepts and
+        counts as PyMC does (module notes); returns the new value (an int), the acceptance
+        log-ratio (as ``delta_logp`` returned it) and whether the proposal was accepted,
+        without the statistics. Only for :attr:`discrete_scalar` steps.
         """
         if not self.steps_until_tune and self.tune:
             self.scaling = tune(self.scaling, self.accepted_sum / float(self.tune_interval))
@@ -85,25 +90,19 @@ class Metropolis(pm.Metropolis):
             self.accepted_sum[:] = 0
         normal = 0.0 + float(self.proposal_dist.s[0]) * self.rng.standard_normal()
         delta = normal * float(self.scaling[0])
-        if q0d.dtype != np.int64:  # PyMC's astype("int64"); the arrays are only read
-            q0d = q0d.astype("int64")
-        current = int(q0d[0])
         if abs(delta) < _EXACT_DELTA and abs(current) < _EXACT_VALUE:
-            q = np.array([current + round(delta)], dtype=np.int64)
+            proposal = current + round(delta)
         else:  # PyMC's array operations on the same draw
             delta = (np.array([normal]) * self.scaling).round(0).astype("int64")
-            q = (q0d + delta).astype("int64")
-        accept_rate = delta_logp(q, q0d)
+            proposal = int((np.array([current], dtype=np.int64) + delta).astype("int64")[0])
+        accept_rate = delta_logp(proposal, current)
         accepted = log_uniform_below(accept_rate, self.rng)
-        if not accepted:
-            q = q0d
         self.accept_rate_iter = accept_rate
         self.accepted_iter[0] = accepted
         if accepted:  # accepted_sum += accepted, without a ufunc call on a bool (4 us)
             self.accepted_sum[0] += 1
         self.steps_until_tune -= 1
-        return q, accept_rate, accepted
-
+        return (proposal if accepted else current), accept_rate, accepted
 
 #: The step under the name this package uses (the class is named as PyMC's, see there).
 LeanMetropolis = Metropolis

@@ -129,6 +129,24 @@ class TestReproducibility:
             runs.append(path)
         assert runs[0] == runs[1]
 
+    @pytest.mark.parametrize("prior", ["improper", "point:3"])
+    def test_sweep_is_the_conditionals_draws_from_python_floats(self, prior):
+        """The step hands its uniforms over as np.float64 (a faster scalar test): the same
+        draws, exactly, as the conditionals given the generator's Python floats."""
+        model = build_two_level_model(*RELEASE, **CENSUS, prior=prior)
+        step = ExactGibbsStep(model=model, rng=8)
+        cond, rng = step.conditionals, np.random.default_rng(8)
+        point = model.initial_point()
+        free = X2_VAR in point  # under point:3, X2 is the constant 3
+        k2 = int(point[X2_VAR]) if free else 3
+        for _ in range(400):
+            k1 = cond.x1_given_x2(k2, rng.random())
+            if free:
+                k2 = cond.x2_given_x1(k1, rng.random())
+            point, _ = step.step(point)
+            assert int(point[TARGET_VAR]) == k1 - step.known
+            assert not free or int(point[X2_VAR]) == k2
+
 
 class TestInterface:
     def test_vars_must_be_the_two_blocks(self, census_model):
