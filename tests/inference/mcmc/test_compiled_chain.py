@@ -41,5 +41,9 @@ def test_batched_values_equal_point_by_point(method, prior):
     models = [build_two_level_model(*RELEASES[0], **params) for _ in range(2)]
     chains = [CompiledChain(model, pymc_steps(model, method)) for model in models]
     assert chains[0]._batched is not None
+    # elementwise (X1 = m + target_has_c, X2): PyTensor's Python implementations, no jitted
+    # function compiled at its first call; the per-point function not compiled at all
+    assert getattr(chains[0]._batched[2].vm, "jit_fn", None) is None
     chains[1]._batched = None  # the per-draw path
     assert_twins_draw_the_same(models, chains, draws=50, tune_step=10, seed=300)
+    assert "_values" not in vars(chains[0]) and "_values" in vars(chains[1])
