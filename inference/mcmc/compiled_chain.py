@@ -111,25 +111,31 @@ class CompiledChain:
                                      dtype=dtypes[name])
                       for name in names}
         fused = self._fused
+        if fused is not None:
+            advance = fused.step
+        else:
+            def advance(point):
+                return step.step(point)[0]
         for c, (rng, point) in enumerate(zip(rngs, points, strict=True)):
             _start_chain(step, entry_state, rng, tune, draws)
             if fused is not None:
                 fused.start_chain()
-            for i in range(draws + tune):
-                if i == tune:
-                    step.stop_tuning()
-                if fused is None:
-                    point, _ = step.step(point)
-                else:
-                    point = fused.step(point)
-                if i < tune:
-                    continue
-                if self._batched is None:
-                    for name, value in zip(self.var_names, self._values(point), strict=True):
-                        record[name][c, i - tune] = value
-                else:
-                    for name in names:
-                        record[name][c, i - tune] = point[name]
+            for _ in range(tune):
+                point = advance(point)
+            if draws:  # pm.sample stops the tuning before the first kept step
+                step.stop_tuning()
+            if self._batched is None:
+                rows = [(name, record[name][c]) for name in self.var_names]
+                for i in range(draws):
+                    point = advance(point)
+                    for (_, row), value in zip(rows, self._values(point), strict=True):
+                        row[i] = value
+            else:
+                rows = [(name, record[name][c]) for name in names]
+                for i in range(draws):
+                    point = advance(point)
+                    for name, row in rows:
+                        row[i] = point[name]
             if fused is not None:
                 fused.end_chain(point)
         if self._batched is None:
