@@ -10,8 +10,11 @@ step is expected to win by >= 4x on X2). Also the wall time of one cold
 of PyMC's own steps with PyTensor's per-call input checks skipped
 (:func:`dprisk.inference.two_level.sampling.trust_step_inputs`, as ``pymc_steps`` builds them)
 against the same steps with the checks on, 2 x 3300 steps each through
-:class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`, run alternately twice (the
-smaller time of each kept), with whether their draws are equal. Nothing is asserted.
+:class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`'s unfused loop
+(``step.step(point)``), run alternately twice (the smaller time of each kept), with whether
+their draws are equal; and likewise the CPU time of CompiledChain's fused loop
+(:class:`dprisk.inference.mcmc.fused_steps.FusedSteps`, the report's path) against its unfused
+one. Nothing is asserted.
 ``python benchmarks/bench_pymc.py``.
 """
 
@@ -61,6 +64,7 @@ def _trusted_inputs_ratio(params: dict) -> dict:
     for trusted in (False, True, False, True):
         steps = pymc_steps(model, "pymc")
         chain = CompiledChain(model, steps)
+        chain._fused = None  # the compiled functions are called only on the unfused path
         for step in steps:
             for function in getattr(step, "fs", ()):
                 function.f.trust_input = trusted
@@ -74,9 +78,30 @@ def _trusted_inputs_ratio(params: dict) -> dict:
                                     for v in ("X1", "X2")))}
 
 
+def _fused_ratio(params: dict) -> dict:
+    """CPU seconds of CompiledChain's fused loop vs its unfused one; the same draws?"""
+    model = build_two_level_model(*TABLE3_RELEASE, **params)
+    seconds = {True: [], False: []}
+    draws = {}
+    for fused in (False, True, False, True):
+        chain = CompiledChain(model, pymc_steps(model, "pymc"))
+        assert chain._fused is not None
+        if not fused:
+            chain._fused = None
+        chain.run(draws=5, tune=0, random_seed=SEED)  # the jitted log density compiled
+        start = time.process_time()
+        draws[fused] = chain.run(draws=3000, tune=300, chains=2, random_seed=SEED)
+        seconds[fused].append(time.process_time() - start)
+    return {"cpu_s_fused": min(seconds[True]), "cpu_s_unfused": min(seconds[False]),
+            "ratio (unfused / fused)": min(seconds[False]) / min(seconds[True]),
+            "same_draws": float(all(np.array_equal(draws[True][v], draws[False][v])
+                                    for v in ("X1", "X2")))}
+
+
 def run() -> dict:
     params = table3_parameters()
-    results = {"pymc steps, trusted inputs": _trusted_inputs_ratio(params)}
+    results = {"pymc steps, trusted inputs": _trusted_inputs_ratio(params),
+               "pymc steps, fused loop": _fused_ratio(params)}
     for method in METHODS:
         start = time.perf_counter()
         sample_posterior(*TABLE3_RELEASE, **params, method=method, draws=DRAWS,
