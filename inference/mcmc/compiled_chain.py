@@ -24,7 +24,7 @@ runs exactly the loop of ``pm.sample(cores=1)``:
 * PyMC's Metropolis-within-Gibbs steps of the two-level model (``BinaryGibbsMetropolis`` of
   the indicator, optionally followed by LeanMetropolis of X2) advance the chain through
   :class:`dprisk.inference.mcmc.fused_steps.FusedSteps`: the same steps on the point's values,
-  their log densities' compiled graphs called directly (about 20 us per iteration instead of
+  their log densities' compiled graphs called directly (about 10 us per iteration instead of
   180 us); other steps through ``step.step(point)``.
 
 So the same ``random_seed`` gives the same draws as ``pm.sample`` with the same steps, bit for

@@ -4,16 +4,16 @@ r"""PyMC's Metropolis-within-Gibbs steps of a discrete model, without the point 
 (a dict of arrays) to a raveled array and back (``DictToArrayBijection.map`` / ``rmap``),
 and evaluates the model's compiled log density through ``Function.__call__`` (keyword
 arguments, per-call bookkeeping, about 25 us a call where the compiled graph takes 3 us):
-about 200 us per compound step of the two-level model's ``BinaryGibbsMetropolis`` +
-``Metropolis``. :class:`FusedSteps` runs the same steps on the point's values:
+about 180 us per compound step of the two-level model's ``BinaryGibbsMetropolis`` +
+``Metropolis``. :class:`FusedSteps` runs the same steps on the point's values (about 10 us):
 
 * ``BinaryGibbsMetropolis`` of one scalar ``T``: PyMC's ``astep`` line for line (shuffle of
   the update order, a flip proposed with probability ``transit_p`` by ``rng.random()``,
   accepted by :func:`log_uniform_below`), its log density the compiled graph (the jitted
   function the PyTensor function's virtual machine calls) called directly with ``T``'s
   value and the other variables' current values;
-* a Metropolis step of one discrete scalar ``X``: the step's own raveled
-  ``discrete_scalar_step(q0, delta_logp)``
+* a Metropolis step of one discrete scalar ``X``: the step's own
+  ``discrete_scalar_step(current, delta_logp)``
   (:class:`dprisk.inference.two_level.lean_steps.LeanMetropolis`, PyMC's ``Metropolis.astep``
   line for line), given the compiled ``delta_logp`` graph called directly with the current
   ``T`` in place of the shared variable PyMC sets before each step.
@@ -21,9 +21,12 @@ about 200 us per compound step of the two-level model's ``BinaryGibbsMetropolis`
 The compiled graphs receive arrays of the dtype and shape PyMC's point maps give them (0-d
 int64 values, (1,) int64 raveled ones) and the model's data as stored in the functions'
 containers (read when a chain starts; :func:`pymc.set_data` between chains), so they compute
-the same values; the steps draw from their own generators in the same order, keep the same
-state (``scaling``, ``accepted_sum``, ``steps_until_tune``, the Gibbs ``order``) and leave
-the shared variable as PyMC does. The draws are PyMC's, bit for bit
+the same values. They are pure functions of those values, so each chain keeps the values it
+computed by argument (``(T, X)`` for the log density, ``(proposal, current, T)`` for the
+difference: a few dozen distinct arguments in thousands of steps) and calls a graph only for
+a new one. The steps draw from their own generators in the same order, keep the same state
+(``scaling``, ``accepted_sum``, ``steps_until_tune``, the Gibbs ``order``) and leave the
+shared variable as PyMC does. The draws are PyMC's, bit for bit
 (``tests/inference/mcmc/test_fused_steps.py`` compares them with ``pm.sample`` and with the
 unfused loop of :class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`). Anything else
 (other step classes, continuous or vector variables, a compiled function not run by one
@@ -79,7 +82,8 @@ class FusedSteps:
         self.t_name, self.x_name = names
         self._logp, self._delta = logp, delta
         self._t_first = logp[1][0] == self.t_name  # the log density's inputs: (T, X) or (X, T)
-        self._logp_args = self._delta_args = ()
+        self._delta_args = ()
+        self.start_chain()
 
     @classmethod
     def build(cls, model, steps) -> FusedSteps | None:
