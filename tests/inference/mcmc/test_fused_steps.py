@@ -9,7 +9,7 @@ point prior (``tests/inference/mcmc/test_compiled_chain.py`` does so for the tru
 and the acceptance test :func:`log_uniform_below` with PyMC's ``metrop_select`` (draws and
 outcomes, near-ties, u = 0 and non-finite ratios included). LeanMetropolis's own scalar step is
 compared with ``pm.Metropolis`` in ``tests/inference/two_level/test_lean_steps.py``; here also
-its array fallback for a proposal too large for float rounding.
+its array fallback for a proposal too large for float rounding (with PyMC's own Metropolis).
 """
 
 import numpy as np
@@ -38,10 +38,25 @@ def _step_state(steps):
     return state
 
 
-@pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
-def test_fused_chain_draws_what_the_unfused_chain_draws(prior):
+@pytest.fixture(scope="module")
+def truncated_twins():
+    """Two copies of the model with the truncated:10 prior and their ``pymc`` steps, built
+    and compiled once for the module (about 1 s of CPU per model and its steps)."""
+    models = [build_two_level_model(*RELEASES[0], **PARAMS, prior="truncated:10")
+              for _ in range(2)]
+    return models, [pymc_steps(model, "pymc") for model in models]
+
+
+def _twins(prior, truncated_twins):
+    if prior == "truncated:10":
+        return truncated_twins
     models = [build_two_level_model(*RELEASES[0], **PARAMS, prior=prior) for _ in range(2)]
-    steps = [pymc_steps(model, "pymc") for model in models]
+    return models, [pymc_steps(model, "pymc") for model in models]
+
+
+@pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
+def test_fused_chain_draws_what_the_unfused_chain_draws(prior, truncated_twins):
+    models, steps = _twins(prior, truncated_twins)
     chains = [CompiledChain(model, step) for model, step in zip(models, steps, strict=True)]
     assert isinstance(chains[0]._fused, FusedSteps)
     assert (chains[0]._fused.x_name is None) == prior.startswith("point")
@@ -62,15 +77,6 @@ def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior():
     got = chain.run(**run)
     for name in ("X1", "X2"):
         assert np.array_equal(tree.posterior[name].values, got[name])
-
-
-def test_only_the_known_steps_are_fused():
-    model = build_two_level_model(*RELEASES[0], **PARAMS, prior="truncated:10")
-    gibbs, _ = pymc_steps(model, "pymc")
-    plain = pm.Metropolis([model[X2_VAR]], model=model)  # no raveled scalar step
-    assert FusedSteps.build(model, [gibbs, plain]) is None
-    assert FusedSteps.build(model, [gibbs]) is None  # X2 would not be updated
-    assert FusedSteps.build(model, pymc_steps(model, "pymc-gibbs")) is None
 
 
 class _Uniforms:
@@ -105,12 +111,20 @@ def test_log_uniform_below_is_metrop_select():
         assert not log_uniform_below(-np.inf, _Uniforms([0.0]))
 
 
-def test_lean_metropolis_array_fallback_for_huge_proposals():
+def test_only_the_known_steps_are_fused(truncated_twins):
+    """And PyMC's own Metropolis, which LeanMetropolis's array fallback is compared with."""
+    (model, _), ((gibbs, _), _) = truncated_twins
+    plain = pm.Metropolis([model[X2_VAR]], model=model)  # no raveled scalar step
+    assert FusedSteps.build(model, [gibbs, plain]) is None
+    assert FusedSteps.build(model, [gibbs]) is None  # X2 would not be updated
+    assert FusedSteps.build(model, pymc_steps(model, "pymc-gibbs")) is None
+    _assert_lean_array_fallback_is_pymc(model, plain)
+
+
+def _assert_lean_array_fallback_is_pymc(model, plain):
     """A scaling beyond float rounding (|delta| >= 2**53) takes PyMC's array operations."""
-    model = build_two_level_model(*RELEASES[0], **PARAMS, prior="improper")
     set_release(model, *RELEASES[2])
-    steps = [LeanMetropolis([model[X2_VAR]], model=model),
-             pm.Metropolis([model[X2_VAR]], model=model)]
+    steps = [LeanMetropolis([model[X2_VAR]], model=model), plain]
     point = {name: np.asarray(value) for name, value in model.initial_point().items()}
     for scaling in (1e16, 3e15, 1.0):
         for step in steps:
@@ -119,8 +133,8 @@ def test_lean_metropolis_array_fallback_for_huge_proposals():
             step.scaling = np.array([scaling])
             step.shared["target_has_c"].set_value(point["target_has_c"])
         for _ in range(20):
-            (lean, _), (plain, _) = (step.step(dict(point)) for step in steps)
-            assert lean[X2_VAR].dtype == plain[X2_VAR].dtype
-            assert lean[X2_VAR] == plain[X2_VAR]
+            (got, _), (expected, _) = (step.step(dict(point)) for step in steps)
+            assert got[X2_VAR].dtype == expected[X2_VAR].dtype
+            assert got[X2_VAR] == expected[X2_VAR]
         assert steps[0].rng.bit_generator.state == steps[1].rng.bit_generator.state
         assert steps[0].accepted_sum.tolist() == steps[1].accepted_sum.tolist()
