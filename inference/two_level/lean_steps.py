@@ -104,5 +104,6 @@ class Metropolis(pm.Metropolis):
         self.steps_until_tune -= 1
         return (proposal if accepted else current), accept_rate, accepted
 
+
 #: The step under the name this package uses (the class is named as PyMC's, see there).
 LeanMetropolis = Metropolis
