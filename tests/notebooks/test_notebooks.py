@@ -314,14 +314,61 @@ def test_the_cases_run_every_documented_command():
     cases = documented_cases(DOCUMENTED[1:])
     assert {command for case in cases for command in case} == set(DOCUMENTED[1:])
     assert any(len(case) > 1 for case in cases), "the papermill run needs its jupytext step"
+    # one plain-script command stays a real process; the others run in this one
+    in_process = plain_scripts_in_process(DOCUMENTED[1:])
+    scripts = [command for command in DOCUMENTED[1:] if PLAIN_SCRIPT.fullmatch(command)]
+    assert len(scripts) >= 2 and scripts[0] not in in_process
+    assert in_process == set(scripts[1:])
+
+
+#: ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py``: a README command that runs a notebook
+#: as a plain script.
+PLAIN_SCRIPT = re.compile(r"MPLBACKEND=Agg \.venv/bin/python (notebooks/\w+\.py)")
+
+
+def plain_scripts_in_process(commands: list[str]) -> set[str]:
+    """The README's plain-script commands that the test runs in its own process: all but the
+    first, which stays a real ``bash``/``.venv/bin/python`` process (exit status, stderr)."""
+    scripts = [command for command in commands if PLAIN_SCRIPT.fullmatch(command)]
+    return set(scripts[1:])
+
+
+def run_plain_script_in_process(command: str, root: Path, monkeypatch) -> None:
+    """Run ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py`` in this process, in ``root``.
+
+    What the subprocess case checks of the script, checked here without a new interpreter
+    (its imports of dprisk, Matplotlib and xarray, about 1.5 s of CPU): it runs to its end
+    as ``__main__`` under the Agg backend with ``root`` as the working directory, and a
+    Python warning it raises fails (the tests' warning filter is ``error``, stricter than
+    reading stderr); the warning filters it sets and the figures it leaves are undone.
+    ``.venv/bin/python`` must exist in ``root`` as the command names it.
+    """
+    import runpy
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    script = PLAIN_SCRIPT.fullmatch(command).group(1)
+    assert (root / ".venv" / "bin" / "python").exists(), command
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    monkeypatch.setattr(sys, "argv", [script])
+    assert plt.get_backend().lower() == "agg"
+    try:
+        with warnings.catch_warnings():
+            runpy.run_path(str(root / script), run_name="__main__")
+    finally:
+        plt.close("all")
 
 
 @pytest.mark.parametrize("case", documented_cases(DOCUMENTED[1:]), ids=lambda case: case[-1][:60])
-def test_documented_commands_run_verbatim(case, tmp_path):
+def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     """Run notebooks/README.md's commands as written, in a copy of the repository layout.
 
     ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
     ``make setup`` itself is what created it, so it is the one command not re-run here.
+    The plain-script commands after the first run in this process
+    (:func:`run_plain_script_in_process`); the first is a real process.
     """
     import shutil
     import subprocess
@@ -332,7 +379,12 @@ def test_documented_commands_run_verbatim(case, tmp_path):
             pytest.fail(f"{tool} is not installed in {sys.prefix}: run make setup")
     shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
     (tmp_path / ".venv").symlink_to(sys.prefix)
+    in_process = plain_scripts_in_process(DOCUMENTED[1:])
     for command in case:
+        if command in in_process:
+            run_plain_script_in_process(command, tmp_path, monkeypatch)
+            assert not WARNING_LINE.search(capsys.readouterr().err), command
+            continue
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
                               capture_output=True, text=True, timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
