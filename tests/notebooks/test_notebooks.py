@@ -314,49 +314,68 @@ def test_the_cases_run_every_documented_command():
     cases = documented_cases(DOCUMENTED[1:])
     assert {command for case in cases for command in case} == set(DOCUMENTED[1:])
     assert any(len(case) > 1 for case in cases), "the papermill run needs its jupytext step"
-    # one plain-script command stays a real process; the others run in this one
-    in_process = plain_scripts_in_process(DOCUMENTED[1:])
-    scripts = [command for command in DOCUMENTED[1:] if PLAIN_SCRIPT.fullmatch(command)]
-    assert len(scripts) >= 2 and scripts[0] not in in_process
-    assert in_process == set(scripts[1:])
+    # one command of each program stays a real process; the others run in this one
+    in_process = in_process_commands(DOCUMENTED[1:])
+    for program in (PLAIN_SCRIPT, JUPYTEXT):
+        commands = [command for command in DOCUMENTED[1:] if program.fullmatch(command)]
+        assert len(commands) >= 2 and set(commands) - in_process and set(commands) & in_process
+    assert all(PLAIN_SCRIPT.fullmatch(c) or JUPYTEXT.fullmatch(c) for c in in_process)
 
 
 #: ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py``: a README command that runs a notebook
 #: as a plain script.
 PLAIN_SCRIPT = re.compile(r"MPLBACKEND=Agg \.venv/bin/python (notebooks/\w+\.py)")
+#: ``.venv/bin/jupytext ARGS``: a README command that converts a notebook.
+JUPYTEXT = re.compile(r"\.venv/bin/jupytext (.+)")
 
 
-def plain_scripts_in_process(commands: list[str]) -> set[str]:
-    """The README's plain-script commands that the test runs in its own process: all but the
-    first, which stays a real ``bash``/``.venv/bin/python`` process (exit status, stderr)."""
+def in_process_commands(commands: list[str]) -> set[str]:
+    """The README commands that the test runs in its own process, not as a new ``bash`` and
+    interpreter: the plain-script commands but the first, and the ``jupytext`` commands whose
+    notebook no later command reads. The first plain script, and the ``jupytext`` command
+    whose notebook papermill runs, stay real processes (exit status, stderr of the real
+    console scripts)."""
     scripts = [command for command in commands if PLAIN_SCRIPT.fullmatch(command)]
-    return set(scripts[1:])
+    feeding = {command for case in documented_cases(commands) if len(case) > 1
+               for command in case[:-1]}
+    converts = {command for command in commands
+                if JUPYTEXT.fullmatch(command) and command not in feeding}
+    return set(scripts[1:]) | converts
 
 
-def run_plain_script_in_process(command: str, root: Path, monkeypatch) -> None:
-    """Run ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py`` in this process, in ``root``.
+def run_in_process(command: str, root: Path, monkeypatch) -> None:
+    """Run a command of :func:`in_process_commands` in this process, in ``root``.
 
-    What the subprocess case checks of the script, checked here without a new interpreter
-    (its imports of dprisk, Matplotlib and xarray, about 1.5 s of CPU): it runs to its end
-    as ``__main__`` under the Agg backend with ``root`` as the working directory, and a
-    Python warning it raises fails (the tests' warning filter is ``error``, stricter than
-    reading stderr); the warning filters it sets and the figures it leaves are undone.
-    ``.venv/bin/python`` must exist in ``root`` as the command names it.
+    What the subprocess case checks of it, checked here without a new interpreter (a plain
+    script's imports of dprisk, Matplotlib and xarray: about 2.3 s of CPU; jupytext's: about
+    0.9 s): ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py`` runs the script to its end
+    as ``__main__`` under the Agg backend; ``.venv/bin/jupytext ARGS`` is the console
+    script's function (``jupytext.cli.jupytext``) with ``ARGS``, and must return 0. The
+    working directory is ``root``; a Python warning raised fails (the tests' warning filter
+    is ``error``, stricter than reading stderr); the warning filters the command sets and
+    the figures it leaves are undone. The program the command names must exist in ``root``.
     """
     import runpy
+    import shlex
     import warnings
 
     import matplotlib.pyplot as plt
 
-    script = PLAIN_SCRIPT.fullmatch(command).group(1)
-    assert (root / ".venv" / "bin" / "python").exists(), command
+    script, convert = PLAIN_SCRIPT.fullmatch(command), JUPYTEXT.fullmatch(command)
+    program = ".venv/bin/python" if script else ".venv/bin/jupytext"
+    assert (root / program).exists(), command
     monkeypatch.chdir(root)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    monkeypatch.setattr(sys, "argv", [script])
-    assert plt.get_backend().lower() == "agg"
     try:
         with warnings.catch_warnings():
-            runpy.run_path(str(root / script), run_name="__main__")
+            if script:
+                monkeypatch.setenv("MPLBACKEND", "Agg")
+                monkeypatch.setattr(sys, "argv", [script.group(1)])
+                assert plt.get_backend().lower() == "agg"
+                runpy.run_path(str(root / script.group(1)), run_name="__main__")
+            else:
+                from jupytext.cli import jupytext
+
+                assert jupytext(shlex.split(convert.group(1))) == 0, command
     finally:
         plt.close("all")
 
@@ -367,8 +386,7 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
 
     ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
     ``make setup`` itself is what created it, so it is the one command not re-run here.
-    The plain-script commands after the first run in this process
-    (:func:`run_plain_script_in_process`); the first is a real process.
+    The commands of :func:`in_process_commands` run in this process (:func:`run_in_process`).
     """
     import shutil
     import subprocess
@@ -379,10 +397,10 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
             pytest.fail(f"{tool} is not installed in {sys.prefix}: run make setup")
     shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
     (tmp_path / ".venv").symlink_to(sys.prefix)
-    in_process = plain_scripts_in_process(DOCUMENTED[1:])
+    in_process = in_process_commands(DOCUMENTED[1:])
     for command in case:
         if command in in_process:
-            run_plain_script_in_process(command, tmp_path, monkeypatch)
+            run_in_process(command, tmp_path, monkeypatch)
             assert not WARNING_LINE.search(capsys.readouterr().err), command
             continue
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
