@@ -314,14 +314,79 @@ def test_the_cases_run_every_documented_command():
     cases = documented_cases(DOCUMENTED[1:])
     assert {command for case in cases for command in case} == set(DOCUMENTED[1:])
     assert any(len(case) > 1 for case in cases), "the papermill run needs its jupytext step"
+    # one command of each program stays a real process; the others run in this one
+    in_process = in_process_commands(DOCUMENTED[1:])
+    for program in (PLAIN_SCRIPT, JUPYTEXT):
+        commands = [command for command in DOCUMENTED[1:] if program.fullmatch(command)]
+        assert len(commands) >= 2 and set(commands) - in_process and set(commands) & in_process
+    assert all(PLAIN_SCRIPT.fullmatch(c) or JUPYTEXT.fullmatch(c) for c in in_process)
+
+
+#: ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py``: a README command that runs a notebook
+#: as a plain script.
+PLAIN_SCRIPT = re.compile(r"MPLBACKEND=Agg \.venv/bin/python (notebooks/\w+\.py)")
+#: ``.venv/bin/jupytext ARGS``: a README command that converts a notebook.
+JUPYTEXT = re.compile(r"\.venv/bin/jupytext (.+)")
+
+
+def in_process_commands(commands: list[str]) -> set[str]:
+    """The README commands that the test runs in its own process, not as a new ``bash`` and
+    interpreter: the plain-script commands but the first, and the ``jupytext`` commands whose
+    notebook no later command reads. The first plain script, and the ``jupytext`` command
+    whose notebook papermill runs, stay real processes (exit status, stderr of the real
+    console scripts)."""
+    scripts = [command for command in commands if PLAIN_SCRIPT.fullmatch(command)]
+    feeding = {command for case in documented_cases(commands) if len(case) > 1
+               for command in case[:-1]}
+    converts = {command for command in commands
+                if JUPYTEXT.fullmatch(command) and command not in feeding}
+    return set(scripts[1:]) | converts
+
+
+def run_in_process(command: str, root: Path, monkeypatch) -> None:
+    """Run a command of :func:`in_process_commands` in this process, in ``root``.
+
+    What the subprocess case checks of it, checked here without a new interpreter (a plain
+    script's imports of dprisk, Matplotlib and xarray: about 2.3 s of CPU; jupytext's: about
+    0.9 s): ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py`` runs the script to its end
+    as ``__main__`` under the Agg backend; ``.venv/bin/jupytext ARGS`` is the console
+    script's function (``jupytext.cli.jupytext``) with ``ARGS``, and must return 0. The
+    working directory is ``root``; a Python warning raised fails (the tests' warning filter
+    is ``error``, stricter than reading stderr); the warning filters the command sets and
+    the figures it leaves are undone. The program the command names must exist in ``root``.
+    """
+    import runpy
+    import shlex
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    script, convert = PLAIN_SCRIPT.fullmatch(command), JUPYTEXT.fullmatch(command)
+    program = ".venv/bin/python" if script else ".venv/bin/jupytext"
+    assert (root / program).exists(), command
+    monkeypatch.chdir(root)
+    try:
+        with warnings.catch_warnings():
+            if script:
+                monkeypatch.setenv("MPLBACKEND", "Agg")
+                monkeypatch.setattr(sys, "argv", [script.group(1)])
+                assert plt.get_backend().lower() == "agg"
+                runpy.run_path(str(root / script.group(1)), run_name="__main__")
+            else:
+                from jupytext.cli import jupytext
+
+                assert jupytext(shlex.split(convert.group(1))) == 0, command
+    finally:
+        plt.close("all")
 
 
 @pytest.mark.parametrize("case", documented_cases(DOCUMENTED[1:]), ids=lambda case: case[-1][:60])
-def test_documented_commands_run_verbatim(case, tmp_path):
+def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     """Run notebooks/README.md's commands as written, in a copy of the repository layout.
 
     ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
     ``make setup`` itself is what created it, so it is the one command not re-run here.
+    The commands of :func:`in_process_commands` run in this process (:func:`run_in_process`).
     """
     import shutil
     import subprocess
@@ -332,7 +397,12 @@ def test_documented_commands_run_verbatim(case, tmp_path):
             pytest.fail(f"{tool} is not installed in {sys.prefix}: run make setup")
     shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
     (tmp_path / ".venv").symlink_to(sys.prefix)
+    in_process = in_process_commands(DOCUMENTED[1:])
     for command in case:
+        if command in in_process:
+            run_in_process(command, tmp_path, monkeypatch)
+            assert not WARNING_LINE.search(capsys.readouterr().err), command
+            continue
         done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
                               capture_output=True, text=True, timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
