@@ -98,9 +98,16 @@ def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes
         return None
 
 
-def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
-    i, study, paper_scale = task
-    return i, _run_portable(study, paper_scale)
+def _run_task(task: tuple) -> tuple[tuple, bytes | None]:
+    """Run a pool task ``(key, callable, paper_scale)``; ``(key, pickled result)``.
+
+    A study (``key[0] == "study"``, by :func:`_run_portable`) or a part of a split study
+    (``key[0] == "part"``: its value, pickled).
+    """
+    key, call, paper_scale = task
+    if key[0] == "part":
+        return key, pickle.dumps(call(paper_scale=paper_scale))
+    return key, _run_portable(call, paper_scale)
 
 
 def cost_hint(study: Callable) -> float | None:
@@ -110,6 +117,11 @@ def cost_hint(study: Callable) -> float | None:
     ``cost`` of its ``@report_study`` beside it) or a function's ``cost_hint`` attribute.
     """
     return getattr(study, "cost_hint", None)
+
+
+def study_parts(study: Callable) -> tuple[str, ...]:
+    """Names of the parts of a study split into parts (registered with ``parts``), or ()."""
+    return tuple(name for name, _ in getattr(study, "parts", ()))
 
 
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
@@ -127,7 +139,7 @@ def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
     local, spent = [], 0.0
     for i in reversed(order):
         cost = cost_hint(studies[i])
-        if cost is None:
+        if cost is None or study_parts(studies[i]):
             continue
         if spent + cost > LOCAL_START_SECONDS:
             break
@@ -204,12 +216,10 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     try:
         for i in local:  # meanwhile, the cheapest studies here
             yield (i, *_run_one(studies[i], paper_scale))
-        # one study per task, longest first; a worker takes the next when it is free
-        pool = context.Pool(processes=min(workers, len(pooled)))
-        tasks = [(i, studies[i], paper_scale) for i in pooled]
-        for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
-            yield (i, *(_run_one(studies[i], paper_scale) if payload is None
-                        else pickle.loads(payload)))
+        tasks = sum(len(study_parts(studies[i])) or 1 for i in pooled)
+        processes = min(workers, tasks)
+        pool = context.Pool(processes=processes)
+        yield from _run_pooled(pool, studies, pooled, paper_scale, processes)
     except BaseException:  # an error or an interrupt: the workers stop now, not after a study
         if pool is not None:
             pool.terminate()
@@ -221,3 +231,54 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         raise
     pool.close()
     pool.join()
+
+
+def _run_pooled(pool, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool,
+                workers: int) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
+    """Run ``studies[i]`` for ``i`` in ``pooled`` in ``pool``; yield each as it finishes.
+
+    Tasks: each study, or each part of a study split into parts (:func:`study_parts`) and,
+    once all its parts are back, its join (``study.joined(values)``). At most ``workers``
+    tasks are in the pool at once, so the next one is chosen when a worker is free: the
+    longest waiting task (by :func:`cost_hint`) first, a study's join as soon as it is ready
+    (it renders the study's figures, and nothing else waits on it).
+    """
+    import queue
+
+    waiting = []  # (cost, key, callable)
+    values = {}  # study index -> {part name: value}
+    for i in pooled:
+        names = study_parts(studies[i])
+        if names:
+            values[i] = {}
+            waiting += [(cost_hint(studies[i].part(n)) or 0.0, ("part", i, n), studies[i].part(n))
+                        for n in names]
+        else:
+            waiting.append((cost_hint(studies[i]) or 0.0, ("study", i), studies[i]))
+    waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order
+    done: queue.SimpleQueue = queue.SimpleQueue()
+    running = 0
+
+    def submit(task):
+        pool.apply_async(_run_task, ((task[1], task[2], paper_scale),),
+                         callback=done.put, error_callback=lambda exc: done.put(exc))
+
+    while waiting or running:
+        while waiting and running < workers:
+            submit(waiting.pop(0))
+            running += 1
+        answer = done.get()
+        running -= 1
+        if isinstance(answer, BaseException):
+            raise answer
+        key, payload = answer
+        if key[0] == "part":
+            _, i, name = key
+            values[i][name] = pickle.loads(payload)
+            if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
+                joined = studies[i].joined(values.pop(i))
+                waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
+            continue
+        i = key[1]
+        yield (i, *(_run_one(studies[i], paper_scale) if payload is None
+                    else pickle.loads(payload)))
