@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from dprisk.validation.figures.captions import figure_text
@@ -212,73 +213,95 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
     _start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
-    pool = None
+    tasks = _Tasks(studies, pooled, paper_scale)
+    processes = min(workers, len(tasks.waiting))
+    started: dict = {}
+
+    def start_pool():  # in a thread: Pool() waits for the fork server's imports
+        try:
+            started["pool"] = context.Pool(processes=processes)
+            tasks.submit(started["pool"], processes)  # the longest tasks, at once
+        except BaseException as exc:  # raised in the calling thread below
+            started["error"] = exc
+
+    starter = threading.Thread(target=start_pool, name="report-pool", daemon=True)
+    starter.start()
     try:
         for i in local:  # meanwhile, the cheapest studies here
             yield (i, *_run_one(studies[i], paper_scale))
-        tasks = sum(len(study_parts(studies[i])) or 1 for i in pooled)
-        processes = min(workers, tasks)
-        pool = context.Pool(processes=processes)
-        yield from _run_pooled(pool, studies, pooled, paper_scale, processes)
+        starter.join()
+        if "error" in started:
+            raise started["error"]
+        yield from tasks.run(started["pool"], processes)
     except BaseException:  # an error or an interrupt: the workers stop now, not after a study
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        starter.join()
+        if "pool" in started:
+            started["pool"].terminate()
+            started["pool"].join()
         else:  # interrupted while the pool started: stop the workers started so far
             for child in multiprocessing.active_children():
                 child.terminate()
                 child.join()
         raise
-    pool.close()
-    pool.join()
+    started["pool"].close()
+    started["pool"].join()
 
 
-def _run_pooled(pool, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool,
-                workers: int) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
-    """Run ``studies[i]`` for ``i`` in ``pooled`` in ``pool``; yield each as it finishes.
+class _Tasks:
+    """The pool's tasks of :func:`run_studies`, handed to the workers as they are free.
 
     Tasks: each study, or each part of a study split into parts (:func:`study_parts`) and,
-    once all its parts are back, its join (``study.joined(values)``). At most ``workers``
-    tasks are in the pool at once, so the next one is chosen when a worker is free: the
+    once all its parts are back, its join (``study.joined(values)``). At most as many tasks
+    as workers are in the pool at once, so the next one is chosen when a worker is free: the
     longest waiting task (by :func:`cost_hint`) first, a study's join as soon as it is ready
-    (it renders the study's figures, and nothing else waits on it).
+    (it renders the study's figures, and nothing else waits on it). The first tasks are
+    submitted (:meth:`submit`) as soon as the pool exists, while this process may still run
+    studies of its own; :meth:`run` then takes the answers and submits the rest.
     """
-    import queue
 
-    waiting = []  # (cost, key, callable)
-    values = {}  # study index -> {part name: value}
-    for i in pooled:
-        names = study_parts(studies[i])
-        if names:
-            values[i] = {}
-            waiting += [(cost_hint(studies[i].part(n)) or 0.0, ("part", i, n), studies[i].part(n))
-                        for n in names]
-        else:
-            waiting.append((cost_hint(studies[i]) or 0.0, ("study", i), studies[i]))
-    waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order
-    done: queue.SimpleQueue = queue.SimpleQueue()
-    running = 0
+    def __init__(self, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool):
+        import queue
 
-    def submit(task):
-        pool.apply_async(_run_task, ((task[1], task[2], paper_scale),),
-                         callback=done.put, error_callback=lambda exc: done.put(exc))
+        self.studies, self.paper_scale = studies, paper_scale
+        self.waiting = []  # (cost, key, callable)
+        self.values = {}  # study index -> {part name: value}
+        for i in pooled:
+            names = study_parts(studies[i])
+            if names:
+                self.values[i] = {}
+                self.waiting += [(cost_hint(studies[i].part(n)) or 0.0, ("part", i, n),
+                                  studies[i].part(n)) for n in names]
+            else:
+                self.waiting.append((cost_hint(studies[i]) or 0.0, ("study", i), studies[i]))
+        self.waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order
+        self.done = queue.SimpleQueue()
+        self.running = 0
 
-    while waiting or running:
-        while waiting and running < workers:
-            submit(waiting.pop(0))
-            running += 1
-        answer = done.get()
-        running -= 1
-        if isinstance(answer, BaseException):
-            raise answer
-        key, payload = answer
-        if key[0] == "part":
-            _, i, name = key
-            values[i][name] = pickle.loads(payload)
-            if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
-                joined = studies[i].joined(values.pop(i))
-                waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
-            continue
-        i = key[1]
-        yield (i, *(_run_one(studies[i], paper_scale) if payload is None
-                    else pickle.loads(payload)))
+    def submit(self, pool, workers: int) -> None:
+        """Submit the longest waiting tasks while fewer than ``workers`` are in the pool."""
+        while self.waiting and self.running < workers:
+            _, key, call = self.waiting.pop(0)
+            pool.apply_async(_run_task, ((key, call, self.paper_scale),),
+                             callback=self.done.put, error_callback=self.done.put)
+            self.running += 1
+
+    def run(self, pool, workers: int) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
+        """Yield ``(index, result, pngs)`` of each study as it finishes (module notes)."""
+        studies, values = self.studies, self.values
+        while self.waiting or self.running:
+            self.submit(pool, workers)
+            answer = self.done.get()
+            self.running -= 1
+            if isinstance(answer, BaseException):
+                raise answer
+            key, payload = answer
+            if key[0] == "part":
+                _, i, name = key
+                values[i][name] = pickle.loads(payload)
+                if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
+                    joined = studies[i].joined(values.pop(i))
+                    self.waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
+                continue
+            i = key[1]
+            yield (i, *(_run_one(studies[i], self.paper_scale) if payload is None
+                        else pickle.loads(payload)))
