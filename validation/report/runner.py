@@ -253,7 +253,8 @@ class _Tasks:
     Tasks: each study, or each part of a study split into parts (:func:`study_parts`) and,
     once all its parts are back, its join (``study.joined(values)``). At most as many tasks
     as workers are in the pool at once, so the next one is chosen when a worker is free: the
-    longest waiting task (by :func:`cost_hint`) first, a study's join as soon as it is ready
+    longest waiting task (by :func:`cost_hint`; a part's with its study's join added, as the
+    join waits for it) first, a study's join as soon as it is ready
     (it renders the study's figures, and nothing else waits on it). The first tasks are
     submitted (:meth:`submit`) as soon as the pool exists, while this process may still run
     studies of its own; :meth:`run` then takes the answers and submits the rest.
@@ -269,8 +270,9 @@ class _Tasks:
             names = study_parts(studies[i])
             if names:
                 self.values[i] = {}
-                self.waiting += [(cost_hint(studies[i].part(n)) or 0.0, ("part", i, n),
-                                  studies[i].part(n)) for n in names]
+                join = cost_hint(studies[i].joined({})) or 0.0  # it follows the last part
+                self.waiting += [((cost_hint(studies[i].part(n)) or 0.0) + join,
+                                  ("part", i, n), studies[i].part(n)) for n in names]
             else:
                 self.waiting.append((cost_hint(studies[i]) or 0.0, ("study", i), studies[i]))
         self.waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order

@@ -134,3 +134,12 @@ def test_a_split_study_is_not_run_here_at_the_start(monkeypatch):
     studies = [report_helpers.study_a, report_helpers.split_study.report_study]
     monkeypatch.setattr(report_helpers.study_a, "cost_hint", 1.0, raising=False)
     assert runner._split_local(studies) == ([0], [1])
+
+
+def test_the_pool_takes_the_longest_task_first_a_part_counting_its_join(monkeypatch):
+    # split study: parts long 2.0 and short 0.5, its join 3.0 - 2.5 = 0.5 after the last
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 1.2, raising=False)
+    split = report_helpers.split_study.report_study
+    tasks = runner._Tasks([report_helpers.study_a, split], [0, 1], paper_scale=False)
+    assert [key for _, key, _ in tasks.waiting] == [("part", 1, "long"), ("study", 0),
+                                                     ("part", 1, "short")]
