@@ -7,6 +7,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.validation.paper.records import StudyResult
+from dprisk.validation.registry import report_study
 
 
 def _seeded_study(name: str, seed: int) -> StudyResult:
@@ -56,4 +57,23 @@ def pid_study(*, paper_scale):
     """A stand-in study that records the process it ran in (``datasets["where"].attrs``)."""
     result = _seeded_study("p", 14)
     result.datasets["where"] = xr.Dataset(attrs={"pid": os.getpid()})
+    return result
+
+
+def split_study_part(name, *, paper_scale):
+    """One part of :func:`split_study`: seeded draws, and the process it ran in."""
+    return {"draws": np.random.default_rng(len(name)).normal(size=100), "pid": os.getpid()}
+
+
+@report_study(order=1, title="split", cost=3.0, parts={"short": 0.5, "long": 2.0})
+def split_study(*, paper_scale, parts=None):
+    """A study in two parts (computed here in turn when ``parts`` is None) and their join."""
+    if parts is None:
+        parts = {name: split_study_part(name, paper_scale=paper_scale)
+                 for name in ("short", "long")}
+    result = _seeded_study("s", 15)
+    result.datasets["parts"] = xr.Dataset({name: ("i", parts[name]["draws"])
+                                           for name in ("short", "long")})
+    result.diagnostics = [f"{name} {parts[name]['pid']}" for name in ("short", "long")]
+    result.diagnostics.append(f"join {os.getpid()}")
     return result

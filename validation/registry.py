@@ -23,6 +23,21 @@ takes the decorator's arguments from the syntax tree (so they must be literals).
 module when called, in the process that runs it. The decorator itself records the same
 :class:`RegisteredStudy` on the function (``study.report_study``), which the tests compare
 with what :func:`registered` read.
+
+A study longer than the report's target on its own may be split into independent parts that
+workers run side by side: ``@report_study(..., parts={"tables": 13.0, "crosscheck": 6.0})``
+(part name to its CPU seconds). The module then defines ``<function>_part(name, *,
+paper_scale)``, which computes one part and returns a picklable value, and the study takes
+``parts=`` (the parts' values by name) and only joins them::
+
+    def study(*, paper_scale=False, parts=None):
+        if parts is None:  # one piece: every part here, in turn
+            parts = {name: study_part(name, paper_scale=paper_scale) for name in PARTS}
+        ...  # the StudyResult, from ``parts`` only
+
+so the page and the records are the same however the parts were run (each part seeds itself).
+The runner (:mod:`dprisk.validation.report.runner`) runs each :meth:`RegisteredStudy.part`
+as a task, and :meth:`RegisteredStudy.joined` once all of a study's parts are back.
 """
 
 from __future__ import annotations
@@ -34,12 +49,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RegisteredStudy", "registered", "report_study"]
+__all__ = ["JoinedStudy", "RegisteredStudy", "StudyPart", "registered", "report_study"]
 
 #: The decorator's name, as written in a study module.
 DECORATOR = "report_study"
 _MARK = re.compile(rf"^@{DECORATOR}\(", re.MULTILINE)
 _FIELDS = ("order", "title", "cost")
+_OPTIONAL = ("parts",)
 
 
 @dataclass(frozen=True)
@@ -54,11 +70,21 @@ class RegisteredStudy:
     order: int
     title: str
     cost: float
+    parts: tuple[tuple[str, float], ...] = ()
 
     @property
     def cost_hint(self) -> float:
         """CPU seconds on one core (the runner's ordering key)."""
         return self.cost
+
+    def part(self, name: str) -> StudyPart:
+        """The part ``name`` of a study registered with ``parts`` (module notes)."""
+        return StudyPart(self.module, self.function, name, dict(self.parts)[name])
+
+    def joined(self, values: dict) -> JoinedStudy:
+        """The study called with its parts' ``values`` (by part name): only their join."""
+        rest = max(0.0, self.cost - sum(cost for _, cost in self.parts))
+        return JoinedStudy(self, values, rest)
 
     def __call__(self, *, paper_scale: bool):
         """Import the study's module and run the study."""
@@ -66,7 +92,41 @@ class RegisteredStudy:
             paper_scale=paper_scale)
 
 
-def _checked(module: str, function: str, order, title, cost) -> RegisteredStudy:
+@dataclass(frozen=True)
+class StudyPart:
+    """One part of a split study: calling it runs ``module.<function>_part(name, ...)``."""
+
+    module: str
+    function: str
+    name: str
+    cost: float
+
+    @property
+    def cost_hint(self) -> float:
+        """CPU seconds on one core (the runner's ordering key)."""
+        return self.cost
+
+    def __call__(self, *, paper_scale: bool):
+        """Import the study's module and compute this part (a picklable value)."""
+        return getattr(importlib.import_module(self.module), f"{self.function}_part")(
+            self.name, paper_scale=paper_scale)
+
+
+@dataclass(frozen=True, eq=False)
+class JoinedStudy:
+    """A split study called with its parts' values: ``study(paper_scale=..., parts=values)``."""
+
+    study: RegisteredStudy
+    values: dict
+    cost_hint: float
+
+    def __call__(self, *, paper_scale: bool):
+        """Import the study's module and join the parts into its StudyResult."""
+        return getattr(importlib.import_module(self.study.module), self.study.function)(
+            paper_scale=paper_scale, parts=self.values)
+
+
+def _checked(module: str, function: str, order, title, cost, parts=None) -> RegisteredStudy:
     where = f"{module}.{function}"
     if not isinstance(order, int) or isinstance(order, bool):
         raise TypeError(f"{where}: report_study order must be an int, got {order!r}")
@@ -74,10 +134,18 @@ def _checked(module: str, function: str, order, title, cost) -> RegisteredStudy:
         raise TypeError(f"{where}: report_study title must be a non-empty str, got {title!r}")
     if not isinstance(cost, int | float) or isinstance(cost, bool) or not cost >= 0:
         raise TypeError(f"{where}: report_study cost must be a number >= 0, got {cost!r}")
-    return RegisteredStudy(module, function, order, title, float(cost))
+    if parts is None:
+        parts = {}
+    if not isinstance(parts, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, int | float) and not isinstance(v, bool)
+            and v >= 0 for k, v in parts.items()):
+        raise TypeError(f"{where}: report_study parts must be a dict of part name to cost "
+                        f"(a number >= 0), got {parts!r}")
+    return RegisteredStudy(module, function, order, title, float(cost),
+                           tuple((k, float(v)) for k, v in parts.items()))
 
 
-def report_study(*, order: int, title: str, cost: float):
+def report_study(*, order: int, title: str, cost: float, parts: dict | None = None):
     """Register the decorated module-level function as a report study (module notes).
 
     Parameters
@@ -88,6 +156,9 @@ def report_study(*, order: int, title: str, cost: float):
         Label shown while the report runs.
     cost : float (>= 0)
         CPU seconds of the study on one core, figures included (the runner's ordering key).
+    parts : dict of str to float, optional
+        The study's independent parts and their CPU seconds (module notes); the module
+        defines ``<function>_part(name, *, paper_scale)`` and the study takes ``parts=``.
 
     Returns
     -------
@@ -96,7 +167,8 @@ def report_study(*, order: int, title: str, cost: float):
         :class:`RegisteredStudy`.
     """
     def mark(func):
-        func.report_study = _checked(func.__module__, func.__qualname__, order, title, cost)
+        func.report_study = _checked(func.__module__, func.__qualname__, order, title, cost,
+                                     parts)
         return func
     return mark
 
@@ -110,9 +182,11 @@ def _entries(path: Path, module: str) -> list[RegisteredStudy]:
         for deco in node.decorator_list:
             if (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Name)
                     and deco.func.id == DECORATOR):
-                if deco.args or {k.arg for k in deco.keywords} != set(_FIELDS):
+                keywords = {k.arg for k in deco.keywords}
+                if deco.args or not set(_FIELDS) <= keywords <= {*_FIELDS, *_OPTIONAL}:
                     raise TypeError(f"{module}.{node.name}: report_study takes exactly the "
-                                    f"keywords {', '.join(_FIELDS)}")
+                                    f"keywords {', '.join(_FIELDS)} (and optionally "
+                                    f"{', '.join(_OPTIONAL)})")
                 try:
                     args = {k.arg: ast.literal_eval(k.value) for k in deco.keywords}
                 except ValueError as exc:

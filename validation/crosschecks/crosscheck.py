@@ -51,6 +51,8 @@ __all__ = [
     "RHAT_MAX",
     "CrosscheckResult",
     "crosscheck",
+    "crosscheck_cells",
+    "crosscheck_table",
     "table_failures",
 ]
 
@@ -221,28 +223,72 @@ def crosscheck(
     ValueError
         For an unknown battery or method.
     """
+    params = _params(battery, methods, rho1, rho2, d, p, known)
+    cells = crosscheck_cells(battery, random_seed=random_seed, priors=priors, methods=methods,
+                             **params, sampled=sampled, pymc_models=pymc_models)
+    return crosscheck_table(battery, [cells], random_seed=random_seed, priors=priors,
+                            methods=methods, **params)
+
+
+def _params(battery, methods, rho1, rho2, d, p, known) -> dict:
     if battery not in BATTERIES:
         raise ValueError(f"battery must be one of {', '.join(BATTERIES)}; got {battery!r}")
     bad = [m for m in methods if m not in SAMPLING_METHODS]
     if bad:
         raise ValueError(f"methods must be among {', '.join(SAMPLING_METHODS)}; got {bad}")
-    spec = BATTERIES[battery]
-    params = {
+    return {
         "rho1": census_level("block").rho if rho1 is None else rho1,
         "rho2": census_level("block-group").rho if rho2 is None else rho2,
         "d": d,
         "p": p,
         "known": known,
     }
+
+
+def crosscheck_cells(
+    battery: str = "small",
+    *,
+    random_seed: int = 20260401,
+    priors=PRIORS,
+    methods=SAMPLING_METHODS,
+    rho1: float | None = None,
+    rho2: float | None = None,
+    d: int = 27,
+    p: float = 0.5,
+    known: int = 0,
+    run_priors=None,
+    sampled: dict | None = None,
+    pymc_models: dict | None = None,
+) -> dict:
+    """The cells of :func:`crosscheck` under the priors ``run_priors`` (default: all).
+
+    The same arguments as :func:`crosscheck` (each run's seed is drawn for the whole table,
+    so a cell's draws do not depend on which priors are run together); the cells of
+    different priors are independent, so separate calls (in separate processes) joined by
+    :func:`crosscheck_table` give the table of one call.
+
+    Returns
+    -------
+    dict
+        ``done`` (bool array, dims release, prior, method: the cells computed here), the
+        table's arrays ``estimate``, ``mcse``, ``exact``, ``z``, ``r_hat``, ``ess_bulk``
+        (plus dim quantity), ``seconds`` and ``seed``.
+    """
+    spec = BATTERIES[battery]
+    params = _params(battery, methods, rho1, rho2, d, p, known)
     releases = [tuple(v + known for v in r) for r in spec.releases]
     methods = tuple(methods)
+    run_priors = priors if run_priors is None else run_priors
     shape = (len(releases), len(priors), len(methods), len(QUANTITIES))
     out = {name: np.full(shape, np.nan) for name in ("estimate", "mcse", "exact", "z", "r_hat",
                                                       "ess_bulk")}
     seconds = np.zeros(shape[:3])
     seeds = np.random.default_rng(random_seed).integers(2**31, size=shape[:3])
+    done = np.zeros(shape[:3], dtype=bool)
     sampled = {} if sampled is None else sampled
     for j, prior in enumerate(priors):
+        if prior not in run_priors:
+            continue
         model, chains = (pymc_models or {}).get(prior, (None, {}))
         chains = dict(chains)
         for i, release in enumerate(releases):
@@ -268,6 +314,7 @@ def crosscheck(
                     draws = chains[method].run(random_seed=seed, **spec.budgets[method])
                 if start is not None:
                     seconds[i, j, k] = time.perf_counter() - start
+                done[i, j, k] = True
                 for q, (name, stats) in enumerate(_estimates(draws["X1"], draws["X2"],
                                                              known).items()):
                     cell = (i, j, k, q)
@@ -277,10 +324,51 @@ def crosscheck(
                     out["z"][cell] = _z(stats["mean"], exact_values[name], stats["mcse"])
                     out["r_hat"][cell] = stats["r_hat"]
                     out["ess_bulk"][cell] = stats["ess_bulk"]
+    return {"done": done, **out, "seconds": seconds, "seed": seeds}
+
+
+def crosscheck_table(
+    battery: str,
+    cells: list[dict],
+    *,
+    random_seed: int = 20260401,
+    priors=PRIORS,
+    methods=SAMPLING_METHODS,
+    rho1: float | None = None,
+    rho2: float | None = None,
+    d: int = 27,
+    p: float = 0.5,
+    known: int = 0,
+) -> CrosscheckResult:
+    """:func:`crosscheck`'s result from :func:`crosscheck_cells` of the same arguments.
+
+    ``cells``: their outputs, between them covering every cell once (each cell is taken
+    from the output that computed it).
+
+    Raises
+    ------
+    ValueError
+        If a cell was computed by none of them.
+    """
+    spec = BATTERIES[battery]
+    params = _params(battery, methods, rho1, rho2, d, p, known)
+    releases = [tuple(v + known for v in r) for r in spec.releases]
+    methods = tuple(methods)
+    first, *others = cells
+    merged = {name: np.array(values) for name, values in first.items()}
+    for part in others:
+        mask = part["done"]
+        for name, values in part.items():
+            if name != "done":
+                merged[name][mask] = values[mask]
+        merged["done"] |= mask
+    if not merged.pop("done").all():
+        raise ValueError("crosscheck_table: some cells were computed by no part")
+    seconds, seeds = merged.pop("seconds"), merged.pop("seed")
     dims = ("release", "prior", "method", "quantity")
     table = xr.Dataset(
         {
-            **{name: (dims, values) for name, values in out.items()},
+            **{name: (dims, values) for name, values in merged.items()},
             "seconds": (dims[:3], seconds, {"units": "s"}),
             "seed": (dims[:3], seeds),
         },

@@ -54,7 +54,7 @@ from dprisk.inference.two_level.sampling import (
 )
 from dprisk.models.builders.two_level import build_two_level_model
 from dprisk.models.census.allocation import census_level
-from dprisk.validation.crosschecks.crosscheck import crosscheck
+from dprisk.validation.crosschecks.crosscheck import PRIORS, crosscheck_cells, crosscheck_table
 from dprisk.validation.crosschecks.diagnostics import convergence_report
 from dprisk.validation.paper import published as pub
 from dprisk.validation.paper.two_level_records import (
@@ -73,6 +73,7 @@ __all__ = [
     "N_MCSE",
     "PAPER_DRAWS",
     "PAPER_SCALE_BUDGET",
+    "STUDY_PARTS",
     "TABLE3_RELEASE",
     "TABLE5_K2",
     "TABLES_SEED",
@@ -83,6 +84,7 @@ __all__ = [
     "figure",
     "records",
     "study",
+    "study_part",
     "table3_parameters",
 ]
 
@@ -239,6 +241,14 @@ def compute_tables(budget: PaperBudget = DEFAULT_BUDGET, *, random_seed: int = T
     return _compute_tables(budget, random_seed)[:3]
 
 
+def _seeds(random_seed: int) -> dict[str, int]:
+    """Each method's seed and the cross-check's, drawn from ``random_seed``."""
+    root = np.random.SeedSequence(random_seed)
+    purposes = (*SAMPLING_METHODS, "paper-runs", "variant-runs", "crosscheck")
+    return dict(zip(purposes, (int(s.generate_state(1)[0]) for s in root.spawn(len(purposes))),
+                    strict=True))
+
+
 def _compute_tables(budget: PaperBudget, random_seed: int):
     """:func:`compute_tables`, and its runs for the cross-check to reuse.
 
@@ -251,10 +261,7 @@ def _compute_tables(budget: PaperBudget, random_seed: int):
     params = table3_parameters()
     release = TABLE3_RELEASE
     known = params["known"]
-    root = np.random.SeedSequence(random_seed)
-    purposes = (*SAMPLING_METHODS, "paper-runs", "variant-runs", "crosscheck")
-    seeds = dict(zip(purposes, (int(s.generate_state(1)[0]) for s in root.spawn(len(purposes))),
-                     strict=True))
+    seeds = _seeds(random_seed)
     k2 = np.array(TABLE5_K2)
     methods = ("published", "exact", *SAMPLING_METHODS, "variant", "variant-runs",
                "no-hierarchy")
@@ -346,8 +353,53 @@ def _compute_tables(budget: PaperBudget, random_seed: int):
 
 
 # --------------------------------------------------------------------------- study
-@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=25.1)
-def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
+#: The study's parts (:func:`study_part`), each run by a worker of its own in the report, and
+#: the cross-check's priors each part runs: ``tables`` (Tables 7-8 and the cross-check under
+#: the improper prior, whose PyMC model and Table 6 runs it shares), and the other priors.
+STUDY_PARTS = {
+    "tables": PRIORS[:1],
+    "crosscheck-truncated": PRIORS[1:2],
+    "crosscheck-others": PRIORS[2:],
+}
+
+
+def _budget(paper_scale: bool, budget: PaperBudget | None) -> PaperBudget:
+    if budget is None:
+        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
+    return budget
+
+
+def study_part(name: str, *, paper_scale: bool = False, budget: PaperBudget | None = None):
+    """One part of :func:`study` (:data:`STUDY_PARTS`), a picklable value.
+
+    ``tables``: ``(tables, diagnostics, seeds, cells)`` of :func:`compute_tables` and of
+    :func:`dprisk.validation.crosschecks.crosscheck.crosscheck_cells` under the improper prior
+    (its Table 6 cells from the Tables 7-8 runs, its PyMC model theirs); a ``crosscheck-*``
+    part: the cross-check's cells under its priors (None without a cross-check). Each seeds
+    itself (from :data:`TABLES_SEED`), so the parts may run in any process and order.
+    """
+    budget = _budget(paper_scale, budget)
+    battery = budget.crosscheck_battery
+    crosscheck_seed = _seeds(TABLES_SEED)["crosscheck"]
+    if name == "tables":
+        tables, reports, seeds, sampled, pymc_models = _compute_tables(budget, TABLES_SEED)
+        cells = None
+        if battery is not None:
+            # the Table 6 release under the improper prior is a cell of every battery: its
+            # comparisons use the runs above (larger budgets), and its PyMC model is reused
+            cells = crosscheck_cells(battery, random_seed=crosscheck_seed,
+                                     run_priors=STUDY_PARTS[name], sampled=sampled,
+                                     pymc_models=pymc_models)
+        return tables, reports, seeds, cells
+    if battery is None:
+        return None
+    return crosscheck_cells(battery, random_seed=crosscheck_seed, run_priors=STUDY_PARTS[name])
+
+
+@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=21.0,
+              parts={"tables": 9.5, "crosscheck-truncated": 3.5, "crosscheck-others": 7.0})
+def study(*, paper_scale: bool = False, budget: PaperBudget | None = None,
+          parts: dict | None = None):
     """The §4.3 Tables 6–8 study for the report.
 
     Returns a :class:`dprisk.validation.paper.records.StudyResult`.
@@ -359,12 +411,19 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
         :data:`DEFAULT_BUDGET`.
     budget : PaperBudget, optional
         Overrides both (for tests).
+    parts : dict, optional
+        The values of :func:`study_part` by name (:data:`STUDY_PARTS`), computed elsewhere
+        (the report's workers) with the same ``paper_scale`` and ``budget``; default: each
+        computed here in turn.
     """
     from dprisk.validation.paper.records import StudyResult
 
-    if budget is None:
-        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
-    tables, reports, seeds, sampled, pymc_models = _compute_tables(budget, TABLES_SEED)
+    budget = _budget(paper_scale, budget)
+    if parts is None:
+        parts = {name: study_part(name, paper_scale=paper_scale, budget=budget)
+                 for name in STUDY_PARTS}
+    tables, reports, seeds, _ = parts["tables"]
+    seeds = dict(seeds)
     result = StudyResult(
         name="hierarchical",
         title="Two levels (paper §4.3: Tables 6–8), exact vs Gibbs vs PyMC, and a cross-check",
@@ -407,10 +466,10 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None):
     ]
     result.diagnostics = [f"{method}:\n{report.summary()}" for method, report in reports.items()]
     if budget.crosscheck_battery is not None:
-        # the Table 6 release under the improper prior is a cell of every battery: its
-        # comparisons use the runs above (larger budgets), and its PyMC model is reused
-        check = crosscheck(budget.crosscheck_battery, random_seed=seeds["crosscheck"],
-                           sampled=sampled, pymc_models=pymc_models)
+        check = crosscheck_table(budget.crosscheck_battery,
+                                 [parts["tables"][3], *(parts[name] for name in STUDY_PARTS
+                                                       if name != "tables")],
+                                 random_seed=seeds["crosscheck"])
         result.datasets["crosscheck"] = check.table
         result.diagnostics.append(check.summary())
         result.notes.append(

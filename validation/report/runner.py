@@ -23,6 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from dprisk.validation.figures.captions import figure_text
@@ -98,9 +99,16 @@ def _run_portable(study: Callable[..., StudyResult], paper_scale: bool) -> bytes
         return None
 
 
-def _run_indexed(task: tuple) -> tuple[int, bytes | None]:
-    i, study, paper_scale = task
-    return i, _run_portable(study, paper_scale)
+def _run_task(task: tuple) -> tuple[tuple, bytes | None]:
+    """Run a pool task ``(key, callable, paper_scale)``; ``(key, pickled result)``.
+
+    A study (``key[0] == "study"``, by :func:`_run_portable`) or a part of a split study
+    (``key[0] == "part"``: its value, pickled).
+    """
+    key, call, paper_scale = task
+    if key[0] == "part":
+        return key, pickle.dumps(call(paper_scale=paper_scale))
+    return key, _run_portable(call, paper_scale)
 
 
 def cost_hint(study: Callable) -> float | None:
@@ -110,6 +118,11 @@ def cost_hint(study: Callable) -> float | None:
     ``cost`` of its ``@report_study`` beside it) or a function's ``cost_hint`` attribute.
     """
     return getattr(study, "cost_hint", None)
+
+
+def study_parts(study: Callable) -> tuple[str, ...]:
+    """Names of the parts of a study split into parts (registered with ``parts``), or ()."""
+    return tuple(name for name, _ in getattr(study, "parts", ()))
 
 
 def _by_cost(studies: Sequence[Callable]) -> list[int]:
@@ -127,7 +140,7 @@ def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
     local, spent = [], 0.0
     for i in reversed(order):
         cost = cost_hint(studies[i])
-        if cost is None:
+        if cost is None or study_parts(studies[i]):
             continue
         if spent + cost > LOCAL_START_SECONDS:
             break
@@ -200,24 +213,97 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
     _start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
-    pool = None
+    tasks = _Tasks(studies, pooled, paper_scale)
+    processes = min(workers, len(tasks.waiting))
+    started: dict = {}
+
+    def start_pool():  # in a thread: Pool() waits for the fork server's imports
+        try:
+            started["pool"] = context.Pool(processes=processes)
+            tasks.submit(started["pool"], processes)  # the longest tasks, at once
+        except BaseException as exc:  # raised in the calling thread below
+            started["error"] = exc
+
+    starter = threading.Thread(target=start_pool, name="report-pool", daemon=True)
+    starter.start()
     try:
         for i in local:  # meanwhile, the cheapest studies here
             yield (i, *_run_one(studies[i], paper_scale))
-        # one study per task, longest first; a worker takes the next when it is free
-        pool = context.Pool(processes=min(workers, len(pooled)))
-        tasks = [(i, studies[i], paper_scale) for i in pooled]
-        for i, payload in pool.imap_unordered(_run_indexed, tasks, chunksize=1):
-            yield (i, *(_run_one(studies[i], paper_scale) if payload is None
-                        else pickle.loads(payload)))
+        starter.join()
+        if "error" in started:
+            raise started["error"]
+        yield from tasks.run(started["pool"], processes)
     except BaseException:  # an error or an interrupt: the workers stop now, not after a study
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        starter.join()
+        if "pool" in started:
+            started["pool"].terminate()
+            started["pool"].join()
         else:  # interrupted while the pool started: stop the workers started so far
             for child in multiprocessing.active_children():
                 child.terminate()
                 child.join()
         raise
-    pool.close()
-    pool.join()
+    started["pool"].close()
+    started["pool"].join()
+
+
+class _Tasks:
+    """The pool's tasks of :func:`run_studies`, handed to the workers as they are free.
+
+    Tasks: each study, or each part of a study split into parts (:func:`study_parts`) and,
+    once all its parts are back, its join (``study.joined(values)``). At most as many tasks
+    as workers are in the pool at once, so the next one is chosen when a worker is free: the
+    longest waiting task (by :func:`cost_hint`; a part's with its study's join added, as the
+    join waits for it) first, a study's join as soon as it is ready
+    (it renders the study's figures, and nothing else waits on it). The first tasks are
+    submitted (:meth:`submit`) as soon as the pool exists, while this process may still run
+    studies of its own; :meth:`run` then takes the answers and submits the rest.
+    """
+
+    def __init__(self, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool):
+        import queue
+
+        self.studies, self.paper_scale = studies, paper_scale
+        self.waiting = []  # (cost, key, callable)
+        self.values = {}  # study index -> {part name: value}
+        for i in pooled:
+            names = study_parts(studies[i])
+            if names:
+                self.values[i] = {}
+                join = cost_hint(studies[i].joined({})) or 0.0  # it follows the last part
+                self.waiting += [((cost_hint(studies[i].part(n)) or 0.0) + join,
+                                  ("part", i, n), studies[i].part(n)) for n in names]
+            else:
+                self.waiting.append((cost_hint(studies[i]) or 0.0, ("study", i), studies[i]))
+        self.waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order
+        self.done = queue.SimpleQueue()
+        self.running = 0
+
+    def submit(self, pool, workers: int) -> None:
+        """Submit the longest waiting tasks while fewer than ``workers`` are in the pool."""
+        while self.waiting and self.running < workers:
+            _, key, call = self.waiting.pop(0)
+            pool.apply_async(_run_task, ((key, call, self.paper_scale),),
+                             callback=self.done.put, error_callback=self.done.put)
+            self.running += 1
+
+    def run(self, pool, workers: int) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
+        """Yield ``(index, result, pngs)`` of each study as it finishes (module notes)."""
+        studies, values = self.studies, self.values
+        while self.waiting or self.running:
+            self.submit(pool, workers)
+            answer = self.done.get()
+            self.running -= 1
+            if isinstance(answer, BaseException):
+                raise answer
+            key, payload = answer
+            if key[0] == "part":
+                _, i, name = key
+                values[i][name] = pickle.loads(payload)
+                if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
+                    joined = studies[i].joined(values.pop(i))
+                    self.waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
+                continue
+            i = key[1]
+            yield (i, *(_run_one(studies[i], self.paper_scale) if payload is None
+                        else pickle.loads(payload)))

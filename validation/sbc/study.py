@@ -38,9 +38,11 @@ __all__ = [
     "DEFAULT_BUDGET",
     "PAPER_SCALE_BUDGET",
     "SEED",
+    "STUDY_PARTS",
     "SBCBudget",
     "SBCRun",
     "study",
+    "study_part",
 ]
 
 
@@ -148,8 +150,48 @@ def _verdict(result: SBCResult, run: SBCRun) -> str:
     return "passes" if worst > P_VALUE_MIN else "FAILS (unexpected)"
 
 
-@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=21.7)
-def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
+#: The study's parts (:func:`study_part`), each run by a worker of its own in the report:
+#: the runs of PyMC's own steps (the slowest), the other samplers' runs, the detection size.
+STUDY_PARTS = ("pymc", "samplers", "detection")
+
+
+def _budget(paper_scale: bool, budget: SBCBudget | None) -> SBCBudget:
+    if budget is None:
+        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
+    return budget
+
+
+def study_part(name: str, *, paper_scale: bool = False, budget: SBCBudget | None = None):
+    """One part of :func:`study` (:data:`STUDY_PARTS`), a picklable value.
+
+    ``pymc`` / ``samplers``: ``{i: SBCResult}`` of the budget's runs ``i`` whose sampler is /
+    is not ``pymc`` (run ``i`` seeded by ``SEED + i``); ``detection``: the detection sizes by
+    prior (seeded by ``SEED - 1``). The parts may run in any process and order.
+    """
+    budget = _budget(paper_scale, budget)
+    if name == "detection":
+        # Simulations the chi-square test (10 bins, X1, L = 99) needs to reject the broken
+        # sampler at P_VALUE_BROKEN with probability 0.99, from its exact stationary law.
+        sizes = {}
+        for prior in (BROKEN_PRIOR, "truncated:10"):
+            pmf = expected_x1_rank_pmf("unconstrained", prior=prior,
+                                       n_releases=budget.detection_releases,
+                                       random_seed=SEED - 1)
+            sizes[prior] = detection_size(pmf, bins=10)
+        return sizes
+    if name not in ("pymc", "samplers"):
+        raise ValueError(f"part must be one of {', '.join(STUDY_PARTS)}; got {name!r}")
+    return {
+        i: run_sbc(run.sampler, prior=run.prior, n_simulations=run.n_simulations,
+                   n_draws=run.n_draws, bins=run.bins, random_seed=SEED + i)
+        for i, run in enumerate(budget.runs) if (run.sampler == "pymc") == (name == "pymc")
+    }
+
+
+@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=18.0,
+              parts={"pymc": 9.5, "samplers": 4.0, "detection": 1.5})
+def study(*, paper_scale: bool = False, budget: SBCBudget | None = None,
+          parts: dict | None = None):
     """Simulation-based calibration for the report.
 
     Returns a :class:`dprisk.validation.paper.records.StudyResult`.
@@ -164,24 +206,21 @@ def study(*, paper_scale: bool = False, budget: SBCBudget | None = None):
         Use :data:`PAPER_SCALE_BUDGET` instead of :data:`DEFAULT_BUDGET`.
     budget : SBCBudget, optional
         Overrides both (for tests).
+    parts : dict, optional
+        The values of :func:`study_part` by name (:data:`STUDY_PARTS`), computed elsewhere
+        (the report's workers) with the same ``paper_scale`` and ``budget``; default: each
+        computed here in turn.
     """
     from dprisk.validation.paper.records import StudyResult
 
-    if budget is None:
-        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
-    results = [
-        run_sbc(run.sampler, prior=run.prior, n_simulations=run.n_simulations,
-                n_draws=run.n_draws, bins=run.bins, random_seed=SEED + i)
-        for i, run in enumerate(budget.runs)
-    ]
+    budget = _budget(paper_scale, budget)
+    if parts is None:
+        parts = {name: study_part(name, paper_scale=paper_scale, budget=budget)
+                 for name in STUDY_PARTS}
+    by_run = {**parts["pymc"], **parts["samplers"]}
+    results = [by_run[i] for i in range(len(budget.runs))]
     seeds = {f"sbc/{r.label}": r.random_seed for r in results}
-    # Simulations the chi-square test (10 bins, X1, L = 99) needs to reject the broken
-    # sampler at P_VALUE_BROKEN with probability 0.99, from its exact stationary law.
-    sizes = {}
-    for prior in (BROKEN_PRIOR, "truncated:10"):
-        pmf = expected_x1_rank_pmf("unconstrained", prior=prior,
-                                   n_releases=budget.detection_releases, random_seed=SEED - 1)
-        sizes[prior] = detection_size(pmf, bins=10)
+    sizes = parts["detection"]
     seeds["sbc/detection_size"] = SEED - 1
 
     result = StudyResult(

@@ -31,6 +31,8 @@ from dprisk.validation.crosschecks.crosscheck import (
     Battery,
     CrosscheckResult,
     crosscheck,
+    crosscheck_cells,
+    crosscheck_table,
     table_failures,
 )
 
@@ -190,3 +192,23 @@ def test_a_given_pymc_model_is_used_for_its_prior():
                         pymc_models={"point:1": (model, {"pymc-gibbs": chain})})
     assert len(runs) == 2 and result.passed, result.summary()
     assert [r["random_seed"] for r in runs] == list(result.table["seed"].values.ravel())
+
+
+def test_cells_of_each_prior_run_apart_and_joined_are_the_table_of_one_call(monkeypatch):
+    """The report runs the cross-check's priors in separate workers (crosscheck_cells) and
+    joins them (crosscheck_table): each run's seed is drawn for the whole table, so the
+    joined table is that of one call, bit for bit (the wall-clock ``seconds`` aside).
+    Small budgets: the check is of the bookkeeping, not of the estimates."""
+    monkeypatch.setitem(BATTERIES, "small", Battery(
+        releases=BATTERIES["small"].releases,
+        budgets={"gibbs": {"draws": 300, "chains": 2, "tune": 20}}))
+    priors, kwargs = ("point:1", "truncated:10"), {"methods": ("gibbs",), "random_seed": 3}
+    whole = crosscheck("small", priors=priors, **kwargs).table
+    cells = [crosscheck_cells("small", priors=priors, run_priors=(prior,), **kwargs)
+             for prior in reversed(priors)]
+    assert [c["done"][:, j].all() and not c["done"][:, 1 - j].any()
+            for c, j in zip(cells, (1, 0), strict=True)] == [True, True]
+    joined = crosscheck_table("small", cells, priors=priors, **kwargs).table
+    assert joined.drop_vars("seconds").identical(whole.drop_vars("seconds"))
+    with pytest.raises(ValueError, match="computed by no part"):
+        crosscheck_table("small", cells[:1], priors=priors, **kwargs)

@@ -172,3 +172,20 @@ class TestStudy:
             assert r["status"] == ("differs" if beyond else "within-mc-error")
             assert "support constraint k1 <= k2" in r["explanation"]
         assert by_id["table4/k1=1/posterior"]["status"] == "differs"
+
+
+def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):
+    """The report runs the study's parts in separate workers (``study_part``, pickled back)
+    and joins them (``study(parts=...)``): the same records, datasets, notes and seeds."""
+    import pickle
+
+    from dprisk.validation.paper.two_level import STUDY_PARTS, study_part
+
+    parts = {name: pickle.loads(pickle.dumps(study_part(name, budget=TINY)))
+             for name in reversed(STUDY_PARTS)}
+    joined = study(budget=TINY, parts=parts)
+    assert joined.records == tiny_study.records and joined.seeds == tiny_study.seeds
+    assert joined.notes == tiny_study.notes
+    assert joined.datasets.keys() == tiny_study.datasets.keys() == {"tables"}
+    assert joined.datasets["tables"].identical(tiny_study.datasets["tables"])
+    assert joined.figures.keys() == tiny_study.figures.keys()

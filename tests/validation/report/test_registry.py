@@ -89,12 +89,30 @@ def test_a_new_module_with_the_decorator_is_a_study_without_any_other_edit(packa
     assert sys.modules["fakestudies.late"].study.report_study == late
 
 
+def test_a_study_in_parts_registers_its_parts_and_their_costs(package):
+    package("split", SECTION.replace("cost={cost})", 'cost={cost}, parts={{"a": 1, "b": 2.5}})')
+            .format(order=5, title="split", cost=4) + """
+    def study_part(name, *, paper_scale):
+        return (name, paper_scale)
+    """)
+    (entry,) = registered("fakestudies")
+    assert entry.parts == (("a", 1.0), ("b", 2.5))
+    part = pickle.loads(pickle.dumps(entry.part("b")))  # a worker gets it by name
+    assert (part.cost_hint, part(paper_scale=True)) == (2.5, ("b", True))
+    assert entry.joined({}).cost_hint == 0.5
+    assert sys.modules["fakestudies.split"].study.report_study == entry
+
+
 @pytest.mark.parametrize(("source", "message"), [
     (SECTION.format(order=10, title="a", cost=1) + SECTION.format(order=10, title="b", cost=1)
      .replace("def study", "def other"), r"share an order: \[10\]"),
     (SECTION.replace("cost={cost}", "cost=COST").format(order=1, title="a"), "literals"),
     (SECTION.replace(", cost={cost}", "").format(order=1, title="a"), "exactly the keywords"),
     (SECTION.format(order=1, title="a", cost=-1), "cost must be a number >= 0"),
+    (SECTION.replace("cost={cost})", "cost={cost}, parts={{'a': -1}})").format(
+        order=1, title="a", cost=1), "parts must be a dict of part name to cost"),
+    (SECTION.replace("cost={cost})", "cost={cost}, speed=1)").format(
+        order=1, title="a", cost=1), "exactly the keywords"),
     (SECTION.format(order="'1'", title="a", cost=1), "order must be an int"),
 ])
 def test_a_malformed_registration_is_refused_naming_the_study(package, source, message):

@@ -106,3 +106,40 @@ def test_a_study_whose_result_does_not_pickle_runs_here():
     (a, _), (c, c_png) = _collect(studies, workers=2)
     assert (a.name, c.name) == ("a", "c") and c.records == _collect(studies[1:], 1)[0][0].records
     assert all(png.startswith(b"\x89PNG") for png in c_png.values())
+
+
+def test_a_split_study_runs_its_parts_in_workers_and_gives_the_one_piece_result(monkeypatch):
+    """A study registered with parts: each part a task of the pool, then the join; the same
+    result (records, datasets, seeds, figures' text) as the study in one piece here."""
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 0.0)
+    split = report_helpers.split_study.report_study
+    assert runner.study_parts(split) == ("short", "long")
+    assert runner.cost_hint(split.part("long")) == 2.0
+    assert runner.cost_hint(split.joined({})) == 3.0 - 2.5  # the rest of the study's cost
+    studies = [report_helpers.study_a, split]
+    ((one, one_png),) = _collect([split], workers=1)
+    (_, _), (two, two_png) = _collect(studies, workers=2)
+    assert one.records == two.records and one.seeds == two.seeds and one.name == two.name
+    for key in ("draws", "parts"):
+        assert one.datasets[key].identical(two.datasets[key])
+    assert one_png.keys() == two_png.keys()
+    assert figure_text(*one.figures.values(), *one.figures) == next(iter(two.figures.values()))
+    pids = {line.split()[0]: int(line.split()[1]) for line in two.diagnostics}
+    assert os.getpid() not in pids.values()  # the parts and the join ran in workers
+    assert all(int(line.split()[1]) == os.getpid() for line in one.diagnostics)
+
+
+def test_a_split_study_is_not_run_here_at_the_start(monkeypatch):
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 100.0)
+    studies = [report_helpers.study_a, report_helpers.split_study.report_study]
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 1.0, raising=False)
+    assert runner._split_local(studies) == ([0], [1])
+
+
+def test_the_pool_takes_the_longest_task_first_a_part_counting_its_join(monkeypatch):
+    # split study: parts long 2.0 and short 0.5, its join 3.0 - 2.5 = 0.5 after the last
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 1.2, raising=False)
+    split = report_helpers.split_study.report_study
+    tasks = runner._Tasks([report_helpers.study_a, split], [0, 1], paper_scale=False)
+    assert [key for _, key, _ in tasks.waiting] == [("part", 1, "long"), ("study", 0),
+                                                     ("part", 1, "short")]
