@@ -14,7 +14,9 @@ each run's wall and CPU seconds (the pytest process and its children, ``getrusag
 Measured 2026-11-28 (2-core machine shared with other work, the default :data:`MODULES`, 160
 tests): warm 40.0 s CPU; dprisk's numba cache empty 43.1 s (+3); PyTensor's compile directory
 empty 76.4 s (+36); both empty 81.2 s (+41, x2.0). The cold cost is PyTensor compiling the PyMC
-model graphs with numba (its compile directory afterwards: 3.8 MB of ``numba/*.nbc``).
+model graphs with numba (its compile directory afterwards: 3.8 MB of ``numba/*.nbc``). Other
+linkers are no cure: ``PYTENSOR_FLAGS=linker=cvm`` (C, g++) cold 78.8 s; ``mode=FAST_COMPILE``
+(Python) 86 s for the first 4 of the 160 tests (the PyMC draws run in Python), stopped.
 """
 
 from __future__ import annotations
