@@ -248,7 +248,7 @@ def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path):
     def working():
         if not lock.exists():
             return False
-        time.sleep(3.0)  # well into the first study
+        time.sleep(1.0)  # into the first study (the lock is taken as the studies start)
         return True
 
     status, took, err = _stop([DPRISK, "reproduce", "--out", "report", "--quiet"], tmp_path,
