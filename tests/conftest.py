@@ -55,7 +55,7 @@ MODULE_SECONDS = {
     "notebooks/test_jupyterlab.py": 40,
     "docs/test_docs_build.py": 17,  # one Sphinx build of the site, in the worker (no notebooks run)
     "reliability/test_reproducibility.py": 19,
-    "validation/crosschecks/test_crosscheck.py": 13,  # pymc on the first release (issue 36)
+    "validation/crosschecks/test_crosscheck.py": 10,  # every method on the first release (issue 36)
     "explore/test_browser.py": 24,
     # the process-server group (SHARED_SCOPES): its five modules and the server, one worker
     "reliability/test_interrupts.py": 41,
