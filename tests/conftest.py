@@ -55,7 +55,7 @@ MODULE_SECONDS = {
     "notebooks/test_jupyterlab.py": 40,
     "docs/test_docs_build.py": 17,  # one Sphinx build of the site, in the worker (no notebooks run)
     "reliability/test_reproducibility.py": 19,
-    "validation/crosschecks/test_crosscheck.py": 13,  # pymc on the first release (issue 36)
+    "validation/crosschecks/test_crosscheck.py": 10,  # every method on the first release (issue 36)
     "explore/test_browser.py": 24,
     # the process-server group (SHARED_SCOPES): its five modules and the server, one worker
     "reliability/test_interrupts.py": 41,
@@ -173,6 +173,11 @@ SLOW_CASES = {
         "test_small_battery_passes_on_its_first_release[pymc]: the same runs (budgets, seeds) "
         "on the Table 6 release, all five priors; the second release's runs (about 4 s of "
         "CPU) here",
+    **{f"validation/crosschecks/test_crosscheck.py::test_small_battery_passes[{method}]":
+       f"test_small_battery_passes_on_its_first_release[{method}]: the same runs (budgets, "
+       f"seeds) on the Table 6 release, all five priors; the second release's runs (about "
+       f"{cpu} s of CPU) here"
+       for method, cpu in (("gibbs", 1.2), ("pymc-gibbs", 2.5))},
     "notebooks/test_notebooks.py::test_notebook_executes[single_level_what_if]":
         "the README's commands run this notebook in a kernel (papermill, full budget) and as "
         "a script (which fails on any warning it prints)",
