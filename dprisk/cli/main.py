@@ -39,7 +39,7 @@ from dprisk.cli.common import (
 )
 from dprisk.cli.conventions import RHO_CONVENTION, state_rho_convention
 from dprisk.cli.parsers import subparser
-from dprisk.cli.stopping import end_process
+from dprisk.cli.stopping import end_process, stop_received
 from dprisk.runtime.settings import check_environment
 
 __all__ = ["build_parser", "main"]
@@ -272,22 +272,39 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)
-    except (ValueError, TypeError) as err:
-        message = naming_given_option(str(err), command, after)
-        print(f"dprisk {args.command}: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
-        sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
-        return EXIT_OK
+    except Exception as err:
+        if (stop := stop_received()) is None:
+            return _report_failure(err, args.command, command, after)
+        status = report_interrupted(args.command, stop)  # a library swallowed the stop
+        if own:
+            end_process(status)
+        return status
     except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
         status = report_interrupted(args.command, err)
         if own:
             end_process(status)
         return status
-    except Exception as err:  # a failure while computing: one line, non-zero
-        print(f"dprisk {args.command}: failed: {type(err).__name__}: {err}", file=sys.stderr)
-        return EXIT_FAILURE
     return status
+
+
+def _report_failure(err: Exception, requested: str, command, after) -> int:
+    """Print the one line of a failed subcommand; return its exit status.
+
+    ``ValueError``/``TypeError``: bad input, status 2 (the message names the option as
+    typed); ``BrokenPipeError``: the reader left, status 0; anything else: status 1.
+    """
+    try:
+        raise err
+    except (ValueError, TypeError) as err:
+        message = naming_given_option(str(err), command, after)
+        print(f"dprisk {requested}: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
+        sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
+        return EXIT_OK
+    except Exception as err:  # a failure while computing: one line, non-zero
+        print(f"dprisk {requested}: failed: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -243,6 +243,16 @@ def raise_if_interrupted() -> None:
         raise Interrupted(_RECEIVED[0])
 
 
+def stop_received() -> Interrupted | None:
+    """The stop as an :class:`Interrupted` if a stop signal arrived, else None.
+
+    For a failure that follows a swallowed stop: PyMC catches the ``KeyboardInterrupt`` of a
+    stop that arrives before its first draw is recorded and then raises ``ValueError("Not
+    enough samples to build a trace.")``; that is reported as the stop, not as an error.
+    """
+    return Interrupted(_RECEIVED[0]) if _RECEIVED else None
+
+
 def _print_line(command: str, signum: int) -> None:
     from dprisk.runtime.writers import committed
 

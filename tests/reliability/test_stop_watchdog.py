@@ -337,3 +337,23 @@ def test_an_unraisable_error_during_a_stop_is_kept_off_stderr():
     assert done.stderr.splitlines() == [
         "dprisk sweep: interrupted by SIGTERM; rerunning the same command resumes from the "
         "chunks already computed"], done.stderr
+
+
+def test_a_failure_after_a_swallowed_stop_is_reported_as_the_stop(monkeypatch, capsys):
+    """PyMC swallows a stop that arrives before its first draw is recorded and then raises
+    ``ValueError("Not enough samples to build a trace.")`` (seen on CI: status 2 and an error
+    line instead of 143). Once a stop signal has arrived, a failure is the stop: its status
+    and its one line. Here the ValueError is a bad ``--seed``, raised inside the same guard
+    as a subcommand's own failures; without a stop it is bad input (status 2)."""
+    from dprisk.cli import stopping
+    from dprisk.cli.main import main
+
+    argv = ["posterior", "--rho1", "1", "--rho2", "1", "--x1-star", "1", "--seed", "-1"]
+    assert main(argv) == 2
+    assert "error: --seed must be an integer >= 0" in capsys.readouterr().err
+    monkeypatch.setattr(stopping, "_RECEIVED", [int(signal.SIGTERM)])
+    monkeypatch.setitem(stopping._STATE, "printed", False)
+    assert main(argv) == 143
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == [err.strip()]  # one line
+    assert err.startswith("dprisk posterior: interrupted by SIGTERM")
