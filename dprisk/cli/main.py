@@ -272,15 +272,13 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)
-    except Exception as err:
-        if (stop := stop_received()) is None:
+    except (Exception, KeyboardInterrupt) as err:
+        # SIGINT or SIGTERM (common.handle_stop_signals), or a failure after a stop a library
+        # swallowed (PyMC's "Not enough samples" when stopped before its first draw)
+        stop = err if isinstance(err, KeyboardInterrupt) else stop_received()
+        if stop is None:
             return _report_failure(err, args.command, command, after)
-        status = report_interrupted(args.command, stop)  # a library swallowed the stop
-        if own:
-            end_process(status)
-        return status
-    except KeyboardInterrupt as err:  # SIGINT or SIGTERM (common.handle_stop_signals)
-        status = report_interrupted(args.command, err)
+        status = report_interrupted(args.command, stop)
         if own:
             end_process(status)
         return status
@@ -293,19 +291,16 @@ def _report_failure(err: Exception, requested: str, command, after) -> int:
     ``ValueError``/``TypeError``: bad input, status 2 (the message names the option as
     typed); ``BrokenPipeError``: the reader left, status 0; anything else: status 1.
     """
-    try:
-        raise err
-    except (ValueError, TypeError) as err:
+    if isinstance(err, (ValueError, TypeError)):
         message = naming_given_option(str(err), command, after)
         print(f"dprisk {requested}: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except BrokenPipeError:  # e.g. `dprisk sweep ... | head`: the reader left; not an error
+    if isinstance(err, BrokenPipeError):  # e.g. `dprisk sweep ... | head`: the reader left
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
-    except Exception as err:  # a failure while computing: one line, non-zero
-        print(f"dprisk {requested}: failed: {type(err).__name__}: {err}", file=sys.stderr)
-        return EXIT_FAILURE
-
+    # a failure while computing: one line, non-zero
+    print(f"dprisk {requested}: failed: {type(err).__name__}: {err}", file=sys.stderr)
+    return EXIT_FAILURE
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
