@@ -30,9 +30,13 @@ workers run side by side: ``@report_study(..., parts={"tables": 13.0, "crosschec
 paper_scale)``, which computes one part and returns a picklable value, and the study takes
 ``parts=`` (the parts' values by name) and only joins them::
 
+    def study_part(name, *, paper_scale=False):
+        check_part(name, PARTS)  # ValueError naming the parts
+        ...
+
     def study(*, paper_scale=False, parts=None):
-        if parts is None:  # one piece: every part here, in turn
-            parts = {name: study_part(name, paper_scale=paper_scale) for name in PARTS}
+        # one piece when ``parts`` is None: every part here, in turn
+        parts = joined_parts(study_part, PARTS, parts, paper_scale=paper_scale)
         ...  # the StudyResult, from ``parts`` only
 
 so the page and the records are the same however the parts were run (each part seeds itself).
@@ -49,7 +53,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JoinedStudy", "RegisteredStudy", "StudyPart", "registered", "report_study"]
+__all__ = [
+    "JoinedStudy", "RegisteredStudy", "StudyPart", "check_part", "chosen_budget", "joined_parts",
+    "registered", "report_study",
+]
 
 #: The decorator's name, as written in a study module.
 DECORATOR = "report_study"
@@ -171,6 +178,49 @@ def report_study(*, order: int, title: str, cost: float, parts: dict | None = No
                                      parts)
         return func
     return mark
+
+
+def check_part(name: str, names) -> str:
+    """``name`` if it is one of a split study's part ``names``; else a one-line ValueError."""
+    if name not in names:
+        raise ValueError(f"part must be one of {', '.join(names)}; got {name!r}")
+    return name
+
+
+def joined_parts(part_function, names, parts: dict | None = None, **arguments) -> dict:
+    """A split study's part values by name, for its join (module notes).
+
+    Parameters
+    ----------
+    part_function : callable
+        The module's ``study_part(name, **arguments)``.
+    names : sequence of str
+        The study's part names.
+    parts : dict, optional
+        The values computed elsewhere (the report's workers, with the same ``arguments``);
+        when None, each part is computed here in turn, so one call gives the study whole.
+    **arguments
+        Passed to ``part_function`` (``paper_scale``, a budget).
+
+    Raises
+    ------
+    ValueError
+        When ``parts`` lacks one of ``names``.
+    """
+    if parts is None:
+        return {name: part_function(name, **arguments) for name in names}
+    missing = [name for name in names if name not in parts]
+    if missing:
+        raise ValueError(f"parts must hold every part ({', '.join(names)}); missing "
+                         f"{', '.join(missing)}")
+    return parts
+
+
+def chosen_budget(budget, paper_scale: bool, *, default, paper_scale_budget):
+    """``budget`` when given (tests), else ``paper_scale_budget`` or ``default``."""
+    if budget is not None:
+        return budget
+    return paper_scale_budget if paper_scale else default
 
 
 def _entries(path: Path, module: str) -> list[RegisteredStudy]:

@@ -66,7 +66,7 @@ from dprisk.validation.paper.two_level_records import (
     figure,
     records,
 )
-from dprisk.validation.registry import report_study
+from dprisk.validation.registry import check_part, chosen_budget, joined_parts, report_study
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -364,9 +364,8 @@ STUDY_PARTS = {
 
 
 def _budget(paper_scale: bool, budget: PaperBudget | None) -> PaperBudget:
-    if budget is None:
-        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
-    return budget
+    return chosen_budget(budget, paper_scale, default=DEFAULT_BUDGET,
+                         paper_scale_budget=PAPER_SCALE_BUDGET)
 
 
 def study_part(name: str, *, paper_scale: bool = False, budget: PaperBudget | None = None):
@@ -378,6 +377,7 @@ def study_part(name: str, *, paper_scale: bool = False, budget: PaperBudget | No
     part: the cross-check's cells under its priors (None without a cross-check). Each seeds
     itself (from :data:`TABLES_SEED`), so the parts may run in any process and order.
     """
+    check_part(name, STUDY_PARTS)
     budget = _budget(paper_scale, budget)
     battery = budget.crosscheck_battery
     crosscheck_seed = _seeds(TABLES_SEED)["crosscheck"]
@@ -419,9 +419,7 @@ def study(*, paper_scale: bool = False, budget: PaperBudget | None = None,
     from dprisk.validation.paper.records import StudyResult
 
     budget = _budget(paper_scale, budget)
-    if parts is None:
-        parts = {name: study_part(name, paper_scale=paper_scale, budget=budget)
-                 for name in STUDY_PARTS}
+    parts = joined_parts(study_part, STUDY_PARTS, parts, paper_scale=paper_scale, budget=budget)
     tables, reports, seeds, _ = parts["tables"]
     seeds = dict(seeds)
     result = StudyResult(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from dprisk.validation.registry import report_study
+from dprisk.validation.registry import check_part, chosen_budget, joined_parts, report_study
 from dprisk.validation.sbc.figures import rank_histograms
 from dprisk.validation.sbc.ranks import (
     BROKEN_PRIOR,
@@ -156,9 +156,8 @@ STUDY_PARTS = ("pymc", "samplers", "detection")
 
 
 def _budget(paper_scale: bool, budget: SBCBudget | None) -> SBCBudget:
-    if budget is None:
-        budget = PAPER_SCALE_BUDGET if paper_scale else DEFAULT_BUDGET
-    return budget
+    return chosen_budget(budget, paper_scale, default=DEFAULT_BUDGET,
+                         paper_scale_budget=PAPER_SCALE_BUDGET)
 
 
 def study_part(name: str, *, paper_scale: bool = False, budget: SBCBudget | None = None):
@@ -168,6 +167,7 @@ def study_part(name: str, *, paper_scale: bool = False, budget: SBCBudget | None
     is not ``pymc`` (run ``i`` seeded by ``SEED + i``); ``detection``: the detection sizes by
     prior (seeded by ``SEED - 1``). The parts may run in any process and order.
     """
+    check_part(name, STUDY_PARTS)
     budget = _budget(paper_scale, budget)
     if name == "detection":
         # Simulations the chi-square test (10 bins, X1, L = 99) needs to reject the broken
@@ -179,8 +179,6 @@ def study_part(name: str, *, paper_scale: bool = False, budget: SBCBudget | None
                                        random_seed=SEED - 1)
             sizes[prior] = detection_size(pmf, bins=10)
         return sizes
-    if name not in ("pymc", "samplers"):
-        raise ValueError(f"part must be one of {', '.join(STUDY_PARTS)}; got {name!r}")
     return {
         i: run_sbc(run.sampler, prior=run.prior, n_simulations=run.n_simulations,
                    n_draws=run.n_draws, bins=run.bins, random_seed=SEED + i)
@@ -214,9 +212,7 @@ def study(*, paper_scale: bool = False, budget: SBCBudget | None = None,
     from dprisk.validation.paper.records import StudyResult
 
     budget = _budget(paper_scale, budget)
-    if parts is None:
-        parts = {name: study_part(name, paper_scale=paper_scale, budget=budget)
-                 for name in STUDY_PARTS}
+    parts = joined_parts(study_part, STUDY_PARTS, parts, paper_scale=paper_scale, budget=budget)
     by_run = {**parts["pymc"], **parts["samplers"]}
     results = [by_run[i] for i in range(len(budget.runs))]
     seeds = {f"sbc/{r.label}": r.random_seed for r in results}

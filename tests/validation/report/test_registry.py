@@ -7,7 +7,14 @@ import textwrap
 
 import pytest
 
-from dprisk.validation.registry import RegisteredStudy, registered, report_study
+from dprisk.validation.registry import (
+    RegisteredStudy,
+    check_part,
+    chosen_budget,
+    joined_parts,
+    registered,
+    report_study,
+)
 from dprisk.validation.report import runner
 from dprisk.validation.report.build import STUDIES
 
@@ -131,3 +138,38 @@ def test_the_decorator_checks_its_arguments_when_the_module_is_imported():
 
     assert report_study(order=1, title="t", cost=2)(section) is section  # unchanged
     assert section.report_study == RegisteredStudy(__name__, section.__qualname__, 1, "t", 2.0)
+
+
+def test_the_split_studies_refuse_an_unknown_part_naming_their_parts():
+    # one helper for both split studies: the same one-line ValueError (the two-level study
+    # used to raise a bare KeyError), raised before any budget or computation
+    from dprisk.validation.paper import two_level
+    from dprisk.validation.sbc import study as sbc
+
+    for module in (two_level, sbc):
+        names = ", ".join(module.STUDY_PARTS)
+        with pytest.raises(ValueError, match=f"^part must be one of {names}; got 'tabels'$"):
+            module.study_part("tabels")
+
+
+def test_joined_parts_computes_each_part_in_turn_or_checks_the_given_ones():
+    calls = []
+
+    def part(name, *, scale):
+        calls.append((name, scale))
+        return name * scale
+
+    assert joined_parts(part, ("a", "b"), None, scale=2) == {"a": "aa", "b": "bb"}
+    assert calls == [("a", 2), ("b", 2)]
+    given = {"a": 1, "b": 2}
+    assert joined_parts(part, ("a", "b"), given, scale=2) is given  # computed elsewhere
+    assert len(calls) == 2
+    with pytest.raises(ValueError, match=r"missing b$"):
+        joined_parts(part, ("a", "b"), {"a": 1}, scale=2)
+    assert check_part("b", ("a", "b")) == "b"
+
+
+def test_chosen_budget_prefers_the_given_budget_then_the_scale():
+    assert chosen_budget("mine", True, default="small", paper_scale_budget="paper") == "mine"
+    assert chosen_budget(None, True, default="small", paper_scale_budget="paper") == "paper"
+    assert chosen_budget(None, False, default="small", paper_scale_budget="paper") == "small"
