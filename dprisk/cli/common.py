@@ -88,15 +88,29 @@ SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 
 # --------------------------------------------------------------------------- argument types
 def number(text: str) -> float:
-    """Parse a float or a fraction such as ``1/864``."""
+    """Parse a float or a fraction such as ``1/864``, written in ASCII (:func:`ascii_number`)."""
     try:
+        text = ascii_number(text)
         return float(Fraction(text.strip())) if "/" in text else float(text)
     except (ValueError, ZeroDivisionError):
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
 
 
+def ascii_number(text: str) -> str:
+    """``text`` if it is ASCII, else a ``ValueError``.
+
+    Python's ``int`` and ``float`` also read other scripts' digits (``int("\u0663")`` is 3),
+    which no option of this tool means.
+    """
+    if not text.isascii():
+        raise ValueError(f"not written in ASCII digits: {text!r}")
+    return text
+
+
 def integer(text: str) -> int:
-    """Parse an integer; integer-valued decimals such as ``3.0`` are accepted."""
+    """Parse an integer written in ASCII; integer-valued decimals such as ``3.0`` are accepted."""
+    if not text.isascii():
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
     try:
         return int(text)
     except ValueError:

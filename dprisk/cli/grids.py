@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dprisk.cli.common import ascii_number
 from dprisk.inference.sweeps.netcdf import SweepTable
 from dprisk.inference.sweeps.plan import DIMS, VARIABLES, check_grid
 
@@ -37,6 +38,7 @@ def _parse_number(text: str, name: str, kind: type):
     if kind is float and item.startswith("census:"):
         return parse_rho(item, name)
     try:
+        ascii_number(item)
         if kind is float and "/" in item:
             return float(Fraction(item))
         return kind(item)

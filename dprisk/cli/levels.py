@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from dprisk.cli.common import ascii_number
 from dprisk.models.census.allocation import parse_rhos as census_parse_rhos
 from dprisk.models.checks import check_positive_int
 
@@ -70,6 +71,6 @@ def parse_stars(text, n_levels: int) -> tuple[list[int], list[int]]:
 
 def _integer(text: str, name: str) -> int:
     try:
-        return int(text)
+        return int(ascii_number(text))
     except ValueError:
         raise ValueError(f"{name} must be an integer, got {text!r}") from None

@@ -131,6 +131,8 @@ def parse_rho(value, name: str = "rho") -> float:
                 )
             return _BY_NAME[level].rho
         try:
+            if not text.isascii():  # float() also reads other scripts' digits: "\u0663" is 3
+                raise ValueError(text)
             value = float(Fraction(text)) if "/" in text else float(text)
         except (ValueError, ZeroDivisionError):
             raise ValueError(

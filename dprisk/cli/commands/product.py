@@ -21,7 +21,7 @@ import contextlib
 import re
 
 from dprisk.cli import common
-from dprisk.cli.common import fmt, given
+from dprisk.cli.common import ascii_number, fmt, given
 
 __all__ = ["DEFAULTS", "FORM", "add_parser", "parse_others", "run"]
 
@@ -92,7 +92,7 @@ def parse_others(text) -> list[int]:
     values = []
     for item in text.split(","):
         try:
-            values.append(int(item.strip()))
+            values.append(int(ascii_number(item.strip())))
         except ValueError:
             raise ValueError(f"--others must be a comma-separated list Y1,...,Yd of integers "
                              f">= 0, got {text!r}") from None
