@@ -6,7 +6,10 @@ run. A served view shares the machine with every visitor, so each view's request
 the smaller of those and the explorer's own caps, :data:`VIEW_MEMORY_CAP` and
 :data:`VIEW_WORK_CAP` (:math:`5 \times 10^9` steps: about 22 s at the reference speed,
 where the estimates err long: the slowest views allowed take about 10 s on the 2-core
-machine, against minutes and gigabytes within the command line's limits). The estimates
+machine, against minutes and gigabytes within the command line's limits). A server's
+operator sets other caps with ``DPRISK_VIEW_MEMORY_LIMIT`` and ``DPRISK_VIEW_WORK_LIMIT``
+(:mod:`dprisk.runtime.settings`), higher or lower; the command line's limits still bound
+them (raise those too for views larger than they allow). The estimates
 are made from the parameters alone, before anything is allocated, in the command line's
 units (:mod:`dprisk.runtime.work_limit`), by :func:`size_two_level` and
 :func:`size_p_correct`; the page shows the refusal (one line naming the parameters) at once,
@@ -30,6 +33,7 @@ Nothing here imports Panel.
 from __future__ import annotations
 
 from dprisk.runtime.memory_limit import format_bytes, memory_limit
+from dprisk.runtime.settings import setting
 from dprisk.runtime.work_limit import STEP_SECONDS, work_limit
 
 __all__ = [
@@ -65,8 +69,15 @@ TWO_LEVEL_WINDOW_BYTES = 128
 
 
 def view_limits() -> tuple[float, float]:
-    """``(bytes, steps)`` one view's request may use: the command line's limits, capped."""
-    return min(float(memory_limit()), VIEW_MEMORY_CAP), min(work_limit(), VIEW_WORK_CAP)
+    """``(bytes, steps)`` one view's request may use: the command line's limits, capped.
+
+    The caps are ``DPRISK_VIEW_MEMORY_LIMIT`` and ``DPRISK_VIEW_WORK_LIMIT`` when set, else
+    :data:`VIEW_MEMORY_CAP` and :data:`VIEW_WORK_CAP`.
+    """
+    memory_cap = setting("DPRISK_VIEW_MEMORY_LIMIT")
+    work_cap = setting("DPRISK_VIEW_WORK_LIMIT")
+    return (min(float(memory_limit()), VIEW_MEMORY_CAP if memory_cap is None else memory_cap),
+            min(work_limit(), VIEW_WORK_CAP if work_cap is None else work_cap))
 
 
 def check_view(nbytes: float, steps: float, *, parameter: str, what: str) -> None:

@@ -15,6 +15,12 @@ variable (old name)          value                                      default
 ``DPRISK_CACHE_DIR``         an absolute directory path                 ``$XDG_CACHE_HOME
                                                                         /dprisk``
 ``DPRISK_SCHEDULER_TIMEOUT`` seconds > 0                                ``10``
+``DPRISK_VIEW_MEMORY_LIMIT`` a size as for ``DPRISK_MEMORY_LIMIT``: one  ``512MiB``
+                             served explorer view's memory (capped by
+                             ``DPRISK_MEMORY_LIMIT``)
+``DPRISK_VIEW_WORK_LIMIT``   a number of steps >= 1: one served         ``5e9``
+                             explorer view's work (capped by
+                             ``DPRISK_WORK_LIMIT``)
 ===========================  =========================================  ==================
 
 The old names ``DPRISK_MEMORY_BUDGET`` and ``DPRISK_WORK_BUDGET`` (from before "budget" came
@@ -64,6 +70,8 @@ def parse_size(text: str) -> float:
 
 
 def _number(text: str) -> float:
+    if not text.isascii():  # float() also reads other scripts' digits: "\u0663" is 3
+        return math.nan
     try:
         return float(text)
     except ValueError:
@@ -115,6 +123,11 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
     Setting("DPRISK_CACHE_DIR", "an absolute directory path", _directory, None),
     Setting("DPRISK_SCHEDULER_TIMEOUT", "a number of seconds > 0 such as 30",
             _positive_seconds, 10.0),
+    # None: the explorer's own caps (dprisk.explore.limits.VIEW_MEMORY_CAP, VIEW_WORK_CAP)
+    Setting("DPRISK_VIEW_MEMORY_LIMIT", "a size of at least 1 byte such as 1GiB or 256M",
+            _at_least_one(parse_size), None),
+    Setting("DPRISK_VIEW_WORK_LIMIT", "a number of steps >= 1 such as 2e10",
+            _at_least_one(_number), None),
 )}
 
 
