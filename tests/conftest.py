@@ -74,7 +74,7 @@ MODULE_SECONDS = {
     "reliability/test_generated_inputs.py": 6,
     "cli/test_posterior_diagnostics.py": 2.5,
     "models/builders/test_two_level.py": 4,
-    "reliability/test_stop_watchdog.py": 6,
+    "reliability/test_stop_watchdog.py": 41,  # the process-server group (issue 36)
     "reliability/test_generated_inputs_product.py": 5,
     "inference/mcmc/test_compiled_chain.py": 4,
     "reliability/test_bad_input.py": 7,
@@ -111,7 +111,7 @@ SHARED_SCOPES = {
     # modules of one session-scoped fork server (tests/reliability/conftest.py): started once
     **{f"tests/reliability/{name}.py": "reliability process server"
        for name in ("test_interrupts", "test_output_kills", "test_extremes_io", "test_resume",
-                    "test_hostile_priors")},
+                    "test_hostile_priors", "test_stop_watchdog")},
     **{f"tests/reliability/{name}.py": "reliability sizing server"
        for name in ("test_rho_sizing", "test_address_space")},
 }
