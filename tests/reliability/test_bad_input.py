@@ -624,11 +624,13 @@ CASES: list[Case] = [
     cli("reproduce", names="--out"),
     cli("reproduce", "--out", f"{FILE}/report", names="--out"),
     cli("reproduce", "--out", FILE, names="--out"),
-    # ---- dprisk through the installed console script (a fresh process each)
+    # ---- refused with --json too (in-process; these three rows ran the console script until
+    # issue 36: its exit status and one line are checked by the row below, one process)
+    cli(*POST_H, "--prior", BROKEN_PRIOR, "--json", names="prior"),
+    cli(*sweep_argv(out=f"{FILE}/sweep.nc"), "--json", names="--out"),
+    cli("marginal", "--rho1", "0.1", "--p", "1", "--json", names="p"),
+    # ---- dprisk through the installed console script (a fresh process)
     script("posterior", "--rho1", "census:nowhere", "--x1-star", "1", names="rho1"),
-    script(*POST_H, "--prior", BROKEN_PRIOR, names="prior"),
-    script(*sweep_argv(out=f"{FILE}/sweep.nc"), names="--out"),
-    script("marginal", "--rho1", "0.1", "--p", "1", "--json", names="p"),
 ]
 
 #: Number of bad inputs tried (rows of :data:`CASES`).
