@@ -244,6 +244,11 @@ SLOW_CASES = {
         "[8.0-8.0-others4-0-none]: the same four blocks against the same brute force, its "
         "noise box 5^4 instead of 7^4 vectors (the reference's exact projections: 0.02 s of "
         "CPU instead of 1.5 s)",
+    # -- tests/packaging (issue 36)
+    "packaging/test_structure.py::test_exact_paths_import_no_pymc":
+        "packaging/test_imports.py::test_exact_library_paths_import_nothing_heavy[single level] "
+        "and [two-level exact]: the same modules imported (and called) in a new process, and "
+        "none of pymc, pytensor, arviz, dask, distributed (nor numba, xarray, pandas) loaded",
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",
