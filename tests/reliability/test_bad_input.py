@@ -22,7 +22,7 @@ as root, so permissions alone would not stop a write). ``N_CASES`` is the number
 (quoted in the README); rows for a module that is not installed are skipped with
 ``pytest.importorskip``.
 
-Strings in a row may contain ``{tmp}``: it is replaced by the test's ``tmp_path``, where the
+Strings in a row may contain ``{tmp}``: it is replaced by the module's directory, where the
 fixture :func:`workdir` has written ``file.txt`` (a regular file) and the broken prior files.
 """
 
@@ -638,13 +638,16 @@ N_CASES = len(CASES)
 
 
 # --------------------------------------------------------------------------- running a row
-@pytest.fixture
-def workdir(tmp_path):
-    """``tmp_path`` with ``file.txt`` (a regular file) and the broken prior model files."""
-    (tmp_path / "file.txt").write_text("not a directory\n")
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A directory with ``file.txt`` (a regular file) and the broken prior model files, one for
+    the module's rows (each checks that its run leaves the directory's tree as it found it; a
+    directory per row was about a third of these tests' CPU)."""
+    folder = tmp_path_factory.mktemp("bad-input")
+    (folder / "file.txt").write_text("not a directory\n")
     for name, text in PRIOR_FILES.items():
-        (tmp_path / name).write_text(text)
-    return tmp_path
+        (folder / name).write_text(text)
+    return folder
 
 
 def _fill(value, tmp: Path):
