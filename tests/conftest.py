@@ -69,12 +69,12 @@ MODULE_SECONDS = {
     "validation/paper/test_studies.py": 12,
     "reliability/test_extremes_io.py": 41,  # the process-server group
     "validation/figures/test_png.py": 4,
-    "packaging/test_imports.py": 11,
+    "packaging/test_imports.py": 4,  # forks of one NumPy-loaded interpreter (issue 36)
     "reliability/test_generated_inputs_files.py": 8,
     "reliability/test_generated_inputs.py": 6,
     "cli/test_posterior_diagnostics.py": 2.5,
     "models/builders/test_two_level.py": 4,
-    "reliability/test_stop_watchdog.py": 6,
+    "reliability/test_stop_watchdog.py": 41,  # the process-server group (issue 36)
     "reliability/test_generated_inputs_product.py": 5,
     "inference/mcmc/test_compiled_chain.py": 4,
     "reliability/test_bad_input.py": 7,
@@ -111,7 +111,7 @@ SHARED_SCOPES = {
     # modules of one session-scoped fork server (tests/reliability/conftest.py): started once
     **{f"tests/reliability/{name}.py": "reliability process server"
        for name in ("test_interrupts", "test_output_kills", "test_extremes_io", "test_resume",
-                    "test_hostile_priors")},
+                    "test_hostile_priors", "test_stop_watchdog")},
     **{f"tests/reliability/{name}.py": "reliability sizing server"
        for name in ("test_rho_sizing", "test_address_space")},
 }
@@ -244,6 +244,11 @@ SLOW_CASES = {
         "[8.0-8.0-others4-0-none]: the same four blocks against the same brute force, its "
         "noise box 5^4 instead of 7^4 vectors (the reference's exact projections: 0.02 s of "
         "CPU instead of 1.5 s)",
+    # -- tests/packaging (issue 36)
+    "packaging/test_structure.py::test_exact_paths_import_no_pymc":
+        "packaging/test_imports.py::test_exact_library_paths_import_nothing_heavy[single level] "
+        "and [two-level exact]: the same modules imported (and called) in a new process, and "
+        "none of pymc, pytensor, arviz, dask, distributed (nor numba, xarray, pandas) loaded",
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",

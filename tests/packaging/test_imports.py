@@ -1,6 +1,6 @@
 """Heavy libraries are imported only where they are used (docs/architecture.md, issue 12 item 1).
 
-Each check runs in a fresh interpreter and reads ``sys.modules`` at the end: the closed-form
+Each check runs in a new process and reads ``sys.modules`` at the end: the closed-form
 and exact paths (library and command line) load no PyMC, PyTensor, ArviZ, Dask or
 distributed, and, except the sweep (which writes its netCDF file with ``netCDF4``), no xarray,
 pandas or netCDF.
@@ -13,12 +13,18 @@ So the compiled kernel is loaded only once the numpy work of the process (so far
 call) would take ``LOAD_SECONDS`` (0.9 s), or when numba is already loaded. The small exact
 paths below (one release, one P[correct] point, a 10-point sweep) therefore still load no
 numba; a 5e5-release batch does, and never PyMC, PyTensor, ArviZ or Dask with it.
+
+The new processes are forks of one fresh interpreter (:func:`fresh`, one per module) that has
+imported NumPy alone: every path checked here imports NumPy first (it is none of the checked
+libraries), and NumPy's import was 0.2 s of the 0.3-0.45 s of CPU each new interpreter took.
+Each fork runs its code and reports ``sys.modules`` as a new interpreter would.
 """
 
-import functools
+import json
+import subprocess
+import sys
 
 import pytest
-from fresh_python import modules_loaded_by, packages_loaded_by
 
 #: Never loaded by a closed-form or exact computation of the sizes below (numba: pay-back
 #: rule of the module docstring).
@@ -51,15 +57,93 @@ LIBRARY_PATHS = {
 }
 
 
+#: What the fresh interpreter of :func:`fresh` imports before its forks: NumPy, which every
+#: checked path imports (never one of the checked libraries; :func:`fresh` asserts it).
+PRELOAD = ("numpy",)
+
+#: The fork server: reads one JSON line (code) per request, forks a child that runs the code
+#: with its output discarded and writes the JSON of its ``sys.modules`` names (entries set to
+#: ``None``, i.e. blocked, are not loaded) or its traceback to a pipe; answers one JSON line.
+_SERVER = """
+import json, os, sys
+for name in json.loads(sys.argv[1]):
+    __import__(name)
+answers = os.fdopen(os.dup(1), "w")
+print(json.dumps({"ready": True}), file=answers, flush=True)
+for line in sys.stdin:
+    code = json.loads(line)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):
+            os.dup2(null, fd)
+        try:
+            exec(compile(code, "<checked code>", "exec"), {"__name__": "__main__"})
+            loaded = sorted(n for n, m in list(sys.modules.items()) if m is not None)
+            answer = {"loaded": loaded}
+        except BaseException:
+            import traceback
+            answer = {"error": traceback.format_exc()}
+        with os.fdopen(write_end, "w") as report:
+            report.write(json.dumps(answer))
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as report:
+        answer = report.read()
+    os.waitpid(pid, 0)
+    print(answer or json.dumps({"error": "no answer"}), file=answers, flush=True)
+"""
+
+
+class _Forks:
+    """The test side of :data:`_SERVER`: :meth:`modules_loaded_by` a piece of code."""
+
+    def __init__(self, preload=PRELOAD):
+        self.process = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(preload)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True)
+        assert json.loads(self.process.stdout.readline()) == {"ready": True}
+
+    def modules_loaded_by(self, code: str) -> set[str]:
+        """Names in ``sys.modules`` after running ``code`` in a fork (which must succeed)."""
+        self.process.stdin.write(json.dumps(code) + "\n")
+        self.process.stdin.flush()
+        answer = json.loads(self.process.stdout.readline())
+        assert "error" not in answer, answer["error"]
+        return set(answer["loaded"])
+
+    def packages_loaded_by(self, code: str) -> set[str]:
+        """Top-level packages in ``sys.modules`` after running ``code`` in a fork."""
+        return {name.split(".")[0] for name in self.modules_loaded_by(code)}
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+        self.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    """One fresh interpreter that imported :data:`PRELOAD`, forked for each check."""
+    forks = _Forks()
+    preloaded = forks.modules_loaded_by("")
+    assert not {name.split(".")[0] for name in preloaded} & (SAMPLING | LABELLED)
+    assert not {name for name in preloaded if name.startswith(("scipy", "dprisk"))}
+    yield forks
+    forks.close()
+
+
 @pytest.mark.parametrize("path", sorted(LIBRARY_PATHS))
-def test_exact_library_paths_import_nothing_heavy(path):
-    heavy = packages_loaded_by(LIBRARY_PATHS[path]) & (SAMPLING | LABELLED)
+def test_exact_library_paths_import_nothing_heavy(path, fresh):
+    heavy = fresh.packages_loaded_by(LIBRARY_PATHS[path]) & (SAMPLING | LABELLED)
     assert not heavy, f"{path} loaded {sorted(heavy)}"
 
 
-def test_large_exact_batch_loads_numba_and_nothing_else_heavy():
+def test_large_exact_batch_loads_numba_and_nothing_else_heavy(fresh):
     """A batch whose numpy work exceeds the load cost takes the compiled kernel (numba only)."""
-    loaded = packages_loaded_by(
+    loaded = fresh.packages_loaded_by(
         "import numpy as np\n"
         "from dprisk.inference.two_level.exact import posterior_x1\n"
         "x = np.arange(500_000) % 7\n"
@@ -95,30 +179,37 @@ CLI_PATHS = {
 }
 
 
-@functools.cache
-def cli_modules(command: str) -> frozenset[str]:
-    """``modules_loaded_by`` the ``CLI_PATHS[command]`` run: one fresh interpreter per command
-    for this module's tests (they read the same ``sys.modules`` of the same run)."""
-    return frozenset(modules_loaded_by(_cli(*CLI_PATHS[command])))
+@pytest.fixture(scope="module")
+def cli_modules(fresh):
+    """``cli_modules(command)``: ``modules_loaded_by`` the ``CLI_PATHS[command]`` run, one fork
+    per command for this module's tests (they read the same ``sys.modules`` of the same run)."""
+    found = {}
+
+    def modules(command: str) -> frozenset[str]:
+        if command not in found:
+            found[command] = frozenset(fresh.modules_loaded_by(_cli(*CLI_PATHS[command])))
+        return found[command]
+
+    return modules
 
 
 @pytest.mark.parametrize("command", sorted(CLI_PATHS))
-def test_exact_commands_import_nothing_heavy(command):
+def test_exact_commands_import_nothing_heavy(command, cli_modules):
     heavy = {name.split(".")[0] for name in cli_modules(command)} & (SAMPLING | LABELLED)
     assert not heavy, f"dprisk {command} loaded {sorted(heavy)}"
 
 
 @pytest.mark.parametrize("command", ["census", "marginal single level", "posterior single level"])
-def test_census_and_single_level_commands_import_no_scipy_special(command):
+def test_census_and_single_level_commands_import_no_scipy_special(command, cli_modules):
     """``scipy.special`` costs about 0.4 s, more than these whole commands (0.25-0.3 s); the
     worst-case kernels once pulled it in through the unique-levels kernels."""
     assert "scipy.special" not in cli_modules(command)
 
 
-def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
+def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path, fresh):
     """The 10-point sweep writes its labelled file with netCDF4 alone: no xarray, pandas, Dask."""
     out = tmp_path / "sweep.nc"
-    loaded = packages_loaded_by(_cli("sweep", "--rho1", "census:block", "--rho2",
+    loaded = fresh.packages_loaded_by(_cli("sweep", "--rho1", "census:block", "--rho2",
                                      "census:block-group", "--d", "27", "--x2", "1:10",
                                      "--out", str(out), "--json"))
     assert out.is_file()
@@ -127,7 +218,7 @@ def test_sweep_without_scheduler_imports_no_xarray_pandas_or_dask(tmp_path):
     assert not heavy, sorted(heavy)
 
 
-def test_subcommand_modules_are_imported_lazily():
+def test_subcommand_modules_are_imported_lazily(cli_modules):
     """``dprisk census`` imports the census subcommand's module, not the other four."""
     modules = {name for name in cli_modules("census") if name.startswith("dprisk.cli.")}
     assert "dprisk.cli.commands.census" in modules

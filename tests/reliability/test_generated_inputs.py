@@ -68,9 +68,16 @@ CASES = generated_cases(BASES)
 N_CASES = 2 * len(CASES)
 
 
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """One empty working directory for the module's cases (none writes a file): a ``tmp_path``
+    per case cost about a third of these tests' CPU."""
+    return tmp_path_factory.mktemp("generated")
+
+
 @pytest.mark.parametrize("case", list(CASES))
-def test_generated_input_keeps_the_contract(case, capsys, tmp_path, monkeypatch):
+def test_generated_input_keeps_the_contract(case, capsys, workdir, monkeypatch):
     """The command line without, then with ``--json`` (one test: half the tests' overhead)."""
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(workdir)
     for as_json in (False, True):
         assert_cli_contract(CASES[case], as_json, capsys)

@@ -28,11 +28,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-DPRISK = str(Path(sys.executable).with_name("dprisk"))
 #: The promise: the process has ended this long after the signal.
 DEADLINE = 2.0
 
@@ -144,20 +142,17 @@ while True:
 }
 
 
-def _stop(argv, cwd, signum, ready=None, env=None, startup=180.0):
-    """Start ``argv``, wait until it works (``working`` on stdout, or ``ready()``), signal."""
+def _stop(argv, cwd, signum, startup=180.0):
+    """Start ``argv``, wait until it works (``working`` on stdout), signal."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, env=env)
+                            stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + startup
     seen = b""
-    while not (ready() if ready else b"working" in seen):
+    while b"working" not in seen:
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             raise AssertionError(proc.communicate()[1].decode()[-2000:])
-        if ready:
-            time.sleep(0.05)
-        else:
-            seen += os.read(proc.stdout.fileno(), 4096)
+        seen += os.read(proc.stdout.fileno(), 4096)
     sent = time.monotonic()
     proc.send_signal(signum)
     try:
@@ -233,8 +228,15 @@ def test_a_held_block_ends_before_the_stop(signum, tmp_path):
     assert not list(out.iterdir())
 
 
-def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path):
-    """The issue's case: SIGTERM while ``reproduce`` works over an earlier report."""
+def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path, process_server):
+    """The issue's case: SIGTERM while ``reproduce`` works over an earlier report.
+
+    The run is a fork of the session's process server (:mod:`tests.reliability.fork_runner`)
+    running ``main()`` on its own command line as the console script does: a real process,
+    signalled and reaped as the script's, without a new interpreter importing PyMC, ArviZ and
+    the report's libraries (about 2.5 s of CPU and 7 s of waiting); the console script's own
+    stop is checked by ``test_interrupts.py`` (its ``sweep-exact`` cases).
+    """
     out = tmp_path / "report"
     out.mkdir()
     (out / "index.html").write_text("the earlier report")
@@ -242,18 +244,25 @@ def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path):
                                                     "files": ["index.html"]}))
     (out / "notes.txt").write_text("the user's notes")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     lock = tmp_path / ".report.lock"  # taken as the studies start
-
-    def working():
-        if not lock.exists():
-            return False
+    pid = process_server.start(["reproduce", "--out", "report", "--quiet"], tmp_path)
+    outcome = None
+    try:
+        deadline = time.monotonic() + 180.0
+        while not lock.exists():
+            assert process_server.running(pid) and time.monotonic() < deadline, \
+                process_server.wait(pid, timeout=0).stderr[-2000:]
+            time.sleep(0.02)
         time.sleep(1.0)  # into the first study (the lock is taken as the studies start)
-        return True
-
-    status, took, err = _stop([DPRISK, "reproduce", "--out", "report", "--quiet"], tmp_path,
-                              signal.SIGTERM, ready=working, env=env)
-    assert status == 143, err
+        sent = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        outcome = process_server.wait(pid, timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if outcome is None:
+            process_server.wait(pid, timeout=0)
+    err = outcome.stderr
+    assert outcome.status == 143, err
     assert took < DEADLINE, took
     assert err.strip().splitlines()[-1] == ("dprisk reproduce: interrupted by SIGTERM; "
                                             "nothing was written; the earlier report, if "
