@@ -249,6 +249,13 @@ SLOW_CASES = {
         "packaging/test_imports.py::test_exact_library_paths_import_nothing_heavy[single level] "
         "and [two-level exact]: the same modules imported (and called) in a new process, and "
         "none of pymc, pytensor, arviz, dask, distributed (nor numba, xarray, pandas) loaded",
+    # -- tests/models, tests/properties, tests/inference (issue 36, third pass)
+    **{"models/mechanism/test_discrete_gaussian.py::test_support_halfwidth_bound_holds"
+       f"[{tail_mass}-1e-06]":
+       "[1e-06-1e-06] and [1e-20-1e-06]: the same bound and tightness at rho = 1e-6 for the "
+       "largest and smallest tail masses (every tail mass is run at the other five rho); "
+       "0.15 s of CPU each (brute-force tails of ~5,000 terms)"
+       for tail_mass in ("1e-12", "1e-17")},
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",
