@@ -352,27 +352,15 @@ def test_exact_gibbs_and_pymc_agree_for_three_levels():
 # -- PyMC's tune ---------------------------------------------------------------------------------
 
 
-def test_pymc_tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down(monkeypatch):
-    """The default gives the draws ``pm.sample`` gives without ``tune`` (what the method ran
-    before it took ``tune``), bit for bit; ``tune=7`` reaches ``pm.sample`` as ``tune=7`` (a spy
-    standing in for ``pm.sample``: a second compiled model and two more samplings, 1.5-2 s of
-    CPU, would only show again that ``pm.sample`` obeys its ``tune``)."""
+#: A cheap PyMC case (h = 2) for the tune checks.
+TUNE_CASE = {"x_stars": [1, 2], "y_stars": [1], "rhos": [0.1, 0.25], "siblings": [3],
+             "method": "pymc", "draws": 20, "chains": 1, "random_seed": 9}
+
+
+def _spied_sample_calls(monkeypatch, **extra):
+    """The keyword arguments :func:`ml.summarize_posterior` hands to ``pm.sample`` (a spy
+    standing in for it, so nothing is compiled or sampled)."""
     import pymc as pm
-
-    from dprisk.models.builders.nested import build_nested_model
-
-    kwargs = {"x_stars": [1, 2], "y_stars": [1], "rhos": [0.1, 0.25], "siblings": [3],
-              "method": "pymc", "draws": 20, "chains": 1, "random_seed": 9}  # h = 2: cheap
-    default = ml.summarize_posterior(**kwargs)
-    model = build_nested_model(default.release.x_stars, default.release.y_stars,
-                               scenario=default.scenario)
-    with np.errstate(over="ignore"):
-        reference = pm.sample(draws=20, chains=1, cores=1, random_seed=9, model=model,
-                              progressbar=False, quiet=True,
-                              compute_convergence_checks=False)["posterior"]
-    for name in ("X1", "X2"):
-        np.testing.assert_array_equal(default.result["posterior"][name].values,
-                                      reference[name].values)
 
     class Sampled(Exception):
         pass
@@ -383,12 +371,56 @@ def test_pymc_tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down(monkey
         calls.append(sample_kwargs)
         raise Sampled
 
-    monkeypatch.setattr(pm, "sample", spy)
-    with pytest.raises(Sampled):
-        ml.summarize_posterior(**kwargs, tune=7)
+    with monkeypatch.context() as patch:
+        patch.setattr(pm, "sample", spy)
+        with pytest.raises(Sampled):
+            ml.summarize_posterior(**TUNE_CASE, **extra)
     assert len(calls) == 1
-    assert (calls[0]["tune"], calls[0]["draws"], calls[0]["chains"]) == (7, 20, 1)
-    assert calls[0]["random_seed"] == 9
+    return calls[0]
+
+
+def test_pymc_tune_default_is_pm_sample_s_and_a_given_tune_is_passed_down(monkeypatch):
+    """The default hands ``pm.sample`` its own default ``tune`` (what the method ran before it
+    took ``tune``) with the release's model, seed, draws and chains; ``tune=7`` reaches
+    ``pm.sample`` as ``tune=7``. A spy stands in for ``pm.sample``: compiling and sampling a
+    model costs 1.5-2 s of CPU and would only show that ``pm.sample`` is deterministic given
+    its arguments; the draws themselves are compared bit for bit with ``pm.sample``'s in the
+    slow twin below."""
+    import pymc as pm
+
+    default = _spied_sample_calls(monkeypatch)
+    # pm.sample's tune=None is its step methods' default steps, 1000 where a method sets none;
+    # the X's are integers, which PyMC steps with Metropolis (setting none)
+    assert getattr(pm.Metropolis, "default_tune_steps", None) in (None, 1000)
+    assert default["tune"] == 1000
+    assert (default["draws"], default["chains"], default["random_seed"]) == (20, 1, 9)
+    model = default["model"]
+    assert isinstance(model, pm.Model)
+    assert {"X1", "X2"} <= set(model.named_vars)
+    given = _spied_sample_calls(monkeypatch, tune=7)
+    assert (given["tune"], given["draws"], given["chains"], given["random_seed"]) == (
+        7, 20, 1, 9)
+
+
+@pytest.mark.slow
+def test_pymc_tune_default_gives_pm_sample_s_draws_bit_for_bit():
+    """The default's draws are those ``pm.sample`` gives without ``tune`` on the same model,
+    bit for bit (slow: two compiled models and two samplings; the default run checks the
+    arguments handed to ``pm.sample`` instead)."""
+    import pymc as pm
+
+    from dprisk.models.builders.nested import build_nested_model
+
+    default = ml.summarize_posterior(**TUNE_CASE)
+    model = build_nested_model(default.release.x_stars, default.release.y_stars,
+                               scenario=default.scenario)
+    with np.errstate(over="ignore"):
+        reference = pm.sample(draws=20, chains=1, cores=1, random_seed=9, model=model,
+                              progressbar=False, quiet=True,
+                              compute_convergence_checks=False)["posterior"]
+    for name in ("X1", "X2"):
+        np.testing.assert_array_equal(default.result["posterior"][name].values,
+                                      reference[name].values)
 
 
 @pytest.mark.parametrize(("tune", "error"), [
