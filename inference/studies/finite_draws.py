@@ -22,6 +22,8 @@ the ``N + 1`` roots of unity and inverted by FFT (:func:`decision_probability`).
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from dprisk.inference.studies.setup import (
@@ -53,6 +55,11 @@ __all__ = [
 
 #: Methods of :func:`decision_probability`.
 DECISION_METHODS = ("fft", "normal")
+#: How many :func:`finite_draws_p_correct` answers a process keeps (the report's risk
+#: studies ask for the same expectation several times: Figure 5, S4 and the Monte Carlo
+#: table).
+RESULTS_CACHE_SIZE = 256
+_results_cache: OrderedDict = OrderedDict()
 
 
 # --------------------------------------------------------------------------- chain tables
@@ -270,6 +277,9 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     ``ties`` decides a count of exactly ``N/2`` and a stationary probability of exactly 1/2
     (``"m"``: estimate must exceed 1/2; ``"m+1"``: estimate >= 1/2; ``"half"``: a coin).
 
+    Answers are remembered per process (:data:`RESULTS_CACHE_SIZE`, keyed by the validated
+    inputs).
+
     Returns
     -------
     dict
@@ -284,7 +294,32 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     tie_weight = check_ties(ties)
     _check_method(method)
     start_prob = start_probability(start, params)
-    grid = grid_for_truth(x2, y1, params, check_tail_mass(tail_mass))
+    tail_mass = check_tail_mass(tail_mass)
+    key = (params, x1, x2, draws, bool(variant), method, start_prob, ties, tail_mass,
+           start if isinstance(start, str) else float(start))
+    try:
+        found = _results_cache.get(key)
+    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
+        key, found = None, None
+    if found is None:
+        found = _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob,
+                              tie_weight, tail_mass)
+        if key is not None:
+            _results_cache[key] = found
+            while len(_results_cache) > RESULTS_CACHE_SIZE:
+                _results_cache.popitem(last=False)
+    else:
+        _results_cache.move_to_end(key)
+    return {"p_correct": found["p_correct"], "p_correct_stationary": found["p_correct_stationary"],
+            "draws": draws, "variant": bool(variant), "method": method, "ties": ties,
+            "start": start, "x1": x1, "x2": x2, "neglected_mass": found["neglected_mass"],
+            "band_error": found["band_error"]}
+
+
+def _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob, tie_weight,
+                  tail_mass) -> dict:
+    """:func:`finite_draws_p_correct` on validated values: its numbers."""
+    grid = grid_for_truth(x2, y1, params, tail_mass)
     x2s, y1s = np.meshgrid(grid.x2_star, grid.y1_star, indexing="ij")
     x2s, y1s, weights = x2s.ravel(), y1s.ravel(), grid.weights.ravel()
     m = params.known
@@ -325,6 +360,4 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
         correct_n, correct_s = 1.0 - up_n, 1.0 - up_s
     return {"p_correct": float((weights * correct_n).sum()),
             "p_correct_stationary": float((weights * correct_s).sum()),
-            "draws": draws, "variant": bool(variant), "method": method, "ties": ties,
-            "start": start, "x1": x1, "x2": x2,
             "neglected_mass": grid.neglected_mass, "band_error": band_error}

@@ -190,7 +190,45 @@ def variant_thresholds(x2s, y1s, params: Scenario):
     return threshold.reshape(np.shape(x2s)), tie.reshape(np.shape(x2s))
 
 
+class _RowSubset:
+    """The rows ``rows`` of a :class:`VariantTables` (same per-row values of ``log_odds``)."""
+
+    def __init__(self, tables: VariantTables, rows: np.ndarray):
+        self.params = tables.params
+        self.cond = tables.cond[rows]
+        self.g = tables.g[rows]
+
+    log_odds = VariantTables.log_odds
+
+
 def _bisection(tables: VariantTables):
+    """Smallest integer offset ``j`` with log-odds above :data:`TIE_ATOL`, and the tie flag.
+
+    The log-odds increases with ``j``, so that offset is unique: first a guess from the
+    value at ``j = 0`` and the slope ``2 rho1`` (the exact model's, which the variant shares
+    wherever the dropped constraint does not matter), checked at the guess and one below;
+    the rows where that bracket fails are found by :func:`_bracketed_bisection`. Each row's
+    log-odds depends on that row only, so the answer is the same as bisection everywhere
+    (three passes over the table instead of about six).
+    """
+    n = tables.g.shape[0]
+    at_zero = tables.log_odds(np.zeros(n))
+    slope = 2.0 * tables.params.rho1
+    with np.errstate(invalid="ignore", over="ignore"):
+        guess = np.floor((TIE_ATOL - at_zero) / slope) + 1.0
+    guess = np.where(np.isfinite(guess), np.clip(guess, -2.0**40, 2.0**40), 0.0)
+    hi_odds = tables.log_odds(guess)
+    lo_odds = tables.log_odds(guess - 1.0)
+    failed = ~((hi_odds > TIE_ATOL) & ~(lo_odds > TIE_ATOL))
+    tie = np.abs(lo_odds) <= TIE_ATOL
+    if failed.any():
+        rows = np.flatnonzero(failed)
+        guess[rows], tie[rows] = _bracketed_bisection(_RowSubset(tables, rows))
+    return guess, tie
+
+
+def _bracketed_bisection(tables):
+    """:func:`_bisection` from the bracket ``[-8, 8]``, doubled until it holds."""
     n = tables.g.shape[0]
     lo = np.full(n, -8.0)  # offsets j = x1* - m with log-odds <= TIE_ATOL (to be checked)
     hi = np.full(n, 8.0)   # offsets with log-odds > TIE_ATOL

@@ -87,3 +87,34 @@ def test_chain_stationary_law_is_the_posterior():
 def test_bad_input():
     with pytest.raises(ValueError, match="method"):
         decision_probability(0.5, 0.5, 0.5, 10, method="exact")
+
+
+def test_finite_draws_answers_are_remembered_per_validated_inputs(monkeypatch):
+    """A repeated expectation (the report asks for Figure 5's x2 = 1 and 10 again in its Monte
+    Carlo table, with the defaults spelled out) is computed once; the answer is the same dict,
+    a fresh one each time; another tie rule or draw count is a new computation."""
+    from collections import OrderedDict
+
+    from dprisk.inference.studies import finite_draws as fd
+
+    monkeypatch.setattr(fd, "_results_cache", OrderedDict())
+    computed = []
+    original = fd._finite_draws
+
+    def counted(*args):
+        computed.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(fd, "_finite_draws", counted)
+    point = {**CENSUS, "rho2": 100.0, "x2": 10, "variant": True}
+    first = fd.finite_draws_p_correct(**point, draws=100, ties="m+1")
+    again = fd.finite_draws_p_correct(**point, draws=100, ties="m+1", x1=1, p=0.5, known=0,
+                                      prior="improper", start="prior")
+    assert len(computed) == 1 and again == first and again is not first
+    again["p_correct"] = -1.0
+    assert fd.finite_draws_p_correct(**point, draws=100, ties="m+1") == first
+    strict = fd.finite_draws_p_correct(**point, draws=100, ties="m")
+    fd.finite_draws_p_correct(**point, draws=101, ties="m+1")
+    assert len(computed) == 3 and strict["ties"] == "m"
+    assert list(first) == ["p_correct", "p_correct_stationary", "draws", "variant", "method",
+                           "ties", "start", "x1", "x2", "neglected_mass", "band_error"]

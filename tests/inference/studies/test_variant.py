@@ -99,3 +99,38 @@ def test_tabulated_gibbs_reaches_the_stationary_law():
                              p=0.5, known=0, draws=4000, tune=100, chains=8,
                              rng=np.random.default_rng(11))
     np.testing.assert_array_equal(direct.x2[0], draws.x2)
+
+
+@pytest.mark.parametrize("prior", ["improper", "truncated:10", "point:25"])
+def test_variant_thresholds_match_a_scan_of_the_log_odds(prior):
+    """The guessed-bracket search (with its bisection fallback) gives the smallest offset j
+    with log-odds > TIE_ATOL, found here by scanning every j in [-60, 60] (exact: both are
+    integer answers from the same per-row log-odds), and the tie flag at j - 1; the grid holds
+    rows where the linear guess misses (the fallback runs: counted)."""
+    from dprisk.inference.studies import variant as variant_module
+    from dprisk.inference.studies.setup import TIE_ATOL
+
+    params = Scenario.two_level(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0, prior=prior)
+    x2s, y1s = (a.ravel() for a in np.meshgrid(np.arange(-4, 7), np.arange(-40, 41, 3),
+                                               indexing="ij"))
+    tables = VariantTables(x2s, y1s, params)
+    calls = []
+    original = variant_module._bracketed_bisection
+
+    def counted(subset):
+        calls.append(subset.g.shape[0])
+        return original(subset)
+
+    variant_module._bracketed_bisection = counted
+    try:
+        threshold, tie = variant_module.variant_thresholds(x2s, y1s, params)
+    finally:
+        variant_module._bracketed_bisection = original
+    js = np.arange(-60, 61, dtype=float)
+    odds = np.stack([tables.log_odds(np.full(x2s.size, j)) for j in js], axis=1)
+    first = np.argmax(odds > TIE_ATOL, axis=1)
+    assert (odds > TIE_ATOL).any(axis=1).all() and (first > 0).all()
+    np.testing.assert_array_equal(threshold, js[first])
+    np.testing.assert_array_equal(tie, np.abs(odds[np.arange(x2s.size), first - 1]) <= TIE_ATOL)
+    if prior != "point:25":
+        assert calls and sum(calls) < x2s.size  # the fallback ran, on a few rows only
