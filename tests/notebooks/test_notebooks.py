@@ -37,6 +37,7 @@ from __future__ import annotations
 import ast
 import gc
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -387,6 +388,12 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     ``.venv`` in the copy is this interpreter's environment (where ``make setup`` installs);
     ``make setup`` itself is what created it, so it is the one command not re-run here.
     The commands of :func:`in_process_commands` run in this process (:func:`run_in_process`).
+    The real processes get an IPython directory of the test's own (``IPYTHONDIR``: nothing of
+    the user's ``~/.ipython`` is read), whose start-up file gives papermill's kernel this test
+    process's garbage-collector thresholds (``tests/conftest.py``'s ``GC_THRESHOLDS``), as the
+    module's shared kernel has them: the kernel's full collections walked PyMC's, Panel's and
+    Matplotlib's objects again and again (papermill's run: 11.8 -> 11.0 s of CPU, two pairs of
+    runs on a loaded machine, 2026-11-29).
     """
     import shutil
     import subprocess
@@ -398,12 +405,17 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     shutil.copytree(NOTEBOOK_DIR, tmp_path / "notebooks")
     (tmp_path / ".venv").symlink_to(sys.prefix)
     in_process = in_process_commands(DOCUMENTED[1:])
+    startup = tmp_path / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-gc-thresholds.py").write_text(
+        f"import gc\ngc.set_threshold{gc.get_threshold()!r}\ndel gc\n")
+    env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"))
     for command in case:
         if command in in_process:
             run_in_process(command, tmp_path, monkeypatch)
             assert not WARNING_LINE.search(capsys.readouterr().err), command
             continue
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
         assert "Unable to parse" not in done.stderr, done.stderr  # papermill parameter cells
