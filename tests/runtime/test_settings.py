@@ -34,19 +34,26 @@ VARIABLES = ["DPRISK_MEMORY_LIMIT", "DPRISK_MEMORY_BUDGET", "DPRISK_WORK_LIMIT",
 BAD = ["0", "-1", "abc", "nan", "bogus"]
 
 
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """One empty working directory for the module's tests (those that check it stays empty
+    do so after each run): a ``tmp_path`` per test was about a third of their CPU."""
+    return tmp_path_factory.mktemp("settings")
+
+
 @pytest.fixture(autouse=True)
-def clean_environment(monkeypatch, tmp_path):
+def clean_environment(monkeypatch, workdir):
     for name, spec in settings.SETTINGS.items():
         for variable in (name, *spec.aliases):
             monkeypatch.delenv(variable, raising=False)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(workdir)
 
 
 @pytest.mark.parametrize("value", BAD)
 @pytest.mark.parametrize("variable", VARIABLES)
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_malformed_variable_is_refused_by_every_command(command, variable, value,
-                                                        monkeypatch, capsys, tmp_path):
+                                                        monkeypatch, capsys, workdir):
     monkeypatch.setenv(variable, value)
     status, out, err = run_cli(COMMANDS[command], capsys)
     assert status == 2, err
@@ -54,7 +61,7 @@ def test_malformed_variable_is_refused_by_every_command(command, variable, value
     assert err.count("\n") == 1, err
     assert err.startswith(f"dprisk {command}: error: {variable} must be "), err
     assert err.rstrip().endswith(f"got {value!r}"), err
-    assert not list(tmp_path.iterdir())  # nothing written
+    assert not list(workdir.iterdir())  # nothing written
 
 
 @pytest.mark.parametrize(("variable", "value", "expected"), [
