@@ -22,8 +22,19 @@ CASES = [
 ]
 
 
-def test_battery_within_mcse_of_exact():
+def test_battery_within_mcse_of_exact(monkeypatch):
+    import pymc as pm
+
+    built = []  # the K step (Metropolis) of each structure, built once (not once per case)
+    original_init = pm.Metropolis.__init__
+
+    def counting_init(self, *args, **kwargs):
+        built.append(self)
+        original_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(pm.Metropolis, "__init__", counting_init)
     results = pymc_posterior_battery(CASES, draws=500, chains=2, tune=200, random_seed=11)
+    assert len(built) == 1  # two structures, one with K (issue 36: steps compiled once)
     assert [r["random_seed"] for r in results] == [11, 12, 13]
     for case, result in zip(CASES, results, strict=True):
         assert abs(result["posterior"] - result["exact"]) <= N_MCSE * result["mcse"], case
@@ -33,3 +44,12 @@ def test_battery_within_mcse_of_exact():
 def test_bad_case_is_refused_before_sampling():
     with pytest.raises(ValueError, match=r"\bq\b"):
         pymc_posterior(1, 0.1, unknown_others=3, draws=10, chains=1, tune=0)
+
+
+@pytest.mark.slow
+def test_battery_draws_what_one_case_at_a_time_draws():
+    """Steps reused across a structure's cases (their state put back) draw what new steps draw."""
+    battery = pymc_posterior_battery(CASES, draws=200, chains=2, tune=100, random_seed=21)
+    for i, case in enumerate(CASES):
+        alone = pymc_posterior(**case, draws=200, chains=2, tune=100, random_seed=21 + i)
+        assert alone == battery[i]
