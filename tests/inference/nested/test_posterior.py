@@ -320,17 +320,25 @@ AGREEMENT_DRAWS = 1_000
 AGREEMENT_PYMC_ESS_MIN = 500
 
 
-def test_exact_gibbs_and_pymc_agree_for_three_levels():
+@pytest.mark.parametrize(("pymc_chains", "pymc_ess_min"), [
+    # 4 chains: the check at full power (make bench)
+    pytest.param(4, AGREEMENT_PYMC_ESS_MIN, marks=pytest.mark.slow),
+    # 2 chains (half the PyMC sampling, the default run): the tolerance is Z_MAX of the
+    # run's own MCSE, about sqrt(2) wider (X3's 0.094 at seed 4, so a bias of 0.38 in X3's
+    # mean still fails); the bulk ESS needed is halved with the draws (measured at seeds 4-6:
+    # 286-394 for X2 and X3, 2500-2800 for X1; R-hat <= 1.01)
+    (2, AGREEMENT_PYMC_ESS_MIN // 2),
+])
+def test_exact_gibbs_and_pymc_agree_for_three_levels(pymc_chains, pymc_ess_min):
     """Each sampler's level means within Z_MAX of their MCSE of the exact means, R-hat < 1.02,
-    bulk ESS >= ESS_MIN (AGREEMENT_PYMC_ESS_MIN for PyMC; X1's MCSE about 0.0065, X2's 0.044,
-    X3's 0.066 for PyMC)."""
+    bulk ESS >= ESS_MIN (pymc_ess_min for PyMC; at 4 chains X1's MCSE about 0.0065, X2's
+    0.044, X3's 0.066 for PyMC)."""
     kwargs = {"rhos": H3["rhos"], "siblings": H3["siblings"], "x_stars": H3_RELEASE[0],
               "y_stars": H3_RELEASE[1], "p": H3["p"], "known": H3["known"]}
     exact = ml.posterior_summary(**kwargs, method="exact")
     gibbs = ml.posterior_summary(**kwargs, method="gibbs", draws=10_000, random_seed=4)
     pymc = ml.posterior_summary(**kwargs, method="pymc", draws=AGREEMENT_DRAWS,
-                                tune=AGREEMENT_TUNE,
-                                random_seed=4)
+                                chains=pymc_chains, tune=AGREEMENT_TUNE, random_seed=4)
     prob = exact["posterior"]
     for result in (gibbs, pymc):
         assert result["method"] in {"gibbs", "pymc"}
@@ -339,7 +347,7 @@ def test_exact_gibbs_and_pymc_agree_for_three_levels():
         for level in ("1", "2", "3"):
             stats = result["level_posteriors"][level]
             assert stats["r_hat"] < 1.02
-            ess_min = ESS_MIN if result["method"] == "gibbs" else AGREEMENT_PYMC_ESS_MIN
+            ess_min = ESS_MIN if result["method"] == "gibbs" else pymc_ess_min
             assert stats["ess_bulk"] >= ess_min, (result["method"], level, stats["ess_bulk"])
             assert abs(stats["mean"] - exact["level_posteriors"][level]["mean"]) <= (
                 Z_MAX * stats["mcse_mean"]
