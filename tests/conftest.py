@@ -61,7 +61,7 @@ MODULE_SECONDS = {
     "reliability/test_interrupts.py": 41,
     "reliability/test_output_kills.py": 41,  # the process-server group
     "reliability/test_address_space.py": 9,  # the sizing-server group (SHARED_SCOPES)
-    "inference/nested/test_posterior.py": 9,
+    "inference/nested/test_posterior.py": 6,
     "reliability/test_rho_sizing.py": 9,  # the sizing-server group
     "cli/test_options.py": 1.5,  # pymc seed cases slow (issue 36)
     "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
@@ -92,7 +92,7 @@ MODULE_SECONDS = {
     "inference/nested/test_unique_levels_kernels.py": 2,
     "reliability/test_hostile_priors.py": 41,  # the process-server group
     "inference/attribute/test_sampling.py": 4,
-    "inference/product/test_rounding_ties.py": 6,
+    "inference/product/test_rounding_ties.py": 3,
     "inference/studies/test_monte_carlo.py": 6,
     "inference/product/test_exact.py": 2,
     "validation/report/test_build.py": 5,

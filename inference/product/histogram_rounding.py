@@ -161,6 +161,37 @@ def _sample_component(lines, needs_line, needs_slot, uniforms) -> list:
     return taken
 
 
+#: Up to this many free entries the tied graph's components are found by union-find in
+#: Python (a few microseconds), beyond by SciPy's ``connected_components`` (which costs
+#: about a millisecond of sparse-matrix set-up even on a tiny graph).
+SMALL_TIE_GRAPH = 512
+
+
+def _component_labels(a, b, nodes: int) -> np.ndarray:
+    """Component labels of the undirected graph on ``nodes`` nodes with edges ``(a, b)``.
+
+    Labels increase with the smallest node of each component (the numbering of
+    :func:`scipy.sparse.csgraph.connected_components`, which the component order of
+    :func:`_sample_optimal`, and so its use of the uniforms, follows).
+    """
+    if a.size > SMALL_TIE_GRAPH:
+        graph = sparse.csr_array((np.ones(a.size), (a, b)), shape=(nodes, nodes))
+        return connected_components(graph, directed=False)[1]
+    root = list(range(nodes))
+
+    def find(v):
+        while root[v] != v:
+            root[v] = root[root[v]]
+            v = root[v]
+        return v
+
+    for u, v in zip(a.tolist(), b.tolist(), strict=True):
+        ru, rv = find(u), find(v)
+        if ru != rv:
+            root[max(ru, rv)] = min(ru, rv)  # the root is the component's smallest node
+    return np.array([find(v) for v in range(nodes)], dtype=np.int64)
+
+
 def _sample_optimal(cost, child, cell, need_children, need_cells, uniforms):
     """A uniformly drawn L1-optimal 0-1 rounding with row and column sums (module notes).
 
@@ -184,9 +215,7 @@ def _sample_optimal(cost, child, cell, need_children, need_cells, uniforms):
     left_children = need_children - np.bincount(child, weights=x, minlength=n).astype(np.int64)
     if free.size == 0:
         return x if not (left_cells.any() or left_children.any()) else None
-    graph = sparse.csr_array((np.ones(free.size), (child[free], n + cell[free])),
-                             shape=(n + k, n + k))
-    _, label = connected_components(graph, directed=False)
+    label = _component_labels(child[free], n + cell[free], n + k)
     for comp in np.unique(label[n + cell[free]]):
         edges = free[label[n + cell[free]] == comp]
         kids, cells = np.unique(child[edges]), np.unique(cell[edges])

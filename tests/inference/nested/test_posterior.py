@@ -248,11 +248,22 @@ def assert_close(draws, exact_mean, exact_sd, label):
     assert abs(est - exact_mean) <= Z_MAX * se, f"{label}: {est} vs exact {exact_mean} (se {se})"
 
 
+def _h3_gibbs(priors):
+    return ml.gibbs_sample(*H3_RELEASE, **H3, prior=priors, draws=10_000, chains=4,
+                           random_seed=5)
+
+
+@pytest.fixture(scope="module")
+def h3_gibbs_improper():
+    """One 4 x 10,000-draw Gibbs run of H3 (improper prior), shared by the level-mean and the
+    top-level pmf checks (each check's tolerance is its own MCSE of these draws)."""
+    return _h3_gibbs("improper")
+
+
 @pytest.mark.parametrize("priors", ["improper", ["truncated:15", NB_SPEC]])
-def test_gibbs_matches_exact(priors):
+def test_gibbs_matches_exact(priors, h3_gibbs_improper):
     post = ml.exact_posterior(*H3_RELEASE, **H3, prior=priors)
-    samples = ml.gibbs_sample(*H3_RELEASE, **H3, prior=priors, draws=10_000, chains=4,
-                              random_seed=5)
+    samples = h3_gibbs_improper if priors == "improper" else _h3_gibbs(priors)
     assert samples.x.shape == (3, 4, 10_000)
     prob = float(post.prob_x1)
     assert_close(samples.target, prob, math.sqrt(prob * (1 - prob)), "P[X1 = m+1]")
@@ -266,9 +277,10 @@ def test_gibbs_matches_exact(priors):
     assert set(np.unique(samples.x[0])) <= {H3["known"], H3["known"] + 1}
 
 
-def test_gibbs_pmf_of_top_level_matches_exact():
+def test_gibbs_pmf_of_top_level_matches_exact(h3_gibbs_improper):
+    """On the level-mean check's draws (its own run at seed 8 before issue 36)."""
     post = ml.exact_posterior(*H3_RELEASE, **H3)
-    samples = ml.gibbs_sample(*H3_RELEASE, **H3, draws=10_000, chains=4, random_seed=8)
+    samples = h3_gibbs_improper
     x3 = samples.level(3)
     for k in (6, 9, 12):
         q = float(post.level_pmf_at(3, k))
@@ -320,17 +332,25 @@ AGREEMENT_DRAWS = 1_000
 AGREEMENT_PYMC_ESS_MIN = 500
 
 
-def test_exact_gibbs_and_pymc_agree_for_three_levels():
+@pytest.mark.parametrize(("pymc_chains", "pymc_ess_min"), [
+    # 4 chains: the check at full power (make bench)
+    pytest.param(4, AGREEMENT_PYMC_ESS_MIN, marks=pytest.mark.slow),
+    # 2 chains (half the PyMC sampling, the default run): the tolerance is Z_MAX of the
+    # run's own MCSE, about sqrt(2) wider (X3's 0.094 at seed 4, so a bias of 0.38 in X3's
+    # mean still fails); the bulk ESS needed is halved with the draws (measured at seeds 4-6:
+    # 286-394 for X2 and X3, 2500-2800 for X1; R-hat <= 1.01)
+    (2, AGREEMENT_PYMC_ESS_MIN // 2),
+])
+def test_exact_gibbs_and_pymc_agree_for_three_levels(pymc_chains, pymc_ess_min):
     """Each sampler's level means within Z_MAX of their MCSE of the exact means, R-hat < 1.02,
-    bulk ESS >= ESS_MIN (AGREEMENT_PYMC_ESS_MIN for PyMC; X1's MCSE about 0.0065, X2's 0.044,
-    X3's 0.066 for PyMC)."""
+    bulk ESS >= ESS_MIN (pymc_ess_min for PyMC; at 4 chains X1's MCSE about 0.0065, X2's
+    0.044, X3's 0.066 for PyMC)."""
     kwargs = {"rhos": H3["rhos"], "siblings": H3["siblings"], "x_stars": H3_RELEASE[0],
               "y_stars": H3_RELEASE[1], "p": H3["p"], "known": H3["known"]}
     exact = ml.posterior_summary(**kwargs, method="exact")
     gibbs = ml.posterior_summary(**kwargs, method="gibbs", draws=10_000, random_seed=4)
     pymc = ml.posterior_summary(**kwargs, method="pymc", draws=AGREEMENT_DRAWS,
-                                tune=AGREEMENT_TUNE,
-                                random_seed=4)
+                                chains=pymc_chains, tune=AGREEMENT_TUNE, random_seed=4)
     prob = exact["posterior"]
     for result in (gibbs, pymc):
         assert result["method"] in {"gibbs", "pymc"}
@@ -339,7 +359,7 @@ def test_exact_gibbs_and_pymc_agree_for_three_levels():
         for level in ("1", "2", "3"):
             stats = result["level_posteriors"][level]
             assert stats["r_hat"] < 1.02
-            ess_min = ESS_MIN if result["method"] == "gibbs" else AGREEMENT_PYMC_ESS_MIN
+            ess_min = ESS_MIN if result["method"] == "gibbs" else pymc_ess_min
             assert stats["ess_bulk"] >= ess_min, (result["method"], level, stats["ess_bulk"])
             assert abs(stats["mean"] - exact["level_posteriors"][level]["mean"]) <= (
                 Z_MAX * stats["mcse_mean"]
