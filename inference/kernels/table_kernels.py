@@ -84,6 +84,7 @@ __all__ = [
     "GridTooNarrowError",
     "JointTable",
     "WindowGeometry",
+    "band_window_table",
     "branch_log_neglected",
     "branch_offset",
     "checked_table",
@@ -329,6 +330,50 @@ def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
         log_mass[:, b] = logsumexp(table)
         log_neglected[:, b] = branch_log_neglected(params, window, b)
     return JointTable(start, log_joint, log_mass, log_neglected, window.feasible)
+
+
+def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
+    """:func:`window_table` of the releases ``(x1_band[c, j], x2s[c], y1s[c])``, row ``c J + j``.
+
+    ``x1*`` enters a release's table only through ``delta_beta`` (its window, reference and
+    quadratic term depend on ``(x2*, y1*)`` alone), so the quadratic term and the prior
+    weights are evaluated once per ``(x2*, y1*)`` and shared by its ``J`` values of ``x1*``:
+    every element is the same float operation on the same operands as in
+    :func:`window_table`, so the table is the same bit for bit, with fewer passes.
+    """
+    cells, band = x1_band.shape
+    x1s = np.ascontiguousarray(x1_band, dtype=np.int64).ravel()
+    cell = window_geometry(x1_band[:, 0], x2s, y1s, params, halfwidth)
+    _, _, delta_beta = relative_release(params, x1s, np.repeat(x2s, band),
+                                        np.repeat(y1s, band))
+    rows = WindowGeometry(cell.width, cell.supports, cell.feasible,
+                          np.repeat(cell.gamma, band), delta_beta, np.repeat(cell.start, band),
+                          np.repeat(cell.first, band), np.repeat(cell.ref, band))
+    width, ref = cell.width, cell.ref[:, None]
+    offsets = np.arange(width)
+    k2 = cell.start[:, None] + offsets
+    j_minus_ref = (cell.first - cell.ref)[:, None] + offsets
+    log_joint = np.full((cells * band, 2, width), -np.inf)
+    log_mass = np.full((cells * band, 2), -np.inf)
+    log_neglected = np.full((cells * band, 2), -np.inf)
+    for b, k1 in enumerate((params.known, params.known + 1)):
+        if cell.supports[b] is None:
+            continue
+        # relative_log_joint's operations, the x1*-free part once per cell
+        step = b * (params.rho1 / params.d) / params.precision
+        factor = np.asarray(2 * np.asarray(ref, dtype=np.int64) + j_minus_ref, dtype=float)
+        factor -= 2.0 * cell.gamma[:, None]
+        factor -= step
+        quadratic = np.asarray(j_minus_ref, dtype=float) - step
+        quadratic *= params.precision
+        quadratic *= factor
+        offset = branch_offset(b, delta_beta).reshape(cells, band, 1)
+        table = log_joint.reshape(cells, band, 2, width)[:, :, b]  # a view, filled in place
+        np.subtract(offset, quadratic[:, None, :], out=table)
+        table += params.prior.log_weight(k2, k1)[:, None, :]
+        log_mass[:, b] = logsumexp(log_joint[:, b])
+        log_neglected[:, b] = branch_log_neglected(params, rows, b)
+    return JointTable(rows.start, log_joint, log_mass, log_neglected, cell.feasible)
 
 
 def initial_halfwidth(precision: float, tail_mass: float) -> int:

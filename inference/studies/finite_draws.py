@@ -26,8 +26,10 @@ from collections import OrderedDict
 
 import numpy as np
 
+from dprisk.inference.kernels.table_kernels import band_window_table, widened
 from dprisk.inference.studies.setup import (
     DEFAULT_TAIL_MASS,
+    POSTERIOR_TAIL_MASS,
     TIE_ATOL,
     branch_conditionals,
     check_ties,
@@ -37,14 +39,15 @@ from dprisk.inference.studies.setup import (
     validated_study_params,
 )
 from dprisk.inference.studies.thresholds import decision_offsets
-from dprisk.inference.studies.variant import variant_chain_up
+from dprisk.inference.studies.variant import _release_term, _window_term, variant_chain_up
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
-from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
+from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
 from dprisk.models.scenario import Scenario
 
 __all__ = [
     "DECISION_METHODS",
+    "band_transitions",
     "chain_transitions",
     "count_moments",
     "decision_probability",
@@ -85,6 +88,43 @@ def chain_transitions(x1_star, x2_star, y1_star, params: Scenario, *,
     cond = branch_conditionals(table)
     if variant:
         q = variant_chain_up(table, x1_star, y1_star, params)
+    else:
+        q = exact_x1_update(table.log_joint)
+    a0 = (cond[:, 0] * q).sum(-1)
+    a1 = (cond[:, 1] * q).sum(-1)
+    return np.clip(a0, 0.0, 1.0), np.clip(np.where(table.feasible[1], a1, 0.0), 0.0, 1.0)
+
+
+def band_transitions(x1_band, x2_star, y1_star, params: Scenario, *, variant: bool = False):
+    r""":func:`chain_transitions` of the releases ``(x1_band[c, j], x2_star[c], y1_star[c])``.
+
+    Row ``c J + j`` of the answer is that of :func:`chain_transitions` on the flattened
+    releases, bit for bit: the posterior table is
+    :func:`dprisk.inference.kernels.table_kernels.band_window_table` (widened by the same
+    rule as :func:`dprisk.inference.studies.setup.posterior_table`), and the variant's X1
+    update adds the release term of each ``x1*`` to the k2 term computed once per
+    ``(x2*, y1*)``.
+    """
+    x1_band = np.asarray(x1_band, dtype=np.int64)
+    cells, band = x1_band.shape
+    x2_star, y1_star = (np.asarray(a, dtype=np.int64) for a in (x2_star, y1_star))
+    x1s = x1_band.ravel()
+    x2s, y1s = np.repeat(x2_star, band), np.repeat(y1_star, band)
+
+    def build(_x1s, _x2s, _y1s, scenario, halfwidth):
+        return band_window_table(x1_band, x2_star, y1_star, scenario, halfwidth)
+
+    table = widened(build, x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
+    cond = branch_conditionals(table)
+    if variant:
+        if not table.feasible.all():
+            return chain_transitions(x1s, x2s, y1s, params, variant=True)  # its error
+        k2 = table.k2_start.reshape(cells, band)[:, 0, None] + np.arange(table.width)
+        window = _window_term(y1_star[:, None], k2, rho1=params.rho1, d=params.d,
+                              known=params.known)
+        release = _release_term((x1_band - params.known)[:, :, None], rho1=params.rho1,
+                                p=params.p)
+        q = expit(release + window[:, None, :]).reshape(cells * band, table.width)
     else:
         q = exact_x1_update(table.log_joint)
     a0 = (cond[:, 0] * q).sum(-1)
@@ -332,9 +372,7 @@ def _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob, tie_we
     while True:
         js = np.arange(-half, half)
         x1_grid = (m + centre[:, None] + js[None, :]).astype(np.int64)
-        rows = np.repeat(np.arange(x2f.size), js.size)
-        a0, a1 = chain_transitions(x1_grid.ravel(), x2f[rows], y1f[rows], params,
-                                   variant=variant)
+        a0, a1 = band_transitions(x1_grid, x2f, y1f, params, variant=variant)
         prob_up = _decision_up(a0, a1, start_prob, draws, method,
                                tie_weight).reshape(x1_grid.shape)
         stationary_up = _stationary_up(a0, a1, tie_weight).reshape(x1_grid.shape)
