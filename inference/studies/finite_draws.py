@@ -39,7 +39,7 @@ from dprisk.inference.studies.setup import (
     validated_study_params,
 )
 from dprisk.inference.studies.thresholds import decision_offsets
-from dprisk.inference.studies.variant import _release_term, _window_term, variant_chain_up
+from dprisk.inference.studies.variant import variant_chain_up, x1_release_term, x1_window_term
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
@@ -120,9 +120,9 @@ def band_transitions(x1_band, x2_star, y1_star, params: Scenario, *, variant: bo
         if not table.feasible.all():
             return chain_transitions(x1s, x2s, y1s, params, variant=True)  # its error
         k2 = table.k2_start.reshape(cells, band)[:, 0, None] + np.arange(table.width)
-        window = _window_term(y1_star[:, None], k2, rho1=params.rho1, d=params.d,
+        window = x1_window_term(y1_star[:, None], k2, rho1=params.rho1, d=params.d,
                               known=params.known)
-        release = _release_term((x1_band - params.known)[:, :, None], rho1=params.rho1,
+        release = x1_release_term((x1_band - params.known)[:, :, None], rho1=params.rho1,
                                 p=params.p)
         q = expit(release + window[:, None, :]).reshape(cells * band, table.width)
     else:

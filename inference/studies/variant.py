@@ -58,16 +58,18 @@ __all__ = [
     "variant_stationary",
     "variant_thresholds",
     "variant_x1_logit",
+    "x1_release_term",
+    "x1_window_term",
 ]
 
 
 # --------------------------------------------------------------------------- the X1 update
-def _release_term(x1_offset, *, rho1: float, p: float):
+def x1_release_term(x1_offset, *, rho1: float, p: float):
     """``logit p + rho1 (2 (x1* - m) - 1)``: the part of the X1 update that does not see k2."""
     return math.log(p) - math.log1p(-p) + rho1 * (2.0 * x1_offset - 1.0)
 
 
-def _window_term(y1_star, k2, *, rho1: float, d: int, known: int):
+def x1_window_term(y1_star, k2, *, rho1: float, d: int, known: int):
     """``-(rho1/d) (2 (y1* - k2 + m) + 1)``: the part of the X1 update that depends on k2."""
     return -(rho1 / d) * (2.0 * (y1_star - k2 + known) + 1.0)
 
@@ -82,8 +84,8 @@ def variant_x1_logit(x1_star, y1_star, k2, *, rho1, d, p=0.5, known=0):
 
     Kernel: validated parameters; arrays broadcast (a Python float for scalar inputs).
     """
-    logit = (_release_term(np.asarray(x1_star) - known, rho1=rho1, p=p)
-             + _window_term(y1_star, k2, rho1=rho1, d=d, known=known))
+    logit = (x1_release_term(np.asarray(x1_star) - known, rho1=rho1, p=p)
+             + x1_window_term(y1_star, k2, rho1=rho1, d=d, known=known))
     return float(logit) if np.ndim(logit) == 0 else logit
 
 
@@ -129,12 +131,12 @@ class VariantTables:
         k2 = table.k2_start[:, None] + np.arange(table.width)
         self.cond = branch_conditionals(table)
         y1_flat = np.asarray(y1s).ravel()
-        self.g = _window_term(y1_flat[:, None], k2, rho1=params.rho1, d=params.d,
+        self.g = x1_window_term(y1_flat[:, None], k2, rho1=params.rho1, d=params.d,
                               known=params.known)
 
     def log_odds(self, offset: np.ndarray) -> np.ndarray:
         """Stationary log-odds of ``X1 = m + 1`` at ``x1* = m + offset`` (one per row)."""
-        z = _release_term(offset, rho1=self.params.rho1, p=self.params.p)[:, None] + self.g
+        z = x1_release_term(offset, rho1=self.params.rho1, p=self.params.p)[:, None] + self.g
         up = _scipy_expit(z)
         term = np.multiply(self.cond[:, 0], up)  # reused in place: same values, fewer arrays
         t01 = term.sum(-1)

@@ -68,12 +68,12 @@ def test_logsumexp_is_the_plain_expression():
 def test_variant_log_odds_is_the_plain_expression():
     from scipy.special import expit
 
-    from dprisk.inference.studies.variant import VariantTables, _release_term
+    from dprisk.inference.studies.variant import VariantTables, x1_release_term
 
     x2s, y1s = np.meshgrid(np.arange(-5, 30), np.arange(0, 40), indexing="ij")
     tables = VariantTables(x2s.ravel(), y1s.ravel(), PARAMS)
     offset = np.tile([-3.0, 0.0, 2.0, 5.0], x2s.size // 4 + 1)[:x2s.size]
-    up = expit(_release_term(offset, rho1=PARAMS.rho1, p=PARAMS.p)[:, None] + tables.g)
+    up = expit(x1_release_term(offset, rho1=PARAMS.rho1, p=PARAMS.p)[:, None] + tables.g)
     t01 = (tables.cond[:, 0] * up).sum(-1)
     t10 = (tables.cond[:, 1] * (1.0 - up)).sum(-1)
     keep = (t01 >= 1e-200) & (t10 >= 1e-200)
