@@ -22,8 +22,6 @@ the ``N + 1`` roots of unity and inverted by FFT (:func:`decision_probability`).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import numpy as np
 
 from dprisk.inference.kernels.table_kernels import band_window_table, widened
@@ -44,6 +42,7 @@ from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
 from dprisk.models.scenario import Scenario
+from dprisk.runtime.bounded_cache import BoundedCache
 
 __all__ = [
     "DECISION_METHODS",
@@ -62,7 +61,7 @@ DECISION_METHODS = ("fft", "normal")
 #: studies ask for the same expectation several times: Figure 5, S4 and the Monte Carlo
 #: table).
 RESULTS_CACHE_SIZE = 256
-_results_cache: OrderedDict = OrderedDict()
+_results_cache = BoundedCache(RESULTS_CACHE_SIZE)
 
 
 # --------------------------------------------------------------------------- chain tables
@@ -318,7 +317,7 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     (``"m"``: estimate must exceed 1/2; ``"m+1"``: estimate >= 1/2; ``"half"``: a coin).
 
     Answers are remembered per process (:data:`RESULTS_CACHE_SIZE`, keyed by the validated
-    inputs).
+    inputs, :class:`dprisk.runtime.bounded_cache.BoundedCache`).
 
     Returns
     -------
@@ -337,19 +336,11 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     tail_mass = check_tail_mass(tail_mass)
     key = (params, x1, x2, draws, bool(variant), method, start_prob, ties, tail_mass,
            start if isinstance(start, str) else float(start))
-    try:
-        found = _results_cache.get(key)
-    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
-        key, found = None, None
+    found = _results_cache.get(key)  # None also for a scenario holding unhashable parts
     if found is None:
         found = _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob,
                               tie_weight, tail_mass)
-        if key is not None:
-            _results_cache[key] = found
-            while len(_results_cache) > RESULTS_CACHE_SIZE:
-                _results_cache.popitem(last=False)
-    else:
-        _results_cache.move_to_end(key)
+        _results_cache.put(key, found)
     return {"p_correct": found["p_correct"], "p_correct_stationary": found["p_correct_stationary"],
             "draws": draws, "variant": bool(variant), "method": method, "ties": ties,
             "start": start, "x1": x1, "x2": x2, "neglected_mass": found["neglected_mass"],

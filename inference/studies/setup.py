@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +46,7 @@ from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import sum_pmf_kernel
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer
 from dprisk.models.scenario import Scenario
+from dprisk.runtime.bounded_cache import BoundedCache
 from dprisk.runtime.memory_limit import check_memory
 
 __all__ = [
@@ -79,8 +79,7 @@ POSTERIOR_TAIL_MASS = 1e-12
 _CHUNK_CELLS = 2**22
 #: Bytes of posterior tables a process remembers (:func:`posterior_table`).
 TABLE_CACHE_BYTES = 2**26
-_table_cache: OrderedDict = OrderedDict()
-_table_cache_bytes: dict = {}
+_table_cache = BoundedCache(TABLE_CACHE_BYTES)
 
 
 # --------------------------------------------------------------------------- parameters
@@ -240,19 +239,16 @@ def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
     """The exact joint posterior table of releases on a k2 window with tail < 1e-12.
 
     Tables are remembered per process (at most :data:`TABLE_CACHE_BYTES` of them, keyed by
-    the scenario and the releases' values: the exact and the variant chains of one study
-    ask for the same table); their arrays are read-only.
+    the scenario and the releases' values, :class:`dprisk.runtime.bounded_cache.BoundedCache`:
+    the exact and the variant chains of one study ask for the same table); their arrays are
+    read-only.
     """
     x1s, x2s, y1s = (np.asarray(a, dtype=np.int64).ravel() for a in np.broadcast_arrays(
         np.asarray(x1_star), np.asarray(x2_star), np.asarray(y1_star)))
     digest = hashlib.sha1(x1s.tobytes() + b"|" + x2s.tobytes() + b"|" + y1s.tobytes())
     key = (params, x1s.size, digest.hexdigest())
-    try:
-        table = _table_cache.get(key)
-    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
-        return checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
+    table = _table_cache.get(key)  # None also for a scenario holding unhashable parts
     if table is not None:
-        _table_cache.move_to_end(key)
         return table
     table = checked_table(x1s, x2s, y1s, params, POSTERIOR_TAIL_MASS, None)
     size = 0
@@ -260,12 +256,7 @@ def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
         if isinstance(value, np.ndarray):
             value.setflags(write=False)
             size += value.nbytes
-    if size <= TABLE_CACHE_BYTES:
-        _table_cache[key] = table
-        _table_cache_bytes[key] = size
-        while sum(_table_cache_bytes.values()) > TABLE_CACHE_BYTES:
-            old, _ = _table_cache.popitem(last=False)
-            del _table_cache_bytes[old]
+    _table_cache.put(key, table, size)
     return table
 
 

@@ -12,13 +12,13 @@ within :data:`dprisk.inference.studies.setup.TIE_ATOL` on the log-odds scale are
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
 
 import numpy as np
 
 from dprisk.inference.studies.setup import TIE_ATOL, exact_log_odds_at_known
 from dprisk.models.checks import check_count
 from dprisk.models.scenario import Scenario
+from dprisk.runtime.bounded_cache import BoundedCache
 
 __all__ = ["MODELS", "decision_offsets", "decision_thresholds", "linear_thresholds"]
 
@@ -27,7 +27,7 @@ MODELS = ("exact", "variant")
 #: How many :func:`decision_offsets` answers a process keeps (the report's risk studies ask
 #: for the same release grid under the same scenario several times, e.g. Figures 5 and 6).
 OFFSETS_CACHE_SIZE = 256
-_offsets_cache: OrderedDict = OrderedDict()
+_offsets_cache = BoundedCache(OFFSETS_CACHE_SIZE)
 
 
 def linear_thresholds(log_odds_at_known, rho1: float):
@@ -67,22 +67,16 @@ def decision_offsets(x2s, y1s, params: Scenario, model: str):
     """``(t - m, tie)`` per ``(x2*, y1*)`` for ``model`` in :data:`MODELS` (kernel).
 
     Answers are remembered per process (:data:`OFFSETS_CACHE_SIZE`, keyed by the scenario,
-    the model and the releases' values); each call returns fresh copies.
+    the model and the releases' values, :class:`dprisk.runtime.bounded_cache.BoundedCache`);
+    each call returns fresh copies.
     """
     if model not in MODELS:
         raise ValueError(f"model must be 'exact' or 'variant', got {model!r}")
     key = _releases_key(x2s, y1s, params, model)
-    try:
-        hash(key)
-    except TypeError:  # a scenario holding unhashable parts (none of the built-in priors)
-        return _decision_offsets(x2s, y1s, params, model)
-    found = _offsets_cache.get(key)
+    found = _offsets_cache.get(key)  # None also for a scenario holding unhashable parts
     if found is None:
-        found = _offsets_cache[key] = _decision_offsets(x2s, y1s, params, model)
-        while len(_offsets_cache) > OFFSETS_CACHE_SIZE:
-            _offsets_cache.popitem(last=False)
-    else:
-        _offsets_cache.move_to_end(key)
+        found = _decision_offsets(x2s, y1s, params, model)
+        _offsets_cache.put(key, found)
     return tuple(np.copy(a) for a in found)
 
 

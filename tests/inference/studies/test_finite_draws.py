@@ -93,11 +93,10 @@ def test_finite_draws_answers_are_remembered_per_validated_inputs(monkeypatch):
     """A repeated expectation (the report asks for Figure 5's x2 = 1 and 10 again in its Monte
     Carlo table, with the defaults spelled out) is computed once; the answer is the same dict,
     a fresh one each time; another tie rule or draw count is a new computation."""
-    from collections import OrderedDict
-
     from dprisk.inference.studies import finite_draws as fd
+    from dprisk.runtime.bounded_cache import BoundedCache
 
-    monkeypatch.setattr(fd, "_results_cache", OrderedDict())
+    monkeypatch.setattr(fd, "_results_cache", BoundedCache(fd.RESULTS_CACHE_SIZE))
     computed = []
     original = fd._finite_draws
 
