@@ -16,7 +16,6 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 
 from dprisk.cli.commands import SUBCOMMAND_HELP  # the registry, for the subcommands' help
@@ -28,6 +27,7 @@ from dprisk.cli.stopping import (  # re-exported: the stop signals of every subc
     raise_if_interrupted,
     report_interrupted,
 )
+from dprisk.runtime.ascii_numbers import ascii_number, parse_number
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -88,35 +88,27 @@ SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 
 # --------------------------------------------------------------------------- argument types
 def number(text: str) -> float:
-    """Parse a float or a fraction such as ``1/864``, written in ASCII (:func:`ascii_number`)."""
+    """Parse a float or a fraction such as ``1/864``, written in ASCII.
+
+    :func:`dprisk.runtime.ascii_numbers.parse_number` with fractions.
+    """
     try:
-        text = ascii_number(text)
-        return float(Fraction(text.strip())) if "/" in text else float(text)
-    except (ValueError, ZeroDivisionError):
+        return parse_number(text, fractions=True)
+    except ValueError:
         raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
 
 
-def ascii_number(text: str) -> str:
-    """``text`` if it is ASCII, else a ``ValueError``.
-
-    Python's ``int`` and ``float`` also read other scripts' digits (``int("\u0663")`` is 3),
-    which no option of this tool means.
-    """
-    if not text.isascii():
-        raise ValueError(f"not written in ASCII digits: {text!r}")
-    return text
-
-
 def integer(text: str) -> int:
-    """Parse an integer written in ASCII; integer-valued decimals such as ``3.0`` are accepted."""
-    if not text.isascii():
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
+    """Parse an integer written in ASCII; integer-valued decimals such as ``3.0`` are accepted.
+
+    ASCII only (:func:`dprisk.runtime.ascii_numbers.ascii_number`).
+    """
     try:
-        return int(text)
+        return int(ascii_number(text))
     except ValueError:
         pass
     try:
-        value = float(text)
+        value = parse_number(text)
     except ValueError:
         value = float("nan")
     if not math.isfinite(value) or value != int(value):

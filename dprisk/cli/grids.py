@@ -8,18 +8,17 @@ point (the ``records`` of ``dprisk sweep --json``).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dprisk.cli.common import ascii_number
 from dprisk.inference.sweeps.netcdf import SweepTable
 from dprisk.inference.sweeps.plan import DIMS, VARIABLES, check_grid
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
 from dprisk.models.census.allocation import parse_rho
+from dprisk.runtime.ascii_numbers import ascii_number, parse_number
 
 __all__ = ["GRID_SYNTAX", "parse_grid", "sweep_records"]
 
@@ -38,11 +37,8 @@ def _parse_number(text: str, name: str, kind: type):
     if kind is float and item.startswith("census:"):
         return parse_rho(item, name)
     try:
-        ascii_number(item)
-        if kind is float and "/" in item:
-            return float(Fraction(item))
-        return kind(item)
-    except (ValueError, ZeroDivisionError):
+        return parse_number(item, fractions=True) if kind is float else kind(ascii_number(item))
+    except ValueError:
         what = "an integer" if kind is int else "a number"
         raise ValueError(f"{name}: grid item {text!r} is not {what}") from None
 

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from dprisk.cli.common import ascii_number
 from dprisk.models.census.allocation import parse_rhos as census_parse_rhos
 from dprisk.models.checks import check_positive_int
+from dprisk.runtime.ascii_numbers import ascii_number
 
 __all__ = ["RHOS_FORM", "parse_rhos", "parse_siblings", "parse_stars"]
 

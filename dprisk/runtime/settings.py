@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dprisk.runtime.ascii_numbers import parse_number
+
 __all__ = [
     "SETTINGS",
     "Setting",
@@ -70,10 +72,8 @@ def parse_size(text: str) -> float:
 
 
 def _number(text: str) -> float:
-    if not text.isascii():  # float() also reads other scripts' digits: "\u0663" is 3
-        return math.nan
     try:
-        return float(text)
+        return parse_number(text)  # ASCII digits only: float() also reads "\u0663" as 3
     except ValueError:
         return math.nan
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dprisk.models.checks import check_rho
+from dprisk.runtime.ascii_numbers import parse_number
 
 __all__ = [
     "CENSUS_DELTA",
@@ -131,10 +132,8 @@ def parse_rho(value, name: str = "rho") -> float:
                 )
             return _BY_NAME[level].rho
         try:
-            if not text.isascii():  # float() also reads other scripts' digits: "\u0663" is 3
-                raise ValueError(text)
-            value = float(Fraction(text)) if "/" in text else float(text)
-        except (ValueError, ZeroDivisionError):
+            value = parse_number(text, fractions=True)  # ASCII digits only: not "\u0663"
+        except ValueError:
             raise ValueError(
                 f"{name} must be a finite number > 0 (a fraction like 1/4 is accepted) "
                 f"or census:LEVEL, got {value!r}"

@@ -21,7 +21,8 @@ import contextlib
 import re
 
 from dprisk.cli import common
-from dprisk.cli.common import ascii_number, fmt, given
+from dprisk.cli.common import fmt, given
+from dprisk.runtime.ascii_numbers import ascii_number
 
 __all__ = ["DEFAULTS", "FORM", "add_parser", "parse_others", "run"]
 

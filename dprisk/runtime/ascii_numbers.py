@@ -1,0 +1,55 @@
+r"""Numbers typed by the user, read in ASCII digits only: the one parser under every layer.
+
+Python's ``int`` and ``float`` also read other scripts' digits (``int("\u0663")`` is 3,
+``float("\u0661.\u0665")`` is 1.5), which no option or environment variable of this tool
+means: ``--seed \u0663`` once ran with seed 3. :func:`ascii_number` refuses text that is not
+ASCII, and :func:`parse_number` reads a number (optionally a fraction ``p/q``) from it.
+Used by the command line's argument types (:mod:`dprisk.cli.common` and the list options
+built on it), by the ``DPRISK_*`` settings (:mod:`dprisk.runtime.settings`) and by
+:func:`dprisk.models.census.allocation.parse_rho`; each turns the ``ValueError`` into its own
+refusal (the option's or variable's one line), so the messages stay theirs.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+__all__ = ["ascii_number", "parse_number"]
+
+
+def ascii_number(text: str) -> str:
+    """``text`` if it is ASCII, else a ``ValueError``.
+
+    Python's ``int`` and ``float`` also read other scripts' digits (``int("\u0663")`` is 3),
+    which no option of this tool means.
+
+    Raises
+    ------
+    ValueError
+        When ``text`` holds a character outside ASCII.
+    """
+    if not text.isascii():
+        raise ValueError(f"not written in ASCII digits: {text!r}")
+    return text
+
+
+def parse_number(text: str, *, fractions: bool = False) -> float:
+    """The float written in ``text`` in ASCII; with ``fractions``, also ``p/q`` (``1/864``).
+
+    ``float(text)`` (surrounding blanks, ``1e9``, ``inf`` and ``nan`` as Python reads them;
+    the caller checks the range), or with ``fractions`` and a ``/`` in the text
+    ``float(Fraction(text.strip()))``.
+
+    Raises
+    ------
+    ValueError
+        When ``text`` is not ASCII (:func:`ascii_number`), is not a number, or is a fraction
+        with denominator 0.
+    """
+    ascii_number(text)
+    if fractions and "/" in text:
+        try:
+            return float(Fraction(text.strip()))
+        except ZeroDivisionError:
+            raise ValueError(f"a fraction with denominator 0: {text!r}") from None
+    return float(text)

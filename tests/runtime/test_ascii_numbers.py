@@ -1,0 +1,58 @@
+"""The one parser of typed numbers (dprisk.runtime.ascii_numbers) and its three users.
+
+ASCII text is read as Python reads it (``float``, ``Fraction`` for ``p/q``); any other
+script's digits are refused, by the parser and by each layer that uses it: the command
+line's argument types, the ``DPRISK_*`` settings and the census rho parser (each with its
+own message, checked in tests/cli/test_ascii_numbers.py and tests/reliability).
+"""
+
+import argparse
+import math
+
+import pytest
+
+from dprisk.cli.common import integer, number
+from dprisk.models.census.allocation import parse_rho
+from dprisk.runtime.ascii_numbers import ascii_number, parse_number
+from dprisk.runtime.settings import SETTINGS
+
+ARABIC_INDIC_THREE = "\u0663"
+OTHER_SCRIPTS = [ARABIC_INDIC_THREE, "\u0661.\u0665", "1\u0660", "\uff13", "1/\u0663"]
+
+
+@pytest.mark.parametrize(("text", "fractions", "expected"), [
+    ("3", False, 3.0), (" 2.5 ", False, 2.5), ("1e9", False, 1e9), ("1_000", False, 1000.0),
+    ("1/4", True, 0.25), (" 1/864 ", True, 1 / 864), ("3", True, 3.0), ("-1/2", True, -0.5),
+])
+def test_ascii_numbers_are_read_as_python_reads_them(text, fractions, expected):
+    assert parse_number(text, fractions=fractions) == expected
+
+
+@pytest.mark.parametrize("text", ["1/4", "abc", "", "1/0", "1//2"])
+def test_malformed_numbers_raise_value_error(text):
+    with pytest.raises(ValueError):
+        parse_number(text, fractions=text != "1/4")
+
+
+@pytest.mark.parametrize("text", OTHER_SCRIPTS)
+def test_other_scripts_digits_are_refused_at_every_layer(text):
+    with pytest.raises(ValueError, match="ASCII"):
+        ascii_number(text)
+    for fractions in (False, True):
+        with pytest.raises(ValueError, match="ASCII"):
+            parse_number(text, fractions=fractions)
+    for parse in (number, integer):  # the command line's argument types
+        with pytest.raises(argparse.ArgumentTypeError, match="must be"):
+            parse(text)
+    for name in ("DPRISK_WORK_LIMIT", "DPRISK_SCHEDULER_TIMEOUT"):  # the settings: malformed
+        assert SETTINGS[name].parse(text) is None
+    with pytest.raises(ValueError, match="rho2 must be a finite number > 0"):
+        parse_rho(text, "rho2")
+
+
+def test_the_same_numbers_in_ascii_are_accepted_at_every_layer():
+    assert number("1/4") == 0.25 and integer("3") == 3 and integer("3.0") == 3
+    assert SETTINGS["DPRISK_WORK_LIMIT"].parse("1e13") == 1e13
+    assert SETTINGS["DPRISK_SCHEDULER_TIMEOUT"].parse("30") == 30.0
+    assert parse_rho(" 1/4 ") == 0.25
+    assert math.isnan(parse_number("nan"))  # the range is the caller's to check
