@@ -134,6 +134,18 @@ class VariantTables:
         self.g = x1_window_term(y1_flat[:, None], k2, rho1=params.rho1, d=params.d,
                               known=params.known)
 
+    def rows(self, index) -> VariantTables:
+        """The tables of the releases ``index`` selects (an index array, mask or slice).
+
+        Each row's :meth:`log_odds` depends on that row's ``cond`` and ``g`` alone, so the
+        subset's values are the full tables' values of those rows, bit for bit.
+        """
+        subset = object.__new__(VariantTables)  # the built tables, not a new posterior table
+        subset.params = self.params
+        subset.cond = self.cond[index]
+        subset.g = self.g[index]
+        return subset
+
     def log_odds(self, offset: np.ndarray) -> np.ndarray:
         """Stationary log-odds of ``X1 = m + 1`` at ``x1* = m + offset`` (one per row)."""
         z = x1_release_term(offset, rho1=self.params.rho1, p=self.params.p)[:, None] + self.g
@@ -192,17 +204,6 @@ def variant_thresholds(x2s, y1s, params: Scenario):
     return threshold.reshape(np.shape(x2s)), tie.reshape(np.shape(x2s))
 
 
-class _RowSubset:
-    """The rows ``rows`` of a :class:`VariantTables` (same per-row values of ``log_odds``)."""
-
-    def __init__(self, tables: VariantTables, rows: np.ndarray):
-        self.params = tables.params
-        self.cond = tables.cond[rows]
-        self.g = tables.g[rows]
-
-    log_odds = VariantTables.log_odds
-
-
 def _bisection(tables: VariantTables):
     """Smallest integer offset ``j`` with log-odds above :data:`TIE_ATOL`, and the tie flag.
 
@@ -225,11 +226,11 @@ def _bisection(tables: VariantTables):
     tie = np.abs(lo_odds) <= TIE_ATOL
     if failed.any():
         rows = np.flatnonzero(failed)
-        guess[rows], tie[rows] = _bracketed_bisection(_RowSubset(tables, rows))
+        guess[rows], tie[rows] = _bracketed_bisection(tables.rows(rows))
     return guess, tie
 
 
-def _bracketed_bisection(tables):
+def _bracketed_bisection(tables: VariantTables):
     """:func:`_bisection` from the bracket ``[-8, 8]``, doubled until it holds."""
     n = tables.g.shape[0]
     lo = np.full(n, -8.0)  # offsets j = x1* - m with log-odds <= TIE_ATOL (to be checked)

@@ -134,3 +134,26 @@ def test_variant_thresholds_match_a_scan_of_the_log_odds(prior):
     np.testing.assert_array_equal(tie, np.abs(odds[np.arange(x2s.size), first - 1]) <= TIE_ATOL)
     if prior != "point:25":
         assert calls and sum(calls) < x2s.size  # the fallback ran, on a few rows only
+
+
+@pytest.mark.parametrize("index", [np.array([7, 0, 3]), slice(2, 9, 3), "mask"])
+def test_rows_of_the_tables_give_those_rows_log_odds(index):
+    """``VariantTables.rows`` (the bisection's fallback runs on it) is a ``VariantTables`` of
+    the selected releases whose log-odds are the full tables' values of those rows, bit for
+    bit: each row's value is the same operations on that row's own numbers (``cond`` and
+    ``g`` are copied, not recomputed), in this process on this CPU. Offsets up to 400 reach the
+    log-space branch for underflowing sums (all rows at +400)."""
+    params = Scenario.two_level(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0,
+                                prior="truncated:10")
+    x2s, y1s = np.arange(-2, 10), np.arange(0, 36, 3)
+    tables = VariantTables(x2s, y1s, params)
+    if isinstance(index, str):
+        index = np.arange(x2s.size) % 3 == 1
+    subset = tables.rows(index)
+    assert type(subset) is VariantTables and subset.params is params
+    np.testing.assert_array_equal(subset.cond, tables.cond[index])
+    np.testing.assert_array_equal(subset.g, tables.g[index])
+    for offset in (-400.0, -3.0, 0.0, 2.0, 400.0):
+        full = tables.log_odds(np.full(x2s.size, offset))
+        part = subset.log_odds(np.full(subset.g.shape[0], offset))
+        np.testing.assert_array_equal(part, full[index])
