@@ -90,6 +90,7 @@ __all__ = [
     "checked_table",
     "initial_halfwidth",
     "relative_log_joint",
+    "relative_quadratic",
     "relative_release",
     "widened",
     "window_geometry",
@@ -149,17 +150,29 @@ def relative_log_joint(params: Scenario, b: int, gamma, delta_beta, r, j_minus_r
     integers (``r`` the reference, e.g. the window's ``j`` nearest the centre); see the
     module docstring.
     """
-    step = b * (params.rho1 / params.d) / params.precision
     # In place, in the order of ``bo - (A * offset) * (((j + r) - 2 gamma) - step)``: the
     # same values with two arrays of the broadcast shape instead of six.
-    bo = branch_offset(b, delta_beta)
+    quadratic = relative_quadratic(params, b, gamma, r, j_minus_r)
+    return _in_place(np.subtract, quadratic, branch_offset(b, delta_beta), reverse=True)
+
+
+def relative_quadratic(params: Scenario, b: int, gamma, r, j_minus_r):
+    r"""The quadratic term of :func:`relative_log_joint`, the part free of ``x1*``.
+
+    .. math:: A\,((j - r) - b\delta)\,((j + r) - 2\gamma - b\delta)
+
+    evaluated as ``(((j - r) - step) * A) * (((2r + (j - r)) - 2 gamma) - step)`` with
+    ``step = b delta`` (these operations in this order: :func:`relative_log_joint` and
+    :func:`band_window_table` share them, so their tables agree bit for bit), in place on
+    arrays of the broadcast shape. ``r`` and ``j_minus_r`` are integers.
+    """
+    step = b * (params.rho1 / params.d) / params.precision
     factor = np.asarray((2 * np.asarray(r, dtype=np.int64) + j_minus_r), dtype=float)
     factor = _in_place(np.subtract, factor, 2.0 * np.asarray(gamma, dtype=float))
     factor = _in_place(np.subtract, factor, step)
     quadratic = np.asarray(np.asarray(j_minus_r, dtype=float) - step)
     quadratic = _in_place(np.multiply, quadratic, params.precision)
-    quadratic = _in_place(np.multiply, quadratic, factor)
-    return _in_place(np.subtract, quadratic, bo, reverse=True)
+    return _in_place(np.multiply, quadratic, factor)
 
 
 def _in_place(ufunc, a, b, *, reverse: bool = False):
@@ -337,9 +350,10 @@ def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> Jo
 
     ``x1*`` enters a release's table only through ``delta_beta`` (its window, reference and
     quadratic term depend on ``(x2*, y1*)`` alone), so the quadratic term and the prior
-    weights are evaluated once per ``(x2*, y1*)`` and shared by its ``J`` values of ``x1*``:
-    every element is the same float operation on the same operands as in
-    :func:`window_table`, so the table is the same bit for bit, with fewer passes.
+    weights are evaluated once per ``(x2*, y1*)`` and shared by its ``J`` values of ``x1*``
+    (:func:`relative_quadratic`, as :func:`relative_log_joint` evaluates it): every element is
+    the same float operation on the same operands as in :func:`window_table`, so the table is
+    the same bit for bit, with fewer passes.
     """
     cells, band = x1_band.shape
     x1s = np.ascontiguousarray(x1_band, dtype=np.int64).ravel()
@@ -360,13 +374,7 @@ def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> Jo
         if cell.supports[b] is None:
             continue
         # relative_log_joint's operations, the x1*-free part once per cell
-        step = b * (params.rho1 / params.d) / params.precision
-        factor = np.asarray(2 * np.asarray(ref, dtype=np.int64) + j_minus_ref, dtype=float)
-        factor -= 2.0 * cell.gamma[:, None]
-        factor -= step
-        quadratic = np.asarray(j_minus_ref, dtype=float) - step
-        quadratic *= params.precision
-        quadratic *= factor
+        quadratic = relative_quadratic(params, b, cell.gamma[:, None], ref, j_minus_ref)
         offset = branch_offset(b, delta_beta).reshape(cells, band, 1)
         table = log_joint.reshape(cells, band, 2, width)[:, :, b]  # a view, filled in place
         np.subtract(offset, quadratic[:, None, :], out=table)

@@ -9,7 +9,11 @@ the same operations on the same operands).
 import numpy as np
 import pytest
 
-from dprisk.inference.kernels.table_kernels import branch_offset, relative_log_joint
+from dprisk.inference.kernels.table_kernels import (
+    branch_offset,
+    relative_log_joint,
+    relative_quadratic,
+)
 from dprisk.inference.studies.setup import branch_conditionals, posterior_table
 from dprisk.models.scenario import Scenario
 
@@ -17,12 +21,15 @@ PARAMS = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0,
                             prior="improper")
 
 
-def _plain(params, b, gamma, delta_beta, r, j_minus_r):
+def _plain_quadratic(params, b, gamma, r, j_minus_r):
     step = b * (params.rho1 / params.d) / params.precision
     j_plus_r = (2 * np.asarray(r, dtype=np.int64) + j_minus_r).astype(float)
     offset = np.asarray(j_minus_r, dtype=float) - step
-    quadratic = params.precision * offset * (j_plus_r - 2.0 * gamma - step)
-    return branch_offset(b, delta_beta) - quadratic
+    return params.precision * offset * (j_plus_r - 2.0 * gamma - step)
+
+
+def _plain(params, b, gamma, delta_beta, r, j_minus_r):
+    return branch_offset(b, delta_beta) - _plain_quadratic(params, b, gamma, r, j_minus_r)
 
 
 @pytest.mark.parametrize("b", [0, 1])
@@ -39,6 +46,22 @@ def test_relative_log_joint_is_the_plain_expression(b):
     got = relative_log_joint(PARAMS, b, 1.25, -0.5, k2, 0)
     assert np.array_equal(got, _plain(PARAMS, b, 1.25, -0.5, k2, 0))
     assert np.ndim(relative_log_joint(PARAMS, b, 1.25, -0.5, 3, 0)) == 0
+
+
+@pytest.mark.parametrize("b", [0, 1])
+def test_relative_quadratic_is_the_plain_expression(b):
+    """The x1*-free term that relative_log_joint and band_window_table share (the band
+    tables' bit-for-bit equality with window_table rests on it: test_band_table.py)."""
+    rng = np.random.default_rng(8)
+    gamma = rng.normal(0, 30, (40, 1))
+    r = rng.integers(-50, 50, (40, 1))
+    j_minus_r = rng.integers(-20, 20, (1, 25)) + np.zeros((40, 1), dtype=np.int64)
+    got = relative_quadratic(PARAMS, b, gamma, r, j_minus_r)
+    assert got.shape == (40, 25)
+    assert np.array_equal(got, _plain_quadratic(PARAMS, b, gamma, r, j_minus_r))
+    k2 = np.arange(-10, 10)
+    assert np.array_equal(relative_quadratic(PARAMS, b, 1.25, k2, 0),
+                          _plain_quadratic(PARAMS, b, 1.25, k2, 0))
 
 
 @pytest.mark.parametrize("prior", ["improper", "point:25"])
