@@ -10,7 +10,11 @@ first (each study's cost hint, :func:`cost_hint`: seconds of CPU measured on one
 where the study registers itself, :mod:`dprisk.validation.registry`), which keeps the two
 cores of a small machine busy until the end: the longest-processing-time rule, within 4/3 of
 the best split. The fork server's imports take seconds on one core: meanwhile this process runs the
-cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle.
+cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle. An error
+or an interrupt (Ctrl-C, SIGTERM) before the pool has started stops the fork server at once
+(:func:`stop_fork_server`), in the middle of its imports, which it would otherwise finish
+first: seconds before the pool's start could be given up, and, after the forced exit of a
+stop signal, as an orphan process (the watchdog's clean-up kills it and the workers).
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
 side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult` is returned
@@ -20,19 +24,22 @@ by pickling, each figure replaced by its caption and alt text
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
+from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.validation.figures.captions import figure_text
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
 __all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
-           "cost_hint", "render_figures", "run_studies"]
+           "cost_hint", "render_figures", "run_studies", "stop_fork_server"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
@@ -171,6 +178,45 @@ def _start_fork_server_without_stderr() -> None:
         os.close(devnull)
 
 
+def stop_fork_server() -> None:
+    """Stop this process's multiprocessing fork server now, if one runs (even mid-import).
+
+    The fork server notices that its clients are gone only in its serving loop, after its
+    preload imports (:data:`PRELOAD`: seconds of CPU); so it is killed (``SIGKILL``: it holds
+    nothing to clean up, and its workers are stopped by their pool) and reaped, and its
+    socket removed. The next pool of this process starts a new one.
+    """
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # the process's one fork server (multiprocessing's)
+    pid = server._forkserver_pid
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    try:
+        server._stop()  # closes its "alive" pipe, reaps it, removes its socket
+    except OSError:  # reaped already (a pool's start found it dead) or its socket gone
+        server._forkserver_pid = server._forkserver_address = None
+
+
+def _kill_pool_processes() -> None:
+    """The forced exit's clean-up (a stop signal's watchdog): kill the workers and the server.
+
+    No waiting and no locks: the process ends right after
+    (:data:`dprisk.runtime.output_files.FORCED_EXIT_CLEANUPS`).
+    """
+    from multiprocessing import forkserver
+
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(Exception):
+            child.kill()
+    pid = forkserver._forkserver._forkserver_pid
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
                 workers: int = 1, preload: Sequence[str] = ()
                 ) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
@@ -187,7 +233,8 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     workers : int (>= 1)
         Processes to run them in; 1 runs them here, in order. Otherwise the cheapest (within
         :data:`LOCAL_START_SECONDS` by :func:`cost_hint`) run here first, while the fork
-        server imports ``preload``, and the others in a pool of that many processes.
+        server imports ``preload``, and the others in a pool of that many processes. On an
+        error or interrupt the workers and the fork server are stopped at once.
     preload : sequence of str
         Modules the fork server imports before forking the workers (:data:`PRELOAD` for the
         report); it does so when it starts, i.e. at the first pool of this process.
@@ -225,6 +272,8 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
             started["error"] = exc
 
     starter = threading.Thread(target=start_pool, name="report-pool", daemon=True)
+    cleanup = id(starter)
+    FORCED_EXIT_CLEANUPS[cleanup] = _kill_pool_processes  # a stop's watchdog ends the process
     starter.start()
     try:
         for i in local:  # meanwhile, the cheapest studies here
@@ -234,6 +283,15 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
             raise started["error"]
         yield from tasks.run(started["pool"], processes)
     except BaseException:  # an error or an interrupt: the workers stop now, not after a study
+        # While the pool starts, the fork server may be amid its imports: it would hold up
+        # the pool's start (the starter waits for it) and finish them before it exits, so it
+        # is stopped first. A server the starter starts again meanwhile imports nothing and
+        # is stopped below. Once the pool runs, the server serves (and exits with this
+        # process): it is kept for the next pool.
+        server_stopped = starter.is_alive()
+        if server_stopped:
+            context.set_forkserver_preload([])
+            stop_fork_server()
         starter.join()
         if "pool" in started:
             started["pool"].terminate()
@@ -242,7 +300,11 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
             for child in multiprocessing.active_children():
                 child.terminate()
                 child.join()
+        if server_stopped:
+            stop_fork_server()
         raise
+    finally:
+        FORCED_EXIT_CLEANUPS.pop(cleanup, None)
     started["pool"].close()
     started["pool"].join()
 

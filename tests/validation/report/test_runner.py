@@ -1,6 +1,7 @@
 """The report's study runner: worker processes give the results of one process, in order."""
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -146,3 +147,39 @@ def test_the_pool_takes_the_longest_task_first_a_part_counting_its_join(monkeypa
     tasks = runner._Tasks([report_helpers.study_a, split], [0, 1], paper_scale=False)
     assert [key for _, key, _ in tasks.waiting] == [("part", 1, "long"), ("study", 0),
                                                      ("part", 1, "short")]
+
+
+def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch, tmp_path):
+    """Ctrl-C or SIGTERM (a KeyboardInterrupt) in a study run here while the fork server is
+    still importing its preload (20 s here): run_studies re-raises at once, not after the
+    imports (the pool's start waited for them), and the fork server is gone, not left to
+    finish them (as an orphan, after the forced exit of ``dprisk reproduce``). Bound: 10 s
+    from the interrupt, half the imports' 20 s, for a kill and a reap on a loaded machine."""
+    started = tmp_path / "server.pid"
+    (tmp_path / "slow_preload_for_runner_test.py").write_text(
+        "import os\nimport pathlib\nimport time\n\n"
+        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(20)\n")
+    # the fork server (Python 3.12) imports its preload on PYTHONPATH, not on sys.path
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    runner.stop_fork_server()  # the next fork server imports this test's preload
+    when = {}
+
+    def interrupted_here(*, paper_scale):
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:  # the server imports
+            time.sleep(0.02)
+        when["interrupt"] = time.monotonic()
+        raise KeyboardInterrupt
+
+    interrupted_here.cost_hint = 0.1  # run here, first; study_a (no hint) goes to the pool
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(run_studies([report_helpers.study_a, interrupted_here], paper_scale=False,
+                             workers=2, preload=("slow_preload_for_runner_test",)))
+        assert time.monotonic() - when["interrupt"] < 10.0
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(int(started.read_text()), 0)
+    finally:
+        runner.stop_fork_server()
