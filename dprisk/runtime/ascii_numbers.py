@@ -44,7 +44,7 @@ def parse_number(text: str, *, fractions: bool = False) -> float:
     ------
     ValueError
         When ``text`` is not ASCII (:func:`ascii_number`), is not a number, or is a fraction
-        with denominator 0.
+        with denominator 0 or beyond the largest float.
     """
     ascii_number(text)
     if fractions and "/" in text:
@@ -52,4 +52,6 @@ def parse_number(text: str, *, fractions: bool = False) -> float:
             return float(Fraction(text.strip()))
         except ZeroDivisionError:
             raise ValueError(f"a fraction with denominator 0: {text!r}") from None
+        except OverflowError:  # float() of a fraction beyond 1.8e308 (float("1e400") is inf)
+            raise ValueError(f"a fraction too large for a float: {text!r}") from None
     return float(text)

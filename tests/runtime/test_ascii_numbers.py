@@ -50,6 +50,22 @@ def test_other_scripts_digits_are_refused_at_every_layer(text):
         parse_rho(text, "rho2")
 
 
+def test_a_fraction_beyond_the_largest_float_is_refused_not_a_traceback(capsys):
+    """``1e400/1`` is not a fraction Python reads, but 1 followed by 400 zeros over 1 is, and
+    ``float()`` of it raised OverflowError: a traceback on the command line. Now the
+    option's usual refusal (exit 2, one line naming it)."""
+    from cli_helpers import assert_refused
+
+    huge = "1" + "0" * 400 + "/1"
+    with pytest.raises(ValueError, match="too large"):
+        parse_number(huge, fractions=True)
+    with pytest.raises(argparse.ArgumentTypeError, match="must be a number"):
+        number(huge)
+    with pytest.raises(ValueError, match="rho must be a finite number > 0"):
+        parse_rho(huge)
+    assert_refused(["budget", "--max-ratio", huge], "--max-ratio", capsys)
+
+
 def test_the_same_numbers_in_ascii_are_accepted_at_every_layer():
     assert number("1/4") == 0.25 and integer("3") == 3 and integer("3.0") == 3
     assert SETTINGS["DPRISK_WORK_LIMIT"].parse("1e13") == 1e13
