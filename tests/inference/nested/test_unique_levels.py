@@ -269,3 +269,16 @@ def test_scalar_p_gives_a_float():
     assert round(value, 5) == round(float(ul.marginal_unique_levels(census_rhos(2), p=[0.2])[0]),
                                     5)
     assert type(ul.p_correct_unique_levels(census_rhos(2), 0.2)) is float
+
+
+def test_merge_atoms_with_distinct_keys_sorts_by_the_inverse_permutation():
+    """Distinct keys (issue 36): the weights are placed by ``np.unique``'s inverse instead of a
+    second argsort; the same permutation, so exactly the sorted atoms."""
+    from dprisk.inference.nested.unique_levels_kernels import merge_atoms
+
+    rng = np.random.default_rng(4)
+    s_vals, log_w = rng.normal(size=5000), rng.normal(size=5000)
+    keys, weights = merge_atoms(s_vals, log_w)
+    order = np.argsort(s_vals, kind="stable")
+    np.testing.assert_array_equal(keys, s_vals[order])
+    np.testing.assert_array_equal(weights, log_w[order])
