@@ -61,7 +61,8 @@ class CellGibbsDraws:
 
 def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior=None,
                          x2_prior="improper", draws: int = 1000, chains: int = 4,
-                         tune: int = 100, random_seed=None) -> CellGibbsDraws:
+                         tune: int = 100, random_seed=None,
+                         conditionals: dict | None = None) -> CellGibbsDraws:
     """Run the exact two-block Gibbs sampler (module docstring) on one release.
 
     Parameters
@@ -78,6 +79,11 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
         Sweeps discarded at the start of each chain.
     random_seed : int or numpy.random.Generator, optional
         Drawn and reported when not given.
+    conditionals : dict, optional
+        A cache of the cells' tabulated conditionals shared by several calls (a caller that
+        samples many releases, e.g. SBC, tabulates each distinct cell release once), keyed
+        by the model's parameters and the cell's release; used when ``x2_prior`` is a name.
+        The tables are deterministic, so the draws are the same with or without it.
 
     Returns
     -------
@@ -95,12 +101,20 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     seed = resolve_random_seed(random_seed) if not isinstance(random_seed,
                                                               np.random.Generator) else 0
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
+    cache = conditionals if isinstance(x2_prior, str) else None
     conds = []
     for j in range(k):
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
                                       prior=x2_prior)
-        release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
-        conds.append(ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS))
+        key = (scenario.rho1, scenario.rho2, scenario.d, x2_prior, int(known[j]),
+               int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
+        cond = None if cache is None else cache.get(key)
+        if cond is None:
+            release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
+            cond = ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS)
+            if cache is not None:
+                cache[key] = cond
+        conds.append(cond)
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
         # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies in it

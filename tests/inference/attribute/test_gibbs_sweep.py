@@ -65,3 +65,22 @@ def test_vectorised_sweep_draws_the_former_draws(release, kw, block, monkeypatch
     np.testing.assert_array_equal(got.cell, cell)
     np.testing.assert_array_equal(got.x2, x2)
     assert rng_new.random() == rng_old.random()
+
+
+def test_shared_conditionals_give_the_same_draws():
+    """A cache shared by calls (SBC) reuses a cell's tables: same draws, one entry per cell
+    release; a second call with a repeated cell release adds no entry for it."""
+    kw = {"rho1": 0.5, "rho2": 0.5, "d": 2, "prior": [0.5, 0.3, 0.2],
+          "x2_prior": "truncated:5", "draws": 3, "chains": 6, "tune": 5}
+    cache = {}
+    first = gibbs.two_level_cell_gibbs([1, 0, 2], [2, 1, 3], [0, 1, 1], [0, 1, 0], **kw,
+                                       random_seed=3, conditionals=cache)
+    assert len(cache) == 3
+    again = gibbs.two_level_cell_gibbs([1, 0, 2], [2, 1, 4], [0, 1, 1], [0, 1, 0], **kw,
+                                       random_seed=4, conditionals=cache)
+    assert len(cache) == 4  # only the third cell's release is new
+    for got, seed, x2 in ((first, 3, [2, 1, 3]), (again, 4, [2, 1, 4])):
+        plain = gibbs.two_level_cell_gibbs([1, 0, 2], x2, [0, 1, 1], [0, 1, 0], **kw,
+                                           random_seed=seed)
+        np.testing.assert_array_equal(got.cell, plain.cell)
+        np.testing.assert_array_equal(got.x2, plain.x2)
