@@ -61,7 +61,8 @@ class CellGibbsDraws:
 
 def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior=None,
                          x2_prior="improper", draws: int = 1000, chains: int = 4,
-                         tune: int = 100, random_seed=None) -> CellGibbsDraws:
+                         tune: int = 100, random_seed=None,
+                         conditionals: dict | None = None) -> CellGibbsDraws:
     """Run the exact two-block Gibbs sampler (module docstring) on one release.
 
     Parameters
@@ -78,6 +79,11 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
         Sweeps discarded at the start of each chain.
     random_seed : int or numpy.random.Generator, optional
         Drawn and reported when not given.
+    conditionals : dict, optional
+        A cache of the cells' tabulated conditionals shared by several calls (a caller that
+        samples many releases, e.g. SBC, tabulates each distinct cell release once), keyed
+        by the model's parameters and the cell's release; used when ``x2_prior`` is a name.
+        The tables are deterministic, so the draws are the same with or without it.
 
     Returns
     -------
@@ -95,18 +101,91 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     seed = resolve_random_seed(random_seed) if not isinstance(random_seed,
                                                               np.random.Generator) else 0
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
+    cache = conditionals if isinstance(x2_prior, str) else None
     conds = []
     for j in range(k):
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
                                       prior=x2_prior)
-        release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
-        conds.append(ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS))
+        key = (scenario.rho1, scenario.rho2, scenario.d, x2_prior, int(known[j]),
+               int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
+        cond = None if cache is None else cache.get(key)
+        if cond is None:
+            release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
+            cond = ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS)
+            if cache is not None:
+                cache[key] = cond
+        conds.append(cond)
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
         # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies in it
         # (x2_given_x1 draws on the window), so the sweep looks the values up
         log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
     cell = rng.choice(k, size=chains, p=prior)
+    if not all(len(cond.feasible_x1) == 2 for cond in conds):
+        return _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng,
+                               draws, tune, seed)
+    tables = _FlatTables(conds, log_ratio_tables)
+    x2 = tables.draw_x2(cell, rng.random(k * chains).reshape(k, chains))
+    out_cell = np.empty((chains, draws), dtype=np.int64)
+    out_x2 = np.empty((chains, draws, k), dtype=np.int64)
+    # the uniforms of a block of sweeps at once, in the order the sweeps use them (one per
+    # chain for the cell, then one per chain for each cell's X2): the same numbers
+    per_sweep = (k + 1) * chains
+    block = max(1, _UNIFORMS_PER_BLOCK // per_sweep)
+    for first in range(0, tune + draws, block):
+        count = min(block, tune + draws - first)
+        uniforms = rng.random(count * per_sweep).reshape(count, k + 1, chains)
+        for offset in range(count):
+            sweep = first + offset
+            scores = log_prior + tables.log_ratio(x2)
+            prob = np.exp(scores - logsumexp(scores)[:, None])
+            cell = (uniforms[offset, 0][:, None] > np.cumsum(prob, -1)[:, :-1]).sum(-1)
+            x2 = tables.draw_x2(cell, uniforms[offset, 1:])
+            if sweep >= tune:
+                out_cell[:, sweep - tune] = cell
+                out_x2[:, sweep - tune] = x2
+    return CellGibbsDraws(out_cell, out_x2, seed)
+
+
+#: Uniforms drawn at once by :func:`two_level_cell_gibbs` (a block of sweeps; 512 KiB).
+_UNIFORMS_PER_BLOCK = 2**16
+
+
+class _FlatTables:
+    """Every cell's lookup and alias tables side by side, for one vectorised sweep.
+
+    ``log_ratio`` is the per-cell lookup of :func:`two_level_cell_gibbs` and ``draw_x2``
+    the per-cell alias draw of :meth:`dprisk.inference.two_level.gibbs.ExactConditionals.
+    x2_given_branch`, both for all cells at once with the same arithmetic per element.
+    """
+
+    def __init__(self, conds, ratio):
+        self.starts = np.array([cond.k2_start for cond in conds], dtype=np.int64)
+        self.widths = np.array([cond.width for cond in conds], dtype=np.int64)
+        self.ratio = np.concatenate(ratio)
+        self.ratio_offsets = np.concatenate([[0], np.cumsum(self.widths)[:-1]]) - self.starts
+        alias_tables = [cond.alias_tables() for cond in conds]
+        self.q = np.concatenate([q for q, _ in alias_tables])
+        self.alias = np.concatenate([a for _, a in alias_tables])
+        self.alias_offsets = np.concatenate([[0], np.cumsum(2 * self.widths)[:-1]])
+        self.cells = np.arange(len(conds))
+
+    def log_ratio(self, x2: np.ndarray) -> np.ndarray:
+        """``logit P[X1_j = m_j + 1 | X2_j]`` of every chain and cell, shape ``(chains, K)``."""
+        return self.ratio[x2 + self.ratio_offsets]
+
+    def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """``X2_j | X1_j = m_j + 1[j = C]`` from uniforms ``u`` of shape ``(K, chains)``."""
+        branch = (cell[:, None] == self.cells).astype(np.int64)
+        x = u.T * self.widths
+        j = np.minimum(x.astype(np.int64), self.widths - 1)
+        at = j + (self.alias_offsets + branch * self.widths)
+        return self.starts + np.where(x - j < self.q[at], j, self.alias[at])
+
+
+def _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng, draws, tune, seed):
+    """The sweeps one cell at a time, through the checked draws (a cell with one feasible X1)."""
+    k, chains = known.size, cell.size
     x2 = _draw_x2(conds, known, cell, rng)
     out_cell = np.empty((chains, draws), dtype=np.int64)
     out_x2 = np.empty((chains, draws, k), dtype=np.int64)

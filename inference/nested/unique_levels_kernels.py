@@ -79,9 +79,10 @@ def level_atoms(rhos, tail_per_level: float):
 def merge_atoms(s_vals: np.ndarray, log_w: np.ndarray):
     """Merge atoms with identical keys (log-sum-exp of their weights); keys sorted."""
     uniq, inverse = np.unique(s_vals, return_inverse=True)
-    if uniq.size == s_vals.size:
-        order = np.argsort(s_vals, kind="stable")
-        return s_vals[order], log_w[order]
+    if uniq.size == s_vals.size:  # all keys distinct: inverse is the sorting permutation
+        sorted_w = np.empty_like(log_w)
+        sorted_w[inverse] = log_w
+        return uniq, sorted_w
     peak = np.full(uniq.size, -np.inf)
     np.maximum.at(peak, inverse, log_w)
     total = np.bincount(inverse, weights=np.exp(log_w - peak[inverse]), minlength=uniq.size)

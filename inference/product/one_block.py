@@ -70,6 +70,7 @@ __all__ = [
     "Y_NOISE",
     "PostprocessedLikelihood",
     "likelihood",
+    "logsumexp_columns",
     "marginal_posterior",
     "marginal_posterior_before_postprocessing",
     "marginal_risk",
@@ -187,20 +188,19 @@ def _log1mexp(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _log_upper(offsets: np.ndarray, rho: float) -> np.ndarray:
-    """``log P[J >= o]`` for ``J ~ DG(0, 1/(2 rho))`` and integer offsets ``o``.
+def _interval_log_prob(a, b, u_a, u_b, l_a, l_b) -> np.ndarray:
+    """``log P[a <= J < b]`` from ``log U(a)``, ``log U(b)``, ``log L(a-1)``, ``log L(b-1)``.
 
-    ``o >= 1``: the exact tail (:func:`dprisk.models.mechanism.discrete_gaussian.log_tail`); ``o <=
-    0``:
-    ``log(1 - P[J >= 1 - o])`` by symmetry, the subtracted tail at most 1/2. Evaluated once
-    per integer of the (short) range the offsets span.
+    Elementwise (the rule of :func:`_log_cells`); ``a = b`` gives ``-inf``.
     """
-    low = int(offsets.min())
-    values = np.arange(low, int(offsets.max()) + 1)
-    log_tail = dg.log_tail_kernel(np.where(values >= 1, values, 1 - values),
-                                  np.asarray(rho, dtype=float))
-    table = np.where(values >= 1, log_tail, _log1mexp(np.minimum(log_tail, 0.0)))
-    return table[offsets - low]
+    out = np.full(a.shape, -np.inf)
+    upper_side = (a >= 1) & (b > a)
+    lower_side = (b <= 0) & (b > a)
+    middle = (a <= 0) & (b >= 1)
+    out[upper_side] = u_a[upper_side] + _log1mexp(u_b[upper_side] - u_a[upper_side])
+    out[lower_side] = l_b[lower_side] + _log1mexp(l_a[lower_side] - l_b[lower_side])
+    out[middle] = np.log1p(-(np.exp(l_a[middle]) + np.exp(u_b[middle])))
+    return out
 
 
 def _log_cells(g: np.ndarray, rho: float) -> np.ndarray:
@@ -211,26 +211,76 @@ def _log_cells(g: np.ndarray, rho: float) -> np.ndarray:
     cancellation as :math:`U(a) - U(b)` when ``a >= 1``, as :math:`L(b-1) - L(a-1)` when
     ``b <= 0`` and as :math:`1 - L(a-1) - U(b)` (two tails of at most 1/2) otherwise;
     empty cells (``a = b``) are ``-inf``.
+
+    A cell's value depends only on its two integer ends, and the thresholds of a row span a
+    short range with consecutive gaps of about ``(d + 1) / d``: the interior cells are
+    evaluated once per distinct ``(a, b - a)`` on the grid of the range and gathered, the
+    first and last columns once per distinct end. Every value is the elementwise rule of
+    :func:`_interval_log_prob` on the same inputs, so the result equals evaluating every
+    cell of the ``(n, V + 1)`` array (to the bit).
     """
-    n = g.shape[0]
-    log_u = _log_upper(g, rho)  # log U(g)
-    log_l = _log_upper(1 - g, rho)  # log L(g - 1) = log P[J >= 1 - g]
-    neg_inf, zero = np.full((n, 1), -np.inf), np.zeros((n, 1))
-    u_a = np.concatenate([zero, log_u], axis=1)
-    u_b = np.concatenate([log_u, neg_inf], axis=1)
-    l_a = np.concatenate([neg_inf, log_l], axis=1)  # log L(a - 1)
-    l_b = np.concatenate([log_l, zero], axis=1)  # log L(b - 1)
+    n, v = g.shape
+    low, high = int(g.min()), int(g.max())
+    ends = np.arange(low, high + 1)
+    # log U(o) and log L(o - 1) = log U(1 - o) for o = low..high: o >= 1 is the exact tail
+    # (dg.log_tail), o <= 0 is log(1 - U(1 - o)) by symmetry (the subtracted tail at most
+    # 1/2); both need the exact tail at max(o, 1 - o) only, evaluated once per integer
+    log_tail = dg.log_tail_kernel(np.where(ends >= 1, ends, 1 - ends),
+                                  np.asarray(rho, dtype=float))
+    complement = _log1mexp(np.minimum(log_tail, 0.0))
+    log_u = np.where(ends >= 1, log_tail, complement)
+    log_l = np.where(ends <= 0, log_tail, complement)
     big = np.iinfo(np.int64).max // 4
-    a = np.concatenate([np.full((n, 1), -big), g], axis=1)
-    b = np.concatenate([g, np.full((n, 1), big)], axis=1)
-    out = np.full(a.shape, -np.inf)
-    upper_side = (a >= 1) & (b > a)
-    lower_side = (b <= 0) & (b > a)
-    middle = (a <= 0) & (b >= 1)
-    out[upper_side] = u_a[upper_side] + _log1mexp(u_b[upper_side] - u_a[upper_side])
-    out[lower_side] = l_b[lower_side] + _log1mexp(l_a[lower_side] - l_b[lower_side])
-    out[middle] = np.log1p(-(np.exp(l_a[middle]) + np.exp(u_b[middle])))
+    out = np.empty((n, v + 1))
+    # first column [-inf, g_0): a = -big, U(a) = 1, L(a - 1) = 0
+    col = ends[:, None]
+    first = _interval_log_prob(np.full(col.shape, -big), col, np.zeros(col.shape),
+                               log_u[:, None], np.full(col.shape, -np.inf), log_l[:, None])
+    out[:, 0] = first[g[:, 0] - low, 0]
+    # last column [g_{V-1}, inf): b = big, U(b) = 0, L(b - 1) = 1
+    last = _interval_log_prob(col, np.full(col.shape, big), log_u[:, None],
+                              np.full(col.shape, -np.inf), log_l[:, None], np.zeros(col.shape))
+    out[:, v] = last[g[:, v - 1] - low, 0]
+    if v > 1:
+        a, b = g[:, :-1], g[:, 1:]
+        gap = b - a
+        widths = np.arange(int(gap.max()) + 1)
+        ends_b = np.minimum(ends[:, None] + widths[None, :], high)  # beyond high: unused
+        a_grid = np.broadcast_to(col, ends_b.shape)
+        pairs = _interval_log_prob(a_grid, ends_b, log_u[a_grid - low], log_u[ends_b - low],
+                                   log_l[a_grid - low], log_l[ends_b - low])
+        out[:, 1:v] = pairs[a - low, gap]
     return out
+
+
+def logsumexp_columns(a: np.ndarray) -> np.ndarray:
+    """``scipy.special.logsumexp(a, axis=0)`` for a 2-d float64 ``a``, to the bit, faster.
+
+    SciPy's real-input algorithm (1.15+) step by step with the same NumPy reductions: the
+    maxima of each column are set aside (``log1p`` of the sum of the other terms relative to
+    the maximum, plus the log of the number of maxima), and a column whose result is not
+    finite takes ``log(sum(exp(a)))``; SciPy evaluates that fallback for every column on
+    every call, here only when some column needs it (same values: a column's sum over axis
+    0 of the whole array adds its rows in order either way).
+    """
+    a_max = np.max(a, axis=0, keepdims=True)
+    mask = a == a_max
+    rest = a.copy()
+    rest[mask] = -np.inf
+    m = np.sum(mask.astype(a.dtype), axis=0, keepdims=True, dtype=a.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.sum(np.exp(rest - a_max), axis=0, keepdims=True, dtype=a.dtype)
+        s = np.where(s == 0, s, s / m)
+        sgn = np.sign(s + 1) * np.sign(m)
+        s = np.where(s < -1, -s - 2, s)
+        out = np.log1p(s) + np.log(np.abs(m)) + a_max
+    out[sgn < 0] = np.nan
+    finite = np.isfinite(out)
+    if not finite.all():
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out_inf = np.log(np.sum(np.exp(a), axis=0, keepdims=True))
+        out = np.where(finite, out, out_inf)
+    return out[0]
 
 
 # --------------------------------------------------------------------------- likelihood
@@ -329,7 +379,7 @@ def likelihood(x2_tilde, rho1, d, *, known=0, x2=None, ties="even", y_noise="app
             continue
         g = thresholds(y1_star, x2_tilde, d, ties=ties) - k1  # offsets of X1* - k1
         log_cell = _log_cells(g, rho1) + log_eta[:, None]
-        rows.append(logsumexp(log_cell, axis=0))
+        rows.append(logsumexp_columns(log_cell))
     return PostprocessedLikelihood(np.stack(rows), np.array([neglected, neglected]))
 
 

@@ -272,6 +272,14 @@ class ExactConditionals:
             )
         return self.x2_given_branch(branch, np.asarray(u, dtype=float))
 
+    def alias_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The alias tables of ``X2 | X1 = m + b``, rows ``b = 0, 1`` one after the other.
+
+        ``(q, alias)``, each of shape ``(2 W,)``: :meth:`x2_given_branch` draws cell ``j``
+        of row ``b`` from entry ``b W + j`` (for callers that draw many releases' X2 at once).
+        """
+        return self._tables.q_flat, self._tables.alias_flat
+
     def x2_given_branch(self, branch: np.ndarray, u: np.ndarray) -> np.ndarray:
         """:meth:`x2_given_x1` for ``X1 = m + branch`` on arrays already checked (kernel).
 

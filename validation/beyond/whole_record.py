@@ -201,7 +201,7 @@ def _sampler_records(budget: dict, random_seed: int) -> tuple[list[dict], list[s
     return records, diagnostics
 
 
-@report_study(order=80, title="beyond the paper: the whole record", cost=7.8)
+@report_study(order=80, title="beyond the paper: the whole record", cost=4.0)
 def study(*, paper_scale: bool = False, budget: dict | None = None) -> StudyResult:
     """The "beyond the paper: the whole record" section of the report.
 

@@ -348,7 +348,7 @@ def _notes(data: dict) -> list[str]:
     ]
 
 
-@report_study(order=50, title="supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", cost=12.5)
+@report_study(order=50, title="supplement (S1.3, S2, S5, S6; Figures 7–9, 12)", cost=8.5)
 def study(*, paper_scale: bool = False):
     """The supplement study for the report (:class:`dprisk.validation.paper.records.StudyResult`).
 

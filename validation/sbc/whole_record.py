@@ -70,6 +70,7 @@ def cell_sbc(n_simulations: int, *, prior, known, rho1: float, rho2: float, d: i
     seed = resolve_random_seed(random_seed)
     rng = np.random.default_rng(seed)
     tables = {}
+    conditionals = {}  # each distinct cell release tabulated once (same draws)
     truth, ranks_draws = [], []
     for _ in range(int(n_simulations)):
         cell = int(rng.choice(known.size, p=prior))
@@ -87,7 +88,8 @@ def cell_sbc(n_simulations: int, *, prior, known, rho1: float, rho2: float, d: i
         y1_star = dg_sample(x2 - x1, rho1 / d, random_seed=rng)
         draws = two_level_cell_gibbs(x1_star, x2_star, y1_star, known, rho1=rho1, rho2=rho2,
                                      d=d, prior=prior, x2_prior=x2_prior, draws=1,
-                                     chains=n_draws, tune=tune, random_seed=rng)
+                                     chains=n_draws, tune=tune, random_seed=rng,
+                                     conditionals=conditionals)
         truth.append(cell)
         ranks_draws.append(draws.cell[:, 0])
     ranks = rank_statistics(np.array(truth), np.stack(ranks_draws), rng)

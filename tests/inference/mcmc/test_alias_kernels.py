@@ -1,8 +1,13 @@
-"""``gibbs.alias_table`` builds exactly the tables of the plain pairing loop it replaced."""
+"""``gibbs.alias_table`` builds exactly the tables of the plain pairing loop it replaced.
+
+Both builders are checked: the vectorised pairing and (issue 36) the heap pairing of tables
+with at most ``PYTHON_ROWS`` rows; tolerance: identical tables.
+"""
 
 import numpy as np
 import pytest
 
+from dprisk.inference.mcmc import alias_kernels
 from dprisk.inference.two_level.gibbs import alias_table
 
 
@@ -25,10 +30,12 @@ def _reference(prob):
     return q.reshape(prob.shape), alias.reshape(prob.shape)
 
 
+@pytest.mark.parametrize("python_rows", [0, 10**6], ids=["vectorised", "heap"])
 @pytest.mark.parametrize("kind", ["uniform-random", "ties", "flat", "gaussian", "one-cell"])
-def test_alias_table_bitwise_equal_to_the_pairing_loop(kind):
+def test_alias_table_bitwise_equal_to_the_pairing_loop(kind, python_rows, monkeypatch):
+    monkeypatch.setattr(alias_kernels, "PYTHON_ROWS", python_rows)
     rng = np.random.default_rng(7)
-    for _ in range(40):
+    for _ in range(40 if python_rows == 0 else 12):  # the heap is pure Python: fewer tables
         rows, width = int(rng.integers(1, 30)), int(rng.integers(1, 70))
         if kind == "uniform-random":
             prob = rng.random((rows, 2, width))

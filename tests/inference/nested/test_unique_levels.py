@@ -96,10 +96,50 @@ def test_two_level_cumsum_is_accurate():
     np.testing.assert_allclose(sweep._cumsum(x)[::997], exact, rtol=4e-15)
 
 
-def test_exp_powers_match_direct_exponentials():
-    y = np.array([-3.0, -0.1, 0.0, 0.2])
-    k = np.arange(1, 101)
-    np.testing.assert_allclose(sweep._exp_powers(y, 100), np.exp(np.outer(y, k)), rtol=1e-14)
+def test_prefix_power_sums_match_direct_sums():
+    """Segment sums by small matrix products, lifted to a running anchor (issue 36), against
+    ``math.fsum`` of every term ``w_b exp(k (s_b - s_{L-1}))``. Each term is two exponentials
+    (about 2 ulp) and the sums are of positive terms: rtol 1e-14. The atoms span more than
+    ``_SPAN / K`` so the running sum is re-anchored."""
+    rng = np.random.default_rng(5)
+    s = np.sort(rng.uniform(-8.0, 8.0, 300))
+    w = rng.random(300)
+    cuts = np.unique(rng.integers(1, 301, 20))
+    n_terms = 60
+    got = sweep._prefix_power_sums(s, w, cuts, n_terms)
+    k = np.arange(1, n_terms + 1)
+    want = np.array([[math.fsum(row) for row in
+                      w[:cut] * np.exp(np.outer(k, s[:cut] - s[cut - 1]))] for cut in cuts])
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_far_sums_by_horner_match_the_term_by_term_series():
+    """Horner's rule in ``z_a = e^{y_a}`` against ``math.fsum`` of every term
+    ``w_a (-1)^{k+1} e^{k y_a} P_k(L)`` (issue 36). Horner's rounding is below ``2K`` ulp of
+    ``sum_k |P_k| z^k`` (the alternating series with ``z`` up to ``e^{-0.1}`` costs about a
+    factor 20 over the sum itself), observed 1e-16: rtol 1e-13."""
+    rng = np.random.default_rng(8)
+    s_b = np.sort(rng.uniform(-6.0, 2.0, 300))
+    w_b = rng.random(300)
+    u = np.sort(rng.uniform(-3.0, 1.0, 100))
+    w_a = rng.random(100)
+    starts, ends = sweep._blocks(u.size)
+    # per block: the longest prefix of B with u_a + s_b <= -0.1 for all a of the block
+    cuts = np.searchsorted(s_b, -0.1 - u[ends - 1], side="right")
+    n_terms = 60
+    sums = sweep._power_sums(s_b, w_b, cuts, n_terms)
+    got = sweep._far_sums(u, w_a, starts, ends, cuts, sums)
+    terms = []
+    for blk, cut in enumerate(cuts):
+        if cut == 0:
+            continue
+        p_k = [math.fsum(w_b[:cut] * np.exp(k * (s_b[:cut] - s_b[cut - 1])))
+               for k in range(1, n_terms + 1)]
+        for a in range(starts[blk], ends[blk]):
+            y = u[a] + s_b[cut - 1]
+            terms += [w_a[a] * (-1) ** (k + 1) * math.exp(k * y) * p_k[k - 1]
+                      for k in range(1, n_terms + 1)]
+    assert got == pytest.approx(math.fsum(terms), rel=1e-13)
 
 
 def test_refusals_and_invalid_inputs():
@@ -229,3 +269,16 @@ def test_scalar_p_gives_a_float():
     assert round(value, 5) == round(float(ul.marginal_unique_levels(census_rhos(2), p=[0.2])[0]),
                                     5)
     assert type(ul.p_correct_unique_levels(census_rhos(2), 0.2)) is float
+
+
+def test_merge_atoms_with_distinct_keys_sorts_by_the_inverse_permutation():
+    """Distinct keys (issue 36): the weights are placed by ``np.unique``'s inverse instead of a
+    second argsort; the same permutation, so exactly the sorted atoms."""
+    from dprisk.inference.nested.unique_levels_kernels import merge_atoms
+
+    rng = np.random.default_rng(4)
+    s_vals, log_w = rng.normal(size=5000), rng.normal(size=5000)
+    keys, weights = merge_atoms(s_vals, log_w)
+    order = np.argsort(s_vals, kind="stable")
+    np.testing.assert_array_equal(keys, s_vals[order])
+    np.testing.assert_array_equal(weights, log_w[order])
