@@ -2,6 +2,7 @@
 garbage collector's thresholds and the order and grouping of modules over the xdist workers."""
 
 import gc
+import re
 
 import matplotlib
 import numpy as np
@@ -283,3 +284,41 @@ def pytest_collection_modifyitems(config, items):
 
 #: The per-test CPU records (``DPRISK_TEST_CPU_DIR``, ``benchmarks/bench_test_cpu.py``).
 pytest_plugins = ["cpu_records"]
+
+
+#: A test module that holds the ``pymc`` module itself as a global (``import pymc as pm``).
+_IMPORTS_PYMC = re.compile(r"^import pymc\b", re.MULTILINE)
+
+
+def _pymc_private_names_not_resolved() -> None:
+    """Make ``pymc``'s root ``__getattr__`` refuse names that start with ``_`` at once.
+
+    At collection pytest probes every global of a test module for ``_mock_name`` and
+    ``__wrapped__`` (its check for wrapped fixtures). PyMC 6 resolves an unknown root name by
+    importing its deprecated submodules, ``pymc.plots`` among them, whose ``__getattr__`` imports
+    ArviZ's plotting (``arviz_plots``, Matplotlib's pyplot, Bokeh/Plotly backends: about 2 s
+    of CPU) -- in every xdist worker, for a probe whose answer is "no such attribute" either
+    way. PyMC's deprecated root names are all public, so the answer for private names is
+    unchanged; public names go to PyMC's own resolver as before.
+    """
+    import pymc
+
+    resolve = pymc.__dict__.get("__getattr__")
+    if resolve is None or getattr(resolve, "refuses_private_names", False):
+        return
+
+    def __getattr__(name: str):
+        if name.startswith("_"):
+            raise AttributeError(f"module 'pymc' has no attribute {name!r}")
+        return resolve(name)
+
+    __getattr__.refuses_private_names = True
+    pymc.__getattr__ = __getattr__
+
+
+def pytest_collectstart(collector):
+    """Before a test module that imports ``pymc`` itself is imported: see
+    :func:`_pymc_private_names_not_resolved` (the module imports PyMC next anyway)."""
+    if isinstance(collector, pytest.Module) and _IMPORTS_PYMC.search(
+            collector.path.read_text(encoding="utf-8")):
+        _pymc_private_names_not_resolved()

@@ -64,9 +64,9 @@ def test_save_draws_round_trip_and_plots(tmp_path, capsys):
         assert set(tree["posterior"].data_vars) == {"X1", "X2"}
         assert tree["posterior"].sizes == {"chain": 2, "draw": 600}
         assert tree["posterior"].attrs["random_seed"] == 3
-        import arviz as az
+        import arviz_stats
 
-        summary = az.summary(tree, var_names=["X2"], round_to="none")
+        summary = arviz_stats.summary(tree, var_names=["X2"], round_to="none")
         assert summary.loc["X2", "ess_bulk"] == pytest.approx(
             payload["diagnostics"]["X2"]["ess_bulk"], rel=1e-9)
     finally:

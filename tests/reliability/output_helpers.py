@@ -12,7 +12,9 @@ Run as ``python -c "import output_helpers as h; h.main()" COMMAND OUT SIGNAL_FIL
   temporary name beside ``OUT`` (the final write), ``SIGNAL_FILE`` is created and the run
   sleeps before the move.
 
-The test kills the process (SIGKILL) once ``SIGNAL_FILE`` exists, or lets it finish.
+The test kills the process (SIGKILL) once ``SIGNAL_FILE`` exists, or lets it finish: then it
+sets ``OUTPUT_HELPERS_RELEASE`` to a file name and creates that file when the helper may go on
+(the hold ends at once, instead of after a fixed wait).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
-#: Seconds a helper sleeps once it has signalled (the test kills it or waits).
+#: Longest seconds a helper holds once it has signalled (the test kills it or releases it).
 HOLD = float(os.environ.get("OUTPUT_HELPERS_HOLD", "60"))
+#: A file whose creation ends the hold at once (none: the hold lasts :data:`HOLD` seconds).
+RELEASE = os.environ.get("OUTPUT_HELPERS_RELEASE", "")
 
 
 def stub_study(*, paper_scale):
@@ -46,7 +50,9 @@ def stub_study(*, paper_scale):
 
 def _signal_and_hold(signal_file: str) -> None:
     Path(signal_file).write_text(str(os.getpid()))
-    time.sleep(HOLD)
+    deadline = time.monotonic() + HOLD
+    while time.monotonic() < deadline and not (RELEASE and Path(RELEASE).exists()):
+        time.sleep(0.01)
 
 
 def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:

@@ -27,12 +27,20 @@ RESUME_GRID = {"rho1": 0.1, "rho2": 0.25, "d": [3, 27], "x2": list(range(1, 13))
 RESUME_MC = {"seed": 20260101, "datasets": 1000, "draws": 50}
 #: Seconds each counted call sleeps when the environment sets it (slows the killed run only).
 DELAY_ENV = "RELIABILITY_DELAY"
+#: When the environment sets it to N, the counted calls after the first N block (for at most
+#: :data:`HOLD_SECONDS`): the killed run stops with exactly N points computed, whenever the
+#: kill comes (no race, no fixed delay per point).
+HOLD_AFTER_ENV = "RELIABILITY_HOLD_AFTER"
+HOLD_SECONDS = 600.0
 
 #: ``(d, x2)`` of every call of a counted quantity in this process.
 CALLS: list[tuple[int, int]] = []
 
 
 def _delay() -> None:
+    hold_after = os.environ.get(HOLD_AFTER_ENV, "")
+    if hold_after and len(CALLS) > int(hold_after):
+        time.sleep(HOLD_SECONDS)
     seconds = float(os.environ.get(DELAY_ENV, "0") or 0)
     if seconds > 0:
         time.sleep(seconds)

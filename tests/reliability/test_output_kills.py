@@ -69,6 +69,13 @@ def _wait_for_signal(server, pid: int, signal_file: Path) -> int:
     return pid
 
 
+def _held_until(release: Path) -> dict:
+    """The environment of a helper that holds (once it has signalled) until ``release`` exists
+    (at most 120 s): the test ends the hold when it is done, not after a fixed wait (3 s before
+    issue 36, idle)."""
+    return {"OUTPUT_HELPERS_HOLD": "120", "OUTPUT_HELPERS_RELEASE": str(release)}
+
+
 def _sigkill(server, pid: int) -> None:
     os.kill(pid, signal.SIGKILL)
     assert server.wait(pid).status == -signal.SIGKILL
@@ -125,16 +132,19 @@ def test_second_sweep_on_the_same_out_is_refused_and_the_first_completes(
     tmp_path, start_helper, process_server, helpers
 ):
     out, signal_file = tmp_path / "work" / "s.nc", tmp_path / "signal"
+    release = tmp_path / "release"
     out.parent.mkdir()
     pid = _wait_for_signal(process_server, start_helper(["sweep", str(out), str(signal_file)],
-                                                        {"OUTPUT_HELPERS_HOLD": "3"}),
+                                                        _held_until(release)),
                            signal_file)
     try:
         with pytest.raises(OutputInUse, match=rf"out .*s\.nc.* another running process "
                                               rf"\(pid {pid}\)"):
             helpers.resumable_sweep(out, "exact")
         assert not out.exists()
+        assert process_server.running(pid)  # the refusal came while the first held the lock
     finally:
+        release.touch()
         first = process_server.wait(pid, timeout=120)
     assert first.status == 0, first.stderr[-2000:]
     assert _names(out.parent) == ["s.nc"]
@@ -147,20 +157,23 @@ def test_second_reproduce_on_the_same_out_is_exit_2_and_the_first_completes(
 ):
     """The second run is ``dprisk reproduce`` as its console script runs it (a fork)."""
     out, signal_file = tmp_path / "report", tmp_path / "signal"
+    release = tmp_path / "release"
     pid = _wait_for_signal(process_server,
                            start_helper(["report", str(out), str(signal_file), "study"],
-                                        {"OUTPUT_HELPERS_HOLD": "3"}),
+                                        _held_until(release)),
                            signal_file)
     try:
         second = process_server.wait(process_server.start(
             ["reproduce", "--out", str(out), "--quiet"], tmp_path), timeout=120)
+        assert process_server.running(pid)  # the refusal came while the first held the lock
     finally:
+        release.touch()
         first = process_server.wait(pid, timeout=120)
     assert second.status == 2, second.stderr
     lines = second.stderr.strip().splitlines()
     assert len(lines) == 1 and "--out" in lines[0] and f"pid {pid}" in lines[0], lines
     assert second.stdout == ""
     assert first.status == 0, first.stderr[-2000:]
-    assert _names(tmp_path) == ["report", "signal"]
+    assert _names(tmp_path) == ["release", "report", "signal"]
     records = json.loads((out / "results.json").read_text())
     assert [r["id"] for r in records] == ["stub/x"] and (out / MARKER).is_file()

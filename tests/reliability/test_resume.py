@@ -3,9 +3,9 @@
 A process (a fork of the session's ``process_server``) runs a resumable sweep
 (``dprisk.inference.sweeps.sweep.sweep(..., out=FILE.nc, chunk_size=1)``, Monte Carlo and exact)
 with a quantity from ``reliability_helpers`` that records its calls and, in the killed run only,
-sleeps a little per point (the environment variable ``RELIABILITY_DELAY``) so that the kill
-lands part-way. Once a few chunk files exist in ``FILE.nc.chunks/`` it gets SIGTERM (Python's
-default action: die at once, no cleanup). Then:
+blocks after its first few points (the environment variable ``RELIABILITY_HOLD_AFTER``) so that
+the kill lands part-way. Once those chunk files exist in ``FILE.nc.chunks/`` it gets SIGTERM
+(Python's default action: die at once, no cleanup). Then:
 
 * nothing is half-written: ``FILE.nc`` does not exist, no stray file sits beside it, and
   every chunk file present loads completely;
@@ -36,9 +36,8 @@ import pytest
 import xarray as xr
 
 HERE = Path(__file__).resolve().parent
-#: Seconds per point in the killed subprocess (24 points: about 5 s of work after imports).
-DELAY = "0.2"
-#: Chunk files to wait for before the kill.
+#: Chunk files to wait for before the kill: the killed run blocks after computing this many
+#: points (before issue 36 it slept 0.2 s per point: about 0.7 s of idle waiting a case).
 KILL_AFTER = 3
 #: Longest wait for the subprocess to reach KILL_AFTER chunks (imports included).
 STARTUP_TIMEOUT = 120.0
@@ -99,7 +98,7 @@ def test_sweep_killed_by_sigterm_resumes_to_the_uninterrupted_file(
     n_chunks = len(helpers.RESUME_GRID["d"]) * len(helpers.RESUME_GRID["x2"])
 
     pid = process_server.start(call=("reliability_helpers", "main", [["sweep", str(out), method]]),
-                               sys_path=[str(HERE)], env={helpers.DELAY_ENV: DELAY})
+                               sys_path=[str(HERE)], env={helpers.HOLD_AFTER_ENV: str(KILL_AFTER)})
     _kill_part_way(process_server, pid, chunks, KILL_AFTER)
     done = _check_nothing_half_written(out, n_chunks)
 

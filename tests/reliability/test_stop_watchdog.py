@@ -33,12 +33,21 @@ import pytest
 
 #: The promise: the process has ended this long after the signal.
 DEADLINE = 2.0
+#: The watchdog's wait (``dprisk.cli.stopping.STOP_SECONDS``, 0.75 s) in the programs whose
+#: stop must wait for it: the same watchdog, the same clean-ups and line, 0.65 s sooner (issue
+#: 36: idle waiting). The product's own 0.75 s is kept in :data:`DEFAULT_WAIT_CASES`.
+SHORT_STOP_SECONDS = 0.1
+#: Cases run with the product's STOP_SECONDS: the promise (2 s) end to end with its real wait.
+DEFAULT_WAIT_CASES = {("swallowed", signal.SIGTERM)}
 
 PROGRAM = """
 import os, shutil, sys, threading, time
 from pathlib import Path
+from dprisk.cli import stopping
 from dprisk.cli.stopping import end_process, handle_stop_signals, report_interrupted
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS, OutputLock
+
+stopping.STOP_SECONDS = {stop_seconds!r}
 
 out = Path(sys.argv[1])
 lock = OutputLock(out / ".out.lock", out / "out").acquire()
@@ -62,11 +71,14 @@ except KeyboardInterrupt as err:
 
 BODIES = {
     "swallowed": """
-print("working", flush=True)
+working = False
 while True:  # a library that swallows every interrupt and carries on
     try:
         while True:
             try:
+                if not working:  # inside the swallowing block: the signal cannot escape it
+                    working = True
+                    print("working", flush=True)
                 time.sleep(0.01)
             except KeyboardInterrupt:
                 pass
@@ -142,8 +154,9 @@ while True:
 }
 
 
-def _stop(argv, cwd, signum, startup=180.0):
-    """Start ``argv``, wait until it works (``working`` on stdout), signal."""
+def _stop(argv, cwd, signum, startup=180.0, sent_file=None):
+    """Start ``argv``, wait until it works (``working`` on stdout), signal (then create
+    ``sent_file`` if given: the program may wait for it)."""
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + startup
@@ -155,6 +168,8 @@ def _stop(argv, cwd, signum, startup=180.0):
         seen += os.read(proc.stdout.fileno(), 4096)
     sent = time.monotonic()
     proc.send_signal(signum)
+    if sent_file is not None:
+        sent_file.touch()
     try:
         proc.wait(timeout=30)
     finally:
@@ -178,7 +193,11 @@ LIBRARY_PHASES = ("numba-compiling", "pytensor-compiling", "sampling", "dask")
     pytest.param(case, marks=pytest.mark.slow) if case in LIBRARY_PHASES else case
     for case in BODIES])
 def test_stopped_within_two_seconds_wherever_it_is(case, signum, tmp_path):
-    program = PROGRAM.format(body=textwrap.indent(BODIES[case], "    "))
+    stop_seconds = None if (case, signum) in DEFAULT_WAIT_CASES else SHORT_STOP_SECONDS
+    program = PROGRAM.format(body=textwrap.indent(BODIES[case], "    "),
+                             stop_seconds=stop_seconds)
+    if stop_seconds is None:  # the product's own wait
+        program = program.replace("stopping.STOP_SECONDS = None\n", "")
     status, took, err = _stop([sys.executable, "-c", program, str(tmp_path)], tmp_path,
                               signum)
     name = signal.Signals(signum).name
@@ -190,6 +209,8 @@ def test_stopped_within_two_seconds_wherever_it_is(case, signum, tmp_path):
         assert "left the kernel" not in _stop.stdout, _stop.stdout
     assert status == 128 + signum, err
     assert took < DEADLINE, took
+    if case == "swallowed":  # only the watchdog could end it
+        assert took > (stop_seconds or 0.75), took
     if case in LIBRARY_PHASES:  # the signal came inside the phase, which it ended
         assert "left the phase" not in _stop.stdout, _stop.stdout
         err = "".join(line + "\n" for line in err.splitlines()  # the libraries' own notes
@@ -199,12 +220,21 @@ def test_stopped_within_two_seconds_wherever_it_is(case, signum, tmp_path):
     assert not list(tmp_path.iterdir())  # no lock file, no temporary
 
 
-HELD = """
+#: Seconds the held block lasts after the signal was sent: longer than the watchdog's wait
+#: (:data:`SHORT_STOP_SECONDS` in this program), so that the watchdog wakes inside the block
+#: and must wait for it (before issue 36: a fixed 1 s block, with the product's 0.75 s wait).
+HELD_AFTER_SIGNAL = 0.3
+
+HELD = f"""
 from dprisk.runtime.writers import hold_stop_signals
 threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()  # a library's thread
+sent = out.parent / "sent"  # created by the test once it has sent the signal
 with hold_stop_signals():  # as the swap of a report: the signal arrives in here
     print("working", flush=True)
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60
+    while not sent.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    time.sleep({HELD_AFTER_SIGNAL!r})  # the watchdog wakes in here: it must wait for the block
     (out.parent / (out.name + "-swapped")).write_text("complete")
 print("left the block", flush=True)
 while True:
@@ -216,14 +246,19 @@ while True:
 def test_a_held_block_ends_before_the_stop(signum, tmp_path):
     """A signal inside ``hold_stop_signals`` (delivered to a library's thread, whose mask the
     main thread's does not cover, and seen by the wakeup pipe at once) stops the process only
-    once the block has ended: the swap is complete, then the line and 128 + signal."""
+    once the block has ended: the swap is complete, then the line and 128 + signal. The
+    block lasts until the signal was sent and then longer than the watchdog's wait."""
     out = tmp_path / "out"
     out.mkdir()
-    program = PROGRAM.format(body=textwrap.indent(HELD, "    "))
-    status, took, err = _stop([sys.executable, "-c", program, str(out)], tmp_path, signum)
+    program = PROGRAM.format(body=textwrap.indent(HELD, "    "),
+                             stop_seconds=SHORT_STOP_SECONDS)
+    status, took, err = _stop([sys.executable, "-c", program, str(out)], tmp_path, signum,
+                              sent_file=tmp_path / "sent")
     assert status == 128 + signum, err
     assert (tmp_path / "out-swapped").read_text() == "complete"
-    assert took < 1.0 + DEADLINE, took  # the block's second, then the promise
+    assert "left the block" not in _stop.stdout  # stopped as the block ended
+    assert took > HELD_AFTER_SIGNAL  # the block was not cut short
+    assert took < HELD_AFTER_SIGNAL + DEADLINE, took  # the rest of the block, then the promise
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert not list(out.iterdir())
 
@@ -253,7 +288,7 @@ def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path, p
             assert process_server.running(pid) and time.monotonic() < deadline, \
                 process_server.wait(pid, timeout=0).stderr[-2000:]
             time.sleep(0.02)
-        time.sleep(1.0)  # into the first study (the lock is taken as the studies start)
+        time.sleep(0.3)  # into the first study (the lock is taken as the studies start)
         sent = time.monotonic()
         os.kill(pid, signal.SIGTERM)
         outcome = process_server.wait(pid, timeout=30)
@@ -273,10 +308,12 @@ def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path, p
 
 
 #: A stop signal that arrives inside a ``__del__``: its Interrupted cannot propagate there.
-_UNRAISABLE_STOP = """
+_UNRAISABLE_STOP = f"""
 import os, signal, time
+from dprisk.cli import stopping
 from dprisk.cli.stopping import handle_stop_signals
 
+stopping.STOP_SECONDS = {SHORT_STOP_SECONDS!r}  # the watchdog's wait, shortened
 handle_stop_signals("sweep")
 
 class StoppedInside:
@@ -312,10 +349,12 @@ def test_stop_inside_a_callback_python_only_reports_is_still_one_line():
 
 #: After a stop signal, a ``__del__`` whose clean-up fails (as llvmlite's did in CI when SIGINT
 #: arrived while numba closed an object): its error, too, is a side effect of the stop.
-_FAILING_DEL_DURING_STOP = """
+_FAILING_DEL_DURING_STOP = f"""
 import os, signal, time
+from dprisk.cli import stopping
 from dprisk.cli.stopping import handle_stop_signals
 
+stopping.STOP_SECONDS = {SHORT_STOP_SECONDS!r}  # the watchdog's wait, shortened
 handle_stop_signals("sweep")
 
 class FailsWhileStopping:

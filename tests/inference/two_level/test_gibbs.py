@@ -240,7 +240,7 @@ def test_seed_reproducibility_and_shapes():
 
 
 def test_datatree_like_pymc():
-    import arviz as az
+    import arviz_stats
 
     draws = gibbs_sample(2, 1, -1, **CENSUS, draws=400, chains=4, random_seed=5)
     tree = to_datatree(draws, attrs={"prior": "improper"})
@@ -248,7 +248,7 @@ def test_datatree_like_pymc():
     assert posterior["X2"].dims == ("chain", "draw")
     assert posterior.attrs["prior"] == "improper"
     np.testing.assert_array_equal(posterior["X1"].values, draws.x1)
-    ess = az.ess(tree, var_names=["X1"])
+    ess = arviz_stats.ess(tree, var_names=["X1"])
     assert float(ess["X1"]) > 100
     batch = to_datatree(gibbs_sample([2, 0], 1, -1, **CENSUS, draws=10, chains=2, random_seed=1))
     assert batch["posterior"]["X1"].dims == ("chain", "draw", "release_dim_0")

@@ -5,7 +5,7 @@ Sampling tolerances are Monte Carlo errors: means and variances within 4 standar
 chi-square goodness-of-fit test at level 1e-3. Fixed seeds make every test deterministic.
 """
 
-import arviz as az
+import arviz_stats
 import numpy as np
 import pymc as pm
 import pytensor
@@ -218,5 +218,5 @@ class TestInModel:
         exact_mean = float(np.sum(grid * post) / post.sum())
         samples = idata.posterior["k"].values
         assert samples.dtype == np.int64
-        mcse = float(az.mcse(idata, var_names=["k"], method="mean")["k"])
+        mcse = float(arviz_stats.mcse(idata, var_names=["k"], method="mean")["k"])
         assert abs(samples.mean() - exact_mean) <= N_SE * mcse

@@ -1,4 +1,4 @@
-import arviz as az
+import arviz_base
 import numpy as np
 import pytest
 import xarray as xr
@@ -7,7 +7,7 @@ from dprisk.validation.crosschecks.diagnostics import ESS_MIN, RHAT_MAX, converg
 
 
 def _tree(x1, x2):
-    return az.from_dict({"posterior": {"X1": x1, "X2": x2}})
+    return arviz_base.from_dict({"posterior": {"X1": x1, "X2": x2}})
 
 
 def test_iid_chains_converge_and_mcse_matches_iid_formula(rng, tmp_path):
