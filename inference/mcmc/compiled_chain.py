@@ -26,6 +26,11 @@ runs exactly the loop of ``pm.sample(cores=1)``:
   :class:`dprisk.inference.mcmc.fused_steps.FusedSteps`: the same steps on the point's values,
   their log densities' compiled graphs called directly (about 10 us per iteration instead of
   180 us); other steps through ``step.step(point)``.
+* when the recorded quantities are computed from the values of ``T`` and ``X`` alone, a
+  chain's iterations run in one call (:meth:`FusedSteps.run`, about 4 us an iteration: the
+  values as Python ints in one loop; or the step's own ``run``,
+  :meth:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep.run`, all sweeps at once from
+  one ``rng.random(2 n)``), which return the kept values as lists or arrays.
 
 So the same ``random_seed`` gives the same draws as ``pm.sample`` with the same steps, bit for
 bit (``tests/inference/mcmc/test_compiled_chain.py`` compares them over a sequence of releases,
@@ -116,26 +121,21 @@ class CompiledChain:
         else:
             def advance(point):
                 return step.step(point)[0]
+        whole, whole_names = self._whole_chain(step)
         for c, (rng, point) in enumerate(zip(rngs, points, strict=True)):
             _start_chain(step, entry_state, rng, tune, draws)
             if fused is not None:
                 fused.start_chain()
-            for _ in range(tune):
-                point = advance(point)
-            if draws:  # pm.sample stops the tuning before the first kept step
-                step.stop_tuning()
-            if self._batched is None:
-                rows = [(name, record[name][c]) for name in self.var_names]
-                for i in range(draws):
-                    point = advance(point)
-                    for (_, row), value in zip(rows, self._values(point), strict=True):
-                        row[i] = value
+            if whole is not None:  # the chain's iterations in one call, kept values as lists
+                point = whole(point, tune)
+                if draws:
+                    step.stop_tuning()
+                point, *values = whole(point, draws, record=True)
+                kept = dict(zip(whole_names, values, strict=True))
+                for name in names:
+                    record[name][c] = kept[name]
             else:
-                rows = [(name, record[name][c]) for name in names]
-                for i in range(draws):
-                    point = advance(point)
-                    for name, row in rows:
-                        row[i] = point[name]
+                point = self._iterate(step, advance, point, record, c, tune, draws)
             if fused is not None:
                 fused.end_chain(point)
         if self._batched is None:
@@ -146,6 +146,43 @@ class CompiledChain:
         return {name: np.broadcast_to(np.asarray(value, dtype=self._dtypes[name]),
                                       (chains * draws,)).reshape(chains, draws).copy()
                 for name, value in zip(self.var_names, function(*stacked), strict=True)}
+
+    def _whole_chain(self, step):
+        """``(run, names)``: the steps' iterations in one call, or ``(None, None)``.
+
+        ``run(point, iterations, record=False)`` returns the last point (with ``record``
+        also the values of the variables ``names`` at each iteration, as lists):
+        :meth:`FusedSteps.run` (PyMC's two-level steps) or the step's own ``run``
+        (:meth:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep.run`). Only when the
+        recorded quantities are computed from those values (the batched function's inputs).
+        """
+        runner = self._fused if self._fused is not None else step
+        names = getattr(runner, "run_names", None)
+        if (self._batched is None or names is None
+                or not callable(getattr(runner, "run", None))
+                or not set(self._batched[0]) <= set(names)):
+            return None, None
+        return runner.run, tuple(names)
+
+    def _iterate(self, step, advance, point, record, c: int, tune: int, draws: int):
+        """One chain point by point (``advance(point)`` per iteration); the last point."""
+        for _ in range(tune):
+            point = advance(point)
+        if draws:  # pm.sample stops the tuning before the first kept step
+            step.stop_tuning()
+        if self._batched is None:
+            rows = [(name, record[name][c]) for name in self.var_names]
+            for i in range(draws):
+                point = advance(point)
+                for (_, row), value in zip(rows, self._values(point), strict=True):
+                    row[i] = value
+        else:
+            rows = [(name, record[name][c]) for name in self._batched[0]]
+            for i in range(draws):
+                point = advance(point)
+                for name, row in rows:
+                    row[i] = point[name]
+        return point
 
 
 def _start_chain(step, entry_state, rng, tune: int, draws: int) -> None:
