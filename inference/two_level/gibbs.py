@@ -42,6 +42,7 @@ flipped by the parity of the swaps since. Each sweep costs two uniforms per chai
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -54,9 +55,13 @@ from dprisk.inference.kernels.fused_kernels import (
 )
 from dprisk.inference.kernels.table_kernels import (
     DEFAULT_TAIL_MASS,
+    MAX_PRECISION,
+    JointTable,
     checked_table,
+    initial_halfwidth,
     relative_log_joint,
     relative_release,
+    window_table,
 )
 from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
 from dprisk.inference.mcmc.draws_tree import draws_datatree
@@ -93,10 +98,11 @@ class _Tables:
     built: the single-state kernels of :class:`ExactConditionals` need the rest alone.
     """
 
-    def __init__(self, release: Release, params: Scenario, tail_mass: float,
-                 compiled: bool = False, *, pairs: bool = True):
-        xs, ys = release.flat()
-        table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
+    def __init__(self, release: Release | None, params: Scenario, tail_mass: float,
+                 compiled: bool = False, *, pairs: bool = True, table: JointTable | None = None):
+        if table is None:  # else the releases' checked table, given
+            xs, ys = release.flat()
+            table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
         self.start = table.k2_start
         self.width = table.width
@@ -116,6 +122,15 @@ class _Tables:
         self.p1_flat = self.p1.ravel()
         if pairs:
             self._pair_tables(compiled)
+
+    def row(self, r: int) -> _Tables:
+        """The tables of release ``r`` alone (``pairs=False`` tables), as if built for it."""
+        one = _Tables.__new__(_Tables)
+        one.params, one.width, one.feasible = self.params, self.width, self.feasible
+        for name in ("start", "x2_pmf", "q", "alias", "p1"):
+            setattr(one, name, getattr(self, name)[r:r + 1])
+        one.q_flat, one.alias_flat, one.p1_flat = one.q.ravel(), one.alias.ravel(), one.p1.ravel()
+        return one
 
     def _pair_tables(self, compiled: bool) -> None:
         """``a``, ``pair_pmf`` and the pair alias tables, from ``x2_pmf`` and ``p1``."""
@@ -174,10 +189,48 @@ class ExactConditionals:
         self._tabulate(release, scenario, tail_mass)
         return self
 
+    @classmethod
+    def tabulated_many(cls, releases, scenario: Scenario, tail_mass: float) -> dict:
+        """``{(x1*, x2*, y1*): ExactConditionals}`` of many validated releases at once.
+
+        ``releases``: integer arrays ``(x1s, x2s, y1s)``. Each value is the same, bit for bit,
+        as :meth:`tabulated` of its release alone: the tables of a batch are computed row
+        by row with the single release's operations (elementwise, or reduced along a row),
+        on the window of the first half-width
+        (:func:`dprisk.inference.kernels.table_kernels.window_table`), which is a release's
+        own window when it passes the neglected-mass check there; releases that need a
+        wider window are left out (tabulate them alone), as are all when
+        ``rho2 + rho1/d`` exceeds the tables' limit.
+        """
+        keys = sorted(set(zip(*(np.asarray(a, dtype=np.int64).ravel().tolist()
+                                for a in releases), strict=True)))
+        if not keys or scenario.precision > MAX_PRECISION:
+            return {}
+        x1s, x2s, y1s = (np.array(column, dtype=np.int64) for column in zip(*keys, strict=True))
+        table = window_table(x1s, x2s, y1s, scenario,
+                             initial_halfwidth(scenario.precision, tail_mass))
+        with np.errstate(invalid="ignore"):  # checked_table's test at its first half-width
+            excess = table.log_neglected - table.log_branch_mass >= math.log(tail_mass)
+        passed = np.flatnonzero(~(excess & table.feasible).any(-1))
+        tables = _Tables(None, scenario, tail_mass, pairs=False, table=JointTable(
+            table.k2_start[passed], table.log_joint[passed], table.log_branch_mass[passed],
+            table.log_neglected[passed], table.feasible))
+        out = {}
+        for i, r in enumerate(passed.tolist()):
+            self = cls.__new__(cls)
+            self._adopt(keys[r], scenario, tables.row(i))
+            out[keys[r]] = self
+        return out
+
     def _tabulate(self, release: Release, params: Scenario, tail_mass: float) -> None:
+        self._adopt(release.one("ExactConditionals"), params,
+                    _Tables(release, params, tail_mass, pairs=False))
+
+    def _adopt(self, release: tuple, params: Scenario, tables: _Tables) -> None:
+        """Take the tables of the one release ``release`` (a tuple of ints)."""
         self.params = params
-        self.release = release.one("ExactConditionals")
-        self._tables = _Tables(release, params, tail_mass, pairs=False)
+        self.release = release
+        self._tables = tables
         self.k2_start = int(self._tables.start[0])
         self.width = self._tables.width
         self.k2_values = self.k2_start + np.arange(self.width)

@@ -123,18 +123,35 @@ class ExactGibbsStep(BlockedStep):
         self.conditionals = ExactConditionals(
             *spec.release, scenario=self._scenario, tail_mass=tail_mass
         )
+        self._tabulated = {}  # release -> ExactConditionals (tabulate)
         self._x2_free = x2_free
         self._x2_fixed = None if x2_free else int(spec.prior.k)
         self.rng = get_random_generator(rng)
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
-        """Take the chain's generator; re-tabulate if the model's release D has changed."""
+        """Take the chain's generator; re-tabulate if the model's release D has changed.
+
+        The conditionals of a release tabulated beforehand (:meth:`tabulate`) are taken
+        from there.
+        """
         super().setup_chain(rng, tune, draws)
         release = tuple(int(data.get_value()) for data in self._release_data)
         if release != self.conditionals.release:
-            self.conditionals = ExactConditionals(
+            tabulated = self._tabulated.get(release)
+            self.conditionals = tabulated if tabulated is not None else ExactConditionals(
                 *release, scenario=self._scenario, tail_mass=self.tail_mass
             )
+
+    def tabulate(self, releases) -> None:
+        """Tabulate the conditionals of the releases ``(x1s, x2s, y1s)`` the step will see.
+
+        All at once (:meth:`ExactConditionals.tabulated_many`: the same tables, bit for bit,
+        as one release at a time, about 20 times faster per release); :meth:`setup_chain`
+        then takes them instead of tabulating when
+        :func:`dprisk.models.builders.two_level.set_release` changes the release.
+        """
+        self._tabulated.update(ExactConditionals.tabulated_many(releases, self._scenario,
+                                                                self.tail_mass))
 
     def step(self, point):
         """Draw X1 given the current X2, then X2 given the new X1; return the new point.
