@@ -39,6 +39,7 @@ bit (``tests/inference/mcmc/test_compiled_chain.py`` compares them over a sequen
 
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 
 import numpy as np
@@ -46,6 +47,10 @@ import numpy as np
 from dprisk.inference.mcmc.fused_steps import FusedSteps
 
 __all__ = ["CompiledChain"]
+
+#: Per model (weakly): ``{var_names: (initial point function, recorded outputs, batched
+#: function)}``, compiled by the first :class:`CompiledChain` of the model.
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class CompiledChain:
@@ -68,12 +73,17 @@ class CompiledChain:
         self.model = model
         self.steps = list(steps)
         self.var_names = tuple(var_names)
-        self._initial_point = make_initial_point_fn(model=model, jitter_rvs=set(),
-                                                    return_transformed=True)
-        self._outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
+        # compiled once per model and var_names, shared by its chains (pure functions of
+        # their arguments: the pymc-gibbs and pymc chains of a model use the same ones)
+        compiled = _COMPILED.setdefault(model, {})
+        if self.var_names not in compiled:
+            outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
+            compiled[self.var_names] = (
+                make_initial_point_fn(model=model, jitter_rvs=set(), return_transformed=True),
+                outputs, _batched_integer_function(model, outputs))
+        self._initial_point, self._outputs, self._batched = compiled[self.var_names]
         self._dtypes = {name: out.dtype for name, out in zip(self.var_names, self._outputs,
                                                               strict=True)}
-        self._batched = _batched_integer_function(model, self._outputs)
         # PyMC's Metropolis-within-Gibbs steps on the point's arrays (the same draws), or
         # None: step.step(point)
         self._fused = FusedSteps.build(model, self.steps)
