@@ -77,3 +77,28 @@ def test_compiled_once_per_model(monkeypatch):
     got, expected = shared[1].run(**run), alone.run(**run)
     for name in ("X1", "X2"):
         assert np.array_equal(got[name], expected[name])
+
+
+def test_state_copied_only_for_later_chains(monkeypatch):
+    """Each chain starts from the steps' state at entry: copied (PyMC's ``sampling_state``,
+    deep copies) only when there are later chains to give it back to; the draws of one and
+    two chains are those of ``pm.sample``'s loop either way (the twin tests above)."""
+    from pymc.step_methods.state import WithSamplingState
+
+    from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
+
+    copies = []
+    original = WithSamplingState.sampling_state
+
+    def counted(self):
+        copies.append(1)
+        return original.fget(self)
+
+    monkeypatch.setattr(ExactGibbsStep, "sampling_state",
+                        property(counted, original.fset), raising=False)
+    model = build_two_level_model(*RELEASES[0], **PARAMS)
+    chain = CompiledChain(model, pymc_steps(model, "pymc-gibbs"))
+    chain.run(draws=5, tune=2, random_seed=1)
+    assert copies == []
+    chain.run(draws=5, tune=2, random_seed=1, chains=2)
+    assert copies == [1]
