@@ -42,7 +42,6 @@ flipped by the parity of the swaps since. Each sweep costs two uniforms per chai
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
@@ -58,10 +57,9 @@ from dprisk.inference.kernels.table_kernels import (
     MAX_PRECISION,
     JointTable,
     checked_table,
-    initial_halfwidth,
+    first_window_rows,
     relative_log_joint,
     relative_release,
-    window_table,
 )
 from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
 from dprisk.inference.mcmc.draws_tree import draws_datatree
@@ -191,35 +189,24 @@ class ExactConditionals:
 
     @classmethod
     def tabulated_many(cls, releases, scenario: Scenario, tail_mass: float) -> dict:
-        """``{(x1*, x2*, y1*): ExactConditionals}`` of many validated releases at once.
+        """``{(x1*, x2*, y1*): ExactConditionals}`` of the releases ``(x1s, x2s, y1s)`` at once.
 
-        ``releases``: integer arrays ``(x1s, x2s, y1s)``. Each value is the same, bit for bit,
-        as :meth:`tabulated` of its release alone: the tables of a batch are computed row
-        by row with the single release's operations (elementwise, or reduced along a row),
-        on the window of the first half-width
-        (:func:`dprisk.inference.kernels.table_kernels.window_table`), which is a release's
-        own window when it passes the neglected-mass check there; releases that need a
-        wider window are left out (tabulate them alone), as are all when
-        ``rho2 + rho1/d`` exceeds the tables' limit.
+        Each the same, bit for bit, as :meth:`tabulated` of its release alone (the batch's
+        tables row by row, :func:`dprisk.inference.kernels.table_kernels.first_window_rows`);
+        releases needing a wider window than the first are left out (tabulate them alone).
         """
         keys = sorted(set(zip(*(np.asarray(a, dtype=np.int64).ravel().tolist()
                                 for a in releases), strict=True)))
         if not keys or scenario.precision > MAX_PRECISION:
             return {}
-        x1s, x2s, y1s = (np.array(column, dtype=np.int64) for column in zip(*keys, strict=True))
-        table = window_table(x1s, x2s, y1s, scenario,
-                             initial_halfwidth(scenario.precision, tail_mass))
-        with np.errstate(invalid="ignore"):  # checked_table's test at its first half-width
-            excess = table.log_neglected - table.log_branch_mass >= math.log(tail_mass)
-        passed = np.flatnonzero(~(excess & table.feasible).any(-1))
-        tables = _Tables(None, scenario, tail_mass, pairs=False, table=JointTable(
-            table.k2_start[passed], table.log_joint[passed], table.log_branch_mass[passed],
-            table.log_neglected[passed], table.feasible))
+        table, rows = first_window_rows(*(np.array(column, dtype=np.int64)
+                                          for column in zip(*keys, strict=True)),
+                                        scenario, tail_mass)
+        tables = _Tables(None, scenario, tail_mass, pairs=False, table=table)
         out = {}
-        for i, r in enumerate(passed.tolist()):
-            self = cls.__new__(cls)
+        for i, r in enumerate(rows.tolist()):
+            out[keys[r]] = self = cls.__new__(cls)
             self._adopt(keys[r], scenario, tables.row(i))
-            out[keys[r]] = self
         return out
 
     def _tabulate(self, release: Release, params: Scenario, tail_mass: float) -> None:
@@ -228,22 +215,17 @@ class ExactConditionals:
 
     def _adopt(self, release: tuple, params: Scenario, tables: _Tables) -> None:
         """Take the tables of the one release ``release`` (a tuple of ints)."""
-        self.params = params
-        self.release = release
-        self._tables = tables
-        self.k2_start = int(self._tables.start[0])
-        self.width = self._tables.width
+        self.params, self.release, self._tables = params, release, tables
+        self.k2_start = int(tables.start[0])
+        self.width = tables.width
         self.k2_values = self.k2_start + np.arange(self.width)
-        self.prob_x1_table = self._tables.p1[0]
-        self.x2_pmf_table = self._tables.x2_pmf[0]
-        self.feasible_x1 = tuple(
-            params.known + b for b in (0, 1) if self._tables.feasible[b]
-        )
+        self.prob_x1_table = tables.p1[0]
+        self.x2_pmf_table = tables.x2_pmf[0]
+        self.feasible_x1 = tuple(params.known + b for b in (0, 1) if tables.feasible[b])
         # Plain Python lists for the scalar fast paths of the kernels.
         self._p1_list = self.prob_x1_table.tolist()
-        self._alias_lists = [
-            (self._tables.q[0, b].tolist(), self._tables.alias[0, b].tolist()) for b in (0, 1)
-        ]
+        self._alias_lists = [(tables.q[0, b].tolist(), tables.alias[0, b].tolist())
+                             for b in (0, 1)]
 
     def _log_joint(self, k1: int, k2: np.ndarray) -> np.ndarray:
         """``log pi(k1, k2)`` up to a constant that depends on ``k2`` (not on ``k1``).

@@ -398,8 +398,8 @@ def study_part(name: str, *, paper_scale: bool = False, budget: PaperBudget | No
     return crosscheck_cells(battery, random_seed=crosscheck_seed, run_priors=STUDY_PARTS[name])
 
 
-@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=9.3,
-              parts={"tables": 5.0, "crosscheck-truncated": 1.5, "crosscheck-others": 2.5})
+@report_study(order=30, title="two levels (§4.3, Tables 6–8, cross-check)", cost=7.0,
+              parts={"tables": 3.0, "crosscheck-truncated": 1.5, "crosscheck-others": 2.5})
 def study(*, paper_scale: bool = False, budget: PaperBudget | None = None,
           parts: dict | None = None):
     """The §4.3 Tables 6–8 study for the report.

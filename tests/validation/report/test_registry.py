@@ -46,7 +46,7 @@ def test_the_report_runs_every_registered_study_in_page_order():
     assert [(s.module, s.function, title) for title, s in STUDIES] == SECTIONS
     assert all(title == s.title and s.cost_hint > 0 for title, s in STUDIES)
     # the pool takes the longest first: the cost hints order them as measured (since the
-    # fused PyMC steps, the supplement's exact sums, 12.5 s, outlast the two-level study's 9.3)
+    # fused PyMC steps, the supplement's exact sums, 12.5 s, outlast the two-level study's 7.0)
     order = runner._by_cost([s for _, s in STUDIES])
     assert STUDIES[order[0]][1].module.endswith("supplement")
 
