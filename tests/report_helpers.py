@@ -1,5 +1,6 @@
 """Module-level stand-in studies for the report runner's tests (picklable by name)."""
 
+import gc
 import os
 
 import numpy as np
@@ -56,7 +57,8 @@ def unpicklable_study(*, paper_scale):
 def pid_study(*, paper_scale):
     """A stand-in study that records the process it ran in (``datasets["where"].attrs``)."""
     result = _seeded_study("p", 14)
-    result.datasets["where"] = xr.Dataset(attrs={"pid": os.getpid()})
+    result.datasets["where"] = xr.Dataset(attrs={"pid": os.getpid(),
+                                                 "frozen": gc.get_freeze_count()})
     return result
 
 

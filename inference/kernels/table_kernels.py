@@ -88,6 +88,7 @@ __all__ = [
     "branch_log_neglected",
     "branch_offset",
     "checked_table",
+    "first_window_rows",
     "initial_halfwidth",
     "relative_log_joint",
     "relative_quadratic",
@@ -408,6 +409,23 @@ def checked_table(x1s, x2s, y1s, params: Scenario, tail_mass: float,
         If the (fixed, or largest allowed) window leaves out more than ``tail_mass``.
     """
     return widened(window_table, x1s, x2s, y1s, params, tail_mass, halfwidth)
+
+
+def first_window_rows(x1s, x2s, y1s, params: Scenario,
+                      tail_mass: float) -> tuple[JointTable, np.ndarray]:
+    """``(table, rows)``: the releases ``rows`` whose checked window is the first one.
+
+    :func:`window_table` at :func:`initial_halfwidth` and :func:`checked_table`'s test there;
+    ``table`` holds the rows that pass it, whose tables are those :func:`checked_table`
+    gives each of them alone (every operation is elementwise or along a row). The others
+    need a wider window of their own.
+    """
+    table = window_table(x1s, x2s, y1s, params, initial_halfwidth(params.precision, tail_mass))
+    with np.errstate(invalid="ignore"):
+        excess = table.log_neglected - table.log_branch_mass >= math.log(tail_mass)
+    rows = np.flatnonzero(~(excess & table.feasible).any(-1))
+    return JointTable(table.k2_start[rows], table.log_joint[rows], table.log_branch_mass[rows],
+                      table.log_neglected[rows], table.feasible), rows
 
 
 def widened(build, x1s, x2s, y1s, params: Scenario, tail_mass: float, halfwidth: int | None):

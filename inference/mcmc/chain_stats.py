@@ -15,10 +15,14 @@ import math
 
 import numpy as np
 
-__all__ = ["chain_diagnostics"]
+__all__ = ["STATISTICS", "chain_diagnostics"]
+
+#: The statistics :func:`chain_diagnostics` computes besides the mean.
+STATISTICS = ("mcse", "r_hat", "ess_bulk", "ess_tail")
 
 
-def chain_diagnostics(values, *, known: int | None = None) -> dict:
+def chain_diagnostics(values, *, known: int | None = None,
+                      statistics: tuple[str, ...] = STATISTICS) -> dict:
     """Mean, MCSE, R-hat and bulk and tail ESS of draws with dims (chain, draw).
 
     Parameters
@@ -27,13 +31,18 @@ def chain_diagnostics(values, *, known: int | None = None) -> dict:
         Numeric draws (e.g. of X2), or draws of X1 when ``known`` is given.
     known : int, optional
         The known count m: the statistic is then the indicator ``1[X1 = known + 1]``.
+    statistics : tuple of str
+        Which of :data:`STATISTICS` to compute besides the mean (default: all). Each is
+        computed by its own ArviZ function whichever others are asked for, so a subset is
+        the same numbers for less work: R-hat and bulk ESS rank-normalise the draws (a
+        sort and a normal quantile per draw), which costs 10 times the MCSE on 1e5 draws.
 
     Returns
     -------
     dict
-        ``mean``, ``mcse`` (``az.mcse(method="mean")``), ``r_hat`` (rank-normalised split),
-        ``ess_bulk``, ``ess_tail``. For draws that are all equal ``mcse`` is 0 and
-        ``r_hat``/``ess_bulk``/``ess_tail`` are NaN (undefined).
+        ``mean`` and the chosen ``statistics``: ``mcse`` (``az.mcse(method="mean")``),
+        ``r_hat`` (rank-normalised split), ``ess_bulk``, ``ess_tail``. For draws that are
+        all equal ``mcse`` is 0 and ``r_hat``/``ess_bulk``/``ess_tail`` are NaN (undefined).
 
     Raises
     ------
@@ -52,21 +61,25 @@ def chain_diagnostics(values, *, known: int | None = None) -> dict:
         )
     if not np.isfinite(draws).all():
         raise ValueError("values must be finite draws, got NaN or inf")
+    unknown = [name for name in statistics if name not in STATISTICS]
+    if unknown:
+        raise ValueError(f"statistics must be among {', '.join(STATISTICS)}; got {unknown}")
     stat = (draws == known + 1).astype(float) if known is not None else draws.astype(float)
     mean = float(stat.mean())
     if np.all(stat == stat.flat[0]):
-        return {"mean": mean, "mcse": 0.0, "r_hat": math.nan, "ess_bulk": math.nan,
-                "ess_tail": math.nan}
+        constant = {"mcse": 0.0, "r_hat": math.nan, "ess_bulk": math.nan, "ess_tail": math.nan}
+        return {"mean": mean, **{name: constant[name] for name in statistics}}
     from arviz_stats.base import array_stats
     from arviz_stats.validate import validate_ci_prob
 
     axes = {"chain_axis": 0, "draw_axis": 1}
-    tail_prob = validate_ci_prob(None)  # ArviZ's default, as ``az.ess(method="tail")``
+    functions = {
+        "mcse": lambda: array_stats.mcse(stat, **axes, method="mean"),
+        "r_hat": lambda: array_stats.rhat(stat, **axes),
+        "ess_bulk": lambda: array_stats.ess(stat, **axes, method="bulk"),
+        # ArviZ's default probability, as ``az.ess(method="tail")``
+        "ess_tail": lambda: array_stats.ess(stat, **axes, method="tail",
+                                            prob=validate_ci_prob(None)),
+    }
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            "mean": mean,
-            "mcse": float(array_stats.mcse(stat, **axes, method="mean")),
-            "r_hat": float(array_stats.rhat(stat, **axes)),
-            "ess_bulk": float(array_stats.ess(stat, **axes, method="bulk")),
-            "ess_tail": float(array_stats.ess(stat, **axes, method="tail", prob=tail_prob)),
-        }
+        return {"mean": mean, **{name: float(functions[name]()) for name in statistics}}

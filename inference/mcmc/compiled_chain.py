@@ -26,6 +26,11 @@ runs exactly the loop of ``pm.sample(cores=1)``:
   :class:`dprisk.inference.mcmc.fused_steps.FusedSteps`: the same steps on the point's values,
   their log densities' compiled graphs called directly (about 10 us per iteration instead of
   180 us); other steps through ``step.step(point)``.
+* when the recorded quantities are computed from the values of ``T`` and ``X`` alone, a
+  chain's iterations run in one call (:meth:`FusedSteps.run`, about 4 us an iteration: the
+  values as Python ints in one loop; or the step's own ``run``,
+  :meth:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep.run`, all sweeps at once from
+  one ``rng.random(2 n)``), which return the kept values as lists or arrays.
 
 So the same ``random_seed`` gives the same draws as ``pm.sample`` with the same steps, bit for
 bit (``tests/inference/mcmc/test_compiled_chain.py`` compares them over a sequence of releases,
@@ -34,6 +39,7 @@ bit (``tests/inference/mcmc/test_compiled_chain.py`` compares them over a sequen
 
 from __future__ import annotations
 
+import weakref
 from functools import cached_property
 
 import numpy as np
@@ -41,6 +47,10 @@ import numpy as np
 from dprisk.inference.mcmc.fused_steps import FusedSteps
 
 __all__ = ["CompiledChain"]
+
+#: Per model (weakly): ``{var_names: (initial point function, recorded outputs, batched
+#: function)}``, compiled by the first :class:`CompiledChain` of the model.
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class CompiledChain:
@@ -63,12 +73,17 @@ class CompiledChain:
         self.model = model
         self.steps = list(steps)
         self.var_names = tuple(var_names)
-        self._initial_point = make_initial_point_fn(model=model, jitter_rvs=set(),
-                                                    return_transformed=True)
-        self._outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
+        # compiled once per model and var_names, shared by its chains (pure functions of
+        # their arguments: the pymc-gibbs and pymc chains of a model use the same ones)
+        compiled = _COMPILED.setdefault(model, {})
+        if self.var_names not in compiled:
+            outputs = model.replace_rvs_by_values([model[name] for name in self.var_names])
+            compiled[self.var_names] = (
+                make_initial_point_fn(model=model, jitter_rvs=set(), return_transformed=True),
+                outputs, _batched_integer_function(model, outputs))
+        self._initial_point, self._outputs, self._batched = compiled[self.var_names]
         self._dtypes = {name: out.dtype for name, out in zip(self.var_names, self._outputs,
                                                               strict=True)}
-        self._batched = _batched_integer_function(model, self._outputs)
         # PyMC's Metropolis-within-Gibbs steps on the point's arrays (the same draws), or
         # None: step.step(point)
         self._fused = FusedSteps.build(model, self.steps)
@@ -101,7 +116,10 @@ class CompiledChain:
         rngs = get_random_generator(random_seed).spawn(chains)
         points = [self._initial_point(rng.integers(2**30)) for rng in rngs]
         step = self.steps[0] if len(self.steps) == 1 else CompoundStep(self.steps)
-        entry_state = step.sampling_state
+        # every chain starts from the steps' state at entry: the first chain finds it as it
+        # is, the others get a copy of it back (PyMC's sampling_state: deep copies, about
+        # 1 ms a run of a two-level chain, most of a short chain's cost)
+        entry_state = step.sampling_state if chains > 1 else None
         if self._batched is None:  # the recorded quantities, point by point
             record = {name: np.empty((chains, draws), dtype=self._dtypes[name])
                       for name in self.var_names}
@@ -116,26 +134,21 @@ class CompiledChain:
         else:
             def advance(point):
                 return step.step(point)[0]
+        whole, whole_names = self._whole_chain(step)
         for c, (rng, point) in enumerate(zip(rngs, points, strict=True)):
-            _start_chain(step, entry_state, rng, tune, draws)
+            _start_chain(step, entry_state if c else None, rng, tune, draws)
             if fused is not None:
                 fused.start_chain()
-            for _ in range(tune):
-                point = advance(point)
-            if draws:  # pm.sample stops the tuning before the first kept step
-                step.stop_tuning()
-            if self._batched is None:
-                rows = [(name, record[name][c]) for name in self.var_names]
-                for i in range(draws):
-                    point = advance(point)
-                    for (_, row), value in zip(rows, self._values(point), strict=True):
-                        row[i] = value
+            if whole is not None:  # the chain's iterations in one call, kept values as lists
+                point = whole(point, tune)
+                if draws:
+                    step.stop_tuning()
+                point, *values = whole(point, draws, record=True)
+                kept = dict(zip(whole_names, values, strict=True))
+                for name in names:
+                    record[name][c] = kept[name]
             else:
-                rows = [(name, record[name][c]) for name in names]
-                for i in range(draws):
-                    point = advance(point)
-                    for name, row in rows:
-                        row[i] = point[name]
+                point = self._iterate(step, advance, point, record, c, tune, draws)
             if fused is not None:
                 fused.end_chain(point)
         if self._batched is None:
@@ -147,10 +160,48 @@ class CompiledChain:
                                       (chains * draws,)).reshape(chains, draws).copy()
                 for name, value in zip(self.var_names, function(*stacked), strict=True)}
 
+    def _whole_chain(self, step):
+        """``(run, names)``: the steps' iterations in one call, or ``(None, None)``.
+
+        ``run(point, iterations, record=False)`` returns the last point (with ``record``
+        also the values of the variables ``names`` at each iteration, as lists):
+        :meth:`FusedSteps.run` (PyMC's two-level steps) or the step's own ``run``
+        (:meth:`dprisk.inference.two_level.gibbs_step.ExactGibbsStep.run`). Only when the
+        recorded quantities are computed from those values (the batched function's inputs).
+        """
+        runner = self._fused if self._fused is not None else step
+        names = getattr(runner, "run_names", None)
+        if (self._batched is None or names is None
+                or not callable(getattr(runner, "run", None))
+                or not set(self._batched[0]) <= set(names)):
+            return None, None
+        return runner.run, tuple(names)
+
+    def _iterate(self, step, advance, point, record, c: int, tune: int, draws: int):
+        """One chain point by point (``advance(point)`` per iteration); the last point."""
+        for _ in range(tune):
+            point = advance(point)
+        if draws:  # pm.sample stops the tuning before the first kept step
+            step.stop_tuning()
+        if self._batched is None:
+            rows = [(name, record[name][c]) for name in self.var_names]
+            for i in range(draws):
+                point = advance(point)
+                for (_, row), value in zip(rows, self._values(point), strict=True):
+                    row[i] = value
+        else:
+            rows = [(name, record[name][c]) for name in self._batched[0]]
+            for i in range(draws):
+                point = advance(point)
+                for name, row in rows:
+                    row[i] = point[name]
+        return point
+
 
 def _start_chain(step, entry_state, rng, tune: int, draws: int) -> None:
-    """Reset ``step`` for a new chain as ``pm.sample`` does."""
-    step.sampling_state = entry_state
+    """Reset ``step`` for a new chain as ``pm.sample`` does (``entry_state`` None: as it is)."""
+    if entry_state is not None:
+        step.sampling_state = entry_state
     step.setup_chain(rng, tune, draws)
     step.tune = bool(tune)
     if hasattr(step, "reset_tuning"):

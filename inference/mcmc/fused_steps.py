@@ -45,6 +45,9 @@ __all__ = ["FusedSteps", "log_uniform_below"]
 #: Smallest relative gap |log u - r| / (1 + |r|) decided by ``math.log``: libm's and numpy's
 #: float64 logarithms differ by a few units in the last place (about 1e-16 relative) at most.
 _LOG_TIE = 1e-9
+#: LeanMetropolis's limits of exact scalar arithmetic (see there): beyond, PyMC's array path.
+_EXACT_DELTA = 2.0**53
+_EXACT_VALUE = 2**62
 
 
 def log_uniform_below(log_ratio, rng) -> bool:
@@ -83,6 +86,8 @@ class FusedSteps:
         self._logp, self._delta = logp, delta
         self._t_first = logp[1][0] == self.t_name  # the log density's inputs: (T, X) or (X, T)
         self._delta_args = ()
+        #: The variables whose values :meth:`run` records, in its order.
+        self.run_names = (self.t_name,) if self.x_name is None else (self.t_name, self.x_name)
         self.start_chain()
 
     @classmethod
@@ -188,6 +193,154 @@ class FusedSteps:
             x, _, _ = self.metropolis.discrete_scalar_step(x, delta_logp)
             new_point[x_name] = self._array(x)
         return new_point
+
+    def run(self, point: dict, iterations: int, record: bool = False):
+        """``iterations`` calls of :meth:`step` from ``point``, in one loop; the last point.
+
+        The same iterations as :meth:`step` (the same draws from the same generators in the
+        same order, the same acceptance tests, the same tuning of the Metropolis step every
+        ``tune_interval`` steps while it tunes, the same state left in the steps), with the
+        values held as Python ints between iterations instead of a new point per iteration.
+        With ``record``: ``(point, t_values, x_values)``, each iteration's ``T`` and ``X``
+        as lists of ints (``(point, t_values)`` without ``X``; :attr:`run_names`).
+        """
+        t_name, x_name = self.t_name, self.x_name
+        t = int(point[t_name])
+        gibbs = self.gibbs
+        gibbs_random = gibbs.rng.random
+        transit_p = gibbs.transit_p
+        logp_values, log_density = self._logp_values, self._log_density
+        isfinite, log, tie = math.isfinite, math.log, _LOG_TIE
+        t_values = [] if record else None
+        if x_name is None:
+            for _ in range(iterations):
+                logp_current = logp_values.get((t, None))
+                if logp_current is None:
+                    logp_current = log_density(t, None)
+                if gibbs_random() < transit_p:
+                    proposal = 1 - t
+                    logp_proposal = logp_values.get((proposal, None))
+                    if logp_proposal is None:
+                        logp_proposal = log_density(proposal, None)
+                    ratio = logp_proposal - logp_current
+                    if isfinite(ratio):  # log_uniform_below(ratio, rng), inlined
+                        u = gibbs_random()
+                        gap = log(u) - ratio if u > 0.0 else 0.0
+                        if u > 0.0 and abs(gap) > tie * (1.0 + abs(ratio)):
+                            accepted = gap < 0.0
+                        else:
+                            accepted = bool(np.log(u) < ratio)
+                        if accepted:
+                            t = proposal
+                if record:
+                    t_values.append(t)
+        else:
+            t, x, t_values, x_values = self._run_both(t, int(point[x_name]), iterations,
+                                                       record)
+        new_point = dict(point)
+        new_point[t_name] = self._array(t)
+        if x_name is not None:
+            new_point[x_name] = self._array(x)
+        if not record:
+            return new_point
+        return (new_point, t_values) if x_name is None else (new_point, t_values, x_values)
+
+    def _run_both(self, t: int, x: int, iterations: int, record: bool):
+        """:meth:`run`'s loop with the Metropolis step of ``X``: ``(t, x, t_values, x_values)``.
+
+        The Metropolis part is ``discrete_scalar_step`` of
+        :class:`dprisk.inference.two_level.lean_steps.LeanMetropolis` line for line: its
+        counters (``steps_until_tune``, accepted proposals since the last tuning) are kept
+        in locals and written back to the step when it tunes and at the end.
+        """
+        from pymc.step_methods.metropolis import tune as tuned_scaling
+
+        gibbs, metropolis = self.gibbs, self.metropolis
+        gibbs_random = gibbs.rng.random
+        transit_p = gibbs.transit_p
+        metropolis_random = metropolis.rng.random
+        standard_normal = metropolis.rng.standard_normal
+        logp_values, log_density = self._logp_values, self._log_density
+        delta_values, delta_jit, delta_args = self._delta_values, self._delta[0], self._delta_args
+        arrays, array = self._arrays, self._array
+        isfinite, log, tie = math.isfinite, math.log, _LOG_TIE
+        s0 = float(metropolis.proposal_dist.s[0])
+        scaling0 = float(metropolis.scaling[0])
+        tuning = metropolis.tune
+        tune_interval = metropolis.tune_interval
+        steps_until_tune = metropolis.steps_until_tune
+        accepted_since = 0  # added to accepted_sum[0] at the next tuning or at the end
+        accept_rate = accepted = None
+        t_values = [] if record else None
+        x_values = [] if record else None
+        for _ in range(iterations):
+            # BinaryGibbsMetropolis of T (as step())
+            logp_current = logp_values.get((t, x))
+            if logp_current is None:
+                logp_current = log_density(t, x)
+            if gibbs_random() < transit_p:
+                proposal = 1 - t
+                logp_proposal = logp_values.get((proposal, x))
+                if logp_proposal is None:
+                    logp_proposal = log_density(proposal, x)
+                ratio = logp_proposal - logp_current
+                if isfinite(ratio):  # log_uniform_below(ratio, rng), inlined
+                    u = gibbs_random()
+                    gap = log(u) - ratio if u > 0.0 else 0.0
+                    if u > 0.0 and abs(gap) > tie * (1.0 + abs(ratio)):
+                        flip = gap < 0.0
+                    else:
+                        flip = bool(np.log(u) < ratio)
+                    if flip:
+                        t = proposal
+            # Metropolis of X (LeanMetropolis.discrete_scalar_step)
+            if not steps_until_tune and tuning:
+                metropolis.accepted_sum[0] += accepted_since
+                accepted_since = 0
+                metropolis.scaling = tuned_scaling(
+                    metropolis.scaling, metropolis.accepted_sum / float(tune_interval))
+                scaling0 = float(metropolis.scaling[0])
+                steps_until_tune = tune_interval
+                metropolis.accepted_sum[:] = 0
+            normal = 0.0 + s0 * standard_normal()
+            delta = normal * scaling0
+            if abs(delta) < _EXACT_DELTA and abs(x) < _EXACT_VALUE:
+                proposal = x + round(delta)
+            else:  # PyMC's array operations on the same draw
+                step = (np.array([normal]) * metropolis.scaling).round(0).astype("int64")
+                proposal = int((np.array([x], dtype=np.int64) + step).astype("int64")[0])
+            accept_rate = delta_values.get((proposal, x, t))
+            if accept_rate is None:
+                t_array = arrays.get(t)
+                if t_array is None:
+                    t_array = array(t)
+                accept_rate = delta_jit(np.array([proposal], dtype=np.int64),
+                                        np.array([x], dtype=np.int64), t_array,
+                                        *delta_args)[0]
+                delta_values[proposal, x, t] = accept_rate
+            ratio = float(accept_rate)
+            accepted = False
+            if isfinite(ratio):  # log_uniform_below(accept_rate, rng), inlined
+                u = metropolis_random()
+                gap = log(u) - ratio if u > 0.0 else 0.0
+                if u > 0.0 and abs(gap) > tie * (1.0 + abs(ratio)):
+                    accepted = gap < 0.0
+                else:
+                    accepted = bool(np.log(u) < ratio)
+            if accepted:
+                accepted_since += 1
+                x = proposal
+            steps_until_tune -= 1
+            if record:
+                t_values.append(t)
+                x_values.append(x)
+        if accepted_since:
+            metropolis.accepted_sum[0] += accepted_since
+        metropolis.steps_until_tune = steps_until_tune
+        if accept_rate is not None:
+            metropolis.accept_rate_iter = accept_rate
+            metropolis.accepted_iter[0] = accepted
+        return t, x, t_values, x_values
 
     def end_chain(self, point: dict) -> None:
         """Leave the Metropolis step's shared ``T`` at the last point's, as PyMC's loop does."""

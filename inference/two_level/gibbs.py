@@ -54,7 +54,10 @@ from dprisk.inference.kernels.fused_kernels import (
 )
 from dprisk.inference.kernels.table_kernels import (
     DEFAULT_TAIL_MASS,
+    MAX_PRECISION,
+    JointTable,
     checked_table,
+    first_window_rows,
     relative_log_joint,
     relative_release,
 )
@@ -93,10 +96,11 @@ class _Tables:
     built: the single-state kernels of :class:`ExactConditionals` need the rest alone.
     """
 
-    def __init__(self, release: Release, params: Scenario, tail_mass: float,
-                 compiled: bool = False, *, pairs: bool = True):
-        xs, ys = release.flat()
-        table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
+    def __init__(self, release: Release | None, params: Scenario, tail_mass: float,
+                 compiled: bool = False, *, pairs: bool = True, table: JointTable | None = None):
+        if table is None:  # else the releases' checked table, given
+            xs, ys = release.flat()
+            table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
         self.start = table.k2_start
         self.width = table.width
@@ -116,6 +120,15 @@ class _Tables:
         self.p1_flat = self.p1.ravel()
         if pairs:
             self._pair_tables(compiled)
+
+    def row(self, r: int) -> _Tables:
+        """The tables of release ``r`` alone (``pairs=False`` tables), as if built for it."""
+        one = _Tables.__new__(_Tables)
+        one.params, one.width, one.feasible = self.params, self.width, self.feasible
+        for name in ("start", "x2_pmf", "q", "alias", "p1"):
+            setattr(one, name, getattr(self, name)[r:r + 1])
+        one.q_flat, one.alias_flat, one.p1_flat = one.q.ravel(), one.alias.ravel(), one.p1.ravel()
+        return one
 
     def _pair_tables(self, compiled: bool) -> None:
         """``a``, ``pair_pmf`` and the pair alias tables, from ``x2_pmf`` and ``p1``."""
@@ -174,23 +187,45 @@ class ExactConditionals:
         self._tabulate(release, scenario, tail_mass)
         return self
 
+    @classmethod
+    def tabulated_many(cls, releases, scenario: Scenario, tail_mass: float) -> dict:
+        """``{(x1*, x2*, y1*): ExactConditionals}`` of the releases ``(x1s, x2s, y1s)`` at once.
+
+        Each the same, bit for bit, as :meth:`tabulated` of its release alone (the batch's
+        tables row by row, :func:`dprisk.inference.kernels.table_kernels.first_window_rows`);
+        releases needing a wider window than the first are left out (tabulate them alone).
+        """
+        keys = sorted(set(zip(*(np.asarray(a, dtype=np.int64).ravel().tolist()
+                                for a in releases), strict=True)))
+        if not keys or scenario.precision > MAX_PRECISION:
+            return {}
+        table, rows = first_window_rows(*(np.array(column, dtype=np.int64)
+                                          for column in zip(*keys, strict=True)),
+                                        scenario, tail_mass)
+        tables = _Tables(None, scenario, tail_mass, pairs=False, table=table)
+        out = {}
+        for i, r in enumerate(rows.tolist()):
+            out[keys[r]] = self = cls.__new__(cls)
+            self._adopt(keys[r], scenario, tables.row(i))
+        return out
+
     def _tabulate(self, release: Release, params: Scenario, tail_mass: float) -> None:
-        self.params = params
-        self.release = release.one("ExactConditionals")
-        self._tables = _Tables(release, params, tail_mass, pairs=False)
-        self.k2_start = int(self._tables.start[0])
-        self.width = self._tables.width
+        self._adopt(release.one("ExactConditionals"), params,
+                    _Tables(release, params, tail_mass, pairs=False))
+
+    def _adopt(self, release: tuple, params: Scenario, tables: _Tables) -> None:
+        """Take the tables of the one release ``release`` (a tuple of ints)."""
+        self.params, self.release, self._tables = params, release, tables
+        self.k2_start = int(tables.start[0])
+        self.width = tables.width
         self.k2_values = self.k2_start + np.arange(self.width)
-        self.prob_x1_table = self._tables.p1[0]
-        self.x2_pmf_table = self._tables.x2_pmf[0]
-        self.feasible_x1 = tuple(
-            params.known + b for b in (0, 1) if self._tables.feasible[b]
-        )
+        self.prob_x1_table = tables.p1[0]
+        self.x2_pmf_table = tables.x2_pmf[0]
+        self.feasible_x1 = tuple(params.known + b for b in (0, 1) if tables.feasible[b])
         # Plain Python lists for the scalar fast paths of the kernels.
         self._p1_list = self.prob_x1_table.tolist()
-        self._alias_lists = [
-            (self._tables.q[0, b].tolist(), self._tables.alias[0, b].tolist()) for b in (0, 1)
-        ]
+        self._alias_lists = [(tables.q[0, b].tolist(), tables.alias[0, b].tolist())
+                             for b in (0, 1)]
 
     def _log_joint(self, k1: int, k2: np.ndarray) -> np.ndarray:
         """``log pi(k1, k2)`` up to a constant that depends on ``k2`` (not on ``k1``).

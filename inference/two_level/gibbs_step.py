@@ -123,18 +123,35 @@ class ExactGibbsStep(BlockedStep):
         self.conditionals = ExactConditionals(
             *spec.release, scenario=self._scenario, tail_mass=tail_mass
         )
+        self._tabulated = {}  # release -> ExactConditionals (tabulate)
         self._x2_free = x2_free
         self._x2_fixed = None if x2_free else int(spec.prior.k)
         self.rng = get_random_generator(rng)
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
-        """Take the chain's generator; re-tabulate if the model's release D has changed."""
+        """Take the chain's generator; re-tabulate if the model's release D has changed.
+
+        The conditionals of a release tabulated beforehand (:meth:`tabulate`) are taken
+        from there.
+        """
         super().setup_chain(rng, tune, draws)
         release = tuple(int(data.get_value()) for data in self._release_data)
         if release != self.conditionals.release:
-            self.conditionals = ExactConditionals(
+            tabulated = self._tabulated.get(release)
+            self.conditionals = tabulated if tabulated is not None else ExactConditionals(
                 *release, scenario=self._scenario, tail_mass=self.tail_mass
             )
+
+    def tabulate(self, releases) -> None:
+        """Tabulate the conditionals of the releases ``(x1s, x2s, y1s)`` the step will see.
+
+        All at once (:meth:`ExactConditionals.tabulated_many`: the same tables, bit for bit,
+        as one release at a time, about 20 times faster per release); :meth:`setup_chain`
+        then takes them instead of tabulating when
+        :func:`dprisk.models.builders.two_level.set_release` changes the release.
+        """
+        self._tabulated.update(ExactConditionals.tabulated_many(releases, self._scenario,
+                                                                self.tail_mass))
 
     def step(self, point):
         """Draw X1 given the current X2, then X2 given the new X1; return the new point.
@@ -153,3 +170,66 @@ class ExactGibbsStep(BlockedStep):
             k2 = cond.x2_given_x1(k1, np.float64(self.rng.random()))
             new_point[X2_VAR] = np.asarray(k2, dtype=point[X2_VAR].dtype)
         return new_point, [{"x1_flipped": k1 != old_k1}]
+
+    @property
+    def run_names(self) -> tuple[str, ...]:
+        """The variables whose values :meth:`run` records, in its order."""
+        return (TARGET_VAR, X2_VAR) if self._x2_free else (TARGET_VAR,)
+
+    def run(self, point, iterations: int, record: bool = False):
+        """``iterations`` calls of :meth:`step` from ``point`` at once; the last point.
+
+        The same draws as the calls one by one: :meth:`step` takes ``rng.random()`` for X1
+        then (X2 free) for X2, so the ``2 n`` uniforms are ``rng.random(2 n)`` (the same
+        doubles in the same order), ``u1 = u[0::2]``, ``u2 = u[1::2]``. The first X1 is
+        :meth:`step`'s own scalar draw from the point's X2 (which may lie outside the
+        tabulated window). Every later X2 is an alias draw on the window, so for each
+        branch ``b`` the X2 an iteration would draw, ``k2_b[t]`` (the alias draw of
+        ``u2[t]``, :meth:`ExactConditionals.x2_given_branch`, the scalar draw's arithmetic
+        elementwise), and the X1 the next one would draw from it,
+        ``u1[t + 1] < P[X1 = m + 1 | k2_b[t]]`` (the tabulated probability, as the scalar
+        path reads it), are computed for all iterations at once; the path of ``X1`` then
+        follows by one pass over those two-way choices. With ``record``: also each
+        iteration's values of :attr:`run_names` (int64 arrays).
+        """
+        cond = self.conditionals
+        known = self.known
+        n = int(iterations)
+        dtypes = {name: np.asarray(point[name]).dtype for name in self.run_names}
+        if n == 0:
+            empty = [np.empty(0, dtype=np.int64) for _ in self.run_names]
+            return (point, *empty) if record else point
+        if self._x2_free:
+            u = self.rng.random(2 * n)
+            u1, u2 = u[0::2], u[1::2]
+            first = cond.x1_given_x2(int(point[X2_VAR]), np.float64(u1[0])) - known
+            k2_by_branch = [cond.x2_given_branch(np.full(n, b, dtype=np.int64), u2)
+                            for b in (0, 1)]
+            # next_by_branch[b][t]: X1 - m at iteration t + 1 after X1 = m + b at t
+            next_by_branch = [(u1[1:] < cond.prob_x1_table[k2[:-1] - cond.k2_start]).tolist()
+                              for k2 in k2_by_branch]
+            path = [first]
+            b = first
+            next0, next1 = next_by_branch
+            for t in range(n - 1):
+                b = next1[t] if b else next0[t]
+                path.append(b)
+            t_values = np.array(path, dtype=np.int64)
+            chosen = set(np.unique(t_values).tolist())
+            for b in chosen:  # as x2_given_x1: only a feasible X1 has an X2 to draw
+                if known + b not in cond.feasible_x1:
+                    raise ValueError(f"k1 must be one of the feasible values "
+                                     f"{cond.feasible_x1}, got {known + b!r}")
+            x_values = np.where(t_values == 1, k2_by_branch[1], k2_by_branch[0])
+            values = (t_values, x_values)
+        else:
+            u1 = self.rng.random(n)
+            k2 = self._x2_fixed
+            offset = k2 - cond.k2_start
+            prob = (float(cond.prob_x1_table[offset]) if 0 <= offset < cond.width
+                    else float(cond.prob_x1_given_x2(k2)))
+            values = ((u1 < prob).astype(np.int64),)
+        new_point = dict(point)
+        for name, kept in zip(self.run_names, values, strict=True):
+            new_point[name] = np.asarray(kept[-1], dtype=dtypes[name])
+        return (new_point, *values) if record else new_point

@@ -103,9 +103,14 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     two_level_spec(model)
     if method == "pymc-gibbs":
         return [ExactGibbsStep(model=model)]
-    steps = [pm.BinaryGibbsMetropolis([model[TARGET_VAR]], model=model)]
+    # the model's initial point, compiled and evaluated once for both steps (each would
+    # compile its own when not given one; they read only its values' shapes and dtypes and
+    # the indicator's starting value for Metropolis's shared copy of it)
+    initial_point = model.initial_point()
+    steps = [pm.BinaryGibbsMetropolis([model[TARGET_VAR]], model=model,
+                                      initial_point=initial_point)]
     if model[X2_VAR] in model.free_RVs:  # pm.Metropolis, its statistics read directly
-        steps.append(LeanMetropolis([model[X2_VAR]], model=model))
+        steps.append(LeanMetropolis([model[X2_VAR]], model=model, initial_point=initial_point))
     return trust_step_inputs(steps)
 
 

@@ -25,6 +25,7 @@ by pickling, each figure replaced by its caption and alt text
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import pickle
@@ -39,7 +40,8 @@ from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
 
 __all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
-           "cost_hint", "render_figures", "run_studies", "stop_fork_server"]
+           "cost_hint", "freeze_inherited_objects", "render_figures", "run_studies",
+           "stop_fork_server"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
@@ -156,6 +158,22 @@ def _split_local(studies: Sequence[Callable]) -> tuple[list[int], list[int]]:
     return local, [i for i in order if i not in local]
 
 
+def freeze_inherited_objects() -> None:
+    """A worker's start: its collections skip what it inherited (``gc.freeze()``).
+
+    The fork server has imported :data:`PRELOAD` and the studies' modules: about 2e5 objects
+    that a worker keeps for its whole life and never frees. A full collection scans every
+    tracked object: 0.25-0.3 s each in a worker, two or three per study that compiles PyMC
+    models (PyTensor's graphs are many long-lived objects); frozen, a full collection scans
+    only what the worker made itself. Measured in one process after the same imports, the
+    full collections' CPU: two levels 0.87 -> 0.27 s, simulation-based calibration
+    0.55 -> 0.17 s. It also keeps the collections from writing to the inherited objects'
+    pages (copy on write), as the ``gc`` documentation recommends for forked workers. The
+    results do not depend on it (the collector frees unreachable objects only).
+    """
+    gc.freeze()
+
+
 def _start_fork_server_without_stderr() -> None:
     """Start multiprocessing's fork server (if not running) with its stderr on ``os.devnull``.
 
@@ -266,7 +284,8 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
 
     def start_pool():  # in a thread: Pool() waits for the fork server's imports
         try:
-            started["pool"] = context.Pool(processes=processes)
+            started["pool"] = context.Pool(processes=processes,
+                                           initializer=freeze_inherited_objects)
             tasks.submit(started["pool"], processes)  # the longest tasks, at once
         except BaseException as exc:  # raised in the calling thread below
             started["error"] = exc

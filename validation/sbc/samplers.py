@@ -290,7 +290,10 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
 
     first = [int(a[0]) for a in sims.releases]
     model = build_two_level_model(*first, **params)
-    chain = CompiledChain(model, pymc_steps(model, sampler), ("X1", "X2"))
+    steps = pymc_steps(model, sampler)
+    if sampler == "pymc-gibbs":  # the exact conditionals of every release, at once
+        steps[0].tabulate(sims.releases)
+    chain = CompiledChain(model, steps, ("X1", "X2"))
     n = sims.x1.size
     x1 = np.empty((n, n_draws), dtype=np.int64)
     x2 = np.empty((n, n_draws), dtype=np.int64)

@@ -186,8 +186,8 @@ def study_part(name: str, *, paper_scale: bool = False, budget: SBCBudget | None
     }
 
 
-@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=9.5,
-              parts={"pymc": 2.5, "samplers": 3.5, "detection": 1.5})
+@report_study(order=60, title="simulation-based calibration (Talts et al. 2018)", cost=7.5,
+              parts={"pymc": 2.5, "samplers": 3.0, "detection": 0.5})
 def study(*, paper_scale: bool = False, budget: SBCBudget | None = None,
           parts: dict | None = None):
     """Simulation-based calibration for the report.

@@ -47,3 +47,58 @@ def test_batched_values_equal_point_by_point(method, prior):
     chains[1]._batched = None  # the per-draw path
     assert_twins_draw_the_same(models, chains, draws=50, tune_step=10, seed=300)
     assert "_values" not in vars(chains[0]) and "_values" in vars(chains[1])
+
+
+def test_compiled_once_per_model(monkeypatch):
+    """The initial point: compiled once for both PyMC steps of a model (each compiled its own
+    before), and its function and the batched recorded values shared by the model's chains;
+    the draws are those of chains on a twin model compiled on their own."""
+    import pymc.model.core as model_core
+
+    compiled = []
+    original = model_core.make_initial_point_fn
+
+    def counting(*args, **kwargs):
+        compiled.append(1)
+        return original(*args, **kwargs)
+
+    # what Model.initial_point() compiles (the steps call it when not given a point)
+    monkeypatch.setattr(model_core, "make_initial_point_fn", counting)
+    models = [build_two_level_model(*RELEASES[0], **PARAMS) for _ in range(2)]
+    steps = pymc_steps(models[0], "pymc")
+    assert len(steps) == 2 and len(compiled) == 1
+    shared = [CompiledChain(models[0], pymc_steps(models[0], "pymc-gibbs")),
+              CompiledChain(models[0], steps)]
+    assert shared[0]._initial_point is shared[1]._initial_point
+    assert shared[0]._batched is shared[1]._batched
+    alone = CompiledChain(models[1], pymc_steps(models[1], "pymc"))
+    assert alone._initial_point is not shared[1]._initial_point
+    run = {"draws": 40, "tune": 10, "random_seed": 8, "chains": 2}
+    got, expected = shared[1].run(**run), alone.run(**run)
+    for name in ("X1", "X2"):
+        assert np.array_equal(got[name], expected[name])
+
+
+def test_state_copied_only_for_later_chains(monkeypatch):
+    """Each chain starts from the steps' state at entry: copied (PyMC's ``sampling_state``,
+    deep copies) only when there are later chains to give it back to; the draws of one and
+    two chains are those of ``pm.sample``'s loop either way (the twin tests above)."""
+    from pymc.step_methods.state import WithSamplingState
+
+    from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
+
+    copies = []
+    original = WithSamplingState.sampling_state
+
+    def counted(self):
+        copies.append(1)
+        return original.fget(self)
+
+    monkeypatch.setattr(ExactGibbsStep, "sampling_state",
+                        property(counted, original.fset), raising=False)
+    model = build_two_level_model(*RELEASES[0], **PARAMS)
+    chain = CompiledChain(model, pymc_steps(model, "pymc-gibbs"))
+    chain.run(draws=5, tune=2, random_seed=1)
+    assert copies == []
+    chain.run(draws=5, tune=2, random_seed=1, chains=2)
+    assert copies == [1]

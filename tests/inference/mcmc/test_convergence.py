@@ -97,3 +97,19 @@ def test_stuck_chains_fail():
 def test_no_unknowns_is_refused():
     with pytest.raises(ValueError, match="X1"):
         unknown_diagnostics({"Y": np.zeros((2, 3))})
+
+
+def test_chain_diagnostics_subset_is_the_same_numbers():
+    """``statistics=``: only the chosen ones, each the number of the full call (the same
+    ArviZ function on the same array, so equal exactly), for varying and constant draws."""
+    rng = np.random.default_rng(4)
+    for values, known in ((rng.integers(0, 2, size=(3, 400)), 0),
+                          (rng.poisson(3.0, size=(2, 300)), None),
+                          (np.ones((2, 50), dtype=np.int64), None)):
+        full = chain_diagnostics(values, known=known)
+        for statistics in (("mcse",), ("mcse", "r_hat", "ess_bulk"), ("ess_tail",), ()):
+            part = chain_diagnostics(values, known=known, statistics=statistics)
+            assert list(part) == ["mean", *statistics]
+            np.testing.assert_array_equal([part[k] for k in part], [full[k] for k in part])
+    with pytest.raises(ValueError, match="statistics must be among"):
+        chain_diagnostics(np.ones((2, 5)), statistics=("rhat",))

@@ -79,6 +79,44 @@ def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior():
         assert np.array_equal(tree.posterior[name].values, got[name])
 
 
+def test_fused_run_is_step_by_step(truncated_twins):
+    """FusedSteps.run (one loop, values as ints) against FusedSteps.step per iteration.
+
+    Tuning on (the Metropolis scale tuned every 100 steps) and off, from a point whose X2
+    start makes the first proposals improbable; the kept values, the last point and the
+    steps' state (generators, scaling, accepted count, counters, last acceptance) equal.
+    """
+    models, steps = truncated_twins
+    fused = [FusedSteps.build(model, step) for model, step in zip(models, steps, strict=True)]
+    assert fused[0].run_names == ("target_has_c", X2_VAR)
+    for k, release in enumerate(RELEASES):
+        for model in models:
+            set_release(model, *release)
+        points = []
+        for (gibbs, metropolis), twin in zip(steps, fused, strict=True):
+            for step in (gibbs, metropolis):
+                step.rng = np.random.default_rng(40 + k)
+            metropolis.tune = k != 1
+            metropolis.reset_tuning()
+            metropolis.steps_until_tune = metropolis.tune_interval
+            twin.start_chain()
+            points.append({"target_has_c": np.array(1, dtype=np.int64),
+                           X2_VAR: np.array(3 + k, dtype=np.int64)})
+        got, t_values, x_values = fused[0].run(points[0], 250, record=True)
+        expected, t_expected, x_expected = points[1], [], []
+        for _ in range(250):
+            expected = fused[1].step(expected)
+            t_expected.append(int(expected["target_has_c"]))
+            x_expected.append(int(expected[X2_VAR]))
+        assert (t_values, x_values) == (t_expected, x_expected)
+        assert {n: int(v) for n, v in got.items()} == {n: int(v) for n, v in expected.items()}
+        assert _step_state(steps[0]) == _step_state(steps[1])
+        lean = [step[1] for step in steps]
+        assert lean[0].accepted_iter.tolist() == lean[1].accepted_iter.tolist()
+        assert float(lean[0].accept_rate_iter) == float(lean[1].accept_rate_iter)
+        assert fused[0].run(got, 3) is not None  # without record: the point
+
+
 class _Uniforms:
     """A generator stand-in returning given uniforms (``random`` and ``uniform`` alike)."""
 

@@ -81,6 +81,8 @@ def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatc
     pooled = _collect(studies, workers=2)[1][0]
     assert pooled.datasets["where"].attrs["pid"] != os.getpid()
     assert pooled.records == here.records
+    # a worker's full collections skip the objects it inherited from the fork server
+    assert pooled.datasets["where"].attrs["frozen"] > 10_000
 
 
 def test_studies_all_within_the_start_budget_run_here_without_a_pool(monkeypatch):

@@ -203,6 +203,18 @@ class TestX1RankPmf:
         expected = np.mean([self.brute_force(a, b, 4) for a, b in zip(q, s, strict=True)], 0)
         np.testing.assert_allclose(x1_rank_pmf(q, s, 4), expected, atol=1e-13)
 
+    def test_repeated_sampler_probabilities(self, rng):
+        """Releases sharing ``s`` (the binomial pmf evaluated once per distinct ``s``), more
+        than one block of 4096 releases: the mean of the per-release pmfs (each alone, the
+        formula on one release), within 1e-15 (sums of 5000 terms of order 1e-2)."""
+        q = rng.random(5000)
+        s = rng.choice([0.0, 0.25, 0.6, 0.6 + 1e-12, 1.0], size=5000)
+        single = {value: x1_rank_pmf([0.0], [value], 4) for value in np.unique(s)}
+        upper = {value: x1_rank_pmf([1.0], [value], 4) for value in np.unique(s)}
+        expected = np.mean([a * upper[b] + (1 - a) * single[b] for a, b in
+                            zip(q, s, strict=True)], 0)
+        np.testing.assert_allclose(x1_rank_pmf(q, s, 4), expected, rtol=0, atol=1e-15)
+
     def test_correct_sampler_gives_exactly_uniform(self, rng):
         q = rng.random(200)
         np.testing.assert_allclose(x1_rank_pmf(q, q, 99), 1 / 100, atol=1e-13)
