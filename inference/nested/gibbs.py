@@ -28,8 +28,9 @@ import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.draws_tree import draws_datatree
+from dprisk.inference.mcmc.run_options import run_options
 from dprisk.inference.nested.box_kernels import checked_box
-from dprisk.inference.two_level.gibbs import gibbs_draws, run_options
+from dprisk.inference.two_level.gibbs import gibbs_draws
 from dprisk.models.builders.nested import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario

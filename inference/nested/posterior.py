@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
+from dprisk.inference.mcmc.run_options import run_options
 from dprisk.inference.nested.box_kernels import MAX_WIDTH
 from dprisk.inference.nested.exact import NestedPosterior, exact_posterior, nested_posterior
 from dprisk.inference.nested.gibbs import (
@@ -36,7 +37,6 @@ from dprisk.inference.nested.gibbs import (
     nested_draws,
     to_datatree,
 )
-from dprisk.inference.two_level.gibbs import run_options
 from dprisk.inference.two_level.summary import PosteriorSummary, summarize
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator

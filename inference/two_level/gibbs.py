@@ -63,8 +63,8 @@ from dprisk.inference.kernels.table_kernels import (
 )
 from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
 from dprisk.inference.mcmc.draws_tree import draws_datatree
-from dprisk.models.checks import check_count, check_positive_int
-from dprisk.models.mechanism.dg_sampling import as_generator
+from dprisk.inference.mcmc.run_options import run_options
+from dprisk.models.checks import check_count
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
 from dprisk.runtime.memory_limit import check_memory
@@ -415,22 +415,6 @@ def gibbs_sample(
     release = Release.two_level(x1_star, x2_star, y1_star)
     run = run_options(draws, chains, tune, random_seed)
     return gibbs_draws(release, scenario, **run, tail_mass=check_tail_mass(tail_mass))
-
-
-def run_options(draws, chains, tune, random_seed) -> dict:
-    """Checked ``draws, chains, tune`` and the ``generator`` of ``random_seed``.
-
-    Raises
-    ------
-    ValueError, TypeError
-        One line naming ``draws``, ``chains``, ``tune`` or ``random_seed``.
-    """
-    return {
-        "draws": check_positive_int(draws, "draws"),
-        "chains": check_positive_int(chains, "chains"),
-        "tune": check_positive_int(tune, "tune", minimum=0),
-        "generator": as_generator(random_seed, "random_seed"),
-    }
 
 
 def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,

@@ -39,8 +39,9 @@ import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
+from dprisk.inference.mcmc.run_options import run_options
 from dprisk.inference.two_level.exact import two_level_posterior
-from dprisk.inference.two_level.gibbs import gibbs_draws, run_options, to_datatree
+from dprisk.inference.two_level.gibbs import gibbs_draws, to_datatree
 from dprisk.inference.two_level.level_form import from_two_level
 from dprisk.inference.two_level.summary import X2_MASS_MIN, PosteriorSummary, summarize
 from dprisk.models.builders.two_level import (
