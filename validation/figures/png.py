@@ -17,6 +17,10 @@ beyond), when an artist of the figure itself (a text, a legend, of it or of a su
 past the edge, and when the figure has no layout engine (nothing then keeps the axes'
 decorations inside the figure). The decorations of the axes of a laid-out figure are inside:
 its layout engine put them there.
+
+Within that one draw, each axis places its ticks and measures their labels once for each place
+it is laid out at, and math text is parsed once over the figures drawn here
+(:mod:`dprisk.validation.figures.draw_once`): the same pixels, in about half the time.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.image import imsave
+
+from dprisk.validation.figures.draw_once import shared_math_parser, ticks_placed_once
 
 __all__ = ["png_bytes"]
 
@@ -78,7 +84,11 @@ def _draw_pixels(fig: Figure, dpi: float) -> np.ndarray | None:
     try:
         fig.dpi = dpi
         agg = FigureCanvasAgg(fig)
-        agg.draw()
+        parser = shared_math_parser()
+        if parser is not None:
+            agg.get_renderer().mathtext_parser = parser  # the renderer draw() uses
+        with ticks_placed_once(fig):
+            agg.draw()
         if _figure_artist_outside(fig, agg.get_renderer()):
             return None
         return np.array(agg.buffer_rgba())

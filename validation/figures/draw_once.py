@@ -1,0 +1,175 @@
+"""What one draw of a laid-out figure would compute several times over, computed once.
+
+A constrained layout lays a figure out in two passes, each of which measures every axes'
+tight box, and the draw then measures most of it again. Each measurement of an axis places
+its ticks again (:meth:`matplotlib.axis.Axis._update_ticks`: locate them in the view, format
+their labels, set each tick's position and label text) and measures its tick labels' boxes
+again (``Axis._get_ticklabel_bboxes``, laying out each label's text): about ten times for each
+axis over one draw (the axis's tight box, its label's position, which also measures the tick
+labels of the axes it is aligned with, each of its spines' extents, the draw itself), most of
+them with the axis where it was and its view unchanged. :func:`ticks_placed_once` makes those
+repeats return what the first run at that place returned, for the duration of one draw.
+
+Math text (``$10^{-2}$``, the labels of log axes) is parsed by a parser that each new
+renderer makes for itself, whose cache matplotlib keys on that parser and holds 50
+expressions: each figure parses its labels again, as does a figure with more than 50 of them.
+:func:`shared_math_parser` is one parser for the renderers of :func:`~dprisk.validation.
+figures.png.png_bytes`, remembering :data:`MATH_CACHE_SIZE` expressions across figures.
+
+Both return what matplotlib computes: the figures drawn are the same, pixel for pixel (the
+report's 28 figures compared).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import matplotlib as mpl
+from matplotlib.figure import Figure, FigureBase
+from matplotlib.mathtext import MathTextParser
+
+__all__ = ["MATH_CACHE_SIZE", "shared_math_parser", "ticks_placed_once"]
+
+#: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
+MATH_CACHE_SIZE = 512
+#: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
+_REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
+
+
+@contextmanager
+def ticks_placed_once(fig: Figure) -> Iterator[None]:
+    """Within the block, each axis of ``fig`` places its ticks again only when it has moved.
+
+    Each axis's ``_update_ticks`` (matplotlib's; it returns the ticks inside the view) runs as
+    before when the axis's *place* differs from the one it last ran at, and otherwise returns
+    what that run returned: its ticks are then already placed and labelled as that run left
+    them. The place is what the run's result depends on: the view and data intervals and the
+    axes' box in pixels (its position in the laid-out figure; the number of ticks depends on
+    the axis's length) of the axis and of the axes its locators and formatters belong to (the
+    axes of a shared axis share them), and the figure's dpi. Likewise each axis's
+    ``_get_tick_label_bboxes`` (the boxes of its tick labels' texts) runs again only when the
+    ticks have been placed again, the place has changed, or it is asked about other ticks or
+    another renderer. Locators, formatters, tick parameters and tick label fonts do not change
+    while a figure draws. On leaving the block (normally or by an exception) the axes use
+    matplotlib's methods again, so that a figure drawn later (or changed) behaves as before.
+
+    Axes of three dimensions (whose ticks also depend on the projection) and axes of
+    matplotlib versions without these methods are left as they are.
+    """
+    replaced = []
+    try:
+        for axis in _axes_axis(fig):
+            if not all(hasattr(axis, name) for name in _REPLACED):
+                continue
+            saved = {name: axis.__dict__[name] for name in _REPLACED if name in axis.__dict__}
+            memo = _AxisMemo(axis)
+            replaced.append((axis, saved))
+            axis._update_ticks = memo.update_ticks
+            axis._get_ticklabel_bboxes = memo.ticklabel_bboxes
+        yield
+    finally:
+        for axis, saved in replaced:
+            for name in _REPLACED:
+                axis.__dict__.pop(name, None)
+            axis.__dict__.update(saved)
+
+
+def _axes_axis(fig: FigureBase) -> list:
+    """Every axis (x, y, ...) of the 2-D axes of ``fig``, its subfigures and inset axes."""
+    axes, pending = [], [fig]
+    while pending:
+        parent = pending.pop()
+        axes += parent.get_axes()
+        pending += getattr(parent, "subfigs", [])
+    seen, pending = {}, list(axes)
+    while pending:
+        ax = pending.pop()
+        if id(ax) not in seen:
+            seen[id(ax)] = ax
+            pending += getattr(ax, "child_axes", [])
+    return [axis for ax in seen.values() if getattr(ax, "name", "") != "3d"
+            for axis in getattr(ax, "_axis_map", {}).values()]
+
+
+class _AxisMemo:
+    """An axis's tick placement and tick label boxes, remembered for the axis's place."""
+
+    def __init__(self, axis):
+        self.axis = axis
+        self.update = axis._update_ticks  # matplotlib's (or what was set before), bound
+        self.bboxes = axis._get_ticklabel_bboxes
+        self.place = self.ticks = None
+        self.placements = 0  # how many times the ticks were placed (for the boxes' key)
+        self.boxes_key = self.boxes = None
+
+    def update_ticks(self) -> list:
+        """``axis._update_ticks()``, run again only when the axis's place has changed."""
+        place = _place(self.axis)
+        if place != self.place:
+            self.ticks, self.place = self.update(), place
+            self.placements += 1
+        return list(self.ticks)
+
+    def ticklabel_bboxes(self, ticks, renderer) -> tuple[list, list]:
+        """``axis._get_ticklabel_bboxes(ticks, renderer)``, measured again only when needed."""
+        key = (self.placements, _place(self.axis), renderer, tuple(map(id, ticks)))
+        if key != self.boxes_key:
+            self.boxes, self.boxes_key = self.bboxes(ticks, renderer), key
+        return list(self.boxes[0]), list(self.boxes[1])
+
+
+def _place(axis) -> tuple:
+    """What an axis's ticks depend on while a figure draws (see :func:`ticks_placed_once`)."""
+    place = _own_place(axis)
+    others = {id(helper.axis): helper.axis
+              for ticker in (axis.major, axis.minor)
+              for helper in (ticker.locator, ticker.formatter)
+              if getattr(helper, "axis", None) is not None and helper.axis is not axis}
+    for other in others.values():
+        place += _own_place(other)
+    return place
+
+
+def _own_place(axis) -> tuple:
+    return (*axis.get_view_interval(), *axis.get_data_interval(), *axis.axes.bbox.bounds,
+            axis.get_figure(root=True).dpi)
+
+
+class _RememberingMathTextParser(MathTextParser):
+    """A ``MathTextParser("path")`` that remembers :data:`MATH_CACHE_SIZE` parses.
+
+    Keyed as matplotlib keys its own cache (expression, dpi, font, antialiasing, glyph loading
+    flags) and by the ``mathtext.*`` settings in effect, which the parse reads.
+    """
+
+    def __init__(self):
+        super().__init__("path")
+        parse = MathTextParser._parse_cached.__wrapped__  # matplotlib's, without its cache
+
+        @functools.lru_cache(MATH_CACHE_SIZE)
+        def parse_keyed(s, dpi, prop, antialiased, load_glyph_flags, settings):
+            return parse(self, s, dpi, prop, antialiased, load_glyph_flags)
+
+        self._parse_keyed = parse_keyed
+
+    def _parse_cached(self, s, dpi, prop, antialiased, load_glyph_flags):
+        settings = tuple((key, str(mpl.rcParams[key])) for key in _math_settings())
+        return self._parse_keyed(s, dpi, prop, antialiased, load_glyph_flags, settings)
+
+
+@functools.cache
+def _math_settings() -> tuple[str, ...]:
+    return tuple(key for key in mpl.rcParams if key.startswith("mathtext."))
+
+
+@functools.cache
+def shared_math_parser() -> MathTextParser | None:
+    """The math-text parser the renderers of ``png_bytes`` share.
+
+    None with a matplotlib whose parser this cannot wrap: each renderer then keeps its own.
+    """
+    if not hasattr(getattr(MathTextParser, "_parse_cached", None), "__wrapped__"):
+        return None
+    return _RememberingMathTextParser()
