@@ -16,7 +16,11 @@ expressions: each figure parses its labels again, as does a figure with more tha
 :func:`shared_math_parser` is one parser for the renderers of :func:`~dprisk.validation.
 figures.png.png_bytes`, remembering :data:`MATH_CACHE_SIZE` expressions across figures.
 
-Both return what matplotlib computes: the figures drawn are the same, pixel for pixel (the
+Each text is laid out (its lines' sizes from the font, its box for its alignment and rotation)
+each time its extent is asked for and again when it is drawn, some four times over a draw;
+:func:`texts_laid_out_once` keeps each text's layout while what it depends on is unchanged.
+
+All return what matplotlib computes: the figures drawn are the same, pixel for pixel (the
 report's 28 figures compared).
 
 Drawing a figure makes tens of thousands of Python objects, enough to set off Python's cyclic
@@ -37,14 +41,19 @@ from contextlib import contextmanager
 import matplotlib as mpl
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.mathtext import MathTextParser
+from matplotlib.text import Text
 
 __all__ = ["MATH_CACHE_SIZE", "garbage_collection_paused", "shared_math_parser",
-           "ticks_placed_once"]
+           "texts_laid_out_once", "ticks_placed_once"]
 
 #: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
 MATH_CACHE_SIZE = 512
 #: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
 _REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
+#: What a text's layout (``Text._get_layout``) reads of the text, besides its font, figure dpi
+#: and renderer (matplotlib 3.8-3.11 attribute names).
+_LAYOUT_ATTRIBUTES = ("_text", "_rotation", "_rotation_mode", "_horizontalalignment",
+                      "_verticalalignment", "_multialignment", "_linespacing", "_parse_math")
 
 
 @contextmanager
@@ -83,6 +92,47 @@ def ticks_placed_once(fig: Figure) -> Iterator[None]:
             for name in _REPLACED:
                 axis.__dict__.pop(name, None)
             axis.__dict__.update(saved)
+
+
+@contextmanager
+def texts_laid_out_once() -> Iterator[None]:
+    """Within the block, a text is laid out again only when what its layout reads has changed.
+
+    ``Text._get_layout(renderer)`` (matplotlib's: each line's width, ascent and descent from
+    the font, the box they make, aligned and rotated about the text's anchor; not its
+    position) returns, for a text it has laid out before in the block, what it returned then
+    if the renderer, the figure's dpi, the font (its properties' hash, as matplotlib's own
+    caches key fonts) and the text's string, rotation, rotation mode, alignments and line
+    spacing are the same. Texts that wrap, use TeX or take their rotation from their transform
+    (whose layout depends on more) are laid out as before. Afterwards ``Text`` has its own
+    method again. The method is replaced on the class for the block's duration: a figure
+    drawn by another thread meanwhile gets the same layouts, computed the same way.
+    """
+    original = Text.__dict__.get("_get_layout")
+    sample = vars(Text(0, 0, "x"))
+    if original is None or not all(name in sample for name in _LAYOUT_ATTRIBUTES):
+        yield
+        return
+    layouts: dict[int, tuple] = {}
+
+    def get_layout(text, renderer):
+        if text.get_wrap() or text.get_usetex() or text.get_transform_rotates_text():
+            return original(text, renderer)
+        state = vars(text)
+        key = (renderer, text.get_figure(root=True).dpi, hash(text._fontproperties),
+               *(state[name] for name in _LAYOUT_ATTRIBUTES))
+        known = layouts.get(id(text))
+        if known is not None and known[0] is text and known[1] == key:
+            return known[2]
+        layout = original(text, renderer)
+        layouts[id(text)] = (text, key, layout)
+        return layout
+
+    Text._get_layout = get_layout
+    try:
+        yield
+    finally:
+        Text._get_layout = original
 
 
 def _axes_axis(fig: FigureBase) -> list:

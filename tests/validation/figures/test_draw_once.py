@@ -1,4 +1,5 @@
-"""Tests of validation.figures.draw_once: ticks placed once per place, math text parsed once.
+"""Tests of validation.figures.draw_once: ticks placed once per place, texts laid out once,
+math text parsed once, the garbage collector paused while figures draw.
 
 Each is checked against matplotlib itself: the tick placements it skips return what
 matplotlib's method returns at that place, and ``png_bytes`` draws the same pixels with and
@@ -17,6 +18,7 @@ from matplotlib._mathtext import Parser
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from PIL import Image
 
 import dprisk.validation.figures.png as png
@@ -24,6 +26,7 @@ import dprisk.validation.report.runner as runner
 from dprisk.validation.figures.draw_once import (
     garbage_collection_paused,
     shared_math_parser,
+    texts_laid_out_once,
     ticks_placed_once,
 )
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
@@ -217,3 +220,35 @@ def test_render_figures_draws_with_the_collector_paused(monkeypatch):
     result = types.SimpleNamespace(figures={"a": Figure(), "b": Figure()})
     assert runner.render_figures(result) == {"a": b"", "b": b""}
     assert seen == [False, False]
+
+
+def test_a_text_is_laid_out_again_only_when_its_layout_would_change(monkeypatch):
+    calls = {"n": 0}
+    original = Text._get_layout
+
+    def counted(self, renderer):
+        calls["n"] += 1
+        return original(self, renderer)
+
+    monkeypatch.setattr(Text, "_get_layout", counted)
+    fig = Figure(figsize=(3, 2))
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    text = fig.text(0.2, 0.5, "0.25")
+    wrapped = fig.text(0.2, 0.2, "long text " * 8, wrap=True)
+    changes = [lambda: None, lambda: text.set_text(r"$10^{-2}$"), lambda: text.set_fontsize(14),
+               lambda: text.set_rotation(30), lambda: text.set_ha("right"),
+               lambda: text.set_position((0.6, 0.7))]  # moving it keeps its layout
+    expected_calls = [1, 1, 1, 1, 1, 0]
+    with texts_laid_out_once():
+        for change, expected in zip(changes, expected_calls, strict=True):
+            change()
+            calls["n"] = 0
+            ours = [text.get_window_extent(renderer).bounds for _ in range(3)]
+            assert calls["n"] == expected
+            assert ours == [original(text, renderer)[0].translated(
+                *text.get_transform().transform(text.get_position())).bounds] * 3
+        calls["n"] = 0
+        wrapped.get_window_extent(renderer)
+        wrapped.get_window_extent(renderer)
+        assert calls["n"] == 2  # a wrapping text's layout depends on its place: not kept
+    assert Text._get_layout is counted
