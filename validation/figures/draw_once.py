@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import matplotlib as mpl
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.mathtext import MathTextParser
 from matplotlib.text import Text
@@ -166,27 +167,34 @@ class _AxisMemo:
     def update_ticks(self) -> list:
         """``axis._update_ticks()``, run again only when the axis's place has changed."""
         place = _place(self.axis)
-        if place != self.place:
+        if place is None or place != self.place:
             self.ticks, self.place = self.update(), place
             self.placements += 1
         return list(self.ticks)
 
     def ticklabel_bboxes(self, ticks, renderer) -> tuple[list, list]:
         """``axis._get_ticklabel_bboxes(ticks, renderer)``, measured again only when needed."""
-        key = (self.placements, _place(self.axis), renderer, tuple(map(id, ticks)))
-        if key != self.boxes_key:
+        place = _place(self.axis)
+        key = (self.placements, place, renderer, tuple(map(id, ticks)))
+        if place is None or key != self.boxes_key:
             self.boxes, self.boxes_key = self.bboxes(ticks, renderer), key
         return list(self.boxes[0]), list(self.boxes[1])
 
 
-def _place(axis) -> tuple:
-    """What an axis's ticks depend on while a figure draws (see :func:`ticks_placed_once`)."""
+def _place(axis) -> tuple | None:
+    """What an axis's ticks depend on while a figure draws (see :func:`ticks_placed_once`).
+
+    None when a locator or formatter of the axis belongs to something other than an axis
+    (a polar axes' wrapper of its angle axis): its ticks are then placed as matplotlib does.
+    """
     place = _own_place(axis)
     others = {id(helper.axis): helper.axis
               for ticker in (axis.major, axis.minor)
               for helper in (ticker.locator, ticker.formatter)
               if getattr(helper, "axis", None) is not None and helper.axis is not axis}
     for other in others.values():
+        if not isinstance(other, Axis):
+            return None
         place += _own_place(other)
     return place
 

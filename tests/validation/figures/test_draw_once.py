@@ -64,10 +64,23 @@ def _subfigures():
     return fig
 
 
+def _polar_and_inset():
+    """A polar axes (whose angle locator belongs to a wrapper of its axis, not an axis: its
+    ticks are placed as matplotlib places them) and an inset axes (a child of its axes)."""
+    fig = Figure(figsize=(4, 2), layout="constrained")
+    polar = fig.add_subplot(121, projection="polar")
+    polar.plot(np.linspace(0, 6, 20), np.linspace(0, 3, 20))
+    ax = fig.add_subplot(122)
+    ax.plot([1, 10], [1, 1e3])
+    ax.inset_axes([0.5, 0.5, 0.4, 0.4]).semilogy([1, 2], [1, 100])
+    return fig
+
+
 def _plain_png(fig):
     """png_bytes without draw_once's and agg_glyphs's shortcuts: matplotlib's own draw."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(png, "ticks_placed_once", lambda fig: contextlib.nullcontext())
+        mp.setattr(png, "texts_laid_out_once", contextlib.nullcontext)
         mp.setattr(png, "shared_math_parser", lambda: None)
         mp.setattr(png, "use_fast_glyphs", lambda renderer: False)
         return png.png_bytes(fig, DPI)
@@ -90,7 +103,7 @@ def _counting_update_ticks(mp):
     return calls
 
 
-@pytest.mark.parametrize("make", [_panels, _subfigures])
+@pytest.mark.parametrize("make", [_panels, _subfigures, _polar_and_inset])
 def test_png_bytes_draws_the_pixels_matplotlib_draws(make):
     # Exact equality: the shortcuts only skip repeated computations, each of which returns
     # what it returned before (an off-by-one-pixel tick label would show here).
