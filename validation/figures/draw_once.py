@@ -52,7 +52,7 @@ MATH_CACHE_SIZE = 512
 #: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
 _REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
 #: What a text's layout (``Text._get_layout``) reads of the text, besides its font, figure dpi
-#: and renderer (matplotlib 3.8-3.11 attribute names).
+#: and renderer (matplotlib 3.11's names; without them, texts are laid out as matplotlib does).
 _LAYOUT_ATTRIBUTES = ("_text", "_rotation", "_rotation_mode", "_horizontalalignment",
                       "_verticalalignment", "_multialignment", "_linespacing", "_parse_math")
 
@@ -68,14 +68,16 @@ def ticks_placed_once(fig: Figure) -> Iterator[None]:
     axes' box in pixels (its position in the laid-out figure; the number of ticks depends on
     the axis's length) of the axis and of the axes its locators and formatters belong to (the
     axes of a shared axis share them), and the figure's dpi. Likewise each axis's
-    ``_get_tick_label_bboxes`` (the boxes of its tick labels' texts) runs again only when the
+    ``_get_ticklabel_bboxes`` (the boxes of its tick labels' texts) runs again only when the
     ticks have been placed again, the place has changed, or it is asked about other ticks or
     another renderer. Locators, formatters, tick parameters and tick label fonts do not change
     while a figure draws. On leaving the block (normally or by an exception) the axes use
     matplotlib's methods again, so that a figure drawn later (or changed) behaves as before.
 
     Axes of three dimensions (whose ticks also depend on the projection) and axes of
-    matplotlib versions without these methods are left as they are.
+    matplotlib versions without these methods are left as they are; an axis whose locator or
+    formatter belongs to something other than an axis (a polar axes' angle axis: a wrapper of
+    it) places its ticks each time, as matplotlib does.
     """
     replaced = []
     try:
