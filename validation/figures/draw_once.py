@@ -1,0 +1,260 @@
+"""What one draw of a laid-out figure would compute several times over, computed once.
+
+A constrained layout lays a figure out in two passes, each of which measures every axes'
+tight box, and the draw then measures most of it again. Each measurement of an axis places
+its ticks again (:meth:`matplotlib.axis.Axis._update_ticks`: locate them in the view, format
+their labels, set each tick's position and label text) and measures its tick labels' boxes
+again (``Axis._get_ticklabel_bboxes``, laying out each label's text): about ten times for each
+axis over one draw (the axis's tight box, its label's position, which also measures the tick
+labels of the axes it is aligned with, each of its spines' extents, the draw itself), most of
+them with the axis where it was and its view unchanged. :func:`ticks_placed_once` makes those
+repeats return what the first run at that place returned, for the duration of one draw.
+
+Math text (``$10^{-2}$``, the labels of log axes) is parsed by a parser that each new
+renderer makes for itself, whose cache matplotlib keys on that parser and holds 50
+expressions: each figure parses its labels again, as does a figure with more than 50 of them.
+:func:`shared_math_parser` is one parser for the renderers of :func:`~dprisk.validation.
+figures.png.png_bytes`, remembering :data:`MATH_CACHE_SIZE` expressions across figures.
+
+Each text is laid out (its lines' sizes from the font, its box for its alignment and rotation)
+each time its extent is asked for and again when it is drawn, some four times over a draw;
+:func:`texts_laid_out_once` keeps each text's layout while what it depends on is unchanged.
+
+All return what matplotlib computes: the figures drawn are the same, pixel for pixel (the
+report's 28 figures compared).
+
+Drawing a figure makes tens of thousands of Python objects, enough to set off Python's cyclic
+garbage collector many times, and now and then a full collection, which walks every object of
+the process: after a study of the report, some 400,000 (PyMC, PyTensor, xarray), about 0.5 s
+of CPU each time, for little garbage (most objects of a drawing are freed by reference
+counting as it goes). :func:`garbage_collection_paused` pauses the collector while a study's
+figures are drawn; it runs again, as it was, afterwards.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import matplotlib as mpl
+from matplotlib.axis import Axis
+from matplotlib.figure import Figure, FigureBase
+from matplotlib.mathtext import MathTextParser
+from matplotlib.text import Text
+
+__all__ = ["MATH_CACHE_SIZE", "garbage_collection_paused", "shared_math_parser",
+           "texts_laid_out_once", "ticks_placed_once"]
+
+#: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
+MATH_CACHE_SIZE = 512
+#: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
+_REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
+#: What a text's layout (``Text._get_layout``) reads of the text, besides its font, figure dpi
+#: and renderer (matplotlib 3.11's names; without them, texts are laid out as matplotlib does).
+_LAYOUT_ATTRIBUTES = ("_text", "_rotation", "_rotation_mode", "_horizontalalignment",
+                      "_verticalalignment", "_multialignment", "_linespacing", "_parse_math")
+
+
+@contextmanager
+def ticks_placed_once(fig: Figure) -> Iterator[None]:
+    """Within the block, each axis of ``fig`` places its ticks again only when it has moved.
+
+    Each axis's ``_update_ticks`` (matplotlib's; it returns the ticks inside the view) runs as
+    before when the axis's *place* differs from the one it last ran at, and otherwise returns
+    what that run returned: its ticks are then already placed and labelled as that run left
+    them. The place is what the run's result depends on: the view and data intervals and the
+    axes' box in pixels (its position in the laid-out figure; the number of ticks depends on
+    the axis's length) of the axis and of the axes its locators and formatters belong to (the
+    axes of a shared axis share them), and the figure's dpi. Likewise each axis's
+    ``_get_ticklabel_bboxes`` (the boxes of its tick labels' texts) runs again only when the
+    ticks have been placed again, the place has changed, or it is asked about other ticks or
+    another renderer. Locators, formatters, tick parameters and tick label fonts do not change
+    while a figure draws. On leaving the block (normally or by an exception) the axes use
+    matplotlib's methods again, so that a figure drawn later (or changed) behaves as before.
+
+    Axes of three dimensions (whose ticks also depend on the projection) and axes of
+    matplotlib versions without these methods are left as they are; an axis whose locator or
+    formatter belongs to something other than an axis (a polar axes' angle axis: a wrapper of
+    it) places its ticks each time, as matplotlib does.
+    """
+    replaced = []
+    try:
+        for axis in _axes_axis(fig):
+            if not all(hasattr(axis, name) for name in _REPLACED):
+                continue
+            saved = {name: axis.__dict__[name] for name in _REPLACED if name in axis.__dict__}
+            memo = _AxisMemo(axis)
+            replaced.append((axis, saved))
+            axis._update_ticks = memo.update_ticks
+            axis._get_ticklabel_bboxes = memo.ticklabel_bboxes
+        yield
+    finally:
+        for axis, saved in replaced:
+            for name in _REPLACED:
+                axis.__dict__.pop(name, None)
+            axis.__dict__.update(saved)
+
+
+@contextmanager
+def texts_laid_out_once() -> Iterator[None]:
+    """Within the block, a text is laid out again only when what its layout reads has changed.
+
+    ``Text._get_layout(renderer)`` (matplotlib's: each line's width, ascent and descent from
+    the font, the box they make, aligned and rotated about the text's anchor; not its
+    position) returns, for a text it has laid out before in the block, what it returned then
+    if the renderer, the figure's dpi, the font (its properties' hash, as matplotlib's own
+    caches key fonts) and the text's string, rotation, rotation mode, alignments and line
+    spacing are the same. Texts that wrap, use TeX or take their rotation from their transform
+    (whose layout depends on more) are laid out as before. Afterwards ``Text`` has its own
+    method again. The method is replaced on the class for the block's duration: a figure
+    drawn by another thread meanwhile gets the same layouts, computed the same way.
+    """
+    original = Text.__dict__.get("_get_layout")
+    sample = vars(Text(0, 0, "x"))
+    if original is None or not all(name in sample for name in _LAYOUT_ATTRIBUTES):
+        yield
+        return
+    layouts: dict[int, tuple] = {}
+
+    def get_layout(text, renderer):
+        if text.get_wrap() or text.get_usetex() or text.get_transform_rotates_text():
+            return original(text, renderer)
+        state = vars(text)
+        key = (renderer, text.get_figure(root=True).dpi, hash(text._fontproperties),
+               *(state[name] for name in _LAYOUT_ATTRIBUTES))
+        known = layouts.get(id(text))
+        if known is not None and known[0] is text and known[1] == key:
+            return known[2]
+        layout = original(text, renderer)
+        layouts[id(text)] = (text, key, layout)
+        return layout
+
+    Text._get_layout = get_layout
+    try:
+        yield
+    finally:
+        Text._get_layout = original
+
+
+def _axes_axis(fig: FigureBase) -> list:
+    """Every axis (x, y, ...) of the 2-D axes of ``fig``, its subfigures and inset axes."""
+    axes, pending = [], [fig]
+    while pending:
+        parent = pending.pop()
+        axes += parent.get_axes()
+        pending += getattr(parent, "subfigs", [])
+    seen, pending = {}, list(axes)
+    while pending:
+        ax = pending.pop()
+        if id(ax) not in seen:
+            seen[id(ax)] = ax
+            pending += getattr(ax, "child_axes", [])
+    return [axis for ax in seen.values() if getattr(ax, "name", "") != "3d"
+            for axis in getattr(ax, "_axis_map", {}).values()]
+
+
+class _AxisMemo:
+    """An axis's tick placement and tick label boxes, remembered for the axis's place."""
+
+    def __init__(self, axis):
+        self.axis = axis
+        self.update = axis._update_ticks  # matplotlib's (or what was set before), bound
+        self.bboxes = axis._get_ticklabel_bboxes
+        self.place = self.ticks = None
+        self.placements = 0  # how many times the ticks were placed (for the boxes' key)
+        self.boxes_key = self.boxes = None
+
+    def update_ticks(self) -> list:
+        """``axis._update_ticks()``, run again only when the axis's place has changed."""
+        place = _place(self.axis)
+        if place is None or place != self.place:
+            self.ticks, self.place = self.update(), place
+            self.placements += 1
+        return list(self.ticks)
+
+    def ticklabel_bboxes(self, ticks, renderer) -> tuple[list, list]:
+        """``axis._get_ticklabel_bboxes(ticks, renderer)``, measured again only when needed."""
+        place = _place(self.axis)
+        key = (self.placements, place, renderer, tuple(map(id, ticks)))
+        if place is None or key != self.boxes_key:
+            self.boxes, self.boxes_key = self.bboxes(ticks, renderer), key
+        return list(self.boxes[0]), list(self.boxes[1])
+
+
+def _place(axis) -> tuple | None:
+    """What an axis's ticks depend on while a figure draws (see :func:`ticks_placed_once`).
+
+    None when a locator or formatter of the axis belongs to something other than an axis
+    (a polar axes' wrapper of its angle axis): its ticks are then placed as matplotlib does.
+    """
+    place = _own_place(axis)
+    others = {id(helper.axis): helper.axis
+              for ticker in (axis.major, axis.minor)
+              for helper in (ticker.locator, ticker.formatter)
+              if getattr(helper, "axis", None) is not None and helper.axis is not axis}
+    for other in others.values():
+        if not isinstance(other, Axis):
+            return None
+        place += _own_place(other)
+    return place
+
+
+def _own_place(axis) -> tuple:
+    return (*axis.get_view_interval(), *axis.get_data_interval(), *axis.axes.bbox.bounds,
+            axis.get_figure(root=True).dpi)
+
+
+class _RememberingMathTextParser(MathTextParser):
+    """A ``MathTextParser("path")`` that remembers :data:`MATH_CACHE_SIZE` parses.
+
+    Keyed as matplotlib keys its own cache (expression, dpi, font, antialiasing, glyph loading
+    flags) and by the ``mathtext.*`` settings in effect, which the parse reads.
+    """
+
+    def __init__(self):
+        super().__init__("path")
+        parse = MathTextParser._parse_cached.__wrapped__  # matplotlib's, without its cache
+
+        @functools.lru_cache(MATH_CACHE_SIZE)
+        def parse_keyed(s, dpi, prop, antialiased, load_glyph_flags, settings):
+            return parse(self, s, dpi, prop, antialiased, load_glyph_flags)
+
+        self._parse_keyed = parse_keyed
+
+    def _parse_cached(self, s, dpi, prop, antialiased, load_glyph_flags):
+        settings = tuple((key, str(mpl.rcParams[key])) for key in _math_settings())
+        return self._parse_keyed(s, dpi, prop, antialiased, load_glyph_flags, settings)
+
+
+@functools.cache
+def _math_settings() -> tuple[str, ...]:
+    return tuple(key for key in mpl.rcParams if key.startswith("mathtext."))
+
+
+@functools.cache
+def shared_math_parser() -> MathTextParser | None:
+    """The math-text parser the renderers of ``png_bytes`` share.
+
+    None with a matplotlib whose parser this cannot wrap: each renderer then keeps its own.
+    """
+    if not hasattr(getattr(MathTextParser, "_parse_cached", None), "__wrapped__"):
+        return None
+    return _RememberingMathTextParser()
+
+
+@contextmanager
+def garbage_collection_paused() -> Iterator[None]:
+    """Within the block, Python's cyclic garbage collector does not run (see the module notes).
+
+    On leaving the block (normally or by an exception) it is enabled again if it was enabled
+    before; the garbage of cycles made meanwhile is collected by its next run.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
