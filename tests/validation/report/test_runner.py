@@ -2,6 +2,8 @@
 
 import os
 import time
+from multiprocessing import forkserver
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,35 @@ from dprisk.validation.report.runner import available_cores, run_studies
 #: 371 modules) in each process that makes a Dataset; without it each worker of each of the
 #: module's six pools spent 2.6 s of CPU on imports for a 0.27 s study (measured 29 Nov).
 PRELOAD = ("report_helpers", "dask.array")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _a_fork_server_that_imports_the_helpers():
+    """This module's pools fork from one server of its own that imported :data:`PRELOAD`.
+
+    Python 3.12's fork server imports its preload with ``PYTHONPATH``, not this process's
+    ``sys.path`` (pytest's ``pythonpath = tests``): without ``tests/`` there, ``report_helpers``
+    failed to import in the server, silently, and every worker of the six pools imported it
+    (matplotlib, xarray) itself. A server left running by an earlier module of this test
+    process (the explorer's sampling jobs start one) is stopped first, as it would serve
+    these pools with its own preload; this module's server is stopped at the end, so its
+    workers' CPU is counted to this module (tests/cpu_records.py). Measured (-n 0, 29 Nov):
+    tests/explore (browser aside) then this module, 32.9 -> 25.3 s of CPU recorded.
+    """
+    tests_dir = str(Path(report_helpers.__file__).resolve().parent)
+    saved_path = os.environ.get("PYTHONPATH")
+    saved_preload = list(forkserver._forkserver._preload_modules)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests_dir, saved_path) if p)
+    runner.stop_fork_server()
+    try:
+        yield
+    finally:
+        runner.stop_fork_server()
+        forkserver.set_forkserver_preload(saved_preload)
+        if saved_path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved_path
 
 
 def _collect(studies, workers):
