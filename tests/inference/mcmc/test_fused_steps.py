@@ -47,16 +47,21 @@ def truncated_twins():
     return models, [pymc_steps(model, "pymc") for model in models]
 
 
-def _twins(prior, truncated_twins):
-    if prior == "truncated:10":
-        return truncated_twins
-    models = [build_two_level_model(*RELEASES[0], **PARAMS, prior=prior) for _ in range(2)]
+@pytest.fixture(scope="module")
+def point_twins():
+    """Two copies of the model with the point:6 prior and their ``pymc`` steps (the indicator's
+    step alone), built and compiled once for the module's two point-prior checks (issue 36:
+    each built its own pair, about 0.6 s of CPU). Each check starts from the twins in the same
+    state: built alike, then run alike (the twins check asserts their steps' state equal); the
+    steps' generators are seeded by each run's ``random_seed``."""
+    models = [build_two_level_model(*RELEASES[0], **PARAMS, prior="point:6") for _ in range(2)]
     return models, [pymc_steps(model, "pymc") for model in models]
 
 
 @pytest.mark.parametrize("prior", ["truncated:10", "point:6"])
-def test_fused_chain_draws_what_the_unfused_chain_draws(prior, truncated_twins):
-    models, steps = _twins(prior, truncated_twins)
+def test_fused_chain_draws_what_the_unfused_chain_draws(prior, request):
+    models, steps = request.getfixturevalue(
+        "truncated_twins" if prior == "truncated:10" else "point_twins")
     chains = [CompiledChain(model, step) for model, step in zip(models, steps, strict=True)]
     assert isinstance(chains[0]._fused, FusedSteps)
     assert (chains[0]._fused.x_name is None) == prior.startswith("point")
@@ -66,10 +71,15 @@ def test_fused_chain_draws_what_the_unfused_chain_draws(prior, truncated_twins):
     assert _step_state(steps[0]) == _step_state(steps[1])
 
 
-def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior():
+def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior(point_twins):
     """The indicator's step alone (X2 is the constant K): CompiledChain vs ``pm.sample``."""
-    models = [build_two_level_model(*RELEASES[1], **PARAMS, prior="point:6") for _ in range(2)]
-    steps = [pymc_steps(model, "pymc") for model in models]
+    models, steps = point_twins
+    for model in models:
+        set_release(model, *RELEASES[1])
+    # the twins start alike (their generators are seeded by each run's random_seed)
+    states = [[part for part in _step_state(step) if not isinstance(part, dict)]
+              for step in steps]
+    assert states[0] == states[1]
     chain = CompiledChain(models[1], steps[1])
     assert chain._fused is not None and len(steps[1]) == 1
     run = {"draws": 200, "tune": 30, "random_seed": 77, "chains": 2}

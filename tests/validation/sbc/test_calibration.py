@@ -17,6 +17,7 @@ Thresholds and false alarms:
 
 import itertools
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -54,6 +55,7 @@ from dprisk.validation.sbc.calibration import (
 )
 from dprisk.validation.sbc.figures import rank_histograms
 from dprisk.validation.sbc.samplers import validated_params
+from dprisk.validation.sbc.study import STUDY_PARTS, study_part
 
 N_SE = 4.0
 
@@ -367,19 +369,31 @@ class TestRunSbcInputs:
 
 
 # --------------------------------------------------------------------------- report
+#: A tiny budget (a few simulations each: the checks are of the study's bookkeeping, not of
+#: calibration) with both parts of the report's split: the Gibbs runs (the ``samplers`` part)
+#: and a run of PyMC's own steps (the ``pymc`` part). The ``pymc-gibbs`` sampler is checked by
+#: TestPymcSBC; a study's PyMC row is the same code for either PyMC sampler.
 TINY = SBCBudget(
     runs=(
-        SBCRun("gibbs", "truncated:10", 60),
-        SBCRun("gibbs", BROKEN_PRIOR, 60),
-        SBCRun("broken-gibbs", BROKEN_PRIOR, 60),
-        SBCRun("pymc-gibbs", "truncated:10", 4, 9, 5),
+        SBCRun("gibbs", "truncated:10", 40),
+        SBCRun("gibbs", BROKEN_PRIOR, 40),
+        SBCRun("broken-gibbs", BROKEN_PRIOR, 40),
+        SBCRun("pymc", "truncated:10", 2, 9, 5),
     ),
-    detection_releases=2000,
+    detection_releases=200,
 )
 
 
-def test_study_structure(tmp_path):
-    result = study(budget=TINY)
+@pytest.fixture(scope="module")
+def tiny_study():
+    """The study of :data:`TINY` in one piece, computed once for the module's tests (issue 36:
+    it was computed again by a module of its own, tests/validation/sbc/test_study_parts.py,
+    with a budget of its own, for the parts check)."""
+    return study(budget=TINY)
+
+
+def test_study_structure(tiny_study, tmp_path):
+    result = tiny_study
     assert result.name == "sbc"
     assert result.records == []
     validate_records(result.records)
@@ -387,10 +401,10 @@ def test_study_structure(tmp_path):
     assert all(isinstance(f, Figure) for f in result.figures.values())
     summary = result.datasets["summary"]
     assert list(summary["run"].values) == ["gibbs/truncated:10", "gibbs/truncated:1",
-                                           "broken-gibbs/truncated:1", "pymc-gibbs/truncated:10"]
+                                           "broken-gibbs/truncated:1", "pymc/truncated:10"]
     assert summary["chi2_p_value"].dims == ("run", "variable")
-    assert summary["rank_counts"].sel(run="pymc-gibbs/truncated:10").sum("bin").values.tolist() \
-        == [4, 4]
+    assert summary["rank_counts"].sel(run="pymc/truncated:10").sum("bin").values.tolist() \
+        == [2, 2]
     assert set(result.seeds) == {f"sbc/{r}" for r in summary["run"].values} | {
         "sbc/detection_size"}
     assert len(result.diagnostics) == len(TINY.runs)
@@ -400,6 +414,26 @@ def test_study_structure(tmp_path):
     tree.to_netcdf(tmp_path / "sbc.nc")
     back = xr.open_datatree(tmp_path / "sbc.nc")
     assert back["sbc/summary"]["chi2_p_value"].shape == (4, 2)
+
+
+def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):
+    """The report runs the study's parts in separate workers (``study_part``, pickled back)
+    and joins them (``study(parts=...)``): the same datasets (wall-clock ``seconds`` aside),
+    notes, seeds and figures as the study in one piece."""
+    whole = tiny_study
+    parts = {name: pickle.loads(pickle.dumps(study_part(name, budget=TINY)))
+             for name in reversed(STUDY_PARTS)}
+    assert sorted(parts["pymc"]) == [3] and sorted(parts["samplers"]) == [0, 1, 2]
+    joined = study(budget=TINY, parts=parts)
+    assert joined.seeds == whole.seeds and joined.notes == whole.notes
+    assert joined.figures.keys() == whole.figures.keys()
+    assert list(joined.datasets) == list(whole.datasets)
+    for key, ds in whole.datasets.items():
+        other = joined.datasets[key]
+        ds, other = (d.drop_vars("seconds", errors="ignore") for d in (ds, other))
+        for d in (ds, other):  # a run's wall-clock time
+            d.attrs.pop("seconds", None)
+        assert other.identical(ds), key
 
 
 def test_rank_histograms_figure():
