@@ -53,38 +53,47 @@ def _answers(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server_process(tmp_path_factory):
+    """``dprisk explore`` started, not yet listening: (process, port, log path).
+
+    Stopped at the module's end; the test fails if the server logged an error.
+    """
     port = free_port()
     log = tmp_path_factory.mktemp("explore") / "server.log"
     command = [str(Path(sys.prefix) / "bin" / "dprisk"), "explore", "--no-browser",
                "--port", str(port)]
-    log_file = log.open("w")
-    proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/"
+    with log.open("w") as log_file:  # the server writes to its own copy of the descriptor
+        proc = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT, text=True)
+    try:
+        yield proc, port, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    errors = [line for line in log.read_text().splitlines() if "Error" in line]
+    assert not errors, "the server logged errors:\n" + log.read_text()[-3000:]
+
+
+@pytest.fixture(scope="module")
+def server(server_process, browser):
+    """The server's URL, once it listens. Chromium is launched (``browser``) while the server
+    warms its views (seconds) before it listens."""
+    proc, port, log = server_process
     # wait until it listens (a TCP connection), not until a GET answers: a GET builds a whole
     # page of every view (seconds of CPU) that nothing looks at; the module's one page load
     # (``visit``) checks the answer's status
     deadline = time.monotonic() + START_TIMEOUT
     while not listens(port):
         if proc.poll() is not None or time.monotonic() > deadline:
-            # stop the server and close its log before failing (nothing left running)
-            exited = proc.poll() is not None
-            proc.kill()
-            proc.wait()
-            log_file.close()
+            # server_process stops the server (nothing left running)
             pytest.fail(f"dprisk explore exited with {proc.returncode}: {log.read_text()}"
-                        if exited else f"dprisk explore did not listen within {START_TIMEOUT} s")
+                        if proc.poll() is not None
+                        else f"dprisk explore did not listen within {START_TIMEOUT} s")
         time.sleep(0.1)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    log_file.close()
-    errors = [line for line in log.read_text().splitlines() if "Error" in line]
-    assert not errors, "the server logged errors:\n" + log.read_text()[-3000:]
+    return f"http://127.0.0.1:{port}/"
 
 
 @pytest.fixture(scope="module")

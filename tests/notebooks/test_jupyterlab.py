@@ -74,7 +74,19 @@ UNUSED_PLUGINS = ["@jupyterlab/debugger-extension", "@jupyterlab/extensionmanage
                   "@jupyterlab/celltags-extension", "@jupyterlab/metadataform-extension",
                   "@jupyterlab/inspector-extension", "@jupyterlab/running-extension",
                   "@jupyterlab/markdownviewer-extension", "@jupyterlab/vega5-extension",
-                  "@jupyterlab/json-extension", "@jupyterlab/javascript-extension"]
+                  "@jupyterlab/json-extension", "@jupyterlab/javascript-extension",
+                  "@jupyterlab/audio-extension", "@jupyterlab/video-extension",
+                  "@jupyterlab/cell-toolbar-extension", "@jupyterlab/completer-extension",
+                  "@jupyterlab/console-extension", "@jupyterlab/fileeditor-extension",
+                  "@jupyterlab/hub-extension", "@jupyterlab/launcher-extension",
+                  "@jupyterlab/mathjax-extension", "@jupyterlab/mermaid-extension",
+                  "@jupyterlab/settingeditor-extension", "@jupyterlab/statusbar-extension",
+                  "@jupyterlab/theme-dark-extension",
+                  "@jupyterlab/theme-dark-high-contrast-extension",
+                  "@jupyterlab/tooltip-extension",
+                  # these two ask the server for nbconvert's export formats
+                  "@jupyterlab/notebook-extension:export",
+                  "@jupyterlab/notebook-extension:update-raw-mimetype"]
 
 pytestmark = [needs_chromium("the JupyterLab test")]
 
