@@ -152,3 +152,22 @@ def test_posterior_tables_are_bounded_in_bytes(monkeypatch):
     setup.posterior_table(0, x2s + 1, y1s, PARAMS)  # same bytes: the first one goes
     assert len(setup._table_cache) == 1 and setup._table_cache.total == nbytes
     assert setup.posterior_table(0, x2s, y1s, PARAMS) is not first
+
+
+def test_exact_log_odds_read_off_a_remembered_table(monkeypatch):
+    """With the releases' posterior table in memory (the variant's thresholds built it), the
+    exact log-odds at x1* = m are its branch masses' difference, equal bit for bit to the
+    numpy path that computes them (no second pass: the mass kernel does not run)."""
+    from dprisk.inference.studies import setup
+
+    monkeypatch.setattr(setup, "_table_cache", BoundedCache(setup.TABLE_CACHE_BYTES))
+    monkeypatch.setenv("DPRISK_KERNELS", "numpy")
+    x2s, y1s = np.meshgrid(np.arange(-3, 9), np.arange(-6, 12), indexing="ij")
+    computed = setup.exact_log_odds_at_known(x2s, y1s, PARAMS)
+    setup.posterior_table(PARAMS.known, x2s, y1s, PARAMS)
+    calls = []
+    monkeypatch.setattr(setup, "checked_log_masses", lambda *a: calls.append(a))
+    monkeypatch.setattr(setup, "checked_masses", lambda *a, **k: calls.append(a))
+    read = setup.exact_log_odds_at_known(x2s, y1s, PARAMS)
+    assert calls == [] and read.shape == computed.shape == (12, 18)
+    np.testing.assert_array_equal(read, computed)
