@@ -66,7 +66,7 @@ RESULTS_CACHE_SIZE = 256
 _results_cache = BoundedCache(RESULTS_CACHE_SIZE)
 #: How many band rows (releases x band) a process keeps the chain transitions of, over all
 #: scenarios (24 bytes each): Figure 5's grids for x2 = 1..30 share 80% of their releases.
-BAND_CACHE_ROWS = 2**21
+BAND_CACHE_ROWS = 2**20
 _band_cache = BoundedCache(BAND_CACHE_ROWS)
 
 

@@ -28,7 +28,7 @@ MODELS = ("exact", "variant")
 #: scenarios and models (17 bytes each). The report's risk studies ask for overlapping release
 #: grids under one scenario many times: Figure 5's grids for x2 = 1..30 share 80% of their
 #: releases, Figure 6's for x2 = 1 and 10 a quarter of the work.
-OFFSETS_CACHE_CELLS = 2**21
+OFFSETS_CACHE_CELLS = 2**20
 _offsets_cache = BoundedCache(OFFSETS_CACHE_CELLS)
 
 
