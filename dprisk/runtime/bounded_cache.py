@@ -11,8 +11,10 @@ An answer larger than the bound on its own is not kept. A key that cannot be has
 scenario holding arrays, say) is neither looked up nor stored: the caller computes its answer
 every time, as without the cache. Used by the studies' caches of
 :func:`dprisk.inference.studies.setup.posterior_table` (bounded in bytes),
-:func:`dprisk.inference.studies.thresholds.decision_offsets` and
-:func:`dprisk.inference.studies.finite_draws.finite_draws_p_correct` (bounded in answers).
+:func:`dprisk.inference.studies.finite_draws.finite_draws_p_correct` (bounded in answers),
+and the release-by-release stores of
+:func:`dprisk.inference.studies.thresholds.decision_offsets` and the finite-draw bands
+(:mod:`dprisk.inference.studies.release_cells`, bounded in releases).
 
 A hit costs one dictionary look-up and one move to the end of the order (about 0.1 us):
 nothing is copied; a caller that hands out mutable answers copies them itself.

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.kernels.table_kernels import band_window_table, widened
+from dprisk.inference.kernels.table_kernels import band_window_table, initial_halfwidth, widened
+from dprisk.inference.studies.release_cells import CellStore, cell_keys, remember
 from dprisk.inference.studies.setup import (
     DEFAULT_TAIL_MASS,
     POSTERIOR_TAIL_MASS,
@@ -45,6 +46,7 @@ from dprisk.models.scenario import Scenario
 from dprisk.runtime.bounded_cache import BoundedCache
 
 __all__ = [
+    "BAND_CACHE_ROWS",
     "DECISION_METHODS",
     "band_transitions",
     "chain_transitions",
@@ -62,6 +64,10 @@ DECISION_METHODS = ("fft", "normal")
 #: table).
 RESULTS_CACHE_SIZE = 256
 _results_cache = BoundedCache(RESULTS_CACHE_SIZE)
+#: How many band rows (releases x band) a process keeps the chain transitions of, over all
+#: scenarios (24 bytes each): Figure 5's grids for x2 = 1..30 share 80% of their releases.
+BAND_CACHE_ROWS = 2**20
+_band_cache = BoundedCache(BAND_CACHE_ROWS)
 
 
 # --------------------------------------------------------------------------- chain tables
@@ -104,6 +110,12 @@ def band_transitions(x1_band, x2_star, y1_star, params: Scenario, *, variant: bo
     update adds the release term of each ``x1*`` to the k2 term computed once per
     ``(x2*, y1*)``.
     """
+    a0, a1, _ = _band_rows(x1_band, x2_star, y1_star, params, variant)
+    return a0, a1
+
+
+def _band_rows(x1_band, x2_star, y1_star, params: Scenario, variant: bool):
+    """:func:`band_transitions` and the k2 window's width ``W`` it used."""
     x1_band = np.asarray(x1_band, dtype=np.int64)
     cells, band = x1_band.shape
     x2_star, y1_star = (np.asarray(a, dtype=np.int64) for a in (x2_star, y1_star))
@@ -117,7 +129,8 @@ def band_transitions(x1_band, x2_star, y1_star, params: Scenario, *, variant: bo
     cond = branch_conditionals(table)
     if variant:
         if not table.feasible.all():
-            return chain_transitions(x1s, x2s, y1s, params, variant=True)  # its error
+            a0, a1 = chain_transitions(x1s, x2s, y1s, params, variant=True)  # its error
+            return a0, a1, table.width
         k2 = table.k2_start.reshape(cells, band)[:, 0, None] + np.arange(table.width)
         window = x1_window_term(y1_star[:, None], k2, rho1=params.rho1, d=params.d,
                               known=params.known)
@@ -128,7 +141,54 @@ def band_transitions(x1_band, x2_star, y1_star, params: Scenario, *, variant: bo
         q = exact_x1_update(table.log_joint)
     a0 = (cond[:, 0] * q).sum(-1)
     a1 = (cond[:, 1] * q).sum(-1)
-    return np.clip(a0, 0.0, 1.0), np.clip(np.where(table.feasible[1], a1, 0.0), 0.0, 1.0)
+    return (np.clip(a0, 0.0, 1.0), np.clip(np.where(table.feasible[1], a1, 0.0), 0.0, 1.0),
+            table.width)
+
+
+def _band_transitions(centre, half, x2_star, y1_star, params: Scenario, variant: bool):
+    r""":func:`band_transitions` of the band ``x1* = m + centre + (-half, ..., half - 1)``.
+
+    Per ``(x2*, y1*)`` the band's rows are remembered (:data:`BAND_CACHE_ROWS`, per scenario,
+    ``variant`` and ``half``, with the ``centre`` they were computed at;
+    :class:`dprisk.inference.studies.release_cells.CellStore`) and only the releases not met
+    before are computed, as one batch. A row depends on its release and on the batch's k2
+    window alone, and that window is the first one
+    (:func:`dprisk.inference.kernels.table_kernels.initial_halfwidth`) unless a row of the
+    batch needs a wider one: rows are kept only from batches at the first window, and when the
+    new rows need a wider one the whole band is computed as without the store (every row then
+    has the wider window, as in :func:`band_transitions` of the whole band). So the answer is
+    :func:`band_transitions`'s, bit for bit.
+
+    Returns ``(a0, a1)``, each of shape ``(cells * 2 half,)``, row ``c 2 half + j``.
+    """
+    js = np.arange(-half, half)
+    x1_band = (params.known + centre[:, None] + js[None, :]).astype(np.int64)
+    keys = cell_keys(x2_star, y1_star)
+    store_key = (params, bool(variant), int(half))
+    store = None if keys is None else _band_cache.get(store_key)
+    if keys is not None and store is None:
+        store = CellStore.empty(np.dtype(float), np.dtype(float), np.dtype(float),
+                                shape=(2 * half,))
+    if store is not None:
+        rows = store.find(keys)
+        known_rows = rows >= 0
+        known_rows[known_rows] = store.values[0][rows[known_rows], 0] == centre[known_rows]
+        rows[~known_rows] = -1
+        if known_rows.all():
+            return store.values[1][rows].ravel(), store.values[2][rows].ravel()
+        new_keys, first = np.unique(keys[~known_rows], return_index=True)
+        pick = np.flatnonzero(~known_rows)[first]
+        a0, a1, width = _band_rows(x1_band[pick], x2_star[pick], y1_star[pick], params,
+                                   variant)
+        if width == 2 * initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS) + 3:
+            shape = (pick.size, 2 * half)
+            store = remember(_band_cache, store_key, store, new_keys, (
+                np.broadcast_to(centre[pick, None], shape), a0.reshape(shape),
+                a1.reshape(shape)), row_size=2 * half)
+            rows = store.find(keys)
+            return store.values[1][rows].ravel(), store.values[2][rows].ravel()
+    a0, a1, _ = _band_rows(x1_band, x2_star, y1_star, params, variant)
+    return a0, a1
 
 
 def stationary_log_odds(a0, a1):
@@ -362,8 +422,8 @@ def _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob, tie_we
     half = 4
     while True:
         js = np.arange(-half, half)
-        x1_grid = (m + centre[:, None] + js[None, :]).astype(np.int64)
-        a0, a1 = band_transitions(x1_grid, x2f, y1f, params, variant=variant)
+        x1_grid = (m + centre[:, None] + js[None, :]).astype(np.int64)  # as _band_transitions
+        a0, a1 = _band_transitions(centre, half, x2f, y1f, params, variant)
         prob_up = _decision_up(a0, a1, start_prob, draws, method,
                                tie_weight).reshape(x1_grid.shape)
         stationary_up = _stationary_up(a0, a1, tie_weight).reshape(x1_grid.shape)

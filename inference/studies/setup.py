@@ -243,10 +243,7 @@ def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
     the exact and the variant chains of one study ask for the same table); their arrays are
     read-only.
     """
-    x1s, x2s, y1s = (np.asarray(a, dtype=np.int64).ravel() for a in np.broadcast_arrays(
-        np.asarray(x1_star), np.asarray(x2_star), np.asarray(y1_star)))
-    digest = hashlib.sha1(x1s.tobytes() + b"|" + x2s.tobytes() + b"|" + y1s.tobytes())
-    key = (params, x1s.size, digest.hexdigest())
+    key, (x1s, x2s, y1s) = _table_key(x1_star, x2_star, y1_star, params)
     table = _table_cache.get(key)  # None also for a scenario holding unhashable parts
     if table is not None:
         return table
@@ -258,6 +255,14 @@ def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
             size += value.nbytes
     _table_cache.put(key, table, size)
     return table
+
+
+def _table_key(x1_star, x2_star, y1_star, params: Scenario):
+    """The key of a posterior table in the process's memory, and the flat int64 releases."""
+    x1s, x2s, y1s = (np.asarray(a, dtype=np.int64).ravel() for a in np.broadcast_arrays(
+        np.asarray(x1_star), np.asarray(x2_star), np.asarray(y1_star)))
+    digest = hashlib.sha1(x1s.tobytes() + b"|" + x2s.tobytes() + b"|" + y1s.tobytes())
+    return (params, x1s.size, digest.hexdigest()), (x1s, x2s, y1s)
 
 
 def branch_conditionals(table: JointTable) -> np.ndarray:
@@ -290,11 +295,21 @@ def exact_log_odds_at_known(x2_star, y1_star, params: Scenario) -> np.ndarray:
 
     .. math:: L(x_1^*, x_2^*, y_1^*) = L_m(x_2^*, y_1^*) + 2\rho_1 (x_1^* - m)
 
-    ``-inf`` where the prior makes ``X1 = m + 1`` impossible.
+    ``-inf`` where the prior makes ``X1 = m + 1`` impossible. When the releases' posterior
+    table (:func:`posterior_table` at ``x1* = m``) is in the process's memory (the variant's
+    thresholds of the same releases built it), its branch masses give the log-odds: the
+    numpy path's values, bit for bit, without a second pass over the k2 windows.
     """
     x2s, y1s = (a.ravel() for a in np.broadcast_arrays(np.asarray(x2_star),
                                                         np.asarray(y1_star)))
     shape = np.broadcast_shapes(np.shape(x2_star), np.shape(y1_star))
+    if x2s.size and np.asarray(x2_star).dtype.kind in "iu" and np.asarray(
+            y1_star).dtype.kind in "iu":
+        table = _table_cache.get(_table_key(params.known, x2s, y1s, params)[0])
+        if table is not None:  # its masses are those of the numpy path below, bit for bit
+            mass = table.log_branch_mass
+            with np.errstate(invalid="ignore"):
+                return (mass[:, 1] - mass[:, 0]).reshape(shape)
     odds = np.empty(x2s.size)
     halfwidth = initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS)
     if serves(params) and use_compiled(table_seconds(x2s.size, halfwidth)):  # one fused pass

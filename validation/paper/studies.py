@@ -336,7 +336,7 @@ def _mc_summary(ds: xr.Dataset) -> str:
     return "\n".join(lines)
 
 
-@report_study(order=40, title="risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", cost=9.8)
+@report_study(order=40, title="risk studies (§4.3 Figures 4–6, S4 Figures 10–11)", cost=6.5)
 def study(*, paper_scale: bool = False, progress: bool = False):
     """The two-level decision study for the report.
 

@@ -117,3 +117,53 @@ def test_finite_draws_answers_are_remembered_per_validated_inputs(monkeypatch):
     assert len(computed) == 3 and strict["ties"] == "m"
     assert list(first) == ["p_correct", "p_correct_stationary", "draws", "variant", "method",
                            "ties", "start", "x1", "x2", "neglected_mass", "band_error"]
+
+
+def _fresh_memories(monkeypatch, fd):
+    from dprisk.inference.studies import thresholds
+    from dprisk.runtime.bounded_cache import BoundedCache
+
+    monkeypatch.setattr(fd, "_results_cache", BoundedCache(fd.RESULTS_CACHE_SIZE))
+    monkeypatch.setattr(fd, "_band_cache", BoundedCache(fd.BAND_CACHE_ROWS))
+    monkeypatch.setattr(thresholds, "_offsets_cache",
+                        BoundedCache(thresholds.OFFSETS_CACHE_CELLS))
+
+
+@pytest.mark.parametrize("variant", [False, True])
+def test_band_rows_are_remembered_per_release(monkeypatch, variant):
+    """Overlapping grids (Figure 5's x2 and x2 + 1: the same grid shifted by (1, 1)) compute
+    only the band rows of their new releases, and the expectation is the one computed from an
+    empty memory, bit for bit (compared with ==: the same float operations per row)."""
+    from dprisk.inference.studies import finite_draws as fd
+
+    point = {**CENSUS, "rho2": 100.0, "draws": 1000, "variant": variant, "ties": "m+1"}
+    _fresh_memories(monkeypatch, fd)
+    alone = fd.finite_draws_p_correct(x2=6, **point)
+    _fresh_memories(monkeypatch, fd)
+    rows = []
+    original = fd._band_rows
+
+    def counted(x1_band, *args):
+        rows.append(x1_band.shape[0])
+        return original(x1_band, *args)
+
+    monkeypatch.setattr(fd, "_band_rows", counted)
+    fd.finite_draws_p_correct(x2=5, **point)
+    after = fd.finite_draws_p_correct(x2=6, **point)
+    assert after == alone
+    cells = 3 * 157  # x2* within 1 of x2 at rho2 = 100, 157 values of y1*
+    assert rows[0] == cells and sum(rows[1:]) == 3 + 157 - 1
+
+
+def test_band_rows_of_a_wider_window_are_not_kept(monkeypatch):
+    """A batch whose k2 window is not the first one is computed whole and not kept (as if
+    each batch needed a wider window): the same expectation, nothing remembered."""
+    from dprisk.inference.studies import finite_draws as fd
+
+    point = {**CENSUS, "rho2": 100.0, "x2": 3, "draws": 1000, "variant": True}
+    _fresh_memories(monkeypatch, fd)
+    want = fd.finite_draws_p_correct(**point)
+    _fresh_memories(monkeypatch, fd)
+    monkeypatch.setattr(fd, "initial_halfwidth", lambda precision, tail_mass: -5)
+    assert fd.finite_draws_p_correct(**point) == want
+    assert len(fd._band_cache) == 0
