@@ -185,3 +185,53 @@ def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch
             os.kill(int(started.read_text()), 0)
     finally:
         runner.stop_fork_server()
+
+
+def test_while_the_pool_starts_this_process_takes_the_next_cheapest_study(monkeypatch,
+                                                                          tmp_path):
+    """The fork server is held in its imports until this process has given two results: the
+    planned local study (b, 0.5 s) and then, the pool not ready, the cheapest pooled study
+    within LOCAL_START_SECONDS (the pid study, 0.6 s: over the plan's budget, 1.0 s, with b);
+    a study without a hint (a) still goes to the pool. Before, this process waited for the
+    pool after b (the held server then let go only after its 10 s timeout) and the pid study
+    ran in a worker."""
+    release = tmp_path / "release"
+    (tmp_path / "held_preload_for_runner_test.py").write_text(
+        "import pathlib\nimport time\n\n"
+        f"release = pathlib.Path({str(release)!r})\n"
+        "deadline = time.monotonic() + 10\n"
+        "while not release.exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.5, raising=False)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.6, raising=False)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
+    assert runner._split_local(studies) == ([1], [2, 0])
+    runner.stop_fork_server()  # the next fork server imports this test's preload
+    order = []
+    try:
+        for i, result, _ in run_studies(studies, paper_scale=False, workers=2,
+                                        preload=("held_preload_for_runner_test",)):
+            order.append((i, result.datasets.get("where")))
+            if len(order) == 2:
+                release.touch()  # the server may go on: the pool starts
+        assert [i for i, _ in order] == [1, 2, 0]
+        assert order[1][1].attrs["pid"] == os.getpid()  # the pid study ran here
+    finally:
+        release.touch()
+        runner.stop_fork_server()
+
+
+def test_the_study_taken_here_is_the_cheapest_whole_study_within_the_limit(monkeypatch):
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 2.0, raising=False)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.7, raising=False)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.4, raising=False)
+    split = report_helpers.split_study.report_study  # parts 2.0 and 0.5: never taken here
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study, split]
+    tasks = runner._Tasks(studies, [0, 1, 2, 3], paper_scale=False)
+    assert [tasks.take_cheapest(1.0), tasks.take_cheapest(1.0)] == [2, 1]
+    assert tasks.take_cheapest(1.0) is None  # a (2.0) is over the limit; parts are not taken
+    assert tasks.take_cheapest(5.0) == 0 and tasks.take_cheapest(5.0) is None
+    assert [key for _, key, _ in tasks.waiting] == [("part", 3, "long"), ("part", 3, "short")]
