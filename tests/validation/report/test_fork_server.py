@@ -1,16 +1,19 @@
 """The report's fork server started early: kept for the pool, stopped at once on an error."""
 
 import os
+import runpy
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.validation.registry import registered
-from dprisk.validation.report import fork_server, runner
+from dprisk.validation.report import build, fork_server, runner
 from dprisk.validation.report.fork_server import (
     PRELOAD,
     RUNNER,
+    STUDY_MODULES,
     fork_server_pid,
     fork_server_started,
     kill_pool_processes,
@@ -21,14 +24,30 @@ from dprisk.validation.report.fork_server import (
 
 def test_the_preload_is_the_pools():
     """What the early server imports is what the report's pool asks for: the runner, the
-    libraries and each registered study's module once (read without importing a study)."""
+    libraries and each registered study's module (through STUDY_MODULES, so this process
+    need not read the registry before the start)."""
     assert RUNNER == runner.__name__
     assert runner.PRELOAD is PRELOAD and runner.stop_fork_server is stop_fork_server
-    modules = report_preload()
+    assert report_preload() == (*PRELOAD, STUDY_MODULES)
+    modules = report_preload(study for _, study in build.STUDIES)  # the pool's
+    assert modules == build._preload()
     assert modules[:len(PRELOAD)] == PRELOAD
-    assert set(modules[len(PRELOAD):]) == {study.module for study in registered()}
-    assert len(set(modules)) == len(modules)
+    assert list(modules[len(PRELOAD):]) == [study.module for study in registered()]
     assert report_preload([object()]) == PRELOAD  # a study without a module adds none
+
+
+def test_the_study_modules_preload_imports_each_study_module_once(monkeypatch):
+    """Run as the fork server imports it, over stand-in studies: each module once, in page
+    order; one that fails to import (or has none) is skipped."""
+
+    def study(module):
+        return SimpleNamespace(module=module)
+
+    monkeypatch.setattr(build, "STUDIES", [
+        ("a", study("json")), ("b", study("dprisk.no.such.module")), ("c", SimpleNamespace()),
+        ("d", study("colorsys")), ("e", study("json"))])
+    namespace = runpy.run_module(STUDY_MODULES)
+    assert namespace["IMPORTED"] == ["json", "colorsys"]
 
 
 def test_one_worker_starts_no_server(monkeypatch):
