@@ -1,6 +1,8 @@
 """The report's study runner: worker processes give the results of one process, in order."""
 
+import multiprocessing
 import os
+import threading
 import time
 
 import numpy as np
@@ -151,6 +153,45 @@ def test_the_pool_takes_the_longest_task_first_a_part_counting_its_join(monkeypa
                                                      ("part", 1, "short")]
 
 
+def test_while_the_pool_starts_this_process_takes_the_next_cheapest_study(monkeypatch):
+    """The pool's start is held until this process has given two results: the planned local
+    study (b, 0.5 s) and then, the pool not ready, the cheapest pooled study within
+    LOCAL_START_SECONDS (the pid study, 0.6 s: over the plan's budget, 1.0 s, with b); a
+    study without a hint (a) still goes to the pool. Before, this process waited for the
+    pool after b (held here until a 10 s timeout) and the pid study ran in a worker. The
+    fork server is the module's (PRELOAD), so no new one is started for this test."""
+    release = threading.Event()
+    forkserver_context = multiprocessing.get_context("forkserver")
+
+    class HeldStart:
+        """The fork server's context, its Pool() held until ``release`` (at most 10 s)."""
+
+        def set_forkserver_preload(self, modules):
+            forkserver_context.set_forkserver_preload(modules)
+
+        def Pool(self, *args, **kwargs):  # multiprocessing's name
+            release.wait(10)
+            return forkserver_context.Pool(*args, **kwargs)
+
+    monkeypatch.setattr(runner.multiprocessing, "get_context", lambda method: HeldStart())
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.5, raising=False)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.6, raising=False)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
+    assert runner._split_local(studies) == ([1], [2, 0])
+    order = []
+    try:
+        for i, result, _ in run_studies(studies, paper_scale=False, workers=2,
+                                        preload=PRELOAD):
+            order.append((i, result.datasets.get("where")))
+            if len(order) == 2:
+                release.set()  # the pool may start
+    finally:
+        release.set()
+    assert [i for i, _ in order] == [1, 2, 0]
+    assert order[1][1].attrs["pid"] == os.getpid()  # the pid study ran here
+
+
 def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch, tmp_path):
     """Ctrl-C or SIGTERM (a KeyboardInterrupt) in a study run here while the fork server is
     still importing its preload (20 s here): run_studies re-raises at once, not after the
@@ -184,43 +225,6 @@ def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch
         with pytest.raises(ProcessLookupError):  # killed and reaped
             os.kill(int(started.read_text()), 0)
     finally:
-        runner.stop_fork_server()
-
-
-def test_while_the_pool_starts_this_process_takes_the_next_cheapest_study(monkeypatch,
-                                                                          tmp_path):
-    """The fork server is held in its imports until this process has given two results: the
-    planned local study (b, 0.5 s) and then, the pool not ready, the cheapest pooled study
-    within LOCAL_START_SECONDS (the pid study, 0.6 s: over the plan's budget, 1.0 s, with b);
-    a study without a hint (a) still goes to the pool. Before, this process waited for the
-    pool after b (the held server then let go only after its 10 s timeout) and the pid study
-    ran in a worker."""
-    release = tmp_path / "release"
-    (tmp_path / "held_preload_for_runner_test.py").write_text(
-        "import pathlib\nimport time\n\n"
-        f"release = pathlib.Path({str(release)!r})\n"
-        "deadline = time.monotonic() + 10\n"
-        "while not release.exists() and time.monotonic() < deadline:\n"
-        "    time.sleep(0.02)\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
-    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.5, raising=False)
-    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.6, raising=False)
-    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
-    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
-    assert runner._split_local(studies) == ([1], [2, 0])
-    runner.stop_fork_server()  # the next fork server imports this test's preload
-    order = []
-    try:
-        for i, result, _ in run_studies(studies, paper_scale=False, workers=2,
-                                        preload=("held_preload_for_runner_test",)):
-            order.append((i, result.datasets.get("where")))
-            if len(order) == 2:
-                release.touch()  # the server may go on: the pool starts
-        assert [i for i, _ in order] == [1, 2, 0]
-        assert order[1][1].attrs["pid"] == os.getpid()  # the pid study ran here
-    finally:
-        release.touch()
         runner.stop_fork_server()
 
 
