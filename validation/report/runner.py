@@ -280,7 +280,9 @@ class _Tasks:
     join waits for it) first, a study's join as soon as it is ready
     (it renders the study's figures, and nothing else waits on it). The first tasks are
     submitted (:meth:`submit`) as soon as the pool exists, while this process may still run
-    studies of its own; :meth:`run` then takes the answers and submits the rest.
+    studies of its own; :meth:`run` then takes the answers and submits the rest, the freed
+    worker's next task before the answer is unpickled and handed on (the worker does not
+    wait for that), except after a study's last part (its join may be the next task).
     """
 
     def __init__(self, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool):
@@ -339,11 +341,15 @@ class _Tasks:
             key, payload = answer
             if key[0] == "part":
                 _, i, name = key
+                last = len(values[i]) + 1 == len(study_parts(studies[i]))
+                if not last:  # the freed worker's next task first, then this value
+                    self.submit(pool, workers)
                 values[i][name] = pickle.loads(payload)
-                if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
+                if last:  # all back: the join next
                     joined = studies[i].joined(values.pop(i))
                     self.waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
                 continue
+            self.submit(pool, workers)  # the freed worker's next task first, then this result
             i = key[1]
             yield (i, *(_run_one(studies[i], self.paper_scale) if payload is None
                         else pickle.loads(payload)))

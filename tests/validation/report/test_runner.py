@@ -239,3 +239,31 @@ def test_the_study_taken_here_is_the_cheapest_whole_study_within_the_limit(monke
     assert tasks.take_cheapest(1.0) is None  # a (2.0) is over the limit; parts are not taken
     assert tasks.take_cheapest(5.0) == 0 and tasks.take_cheapest(5.0) is None
     assert [key for _, key, _ in tasks.waiting] == [("part", 3, "long"), ("part", 3, "short")]
+
+
+def test_a_freed_worker_gets_its_next_task_before_the_answer_is_unpickled(monkeypatch):
+    """The pool waits for this process only to be handed the next task: that comes before
+    the answer is unpickled and given to the report (which may take a while on a loaded
+    machine), not after. A pool that runs each task at once stands in for the workers."""
+    events = []
+    loads = runner.pickle.loads
+
+    class InstantPool:
+        def apply_async(self, func, args, callback, error_callback):
+            events.append(("submit", args[0][0]))
+            callback(func(*args))
+
+    def recorded_loads(payload):
+        events.append(("loads",))
+        return loads(payload)
+
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 2.0, raising=False)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 1.0, raising=False)
+    tasks = runner._Tasks([report_helpers.study_a, report_helpers.study_b], [0, 1],
+                          paper_scale=False)
+    tasks.submit(InstantPool(), 1)
+    monkeypatch.setattr(runner.pickle, "loads", recorded_loads)
+    answers = tasks.run(InstantPool(), 1)
+    assert next(answers)[0] == 0
+    assert events == [("submit", ("study", 0)), ("submit", ("study", 1)), ("loads",)]
+    assert [i for i, _, _ in answers] == [1]
