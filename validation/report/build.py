@@ -56,7 +56,10 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
 
 
 def _preload() -> tuple[str, ...]:
-    """:data:`~dprisk.validation.report.runner.PRELOAD` and the registered studies' modules."""
+    """The fork server's preload: the libraries and each registered study's module.
+
+    :func:`~dprisk.validation.report.fork_server.report_preload` of :data:`STUDIES`.
+    """
     return report_preload(study for _, study in STUDIES)
 
 
