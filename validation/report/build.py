@@ -37,9 +37,11 @@ import xarray as xr
 from dprisk.validation.paper.record_annotations import annotate
 from dprisk.validation.paper.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
 from dprisk.validation.registry import registered
+from dprisk.validation.report.fork_server import report_preload
 from dprisk.validation.report.output import ReportTarget
 from dprisk.validation.report.page import render_html
-from dprisk.validation.report.runner import PRELOAD, run_studies
+from dprisk.validation.report.runner import run_studies
+from dprisk.validation.report.tree_netcdf import write_tree
 
 __all__ = ["RECORD_KEYS", "STUDIES", "StudyResult", "validate_records", "write_report"]
 
@@ -54,9 +56,11 @@ STUDIES: list[tuple[str, Callable[..., StudyResult]]] = [
 
 
 def _preload() -> tuple[str, ...]:
-    """:data:`~dprisk.validation.report.runner.PRELOAD` and the registered studies' modules."""
-    modules = [getattr(study, "module", None) for _, study in STUDIES]
-    return (*PRELOAD, *dict.fromkeys(m for m in modules if m is not None))
+    """The fork server's preload: the libraries and each registered study's module.
+
+    :func:`~dprisk.validation.report.fork_server.report_preload` of :data:`STUDIES`.
+    """
+    return report_preload(study for _, study in STUDIES)
 
 
 def _versions() -> dict[str, str]:
@@ -82,7 +86,7 @@ def _write_all(tmp: Path, results: list[StudyResult], pngs: list[dict[str, bytes
     tree = xr.DataTree.from_dict(
         {f"/{study.name}/{key}": ds for study in results for key, ds in study.datasets.items()}
     )
-    tree.to_netcdf(tmp / "results.nc")
+    write_tree(tree, tmp / "results.nc")  # as tree.to_netcdf, the data after the metadata
     records = [r for study in results for r in study.records]
     validate_records(records)
     records = [annotate(r) for r in records]  # + the paper's numbering, claims as claims

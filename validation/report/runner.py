@@ -5,16 +5,19 @@ own generators from constants of its module (its ``seeds``) and reads nothing an
 computed, so the process a study runs in changes none of its numbers; the results come back in
 the registry's order whatever order they finish in. With ``workers > 1``, a pool of that many
 processes (started by a fork server that has imported only this module and the libraries of
-:data:`PRELOAD`, so no state of the calling process is inherited) takes the studies longest
+:data:`PRELOAD`, so no state of the calling process is inherited;
+:mod:`dprisk.validation.report.fork_server`, which ``dprisk reproduce`` starts first thing)
+takes the studies longest
 first (each study's cost hint, :func:`cost_hint`: seconds of CPU measured on one core, given
 where the study registers itself, :mod:`dprisk.validation.registry`), which keeps the two
 cores of a small machine busy until the end: the longest-processing-time rule, within 4/3 of
 the best split. The fork server's imports take seconds on one core: meanwhile this process runs the
 cheapest studies itself (:data:`LOCAL_START_SECONDS`), so the other core is not idle. An error
 or an interrupt (Ctrl-C, SIGTERM) before the pool has started stops the fork server at once
-(:func:`stop_fork_server`), in the middle of its imports, which it would otherwise finish
-first: seconds before the pool's start could be given up, and, after the forced exit of a
-stop signal, as an orphan process (the watchdog's clean-up kills it and the workers).
+(:func:`~dprisk.validation.report.fork_server.stop_fork_server`), in the middle of its
+imports, which it would otherwise finish first: seconds before the pool's start could be
+given up, and, after the forced exit of a stop signal, as an orphan process (the watchdog's
+clean-up kills it and the workers).
 
 Each study's figures are rendered to PNG in the process that made them (so rendering runs
 side by side too), and its :class:`~dprisk.validation.paper.records.StudyResult` is returned
@@ -24,12 +27,9 @@ by pickling, each figure replaced by its caption and alt text
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import multiprocessing
-import os
 import pickle
-import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
@@ -39,6 +39,13 @@ from dprisk.validation.figures.draw_once import garbage_collection_paused
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.paper.records import StudyResult
+from dprisk.validation.report.fork_server import (
+    PRELOAD,
+    available_cores,
+    kill_pool_processes,
+    start_fork_server_without_stderr,
+    stop_fork_server,
+)
 
 __all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
            "cost_hint", "freeze_inherited_objects", "render_figures", "run_studies",
@@ -47,30 +54,15 @@ __all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "available_cores",
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
 #: CPU seconds (by their cost hints, :func:`cost_hint`) of the cheapest studies that this
-#: process runs itself while the fork server imports :data:`PRELOAD` (about 3.5 s here, on
+#: process runs itself while the fork server imports :data:`PRELOAD` (about 4 s here, on
 #: the other core), instead of waiting for the pool's workers: those studies leave the pool,
 #: whose last study ends the earlier. Only studies with a cost hint are taken, cheapest
-#: first, while their sum stays within it.
+#: first, while their sum stays within it. When they are done and the pool has still not
+#: started, this process goes on with the cheapest study of the pool's (a whole study, hint
+#: at most this) while the pool starts, rather than wait idle: the fork server's imports
+#: take 4-6 s, this process's own imports and these studies 3.5-4.5 s (both vary with the
+#: machine's load).
 LOCAL_START_SECONDS = 3.0
-#: Modules the fork server imports before it forks the report's workers
-#: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
-#: loaded instead of importing them again (about 4 s of CPU per worker here). They
-#: are libraries and the report's registry, not state of the calling process; a module that
-#: fails to import is skipped by the fork server and then imported by the study as usual.
-#: ``dask.array``: xarray imports it in every process that makes a Dataset when dask is
-#: installed (its duck-array check, ``xarray.namedarray.pycompat``), 0.7-1.4 s of CPU each.
-#: :func:`dprisk.validation.report.build.write_report` adds the registered studies' own
-#: modules (each imported once, in the fork server, not once per worker that runs a study).
-PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
-           "pymc", "arviz_stats")
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def render_figures(result: StudyResult) -> dict[str, bytes]:
@@ -179,67 +171,6 @@ def freeze_inherited_objects() -> None:
     gc.freeze()
 
 
-def _start_fork_server_without_stderr() -> None:
-    """Start multiprocessing's fork server (if not running) with its stderr on ``os.devnull``.
-
-    The workers it forks inherit that stderr: a study's error comes back to the calling
-    process as its exception (pickled by the pool), and what a worker would print on stderr
-    otherwise is dropped. Without it, a worker that the pool was still starting when
-    ``dprisk reproduce`` was stopped printed a traceback (its semaphore gone with the calling
-    process) on the user's terminal after the command's last line.
-    """
-    from multiprocessing import forkserver
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    saved = os.dup(2)
-    try:
-        os.dup2(devnull, 2)
-        forkserver.ensure_running()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def stop_fork_server() -> None:
-    """Stop this process's multiprocessing fork server now, if one runs (even mid-import).
-
-    The fork server notices that its clients are gone only in its serving loop, after its
-    preload imports (:data:`PRELOAD`: seconds of CPU); so it is killed (``SIGKILL``: it holds
-    nothing to clean up, and its workers are stopped by their pool) and reaped, and its
-    socket removed. The next pool of this process starts a new one.
-    """
-    from multiprocessing import forkserver
-
-    server = forkserver._forkserver  # the process's one fork server (multiprocessing's)
-    pid = server._forkserver_pid
-    if pid is None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    try:
-        server._stop()  # closes its "alive" pipe, reaps it, removes its socket
-    except OSError:  # reaped already (a pool's start found it dead) or its socket gone
-        server._forkserver_pid = server._forkserver_address = None
-
-
-def _kill_pool_processes() -> None:
-    """The forced exit's clean-up (a stop signal's watchdog): kill the workers and the server.
-
-    No waiting and no locks: the process ends right after
-    (:data:`dprisk.runtime.output_files.FORCED_EXIT_CLEANUPS`).
-    """
-    from multiprocessing import forkserver
-
-    for child in multiprocessing.active_children():
-        with contextlib.suppress(Exception):
-            child.kill()
-    pid = forkserver._forkserver._forkserver_pid
-    if pid is not None:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
                 workers: int = 1, preload: Sequence[str] = ()
                 ) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
@@ -256,8 +187,9 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
     workers : int (>= 1)
         Processes to run them in; 1 runs them here, in order. Otherwise the cheapest (within
         :data:`LOCAL_START_SECONDS` by :func:`cost_hint`) run here first, while the fork
-        server imports ``preload``, and the others in a pool of that many processes. On an
-        error or interrupt the workers and the fork server are stopped at once.
+        server imports ``preload`` (then, while the pool has not started, the cheapest of
+        the others, each one within it), and the others in a pool of that many processes.
+        On an error or interrupt the workers and the fork server are stopped at once.
     preload : sequence of str
         Modules the fork server imports before forking the workers (:data:`PRELOAD` for the
         report); it does so when it starts, i.e. at the first pool of this process.
@@ -282,7 +214,7 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload([__name__, *preload])
-    _start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
+    start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
     tasks = _Tasks(studies, pooled, paper_scale)
     processes = min(workers, len(tasks.waiting))
     started: dict = {}
@@ -297,10 +229,15 @@ def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: b
 
     starter = threading.Thread(target=start_pool, name="report-pool", daemon=True)
     cleanup = id(starter)
-    FORCED_EXIT_CLEANUPS[cleanup] = _kill_pool_processes  # a stop's watchdog ends the process
+    FORCED_EXIT_CLEANUPS[cleanup] = kill_pool_processes  # a stop's watchdog ends the process
     starter.start()
     try:
         for i in local:  # meanwhile, the cheapest studies here
+            yield (i, *_run_one(studies[i], paper_scale))
+        while starter.is_alive():  # the pool is not ready yet: one more study here
+            i = tasks.take_cheapest(LOCAL_START_SECONDS)
+            if i is None:
+                break
             yield (i, *_run_one(studies[i], paper_scale))
         starter.join()
         if "error" in started:
@@ -343,7 +280,9 @@ class _Tasks:
     join waits for it) first, a study's join as soon as it is ready
     (it renders the study's figures, and nothing else waits on it). The first tasks are
     submitted (:meth:`submit`) as soon as the pool exists, while this process may still run
-    studies of its own; :meth:`run` then takes the answers and submits the rest.
+    studies of its own; :meth:`run` then takes the answers and submits the rest, the freed
+    worker's next task before the answer is unpickled and handed on (the worker does not
+    wait for that), except after a study's last part (its join may be the next task).
     """
 
     def __init__(self, studies: Sequence[Callable], pooled: Sequence[int], paper_scale: bool):
@@ -364,14 +303,31 @@ class _Tasks:
         self.waiting.sort(key=lambda task: -task[0])  # stable: ties keep the registry's order
         self.done = queue.SimpleQueue()
         self.running = 0
+        self.lock = threading.Lock()  # the pool's starter submits while this process takes
 
     def submit(self, pool, workers: int) -> None:
         """Submit the longest waiting tasks while fewer than ``workers`` are in the pool."""
-        while self.waiting and self.running < workers:
-            _, key, call = self.waiting.pop(0)
-            pool.apply_async(_run_task, ((key, call, self.paper_scale),),
-                             callback=self.done.put, error_callback=self.done.put)
-            self.running += 1
+        with self.lock:
+            while self.waiting and self.running < workers:
+                _, key, call = self.waiting.pop(0)
+                pool.apply_async(_run_task, ((key, call, self.paper_scale),),
+                                 callback=self.done.put, error_callback=self.done.put)
+                self.running += 1
+
+    def take_cheapest(self, limit: float) -> int | None:
+        """Take the cheapest waiting study out of the pool's tasks, to run it here.
+
+        Only a whole study (not a part) whose cost hint is at most ``limit``; its index in
+        ``studies``, or None when there is none.
+        """
+        with self.lock:
+            for k in reversed(range(len(self.waiting))):  # cheapest first (sorted longest first)
+                _, key, call = self.waiting[k]
+                cost = cost_hint(call)
+                if key[0] == "study" and cost is not None and cost <= limit:
+                    del self.waiting[k]
+                    return key[1]
+        return None
 
     def run(self, pool, workers: int) -> Iterator[tuple[int, StudyResult, dict[str, bytes]]]:
         """Yield ``(index, result, pngs)`` of each study as it finishes (module notes)."""
@@ -385,11 +341,15 @@ class _Tasks:
             key, payload = answer
             if key[0] == "part":
                 _, i, name = key
+                last = len(values[i]) + 1 == len(study_parts(studies[i]))
+                if not last:  # the freed worker's next task first, then this value
+                    self.submit(pool, workers)
                 values[i][name] = pickle.loads(payload)
-                if len(values[i]) == len(study_parts(studies[i])):  # all back: the join next
+                if last:  # all back: the join next
                     joined = studies[i].joined(values.pop(i))
                     self.waiting.insert(0, (cost_hint(joined) or 0.0, ("study", i), joined))
                 continue
+            self.submit(pool, workers)  # the freed worker's next task first, then this result
             i = key[1]
             yield (i, *(_run_one(studies[i], self.paper_scale) if payload is None
                         else pickle.loads(payload)))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
+import sys
 from pathlib import Path
 
 from dprisk.cli.common import (
@@ -15,7 +18,13 @@ from dprisk.cli.common import (
     show_progress,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "freeze_heap_at_exit", "run"]
+
+#: The report's module: imported (xarray, matplotlib, the registry) after the fork server's
+#: start, and only when the command runs.
+REPORT_MODULE = "dprisk.validation.report.build"
+#: What :func:`freeze_heap_at_exit` registered with :mod:`atexit` (once a process).
+_FREEZE_AT_EXIT: list = []
 
 
 def add_parser(subs) -> None:
@@ -36,11 +45,15 @@ def add_parser(subs) -> None:
 
 
 def run(args) -> int:
-    """Write the report to ``--out`` and print its summary."""
-    from dprisk.validation.paper.records import CLAIM_STATUSES
-    from dprisk.validation.report.build import write_report
+    """Write the report to ``--out`` and print its summary.
+
+    Once the options and ``--out`` are checked, the report's fork server is started
+    (:func:`dprisk.validation.report.fork_server.fork_server_started`, unless ``--workers
+    1``), before the report's libraries are imported here: its own imports (seconds) run on
+    the other core meanwhile. An error or a stop before its pool starts stops it at once.
+    """
+    from dprisk.validation.report.fork_server import available_cores, fork_server_started
     from dprisk.validation.report.output import check_report_out
-    from dprisk.validation.report.runner import available_cores
 
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be an integer >= 1, got {args.workers}")
@@ -51,8 +64,15 @@ def run(args) -> int:
     check_writable_dir(out, "--out")
     with naming_out():
         check_report_out(out)  # only a new, empty or earlier report directory is replaced
-        summary = write_report(args.out, paper_scale=args.paper_scale,
-                               progress=show_progress(args), workers=workers)
+        # early only while the report is still to be imported (not when it is loaded already)
+        early = workers if REPORT_MODULE not in sys.modules else 1
+        with fork_server_started(early):
+            from dprisk.validation.report.build import write_report
+
+            summary = write_report(args.out, paper_scale=args.paper_scale,
+                                   progress=show_progress(args), workers=workers)
+    from dprisk.validation.paper.records import CLAIM_STATUSES
+
     counts = summary["status_counts"]
     numbers = {k: v for k, v in counts.items() if k not in CLAIM_STATUSES}
     claims = {k: v for k, v in counts.items() if k in CLAIM_STATUSES}
@@ -65,4 +85,21 @@ def run(args) -> int:
         f"  {summary['n_figures']} figures, {summary['seconds']:.1f} s",
     ]
     emit(args, summary, lines)
+    freeze_heap_at_exit()
     return EXIT_OK
+
+
+def freeze_heap_at_exit() -> None:
+    """Have the interpreter's shutdown skip its full garbage collections (``gc.freeze``).
+
+    Registered (once) with :mod:`atexit` when the report is written: at exit the handler
+    moves every object into the collector's permanent generation, so the collections of the
+    interpreter's shutdown do not walk the heap the report's libraries and studies left
+    (0.5-0.7 s of CPU on one core after the last line, the other core idle; 0.05 s frozen,
+    measured after the two local studies). The report is complete and closed by then; the
+    other exit handlers and the modules' teardown still run (only cyclic garbage is not
+    collected, which the process's end frees anyway).
+    """
+    if not _FREEZE_AT_EXIT:
+        atexit.register(gc.freeze)
+        _FREEZE_AT_EXIT.append(gc.freeze)

@@ -1,6 +1,8 @@
 """The report's study runner: worker processes give the results of one process, in order."""
 
+import multiprocessing
 import os
+import threading
 import time
 from multiprocessing import forkserver
 from pathlib import Path
@@ -182,6 +184,45 @@ def test_the_pool_takes_the_longest_task_first_a_part_counting_its_join(monkeypa
                                                      ("part", 1, "short")]
 
 
+def test_while_the_pool_starts_this_process_takes_the_next_cheapest_study(monkeypatch):
+    """The pool's start is held until this process has given two results: the planned local
+    study (b, 0.5 s) and then, the pool not ready, the cheapest pooled study within
+    LOCAL_START_SECONDS (the pid study, 0.6 s: over the plan's budget, 1.0 s, with b); a
+    study without a hint (a) still goes to the pool. Before, this process waited for the
+    pool after b (held here until a 10 s timeout) and the pid study ran in a worker. The
+    fork server is the module's (PRELOAD), so no new one is started for this test."""
+    release = threading.Event()
+    forkserver_context = multiprocessing.get_context("forkserver")
+
+    class HeldStart:
+        """The fork server's context, its Pool() held until ``release`` (at most 10 s)."""
+
+        def set_forkserver_preload(self, modules):
+            forkserver_context.set_forkserver_preload(modules)
+
+        def Pool(self, *args, **kwargs):  # multiprocessing's name
+            release.wait(10)
+            return forkserver_context.Pool(*args, **kwargs)
+
+    monkeypatch.setattr(runner.multiprocessing, "get_context", lambda method: HeldStart())
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.5, raising=False)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.6, raising=False)
+    monkeypatch.setattr(runner, "LOCAL_START_SECONDS", 1.0)
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study]
+    assert runner._split_local(studies) == ([1], [2, 0])
+    order = []
+    try:
+        for i, result, _ in run_studies(studies, paper_scale=False, workers=2,
+                                        preload=PRELOAD):
+            order.append((i, result.datasets.get("where")))
+            if len(order) == 2:
+                release.set()  # the pool may start
+    finally:
+        release.set()
+    assert [i for i, _ in order] == [1, 2, 0]
+    assert order[1][1].attrs["pid"] == os.getpid()  # the pid study ran here
+
+
 def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch, tmp_path):
     """Ctrl-C or SIGTERM (a KeyboardInterrupt) in a study run here while the fork server is
     still importing its preload (20 s here): run_studies re-raises at once, not after the
@@ -216,3 +257,44 @@ def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch
             os.kill(int(started.read_text()), 0)
     finally:
         runner.stop_fork_server()
+
+
+def test_the_study_taken_here_is_the_cheapest_whole_study_within_the_limit(monkeypatch):
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 2.0, raising=False)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 0.7, raising=False)
+    monkeypatch.setattr(report_helpers.pid_study, "cost_hint", 0.4, raising=False)
+    split = report_helpers.split_study.report_study  # parts 2.0 and 0.5: never taken here
+    studies = [report_helpers.study_a, report_helpers.study_b, report_helpers.pid_study, split]
+    tasks = runner._Tasks(studies, [0, 1, 2, 3], paper_scale=False)
+    assert [tasks.take_cheapest(1.0), tasks.take_cheapest(1.0)] == [2, 1]
+    assert tasks.take_cheapest(1.0) is None  # a (2.0) is over the limit; parts are not taken
+    assert tasks.take_cheapest(5.0) == 0 and tasks.take_cheapest(5.0) is None
+    assert [key for _, key, _ in tasks.waiting] == [("part", 3, "long"), ("part", 3, "short")]
+
+
+def test_a_freed_worker_gets_its_next_task_before_the_answer_is_unpickled(monkeypatch):
+    """The pool waits for this process only to be handed the next task: that comes before
+    the answer is unpickled and given to the report (which may take a while on a loaded
+    machine), not after. A pool that runs each task at once stands in for the workers."""
+    events = []
+    loads = runner.pickle.loads
+
+    class InstantPool:
+        def apply_async(self, func, args, callback, error_callback):
+            events.append(("submit", args[0][0]))
+            callback(func(*args))
+
+    def recorded_loads(payload):
+        events.append(("loads",))
+        return loads(payload)
+
+    monkeypatch.setattr(report_helpers.study_a, "cost_hint", 2.0, raising=False)
+    monkeypatch.setattr(report_helpers.study_b, "cost_hint", 1.0, raising=False)
+    tasks = runner._Tasks([report_helpers.study_a, report_helpers.study_b], [0, 1],
+                          paper_scale=False)
+    tasks.submit(InstantPool(), 1)
+    monkeypatch.setattr(runner.pickle, "loads", recorded_loads)
+    answers = tasks.run(InstantPool(), 1)
+    assert next(answers)[0] == 0
+    assert events == [("submit", ("study", 0)), ("submit", ("study", 1)), ("loads",)]
+    assert [i for i, _, _ in answers] == [1]

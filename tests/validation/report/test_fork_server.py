@@ -1,0 +1,107 @@
+"""The report's fork server started early: kept for the pool, stopped at once on an error."""
+
+import os
+import runpy
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
+from dprisk.validation.registry import registered
+from dprisk.validation.report import build, fork_server, runner
+from dprisk.validation.report.fork_server import (
+    PRELOAD,
+    RUNNER,
+    STUDY_MODULES,
+    fork_server_pid,
+    fork_server_started,
+    kill_pool_processes,
+    report_preload,
+    stop_fork_server,
+)
+
+
+def test_the_preload_is_the_pools():
+    """What the early server imports is what the report's pool asks for: the runner, the
+    libraries and each registered study's module (through STUDY_MODULES, so this process
+    need not read the registry before the start)."""
+    assert RUNNER == runner.__name__
+    assert runner.PRELOAD is PRELOAD and runner.stop_fork_server is stop_fork_server
+    assert report_preload() == (*PRELOAD, STUDY_MODULES)
+    modules = report_preload(study for _, study in build.STUDIES)  # the pool's
+    assert modules == build._preload()
+    assert modules[:len(PRELOAD)] == PRELOAD
+    assert list(modules[len(PRELOAD):]) == [study.module for study in registered()]
+    assert report_preload([object()]) == PRELOAD  # a study without a module adds none
+
+
+def test_the_study_modules_preload_imports_each_study_module_once(monkeypatch):
+    """Run as the fork server imports it, over stand-in studies: each module once, in page
+    order; one that fails to import (or has none) is skipped."""
+
+    def study(module):
+        return SimpleNamespace(module=module)
+
+    monkeypatch.setattr(build, "STUDIES", [
+        ("a", study("json")), ("b", study("dprisk.no.such.module")), ("c", SimpleNamespace()),
+        ("d", study("colorsys")), ("e", study("json"))])
+    namespace = runpy.run_module(STUDY_MODULES)
+    assert namespace["IMPORTED"] == ["json", "colorsys"]
+
+
+def test_one_worker_starts_no_server(monkeypatch):
+    def no_start():
+        raise AssertionError("a fork server was started")
+
+    monkeypatch.setattr(fork_server, "start_fork_server_without_stderr", no_start)
+    with fork_server_started(1) as started:
+        assert started is False
+
+
+def test_a_server_started_early_is_kept_when_the_block_ends():
+    """The pool finds it running (and uses it); a stop's forced exit kills it meanwhile."""
+    stop_fork_server()
+    try:
+        with fork_server_started(2, preload=[]) as started:  # imports nothing: fast
+            assert started is True and fork_server_pid() is not None
+            assert kill_pool_processes in FORCED_EXIT_CLEANUPS.values()
+        assert kill_pool_processes not in FORCED_EXIT_CLEANUPS.values()
+        pid = fork_server_pid()
+        os.kill(pid, 0)  # still there
+        with fork_server_started(2, preload=[]) as started:  # running already: not restarted
+            assert started is False and fork_server_pid() == pid
+    finally:
+        stop_fork_server()
+
+
+def test_an_interrupt_while_the_early_server_imports_stops_it_at_once(monkeypatch, tmp_path):
+    """Ctrl-C or SIGTERM (a KeyboardInterrupt) while ``dprisk reproduce`` imports the report
+    and the early server its preload (20 s here): the server is killed and reaped at once,
+    not left to finish its imports (as an orphan after the command's forced exit). Bound:
+    10 s from the interrupt, half the imports' 20 s, for a kill and a reap on a loaded
+    machine."""
+    begun = tmp_path / "server.pid"
+    (tmp_path / "slow_preload_for_fork_server_test.py").write_text(
+        "import os\nimport pathlib\nimport time\n\n"
+        f"pathlib.Path({str(begun)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(20)\n")
+    # the fork server (Python 3.12) imports its preload on PYTHONPATH, not on sys.path
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    stop_fork_server()  # the next fork server imports this test's preload
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with fork_server_started(2, preload=["slow_preload_for_fork_server_test"]):
+                deadline = time.monotonic() + 30
+                while not begun.exists() and time.monotonic() < deadline:  # it imports
+                    time.sleep(0.02)
+                interrupted = time.monotonic()
+                raise KeyboardInterrupt
+        assert time.monotonic() - interrupted < 10.0
+        assert fork_server_pid() is None
+        assert kill_pool_processes not in FORCED_EXIT_CLEANUPS.values()
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(int(begun.read_text()), 0)
+    finally:
+        stop_fork_server()
