@@ -1,0 +1,107 @@
+"""What a test process costs besides its tests: collection and exit (issue 36).
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller and in each worker.
+
+* Assertion rewriting once, not once per worker. Every xdist worker imports every test module at
+  collection, and pytest rewrites each module's ``assert`` statements first (parse, rewrite,
+  compile: about 5 s of CPU for the 220 modules). It keeps the result in a pyc of its own under
+  ``__pycache__`` -- but not where ``PYTHONDONTWRITEBYTECODE`` is set, and in a fresh clone the
+  two workers start together and both rewrite every module anyway. The controller, which
+  imports no test module, rewrites them meanwhile in a thread (:func:`pytest_sessionstart`),
+  in the workers' collection order and ahead of them (they start a new interpreter first); a
+  worker that finds a module's pyc reads it (pytest checks the source's hash) and rewrites only
+  what is not there yet. The pycs are the ones pytest itself writes, so later runs read them too.
+* No collections at exit. A worker holds about a million objects (PyMC, SciPy, Panel); the
+  interpreter's shutdown walks them all in several full collections (1.5-3 s of CPU per
+  process for nothing: the process ends). :func:`pytest_unconfigure`, the last hook, freezes
+  them (``gc.freeze``), so those collections skip them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gc
+import threading
+from pathlib import Path
+
+import pytest
+
+#: Key of the controller's :class:`threading.Thread` rewriting the test modules.
+_REWRITING = pytest.StashKey[threading.Thread]()
+
+
+def modules_in_collection_order(config: pytest.Config) -> list[Path]:
+    """The test modules and ``conftest.py`` files a collection of ``config.args`` imports, in
+    pytest's order (each directory's ``conftest.py`` first, then its entries by name,
+    depth-first)."""
+    patterns = config.getini("python_files")
+    base = config.invocation_params.dir
+
+    def walk(folder: Path):
+        if (folder / "conftest.py").is_file():
+            yield folder / "conftest.py"
+        for entry in sorted(folder.iterdir(), key=lambda path: path.name):
+            if entry.name.startswith((".", "__pycache__")):
+                continue
+            if entry.is_dir():
+                yield from walk(entry)
+            elif entry.name != "conftest.py" and any(fnmatch.fnmatch(entry.name, pattern)
+                                                     for pattern in patterns):
+                yield entry
+
+    found: dict[Path, None] = {}
+    for arg in config.args:
+        path = (base / arg.split("::", 1)[0]).resolve()
+        if path.is_dir():
+            found.update(dict.fromkeys(walk(path)))
+        elif path.suffix == ".py" and path.is_file():
+            found.update(dict.fromkeys(folder / "conftest.py" for folder in reversed(path.parents)
+                                       if (folder / "conftest.py").is_file()
+                                       and folder.is_relative_to(config.rootpath)))
+            found[path] = None
+    return list(found)
+
+
+def rewrite_once(config: pytest.Config, paths: list[Path]) -> int:
+    """Write pytest's assertion-rewritten pyc of each of ``paths`` that has no current one;
+    return how many were written. Through pytest's own functions (``_pytest.assertion.rewrite``,
+    private): where they are not as expected, nothing is written and the workers rewrite as
+    before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        written = 0
+        for path in paths:
+            pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+            if rewrite._read_pyc(path, pyc) is not None or not rewrite.try_makedirs(pyc.parent):
+                continue
+            source_hash, code = rewrite._rewrite_test(path, config)
+            written += bool(rewrite._write_pyc(state, code, source_hash, pyc))
+        return written
+    except Exception:  # pytest's internals changed, a syntax error (the worker reports it), ...
+        return 0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In the xdist controller: rewrite the test modules in a thread while the workers start."""
+    config = session.config
+    if config.pluginmanager.has_plugin("dsession") and config.getoption("assertmode") == "rewrite":
+        thread = threading.Thread(target=rewrite_once,
+                                  args=(config, modules_in_collection_order(config)),
+                                  name="assertion rewriting", daemon=True)
+        thread.start()
+        config.stash[_REWRITING] = thread
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller's rewriting thread has ended (long before the session does)."""
+    thread = session.config.stash.get(_REWRITING, None)
+    if thread is not None:
+        thread.join()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Freeze every object (``gc.freeze``): the interpreter's shutdown does not walk them."""
+    gc.freeze()
