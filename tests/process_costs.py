@@ -13,8 +13,8 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller an
   what is not there yet. The pycs are the ones pytest itself writes, so later runs read them too.
 * No collections at exit. A worker holds about a million objects (PyMC, SciPy, Panel); the
   interpreter's shutdown walks them all in several full collections (1.5-3 s of CPU per
-  process for nothing: the process ends). :func:`pytest_unconfigure`, the last hook, freezes
-  them (``gc.freeze``), so those collections skip them.
+  process for nothing: the process ends). The session's last clean-up
+  (:func:`pytest_configure`) freezes them (``gc.freeze``), so those collections skip them.
 """
 
 from __future__ import annotations
@@ -101,7 +101,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         thread.join()
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Freeze every object (``gc.freeze``): the interpreter's shutdown does not walk them."""
-    gc.freeze()
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Freeze every object (``gc.freeze``) when the session has ended, after every other
+    clean-up (the first one added is the last one run): the interpreter's shutdown does not walk
+    them. pytest's own last collection (which reports what finalizers of garbage cycles raise)
+    runs before, unchanged."""
+    config.add_cleanup(gc.freeze)
