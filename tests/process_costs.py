@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pytest
 
-#: Key of the controller's :class:`threading.Thread` rewriting the test modules.
-_REWRITING = pytest.StashKey[threading.Thread]()
+#: Key of the controller's :class:`threading.Thread` rewriting the test modules and of the
+#: :class:`threading.Event` that stops it early (a session interrupted at once).
+_REWRITING = pytest.StashKey[tuple[threading.Thread, threading.Event]]()
 
 
 def modules_in_collection_order(config: pytest.Config) -> list[Path]:
@@ -62,17 +63,20 @@ def modules_in_collection_order(config: pytest.Config) -> list[Path]:
     return list(found)
 
 
-def rewrite_once(config: pytest.Config, paths: list[Path]) -> int:
-    """Write pytest's assertion-rewritten pyc of each of ``paths`` that has no current one;
-    return how many were written. Through pytest's own functions (``_pytest.assertion.rewrite``,
-    private): where they are not as expected, nothing is written and the workers rewrite as
-    before."""
+def rewrite_once(config: pytest.Config, paths: list[Path],
+                 stop: threading.Event | None = None) -> int:
+    """Write pytest's assertion-rewritten pyc of each of ``paths`` that has no current one
+    (until ``stop`` is set); return how many were written. Through pytest's own functions
+    (``_pytest.assertion.rewrite``, private): where they are not as expected, nothing is
+    written and the workers rewrite as before."""
     try:
         from _pytest.assertion import rewrite
 
         state = config.stash[rewrite.assertstate_key]
         written = 0
         for path in paths:
+            if stop is not None and stop.is_set():
+                break
             pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
             if rewrite._read_pyc(path, pyc) is not None or not rewrite.try_makedirs(pyc.parent):
                 continue
@@ -87,17 +91,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """In the xdist controller: rewrite the test modules in a thread while the workers start."""
     config = session.config
     if config.pluginmanager.has_plugin("dsession") and config.getoption("assertmode") == "rewrite":
+        stop = threading.Event()
         thread = threading.Thread(target=rewrite_once,
-                                  args=(config, modules_in_collection_order(config)),
+                                  args=(config, modules_in_collection_order(config), stop),
                                   name="assertion rewriting", daemon=True)
         thread.start()
-        config.stash[_REWRITING] = thread
+        config.stash[_REWRITING] = thread, stop
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The controller's rewriting thread has ended (long before the session does)."""
-    thread = session.config.stash.get(_REWRITING, None)
-    if thread is not None:
+    """The controller's rewriting thread has ended (long before the session does, unless the
+    session was interrupted: then it stops after its current module)."""
+    running = session.config.stash.get(_REWRITING, None)
+    if running is not None:
+        thread, stop = running
+        stop.set()
         thread.join()
 
 

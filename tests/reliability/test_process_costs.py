@@ -8,10 +8,11 @@ messages are still the rewritten ones), and every process ends with its objects 
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
-from process_costs import modules_in_collection_order
+from process_costs import modules_in_collection_order, rewrite_once
 
 #: A conftest.py, a module whose failing assert shows a rewritten message (the compared values)
 #: and a module in a subfolder.
@@ -83,3 +84,21 @@ def test_the_process_ends_with_its_objects_frozen(tmp_path):
                           text=True, timeout=120, check=False, env=ENV)
     frozen = int(done.stdout.split("frozen ")[-1])
     assert frozen > 10_000, done.stdout + done.stderr  # pytest alone: some 50,000 objects
+
+
+def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
+    """The controller's thread stops at the session's end (an interrupted session waits for
+    one module at most); not stopped, it writes each module's pyc once."""
+    if pytestconfig.getoption("assertmode") != "rewrite":
+        pytest.skip("run with --assert=plain: pytest keeps no rewriting state")
+    paths = []
+    for name in ("test_p.py", "test_q.py"):
+        paths.append(tmp_path / name)
+        paths[-1].write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    stop = threading.Event()
+    stop.set()
+    assert rewrite_once(pytestconfig, paths, stop) == 0
+    assert not (tmp_path / "__pycache__").exists()
+    assert rewrite_once(pytestconfig, paths, threading.Event()) == 2
+    assert rewrite_once(pytestconfig, paths) == 0  # current pycs are read, not written again
+    assert len(list((tmp_path / "__pycache__").glob("*.pyc"))) == 2
