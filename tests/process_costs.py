@@ -10,11 +10,14 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller an
   imports no test module, rewrites them meanwhile in a thread (:func:`pytest_sessionstart`),
   in the workers' collection order and ahead of them (they start a new interpreter first); a
   worker that finds a module's pyc reads it (pytest checks the source's hash) and rewrites only
-  what is not there yet. The pycs are the ones pytest itself writes, so later runs read them too.
+  what is not there yet (measured, every module collected: the controller rewrote 221 modules,
+  4.6 s of CPU; each worker 5, the plugins it loads at its start, 0.02 s). The pycs are the ones
+  pytest itself writes, so later runs read them too.
 * No collections at exit. A worker holds about a million objects (PyMC, SciPy, Panel); the
-  interpreter's shutdown walks them all in several full collections (1.5-3 s of CPU per
-  process for nothing: the process ends). The session's last clean-up
-  (:func:`pytest_configure`) freezes them (``gc.freeze``), so those collections skip them.
+  interpreter's shutdown walks them all in several full collections, for nothing: the process
+  ends (1.4-1.8 s of CPU in a ``-n 0`` run of ``tests/models/mechanism`` alone, 0.1 s
+  frozen). The session's last clean-up (:func:`pytest_configure`) freezes them
+  (``gc.freeze``), so those collections skip them.
 """
 
 from __future__ import annotations
