@@ -282,8 +282,10 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -_module_seconds(item))  # stable: order within a module kept
 
 
-#: The per-test CPU records (``DPRISK_TEST_CPU_DIR``, ``benchmarks/bench_test_cpu.py``).
-pytest_plugins = ["cpu_records"]
+#: The per-test CPU records (``DPRISK_TEST_CPU_DIR``, ``benchmarks/bench_test_cpu.py``); a test
+#: process's costs besides its tests (assertion rewriting once for all workers, no collections at
+#: exit: ``tests/process_costs.py``).
+pytest_plugins = ["cpu_records", "process_costs"]
 
 
 #: A test module that holds the ``pymc`` module itself as a global (``import pymc as pm``).

@@ -29,6 +29,29 @@ def _cpu_seconds() -> float:
 #: tore down its module's (and, for the worker's last test, the session's) fixtures.
 _BOUNDARY_TEARDOWN_CPU = pytest.StashKey[float]()
 
+#: Key of :data:`pytest.Item.stash` holding ``(fixture name, CPU seconds)`` of each
+#: session-scoped fixture ended in that teardown (:func:`pytest_fixture_post_finalizer`).
+_SESSION_FIXTURES_CPU = pytest.StashKey[list[tuple[str, float]]]()
+
+#: A session-scoped fixture whose end took less CPU than this stays in the
+#: ``<module teardown and session teardown>`` record (no record of its own).
+SESSION_FIXTURE_MIN_S = 0.1
+
+#: While a boundary teardown runs: the CPU seconds when the last fixture before ended, and
+#: the session-scoped fixtures ended so far with their CPU.
+_ENDING: dict = {}
+
+
+def pytest_fixture_post_finalizer(fixturedef, request):
+    """In a boundary teardown, the CPU of each session-scoped fixture's end apart: a fork
+    server reaped there brings all its children's CPU (the tests of several modules that
+    used it), which :func:`pytest_runtest_protocol` records under the fixture's name."""
+    if _ENDING:
+        now = _cpu_seconds()
+        if fixturedef.scope == "session":
+            _ENDING["session"].append((fixturedef.argname, now - _ENDING["mark"]))
+        _ENDING["mark"] = now
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
@@ -44,9 +67,15 @@ def pytest_runtest_teardown(item, nextitem):
     boundary = os.environ.get(CPU_RECORD_ENV) and (
         nextitem is None or nextitem.path != item.path)
     cpu_before = _cpu_seconds() if boundary else 0.0
-    yield
     if boundary:
-        item.stash[_BOUNDARY_TEARDOWN_CPU] = _cpu_seconds() - cpu_before
+        _ENDING.update(mark=cpu_before, session=[])
+    try:
+        yield
+    finally:
+        if boundary:
+            item.stash[_BOUNDARY_TEARDOWN_CPU] = _cpu_seconds() - cpu_before
+            item.stash[_SESSION_FIXTURES_CPU] = _ENDING.pop("session")
+            _ENDING.clear()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -56,7 +85,8 @@ def pytest_runtest_protocol(item, nextitem):
     One JSON object per test (``nodeid``, ``cpu_s``, ``wall_s``); where the test's teardown
     also ended its module's fixtures, that teardown's CPU is a record of its own, named
     ``<module>::<module teardown>``, or ``<module teardown and session teardown>`` after the
-    worker's last test (the session's fixtures, whatever directory they serve, end there).
+    worker's last test (the session's fixtures, whatever directory they serve, end there),
+    with each session-scoped fixture's end a record of its own, ``<session fixture NAME>``.
     """
     import os
 
@@ -74,10 +104,16 @@ def pytest_runtest_protocol(item, nextitem):
     boundary = item.stash.get(_BOUNDARY_TEARDOWN_CPU, 0.0)
     records = [{"nodeid": item.nodeid, "cpu_s": cpu - boundary,
                 "wall_s": time.perf_counter() - wall_before}]
+    rest = boundary
+    for name, fixture_cpu in item.stash.get(_SESSION_FIXTURES_CPU, []):
+        if fixture_cpu >= SESSION_FIXTURE_MIN_S:
+            records.append({"nodeid": f"<session fixture {name}>", "cpu_s": fixture_cpu,
+                            "wall_s": 0.0})
+            rest -= fixture_cpu
     if boundary:
         module = item.nodeid.split("::", 1)[0]
         records.append({"nodeid": "<module teardown and session teardown>" if nextitem is None
-                        else f"{module}::<module teardown>", "cpu_s": boundary, "wall_s": 0.0})
+                        else f"{module}::<module teardown>", "cpu_s": rest, "wall_s": 0.0})
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with (Path(folder) / f"cpu-{worker}.jsonl").open("a") as out:
         out.writelines(json.dumps(record) + "\n" for record in records)

@@ -1,0 +1,104 @@
+"""A test process's costs besides its tests (tests/process_costs.py, issue 36).
+
+Run in a pytest of its own on two small modules in a temporary folder: the xdist controller
+writes pytest's assertion-rewritten pyc of each test module and conftest.py (also where
+``PYTHONDONTWRITEBYTECODE`` stops the workers writing them), a worker reads them (its assert
+messages are still the rewritten ones), and every process ends with its objects frozen.
+"""
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from process_costs import modules_in_collection_order, rewrite_once
+
+#: A conftest.py, a module whose failing assert shows a rewritten message (the compared values)
+#: and a module in a subfolder.
+MODULES = {
+    "conftest.py": "",
+    "test_b.py": "def test_rewritten():\n    left = 1\n    assert left == 2\n",
+    "sub/test_a.py": "def test_plain():\n    assert True\n",
+}
+
+
+#: The environment of the pytest subprocesses: the plugin importable, no bytecode written by
+#: Python itself, no installed plugin loaded but those named (0.6 s of CPU less each).
+ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+       "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def _pytest(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                           "process_costs", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False, env=ENV)
+
+
+def test_the_controller_writes_the_rewritten_pycs_the_workers_read(tmp_path):
+    for name, text in MODULES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    done = _pytest(tmp_path, "-p", "xdist.plugin", "-n", "1", "-q")
+    assert done.returncode == 1, done.stdout + done.stderr  # test_rewritten fails
+    assert "assert 1 == 2" in done.stdout, done.stdout  # the rewritten assert's message
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}"
+    for name in MODULES:
+        path = tmp_path / name
+        assert (path.parent / "__pycache__" / f"{path.stem}.{tag}.pyc").is_file(), name
+    # without xdist (no controller) nothing is written, as before: PYTHONDONTWRITEBYTECODE
+    for pyc in tmp_path.rglob("*.pyc"):
+        pyc.unlink()
+    done = _pytest(tmp_path, "-q", "test_b.py")
+    assert "assert 1 == 2" in done.stdout, done.stdout
+    assert not list(tmp_path.rglob("*.pyc"))
+
+
+def test_collection_order_is_pytests(tmp_path):
+    """Each folder's conftest.py first, then its entries by name, depth-first (what pytest's
+    ``--collect-only`` lists, conftest files aside)."""
+    names = ["conftest.py", "test_c.py", "a/conftest.py", "a/test_z.py", "a/b/test_y.py",
+             "test_a.py", "helper.py", "z/test_b.py"]
+    for name in names:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("def test_one():\n    pass\n")
+    config = pytest.Config.__new__(pytest.Config)  # only what the function reads
+    config.__dict__.update(args=["."], rootpath=tmp_path,
+                           invocation_params=pytest.Config.InvocationParams(
+                               args=(), plugins=None, dir=tmp_path),
+                           getini=lambda name: ["test_*.py"])
+    order = [str(path.relative_to(tmp_path)) for path in modules_in_collection_order(config)]
+    assert order == ["conftest.py", "a/conftest.py", "a/b/test_y.py", "a/test_z.py",
+                     "test_a.py", "test_c.py", "z/test_b.py"]
+    listed = _pytest(tmp_path, "--collect-only", "-q").stdout.split()
+    assert [line.split("::")[0] for line in listed if "::" in line] == \
+        [name for name in order if "conftest" not in name]
+
+
+def test_the_process_ends_with_its_objects_frozen(tmp_path):
+    (tmp_path / "test_x.py").write_text("def test_one():\n    pass\n")
+    code = ("import gc, sys, pytest\n"
+            "pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'process_costs', 'test_x.py'])\n"
+            "print('frozen', gc.get_freeze_count())\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120, check=False, env=ENV)
+    frozen = int(done.stdout.split("frozen ")[-1])
+    assert frozen > 10_000, done.stdout + done.stderr  # pytest alone: some 50,000 objects
+
+
+def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
+    """The controller's thread stops at the session's end (an interrupted session waits for
+    one module at most); not stopped, it writes each module's pyc once."""
+    if pytestconfig.getoption("assertmode") != "rewrite":
+        pytest.skip("run with --assert=plain: pytest keeps no rewriting state")
+    paths = []
+    for name in ("test_p.py", "test_q.py"):
+        paths.append(tmp_path / name)
+        paths[-1].write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    stop = threading.Event()
+    stop.set()
+    assert rewrite_once(pytestconfig, paths, stop) == 0
+    assert not (tmp_path / "__pycache__").exists()
+    assert rewrite_once(pytestconfig, paths, threading.Event()) == 2
+    assert rewrite_once(pytestconfig, paths) == 0  # current pycs are read, not written again
+    assert len(list((tmp_path / "__pycache__").glob("*.pyc"))) == 2
