@@ -336,6 +336,14 @@ def variant_stationary(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known
 
 
 # --------------------------------------------------------------------------- sampling
+#: Table cells (sweeps x chains x window) of one block of :func:`tabulated_gibbs`'s sweeps.
+_BLOCK_CELLS = 1 << 21
+#: Chains x window up to which :func:`tabulated_gibbs` computes its sweeps together (two
+#: candidate draws of X2 per sweep, no Python loop over sweeps); beyond it, a loop over sweeps
+#: costs less (its fixed cost per sweep is then small against the table's work).
+_TOGETHER_CELLS = 2048
+
+
 def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains, rng
                     ) -> GibbsDraws:
     r"""Two-block Gibbs sweeps ``X1 ~ prob_x1[X2]`` then ``X2 ~ x2_pmf[X1]`` on tables (kernel).
@@ -343,6 +351,20 @@ def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains,
     Vectorised over releases and chains: chains start at X1 from its prior
     (``m + Bernoulli(p)``) and X2 from its conditional; X2 is drawn by inverse CDF on the
     window; ``tune`` sweeps are discarded.
+
+    Sweep ``t`` reads two uniforms per chain, ``u`` for X1 and ``v`` for X2 (the stream of
+    ``rng.random(n)`` called twice per sweep, the start first): X1's branch is
+    ``b_t = [u_t < prob_x1[i_{t-1}]]`` and X2's window index is
+    ``i_t = min(#{w: v_t >= F_{b_t}(w)}, W - 1)``, ``F_b`` the CDF of ``x2_pmf[b]``. Both
+    candidate indices ``i_t(b)`` depend on ``v_t`` only, so they are computed for every sweep
+    at once; the branch then follows ``b_t = g_t(b_{t-1})`` with
+    ``g_t(b) = [u_t < prob_x1[i_{t-1}(b)]]``, a map of ``{0, 1}`` that is constant (a reset),
+    the identity or the negation. So ``b_t`` is the value of the last reset at or before
+    ``t``, flipped once per negation since: a cumulative maximum and a cumulative sum instead
+    of a loop over sweeps, the same draws as the loop (the same comparisons of the same
+    numbers), in blocks of sweeps that bound the memory. Used for few chains (at most
+    :data:`_TOGETHER_CELLS` chains x window), where the loop's cost is its fixed cost per
+    sweep; more chains run the loop, one sweep (two draws of ``n``) at a time.
 
     Parameters
     ----------
@@ -361,13 +383,29 @@ def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains,
     """
     n_releases, _, width = x2_pmf.shape
     rows = np.repeat(np.arange(n_releases), chains)
-    # (N * 2, W): row 2 i + b is the X2 | X1 = m + b CDF of chain i (one take per sweep)
-    cdf = np.cumsum(x2_pmf, axis=-1)[rows].reshape(2 * rows.size, width)
+    cdf = np.cumsum(x2_pmf, axis=-1)[rows]  # (N, 2, W)
     p1 = prob_x1[rows]
     n = rows.size
+    x1_out = np.empty((n, draws), dtype=np.int64)
+    x2_out = np.empty((n, draws), dtype=np.int64)
+    if n * width > _TOGETHER_CELLS:
+        _sweep_loop(x1_out, x2_out, cdf, p1, p=p, tune=tune, rng=rng)
+    else:
+        _sweeps_together(x1_out, x2_out, cdf, p1, p=p, tune=tune, rng=rng)
+    x1_out += known
+    x2_out += np.asarray(k2_start)[rows][:, None]
+    shape = (n_releases, chains, draws)
+    return GibbsDraws(x1_out.reshape(shape), x2_out.reshape(shape))
+
+
+def _sweep_loop(x1_out, x2_out, cdf, p1, *, p, tune, rng) -> None:
+    """:func:`tabulated_gibbs`'s sweeps one at a time, into ``x1_out``, ``x2_out`` (branches)."""
+    n, _, width = cdf.shape
+    cdf = cdf.reshape(2 * n, width)  # row 2 i + b: the X2 | X1 = m + b CDF of chain i
     last = width - 1
     chain_rows = np.arange(n)
     cdf_rows = 2 * chain_rows
+    draws = x1_out.shape[1]
 
     def draw_x2(branch):
         u = rng.random(n)[:, None]
@@ -375,18 +413,58 @@ def tabulated_gibbs(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains,
 
     branch = (rng.random(n) < p).astype(np.int64)
     index = draw_x2(branch)
-    x1_out = np.empty((n, draws), dtype=np.int64)
-    x2_out = np.empty((n, draws), dtype=np.int64)
     for sweep in range(tune + draws):
         branch = (rng.random(n) < p1[chain_rows, index]).astype(np.int64)
         index = draw_x2(branch)
         if sweep >= tune:
             x1_out[:, sweep - tune] = branch
             x2_out[:, sweep - tune] = index
-    x1_out += known
-    x2_out += np.asarray(k2_start)[rows][:, None]
-    shape = (n_releases, chains, draws)
-    return GibbsDraws(x1_out.reshape(shape), x2_out.reshape(shape))
+
+
+def _sweeps_together(x1_out, x2_out, cdf, p1, *, p, tune, rng) -> None:
+    """:func:`tabulated_gibbs`'s sweeps in blocks (:func:`_sweep_block`), into the outputs."""
+    n, _, width = cdf.shape
+    draws = x1_out.shape[1]
+    chain_rows = np.arange(n)
+    block = max(1, _BLOCK_CELLS // (2 * n * width))
+    sweeps = 1 + tune + draws  # the start, then the sweeps
+    first_prob = np.full(n, float(p))  # the start: X1 from its prior
+    for start in range(0, sweeps, block):
+        stop = min(sweeps, start + block)
+        branch, index = _sweep_block(rng.random((stop - start, 2, n)), first_prob, cdf, p1,
+                                     chain_rows)
+        kept = max(start, tune + 1)  # the sweeps after the start and ``tune`` are kept
+        if stop > kept:
+            x1_out[:, kept - tune - 1:stop - tune - 1] = branch[kept - start:].T
+            x2_out[:, kept - tune - 1:stop - tune - 1] = index[kept - start:].T
+        first_prob = p1[chain_rows, index[-1]]
+
+
+def _sweep_block(uniforms, first_prob, cdf, p1, chain_rows):
+    """Branches and X2 indices ``(T, N)`` of ``T`` sweeps (:func:`tabulated_gibbs`'s notes).
+
+    ``uniforms[t, 0]`` decides X1 and ``uniforms[t, 1]`` X2 at sweep ``t``; the first
+    sweep's X1 is ``[u_0 < first_prob]``.
+    """
+    u, v = uniforms[:, 0], uniforms[:, 1]
+    last = cdf.shape[-1] - 1
+    # candidate X2 index of each sweep under each branch, (2, T, N)
+    candidate = np.stack([np.minimum((v[..., None] >= cdf[:, b]).sum(axis=-1), last)
+                          for b in (0, 1)])
+    # g_t(b) for t >= 1: X1's update from the index sweep t - 1 left under branch b
+    g0 = u[1:] < p1[chain_rows, candidate[0, :-1]]
+    g1 = u[1:] < p1[chain_rows, candidate[1, :-1]]
+    steps = np.arange(u.shape[0])[:, None]
+    reset = np.concatenate([np.ones((1, u.shape[1]), dtype=bool), g0 == g1])
+    value = np.concatenate([(u[:1] < first_prob), g0])  # a reset's value (g0 = g1 there)
+    flips = np.concatenate([np.zeros((1, u.shape[1]), dtype=np.int64),
+                            np.cumsum(g0 & ~g1, axis=0)])
+    last_reset = np.maximum.accumulate(np.where(reset, steps, 0), axis=0)
+    branch = (np.take_along_axis(value, last_reset, axis=0)
+              ^ ((flips - np.take_along_axis(flips, last_reset, axis=0)) & 1).astype(bool))
+    branch = branch.astype(np.int64)
+    index = np.where(branch == 1, candidate[1], candidate[0])
+    return branch, index
 
 
 def variant_gibbs_sample(x1_star, x2_star, y1_star, *, rho1, rho2, d, p=0.5, known=0,

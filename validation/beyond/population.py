@@ -48,7 +48,7 @@ from dprisk.validation.paper.records import StudyResult, exact_record
 from dprisk.validation.registry import report_study
 
 __all__ = ["ADVERSARIES", "CENSUS_PER_BAND", "CENSUS_SOURCE", "PERSONS", "SEED", "direct_shares",
-           "measured_state", "population_by_band", "records", "study"]
+           "measured_state", "person_table", "population_by_band", "records", "study"]
 
 #: Persons of the synthetic state (a few seconds for both adversaries).
 PERSONS = 100_000
@@ -166,36 +166,19 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
     return dataset, answers
 
 
-def direct_shares(frame, measurements, answer) -> dict[str, dict[str, float]]:
+def direct_shares(frame, measurements, answer, *, persons=None) -> dict[str, dict[str, float]]:
     """The summary's shares recomputed directly from the per-person answers (pandas).
 
     An independent path: the block's true modal category (largest count, ties to the
     smallest), its band, the noisy modal guess and the proportional guess are recomputed
     from the persons and the noisy cells, and each share is a mean over persons
     (``math.fsum``). Returns ``{band or "all": {share: value}}`` (bands with no non-modal
-    persons left out of the non-modal shares).
+    persons left out of the non-modal shares). ``persons``: :func:`person_table` of
+    ``frame`` and ``measurements``, computed once for several answers (default: here).
     """
-    import pandas as pd
-
-    geoid = frame["geoid"].to_numpy().astype(str)
-    cat = (63 * frame["hispanic"].to_numpy(np.int64) + frame["cenrace"].to_numpy(np.int64) - 1)
-    grp = 2 * frame["hhgq"].to_numpy(np.int64) + frame["votingage"].to_numpy(np.int64)
-    table = pd.DataFrame({"geoid": geoid, "c": cat})
-    counts = table.groupby(["geoid", "c"]).size().unstack(fill_value=0)
-    modal = counts.idxmax(axis=1)  # first of the ascending columns: ties to the smallest
-    size = table.groupby("geoid").size()
-    block_row = pd.Series(np.arange(len(measurements.geoids)),
-                          index=np.asarray(measurements.geoids).astype(str))
-    noisy = np.asarray(measurements.noisy).reshape(-1, N_GROUPS, N_CATEGORIES)
-    rows = block_row.loc[geoid].to_numpy()
-    noisy_modal = np.argmax(noisy.sum(axis=1), axis=1)[rows]
-    cells = noisy[rows, grp]
-    positive = np.maximum(cells, 0)
-    total = positive.sum(axis=1)
-    prg = np.where(total > 0, positive[np.arange(cat.size), cat] / np.maximum(total, 1),
-                   1.0 / N_CATEGORIES)
-    band = np.digitize(size.loc[geoid].to_numpy(), BAND_EDGES) - 1
-    is_nonmodal = cat != modal.loc[geoid].to_numpy()
+    table = person_table(frame, measurements) if persons is None else persons
+    cat, band, is_nonmodal = table["cat"], table["band"], table["is_nonmodal"]
+    noisy_modal, prg = table["noisy_modal"], table["prg"]
     right = np.asarray(answer.map) == cat
     out = {}
     for label, mask in [*((lab, band == i) for i, lab in enumerate(BAND_LABELS)),
@@ -211,6 +194,42 @@ def direct_shares(frame, measurements, answer) -> dict[str, dict[str, float]]:
             shares["prg_correct_nonmodal"] = math.fsum(prg[sub]) / sub.sum()
         out[label] = shares
     return out
+
+
+def person_table(frame, measurements) -> dict[str, np.ndarray]:
+    """Per person, what :func:`direct_shares` reads besides the answer (pandas, independent).
+
+    ``cat`` (the category), ``band`` (of its block's size), ``is_nonmodal`` (not its block's
+    true modal category: largest count, ties to the smallest), ``noisy_modal`` (the block's
+    modal category from the noisy cells) and ``prg`` (the proportional guess of its own
+    category from the noisy cells of its group). Blocks are looked up once per block
+    (``pandas.factorize`` of the persons' block codes), not once per person.
+    """
+    import pandas as pd
+
+    codes, geoids = pd.factorize(frame["geoid"])  # per person: its block, numbered
+    geoids = np.asarray(geoids).astype(str)
+    cat = (63 * frame["hispanic"].to_numpy(np.int64) + frame["cenrace"].to_numpy(np.int64) - 1)
+    grp = 2 * frame["hhgq"].to_numpy(np.int64) + frame["votingage"].to_numpy(np.int64)
+    table = pd.DataFrame({"block": codes, "c": cat})
+    counts = table.groupby(["block", "c"]).size().unstack(fill_value=0)
+    modal = counts.idxmax(axis=1)  # first of the ascending columns: ties to the smallest
+    size = table.groupby("block").size()
+    block_row = pd.Series(np.arange(len(measurements.geoids)),
+                          index=np.asarray(measurements.geoids).astype(str))
+    noisy = np.asarray(measurements.noisy).reshape(-1, N_GROUPS, N_CATEGORIES)
+    rows = block_row.loc[geoids].to_numpy()[codes]
+    noisy_modal = np.argmax(noisy.sum(axis=1), axis=1)[rows]
+    cells = noisy[rows, grp]
+    positive = np.maximum(cells, 0)
+    total = positive.sum(axis=1)
+    prg = np.where(total > 0, positive[np.arange(cat.size), cat] / np.maximum(total, 1),
+                   1.0 / N_CATEGORIES)
+    blocks = np.arange(geoids.size)
+    band = np.digitize(size.loc[blocks].to_numpy()[codes], BAND_EDGES) - 1
+    is_nonmodal = cat != modal.loc[blocks].to_numpy()[codes]
+    return {"cat": cat, "band": band, "is_nonmodal": is_nonmodal, "noisy_modal": noisy_modal,
+            "prg": prg}
 
 
 def records(data: xr.Dataset, direct: dict[str, dict], sigma_sq_das: float) -> list[dict]:
@@ -310,7 +329,9 @@ def study(*, paper_scale: bool = False) -> StudyResult:
 
     frame, measurements, sigma_sq_das = measured_state()
     data, answers = population_by_band(frame, measurements)
-    direct = {adv: direct_shares(frame, measurements, answers[adv]) for adv in ADVERSARIES}
+    persons = person_table(frame, measurements)  # once for both adversaries
+    direct = {adv: direct_shares(frame, measurements, answers[adv], persons=persons)
+              for adv in ADVERSARIES}
     return StudyResult(
         name="population",
         title="Every person of a population: a synthetic state at the noise the DAS drew",

@@ -76,7 +76,9 @@ def risk_against_n(n_grid=N_GRID, q_grid=Q_GRID, rho_grid=None, p: float = P_PRI
             kw = {"unknown_others": int(n), "q": q}
             risk[:, j, k] = unknown_others.marginal_risk(np.asarray(rho_grid), p, **kw)
             correct[:, j, k] = unknown_others.p_correct(np.asarray(rho_grid), p, **kw)
-            accuracy[:, j, k] = unknown_others.accuracy(np.asarray(rho_grid), p, **kw)
+            # unknown_others.accuracy, with its P[correct | B_t = 1] the one just computed
+            negative = unknown_others.p_correct(np.asarray(rho_grid), p, **kw, target=0)
+            accuracy[:, j, k] = p * correct[:, j, k] + (1.0 - p) * negative
     coords = {"rho1": list(rho_grid), "q": list(q_grid), "n": np.asarray(n_grid)}
     return xr.Dataset(
         {"marginal_risk": (("rho1", "q", "n"), risk),

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from dprisk.inference.mcmc.compiled_chain import CompiledChain
+from dprisk.inference.mcmc.compiled_chain import CompiledChain, graphs_without_tracebacks
 from dprisk.inference.single_level import closed_form as single_level
 from dprisk.inference.studies.variant import variant_gibbs_sample, variant_stationary
 from dprisk.inference.two_level.exact import exact_posterior
@@ -380,7 +380,11 @@ def study_part(name: str, *, paper_scale: bool = False, budget: PaperBudget | No
     itself (from :data:`TABLES_SEED`), so the parts may run in any process and order.
     """
     check_part(name, STUDY_PARTS)
-    budget = _budget(paper_scale, budget)
+    with graphs_without_tracebacks():  # the same PyMC graphs, built and compiled faster
+        return _study_part(name, _budget(paper_scale, budget))
+
+
+def _study_part(name: str, budget: PaperBudget):
     battery = budget.crosscheck_battery
     crosscheck_seed = _seeds(TABLES_SEED)["crosscheck"]
     if name == "tables":

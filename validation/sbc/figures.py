@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from scipy import stats
 
+from dprisk.validation.figures.draw_once import texts_laid_out_once, ticks_placed_once
 from dprisk.validation.sbc.ranks import P_VALUE_MIN, VARIABLES
 
 __all__ = ["BAND_LEVEL", "rank_histograms"]
@@ -71,5 +72,6 @@ def rank_histograms(results, *, title: str | None = None) -> Figure:
         ax.set_xlabel("rank of the truth among the draws (first rank of each group)", fontsize=7)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    with ticks_placed_once(fig), texts_laid_out_once():
+        fig.tight_layout()
     return fig

@@ -284,27 +284,28 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
     the same seed, bit for bit, without its fixed cost per call) serve every release
     (:func:`set_release`).
     """
-    from dprisk.inference.mcmc.compiled_chain import CompiledChain
+    from dprisk.inference.mcmc.compiled_chain import CompiledChain, graphs_without_tracebacks
     from dprisk.inference.two_level.sampling import pymc_steps
     from dprisk.models.builders.two_level import build_two_level_model, set_release
 
-    first = [int(a[0]) for a in sims.releases]
-    model = build_two_level_model(*first, **params)
-    steps = pymc_steps(model, sampler)
-    if sampler == "pymc-gibbs":  # the exact conditionals of every release, at once
-        steps[0].tabulate(sims.releases)
-    chain = CompiledChain(model, steps, ("X1", "X2"))
-    n = sims.x1.size
-    x1 = np.empty((n, n_draws), dtype=np.int64)
-    x2 = np.empty((n, n_draws), dtype=np.int64)
-    seeds = rng.integers(0, 2**31, size=n)
-    for r in range(n):
-        set_release(model, *(int(a[r]) for a in sims.releases))
-        draws = chain.run(draws=n_draws * int(thin[r]), tune=int(tune[r]),
-                          random_seed=int(seeds[r]))
-        keep = slice(int(thin[r]) - 1, None, int(thin[r]))
-        x1[r] = draws["X1"][0, keep]
-        x2[r] = draws["X2"][0, keep]
+    with graphs_without_tracebacks():  # the same graphs, built and compiled in less time
+        first = [int(a[0]) for a in sims.releases]
+        model = build_two_level_model(*first, **params)
+        steps = pymc_steps(model, sampler)
+        if sampler == "pymc-gibbs":  # the exact conditionals of every release, at once
+            steps[0].tabulate(sims.releases)
+        chain = CompiledChain(model, steps, ("X1", "X2"))
+        n = sims.x1.size
+        x1 = np.empty((n, n_draws), dtype=np.int64)
+        x2 = np.empty((n, n_draws), dtype=np.int64)
+        seeds = rng.integers(0, 2**31, size=n)
+        for r in range(n):
+            set_release(model, *(int(a[r]) for a in sims.releases))
+            draws = chain.run(draws=n_draws * int(thin[r]), tune=int(tune[r]),
+                              random_seed=int(seeds[r]))
+            keep = slice(int(thin[r]) - 1, None, int(thin[r]))
+            x1[r] = draws["X1"][0, keep]
+            x2[r] = draws["X2"][0, keep]
     return x1, x2
 
 

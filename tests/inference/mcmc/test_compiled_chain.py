@@ -102,3 +102,20 @@ def test_state_copied_only_for_later_chains(monkeypatch):
     assert copies == []
     chain.run(draws=5, tune=2, random_seed=1, chains=2)
     assert copies == [1]
+
+
+def test_graphs_built_without_tracebacks_keep_no_trace_and_restore_the_limit():
+    # The context only drops PyTensor's creation tracebacks (tag.trace), and only within it.
+    import pytensor
+    import pytensor.tensor as pt
+
+    from dprisk.inference.mcmc.compiled_chain import graphs_without_tracebacks
+
+    limit = pytensor.config.traceback__limit
+    with graphs_without_tracebacks():
+        assert pytensor.config.traceback__limit == 0
+        inside = pt.dscalar("a") + 1.0
+    outside = pt.dscalar("b") + 1.0
+    assert pytensor.config.traceback__limit == limit
+    assert not inside.tag.trace
+    assert (len(outside.tag.trace) > 0) == (limit != 0)

@@ -282,3 +282,19 @@ def test_merge_atoms_with_distinct_keys_sorts_by_the_inverse_permutation():
     order = np.argsort(s_vals, kind="stable")
     np.testing.assert_array_equal(keys, s_vals[order])
     np.testing.assert_array_equal(weights, log_w[order])
+
+
+@pytest.mark.parametrize("keys", [
+    np.add.outer(np.sort(np.random.default_rng(3).normal(size=40)).round(1),
+                 np.arange(-7, 8) * 0.1).ravel(),  # sorted runs with many equal sums
+    np.random.default_rng(4).integers(0, 9, size=300).astype(float),
+    np.array([]), np.array([2.0]), np.array([1.0, np.nan, 0.0, np.nan]),
+])
+def test_unique_inverse_is_numpys(keys):
+    # merge_atoms' stable-sort unique: the same distinct keys and inverse as np.unique
+    from dprisk.inference.nested.unique_levels_kernels import _unique_inverse
+
+    uniq, inverse = _unique_inverse(keys)
+    want_uniq, want_inverse = np.unique(keys, return_inverse=True)
+    np.testing.assert_array_equal(uniq, want_uniq)
+    np.testing.assert_array_equal(inverse, want_inverse)

@@ -157,3 +157,60 @@ def test_rows_of_the_tables_give_those_rows_log_odds(index):
         full = tables.log_odds(np.full(x2s.size, offset))
         part = subset.log_odds(np.full(subset.g.shape[0], offset))
         np.testing.assert_array_equal(part, full[index])
+
+
+def _tabulated_gibbs_loop(x2_pmf, prob_x1, k2_start, *, p, known, draws, tune, chains, rng):
+    """The sweep loop :func:`tabulated_gibbs` replaced (one iteration per sweep), as reference."""
+    n_releases, _, width = x2_pmf.shape
+    rows = np.repeat(np.arange(n_releases), chains)
+    cdf = np.cumsum(x2_pmf, axis=-1)[rows].reshape(2 * rows.size, width)
+    p1 = prob_x1[rows]
+    n = rows.size
+    chain_rows = np.arange(n)
+
+    def draw_x2(branch):
+        u = rng.random(n)[:, None]
+        return np.minimum((u >= cdf.take(2 * chain_rows + branch, axis=0)).sum(axis=1),
+                          width - 1)
+
+    branch = (rng.random(n) < p).astype(np.int64)
+    index = draw_x2(branch)
+    x1_out = np.empty((n, draws), dtype=np.int64)
+    x2_out = np.empty((n, draws), dtype=np.int64)
+    for sweep in range(tune + draws):
+        branch = (rng.random(n) < p1[chain_rows, index]).astype(np.int64)
+        index = draw_x2(branch)
+        if sweep >= tune:
+            x1_out[:, sweep - tune] = branch
+            x2_out[:, sweep - tune] = index
+    shape = (n_releases, chains, draws)
+    return ((x1_out + known).reshape(shape),
+            (x2_out + np.asarray(k2_start)[rows][:, None]).reshape(shape))
+
+
+@pytest.mark.parametrize(("together", "block_cells"),
+                         [(1 << 30, 1), (1 << 30, 700), (1 << 30, 1 << 21), (0, 1 << 21)])
+@pytest.mark.parametrize("tune", [0, 3, 40])
+def test_tabulated_gibbs_draws_what_the_sweep_loop_draws(monkeypatch, together, block_cells,
+                                                         tune):
+    # The sweeps computed together (resets and flips of the two-state X1 chain, in blocks of
+    # sweeps) and the sweep loop (for many chains) give the loop's draws exactly, and leave
+    # the generator where the loop leaves it.
+    import dprisk.inference.studies.variant as variant
+
+    monkeypatch.setattr(variant, "_TOGETHER_CELLS", together)
+    monkeypatch.setattr(variant, "_BLOCK_CELLS", block_cells)
+    gen = np.random.default_rng(5)
+    width = 7
+    x2_pmf = gen.dirichlet(np.full(width, 0.6), size=(4, 2))
+    x2_pmf[0, 1, 3:] = 0.0  # an empty tail: the CDF reaches its end early
+    prob_x1 = gen.uniform(size=(4, width))
+    prob_x1[1] = np.where(np.arange(width) % 2, 1.0, 0.0)  # updates that cannot go both ways
+    k2_start = np.array([0, 3, 5, 1])
+    args = dict(p=0.3, known=2, draws=57, tune=tune, chains=3)
+    rng_new, rng_old = np.random.default_rng(9), np.random.default_rng(9)
+    new = tabulated_gibbs(x2_pmf, prob_x1, k2_start, rng=rng_new, **args)
+    old_x1, old_x2 = _tabulated_gibbs_loop(x2_pmf, prob_x1, k2_start, rng=rng_old, **args)
+    np.testing.assert_array_equal(new.x1, old_x1)
+    np.testing.assert_array_equal(new.x2, old_x2)
+    assert rng_new.random() == rng_old.random()

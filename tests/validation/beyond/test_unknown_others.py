@@ -28,6 +28,10 @@ def test_data_against_the_api(result):
     assert np.all(data.marginal_risk >= 1)
     np.testing.assert_allclose(data.marginal_risk.sel(q=0.1), data.marginal_risk.sel(q=0.9),
                                rtol=1e-9)  # p = 1/2: reflecting x* swaps B_t and q, 1 - q
+    # the accuracy (from the P[correct] beside it) is the API's, to the bit
+    rhos = data.rho1.values
+    want = unknown_others.accuracy(rhos, 0.5, unknown_others=17, q=0.5)
+    np.testing.assert_array_equal(data.accuracy.sel(q=0.5, n=17).values, want)
 
 
 def test_figure_has_a_caption(result):

@@ -442,5 +442,16 @@ def test_rank_histograms_figure():
     fig = rank_histograms(results, title="t")
     assert len(fig.axes) == 2 * len(VARIABLES)
     assert fig.axes[0].patches  # bars and band drawn
+    # its tight layout (run with ticks placed and texts laid out once) is matplotlib's own
+    import contextlib
+
+    import dprisk.validation.sbc.figures as sbc_figures
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sbc_figures, "ticks_placed_once", lambda fig: contextlib.nullcontext())
+        patch.setattr(sbc_figures, "texts_laid_out_once", contextlib.nullcontext)
+        plain = rank_histograms(results, title="t")
+    for ax, want in zip(fig.axes, plain.axes, strict=True):
+        assert ax.get_position().bounds == want.get_position().bounds
     with pytest.raises(ValueError, match="at least one"):
         rank_histograms([])
