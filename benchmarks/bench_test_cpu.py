@@ -68,6 +68,9 @@ def run() -> dict:
     total = sum(r["cpu_s"] for r in records)
     print(f"default test run: {wall:.1f} s wall, {total:.1f} s CPU in {len(records)} tests "
           f"(exit status {done.returncode}; {done.stdout.strip().splitlines()[-1:]})")
+    failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+    for line in failed:  # pytest's short summary (-ra): which tests, and why, in one line each
+        print(f"  {line}")
     print(f"the whole run, every process: {run_cpu:.1f} s CPU; outside the tests (workers' "
           f"start and collection): {run_cpu - total:.1f} s")
     print("CPU seconds per directory:")
