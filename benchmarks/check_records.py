@@ -105,7 +105,20 @@ def added(results: list[dict], baseline: list[dict]) -> list[str]:
     return [record["id"] for record in results if record["id"] not in before]
 
 
+USAGE = ("usage: python benchmarks/check_records.py [RESULTS_JSON]\n"
+         "  compares RESULTS_JSON (a report's results.json) with records_baseline.json;\n"
+         "  without it, runs `dprisk reproduce` in a temporary folder first.\n"
+         "  exit status 0: every record agrees; 1: some differ; 2: bad usage")
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0
+    if len(argv) > 1 or (argv and not Path(argv[0]).is_file()):
+        print(f"check_records.py: RESULTS_JSON must be one existing file, got {argv}",
+              file=sys.stderr)
+        return 2
     if argv:
         results = json.loads(Path(argv[0]).read_text())
     else:

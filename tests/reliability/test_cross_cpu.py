@@ -69,3 +69,13 @@ def test_ci_runs_the_numeric_tests_with_cpu_features_off():
     assert re.search(r'^NPY_DISABLE_CPU_FEATURES="\$\w+" [^\n]*pytest[^\n]*'
                      r"tests/inference tests/models", script, re.M)
     assert "__cpu_dispatch__" in script
+
+
+def test_check_records_usage_is_answered_and_bad_paths_refused(check_records, capsys, tmp_path):
+    """``--help`` prints the usage (it was read as a file's path: a traceback); a missing
+    file or a second argument is refused with exit status 2, before any report runs."""
+    assert check_records.main(["--help"]) == 0
+    assert "RESULTS_JSON" in capsys.readouterr().out
+    assert check_records.main([str(tmp_path / "missing.json")]) == 2
+    assert check_records.main(["a.json", "b.json"]) == 2
+    assert "RESULTS_JSON must be one existing file" in capsys.readouterr().err
