@@ -205,38 +205,9 @@ class FusedSteps:
         as lists of ints (``(point, t_values)`` without ``X``; :attr:`run_names`).
         """
         t_name, x_name = self.t_name, self.x_name
-        t = int(point[t_name])
-        gibbs = self.gibbs
-        gibbs_random = gibbs.rng.random
-        transit_p = gibbs.transit_p
-        logp_values, log_density = self._logp_values, self._log_density
-        isfinite, log, tie = math.isfinite, math.log, _LOG_TIE
-        t_values = [] if record else None
-        if x_name is None:
-            for _ in range(iterations):
-                logp_current = logp_values.get((t, None))
-                if logp_current is None:
-                    logp_current = log_density(t, None)
-                if gibbs_random() < transit_p:
-                    proposal = 1 - t
-                    logp_proposal = logp_values.get((proposal, None))
-                    if logp_proposal is None:
-                        logp_proposal = log_density(proposal, None)
-                    ratio = logp_proposal - logp_current
-                    if isfinite(ratio):  # log_uniform_below(ratio, rng), inlined
-                        u = gibbs_random()
-                        gap = log(u) - ratio if u > 0.0 else 0.0
-                        if u > 0.0 and abs(gap) > tie * (1.0 + abs(ratio)):
-                            accepted = gap < 0.0
-                        else:
-                            accepted = bool(np.log(u) < ratio)
-                        if accepted:
-                            t = proposal
-                if record:
-                    t_values.append(t)
-        else:
-            t, x, t_values, x_values = self._run_both(t, int(point[x_name]), iterations,
-                                                       record)
+        t, x, t_values, x_values = self._run_both(
+            int(point[t_name]), None if x_name is None else int(point[x_name]), iterations,
+            record)
         new_point = dict(point)
         new_point[t_name] = self._array(t)
         if x_name is not None:
@@ -245,30 +216,35 @@ class FusedSteps:
             return new_point
         return (new_point, t_values) if x_name is None else (new_point, t_values, x_values)
 
-    def _run_both(self, t: int, x: int, iterations: int, record: bool):
-        """:meth:`run`'s loop with the Metropolis step of ``X``: ``(t, x, t_values, x_values)``.
+    def _run_both(self, t: int, x: int | None, iterations: int, record: bool):
+        """:meth:`run`'s loop: ``(t, x, t_values, x_values)``.
 
-        The Metropolis part is ``discrete_scalar_step`` of
+        Each iteration the BinaryGibbsMetropolis step of ``T`` and, when the model has ``X``
+        (``x`` not None), the Metropolis step of ``X``; without ``X`` the Metropolis part is
+        skipped (one branch per iteration) and ``x`` stays None. The Metropolis part is
+        ``discrete_scalar_step`` of
         :class:`dprisk.inference.two_level.lean_steps.LeanMetropolis` line for line: its
         counters (``steps_until_tune``, accepted proposals since the last tuning) are kept
         in locals and written back to the step when it tunes and at the end.
         """
         from pymc.step_methods.metropolis import tune as tuned_scaling
 
-        gibbs, metropolis = self.gibbs, self.metropolis
+        gibbs, metropolis = self.gibbs, (None if x is None else self.metropolis)
         gibbs_random = gibbs.rng.random
         transit_p = gibbs.transit_p
-        metropolis_random = metropolis.rng.random
-        standard_normal = metropolis.rng.standard_normal
         logp_values, log_density = self._logp_values, self._log_density
-        delta_values, delta_jit, delta_args = self._delta_values, self._delta[0], self._delta_args
-        arrays, array = self._arrays, self._array
         isfinite, log, tie = math.isfinite, math.log, _LOG_TIE
-        s0 = float(metropolis.proposal_dist.s[0])
-        scaling0 = float(metropolis.scaling[0])
-        tuning = metropolis.tune
-        tune_interval = metropolis.tune_interval
-        steps_until_tune = metropolis.steps_until_tune
+        if metropolis is not None:
+            metropolis_random = metropolis.rng.random
+            standard_normal = metropolis.rng.standard_normal
+            delta_values, delta_jit = self._delta_values, self._delta[0]
+            delta_args = self._delta_args
+            arrays, array = self._arrays, self._array
+            s0 = float(metropolis.proposal_dist.s[0])
+            scaling0 = float(metropolis.scaling[0])
+            tuning = metropolis.tune
+            tune_interval = metropolis.tune_interval
+            steps_until_tune = metropolis.steps_until_tune
         accepted_since = 0  # added to accepted_sum[0] at the next tuning or at the end
         accept_rate = accepted = None
         t_values = [] if record else None
@@ -293,6 +269,10 @@ class FusedSteps:
                         flip = bool(np.log(u) < ratio)
                     if flip:
                         t = proposal
+            if metropolis is None:  # no X: the indicator's step alone
+                if record:
+                    t_values.append(t)
+                continue
             # Metropolis of X (LeanMetropolis.discrete_scalar_step)
             if not steps_until_tune and tuning:
                 metropolis.accepted_sum[0] += accepted_since
@@ -334,6 +314,8 @@ class FusedSteps:
             if record:
                 t_values.append(t)
                 x_values.append(x)
+        if metropolis is None:
+            return t, x, t_values, x_values
         if accepted_since:
             metropolis.accepted_sum[0] += accepted_since
         metropolis.steps_until_tune = steps_until_tune

@@ -127,6 +127,32 @@ def test_fused_run_is_step_by_step(truncated_twins):
         assert fused[0].run(got, 3) is not None  # without record: the point
 
 
+def test_fused_run_without_x_is_step_by_step(point_twins):
+    """FusedSteps.run against FusedSteps.step per iteration for a model without ``X`` (the
+    point prior: the indicator's step alone, the loop's Metropolis part skipped): the kept
+    values, the last point and the steps' state equal, from both starts of the indicator."""
+    models, steps = point_twins
+    fused = [FusedSteps.build(model, step) for model, step in zip(models, steps, strict=True)]
+    assert fused[0].x_name is None and fused[0].run_names == ("target_has_c",)
+    for k, release in enumerate(RELEASES):
+        for model in models:
+            set_release(model, *release)
+        points = []
+        for (gibbs,), twin in zip(steps, fused, strict=True):
+            gibbs.rng = np.random.default_rng(60 + k)
+            twin.start_chain()
+            points.append({"target_has_c": np.array(k % 2, dtype=np.int64)})
+        got, t_values = fused[0].run(points[0], 250, record=True)
+        expected, t_expected = points[1], []
+        for _ in range(250):
+            expected = fused[1].step(expected)
+            t_expected.append(int(expected["target_has_c"]))
+        assert t_values == t_expected and len(set(t_values)) == 2  # it moved both ways
+        assert {n: int(v) for n, v in got.items()} == {n: int(v) for n, v in expected.items()}
+        assert _step_state(steps[0]) == _step_state(steps[1])
+        assert fused[0].run(got, 3) is not None  # without record: the point
+
+
 class _Uniforms:
     """A generator stand-in returning given uniforms (``random`` and ``uniform`` alike)."""
 
