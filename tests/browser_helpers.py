@@ -43,6 +43,18 @@ def launched_chromium():
             chromium.close()
 
 
+def stop_server(proc, seconds: float) -> None:
+    """Stop a server process of a module's fixture: SIGTERM, then SIGKILL after ``seconds``."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as probe:

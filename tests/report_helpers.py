@@ -2,6 +2,7 @@
 
 import gc
 import os
+import time
 
 import numpy as np
 import xarray as xr
@@ -79,3 +80,28 @@ def split_study(*, paper_scale, parts=None):
     result.diagnostics = [f"{name} {parts[name]['pid']}" for name in ("short", "long")]
     result.diagnostics.append(f"join {os.getpid()}")
     return result
+
+
+def slow_preload(name: str, folder, monkeypatch):
+    """A preload module ``name`` in ``folder`` (a fork server amid its imports), its pid file.
+
+    Importing it writes the importing process's id to ``folder/server.pid`` and then sleeps
+    20 s. ``folder`` is put on ``PYTHONPATH`` with ``monkeypatch``: the fork server (Python
+    3.12) imports its preload on ``PYTHONPATH``, not on ``sys.path``. Returns the pid file's
+    path (:func:`wait_for` it: the server has begun its imports).
+    """
+    began = folder / "server.pid"
+    (folder / f"{name}.py").write_text(
+        "import os\nimport pathlib\nimport time\n\n"
+        f"pathlib.Path({str(began)!r}).write_text(str(os.getpid()))\n"
+        "time.sleep(20)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))
+    return began
+
+
+def wait_for(path, seconds: float = 30.0) -> None:
+    """Return once ``path`` exists, or after ``seconds`` (the caller's assertions then fail)."""
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)

@@ -26,7 +26,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from browser_helpers import free_port, launched_chromium, listens, needs_chromium
+from browser_helpers import free_port, launched_chromium, listens, needs_chromium, stop_server
 
 from dprisk.inference.privacy.accounting import epsilon_cks
 from dprisk.inference.single_level import closed_form as sl
@@ -67,12 +67,7 @@ def server_process(tmp_path_factory):
     try:
         yield proc, port, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc, 20)
     errors = [line for line in log.read_text().splitlines() if "Error" in line]
     assert not errors, "the server logged errors:\n" + log.read_text()[-3000:]
 

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import jupytext
 import pytest
-from browser_helpers import free_port, launched_chromium, needs_chromium
+from browser_helpers import free_port, launched_chromium, needs_chromium, stop_server
 
 import dprisk as dr
 
@@ -153,12 +153,7 @@ def lab_process(tmp_path_factory):
     try:
         yield proc, f"http://127.0.0.1:{port}", token, root, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc, 30)
 
 
 @pytest.fixture(scope="module")

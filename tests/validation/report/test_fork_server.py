@@ -6,6 +6,7 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from report_helpers import slow_preload, wait_for
 
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.validation.registry import registered
@@ -81,21 +82,12 @@ def test_an_interrupt_while_the_early_server_imports_stops_it_at_once(monkeypatc
     not left to finish its imports (as an orphan after the command's forced exit). Bound:
     10 s from the interrupt, half the imports' 20 s, for a kill and a reap on a loaded
     machine."""
-    begun = tmp_path / "server.pid"
-    (tmp_path / "slow_preload_for_fork_server_test.py").write_text(
-        "import os\nimport pathlib\nimport time\n\n"
-        f"pathlib.Path({str(begun)!r}).write_text(str(os.getpid()))\n"
-        "time.sleep(20)\n")
-    # the fork server (Python 3.12) imports its preload on PYTHONPATH, not on sys.path
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    begun = slow_preload("slow_preload_for_fork_server_test", tmp_path, monkeypatch)
     stop_fork_server()  # the next fork server imports this test's preload
     try:
         with pytest.raises(KeyboardInterrupt):
             with fork_server_started(2, preload=["slow_preload_for_fork_server_test"]):
-                deadline = time.monotonic() + 30
-                while not begun.exists() and time.monotonic() < deadline:  # it imports
-                    time.sleep(0.02)
+                wait_for(begun)  # it imports
                 interrupted = time.monotonic()
                 raise KeyboardInterrupt
         assert time.monotonic() - interrupted < 10.0

@@ -229,21 +229,13 @@ def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch
     imports (the pool's start waited for them), and the fork server is gone, not left to
     finish them (as an orphan, after the forced exit of ``dprisk reproduce``). Bound: 10 s
     from the interrupt, half the imports' 20 s, for a kill and a reap on a loaded machine."""
-    started = tmp_path / "server.pid"
-    (tmp_path / "slow_preload_for_runner_test.py").write_text(
-        "import os\nimport pathlib\nimport time\n\n"
-        f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\n"
-        "time.sleep(20)\n")
-    # the fork server (Python 3.12) imports its preload on PYTHONPATH, not on sys.path
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
-        p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p))
+    started = report_helpers.slow_preload("slow_preload_for_runner_test", tmp_path,
+                                          monkeypatch)
     runner.stop_fork_server()  # the next fork server imports this test's preload
     when = {}
 
     def interrupted_here(*, paper_scale):
-        deadline = time.monotonic() + 30
-        while not started.exists() and time.monotonic() < deadline:  # the server imports
-            time.sleep(0.02)
+        report_helpers.wait_for(started)  # the server imports
         when["interrupt"] = time.monotonic()
         raise KeyboardInterrupt
 
