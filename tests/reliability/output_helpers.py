@@ -64,17 +64,20 @@ def run_report(out: str, signal_file: str = "", phase: str = "") -> dict:
             _signal_and_hold(signal_file)
         return stub_study(paper_scale=paper_scale)
 
+    studies, write_all = report.STUDIES, report._write_all
+
+    def held_write_all(tmp, *args):
+        summary = write_all(tmp, *args)
+        _signal_and_hold(signal_file)
+        return summary
+
     report.STUDIES = [("stub", held_study)]
     if phase == "write":
-        write_all = report._write_all
-
-        def held_write_all(tmp, *args):
-            summary = write_all(tmp, *args)
-            _signal_and_hold(signal_file)
-            return summary
-
         report._write_all = held_write_all
-    return report.write_report(out, progress=False)
+    try:
+        return report.write_report(out, progress=False)
+    finally:  # tests call this in their own process: the report's studies are put back
+        report.STUDIES, report._write_all = studies, write_all
 
 
 def run_sweep(out: str, signal_file: str) -> None:
