@@ -209,7 +209,11 @@ def crosscheck(
         ``(x1*, x2*, y1*)``, ``draws`` ``{"X1": array, "X2": array}`` of dims (chain, draw);
         those cells are compared from them instead of sampled again (the table's ``seed`` is
         theirs, ``seconds`` 0). :func:`dprisk.validation.paper.two_level.study` passes its
-        Tables 7-8 runs of the Table 6 release, a cell of every battery.
+        Tables 7-8 runs of the Table 6 release, a cell of every battery. A value may also be
+        ``(draws, seed, estimates)``, ``estimates`` the cell's statistics of those draws as
+        the cross-check computes them (``{"prob_x1": stats, "x2_mean": stats}``, each
+        ``stats`` ``chain_diagnostics``' ``mean``, ``mcse``, ``r_hat`` and ``ess_bulk`` of the
+        indicator 1[X1 = m + 1] and of X2), used as given.
     pymc_models : dict, optional
         PyMC models already built and compiled at these parameters, by prior spec:
         ``{prior: (model, {method: CompiledChain})}``, used instead of building them again
@@ -298,8 +302,10 @@ def crosscheck_cells(
             for k, method in enumerate(methods):
                 start = time.perf_counter()
                 seed = int(seeds[i, j, k])
+                estimates = None
                 if (release, prior, method) in sampled:  # sampled by the caller
-                    draws, seeds[i, j, k] = sampled[release, prior, method]
+                    draws, seeds[i, j, k], *known_estimates = sampled[release, prior, method]
+                    estimates = known_estimates[0] if known_estimates else None
                     start = None
                 elif method == "gibbs":
                     post = sample_posterior(*release, **params, prior=prior, method="gibbs",
@@ -316,8 +322,9 @@ def crosscheck_cells(
                 if start is not None:
                     seconds[i, j, k] = time.perf_counter() - start
                 done[i, j, k] = True
-                for q, (name, stats) in enumerate(_estimates(draws["X1"], draws["X2"],
-                                                             known).items()):
+                if estimates is None:
+                    estimates = _estimates(draws["X1"], draws["X2"], known)
+                for q, (name, stats) in enumerate(estimates.items()):
                     cell = (i, j, k, q)
                     out["estimate"][cell] = stats["mean"]
                     out["mcse"][cell] = stats["mcse"]

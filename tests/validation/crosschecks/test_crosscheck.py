@@ -179,6 +179,29 @@ def test_cells_the_caller_sampled_are_compared_from_its_draws_not_run_again():
     assert result.failures and all("release (2, 1, -1)" in line for line in result.failures)
 
 
+def test_statistics_given_with_the_callers_draws_are_used_as_given():
+    # ``sampled`` values (draws, seed, estimates): the cell's statistics as the caller
+    # computed them (the Tables 7-8 study: from the runs' convergence reports), not again
+    x1 = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
+    draws = {"X1": x1, "X2": x1 + 2}
+    stats = {"mean": 0.25, "mcse": 0.5, "r_hat": 1.5, "ess_bulk": 7.0}
+    given = {"prob_x1": stats, "x2_mean": {**stats, "mean": 0.75}}
+    cells = crosscheck_cells("small", methods=("gibbs",), priors=("truncated:10",),
+                             run_priors=(), random_seed=3,
+                             sampled={((2, 1, -1), "truncated:10", "gibbs"): (draws, 77, given)})
+    # only the given cell was computed (run_priors=() runs no prior of its own)
+    assert cells["done"].sum() == 0
+    cells = crosscheck_cells("small", methods=("gibbs",), priors=("truncated:10",),
+                             random_seed=3,
+                             sampled={((2, 1, -1), "truncated:10", "gibbs"): (draws, 77, given)})
+    cell = (0, 0, 0)
+    assert cells["estimate"][cell].tolist() == [0.25, 0.75]
+    assert cells["mcse"][cell].tolist() == [0.5, 0.5]
+    assert cells["r_hat"][cell].tolist() == [1.5, 1.5]
+    assert cells["ess_bulk"][cell].tolist() == [7.0, 7.0]
+    assert cells["seed"][cell] == 77 and cells["seconds"][cell] == 0.0
+
+
 def test_a_given_pymc_model_is_used_for_its_prior():
     from dprisk.inference.mcmc.compiled_chain import CompiledChain
     from dprisk.inference.two_level.sampling import pymc_steps

@@ -137,6 +137,31 @@ class TestPaperMcse:
         assert mcse["prob_x1"] == pytest.approx(np.sqrt(q * (1 - q) / 100), rel=1e-12)
 
 
+@pytest.mark.parametrize("prior", ["improper", "point:1"])
+def test_tables_columns_and_crosscheck_cells_read_off_the_reports_are_the_same_numbers(prior):
+    """The Tables 7-8 runs' P[X1 = 1] with its MCSE (``_mc_column``) and their cross-check
+    statistics (``_cell_estimates``) are read off the runs' convergence reports: bit for bit
+    the numbers computed from the draws themselves (``point:1``: X2 constant, R-hat NaN)."""
+    from dprisk.inference.two_level.sampling import sample_posterior
+    from dprisk.validation.crosschecks.crosscheck import _estimates
+    from dprisk.validation.crosschecks.diagnostics import convergence_report
+    from dprisk.validation.paper.two_level import _cell_estimates, _mc_column
+
+    tree = sample_posterior(*TABLE3_RELEASE, **{**PARAMS, "prior": prior}, method="gibbs",
+                            draws=500, chains=2, tune=50, random_seed=8)
+    report = convergence_report(tree, known=0)
+    post = tree["posterior"]
+    direct = _estimates(post["X1"].values, post["X2"].values, 0)
+    read = _cell_estimates(report)
+    assert list(read) == list(direct)
+    for quantity, stats in direct.items():
+        assert list(read[quantity]) == list(stats)
+        np.testing.assert_array_equal(list(read[quantity].values()), list(stats.values()))
+    column = _mc_column(tree, report)
+    x1 = chain_diagnostics(post["X1"].values, known=0, statistics=("mcse",))
+    assert (column["p_x1"], column["p_x1_mcse"]) == (x1["mean"], x1["mcse"])
+
+
 @pytest.fixture(scope="module")
 def tiny_study():
     return study(budget=TINY)
