@@ -133,6 +133,11 @@ class VariantTables:
         y1_flat = np.asarray(y1s).ravel()
         self.g = x1_window_term(y1_flat[:, None], k2, rho1=params.rho1, d=params.d,
                               known=params.known)
+        # the exact model's log-odds at x1* = m, from the same table (its branch masses):
+        # where the variant's threshold search starts (:func:`_bisection`)
+        mass = table.log_branch_mass
+        with np.errstate(invalid="ignore"):
+            self.exact_at_known = mass[:, 1] - mass[:, 0]
 
     def rows(self, index) -> VariantTables:
         """The tables of the releases ``index`` selects (an index array, mask or slice).
@@ -144,6 +149,7 @@ class VariantTables:
         subset.params = self.params
         subset.cond = self.cond[index]
         subset.g = self.g[index]
+        subset.exact_at_known = self.exact_at_known[index]
         return subset
 
     def log_odds(self, offset: np.ndarray) -> np.ndarray:
@@ -204,24 +210,42 @@ def variant_thresholds(x2s, y1s, params: Scenario):
     return threshold.reshape(np.shape(x2s)), tie.reshape(np.shape(x2s))
 
 
+def _linear_guess(odds: np.ndarray, slope: float) -> np.ndarray:
+    """Offsets from ``j`` to the smallest ``j'`` with ``odds + slope (j' - j) > TIE_ATOL``.
+
+    Non-finite guesses (a log-odds of ``±inf`` or NaN) are 0; the others are clipped to
+    ``±2**40`` (a guess is only a start: :func:`_bisection` checks it).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        guess = np.floor((TIE_ATOL - odds) / slope) + 1.0
+    return np.where(np.isfinite(guess), np.clip(guess, -2.0**40, 2.0**40), 0.0)
+
+
 def _bisection(tables: VariantTables):
     """Smallest integer offset ``j`` with log-odds above :data:`TIE_ATOL`, and the tie flag.
 
-    The log-odds increases with ``j``, so that offset is unique: first a guess from the
-    value at ``j = 0`` and the slope ``2 rho1`` (the exact model's, which the variant shares
-    wherever the dropped constraint does not matter), checked at the guess and one below;
-    the rows where that bracket fails are found by :func:`_bracketed_bisection`. Each row's
-    log-odds depends on that row only, so the answer is the same as bisection everywhere
-    (three passes over the table instead of about six).
+    The log-odds increases with ``j``, so that offset is unique. It is guessed twice with the
+    slope ``2 rho1`` (the exact model's, which the variant shares wherever the dropped
+    constraint does not matter): first from the exact model's log-odds at ``j = 0`` (the
+    table's branch masses, no pass over the table), then from the variant's log-odds at that
+    first guess; the second guess is checked at itself and one below, one of which is
+    usually the first guess (its value known): so two passes over the table, plus a pass
+    over the rows where neither is. The rows where that bracket fails are found by
+    :func:`_bracketed_bisection`. Each row's log-odds depends on that row and its offset
+    only, so the answer is the same as bisection everywhere, bit for bit.
     """
-    n = tables.g.shape[0]
-    at_zero = tables.log_odds(np.zeros(n))
     slope = 2.0 * tables.params.rho1
-    with np.errstate(invalid="ignore", over="ignore"):
-        guess = np.floor((TIE_ATOL - at_zero) / slope) + 1.0
-    guess = np.where(np.isfinite(guess), np.clip(guess, -2.0**40, 2.0**40), 0.0)
-    hi_odds = tables.log_odds(guess)
-    lo_odds = tables.log_odds(guess - 1.0)
+    first = _linear_guess(tables.exact_at_known, slope)
+    first_odds = tables.log_odds(first)
+    guess = np.clip(first + _linear_guess(first_odds, slope), -2.0**40, 2.0**40)
+    first_is_hi = guess == first  # then the value below is needed, else the guess's
+    second_odds = tables.log_odds(np.where(first_is_hi, guess - 1.0, guess))
+    hi_odds = np.where(first_is_hi, first_odds, second_odds)
+    lo_odds = np.where(first_is_hi, second_odds, first_odds)
+    below = ~first_is_hi & (guess - 1.0 != first)  # neither value known below the guess
+    if below.any():
+        rows = np.flatnonzero(below)
+        lo_odds[rows] = tables.rows(rows).log_odds(guess[rows] - 1.0)
     failed = ~((hi_odds > TIE_ATOL) & ~(lo_odds > TIE_ATOL))
     tie = np.abs(lo_odds) <= TIE_ATOL
     if failed.any():
