@@ -122,9 +122,9 @@ class _TickCopier:
         tick_kw = axis._major_tick_kw if major else axis._minor_tick_kw
         known = self.prototypes.get((id(axis), major))
         if known is None or known[0] is not axis or not _same_kw(known[1], tick_kw):
-            known = (axis, dict(tick_kw), axis._get_tick(major=major))
+            known = (axis, dict(tick_kw), _Prototype(axis._get_tick(major=major)))
             self.prototypes[id(axis), major] = known
-        return _copy_tick(known[2])
+        return known[2].copy()
 
 
 def _plain(axis) -> bool:
@@ -150,34 +150,51 @@ def _same_kw(saved: dict, current: dict) -> bool:
     return True
 
 
-def _copy_tick(tick: Tick) -> Tick:
-    """A tick equal to ``tick`` attribute by attribute, with its own mutable parts."""
-    new = _copy_artist(tick)
-    for name in (*_LINES, *_TEXTS):
-        setattr(new, name, _copy_artist(getattr(tick, name)))
-    return new
+class _Prototype:
+    """A tick built by matplotlib, and how to copy it: each part's state and mutable values."""
+
+    def __init__(self, tick: Tick):
+        self.tick = tick
+        self.parts = [(name, *_copy_plan(getattr(tick, name))) for name in (*_LINES, *_TEXTS)]
+        self.own = _copy_plan(tick)
+
+    def copy(self) -> Tick:
+        """A tick equal to the prototype attribute by attribute, with its own mutable parts."""
+        new = _copied(*self.own)
+        for name, kind, state, plan in self.parts:
+            new.__dict__[name] = _copied(kind, state, plan)
+        return new
 
 
-def _copy_artist(artist):
-    new = object.__new__(type(artist))
-    state = dict(vars(artist))
-    for key, value in state.items():
-        if isinstance(value, CallbackRegistry):
-            state[key] = CallbackRegistry(value.exception_handler, signals=value._signals)
-        elif key == "_path_effects":
-            continue  # rcParams' list, as a new artist has it
-        elif isinstance(value, list):
-            state[key] = list(value)
-        elif isinstance(value, np.ndarray):
-            state[key] = value.copy()
-        elif isinstance(value, (FontProperties, Path)):
-            state[key] = value.copy()
-        elif isinstance(value, MarkerStyle):
-            state[key] = _copy_marker(value)
-        elif isinstance(value, dict):
-            state[key] = dict(value)
+def _copied(kind: type, state: dict, plan: list):
+    new = object.__new__(kind)
+    state = state.copy()
+    for key, copy_value in plan:
+        state[key] = copy_value(state[key])
     new.__dict__ = state
     return new
+
+
+def _copy_plan(artist) -> tuple[type, dict, list]:
+    """``(type, state, [(attribute, copier)])``: what a copy of ``artist`` copies of its own."""
+    state = dict(vars(artist))
+    plan = []
+    for key, value in state.items():
+        if isinstance(value, CallbackRegistry):
+            plan.append((key, _new_registry))
+        elif key == "_path_effects":
+            continue  # rcParams' list, as a new artist has it
+        elif isinstance(value, (list, dict)):
+            plan.append((key, type(value)))
+        elif isinstance(value, (np.ndarray, FontProperties, Path)):
+            plan.append((key, type(value).copy))
+        elif isinstance(value, MarkerStyle):
+            plan.append((key, _copy_marker))
+    return type(artist), state, plan
+
+
+def _new_registry(registry: CallbackRegistry) -> CallbackRegistry:
+    return CallbackRegistry(registry.exception_handler, signals=registry._signals)
 
 
 def _copy_marker(marker: MarkerStyle) -> MarkerStyle:
@@ -213,8 +230,8 @@ def tick_copies_agree() -> bool:
 
     For a figure with a linear axes, a logarithmic one (minor ticks), one with many tick
     parameters set (sizes, widths, colours, direction, pads, label sizes and rotation, grid
-    lines) and one whose first tick's parts were changed directly, each axis makes ten major
-    and ten minor ticks both ways; every attribute of every tick and part must be equal. False
+    lines) and one whose first tick's parts were changed directly, each axis makes three major
+    and three minor ticks both ways; every attribute of every tick and part must be equal. False
     with a matplotlib whose ticks this does not know (any failure).
     """
     if not all(hasattr(Axis, name) for name in (*_REPLACED, "_get_tick", "_copy_tick_props")):
@@ -254,9 +271,9 @@ def _sample_ticks() -> list[tuple]:
                 if not _plain(axis):
                     return []
                 first = getattr(axis, name)[0]
-                theirs = originals["get_major_ticks" if major else "get_minor_ticks"](axis, 10)
+                theirs = originals["get_major_ticks" if major else "get_minor_ticks"](axis, 3)
                 setattr(axis, name, [first])
-                ours = copier.ticks(axis, major, 10)
+                ours = copier.ticks(axis, major, 3)
                 pairs += zip(theirs, ours, strict=True)
     return pairs
 

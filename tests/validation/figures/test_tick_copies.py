@@ -42,7 +42,7 @@ def _pixels(fig: Figure) -> np.ndarray:
 def test_the_copies_are_matplotlibs_ticks_here():
     assert tick_copies.tick_copies_agree()
     pairs = tick_copies._sample_ticks()
-    assert len(pairs) == 160
+    assert len(pairs) == 48
     # Each copy is its own object, parts and all, and equal to matplotlib's tick.
     theirs, ours = pairs[1]
     assert theirs is not ours and theirs.label1 is not ours.label1
