@@ -60,6 +60,8 @@ _LINE_COPIED = ("_linestyle", "_linewidth", "_color", "_gapcolor", "_markersize"
                 "_dashjoinstyle", "_solidcapstyle", "_solidjoinstyle", "_drawstyle")
 #: The methods of ``Axis`` that :func:`ticks_copied` replaces for its block.
 _REPLACED = ("get_major_ticks", "get_minor_ticks")
+#: matplotlib's own methods (as this module found them), which the agreement check compares to.
+_MATPLOTLIBS = {name: Axis.__dict__.get(name) for name in _REPLACED}
 
 
 @contextmanager
@@ -234,7 +236,8 @@ def tick_copies_agree() -> bool:
     and three minor ticks both ways; every attribute of every tick and part must be equal. False
     with a matplotlib whose ticks this does not know (any failure).
     """
-    if not all(hasattr(Axis, name) for name in (*_REPLACED, "_get_tick", "_copy_tick_props")):
+    if (not all(hasattr(Axis, name) for name in ("_get_tick", "_copy_tick_props"))
+            or None in _MATPLOTLIBS.values()):
         return False
     try:
         pairs = _sample_ticks()
@@ -262,7 +265,7 @@ def _sample_ticks() -> list[tuple]:
     first.tick1line.set_markeredgecolor("tab:green")
     first.gridline.set_linewidth(2.5)
     first.gridline.set_visible(True)
-    originals = {name: Axis.__dict__[name] for name in _REPLACED}
+    originals = _MATPLOTLIBS  # not a block's replacements, if called within one
     copier = _TickCopier(originals)
     pairs = []
     for ax in (plain, log, custom, changed):

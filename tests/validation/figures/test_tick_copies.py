@@ -80,6 +80,17 @@ def test_the_methods_come_back_after_an_error():
     assert {name: Axis.__dict__[name] for name in tick_copies._REPLACED} == methods
 
 
+def test_nested_blocks_give_matplotlibs_methods_back():
+    methods = {name: Axis.__dict__[name] for name in tick_copies._REPLACED}
+    with tick_copies.ticks_copied():
+        with tick_copies.ticks_copied():
+            assert tick_copies.tick_copies_agree.__wrapped__()  # compared with matplotlib's
+            theirs, ours = _pixels(_figure()), None
+        ours = _pixels(_figure())
+    assert np.array_equal(theirs, ours)
+    assert {name: Axis.__dict__[name] for name in tick_copies._REPLACED} == methods
+
+
 def test_without_agreement_nothing_is_replaced(monkeypatch):
     monkeypatch.setattr(tick_copies, "tick_copies_agree", lambda: False)
     methods = {name: Axis.__dict__[name] for name in tick_copies._REPLACED}
