@@ -38,6 +38,7 @@ from dprisk.validation.figures.captions import figure_text
 from dprisk.validation.figures.draw_once import garbage_collection_paused
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
+from dprisk.validation.figures.tick_copies import ticks_copied
 from dprisk.validation.paper.records import StudyResult
 from dprisk.validation.report.fork_server import (
     PRELOAD,
@@ -84,7 +85,13 @@ def render_figures(result: StudyResult) -> dict[str, bytes]:
 
 
 def _run_one(study: Callable[..., StudyResult], paper_scale: bool):
-    result = study(paper_scale=paper_scale)
+    """The study's result and its figures' PNGs.
+
+    The new ticks of the figures it builds are copies of one tick per axis
+    (:func:`dprisk.validation.figures.tick_copies.ticks_copied`).
+    """
+    with ticks_copied():
+        result = study(paper_scale=paper_scale)
     return result, render_figures(result)
 
 
