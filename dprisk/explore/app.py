@@ -16,6 +16,7 @@ budget for a risk target, accounting. :func:`build_app` returns the page for one
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import panel as pn
@@ -241,6 +242,12 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     matplotlib.use("Agg")
     pn.extension(notifications=False)
     build_app()  # warm: compiled kernels and caches load before the first visitor
+    # What the imports and the warm-up made lives as long as the server: collect the warm-up's
+    # garbage once, then freeze the rest, so that the full collections a page load triggers
+    # walk only that page's objects, not Panel's, Bokeh's and PyMC's (per page load about
+    # 0.16-0.25 -> 0.07-0.09 s of CPU, measured 2026-11-29)
+    gc.collect()
+    gc.freeze()
     # the sampling workers' forkserver imports their libraries (ArviZ alone takes seconds) in
     # the background while the first visitor's page is served, not when "Check by sampling"
     # is pressed
