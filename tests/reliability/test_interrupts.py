@@ -213,7 +213,9 @@ def _stderr_on_terminal(argv: list[str], cwd: Path, server) -> tuple[int, str, s
     return outcome.status, outcome.stdout, seen.decode(errors="replace")
 
 
-SHORT_MC = ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc", "--datasets", "20000",
+#: A Monte Carlo run to its end: 2,000 datasets, 0.06-0.09 s of the run's CPU instead of 0.22 s
+#: at 20,000 (its bar still shows and reaches 100 %; the answer and stderr as before).
+SHORT_MC = ["marginal", *TWO_LEVEL, "--x2", "20", "--method", "mc", "--datasets", "2000",
             "--seed", "1"]
 
 

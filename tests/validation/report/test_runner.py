@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 
 from dprisk.validation.figures.captions import FigureText, alt_text, caption, figure_text
 from dprisk.validation.report import runner
+from dprisk.validation.report.fork_server import fork_server_pid
 from dprisk.validation.report.runner import available_cores, run_studies
 
 #: What the stand-in studies import (xarray, matplotlib, the records), loaded once by the fork
@@ -225,17 +226,23 @@ def test_while_the_pool_starts_this_process_takes_the_next_cheapest_study(monkey
 
 def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch, tmp_path):
     """Ctrl-C or SIGTERM (a KeyboardInterrupt) in a study run here while the fork server is
-    still importing its preload (20 s here): run_studies re-raises at once, not after the
-    imports (the pool's start waited for them), and the fork server is gone, not left to
-    finish them (as an orphan, after the forced exit of ``dprisk reproduce``). Bound: 10 s
-    from the interrupt, half the imports' 20 s, for a kill and a reap on a loaded machine."""
-    started = report_helpers.slow_preload("slow_preload_for_runner_test", tmp_path,
-                                          monkeypatch)
+    still importing its preload (the runner module, then a stub that sleeps 20 s): run_studies
+    re-raises at once, not after the imports (the pool's start waited for them), and the fork
+    server is gone, not left to finish them (as an orphan, after the forced exit of ``dprisk
+    reproduce``). Bound: 10 s from the interrupt, half the stub's 20 s, for a kill and a reap
+    on a loaded machine.
+
+    The interrupt comes as soon as the server runs (it is then importing the runner, whose
+    libraries take 1.7 s of CPU), not once it has reached the stub: the same stop of a server
+    amid its imports, without those 1.7 s of imports done for nothing before the kill.
+    """
+    report_helpers.slow_preload("slow_preload_for_runner_test", tmp_path, monkeypatch)
     runner.stop_fork_server()  # the next fork server imports this test's preload
     when = {}
 
     def interrupted_here(*, paper_scale):
-        report_helpers.wait_for(started)  # the server imports
+        when["server"] = fork_server_pid()
+        os.kill(when["server"], 0)  # it runs (amid its imports: the stub's 20 s at the latest)
         when["interrupt"] = time.monotonic()
         raise KeyboardInterrupt
 
@@ -245,8 +252,9 @@ def test_an_interrupt_while_the_fork_server_imports_stops_it_at_once(monkeypatch
             list(run_studies([report_helpers.study_a, interrupted_here], paper_scale=False,
                              workers=2, preload=("slow_preload_for_runner_test",)))
         assert time.monotonic() - when["interrupt"] < 10.0
+        assert fork_server_pid() is None
         with pytest.raises(ProcessLookupError):  # killed and reaped
-            os.kill(int(started.read_text()), 0)
+            os.kill(when["server"], 0)
     finally:
         runner.stop_fork_server()
 
