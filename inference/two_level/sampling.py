@@ -96,7 +96,9 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     model's data, :class:`ExactGibbsStep` re-tabulates when a chain starts.
     """
     import pymc as pm
+    from pymc.model.core import Point
 
+    from dprisk.inference.mcmc.compiled_chain import initial_point_function
     from dprisk.inference.two_level.gibbs_step import ExactGibbsStep
     from dprisk.inference.two_level.lean_steps import LeanMetropolis
 
@@ -104,10 +106,11 @@ def pymc_steps(model: pm.Model, method: str) -> list:
     two_level_spec(model)
     if method == "pymc-gibbs":
         return [ExactGibbsStep(model=model)]
-    # the model's initial point, compiled and evaluated once for both steps (each would
-    # compile its own when not given one; they read only its values' shapes and dtypes and
-    # the indicator's starting value for Metropolis's shared copy of it)
-    initial_point = model.initial_point()
+    # the model's initial point, compiled once per model (shared with its CompiledChains) and
+    # evaluated once for both steps (each would compile its own when not given one; they read
+    # only its values' shapes and dtypes and the indicator's starting value for Metropolis's
+    # shared copy of it): model.initial_point()'s point
+    initial_point = Point(initial_point_function(model)(None), model=model)
     steps = [pm.BinaryGibbsMetropolis([model[TARGET_VAR]], model=model,
                                       initial_point=initial_point)]
     if model[X2_VAR] in model.free_RVs:  # pm.Metropolis, its statistics read directly

@@ -50,25 +50,29 @@ def test_batched_values_equal_point_by_point(method, prior):
 
 
 def test_compiled_once_per_model(monkeypatch):
-    """The initial point: compiled once for both PyMC steps of a model (each compiled its own
-    before), and its function and the batched recorded values shared by the model's chains;
-    the draws are those of chains on a twin model compiled on their own."""
+    """The initial point: compiled once per model for both PyMC steps (each compiled its own
+    before) and the model's chains, which also share the batched recorded values; the draws
+    are those of chains on a twin model compiled on their own."""
+    import pymc.initial_point
     import pymc.model.core as model_core
 
     compiled = []
-    original = model_core.make_initial_point_fn
+    original = pymc.initial_point.make_initial_point_fn
 
     def counting(*args, **kwargs):
         compiled.append(1)
         return original(*args, **kwargs)
 
-    # what Model.initial_point() compiles (the steps call it when not given a point)
+    # what Model.initial_point() compiles (the steps call it when not given a point), and
+    # what initial_point_function compiles
     monkeypatch.setattr(model_core, "make_initial_point_fn", counting)
+    monkeypatch.setattr(pymc.initial_point, "make_initial_point_fn", counting)
     models = [build_two_level_model(*RELEASES[0], **PARAMS) for _ in range(2)]
     steps = pymc_steps(models[0], "pymc")
     assert len(steps) == 2 and len(compiled) == 1
     shared = [CompiledChain(models[0], pymc_steps(models[0], "pymc-gibbs")),
               CompiledChain(models[0], steps)]
+    assert len(compiled) == 1
     assert shared[0]._initial_point is shared[1]._initial_point
     assert shared[0]._batched is shared[1]._batched
     alone = CompiledChain(models[1], pymc_steps(models[1], "pymc"))
@@ -119,3 +123,18 @@ def test_graphs_built_without_tracebacks_keep_no_trace_and_restore_the_limit():
     assert pytensor.config.traceback__limit == limit
     assert not inside.tag.trace
     assert (len(outside.tag.trace) > 0) == (limit != 0)
+
+
+def test_initial_point_function_gives_model_initial_point():
+    """``initial_point_function(model)(None)`` is ``model.initial_point()`` (value, dtype and
+    shape of every value variable), for a free and a point-mass X2."""
+    from dprisk.inference.mcmc.compiled_chain import initial_point_function
+
+    for prior in ("improper", "point:3"):
+        model = build_two_level_model(*RELEASES[0], **{**PARAMS, "prior": prior})
+        ours, pymc_point = initial_point_function(model)(None), model.initial_point()
+        assert list(ours) == list(pymc_point)
+        for name, value in pymc_point.items():
+            assert np.asarray(ours[name]).dtype == value.dtype
+            assert np.array_equal(ours[name], value) and np.shape(ours[name]) == value.shape
+        assert initial_point_function(model) is initial_point_function(model)
