@@ -56,13 +56,13 @@ NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
 SMALL_BUDGETS = {
     "single_level_what_if": {"n_rho_grid": 25},
     "two_level_what_if": {
-        "draws": 300,
+        "draws": 100,
         "chains": 2,
-        "tune": 100,
+        "tune": 50,
         "sampled_priors": ["improper", "point:1"],
     },
     "policy_sweep": {"n_rho1": 3, "n_rho2": 3},
-    "choose_rho": {"n_rho_grid": 40},
+    "choose_rho": {"n_rho_grid": 15},
     "whole_record_what_if": {"n_rho_grid": 5, "n_releases": 300},
     "unknown_others_what_if": {"n_max": 10, "pymc_draws": 200},
     "product_what_if": {"n_rho_grid": 4, "d_max": 2, "mc_draws": 2000},
