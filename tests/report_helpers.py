@@ -63,9 +63,21 @@ def pid_study(*, paper_scale):
     return result
 
 
+class UnpickledIn:
+    """``pids``: the process that made it, then each process that unpickled it, in turn."""
+
+    def __init__(self, earlier=()):
+        self.pids = (*earlier, os.getpid())
+
+    def __reduce__(self):
+        return UnpickledIn, (self.pids,)
+
+
 def split_study_part(name, *, paper_scale):
-    """One part of :func:`split_study`: seeded draws, and the process it ran in."""
-    return {"draws": np.random.default_rng(len(name)).normal(size=100), "pid": os.getpid()}
+    """One part of :func:`split_study`: seeded draws, the process it ran in, and a value that
+    records the process that unpickles it."""
+    return {"draws": np.random.default_rng(len(name)).normal(size=100), "pid": os.getpid(),
+            "unpickled": UnpickledIn()}
 
 
 @report_study(order=1, title="split", cost=3.0, parts={"short": 0.5, "long": 2.0})
@@ -78,6 +90,8 @@ def split_study(*, paper_scale, parts=None):
     result.datasets["parts"] = xr.Dataset({name: ("i", parts[name]["draws"])
                                            for name in ("short", "long")})
     result.diagnostics = [f"{name} {parts[name]['pid']}" for name in ("short", "long")]
+    result.diagnostics += [f"{name}-value {','.join(map(str, parts[name]['unpickled'].pids))}"
+                           for name in ("short", "long")]
     result.diagnostics.append(f"join {os.getpid()}")
     return result
 
