@@ -46,7 +46,7 @@ def _playwright_disabled_features(sync_api) -> list[str] | None:
         found = re.search(r"disabledFeatures = \[(.*?)\]", text, re.S)
         if found:
             body = re.sub(r"//[^\n]*", "", found.group(1))  # its comments name features too
-            names = re.findall(r'"([A-Za-z0-9]+)"', body)
+            names = re.findall(r'"([^"\s]+)"', body)
             return names or None
     return None
 
