@@ -9,6 +9,7 @@ the ``playwright`` package is missing, a module using :func:`needs_chromium` and
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import socket
 from pathlib import Path
@@ -20,6 +21,50 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
+#: Chromium features the tests turn off besides Playwright's: the address bar's WebUI popups
+#: (``chrome://omnibox-popup.top-chrome/`` and its AI-mode page), which Chromium 15x preloads
+#: in a renderer of their own with a browser's first tab although a headless browser shows no
+#: address bar (about 1.2 s of that renderer's CPU and 0.3 s of the browser process's per
+#: launch, three interleaved pairs, 2026-11-29; the page's own renderer is unchanged).
+DISABLED_FEATURES = ["WebUIOmniboxPopup", "WebUIOmniboxAimPopup"]
+#: Where Playwright's driver lists the features it disables (``--disable-features=`` of its
+#: own launch arguments, ``chromiumSwitches.ts``).
+_PLAYWRIGHT_BUNDLE = Path("driver", "package", "lib", "coreBundle.js")
+
+
+def playwright_disabled_features(package_dir: Path) -> list[str] | None:
+    """The features Playwright disables when it launches Chromium, read from its driver's
+    bundle in ``package_dir`` (the ``playwright`` package); None where they cannot be read.
+
+    Chromium takes the last ``--disable-features`` of its command line, so a launch that adds
+    features must repeat Playwright's own.
+    """
+    try:
+        bundle = (package_dir / _PLAYWRIGHT_BUNDLE).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    start = bundle.find("disabledFeatures = [")
+    listed = re.compile(r"disabledFeatures = \[(.*?)\]\.filter\(Boolean\)", re.S).match(
+        bundle, max(start, 0))
+    used = '"--disable-features=" + disabledFeatures.join(' in bundle
+    if start < 0 or listed is None or not used:
+        return None
+    items = [item.strip() for item in re.sub(r"//[^\n]*", "", listed.group(1)).split(",")]
+    names = [item[1:-1] for item in items if item]
+    if not names or not all(re.fullmatch(r'"\w+"', item) for item in items if item):
+        return None  # not a plain list of names: read nothing rather than part of it
+    return names
+
+
+def chromium_args(package_dir: Path) -> list[str]:
+    """:data:`CHROMIUM_ARGS`, and :data:`DISABLED_FEATURES` with Playwright's own where its
+    list can be read (without it, only :data:`CHROMIUM_ARGS`)."""
+    playwright_features = playwright_disabled_features(package_dir)
+    if playwright_features is None:
+        return list(CHROMIUM_ARGS)
+    features = playwright_features + [f for f in DISABLED_FEATURES
+                                      if f not in playwright_features]
+    return [*CHROMIUM_ARGS, "--disable-features=" + ",".join(features)]
 
 
 def needs_chromium(what: str):
@@ -35,8 +80,9 @@ def launched_chromium():
     """The system Chromium launched by Playwright (skips without the playwright package)."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright package is not installed (make setup)")
+    args = chromium_args(Path(sync_api.__file__).resolve().parents[1])
     with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=args)
         try:
             yield chromium
         finally:
