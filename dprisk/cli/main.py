@@ -39,7 +39,7 @@ from dprisk.cli.common import (
 )
 from dprisk.cli.conventions import RHO_CONVENTION, state_rho_convention
 from dprisk.cli.parsers import subparser
-from dprisk.cli.stopping import end_process, stop_received
+from dprisk.cli.stopping import end_process, freeze_heap_at_exit, stop_received
 from dprisk.runtime.settings import check_environment
 
 __all__ = ["build_parser", "main"]
@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     On the process's own command line a stop signal ends the process right after its one
     line (:func:`dprisk.cli.stopping.end_process`: the interpreter's shutdown, seconds with
     PyMC loaded, is skipped), wherever it arrived: also while the subcommand's libraries are
-    imported or its options parsed.
+    imported or its options parsed. A command that ends has the interpreter's shutdown skip its
+    garbage collections (:func:`dprisk.cli.stopping.freeze_heap_at_exit`).
     """
     own = argv is None
     if own:  # the process's own command line
@@ -129,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         return _run(argv, requested, own=False)
     handle_stop_signals(requested)
     try:
-        return _run(argv, requested, own=True)
+        status = _run(argv, requested, own=True)
     except KeyboardInterrupt as err:  # before the subcommand ran (importing, parsing)
         end_process(report_interrupted(requested or "", err))
+    freeze_heap_at_exit()  # the command is done: the shutdown skips walking its heap
+    return status
 
 
 def _option_spellings(command, name: str) -> list[str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 import sys
 from pathlib import Path
 
@@ -17,14 +15,13 @@ from dprisk.cli.common import (
     naming_out,
     show_progress,
 )
+from dprisk.cli.stopping import freeze_heap_at_exit
 
-__all__ = ["add_parser", "freeze_heap_at_exit", "run"]
+__all__ = ["add_parser", "run"]
 
 #: The report's module: imported (xarray, matplotlib, the registry) after the fork server's
 #: start, and only when the command runs.
 REPORT_MODULE = "dprisk.validation.report.build"
-#: What :func:`freeze_heap_at_exit` registered with :mod:`atexit` (once a process).
-_FREEZE_AT_EXIT: list = []
 
 
 def add_parser(subs) -> None:
@@ -87,19 +84,3 @@ def run(args) -> int:
     emit(args, summary, lines)
     freeze_heap_at_exit()
     return EXIT_OK
-
-
-def freeze_heap_at_exit() -> None:
-    """Have the interpreter's shutdown skip its full garbage collections (``gc.freeze``).
-
-    Registered (once) with :mod:`atexit` when the report is written: at exit the handler
-    moves every object into the collector's permanent generation, so the collections of the
-    interpreter's shutdown do not walk the heap the report's libraries and studies left
-    (0.5-0.7 s of CPU on one core after the last line, the other core idle; 0.05 s frozen,
-    measured after the two local studies). The report is complete and closed by then; the
-    other exit handlers and the modules' teardown still run (only cyclic garbage is not
-    collected, which the process's end frees anyway).
-    """
-    if not _FREEZE_AT_EXIT:
-        atexit.register(gc.freeze)
-        _FREEZE_AT_EXIT.append(gc.freeze)
