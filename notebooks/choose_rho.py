@@ -82,7 +82,8 @@ ax.axvline(dr.census_level("block").rho, color="grey", lw=0.8, ls=":",
            label=f"2020 Census block ρ1 = {dr.census_level('block').rho:.4f}")
 ax.set(xscale="log", xlabel="ρ (zCDP parameter of the count)", ylabel=measure,
        title=f"{measure} against ρ, single level")
-_ = ax.legend(fontsize=8)
+ax.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # ## What it means for the whole 2020 allocation

@@ -133,9 +133,10 @@ for ax, (values, cmap, norm, title) in zip(axes, panels, strict=True):
     ax.plot(rho_census["rho2"], rho_census["rho1"], "*", color="w", mec="k", ms=14)
     ax.set(xscale="log", yscale="log", xlabel="$\\rho_2$ (block group)",
            ylabel="$\\rho_1$ (block)", title=title)
-_ = fig.suptitle(f"P[correct decision about X1]: truth x1 = {x1}, x2 = {x2}; p = {p}, "
-                 f"d = {d}, prior {prior}, "
-                 f"decision: {decision_model}")
+fig.suptitle(f"P[correct decision about X1]: truth x1 = {x1}, x2 = {x2}; p = {p}, "
+             f"d = {d}, prior {prior}, "
+             f"decision: {decision_model}")
+plt.show()
 
 # %% [markdown]
 # The same numbers as curves over $\rho_2$, one per $\rho_1$ (solid), with the block
@@ -152,7 +153,8 @@ for i, rho1_value in enumerate(result["rho1"].values):
 ax.axvline(rho_census["rho2"], color="k", lw=0.8, ls=":", label="Census ρ2")
 ax.set(xscale="log", xlabel="$\\rho_2$ (block group)", ylabel="P[correct decision about X1]",
        title="solid: with the block group; dashed: block release alone")
-_ = ax.legend(fontsize=7, ncol=2)
+ax.legend(fontsize=7, ncol=2)
+plt.show()
 
 # %% [markdown]
 # ## 3. Gain and loss, and a note on the decision model

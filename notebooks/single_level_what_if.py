@@ -82,7 +82,8 @@ ax_post.set(xlabel="released count $x_1^*$", ylabel="$P[X_1 = m+1 \\mid x_1^*]$"
 ax_risk.axhline(1.0, color="grey", lw=0.8)
 ax_risk.set(xlabel="released count $x_1^*$", ylabel="$R'(x_1^*)$", yscale="log",
             title=f"risk R' = posterior / prior (at most 1/p = {1 / p:.3g})")
-_ = ax_post.legend(fontsize=8)
+ax_post.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # ## 2. Averaged over releases
@@ -145,7 +146,8 @@ for ax in (ax_r, ax_c):
     for (label, rho), style in zip(scenarios.items(), ("--", "-"), strict=True):
         ax.axvline(rho, color="k", ls=style, lw=0.8, label=f"{label} ({rho:.3g})")
 ax_r.yaxis.set_major_formatter(ScalarFormatter())
-_ = ax_r.legend(fontsize=8)
+ax_r.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # ## Live controls

@@ -105,7 +105,8 @@ for spec, label in zip(priors, labels, strict=True):
     ax_x2.plot(k2[keep], pmf[keep], marker="o", ms=3, label=label)
 ax_x2.set(xlabel="$k_2$", ylabel="$P[X_2 = k_2 \\mid D]$", yscale="log",
           title="exact posterior of the block-group count")
-_ = ax_x2.legend(fontsize=8)
+ax_x2.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # A side note: for the paper's own release, $D = (2, 1, -1)$ at the Census $\rho$ with
@@ -187,9 +188,11 @@ az.summary(combined)
 
 # %%
 trace = az.plot_trace(combined, backend="matplotlib")
+plt.show()
 
 # %%
 rank = az.plot_rank(combined, backend="matplotlib")
+plt.show()
 
 # %% [markdown]
 # And the target indicator $1[X_1 = m+1]$ under the same prior: its mean is the estimate in

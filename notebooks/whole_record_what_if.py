@@ -71,7 +71,8 @@ fig, ax = plt.subplots(figsize=(9, 3.2), constrained_layout=True)
 ax.plot(post.posterior, ".", ms=3)
 ax.plot([target], [post.posterior[target]], "o", color="C3", label="target's cell")
 ax.set(xlabel="cell", ylabel="posterior", title=f"one release, rho1 = {float(rho1):g}")
-_ = ax.legend()
+ax.legend()
+plt.show()
 
 # %% [markdown]
 # ## 2. Against $\rho_1$ and $K$
@@ -87,7 +88,8 @@ for k in sorted({864, int(cells_what_if)}):
     ax.axhline(1 / k, ls=":", lw=0.8)
 ax.axvline(rho_block, color="k", ls="--", lw=0.8, label="Census block")
 ax.set(xscale="log", yscale="log", xlabel="$\\rho_1$", ylabel="P[MAP cell = true cell]")
-_ = ax.legend(fontsize=8)
+ax.legend(fontsize=8)
+plt.show()
 
 # %% [markdown]
 # ## 3. A Monte Carlo check
