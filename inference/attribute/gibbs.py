@@ -103,20 +103,27 @@ class PendingCellGibbs:
 
     Attributes
     ----------
-    tables : _FlatTables
-        The cells' lookup and alias tables.
+    cells : tuple
+        Per cell ``j``: ``(scenario, key)``, the cell's validated scenario (``known = m_j``)
+        and its conditionals' key ``(rho1, rho2, d, x2_prior, m_j, x1*, x2*, y1*)``.
+    conditionals : dict or None
+        The caller's cache of tabulated conditionals (by key), or None.
     log_prior : ndarray, shape ``(K,)``
-    x2 : ndarray of int64, shape ``(chains, K)``
-        The chains' first ``X2`` (from the first cell, drawn).
+    cell : ndarray of int64, shape ``(chains,)``
+        The chains' first cell.
+    first : ndarray, shape ``(K, chains)``
+        The uniforms of the chains' first ``X2``.
     uniforms : ndarray, shape ``(tune + draws, K + 1, chains)``
         Sweep ``t``'s uniforms: row 0 for the cell, row ``1 + j`` for cell ``j``'s ``X2``.
     tune, draws : int
     random_seed : int
     """
 
-    tables: _FlatTables
+    cells: tuple
+    conditionals: dict | None
     log_prior: np.ndarray
-    x2: np.ndarray
+    cell: np.ndarray
+    first: np.ndarray
     uniforms: np.ndarray
     tune: int
     draws: int
@@ -158,38 +165,74 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
                                                               np.random.Generator) else 0
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
     cache = conditionals if isinstance(x2_prior, str) else None
-    conds = []
+    cells = []
     for j in range(k):
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
                                       prior=x2_prior)
         key = (scenario.rho1, scenario.rho2, scenario.d, x2_prior, int(known[j]),
                int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
-        cond = None if cache is None else cache.get(key)
-        if cond is None:
-            release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
-            cond = ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS)
-            if cache is not None:
-                cache[key] = cond
-        conds.append(cond)
+        cells.append((scenario, key))
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-        # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies in it
-        # (x2_given_x1 draws on the window), so the sweep looks the values up
-        log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
     cell = rng.choice(k, size=chains, p=prior)
-    if not all(len(cond.feasible_x1) == 2 for cond in conds):
+    # both values of each cell's X1 possible (the tables' `feasible`: the prior's supports)
+    if not all(scenario.prior.branch_support(m + b) is not None
+               for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):
+        conds = _conditionals([cells], cache)[0]
+        with np.errstate(divide="ignore"):
+            log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
         return _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng,
                                draws, tune, seed)
-    tables = _FlatTables(conds, log_ratio_tables)
-    x2 = tables.draw_x2(cell, rng.random(k * chains).reshape(k, chains))
+    first = rng.random(k * chains).reshape(k, chains)
     # the uniforms of a block of sweeps at once, in the order the sweeps use them (one per
     # chain for the cell, then one per chain for each cell's X2): the same numbers
     per_sweep = (k + 1) * chains
     block = max(1, _UNIFORMS_PER_BLOCK // per_sweep)
     uniforms = np.concatenate([
-        rng.random(min(block, tune + draws - first) * per_sweep).reshape(-1, k + 1, chains)
-        for first in range(0, tune + draws, block)])
-    return PendingCellGibbs(tables, log_prior, x2, uniforms, tune, draws, seed)
+        rng.random(min(block, tune + draws - first_sweep) * per_sweep).reshape(
+            -1, k + 1, chains)
+        for first_sweep in range(0, tune + draws, block)])
+    return PendingCellGibbs(tuple(cells), cache, log_prior, cell, first, uniforms, tune,
+                            draws, seed)
+
+
+def _conditionals(runs: list, cache: dict | None) -> list[list]:
+    """The tabulated conditionals of every cell of ``runs`` (lists of ``(scenario, key)``).
+
+    Read from ``cache`` where it holds them; the others are tabulated, each distinct cell
+    release of a scenario once, several releases of one scenario in one batch
+    (:meth:`dprisk.inference.two_level.gibbs.ExactConditionals.tabulated_many`, each the
+    same, bit for bit, as tabulated alone; a release needing a wider window, or of a
+    scenario that cannot be a dictionary key, is tabulated alone), and kept in ``cache``.
+    """
+    out = [[None] * len(cells) for cells in runs]
+    pending: dict = {}  # scenario -> {release: [(run, cell), ...]}
+    for r, cells in enumerate(runs):
+        for j, (scenario, key) in enumerate(cells):
+            cond = None if cache is None else cache.get(key)
+            if cond is not None:
+                out[r][j] = cond
+                continue
+            try:
+                pending.setdefault(scenario, {}).setdefault(key[-3:], []).append((r, j))
+            except TypeError:  # a scenario holding an unhashable prior
+                out[r][j] = ExactConditionals.tabulated(Release.two_level(*key[-3:]),
+                                                        scenario, DEFAULT_TAIL_MASS)
+    for scenario, releases in pending.items():
+        ordered = sorted(releases)
+        batch = ExactConditionals.tabulated_many(
+            tuple(np.array(column, dtype=np.int64) for column in zip(*ordered, strict=True)),
+            scenario, DEFAULT_TAIL_MASS) if len(ordered) > 1 else {}
+        for release in ordered:
+            cond = batch.get(release)
+            if cond is None:
+                cond = ExactConditionals.tabulated(Release.two_level(*release), scenario,
+                                                   DEFAULT_TAIL_MASS)
+            for r, j in releases[release]:
+                out[r][j] = cond
+                if cache is not None:
+                    cache[runs[r][j][1]] = cond
+    return out
 
 
 def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
@@ -217,21 +260,36 @@ def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
         if isinstance(run, PendingCellGibbs):
             key = (run.uniforms.shape, run.tune, run.draws, run.log_prior.tobytes())
             groups.setdefault(key, []).append(i)
+    by_cache: dict = {}
+    for i, run in enumerate(out):
+        if isinstance(run, PendingCellGibbs):
+            by_cache.setdefault(id(run.conditionals), []).append(i)
+    tables = {}
+    for members in by_cache.values():
+        conds = _conditionals([out[i].cells for i in members], out[members[0]].conditionals)
+        for i, run_conds in zip(members, conds, strict=True):
+            with np.errstate(divide="ignore"):
+                # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies
+                # in it (x2_given_x1 draws on the window), so the sweep looks the values up
+                log_ratio_tables = [logit(cond.prob_x1_table) for cond in run_conds]
+            tables[i] = _FlatTables(run_conds, log_ratio_tables)
     for members in groups.values():
         runs = [out[i] for i in members]
-        for i, draws in zip(members, _swept_together(runs), strict=True):
+        for i, draws in zip(members, _swept_together(runs, [tables[i] for i in members]),
+                            strict=True):
             out[i] = draws
     return out
 
 
-def _swept_together(runs: list[PendingCellGibbs]) -> list[CellGibbsDraws]:
+def _swept_together(runs: list[PendingCellGibbs], tables: list) -> list[CellGibbsDraws]:
     """:func:`run_cell_gibbs` of runs with the same shapes: one array of all their chains."""
     first = runs[0]
     sweeps, _, chains = first.uniforms.shape
     k = first.log_prior.size
-    tables = _StackedTables([run.tables for run in runs], chains)
+    x2 = np.concatenate([run_tables.draw_x2(run.cell, run.first)
+                         for run, run_tables in zip(runs, tables, strict=True)])
+    tables = _StackedTables(tables, chains)
     uniforms = np.concatenate([run.uniforms for run in runs], axis=2)  # (sweeps, K + 1, N)
-    x2 = np.concatenate([run.x2 for run in runs])
     n = x2.shape[0]
     out_cell = np.empty((n, first.draws), dtype=np.int64)
     out_x2 = np.empty((n, first.draws, k), dtype=np.int64)
