@@ -242,8 +242,10 @@ def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
     of every run is a row of one array, and each row gets the operations of its run alone
     (a lookup of its run's tables, a log-sum-exp, a cumulative sum and a comparison along
     its own cells, its run's alias draws), so each run's draws are those it gives alone, bit
-    for bit, with a sweep's few NumPy calls shared by all of them. Finished runs
-    (:class:`CellGibbsDraws`) are passed through.
+    for bit, with a sweep's few NumPy calls shared by all of them. The runs' cell
+    conditionals are tabulated first, those of one scenario in one batch
+    (:func:`_conditionals`), and each run's first ``X2`` drawn from its own tables. Finished
+    runs (:class:`CellGibbsDraws`) are passed through.
 
     Parameters
     ----------
