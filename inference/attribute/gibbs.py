@@ -36,7 +36,8 @@ from dprisk.models.numerics import logit, logsumexp
 from dprisk.models.priors.histogram import check_cell_prior, check_known_counts, uniform_prior
 from dprisk.models.scenario import Release, Scenario
 
-__all__ = ["CellGibbsDraws", "two_level_cell_gibbs"]
+__all__ = ["CellGibbsDraws", "PendingCellGibbs", "prepare_cell_gibbs", "run_cell_gibbs",
+           "two_level_cell_gibbs"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,68 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     -------
     CellGibbsDraws
     """
+    prepared = prepare_cell_gibbs(x1_star, x2_star, y1_star, known, rho1=rho1, rho2=rho2,
+                                  d=d, prior=prior, x2_prior=x2_prior, draws=draws,
+                                  chains=chains, tune=tune, random_seed=random_seed,
+                                  conditionals=conditionals)
+    return run_cell_gibbs([prepared])[0]
+
+
+@dataclass(frozen=True)
+class PendingCellGibbs:
+    """The sweeps of :func:`two_level_cell_gibbs` with every random number they use drawn.
+
+    Attributes
+    ----------
+    cells : tuple
+        Per cell ``j``: ``(scenario, key)``, the cell's validated scenario (``known = m_j``)
+        and its conditionals' key ``(rho1, rho2, d, x2_prior, m_j, x1*, x2*, y1*)``.
+    conditionals : dict or None
+        The caller's cache of tabulated conditionals (by key), or None.
+    log_prior : ndarray, shape ``(K,)``
+    cell : ndarray of int64, shape ``(chains,)``
+        The chains' first cell.
+    first : ndarray, shape ``(K, chains)``
+        The uniforms of the chains' first ``X2``.
+    uniforms : ndarray, shape ``(tune + draws, K + 1, chains)``
+        Sweep ``t``'s uniforms: row 0 for the cell, row ``1 + j`` for cell ``j``'s ``X2``.
+    tune, draws : int
+    random_seed : int
+    """
+
+    cells: tuple
+    conditionals: dict | None
+    log_prior: np.ndarray
+    cell: np.ndarray
+    first: np.ndarray
+    uniforms: np.ndarray
+    tune: int
+    draws: int
+    random_seed: int
+
+
+def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior=None,
+                       x2_prior="improper", draws: int = 1000, chains: int = 4,
+                       tune: int = 100, random_seed=None,
+                       conditionals: dict | None = None) -> PendingCellGibbs | CellGibbsDraws:
+    """:func:`two_level_cell_gibbs` up to its sweeps, its random numbers drawn.
+
+    Checks the arguments, tabulates the cells' conditionals and draws every random number
+    the run uses, in the order the run draws them (the first cell and ``X2``, then the
+    sweeps' uniforms in blocks); the sweeps then need no more of them
+    (:func:`run_cell_gibbs`). A release with a cell whose ``X1`` has one possible value
+    runs its checked sweeps, which draw as they go, here, and returns their draws.
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star, known, rho1, rho2, d, prior, x2_prior, draws, chains, tune,
+    random_seed, conditionals
+        As in :func:`two_level_cell_gibbs`.
+
+    Returns
+    -------
+    PendingCellGibbs or CellGibbsDraws
+    """
     known = check_known_counts(known)
     k = known.size
     prior = uniform_prior(k) if prior is None else check_cell_prior(prior, k)
@@ -102,49 +165,147 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
                                                               np.random.Generator) else 0
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
     cache = conditionals if isinstance(x2_prior, str) else None
-    conds = []
+    cells = []
     for j in range(k):
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
                                       prior=x2_prior)
         key = (scenario.rho1, scenario.rho2, scenario.d, x2_prior, int(known[j]),
                int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
-        cond = None if cache is None else cache.get(key)
-        if cond is None:
-            release = Release.two_level(trio[0][j], trio[1][j], trio[2][j])
-            cond = ExactConditionals.tabulated(release, scenario, DEFAULT_TAIL_MASS)
-            if cache is not None:
-                cache[key] = cond
-        conds.append(cond)
+        cells.append((scenario, key))
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-        # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies in it
-        # (x2_given_x1 draws on the window), so the sweep looks the values up
-        log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
     cell = rng.choice(k, size=chains, p=prior)
-    if not all(len(cond.feasible_x1) == 2 for cond in conds):
+    # both values of each cell's X1 possible (the tables' `feasible`: the prior's supports)
+    if not all(scenario.prior.branch_support(m + b) is not None
+               for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):
+        conds = _conditionals([cells], cache)[0]
+        with np.errstate(divide="ignore"):
+            log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
         return _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng,
                                draws, tune, seed)
-    tables = _FlatTables(conds, log_ratio_tables)
-    x2 = tables.draw_x2(cell, rng.random(k * chains).reshape(k, chains))
-    out_cell = np.empty((chains, draws), dtype=np.int64)
-    out_x2 = np.empty((chains, draws, k), dtype=np.int64)
+    first = rng.random(k * chains).reshape(k, chains)
     # the uniforms of a block of sweeps at once, in the order the sweeps use them (one per
     # chain for the cell, then one per chain for each cell's X2): the same numbers
     per_sweep = (k + 1) * chains
     block = max(1, _UNIFORMS_PER_BLOCK // per_sweep)
-    for first in range(0, tune + draws, block):
-        count = min(block, tune + draws - first)
-        uniforms = rng.random(count * per_sweep).reshape(count, k + 1, chains)
-        for offset in range(count):
-            sweep = first + offset
-            scores = log_prior + tables.log_ratio(x2)
-            prob = np.exp(scores - logsumexp(scores)[:, None])
-            cell = (uniforms[offset, 0][:, None] > np.cumsum(prob, -1)[:, :-1]).sum(-1)
-            x2 = tables.draw_x2(cell, uniforms[offset, 1:])
-            if sweep >= tune:
-                out_cell[:, sweep - tune] = cell
-                out_x2[:, sweep - tune] = x2
-    return CellGibbsDraws(out_cell, out_x2, seed)
+    uniforms = np.concatenate([
+        rng.random(min(block, tune + draws - first_sweep) * per_sweep).reshape(
+            -1, k + 1, chains)
+        for first_sweep in range(0, tune + draws, block)])
+    return PendingCellGibbs(tuple(cells), cache, log_prior, cell, first, uniforms, tune,
+                            draws, seed)
+
+
+def _conditionals(runs: list, cache: dict | None) -> list[list]:
+    """The tabulated conditionals of every cell of ``runs`` (lists of ``(scenario, key)``).
+
+    Read from ``cache`` where it holds them; the others are tabulated, each distinct cell
+    release of a scenario once, several releases of one scenario in one batch
+    (:meth:`dprisk.inference.two_level.gibbs.ExactConditionals.tabulated_many`, each the
+    same, bit for bit, as tabulated alone; a release needing a wider window, or of a
+    scenario that cannot be a dictionary key, is tabulated alone), and kept in ``cache``.
+    """
+    out = [[None] * len(cells) for cells in runs]
+    pending: dict = {}  # scenario -> {release: [(run, cell), ...]}
+    for r, cells in enumerate(runs):
+        for j, (scenario, key) in enumerate(cells):
+            cond = None if cache is None else cache.get(key)
+            if cond is not None:
+                out[r][j] = cond
+                continue
+            try:
+                pending.setdefault(scenario, {}).setdefault(key[-3:], []).append((r, j))
+            except TypeError:  # a scenario holding an unhashable prior
+                out[r][j] = ExactConditionals.tabulated(Release.two_level(*key[-3:]),
+                                                        scenario, DEFAULT_TAIL_MASS)
+    for scenario, releases in pending.items():
+        ordered = sorted(releases)
+        batch = ExactConditionals.tabulated_many(
+            tuple(np.array(column, dtype=np.int64) for column in zip(*ordered, strict=True)),
+            scenario, DEFAULT_TAIL_MASS) if len(ordered) > 1 else {}
+        for release in ordered:
+            cond = batch.get(release)
+            if cond is None:
+                cond = ExactConditionals.tabulated(Release.two_level(*release), scenario,
+                                                   DEFAULT_TAIL_MASS)
+            for r, j in releases[release]:
+                out[r][j] = cond
+                if cache is not None:
+                    cache[runs[r][j][1]] = cond
+    return out
+
+
+def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
+    """The draws of :func:`prepare_cell_gibbs`'s runs, their sweeps side by side.
+
+    Runs with the same cells, chains, sweeps and cell prior are swept together: every chain
+    of every run is a row of one array, and each row gets the operations of its run alone
+    (a lookup of its run's tables, a log-sum-exp, a cumulative sum and a comparison along
+    its own cells, its run's alias draws), so each run's draws are those it gives alone, bit
+    for bit, with a sweep's few NumPy calls shared by all of them. The runs' cell
+    conditionals are tabulated first, those of one scenario in one batch
+    (:func:`_conditionals`), and each run's first ``X2`` drawn from its own tables. Finished
+    runs (:class:`CellGibbsDraws`) are passed through.
+
+    Parameters
+    ----------
+    prepared : sequence of PendingCellGibbs or CellGibbsDraws
+
+    Returns
+    -------
+    list of CellGibbsDraws
+        One per run, in order.
+    """
+    out = list(prepared)
+    groups: dict = {}
+    for i, run in enumerate(out):
+        if isinstance(run, PendingCellGibbs):
+            key = (run.uniforms.shape, run.tune, run.draws, run.log_prior.tobytes())
+            groups.setdefault(key, []).append(i)
+    by_cache: dict = {}
+    for i, run in enumerate(out):
+        if isinstance(run, PendingCellGibbs):
+            by_cache.setdefault(id(run.conditionals), []).append(i)
+    tables = {}
+    for members in by_cache.values():
+        conds = _conditionals([out[i].cells for i in members], out[members[0]].conditionals)
+        for i, run_conds in zip(members, conds, strict=True):
+            with np.errstate(divide="ignore"):
+                # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies
+                # in it (x2_given_x1 draws on the window), so the sweep looks the values up
+                log_ratio_tables = [logit(cond.prob_x1_table) for cond in run_conds]
+            tables[i] = _FlatTables(run_conds, log_ratio_tables)
+    for members in groups.values():
+        runs = [out[i] for i in members]
+        for i, draws in zip(members, _swept_together(runs, [tables[i] for i in members]),
+                            strict=True):
+            out[i] = draws
+    return out
+
+
+def _swept_together(runs: list[PendingCellGibbs], tables: list) -> list[CellGibbsDraws]:
+    """:func:`run_cell_gibbs` of runs with the same shapes: one array of all their chains."""
+    first = runs[0]
+    sweeps, _, chains = first.uniforms.shape
+    k = first.log_prior.size
+    x2 = np.concatenate([run_tables.draw_x2(run.cell, run.first)
+                         for run, run_tables in zip(runs, tables, strict=True)])
+    tables = _StackedTables(tables, chains)
+    uniforms = np.concatenate([run.uniforms for run in runs], axis=2)  # (sweeps, K + 1, N)
+    n = x2.shape[0]
+    out_cell = np.empty((n, first.draws), dtype=np.int64)
+    out_x2 = np.empty((n, first.draws, k), dtype=np.int64)
+    for sweep in range(sweeps):
+        scores = first.log_prior + tables.log_ratio(x2)
+        prob = np.exp(scores - logsumexp(scores)[:, None])
+        cell = (uniforms[sweep, 0][:, None] > np.cumsum(prob, -1)[:, :-1]).sum(-1)
+        x2 = tables.draw_x2(cell, uniforms[sweep, 1:])
+        if sweep >= first.tune:
+            out_cell[:, sweep - first.tune] = cell
+            out_x2[:, sweep - first.tune] = x2
+    return [CellGibbsDraws(out_cell[r * chains:(r + 1) * chains],
+                           out_x2[r * chains:(r + 1) * chains], run.random_seed)
+            for r, run in enumerate(runs)]
 
 
 #: Uniforms drawn at once by :func:`two_level_cell_gibbs` (a block of sweeps; 512 KiB).
@@ -176,6 +337,45 @@ class _FlatTables:
 
     def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
         """``X2_j | X1_j = m_j + 1[j = C]`` from uniforms ``u`` of shape ``(K, chains)``."""
+        branch = (cell[:, None] == self.cells).astype(np.int64)
+        x = u.T * self.widths
+        j = np.minimum(x.astype(np.int64), self.widths - 1)
+        at = j + (self.alias_offsets + branch * self.widths)
+        return self.starts + np.where(x - j < self.q[at], j, self.alias[at])
+
+
+class _StackedTables:
+    """The :class:`_FlatTables` of several runs, one row per chain of every run.
+
+    ``log_ratio`` and ``draw_x2`` are :class:`_FlatTables`'s, each row reading its own run's
+    tables (the runs' arrays side by side, each run's offsets moved by the lengths before
+    it): the same arithmetic per element.
+    """
+
+    def __init__(self, tables: list[_FlatTables], chains: int):
+        ratio_base = np.cumsum([0] + [t.ratio.size for t in tables[:-1]])
+        alias_base = np.cumsum([0] + [t.q.size for t in tables[:-1]])
+
+        def rows(per_run):
+            return np.repeat(np.stack(per_run), chains, axis=0)
+
+        self.ratio = np.concatenate([t.ratio for t in tables])
+        self.ratio_offsets = rows([t.ratio_offsets + b for t, b in zip(tables, ratio_base,
+                                                                        strict=True)])
+        self.q = np.concatenate([t.q for t in tables])
+        self.alias = np.concatenate([t.alias for t in tables])
+        self.alias_offsets = rows([t.alias_offsets + b for t, b in zip(tables, alias_base,
+                                                                        strict=True)])
+        self.starts = rows([t.starts for t in tables])
+        self.widths = rows([t.widths for t in tables])
+        self.cells = tables[0].cells
+
+    def log_ratio(self, x2: np.ndarray) -> np.ndarray:
+        """:meth:`_FlatTables.log_ratio` of every row, shape ``(N, K)``."""
+        return self.ratio[x2 + self.ratio_offsets]
+
+    def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """:meth:`_FlatTables.draw_x2` of every row, ``u`` of shape ``(K, N)``."""
         branch = (cell[:, None] == self.cells).astype(np.int64)
         x = u.T * self.widths
         j = np.minimum(x.astype(np.int64), self.widths - 1)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from dprisk.inference.attribute.gibbs import two_level_cell_gibbs
+from dprisk.inference.attribute.gibbs import prepare_cell_gibbs, run_cell_gibbs
 from dprisk.models.mechanism.dg_sampling import resolve_random_seed
 from dprisk.models.mechanism.dg_sampling import sample as dg_sample
 from dprisk.models.priors.histogram import check_cell_prior, check_known_counts
@@ -71,7 +71,7 @@ def cell_sbc(n_simulations: int, *, prior, known, rho1: float, rho2: float, d: i
     rng = np.random.default_rng(seed)
     tables = {}
     conditionals = {}  # each distinct cell release tabulated once (same draws)
-    truth, ranks_draws = [], []
+    truth, runs = [], []
     for _ in range(int(n_simulations)):
         cell = int(rng.choice(known.size, p=prior))
         x1 = known.copy()
@@ -86,11 +86,12 @@ def cell_sbc(n_simulations: int, *, prior, known, rho1: float, rho2: float, d: i
         x1_star = dg_sample(x1, rho1, random_seed=rng)
         x2_star = dg_sample(x2, rho2, random_seed=rng)
         y1_star = dg_sample(x2 - x1, rho1 / d, random_seed=rng)
-        draws = two_level_cell_gibbs(x1_star, x2_star, y1_star, known, rho1=rho1, rho2=rho2,
-                                     d=d, prior=prior, x2_prior=x2_prior, draws=1,
-                                     chains=n_draws, tune=tune, random_seed=rng,
-                                     conditionals=conditionals)
+        # the run's random numbers drawn here, in turn; its sweeps with all the others'
+        runs.append(prepare_cell_gibbs(x1_star, x2_star, y1_star, known, rho1=rho1,
+                                       rho2=rho2, d=d, prior=prior, x2_prior=x2_prior,
+                                       draws=1, chains=n_draws, tune=tune, random_seed=rng,
+                                       conditionals=conditionals))
         truth.append(cell)
-        ranks_draws.append(draws.cell[:, 0])
+    ranks_draws = [draws.cell[:, 0] for draws in run_cell_gibbs(runs)]
     ranks = rank_statistics(np.array(truth), np.stack(ranks_draws), rng)
     return CellSBC(ranks, n_draws, uniformity_tests(ranks, n_draws, random_seed=rng), seed)

@@ -84,3 +84,32 @@ def test_shared_conditionals_give_the_same_draws():
                                            random_seed=seed)
         np.testing.assert_array_equal(got.cell, plain.cell)
         np.testing.assert_array_equal(got.x2, plain.x2)
+
+
+def test_runs_swept_together_draw_their_own_draws():
+    """run_cell_gibbs sweeps prepared runs side by side (SBC's runs): each run's draws and the
+    generator's state after them are those of two_level_cell_gibbs run by run with the same
+    generator, bit for bit; runs of other shapes are grouped apart, and a run with a cell
+    whose X1 has one possible value (point:1 at m = 1) comes back finished from prepare."""
+    releases = [([1, 0, 2], [2, 1, 3], [0, 1, 1]), ([0, 3, 1], [4, 2, 1], [2, 0, 1]),
+                ([2, 2, 0], [3, 3, 1], [1, 1, 0]), ([1, 1, 1], [1, 2, 3], [0, 1, 2])]
+    common = {"rho1": 0.5, "rho2": 0.4, "d": 3}
+    runs = [dict(zip(("x1_star", "x2_star", "y1_star"), r, strict=True)) for r in releases]
+    shapes = [{"known": [0, 1, 0], "x2_prior": "truncated:6", "draws": 2, "chains": 5,
+               "tune": 9, "prior": [0.5, 0.3, 0.2]}] * 3 + [
+        {"known": [0, 1, 0], "x2_prior": "truncated:6", "draws": 4, "chains": 3, "tune": 2,
+         "prior": [0.5, 0.3, 0.2]}]
+    # a checked run: X1 = 2 impossible in cell 2 (point mass at X2 = 1), which the prior rules out
+    shapes[2] = {**shapes[2], "known": [0, 0, 1], "x2_prior": "point:1",
+                 "prior": [0.6, 0.4, 0.0]}
+    rng_new, rng_old = np.random.default_rng(5), np.random.default_rng(5)
+    prepared = [gibbs.prepare_cell_gibbs(**run, **shape, **common, random_seed=rng_new)
+                for run, shape in zip(runs, shapes, strict=True)]
+    assert isinstance(prepared[2], gibbs.CellGibbsDraws)
+    assert all(isinstance(p, gibbs.PendingCellGibbs) for i, p in enumerate(prepared) if i != 2)
+    together = gibbs.run_cell_gibbs(prepared)
+    for run, shape, got in zip(runs, shapes, together, strict=True):
+        alone = gibbs.two_level_cell_gibbs(**run, **shape, **common, random_seed=rng_old)
+        np.testing.assert_array_equal(got.cell, alone.cell)
+        np.testing.assert_array_equal(got.x2, alone.x2)
+    assert rng_new.random() == rng_old.random()
