@@ -285,7 +285,7 @@ def pytest_collection_modifyitems(config, items):
 #: The per-test CPU records (``DPRISK_TEST_CPU_DIR``, ``benchmarks/bench_test_cpu.py``); a test
 #: process's costs besides its tests (assertion rewriting once for all workers, no collections at
 #: exit: ``tests/process_costs.py``).
-pytest_plugins = ["cpu_records", "process_costs"]
+pytest_plugins = ["cpu_records", "process_costs", "xdist_messages"]
 
 
 #: A test module that holds the ``pymc`` module itself as a global (``import pymc as pm``).
