@@ -87,6 +87,34 @@ def test_the_process_ends_with_its_objects_frozen(tmp_path):
     assert frozen > 10_000, done.stdout + done.stderr  # pytest alone: some 50,000 objects
 
 
+#: A test that leaves a garbage cycle whose finalizer raises to the session's end (the cyclic
+#: collector off).
+CYCLE_LEFT = """
+import gc
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        raise RuntimeError("finalizer of a garbage cycle")
+
+def test_leaves_a_cycle():
+    gc.disable()
+    Cycle()
+"""
+
+
+def test_a_cycle_left_to_the_end_is_still_reported(tmp_path):
+    """The heap is frozen after pytest's collection at the session's end, not before it: what
+    a garbage cycle's finalizer raises is reported as before."""
+    (tmp_path / "test_cycle.py").write_text(CYCLE_LEFT)
+    done = _pytest(tmp_path, "-q", "test_cycle.py")
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+    assert "PytestUnraisableExceptionWarning" in done.stderr, done.stderr
+    assert "RuntimeError: finalizer of a garbage cycle" in done.stderr, done.stderr
+
+
 def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
     """The controller's thread stops at the session's end (an interrupted session waits for
     one module at most); not stopped, it writes each module's pyc once."""
