@@ -284,7 +284,8 @@ def pytest_collection_modifyitems(config, items):
 
 #: The per-test CPU records (``DPRISK_TEST_CPU_DIR``, ``benchmarks/bench_test_cpu.py``); a test
 #: process's costs besides its tests (assertion rewriting once for all workers, no collections at
-#: exit: ``tests/process_costs.py``).
+#: exit: ``tests/process_costs.py``); one xdist message per test, without the reports the
+#: controller would not show (``tests/xdist_messages.py``).
 pytest_plugins = ["cpu_records", "process_costs", "xdist_messages"]
 
 

@@ -15,7 +15,8 @@ each to the main thread, which runs its hooks. Two changes:
   (:func:`carries_nothing_shown`); every other report, each failure, error, skip, xfail,
   warning and captured output, is sent as before. They do carry each phase's ``duration``,
   which ``--durations`` lists and ``--junitxml`` adds up (and its teardown report closes each
-  test case): with either option every report is sent (:func:`_reports_all_needed`).
+  test case): with either option, or a plugin's report file (:data:`REPORT_WRITERS`), every
+  report is sent (:func:`_reports_all_needed`).
 * **One message per test.** The worker keeps a test's events and sends them together, pickled
   (C, not execnet's pure-Python serializer), with its ``runtest_protocol_complete``
   (:class:`EventBatches`); the controller unpickles them and hands each to xdist as if it had
@@ -54,10 +55,16 @@ def carries_nothing_shown(report: pytest.TestReport) -> bool:
             and not report.user_properties and report.__dict__.keys() <= PLAIN_ATTRIBUTES)
 
 
+#: Options (their ``dest``) of plugins that write every report out: ``--junitxml``, and where
+#: installed ``--report-log`` (pytest-reportlog) and ``--html`` (pytest-html).
+REPORT_WRITERS = ("xmlpath", "report_log", "htmlpath")
+
+
 def _reports_all_needed(config: pytest.Config) -> bool:
-    """Options whose output reads passed setup and teardown reports."""
+    """Options whose output reads passed setup and teardown reports: ``--durations`` and
+    :data:`REPORT_WRITERS`."""
     return (config.getoption("durations", None) is not None
-            or bool(config.getoption("xmlpath", None)))
+            or any(config.getoption(name, None) for name in REPORT_WRITERS))
 
 
 class _UnsentReports:

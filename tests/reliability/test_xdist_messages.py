@@ -184,15 +184,17 @@ def test_the_controller_shows_the_same_from_fewer_reports(tmp_path):
     assert len(re.findall(r"^[0-9.]+s (setup|call|teardown) ", timed, re.MULTILINE)) == 34
 
 
-def test_durations_and_junitxml_need_every_report(pytestconfig):
-    """The options' names are pytest's (``getoption`` raises for an unknown name)."""
+def test_durations_and_report_files_need_every_report(pytestconfig):
+    """pytest's options' names are right (``getoption`` raises for an unknown name)."""
     for name in ("durations", "xmlpath"):
         pytestconfig.getoption(name)
-    options = {"durations": None, "xmlpath": None}
+    unset = {"durations": None, "xmlpath": None, "report_log": None, "htmlpath": None}
+    options = dict(unset)
     config = types.SimpleNamespace(getoption=lambda name, default=None: options[name])
     assert not _reports_all_needed(config)
-    for name, value in (("durations", 0), ("xmlpath", "report.xml")):
-        options.update(durations=None, xmlpath=None)
+    for name, value in (("durations", 0), ("xmlpath", "report.xml"),
+                        ("report_log", "log.jsonl"), ("htmlpath", "report.html")):
+        options.update(unset)
         options[name] = value
         assert _reports_all_needed(config), name
 
