@@ -5,9 +5,11 @@ kind of outcome: the controller's output (every failure's and error's text, capt
 skips, xfails, the warning, the short summary and the final counts) is the same, while the
 controller receives fewer setup and teardown reports; with ``--durations`` or a report file a
 worker sends them all.
-A worker's batches give the controller each event it kept, in order.
+A worker's batches give the controller each event it kept, in order. The controller's count of
+a worker's pending tests (tests/conftest.py's scheduler) is xdist's.
 """
 
+import random
 import re
 import subprocess
 import sys
@@ -242,3 +244,27 @@ def test_a_batch_gives_the_controller_each_event_in_order():
     EventBatches(lambda name, **kwargs: unbatched_sent.append(name), batched=False)(
         "logstart", nodeid="t.py::a", location=("t.py", 1, "a"))
     assert unbatched_sent == ["logstart"]
+
+
+def test_pending_counts_are_xdists(pytestconfig):
+    """tests/conftest.py's scheduler skips the work units found done: the same counts as
+    xdist's ``LoadScopeScheduling`` while tests are marked done one by one."""
+    from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    conftest = next(plugin for plugin in pytestconfig.pluginmanager.get_plugins()
+                    if hasattr(plugin, "_shared_scope_scheduling"))
+    ours = object.__new__(conftest._shared_scope_scheduling())  # only _pending_of is called
+    xdists = object.__new__(LoadScopeScheduling)
+    generator = random.Random(36)
+    workload = {f"m{unit}.py": {f"m{unit}.py::t{test}": False
+                                for test in range(generator.randint(1, 6))}
+                for unit in range(8)}
+    tests = [(unit, test) for unit, unit_tests in workload.items() for test in unit_tests]
+    generator.shuffle(tests)
+    counts = []
+    for unit, test in tests:
+        counts.append((ours._pending_of(workload), xdists._pending_of(workload)))
+        workload[unit][test] = True
+    counts.append((ours._pending_of(workload), xdists._pending_of(workload)))
+    assert all(mine == theirs for mine, theirs in counts), counts
+    assert [theirs for _, theirs in counts] == list(range(len(tests), -1, -1))
