@@ -3,7 +3,8 @@
 Run in a pytest of its own on two small modules in a temporary folder: the xdist controller
 writes pytest's assertion-rewritten pyc of each test module and conftest.py (also where
 ``PYTHONDONTWRITEBYTECODE`` stops the workers writing them), a worker reads them (its assert
-messages are still the rewritten ones), and every process ends with its objects frozen.
+messages are still the rewritten ones), and every process ends with its objects frozen. A
+missing module's ``lazy_loader`` placeholder made from one frame raises what it raised before.
 """
 
 import subprocess
@@ -12,7 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from process_costs import modules_in_collection_order, rewrite_once
+from process_costs import lazy_loader_reads_one_frame, modules_in_collection_order, rewrite_once
 
 #: A conftest.py, a module whose failing assert shows a rewritten message (the compared values)
 #: and a module in a subfolder.
@@ -86,6 +87,34 @@ def test_the_process_ends_with_its_objects_frozen(tmp_path):
     assert frozen > 10_000, done.stdout + done.stderr  # pytest alone: some 50,000 objects
 
 
+#: A test that leaves a garbage cycle whose finalizer raises to the session's end (the cyclic
+#: collector off).
+CYCLE_LEFT = """
+import gc
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        raise RuntimeError("finalizer of a garbage cycle")
+
+def test_leaves_a_cycle():
+    gc.disable()
+    Cycle()
+"""
+
+
+def test_a_cycle_left_to_the_end_is_still_reported(tmp_path):
+    """The heap is frozen after pytest's collection at the session's end, not before it: what
+    a garbage cycle's finalizer raises is reported as before."""
+    (tmp_path / "test_cycle.py").write_text(CYCLE_LEFT)
+    done = _pytest(tmp_path, "-q", "test_cycle.py")
+    assert "1 passed" in done.stdout, done.stdout + done.stderr
+    assert "PytestUnraisableExceptionWarning" in done.stderr, done.stderr
+    assert "RuntimeError: finalizer of a garbage cycle" in done.stderr, done.stderr
+
+
 def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
     """The controller's thread stops at the session's end (an interrupted session waits for
     one module at most); not stopped, it writes each module's pyc once."""
@@ -102,3 +131,24 @@ def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
     assert rewrite_once(pytestconfig, paths, threading.Event()) == 2
     assert rewrite_once(pytestconfig, paths) == 0  # current pycs are read, not written again
     assert len(list((tmp_path / "__pycache__").glob("*.pyc"))) == 2
+
+
+def test_a_missing_module_placeholder_raises_what_the_whole_stack_one_did():
+    import lazy_loader
+
+    lazy_loader_reads_one_frame()  # done by pytest_configure already: not wrapped twice
+    one_frame = lazy_loader.load
+    assert one_frame.reads_one_frame and not getattr(one_frame.__wrapped__, "reads_one_frame",
+                                                     False)
+    # both from this one line (a comprehension has no frame of its own since Python 3.12)
+    placeholders = [load("dprisk_no_such_module") for load in (one_frame.__wrapped__, one_frame)]
+    messages = []
+    for placeholder in placeholders:
+        assert isinstance(placeholder, lazy_loader.DelayedImportErrorModule)
+        with pytest.raises(ModuleNotFoundError) as raised:
+            placeholder.anything  # the placeholder raises on first use
+        messages.append(str(raised.value))
+    assert messages[0] == messages[1]
+    assert "No module named 'dprisk_no_such_module'" in messages[0]
+    assert f"File {__file__}, line" in messages[0] and "placeholders = [load(" in messages[0]
+    assert one_frame("numpy") is sys.modules["numpy"]  # a module that is there: as before
