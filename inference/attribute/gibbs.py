@@ -344,12 +344,13 @@ class _FlatTables:
         return self.starts + np.where(x - j < self.q[at], j, self.alias[at])
 
 
-class _StackedTables:
+class _StackedTables(_FlatTables):
     """The :class:`_FlatTables` of several runs, one row per chain of every run.
 
     ``log_ratio`` and ``draw_x2`` are :class:`_FlatTables`'s, each row reading its own run's
     tables (the runs' arrays side by side, each run's offsets moved by the lengths before
-    it): the same arithmetic per element.
+    it; ``starts``, ``widths`` and the offsets of shape ``(N, K)`` instead of ``(K,)``): the
+    same arithmetic per element.
     """
 
     def __init__(self, tables: list[_FlatTables], chains: int):
@@ -369,18 +370,6 @@ class _StackedTables:
         self.starts = rows([t.starts for t in tables])
         self.widths = rows([t.widths for t in tables])
         self.cells = tables[0].cells
-
-    def log_ratio(self, x2: np.ndarray) -> np.ndarray:
-        """:meth:`_FlatTables.log_ratio` of every row, shape ``(N, K)``."""
-        return self.ratio[x2 + self.ratio_offsets]
-
-    def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """:meth:`_FlatTables.draw_x2` of every row, ``u`` of shape ``(K, N)``."""
-        branch = (cell[:, None] == self.cells).astype(np.int64)
-        x = u.T * self.widths
-        j = np.minimum(x.astype(np.int64), self.widths - 1)
-        at = j + (self.alias_offsets + branch * self.widths)
-        return self.starts + np.where(x - j < self.q[at], j, self.alias[at])
 
 
 def _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng, draws, tune, seed):
