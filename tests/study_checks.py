@@ -8,3 +8,20 @@ def assert_records_match(records, count):
     validate_records(records)
     assert len(records) == count
     assert {r["status"] for r in records} == {"match"}
+
+
+def assert_thresholds_are_the_scanned_ones(threshold, tie, tables, js):
+    """Check the variant's ``(threshold, tie)`` of each release against a scan of the offsets
+    ``js``: the threshold is the first offset whose log-odds (``tables.log_odds``, one value
+    per release) exceeds ``TIE_ATOL``, and a tie is an absolute log-odds of at most
+    ``TIE_ATOL`` one offset below it; every release's threshold must lie inside the scan."""
+    import numpy as np
+
+    from dprisk.inference.studies.setup import TIE_ATOL
+
+    size = np.size(threshold)
+    odds = np.stack([tables.log_odds(np.full(size, j)) for j in js], axis=1)
+    first = np.argmax(odds > TIE_ATOL, axis=1)
+    assert (odds > TIE_ATOL).any(axis=1).all() and (first > 0).all()
+    np.testing.assert_array_equal(threshold, js[first])
+    np.testing.assert_array_equal(tie, np.abs(odds[np.arange(size), first - 1]) <= TIE_ATOL)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from study_checks import assert_thresholds_are_the_scanned_ones
 
 from dprisk.inference.studies.variant import (
     VariantTables,
@@ -108,7 +109,6 @@ def test_variant_thresholds_match_a_scan_of_the_log_odds(prior):
     integer answers from the same per-row log-odds), and the tie flag at j - 1; the grid holds
     rows where the linear guess misses (the fallback runs: counted)."""
     from dprisk.inference.studies import variant as variant_module
-    from dprisk.inference.studies.setup import TIE_ATOL
 
     params = Scenario.two_level(rho1=RHO1, rho2=RHO2, d=27, p=0.5, known=0, prior=prior)
     x2s, y1s = (a.ravel() for a in np.meshgrid(np.arange(-4, 7), np.arange(-40, 41, 3),
@@ -126,12 +126,8 @@ def test_variant_thresholds_match_a_scan_of_the_log_odds(prior):
         threshold, tie = variant_module.variant_thresholds(x2s, y1s, params)
     finally:
         variant_module._bracketed_bisection = original
-    js = np.arange(-60, 61, dtype=float)
-    odds = np.stack([tables.log_odds(np.full(x2s.size, j)) for j in js], axis=1)
-    first = np.argmax(odds > TIE_ATOL, axis=1)
-    assert (odds > TIE_ATOL).any(axis=1).all() and (first > 0).all()
-    np.testing.assert_array_equal(threshold, js[first])
-    np.testing.assert_array_equal(tie, np.abs(odds[np.arange(x2s.size), first - 1]) <= TIE_ATOL)
+    assert_thresholds_are_the_scanned_ones(threshold, tie, tables,
+                                           np.arange(-60, 61, dtype=float))
     if prior != "point:25":
         assert calls and sum(calls) < x2s.size  # the fallback ran, on a few rows only
 

@@ -12,10 +12,10 @@ those of the exact model computed alone.
 import numpy as np
 import pytest
 from census_values import RHO_BLOCK, RHO_BLOCK_GROUP
+from study_checks import assert_thresholds_are_the_scanned_ones
 
 from dprisk.inference.studies import thresholds
 from dprisk.inference.studies import variant as variant_module
-from dprisk.inference.studies.setup import TIE_ATOL
 from dprisk.inference.studies.variant import VariantTables
 from dprisk.models.scenario import Scenario
 from dprisk.runtime.bounded_cache import BoundedCache
@@ -44,12 +44,8 @@ def test_shared_thresholds_are_the_variants(monkeypatch, rho1, rho2, d, p, known
     threshold, tie = thresholds.decision_offsets(x2s, y1s, params, "variant")
     assert 0 < sum(bisected) < x2s.size  # both kinds of releases
     tables = VariantTables(x2s, y1s, params)
-    js = np.arange(-80, 81, dtype=float)
-    odds = np.stack([tables.log_odds(np.full(x2s.size, j)) for j in js], axis=1)
-    first = np.argmax(odds > TIE_ATOL, axis=1)
-    assert (odds > TIE_ATOL).any(axis=1).all() and (first > 0).all()
-    np.testing.assert_array_equal(threshold, js[first])
-    np.testing.assert_array_equal(tie, np.abs(odds[np.arange(x2s.size), first - 1]) <= TIE_ATOL)
+    assert_thresholds_are_the_scanned_ones(threshold, tie, tables,
+                                           np.arange(-80, 81, dtype=float))
     if rho2 == 100.0:
         assert tie.any()
     kept = thresholds.decision_offsets(x2s, y1s, params, "exact")
