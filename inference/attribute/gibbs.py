@@ -257,14 +257,12 @@ def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
         One per run, in order.
     """
     out = list(prepared)
-    groups: dict = {}
+    groups: dict = {}  # runs swept together: same shapes, sweeps and cell prior
+    by_cache: dict = {}  # runs sharing a cache of conditionals: tabulated together
     for i, run in enumerate(out):
         if isinstance(run, PendingCellGibbs):
             key = (run.uniforms.shape, run.tune, run.draws, run.log_prior.tobytes())
             groups.setdefault(key, []).append(i)
-    by_cache: dict = {}
-    for i, run in enumerate(out):
-        if isinstance(run, PendingCellGibbs):
             by_cache.setdefault(id(run.conditionals), []).append(i)
     tables = {}
     for members in by_cache.values():
