@@ -9,29 +9,6 @@ LAYOUT := $(shell find dprisk models inference validation \( -name '*.py' -o -na
 STAMP := $(VENV)/.installed-$(LAYOUT)
 REPORT_DIR ?= report
 
-# Library subtrees that no process of the default test run reads (no .pyc of theirs opened in a
-# run of every test directory, 2026-11-28, benchmarks/unread_packages.py --regex, subtrees of
-# 0.1 MB of bytecode and more): `make setup` does not byte-compile them (1,470 of 9,000 files;
-# compileall's CPU 74 -> 64 s, the two run side by side on the 2 cores; whatever imports them
-# later compiles them on first import, as before compileall).
-COMPILE_SKIP_LINES := PIL/TiffImagePlugin|aiohttp|better_optimize|bokeh/sphinxext|dask/array/_array_expr|\
-	dask/bag|dask/dataframe|distributed/dashboard|distributed/utils_test|\
-	docutils/writers/odf_odt|filelock|fontTools/cffLib|fontTools/designspaceLib|\
-	fontTools/feaLib|fontTools/otlLib|fontTools/pens|fontTools/subset|fontTools/ttLib|\
-	fontTools/ufoLib|fontTools/varLib|fontTools/voltLib|fsspec|hypothesis/extra|ipywidgets|\
-	joblib|jupyter_lsp|lark|markdown|matplotlib/backends/backend_pdf|\
-	mpl_toolkits/axes_grid1|mpl_toolkits/axisartist|narwhals/_arrow|narwhals/_dask|\
-	narwhals/_duckdb|narwhals/_ibis|narwhals/_pandas_like|narwhals/_polars|\
-	narwhals/_spark_like|numba/cuda|pandas/plotting/_matplotlib|panel/command|\
-	panel_material_ui|pexpect|playwright/async_api|prompt_toolkit|pytensor/xtensor|\
-	scipy/_external/cobyqa|scipy/_external/pyprima|scipy/cluster|scipy/io|\
-	scipy/special/_add_newdocs|setuptools/_vendor/backports|setuptools/_vendor/packaging|\
-	sqlalchemy/dialects/mssql|sqlalchemy/dialects/mysql|sqlalchemy/dialects/oracle|\
-	sqlalchemy/dialects/postgresql|sqlalchemy/dialects/sqlite|sqlalchemy/ext|tabulate|tree|\
-	wcwidth|wrapt
-_nothing :=
-COMPILE_SKIP := $(subst $(_nothing) ,,$(COMPILE_SKIP_LINES))
-
 # PyMC 6 / PyTensor 3 / ArviZ 1 need Python >= 3.12: take the first interpreter that is.
 PYTHON ?= $(shell for c in python3.12 python3.13 python3 python \
 	$$HOME/.pyenv/versions/3.12*/bin/python3.12; do \
@@ -59,11 +36,11 @@ $(STAMP): pyproject.toml
 			--disable-pip-version-check --config-settings editable_mode=strict -e '.[dev]'; }
 	@# Byte-compile the libraries once, on every core, so that no process compiles them again (an
 	@# environment with PYTHONDONTWRITEBYTECODE would otherwise compile them in every process);
-	@# the libraries' own test suites (a third of their files) are never imported here: left out.
-	@# The package's own modules too, through the link tree they are imported from.
-	@# Subtrees that no process of `make test` reads (COMPILE_SKIP) are left out too.
-	$(PY) -m compileall -q -j 0 -x '/(tests?|testing)/|/site-packages/($(COMPILE_SKIP))(/|\.py$$)' \
-		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') build >/dev/null
+	@# the package's own modules too, through the link tree they are imported from. Left out:
+	@# the libraries' own test suites and the modules no process of `make test` or `make report`
+	@# reads (tools/compile_skip.txt); they compile on first import, as before.
+	$(PY) tools/compile_libraries.py \
+		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') build
 	@# jsonschema's optional IRI-format checker (rfc3987-syntax, pulled in through
 	@# jupyter-events' jsonschema[format-nongpl]) builds Lark grammars when it is imported: 3 s of
 	@# CPU in every process that imports nbformat (jupytext, papermill, nbclient, the notebook

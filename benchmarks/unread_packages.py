@@ -1,24 +1,27 @@
 """Which of the environment's byte-compiled library files a run of the tests read.
 
-``make setup`` byte-compiles the libraries once (``compileall``, about 60 s of CPU on the 2-core
-machine), so that no test process compiles them. Compiling files no process of the suite ever
-imports is set-up time for nothing: ``make setup`` leaves out the subtrees listed in the
-Makefile's ``COMPILE_SKIP`` (they are compiled on first import, as any library is, should a
-later version import them).
+``make setup`` byte-compiles the libraries once (``tools/compile_libraries.py``, about 40 s of
+CPU on the 2-core machine), so that no test process compiles them. Compiling files no process
+of the suite ever imports is set-up time for nothing: ``make setup`` leaves out the modules and
+subtrees listed in ``tools/compile_skip.txt`` (they are compiled on first import, as any
+library is, should a later version import them).
 
-How the list is measured: in a fresh environment (``make setup``, nothing run yet) every
-``.pyc`` has its access time equal to its modification time; on a ``relatime`` or
-``strictatime`` file system the first read after that moves the access time on. Run the test
-directories (``make test``, or one directory at a time), then::
+How the list is measured: in a fresh environment compiled whole
+(``.venv/bin/python tools/compile_libraries.py --everything SITE_PACKAGES build`` after
+``make setup``: a module left out has no ``.pyc`` whose reading could be seen), every ``.pyc``
+has its access time equal to its modification time; on a ``relatime`` or ``strictatime`` file
+system the first read after that moves the access time on. Run the test directories
+(``make test``, or one directory at a time), then::
 
-    .venv/bin/python benchmarks/unread_packages.py [site-packages ...]
+    .venv/bin/python benchmarks/unread_packages.py [--list] [site-packages ...]
 
-(``--regex``: the ``COMPILE_SKIP`` alternation instead) prints, largest first, the subtrees
-(package, subpackage or sub-subpackage) of which no ``.pyc`` was read, their compiled size and
-the running share of all compiled bytes. Several
-environments' folders may be given (runs of different directories in different worktrees):
-a subtree counts as read when any of them read it. Subprocesses (kernels, servers, fresh
-interpreters) are seen too, which walking ``sys.modules`` in the test process would miss.
+prints, largest first, the subtrees (package, subpackage or sub-subpackage) of which no
+``.pyc`` was read, their compiled size and the running share of all compiled bytes;
+``--list``: every unread subtree and module at any depth, none inside another, one a line (the
+contents of ``tools/compile_skip.txt``). Several environments' folders may be given (runs of
+different directories in different worktrees): a subtree counts as read when any of them read
+it. Subprocesses (kernels, servers, fresh interpreters) are seen too, which walking
+``sys.modules`` in the test process would miss.
 """
 
 from __future__ import annotations
@@ -49,13 +52,19 @@ def scan(site_packages: Path) -> list[tuple[str, int, bool]]:
     return records
 
 
-def unread_subtrees(folders: list[Path]) -> tuple[list[tuple[str, int]], int]:
-    """The largest subtrees no folder's run read (none inside another listed), total bytes."""
+def unread_subtrees(folders: list[Path], depth: int | None = DEPTH
+                    ) -> tuple[list[tuple[str, int]], int]:
+    """The largest subtrees no folder's run read (none inside another listed), total bytes.
+
+    Subtrees down to ``depth`` levels (``pkg``, ``pkg/sub``, ...); ``None``: every level down
+    to single modules.
+    """
     size, read = Counter(), Counter()
     for folder in folders:
         for module, nbytes, was_read in scan(folder):
             parts = module.split("/")
-            for level in range(1, min(DEPTH, len(parts)) + 1):
+            levels = len(parts) if depth is None else min(depth, len(parts))
+            for level in range(1, levels + 1):
                 key = "/".join(parts[:level])
                 if folder == folders[0]:
                     size[key] += nbytes
@@ -69,16 +78,13 @@ def unread_subtrees(folders: list[Path]) -> tuple[list[tuple[str, int]], int]:
     return sorted(unread, key=lambda item: -item[1]), total
 
 
-#: Subtrees smaller than this (compiled bytes) are not worth a line in ``COMPILE_SKIP``.
-MIN_BYTES = 100_000
-
-
 def main(argv: list[str]) -> None:
-    as_regex = "--regex" in argv
-    folders = [Path(a) for a in argv if a != "--regex"] or [Path(sysconfig.get_path("purelib"))]
-    unread, total = unread_subtrees(folders)
-    if as_regex:  # the Makefile's COMPILE_SKIP: the subtrees of MIN_BYTES and more
-        print("|".join(sorted(key for key, nbytes in unread if nbytes >= MIN_BYTES)))
+    as_list = "--list" in argv
+    folders = ([Path(a) for a in argv if a != "--list"]
+               or [Path(sysconfig.get_path("purelib"))])
+    unread, total = unread_subtrees(folders, None if as_list else DEPTH)
+    if as_list:  # tools/compile_skip.txt: every unread subtree and module, none inside another
+        print("\n".join(sorted(key for key, _nbytes in unread)))
         return
     running = 0
     for key, nbytes in unread[:60]:

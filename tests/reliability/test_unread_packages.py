@@ -1,5 +1,5 @@
-"""benchmarks/unread_packages.py: the subtrees whose byte code no run read (the Makefile's
-COMPILE_SKIP is measured with it, issue 36). A fake site-packages with access times set by
+"""benchmarks/unread_packages.py: the subtrees whose byte code no run read (tools/compile_skip.txt
+is measured with it, issue 36). A fake site-packages with access times set by
 hand: a .pyc counts as read when its access time is after its modification time."""
 
 import os
@@ -37,5 +37,9 @@ def test_unread_subtrees_are_the_largest_unread_and_a_read_anywhere_counts(tmp_p
     # pkg/unused/deep lies inside pkg/unused: only the outer subtree is listed
     assert unread == [("pkg/unused", 300_005), ("gone", 50), ("single", 7), ("other", 1)]
 
-    unread_packages.main(["--regex", str(first), str(second)])
-    assert capsys.readouterr().out.strip() == "pkg/unused"  # only subtrees of MIN_BYTES and more
+    # --list: every unread subtree and module at any depth, none inside another
+    _pyc(first, "pkg/used/idle", 4, read=False)
+    _pyc(second, "pkg/used/idle", 4, read=False)
+    unread_packages.main(["--list", str(first), str(second)])
+    assert capsys.readouterr().out.split() == ["gone", "other", "pkg/unused", "pkg/used/idle",
+                                               "single"]
