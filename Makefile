@@ -36,11 +36,13 @@ $(STAMP): pyproject.toml
 			--disable-pip-version-check --config-settings editable_mode=strict -e '.[dev]'; }
 	@# Byte-compile the libraries once, on every core, so that no process compiles them again (an
 	@# environment with PYTHONDONTWRITEBYTECODE would otherwise compile them in every process);
-	@# the package's own modules too, through the link tree they are imported from. Left out:
-	@# the libraries' own test suites and the modules no process of `make test` or `make report`
-	@# reads (tools/compile_skip.txt); they compile on first import, as before.
+	@# the package's own modules too, through the link tree console scripts import them from
+	@# and in the source tree `python -m pytest` imports them from, and the tests' helper
+	@# modules. Left out: the libraries' own test suites and the modules no process of
+	@# `make test` or `make report` reads (tools/compile_skip.txt), compiled on first import.
 	$(PY) tools/compile_libraries.py \
-		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') build
+		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
+		build dprisk models inference validation tests
 	@# jsonschema's optional IRI-format checker (rfc3987-syntax, pulled in through
 	@# jupyter-events' jsonschema[format-nongpl]) builds Lark grammars when it is imported: 3 s of
 	@# CPU in every process that imports nbformat (jupytext, papermill, nbclient, the notebook

@@ -4,7 +4,7 @@
 compiles a library module again (this environment sets ``PYTHONDONTWRITEBYTECODE``: without
 the ``.pyc`` files every interpreter would compile each module it imports, every time)::
 
-    python tools/compile_libraries.py [--everything] SITE_PACKAGES LINK_TREE
+    python tools/compile_libraries.py [--everything] SITE_PACKAGES [TREE ...]
 
 It does what ``python -m compileall -q -j 0 -x REGEX`` did, for less CPU: the files are split
 into one share per core up front and each share compiled by a forked process with
@@ -13,9 +13,17 @@ into one share per core up front and each share compiled by a forked process wit
 worker and its answer back on its own (on the 2-core machine, 7,500 files: about 52-59 s of
 CPU with ``compileall``, 41-44 s split up front, measured side by side under the same load).
 
-Left out, compiled on first import as any library is, should a process ever import them:
+The further trees (the package's link tree ``build``, and its source tree: ``python -m
+pytest`` and any ``python -m``/``-c`` run from the repository imports ``dprisk`` from
+``./dprisk``, the current folder being first on ``sys.path``) are compiled whole, but for test
+modules and ``conftest.py`` files, whose assertion-rewritten ``.pyc`` pytest writes itself.
 
-- the libraries' own test suites (folders named ``test``, ``tests`` or ``testing``);
+Left out of ``SITE_PACKAGES``, compiled on first import as any library is, should a process
+ever import them:
+
+- the libraries' own test suites (folders named ``test``, ``tests`` or ``testing``), but for
+  NumPy's and xarray's ``testing`` packages, which every process importing SciPy's special
+  functions or xarray's assertions imports;
 - the modules and subtrees of :data:`SKIP_LIST` (paths relative to ``SITE_PACKAGES``, without
   ``.py``): those no process of a default test run read, measured with
   ``benchmarks/unread_packages.py --list`` in an environment compiled with ``--everything``
@@ -33,8 +41,11 @@ from pathlib import Path
 
 #: Site-packages-relative modules and subtrees (``pkg/sub/mod``, ``pkg/sub``) not compiled.
 SKIP_LIST = Path(__file__).resolve().parent / "compile_skip.txt"
-#: Folders of the libraries' own test suites, never imported here.
-TEST_FOLDERS = re.compile(r"/(tests?|testing)/")
+#: Folders of the libraries' own test suites, never imported here (module paths with a
+#: leading ``/``).
+TEST_FOLDERS = re.compile(r"/(tests?|(?<!^/numpy/)(?<!^/xarray/)testing)/")
+#: pytest's test modules and conftest files (``.pyc`` files of their own, assertions rewritten).
+PYTEST_MODULES = re.compile(r"(^|/)(test_[^/]*|conftest)$")
 
 
 def skipped_prefixes(path: Path = SKIP_LIST) -> frozenset[str]:
@@ -51,8 +62,13 @@ def is_skipped(module: str, skip: frozenset[str]) -> bool:
     return any("/".join(parts[:level]) in skip for level in range(1, len(parts) + 1))
 
 
-def files_to_compile(root: Path, skip: frozenset[str] = frozenset()) -> list[str]:
-    """The ``.py`` files under ``root``, minus test folders and ``skip`` (relative to root)."""
+def files_to_compile(root: Path, skip: frozenset[str] = frozenset(), *,
+                     library: bool = True) -> list[str]:
+    """The ``.py`` files under ``root`` that are compiled.
+
+    Left out: ``skip`` (paths relative to ``root``) and, for a ``library``, its test folders
+    (:data:`TEST_FOLDERS`), else pytest's own modules (:data:`PYTEST_MODULES`).
+    """
     found = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
@@ -62,7 +78,9 @@ def files_to_compile(root: Path, skip: frozenset[str] = frozenset()) -> list[str
                 continue
             full = os.path.join(folder, name)
             module = name[:-3] if relative == "." else f"{relative}/{name[:-3]}"
-            if not TEST_FOLDERS.search(f"/{module}") and not is_skipped(module, skip):
+            left_out = (TEST_FOLDERS.search(f"/{module}") if library
+                        else PYTEST_MODULES.search(module))
+            if not left_out and not is_skipped(module, skip):
                 found.append(full)
     return found
 
@@ -85,7 +103,7 @@ def compile_files(files: list[str], processes: int | None = None) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Compile ``SITE_PACKAGES`` (less the skip list) and each further tree whole; exit status.
+    """Compile ``SITE_PACKAGES`` (less the skip list) and each further tree; exit status.
 
     2 with the usage when no folder is given; else 0, failures counted on standard error.
     """
@@ -96,7 +114,7 @@ def main(argv: list[str]) -> int:
     site_packages, *others = (Path(arg) for arg in argv if arg != "--everything")
     files = files_to_compile(site_packages, frozenset() if everything else skipped_prefixes())
     for other in others:
-        files += files_to_compile(other)
+        files += files_to_compile(other, library=False)
     failed = compile_files(files)
     if failed:  # as on first import: the library's own error, raised where it is imported
         print(f"compile_libraries: {failed} of {len(files)} files did not compile",

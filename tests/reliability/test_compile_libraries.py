@@ -46,6 +46,32 @@ def test_leaves_out_test_folders_and_the_listed_modules_and_subtrees_only(tmp_pa
     assert tool.is_skipped("gone/inner", skip) and not tool.is_skipped("gonez/inner", skip)
 
 
+def test_numpy_and_xarray_testing_packages_are_compiled_others_left_out(tmp_path):
+    tool = _load()
+    for module in ("numpy/testing/__init__", "numpy/testing/_private/utils",
+                   "numpy/_core/tests/test_a", "xarray/testing/assertions",
+                   "pandas/testing", "scipy/_lib/testing/helpers", "numpy/testing/tests/t"):
+        path = tmp_path / f"{module}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("X = 1\n")
+    found = sorted(Path(path).relative_to(tmp_path).as_posix()
+                   for path in tool.files_to_compile(tmp_path))
+    assert found == ["numpy/testing/__init__.py", "numpy/testing/_private/utils.py",
+                     "pandas/testing.py", "xarray/testing/assertions.py"]
+
+
+def test_source_trees_are_compiled_whole_but_for_pytests_own_modules(tmp_path):
+    tool = _load()
+    for module in ("reliability/fork_runner", "reliability/test_x", "conftest",
+                   "reliability/conftest", "testing/helpers", "tests/helpers"):
+        path = tmp_path / f"{module}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("X = 1\n")
+    found = sorted(Path(path).relative_to(tmp_path).as_posix()
+                   for path in tool.files_to_compile(tmp_path, library=False))
+    assert found == ["reliability/fork_runner.py", "testing/helpers.py", "tests/helpers.py"]
+
+
 def test_skip_list_lines_without_comments_or_blanks(tmp_path):
     tool = _load()
     listed = tmp_path / "skip.txt"
@@ -86,5 +112,7 @@ def test_main_compiles_the_link_tree_whole_and_says_nothing_when_all_compile(tmp
     assert capsys.readouterr().err == ""
     compiled = sorted(path.parent.parent.relative_to(tmp_path).as_posix() + "/" + path.name
                       for path in tmp_path.rglob("*.pyc"))
-    assert len(compiled) == 2 * 9  # 11 modules each, less the two in test folders
+    # 11 modules each, less the two in test folders of the library; the tree's test module
+    # pkg/tests/test_pkg is pytest's, its helper pkg/testing/helpers compiled
+    assert len(compiled) == 9 + 10
     assert tool.main([]) == 2
