@@ -30,9 +30,10 @@ notebook imported once more: its collections are skipped (``gc.collect`` is a no
 runs) and the reset makes its one collection after it (the kernel's full collections over the
 six default notebooks: 12 taking 0.91 / 0.98 s -> 6 taking 0.58 / 0.56 s of CPU, 2026-11-29; a
 collection of the reset's own after ``%reset``'s, dropped before, made 29 taking 1.9 s -> 20
-taking 1.2 s). After a notebook fails, the next starts in a new kernel. The kernel's CPU is
-counted when it is shut down, at the end of the module (``DPRISK_TEST_CPU_DIR`` records show it
-as the module's ``<module teardown>``).
+taking 1.2 s). A new kernel first runs :func:`kernel_setup_source` (``lazy_loader`` reads one
+frame, as in the test processes). After a notebook fails, the next starts in a new kernel. The
+kernel's CPU is counted when it is shut down, at the end of the module (``DPRISK_TEST_CPU_DIR``
+records show it as the module's ``<module teardown>``).
 
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
 on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell
@@ -55,6 +56,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
+from process_costs import lazy_loader_reads_one_frame
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
@@ -124,12 +126,37 @@ del _gc
 """
 
 
+def kernel_setup_source() -> str:
+    """Run once in each new shared kernel, before its first reset: ``lazy_loader`` makes a
+    missing module's placeholder from its caller's frame alone, as in every test process
+    (``tests/process_costs.py``'s :func:`lazy_loader_reads_one_frame`, its source run in a
+    namespace of its own, which ``%reset`` does not empty).
+
+    ArviZ's ``arviz_base`` (imported with PyMC) asks ``lazy_loader`` for ``jax`` and
+    ``numpyro``, which are not installed, and it kept its caller's place for the error from
+    ``inspect.stack()``: every frame of the kernel's deep stack with its source, each frozen
+    importlib frame looked up through the kernel's 2,500 modules (``import arviz_base`` in the
+    kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
+    line and source line end up in the placeholder's error.
+    """
+    import inspect
+    import textwrap
+
+    source = ("import functools, importlib.util, inspect, sys\n"
+              + textwrap.dedent(inspect.getsource(lazy_loader_reads_one_frame)))
+    return (f"_setup = {{'__name__': '_notebook_test_setup'}}\n"
+            f"exec({source!r}, _setup)\n"
+            f"_setup[{lazy_loader_reads_one_frame.__name__!r}]()\n"
+            "del _setup\n")
+
+
 class SharedKernel:
     """One kernel (this interpreter) that runs notebook after notebook, reset in between."""
 
     def __init__(self, kernel_dirs: list[str], start_dir: Path):
         self.kernel_dirs, self.start_dir = kernel_dirs, start_dir
         self.client = self._new_client()
+        self.set_up = False  # kernel_setup_source() has run in the client's kernel
 
     def _new_client(self) -> NotebookClient:
         km = AsyncKernelManager(
@@ -153,12 +180,15 @@ class SharedKernel:
         reset = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(
                 workdir=str(workdir), thresholds=gc.get_threshold()))])
+        if not self.set_up:
+            reset.cells.insert(0, nbformat.v4.new_code_cell(kernel_setup_source()))
         try:
             self._execute(reset)
+            self.set_up = True
             self._execute(nb)
         except BaseException:  # a failed notebook may leave the kernel busy or dead: a new one
             self.close()
-            self.client = self._new_client()
+            self.client, self.set_up = self._new_client(), False
             raise
 
     def close(self) -> None:
@@ -228,11 +258,12 @@ def test_notebook_structure(path):
 
 
 def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
-    nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n",
+    nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n"
+                        "import lazy_loader\nprint(lazy_loader.load.reads_one_frame)\n",
                         fmt="py:percent")
     shared_kernel.run(nb, tmp_path)
     printed = nb.cells[0].outputs[0]["text"].split()
-    assert printed == [sys.executable, str(tmp_path)]
+    assert printed == [sys.executable, str(tmp_path), "True"]  # and kernel_setup_source() ran
 
 
 def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
