@@ -13,24 +13,27 @@ substitute another Python. ``test_kernel_runs_this_interpreter`` checks it.
 
 One kernel runs all the notebooks of this module, one after the other (``shared_kernel``):
 starting a kernel and importing dprisk, PyMC, ArviZ and Panel in it again for each notebook
-cost about 5 s of CPU per notebook. Before each notebook the kernel is reset as a new one
-would start it (``RESET_SOURCE``: ``%reset -f`` empties the namespace, the warning filters
-are put back as they were when the kernel started, so a filter one notebook sets is not
-in force in the next, open figures are closed, the working directory is the test's
-``tmp_path``); only the modules already imported stay loaded. Then the objects that are left
-(the modules, the kernel's own) are frozen (``gc.freeze``) and the collector's thresholds are
-the test processes' (``tests/conftest.py``'s ``GC_THRESHOLDS``): full collections (``%reset``
-makes two, and IPython's output-cache flush more) then walk only what the notebook made, not
-PyMC's, Panel's and the kernel's million objects again (6 s of the kernel's CPU -> under 2 s,
-2026-11-28). Garbage the previous notebook left is collected before the freeze, so nothing is
-frozen that a new kernel would have freed: its figures are closed before ``%reset -f``, whose
-last full collection (after the namespace is emptied) frees them with the rest; a collection
-of the reset's own after it walked the modules the notebook had imported once more (the
-kernel's full collections over the module: 29 taking 1.9 s -> 20 taking 1.2 s of CPU,
-2026-11-29). After a
-notebook fails, the next starts in a new kernel. The kernel's CPU is counted when it is shut
-down, at the end of the module (``DPRISK_TEST_CPU_DIR`` records show it as the module's
-``<module teardown>``).
+cost about 5 s of CPU per notebook. Before each notebook the kernel is reset as a new one would
+start it (``RESET_SOURCE``: ``%reset -f`` empties the namespace, the warning filters are put
+back as they were when the kernel started, so a filter one notebook sets is not in force in the
+next, open figures are closed, the working directory is the test's ``tmp_path``); only the
+modules already imported stay loaded. Then the objects that are left (the modules, the kernel's
+own) are frozen (``gc.freeze``) and the collector's thresholds are the test processes'
+(``tests/conftest.py``'s ``GC_THRESHOLDS``): full collections then walk only what the notebook
+made, not PyMC's, Panel's and the kernel's million objects again (6 s of the kernel's CPU ->
+under 2 s, 2026-11-28). Garbage the previous notebook left is collected before the freeze, so
+nothing is frozen that a new kernel would have freed: its figures are closed before
+``%reset -f``, and one full collection after the namespace is emptied frees them with the rest.
+``%reset -f`` itself collects twice, once before it empties the namespace (IPython's
+output-cache flush), which frees nothing that the later one does not and walks the modules the
+notebook imported once more: its collections are skipped (``gc.collect`` is a no-op while it
+runs) and the reset makes its one collection after it (the kernel's full collections over the
+six default notebooks: 12 taking 0.91 / 0.98 s -> 6 taking 0.58 / 0.56 s of CPU, 2026-11-29; a
+collection of the reset's own after ``%reset``'s, dropped before, made 29 taking 1.9 s -> 20
+taking 1.2 s). A new kernel first runs :func:`kernel_setup_source` (``lazy_loader`` reads one
+frame, as in the test processes). After a notebook fails, the next starts in a new kernel. The
+kernel's CPU is counted when it is shut down, at the end of the module (``DPRISK_TEST_CPU_DIR``
+records show it as the module's ``<module teardown>``).
 
 Budget: the overrides keep all notebooks together well under two minutes (about 80 s measured
 on 2 busy cores; see ``--durations``). Wall time is not asserted (the machine is shared); a cell
@@ -53,6 +56,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
+from process_costs import lazy_loader_reads_one_frame
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
@@ -97,11 +101,16 @@ def kernel_dirs(tmp_path_factory) -> list[str]:
 #: Run in the shared kernel before each notebook (``{workdir!r}``: the test's ``tmp_path``):
 #: the state a new kernel starts with, except for the modules already imported.
 RESET_SOURCE = """\
-import sys as _sys
-if "matplotlib.pyplot" in _sys.modules:  # closed first: %reset's collections free them
-    _sys.modules["matplotlib.pyplot"].close("all")
-del _sys
-%reset -f
+def _reset(gc=__import__("gc"), sys=__import__("sys"), shell=get_ipython()):
+    if "matplotlib.pyplot" in sys.modules:  # closed first: the collection below frees them
+        sys.modules["matplotlib.pyplot"].close("all")
+    collect, gc.collect = gc.collect, lambda generation=2: 0
+    try:  # %reset -f, whose two full collections (before and after it empties the
+        shell.run_line_magic("reset", "-f")  # namespace) are one, after
+    finally:
+        gc.collect = collect
+    gc.collect()
+_reset()
 import os as _os, sys as _sys, types as _types, warnings as _warnings
 _state = _sys.modules.setdefault("_notebook_test_state", _types.ModuleType("_notebook_test_state"))
 if not hasattr(_state, "filters"):
@@ -117,12 +126,37 @@ del _gc
 """
 
 
+def kernel_setup_source() -> str:
+    """Run once in each new shared kernel, before its first reset: ``lazy_loader`` makes a
+    missing module's placeholder from its caller's frame alone, as in every test process
+    (``tests/process_costs.py``'s :func:`lazy_loader_reads_one_frame`, its source run in a
+    namespace of its own, which ``%reset`` does not empty).
+
+    ArviZ's ``arviz_base`` (imported with PyMC) asks ``lazy_loader`` for ``jax`` and
+    ``numpyro``, which are not installed, and it kept its caller's place for the error from
+    ``inspect.stack()``: every frame of the kernel's deep stack with its source, each frozen
+    importlib frame looked up through the kernel's 2,500 modules (``import arviz_base`` in the
+    kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
+    line and source line end up in the placeholder's error.
+    """
+    import inspect
+    import textwrap
+
+    source = ("import functools, importlib.util, inspect, sys\n"
+              + textwrap.dedent(inspect.getsource(lazy_loader_reads_one_frame)))
+    return (f"_setup = {{'__name__': '_notebook_test_setup'}}\n"
+            f"exec({source!r}, _setup)\n"
+            f"_setup[{lazy_loader_reads_one_frame.__name__!r}]()\n"
+            "del _setup\n")
+
+
 class SharedKernel:
     """One kernel (this interpreter) that runs notebook after notebook, reset in between."""
 
     def __init__(self, kernel_dirs: list[str], start_dir: Path):
         self.kernel_dirs, self.start_dir = kernel_dirs, start_dir
         self.client = self._new_client()
+        self.set_up = False  # kernel_setup_source() has run in the client's kernel
 
     def _new_client(self) -> NotebookClient:
         km = AsyncKernelManager(
@@ -146,12 +180,15 @@ class SharedKernel:
         reset = nbformat.v4.new_notebook(
             cells=[nbformat.v4.new_code_cell(RESET_SOURCE.format(
                 workdir=str(workdir), thresholds=gc.get_threshold()))])
+        if not self.set_up:
+            reset.cells.insert(0, nbformat.v4.new_code_cell(kernel_setup_source()))
         try:
             self._execute(reset)
+            self.set_up = True
             self._execute(nb)
         except BaseException:  # a failed notebook may leave the kernel busy or dead: a new one
             self.close()
-            self.client = self._new_client()
+            self.client, self.set_up = self._new_client(), False
             raise
 
     def close(self) -> None:
@@ -221,30 +258,39 @@ def test_notebook_structure(path):
 
 
 def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
-    nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n",
+    nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n"
+                        "import lazy_loader\nprint(lazy_loader.load.reads_one_frame)\n",
                         fmt="py:percent")
     shared_kernel.run(nb, tmp_path)
     printed = nb.cells[0].outputs[0]["text"].split()
-    assert printed == [sys.executable, str(tmp_path)]
+    assert printed == [sys.executable, str(tmp_path), "True"]  # and kernel_setup_source() ran
 
 
 def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
     """A name, a warning filter and a figure one notebook leaves are gone in the next; what
-    was loaded before the second is frozen, and the collector's thresholds are the tests'."""
+    was loaded before the second is frozen, and the collector's thresholds are the tests'.
+    Garbage the first left in a reference cycle, in the collector's oldest generation (only
+    a full collection frees it), was freed before the freeze (not kept for good)."""
     first = jupytext.reads(
         "# %%\nimport warnings\nimport matplotlib.pyplot as plt\nleft_over = 1\n"
-        "warnings.filterwarnings('ignore', message='left by the first')\n_ = plt.figure()\n",
+        "warnings.filterwarnings('ignore', message='left by the first')\n_ = plt.figure()\n"
+        "import gc, sys, types, weakref\nclass Cycle:\n    pass\n"
+        "cycle = Cycle()\ncycle.itself = cycle\n"
+        "sys.modules['_reset_probe'] = types.SimpleNamespace(cycle=weakref.ref(cycle))\n"
+        "gc.collect()  # the cycle is alive: now in the oldest generation\n",
         fmt="py:percent")
     shared_kernel.run(first, tmp_path)
     second = jupytext.reads(
         "# %%\nimport warnings\nimport matplotlib.pyplot as plt\n"
-        "import gc\n"
+        "import gc, sys\n"
         "print('left_over' in dir(), len(plt.get_fignums()))\n"
         "print(gc.get_freeze_count() > 0, gc.get_threshold())\n"
+        "print(sys.modules.pop('_reset_probe').cycle())\n"
         "warnings.warn('left by the first notebook', UserWarning)\n", fmt="py:percent")
     shared_kernel.run(second, tmp_path)
     outputs = second.cells[0].outputs
-    assert outputs[0]["text"].splitlines()[:2] == ["False 0", f"True {gc.get_threshold()}"]
+    assert outputs[0]["text"].splitlines()[:3] == ["False 0", f"True {gc.get_threshold()}",
+                                                   "None"]
     stderr = "".join(out.get("text", "") for out in outputs if out.get("name") == "stderr")
     assert WARNING_LINE.search(stderr), outputs  # the first notebook's filter is not in force
 
