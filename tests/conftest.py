@@ -41,6 +41,18 @@ def rng():
     return np.random.default_rng(20201)
 
 
+#: The test modules whose tests import Panel in the test process (``dprisk.explore``'s served
+#: views, its access checks, ``dprisk explore`` run in the process): :data:`SHARED_SCOPES` runs
+#: them as one scope. The browser test serves ``dprisk explore`` in a process of its own.
+PANEL_MODULES = (
+    *(f"tests/explore/{name}.py" for name in (
+        "test_notebook_controls", "test_serving_access", "test_serving_limits",
+        "test_serving_messages", "test_serving_priors", "test_serving_sessions", "test_views")),
+    "tests/cli/test_explore.py",
+    "tests/reliability/test_generated_inputs_output_paths.py",
+)
+
+
 #: CPU seconds each of the default run's costliest test modules took (setup + call + teardown,
 #: own and child processes, ``benchmarks/bench_test_cpu.py``'s records summed per module,
 #: 2026-11-28, 2-core machine, 7,814 tests, 775 s CPU in all; the notebooks, docs and
@@ -100,6 +112,8 @@ MODULE_SECONDS = {
     "packaging/test_structure.py": 2.5,  # one module-size test (issue 36)
     "reliability/test_resume.py": 41,  # the process-server group
     "inference/product/test_histogram_tree.py": 3,
+    # the Panel group (SHARED_SCOPES, PANEL_MODULES), one worker: 14 s in all, 2026-11-29
+    **{path.removeprefix("tests/"): 14 for path in PANEL_MODULES},
 }
 
 
@@ -115,6 +129,10 @@ SHARED_SCOPES = {
                     "test_hostile_priors", "test_stop_watchdog")},
     **{f"tests/reliability/{name}.py": "reliability sizing server"
        for name in ("test_rho_sizing", "test_address_space")},
+    # modules whose tests import Panel (and Bokeh, Param) in the test process: one worker imports
+    # it, not both (about 1.5-3 s of CPU; their test modules import it on first use,
+    # tests/deferred_modules.py)
+    **{path: "Panel in the test process" for path in PANEL_MODULES},
 }
 
 
