@@ -41,6 +41,21 @@ def rng():
     return np.random.default_rng(20201)
 
 
+#: The test modules whose tests import Panel in the test process (``dprisk.explore``'s served
+#: views, its access checks, ``dprisk explore`` run in the process; the documentation build's
+#: autodoc and the public API's check resolve ``dprisk.serve_explorer``): :data:`SHARED_SCOPES`
+#: runs them as one scope. The browser test serves ``dprisk explore`` in a process of its own.
+PANEL_MODULES = (
+    *(f"tests/explore/{name}.py" for name in (
+        "test_notebook_controls", "test_serving_access", "test_serving_limits",
+        "test_serving_messages", "test_serving_priors", "test_serving_sessions", "test_views")),
+    "tests/cli/test_explore.py",
+    "tests/reliability/test_generated_inputs_output_paths.py",
+    "tests/docs/test_docs_build.py",
+    "tests/packaging/test_public_api.py",
+)
+
+
 #: CPU seconds each of the default run's costliest test modules took (setup + call + teardown,
 #: own and child processes, ``benchmarks/bench_test_cpu.py``'s records summed per module,
 #: 2026-11-28, 2-core machine, 7,814 tests, 775 s CPU in all; the notebooks, docs and
@@ -54,7 +69,6 @@ MODULE_SECONDS = {
     "notebooks/test_notebooks.py": 75,  # the notebooks in one kernel, then the README's commands
     # one JupyterLab server and page (system Chromium): mostly waiting, 27 s CPU, ~40 s wall
     "notebooks/test_jupyterlab.py": 40,
-    "docs/test_docs_build.py": 17,  # one Sphinx build of the site, in the worker (no notebooks run)
     "reliability/test_reproducibility.py": 19,
     "validation/crosschecks/test_crosscheck.py": 10,  # every method on the first release (issue 36)
     "explore/test_browser.py": 24,
@@ -100,6 +114,10 @@ MODULE_SECONDS = {
     "packaging/test_structure.py": 2.5,  # one module-size test (issue 36)
     "reliability/test_resume.py": 41,  # the process-server group
     "inference/product/test_histogram_tree.py": 3,
+    # the Panel group (SHARED_SCOPES, PANEL_MODULES), one worker: the documentation build's
+    # 17 s (one Sphinx build of the site, in the worker, no notebooks run) and 14 s for the
+    # others, 2026-11-29
+    **{path.removeprefix("tests/"): 31 for path in PANEL_MODULES},
 }
 
 
@@ -115,6 +133,10 @@ SHARED_SCOPES = {
                     "test_hostile_priors", "test_stop_watchdog")},
     **{f"tests/reliability/{name}.py": "reliability sizing server"
        for name in ("test_rho_sizing", "test_address_space")},
+    # modules whose tests import Panel (and Bokeh, Param) in the test process: one worker imports
+    # it, not both (about 1.5-3 s of CPU; their test modules import it on first use,
+    # tests/deferred_modules.py)
+    **{path: "Panel in the test process" for path in PANEL_MODULES},
 }
 
 

@@ -18,12 +18,15 @@ from __future__ import annotations
 import html
 from html.parser import HTMLParser
 
-import panel as pn
 import pytest
-from panel.models.widgets import EnterEvent
+from deferred_modules import deferred_module
 
 from dprisk.explore.notebook import decimals, live, slider_step, table_html
 from dprisk.inference.single_level import closed_form as sl
+
+# Panel: imported by the first test that uses it
+pn = deferred_module("panel")
+panel_widget_models = deferred_module("panel.models.widgets")
 
 
 class _Rows(HTMLParser):
@@ -70,7 +73,7 @@ def _box(view, name: str) -> pn.widgets.TextInput:
 def _press_enter(box: pn.widgets.TextInput, text: str) -> None:
     """What the browser sends when a person types ``text`` and presses Enter (no blur)."""
     box.value_input = text
-    box._process_event(EnterEvent(model=None, value_input=text))
+    box._process_event(panel_widget_models.EnterEvent(model=None, value_input=text))
 
 
 LABELS = {"P[X1 = m+1 | D]": 0.123456789, "E[X2 | D]": 3.5, "a | b | c": 7,

@@ -13,19 +13,14 @@ import re
 import socket
 from urllib.parse import urlencode
 
-import panel as pn
 import pytest
 from browser_helpers import free_port, wait_listening
+from deferred_modules import deferred_module
 
-from dprisk.explore.access import (
-    COOKIE,
-    Access,
-    allowed_names,
-    bokeh_origins,
-    check_password,
-    hash_password,
-    read_password_file,
-)
+# Panel, and Bokeh's server and Tornado (dprisk.explore.access): imported by the first test that
+# uses them
+pn = deferred_module("panel")
+explore_access = deferred_module("dprisk.explore.access")
 
 TOKEN = "t0ken-for-the-test"
 
@@ -33,7 +28,8 @@ TOKEN = "t0ken-for-the-test"
 def _serve(access, port):
     return pn.serve({"/": lambda: pn.pane.HTML("<p id='hello'>hello</p>")}, port=port,
                     address="127.0.0.1", show=False, threaded=True, start=True,
-                    allow_websocket_origin=bokeh_origins(access.names), auth_provider=access,
+                    allow_websocket_origin=explore_access.bokeh_origins(access.names),
+                    auth_provider=access,
                     cookie_secret="x" * 32, title="test")
 
 
@@ -44,7 +40,8 @@ LOADS, LOAD_SECONDS = 3, 60.0
 @pytest.fixture(scope="module")
 def servers():
     token_port, basic_port, open_port = free_port(), free_port(), free_port()
-    users = {"ana": hash_password("correct horse", iterations=1000)}
+    users = {"ana": explore_access.hash_password("correct horse", iterations=1000)}
+    Access, allowed_names = explore_access.Access, explore_access.allowed_names
     token = Access(allowed_names("127.0.0.1", token_port, ["proxy.example:443"]), token=TOKEN)
     basic = Access(allowed_names("127.0.0.1", basic_port), users=users)
     limited = Access(allowed_names("127.0.0.1", open_port), page_loads=(LOADS, LOAD_SECONDS))
@@ -69,8 +66,8 @@ def _get(port, path, host=None, headers=None, method="GET", body=None):
 
 
 def _cookie(response) -> str:
-    found = re.search(rf"{COOKIE}=([^;]+)", response.getheader("Set-Cookie") or "")
-    return f"{COOKIE}={found.group(1)}" if found else ""
+    found = re.search(rf"{explore_access.COOKIE}=([^;]+)", response.getheader("Set-Cookie") or "")
+    return f"{explore_access.COOKIE}={found.group(1)}" if found else ""
 
 
 def test_token_required_once_then_cookie(servers):
@@ -158,20 +155,20 @@ def test_basic_auth_checks_the_hash(servers):
 
 
 def test_password_file_holds_hashes_only(tmp_path):
-    stored = hash_password("s3cret", iterations=1000)
-    assert "s3cret" not in stored and check_password("s3cret", stored)
-    assert not check_password("s3cret!", stored)
+    stored = explore_access.hash_password("s3cret", iterations=1000)
+    assert "s3cret" not in stored and explore_access.check_password("s3cret", stored)
+    assert not explore_access.check_password("s3cret!", stored)
     good = tmp_path / "users"
     good.write_text(f"# users\nana:{stored}\n")
-    assert read_password_file(good) == {"ana": stored}
+    assert explore_access.read_password_file(good) == {"ana": stored}
     plain = tmp_path / "plain"
     plain.write_text("ana:s3cret\n")
     with pytest.raises(ValueError, match="--basic-auth"):
-        read_password_file(plain)
+        explore_access.read_password_file(plain)
 
 
 def test_default_names_are_the_ones_answered_on():
-    names = allowed_names("0.0.0.0", 5006)
+    names = explore_access.allowed_names("0.0.0.0", 5006)
     assert "0.0.0.0:5006" not in names
     assert {"localhost:5006", "127.0.0.1:5006", f"{socket.gethostname().lower()}:5006"} <= set(
         names)

@@ -11,12 +11,15 @@ import threading
 import time
 from pathlib import Path
 
-import param
 import pytest
+from deferred_modules import deferred_module
 
-from dprisk.explore import app
 from dprisk.explore.jobs import SamplingJob
-from dprisk.explore.sampling_view import SamplingPanel
+
+# Panel and Param: imported by the first test that uses them
+app = deferred_module("dprisk.explore.app")
+param = deferred_module("param")
+sampling_view = deferred_module("dprisk.explore.sampling_view")
 
 TWO = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 0, "prior": "improper"}
 
@@ -36,7 +39,7 @@ def test_oversize_sampling_is_refused_at_once():
 
 
 def test_sampling_panel_shows_the_refusal_and_starts_nothing():
-    panel = SamplingPanel()
+    panel = sampling_view.SamplingPanel()
     panel.attach(app.two_level_view())
     panel.draws.value, panel.chains.value = "100000", "1000000"
     panel._start()
@@ -44,7 +47,7 @@ def test_sampling_panel_shows_the_refusal_and_starts_nothing():
 
 
 def test_sampling_at_a_refused_rho_is_refused_too():
-    panel = SamplingPanel()
+    panel = sampling_view.SamplingPanel()
     panel.attach(app.two_level_view())
     for key in ("rho1", "rho2"):
         with param.discard_events(panel.view.controls[key]):  # not computed here
@@ -69,7 +72,7 @@ def test_oversize_sampling_keeps_memory_under_1gb():
     """The refusal allocates nothing: traced peak well under 1 GB (the finding: 19 GB)."""
     import tracemalloc
 
-    panel = SamplingPanel()
+    panel = sampling_view.SamplingPanel()
     panel.attach(app.two_level_view())
     panel.draws.value, panel.chains.value = "100000", "1000000"
     tracemalloc.start()
@@ -111,8 +114,8 @@ def test_cancel_stops_a_chain_within_2_seconds():
     assert job.status == "cancelled" and job.summary is None and not job.plot_dir.exists()
 
 
-@pytest.mark.parametrize(("make", "rho"), [(app.two_level_view, "1e-12"),
-                                           (app.p_correct_view, "1e-8")])
+@pytest.mark.parametrize(("make", "rho"), [("two_level_view", "1e-12"),
+                                           ("p_correct_view", "1e-8")])
 def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monkeypatch):
     import asyncio
 
@@ -122,8 +125,8 @@ def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monke
         raise AssertionError("a refused request reached the pool")
 
     monkeypatch.setattr(views, "_pool", no_pool)
-    view = make()
-    keys = ("rho1", "rho2") if make is app.two_level_view else ("rho1",)
+    view = getattr(app, make)()
+    keys = ("rho1", "rho2") if make == "two_level_view" else ("rho1",)
     for key in keys:  # the watcher runs when served: here the test calls the handler
         with param.discard_events(view.controls[key]):
             view.controls[key].value = rho

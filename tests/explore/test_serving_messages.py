@@ -10,8 +10,11 @@ does) and looks for the tags Markdown would have made.
 import html
 import re
 
-from dprisk.explore import app
+from deferred_modules import deferred_module
+
 from dprisk.explore.notebook import live, message_html
+
+app = deferred_module("dprisk.explore.app")  # Panel: imported by the first test that uses it
 
 TYPED = "2**53 __init__ PATH.py ![](http://example.invalid/x.png) <img src=x onerror=alert(1)>"
 

@@ -10,10 +10,12 @@ and quotes nothing of it. On loopback, typed ``PATH.py:NAME`` keeps working.
 import os
 
 import pytest
+from deferred_modules import deferred_module
 
-from dprisk.explore import app
 from dprisk.explore.inputs import PriorPolicy, is_loopback, prior_policy
 from dprisk.explore.notebook import message_html
+
+app = deferred_module("dprisk.explore.app")  # Panel: imported by the first test that uses it
 
 PRIOR = "from dprisk.models.priors.library import TruncatedUniform\nprior = TruncatedUniform(5)\n"
 

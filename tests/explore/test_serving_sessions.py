@@ -15,18 +15,24 @@ so the test sees when a request became current there.
   never; Bokeh discards a closed session only after 15 s or more).
 """
 
+from __future__ import annotations
+
 import asyncio
 import time
 
-import panel as pn
 import pytest
-from bokeh.client import pull_session
-from bokeh.models import TextInput
 from browser_helpers import free_port, wait_listening
-from tornado.ioloop import IOLoop
+from deferred_modules import deferred_module
 
-from dprisk.explore import app, limits
-from dprisk.explore.sampling_view import SamplingPanel
+from dprisk.explore import limits
+
+# Panel, Bokeh and Tornado: imported by the first test that uses them
+pn = deferred_module("panel")
+bokeh_client = deferred_module("bokeh.client")
+bokeh_models = deferred_module("bokeh.models")
+ioloop = deferred_module("tornado.ioloop")
+app = deferred_module("dprisk.explore.app")
+sampling_view = deferred_module("dprisk.explore.sampling_view")
 
 #: The slow request: P[correct] at this rho1 (about 2 s on the 2-core machine).
 SLOW_RHO1 = "2e-4"
@@ -49,7 +55,7 @@ def server():
         return pn.Column(*(view.layout for view in views.values()))
 
     def sampling_page():  # a long job, started as the page opens (as by the button)
-        panel = SamplingPanel()
+        panel = sampling_view.SamplingPanel()
         panel.attach(app.two_level_view())
         panel.draws.value, panel.chains.value = "15000000", "2"
         panel._start()
@@ -64,13 +70,14 @@ def server():
     thread.stop()
 
 
-def _box(session, css: str) -> TextInput:
-    found = [m for m in session.document.select({"type": TextInput}) if css in m.css_classes]
+def _box(session, css: str) -> bokeh_models.TextInput:
+    found = [m for m in session.document.select({"type": bokeh_models.TextInput})
+             if css in m.css_classes]
     assert len(found) == 1, css
     return found[0]
 
 
-def _close(loop: IOLoop, *sessions) -> None:
+def _close(loop: ioloop.IOLoop, *sessions) -> None:
     """Close the clients' websockets, let the closing handshakes run, free the loop's sockets."""
     for session in sessions:
         session.close()
@@ -101,9 +108,9 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
     cells = grid_memory(two_level_scenario(None, **slow_values, p=0.5, known=0,
                                            prior="improper"), 1e-12) / 32
     monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.P_CORRECT_CELL_STEPS)
-    clients = IOLoop()  # the two visitors' connections run on this loop, in this thread
-    first = pull_session(url=f"{url}/views", io_loop=clients)
-    second = pull_session(url=f"{url}/views", io_loop=clients)
+    clients = ioloop.IOLoop()  # the two visitors' connections run on this loop, in this thread
+    first = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
+    second = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
     try:
         slow, fast = pages["views"][-2]["pcorrect"], pages["views"][-1]["single"]
         _box(first, "dprisk-pcorrect-rho1").value = SLOW_RHO1
@@ -127,8 +134,8 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
 
 def test_closed_page_job_gone_within_2s(server):
     url, pages = server
-    client = IOLoop()
-    session = pull_session(url=f"{url}/sampling", io_loop=client)
+    client = ioloop.IOLoop()
+    session = bokeh_client.pull_session(url=f"{url}/sampling", io_loop=client)
     try:
         job = pages["sampling"][-1].job
         assert _until(lambda: job.status == "running", 120, session.force_roundtrip)

@@ -3,14 +3,17 @@
 import asyncio
 
 import numpy as np
-import param
 import pytest
+from deferred_modules import deferred_module
 
-from dprisk.explore import app
 from dprisk.explore.jobs import SamplingJob
 from dprisk.explore.notebook import live
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.inference.two_level.exact import exact_posterior
+
+# Panel and Param: imported by the first test that uses them
+app = deferred_module("dprisk.explore.app")
+param = deferred_module("param")
 
 TWO = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 0, "prior": "improper"}
 #: Gibbs draws in the sampling test; the MCSE of P[X1 = m+1 | D] is about 0.5 / sqrt(ESS).
