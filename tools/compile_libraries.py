@@ -1,4 +1,4 @@
-"""Byte-compile the environment's libraries and the package's link tree on every core.
+"""Byte-compile the environment's libraries and the package's own trees on every core.
 
 ``make setup`` runs it once after installing, so that no process of the tests or the report
 compiles a library module again (this environment sets ``PYTHONDONTWRITEBYTECODE``: without
@@ -107,11 +107,12 @@ def main(argv: list[str]) -> int:
 
     2 with the usage when no folder is given; else 0, failures counted on standard error.
     """
-    if not argv:
+    everything = "--everything" in argv
+    folders = [Path(arg) for arg in argv if arg != "--everything"]
+    if not folders:
         print(__doc__.split("\n\n", 2)[1], file=sys.stderr)
         return 2
-    everything = "--everything" in argv
-    site_packages, *others = (Path(arg) for arg in argv if arg != "--everything")
+    site_packages, *others = folders
     files = files_to_compile(site_packages, frozenset() if everything else skipped_prefixes())
     for other in others:
         files += files_to_compile(other, library=False)

@@ -116,3 +116,4 @@ def test_main_compiles_the_link_tree_whole_and_says_nothing_when_all_compile(tmp
     # pkg/tests/test_pkg is pytest's, its helper pkg/testing/helpers compiled
     assert len(compiled) == 9 + 10
     assert tool.main([]) == 2
+    assert tool.main(["--everything"]) == 2  # a flag, no folder: the usage, not a traceback

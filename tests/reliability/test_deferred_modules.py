@@ -7,8 +7,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-
-from tests.deferred_modules import deferred_module
+from deferred_modules import deferred_module
 
 
 @pytest.fixture
