@@ -56,10 +56,12 @@ def unpicklable_study(*, paper_scale):
 
 
 def pid_study(*, paper_scale):
-    """A stand-in study that records the process it ran in (``datasets["where"].attrs``)."""
+    """A stand-in study that records the process it ran in (``datasets["where"].attrs``):
+    its id, the objects frozen there and the collector's thresholds while it ran."""
     result = _seeded_study("p", 14)
     result.datasets["where"] = xr.Dataset(attrs={"pid": os.getpid(),
-                                                 "frozen": gc.get_freeze_count()})
+                                                 "frozen": gc.get_freeze_count(),
+                                                 "gc_thresholds": list(gc.get_threshold())})
     return result
 
 

@@ -41,10 +41,14 @@ RUNNER = "dprisk.validation.report.runner"
 #: fails to import is skipped by the fork server and then imported by the study as usual.
 #: ``dask.array``: xarray imports it in every process that makes a Dataset when dask is
 #: installed (its duck-array check, ``xarray.namedarray.pycompat``), 0.7-1.4 s of CPU each.
+#: ``dprisk.models.mechanism.pymc_dist``: the PyMC studies' distribution, which imports
+#: PyTensor's numba linker and numba (0.8 s of CPU), and ``pytensor.link.c.cvm``, which the
+#: compiled functions' virtual machine imports with setuptools (0.1-0.4 s): in both workers
+#: otherwise.
 #: :func:`report_preload` adds the registered studies' own modules (each imported once, in
 #: the fork server, not once per worker that runs a study).
 PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
-           "pymc", "arviz_stats")
+           "pymc", "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm")
 #: The module that imports every registered study's module (its docstring), the early fork
 #: server's last preload (:func:`report_preload`).
 STUDY_MODULES = "dprisk.validation.report.study_modules"

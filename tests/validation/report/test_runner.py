@@ -1,5 +1,6 @@
 """The report's study runner: worker processes give the results of one process, in order."""
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -117,6 +118,19 @@ def test_a_cheap_study_runs_in_this_process_and_the_others_in_workers(monkeypatc
     assert pooled.records == here.records
     # a worker's full collections skip the objects it inherited from the fork server
     assert pooled.datasets["where"].attrs["frozen"] > 10_000
+    # studies run with the study thresholds, here and in a worker; here only meanwhile
+    for result in (here, pooled):
+        assert list(result.datasets["where"].attrs["gc_thresholds"]) == list(
+            runner.STUDY_GC_THRESHOLDS)
+    assert gc.get_threshold() != runner.STUDY_GC_THRESHOLDS
+
+
+def test_collector_thresholds_are_restored_after_an_error():
+    before = gc.get_threshold()
+    with pytest.raises(RuntimeError), runner.collector_thresholds((12_345, 6, 7)):
+        assert gc.get_threshold() == (12_345, 6, 7)
+        raise RuntimeError("stop")
+    assert gc.get_threshold() == before
 
 
 def test_studies_all_within_the_start_budget_run_here_without_a_pool(monkeypatch):
