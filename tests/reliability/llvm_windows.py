@@ -22,7 +22,11 @@ from __future__ import annotations
 import signal
 import sys
 
-__all__ = ["call_signalled_after_llvm_call"]
+__all__ = ["WATCHDOG_SECONDS", "call_signalled_after_llvm_call"]
+
+#: The stop watchdog's wait in these runs (:data:`dprisk.cli.stopping.STOP_SECONDS`, 0.75 s in
+#: the product): longer than the test waits, so that only the interrupt can stop the run.
+WATCHDOG_SECONDS = 600.0
 
 
 def _caller_of_llvm_call(frame) -> str | None:
@@ -41,8 +45,13 @@ def call_signalled_after_llvm_call(caller: str, *argv: str) -> int:
     from numba.core.caching import NullCache
     from numba.core.dispatcher import Dispatcher
 
+    from dprisk.cli import stopping
     from dprisk.cli.main import main
     from dprisk.inference.kernels import fused_kernels_jit
+
+    # the watchdog's wait far beyond the compilation (seconds): the stop must come from the
+    # interrupt itself, raised as the compiler is left, not from the watchdog
+    stopping.STOP_SECONDS = WATCHDOG_SECONDS
 
     for kernel in vars(fused_kernels_jit).values():
         if isinstance(kernel, Dispatcher):  # compiled afresh: no cache read, none written
