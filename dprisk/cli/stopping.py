@@ -39,6 +39,8 @@ import threading
 import traceback
 from typing import NoReturn
 
+from dprisk.cli.compiler_stops import forget_kept_interrupt, raise_once_compiled
+
 __all__ = [
     "INTERRUPT_HINT",
     "STOP_SECONDS",
@@ -96,8 +98,10 @@ def handle_stop_signals(command: str | None = None) -> None:
 
     The first of them raises :class:`Interrupted` where the program is and starts the
     watchdog (module docstring); later ones are only recorded, so that a second Ctrl-C cannot
-    cut a cleanup short. Installed by :func:`dprisk.cli.main.main` for the process's own
-    command line only (it must run in the main thread).
+    cut a cleanup short. Inside numba's compiler the interrupt is raised as the compiler is
+    left, not in llvmlite's bookkeeping (:mod:`dprisk.cli.compiler_stops`: a crash otherwise).
+    Installed by :func:`dprisk.cli.main.main` for the process's own command line only (it must
+    run in the main thread).
 
     The watchdog is started by a thread woken through :func:`signal.set_wakeup_fd`: the C-level
     handler writes the signal's number to a pipe at once, even while the main thread is in
@@ -106,6 +110,7 @@ def handle_stop_signals(command: str | None = None) -> None:
     release). The Python-level handler starts it too, for when the pipe cannot be set up.
     """
     _RECEIVED.clear()
+    forget_kept_interrupt()
     _STATE.update(command=command, printed=False, watchdog=False)
 
     def stop(signum, frame):
@@ -117,7 +122,10 @@ def handle_stop_signals(command: str | None = None) -> None:
         first = not _RECEIVED
         _RECEIVED.append(signum)
         if first:
-            raise Interrupted(signum)
+            interrupt = Interrupted(signum)
+            if raise_once_compiled(interrupt):  # in numba's compiler: raised as it is left
+                return
+            raise interrupt
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)

@@ -239,3 +239,33 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path, process_server):
     outcome = process_server.run(SHORT_MC, tmp_path, timeout=120)
     assert outcome.status == 0
     assert outcome.stderr == ""
+
+
+#: The llvmlite function whose next line, after its C call, records what the call did to an
+#: LLVM object (:mod:`llvm_windows`): ``LLVMPY_LinkModules`` destroyed the module linked in.
+#: (``OutputString.close`` has a window of the same kind, handled alike; a stop there freed a
+#: string twice without crashing in this test, so it is not a case: it could not fail.)
+LLVM_WINDOW = "link_modules"
+
+
+def test_a_stop_inside_numba_compiling_waits_for_the_compiler(tmp_path, process_server):
+    """SIGINT right after an LLVM call of numba's compiler, before llvmlite records its
+    effect: the interrupt comes out as the compiler is left (not the watchdog: its wait is
+    made longer than the test's), status 130 and the line.
+
+    The exact study of the ``marginal-exact`` cases, its kernels compiled afresh as in a fresh
+    clone (where ``test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly``,
+    signalled while they compiled, died of SIGSEGV once in five suite runs: a stop raised
+    between ``LLVMPY_LinkModules`` and llvmlite's ``detach()``, the freed module disposed of
+    again). Without :mod:`dprisk.cli.compiler_stops` this case dies of SIGSEGV (status -11).
+    """
+    argv = next(case[1] for case in CASES if case[0] == "marginal-exact")
+    caller = LLVM_WINDOW
+    pid = process_server.start(argv, tmp_path, sys_path=[str(Path(__file__).parent)],
+                               call=("llvm_windows", "call_signalled_after_llvm_call",
+                                     [caller, *argv]))
+    outcome = process_server.wait(pid, timeout=60)  # its watchdog waits 600 s: not it
+    assert outcome.stdout == f"signalled after {caller}\n"  # the moment was reached
+    assert outcome.status == 130, outcome.stderr[-3000:]
+    assert outcome.stderr == "dprisk marginal: interrupted by SIGINT; nothing was written\n"
+    assert not list(tmp_path.iterdir())

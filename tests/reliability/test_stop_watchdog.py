@@ -184,7 +184,9 @@ def _stop(argv, cwd, signum, startup=180.0, sent_file=None):
 #: The phases of the libraries (seconds of imports each: run by ``make bench``). Measured
 #: under load 5 on 2 cores: 0.04-0.08 s wall from the signal to the exit (the interrupt
 #: surfaces; the process ends right after its line); 1.7-2.2 s before end_process skipped
-#: the interpreter's shutdown.
+#: the interpreter's shutdown. In ``numba-compiling`` the interrupt waits until the compiler is
+#: left (:mod:`dprisk.cli.compiler_stops`: raised inside llvmlite's bookkeeping it crashed the
+#: process), so the watchdog ends that program, after its wait.
 LIBRARY_PHASES = ("numba-compiling", "pytensor-compiling", "sampling", "dask")
 
 
