@@ -62,11 +62,14 @@ def sizing_server():
 
 
 @pytest.fixture(scope="session")
-def process_server():
+def process_server(sizing_server):
     """One fork server (:mod:`tests.reliability.fork_runner`) for the modules that start,
-    signal and kill command-line runs: each run a fork of it, a real process of its own."""
-    from tests.reliability.fork_runner import PRELOAD, ForkServer
+    signal and kill command-line runs: each run a fork of it, a real process of its own.
 
-    runner = ForkServer(preload=(*PRELOAD, *PROCESS_PRELOAD))
+    The server is a fork of :func:`sizing_server` that imports :data:`PROCESS_PRELOAD` more:
+    the command line and :data:`fork_runner.PRELOAD` are imported once for both servers
+    (``tests/conftest.py`` runs both servers' modules as one scope, on one worker).
+    """
+    runner = sizing_server.fork(PROCESS_PRELOAD)
     yield runner
     runner.close()
