@@ -38,11 +38,12 @@ def subprocess_env():
     return {**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "1"}
 
 
-#: What the session's process server (:func:`process_server`) imports before its first fork:
-#: the sizing tables' modules and the libraries of the long runs (PyMC, ArviZ, numba, xarray
-#: and netCDF4, Dask, the report's builder with Matplotlib), each imported once per test process
-#: instead of once per started command (about 1-3 s of CPU each).
-PROCESS_PRELOAD = ("xarray", "dask.array", "distributed", "netCDF4", "pymc", "arviz_base",
+#: What the session's process server (:func:`process_server`) imports before its first fork,
+#: beyond the sizing tables' modules it inherits: the libraries of the long runs (PyMC, ArviZ,
+#: numba, xarray and netCDF4, Dask's arrays, the report's builder with Matplotlib), each
+#: imported once per test process instead of once per started command (about 1-3 s of CPU
+#: each). Not ``distributed``: none of its forks imported it (0.37 s of CPU for nothing).
+PROCESS_PRELOAD = ("xarray", "dask.array", "netCDF4", "pymc", "arviz_base",
                    "arviz_stats", "numba", "matplotlib.figure", "matplotlib.backends.backend_agg",
                    "PIL.PngImagePlugin", "tqdm", "dprisk.validation.report.build",
                    "dprisk.inference.sweeps.sweep", "dprisk.inference.two_level.sampling",
