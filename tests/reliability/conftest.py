@@ -38,11 +38,12 @@ def subprocess_env():
     return {**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "1"}
 
 
-#: What the session's process server (:func:`process_server`) imports before its first fork:
-#: the sizing tables' modules and the libraries of the long runs (PyMC, ArviZ, numba, xarray
-#: and netCDF4, Dask, the report's builder with Matplotlib), each imported once per test process
-#: instead of once per started command (about 1-3 s of CPU each).
-PROCESS_PRELOAD = ("xarray", "dask.array", "distributed", "netCDF4", "pymc", "arviz_base",
+#: What the session's process server (:func:`process_server`) imports before its first fork,
+#: beyond the sizing tables' modules it inherits: the libraries of the long runs (PyMC, ArviZ,
+#: numba, xarray and netCDF4, Dask's arrays, the report's builder with Matplotlib), each
+#: imported once per test process instead of once per started command (about 1-3 s of CPU
+#: each). Not ``distributed``: none of its forks imported it (0.37 s of CPU for nothing).
+PROCESS_PRELOAD = ("xarray", "dask.array", "netCDF4", "pymc", "arviz_base",
                    "arviz_stats", "numba", "matplotlib.figure", "matplotlib.backends.backend_agg",
                    "PIL.PngImagePlugin", "tqdm", "dprisk.validation.report.build",
                    "dprisk.inference.sweeps.sweep", "dprisk.inference.two_level.sampling",
@@ -62,11 +63,14 @@ def sizing_server():
 
 
 @pytest.fixture(scope="session")
-def process_server():
+def process_server(sizing_server):
     """One fork server (:mod:`tests.reliability.fork_runner`) for the modules that start,
-    signal and kill command-line runs: each run a fork of it, a real process of its own."""
-    from tests.reliability.fork_runner import PRELOAD, ForkServer
+    signal and kill command-line runs: each run a fork of it, a real process of its own.
 
-    runner = ForkServer(preload=(*PRELOAD, *PROCESS_PRELOAD))
+    The server is a fork of :func:`sizing_server` that imports :data:`PROCESS_PRELOAD` more:
+    the command line and :data:`fork_runner.PRELOAD` are imported once for both servers
+    (``tests/conftest.py`` runs both servers' modules as one scope, on one worker).
+    """
+    runner = sizing_server.fork(PROCESS_PRELOAD)
     yield runner
     runner.close()

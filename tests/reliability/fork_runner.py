@@ -204,31 +204,92 @@ def _freeze_inherited_heap() -> None:
     gc.freeze()
 
 
-def serve(preload=PRELOAD) -> None:
-    """The server loop: one request per stdin line, one answer per stdout line.
-
-    A request with ``start`` (the request itself) forks and answers ``{"pid": PID}``; one
-    with ``poll`` (a pid) answers ``{"running": BOOL}``, one with ``wait`` (a pid) that
-    child's outcome; any other runs a child to its end.
-    Children not waited for are killed when the requests end.
-    """
+def _ready(preload) -> None:
+    """Import ``preload`` (numba's target registered when it is there), then freeze the heap."""
     import importlib
-
-    import dprisk.cli.main  # noqa: F401 - imported once, inherited by every child
 
     for name in preload:
         importlib.import_module(name)
     if "numba" in preload:  # the process server's, not the sizing tables' (no numba there)
         _numba_target_ready()
     _freeze_inherited_heap()
+
+
+#: pid -> (requests FIFO, answers FIFO) of each server forked by this one (:func:`_fork_server`).
+_SERVERS: dict[int, tuple[str, str]] = {}
+
+
+def _fork_server(request: dict, answers) -> dict:
+    """Fork a server of its own that imports ``preload`` more and then serves the requests
+    of the FIFO ``requests``, answering on the FIFO ``answers``; return ``{"pid": PID}``.
+
+    The new server inherits what this one imported (one import of the shared part for both),
+    none of its requests or children: it starts with no child and its own two FIFOs.
+    """
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _STARTED.clear()
+            _SERVERS.clear()
+            os.close(answers.fileno())  # this server's answers (unflushed: nothing pending)
+            devnull = os.open(os.devnull, os.O_RDWR)  # not this server's requests and answers
+            os.dup2(devnull, 0)
+            os.dup2(devnull, 1)
+            requests = open(request["requests"], encoding="utf-8")
+            answers = open(request["answers"], "w", encoding="utf-8")
+            _ready(request["preload"])
+            _serve(requests, answers)
+        except BaseException:  # on stderr; the test side reads the end of its answers
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(1)  # _serve ends the process itself
+    _SERVERS[pid] = (request["requests"], request["answers"])
+    return {"pid": pid}
+
+
+def _reap_server(pid: int, timeout: float) -> dict:
+    """Wait for a forked server to end (SIGKILL after ``timeout`` s); its exit status."""
+    _SERVERS.pop(pid)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, wait_status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return {"status": os.waitstatus_to_exitcode(wait_status)}
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            deadline = float("inf")
+        time.sleep(0.005)
+
+
+def serve(preload=PRELOAD) -> None:
+    """The server: import ``dprisk.cli.main`` and ``preload``, then serve the requests of
+    stdin, answering on stdout (:func:`_serve`)."""
+    import dprisk.cli.main  # noqa: F401 - imported once, inherited by every child
+
+    _ready(preload)
+    _serve(sys.stdin, os.fdopen(os.dup(1), "w"))
+
+
+def _serve(requests, answers) -> None:
+    """The server loop: one request per line of ``requests``, one answer per line of
+    ``answers``.
+
+    A request with ``start`` (the request itself) forks and answers ``{"pid": PID}``; one
+    with ``poll`` (a pid) answers ``{"running": BOOL}``, one with ``wait`` (a pid) that
+    child's outcome; one with ``server`` forks a server of its own (:func:`_fork_server`),
+    one with ``reap`` (its pid) waits for that server's end; any other runs a child to its end.
+    Children not waited for are killed when the requests end.
+    """
     # xarray's import (pandas, pyarrow) starts jemalloc's background thread, a native thread
     # that jemalloc itself makes safe across fork (its pthread_atfork handlers); no Python
     # thread runs here, so Python's warning about forking a multi-threaded process is noise.
     warnings.filterwarnings("ignore", message=r"This process \(pid=\d+\) is multi-threaded",
                             category=DeprecationWarning)
-    answers = os.fdopen(os.dup(1), "w")
     print(json.dumps({"ready": True}), file=answers, flush=True)
-    for line in sys.stdin:
+    for line in requests:
         if line.strip():
             request = json.loads(line)
             if "start" in request:
@@ -239,6 +300,10 @@ def serve(preload=PRELOAD) -> None:
                 answer = {"running": found is None}
             elif "wait" in request:
                 answer = _wait(int(request["wait"]), float(request.get("timeout", 60)))
+            elif "server" in request:
+                answer = _fork_server(request["server"], answers)
+            elif "reap" in request:
+                answer = _reap_server(int(request["reap"]), float(request.get("timeout", 30)))
             else:
                 answer = _run(request)
             print(json.dumps(answer), file=answers, flush=True)
@@ -248,6 +313,8 @@ def serve(preload=PRELOAD) -> None:
         except ProcessLookupError:
             pass
         _wait(pid, 60)
+    for pid in list(_SERVERS):  # its requests ended with ours (the test process is gone)
+        _reap_server(pid, 30)
     answers.close()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -257,19 +324,41 @@ def serve(preload=PRELOAD) -> None:
 
 
 class ForkServer:
-    """The test side: start the server once, :meth:`run` a case, :meth:`close` at the end."""
+    """The test side: start the server once, :meth:`run` a case, :meth:`close` at the end.
+
+    :meth:`fork` gives a second server forked from this one (its imports inherited).
+    """
 
     def __init__(self, preload=PRELOAD):
         env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
         self.process = subprocess.Popen([sys.executable, __file__, *preload], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
-        assert json.loads(self.process.stdout.readline()) == {"ready": True}
+        self._requests, self._answers = self.process.stdin, self.process.stdout
+        self._parent = self._pid = self._folder = None
+        assert json.loads(self._answers.readline()) == {"ready": True}
+
+    def fork(self, preload) -> ForkServer:
+        """A server forked from this one that imports ``preload`` more (what this one imported
+        is imported once for both); it serves until its :meth:`close`, before this one's.
+        Its children's CPU comes to this process when this server is closed."""
+        server = object.__new__(ForkServer)
+        server.process = None
+        server._parent, server._folder = self, tempfile.mkdtemp(prefix="fork-server-")
+        fifos = {name: str(Path(server._folder, name)) for name in ("requests", "answers")}
+        for path in fifos.values():
+            os.mkfifo(path)
+        server._pid = int(self._ask({"server": {"preload": list(preload), **fifos}})["pid"])
+        # both sides open the requests FIFO first: neither waits on the other's second open
+        server._requests = open(fifos["requests"], "w", encoding="utf-8")
+        server._answers = open(fifos["answers"], encoding="utf-8")
+        assert json.loads(server._answers.readline()) == {"ready": True}
+        return server
 
     def _ask(self, request: dict) -> dict:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        return json.loads(self.process.stdout.readline())
+        self._requests.write(json.dumps(request) + "\n")
+        self._requests.flush()
+        return json.loads(self._answers.readline())
 
     @staticmethod
     def _request(argv, cwd, env, address_space, **more) -> dict:
@@ -306,10 +395,14 @@ class ForkServer:
         return Outcome(self._ask({"wait": pid, "timeout": timeout}))
 
     def close(self) -> None:
-        """End the server (its stdin closed: the loop ends)."""
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        self.process.stdout.close()
+        """End the server (its requests closed: the loop ends)."""
+        self._requests.close()
+        if self._parent is None:
+            self.process.wait(timeout=30)
+        else:  # reaped by the server it was forked from
+            self._parent._ask({"reap": self._pid, "timeout": 30})
+            shutil.rmtree(self._folder, ignore_errors=True)
+        self._answers.close()
 
 
 if __name__ == "__main__":

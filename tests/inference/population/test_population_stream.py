@@ -164,21 +164,24 @@ def _copies(persons, k: int):
     return pd.concat(parts, ignore_index=True)
 
 
-def test_memory_does_not_grow_with_the_population(state, tmp_path, monkeypatch):
-    """One and four copies of a 4,000-person population (the same tract sizes; 16,000
-    persons, every tract its own partition) with a budget of 1,000 rows: the peak of numpy
-    and pandas allocations (tracemalloc) stays within 1.25x (measured: 3.9 MB and 3.3 MB; a
-    whole-table path's peak grows with the persons), no batch exceeds 1,000 rows and no
-    partition a tract."""
+@pytest.mark.parametrize("copies", [2, 4])
+def test_memory_does_not_grow_with_the_population(copies, state, tmp_path, monkeypatch):
+    """One and ``copies`` copies of a 4,000-person population (the same tract sizes; 8,000
+    or 16,000 persons, every tract its own partition) with a budget of 1,000 rows: the peak of
+    numpy and pandas allocations (tracemalloc) stays within 1.25x (measured: 3.9 MB, then 3.3
+    MB at two and at four copies), no batch exceeds 1,000 rows and no partition a tract. A
+    whole-table path's peak grows with the persons: with the budget and partitions above the
+    population (measured 29 Nov) 3.2 MB, then 6.0 MB at two copies (1.87x) and 11.7 MB at four
+    (3.61x), so two copies catch it (four in ``make bench``, SLOW_CASES)."""
     persons, _ = state
     small = persons.iloc[:4000].reset_index(drop=True)
     largest_tract = int(small.geoid.astype(str).str.slice(0, 11).value_counts().max())
     peaks = {}
-    for k in (1, 4):
+    for k in (1, copies):
         frame = _copies(small, k)
         path = tmp_path / f"persons-{k}.parquet"
         _shuffled(frame, len(frame), 2).to_parquet(path, row_group_size=3000)
         peaks[k], batch, partition = _peak_and_sizes(path, _loader(measure(frame, 10.09, 3)),
                                                      monkeypatch)
         assert batch <= 1000 and partition <= largest_tract
-    assert peaks[4] < 1.25 * peaks[1], peaks
+    assert peaks[copies] < 1.25 * peaks[1], peaks
