@@ -205,9 +205,19 @@ def _freeze_inherited_heap() -> None:
 
 
 def _ready(preload) -> None:
-    """Import ``preload`` (numba's target registered when it is there), then freeze the heap."""
+    """Import ``preload`` (numba's target registered when it is there), then freeze the heap.
+
+    With numba preloaded, its on-disk cache is pointed at the user's cache directory first
+    (:func:`dprisk.runtime.cache.use_numba_cache`, as the commands do before their kernels
+    are decorated): a preloaded kernel module otherwise caches its machine code beside its
+    source, in the package's link tree (``build/``), which a fresh clone has empty.
+    """
     import importlib
 
+    if "numba" in preload:
+        from dprisk.runtime.cache import use_numba_cache
+
+        use_numba_cache()
     for name in preload:
         importlib.import_module(name)
     if "numba" in preload:  # the process server's, not the sizing tables' (no numba there)
