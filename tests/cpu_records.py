@@ -17,6 +17,20 @@ import pytest
 CPU_RECORD_ENV = "DPRISK_TEST_CPU_DIR"
 
 
+def pytest_configure(config):
+    """Refuse to start when :data:`CPU_RECORD_ENV` names no folder (a usage error, exit 4).
+
+    Otherwise the first test's record could not be written: pytest stopped there with an
+    internal error and printed a short summary that read like a passing run.
+    """
+    import os
+    from pathlib import Path
+
+    folder = os.environ.get(CPU_RECORD_ENV)
+    if folder and not Path(folder).is_dir():
+        raise pytest.UsageError(f"{CPU_RECORD_ENV} must name an existing folder; got {folder!r}")
+
+
 def _cpu_seconds() -> float:
     import resource
 

@@ -41,12 +41,10 @@ def test_last(helper):
 """
 
 
-def _records(tmp_path) -> dict[str, float]:
-    """Run ``test_a.py`` and ``test_b.py`` of ``tmp_path`` with the records on; their CPU."""
-    records = tmp_path / "records"
-    records.mkdir()
+def _run(tmp_path, records: Path) -> subprocess.CompletedProcess:
+    """Run ``test_a.py`` and ``test_b.py`` of ``tmp_path`` with the records on, in ``records``."""
     plugin_dir = Path(__file__).resolve().parents[1]
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "cpu_records",
          "-p", "no:xdist", "-p", "no:randomly", "test_a.py", "test_b.py"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
@@ -54,6 +52,13 @@ def _records(tmp_path) -> dict[str, float]:
              "DPRISK_TEST_CPU_DIR": str(records),
              # the installed plugins' entry points not loaded: 0.6 s of CPU less
              "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+
+
+def _records(tmp_path) -> dict[str, float]:
+    """Run ``test_a.py`` and ``test_b.py`` of ``tmp_path`` with the records on; their CPU."""
+    records = tmp_path / "records"
+    records.mkdir()
+    done = _run(tmp_path, records)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [json.loads(line) for line in (records / "cpu-main.jsonl").read_text().splitlines()]
     return {row["nodeid"]: row["cpu_s"] for row in rows}
@@ -88,3 +93,13 @@ def test_a_session_fixtures_child_is_its_own_record_at_the_end(tmp_path):
     assert cpu["<session fixture helper>"] >= BURN_S
     assert cpu["<module teardown and session teardown>"] < BURN_S / 2
     assert cpu["test_b.py::test_only"] < BURN_S / 2
+
+
+def test_a_records_folder_that_does_not_exist_is_a_usage_error(tmp_path):
+    """Not an internal error after the first test, whose summary read like a passing run."""
+    (tmp_path / "test_a.py").write_text("def test_one():\n    assert True\n")
+    (tmp_path / "test_b.py").write_text("def test_two():\n    assert True\n")
+    done = _run(tmp_path, tmp_path / "missing")
+    assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage error
+    assert "DPRISK_TEST_CPU_DIR must name an existing folder" in done.stderr
+    assert "passed" not in done.stdout
