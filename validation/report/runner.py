@@ -50,9 +50,8 @@ from dprisk.validation.report.fork_server import (
 )
 
 __all__ = ["FIGURE_DPI", "LOCAL_START_SECONDS", "PRELOAD", "STUDY_GC_THRESHOLDS",
-           "available_cores", "collector_thresholds", "cost_hint",
-           "freeze_inherited_objects", "render_figures", "run_studies", "start_worker",
-           "stop_fork_server"]
+           "available_cores", "collector_thresholds", "cost_hint", "render_figures",
+           "run_studies", "start_worker", "stop_fork_server"]
 
 #: Resolution of the report's PNG figures.
 FIGURE_DPI = 110
@@ -188,26 +187,19 @@ def collector_thresholds(thresholds: tuple[int, int, int]) -> Iterator[None]:
 def start_worker() -> None:
     """A pool worker's start: what it inherited frozen, then its collector's thresholds.
 
-    :func:`freeze_inherited_objects`, then :data:`STUDY_GC_THRESHOLDS` for the worker's life.
-    """
-    freeze_inherited_objects()
-    gc.set_threshold(*STUDY_GC_THRESHOLDS)
-
-
-def freeze_inherited_objects() -> None:
-    """A worker's start: its collections skip what it inherited (``gc.freeze()``).
-
-    The fork server has imported :data:`PRELOAD` and the studies' modules: about 2e5 objects
-    that a worker keeps for its whole life and never frees. A full collection scans every
-    tracked object: 0.25-0.3 s each in a worker, two or three per study that compiles PyMC
-    models (PyTensor's graphs are many long-lived objects); frozen, a full collection scans
-    only what the worker made itself. Measured in one process after the same imports, the
-    full collections' CPU: two levels 0.87 -> 0.27 s, simulation-based calibration
-    0.55 -> 0.17 s. It also keeps the collections from writing to the inherited objects'
-    pages (copy on write), as the ``gc`` documentation recommends for forked workers. The
-    results do not depend on it (the collector frees unreachable objects only).
+    ``gc.freeze()``, then :data:`STUDY_GC_THRESHOLDS` for the worker's life. The fork server
+    has imported :data:`PRELOAD` and the studies' modules: about 2e5 objects that a worker
+    keeps for its whole life and never frees. A full collection scans every tracked object:
+    0.25-0.3 s each in a worker, two or three per study that compiles PyMC models (PyTensor's
+    graphs are many long-lived objects); frozen, a full collection scans only what the worker
+    made itself. Measured in one process after the same imports, the full collections' CPU:
+    two levels 0.87 -> 0.27 s, simulation-based calibration 0.55 -> 0.17 s. It also keeps the
+    collections from writing to the inherited objects' pages (copy on write), as the ``gc``
+    documentation recommends for forked workers. The results do not depend on it (the
+    collector frees unreachable objects only).
     """
     gc.freeze()
+    gc.set_threshold(*STUDY_GC_THRESHOLDS)
 
 
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
