@@ -115,6 +115,19 @@ MODULE_SECONDS = {
     "packaging/test_structure.py": 2.5,  # one module-size test (issue 36)
     "reliability/test_resume.py": 50,  # the fork-server group
     "inference/product/test_histogram_tree.py": 3,
+    # Modules that were not listed and ran last, the costliest of them measured in a quiet run
+    # of 2026-11-29 evening (wall s per module, per-test records): the report runner's pools
+    # (10 s, 17 s of CPU) was the last module of one worker, which ended 6 s after the other.
+    "validation/report/test_runner.py": 10,
+    "reliability/test_process_costs.py": 4,
+    "reliability/test_xdist_messages.py": 3.6,
+    "validation/figures/test_tick_copies.py": 3.5,
+    "inference/population/test_population_stream.py": 3.4,
+    "properties/test_properties_mechanism.py": 3.3,
+    "models/mechanism/test_dg_sampling.py": 3.1,
+    "cli/test_population.py": 3.1,
+    "validation/figures/test_draw_once.py": 3,
+    "validation/report/test_screenshot.py": 3,
     # the Panel group (SHARED_SCOPES, PANEL_MODULES), one worker: the documentation build's
     # 17 s (one Sphinx build of the site, in the worker, no notebooks run) and 14 s for the
     # others, 2026-11-29
