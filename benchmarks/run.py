@@ -101,6 +101,15 @@ def _target_lines(results: dict) -> list[tuple[str, str, bool]]:
     return lines
 
 
+def _rounds_text(rounds) -> str:
+    """``bench_reproduce``'s runs, when more than one: the row's figures are their medians."""
+    if len(rounds) < 2:
+        return ""
+    each = ", ".join(f"{r['seconds']:.1f} / {r['baseline_seconds']:.1f} s"
+                     for r in rounds)
+    return f"; medians of {len(rounds)} interleaved runs (report / baseline: {each})"
+
+
 def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
     """Issue 36's report row (``bench_reproduce``): a ratio to the plain Figure 5 curve."""
     figures = results.get("bench_reproduce", {}).get("figures")
@@ -113,7 +122,7 @@ def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
              f"{figures['ratio']:.2f}x wall; CPU {figures['cpu_seconds']:.1f} s against "
              f"{figures['baseline_cpu_seconds']:.1f} s = {figures['cpu_ratio']:.2f}x; "
              f"{figures['unchanged_records']} of {figures['baseline_records']} records "
-             "unchanged",
+             "unchanged" + _rounds_text(figures.get("rounds", ())),
              figures["ratio"] <= figures["target_ratio"]
              and figures["unchanged_records"] == figures["baseline_records"])]
 

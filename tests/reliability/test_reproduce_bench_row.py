@@ -43,3 +43,15 @@ def test_the_baseline_curve_is_the_suites_exact_p_correct():
     suite = p_correct_two_level(x2=3, rho1=baseline.RHO1, rho2=baseline.RHO2, d=27, x1=1,
                                 tail_mass=1e-15).p_correct
     assert abs(baseline.p_correct(3) - suite) <= baseline.TOLERANCE  # 1e-12
+
+
+def test_the_row_names_its_runs_when_it_is_their_median():
+    """Three interleaved runs: the row's figures are their medians, each run's pair beside it."""
+    run = load_benchmark("run")
+    rounds = [{"seconds": s, "baseline_seconds": b} for s, b in ((21.1, 6.2), (20.0, 8.0),
+                                                                 (23.7, 6.6))]
+    (_, measured, ok) = run._reproduce_ratio_lines(
+        {"bench_reproduce": {"figures": {**REPRODUCE, "rounds": rounds}}})[0]
+    assert ok
+    assert measured.endswith("; medians of 3 interleaved runs (report / baseline: "
+                             "21.1 / 6.2 s, 20.0 / 8.0 s, 23.7 / 6.6 s)")
