@@ -128,19 +128,29 @@ def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
 
 
 def _test_cpu_lines(results: dict) -> list[tuple[str, str, bool]]:
-    """Issue 36's row for the default test run (``bench_test_cpu``; set-up not included)."""
+    """Issue 36's rows: the default test run (``bench_test_cpu``; set-up not included) and, when
+    ``bench_filing`` ran too, its fresh clone of ``HEAD``'s whole ``make test``, set-up included."""
     figures = results.get("bench_test_cpu", {}).get("figures")
     if not figures:
         return []
     every = ", ".join(f"{name.removeprefix('tests/')} {seconds:.0f}" for name, seconds
                       in figures["by_directory"].items())
     outside = figures.get("run_cpu_s", nan) - figures["cpu_s"]
-    return [(f"the default test run within {figures['target_s']:.0f} s on both cores "
-             "(make test from a fresh clone adds its set-up)",
-             f"{figures['wall_s']:.0f} s wall, {figures['cpu_s']:.0f} s CPU in "
-             f"{figures['tests']} tests + {outside:.0f} s outside them (workers' start and "
-             f"collection); CPU s per directory: {every}",
-             figures["exit_status"] == 0 and figures["wall_s"] <= figures["target_s"])]
+    lines = [(f"the default test run within {figures['target_s']:.0f} s on both cores "
+              "(make test from a fresh clone adds its set-up)",
+              f"{figures['wall_s']:.0f} s wall, {figures['cpu_s']:.0f} s CPU in "
+              f"{figures['tests']} tests + {outside:.0f} s outside them (workers' start and "
+              f"collection); CPU s per directory: {every}",
+              figures["exit_status"] == 0 and figures["wall_s"] <= figures["target_s"])]
+    filing = results.get("bench_filing", {}).get("figures")
+    if filing:  # the same run's fresh clone of HEAD: issue 36's own measure, set-up included
+        current = filing["make_test"]["current"]
+        lines.append((f"make test from a fresh clone of {filing['current_commit']}, set-up "
+                      f"included, within {figures['target_s']:.0f} s (issue 36)",
+                      f"{current['seconds']:.0f} s ({current['summary']})",
+                      current["returncode"] == 0
+                      and current["seconds"] <= figures["target_s"]))
+    return lines
 
 
 def _filing_lines(results: dict) -> list[tuple[str, str, bool]]:

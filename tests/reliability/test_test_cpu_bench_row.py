@@ -46,3 +46,18 @@ def test_row_lists_every_directory_and_the_cpu_outside_the_tests(bench_run):
 def test_row_fails_past_the_target_or_on_a_failing_run(bench_run, wall_s, exit_status):
     ((_, _, met),) = bench_run._test_cpu_lines({"bench_test_cpu": _figures(wall_s, exit_status)})
     assert not met
+
+
+@pytest.mark.parametrize(("seconds", "returncode", "met"), [(240.0, 0, True), (240.5, 0, False),
+                                                           (200.0, 1, False)])
+def test_a_fresh_clones_make_test_of_the_same_run_is_a_row_of_its_own(bench_run, seconds,
+                                                                       returncode, met):
+    """With ``bench_filing`` in the run, issue 36's measure itself: set-up included."""
+    filing = {"figures": {"current_commit": "abc1234", "make_test": {"current": {
+        "seconds": seconds, "returncode": returncode, "summary": "6880 passed in 210.0s"}}}}
+    rows = bench_run._test_cpu_lines({"bench_test_cpu": _figures(200.0), "bench_filing": filing})
+    assert len(rows) == 2
+    (target, measured, ok) = rows[1]
+    assert target == ("make test from a fresh clone of abc1234, set-up included, within 240 s "
+                      "(issue 36)")
+    assert measured == f"{seconds:.0f} s (6880 passed in 210.0s)" and ok is met
