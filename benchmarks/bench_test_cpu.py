@@ -38,6 +38,16 @@ def collect(folder: Path) -> list[dict]:
     return records
 
 
+def count_tests(records: list[dict]) -> int:
+    """How many of ``records`` are tests: not a module's or the session's own entry.
+
+    Those are named ``<...>`` in place of a test (``tests/x.py::<module teardown>``,
+    ``<session fixture sizing_server>``); a test's parameters may hold ``<`` themselves
+    (``rho < 0``).
+    """
+    return sum(not (r["nodeid"].startswith("<") or "::<" in r["nodeid"]) for r in records)
+
+
 def by_directory(records: list[dict]) -> dict[str, float]:
     """CPU seconds per ``tests/<dir>`` (a module at the top of ``tests/`` counts as its own)."""
     totals: dict[str, float] = defaultdict(float)
@@ -66,7 +76,9 @@ def run() -> dict:
     directories = by_directory(records)
     slowest = sorted(records, key=lambda r: -r["cpu_s"])[:15]
     total = sum(r["cpu_s"] for r in records)
-    print(f"default test run: {wall:.1f} s wall, {total:.1f} s CPU in {len(records)} tests "
+    tests = count_tests(records)
+    print(f"default test run: {wall:.1f} s wall, {total:.1f} s CPU in {tests} tests and "
+          f"{len(records) - tests} module and session entries "
           f"(exit status {done.returncode}; {done.stdout.strip().splitlines()[-1:]})")
     failed = [line for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
     for line in failed:  # pytest's short summary (-ra): which tests, and why, in one line each
@@ -80,7 +92,7 @@ def run() -> dict:
     for record in slowest:
         print(f"  {record['cpu_s']:7.1f}  {record['nodeid']}")
     return {"wall_s": wall, "cpu_s": total, "run_cpu_s": run_cpu,
-            "tests": sum("<" not in record["nodeid"] for record in records),
+            "tests": tests,
             "exit_status": done.returncode,
             "by_directory": directories, "slowest": slowest, "target_s": TARGET_S}
 

@@ -61,3 +61,12 @@ def test_a_fresh_clones_make_test_of_the_same_run_is_a_row_of_its_own(bench_run,
     assert target == ("make test from a fresh clone of abc1234, set-up included, within 240 s "
                       "(issue 36)")
     assert measured == f"{seconds:.0f} s (6880 passed in 210.0s)" and ok is met
+
+
+def test_tests_are_counted_without_the_module_entries_but_with_any_parameters(bench_test_cpu):
+    """A parameter may hold ``<`` (``rho < 0``); the modules' and session's entries do not count."""
+    records = [{"nodeid": "tests/cli/test_a.py::t[--rho < 0]"},
+               {"nodeid": "tests/cli/test_a.py::t[plain]"},
+               {"nodeid": "tests/cli/test_a.py::<module teardown>"},
+               {"nodeid": "<session fixture sizing_server>"}]
+    assert bench_test_cpu.count_tests(records) == 2
