@@ -105,10 +105,6 @@ def _timed(argv: list[str]) -> tuple[float, float]:
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
-
-
 def run() -> dict:
     script = Path(sys.executable).with_name("dprisk")
     dprisk = [str(script)] if script.exists() else [sys.executable, "-m", "dprisk.cli"]
@@ -127,7 +123,7 @@ def run() -> dict:
                        "baseline_cpu_seconds": base_cpu, "ratio": seconds / base_seconds,
                        "cpu_ratio": cpu / base_cpu, "unchanged_records": len(baseline) - changed})
     unchanged = min(r["unchanged_records"] for r in rounds)
-    figures = {key: _median([r[key] for r in rounds]) for key in
+    figures = {key: statistics.median(r[key] for r in rounds) for key in
                ("seconds", "cpu_seconds", "baseline_seconds", "baseline_cpu_seconds", "ratio",
                 "cpu_ratio")}
     whose = "all processes" if adopted else "the command only, not its workers"
