@@ -1,8 +1,10 @@
 """The system Chromium under Playwright, for the browser tests (explore, JupyterLab).
 
-The browser is never downloaded: Playwright launches the system executable
-(``/usr/bin/chromium``; ``apt-get install chromium``, which ``.ci/run`` does). Where it or
-the ``playwright`` package is missing, a module using :func:`needs_chromium` and
+The browser is never downloaded: Playwright launches the system executable the report's
+screenshots use (:func:`dprisk.validation.report.screenshot.find_chromium`: Chromium's
+headless shell, ``/usr/bin/chromium-headless-shell``, which ``.ci/run`` installs with
+``apt-get install chromium-headless-shell``, else ``/usr/bin/chromium``). Where it or the
+``playwright`` package is missing, a module using :func:`needs_chromium` and
 :func:`launched_chromium` is SKIPPED, saying so.
 """
 
@@ -10,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import socket
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from dprisk.validation.report.screenshot import find_chromium
+
+CHROMIUM = find_chromium() or "/usr/bin/chromium"
 #: Headless, no sandbox (CI containers run as root), nothing fetched in the background.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -63,8 +66,8 @@ def needs_chromium(what: str):
     """A ``skipif`` mark for a module that needs the system Chromium (``what`` runs in it)."""
     return pytest.mark.skipif(
         not Path(CHROMIUM).exists(),
-        reason=f"no system Chromium at /usr/bin/chromium (apt-get install -y chromium; "
-        f".ci/run installs it): {what} cannot run here")
+        reason=f"no system Chromium (apt-get install -y chromium-headless-shell; .ci/run "
+        f"installs it): {what} cannot run here")
 
 
 @contextlib.contextmanager

@@ -14,9 +14,10 @@ loaded once; each test first shows the tab it needs).
 With ``DPRISK_GALLERY=1`` it also writes a screenshot of each view to ``docs/gallery/`` (only
 then: the tests never rewrite tracked files); otherwise it takes none.
 
-Where the system Chromium (``/usr/bin/chromium``, ``apt-get install chromium``; ``.ci/run``
-installs it) or the ``playwright`` package is missing, the test is SKIPPED saying so. The
-browser is never downloaded: Playwright launches the system executable.
+Where the system Chromium (its headless shell ``/usr/bin/chromium-headless-shell``, which
+``.ci/run`` installs with apt-get, else ``/usr/bin/chromium``: ``browser_helpers.CHROMIUM``) or
+the ``playwright`` package is missing, the test is SKIPPED saying so. The browser is never
+downloaded: Playwright launches the system executable.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ only, a random token, no browser, a temporary root directory holding the noteboo
 from ``notebooks/single_level_what_if.py`` with jupytext, and temporary Jupyter config, data,
 runtime, settings and workspace directories, so that nothing of the user's ``~/.jupyter`` or
 ``~/.local/share/jupyter`` is read or written). Playwright drives the system Chromium
-(``/usr/bin/chromium``, as ``tests/explore/test_browser.py`` does): it opens the notebook,
+(``browser_helpers.CHROMIUM``, as ``tests/explore/test_browser.py`` does): it opens the notebook,
 runs all cells (JupyterLab's ``notebook:run-all-cells`` command), and then, in the live
 controls' output:
 
