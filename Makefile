@@ -68,7 +68,8 @@ bench: setup
 screenshot: setup
 	@test -f $(REPORT_DIR)/index.html || $(MAKE) report
 	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 \
-		|| { apt-get update -qq && apt-get install -y -qq chromium-headless-shell; }
+		|| { apt-get update -qq && { apt-get install -y -qq chromium-headless-shell \
+			|| apt-get install -y -qq chromium; }; }
 	$(PY) -m dprisk.validation.report.screenshot $(REPORT_DIR)
 
 # The documentation site: Sphinx (pydata theme, MyST, numpydoc, sphinx-argparse, myst-nb) builds
