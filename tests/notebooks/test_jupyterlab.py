@@ -255,6 +255,22 @@ def _table(page) -> dict[str, str]:
     return dict(zip(labels, values, strict=True))
 
 
+def _wait_for_new_value(page, label: str, before: str) -> None:
+    """Wait until the table shows a value other than ``before`` for ``label``, in a whole table.
+
+    A row that is not in the page also passes ``not_to_have_text``: while Panel replaces the
+    output's panes after a change, the new table may be in the page before its cells have
+    their text (a run under load read one row of empty cells), so the labels are awaited too.
+    """
+    from playwright.sync_api import expect
+
+    row = page.locator("table.dprisk-live-table tr", has_text=label).locator("td")
+    expect(row).not_to_have_text(before, timeout=UPDATE_MS)
+    expect(page.locator("table.dprisk-live-table tbody tr th")).to_have_text(
+        list(_expected(0.5, 0.5, 0)), timeout=UPDATE_MS)
+    expect(row).not_to_have_text(before, timeout=UPDATE_MS)
+
+
 def _expected(rho1: float, p: float, known: int) -> dict[str, float]:
     return {"P[X1 = m+1 | x1* = m+1]": float(dr.posterior(known + 1, rho1, p, known)),
             "marginal posterior": float(dr.marginal_posterior(rho1, p, known)),
@@ -303,6 +319,8 @@ def test_live_controls_in_jupyterlab(lab, browser):
 
     table_cells = page.locator("table.dprisk-live-table td")
     expect(table_cells.first).to_be_visible(timeout=PAGE_MS)
+    expect(page.locator("table.dprisk-live-table tbody tr th")).to_have_text(
+        list(_expected(0.5, 0.2, 0)), timeout=UPDATE_MS)
     _check_table(_table(page), 0.5, 0.2, 0)  # the parameters cell's values
 
     def enter(control: str, text: str, label: str = "P[correct]") -> None:
@@ -310,8 +328,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
         box = page.locator(f".dprisk-live-{control}-box input")
         box.fill(text)
         box.press("Enter")  # Enter only: the box keeps the focus
-        row = page.locator("table.dprisk-live-table tr", has_text=label).locator("td")
-        expect(row).not_to_have_text(before, timeout=UPDATE_MS)
+        _wait_for_new_value(page, label, before)
         assert box.evaluate("el => el.getRootNode().activeElement === el"), "box lost focus"
 
     enter("rho1", "0.05")
@@ -331,8 +348,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
     expect(rho_box).not_to_have_value(before, timeout=UPDATE_MS)
     shown_rho = rho_box.input_value()
     assert len(shown_rho.split(".")[1]) == 3, shown_rho  # step 0.005: three decimals
-    expect(page.locator("table.dprisk-live-table tr", has_text="marginal posterior")
-           .locator("td")).not_to_have_text(shown["marginal posterior"], timeout=UPDATE_MS)
+    _wait_for_new_value(page, "marginal posterior", shown["marginal posterior"])
     _check_table(_table(page), float(shown_rho), 1 / 3, 2)
     # no slider tooltip, and nothing covers the box (Playwright's hit-target check)
     expect(page.locator(".dprisk-live-rho1-slider .noUi-tooltip")).to_have_count(0)
