@@ -201,3 +201,48 @@ def test_controls_built_when_first_used_are_those_built_at_once():
     assert bad_later.last is None and bad_at_once.last is None
     assert "must be a Python list" in bad_later.output.objects[0].object
     assert bad_later.output.objects[0].object == bad_at_once.output.objects[0].object
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """(width, height) of a PNG file, from its header."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+@pytest.mark.parametrize("layout", ["constrained", None])
+def test_a_views_figure_is_shown_as_a_png_of_what_it_draws(layout):
+    """A view's figure is shown as a PNG pane: the figure at ``LIVE_FIGURE_DPI`` cropped to
+    what it draws, the picture Panel's Matplotlib pane (``tight=True``) showed, within two
+    pixels each way (the crop counts drawn pixels, the tight box the texts' whole boxes);
+    with or without a layout engine (without one it is saved with ``bbox_inches="tight"``).
+    The figure is closed in pyplot, and its dpi is as the view left it."""
+    import io
+
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.image import imread
+
+    from dprisk.explore.live_widgets import LIVE_FIGURE_DPI, panes
+
+    def figure():
+        fig, ax = plt.subplots(figsize=(6, 3.2), layout=layout)
+        releases = np.arange(-3, 6)
+        ax.plot(releases, sl.posterior(releases, 0.5, 0.5, 0), marker="o", ms=3)
+        ax.set(xlabel="released x1*", ylabel="P[X1 = m+1 | x1*]", ylim=(0, 1))
+        return fig
+
+    fig = figure()
+    dpi = fig.dpi
+    (pane,) = panes(fig)
+    assert isinstance(pane, pn.pane.PNG) and not plt.fignum_exists(fig.number)
+    assert fig.dpi == dpi
+    reference = pn.pane.Matplotlib(figure(), format="png", dpi=LIVE_FIGURE_DPI, tight=True)
+    expected = reference._data(reference.object)
+    width, height = _png_size(pane.object)
+    expected_width, expected_height = _png_size(expected)
+    assert abs(width - expected_width) <= 2 and abs(height - expected_height) <= 2
+    pixels = imread(io.BytesIO(pane.object))
+    assert pixels.shape[:2] == (height, width) and float(pixels.std()) > 0.05  # not blank
+    shown = pane._transform_object(pane.object)
+    assert (shown["width"], shown["height"]) == (width, height)
+    plt.close("all")
