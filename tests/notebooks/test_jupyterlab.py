@@ -255,19 +255,29 @@ def _table(page) -> dict[str, str]:
     return dict(zip(labels, values, strict=True))
 
 
+def _wait_for_whole_table(page) -> None:
+    """Wait until the table shows every label of :func:`_expected`, in its order.
+
+    While Panel replaces the output's panes, the new table may be in the page before its cells
+    have their text (a run under load read one row of empty cells).
+    """
+    from playwright.sync_api import expect
+
+    expect(page.locator("table.dprisk-live-table tbody tr th")).to_have_text(
+        list(_expected(0.5, 0.5, 0)), timeout=UPDATE_MS)
+
+
 def _wait_for_new_value(page, label: str, before: str) -> None:
     """Wait until the table shows a value other than ``before`` for ``label``, in a whole table.
 
-    A row that is not in the page also passes ``not_to_have_text``: while Panel replaces the
-    output's panes after a change, the new table may be in the page before its cells have
-    their text (a run under load read one row of empty cells), so the labels are awaited too.
+    A row that is not in the page also passes ``not_to_have_text`` (while Panel replaces the
+    output's panes after a change), so the whole table is awaited, then the value again.
     """
     from playwright.sync_api import expect
 
     row = page.locator("table.dprisk-live-table tr", has_text=label).locator("td")
     expect(row).not_to_have_text(before, timeout=UPDATE_MS)
-    expect(page.locator("table.dprisk-live-table tbody tr th")).to_have_text(
-        list(_expected(0.5, 0.5, 0)), timeout=UPDATE_MS)
+    _wait_for_whole_table(page)
     expect(row).not_to_have_text(before, timeout=UPDATE_MS)
 
 
@@ -319,8 +329,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
 
     table_cells = page.locator("table.dprisk-live-table td")
     expect(table_cells.first).to_be_visible(timeout=PAGE_MS)
-    expect(page.locator("table.dprisk-live-table tbody tr th")).to_have_text(
-        list(_expected(0.5, 0.2, 0)), timeout=UPDATE_MS)
+    _wait_for_whole_table(page)
     _check_table(_table(page), 0.5, 0.2, 0)  # the parameters cell's values
 
     def enter(control: str, text: str, label: str = "P[correct]") -> None:
