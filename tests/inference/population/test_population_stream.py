@@ -11,7 +11,6 @@ pandas allocations, and the largest batch and partition actually held).
 import os
 import tempfile
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -95,13 +94,16 @@ def test_file_risk_resumes_and_cleans_up_on_bad_input(state, tmp_path, monkeypat
     assert sorted(p.name for p in work.iterdir()) == ["out"]  # the caller's directory stays
     calls = []
     monkeypatch.setattr(pipeline, "partition_risk", lambda *a, **k: calls.append(1))
-    made = {Path(tempfile.gettempdir()) / p for p in os.listdir(tempfile.gettempdir())}
+    # temporary directories of this call only (not the shared one, where other processes of
+    # the run make and remove their own dprisk-population-* directories meanwhile)
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
     again = stream.file_risk(path, _loader(meas), partition_persons=1, batch_rows=700,
                              store=store, keep_answers=False)
     assert calls == [] and again.summary() == first.summary()  # every partition stored
     assert again.work is None  # its own working directory is gone at once
-    assert {Path(tempfile.gettempdir()) / p for p in os.listdir(tempfile.gettempdir())
-            if p.startswith("dprisk-population-")} <= made
+    assert [p for p in os.listdir(private_tmp) if p.startswith("dprisk-population-")] == []
     monkeypatch.undo()
 
     def refusing(geoids):
