@@ -40,8 +40,6 @@ $(STAMP): pyproject.toml
 	@# and in the source tree `python -m pytest` imports them from, and the tests' helper
 	@# modules. Left out: the libraries' own test suites and the modules no process of
 	@# `make test` or `make report` reads (tools/compile_skip.txt), compiled on first import.
-	@# The test modules get the .pyc pytest's assertion rewriter reads (each worker rewrote all
-	@# of them at collection otherwise, about 7 s of CPU each).
 	$(PY) tools/compile_libraries.py \
 		$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') \
 		build dprisk models inference validation tests

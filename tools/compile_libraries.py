@@ -15,12 +15,8 @@ CPU with ``compileall``, 41-44 s split up front, measured side by side under the
 
 The further trees (the package's link tree ``build``, and its source tree: ``python -m
 pytest`` and any ``python -m``/``-c`` run from the repository imports ``dprisk`` from
-``./dprisk``, the current folder being first on ``sys.path``) are compiled whole. Their test
-modules and ``conftest.py`` files get the ``.pyc`` pytest's assertion rewriter reads instead
-(:func:`rewrite_for_pytest`: the same bytes pytest writes, under its own name), which pytest
-does not write itself while ``PYTHONDONTWRITEBYTECODE`` is set: each worker of ``make test``
-then parsed, rewrote and compiled all 225 test modules at collection, about 7 s of CPU a
-worker (collecting in one process: 19.2 / 18.3 s of CPU without them, 11.8 / 11.6 s with).
+``./dprisk``, the current folder being first on ``sys.path``) are compiled whole, but for test
+modules and ``conftest.py`` files, whose assertion-rewritten ``.pyc`` pytest writes itself.
 
 Left out of ``SITE_PACKAGES``, compiled on first import as any library is, should a process
 ever import them:
@@ -37,7 +33,6 @@ ever import them:
 from __future__ import annotations
 
 import compileall
-import contextlib
 import multiprocessing
 import os
 import re
@@ -90,72 +85,17 @@ def files_to_compile(root: Path, skip: frozenset[str] = frozenset(), *,
     return found
 
 
-def pytest_modules(root: Path) -> list[str]:
-    """The test modules and ``conftest.py`` files under ``root`` (:data:`PYTEST_MODULES`)."""
-    found = []
-    for folder, subfolders, names in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-        found += [os.path.join(folder, name) for name in sorted(names)
-                  if name.endswith(".py") and PYTEST_MODULES.search(name[:-3])]
-    return found
+def _compile_share(files: list[str]) -> int:
+    """Compile ``files`` in this process; the number that failed (a syntax error, say)."""
+    return sum(not compileall.compile_file(path, quiet=2) for path in files)
 
 
-def rewrite_for_pytest(path: str) -> bool:
-    """Write the ``.pyc`` pytest's assertion rewriter reads for the test module ``path``.
-
-    What pytest's import hook (``_pytest.assertion.rewrite.AssertionRewritingHook``) writes
-    when it imports a test module and may write bytecode: the module's asserts rewritten
-    (default settings: no ``enable_assertion_pass_hook``), compiled under its absolute path (the
-    path pytest imports it by, from the repository's root), in a hash-checked ``.pyc`` named
-    with pytest's version (``__pycache__/NAME.PYTEST_TAG.pyc``), replaced atomically. pytest
-    checks the source's hash before using it. False, nothing written, where this pytest's
-    rewriter lacks those helpers (a later pytest: it then rewrites the module itself) or the
-    module does not compile.
-    """
-    try:
-        from _pytest.assertion import rewrite
-        source = Path(os.path.abspath(path))
-        source_hash, code = rewrite._rewrite_test(source, None)
-        pyc = rewrite.get_cache_dir(source) / (source.name[:-3] + rewrite.PYC_TAIL)
-        pyc.parent.mkdir(exist_ok=True)
-        partial = f"{pyc}.{os.getpid()}"
-        with open(partial, "wb") as out:
-            rewrite._write_pyc_fp(out, source_hash, code)
-        os.replace(partial, pyc)
-    except (ImportError, AttributeError, TypeError, SyntaxError, ValueError, OSError):
-        return False
-    return True
-
-
-def _compile_share(share: tuple[list[str], list[str]]) -> int:
-    """Compile a share's files, then write its test modules' pytest ``.pyc``; failures.
-
-    ``share`` is ``(files, tests)``; failures count the files that did not compile (a syntax
-    error, say), not the test modules, which pytest rewrites itself when it finds none.
-    """
-    files, tests = share
-    failed = sum(not compileall.compile_file(path, quiet=2) for path in files)
-    for path in tests:
-        rewrite_for_pytest(path)
-    return failed
-
-
-def compile_files(files: list[str], processes: int | None = None,
-                  tests: list[str] = ()) -> int:
-    """Compile ``files`` and write the pytest ``.pyc`` of ``tests``; failures among ``files``.
-
-    On ``processes`` cores (default all), each a share of both lists
-    (:func:`rewrite_for_pytest` for the test modules).
-    """
-    tests = list(tests)
-    if tests:  # imported once here (0.3 s), not in each forked share
-        with contextlib.suppress(ImportError):
-            import _pytest.assertion.rewrite  # noqa: F401
-    processes = max(1, min(processes or os.cpu_count() or 1, len(files) + len(tests)))
+def compile_files(files: list[str], processes: int | None = None) -> int:
+    """Compile ``files`` on ``processes`` cores (default all), one share each; failures."""
+    processes = max(1, min(processes or os.cpu_count() or 1, len(files)))
     if processes == 1:
-        return _compile_share((files, tests))
-    shares = [(files[index::processes], tests[index::processes])
-              for index in range(processes)]
+        return _compile_share(files)
+    shares = [files[index::processes] for index in range(processes)]
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     with context.Pool(processes) as pool:
@@ -174,11 +114,9 @@ def main(argv: list[str]) -> int:
         return 2
     site_packages, *others = folders
     files = files_to_compile(site_packages, frozenset() if everything else skipped_prefixes())
-    tests = []
     for other in others:
         files += files_to_compile(other, library=False)
-        tests += pytest_modules(other)
-    failed = compile_files(files, tests=tests)
+    failed = compile_files(files)
     if failed:  # as on first import: the library's own error, raised where it is imported
         print(f"compile_libraries: {failed} of {len(files)} files did not compile",
               file=sys.stderr)
