@@ -21,11 +21,14 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "error: no Python >= 3.12 found (PyMC 6 needs it)" >&2; exit 1; }
-	@# The venv gets no pip of its own (ensurepip costs 5 s): the interpreter's pip installs uv
-	@# into it (pip --python, pip >= 22.3); where that fails, ensurepip and the venv's own pip.
+	@# The venv gets no pip of its own (ensurepip costs 5 s). uv comes straight from its index's
+	@# wheel (tools/install_uv.py: 1.5 s, pip's choice of wheel, its sha256 checked); where that
+	@# fails, the interpreter's pip installs it (pip --python, pip >= 22.3: 4.5 s), else
+	@# ensurepip and the venv's own pip.
 	@test -x $(PY) || $(PYTHON) -m venv --without-pip $(VENV)
 	@rm -f $(VENV)/.installed*
-	@$(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check uv 2>/dev/null \
+	@$(PYTHON) tools/install_uv.py $(PY) \
+		|| $(PYTHON) -m pip --python $(PY) install --quiet --disable-pip-version-check uv 2>/dev/null \
 		|| { $(PY) -m ensurepip --upgrade >/dev/null \
 			&& $(PY) -m pip install --quiet --disable-pip-version-check uv; }
 	@# uv installs the same versions as pip, several times faster (parallel downloads); pip is the

@@ -1,0 +1,185 @@
+"""Install uv into a new virtual environment from its index's files: ``make setup``'s first step.
+
+::
+
+    python tools/install_uv.py VENV_PYTHON
+
+The venv has no installer of its own yet (``make setup`` makes it ``--without-pip``). pip
+installing uv into it took 4.6 s of wall and 3.8 s of CPU on the 2-core machine, most of it
+not installing: pip re-runs itself under the venv's interpreter (``--python``), then builds and
+checks a ``Link`` for each of the 6,000 files that uv's index page lists, one at a time (2.8 s).
+This reads the same page as JSON (the simple API of PEP 691) and picks the same wheel by pip's
+own rules (``pip._vendor.packaging``: the newest final, non-yanked version whose
+``Requires-Python`` this interpreter meets and which has a wheel for one of this interpreter's
+tags, the best-ranked tag first), downloads it, checks its sha256 against the index's, and
+has the uv inside it install that wheel into the venv (``uv pip install --no-deps``, so the
+venv holds a whole ``uv`` distribution, as pip would have left it): about 1 s.
+
+The index is the one pip is configured with (``PIP_INDEX_URL`` or pip's configuration files'
+``index-url``), else PyPI. Any failure (no network, an index without the JSON API, no wheel for
+this platform, a hash that does not match, uv failing) exits with status 1 having installed
+nothing, and ``make setup`` falls back to pip.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+import zipfile
+
+#: The index when pip has none configured.
+PYPI_SIMPLE = "https://pypi.org/simple/"
+#: The simple API's JSON form (PEP 691).
+JSON_ACCEPT = "application/vnd.pypi.simple.v1+json"
+#: Seconds each request may take before the fallback is taken.
+TIMEOUT_S = 30
+
+
+def configured_index() -> str:
+    """The index URL pip would read: ``PIP_INDEX_URL``, its configuration files', or PyPI."""
+    if os.environ.get("PIP_INDEX_URL"):
+        return os.environ["PIP_INDEX_URL"]
+    try:
+        from pip._internal.configuration import Configuration
+
+        configuration = Configuration(isolated=False)
+        configuration.load()
+        settings = dict(configuration.items())
+        for key in ("install.index-url", "global.index-url"):  # pip install's precedence
+            if settings.get(key):
+                return settings[key]
+    except Exception:  # pip's internals moved, or a file it cannot read: PyPI, pip's default
+        pass
+    return PYPI_SIMPLE
+
+
+def _packaging(*names: str) -> list:
+    """``packaging``'s submodules ``names``: pip's own copy (pip's rules), else ``packaging``."""
+    import importlib
+
+    try:
+        return [importlib.import_module(f"pip._vendor.packaging.{name}") for name in names]
+    except ImportError:
+        return [importlib.import_module(f"packaging.{name}") for name in names]
+
+
+def choose_wheel(page: dict, tags: list, python_version: str) -> dict | None:
+    """The file entry of ``page`` (a PEP 691 project page) pip would install, or None.
+
+    The newest final, non-yanked version that allows ``python_version`` and has a wheel with a
+    tag in ``tags`` (best first, as ``packaging.tags.sys_tags`` gives them); among that
+    version's wheels, the one with the best-ranked tag. Versions are tried newest first, so
+    only their wheels' names and ``Requires-Python`` are parsed (all 6,000 of uv's files: 1.6 s).
+    """
+    specifiers, utils, version_module = _packaging("specifiers", "utils", "version")
+    InvalidSpecifier, SpecifierSet = specifiers.InvalidSpecifier, specifiers.SpecifierSet
+    InvalidWheelFilename = utils.InvalidWheelFilename
+    InvalidVersion, Version = version_module.InvalidVersion, version_module.Version
+
+    rank = {tag: index for index, tag in enumerate(tags)}
+    by_version: dict[str, list[dict]] = {}
+    for entry in page.get("files", []):
+        name = entry.get("filename", "")
+        if name.endswith(".whl") and not entry.get("yanked") and name.count("-") >= 4:
+            by_version.setdefault(name.split("-")[1], []).append(entry)
+    versions = []
+    for text in by_version:
+        try:
+            version = Version(text)
+        except InvalidVersion:
+            continue
+        if not (version.is_prerelease or version.is_devrelease):
+            versions.append((version, text))
+    allowed: dict[str, bool] = {}
+    for _, text in sorted(versions, reverse=True):
+        best = None
+        for entry in by_version[text]:
+            requires = entry.get("requires-python") or ""
+            if requires not in allowed:
+                try:
+                    allowed[requires] = python_version in SpecifierSet(requires)
+                except InvalidSpecifier:
+                    allowed[requires] = False
+            try:
+                wheel_tags = utils.parse_wheel_filename(entry["filename"])[3]
+            except InvalidWheelFilename:
+                continue
+            tag_rank = min((rank[tag] for tag in wheel_tags if tag in rank), default=None)
+            if allowed[requires] and tag_rank is not None and (best is None
+                                                                or tag_rank < best[0]):
+                best = (tag_rank, entry)
+        if best is not None:
+            return best[1]
+    return None
+
+
+def _get(url: str, accept: str | None = None) -> bytes:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+        return response.read()
+
+
+def install(venv_python: str, index: str | None = None) -> int:
+    """Install uv into the venv of ``venv_python`` (see the module's docstring); exit status."""
+    (tags,) = _packaging("tags")
+    index = (index or configured_index()).rstrip("/") + "/"
+    page_url = urllib.parse.urljoin(index, "uv/")
+    try:
+        page = json.loads(_get(page_url, JSON_ACCEPT))
+    except (OSError, ValueError) as error:
+        print(f"install_uv: {page_url}: {error}", file=sys.stderr)
+        return 1
+    python_version = ".".join(map(str, sys.version_info[:3]))
+    entry = choose_wheel(page, list(tags.sys_tags()), python_version)
+    if entry is None or "sha256" not in entry.get("hashes", {}):
+        print(f"install_uv: no wheel with a sha256 for this platform at {page_url}",
+              file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="dprisk-uv-") as folder:
+        wheel = os.path.join(folder, entry["filename"])
+        try:
+            payload = _get(urllib.parse.urljoin(page_url, entry["url"]))
+        except OSError as error:
+            print(f"install_uv: {entry['url']}: {error}", file=sys.stderr)
+            return 1
+        if hashlib.sha256(payload).hexdigest() != entry["hashes"]["sha256"]:
+            print(f"install_uv: {entry['filename']}: sha256 does not match the index's",
+                  file=sys.stderr)
+            return 1
+        with open(wheel, "wb") as out:
+            out.write(payload)
+        try:
+            with zipfile.ZipFile(wheel) as archive:
+                (member,) = [name for name in archive.namelist()
+                             if name.endswith((".data/scripts/uv", ".data/scripts/uv.exe"))]
+                uv = archive.extract(member, folder)
+        except (zipfile.BadZipFile, ValueError, OSError) as error:
+            print(f"install_uv: {entry['filename']}: {error}", file=sys.stderr)
+            return 1
+        os.chmod(uv, os.stat(uv).st_mode | stat.S_IXUSR)
+        done = subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--no-deps",
+                               "--python", venv_python, wheel], check=False)
+        return 0 if done.returncode == 0 else 1
+
+
+def main(argv: list[str]) -> int:
+    """``install_uv.py VENV_PYTHON``: 2 with the usage when it is not given."""
+    if len(argv) != 1:
+        print("usage: python tools/install_uv.py VENV_PYTHON", file=sys.stderr)
+        return 2
+    try:
+        return install(argv[0])
+    except ImportError as error:  # neither pip nor packaging beside this interpreter
+        print(f"install_uv: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
