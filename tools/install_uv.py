@@ -11,9 +11,10 @@ checks a ``Link`` for each of the 6,000 files that uv's index page lists, one at
 This reads the same page as JSON (the simple API of PEP 691) and picks the same wheel by pip's
 own rules (``pip._vendor.packaging``: the newest final, non-yanked version whose
 ``Requires-Python`` this interpreter meets and which has a wheel for one of this interpreter's
-tags, the best-ranked tag first), downloads it, checks its sha256 against the index's, and
-has the uv inside it install that wheel into the venv (``uv pip install --no-deps``, so the
-venv holds a whole ``uv`` distribution, as pip would have left it): about 1 s.
+tags, the best-ranked tag first), downloads it (or takes the copy an earlier set-up kept,
+:func:`wheel_cache`), checks its sha256 against the index's, and has the uv inside it install
+that wheel into the venv (``uv pip install --no-deps``, so the venv holds a whole ``uv``
+distribution, as pip would have left it): about 1.5 s.
 
 The index is the one pip is configured with (``PIP_INDEX_URL`` or pip's configuration files'
 ``index-url``), else PyPI. Any failure (no network, an index without the JSON API, no wheel for
@@ -24,6 +25,7 @@ nothing, and ``make setup`` falls back to pip.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import stat
@@ -33,6 +35,7 @@ import tempfile
 import urllib.parse
 import urllib.request
 import zipfile
+from pathlib import Path
 
 #: The index when pip has none configured.
 PYPI_SIMPLE = "https://pypi.org/simple/"
@@ -120,39 +123,65 @@ def choose_wheel(page: dict, tags: list, python_version: str) -> dict | None:
     return None
 
 
+class Refused(Exception):
+    """Why uv was not installed here (``make setup`` then falls back to pip)."""
+
+
 def _get(url: str, accept: str | None = None) -> bytes:
+    """The body at ``url``; :class:`Refused` naming the URL on any failure to get it whole."""
     request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
-        return response.read()
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            return response.read()
+    except (OSError, http.client.HTTPException, ValueError) as error:
+        raise Refused(f"{url}: {error}") from error
 
 
-def install(venv_python: str, index: str | None = None) -> int:
-    """Install uv into the venv of ``venv_python`` (see the module's docstring); exit status."""
+def wheel_cache() -> Path:
+    """Where downloaded uv wheels are kept: ``$XDG_CACHE_HOME/dprisk/uv`` (``~/.cache``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dprisk" / "uv"
+
+
+def _cached_wheel(entry: dict) -> bytes | None:
+    """The kept copy of ``entry``'s wheel when its sha256 is the index's, else None."""
+    try:
+        payload = (wheel_cache() / entry["filename"]).read_bytes()
+    except OSError:
+        return None
+    return payload if hashlib.sha256(payload).hexdigest() == entry["hashes"]["sha256"] else None
+
+
+def _keep_wheel(entry: dict, payload: bytes) -> None:
+    """Keep the checked wheel for the next set-up (replaced whole; nothing when unwritable)."""
+    kept = wheel_cache() / entry["filename"]
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        if kept.is_file() and kept.stat().st_size == len(payload):
+            return
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
+        partial.write_bytes(payload)
+        os.replace(partial, kept)
+    except OSError:
+        pass
+
+
+def _install(venv_python: str, index: str) -> None:
     (tags,) = _packaging("tags")
-    index = (index or configured_index()).rstrip("/") + "/"
-    page_url = urllib.parse.urljoin(index, "uv/")
+    page_url = urllib.parse.urljoin(index.rstrip("/") + "/", "uv/")
     try:
         page = json.loads(_get(page_url, JSON_ACCEPT))
-    except (OSError, ValueError) as error:
-        print(f"install_uv: {page_url}: {error}", file=sys.stderr)
-        return 1
+    except ValueError as error:  # not the JSON API's answer
+        raise Refused(f"{page_url}: {error}") from error
     python_version = ".".join(map(str, sys.version_info[:3]))
     entry = choose_wheel(page, list(tags.sys_tags()), python_version)
     if entry is None or "sha256" not in entry.get("hashes", {}):
-        print(f"install_uv: no wheel with a sha256 for this platform at {page_url}",
-              file=sys.stderr)
-        return 1
+        raise Refused(f"no wheel with a sha256 for this platform at {page_url}")
+    payload = _cached_wheel(entry) or _get(urllib.parse.urljoin(page_url, entry["url"]))
+    if hashlib.sha256(payload).hexdigest() != entry["hashes"]["sha256"]:
+        raise Refused(f"{entry['filename']}: sha256 does not match the index's")
+    _keep_wheel(entry, payload)
     with tempfile.TemporaryDirectory(prefix="dprisk-uv-") as folder:
         wheel = os.path.join(folder, entry["filename"])
-        try:
-            payload = _get(urllib.parse.urljoin(page_url, entry["url"]))
-        except OSError as error:
-            print(f"install_uv: {entry['url']}: {error}", file=sys.stderr)
-            return 1
-        if hashlib.sha256(payload).hexdigest() != entry["hashes"]["sha256"]:
-            print(f"install_uv: {entry['filename']}: sha256 does not match the index's",
-                  file=sys.stderr)
-            return 1
         with open(wheel, "wb") as out:
             out.write(payload)
         try:
@@ -161,12 +190,26 @@ def install(venv_python: str, index: str | None = None) -> int:
                              if name.endswith((".data/scripts/uv", ".data/scripts/uv.exe"))]
                 uv = archive.extract(member, folder)
         except (zipfile.BadZipFile, ValueError, OSError) as error:
-            print(f"install_uv: {entry['filename']}: {error}", file=sys.stderr)
-            return 1
+            raise Refused(f"{entry['filename']}: {error}") from error
         os.chmod(uv, os.stat(uv).st_mode | stat.S_IXUSR)
         done = subprocess.run([uv, "pip", "install", "--quiet", "--offline", "--no-deps",
                                "--python", venv_python, wheel], check=False)
-        return 0 if done.returncode == 0 else 1
+        if done.returncode != 0:
+            raise Refused(f"{entry['filename']}: its uv exited with status {done.returncode}")
+
+
+def install(venv_python: str, index: str | None = None) -> int:
+    """Install uv into the venv of ``venv_python``; exit status 0, else 1 saying why.
+
+    From ``index`` (default: pip's, see the module's docstring); the reason goes to standard
+    error.
+    """
+    try:
+        _install(venv_python, index or configured_index())
+    except (Refused, ImportError) as refusal:  # ImportError: neither pip nor packaging here
+        print(f"install_uv: {refusal}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -174,11 +217,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python tools/install_uv.py VENV_PYTHON", file=sys.stderr)
         return 2
-    try:
-        return install(argv[0])
-    except ImportError as error:  # neither pip nor packaging beside this interpreter
-        print(f"install_uv: {error}", file=sys.stderr)
-        return 1
+    return install(argv[0])
 
 
 if __name__ == "__main__":

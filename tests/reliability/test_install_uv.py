@@ -27,6 +27,12 @@ TOOL = Path(__file__).resolve().parents[2] / "tools" / "install_uv.py"
 FAKE_UV = '#!/bin/sh\nprintf "%s\\n" "$@" > "$FAKE_UV_ARGS"\n'
 
 
+@pytest.fixture(autouse=True)
+def _cache_of_the_test(tmp_path, monkeypatch):
+    """Wheels kept under the test's folder, not the user's cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 def _load():
     spec = importlib.util.spec_from_file_location("install_uv_under_test", TOOL)
     module = importlib.util.module_from_spec(spec)
@@ -119,22 +125,32 @@ def test_installs_the_chosen_wheel_with_its_own_uv(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_UV_ARGS", str(tmp_path / "args.txt"))
     with _served(tmp_path) as index:
         assert tool.install("/venv/bin/python", index) == 0
-    args = (tmp_path / "args.txt").read_text().splitlines()
-    assert args[:-1] == ["pip", "install", "--quiet", "--offline", "--no-deps", "--python",
-                         "/venv/bin/python"]
-    assert Path(args[-1]).name == expected
+        args = (tmp_path / "args.txt").read_text().splitlines()
+        assert args[:-1] == ["pip", "install", "--quiet", "--offline", "--no-deps", "--python",
+                             "/venv/bin/python"]
+        assert Path(args[-1]).name == expected
+        assert (tool.wheel_cache() / expected).is_file()  # kept for the next set-up
+        for served in (tmp_path / "simple" / "files").iterdir():
+            served.unlink()  # the next install reads the index's page, then the kept wheel
+        (tmp_path / "args.txt").unlink()
+        assert tool.install("/venv/bin/python", index) == 0
+        assert Path((tmp_path / "args.txt").read_text().splitlines()[-1]).name == expected
 
 
 @pytest.mark.parametrize("case", ["tampered wheel", "no such index"])
 def test_refuses_and_installs_nothing(tmp_path, monkeypatch, capsys, case):
     tool = _load()
-    _index(tool, tmp_path, tamper=case == "tampered wheel")
+    expected = _index(tool, tmp_path, tamper=case == "tampered wheel")
     monkeypatch.setenv("FAKE_UV_ARGS", str(tmp_path / "args.txt"))
+    if case == "tampered wheel":  # a kept copy that is not the index's is not used either
+        tool.wheel_cache().mkdir(parents=True)
+        (tool.wheel_cache() / expected).write_bytes(b"not the wheel")
     with _served(tmp_path) as index:
         if case == "no such index":
             index += "nowhere/"
         assert tool.install("/venv/bin/python", index) == 1
     assert not (tmp_path / "args.txt").exists()
+    assert [path.name for path in tool.wheel_cache().glob("*") if path.name != expected] == []
     said = capsys.readouterr().err
     assert said.startswith("install_uv: ") and (
         "sha256 does not match" in said if case == "tampered wheel" else "404" in said)
