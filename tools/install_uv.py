@@ -156,8 +156,6 @@ def _keep_wheel(entry: dict, payload: bytes) -> None:
     kept = wheel_cache() / entry["filename"]
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
-        if kept.is_file() and kept.stat().st_size == len(payload):
-            return
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
         partial.write_bytes(payload)
         os.replace(partial, kept)
@@ -176,10 +174,12 @@ def _install(venv_python: str, index: str) -> None:
     entry = choose_wheel(page, list(tags.sys_tags()), python_version)
     if entry is None or "sha256" not in entry.get("hashes", {}):
         raise Refused(f"no wheel with a sha256 for this platform at {page_url}")
-    payload = _cached_wheel(entry) or _get(urllib.parse.urljoin(page_url, entry["url"]))
-    if hashlib.sha256(payload).hexdigest() != entry["hashes"]["sha256"]:
-        raise Refused(f"{entry['filename']}: sha256 does not match the index's")
-    _keep_wheel(entry, payload)
+    payload = _cached_wheel(entry)  # checked already
+    if payload is None:
+        payload = _get(urllib.parse.urljoin(page_url, entry["url"]))
+        if hashlib.sha256(payload).hexdigest() != entry["hashes"]["sha256"]:
+            raise Refused(f"{entry['filename']}: sha256 does not match the index's")
+        _keep_wheel(entry, payload)
     with tempfile.TemporaryDirectory(prefix="dprisk-uv-") as folder:
         wheel = os.path.join(folder, entry["filename"])
         with open(wheel, "wb") as out:
