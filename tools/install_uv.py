@@ -138,8 +138,17 @@ def _get(url: str, accept: str | None = None) -> bytes:
 
 
 def wheel_cache() -> Path:
-    """Where downloaded uv wheels are kept: ``$XDG_CACHE_HOME/dprisk/uv`` (``~/.cache``)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dprisk" / "uv"
+    """Where downloaded uv wheels are kept: ``uv/`` below dprisk's cache directory.
+
+    That directory is :func:`dprisk.runtime.cache.cache_root`'s (``$DPRISK_CACHE_DIR``, an
+    absolute path, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``), found again
+    here: this runs before the venv, and so dprisk's dependencies, exists.
+    """
+    chosen = os.environ.get("DPRISK_CACHE_DIR")
+    if chosen and os.path.isabs(chosen):
+        return Path(chosen) / "uv"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "dprisk" / "uv"
 
 
 def _cached_wheel(entry: dict) -> bytes | None:

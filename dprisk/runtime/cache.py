@@ -2,7 +2,9 @@
 
 ``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``. Below it:
 ``accounting/`` (privacy-accounting results, :mod:`dprisk.inference.privacy.accounting_cache`)
-and ``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`).
+``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`) and
+``uv/`` (the uv wheel ``make setup`` installed, ``tools/install_uv.py``, which finds this
+directory the same way without importing dprisk).
 Nothing is written into the source tree or the installed package at run time.
 """
 

@@ -30,6 +30,7 @@ FAKE_UV = '#!/bin/sh\nprintf "%s\\n" "$@" > "$FAKE_UV_ARGS"\n'
 @pytest.fixture(autouse=True)
 def _cache_of_the_test(tmp_path, monkeypatch):
     """Wheels kept under the test's folder, not the user's cache."""
+    monkeypatch.delenv("DPRISK_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
@@ -154,6 +155,20 @@ def test_refuses_and_installs_nothing(tmp_path, monkeypatch, capsys, case):
     said = capsys.readouterr().err
     assert said.startswith("install_uv: ") and (
         "sha256 does not match" in said if case == "tampered wheel" else "404" in said)
+
+
+def test_wheels_are_kept_where_dprisk_keeps_its_cache(tmp_path, monkeypatch):
+    """``uv/`` below :func:`dprisk.runtime.cache.cache_root`, however that is set."""
+    from dprisk.runtime.cache import cache_root
+
+    tool = _load()
+    assert tool.wheel_cache() == cache_root() / "uv" == tmp_path / "cache" / "dprisk" / "uv"
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path / "chosen"))
+    assert tool.wheel_cache() == cache_root() / "uv" == tmp_path / "chosen" / "uv"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.delenv("DPRISK_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert tool.wheel_cache() == cache_root() / "uv" == tmp_path / "home" / ".cache/dprisk/uv"
 
 
 def test_usage_without_a_venv(capsys):
