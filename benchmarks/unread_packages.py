@@ -7,10 +7,12 @@ subtrees listed in ``tools/compile_skip.txt`` (they are compiled on first import
 library is, should a later version import them).
 
 How the list is measured: in a fresh environment compiled whole
-(``.venv/bin/python tools/compile_libraries.py --everything SITE_PACKAGES build`` after
-``make setup``: a module left out has no ``.pyc`` whose reading could be seen), every ``.pyc``
-has its access time equal to its modification time; on a ``relatime`` or ``strictatime`` file
-system the first read after that moves the access time on. Run the test directories
+(``.venv/bin/python tools/compile_libraries.py --everything --no-keep SITE_PACKAGES build``
+after ``make setup``, its ``.pyc`` files deleted first: a module left out has no ``.pyc``
+whose reading could be seen, and none is a link to a kept compilation that another
+environment reads), every ``.pyc`` has its access time equal to its modification time; on a
+``relatime`` or ``strictatime`` file system the first read after that moves the access time
+on. Run the test directories
 (``make test``, or one directory at a time), then::
 
     .venv/bin/python benchmarks/unread_packages.py [--list] [site-packages ...]

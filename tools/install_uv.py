@@ -37,6 +37,12 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+TOOLS = Path(__file__).resolve().parent
+if str(TOOLS) not in sys.path:  # loaded from its file (the tests), not run as a script
+    sys.path.insert(0, str(TOOLS))
+
+from cache_root import dprisk_cache_root  # noqa: E402  (tools/cache_root.py)
+
 #: The index when pip has none configured.
 PYPI_SIMPLE = "https://pypi.org/simple/"
 #: The simple API's JSON form (PEP 691).
@@ -140,15 +146,10 @@ def _get(url: str, accept: str | None = None) -> bytes:
 def wheel_cache() -> Path:
     """Where downloaded uv wheels are kept: ``uv/`` below dprisk's cache directory.
 
-    That directory is :func:`dprisk.runtime.cache.cache_root`'s (``$DPRISK_CACHE_DIR``, an
-    absolute path, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``), found again
-    here: this runs before the venv, and so dprisk's dependencies, exists.
+    That directory is :func:`cache_root.dprisk_cache_root`'s, by
+    :func:`dprisk.runtime.cache.cache_root`'s rule.
     """
-    chosen = os.environ.get("DPRISK_CACHE_DIR")
-    if chosen and os.path.isabs(chosen):
-        return Path(chosen) / "uv"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "dprisk" / "uv"
+    return dprisk_cache_root() / "uv"
 
 
 def _cached_wheel(entry: dict) -> bytes | None:

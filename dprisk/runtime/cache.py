@@ -1,10 +1,12 @@
 """The user's cache directory: the one place where dprisk keeps what it computes once.
 
 ``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``. Below it:
-``accounting/`` (privacy-accounting results, :mod:`dprisk.inference.privacy.accounting_cache`)
-``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`) and
-``uv/`` (the uv wheel ``make setup`` installed, ``tools/install_uv.py``, which finds this
-directory the same way without importing dprisk).
+``accounting/`` (privacy-accounting results, :mod:`dprisk.inference.privacy.accounting_cache`),
+``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`),
+``uv/`` (the uv wheel ``make setup`` installed, ``tools/install_uv.py``) and ``pyc/`` (the
+libraries' compiled modules ``make setup`` keeps for the next set-up,
+``tools/compile_libraries.py``); both tools find this directory the same way without importing
+dprisk (``tools/cache_root.py``).
 Nothing is written into the source tree or the installed package at run time.
 """
 

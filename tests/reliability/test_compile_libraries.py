@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import compileall
 import importlib.util
+import marshal
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TOOL = Path(__file__).resolve().parents[2] / "tools" / "compile_libraries.py"
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    """dprisk's cache directory of the test's own: nothing kept in or read from the user's."""
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 def _load():
@@ -117,3 +129,116 @@ def test_main_compiles_the_link_tree_whole_and_says_nothing_when_all_compile(tmp
     assert len(compiled) == 9 + 10
     assert tool.main([]) == 2
     assert tool.main(["--everything"]) == 2  # a flag, no folder: the usage, not a traceback
+
+
+def _pycs(root: Path) -> dict[str, Path]:
+    return {path.relative_to(root).as_posix(): path for path in sorted(root.rglob("*.pyc"))}
+
+
+def _runs(root: Path, module: str) -> str:
+    """What ``module``, imported from ``root`` with its ``.pyc`` only read (a ``.pyc`` not
+    matching its source would be compiled again, and not written), prints: its functions'
+    file name and whether its code came from the ``.pyc``."""
+    script = (f"import importlib, sys; m = importlib.import_module({module!r}); "
+              "print(m.f.__code__.co_filename, m.f(2), m.__spec__.cached is not None)")
+    done = subprocess.run([sys.executable, "-B", "-v", "-c", script], cwd=root,
+                          capture_output=True, text=True, check=True)
+    assert "bytecode is stale" not in done.stderr and "bad magic" not in done.stderr
+    assert f"code object from '{root}" in done.stderr
+    return done.stdout.split("\n")[0]
+
+
+def test_a_kept_compilation_is_linked_into_a_copy_with_the_same_times(tmp_path, own_cache):
+    """A second environment whose sources have the same bytes and times (uv links a library's
+    files from its cache into every venv) gets hard links to the kept ``.pyc`` files: the
+    same bytes as a compilation of its own but for the file name the code was compiled
+    under, which the import system sets to the module's own."""
+    tool = _load()
+    first, second = tmp_path / "first" / "site", tmp_path / "second" / "site"
+    _tree(first)
+    shutil.copytree(first, second)  # copy2: the same modification times
+    assert tool.compile_files(tool.files_to_compile(first), processes=2, keep=True) == 0
+    kept = [path for path in own_cache.rglob("*") if path.is_file()]
+    assert len(kept) == 9 and all(path.stat().st_nlink == 2 for path in kept)
+    assert tool.compile_files(tool.files_to_compile(second), processes=2, keep=True) == 0
+    linked = _pycs(second)
+    assert all(path.stat().st_nlink == 3 for path in kept)
+    assert {path.stat().st_ino for path in linked.values()} == {p.stat().st_ino for p in kept}
+    for path in linked.values():
+        shutil.rmtree(path.parent, ignore_errors=True)
+    compileall.compile_dir(second, quiet=2, rx=tool.TEST_FOLDERS, workers=1)
+    own = _pycs(second)
+    assert own.keys() == linked.keys()
+    for name, path in own.items():
+        mine, kept_bytes = path.read_bytes(), (first / name).read_bytes()
+        assert mine[:16] == kept_bytes[:16]  # the same header: this source's time and size
+        assert marshal.loads(mine[16:]) == marshal.loads(kept_bytes[16:])  # file names aside
+    tool.compile_files(tool.files_to_compile(second), processes=1, keep=True)  # links again
+    assert _runs(second, "pkg.used") == f"{second / 'pkg' / 'used.py'} [0, 2, 4] True"
+
+
+def test_a_kept_compilation_is_copied_under_the_new_sources_header(tmp_path, own_cache):
+    """A source with the same bytes but another time (the package's own trees, checked out
+    anew) gets a copy of the kept code under its own header, valid for the import system."""
+    tool = _load()
+    first, second = tmp_path / "first", tmp_path / "second"
+    _tree(first)
+    tool.compile_files(tool.files_to_compile(first), processes=1, keep=True)
+    _tree(second)
+    for path in second.rglob("*.py"):
+        os.utime(path, (1_700_000_000, 1_700_000_000))
+    assert tool.compile_files(tool.files_to_compile(second), processes=1, keep=True) == 0
+    for name, path in _pycs(second).items():
+        assert path.stat().st_nlink == 1
+        source = second / name.replace("__pycache__/", "").replace(".cpython-312.pyc", ".py")
+        assert path.read_bytes()[:16] == tool.timestamp_header(str(source))
+        assert path.read_bytes()[16:] == (first / name).read_bytes()[16:]
+    assert _runs(second, "pkg.used") == f"{second / 'pkg' / 'used.py'} [0, 2, 4] True"
+
+
+def test_a_kept_file_of_another_interpreter_is_compiled_again(tmp_path, own_cache):
+    """A kept file that is not this interpreter's timestamp-checked ``.pyc`` is not used; the
+    new compilation replaces it."""
+    tool = _load()
+    root = tmp_path / "site"
+    _tree(root)
+    source = root / "single.py"
+    kept = tool._kept_path(source.read_bytes())
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(b"\0\0\0\0" + tool.timestamp_header(str(source))[4:] + b"not code")
+    assert tool.compile_files([str(source)], processes=1, keep=True) == 0
+    assert _runs(root, "single") == f"{source} [0, 2, 4] True"
+    (pyc,) = _pycs(root).values()
+    assert kept.read_bytes() == pyc.read_bytes() and kept.stat().st_ino == pyc.stat().st_ino
+
+
+def test_without_keep_nothing_is_kept_and_an_unwritable_cache_still_compiles(tmp_path,
+                                                                             own_cache):
+    tool = _load()
+    root = tmp_path / "site"
+    _tree(root)
+    assert tool.main(["--no-keep", str(root)]) == 0
+    assert not own_cache.exists() and len(_pycs(root)) == 9
+    own_cache.write_text("a file where the cache directory would be")
+    for path in _pycs(root).values():
+        path.unlink()
+    assert tool.main([str(root)]) == 0
+    assert len(_pycs(root)) == 9
+
+
+def test_kept_compilations_unused_for_their_days_are_removed(tmp_path, own_cache):
+    tool = _load()
+    root = tmp_path / "site"
+    _tree(root)
+    assert tool.main([str(root)]) == 0
+    kept = sorted(path for path in own_cache.rglob("*") if path.is_file())
+    old = kept[0]
+    days_ago = os.stat(old).st_mtime - (tool.KEPT_DAYS + 1) * 86400
+    os.utime(old, (days_ago, days_ago))
+    (old.parent / "x.123.partial").write_bytes(b"")
+    (old.parent / "y.124.partial").write_bytes(b"")  # another set-up's, running now
+    hour_ago = os.stat(old.parent / "x.123.partial").st_mtime - 3601
+    os.utime(old.parent / "x.123.partial", (hour_ago, hour_ago))
+    assert tool.prune_kept() == 2
+    (old.parent / "y.124.partial").unlink()
+    assert sorted(path for path in own_cache.rglob("*") if path.is_file()) == kept[1:]

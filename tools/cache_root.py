@@ -1,0 +1,22 @@
+"""dprisk's cache directory, found by the set-up's tools without importing dprisk.
+
+:func:`dprisk.runtime.cache.cache_root` is the rule (``$DPRISK_CACHE_DIR``, an absolute path,
+else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``); ``tools/install_uv.py`` and
+``tools/compile_libraries.py`` run before the venv, and so dprisk's dependencies, exist, and
+find the same directory here (``tests/reliability/test_install_uv.py`` checks that they agree
+under each setting).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def dprisk_cache_root() -> Path:
+    """``$DPRISK_CACHE_DIR`` (absolute), else ``$XDG_CACHE_HOME/dprisk`` or ``~/.cache/dprisk``."""
+    chosen = os.environ.get("DPRISK_CACHE_DIR")
+    if chosen and os.path.isabs(chosen):
+        return Path(chosen)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "dprisk"
