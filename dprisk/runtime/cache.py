@@ -2,7 +2,8 @@
 
 ``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``. Below it:
 ``accounting/`` (privacy-accounting results, :mod:`dprisk.inference.privacy.accounting_cache`),
-``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`),
+``numba/`` (the compiled kernels of :mod:`dprisk.inference.kernels.fused_kernels_jit`, in folders
+named by their source's SHA-256, :mod:`dprisk.runtime.numba_locator`),
 ``uv/`` (the uv wheel ``make setup`` installed, ``tools/install_uv.py``) and ``pyc/`` (the
 libraries' compiled modules ``make setup`` keeps for the next set-up,
 ``tools/compile_libraries.py``); both tools find this directory the same way without importing

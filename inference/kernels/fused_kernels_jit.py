@@ -31,6 +31,10 @@ import math
 import numpy as np
 from numba import njit
 
+from dprisk.runtime.numba_locator import use_content_keyed_locator
+
+use_content_keyed_locator()  # cached by the source's contents, not its path (before decorating)
+
 #: Steps of the ratio recurrence between two closed-form restarts.
 RESTART = 16
 #: A run stops once its term is below this share of the partial sum.

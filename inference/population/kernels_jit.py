@@ -27,6 +27,10 @@ import math
 import numpy as np
 from numba import njit
 
+from dprisk.runtime.numba_locator import use_content_keyed_locator
+
+use_content_keyed_locator()  # cached by the source's contents, not its path (before decorating)
+
 #: Largest neglected share of a sum (each side).
 STOP = 1e-17
 

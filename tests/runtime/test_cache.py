@@ -40,6 +40,51 @@ def test_compiled_kernels_are_cached_under_the_cache_dir_not_the_source_tree(run
     assert _numba_files(KERNEL_DIR) == before, "kernel cache files written into the source tree"
 
 
+def test_a_kernel_is_cached_by_its_source_and_read_again_from_another_path(tmp_path):
+    """The loader run from the source tree (``./dprisk``), then from elsewhere (the editable
+    install's link tree, another path to the same source): the second process loads the
+    first one's machine code (no cache file written or rewritten), from the folder named
+    after the source's SHA-256 (``dprisk.runtime.numba_locator``), not after its path."""
+    import hashlib
+
+    from dprisk.inference.kernels import fused_kernels_jit
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(DPRISK_CACHE_DIR=str(tmp_path), DPRISK_KERNELS="compiled")
+    code = KERNEL_RUNS["loader expit"][1] + "\nprint(compiled_kernels().__file__)\n"
+    root = Path(__file__).resolve().parents[2]
+    paths, written = [], []
+    for where in (root, tmp_path):
+        done = subprocess.run([sys.executable, "-c", code], cwd=where, env=env, check=True,
+                              capture_output=True, text=True, timeout=300)
+        paths.append(done.stdout.strip())
+        written.append({p: p.stat().st_mtime_ns for p in _numba_files(tmp_path / "numba")})
+    assert paths[0] != paths[1] and Path(paths[0]).resolve() == Path(paths[1]).resolve()
+    digest = hashlib.sha256(Path(fused_kernels_jit.__file__).read_bytes()).hexdigest()
+    assert {p.parent.name for p in written[0]} == {f"fused_kernels_jit-{digest}"}
+    assert written[1] == written[0]  # read, not compiled again
+
+
+def test_only_dprisks_own_sources_are_cached_by_their_contents(tmp_path, monkeypatch):
+    from numba.core import caching, config
+
+    from dprisk.inference.kernels import fused_kernels_jit
+    from dprisk.runtime.numba_locator import ContentKeyedCacheLocator
+
+    assert caching.CacheImpl._locator_classes[0] in (ContentKeyedCacheLocator,
+                                                     *caching.CacheImpl._locator_classes[1:2])
+    kernel = fused_kernels_jit.expit.py_func
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    here = ContentKeyedCacheLocator.from_function(kernel, fused_kernels_jit.__file__)
+    assert Path(here.get_cache_path()).parent == tmp_path
+    elsewhere = tmp_path / "copy" / "fused_kernels_jit.py"  # the same bytes, not dprisk's file
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(Path(fused_kernels_jit.__file__).read_bytes())
+    assert ContentKeyedCacheLocator.from_function(kernel, str(elsewhere)) is None
+    monkeypatch.setattr(config, "CACHE_DIR", "")
+    assert ContentKeyedCacheLocator.from_function(kernel, fused_kernels_jit.__file__) is None
+
+
 def test_a_numba_cache_dir_the_user_set_is_kept(tmp_path):
     code = ("import os\nfrom dprisk.runtime.cache import use_numba_cache\n"
             "print(use_numba_cache())\n")
