@@ -35,11 +35,14 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller an
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
 import gc
+import hashlib
 import importlib.util
 import inspect
+import os
 import sys
 import threading
 from pathlib import Path
@@ -83,16 +86,52 @@ def modules_in_collection_order(config: pytest.Config) -> list[Path]:
     return list(found)
 
 
+def kept_rewrites(config: pytest.Config) -> Path:
+    """Where rewritten test modules are kept between runs, by their source's SHA-256:
+    ``pyc/<magic>-pytest-<version>[-pass-hook]/`` below dprisk's cache directory
+    (:func:`dprisk.runtime.cache.cache_root`), beside ``make setup``'s compiled libraries."""
+    from _pytest.assertion import rewrite
+
+    from dprisk.runtime.cache import cache_root
+
+    tag = importlib.util.MAGIC_NUMBER.hex() + rewrite.PYC_TAIL[:-4].replace(".", "-")
+    if config.getini("enable_assertion_pass_hook"):
+        tag += "-pass-hook"
+    return cache_root() / "pyc" / tag
+
+
+def _take_kept(kept: Path, pyc: Path) -> bool:
+    """Make ``pyc`` a hard link to ``kept`` (else a copy), replaced whole; whether done."""
+    partial = pyc.with_name(f"{pyc.name}.{os.getpid()}.partial")
+    try:
+        try:
+            os.link(kept, partial)
+        except OSError:  # no kept copy, or another file system
+            partial.write_bytes(kept.read_bytes())
+        os.replace(partial, pyc)
+    except OSError:
+        return False
+    return True
+
+
 def rewrite_once(config: pytest.Config, paths: list[Path],
                  stop: threading.Event | None = None) -> int:
     """Write pytest's assertion-rewritten pyc of each of ``paths`` that has no current one
     (until ``stop`` is set); return how many were written. Through pytest's own functions
     (``_pytest.assertion.rewrite``, private): where they are not as expected, nothing is
-    written and the workers rewrite as before."""
+    written and the workers rewrite as before.
+
+    A module rewritten by an earlier run (a fresh clone's first run, another checkout) is not
+    rewritten again: pytest's pyc is checked by its source's hash, not its path or time (and
+    pytest sets the code's file name to the module's own when it reads it), so the pyc kept
+    by that run (:func:`kept_rewrites`, by the source's SHA-256) is linked in; each pyc
+    written here is kept so (a link to it).
+    """
     try:
         from _pytest.assertion import rewrite
 
         state = config.stash[rewrite.assertstate_key]
+        kept_folder = kept_rewrites(config)
         written = 0
         for path in paths:
             if stop is not None and stop.is_set():
@@ -100,8 +139,18 @@ def rewrite_once(config: pytest.Config, paths: list[Path],
             pyc = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
             if rewrite._read_pyc(path, pyc) is not None or not rewrite.try_makedirs(pyc.parent):
                 continue
+            key = hashlib.sha256(path.read_bytes()).hexdigest()
+            kept = kept_folder / key[:2] / key[2:]
+            if kept.is_file() and _take_kept(kept, pyc) \
+                    and rewrite._read_pyc(path, pyc) is not None:
+                written += 1
+                continue
             source_hash, code = rewrite._rewrite_test(path, config)
-            written += bool(rewrite._write_pyc(state, code, source_hash, pyc))
+            if rewrite._write_pyc(state, code, source_hash, pyc):
+                written += 1
+                with contextlib.suppress(OSError):
+                    kept.parent.mkdir(parents=True, exist_ok=True)
+                    _take_kept(pyc, kept)
         return written
     except Exception:  # pytest's internals changed, a syntax error (the worker reports it), ...
         return 0

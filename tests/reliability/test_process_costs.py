@@ -115,11 +115,12 @@ def test_a_cycle_left_to_the_end_is_still_reported(tmp_path):
     assert "RuntimeError: finalizer of a garbage cycle" in done.stderr, done.stderr
 
 
-def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig):
+def test_a_stopped_rewriting_writes_nothing_more(tmp_path, pytestconfig, monkeypatch):
     """The controller's thread stops at the session's end (an interrupted session waits for
     one module at most); not stopped, it writes each module's pyc once."""
     if pytestconfig.getoption("assertmode") != "rewrite":
         pytest.skip("run with --assert=plain: pytest keeps no rewriting state")
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path / "cache"))
     paths = []
     for name in ("test_p.py", "test_q.py"):
         paths.append(tmp_path / name)
@@ -152,3 +153,34 @@ def test_a_missing_module_placeholder_raises_what_the_whole_stack_one_did():
     assert "No module named 'dprisk_no_such_module'" in messages[0]
     assert f"File {__file__}, line" in messages[0] and "placeholders = [load(" in messages[0]
     assert one_frame("numpy") is sys.modules["numpy"]  # a module that is there: as before
+
+
+def test_a_module_rewritten_before_is_linked_from_the_kept_copy(tmp_path, pytestconfig,
+                                                                monkeypatch):
+    """A second checkout of the same test module (another path) gets the first one's pyc, a
+    link to the kept copy, which pytest reads (its file name set to the module's own); a kept
+    copy that pytest does not read (here: cut short) is rewritten and replaced."""
+    from _pytest.assertion import rewrite
+
+    if pytestconfig.getoption("assertmode") != "rewrite":
+        pytest.skip("run with --assert=plain: pytest keeps no rewriting state")
+    monkeypatch.setenv("DPRISK_CACHE_DIR", str(tmp_path / "cache"))
+    source = "def test_one():\n    assert 1 + 1 == 2\n"
+    first, second, third = (tmp_path / name / "test_p.py" for name in ("a", "b", "c"))
+    for path in (first, second, third):
+        path.parent.mkdir()
+        path.write_text(source)
+    assert rewrite_once(pytestconfig, [first]) == 1
+    (kept,) = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert rewrite_once(pytestconfig, [second]) == 1
+
+    def pyc(path):
+        return rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+
+    assert pyc(second).stat().st_ino == kept.stat().st_ino == pyc(first).stat().st_ino
+    assert rewrite._read_pyc(second, pyc(second)).co_filename == str(second)
+    kept.unlink()
+    kept.write_bytes(pyc(first).read_bytes()[:20])  # cut short
+    assert rewrite_once(pytestconfig, [third]) == 1
+    assert rewrite._read_pyc(third, pyc(third)).co_filename == str(third)
+    assert kept.stat().st_ino == pyc(third).stat().st_ino  # replaced by the new rewriting
