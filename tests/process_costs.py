@@ -144,6 +144,8 @@ def rewrite_once(config: pytest.Config, paths: list[Path],
             if kept.is_file() and _take_kept(kept, pyc) \
                     and rewrite._read_pyc(path, pyc) is not None:
                 written += 1
+                with contextlib.suppress(OSError):
+                    os.utime(kept)  # used: tools/compile_libraries.py's pruning keeps it
                 continue
             source_hash, code = rewrite._rewrite_test(path, config)
             if rewrite._write_pyc(state, code, source_hash, pyc):

@@ -52,7 +52,13 @@ def is_dprisk_source(py_file: str) -> bool:
     return any(resolved.is_relative_to(folder) for folder in _SERVED)
 
 
-class ContentKeyedCacheLocator(caching.UserProvidedCacheLocator):
+#: numba's locator of ``NUMBA_CACHE_DIR`` (``_UserProvidedCacheLocator`` before numba 0.59);
+#: without it (another numba's internals) nothing is changed.
+_USER_PROVIDED = (getattr(caching, "UserProvidedCacheLocator", None)
+                  or getattr(caching, "_UserProvidedCacheLocator", None))
+
+
+class ContentKeyedCacheLocator(_USER_PROVIDED or object):
     """Numba's locator of ``NUMBA_CACHE_DIR``, with folders named by the source's SHA-256.
 
     ``<NUMBA_CACHE_DIR>/<module>-<SHA-256 of the source file>``: for dprisk's own files only
@@ -73,7 +79,15 @@ class ContentKeyedCacheLocator(caching.UserProvidedCacheLocator):
         return super().from_function(py_func, py_file)
 
 
-def use_content_keyed_locator() -> None:
-    """Put :class:`ContentKeyedCacheLocator` first among numba's cache locators (once)."""
-    if ContentKeyedCacheLocator not in caching.CacheImpl._locator_classes:
-        caching.CacheImpl._locator_classes.insert(0, ContentKeyedCacheLocator)
+def use_content_keyed_locator() -> bool:
+    """Put :class:`ContentKeyedCacheLocator` first among numba's cache locators (once).
+
+    Returns whether it is there: not where this numba's caching internals are not the ones
+    known (its kernels are then cached by their path, as numba does by itself).
+    """
+    locators = getattr(getattr(caching, "CacheImpl", None), "_locator_classes", None)
+    if _USER_PROVIDED is None or not isinstance(locators, list):
+        return False
+    if ContentKeyedCacheLocator not in locators:
+        locators.insert(0, ContentKeyedCacheLocator)
+    return True

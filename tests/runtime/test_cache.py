@@ -69,10 +69,12 @@ def test_only_dprisks_own_sources_are_cached_by_their_contents(tmp_path, monkeyp
     from numba.core import caching, config
 
     from dprisk.inference.kernels import fused_kernels_jit
-    from dprisk.runtime.numba_locator import ContentKeyedCacheLocator
+    from dprisk.runtime.numba_locator import ContentKeyedCacheLocator, use_content_keyed_locator
 
-    assert caching.CacheImpl._locator_classes[0] in (ContentKeyedCacheLocator,
-                                                     *caching.CacheImpl._locator_classes[1:2])
+    locators = caching.CacheImpl._locator_classes
+    assert use_content_keyed_locator() and locators.count(ContentKeyedCacheLocator) == 1
+    assert locators.index(ContentKeyedCacheLocator) < locators.index(
+        caching.UserProvidedCacheLocator)  # asked before numba's own
     kernel = fused_kernels_jit.expit.py_func
     monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
     here = ContentKeyedCacheLocator.from_function(kernel, fused_kernels_jit.__file__)
