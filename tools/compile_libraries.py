@@ -40,6 +40,7 @@ ever import them:
 from __future__ import annotations
 
 import compileall
+import contextlib
 import hashlib
 import importlib.util
 import multiprocessing
@@ -169,12 +170,15 @@ def _from_kept(path: str, kept: Path) -> bool:
             header = timestamp_header(path)
             target = importlib.util.cache_from_source(path)
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            if kept_header == header:
-                _replace_with_link(kept, target)
-            elif kept_header[:8] == header[:8]:  # this interpreter's, timestamp-checked
-                _write_whole(target, header + handle.read())
-            else:
+            if kept_header[:8] != header[:8]:  # not this interpreter's timestamp-checked pyc
                 return False
+            linked = False
+            if kept_header == header:
+                with contextlib.suppress(OSError):  # the cache on another file system
+                    _replace_with_link(kept, target)
+                    linked = True
+            if not linked:  # a copy under this source's header
+                _write_whole(target, header + handle.read())
         os.utime(kept)  # used: kept another KEPT_DAYS
     except OSError:
         return False

@@ -242,3 +242,24 @@ def test_kept_compilations_unused_for_their_days_are_removed(tmp_path, own_cache
     assert tool.prune_kept() == 2
     (old.parent / "y.124.partial").unlink()
     assert sorted(path for path in own_cache.rglob("*") if path.is_file()) == kept[1:]
+
+
+def test_a_cache_on_another_file_system_is_copied_from(tmp_path, own_cache, monkeypatch):
+    """Where no hard link can be made (the cache on another file system), the kept
+    compilations are copied, both ways: kept after the first compilation, taken by the next."""
+    tool = _load()
+    first, second = tmp_path / "first", tmp_path / "second"
+    _tree(first)
+    shutil.copytree(first, second)
+
+    def cross_device(source, target):
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    assert tool.compile_files(tool.files_to_compile(first), processes=1, keep=True) == 0
+    kept = [path for path in own_cache.rglob("*") if path.is_file()]
+    assert len(kept) == 9 and all(path.stat().st_nlink == 1 for path in kept)
+    monkeypatch.setattr(compileall, "compile_file", lambda *a, **k: pytest.fail("compiled"))
+    assert tool.compile_files(tool.files_to_compile(second), processes=1, keep=True) == 0
+    assert {name: path.read_bytes() for name, path in _pycs(second).items()} == {
+        name: path.read_bytes() for name, path in _pycs(first).items()}
