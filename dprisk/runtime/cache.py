@@ -6,8 +6,9 @@
 named by their source's SHA-256, :mod:`dprisk.runtime.numba_locator`),
 ``uv/`` (the uv wheel ``make setup`` installed, ``tools/install_uv.py``) and ``pyc/`` (the
 libraries' compiled modules ``make setup`` keeps for the next set-up,
-``tools/compile_libraries.py``); both tools find this directory the same way without importing
-dprisk (``tools/cache_root.py``).
+``tools/compile_libraries.py``, and the tests' rewritten modules, ``tests/process_costs.py``);
+the set-up's tools find this directory the same way without importing dprisk
+(``tools/cache_root.py``).
 Nothing is written into the source tree or the installed package at run time.
 """
 
