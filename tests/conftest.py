@@ -222,8 +222,10 @@ SLOW_CASES = {
        for form in ("two-level", "nested")},
     "runtime/test_cache.py::test_compiled_kernels_are_cached_under_the_cache_dir_not_the_"
     "source_tree[cli marginal]":
-        "the [loader expit] case: the same loader (fused_kernels.compiled_kernels, which points "
-        "numba's cache) and a compiled kernel in a new process, 2.5 s of CPU instead of 6",
+        "test_a_kernel_is_cached_by_its_source_and_read_again_from_another_path: the same "
+        "loader (fused_kernels.compiled_kernels, which points numba's cache) and a compiled "
+        "kernel in a new process, cached under DPRISK_CACHE_DIR and not in the source tree, "
+        "2.5 s of CPU instead of 6",
     "reliability/test_stop_watchdog.py::test_stopped_within_two_seconds_wherever_it_is"
     "[compiled-SIGINT]":
         "the [compiled-SIGTERM] case: the same kernel, the same wakeup-pipe thread starting the "

@@ -18,15 +18,17 @@ def _numba_files(folder: Path) -> set[Path]:
 
 #: What the new process runs: a command line whose answer is computed by a compiled kernel
 #: (about 6 s of CPU: numba compiles the two-level mass kernel; marked slow in
-#: ``tests/conftest.py``), or the kernels' loader that every compiled path goes through
-#: (``fused_kernels.compiled_kernels``, which points numba's cache) and the smallest kernel
-#: called (about 2.5 s: importing numba and compiling ``expit``).
+#: ``tests/conftest.py``). The kernels' loader that every compiled path goes through
+#: (``fused_kernels.compiled_kernels``, which points numba's cache) with the smallest kernel
+#: called (about 2.5 s: importing numba and compiling ``expit``) is the default run's case:
+#: :func:`test_a_kernel_is_cached_by_its_source_and_read_again_from_another_path` runs it
+#: (:data:`LOADER_RUN`) and checks the same.
 KERNEL_RUNS = {
     "cli marginal": ["-m", "dprisk.cli", "marginal", "--rho1", "0.1", "--rho2", "0.2", "--d",
                      "3", "--x2", "5", "--json"],
-    "loader expit": ["-c", "from dprisk.inference.kernels.fused_kernels import compiled_kernels\n"
-                     "assert compiled_kernels().expit(0.0) == 0.5"],
 }
+LOADER_RUN = ("from dprisk.inference.kernels.fused_kernels import compiled_kernels\n"
+              "assert compiled_kernels().expit(0.0) == 0.5\n")
 
 
 @pytest.mark.parametrize("run", list(KERNEL_RUNS.values()), ids=list(KERNEL_RUNS))
@@ -42,16 +44,18 @@ def test_compiled_kernels_are_cached_under_the_cache_dir_not_the_source_tree(run
 
 def test_a_kernel_is_cached_by_its_source_and_read_again_from_another_path(tmp_path):
     """The loader run from the source tree (``./dprisk``), then from elsewhere (the editable
-    install's link tree, another path to the same source): the second process loads the
-    first one's machine code (no cache file written or rewritten), from the folder named
-    after the source's SHA-256 (``dprisk.runtime.numba_locator``), not after its path."""
+    install's link tree, another path to the same source): the first caches its kernel under
+    ``DPRISK_CACHE_DIR``, nothing in the source tree, in the folder named after the source's
+    SHA-256 (``dprisk.runtime.numba_locator``), not after its path; the second process loads
+    that machine code (no cache file written or rewritten)."""
     import hashlib
 
     from dprisk.inference.kernels import fused_kernels_jit
 
+    before = _numba_files(KERNEL_DIR)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env.update(DPRISK_CACHE_DIR=str(tmp_path), DPRISK_KERNELS="compiled")
-    code = KERNEL_RUNS["loader expit"][1] + "\nprint(compiled_kernels().__file__)\n"
+    code = LOADER_RUN + "print(compiled_kernels().__file__)\n"
     root = Path(__file__).resolve().parents[2]
     paths, written = [], []
     for where in (root, tmp_path):
@@ -63,6 +67,7 @@ def test_a_kernel_is_cached_by_its_source_and_read_again_from_another_path(tmp_p
     digest = hashlib.sha256(Path(fused_kernels_jit.__file__).read_bytes()).hexdigest()
     assert {p.parent.name for p in written[0]} == {f"fused_kernels_jit-{digest}"}
     assert written[1] == written[0]  # read, not compiled again
+    assert _numba_files(KERNEL_DIR) == before, "kernel cache files written into the source tree"
 
 
 def test_only_dprisks_own_sources_are_cached_by_their_contents(tmp_path, monkeypatch):
