@@ -20,8 +20,6 @@ module is imported).
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 from pathlib import Path
 
@@ -35,13 +33,6 @@ __all__ = ["ContentKeyedCacheLocator", "is_dprisk_source", "use_content_keyed_lo
 _DPRISK = Path(__file__).resolve().parents[1]
 _SERVED = (_DPRISK, *((_DPRISK / name).resolve() for name in ("inference", "models",
                                                                 "validation")))
-
-
-@functools.cache
-def _source_digest(path: str, mtime: float, size: int) -> str:
-    """SHA-256 of the file at ``path`` (memoised by its time and size, as numba's own)."""
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
 
 
 def is_dprisk_source(py_file: str) -> bool:
@@ -67,8 +58,9 @@ class ContentKeyedCacheLocator(_USER_PROVIDED or object):
 
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
-        status = os.stat(py_file)
-        digest = _source_digest(py_file, status.st_mtime, status.st_size)
+        # numba's own stamp of the source, the SHA-256 its index is checked against (memoised
+        # by the file's time and size): hashed once for both
+        digest = self.get_source_stamp().hex()
         self._cache_path = os.path.join(config.CACHE_DIR, f"{Path(py_file).stem}-{digest}")
 
     @classmethod
