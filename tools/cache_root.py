@@ -1,4 +1,4 @@
-"""dprisk's cache directory, found by the set-up's tools without importing dprisk.
+"""dprisk's cache directory, found and written by the set-up's tools without importing dprisk.
 
 :func:`dprisk.runtime.cache.cache_root` is the rule (``$DPRISK_CACHE_DIR``, an absolute path,
 else ``$XDG_CACHE_HOME/dprisk``, else ``~/.cache/dprisk``); ``tools/install_uv.py`` and
@@ -20,3 +20,14 @@ def dprisk_cache_root() -> Path:
         return Path(chosen)
     xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(xdg) / "dprisk"
+
+
+def write_whole(path: Path | str, payload: bytes) -> None:
+    """Write ``payload`` to ``path`` through a temporary file renamed over it (never a part).
+
+    Raises ``OSError`` as ``open`` and ``os.replace`` do.
+    """
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "wb") as handle:
+        handle.write(payload)
+    os.replace(partial, path)

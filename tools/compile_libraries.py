@@ -54,7 +54,7 @@ TOOLS = Path(__file__).resolve().parent
 if str(TOOLS) not in sys.path:  # loaded from its file (the tests), not run as a script
     sys.path.insert(0, str(TOOLS))
 
-from cache_root import dprisk_cache_root  # noqa: E402  (tools/cache_root.py)
+from cache_root import dprisk_cache_root, write_whole  # noqa: E402  (tools/cache_root.py)
 
 #: Site-packages-relative modules and subtrees (``pkg/sub/mod``, ``pkg/sub``) not compiled.
 SKIP_LIST = Path(__file__).resolve().parent / "compile_skip.txt"
@@ -145,14 +145,6 @@ def _replace_with_link(existing: Path | str, path: Path | str) -> None:
     os.replace(partial, path)
 
 
-def _write_whole(path: Path | str, payload: bytes) -> None:
-    """Write ``payload`` to ``path`` through a temporary file renamed over it (never a part)."""
-    partial = f"{path}.{os.getpid()}.partial"
-    with open(partial, "wb") as handle:
-        handle.write(payload)
-    os.replace(partial, path)
-
-
 def _from_kept(path: str, kept: Path) -> bool:
     """Write ``path``'s ``.pyc`` from ``kept``, a compilation of the same source; whether done.
 
@@ -178,7 +170,7 @@ def _from_kept(path: str, kept: Path) -> bool:
                     _replace_with_link(kept, target)
                     linked = True
             if not linked:  # a copy under this source's header
-                _write_whole(target, header + handle.read())
+                write_whole(target, header + handle.read())
         os.utime(kept)  # used: kept another KEPT_DAYS
     except OSError:
         return False
@@ -200,7 +192,7 @@ def _keep(path: str, kept: Path) -> None:
         try:
             _replace_with_link(target, kept)
         except OSError:  # another file system
-            _write_whole(kept, Path(target).read_bytes())
+            write_whole(kept, Path(target).read_bytes())
     except OSError:
         pass
 

@@ -41,7 +41,7 @@ TOOLS = Path(__file__).resolve().parent
 if str(TOOLS) not in sys.path:  # loaded from its file (the tests), not run as a script
     sys.path.insert(0, str(TOOLS))
 
-from cache_root import dprisk_cache_root  # noqa: E402  (tools/cache_root.py)
+from cache_root import dprisk_cache_root, write_whole  # noqa: E402  (tools/cache_root.py)
 
 #: The index when pip has none configured.
 PYPI_SIMPLE = "https://pypi.org/simple/"
@@ -166,9 +166,7 @@ def _keep_wheel(entry: dict, payload: bytes) -> None:
     kept = wheel_cache() / entry["filename"]
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_name(f"{kept.name}.{os.getpid()}.partial")
-        partial.write_bytes(payload)
-        os.replace(partial, kept)
+        write_whole(kept, payload)
     except OSError:
         pass
 
