@@ -23,31 +23,27 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller an
   garbage cycles raise is reported) and once more in its clean-up, each a walk of the
   worker's million objects (0.7-1.0 s of CPU). What survived the first is frozen right after
   it (:func:`pytest_unconfigure`, last), so the second walks only what was made since.
-* A missing optional module's placeholder made from one frame, not the whole stack. ArviZ's
-  ``arviz_base`` asks ``lazy_loader.load`` for ``jax`` and ``numpyro`` at its import; neither is
-  installed, and for each ``lazy_loader`` keeps its caller's file, line and source line for the
-  error it raises on first use -- read from ``inspect.stack()``, every frame of the stack with
-  its source, each of importlib's frozen frames looked up through all of ``sys.modules``. At a
-  worker's collection (a deep stack, 3,000 modules loaded) that is 1.0 s of CPU, in each worker.
-  :func:`lazy_loader_reads_one_frame` reads the caller's frame alone, the same data
-  (:func:`pytest_configure`).
+* A missing optional module's placeholder made from one frame, not the whole stack
+  (:func:`dprisk.runtime.import_costs.lazy_loader_reads_one_frame`, in
+  :func:`pytest_configure`): ArviZ's ``arviz_base`` asks ``lazy_loader`` for ``jax`` and
+  ``numpyro`` at its import, which read the whole stack for each, 1.0 s of CPU at a worker's
+  collection (a deep stack, 3,000 modules loaded), in each worker.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fnmatch
-import functools
 import gc
 import hashlib
 import importlib.util
-import inspect
 import os
-import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 #: Key of the controller's :class:`threading.Thread` rewriting the test modules and of the
 #: :class:`threading.Event` that stops it early (a session interrupted at once).
@@ -185,40 +181,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Freeze what survived pytest's collection in its ``pytest_unconfigure`` (this hook runs
     after it): pytest's second collection, in its clean-up, walks only what was made since."""
     gc.freeze()
-
-
-def lazy_loader_reads_one_frame() -> None:
-    """Have ``lazy_loader.load`` make a missing module's placeholder from its caller's frame
-    alone (``inspect.getframeinfo``), not from ``inspect.stack()``: the same file, line,
-    function and source line, which the placeholder shows in the error it raises when used.
-    Any other call (a module that is there, ``require``, ``error_on_import``, a submodule) goes
-    to ``lazy_loader`` as before; without ``lazy_loader`` (or its placeholder class) nothing
-    changes."""
-    try:
-        import lazy_loader
-    except ImportError:
-        return
-    load = lazy_loader.load
-    placeholder = getattr(lazy_loader, "DelayedImportErrorModule", None)
-    if placeholder is None or getattr(load, "reads_one_frame", False):
-        return
-
-    @functools.wraps(load)
-    def one_frame_load(fullname, *, require=None, error_on_import=False,
-                       suppress_warning=False):
-        if require is None and not error_on_import and "." not in fullname \
-                and fullname not in sys.modules and importlib.util.find_spec(fullname) is None:
-            caller = inspect.getframeinfo(sys._getframe(1))
-            return placeholder({"filename": caller.filename, "lineno": caller.lineno,
-                                "function": caller.function,
-                                "code_context": caller.code_context},
-                               "DelayedImportErrorModule",
-                               message=f"No module named '{fullname}'")
-        return load(fullname, require=require, error_on_import=error_on_import,
-                    suppress_warning=suppress_warning)
-
-    one_frame_load.reads_one_frame = True
-    lazy_loader.load = one_frame_load
 
 
 @pytest.hookimpl(tryfirst=True)

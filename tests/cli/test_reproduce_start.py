@@ -21,7 +21,7 @@ from dprisk.cli.commands import reproduce
 from dprisk.cli.main import main
 from dprisk.validation.paper.records import StudyResult
 from dprisk.validation.report import build, fork_server
-from dprisk.validation.report.fork_server import RUNNER, report_preload
+from dprisk.validation.report.fork_server import report_preload, server_preload
 
 
 def _stub_study(*, paper_scale):
@@ -55,7 +55,7 @@ def starts(monkeypatch, tmp_path):
 
 def test_workers_start_the_server_with_the_pools_preload(starts, capsys):
     assert main(["reproduce", "--out", "report", "--workers", "2", "--quiet", "--json"]) == 0
-    assert starts == [[RUNNER, *report_preload()]]
+    assert starts == [server_preload(report_preload())]
     assert json.loads(capsys.readouterr().out)["n_records"] == 1
 
 

@@ -56,7 +56,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
-from process_costs import lazy_loader_reads_one_frame
+
+from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.py"))
@@ -129,8 +130,8 @@ del _gc
 def kernel_setup_source() -> str:
     """Run once in each new shared kernel, before its first reset: ``lazy_loader`` makes a
     missing module's placeholder from its caller's frame alone, as in every test process
-    (``tests/process_costs.py``'s :func:`lazy_loader_reads_one_frame`, its source run in a
-    namespace of its own, which ``%reset`` does not empty).
+    (:func:`dprisk.runtime.import_costs.lazy_loader_reads_one_frame`; the name it is imported
+    by is deleted again, and ``%reset`` leaves ``lazy_loader`` as it is).
 
     ArviZ's ``arviz_base`` (imported with PyMC) asks ``lazy_loader`` for ``jax`` and
     ``numpyro``, which are not installed, and it kept its caller's place for the error from
@@ -139,15 +140,10 @@ def kernel_setup_source() -> str:
     kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
     line and source line end up in the placeholder's error.
     """
-    import inspect
-    import textwrap
-
-    source = ("import functools, importlib.util, inspect, sys\n"
-              + textwrap.dedent(inspect.getsource(lazy_loader_reads_one_frame)))
-    return (f"_setup = {{'__name__': '_notebook_test_setup'}}\n"
-            f"exec({source!r}, _setup)\n"
-            f"_setup[{lazy_loader_reads_one_frame.__name__!r}]()\n"
-            "del _setup\n")
+    name = lazy_loader_reads_one_frame.__name__
+    return (f"from {lazy_loader_reads_one_frame.__module__} import {name}\n"
+            f"{name}()\n"
+            f"del {name}\n")
 
 
 class SharedKernel:

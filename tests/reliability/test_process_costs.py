@@ -13,7 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
-from process_costs import lazy_loader_reads_one_frame, modules_in_collection_order, rewrite_once
+from process_costs import modules_in_collection_order, rewrite_once
+
+from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 #: A conftest.py, a module whose failing assert shows a rewritten message (the compared values)
 #: and a module in a subfolder.

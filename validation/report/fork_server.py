@@ -27,12 +27,15 @@ from collections.abc import Iterable, Iterator
 
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 
-__all__ = ["PRELOAD", "RUNNER", "STUDY_MODULES", "available_cores", "fork_server_started",
-           "kill_pool_processes", "report_preload", "start_fork_server_without_stderr",
-           "stop_fork_server"]
+__all__ = ["PRELOAD", "RUNNER", "SERVER_START", "STUDY_MODULES", "available_cores",
+           "fork_server_started", "kill_pool_processes", "report_preload", "server_preload",
+           "start_fork_server_without_stderr", "stop_fork_server"]
 
+#: The module the fork server imports first (:mod:`dprisk.validation.report.server_start`: its
+#: garbage collector paused for its imports, ArviZ's placeholders made from one frame).
+SERVER_START = "dprisk.validation.report.server_start"
 #: The module whose functions the workers run (:mod:`dprisk.validation.report.runner`),
-#: imported first by the fork server.
+#: imported by the fork server right after :data:`SERVER_START`.
 RUNNER = "dprisk.validation.report.runner"
 #: Modules the fork server imports before it forks the report's workers
 #: (:func:`dprisk.validation.report.build.write_report`), so that each worker starts with them
@@ -75,6 +78,11 @@ def report_preload(studies: Iterable | None = None) -> tuple[str, ...]:
         return (*PRELOAD, STUDY_MODULES)
     modules = [getattr(study, "module", None) for study in studies]
     return (*PRELOAD, *dict.fromkeys(m for m in modules if m is not None))
+
+
+def server_preload(preload: Iterable[str]) -> list[str]:
+    """What the fork server imports: :data:`SERVER_START`, :data:`RUNNER`, then ``preload``."""
+    return [SERVER_START, RUNNER, *preload]
 
 
 def start_fork_server_without_stderr() -> None:
@@ -152,7 +160,8 @@ def fork_server_started(workers: int, preload: Iterable[str] | None = None) -> I
     (:func:`dprisk.validation.report.build.write_report`, whose pool then finds the server
     running, :func:`dprisk.validation.report.runner.run_studies`). With ``workers <= 1`` it
     starts nothing (the studies run in this process). The server imports the modules
-    ``preload`` names (default: :data:`RUNNER` and :func:`report_preload`, as the pool's).
+    ``preload`` names (default: :func:`server_preload` of :func:`report_preload`, as the
+    pool's).
 
     Yields whether it started a server. An exception or interrupt out of the block stops
     the server it started, at once (:func:`stop_fork_server`, even amid its imports), and
@@ -165,8 +174,8 @@ def fork_server_started(workers: int, preload: Iterable[str] | None = None) -> I
         return
     started = fork_server_pid() is None
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list((RUNNER, *report_preload()) if preload is None
-                                        else preload))
+    context.set_forkserver_preload(server_preload(report_preload()) if preload is None
+                                   else list(preload))
     key = id(context)
     try:
         FORCED_EXIT_CLEANUPS[key] = kill_pool_processes

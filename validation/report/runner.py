@@ -45,6 +45,7 @@ from dprisk.validation.report.fork_server import (
     PRELOAD,
     available_cores,
     kill_pool_processes,
+    server_preload,
     start_fork_server_without_stderr,
     stop_fork_server,
 )
@@ -187,7 +188,9 @@ def collector_thresholds(thresholds: tuple[int, int, int]) -> Iterator[None]:
 def start_worker() -> None:
     """A pool worker's start: what it inherited frozen, then its collector's thresholds.
 
-    ``gc.freeze()``, then :data:`STUDY_GC_THRESHOLDS` for the worker's life. The fork server
+    ``gc.freeze()``, then :data:`STUDY_GC_THRESHOLDS` for the worker's life, and the collector
+    running again (the fork server paused it for its imports,
+    :mod:`dprisk.validation.report.server_start`). The fork server
     has imported :data:`PRELOAD` and the studies' modules: about 2e5 objects that a worker
     keeps for its whole life and never frees. A full collection scans every tracked object:
     0.25-0.3 s each in a worker, two or three per study that compiles PyMC models (PyTensor's
@@ -200,6 +203,7 @@ def start_worker() -> None:
     """
     gc.freeze()
     gc.set_threshold(*STUDY_GC_THRESHOLDS)
+    gc.enable()  # paused in the fork server (dprisk.validation.report.server_start)
 
 
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,
@@ -254,7 +258,7 @@ def _studies_run(studies: Sequence[Callable[..., StudyResult]], paper_scale: boo
             yield (i, *_run_one(studies[i], paper_scale))
         return
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, *preload])
+    context.set_forkserver_preload(server_preload(preload))
     start_fork_server_without_stderr()  # it imports ``preload`` now, in its own process
     tasks = _Tasks(studies, pooled, paper_scale)
     processes = min(workers, len(tasks.waiting))

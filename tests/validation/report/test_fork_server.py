@@ -2,6 +2,8 @@
 
 import os
 import runpy
+import subprocess
+import sys
 import time
 from types import SimpleNamespace
 
@@ -14,11 +16,13 @@ from dprisk.validation.report import build, fork_server, runner
 from dprisk.validation.report.fork_server import (
     PRELOAD,
     RUNNER,
+    SERVER_START,
     STUDY_MODULES,
     fork_server_pid,
     fork_server_started,
     kill_pool_processes,
     report_preload,
+    server_preload,
     stop_fork_server,
 )
 
@@ -35,6 +39,30 @@ def test_the_preload_is_the_pools():
     assert modules[:len(PRELOAD)] == PRELOAD
     assert list(modules[len(PRELOAD):]) == [study.module for study in registered()]
     assert report_preload([object()]) == PRELOAD  # a study without a module adds none
+
+
+def test_the_server_imports_its_start_first_then_the_runner():
+    assert server_preload(["numpy", "xarray"]) == [SERVER_START, RUNNER, "numpy", "xarray"]
+
+
+#: Run in a new interpreter: the fork server's first import, then a worker's start.
+SERVER_THEN_WORKER = """
+import gc, lazy_loader
+import dprisk.validation.report.server_start
+print(gc.isenabled(), lazy_loader.load.reads_one_frame)
+from dprisk.validation.report.runner import STUDY_GC_THRESHOLDS, start_worker
+start_worker()
+print(gc.isenabled(), gc.get_threshold() == STUDY_GC_THRESHOLDS, gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_server_imports_with_its_collector_paused_and_a_worker_runs_it_again():
+    """The server's collector is off for its imports (and ArviZ's placeholders read one frame);
+    a worker it forks freezes what it inherited and collects again, at the studies'
+    thresholds."""
+    done = subprocess.run([sys.executable, "-c", SERVER_THEN_WORKER], capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.split() == ["False", "True", "True", "True", "True"]
 
 
 def test_the_study_modules_preload_imports_each_study_module_once(monkeypatch):
