@@ -16,6 +16,7 @@ from dprisk.cli.common import (
     show_progress,
 )
 from dprisk.cli.stopping import freeze_heap_at_exit
+from dprisk.runtime.import_costs import collector_paused
 
 __all__ = ["add_parser", "run"]
 
@@ -64,7 +65,8 @@ def run(args) -> int:
         # early only while the report is still to be imported (not when it is loaded already)
         early = workers if REPORT_MODULE not in sys.modules else 1
         with fork_server_started(early):
-            from dprisk.validation.report.build import write_report
+            with collector_paused():  # imports: many objects, no garbage
+                from dprisk.validation.report.build import write_report
 
             summary = write_report(args.out, paper_scale=args.paper_scale,
                                    progress=show_progress(args), workers=workers)
