@@ -23,6 +23,8 @@ Loaded by ``tests/conftest.py`` (``pytest_plugins``), in the xdist controller an
   garbage cycles raise is reported) and once more in its clean-up, each a walk of the
   worker's million objects (0.7-1.0 s of CPU). What survived the first is frozen right after
   it (:func:`pytest_unconfigure`, last), so the second walks only what was made since.
+* Collection with the garbage collector paused, what it made frozen afterwards
+  (:func:`pytest_collection`): its imports and items live as long as the process.
 * A missing optional module's placeholder made from one frame, not the whole stack
   (:func:`dprisk.runtime.import_costs.lazy_loader_reads_one_frame`, in
   :func:`pytest_configure`): ArviZ's ``arviz_base`` asks ``lazy_loader`` for ``jax`` and
@@ -43,6 +45,7 @@ from pathlib import Path
 
 import pytest
 
+from dprisk.runtime.collector import collector_paused
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 #: Key of the controller's :class:`threading.Thread` rewriting the test modules and of the
@@ -192,3 +195,24 @@ def pytest_configure(config: pytest.Config) -> None:
     :func:`lazy_loader_reads_one_frame`."""
     config.add_cleanup(gc.freeze)
     lazy_loader_reads_one_frame()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session):
+    """Collect with the garbage collector paused, then freeze what the collection made.
+
+    Collecting imports every test module and the libraries they import (some 7 s of CPU in
+    each worker) and builds every test item: objects that live until the session ends, and
+    nearly no garbage. The collector, run meanwhile at the test processes' thresholds, walked
+    them again and again; paused, it does not, and frozen afterwards (``gc.freeze``, as the
+    report's workers freeze what they inherit) they are left out of every later collection
+    instead of being walked all at once by the first one. Collecting every module and running
+    one test, in one process (three interleaved pairs): 11.9 / 12.3 / 12.3 -> 10.9 / 11.3 /
+    11.2 s of CPU. Cyclic garbage the collection made is not reclaimed (it lives as long as
+    the process, as its items do); reference counting frees the rest as before.
+    """
+    with collector_paused():
+        try:
+            return (yield)
+        finally:
+            gc.freeze()

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dprisk.runtime.collector import resume_collector_in_fork
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
 
@@ -54,8 +55,12 @@ JOB_BYTES_PER_DRAW = 64
 CANCEL_SECONDS = 2.0
 #: Seconds between the watching thread's looks at the worker (and at a cancel while waiting).
 WATCH_SECONDS = 0.05
-#: The sampler's modules: a worker forked with these imported starts drawing at once.
-SAMPLER_PRELOAD = ["numpy", "dprisk.explore.jobs", "dprisk.inference.two_level.gibbs"]
+#: The sampler's modules: a worker forked with these imported starts drawing at once. First the
+#: server's start (:mod:`dprisk.runtime.fork_server_start`: its garbage collector paused for
+#: its imports, ArviZ's missing-module placeholders made from one frame); each worker runs its
+#: collector again (:func:`dprisk.runtime.collector.resume_collector_in_fork`).
+SAMPLER_PRELOAD = ["dprisk.runtime.fork_server_start", "numpy", "dprisk.explore.jobs",
+                   "dprisk.inference.two_level.gibbs"]
 #: What the forkserver imports once (read when it starts), so that each worker starts in
 #: milliseconds: the sampler and the diagnostics (ArviZ alone takes seconds to import).
 PRELOAD = [*SAMPLER_PRELOAD, "matplotlib", "arviz", "dprisk.validation.crosschecks.diagnostics"]
@@ -90,6 +95,7 @@ def _context():
 
 def _nothing() -> None:
     """A worker that does nothing (:func:`start_workers`)."""
+    resume_collector_in_fork()
 
 
 def start_workers() -> None:
@@ -115,6 +121,7 @@ def import_diagnostics():
 def _work(conn, release, params: dict, draws: int, chains: int, tune: int, random_seed,
           plot_dir: str) -> None:
     """The worker: sample, diagnose, send ``("progress", x)`` and ``("done", result)``."""
+    resume_collector_in_fork()  # the server imported with it paused
     try:
         conn.send(("done", _sample(conn, release, params, draws, chains, tune, random_seed,
                                    Path(plot_dir))))

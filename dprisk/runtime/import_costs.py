@@ -10,43 +10,20 @@ worker's collection, 0.5 s in a notebook kernel (measured 2026-11-29/30).
 :func:`lazy_loader_reads_one_frame` has it read the caller's frame alone: the same file, line,
 function and source line, so the placeholder and its error are the same.
 
-Called where dprisk runs a process of its own that imports PyMC (the report's fork server)
-and in the test processes (``tests/process_costs.py``); not on ``import dprisk`` (a user's
-process is the user's).
+Called where dprisk runs a process of its own that imports PyMC (its fork servers,
+:mod:`dprisk.runtime.fork_server_start`) and in the test processes
+(``tests/process_costs.py``); not on ``import dprisk`` (a user's process is the user's).
 
-Imports make many objects and nearly no garbage, yet they set off Python's cyclic garbage
-collector with its default thresholds every 700 allocations, each full collection walking
-everything imported so far: :func:`collector_paused` pauses it for a block of imports (those
-of ``dprisk reproduce``'s report, 1.9 -> 1.7 s of CPU).
+The collector's share of imports: :mod:`dprisk.runtime.collector`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import importlib.util
 import sys
-from collections.abc import Iterator
 
-__all__ = ["collector_paused", "lazy_loader_reads_one_frame"]
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Within the block, Python's cyclic garbage collector does not run (``gc.disable``).
-
-    On leaving it (normally or by an exception) the collector runs again if it ran before.
-    What reference counting frees is freed as before; only when garbage cycles are reclaimed
-    changes.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+__all__ = ["lazy_loader_reads_one_frame"]
 
 
 def lazy_loader_reads_one_frame() -> None:

@@ -208,8 +208,9 @@ def _ready(preload) -> None:
     """Import ``preload`` (numba's target registered when it is there), then freeze the heap.
 
     The imports run with the garbage collector paused and ``lazy_loader``'s placeholders made
-    from one frame (:mod:`dprisk.runtime.import_costs`), as in the report's fork server
-    (both servers' imports in one process, three rounds: 4.8-5.7 -> 4.0-4.9 s of CPU).
+    from one frame (:mod:`dprisk.runtime.collector`, :mod:`dprisk.runtime.import_costs`), as
+    in the report's fork server (both servers' imports in one process, three rounds: 4.8-5.7
+    -> 4.0-4.9 s of CPU).
 
     With numba preloaded, its on-disk cache is pointed at the user's cache directory first
     (:func:`dprisk.runtime.cache.use_numba_cache`, as the commands do before their kernels
@@ -218,7 +219,8 @@ def _ready(preload) -> None:
     """
     import importlib
 
-    from dprisk.runtime.import_costs import collector_paused, lazy_loader_reads_one_frame
+    from dprisk.runtime.collector import collector_paused
+    from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
     if "numba" in preload:
         from dprisk.runtime.cache import use_numba_cache

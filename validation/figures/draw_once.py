@@ -27,14 +27,13 @@ Drawing a figure makes tens of thousands of Python objects, enough to set off Py
 garbage collector many times, and now and then a full collection, which walks every object of
 the process: after a study of the report, some 400,000 (PyMC, PyTensor, xarray), about 0.5 s
 of CPU each time, for little garbage (most objects of a drawing are freed by reference
-counting as it goes). :func:`garbage_collection_paused` pauses the collector while a study's
-figures are drawn; it runs again, as it was, afterwards.
+counting as it goes). The report draws a study's figures with the collector paused
+(:func:`dprisk.runtime.collector.collector_paused`); it runs again, as it was, afterwards.
 """
 
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -44,7 +43,7 @@ from matplotlib.figure import Figure, FigureBase
 from matplotlib.mathtext import MathTextParser
 from matplotlib.text import Text
 
-__all__ = ["MATH_CACHE_SIZE", "garbage_collection_paused", "shared_math_parser",
+__all__ = ["MATH_CACHE_SIZE", "shared_math_parser",
            "texts_laid_out_once", "ticks_placed_once"]
 
 #: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
@@ -242,19 +241,3 @@ def shared_math_parser() -> MathTextParser | None:
     if not hasattr(getattr(MathTextParser, "_parse_cached", None), "__wrapped__"):
         return None
     return _RememberingMathTextParser()
-
-
-@contextmanager
-def garbage_collection_paused() -> Iterator[None]:
-    """Within the block, Python's cyclic garbage collector does not run (see the module notes).
-
-    On leaving the block (normally or by an exception) it is enabled again if it was enabled
-    before; the garbage of cycles made meanwhile is collected by its next run.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

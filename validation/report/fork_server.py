@@ -31,9 +31,9 @@ __all__ = ["PRELOAD", "RUNNER", "SERVER_START", "STUDY_MODULES", "available_core
            "fork_server_started", "kill_pool_processes", "report_preload", "server_preload",
            "start_fork_server_without_stderr", "stop_fork_server"]
 
-#: The module the fork server imports first (:mod:`dprisk.validation.report.server_start`: its
+#: The module the fork server imports first (:mod:`dprisk.runtime.fork_server_start`: its
 #: garbage collector paused for its imports, ArviZ's placeholders made from one frame).
-SERVER_START = "dprisk.validation.report.server_start"
+SERVER_START = "dprisk.runtime.fork_server_start"
 #: The module whose functions the workers run (:mod:`dprisk.validation.report.runner`),
 #: imported by the fork server right after :data:`SERVER_START`.
 RUNNER = "dprisk.validation.report.runner"

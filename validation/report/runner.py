@@ -34,9 +34,9 @@ import pickle
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
+from dprisk.runtime.collector import collector_paused, resume_collector_in_fork
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.validation.figures.captions import figure_text
-from dprisk.validation.figures.draw_once import garbage_collection_paused
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 from dprisk.validation.figures.png import png_bytes
 from dprisk.validation.figures.tick_copies import ticks_copied
@@ -82,11 +82,11 @@ def render_figures(result: StudyResult) -> dict[str, bytes]:
     ``savefig(..., bbox_inches="tight")`` draws them, and with fewer minor ticks on log axes
     spanning many decades (:func:`dprisk.validation.figures.log_ticks.thin_log_minor_ticks`),
     with Python's cyclic garbage collector paused meanwhile
-    (:func:`dprisk.validation.figures.draw_once.garbage_collection_paused`: its full
+    (:func:`dprisk.runtime.collector.collector_paused`: its full
     collections walk the whole heap a study leaves, 0.5 s each).
     """
     pngs = {}
-    with garbage_collection_paused():
+    with collector_paused():
         for stem, fig in result.figures.items():
             thin_log_minor_ticks(fig)
             pngs[stem] = png_bytes(fig, FIGURE_DPI)
@@ -190,7 +190,8 @@ def start_worker() -> None:
 
     ``gc.freeze()``, then :data:`STUDY_GC_THRESHOLDS` for the worker's life, and the collector
     running again (the fork server paused it for its imports,
-    :mod:`dprisk.validation.report.server_start`). The fork server
+    :mod:`dprisk.runtime.fork_server_start`):
+    :func:`dprisk.runtime.collector.resume_collector_in_fork`. The fork server
     has imported :data:`PRELOAD` and the studies' modules: about 2e5 objects that a worker
     keeps for its whole life and never frees. A full collection scans every tracked object:
     0.25-0.3 s each in a worker, two or three per study that compiles PyMC models (PyTensor's
@@ -201,9 +202,7 @@ def start_worker() -> None:
     documentation recommends for forked workers. The results do not depend on it (the
     collector frees unreachable objects only).
     """
-    gc.freeze()
-    gc.set_threshold(*STUDY_GC_THRESHOLDS)
-    gc.enable()  # paused in the fork server (dprisk.validation.report.server_start)
+    resume_collector_in_fork(STUDY_GC_THRESHOLDS)
 
 
 def run_studies(studies: Sequence[Callable[..., StudyResult]], *, paper_scale: bool,

@@ -16,7 +16,7 @@ from dprisk.cli.common import (
     show_progress,
 )
 from dprisk.cli.stopping import freeze_heap_at_exit
-from dprisk.runtime.import_costs import collector_paused
+from dprisk.runtime.collector import collector_paused
 
 __all__ = ["add_parser", "run"]
 

@@ -24,7 +24,6 @@ from PIL import Image
 import dprisk.validation.figures.png as png
 import dprisk.validation.report.runner as runner
 from dprisk.validation.figures.draw_once import (
-    garbage_collection_paused,
     shared_math_parser,
     texts_laid_out_once,
     ticks_placed_once,
@@ -212,19 +211,6 @@ def test_math_text_settings_are_part_of_the_key():
         assert ours.width == theirs.width and ours.height == theirs.height
         widths.append(ours.width)
     assert widths[0] != widths[1]
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_garbage_collection_is_paused_and_restored(enabled):
-    before = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
-    try:
-        with pytest.raises(KeyError), garbage_collection_paused():
-            assert not gc.isenabled()
-            raise KeyError("a figure failed")
-        assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if before else gc.disable)()
 
 
 def test_render_figures_draws_with_the_collector_paused(monkeypatch):

@@ -43,12 +43,13 @@ def test_the_preload_is_the_pools():
 
 def test_the_server_imports_its_start_first_then_the_runner():
     assert server_preload(["numpy", "xarray"]) == [SERVER_START, RUNNER, "numpy", "xarray"]
+    assert SERVER_START == "dprisk.runtime.fork_server_start"
 
 
 #: Run in a new interpreter: the fork server's first import, then a worker's start.
 SERVER_THEN_WORKER = """
 import gc, lazy_loader
-import dprisk.validation.report.server_start
+import dprisk.runtime.fork_server_start
 print(gc.isenabled(), lazy_loader.load.reads_one_frame)
 from dprisk.validation.report.runner import STUDY_GC_THRESHOLDS, start_worker
 start_worker()
