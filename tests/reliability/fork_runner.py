@@ -173,17 +173,9 @@ def _run(request: dict) -> dict:
 
 
 def _numba_target_ready() -> None:
-    """Register numba's CPU target's typing and lowering extensions now, once for all forks.
-
-    numba does it lazily, at a process's first compiled call (a kernel loaded from numba's
-    cache included): about 0.3 s of CPU, which each fork running a sampler, a sweep or a
-    study's kernels otherwise paid again (measured 29 Nov, the process server's forks over
-    its six modules: 9.2 -> 7.1 s of CPU, the server +0.3 s). Only the registration: no
-    kernel is loaded or compiled here, so each fork still loads its own from the cache.
-    """
-    from numba.core.registry import cpu_target
-
-    cpu_target.target_context.refresh()
+    """Register numba's CPU target's typing and lowering extensions now, once for all forks
+    (:mod:`dprisk.runtime.numba_target`)."""
+    import dprisk.runtime.numba_target  # noqa: F401 - registers on import
 
 
 def _freeze_inherited_heap() -> None:

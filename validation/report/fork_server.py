@@ -47,11 +47,13 @@ RUNNER = "dprisk.validation.report.runner"
 #: ``dprisk.models.mechanism.pymc_dist``: the PyMC studies' distribution, which imports
 #: PyTensor's numba linker and numba (0.8 s of CPU), and ``pytensor.link.c.cvm``, which the
 #: compiled functions' virtual machine imports with setuptools (0.1-0.4 s): in both workers
-#: otherwise.
+#: otherwise. ``dprisk.runtime.numba_target``: numba's CPU target registered once, not at each
+#: worker's first kernel (about 0.35 s of CPU a worker, 0.25 s in the server).
 #: :func:`report_preload` adds the registered studies' own modules (each imported once, in
 #: the fork server, not once per worker that runs a study).
 PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
-           "pymc", "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm")
+           "pymc", "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm",
+           "dprisk.runtime.numba_target")
 #: The module that imports every registered study's module (its docstring), the early fork
 #: server's last preload (:func:`report_preload`).
 STUDY_MODULES = "dprisk.validation.report.study_modules"
