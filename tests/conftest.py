@@ -192,6 +192,23 @@ def _shared_scope_scheduling():
                     pending += left
             return pending
 
+        def _assign_work_unit(self, node) -> None:
+            """xdist's: hand the next unit to ``node`` by the positions of its tests in the
+            worker's collection, found in a table made once per worker instead of by
+            ``list.index`` over the whole collection for each test (6,900 searches of a
+            6,900-long list, 0.8 s of the controller's CPU under the profiler)."""
+            assert self.workqueue
+            scope, work_unit = self.workqueue.popitem(last=False)
+            self.assigned_work.setdefault(node, {})[scope] = work_unit
+            tables = self.__dict__.setdefault("_positions", {})
+            if node not in tables:
+                tables[node] = {}
+                for i, nodeid in enumerate(self.registered_collections[node]):
+                    tables[node].setdefault(nodeid, i)  # the first, as list.index
+            positions = tables[node]
+            node.send_runtest_some([positions[nodeid] for nodeid, completed in work_unit.items()
+                                    if not completed])
+
     return SharedScopeScheduling
 
 

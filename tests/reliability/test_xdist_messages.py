@@ -268,3 +268,43 @@ def test_pending_counts_are_xdists(pytestconfig):
     counts.append((ours._pending_of(workload), xdists._pending_of(workload)))
     assert all(mine == theirs for mine, theirs in counts), counts
     assert [theirs for _, theirs in counts] == list(range(len(tests), -1, -1))
+
+
+def test_work_units_are_handed_out_as_xdist_hands_them(pytestconfig):
+    """tests/conftest.py's scheduler finds the tests' positions in a table made once per
+    worker: each unit is sent as xdist's ``LoadScopeScheduling`` sends it (the positions of
+    its pending tests in that worker's collection, in the unit's order)."""
+    from collections import OrderedDict
+
+    from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    conftest = next(plugin for plugin in pytestconfig.pluginmanager.get_plugins()
+                    if hasattr(plugin, "_shared_scope_scheduling"))
+
+    class Node:
+        def __init__(self):
+            self.sent = []
+
+        def send_runtest_some(self, indices):
+            self.sent.append(list(indices))
+
+    generator = random.Random(36)
+    collection = [f"m{unit}.py::t{test}" for unit in range(6)
+                  for test in range(generator.randint(1, 5))]
+    generator.shuffle(collection)  # a worker's collection order need not be the units'
+    sent = []
+    for scheduling in (conftest._shared_scope_scheduling(), LoadScopeScheduling):
+        scheduler = object.__new__(scheduling)  # only what _assign_work_unit reads is set
+        node = Node()
+        scheduler.registered_collections = {node: collection}
+        scheduler.assigned_work = {}
+        scheduler.workqueue = OrderedDict(
+            (f"m{unit}.py", {nodeid: nodeid.endswith("t0")  # t0 done: not sent
+                             for nodeid in sorted(collection)
+                             if nodeid.startswith(f"m{unit}.py")})
+            for unit in range(6))
+        while scheduler.workqueue:
+            scheduler._assign_work_unit(node)
+        sent.append((node.sent, scheduler.assigned_work[node]))
+    assert sent[0] == sent[1]
+    assert sum(map(len, sent[0][0])) == sum(not n.endswith("t0") for n in collection)
