@@ -101,15 +101,18 @@ def split_study(*, paper_scale, parts=None):
 def slow_preload(name: str, folder, monkeypatch):
     """A preload module ``name`` in ``folder`` (a fork server amid its imports), its pid file.
 
-    Importing it writes the importing process's id to ``folder/server.pid`` and then sleeps
-    20 s. ``folder`` is put on ``PYTHONPATH`` with ``monkeypatch``: the fork server (Python
-    3.12) imports its preload on ``PYTHONPATH``, not on ``sys.path``. Returns the pid file's
-    path (:func:`wait_for` it: the server has begun its imports).
+    Importing it writes the importing process's id to ``folder/server.pid`` (whole: written
+    beside it and renamed, so that the file never exists empty, as one killed between creating
+    and writing it left it once) and then sleeps 20 s. ``folder`` is put on ``PYTHONPATH``
+    with ``monkeypatch``: the fork server (Python 3.12) imports its preload on
+    ``PYTHONPATH``, not on ``sys.path``. Returns the pid file's path (:func:`wait_for` it: the
+    server has begun its imports).
     """
     began = folder / "server.pid"
     (folder / f"{name}.py").write_text(
         "import os\nimport pathlib\nimport time\n\n"
-        f"pathlib.Path({str(began)!r}).write_text(str(os.getpid()))\n"
+        f"pathlib.Path({str(began) + '.part'!r}).write_text(str(os.getpid()))\n"
+        f"os.replace({str(began) + '.part'!r}, {str(began)!r})\n"
         "time.sleep(20)\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         p for p in (str(folder), os.environ.get("PYTHONPATH")) if p))
