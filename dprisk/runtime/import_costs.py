@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import inspect
 import sys
 
 __all__ = ["lazy_loader_reads_one_frame"]
@@ -40,8 +41,6 @@ def lazy_loader_reads_one_frame() -> None:
         import lazy_loader
     except ImportError:
         return
-    import inspect  # here: the command line imports this module at its start
-
     load = lazy_loader.load
     placeholder = getattr(lazy_loader, "DelayedImportErrorModule", None)
     if placeholder is None or getattr(load, "reads_one_frame", False):
