@@ -154,3 +154,11 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return __all__
+
+
+# xarray asks whether each array it wraps is a Dask array, and imports Dask to answer (about
+# 1 s of CPU in every process that makes a Dataset); the answer needs no import while Dask is
+# not loaded (dprisk.runtime.deferred_dask: put into xarray when, or as soon as, it is loaded).
+from dprisk.runtime.deferred_dask import install as _install_deferred_dask  # noqa: E402
+
+_install_deferred_dask()

@@ -42,8 +42,8 @@ RUNNER = "dprisk.validation.report.runner"
 #: loaded instead of importing them again (about 4 s of CPU per worker here). They
 #: are libraries and the report's registry, not state of the calling process; a module that
 #: fails to import is skipped by the fork server and then imported by the study as usual.
-#: ``dask.array``: xarray imports it in every process that makes a Dataset when dask is
-#: installed (its duck-array check, ``xarray.namedarray.pycompat``), 0.7-1.4 s of CPU each.
+#: Not ``dask.array``: xarray's checks for Dask arrays no longer import it
+#: (:mod:`dprisk.runtime.deferred_dask`), and no study uses Dask.
 #: ``dprisk.models.mechanism.pymc_dist``: the PyMC studies' distribution, which imports
 #: PyTensor's numba linker and numba (0.8 s of CPU), and ``pytensor.link.c.cvm``, which the
 #: compiled functions' virtual machine imports with setuptools (0.1-0.4 s): in both workers
@@ -51,8 +51,8 @@ RUNNER = "dprisk.validation.report.runner"
 #: worker's first kernel (about 0.35 s of CPU a worker, 0.25 s in the server).
 #: :func:`report_preload` adds the registered studies' own modules (each imported once, in
 #: the fork server, not once per worker that runs a study).
-PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "dask.array",
-           "pymc", "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm",
+PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
+           "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm",
            "dprisk.runtime.numba_target")
 #: The module that imports every registered study's module (its docstring), the early fork
 #: server's last preload (:func:`report_preload`).

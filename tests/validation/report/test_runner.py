@@ -21,10 +21,11 @@ from dprisk.validation.report.runner import available_cores, run_studies
 #: What the stand-in studies import (xarray, matplotlib, the records), loaded once by the fork
 #: server as the report's PRELOAD is, not again by each worker of each pool (about 2 s of CPU
 #: a worker); the studies' results do not depend on where a module was imported.
-#: ``dask.array`` as in the report's PRELOAD: xarray imports it (and scipy, jinja2, toolz...,
-#: 371 modules) in each process that makes a Dataset; without it each worker of each of the
-#: module's six pools spent 2.6 s of CPU on imports for a 0.27 s study (measured 29 Nov).
-PRELOAD = ("report_helpers", "dask.array")
+#: Not ``dask.array``: xarray imported it in each process that makes a Dataset (each worker of
+#: each of the module's six pools spent 2.6 s of CPU on imports for a 0.27 s study, measured
+#: 29 Nov, until the server preloaded it); since ``import dprisk`` defers those imports
+#: (:mod:`dprisk.runtime.deferred_dask`) nothing here imports Dask.
+PRELOAD = ("report_helpers",)
 
 
 @pytest.fixture(scope="module", autouse=True)
