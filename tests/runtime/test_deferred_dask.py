@@ -114,29 +114,32 @@ def test_xarrays_modules_keep_their_source_for_tracebacks():
     assert done.returncode == 0, done.stderr
 
 
+def _stand_in_xarray(monkeypatch, *, cache: dict, dask_installed: bool, missing: str = ""):
+    """Stand-ins for xarray's two modules in ``sys.modules`` (``missing``: an attribute left
+    out of the first); returns the second, whose ``is_dask_collection`` is ``len``."""
+    fake_pycompat = types.SimpleNamespace(_cached_duck_array_modules=cache,
+                                          DuckArrayModule=pycompat.DuckArrayModule)
+    if missing:
+        delattr(fake_pycompat, missing)
+    fake_utils = types.SimpleNamespace(is_dask_collection=len,
+                                       module_available=lambda name: dask_installed)
+    monkeypatch.setitem(sys.modules, "xarray.namedarray.pycompat", fake_pycompat)
+    monkeypatch.setitem(sys.modules, "xarray.namedarray.utils", fake_utils)
+    return fake_utils
+
+
 @pytest.mark.parametrize("missing", ["_cached_duck_array_modules", "DuckArrayModule"])
 def test_another_xarray_is_left_as_it_is(monkeypatch, missing):
     """Where xarray's internals are not as expected, nothing is changed (False)."""
-    fake_pycompat = types.SimpleNamespace(_cached_duck_array_modules={},
-                                          DuckArrayModule=pycompat.DuckArrayModule)
-    delattr(fake_pycompat, missing)
-    original = object()
-    fake_utils = types.SimpleNamespace(is_dask_collection=lambda x: original,
-                                       module_available=lambda name: True)
-    before = fake_utils.is_dask_collection
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.pycompat", fake_pycompat)
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.utils", fake_utils)
+    cache: dict = {}
+    fake_utils = _stand_in_xarray(monkeypatch, cache=cache, dask_installed=True, missing=missing)
     assert defer_dask_imports() is False
-    assert fake_utils.is_dask_collection is before
+    assert cache == {} and fake_utils.is_dask_collection is len
 
 
 def test_without_dask_installed_nothing_is_changed(monkeypatch):
     cache: dict = {}
-    fake_pycompat = types.SimpleNamespace(_cached_duck_array_modules=cache,
-                                          DuckArrayModule=pycompat.DuckArrayModule)
-    fake_utils = types.SimpleNamespace(is_dask_collection=len, module_available=lambda name: False)
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.pycompat", fake_pycompat)
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.utils", fake_utils)
+    fake_utils = _stand_in_xarray(monkeypatch, cache=cache, dask_installed=False)
     assert defer_dask_imports() is False
     assert cache == {} and fake_utils.is_dask_collection is len
 
@@ -144,10 +147,16 @@ def test_without_dask_installed_nothing_is_changed(monkeypatch):
 def test_an_entry_made_before_is_kept(monkeypatch):
     made = pycompat.DuckArrayModule("dask")
     cache = {"dask": made}
-    fake_pycompat = types.SimpleNamespace(_cached_duck_array_modules=cache,
-                                          DuckArrayModule=pycompat.DuckArrayModule)
-    fake_utils = types.SimpleNamespace(is_dask_collection=len, module_available=lambda name: True)
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.pycompat", fake_pycompat)
-    monkeypatch.setitem(sys.modules, "xarray.namedarray.utils", fake_utils)
+    fake_utils = _stand_in_xarray(monkeypatch, cache=cache, dask_installed=True)
     assert defer_dask_imports() is True
     assert cache["dask"] is made and fake_utils.is_dask_collection is is_dask_collection
+
+
+def test_a_new_entry_answers_from_the_real_one_on_first_access(monkeypatch):
+    cache: dict = {}
+    _stand_in_xarray(monkeypatch, cache=cache, dask_installed=True)
+    assert defer_dask_imports() is True
+    entry = cache["dask"]
+    assert entry.type == (DaskArrayOnceLoaded,)
+    assert entry.version == pycompat.DuckArrayModule("dask").version
+    assert entry.available is True and entry.module is sys.modules["dask"]
