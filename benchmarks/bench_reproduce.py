@@ -127,7 +127,7 @@ def run() -> dict:
                ("seconds", "cpu_seconds", "baseline_seconds", "baseline_cpu_seconds", "ratio",
                 "cpu_ratio")}
     whose = "all processes" if adopted else "the command only, not its workers"
-    each = "; ".join(f"{r['seconds']:.1f} / {r['baseline_seconds']:.1f} s = {r['ratio']:.2f}x"
+    each = "; ".join(f"{r['seconds']:.1f} / {r['baseline_seconds']:.1f} s = {r['ratio']:.3f}x"
                      for r in rounds)
     print(f"  dprisk reproduce (whole process, median of {len(rounds)} interleaved runs): "
           f"{figures['seconds']:.1f} s wall, {figures['cpu_seconds']:.1f} s CPU ({whose}) "
@@ -136,7 +136,7 @@ def run() -> dict:
     print(f"  plain Figure 5 curve (benchmarks/fig5_baseline.py, whole process, each run just "
           f"before the report's): median {figures['baseline_seconds']:.1f} s wall, "
           f"{figures['baseline_cpu_seconds']:.1f} s CPU; reproduce / baseline, median of the "
-          f"runs' ratios {figures['ratio']:.2f}x wall, {figures['cpu_ratio']:.2f}x CPU "
+          f"runs' ratios {figures['ratio']:.3f}x wall, {figures['cpu_ratio']:.2f}x CPU "
           f"(target <= {TARGET_RATIO:g}x); each run (report / baseline): {each}")
     return {**figures, "cpu_of_workers": adopted,
             "target_seconds": TARGET_SECONDS, "target_ratio": TARGET_RATIO,

@@ -119,7 +119,7 @@ def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
              "(benchmarks/fig5_baseline.py), whole process, same run, records unchanged "
              "(issue 36)",
              f"{figures['seconds']:.1f} s against {figures['baseline_seconds']:.1f} s = "
-             f"{figures['ratio']:.2f}x wall; CPU {figures['cpu_seconds']:.1f} s against "
+             f"{figures['ratio']:.3f}x wall; CPU {figures['cpu_seconds']:.1f} s against "
              f"{figures['baseline_cpu_seconds']:.1f} s = {figures['cpu_ratio']:.2f}x; "
              f"{figures['unchanged_records']} of {figures['baseline_records']} records "
              "unchanged" + _rounds_text(figures.get("rounds", ())),

@@ -31,6 +31,15 @@ def test_the_ratio_row_passes_at_the_target_and_fails_beyond(change, met):
     assert run._reproduce_ratio_lines({}) == []
 
 
+def test_a_ratio_just_above_the_target_does_not_print_as_the_target():
+    """A median of 2.503 failed while printed as "2.50x" (30 Nov): three decimals."""
+    run = load_benchmark("run")
+    rows = run._reproduce_ratio_lines({"bench_reproduce": {"figures": {
+        **REPRODUCE, "seconds": 20.025, "ratio": 20.025 / 8.0}}})
+    (_, measured, ok) = rows[0]
+    assert not ok and "= 2.503x wall" in measured
+
+
 def test_the_baseline_curve_is_the_suites_exact_p_correct():
     """Straightforward NumPy sums against the suite's exact study at a tail mass of 1e-15."""
     from dprisk.inference.studies.p_correct import p_correct_two_level
