@@ -49,11 +49,13 @@ RUNNER = "dprisk.validation.report.runner"
 #: compiled functions' virtual machine imports with setuptools (0.1-0.4 s): in both workers
 #: otherwise. ``dprisk.runtime.numba_target``: numba's CPU target registered once, not at each
 #: worker's first kernel (about 0.35 s of CPU a worker, 0.25 s in the server).
+#: ``dprisk.validation.figures.tick_copies_checked``: the figures' tick copies checked once,
+#: not by each worker at its first figure (0.15-0.2 s a worker, 0.07-0.12 s in the server).
 #: :func:`report_preload` adds the registered studies' own modules (each imported once, in
 #: the fork server, not once per worker that runs a study).
 PRELOAD = ("dprisk.validation.report.build", "numpy", "scipy.stats", "xarray", "pymc",
            "arviz_stats", "dprisk.models.mechanism.pymc_dist", "pytensor.link.c.cvm",
-           "dprisk.runtime.numba_target")
+           "dprisk.runtime.numba_target", "dprisk.validation.figures.tick_copies_checked")
 #: The module that imports every registered study's module (its docstring), the early fork
 #: server's last preload (:func:`report_preload`).
 STUDY_MODULES = "dprisk.validation.report.study_modules"

@@ -96,3 +96,25 @@ def test_without_agreement_nothing_is_replaced(monkeypatch):
     methods = {name: Axis.__dict__[name] for name in tick_copies._REPLACED}
     with tick_copies.ticks_copied():
         assert {name: Axis.__dict__[name] for name in tick_copies._REPLACED} == methods
+
+
+def test_importing_tick_copies_checked_answers_once_for_the_process():
+    """The report's fork server imports it: its workers inherit the answer, asked no more."""
+    import subprocess
+    import sys
+
+    code = ("import os\n"
+            "import dprisk.validation.figures.tick_copies_checked\n"
+            "from dprisk.validation.figures.tick_copies import tick_copies_agree\n"
+            "assert tick_copies_agree.cache_info().currsize == 1\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    os._exit(0 if tick_copies_agree() and "
+            "tick_copies_agree.cache_info().misses == 1 else 1)\n"
+            "assert os.waitpid(pid, 0)[1] == 0\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    from dprisk.validation.report.fork_server import PRELOAD
+
+    assert PRELOAD[-1] == "dprisk.validation.figures.tick_copies_checked"
