@@ -87,12 +87,6 @@ class _DeferredDaskEntry:
         return getattr(self._loaded, name)
 
 
-def _dask_is_dask_collection(x: object) -> bool:
-    from dask.base import is_dask_collection as dask_is_dask_collection
-
-    return dask_is_dask_collection(x)
-
-
 def is_dask_collection(x: object) -> bool:
     """Dask's ``is_dask_collection(x)``, without importing Dask when ``x`` has no graph.
 
@@ -102,7 +96,9 @@ def is_dask_collection(x: object) -> bool:
     """
     if not hasattr(x, "__dask_graph__"):
         return False
-    return _dask_is_dask_collection(x)
+    from dask.base import is_dask_collection as dask_is_dask_collection
+
+    return dask_is_dask_collection(x)
 
 
 def defer_dask_imports() -> bool:
@@ -176,8 +172,7 @@ def install() -> None:
     Called by ``import dprisk``; at most one import hook is installed.
     """
     if _PYCOMPAT in sys.modules:
-        if _UTILS in sys.modules:
-            defer_dask_imports()
+        defer_dask_imports()  # changes nothing if xarray's modules are not as expected
         return
     if not any(isinstance(finder, _AfterXarrayImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, _AfterXarrayImport())

@@ -21,7 +21,8 @@ from dprisk.runtime import deferred_dask
 from dprisk.runtime.deferred_dask import DaskArrayOnceLoaded, defer_dask_imports, is_dask_collection
 
 #: xarray work on NumPy data: a Dataset with an index, arithmetic, a reduction, selection, its
-#: text and HTML forms, a DataTree, a netCDF file read back, a Dataset from pandas.
+#: text and HTML forms, a DataTree, a Dataset from pandas (not ``to_netcdf``, which asks Dask
+#: for its scheduler: the report's writer does not).
 NUMPY_WORK = """
 import dprisk
 import numpy as np, pandas as pd, xarray as xr
