@@ -26,6 +26,16 @@ AVX-512 kernels, so floats are never compared bit for bit):
   record (``mcse`` given) also agrees within :data:`N_MCSE` (2) of its MCSE: the same seed
   draws the same numbers everywhere, and a decision that a last-bit difference flips moves
   the estimate by far less than one MCSE.
+* ``computed`` of a record in :data:`REL_RECORD`: within the relative tolerance stated there,
+  measured for that record, whose computation resolves it more coarsely than an exact path.
+  ``accounting/epsilon_pld`` (1e-7): the 65 queries' privacy-loss distributions composed by
+  ``dp-accounting`` at delta = 1e-10, where the composition's discretised tails (losses rounded
+  to the 1e-4 grid, up to 1e-15 of mass truncated per composition) weigh in: moving each
+  query's rho by one ulp or none, at random, moved it over 3.4e-8 relative (16 draws,
+  16.48280359 to 16.48280416), and an AVX-512 machine gives 1.3e-8 below the baseline's
+  (16.482803676 against 16.482803897; 16.482803921 with numpy's CPU features off): the
+  tolerance is three times the spread measured. The record's claim (16.4 < epsilon < 16.5)
+  and its status do not come near it.
 * ``mcse``: both absent, or within :data:`REL_MCSE` (10 %) relative: an MCSE is estimated
   from the same pinned draws, so only flipped decisions change it (by far less), while a
   changed sample size changes it by its square root (2x the releases: 29 %).
@@ -57,6 +67,9 @@ FIELDS = ("computed", "status", "mcse")
 REL_EXACT = 1e-12
 #: Absolute tolerance of ``computed`` for records at round-off level (module notes).
 ABS_FLOOR = 1e-14
+#: Relative tolerances of ``computed`` for records resolved more coarsely than an exact path,
+#: measured for each (module notes).
+REL_RECORD = {"accounting/epsilon_pld": 1e-7}
 #: A Monte Carlo record's ``computed`` agrees within this many of its MCSE (module notes).
 N_MCSE = 2.0
 #: Relative tolerance of ``mcse`` (module notes).
@@ -67,8 +80,10 @@ def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _same(field: str, a, b, mcse=None) -> bool:
-    """Whether a record's ``field`` agrees (module notes); ``mcse``: the larger MCSE, if any."""
+def _same(field: str, a, b, mcse=None, rel: float = REL_EXACT) -> bool:
+    """Whether a record's ``field`` agrees (module notes); ``mcse``: the larger MCSE, if any;
+    ``rel``: the relative tolerance of ``computed`` (:data:`REL_EXACT` unless the record is in
+    :data:`REL_RECORD`)."""
     if not (_number(a) and _number(b)):
         return a == b
     a, b = float(a), float(b)
@@ -77,7 +92,7 @@ def _same(field: str, a, b, mcse=None) -> bool:
     gap = abs(a - b)
     if field == "mcse":
         return gap <= REL_MCSE * max(abs(a), abs(b))
-    if gap <= REL_EXACT * max(abs(a), abs(b)) or gap <= ABS_FLOOR:
+    if gap <= rel * max(abs(a), abs(b)) or gap <= ABS_FLOOR:
         return True
     return mcse is not None and gap <= N_MCSE * mcse
 
@@ -93,8 +108,9 @@ def compare(results: list[dict], baseline: list[dict]) -> list[str]:
             continue
         errors = [e for e in (old.get("mcse"), new.get("mcse")) if _number(e)]
         mcse = max(errors) if len(errors) == 2 else None
+        rel = REL_RECORD.get(rid, REL_EXACT)
         for field in FIELDS:
-            if not _same(field, old[field], new[field], mcse):
+            if not _same(field, old[field], new[field], mcse, rel):
                 problems.append(f"{rid}: {field} {old[field]!r} -> {new[field]!r}")
     return problems
 
