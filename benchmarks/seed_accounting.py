@@ -8,7 +8,7 @@ them as the seed. Run it after changing the accounting or upgrading dp-accountin
     .venv/bin/python benchmarks/seed_accounting.py
 
 ``tests/inference/privacy/test_accounting_seed.py`` (slow, run by ``make bench``) recomputes
-every seeded entry and compares bit for bit.
+every seeded entry and compares each within the tolerance stated for its function.
 """
 
 import json

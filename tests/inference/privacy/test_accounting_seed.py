@@ -45,11 +45,33 @@ def test_a_miss_reads_the_seed_not_the_computation(tmp_path, monkeypatch):
     assert {p.stem for p in (tmp_path / "accounting").glob("*.json")} <= set(_seed())
 
 
+#: Relative agreement of a recomputed entry with the seed, by function. The compositions of
+#: privacy-loss distributions are resolved to about 1e-8 relative at delta = 1e-10, not to the
+#: last bit: moving each query's rho by one ulp moved the 2020 strategy's ``epsilon_pld`` by up
+#: to 3.4e-8 relative (16 draws), and an AVX-512 machine recomputes the seed's PLD epsilons
+#: 1.0e-8 to 1.3e-8 relative below it and ``worst_case_accuracy_pld`` 7e-11 above (numpy's
+#: CPU-specific kernels differ in the last bits: issue 32). The Canonne-Kamath-Steinke
+#: conversion is a one-dimensional optimisation: a few ulps.
+SEED_REL = {"epsilon_cks": 1e-12, "epsilon_pld": 1e-7, "epsilon_pld_bracket": 1e-7,
+            "worst_case_accuracy_pld": 1e-7}
+
+
+def test_seed_tolerances_cover_every_seeded_function():
+    assert {json.loads(entry["key"])["function"] for entry in _seed().values()} <= set(SEED_REL)
+
+
 @pytest.mark.slow
-def test_every_seeded_entry_recomputes_bit_for_bit():
-    """benchmarks/seed_accounting.py from scratch (seed off, empty cache) gives the shipped seed."""
+def test_every_seeded_entry_recomputes_within_its_stated_tolerance():
+    """benchmarks/seed_accounting.py from scratch (seed off, empty cache) gives the shipped
+    seed: the same entries under the same keys, each value within :data:`SEED_REL`."""
     code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import seed_accounting as s;"
             "print(json.dumps(s.compute_entries()))")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, check=True)
-    assert json.loads(done.stdout.splitlines()[-1]) == _seed()
+    recomputed, seed = json.loads(done.stdout.splitlines()[-1]), _seed()
+    assert {sha: entry["key"] for sha, entry in recomputed.items()} == {
+        sha: entry["key"] for sha, entry in seed.items()}
+    for sha, entry in seed.items():
+        rel = SEED_REL[json.loads(entry["key"])["function"]]
+        assert float.fromhex(recomputed[sha]["value"]) == pytest.approx(
+            float.fromhex(entry["value"]), rel=rel, abs=0), entry["key"]
