@@ -17,7 +17,12 @@ Issue 36's row: each run also times ``benchmarks/fig5_baseline.py`` (the Figure 
 P[correct] curve over its x2 grid by straightforward NumPy sums, whole process, just before
 the report) and reports ``dprisk reproduce``'s wall time as a ratio to it (target
 ``TARGET_RATIO``), the CPU ratio beside it: the row is the median of the runs' ratios, each
-run's pair printed beside it.
+run's pair printed beside it. The system part of both CPU times is printed too: about half of
+the baseline's CPU is the kernel's zeroing of the fresh pages its large temporaries are given,
+and its NumPy sums run about twice as fast with AVX-512 kernels as without (on one such
+machine: 1.3-1.7 s of user time, 2.9-3.3 s with numpy's CPU features off; 2.6-3.8 s of
+wall there, 6-9 s on the machine of the session before), while the report's CPU is mostly
+Python's: the ratio moves with the machine more than the report does (docs/speed.md).
 ``python benchmarks/bench_reproduce.py``.
 """
 
@@ -87,11 +92,13 @@ def _reap_orphans(own: set[int]) -> None:
                 own.add(pid)
 
 
-def _timed(argv: list[str]) -> tuple[float, float]:
-    """``(wall, cpu)`` seconds of ``argv`` run to its end, the CPU of every process it started.
+def _timed(argv: list[str]) -> tuple[float, float, float]:
+    """``(wall, cpu, system)`` seconds of ``argv`` run to its end, the CPU of every process it
+    started.
 
     CPU: user + system of the children reaped meanwhile (``getrusage``), the adopted
-    descendants included (module notes).
+    descendants included (module notes); ``system``: the system part of it (the kernel's work
+    for them, chiefly zeroing the pages they are given).
     """
     own = _children()
     adopted = _adopt_orphans()
@@ -102,7 +109,8 @@ def _timed(argv: list[str]) -> tuple[float, float]:
     if adopted:
         _reap_orphans(own)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    system = after.ru_stime - before.ru_stime
+    return seconds, (after.ru_utime - before.ru_utime) + system, system
 
 
 def run() -> dict:
@@ -112,30 +120,33 @@ def run() -> dict:
     baseline = json.loads(BASELINE.read_text())
     rounds = []
     for _ in range(ROUNDS):
-        base_seconds, base_cpu = _timed([sys.executable, str(BASELINE_SCRIPT)])
+        base_seconds, base_cpu, base_system = _timed([sys.executable, str(BASELINE_SCRIPT)])
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "report"
-            seconds, cpu = _timed([*dprisk, "reproduce", "--out", str(out), "--quiet"])
+            seconds, cpu, system = _timed([*dprisk, "reproduce", "--out", str(out), "--quiet"])
             results = json.loads((out / "results.json").read_text())
             n_figures = len(list(out.rglob("*.png"))) + len(list(out.rglob("*.svg")))
         changed = len({line.split(":")[0] for line in compare(results, baseline)})
         rounds.append({"seconds": seconds, "cpu_seconds": cpu, "baseline_seconds": base_seconds,
-                       "baseline_cpu_seconds": base_cpu, "ratio": seconds / base_seconds,
+                       "baseline_cpu_seconds": base_cpu, "system_seconds": system,
+                       "baseline_system_seconds": base_system, "ratio": seconds / base_seconds,
                        "cpu_ratio": cpu / base_cpu, "unchanged_records": len(baseline) - changed})
     unchanged = min(r["unchanged_records"] for r in rounds)
     figures = {key: statistics.median(r[key] for r in rounds) for key in
                ("seconds", "cpu_seconds", "baseline_seconds", "baseline_cpu_seconds", "ratio",
-                "cpu_ratio")}
+                "cpu_ratio", "system_seconds", "baseline_system_seconds")}
     whose = "all processes" if adopted else "the command only, not its workers"
     each = "; ".join(f"{r['seconds']:.1f} / {r['baseline_seconds']:.1f} s = {r['ratio']:.3f}x"
                      for r in rounds)
     print(f"  dprisk reproduce (whole process, median of {len(rounds)} interleaved runs): "
-          f"{figures['seconds']:.1f} s wall, {figures['cpu_seconds']:.1f} s CPU ({whose}) "
+          f"{figures['seconds']:.1f} s wall, {figures['cpu_seconds']:.1f} s CPU ({whose}; "
+          f"{figures['system_seconds']:.1f} s of it system) "
           f"(target <= {TARGET_SECONDS:.0f} s); {unchanged} of {len(baseline)} records "
           f"unchanged in every run; {len(results)} records, {n_figures} figure files")
     print(f"  plain Figure 5 curve (benchmarks/fig5_baseline.py, whole process, each run just "
           f"before the report's): median {figures['baseline_seconds']:.1f} s wall, "
-          f"{figures['baseline_cpu_seconds']:.1f} s CPU; reproduce / baseline, median of the "
+          f"{figures['baseline_cpu_seconds']:.1f} s CPU ({figures['baseline_system_seconds']:.1f}"
+          f" s of it system); reproduce / baseline, median of the "
           f"runs' ratios {figures['ratio']:.3f}x wall, {figures['cpu_ratio']:.2f}x CPU "
           f"(target <= {TARGET_RATIO:g}x); each run (report / baseline): {each}")
     return {**figures, "cpu_of_workers": adopted,

@@ -64,3 +64,19 @@ def test_the_row_names_its_runs_when_it_is_their_median():
     assert ok
     assert measured.endswith("; medians of 3 interleaved runs (report / baseline: "
                              "21.1 / 6.2 s, 20.0 / 8.0 s, 23.7 / 6.6 s)")
+
+
+def test_a_timed_command_reports_its_system_time_within_its_cpu_time(monkeypatch):
+    """``_timed`` gives ``(wall, cpu, system)``: a child that is given 200 MB of fresh pages
+    (zeroed by the kernel: system time) and a busy loop (user time) shows both."""
+    import sys
+
+    from benchmark_scripts import BENCHMARKS
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports check_records beside it
+    bench = load_benchmark("bench_reproduce")
+    code = ("b = bytearray(200_000_000); b[::4096] = b'x' * len(b[::4096]);"
+            "sum(i * i for i in range(2_000_000))")
+    wall, cpu, system = bench._timed([sys.executable, "-c", code])
+    assert 0 < system < cpu  # the pages' zeroing is system time, the sum user time
+    assert wall > 0
