@@ -3,7 +3,8 @@
 * **End to end.** ``dprisk population synth --persons 1000000``, ``population measure``
   (the table layout), then ``population risk --adversary informed|outsider --json`` from the
   persons file, each in its own process: wall seconds, CPU seconds and peak resident memory
-  (``os.wait4``). Target: each ``risk`` run <= 60 s on the 2-core machine, peak <= 2 GB.
+  (``os.wait4``, by :func:`timing.run_with_peak`: the command's own peak). Target: each
+  ``risk`` run <= 60 s on the 2-core machine, peak <= 2 GB.
 * **Kernel throughput as a ratio to numpy's exp** (one core, the same run): the outsider's
   Poisson-Gaussian sums (numpy windows and the compiled walk) in terms per second (the terms
   of the numpy path's windows, both deltas, for both paths: the same work), and the
@@ -24,13 +25,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from timing import run_with_peak
 
 PERSONS = 1_000_000
 NATIONAL_PERSONS = 309_000_000
@@ -45,21 +46,17 @@ def _dprisk() -> list[str]:
 
 
 def _timed(argv: list[str]) -> dict:
-    """Run ``argv``; its wall and CPU seconds, peak RSS (bytes) and stdout."""
+    """Run ``argv``; its wall and CPU seconds, peak RSS (bytes) and stdout.
+
+    CPU and peak from :func:`timing.run_with_peak` (the command's own peak, not this
+    process's, which a command started from here would report).
+    """
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        text = out.read().decode()
-        err.seek(0)
-        errors = err.read().decode()
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv} failed: {errors[-500:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_bytes": usage.ru_maxrss * 1024, "stdout": text}
+    done, cpu, peak = run_with_peak(argv, capture_output=True)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv} failed: {done.stderr.decode()[-500:]}")
+    return {"wall_s": wall, "cpu_s": cpu, "peak_bytes": peak, "stdout": done.stdout.decode()}
 
 
 def _exp_rate() -> float:

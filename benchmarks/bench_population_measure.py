@@ -2,27 +2,30 @@
 
 A synthetic state (:func:`dprisk.inference.population.synth.synthesize`, seed 1) is measured
 in both layouts and read back whole (``read_noisy_table``, ``read_nmf_block_detailed``), each
-step in a fresh process (:data:`SCRIPT`), which reports its wall and CPU seconds and its peak
-resident memory (``ru_maxrss``). Targets (issue 34): well under 60 s,
-peak memory <= 2 GB. The baseline in the same run: the project's fast sampler drawing the same
-number of block ``detailed`` cells from one generator (:func:`dg_sampling.sample`), so the
-ratio says what the counter-based streams, the answers and the Parquet writing cost beyond
-the draws themselves. Nothing is asserted; run ``python benchmarks/bench_population_measure.py``.
+step in a fresh process (:data:`SCRIPT`), which reports its wall and CPU seconds; its peak
+resident memory is the process's ``ru_maxrss`` from :func:`timing.run_with_peak` (started from
+this process, it would report this one's peak: issue 36's session saw 2.4 GB for each step).
+Targets (issue 34): well under 60 s, peak memory <= 2 GB. The baseline in the same run: the
+project's fast sampler drawing the same number of block ``detailed`` cells from one generator
+(:func:`dg_sampling.sample`), so the ratio says what the counter-based streams, the answers
+and the Parquet writing cost beyond the draws themselves. Nothing is asserted; run
+``python benchmarks/bench_population_measure.py``.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from timing import run_with_peak
+
 PERSONS = 1_000_000
 SEED = 1
 SCRIPT = r"""
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 import pandas as pd
 from dprisk.inference.population.measure import measure
@@ -39,7 +42,6 @@ else:
     out.mkdir()
     blocks = measure(persons, out, seed=7, layout=mode).blocks
 print(json.dumps({"seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "blocks": blocks}))
 """
 #: What each fresh process does, and the folder it measures into or reads from.
@@ -57,10 +59,11 @@ def run() -> dict:
         synthesize(PERSONS, SEED).to_parquet(persons_path)
         figures = {}
         for mode, folder in MODES:
-            done = subprocess.run([sys.executable, "-c", SCRIPT, str(persons_path),
-                                   str(Path(tmp) / folder), mode],
-                                  capture_output=True, text=True, check=True)
-            figures[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+            done, _, peak = run_with_peak([sys.executable, "-c", SCRIPT, str(persons_path),
+                                           str(Path(tmp) / folder), mode],
+                                          capture_output=True, text=True, check=True)
+            figures[mode] = {**json.loads(done.stdout.strip().splitlines()[-1]),
+                             "peak_mb": peak / 2**20}
         cells = figures["table"]["blocks"] * 2016
         rho = 1 / (2 * 10.092848490022675)
         sample(0, rho, size=10, random_seed=0)

@@ -99,3 +99,54 @@ def process_cpu_seconds(argv: list[str]) -> tuple[float, float]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+#: Run by :func:`run_with_peak` as ``python -c _PEAK_WRAPPER RESULT_FILE ARGV...``: forks the
+#: command, waits for it and writes its CPU seconds and peak resident bytes to RESULT_FILE; exits
+#: with its exit status (128 + the signal's number when a signal ended it).
+_PEAK_WRAPPER = r"""
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as exc:
+        print(f"cannot run {sys.argv[2]}: {exc}", file=sys.stderr)
+    os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump({"cpu_s": usage.ru_utime + usage.ru_stime, "peak_bytes": usage.ru_maxrss * 1024},
+              out)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
+
+
+def run_with_peak(argv: list[str], **run_kwargs) -> tuple[subprocess.CompletedProcess, float,
+                                                           int]:
+    """``subprocess.run(argv, **run_kwargs)``, with the command's CPU seconds and peak RSS.
+
+    Returns ``(completed, cpu_seconds, peak_bytes)``: user + system seconds and the peak
+    resident size (``ru_maxrss``) of the command and of the processes it waited for.
+
+    The command is not started by this process but forked by a small interpreter started for
+    it (:data:`_PEAK_WRAPPER`), which waits for it (``os.wait4``). Linux keeps a process's peak
+    resident size across ``exec``, and ``subprocess`` starts a command by ``vfork``, which
+    shares this process's memory until the ``exec``: a command started from here reports as its
+    peak this process's own, however little it uses itself (seen: 2.4 GB for every step of
+    ``bench_population_measure`` after the earlier modules of ``run.py``, reading a file back
+    in 1.2 s included). Forked from the small interpreter it starts from that one's (about 10
+    MB). The interpreter's own start (tens of milliseconds) is in a caller's wall time, not in
+    these figures.
+    """
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        result = Path(tmp) / "usage.json"
+        done = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, str(result), *argv],
+                              **run_kwargs)
+        usage = json.loads(result.read_text()) if result.exists() else {
+            "cpu_s": float("nan"), "peak_bytes": 0}
+    done.args = list(argv)
+    return done, usage["cpu_s"], usage["peak_bytes"]
