@@ -123,11 +123,13 @@ sys.exit(code if code >= 0 else 128 - code)
 
 
 def run_with_peak(argv: list[str], **run_kwargs) -> tuple[subprocess.CompletedProcess, float,
-                                                           int]:
+                                                           float]:
     """``subprocess.run(argv, **run_kwargs)``, with the command's CPU seconds and peak RSS.
 
     Returns ``(completed, cpu_seconds, peak_bytes)``: user + system seconds and the peak
-    resident size (``ru_maxrss``) of the command and of the processes it waited for.
+    resident size (``ru_maxrss``) of the command and of the processes it waited for; both NaN
+    when the small interpreter did not write them (it was killed), so that no target passes
+    on a figure not measured.
 
     The command is not started by this process but forked by a small interpreter started for
     it (:data:`_PEAK_WRAPPER`), which waits for it (``os.wait4``). Linux keeps a process's peak
@@ -147,6 +149,6 @@ def run_with_peak(argv: list[str], **run_kwargs) -> tuple[subprocess.CompletedPr
         done = subprocess.run([sys.executable, "-c", _PEAK_WRAPPER, str(result), *argv],
                               **run_kwargs)
         usage = json.loads(result.read_text()) if result.exists() else {
-            "cpu_s": float("nan"), "peak_bytes": 0}
+            "cpu_s": float("nan"), "peak_bytes": float("nan")}
     done.args = list(argv)
     return done, usage["cpu_s"], usage["peak_bytes"]

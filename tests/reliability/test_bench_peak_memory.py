@@ -3,7 +3,7 @@
 Linux keeps a process's peak resident size across ``exec``, and ``subprocess`` starts a command
 by ``vfork``: a command started from a process that once held N bytes reports at least N as its
 own peak. ``bench_population_measure`` printed 2.4 GB for each of its four steps after the
-earlier modules of ``run.py`` (the steps' own peaks are 0.5-0.9 GB), failing issue 34's
+earlier modules of ``run.py`` (the steps' own peaks are 0.5-1.6 GB), failing issue 34's
 memory rows. The command is forked by a small interpreter instead; these tests hold this
 process's peak above 300 MB first.
 """

@@ -6,8 +6,10 @@ suite's exact P[correct] (one point here: each costs about 0.3 s; the script's `
 compares all thirteen).
 """
 
+import sys
+
 import pytest
-from benchmark_scripts import load_benchmark
+from benchmark_scripts import BENCHMARKS, load_benchmark
 
 REPRODUCE = {"seconds": 20.0, "cpu_seconds": 36.0, "baseline_seconds": 8.0,
              "baseline_cpu_seconds": 8.0, "ratio": 2.5, "cpu_ratio": 4.5, "target_ratio": 2.5,
@@ -68,11 +70,7 @@ def test_the_row_names_its_runs_when_it_is_their_median():
 
 def test_a_timed_command_reports_its_system_time_within_its_cpu_time(monkeypatch):
     """``_timed`` gives ``(wall, cpu, system)``: a child that is given 200 MB of fresh pages
-    (zeroed by the kernel: system time) and a busy loop (user time) shows both."""
-    import sys
-
-    from benchmark_scripts import BENCHMARKS
-
+    (zeroed by the kernel: system time) and sums two million squares (user time) shows both."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))  # the script imports check_records beside it
     bench = load_benchmark("bench_reproduce")
     code = ("b = bytearray(200_000_000); b[::4096] = b'x' * len(b[::4096]);"
