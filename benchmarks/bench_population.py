@@ -25,24 +25,18 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from timing import run_with_peak
+from timing import dprisk_command, run_with_peak
 
 PERSONS = 1_000_000
 NATIONAL_PERSONS = 309_000_000
 NATIONAL_BLOCKS = 6_200_000
 TARGET_SECONDS = 60.0
 TARGET_BYTES = 2 * 1024**3
-
-
-def _dprisk() -> list[str]:
-    here = Path(sys.executable).with_name("dprisk")
-    return [str(here)] if here.exists() else [sys.executable, "-m", "dprisk.cli"]
 
 
 def _timed(argv: list[str]) -> dict:
@@ -126,7 +120,7 @@ def run() -> dict:
     results: dict = {"persons": PERSONS}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        cli = _dprisk()
+        cli = dprisk_command()
         synth = _timed([*cli, "population", "synth", "--persons", str(PERSONS), "--seed", "1",
                         "--out", str(tmp / "synth"), "--json"])
         persons = tmp / "synth" / "persons.parquet"
