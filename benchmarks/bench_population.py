@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from timing import dprisk_command, run_with_peak
+from timing import best_seconds, dprisk_command, run_with_peak
 
 PERSONS = 1_000_000
 NATIONAL_PERSONS = 309_000_000
@@ -75,16 +75,6 @@ def _exp_kernel() -> str:
     return loops.get("dd", {}).get("current", "unknown")
 
 
-def _best_rate(work: float, call) -> float:
-    """``work`` over the fastest of three timed calls of ``call``."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return work / best
-
-
 def _kernel_rates() -> dict:
     from dprisk.inference.population import kernels
 
@@ -98,15 +88,15 @@ def _kernel_rates() -> dict:
     for mode in ("numpy", "compiled"):
         os.environ["DPRISK_KERNELS"] = mode
         kernels.poisson_gaussian_log_ratio(y[:100], lam[:100], 10.09)  # load / compile
-        rates[mode] = _best_rate(terms,
-                                 lambda: kernels.poisson_gaussian_log_ratio(y, lam, 10.09))
+        rates[mode] = terms / best_seconds(
+            lambda: kernels.poisson_gaussian_log_ratio(y, lam, 10.09))
     os.environ.pop("DPRISK_KERNELS")
     groups, persons = 20_000, 500_000
     logits = np.log(rng.dirichlet(np.ones(126), size=groups))
     person_group = rng.integers(0, groups, size=persons)
     person_cat = rng.integers(0, 126, size=persons)
     variance = np.full(groups, 10.09)
-    informed = _best_rate(persons, lambda: kernels.informed_posteriors(
+    informed = persons / best_seconds(lambda: kernels.informed_posteriors(
         logits, variance, person_group, person_cat))
     return {"outsider_numpy_terms_per_s": rates["numpy"],
             "outsider_compiled_terms_per_s": rates["compiled"],
