@@ -204,13 +204,14 @@ POPULATION_KERNEL_FLOORS = {
                "informed_ratio_to_exp": 0.0025},
 }
 
+#: The national projection is checked on a sample: the per-person cost of quarter-size
+#: partitions must agree with the full-size one's within this factor (the cost is linear).
+POPULATION_LINEARITY = 1.25
+
 
 def _population_kernel_floors(exp_kernel: str | None) -> dict[str, float]:
     """The floors recorded against ``exp_kernel``'s ``np.exp``, else the ``"*"`` floors."""
     return POPULATION_KERNEL_FLOORS.get(exp_kernel, POPULATION_KERNEL_FLOORS["*"])
-#: The national projection is checked on a sample: the per-person cost of quarter-size
-#: partitions must agree with the full-size one's within this factor (the cost is linear).
-POPULATION_LINEARITY = 1.25
 
 
 def _population_lines(results: dict) -> list[tuple[str, str, bool]]:
