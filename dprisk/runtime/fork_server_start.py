@@ -14,6 +14,10 @@ modules they import before forking, so it runs before the libraries and the stud
   (:func:`dprisk.runtime.import_costs.lazy_loader_reads_one_frame`: ArviZ asks it for two
   modules that are not installed, each of which read the whole stack).
 
+* Each worker's BLAS and OpenMP libraries start one thread, not one per core
+  (:func:`dprisk.runtime.worker_threads.one_thread_per_worker`, before anything imports
+  NumPy; a value the user set is kept): the workers already run one per core.
+
 The report's server's imports, in one process (three rounds each, 2026-11-30): 6.4 s of CPU
 with neither, 5.6 s with the collector paused, 5.1 s with both.
 """
@@ -21,6 +25,8 @@ with neither, 5.6 s with the collector paused, 5.1 s with both.
 import gc
 
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
+from dprisk.runtime.worker_threads import one_thread_per_worker
 
 gc.disable()
 lazy_loader_reads_one_frame()
+one_thread_per_worker()

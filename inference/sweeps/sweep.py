@@ -73,6 +73,7 @@ from dprisk.models.checks import check_positive_int
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.settings import setting
 from dprisk.runtime.work_limit import EXACT_POINT_STEPS, check_work, mc_study_steps
+from dprisk.runtime.worker_threads import WORKER_ENVIRON  # local_cluster's workers' environment
 
 if TYPE_CHECKING:  # pragma: no cover
     import xarray as xr
@@ -109,9 +110,6 @@ POINT_BYTES = 24
 DEFAULT_SCHEDULER_TIMEOUT = 10.0
 #: Environment variable overriding :data:`DEFAULT_SCHEDULER_TIMEOUT` (seconds).
 SCHEDULER_TIMEOUT_ENV = "DPRISK_SCHEDULER_TIMEOUT"
-
-#: Environment of the worker processes of :func:`local_cluster` (one BLAS/OpenMP thread).
-WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 
 # --------------------------------------------------------------------------- computing
