@@ -29,7 +29,7 @@ import statistics
 import time
 
 import numpy as np
-from timing import cold_in_new_process, machine_load
+from timing import cold_in_new_process, machine_load, run_times
 
 from dprisk.inference.studies.finite_draws import finite_draws_p_correct
 from dprisk.inference.studies.monte_carlo import simulate_p_correct
@@ -50,12 +50,9 @@ PAPER_RELEASES = 1_000_000
 
 def _median(func, repeats: int = REPEATS):
     """``(median seconds, last value)`` of ``repeats`` calls of ``func()``."""
-    times, value = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), value
+    values = []
+    times = run_times(lambda: values.append(func()), repeats)
+    return statistics.median(times), values[-1]
 
 
 def _brute_force(x2: int) -> float:
