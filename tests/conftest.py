@@ -1,12 +1,22 @@
-"""Shared test configuration: a non-interactive matplotlib backend, seeded generators, the
-garbage collector's thresholds and the order and grouping of modules over the xdist workers."""
+"""Shared test configuration: one BLAS thread per process, a non-interactive matplotlib backend,
+seeded generators, the garbage collector's thresholds and the order and grouping of modules over
+the xdist workers."""
 
 import gc
 import re
 
-import matplotlib
-import numpy as np
-import pytest
+from dprisk.runtime.worker_threads import one_thread_per_worker
+
+#: One BLAS and OpenMP thread in each test process, set before NumPy loads here: the xdist
+#: workers (one per core) and the tests' subprocesses inherit it. OpenBLAS's second thread
+#: otherwise spun after each threaded call and at each process's start on the core the other
+#: worker needed: 2 % of a ``make test`` run's CPU (633 of 31,896 ``perf`` samples, 2026-11-30).
+#: A value set in the environment is kept.
+one_thread_per_worker()
+
+import matplotlib  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 matplotlib.use("Agg")
 
