@@ -12,7 +12,8 @@ With one thread the report's numbers and figures are the same byte for byte.
 
 :data:`WORKER_ENVIRON` is read by the libraries when they load, so
 :func:`one_thread_per_worker` must run before NumPy is imported: a fork server's first
-import does it (:mod:`dprisk.runtime.fork_server_start`), and its workers inherit it.
+import does it (:mod:`dprisk.runtime.fork_server_start`), and its workers inherit it;
+:func:`dprisk.inference.sweeps.sweep.local_cluster` gives it to its Dask workers.
 """
 
 from __future__ import annotations
