@@ -33,6 +33,8 @@ import time
 import warnings
 from pathlib import Path
 
+from dprisk.runtime.worker_threads import WORKER_ENVIRON
+
 __all__ = ["PRELOAD", "ForkServer", "Outcome"]
 
 #: Modules the server imports before its first fork (each would otherwise be imported again
@@ -342,8 +344,7 @@ class ForkServer:
     """
 
     def __init__(self, preload=PRELOAD):
-        env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1"}
+        env = {**os.environ, **{name: str(value) for name, value in WORKER_ENVIRON.items()}}
         self.process = subprocess.Popen([sys.executable, __file__, *preload], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
         self._requests, self._answers = self.process.stdin, self.process.stdout
