@@ -79,7 +79,8 @@ screenshot: setup
 
 # The documentation site: Sphinx (pydata theme, MyST, numpydoc, sphinx-argparse, myst-nb) builds
 # docs/_build/html with warnings as errors, no network; the notebooks are executed once and their
-# outputs cached (docs/_build/.jupyter_cache). DPRISK_DOCS_EXECUTE=off skips executing them.
+# outputs cached (docs/_build/.jupyter_cache), each live cell shown as its output at the
+# parameters cell's values (DPRISK_LIVE=static). DPRISK_DOCS_EXECUTE=off skips executing them.
 docs: setup
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 	@echo "docs: docs/_build/html/index.html"

@@ -46,10 +46,19 @@ myst_heading_anchors = 3
 # (docs/_build/.jupyter_cache); DPRISK_DOCS_EXECUTE=off builds without executing (the test).
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:percent"}]}
 nb_execution_mode = os.environ.get("DPRISK_DOCS_EXECUTE", "cache")
-nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+# The cache has a directory per way of showing live cells: outputs cached while the live cells
+# still showed Panel's controls (which the site cannot show) are not reused.
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache" / "live-static")
 nb_execution_timeout = 600
 nb_execution_raise_on_error = True
 nb_merge_streams = True
+# A page of the site has no kernel behind it, so the notebooks' live controls cannot run there:
+# the kernels that execute the notebooks (they inherit this environment) show each live view
+# as its output at the parameters cell's values (dprisk.explore.notebook.StaticView). Set only
+# when notebooks are executed: the test build (execution off) runs in a process whose later
+# notebook kernels must keep their controls.
+if nb_execution_mode != "off":
+    os.environ["DPRISK_LIVE"] = "static"
 
 # The API reference: one page per public name (autosummary), numpydoc sections.
 templates_path = ["_templates"]

@@ -15,6 +15,7 @@ import param
 
 from dprisk.explore.notebook import (
     _TABLE_CSS,
+    LIVE_FIGURE_DPI,
     decimals,
     format_typed,
     read_box,
@@ -23,9 +24,6 @@ from dprisk.explore.notebook import (
 )
 
 __all__ = ["LIVE_FIGURE_DPI", "NumberControl", "panes", "widget"]
-
-#: Resolution of a view's figure in the live output (PNG, dots per inch).
-LIVE_FIGURE_DPI = 80
 
 
 class NumberControl(pn.viewable.Viewer):

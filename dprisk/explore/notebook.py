@@ -34,6 +34,14 @@ is shown or used, and the slider shows no tooltip (the box beside it shows the v
 ``view`` may return a Matplotlib figure (closed in pyplot after drawing, so the inline
 backend does not show it twice), a dict of numbers (an HTML table: any label, ``|``
 included, is shown as written), a string (Markdown), or a tuple of these.
+
+A page with no kernel behind it (the documentation site, whose notebooks ``make docs``
+executes) cannot run controls: with the environment variable ``DPRISK_LIVE=static``
+(:data:`STATIC_ENV`; ``docs/conf.py`` sets it for the kernels it starts), :func:`live` returns
+a :class:`StaticView`, which shows the view at the parameters cell's values as plain outputs
+(the figure as a PNG, the numbers as an HTML table) under a line saying so, and never imports
+Panel. Panel's controls there were the outputs of Panel's browser loaders, which a static page
+cannot run and Sphinx refuses (``skipping unknown output mime type``).
 """
 
 from __future__ import annotations
@@ -42,19 +50,28 @@ import ast
 import html
 import math
 import numbers
+import os
 import sys
 from decimal import Decimal
 
 from dprisk.explore.inputs import Sequencer, read_number
 
 #: NumberControl is in dprisk.explore.live_widgets (with Panel), given by __getattr__ below.
-__all__ = ["LiveView", "NumberControl", "live", "message_html", "slider_step",  # noqa: F822
-           "table_html"]
+__all__ = ["LIVE_FIGURE_DPI", "STATIC_ENV", "LiveView", "NumberControl",  # noqa: F822
+           "StaticView", "live", "message_html", "slider_step", "static_bundles", "table_html"]
 
 #: Slider positions over a range (at least; the step is rounded to 1, 2 or 5 x 10^k).
 SLIDER_POSITIONS = 1000
 #: Significant digits of a float in the result table.
 TABLE_DIGITS = 6
+#: Resolution of a view's figure in the live output and in a static one (PNG, dots per inch).
+LIVE_FIGURE_DPI = 80
+#: The environment variable read by :func:`live`: ``static`` shows the view without controls
+#: (:class:`StaticView`); unset, empty or ``live``, the controls.
+STATIC_ENV = "DPRISK_LIVE"
+#: The line above a static view's output.
+STATIC_NOTE = ("The output at the parameters cell's values. In a notebook (JupyterLab, VS Code) "
+               "this cell shows controls, and the output follows them.")
 _TABLE_CSS = """
 table.dprisk-live-table { border-collapse: collapse; font-size: 0.95em; }
 table.dprisk-live-table th, table.dprisk-live-table td {
@@ -314,9 +331,70 @@ def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
     LiveView
         Computed once at ``parameters``; it updates when a control changes. Outside a
         notebook kernel its Panel objects are built when first used (Panel is not imported
-        by a script that never shows them).
+        by a script that never shows them). With ``DPRISK_LIVE=static``
+        (:data:`STATIC_ENV`) a :class:`StaticView`: the output without controls.
+
+    Raises
+    ------
+    ValueError
+        ``DPRISK_LIVE`` set to something other than ``static`` or ``live``.
     """
+    mode = os.environ.get(STATIC_ENV, "")
+    if mode == "static":
+        return StaticView(view, parameters, ranges, build=False)
+    if mode not in ("", "live"):
+        raise ValueError(f"{STATIC_ENV} must be 'static', 'live' or unset, got {mode!r}")
     return LiveView(view, parameters, ranges, build=_in_kernel())
+
+
+def static_bundles(output, error: str | None = None) -> list[dict]:
+    """What a :class:`StaticView` displays: one MIME bundle per output, under :data:`STATIC_NOTE`.
+
+    The note as HTML; then, for ``error``, :func:`message_html`; else for each part of
+    ``output`` (a tuple's parts in order): a figure as ``image/png`` (closed in pyplot; drawn
+    at :data:`LIVE_FIGURE_DPI` and cropped by
+    :func:`~dprisk.validation.figures.png.png_bytes`, the PNG the live output shows), a dict
+    as :func:`table_html` with its style, a string as ``text/markdown``. Each bundle has a
+    ``text/plain`` form too.
+    """
+    bundles = [{"text/html": f"<p class=\"dprisk-static-note\"><em>{html.escape(STATIC_NOTE)}"
+                             "</em></p>", "text/plain": STATIC_NOTE}]
+    if error is not None:
+        return [*bundles, {"text/html": message_html(error), "text/plain": str(error)}]
+    figure = sys.modules.get("matplotlib.figure")  # a view that made one imported it
+    for part in output if isinstance(output, tuple) else (output,):
+        if figure is not None and isinstance(part, figure.Figure):
+            import matplotlib.pyplot as plt
+
+            from dprisk.validation.figures.png import png_bytes
+
+            plt.close(part)
+            bundles.append({"image/png": png_bytes(part, LIVE_FIGURE_DPI),
+                            "text/plain": f"<{type(part).__name__}>"})
+        elif isinstance(part, dict):
+            bundles.append({"text/html": f"<style>{_TABLE_CSS}</style>{table_html(part)}",
+                            "text/plain": "\n".join(f"{label}: {_cell(value)}"
+                                                    for label, value in part.items())})
+        elif part is not None:
+            bundles.append({"text/markdown": str(part), "text/plain": str(part)})
+    return bundles
+
+
+class StaticView(LiveView):
+    """A :class:`LiveView` shown as its output at the parameters' values, with no controls.
+
+    What :func:`live` returns under ``DPRISK_LIVE=static`` (:data:`STATIC_ENV`): for a page
+    with no kernel behind it, such as the documentation site. Displayed in IPython, it
+    publishes :func:`static_bundles` of the view's output (or of its message), one display
+    output each, and imports no Panel; ``last`` and ``values()`` are those of a
+    :class:`LiveView` whose controls nobody moved.
+    """
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        for bundle in static_bundles(*self._shown):
+            display(bundle, raw=True)
 
 
 def __getattr__(name: str):

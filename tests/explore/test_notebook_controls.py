@@ -246,3 +246,88 @@ def test_a_views_figure_is_shown_as_a_png_of_what_it_draws(layout):
     shown = pane._transform_object(pane.object)
     assert (shown["width"], shown["height"]) == (width, height)
     plt.close("all")
+
+
+def _static_outputs(monkeypatch, view, **parameters) -> tuple:
+    """(the object ``live`` returned, the bundles it displayed) under ``DPRISK_LIVE=static``."""
+    from dprisk.explore.notebook import STATIC_ENV
+
+    monkeypatch.setenv(STATIC_ENV, "static")
+    shown = []
+    monkeypatch.setattr("IPython.display.display",
+                        lambda bundle, raw: shown.append(bundle) if raw else None)
+    result = live(view, **parameters)
+    result._ipython_display_()
+    return result, shown
+
+
+def test_a_static_view_shows_the_output_at_the_parameters_without_controls(monkeypatch):
+    """Under ``DPRISK_LIVE=static`` (what ``docs/conf.py`` sets for the kernels that execute
+    the notebooks for the site) ``live`` computes the view once and displays, under the note,
+    the figure as the PNG the live output shows (the same bytes as the PNG pane of the same
+    figure), the numbers as the same HTML table, the Markdown as Markdown; no control is
+    built (nothing of Panel's is displayed: a static page cannot run it). The end-to-end
+    check, in a kernel, is in ``tests/notebooks/test_notebooks.py``."""
+    import matplotlib.pyplot as plt
+
+    from dprisk.explore.live_widgets import panes
+    from dprisk.explore.notebook import STATIC_NOTE, StaticView
+
+    def figure(rho1):
+        fig, ax = plt.subplots(figsize=(4, 2), layout="constrained")
+        ax.plot([0, 1, 2], [0.1, rho1, 0.3])
+        ax.set(xlabel="released x1*", ylabel="P[X1 = m+1 | x1*]")
+        return fig
+
+    calls = []
+
+    def view(rho1, prior):
+        calls.append((rho1, prior))
+        return figure(rho1), dict(LABELS), f"prior **{prior}**"
+
+    shown_view, bundles = _static_outputs(monkeypatch, view, rho1=0.5, prior="improper",
+                                          ranges={"rho1": (0.01, 2.0)})
+    assert isinstance(shown_view, StaticView) and calls == [(0.5, "improper")]
+    assert "controls" not in vars(shown_view) and not plt.get_fignums()
+    assert [sorted(b) for b in bundles] == [["text/html", "text/plain"],
+                                            ["image/png", "text/plain"],
+                                            ["text/html", "text/plain"],
+                                            ["text/markdown", "text/plain"]]
+    assert bundles[0]["text/plain"] == STATIC_NOTE
+    assert html.escape(STATIC_NOTE) in bundles[0]["text/html"]
+    (pane,) = panes(figure(0.5))
+    assert bundles[1]["image/png"] == pane.object
+    parser = _Rows()
+    parser.feed(bundles[2]["text/html"])  # as a browser reads it: the labels escaped once
+    assert parser.rows[1:] == [[label, f"{value:.6g}" if isinstance(value, float)
+                                else str(value)] for label, value in LABELS.items()]
+    assert "dprisk-live-table" in bundles[2]["text/html"]
+    assert bundles[3]["text/markdown"] == "prior **improper**"
+
+
+def test_a_static_view_of_refused_input_shows_the_message(monkeypatch):
+    """A view that refuses the parameters (``ValueError``) shows the note and its one-line
+    message as the live output shows it (:func:`message_html`), nothing else."""
+    from dprisk.explore.notebook import message_html
+
+    def view(rho1):
+        raise ValueError(f"rho1 must be positive, got {rho1}")
+
+    shown_view, bundles = _static_outputs(monkeypatch, view, rho1=-1.0)
+    assert shown_view.last is None and len(bundles) == 2
+    assert bundles[1] == {"text/html": message_html("rho1 must be positive, got -1.0"),
+                          "text/plain": "rho1 must be positive, got -1.0"}
+
+
+@pytest.mark.parametrize("mode", ["yes", "Static", "off"])
+def test_an_unknown_live_mode_is_refused_by_name(monkeypatch, mode):
+    """``DPRISK_LIVE`` is ``static``, ``live`` or unset; anything else is an error naming
+    the variable and its values, before the view is computed."""
+    monkeypatch.setenv("DPRISK_LIVE", mode)
+    calls = []
+    with pytest.raises(ValueError, match=r"DPRISK_LIVE must be 'static', 'live' or unset"):
+        live(lambda rho1: calls.append(rho1), rho1=0.5)
+    assert calls == []
+    monkeypatch.setenv("DPRISK_LIVE", "live")
+    live(lambda rho1: calls.append(rho1), rho1=0.5)
+    assert calls == [0.5]

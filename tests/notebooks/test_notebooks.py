@@ -300,6 +300,43 @@ def test_notebook_executes(path, tmp_path, shared_kernel):
     check_ran_quietly(nb)
 
 
+#: A notebook with live controls under ``DPRISK_LIVE=static`` (set in the kernel, as the
+#: kernels that execute the notebooks for the site inherit it from ``docs/conf.py``), then
+#: back to live views for the notebooks after it in the shared kernel.
+STATIC_LIVE_CELLS = (
+    "import os\nos.environ['DPRISK_LIVE'] = 'static'\nimport matplotlib.pyplot as plt\n"
+    "import dprisk as dr",
+    "def view(rho1, p):\n"
+    "    fig, ax = plt.subplots(figsize=(4, 2), layout='constrained')\n"
+    "    ax.plot([0, 1, 2], [p, rho1, p])\n"
+    "    return fig, {'P[X1 = m+1 | D]': rho1 * p}\n"
+    "dr.live(view, rho1=0.5, p=0.25, ranges={'rho1': (0.01, 2.0)})",
+    "def refuse(rho1):\n    raise ValueError('rho1 must be positive')\n"
+    "dr.live(refuse, rho1=-1.0)",
+    "del os.environ['DPRISK_LIVE']",
+)
+
+
+def test_a_live_cell_on_a_static_page_shows_its_output(tmp_path, shared_kernel):
+    """What the site's pages get from a live cell: the note, the view's figure as a PNG and its
+    numbers as an HTML table (or the note and the message of refused input), plain display
+    outputs a page without a kernel shows. None of Panel's loaders and views
+    (``application/vnd.holoviews_load.v0+json``, ``application/vnd.holoviews_exec.v0+json``,
+    JavaScript): a static page cannot run them, and Sphinx stopped ``make docs`` on them
+    ("skipping unknown output mime type"; the executed build is ``tests/docs``' slow test)."""
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in STATIC_LIVE_CELLS])
+    shared_kernel.run(nb, tmp_path)
+    check_ran_quietly(nb)
+    shown = [[(out["output_type"], sorted(out.get("data", {}))) for out in cell.outputs]
+             for cell in nb.cells]
+    note = ("display_data", ["text/html", "text/plain"])
+    assert shown == [[], [note, ("display_data", ["image/png", "text/plain"]), note],
+                     [note, note], []]
+    assert "P[X1 = m+1 | D]" in nb.cells[1].outputs[2]["data"]["text/html"]
+    assert "dprisk-message-text" in nb.cells[2].outputs[1]["data"]["text/html"]
+
+
 def check_ran_quietly(nb: nbformat.NotebookNode) -> None:
     """Assert that every code cell of an executed notebook ran and none printed a warning.
 
