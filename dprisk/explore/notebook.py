@@ -40,8 +40,8 @@ executes) cannot run controls: with the environment variable ``DPRISK_LIVE=stati
 (:data:`STATIC_ENV`; ``docs/conf.py`` sets it for the kernels it starts), :func:`live` returns
 a :class:`StaticView`, which shows the view at the parameters cell's values as plain outputs
 (the figure as a PNG, the numbers as an HTML table) under a line saying so, and never imports
-Panel. Panel's controls there were the outputs of Panel's browser loaders, which a static page
-cannot run and Sphinx refuses (``skipping unknown output mime type``).
+Panel. Panel's outputs are its browser loaders and views (``application/vnd.holoviews_*``),
+which a static page cannot run and Sphinx refuses (``skipping unknown output mime type``).
 """
 
 from __future__ import annotations
