@@ -50,7 +50,6 @@ import ast
 import html
 import math
 import numbers
-import os
 import sys
 from decimal import Decimal
 
@@ -66,8 +65,9 @@ SLIDER_POSITIONS = 1000
 TABLE_DIGITS = 6
 #: Resolution of a view's figure in the live output and in a static one (PNG, dots per inch).
 LIVE_FIGURE_DPI = 80
-#: The environment variable read by :func:`live`: ``static`` shows the view without controls
-#: (:class:`StaticView`); unset, empty or ``live``, the controls.
+#: The environment variable read by :func:`live` (through :mod:`dprisk.runtime.settings`):
+#: ``static`` shows the view without controls (:class:`StaticView`); unset, empty or ``live``,
+#: the controls.
 STATIC_ENV = "DPRISK_LIVE"
 #: The line above a static view's output.
 STATIC_NOTE = ("The output at the parameters cell's values. In a notebook (JupyterLab, VS Code) "
@@ -336,14 +336,14 @@ def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
 
     Raises
     ------
-    ValueError
-        ``DPRISK_LIVE`` set to something other than ``static`` or ``live``.
+    dprisk.runtime.settings.SettingError
+        A ``ValueError``: ``DPRISK_LIVE`` set to something other than ``live`` or ``static``
+        (:mod:`dprisk.runtime.settings`, where every ``DPRISK_*`` variable is read).
     """
-    mode = os.environ.get(STATIC_ENV, "")
-    if mode == "static":
+    from dprisk.runtime.settings import setting
+
+    if setting(STATIC_ENV) == "static":
         return StaticView(view, parameters, ranges, build=False)
-    if mode not in ("", "live"):
-        raise ValueError(f"{STATIC_ENV} must be 'static', 'live' or unset, got {mode!r}")
     return LiveView(view, parameters, ranges, build=_in_kernel())
 
 

@@ -21,6 +21,10 @@ variable (old name)          value                                      default
 ``DPRISK_VIEW_WORK_LIMIT``   a number of steps >= 1: one served         ``5e9``
                              explorer view's work (capped by
                              ``DPRISK_WORK_LIMIT``)
+``DPRISK_LIVE``              ``live`` or ``static``: how a notebook's   ``live``
+                             ``dprisk.live`` cell shows (``static``:
+                             its output without controls, for pages
+                             with no kernel, as ``make docs`` sets)
 ===========================  =========================================  ==================
 
 The old names ``DPRISK_MEMORY_BUDGET`` and ``DPRISK_WORK_BUDGET`` (from before "budget" came
@@ -94,6 +98,10 @@ def _kernels(text: str) -> str | None:
     return text if text in ("auto", "numpy", "compiled") else None
 
 
+def _live_mode(text: str) -> str | None:
+    return text if text in ("live", "static") else None
+
+
 def _directory(text: str) -> Path | None:
     path = Path(text).expanduser()
     return path if path.is_absolute() else None
@@ -128,6 +136,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
             _at_least_one(parse_size), None),
     Setting("DPRISK_VIEW_WORK_LIMIT", "a number of steps >= 1 such as 2e10",
             _at_least_one(_number), None),
+    # read by dprisk.explore.notebook.live (static: dprisk.explore.notebook.StaticView)
+    Setting("DPRISK_LIVE", "one of live, static", _live_mode, "live"),
 )}
 
 

@@ -322,10 +322,12 @@ def test_a_static_view_of_refused_input_shows_the_message(monkeypatch):
 @pytest.mark.parametrize("mode", ["yes", "Static", "off"])
 def test_an_unknown_live_mode_is_refused_by_name(monkeypatch, mode):
     """``DPRISK_LIVE`` is ``static``, ``live`` or unset; anything else is an error naming
-    the variable and its values, before the view is computed."""
+    the variable, its values and the text, before the view is computed (the settings'
+    refusal, as for every ``DPRISK_*`` variable)."""
     monkeypatch.setenv("DPRISK_LIVE", mode)
     calls = []
-    with pytest.raises(ValueError, match=r"DPRISK_LIVE must be 'static', 'live' or unset"):
+    with pytest.raises(ValueError, match=rf"^DPRISK_LIVE must be one of live, static, "
+                                         rf"got '{mode}'$"):
         live(lambda rho1: calls.append(rho1), rho1=0.5)
     assert calls == []
     monkeypatch.setenv("DPRISK_LIVE", "live")
