@@ -11,7 +11,10 @@ by far less than that) or an absolute 1e-15 (a probability left out of an exact 
 page's 2.5010728e-14 and this machine's 2.5010784e-14 differ by 6e-20). Other text must be
 the output's first lines, character for character, and all of it unless the shown output
 ends with a line ``…`` (the rest left out). A page whose example drifted from the program
-fails here, not in a reader's terminal.
+fails here, not in a reader's terminal. The pages' ``bash`` blocks show commands without
+output: each line there starting ``dprisk`` (continuation lines joined) must succeed too (the
+README's ``.venv/bin/dprisk`` lines, a national synthetic state and the explorer's server among
+them, are left to the tests of their commands).
 """
 
 from __future__ import annotations
@@ -52,6 +55,18 @@ def transcripts(pages=PAGES) -> list[tuple[str, list[str], list[str]]]:
                     found.append(current)
                 elif current is not None:
                     current[2].append(line)
+        for block in re.finditer(r"```bash\n(.*?)```", text, re.S):
+            line_number = text[:block.start()].count("\n") + 2
+            command, start = "", 0
+            for offset, line in enumerate(block.group(1).splitlines()):
+                command, start = (command + " " + line, start) if command else (line, offset)
+                if command.endswith("\\"):
+                    command = command[:-1]
+                    continue
+                if command.startswith("dprisk "):
+                    where = f"{page.relative_to(ROOT)}:{line_number + start}"
+                    found.append((where, shlex.split(command, comments=True)[1:], []))
+                command = ""
     return found
 
 
@@ -65,6 +80,8 @@ def test_the_pages_show_commands_with_outputs():
     assert {"docs/guide/accounting.md", "docs/guide/product.md", "docs/guide/worst-case.md",
             "docs/guide/unknown-others.md"} <= pages
     assert sum(1 for _, _, shown in TRANSCRIPTS if shown) >= 6
+    assert {"docs/guide/one-level.md", "docs/guide/two-levels.md",
+            "docs/guide/nested-levels.md"} <= pages  # their bash blocks
 
 
 def _same(shown, actual, path: str) -> list[str]:
