@@ -171,12 +171,12 @@ def test_cli_reference_lists_every_subcommand(built):
 
 @pytest.mark.slow
 def test_make_docs_executes_every_notebook_with_warnings_as_errors(tmp_path):
-    """``make docs``' build as a fresh clone runs it: every notebook executed (myst-nb's
-    ``force``: no cache read or written), warnings as errors, in a process of its own. The
-    default run builds without executing (above), so this is where an output the site cannot
-    show fails: the live cells' Panel loaders did (``skipping unknown output mime type``;
-    they now show their output at the parameters' values, ``DPRISK_LIVE=static``). About a
-    minute and a half of CPU: ``make bench`` runs it."""
+    """``make docs``' build as a fresh clone runs it (the arguments above): every notebook
+    executed (myst-nb's ``force``: no cache read or written), warnings as errors, in a process
+    of its own. The default run builds without executing (above), so this is where an output
+    the site cannot show fails: the live cells' Panel loaders did (``skipping unknown output
+    mime type``; they now show their output at the parameters' values,
+    ``DPRISK_LIVE=static``). About 70 s of CPU (2026-11-30): ``make bench`` runs it."""
     import os
     import subprocess
 
