@@ -23,8 +23,9 @@ from collections.abc import MutableMapping
 
 __all__ = ["WORKER_ENVIRON", "one_thread_per_worker"]
 
-#: Environment of dprisk's worker processes: one OpenMP, MKL and OpenBLAS thread each.
-WORKER_ENVIRON = {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+#: Environment of dprisk's worker processes: one OpenMP, MKL and OpenBLAS thread each (the
+#: values as the environment holds them: strings).
+WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 def one_thread_per_worker(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
@@ -44,6 +45,6 @@ def one_thread_per_worker(environ: MutableMapping[str, str] | None = None) -> di
         The variables this call set, with their values.
     """
     environ = os.environ if environ is None else environ
-    added = {name: str(value) for name, value in WORKER_ENVIRON.items() if name not in environ}
+    added = {name: value for name, value in WORKER_ENVIRON.items() if name not in environ}
     environ.update(added)
     return added

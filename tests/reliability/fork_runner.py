@@ -344,7 +344,7 @@ class ForkServer:
     """
 
     def __init__(self, preload=PRELOAD):
-        env = {**os.environ, **{name: str(value) for name, value in WORKER_ENVIRON.items()}}
+        env = {**os.environ, **WORKER_ENVIRON}
         self.process = subprocess.Popen([sys.executable, __file__, *preload], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
         self._requests, self._answers = self.process.stdin, self.process.stdout
