@@ -18,6 +18,7 @@ from dprisk.explore.notebook import (
     LIVE_FIGURE_DPI,
     decimals,
     format_typed,
+    output_parts,
     read_box,
     slider_step,
     table_html,
@@ -144,9 +145,10 @@ def widget(name: str, value, ranges: dict):
 
 
 def panes(output) -> list:
-    """The panes showing what a view returned (a figure is closed in pyplot first).
+    """The panes showing what a view returned, part by part.
 
-    A figure is shown as a PNG at :data:`LIVE_FIGURE_DPI`, cropped to what it draws, made by
+    The parts are :func:`~dprisk.explore.notebook.output_parts`. A figure is shown as a PNG
+    at :data:`LIVE_FIGURE_DPI`, cropped to what it draws, made by
     :func:`~dprisk.validation.figures.png.png_bytes` as the report's figures are: drawn once
     with its layout, then cropped, where Panel's Matplotlib pane (``tight=True``) saves it
     with ``bbox_inches="tight"`` and so lays it out and draws it twice. Each update of a live
@@ -154,19 +156,12 @@ def panes(output) -> list:
     this way against 130-190 ms through the pane (the same picture; its edges may differ by a
     pixel or two, and its lines by sub-pixel offsets).
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.figure import Figure
-
-    from dprisk.validation.figures.png import png_bytes
-
-    parts = output if isinstance(output, tuple) else (output,)
     shown = []
-    for part in parts:
-        if isinstance(part, Figure):
-            plt.close(part)
-            shown.append(pn.pane.PNG(png_bytes(part, LIVE_FIGURE_DPI)))
-        elif isinstance(part, dict):
-            shown.append(pn.pane.HTML(table_html(part), stylesheets=[_TABLE_CSS]))
-        elif part is not None:
-            shown.append(pn.pane.Markdown(str(part)))
+    for kind, value in output_parts(output):
+        if kind == "png":
+            shown.append(pn.pane.PNG(value))
+        elif kind == "table":
+            shown.append(pn.pane.HTML(table_html(value), stylesheets=[_TABLE_CSS]))
+        else:
+            shown.append(pn.pane.Markdown(value))
     return shown

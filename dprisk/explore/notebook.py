@@ -57,7 +57,8 @@ from dprisk.explore.inputs import Sequencer, read_number
 
 #: NumberControl is in dprisk.explore.live_widgets (with Panel), given by __getattr__ below.
 __all__ = ["LIVE_FIGURE_DPI", "STATIC_ENV", "LiveView", "NumberControl",  # noqa: F822
-           "StaticView", "live", "message_html", "slider_step", "static_bundles", "table_html"]
+           "StaticView", "live", "message_html", "output_parts", "slider_step", "static_bundles",
+           "table_html"]
 
 #: Slider positions over a range (at least; the step is rounded to 1, 2 or 5 x 10^k).
 SLIDER_POSITIONS = 1000
@@ -347,21 +348,16 @@ def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
     return LiveView(view, parameters, ranges, build=_in_kernel())
 
 
-def static_bundles(output, error: str | None = None) -> list[dict]:
-    """What a :class:`StaticView` displays: one MIME bundle per output, under :data:`STATIC_NOTE`.
+def output_parts(output) -> list[tuple[str, object]]:
+    """What a view returned, part by part, as the live and the static outputs show it.
 
-    The note as HTML; then, for ``error``, :func:`message_html`; else for each part of
-    ``output`` (a tuple's parts in order): a figure as ``image/png`` (closed in pyplot; drawn
-    at :data:`LIVE_FIGURE_DPI` and cropped by
-    :func:`~dprisk.validation.figures.png.png_bytes`, the PNG the live output shows), a dict
-    as :func:`table_html` with its style, a string as ``text/markdown``. Each bundle has a
-    ``text/plain`` form too.
+    For each part of ``output`` (a tuple's parts in order; ``None`` skipped): a figure as
+    ``("png", bytes)`` (closed in pyplot; drawn at :data:`LIVE_FIGURE_DPI` and cropped by
+    :func:`~dprisk.validation.figures.png.png_bytes`, as the report's figures are), a dict as
+    ``("table", dict)`` (shown by :func:`table_html`), anything else as ``("markdown", str)``.
     """
-    bundles = [{"text/html": f"<p class=\"dprisk-static-note\"><em>{html.escape(STATIC_NOTE)}"
-                             "</em></p>", "text/plain": STATIC_NOTE}]
-    if error is not None:
-        return [*bundles, {"text/html": message_html(error), "text/plain": str(error)}]
     figure = sys.modules.get("matplotlib.figure")  # a view that made one imported it
+    parts = []
     for part in output if isinstance(output, tuple) else (output,):
         if figure is not None and isinstance(part, figure.Figure):
             import matplotlib.pyplot as plt
@@ -369,14 +365,34 @@ def static_bundles(output, error: str | None = None) -> list[dict]:
             from dprisk.validation.figures.png import png_bytes
 
             plt.close(part)
-            bundles.append({"image/png": png_bytes(part, LIVE_FIGURE_DPI),
-                            "text/plain": f"<{type(part).__name__}>"})
+            parts.append(("png", png_bytes(part, LIVE_FIGURE_DPI)))
         elif isinstance(part, dict):
-            bundles.append({"text/html": f"<style>{_TABLE_CSS}</style>{table_html(part)}",
-                            "text/plain": "\n".join(f"{label}: {_cell(value)}"
-                                                    for label, value in part.items())})
+            parts.append(("table", part))
         elif part is not None:
-            bundles.append({"text/markdown": str(part), "text/plain": str(part)})
+            parts.append(("markdown", str(part)))
+    return parts
+
+
+def static_bundles(output, error: str | None = None) -> list[dict]:
+    """What a :class:`StaticView` displays: one MIME bundle per output, under :data:`STATIC_NOTE`.
+
+    The note as HTML; then, for ``error``, :func:`message_html`; else each of
+    :func:`output_parts`: a figure as ``image/png``, a table as :func:`table_html` with its
+    style, Markdown as ``text/markdown``. Each bundle has a ``text/plain`` form too.
+    """
+    bundles = [{"text/html": f"<p class=\"dprisk-static-note\"><em>{html.escape(STATIC_NOTE)}"
+                             "</em></p>", "text/plain": STATIC_NOTE}]
+    if error is not None:
+        return [*bundles, {"text/html": message_html(error), "text/plain": str(error)}]
+    for kind, value in output_parts(output):
+        if kind == "png":
+            bundles.append({"image/png": value, "text/plain": "<Figure>"})
+        elif kind == "table":
+            bundles.append({"text/html": f"<style>{_TABLE_CSS}</style>{table_html(value)}",
+                            "text/plain": "\n".join(f"{label}: {_cell(number)}"
+                                                    for label, number in value.items())})
+        else:
+            bundles.append({"text/markdown": value, "text/plain": value})
     return bundles
 
 
