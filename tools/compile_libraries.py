@@ -104,6 +104,8 @@ def files_to_compile(root: Path, skip: frozenset[str] = frozenset(), *,
 
 #: Days a kept compilation stays unused before :func:`prune_kept` removes it.
 KEPT_DAYS = 30
+#: Seconds after which a ``.partial`` file is a leftover, whatever process has its id now.
+PARTIAL_SECONDS = 3600
 #: Bytes of a ``.pyc`` header (PEP 552): magic number, flags, then the source's time and size.
 HEADER_BYTES = 16
 
@@ -139,10 +141,20 @@ def _replace_with_link(existing: Path | str, path: Path | str) -> None:
     """Make ``path`` a hard link to ``existing``, replacing whatever was there whole.
 
     A link under a temporary name is renamed over ``path``: nothing is ever written into it.
+    When ``path`` is already a link to ``existing`` (a set-up run again in the same tree) there
+    is nothing to do; a rename between two links to one file does nothing and would leave the
+    temporary name behind (POSIX ``rename``), so that name is removed whatever happened.
     """
+    with contextlib.suppress(FileNotFoundError):
+        if os.path.samestat(os.stat(existing), os.stat(path)):
+            return
     partial = f"{path}.{os.getpid()}.partial"
     os.link(existing, partial)
-    os.replace(partial, path)
+    try:
+        os.replace(partial, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
 
 
 def _from_kept(path: str, kept: Path) -> bool:
@@ -219,21 +231,74 @@ def _compile_share(files: list[str], keep: bool = False) -> int:
 
 
 def prune_kept(days: float = KEPT_DAYS) -> int:
-    """Remove kept compilations unused for ``days``, and partial files an hour old; how many.
+    """Remove kept compilations unused for ``days``, and stale partial files; how many.
 
-    (A younger partial file may be another set-up's, running now.)
+    (A partial file whose set-up still runs, :func:`is_stale_partial`, stays.)
     """
     now, removed = time.time(), 0
     for folder, _, names in os.walk(dprisk_cache_root() / "pyc"):
         for name in names:
             path = os.path.join(folder, name)
             try:
-                age = now - os.stat(path).st_mtime
-                if age > days * 86400 or (name.endswith(".partial") and age > 3600):
+                if now - os.stat(path).st_mtime > days * 86400 or is_stale_partial(path, now):
                     os.remove(path)
                     removed += 1
             except OSError:
                 pass
+    return removed
+
+
+def _writer_running(name: str) -> bool:
+    """Whether the process that named the temporary file ``name`` (``X.<pid>.partial``) runs."""
+    try:
+        pid = int(name.rsplit(".", 2)[-2])
+    except (IndexError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+def is_stale_partial(path: str, now: float) -> bool:
+    """Whether ``path`` is a ``.partial`` file left by a set-up that is over.
+
+    Its writer (the process id in its name) no longer runs, or it is an hour old. The age
+    alone does not tell: a temporary link to a kept compilation shares its inode, whose time
+    every set-up that uses it renews.
+    """
+    if not path.endswith(".partial"):
+        return False
+    try:
+        return (not _writer_running(os.path.basename(path))
+                or now - os.stat(path).st_mtime > PARTIAL_SECONDS)
+    except OSError:
+        return False
+
+
+def remove_stale_partials(root: Path) -> int:
+    """Remove the stale ``.partial`` files of ``root``'s ``__pycache__`` folders; how many.
+
+    Set-ups before the rename fix in :func:`_replace_with_link` left one behind for every
+    ``.pyc`` that was already linked (:func:`is_stale_partial` tells them from a running
+    set-up's).
+    """
+    now, removed = time.time(), 0
+    for folder, subfolders, names in os.walk(root):
+        if os.path.basename(folder) != "__pycache__":
+            continue
+        subfolders[:] = []
+        for name in names:
+            path = os.path.join(folder, name)
+            if is_stale_partial(path, now):
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+                    removed += 1
     return removed
 
 
@@ -258,6 +323,7 @@ def main(argv: list[str]) -> int:
     """Compile ``SITE_PACKAGES`` (less the skip list) and each further tree; exit status.
 
     2 with the usage when no folder is given; else 0, failures counted on standard error.
+    Stale ``.partial`` files in the folders' ``__pycache__`` folders are removed.
     Compilations are kept for the next set-up (and those unused for :data:`KEPT_DAYS`
     removed) but with ``--no-keep``.
     """
@@ -275,6 +341,8 @@ def main(argv: list[str]) -> int:
     if failed:  # as on first import: the library's own error, raised where it is imported
         print(f"compile_libraries: {failed} of {len(files)} files did not compile",
               file=sys.stderr)
+    for folder in folders:
+        remove_stale_partials(folder)
     if keep:
         prune_kept()
     return 0
