@@ -100,7 +100,11 @@ def kept_rewrites(config: pytest.Config) -> Path:
 
 
 def _take_kept(kept: Path, pyc: Path) -> bool:
-    """Make ``pyc`` a hard link to ``kept`` (else a copy), replaced whole; whether done."""
+    """Make ``pyc`` a hard link to ``kept`` (else a copy), replaced whole; whether done.
+
+    The temporary name is removed whatever happened: a rename between two links to one file
+    does nothing and leaves it (POSIX ``rename``), as does a failed one.
+    """
     partial = pyc.with_name(f"{pyc.name}.{os.getpid()}.partial")
     try:
         try:
@@ -110,6 +114,9 @@ def _take_kept(kept: Path, pyc: Path) -> bool:
         os.replace(partial, pyc)
     except OSError:
         return False
+    finally:
+        with contextlib.suppress(OSError):
+            partial.unlink()
     return True
 
 

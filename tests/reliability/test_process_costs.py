@@ -186,3 +186,5 @@ def test_a_module_rewritten_before_is_linked_from_the_kept_copy(tmp_path, pytest
     assert rewrite_once(pytestconfig, [third]) == 1
     assert rewrite._read_pyc(third, pyc(third)).co_filename == str(third)
     assert kept.stat().st_ino == pyc(third).stat().st_ino  # replaced by the new rewriting
+    assert rewrite_once(pytestconfig, [first, second, third]) == 0
+    assert sorted(tmp_path.rglob("*.partial")) == []  # no temporary name left behind
