@@ -27,6 +27,7 @@ import hashlib
 import io
 import itertools
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from dprisk.inference.population.metrics import Tally
 __all__ = [
     "PARTITION_PERSONS",
     "STORE_PATTERN",
+    "Refusal",
     "partition_key",
     "partition_size",
     "progress_bar",
@@ -302,7 +304,7 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
             try:
                 for _, (i, result) in as_completed(futures, loop=client.loop,
                                                    with_results=True):
-                    results[i] = result
+                    results[i] = Refusal.raised(result)
                     bar.update(1)
             finally:
                 client.cancel(futures)
@@ -329,4 +331,25 @@ def _subset(persons, rows: np.ndarray):
 
 
 def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):
-    return i, streamed_task(task, adversary=adversary, prior=prior, store=store)
+    try:
+        return i, streamed_task(task, adversary=adversary, prior=prior, store=store)
+    except ValueError as err:  # an answer, not a failed task: no worker traceback
+        return i, Refusal(str(err))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A partition's inputs refused on a worker (the ``ValueError``'s message).
+
+    Sent back as an answer: a failed Dask task is logged by its worker with a traceback,
+    before the one-line refusal the caller prints.
+    """
+
+    message: str
+
+    @staticmethod
+    def raised(result):
+        """``result``, or the ``ValueError`` it stands for."""
+        if isinstance(result, Refusal):
+            raise ValueError(result.message)
+        return result

@@ -58,22 +58,42 @@ def _tract_of_batch(frame) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(tracts, dtype=str), codes[geoid.cat.codes.to_numpy()]
 
 
-def scan_tracts(path, *, name: str = "persons", batch_rows: int = BATCH_ROWS):
+def scan_tracts(path, *, name: str = "persons", batch_rows: int = BATCH_ROWS,
+                blocks: bool = False):
     """``(tracts, counts, rows)``: the file's tracts (sorted), their persons, its rows.
 
-    Reads and checks the whole file batch by batch (a refusal names its row).
+    Reads and checks the whole file batch by batch (a refusal names its row). With
+    ``blocks``, a fourth array: each tract's blocks, at most (the distinct blocks of each
+    batch, added over the batches: exact when no block's persons span two batches, as in a
+    file sorted by GEOID, and never below the truth), for sizing a partition's measurements.
     """
     from dprisk.inference.population.persons import iter_persons
 
     totals: dict[str, int] = {}
+    block_totals: dict[str, int] = {}
     rows = 0
     for _, frame in iter_persons(path, name=name, batch_rows=batch_rows):
         tracts, codes = _tract_of_batch(frame)
         for tract, count in zip(tracts, np.bincount(codes, minlength=tracts.size)):
             totals[tract] = totals.get(tract, 0) + int(count)
+        if blocks:
+            used = np.unique(frame["geoid"].cat.codes.to_numpy())  # this batch's blocks
+            block_tract = _tract_of_block(frame, tracts)[used]
+            for tract, count in zip(tracts, np.bincount(block_tract, minlength=tracts.size)):
+                block_totals[tract] = block_totals.get(tract, 0) + int(count)
         rows += len(frame)
     tracts = np.asarray(sorted(totals), dtype=str)
-    return tracts, np.asarray([totals[t] for t in tracts], dtype=np.int64), rows
+    counts = np.asarray([totals[t] for t in tracts], dtype=np.int64)
+    if blocks:
+        return tracts, counts, rows, np.asarray([block_totals.get(t, 0) for t in tracts],
+                                                dtype=np.int64)
+    return tracts, counts, rows
+
+
+def _tract_of_block(frame, tracts: np.ndarray) -> np.ndarray:
+    """Each of the batch's GEOID categories' tract, as an index into ``tracts`` (sorted)."""
+    per_category = np.asarray(frame["geoid"].cat.categories, dtype=str).astype("U11")
+    return np.searchsorted(tracts, per_category)
 
 
 @dataclass
@@ -211,10 +231,18 @@ def _split_answers(result: dict, batch_rows: int, folder: Path, index: int) -> N
 
 
 def _compute(task, *, adversary, prior, store):
-    """One partition on a worker or here: its result with file rows (partitions' task)."""
-    from dprisk.inference.population.partitions import streamed_task
+    """One partition on a worker or here: its result with file rows (partitions' task).
 
-    return streamed_task(task, adversary=adversary, prior=prior, store=store)
+    A refusal of the partition's inputs (``ValueError``) comes back as a
+    :class:`~dprisk.inference.population.partitions.Refusal`, an answer rather than a failed
+    task, so that a Dask worker does not log it with a traceback; :func:`_run` raises it here.
+    """
+    from dprisk.inference.population.partitions import Refusal, streamed_task
+
+    try:
+        return streamed_task(task, adversary=adversary, prior=prior, store=store)
+    except ValueError as err:
+        return Refusal(str(err))
 
 
 def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed",
@@ -322,11 +350,13 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
 def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, client,
          in_flight) -> None:
     """Compute every partition, at most ``in_flight`` held at once; ``done(i, result)``."""
+    from dprisk.inference.population.partitions import Refusal
+
     if client is None:
         for index in range(n_parts):
             rows, persons = _read_partition(spilled / f"{index:06d}")
-            done(index, _compute((rows, persons, loader), adversary=adversary, prior=prior,
-                                 store=store))
+            done(index, Refusal.raised(_compute((rows, persons, loader), adversary=adversary,
+                                                prior=prior, store=store)))
         return
     from distributed import as_completed
 
@@ -345,7 +375,7 @@ def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, 
                            loop=client.loop)
     try:
         for future in running:
-            result = future.result()
+            result = Refusal.raised(future.result())
             index, _ = index_of.pop(future.key)
             del future  # the client lets the worker forget it
             done(index, result)

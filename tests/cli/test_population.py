@@ -133,8 +133,13 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
     ("not_parquet", "--persons"),
     ("negative_variance", "--noise-variance"), ("absent_state", "--nmf"),
     ("both_sources", "--noisy"), ("bad_prior_file", "--prior"),
+    # sigma^2 outside 1e-4..1e8 (pipeline.VARIANCE_RANGE): given, or in the file's column
+    ("huge_variance", "--noise-variance"), ("tiny_variance", "--noise-variance"),
+    ("file_variance", "--noisy"), ("full_width_state", "--state"),
+    ("unreachable_scheduler", "--scheduler"), ("parts_is_a_file", "--out"),
 ])
-def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option, capsys):
+def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option, capsys,
+                                                    monkeypatch):
     persons = pd.read_parquet(state["persons"])
     path = tmp_path / "persons.parquet"
     extra = ["--noisy", str(state["noisy"])]
@@ -156,10 +161,71 @@ def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option
         prior = tmp_path / "prior.json"
         prior.write_text(json.dumps({"probabilities": [0.5] * 126}))
         extra += ["--prior", str(prior)]
+    if case in ("huge_variance", "tiny_variance"):  # 1e14: a 1.6 GiB f-DP curve before
+        extra += ["--noise-variance", "1e14" if case == "huge_variance" else "1e-320"]
+    if case == "file_variance":
+        noisy = pd.read_parquet(state["noisy"])
+        noisy["variance"] = np.where(noisy["geoid"] == noisy["geoid"].iloc[-1], 1e14, 10.09)
+        noisy.to_parquet(tmp_path / "noisy.parquet")
+        extra = ["--noisy", str(tmp_path / "noisy.parquet")]
+    if case == "full_width_state":
+        extra = ["--nmf", str(state["nmf"]), "--state", "\uff10\uff11"]
+    if case == "unreachable_scheduler":  # its working directory was left behind
+        monkeypatch.setenv("DPRISK_SCHEDULER_TIMEOUT", "1")
+        extra += ["--scheduler", "tcp://127.0.0.1:1"]
+    if case == "parts_is_a_file":
+        (tmp_path / "out.parts").write_text("the user's\n")
     out = tmp_path / "out"
+    before = sorted(path.name for path in tmp_path.iterdir())
     assert_refused(["population", "risk", "--persons", str(path), *extra, "--adversary",
                     "informed", "--out", str(out)], option, capsys)
-    assert not out.exists() and not (tmp_path / "out.parts").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == before  # no work dir either
+    if case == "parts_is_a_file":
+        assert (tmp_path / "out.parts").read_text() == "the user's\n"
+    else:
+        assert not out.exists() and not (tmp_path / "out.parts").exists()
+
+
+def test_a_later_partitions_refusal_is_one_line_without_a_worker_traceback(state, tmp_path):
+    """A block refused by the partition that reads it, on a process cluster's worker: one
+    line on stderr (the variance's file, block and range), no Dask log of a failed task."""
+    import subprocess
+    import sys
+
+    noisy = pd.read_parquet(state["noisy"])
+    noisy["variance"] = np.where(noisy["geoid"] == noisy["geoid"].iloc[-1], 1e14, 10.09)
+    noisy.to_parquet(tmp_path / "noisy.parquet")
+    done = subprocess.run(
+        [sys.executable, "-m", "dprisk", "population", "risk", "--persons",
+         str(state["persons"]), "--noisy", str(tmp_path / "noisy.parquet"),
+         "--partition-persons", "1000", "--adversary", "informed", "--out",
+         str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"dprisk population risk: error: --noisy: {tmp_path / 'noisy.parquet'}: the variance "
+        f"column of block '{noisy['geoid'].iloc[-1]}' is 100000000000000.0; allowed range: "
+        "0.0001 <= sigma^2 <= 1e+08"], done.stderr
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["noisy.parquet"]
+
+
+def test_risk_memory_check_counts_the_partitions_blocks(tmp_path, capsys, monkeypatch):
+    """Persons alone in their blocks: the measurements of each block (about 100 KB while a
+    partition computes) set the memory, not the persons (400 bytes each): 2,000 one-person
+    blocks need about 230 MiB, refused under a 150 MiB limit (before: 0.8 MB estimated,
+    and 951 MB used by 8,000)."""
+    rows = [(f"01001{tract:06d}{1000 + block:04d}", 0, 1, 0, 1)
+            for tract in range(20) for block in range(100)]
+    pd.DataFrame(rows, columns=["geoid", "hhgq", "votingage", "hispanic", "cenrace"]).to_parquet(
+        tmp_path / "persons.parquet", index=False)
+    _main(["population", "measure", "--persons", str(tmp_path / "persons.parquet"), "--seed",
+           "1", "--out", str(tmp_path / "m")])
+    capsys.readouterr()
+    argv = ["population", "risk", "--persons", str(tmp_path / "persons.parquet"), "--noisy",
+            str(tmp_path / "m" / "noisy.parquet"), "--adversary", "informed"]
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "150MiB")
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == ""
+    assert "the measurements of 2000 blocks held at once" in err and "DPRISK_MEMORY_LIMIT" in err
 
 
 def test_risk_prior_file_uniform_equals_uniform(state, tmp_path, capsys):

@@ -12,13 +12,14 @@ the block ``detailed`` query in production: 1/rho, not this suite's 1/(2 rho);
 docs/noise-conventions.md).
 The summary (``--json``: ``{"persons", "all", "by_block_size", ...}``) and, with ``--out DIR``,
 ``persons.parquet``, ``summary.json``, ``summary.nc`` and figures
-(:mod:`dprisk.inference.population.risk_files`). Every input is read and checked before
-anything is computed or written; bad input exits with status 2 and one line naming it.
+(:mod:`dprisk.inference.population.risk_files`). The options and the persons file are read
+and checked before anything is computed, each partition's measurements as it reads them;
+bad input exits with status 2 and one line naming it, and nothing is written (the partitions
+this run kept are removed).
 """
 
 from __future__ import annotations
 
-import math
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,30 @@ HELP = ("every person's risk: informed or outsider posterior of their race and e
 MARKER = ".dprisk-population-risk"
 #: Bytes per person held while the run lasts (persons table, answers, a partition's temporaries).
 BYTES_PER_PERSON = 400
+#: Bytes per block of a partition while its measurements are read and computed (its 2,016
+#: cells as read, one row each, and their arrays): 98 KB measured, peak memory against the
+#: number of one-person blocks (2,000 and 8,000, informed and outsider).
+BYTES_PER_BLOCK = 120_000
+#: Partitions computed at once (a local cluster's two workers).
+PARTITIONS_AT_ONCE = 2
+
+
+def _blocks_held(tract_persons, tract_blocks, size: int) -> int:
+    """The blocks of the :data:`PARTITIONS_AT_ONCE` partitions with the most blocks.
+
+    The partitions are cut as the run cuts them (:func:`~dprisk.inference.population.
+    partitions.tract_cuts`), ``tract_blocks`` each tract's blocks (an upper bound).
+    """
+    import itertools
+
+    import numpy as np
+
+    from dprisk.inference.population.partitions import tract_cuts
+
+    cuts = tract_cuts(np.asarray(tract_persons), size)
+    per_partition = sorted((int(np.sum(tract_blocks[first:last]))
+                            for first, last in itertools.pairwise(cuts)), reverse=True)
+    return sum(per_partition[:PARTITIONS_AT_ONCE])
 
 
 def add_arguments(parser) -> None:
@@ -81,15 +106,19 @@ def _check_options(args) -> None:
         if args.noise_variance is not None:
             raise ValueError("--noise-variance does not apply to --nmf: sigma^2 is read from "
                              "the files' variance column")
-        if args.state is None or not (len(args.state) == 2 and args.state.isdigit()):
+        if args.state is None or not (len(args.state) == 2 and args.state.isascii()
+                                      and args.state.isdigit()):
             raise ValueError(f"--state must be a two-digit FIPS code with --nmf, got "
                              f"{args.state!r}")
     elif args.state is not None:
         raise ValueError("--state applies to --nmf only")
-    if args.noise_variance is not None and not (math.isfinite(args.noise_variance)
-                                                and args.noise_variance > 0):
-        raise ValueError(f"--noise-variance must be a finite number > 0, got "
-                         f"{args.noise_variance!r}")
+    if args.noise_variance is not None:
+        from dprisk.inference.population.pipeline import VARIANCE_RANGE, variance_range_text
+
+        low, high = VARIANCE_RANGE
+        if not low <= args.noise_variance <= high:  # NaN too
+            raise ValueError(f"--noise-variance must be a number with {low:g} <= V <= "
+                             f"{high:g} ({variance_range_text()}), got {args.noise_variance!r}")
     for option, value in (("--partition-persons", args.partition_persons),
                           ("--batch-rows", args.batch_rows)):
         if value is not None and value < 1:
@@ -126,14 +155,23 @@ class MeasurementLoader:
         return "the --noisy file's variance column"
 
     def __call__(self, geoids):
+        from dprisk.inference.population.pipeline import check_variances
+
         if self.noisy is not None:
             from dprisk.inference.population.measurements import read_noisy_table
 
-            return _naming("--noisy", read_noisy_table, self.noisy, geoids=geoids,
-                           noise_variance=self.noise_variance)
-        from dprisk.inference.population.nmf_read import read_nmf_block_detailed
+            option, where = "--noisy", self.noisy
+            measurements = _naming(option, read_noisy_table, self.noisy, geoids=geoids,
+                                   noise_variance=self.noise_variance)
+        else:
+            from dprisk.inference.population.nmf_read import read_nmf_block_detailed
 
-        return _naming("--nmf", read_nmf_block_detailed, self.nmf, self.state, geoids=geoids)
+            option, where = "--nmf", self.nmf
+            measurements = _naming(option, read_nmf_block_detailed, self.nmf, self.state,
+                                   geoids=geoids)
+        _naming(option, check_variances, measurements.geoids, measurements.variance,
+                source=f"{where}: the variance column")
+        return measurements
 
 
 def _naming(option: str, reader, *args, **kwargs):
@@ -174,24 +212,29 @@ def run(args) -> int:
     prior, prior_name = _prior(args.prior)
     size = args.partition_persons or PARTITION_PERSONS
     batch_rows = args.batch_rows or BATCH_ROWS
-    scanned = scan_tracts(args.persons, name="--persons", batch_rows=batch_rows)
+    *scanned, tract_blocks = scan_tracts(args.persons, name="--persons",
+                                         batch_rows=batch_rows, blocks=True)
     persons = scanned[2]
     held = min(persons, 2 * size + batch_rows)
-    check_memory(BYTES_PER_PERSON * held, parameter="--partition-persons, --batch-rows",
-                 what=f"{held} persons held at once")
-    target = work = None
+    blocks_held = _blocks_held(scanned[1], tract_blocks, size)
+    check_memory(BYTES_PER_PERSON * held + BYTES_PER_BLOCK * blocks_held,
+                 parameter="--partition-persons, --batch-rows",
+                 what=f"{held} persons and the measurements of {blocks_held} blocks held at "
+                 "once")
+    target = work = store = None
     if args.out is not None:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
-        work = _work_dir(target.out)
+        store = _store_dir(target.out)
     loader = load_measurements(args)
     client, cluster = _client(args, several=persons > size)
-    store = None if target is None else target.out.with_name(target.out.name + ".parts")
     try:
+        if target is not None:  # made once every input and the scheduler are known good
+            work = _work_dir(target.out)
         risk = file_risk(args.persons, loader, name="--persons", adversary=args.adversary,
                          prior=prior, partition_persons=size, batch_rows=batch_rows,
                          client=client, store=store, work=work,
                          keep_answers=target is not None, progress=show_progress(args),
-                         scanned=scanned)
+                         scanned=tuple(scanned))
     except BaseException:
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
@@ -225,6 +268,19 @@ def run(args) -> int:
             shutil.rmtree(work, ignore_errors=True)
     emit(args, payload, _lines(payload))
     return EXIT_OK
+
+
+def _store_dir(out: Path) -> Path:
+    """``OUT.parts``, where finished partitions are kept for a rerun.
+
+    Refused unless absent or a directory: a user's file or link there is never written into
+    or replaced.
+    """
+    store = out.with_name(out.name + ".parts")
+    if store.is_symlink() or (store.exists() and not store.is_dir()):
+        raise ValueError(f"--out: {store} (where the finished partitions are kept for a rerun) "
+                         "exists and is not a directory; move it away or choose another --out")
+    return store
 
 
 #: The file naming the process that made a working directory (:func:`_work_dir`).
@@ -282,6 +338,8 @@ def _remove_dead_work_dirs(where: Path, name: str) -> list[Path]:
 
 def _client(args, *, several: bool):
     """``(client, cluster)``: the scheduler's, a local cluster's, or none (this process)."""
+    import logging
+
     if args.scheduler is not None:
         from dprisk.inference.sweeps.sweep import connect
 
@@ -292,7 +350,9 @@ def _client(args, *, several: bool):
 
     from dprisk.inference.sweeps.sweep import local_cluster
 
-    cluster = local_cluster(2)
+    # The local cluster's own warnings (a task cancelled when a refusal stops the run) are not
+    # the user's business; its errors still show.
+    cluster = local_cluster(2, silence_logs=logging.ERROR)
     return Client(cluster, set_as_default=False), cluster
 
 
