@@ -201,10 +201,21 @@ def informed_posteriors(groups: InformedLogits, person_group: np.ndarray,
     return posterior_true, map_posterior, map_category.astype(np.int64)
 
 
-def _log_factorials(largest: int) -> np.ndarray:
+def _log_factorials(m: np.ndarray) -> np.ndarray:
+    r""":math:`\log m!` of each entry of the int array ``m`` (``gammaln(m + 1)``), in its shape.
+
+    Evaluated once per distinct value of :math:`[\min m, \max m]` (a table) when that range
+    is no longer than ``m``, else on ``m`` itself: never more values than ``m`` holds, whatever
+    the counts' size (a table from 0 would hold :math:`\max m` of them). The same values
+    either way: ``gammaln`` of the same float64 numbers.
+    """
     from scipy.special import gammaln
 
-    return gammaln(np.arange(largest + 1, dtype=np.float64) + 1.0)
+    low, high = int(m.min()), int(m.max())
+    if high - low + 1 > m.size:
+        return gammaln(m.astype(np.float64) + 1.0)
+    table = gammaln(np.arange(low, high + 1, dtype=np.int64).astype(np.float64) + 1.0)
+    return table[m - low]
 
 
 def _mode(y: np.ndarray, lam: np.ndarray, variance: np.ndarray) -> np.ndarray:
@@ -225,12 +236,12 @@ def _mode(y: np.ndarray, lam: np.ndarray, variance: np.ndarray) -> np.ndarray:
     return np.where(positive, mode, 0.0)
 
 
-def _window_sums(y, lam, variance, start, width, log_fact):
+def _window_sums(y, lam, variance, start, width):
     """``log L(0)``, ``log L(1)`` over the windows, and the bound of their neglected mass."""
     m = start[:, None] + np.arange(width)[None, :]
     with np.errstate(divide="ignore"):
         log_lam = np.where(lam > 0, np.log(np.where(lam > 0, lam, 1.0)), -1e300)
-    base = m * log_lam[:, None] - log_fact[m]
+    base = m * log_lam[:, None] - _log_factorials(m)
     inv = 1.0 / (2.0 * variance)[:, None]
     out, worst = [], np.zeros(y.size)
     for delta in (0.0, 1.0):
@@ -308,9 +319,8 @@ def poisson_gaussian_log_ratio(y, lam, variance):
                 part = pending[chosen]
                 width = int(2 * half[chosen[0]] + 1)
                 start = np.maximum(np.rint(mode[part]).astype(np.int64) - half[chosen], 0)
-                log_fact = _log_factorials(int(start.max()) + width)
                 log0, log1, neglected = _window_sums(y[part], lam[part], variance[part],
-                                                     start, width, log_fact)
+                                                     start, width)
                 result[part] = log1 - log0
                 retry.append(part[~(neglected <= NEGLECTED_RELATIVE)])
         pending = np.sort(np.concatenate(retry)) if retry else np.empty(0, dtype=np.int64)
