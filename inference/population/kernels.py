@@ -51,6 +51,15 @@ neglected mass is bounded *a posteriori* from the window's edge terms and the ra
 last two (successive ratios of a log-concave sequence decrease, so the tail is
 below a geometric series), and a cell whose bound exceeds :data:`NEGLECTED_RELATIVE`
 (:math:`10^{-15}` of its sum) is summed again over a window twice as wide.
+
+Rounding, not the neglected mass, sets the accuracy: the terms
+:math:`m\log\lambda - \log m!` near the mode are about :math:`m\log m` in size, each
+rounded to an ulp of that, so the log-ratio is good to a few ulps of :math:`m\log m` at the
+count :math:`m`. The compiled twin (:mod:`~dprisk.inference.population.kernels_jit`: other
+``lgamma``, other order of summation) agrees to as much, not to the bit: measured at most
+1.1e-13 in a logit for counts up to 100, 1.4e-12 up to 1,000 and 1.5e-11 up to 10,000
+(:math:`\sigma^2` from :math:`10^{-3}` to :math:`10^4`; at :math:`\sigma^2 = 10.09`:
+1.4e-14, 1.1e-13, 1.8e-12), and both 2.8e-3 off an mpmath sum at a count of :math:`10^{12}`.
 """
 
 from __future__ import annotations
@@ -338,8 +347,10 @@ def _compiled(cells: int):
     ``DPRISK_KERNELS`` (:func:`dprisk.inference.kernels.fused_kernels.kernel_mode`):
     ``numpy`` takes the numpy path; ``auto`` and ``compiled`` the compiled one whenever numba
     loads. Not the ski-rental rule of the two-level kernels: that rule depends on what the
-    process computed before, and the two paths agree to about 1e-14, not to the bit, so a
-    partitioned run would depend on which partitions a worker happened to run. One path per
+    process computed before, and the two paths agree to a few ulps of the terms (about
+    1e-13 in a logit at counts up to 100, more at larger counts: module docstring), not to
+    the bit, so a partitioned run would depend on which partitions a worker happened to
+    run. One path per
     environment keeps every cell's answer a function of the cell alone. ``cells`` is unused
     (kept for the rule's signature).
     """
