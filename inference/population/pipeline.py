@@ -112,7 +112,7 @@ def partition_risk(part: Partition, *, adversary: str, prior) -> dict:
     if adversary == "informed":
         logits = kernels.informed_logits(noisy, true, prior_rows, variance)
         posterior_true, map_posterior, map_category = kernels.informed_posteriors(
-            logits, variance, person_group, part.category)
+            logits, person_group, part.category)
     else:
         logits = kernels.outsider_logits(noisy, true.sum(axis=1), prior_rows, variance)
         posterior_true, map_posterior, map_category = kernels.outsider_posteriors(

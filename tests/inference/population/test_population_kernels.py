@@ -6,19 +6,35 @@
 * the Poisson-Gaussian sums equal a direct sum over m = 0..799 (scipy's Poisson pmf);
 * sigma^2 -> 0 recovers the exact tables: the informed adversary is certain, the outsider's
   posterior is the group's table n_c / n (a unique's category known with certainty);
-* calibration on groups simulated from the outsider's own model.
+* calibration on groups simulated from the outsider's own model;
+* ties broken as documented (the MAP is the smallest of the tied categories): the informed
+  MAP equals an exact one (integers and mpmath) on random small groups full of ties;
+* a noisy count of 10^12 on the numpy path needs memory for its window only.
 """
 
 import itertools
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import mpmath
 import numpy as np
 import pandas as pd
 import pytest
-from population_helpers import measure, true_cells
+from population_helpers import Measurements, measure, true_cells
 from scipy.stats import poisson
 
 from dprisk.inference.population import kernels
-from dprisk.inference.population.categories import N_CATEGORIES, category, detailed_cell, group
+from dprisk.inference.population.categories import (
+    N_CATEGORIES,
+    N_DETAILED_CELLS,
+    category,
+    detailed_cell,
+    group,
+)
 from dprisk.inference.population.risk import population_risk
 from dprisk.models.mechanism.dg_sampling import sample
 from dprisk.models.mechanism.discrete_gaussian import logpmf
@@ -111,7 +127,8 @@ def test_poisson_gaussian_sum_equals_direct_sum(rng, variance, mode, monkeypatch
         return top + np.log(np.exp(terms - top).sum())
 
     want = np.array([log_l(a, b, 1) - log_l(a, b, 0) for a, b in zip(y, lam)])
-    # log-ratios up to ~1e4 in size at sigma^2 = 1e-3: relative float64 agreement
+    # log-ratios up to ~1e4 in size at sigma^2 = 1e-3: relative float64 agreement; counts
+    # up to a few hundred: a few ulps of m log m (~1e-13, kernels' docstring) absolute
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-11)
 
 
@@ -120,7 +137,7 @@ def test_a_cells_sum_does_not_depend_on_its_batch(rng, mode, monkeypatch):
     """Bit for bit: a cell alone, in a small batch and in a large one (partition-invariance).
 
     ``auto`` too: the path may not be chosen by the batch's size (the two paths agree to
-    ~1e-14 only, so a size rule would make a partitioned run differ in the last bits).
+    ~1e-13 only, so a size rule would make a partitioned run differ in the last bits).
     """
     monkeypatch.setenv("DPRISK_KERNELS", mode)
     y = rng.integers(-20, 60, size=3000)
@@ -188,3 +205,204 @@ def test_outsider_calibrated_on_its_own_model():
         assert low - 4 * se <= share < high + 4 * se
         checked += 1
     assert checked >= 3
+
+
+# The audit's tie: one person of category 0 in group (hhgq 0, votingage 1); y_0 - m_0 = 1 - 0
+# (their own cell) and y_1 - m_1 = 1 - 0 (nobody's): under the uniform prior the hypotheses
+# t' = 0 and t' = 1 have the same posterior, exactly, at every variance.
+TIE_VARIANCES = [0.7, 1.0, 3.0, 10.0928, 25.0]
+
+
+def _one_person_tie(variance: float):
+    persons = pd.DataFrame({"geoid": ["010010001001000"], "hhgq": [0], "votingage": [1],
+                            "hispanic": [0], "cenrace": [1]})
+    noisy = np.full((1, N_DETAILED_CELLS), -5, dtype=np.int64)
+    noisy[0, N_CATEGORIES + 0] = noisy[0, N_CATEGORIES + 1] = 1
+    return persons, Measurements(geoids=np.array(["010010001001000"], dtype=object),
+                                 noisy=noisy, variance=np.array([variance]))
+
+
+@pytest.mark.parametrize("mode", ["numpy", "compiled"])
+@pytest.mark.parametrize("variance", TIE_VARIANCES)
+def test_informed_tie_goes_to_the_smallest_category(variance, mode, monkeypatch):
+    """The audit's case: map 0 (the truth) and posterior_true == map_posterior to the bit.
+
+    Before the fix the person's own score was the group's logit plus 1/sigma^2, rounded
+    differently from the tied logit of category 1: map 1 at sigma^2 = 0.7 and 3.
+    """
+    monkeypatch.setenv("DPRISK_KERNELS", mode)
+    persons, meas = _one_person_tie(variance)
+    risk = population_risk(persons, meas, adversary="informed", prior="uniform")
+    assert risk.map[0] == 0
+    assert risk.posterior_true[0] == risk.map_posterior[0]
+    # the two tied hypotheses share the posterior; the other 124 have y - m = -5
+    rest = np.exp(-6.0 / variance)  # e^{(2(-5) - 1)/(2 s2)} / e^{(2(1) - 1)/(2 s2)}
+    assert risk.posterior_true[0] == pytest.approx(1.0 / (2.0 + 124.0 * rest), abs=FLOAT_TOL)
+
+
+@pytest.mark.parametrize("mode", ["numpy", "compiled"])
+def test_outsider_tie_goes_to_the_smallest_category(mode, monkeypatch):
+    """The same cells for the outsider (n = 1: lambda = 0, ratio (2y - 1)/(2 sigma^2)).
+
+    A guard beside the informed fix: tied cells have the same (y, lambda, sigma^2), summed
+    once (``_distinct_cells``), so their logits are one float on both paths.
+    """
+    monkeypatch.setenv("DPRISK_KERNELS", mode)
+    for variance in TIE_VARIANCES:
+        persons, meas = _one_person_tie(variance)
+        risk = population_risk(persons, meas, adversary="outsider", prior="uniform")
+        assert risk.map[0] == 0
+        assert risk.posterior_true[0] == risk.map_posterior[0]
+
+
+# Variances of the property test: the audit's (0.7 and 3 failed) and the production one.
+PROPERTY_VARIANCES = np.array([0.7, 1.0, 3.0, 10.092848490022675, 25.0])
+
+
+def _exact_informed_scores(y_minus_m, log2_weight, variance):
+    r"""Exact ranks of the scores :math:`j_c \log 2 + (2(y_c - m_c) - 1)/(2\sigma^2)`.
+
+    The informed score of hypothesis :math:`c` with prior :math:`\pi_c \propto 2^{j_c}`, up to
+    terms common to all hypotheses. Two scores are equal exactly when their integers
+    :math:`(j, y - m)` are (else they differ by a nonzero rational plus a nonzero multiple of
+    :math:`\log 2`, irrational); the distinct ones are ordered with mpmath at 50 digits,
+    whose smallest gap is checked to be far above its rounding. Returns integer ranks (equal
+    ranks: exact ties) and the scores as floats.
+    """
+    mpmath.mp.dps = 50
+    pairs = np.stack([log2_weight, y_minus_m], axis=-1).reshape(-1, 2)
+    distinct, where = np.unique(pairs, axis=0, return_inverse=True)
+    exact = [j * mpmath.log(2) + mpmath.mpf(2 * int(r) - 1) / (2 * mpmath.mpf(float(variance)))
+             for j, r in distinct]
+    order = sorted(range(len(exact)), key=lambda i: exact[i])
+    gaps = [exact[b] - exact[a] for a, b in itertools.pairwise(order)]
+    assert min(gaps, default=1) > mpmath.mpf(10) ** -30  # distinct pairs: distinct scores
+    rank = np.empty(len(exact), dtype=np.int64)
+    rank[order] = np.arange(len(exact))
+    as_float = np.array([float(v) for v in exact])
+    shape = y_minus_m.shape
+    return rank[where.ravel()].reshape(shape), as_float[where.ravel()].reshape(shape)
+
+
+def _small_groups(rng, blocks: int):
+    """Blocks of 1-5 persons over few categories and groups; every cell's noise in -2..2."""
+    size = rng.integers(1, 6, size=blocks)
+    block = np.repeat(np.arange(blocks), size)
+    cats = rng.choice([0, 1, 2, 3, 64, 125], size=block.size)
+    geoids = np.array([f"0100100{b // 40:04d}{b % 40:04d}" for b in range(blocks)], dtype=object)
+    persons = pd.DataFrame({
+        "geoid": geoids[block], "hhgq": rng.choice([0, 0, 5], size=block.size),
+        "votingage": rng.integers(0, 2, size=block.size),
+        "hispanic": cats // 63, "cenrace": cats % 63 + 1,
+    })
+    _, truth = true_cells(persons)
+    noisy = truth + rng.integers(-2, 3, size=truth.shape)
+    variance = rng.choice(PROPERTY_VARIANCES, size=blocks)
+    return persons, block, truth, Measurements(geoids=geoids, noisy=noisy, variance=variance)
+
+
+@pytest.mark.parametrize("mode", ["numpy", "compiled"])
+@pytest.mark.parametrize("prior_kind", ["uniform", "powers_of_two"])
+def test_informed_map_equals_the_exact_map_on_random_small_groups(prior_kind, mode, monkeypatch):
+    """Every person's MAP is the exact one, ties to the smallest index (1,500 random blocks).
+
+    The exact MAP from integers (y_c - m_c) and, for the prior pi_c proportional to
+    2^(c mod 3), mpmath (:func:`_exact_informed_scores`); a true category tied with the MAP
+    has posterior_true == map_posterior to the bit. The posteriors match the exact scores'
+    softmax within FLOAT_TOL. Before the fix (the person's own score the group's logit plus
+    1/sigma^2, rounded unlike a tied logit) 337 (uniform) and 130 (powers of two) of the
+    4,475 persons had another MAP than the exact one.
+    """
+    monkeypatch.setenv("DPRISK_KERNELS", mode)
+    rng = np.random.default_rng(34)
+    persons, block, truth, meas = _small_groups(rng, blocks=1500)
+    j = np.arange(N_CATEGORIES) % 3
+    prior = "uniform" if prior_kind == "uniform" else 2.0 ** j / (2.0 ** j).sum()
+    j = np.zeros(N_CATEGORIES, dtype=np.int64) if prior_kind == "uniform" else j
+    risk = population_risk(persons, meas, adversary="informed", prior=prior)
+
+    g = np.asarray(group(persons.hhgq, persons.votingage))
+    t = np.asarray(category(persons.hispanic, persons.cenrace))
+    cols = g[:, None] * N_CATEGORIES + np.arange(N_CATEGORIES)[None, :]
+    y_minus_m = meas.noisy[block[:, None], cols] - truth[block[:, None], cols]
+    y_minus_m[np.arange(t.size), t] += 1  # m_t = n_t - 1: the others' count
+    rank = np.empty_like(y_minus_m)
+    score = np.empty(y_minus_m.shape)
+    person_variance = meas.variance[block]
+    for variance in PROPERTY_VARIANCES:
+        who = person_variance == variance
+        rank[who], score[who] = _exact_informed_scores(
+            y_minus_m[who], np.broadcast_to(j, (who.sum(), N_CATEGORIES)), variance)
+    exact_map = np.argmax(rank, axis=1)  # the first of the largest: ties to the smallest
+    true_tied = (rank[np.arange(t.size), t] == rank.max(axis=1)) & (
+        (rank == rank.max(axis=1, keepdims=True)).sum(axis=1) > 1)
+    assert true_tied.sum() > 100  # the property is exercised
+    np.testing.assert_array_equal(risk.map, exact_map)
+    np.testing.assert_array_equal(risk.posterior_true[true_tied], risk.map_posterior[true_tied])
+    top = score.max(axis=1, keepdims=True)
+    softmax = np.exp(score - top) / np.exp(score - top).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(risk.posterior_true, softmax[np.arange(t.size), t],
+                               rtol=0, atol=FLOAT_TOL)
+
+
+# The child of the huge-count test: the numpy path under an address-space bound of what its
+# imports hold plus HUGE_COUNT_HEADROOM (a table of log m! up to 10^12 would be 7.3 TiB).
+HUGE_COUNT_HEADROOM = 256 * 2**20
+HUGE_COUNT_CHILD = """
+import json, os, resource, sys
+import numpy as np
+from dprisk.inference.population import kernels
+args = [np.array(a) for a in json.loads(sys.argv[1])]
+kernels.poisson_gaussian_log_ratio(np.array([5]), np.array([3.0]), 10.0)  # lazy imports
+with open("/proc/self/status") as status:
+    held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+_, hard = resource.getrlimit(resource.RLIMIT_AS)
+limit = held + int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (limit if hard < 0 else min(limit, hard), hard))
+print(json.dumps(kernels.poisson_gaussian_log_ratio(*args).tolist()))
+"""
+
+
+def _mp_log_ratio(y: int, lam: float, variance: float, half: int = 400) -> float:
+    """log L(1) - log L(0) by mpmath (50 digits) over 2 * half terms around the mode."""
+    mpmath.mp.dps = 50
+    lam, var = mpmath.mpf(lam), mpmath.mpf(variance)
+    centre = int(y - variance * math.log(y / float(lam)))  # the summand's mode, y >> sigma^2
+
+    def log_l(delta):
+        terms = [m * mpmath.log(lam) - mpmath.loggamma(m + 1) - (y - m - delta) ** 2 / (2 * var)
+                 for m in range(centre - half, centre + half)]
+        top = max(terms)
+        assert terms.index(top) not in (0, len(terms) - 1)  # the window holds the mode
+        return top + mpmath.log(mpmath.fsum(mpmath.exp(v - top) for v in terms))
+
+    return float(log_l(1) - log_l(0))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads VmSize (Linux)")
+def test_numpy_path_sums_a_huge_count_in_bounded_memory():
+    """A noisy count of 10^12 (and 10^9) on the numpy path: memory for its window only.
+
+    Before the fix the numpy path built a table of log m! from 0 to the largest count
+    (7.28 TiB at 10^12, 7.45 GiB at 10^9: MemoryError in the child). Its values are the
+    compiled path's and mpmath's within 4 ulps of the terms m log(lambda) - log m! (about
+    2.7e13 at m = 10^12: an ulp 2^-8; measured 2.8e-3 off mpmath on both paths, equal).
+    """
+    y = np.array([10**12, 10**9, 5])
+    lam = np.array([3.0, 3.0, 3.0])
+    variance = 10.0928
+    env = {**os.environ, "DPRISK_KERNELS": "numpy", "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", HUGE_COUNT_CHILD,
+         json.dumps([y.tolist(), lam.tolist(), variance]), str(HUGE_COUNT_HEADROOM)],
+        capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = np.array(json.loads(done.stdout))
+    term_size = y * np.log(y)  # |m log(lambda) - log m!| ~ m log m at the mode m ~ y
+    tolerance = 4 * np.spacing(term_size)
+    compiled = pytest.importorskip("dprisk.inference.population.kernels_jit")
+    want_compiled = compiled.poisson_gaussian_log_ratio(y.astype(float), lam,
+                                                        np.full(3, variance))
+    assert np.all(np.abs(got - want_compiled) <= tolerance)
+    want = [_mp_log_ratio(int(a), float(b), variance) for a, b in zip(y[:2], lam[:2])]
+    assert np.all(np.abs(got[:2] - want) <= tolerance[:2])
