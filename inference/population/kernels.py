@@ -155,7 +155,7 @@ def _top_two(logits: np.ndarray):
 
 
 def informed_posteriors(groups: InformedLogits, person_group: np.ndarray,
-                        person_category: np.ndarray):
+                        person_category: np.ndarray, *earlier):
     r"""Each person's informed posterior from their group's logits (one pass over the persons).
 
     For a person of group :math:`g` and category :math:`t`, the group's logits :math:`a_{gc}`
@@ -183,12 +183,31 @@ def informed_posteriors(groups: InformedLogits, person_group: np.ndarray,
         Each person's group (row of ``groups``).
     person_category : (P,) int array
         Each person's category :math:`t` (counted in the group's :math:`n_{gt}`).
+    *earlier
+        The earlier form, ``informed_posteriors(logits, variance, person_group,
+        person_category)`` with ``logits`` the (G, 126) array alone, is still taken: the
+        person's own score is then :math:`a_{gt} + b`, the same posterior, with ties exact
+        only as far as that sum's rounding allows.
 
     Returns
     -------
     posterior_true, map_posterior : (P,) float64
     map_category : (P,) int64
     """
+    if not isinstance(groups, InformedLogits):
+        if len(earlier) != 1:
+            raise TypeError("informed_posteriors takes (informed_logits(...), person_group, "
+                            "person_category), or the earlier (logits, variance, "
+                            "person_group, person_category)")
+        logits = np.asarray(groups, dtype=np.float64)
+        variance = np.asarray(person_group, dtype=np.float64)
+        person_group, person_category = person_category, earlier[0]
+        # log_prior + (2 (r + 1) - 1) / (2 sigma^2) = a + 1 / sigma^2 at r = 0
+        groups = InformedLogits(logits, logits + 1.0 / (2.0 * variance[:, None]),
+                                np.zeros_like(logits), variance)
+    elif earlier:
+        raise TypeError(f"informed_posteriors got {3 + len(earlier)} arguments; with "
+                        "informed_logits(...)'s result it takes 3")
     logits = groups.logits
     g, t = person_group, person_category
     first, first_value, second, second_value = _top_two(logits)

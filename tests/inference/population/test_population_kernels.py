@@ -406,3 +406,24 @@ def test_numpy_path_sums_a_huge_count_in_bounded_memory():
     assert np.all(np.abs(got - want_compiled) <= tolerance)
     want = [_mp_log_ratio(int(a), float(b), variance) for a, b in zip(y[:2], lam[:2])]
     assert np.all(np.abs(got[:2] - want) <= tolerance[:2])
+
+
+def test_the_earlier_form_of_informed_posteriors_gives_the_same_posteriors():
+    """``dr.population.informed_posteriors(logits, variance, person_group, person_category)``,
+    the form before ties were made exact, still answers: the same posteriors within a few
+    ulps (the own score is then a + 1/sigma^2, one rounding apart) and the same MAP where no
+    two scores tie."""
+    rng = np.random.default_rng(7)
+    true = rng.integers(0, 4, size=(6, kernels.N_CATEGORIES))
+    noisy = true + rng.integers(-3, 4, size=true.shape)
+    prior = rng.dirichlet(np.ones(kernels.N_CATEGORIES), size=6)
+    variance = np.array([0.7, 1.0, 3.0, 10.09, 25.0, 60.0])
+    group, category = np.nonzero(true)
+    groups = kernels.informed_logits(noisy, true, prior, variance)
+    new = kernels.informed_posteriors(groups, group, category)
+    old = kernels.informed_posteriors(groups.logits, variance, group, category)
+    np.testing.assert_allclose(old[0], new[0], rtol=1e-13, atol=0)
+    np.testing.assert_allclose(old[1], new[1], rtol=1e-13, atol=0)
+    np.testing.assert_array_equal(old[2], new[2])
+    with pytest.raises(TypeError, match="earlier"):
+        kernels.informed_posteriors(groups.logits, variance, group)
