@@ -143,7 +143,15 @@ def _pruned(dataset, low: str, high: str):
     fragments = []
     for fragment in dataset.get_fragments():
         metadata = fragment.metadata
-        column = metadata.schema.to_arrow_schema().get_field_index("geoid")
+        # A row group's statistics are by Parquet leaf column: a nested column (a list, a
+        # struct) before geoid holds one leaf per field, so geoid's Arrow field index is not
+        # its leaf index. The top-level text column geoid is the leaf whose path is "geoid".
+        leaves = [j for j in range(metadata.num_columns)
+                  if metadata.schema.column(j).path == "geoid"]
+        if len(leaves) != 1:
+            fragments.append(fragment)
+            continue
+        column = leaves[0]
         keep = []
         for i in range(metadata.num_row_groups):
             stats = metadata.row_group(i).column(column).statistics

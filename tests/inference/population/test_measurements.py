@@ -167,3 +167,47 @@ def test_a_subset_reads_only_the_row_groups_that_can_hold_it(tmp_path, monkeypat
     np.testing.assert_array_equal(part.variance, m.variance[[0, 1]])
     assert list(read_noisy_table(path, geoids=[GEOIDS[2]]).geoids) == [GEOIDS[2]]
     assert read == [2, 1]
+
+
+@pytest.mark.parametrize("front", ["list and struct", "struct"])
+def test_row_groups_are_pruned_by_the_geoid_leaf_behind_nested_columns(tmp_path, monkeypatch,
+                                                                       front):
+    """Nested columns before geoid have leaves of their own: the row groups are pruned by the
+    statistics of geoid's leaf, not of the leaf at geoid's Arrow field index (here a struct's
+    float: "object of type 'float' has no len()"; a struct's 15-digit text: every block "has
+    no rows")."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprisk.inference.population import measurements as module
+
+    m = _measurements()
+    table = pa.Table.from_pandas(_frame(m), preserve_index=False)
+    rows = table.num_rows
+    if front == "list and struct":  # leaves tags.list.element, meta.a, meta.b, then geoid
+        table = table.add_column(0, "meta", pa.StructArray.from_arrays(
+            [pa.array(np.arange(rows)), pa.array(np.full(rows, 0.5))], names=["a", "b"]))
+        table = table.add_column(0, "tags", pa.array([[i % 5, 7] for i in range(rows)],
+                                                     pa.list_(pa.int64())))
+    else:  # leaves source.vintage, source.geoid2010, then geoid
+        table = table.add_column(0, "source", pa.StructArray.from_arrays(
+            [pa.array(np.full(rows, 2010)), pa.array(["999999999999999"] * rows)],
+            names=["vintage", "geoid2010"]))
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path, row_group_size=2016)  # one row group per block
+    read = []
+    pruned = module._pruned
+
+    def counting(dataset, low, high):
+        out = pruned(dataset, low, high)
+        read.append(sum(f.num_row_groups for f in out.get_fragments()))
+        return out
+
+    monkeypatch.setattr(module, "_pruned", counting)
+    part = read_noisy_table(path, geoids=[GEOIDS[1], GEOIDS[0]])
+    assert read == [2]  # the pruning is kept: the third block's row group is not read
+    assert list(part.geoids) == list(GEOIDS[:2])
+    np.testing.assert_array_equal(part.noisy, m.noisy[:2])
+    np.testing.assert_array_equal(read_noisy_table(path, geoids=[GEOIDS[2]]).noisy,
+                                  m.noisy[2:])
+    assert read == [2, 1]
