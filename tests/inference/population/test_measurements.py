@@ -211,3 +211,24 @@ def test_row_groups_are_pruned_by_the_geoid_leaf_behind_nested_columns(tmp_path,
     np.testing.assert_array_equal(read_noisy_table(path, geoids=[GEOIDS[2]]).noisy,
                                   m.noisy[2:])
     assert read == [2, 1]
+
+
+def test_an_arrow_error_without_an_implementation_is_a_refusal_naming_the_file(tmp_path,
+                                                                             monkeypatch):
+    """Arrow's ArrowNotImplementedError (a NotImplementedError, not a ValueError) is refused
+    as the file's other read errors are, naming the file; it used to escape as exit status 1.
+    """
+    import pyarrow as pa
+
+    from dprisk.inference.population import measurements as module
+
+    path = tmp_path / "t.parquet"
+    write_noisy_table(path, _measurements())
+
+    def no_cast(*args):
+        raise pa.ArrowNotImplementedError("Unsupported cast from large_string to list")
+
+    monkeypatch.setattr(module, "_dataset", no_cast)
+    with pytest.raises(ValueError, match=f"{path}: cannot be read as the table layout "
+                       r"\(Unsupported cast"):
+        read_noisy_table(path)
