@@ -125,6 +125,9 @@ def _load(path: Path, geoids):
         if kind == "parquet" and geoids is not None and len(geoids):
             dataset = _pruned(dataset, min(map(str, geoids)), max(map(str, geoids)))
         return dataset.to_table(columns=columns, filter=flt)
+    except UnicodeDecodeError as err:  # a CSV header, a Parquet column name or statistic
+        raise ValueError(f"{path}: cannot be read as the table layout (text that is not "
+                         f"UTF-8: {err.object[:40]!r})") from None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"{path}: cannot be read as the table layout ({first})") from None

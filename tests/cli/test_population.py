@@ -133,6 +133,7 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
     ("not_parquet", "--persons"),
     ("negative_variance", "--noise-variance"), ("absent_state", "--nmf"),
     ("both_sources", "--noisy"), ("bad_prior_file", "--prior"),
+    ("prior_file_not_utf8", "prior.json"),
 ])
 def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option, capsys):
     persons = pd.read_parquet(state["persons"])
@@ -156,9 +157,14 @@ def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option
         prior = tmp_path / "prior.json"
         prior.write_text(json.dumps({"probabilities": [0.5] * 126}))
         extra += ["--prior", str(prior)]
+    if case == "prior_file_not_utf8":  # the line names --prior and the file
+        prior = tmp_path / "prior.json"
+        prior.write_bytes('{"probabilities": [], "note": "é"}'.encode("latin-1"))
+        extra += ["--prior", str(prior)]
     out = tmp_path / "out"
-    assert_refused(["population", "risk", "--persons", str(path), *extra, "--adversary",
-                    "informed", "--out", str(out)], option, capsys)
+    line = assert_refused(["population", "risk", "--persons", str(path), *extra,
+                           "--adversary", "informed", "--out", str(out)], option, capsys)
+    assert case != "prior_file_not_utf8" or "--prior" in line
     assert not out.exists() and not (tmp_path / "out.parts").exists()
 
 

@@ -232,3 +232,14 @@ def test_an_arrow_error_without_an_implementation_is_a_refusal_naming_the_file(t
     with pytest.raises(ValueError, match=f"{path}: cannot be read as the table layout "
                        r"\(Unsupported cast"):
         read_noisy_table(path)
+
+
+def test_a_csv_header_not_in_utf8_is_refused_naming_the_file(tmp_path):
+    """A Latin-1 byte in a column name used to escape as UnicodeDecodeError, not naming the
+    file."""
+    path = tmp_path / "latin.csv"
+    write_noisy_table(path, _measurements())
+    path.write_bytes(path.read_bytes().replace(b"noisy", b"no\xe9sy", 1))
+    with pytest.raises(ValueError, match=rf"^{path}: cannot be read as the table layout \(text "
+                       r"that is not UTF-8: b'no\\xe9sy'\)"):
+        read_noisy_table(path)

@@ -102,6 +102,19 @@ def test_prior_files(tmp_path):
             read_prior_file(tmp_path / name)
 
 
+@pytest.mark.parametrize("name", ["latin.json", "latin.csv"])
+def test_a_prior_file_not_in_utf8_is_refused_naming_the_option_and_the_file(tmp_path, name):
+    """A Latin-1 byte used to escape as UnicodeDecodeError ('utf-8' codec can't decode ...),
+    naming neither the option nor the file."""
+    text = (json.dumps({"probabilities": [1 / 126] * 126, "note": "é"}, ensure_ascii=False)
+            if name.endswith("json")
+            else "category,probability\n" + "".join(f"{c},{1 / 126!r}\n" for c in range(126))
+            + "# é\n")
+    (tmp_path / name).write_bytes(text.encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"^--prior '.*{name}': not UTF-8 text \(byte 0xe9 "):
+        read_prior_file(tmp_path / name, name="--prior")
+
+
 def test_tract_prior_is_the_tract_composition_by_voting_age():
     tract = np.array([0, 0, 0, 1, 1])
     votingage = np.array([1, 1, 0, 1, 1])
