@@ -133,7 +133,7 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
     ("not_parquet", "--persons"),
     ("negative_variance", "--noise-variance"), ("absent_state", "--nmf"),
     ("both_sources", "--noisy"), ("bad_prior_file", "--prior"),
-    ("prior_file_not_utf8", "prior.json"),
+    ("prior_file_not_utf8", "prior.json"), ("noisy_geoid_of_no_person", "noisy.parquet"),
 ])
 def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option, capsys):
     persons = pd.read_parquet(state["persons"])
@@ -161,10 +161,17 @@ def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option
         prior = tmp_path / "prior.json"
         prior.write_bytes('{"probabilities": [], "note": "é"}'.encode("latin-1"))
         extra += ["--prior", str(prior)]
+    if case == "noisy_geoid_of_no_person":  # a 14-character GEOID no person uses
+        noisy = pd.read_parquet(state["noisy"]).astype({"geoid": str})
+        bad = noisy[noisy.geoid == noisy.geoid.iloc[0]].assign(geoid="01999000000000")
+        pd.concat([noisy, bad]).to_parquet(tmp_path / "noisy.parquet", index=False)
+        extra = ["--noisy", str(tmp_path / "noisy.parquet")]
     out = tmp_path / "out"
     line = assert_refused(["population", "risk", "--persons", str(path), *extra,
                            "--adversary", "informed", "--out", str(out)], option, capsys)
     assert case != "prior_file_not_utf8" or "--prior" in line
+    assert case != "noisy_geoid_of_no_person" or (
+        "--noisy" in line and f"geoid '01999000000000' at row {len(noisy) + 1} is not" in line)
     assert not out.exists() and not (tmp_path / "out.parts").exists()
 
 

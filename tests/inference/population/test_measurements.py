@@ -106,7 +106,7 @@ def test_a_block_with_no_rows_is_refused_not_zero(tmp_path):
     (lambda f: f.assign(hhgq=f.hhgq.where(f.index != 2, -1)),
      "column 'hhgq' is -1 at row 3, outside 0-7"),
     (lambda f: f.assign(geoid=f.geoid.str.replace("260030002002001", "26003000200200")),
-     "geoid '26003000200200' is not a 15-digit block GEOID"),
+     "geoid '26003000200200' at row 4033 is not a 15-digit block GEOID"),
     (lambda f: f.assign(noisy=f.noisy.astype("Int64").where(f.index != 9, pd.NA)),
      "column 'noisy' is empty at row 10"),
     (lambda f: f.assign(variance=f.variance.where(f.geoid != GEOIDS[1], -1.0)),
@@ -243,3 +243,81 @@ def test_a_csv_header_not_in_utf8_is_refused_naming_the_file(tmp_path):
     with pytest.raises(ValueError, match=rf"^{path}: cannot be read as the table layout \(text "
                        r"that is not UTF-8: b'no\\xe9sy'\)"):
         read_noisy_table(path)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_every_geoid_read_is_checked_not_only_those_asked_for(tmp_path, ext):
+    """GEOIDs of 14 characters were refused as "block ... has no rows", and a malformed GEOID
+    in a block not asked for was read without a word: the GEOIDs were checked after the rows
+    of other blocks were dropped. Now every row read is checked, named by its file row."""
+    frame = _frame(_measurements())
+    short = _write(frame.assign(geoid=frame.geoid.str[1:]), tmp_path / f"short.{ext}")
+    with pytest.raises(ValueError, match=f"{short}: geoid '60010001001001' at row 1 is not a "
+                       "15-digit block GEOID"):
+        read_noisy_table(short, geoids=GEOIDS[:1])
+    extra = frame[frame.geoid == GEOIDS[0]].assign(geoid="2600300020020")
+    other = _write(pd.concat([frame, extra]), tmp_path / f"other.{ext}")
+    with pytest.raises(ValueError, match="geoid '2600300020020' at row 6049 is not a 15-digit"):
+        read_noisy_table(other, geoids=GEOIDS[:2])
+    width = _write(frame.assign(geoid=frame.geoid.where(frame.index != 2100,
+                                                         "２60010001001002")),
+                   tmp_path / f"width.{ext}")
+    with pytest.raises(ValueError, match="geoid '２60010001001002' at row 2101 is not"):
+        read_noisy_table(width, geoids=GEOIDS[:1])
+
+
+def test_problems_name_the_file_row_when_row_groups_are_skipped_or_rows_dropped(tmp_path):
+    """With geoids= the refusals counted the rows kept (here row 4), not the file's rows."""
+    path = tmp_path / "t.parquet"
+    frame = _frame(_measurements())
+    frame.loc[2 * 2016 + 3, "cenrace"] = 64
+    frame.loc[2016 + 5, "noisy"] = pd.NA
+    frame["noisy"] = frame.noisy.astype("Int64")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path,
+                   row_group_size=2016)
+    with pytest.raises(ValueError, match="column 'cenrace' is 64 at row 4036, outside 1-63"):
+        read_noisy_table(path, geoids=GEOIDS[2:])  # the first two row groups are skipped
+    with pytest.raises(ValueError, match="column 'noisy' is empty at row 2022"):
+        read_noisy_table(path, geoids=GEOIDS[1:2])
+    with pytest.raises(ValueError, match="column 'noisy' is empty at row 2022"):
+        read_noisy_table(path, geoids=GEOIDS[::2])  # the middle row group is read, not kept
+
+
+def test_a_row_group_skipped_by_its_statistics_is_not_checked(tmp_path):
+    """What the documentation states: a Parquet row group whose full-length GEOID statistics
+    exclude every block asked for is not read, so a malformed GEOID between its minimum and
+    maximum is seen only by a read that needs that row group."""
+    m = _measurements()
+    frame = _frame(m)
+    frame.loc[2 * 2016 + 7, "geoid"] = "26003000200200x"  # between min and max of its group
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path,
+                   row_group_size=2016)
+    np.testing.assert_array_equal(read_noisy_table(path, geoids=GEOIDS[:2]).noisy, m.noisy[:2])
+    with pytest.raises(ValueError, match="geoid '26003000200200x' at row 4040 is not"):
+        read_noisy_table(path)
+
+
+@pytest.mark.parametrize("statistics", [False, True])
+def test_a_geoid_that_is_not_utf8_is_refused_naming_its_row(tmp_path, statistics):
+    """Bytes that are not UTF-8 in a Parquet GEOID escaped as UnicodeDecodeError; written
+    with statistics, the same bytes in the row group's maximum made the pruning fail."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_pandas(_frame(_measurements()), preserve_index=False), path,
+                   row_group_size=2016, write_statistics=statistics, compression="none",
+                   use_dictionary=False)
+    data = path.read_bytes()
+    assert data.count(GEOIDS[2].encode()) >= 2016  # plain encoding: every row's bytes
+    path.write_bytes(data.replace(GEOIDS[2].encode(), GEOIDS[2][:-1].encode() + b"\xe9"))
+    for geoids in (None, GEOIDS[2:]):
+        with pytest.raises(ValueError, match="geoid '26003000200200\ufffd' at row 4033 is not"):
+            read_noisy_table(path, geoids=geoids)
