@@ -64,8 +64,13 @@ def _check_column_types(fragments, schema) -> None:
 
     for fragment in fragments:
         physical = fragment.physical_schema
+        try:
+            names = physical.names
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{fragment.path}: a column name is not UTF-8 text "
+                             f"({err.object[:40]!r})") from None
         for name, kind in _COLUMN_KINDS.items():
-            if name not in physical.names:
+            if name not in names:
                 continue
             have = physical.field(name).type
             try:
@@ -166,6 +171,9 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                           .reshape(rows.size, N_DETAILED_CELLS))
             variances.append(batch.column("variance").to_numpy(zero_copy_only=False)[rows])
             found_geoids.append(block_geoids[rows])
+    except UnicodeDecodeError as err:  # a geocode
+        raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read (text "
+                         f"that is not UTF-8: {err.object[:40]!r})") from None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read "

@@ -203,3 +203,31 @@ def test_a_column_arrow_cannot_cast_is_refused_naming_the_file(tmp_path, column,
     pq.write_table(table, path)
     with pytest.raises(ValueError, match=f"{path}: column '{column}' is .*, not {kind}$"):
         read_nmf_block_detailed(tmp_path, "50")
+
+
+@pytest.mark.parametrize("where", ["column name", "geocode"])
+def test_text_that_is_not_utf8_is_refused_naming_the_state_or_the_file(tmp_path, where):
+    """A byte that is not UTF-8 in a column name or a geocode escaped as UnicodeDecodeError
+    ('utf-8' codec can't decode ...), naming neither the state nor the file."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    table = pa.table({
+        "geocode": [geocode], "query_name": ["detailed_dpq"],
+        "query_shape": pa.array([[8, 2, 2, 63]], pa.list_(pa.int32())),
+        "value": pa.array([list(range(2016))], pa.list_(pa.int32())),
+        "variance": pa.array([10.09]), "plbxyz": ["1/2"],
+    })
+    path = folder / "part-0.parquet"
+    pq.write_table(table, path, compression="none", use_dictionary=False,
+                   write_statistics=False)
+    old, new = ((b"plbxyz", b"pl\xe9xyz") if where == "column name"
+                else (geocode.encode(), geocode[:-1].encode() + b"\xe9"))
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+    message = (f"{path}: a column name is not UTF-8 text" if where == "column name"
+               else "state 50: the block detailed_dpq rows cannot be read \\(text that is not "
+               "UTF-8")
+    with pytest.raises(ValueError, match=message):
+        read_nmf_block_detailed(tmp_path, "50")
