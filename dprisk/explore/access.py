@@ -38,6 +38,8 @@ from urllib.parse import urlparse
 from bokeh.server.auth_provider import AuthProvider
 from tornado.web import Finish, HTTPError, RequestHandler
 
+from dprisk.runtime.ascii_numbers import ascii_digits
+
 __all__ = ["Access", "PageLoads", "allowed_names", "bokeh_origins", "client_address",
            "hash_password", "read_password_file"]
 
@@ -115,7 +117,7 @@ def _name_port(entry: str, port: int) -> list[str]:
     else:
         host, given = (f"[{entry}]" if ":" in entry else entry), ""
     if given:
-        if not given.isdigit() or not 1 <= int(given) <= 65535:
+        if not ascii_digits(given) or not 1 <= int(given) <= 65535:
             raise ValueError(f"--allow-origin {entry!r}: the port must be in 1..65535")
         return [f"{host}:{int(given)}"]
     return [f"{host}:{port}", f"{host}:80", f"{host}:443"]

@@ -8,13 +8,15 @@ Used by the command line's argument types (:mod:`dprisk.cli.common` and the list
 built on it), by the ``DPRISK_*`` settings (:mod:`dprisk.runtime.settings`) and by
 :func:`dprisk.models.census.allocation.parse_rho`; each turns the ``ValueError`` into its own
 refusal (the option's or variable's one line), so the messages stay theirs.
+:func:`ascii_digits` is the check of a code typed or read as digits (a FIPS state code, a
+GEOID, a port): ``str.isdigit`` also takes ``"０１"``, ``"٣"`` and ``"²³"``.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["ascii_number", "parse_number"]
+__all__ = ["ascii_digits", "ascii_number", "parse_number"]
 
 
 def ascii_number(text: str) -> str:
@@ -31,6 +33,17 @@ def ascii_number(text: str) -> str:
     if not text.isascii():
         raise ValueError(f"not written in ASCII digits: {text!r}")
     return text
+
+
+def ascii_digits(text, length: int | None = None) -> bool:
+    """Whether ``text`` is a str of ASCII digits 0-9 only (exactly ``length`` when given).
+
+    ``str.isdigit`` (and ``isdecimal``) also take other scripts' digits (``"０１"``, ``"٣"``),
+    which ``int`` reads as 1 and 3, and superscripts (``"²³"``), which ``int`` refuses with
+    its own message; no code this tool reads means them.
+    """
+    return (isinstance(text, str) and text.isascii() and text.isdigit()
+            and (length is None or len(text) == length))
 
 
 def parse_number(text: str, *, fractions: bool = False) -> float:

@@ -27,10 +27,13 @@ import re
 
 import numpy as np
 
+from dprisk.runtime.ascii_numbers import ascii_digits
+
 __all__ = ["GEOID_PATTERN", "SpineCodes", "geocode_to_geoid", "spine_codes"]
 
-#: A 15-character block GEOID: state 2, county 3, tract 6, block 4 (digits).
-GEOID_PATTERN = re.compile(r"^[0-9]{15}$")
+#: A 15-character block GEOID: state 2, county 3, tract 6, block 4 (ASCII digits; ``\Z``: no
+#: trailing newline, which ``$`` lets through).
+GEOID_PATTERN = re.compile(r"\A[0-9]{15}\Z")
 
 
 def geocode_to_geoid(geocodes) -> np.ndarray:
@@ -44,7 +47,7 @@ def geocode_to_geoid(geocodes) -> np.ndarray:
     out = []
     for geocode in geocodes:
         tail = str(geocode)[-16:]
-        if len(tail) != 16 or not tail.isdigit():
+        if not ascii_digits(tail, 16):
             raise ValueError(f"block geocode {geocode!r} does not end in a 16-digit tabulation "
                              "code")
         out.append(tail[:11] + tail[12:])

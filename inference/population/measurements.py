@@ -7,9 +7,12 @@ query (hhgq x votingage x hispanic x cenrace, cell ``((h * 2 + v) * 2 + x) * 63 
 The ``table`` layout is one row per cell: ``geoid, hhgq, votingage, hispanic, cenrace, noisy``
 (plus ``variance``, σ² of the block's query), Parquet or CSV by the file's extension.
 :func:`read_noisy_table` refuses, by a ``ValueError`` naming the file and the first offender:
-a missing or duplicated cell (named by geoid and cell: never read as 0), a missing column, a
-non-integer or null value, a value out of range, a malformed geoid, a requested block absent
-from the file, a σ² that is not a positive number (or that differs within a block).
+a missing or duplicated cell (named by geoid and cell: never read as 0), a missing column or
+one of another type, a null value, a value out of range or a GEOID that is not 15 ASCII
+digits (named by the file's row: every row read is checked, of any block), a requested block
+absent from the file, a σ² that is not a positive number (or that differs within a block).
+Every row of a CSV file is read; of a Parquet file, with ``geoids``, not the row groups whose
+GEOID statistics exclude every block asked for (:func:`_pruned`): their rows are not checked.
 """
 
 from __future__ import annotations
@@ -94,9 +97,13 @@ def _dataset(path: Path, kind: str):
 
 
 def _load(path: Path, geoids):
-    """The file's rows (of ``geoids`` only, when given) as an Arrow table."""
+    """The file's rows (of ``geoids`` only, when given) as an Arrow table.
+
+    Every row read is checked first (:func:`_first_problem`), whatever its block: all the rows
+    of a CSV file, and of a Parquet file but the row groups :func:`_pruned` skips unread.
+    """
     import pyarrow as pa
-    import pyarrow.dataset as ds
+    import pyarrow.compute as pc
 
     kind = table_format(path)
     if not path.is_file():
@@ -121,11 +128,35 @@ def _load(path: Path, geoids):
             raise ValueError(f"{path}: column 'geoid' is {dataset.schema.field('geoid').type}, "
                              "not text (15-character GEOIDs, leading zeros kept)")
         wanted = None if geoids is None else pa.array(list(geoids), pa.string())
-        flt = None if wanted is None else ds.field("geoid").isin(wanted)
         if kind == "parquet" and geoids is not None and len(geoids):
             dataset = _pruned(dataset, min(map(str, geoids)), max(map(str, geoids)))
-        return dataset.to_table(columns=columns, filter=flt)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
+        # Every row read is checked, then the rows of other blocks are dropped: a malformed
+        # GEOID or value is refused even in a block not asked for (in the row groups read).
+        # GEOIDs as a dictionary (the writer's, or encoded here): each distinct GEOID of a
+        # batch is checked and filtered once, not once per row.
+        scanner = dataset.scanner(columns=columns)
+        schema = scanner.projected_schema
+        text = schema.field("geoid").type
+        if not pa.types.is_dictionary(text):
+            schema = schema.set(0, pa.field("geoid", pa.dictionary(pa.int32(), text)))
+        batches, scanned = [], 0
+        for batch in scanner.to_batches():  # in the file's order
+            if not pa.types.is_dictionary(batch.column(0).type):
+                batch = batch.set_column(0, "geoid", pc.dictionary_encode(batch.column(0)))
+            problem = _first_problem(batch)
+            if problem is not None:
+                row, message = problem
+                raise ValueError(f"{path}: {message(_file_row(dataset, scanned + row) + 1)}")
+            scanned += batch.num_rows
+            if wanted is not None:
+                batch = batch.filter(pc.is_in(batch.column("geoid"), value_set=wanted))
+            if batch.num_rows:
+                batches.append(batch)
+        return pa.Table.from_batches(batches, schema=schema)
+    except UnicodeDecodeError as err:  # a CSV header, a Parquet column name or statistic
+        raise ValueError(f"{path}: cannot be read as the table layout (text that is not "
+                         f"UTF-8: {err.object[:40]!r})") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"{path}: cannot be read as the table layout ({first})") from None
 
@@ -143,14 +174,25 @@ def _pruned(dataset, low: str, high: str):
     fragments = []
     for fragment in dataset.get_fragments():
         metadata = fragment.metadata
-        column = metadata.schema.to_arrow_schema().get_field_index("geoid")
+        # A row group's statistics are by Parquet leaf column: a nested column (a list, a
+        # struct) before geoid holds one leaf per field, so geoid's Arrow field index is not
+        # its leaf index. The top-level text column geoid is the leaf whose path is "geoid".
+        leaves = [j for j in range(metadata.num_columns)
+                  if metadata.schema.column(j).path == "geoid"]
+        if len(leaves) != 1:
+            fragments.append(fragment)
+            continue
+        column = leaves[0]
         keep = []
         for i in range(metadata.num_row_groups):
             stats = metadata.row_group(i).column(column).statistics
             if stats is not None and stats.has_min_max:
-                least, most = stats.min, stats.max
-                if isinstance(least, bytes):
-                    least, most = least.decode(), most.decode()
+                try:
+                    least, most = stats.min, stats.max
+                    if isinstance(least, bytes):
+                        least, most = least.decode(), most.decode()
+                except UnicodeDecodeError:  # read: its rows are refused by row
+                    least = most = ""
                 full = len(least) == len(most) == len(low) == len(high)
                 if full and (most < low or least > high):
                     continue
@@ -160,19 +202,79 @@ def _pruned(dataset, low: str, high: str):
                                 filesystem=dataset.filesystem)
 
 
-def _check_nulls(path, table) -> None:
-    for name in table.column_names:
-        column = table.column(name)
+def _geoid_text(geoid, row: int) -> str:
+    """The GEOID of ``row`` as text (bytes that are not UTF-8 shown as U+FFFD)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(geoid.type):
+        geoid, row = geoid.dictionary, geoid.indices[row].as_py()
+    raw = geoid.slice(row, 1).cast(pa.large_binary())[0].as_py()
+    return "" if raw is None else raw.decode("utf-8", "replace")
+
+
+def _first_problem(batch):
+    """The first row of ``batch`` that the table layout refuses, or None.
+
+    Returns ``(row, message)``: the row in the batch and a function of the row's number in
+    the file giving the refusal. A row is refused for an empty value, a GEOID that is not 15
+    ASCII digits (checked on the bytes: ``０``, ``٣`` and text that is not UTF-8 are not
+    digits), or a cell column outside its range; of several problems in one row, the first
+    column's.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    found = []
+    geoid = batch.column("geoid")
+    values = geoid.dictionary if pa.types.is_dictionary(geoid.type) else geoid
+    ok = pc.and_(pc.equal(pc.binary_length(values), 15), pc.ascii_is_decimal(values))
+    if values is not geoid:
+        ok = ok.take(geoid.indices)
+    row = pc.index(pc.fill_null(ok, False), False).as_py()
+    if row >= 0 and geoid[row].is_valid:
+        text = _geoid_text(geoid, row)
+        found.append((row, 0, lambda n: f"geoid {text!r} at row {n} is not a 15-digit block "
+                      "GEOID"))
+    for order, name in enumerate(batch.column_names):
+        column = batch.column(name)
         if column.null_count:
-            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-            raise ValueError(f"{path}: column {name!r} is empty at row {row + 1}")
+            row = pc.index(column.is_null(), True).as_py()
+            found.append((row, order, lambda n, name=name: f"column {name!r} is empty at row {n}"))
+    for order, (name, (low, high)) in enumerate(CELL_COLUMNS.items(), start=1):
+        column = batch.column(name)
+        extremes = pc.min_max(column)
+        if extremes["min"].is_valid and (extremes["min"].as_py() < low
+                                         or extremes["max"].as_py() > high):
+            outside = pc.or_(pc.less(column, low), pc.greater(column, high))
+            row = pc.index(pc.fill_null(outside, False), True).as_py()
+            value = column[row].as_py()
+            found.append((row, order, lambda n, name=name, value=value, low=low, high=high:
+                          f"column {name!r} is {value} at row {n}, outside {low}-{high}"))
+    if not found:
+        return None
+    row, _, message = min(found, key=lambda problem: problem[:2])
+    return row, message
 
 
-def _first_bad(path, name, values, low, high) -> None:
-    bad = np.flatnonzero((values < low) | (values > high))
-    if bad.size:
-        raise ValueError(f"{path}: column {name!r} is {int(values[bad[0]])} at row "
-                         f"{int(bad[0]) + 1}, outside {low}-{high}")
+def _file_row(dataset, scanned: int) -> int:
+    """The file's row (0-based) of the ``scanned``-th row read (from 0).
+
+    Row groups that :func:`_pruned` skipped are not read: the rows read are counted across
+    the row groups kept, each placed at its first row in the file.
+    """
+    import pyarrow.dataset as ds
+
+    if not isinstance(dataset.format, ds.ParquetFileFormat):
+        return scanned
+    for fragment in dataset.get_fragments():  # one: the file
+        metadata = fragment.metadata
+        starts = np.cumsum([0, *(metadata.row_group(i).num_rows
+                                 for i in range(metadata.num_row_groups))])
+        for group in fragment.row_groups:
+            if scanned < group.num_rows:
+                return int(starts[group.id]) + scanned
+            scanned -= group.num_rows
+    return scanned
 
 
 #: Weight of each cell column in the cell index ((h * 2 + v) * 2 + x) * 63 + cenrace - 1.
@@ -209,7 +311,8 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
     ------
     ValueError
         Naming the file and the first problem (see the module docstring): every cell of every
-        block must appear exactly once.
+        block must appear exactly once; every row read (of any block) is checked, named by its
+        row in the file.
     """
     path = Path(path)
     if noise_variance is not None:
@@ -222,16 +325,11 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
     table = _load(path, wanted)
     import pyarrow as pa
 
-    _check_nulls(path, table)
     # Memory: each column is turned into numpy and dropped from the Arrow table in turn,
     # and the cell keys are int32 while they fit (a 20,000-block file: 40 M rows).
-    import pyarrow.compute as pc
-
-    geoid = table.column("geoid")
+    geoid = table.column("geoid")  # dictionary-encoded by _load
     table = table.drop_columns(["geoid"])
-    if not pa.types.is_dictionary(geoid.type):
-        geoid = pc.dictionary_encode(geoid)
-    geoid = geoid.unify_dictionaries()  # one dictionary for every row group, no strings copied
+    geoid = geoid.unify_dictionaries()  # one dictionary for every batch, no strings copied
     dictionary = (geoid.chunk(0).dictionary if geoid.num_chunks else pa.array([], pa.string()))
     distinct = np.asarray(dictionary.to_pylist(), dtype=object)
     by_geoid = np.argsort(distinct, kind="stable")
@@ -254,19 +352,15 @@ def read_noisy_table(path, geoids=None, noise_variance=None) -> BlockMeasurement
         renumber[used] = np.arange(used.size)
         key = renumber[key]
         blocks = blocks[used]
-    bad = [g for g in blocks if len(g) != 15 or not g.isdigit()]
-    if bad:
-        raise ValueError(f"{path}: geoid {bad[0]!r} is not a 15-digit block GEOID")
     if wanted is not None:
         absent = np.setdiff1d(wanted, blocks)
         if absent.size:
             raise ValueError(f"{path}: block {absent[0]} has no rows (its 2016 cells are "
                              "required)")
     key *= N_DETAILED_CELLS
-    for name, (low, high) in CELL_COLUMNS.items():
+    for name in CELL_COLUMNS:
         values = table.column(name).to_numpy()
-        table = table.drop_columns([name])
-        _first_bad(path, name, values, low, high)
+        table = table.drop_columns([name])  # in range: every row was checked on reading
         key += np.multiply(values, _CELL_WEIGHTS[name], dtype=key_type)
         del values
     key -= 1  # cenrace counts from 1

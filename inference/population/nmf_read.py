@@ -48,6 +48,38 @@ def _read_schema():
                       ("State", pa.string())])
 
 
+#: What each read column must hold, as a refusal states it.
+_COLUMN_KINDS = {"geocode": "text", "query_name": "text", "query_shape": "a list of integers",
+                 "value": "a list of integers", "variance": "a number", "sign": "text"}
+
+
+def _check_column_types(fragments, schema) -> None:
+    """Each file's columns can be cast to the read ``schema`` (one not there is read as null).
+
+    The scanner casts every file's columns to ``schema``; a column of a type Arrow has no cast
+    for (text where ``value`` holds a list) would fail there without naming the file or the
+    column. Raises ValueError naming both and what the column must hold.
+    """
+    import pyarrow as pa
+
+    for fragment in fragments:
+        physical = fragment.physical_schema
+        try:
+            names = physical.names
+        except UnicodeDecodeError as err:
+            raise ValueError(f"{fragment.path}: a column name is not UTF-8 text "
+                             f"({err.object[:40]!r})") from None
+        for name, kind in _COLUMN_KINDS.items():
+            if name not in names:
+                continue
+            have = physical.field(name).type
+            try:
+                pa.array([], have).cast(schema.field(name).type)
+            except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
+                raise ValueError(f"{fragment.path}: column {name!r} is {have}, not {kind}") \
+                    from None
+
+
 def detailed_dataset(nmf_dir, state: str):
     """The lazy dataset of ``Block.parquet/DPQuery`` and the filter of ``state``'s rows.
 
@@ -93,7 +125,9 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     ValueError
         A state that is not two digits or has no rows in the files (named); a row whose
         ``query_shape`` is not [8, 2, 2, 63] or whose ``value`` does not hold 2016 numbers; a
-        block appearing twice; a requested block absent; a variance that is not > 0.
+        block appearing twice; a requested block absent; a variance that is not > 0; a file
+        whose column has a type that cannot be cast to the read schema (the file and column
+        named) or that cannot be read.
     """
     import pyarrow as pa
 
@@ -101,14 +135,16 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     if not re.fullmatch(r"[0-9]{2}", state):
         raise ValueError(f"state must be a two-digit FIPS code, got {state!r}")
     dataset, wanted = detailed_dataset(nmf_dir, state)
-    if not any(True for _ in dataset.get_fragments(filter=wanted)):
+    fragments = list(dataset.get_fragments(filter=wanted))
+    if not fragments:
         raise ValueError(f"state {state}: no partition State=0{state} or State=1{state} in "
                          f"{nmf_dir}")
     keep = None if geoids is None else set(map(str, geoids))
     found_geoids, values, variances = [], [], []
-    scanner = dataset.scanner(columns=["geocode", "query_shape", "value", "variance"],
-                              filter=wanted, batch_size=4096)
     try:
+        _check_column_types(fragments, dataset.schema)
+        scanner = dataset.scanner(columns=["geocode", "query_shape", "value", "variance"],
+                                  filter=wanted, batch_size=4096)
         for batch in scanner.to_batches():
             if batch.num_rows == 0:
                 continue
@@ -135,7 +171,10 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                           .reshape(rows.size, N_DETAILED_CELLS))
             variances.append(batch.column("variance").to_numpy(zero_copy_only=False)[rows])
             found_geoids.append(block_geoids[rows])
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as err:
+    except UnicodeDecodeError as err:  # a geocode
+        raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read (text "
+                         f"that is not UTF-8: {err.object[:40]!r})") from None
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read "
                          f"({first})") from None

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from dprisk.inference.population.categories import BAND_EDGES, N_CATEGORIES, N_CENRACE
+from dprisk.runtime.ascii_numbers import ascii_digits
 
 __all__ = [
     "BLOCK_CONCENTRATION",
@@ -203,7 +204,7 @@ def synthesize(persons: int, seed: int, *, state: str = "01"):
         raise ValueError(f"persons must be an integer >= 1, got {persons!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    if not (isinstance(state, str) and len(state) == 2 and state.isdigit()):
+    if not ascii_digits(state, 2):
         raise ValueError(f"state must be a two-digit FIPS code, got {state!r}")
     rng = np.random.default_rng(seed)
     sizes = block_sizes(int(persons), rng)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from dprisk.models.checks import check_rho
-from dprisk.runtime.ascii_numbers import parse_number
+from dprisk.runtime.ascii_numbers import ascii_digits, parse_number
 
 __all__ = [
     "CENSUS_DELTA",
@@ -204,4 +204,4 @@ def parse_rhos(text, name: str = "rhos", *, min_levels: int = 1) -> list[float]:
 
 def _is_census_count(text: str) -> bool:
     """Whether ``text`` is the ``census:N`` form (``N`` digits)."""
-    return text.startswith("census:") and text[7:].strip().isdigit()
+    return text.startswith("census:") and ascii_digits(text[7:].strip())

@@ -37,6 +37,38 @@ def test_digits_of_other_scripts_are_refused(argv, parameter, capsys, tmp_path):
     assert not out.exists()
 
 
+FULL_WIDTH_ONE = "\uff10\uff11"  # "０１"
+SUPERSCRIPTS = "\u00b2\u00b3"  # "²³": str.isdigit is True, int() refuses them
+
+
+@pytest.mark.parametrize(("argv", "parameter"), [
+    # a code of digits checked with str.isdigit took them ("０１" wrote GEOIDs "０１0010001...")
+    *[(["population", "synth", "--persons", "5", "--seed", "1", "--state", text], "--state")
+      for text in (FULL_WIDTH_ONE, SUPERSCRIPTS, "\u0660\u0661")],
+    # census:N ran as census:2 ("２") or failed in int() naming nothing ("²")
+    *[(["posterior", "--rhos", f"census:{text}", "--siblings", "3", "--stars", "1,2,3"],
+       "--rhos") for text in ("\uff12", "\u00b2")],
+])
+def test_codes_of_digits_take_ascii_digits_only(argv, parameter, capsys, tmp_path):
+    out = tmp_path / "out"
+    if argv[:2] == ["population", "synth"]:
+        argv = [*argv, "--out", str(out)]
+    line = assert_refused(argv, parameter, capsys, root=tmp_path)
+    assert argv[argv.index(parameter) + 1] in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("port", ["\uff18\uff10\uff18\uff10", "\u00b2"])
+def test_an_allow_origin_port_takes_ascii_digits_only(port):
+    """``proxy.example:８０８０`` was allowed as port 8080, ``proxy.example:²`` failed in int()
+    naming nothing. (Checked on ``allowed_names``, which ``dprisk explore`` calls before it
+    serves: a regression here must not start a server in the test run.)"""
+    from dprisk.explore.access import allowed_names
+
+    with pytest.raises(ValueError, match=f"^--allow-origin 'proxy.example:{port}': the port "):
+        allowed_names("127.0.0.1", 5006, [f"proxy.example:{port}"])
+
+
 def test_the_same_numbers_in_ascii_are_accepted(capsys, tmp_path):
     from cli_helpers import run_json
 

@@ -137,6 +137,7 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
     ("huge_variance", "--noise-variance"), ("tiny_variance", "--noise-variance"),
     ("file_variance", "--noisy"), ("full_width_state", "--state"),
     ("unreachable_scheduler", "--scheduler"), ("parts_is_a_file", "--out"),
+    ("prior_file_not_utf8", "prior.json"), ("noisy_geoid_of_no_person", "noisy.parquet"),
 ])
 def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option, capsys,
                                                     monkeypatch):
@@ -175,11 +176,23 @@ def test_risk_refuses_bad_input_and_writes_nothing(state, tmp_path, case, option
         extra += ["--scheduler", "tcp://127.0.0.1:1"]
     if case == "parts_is_a_file":
         (tmp_path / "out.parts").write_text("the user's\n")
+    if case == "prior_file_not_utf8":  # the line names --prior and the file
+        prior = tmp_path / "prior.json"
+        prior.write_bytes('{"probabilities": [], "note": "é"}'.encode("latin-1"))
+        extra += ["--prior", str(prior)]
+    if case == "noisy_geoid_of_no_person":  # a 14-character GEOID no person uses
+        noisy = pd.read_parquet(state["noisy"]).astype({"geoid": str})
+        bad = noisy[noisy.geoid == noisy.geoid.iloc[0]].assign(geoid="01999000000000")
+        pd.concat([noisy, bad]).to_parquet(tmp_path / "noisy.parquet", index=False)
+        extra = ["--noisy", str(tmp_path / "noisy.parquet")]
     out = tmp_path / "out"
     before = sorted(path.name for path in tmp_path.iterdir())
-    assert_refused(["population", "risk", "--persons", str(path), *extra, "--adversary",
-                    "informed", "--out", str(out)], option, capsys)
+    line = assert_refused(["population", "risk", "--persons", str(path), *extra,
+                           "--adversary", "informed", "--out", str(out)], option, capsys)
     assert sorted(path.name for path in tmp_path.iterdir()) == before  # no work dir either
+    assert case != "prior_file_not_utf8" or "--prior" in line
+    assert case != "noisy_geoid_of_no_person" or (
+        "--noisy" in line and f"geoid '01999000000000' at row {len(noisy) + 1} is not" in line)
     if case == "parts_is_a_file":
         assert (tmp_path / "out.parts").read_text() == "the user's\n"
     else:

@@ -13,7 +13,7 @@ import pytest
 
 from dprisk.cli.common import integer, number
 from dprisk.models.census.allocation import parse_rho
-from dprisk.runtime.ascii_numbers import ascii_number, parse_number
+from dprisk.runtime.ascii_numbers import ascii_digits, ascii_number, parse_number
 from dprisk.runtime.settings import SETTINGS
 
 ARABIC_INDIC_THREE = "\u0663"
@@ -72,3 +72,13 @@ def test_the_same_numbers_in_ascii_are_accepted_at_every_layer():
     assert SETTINGS["DPRISK_SCHEDULER_TIMEOUT"].parse("30") == 30.0
     assert parse_rho(" 1/4 ") == 0.25
     assert math.isnan(parse_number("nan"))  # the range is the caller's to check
+
+
+@pytest.mark.parametrize(("text", "length", "expected"), [
+    ("01", 2, True), ("0123", None, True), ("01", 3, False), ("", None, False),
+    ("\uff10\uff11", 2, False), ("\u00b2\u00b3", 2, False), ("\u0660\u0661", 2, False),
+    ("0 1", None, False), ("-1", None, False), ("1\n", None, False), (1, None, False),
+])
+def test_ascii_digits_takes_ascii_digits_only(text, length, expected):
+    """str.isdigit is True for "０１", "²³" and "٠١"; a code of digits means none of them."""
+    assert ascii_digits(text, length) is expected

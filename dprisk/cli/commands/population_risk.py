@@ -106,8 +106,9 @@ def _check_options(args) -> None:
         if args.noise_variance is not None:
             raise ValueError("--noise-variance does not apply to --nmf: sigma^2 is read from "
                              "the files' variance column")
-        if args.state is None or not (len(args.state) == 2 and args.state.isascii()
-                                      and args.state.isdigit()):
+        from dprisk.runtime.ascii_numbers import ascii_digits
+
+        if not ascii_digits(args.state, 2):
             raise ValueError(f"--state must be a two-digit FIPS code with --nmf, got "
                              f"{args.state!r}")
     elif args.state is not None:

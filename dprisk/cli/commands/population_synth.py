@@ -10,6 +10,7 @@ same seed gives the same rows. ``DIR`` may be new, empty, or written by this com
 from __future__ import annotations
 
 from dprisk.cli.common import EXIT_OK, SEED_HELP, add_json, draw_seed, emit, integer, seed_line
+from dprisk.runtime.ascii_numbers import ascii_digits
 
 __all__ = ["HELP", "MARKER", "add_arguments", "run"]
 
@@ -41,8 +42,9 @@ def run(args) -> int:
 
     if args.persons < 1:
         raise ValueError(f"--persons must be an integer >= 1, got {args.persons}")
-    if not (len(args.state) == 2 and args.state.isdigit()):
-        raise ValueError(f"--state must be a two-digit FIPS code, got {args.state!r}")
+    if not ascii_digits(args.state, 2):
+        raise ValueError(f"--state must be a two-digit FIPS code (two ASCII digits 0-9), "
+                         f"got {args.state!r}")
     check_memory(BYTES_PER_PERSON * args.persons, parameter="--persons",
                  what=f"a population of {args.persons} persons")
     seed, drawn = (args.seed, False) if args.seed is not None else (draw_seed(), True)

@@ -179,3 +179,55 @@ def test_puerto_rico_goes_to_its_own_product_without_a_us_level(tmp_path):
     assert int(np.sum(np.asarray(total) - noise)) == 40  # the states' persons, not PR's
     pr = read_nmf_block_detailed(tmp_path, "72")
     assert all(g.startswith("72") for g in pr.geoids)
+
+
+@pytest.mark.parametrize(("column", "data", "kind"), [
+    ("value", pa.array(["[1, 2]", "0 1 2"], pa.large_string()), "a list of integers"),
+    ("variance", pa.array([{"sigma2": 100.0}, {"sigma2": 10.09}]), "a number"),
+])
+def test_a_column_arrow_cannot_cast_is_refused_naming_the_file(tmp_path, column, data, kind):
+    """Text where ``value`` holds a list (or a struct as ``variance``) has no cast in Arrow:
+    the reader failed with ArrowNotImplementedError (exit status 1); now a ValueError
+    naming the file, the column and what it must hold."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    table = pa.table({
+        "geocode": [geocode, geocode], "query_name": ["total_dpq", "detailed_dpq"],
+        "query_shape": pa.array([[1, 1, 1, 1], [8, 2, 2, 63]], pa.list_(pa.int32())),
+        "value": pa.array([[9], list(range(2016))], pa.list_(pa.int32())),
+        "variance": pa.array([100.0, 10.09]),
+    })
+    table = table.set_column(table.schema.get_field_index(column), column, data)
+    path = folder / "part-0.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(ValueError, match=f"{path}: column '{column}' is .*, not {kind}$"):
+        read_nmf_block_detailed(tmp_path, "50")
+
+
+@pytest.mark.parametrize("where", ["column name", "geocode"])
+def test_text_that_is_not_utf8_is_refused_naming_the_state_or_the_file(tmp_path, where):
+    """A byte that is not UTF-8 in a column name or a geocode escaped as UnicodeDecodeError
+    ('utf-8' codec can't decode ...), naming neither the state nor the file."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    table = pa.table({
+        "geocode": [geocode], "query_name": ["detailed_dpq"],
+        "query_shape": pa.array([[8, 2, 2, 63]], pa.list_(pa.int32())),
+        "value": pa.array([list(range(2016))], pa.list_(pa.int32())),
+        "variance": pa.array([10.09]), "plbxyz": ["1/2"],
+    })
+    path = folder / "part-0.parquet"
+    pq.write_table(table, path, compression="none", use_dictionary=False,
+                   write_statistics=False)
+    old, new = ((b"plbxyz", b"pl\xe9xyz") if where == "column name"
+                else (geocode.encode(), geocode[:-1].encode() + b"\xe9"))
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new))
+    message = (f"{path}: a column name is not UTF-8 text" if where == "column name"
+               else "state 50: the block detailed_dpq rows cannot be read \\(text that is not "
+               "UTF-8")
+    with pytest.raises(ValueError, match=message):
+        read_nmf_block_detailed(tmp_path, "50")

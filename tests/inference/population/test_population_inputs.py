@@ -35,6 +35,30 @@ def test_synth_is_seeded_and_plausible():
         synth.synthesize(0, 1)
 
 
+@pytest.mark.parametrize("state", ["\uff10\uff11", "\u00b2\u00b3", "\u0660\u0661", "1", "012"])
+def test_synth_state_is_two_ascii_digits(state):
+    """str.isdigit took "０１" and "²³": GEOIDs "０１0010001001000" that measure and risk refuse."""
+    with pytest.raises(ValueError, match="state must be a two-digit FIPS code"):
+        synth.synthesize(10, 1, state=state)
+
+
+def test_geoids_and_geocodes_are_ascii_digits():
+    """A spine code ending in full-width digits was converted to a GEOID of them; a GEOID
+    followed by a newline matched GEOID_PATTERN ("$" matches before a final newline)."""
+    from dprisk.inference.population.geography import GEOID_PATTERN, geocode_to_geoid
+    from dprisk.inference.population.measure import block_counts
+
+    code = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    assert list(geocode_to_geoid([code])) == ["500010001001001"]
+    with pytest.raises(ValueError, match="16-digit tabulation code"):
+        geocode_to_geoid([code[:-2] + "\uff10\uff11"])
+    assert GEOID_PATTERN.match("010010001001001") and not GEOID_PATTERN.match(
+        "010010001001001\n")
+    with pytest.raises(ValueError, match="not a 15-digit block GEOID"):
+        block_counts(pd.DataFrame({"geoid": ["010010001001001\n"], "hhgq": [0], "votingage": [1],
+                                   "hispanic": [0], "cenrace": [1]}))
+
+
 def _frame(**changes):
     frame = pd.DataFrame({"geoid": ["010010001001001", "010010001001002"], "hhgq": [0, 3],
                           "votingage": [1, 0], "hispanic": [0, 1], "cenrace": [1, 63]})
@@ -100,6 +124,19 @@ def test_prior_files(tmp_path):
         (tmp_path / name).write_text(text)
         with pytest.raises(ValueError, match=name):
             read_prior_file(tmp_path / name)
+
+
+@pytest.mark.parametrize("name", ["latin.json", "latin.csv"])
+def test_a_prior_file_not_in_utf8_is_refused_naming_the_option_and_the_file(tmp_path, name):
+    """A Latin-1 byte used to escape as UnicodeDecodeError ('utf-8' codec can't decode ...),
+    naming neither the option nor the file."""
+    text = (json.dumps({"probabilities": [1 / 126] * 126, "note": "é"}, ensure_ascii=False)
+            if name.endswith("json")
+            else "category,probability\n" + "".join(f"{c},{1 / 126!r}\n" for c in range(126))
+            + "# é\n")
+    (tmp_path / name).write_bytes(text.encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"^--prior '.*{name}': not UTF-8 text \(byte 0xe9 "):
+        read_prior_file(tmp_path / name, name="--prior")
 
 
 def test_tract_prior_is_the_tract_composition_by_voting_age():
