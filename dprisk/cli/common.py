@@ -179,7 +179,8 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int,
                          f" (the exact sums over releases need rho >= about {RHO1_SUMS_MIN})"
                          if sums_over_releases else ""))
     sub.add_argument("--p", type=number, default=None, help=with_default(
-        "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 for --rhos "
+        "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 for --rhos and for every "
+        "form of posterior "
         "(fractions like 1/864 accepted)", p))
     sub.add_argument("--known", type=integer, default=None, help=with_default(
         "m, the adversary's known count of the others in the block (integer, "
@@ -472,8 +473,8 @@ def emit(args, payload: dict, lines: list[str]) -> None:
     Nothing is printed once a stop signal arrived (:func:`raise_if_interrupted`).
     """
     raise_if_interrupted()
-    if args.json:
-        print(json.dumps(payload))
+    if args.json:  # strict JSON: an undefined number is None (null), never NaN or Infinity
+        print(json.dumps(payload, allow_nan=False))
     else:
         print("\n".join(lines))
 

@@ -19,7 +19,11 @@ The verdict (:func:`verdict`): *converged* when every non-constant unknown has
 1.01 and 400), otherwise *not converged*; its reason names every failing statistic, or
 states the thresholds met. An unknown constant over all draws (e.g. ``X1`` under a
 point-mass prior that rules out ``m + 1``) has undefined R-hat and ESS (``None``); it is
-named in the reason and is not a failure.
+named in the reason and is not a failure. Constancy is read from the draws themselves
+(:func:`constant_unknowns`, passed to :func:`verdict` by :func:`draws_verdict`), never from
+a missing statistic: with fewer than :data:`MIN_DRAWS` draws per chain every statistic of a
+varying unknown is undefined too, and that is a failure (too few draws to judge), as is an
+undefined R-hat with one chain.
 """
 
 from __future__ import annotations
@@ -31,12 +35,25 @@ import numpy as np
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
 
-__all__ = ["ESS_MIN", "RHAT_MAX", "Verdict", "unknown_diagnostics", "unknown_names", "verdict"]
+__all__ = [
+    "ESS_MIN",
+    "MIN_DRAWS",
+    "RHAT_MAX",
+    "Verdict",
+    "constant_unknowns",
+    "draws_verdict",
+    "unknown_diagnostics",
+    "unknown_names",
+    "verdict",
+]
 
 #: Largest acceptable rank-normalised split R-hat.
 RHAT_MAX = 1.01
 #: Smallest acceptable bulk and tail effective sample size.
 ESS_MIN = 400
+#: Fewest draws per chain for which ArviZ's split R-hat, ESS and MCSE are defined (each chain
+#: is split in halves of at least two draws).
+MIN_DRAWS = 4
 #: The statistics reported per unknown, in order.
 STATISTICS = ("r_hat", "ess_bulk", "ess_tail", "mcse_mean")
 
@@ -53,6 +70,26 @@ def unknown_names(posterior) -> list[str]:
     while f"X{len(names) + 1}" in posterior:
         names.append(f"X{len(names) + 1}")
     return names
+
+
+def _chain_draw(values) -> np.ndarray:
+    """The draws of one unknown as an array with dims (chain, draw)."""
+    if hasattr(values, "transpose") and hasattr(values, "dims"):
+        values = values.transpose("chain", "draw", ...)
+    return np.asarray(values)
+
+
+def constant_unknowns(posterior) -> list[str]:
+    """The unknowns ``X1 … Xh`` of ``posterior`` that take one value in every draw.
+
+    Read from the draws (all equal to the first), whatever their statistics.
+    """
+    out = []
+    for name in unknown_names(posterior):
+        values = _chain_draw(posterior[name])
+        if values.size and np.all(values == values.flat[0]):
+            out.append(name)
+    return out
 
 
 def unknown_diagnostics(posterior) -> dict[str, dict]:
@@ -79,10 +116,7 @@ def unknown_diagnostics(posterior) -> dict[str, dict]:
         raise ValueError("posterior must hold the unknowns X1, X2, ... with dims (chain, draw)")
     table = {}
     for name in names:
-        values = posterior[name]
-        if hasattr(values, "transpose") and hasattr(values, "dims"):
-            values = values.transpose("chain", "draw", ...)
-        stats = chain_diagnostics(np.asarray(values).astype(float))
+        stats = chain_diagnostics(_chain_draw(posterior[name]).astype(float))
         table[name] = {"r_hat": _number(stats["r_hat"]), "ess_bulk": _number(stats["ess_bulk"]),
                        "ess_tail": _number(stats["ess_tail"]),
                        "mcse_mean": _number(stats["mcse"])}
@@ -110,29 +144,48 @@ class Verdict:
         return {"converged": self.converged, "reason": self.reason}
 
 
-def verdict(diagnostics: dict[str, dict], *, rhat_max: float = RHAT_MAX,
-            ess_min: float = ESS_MIN) -> Verdict:
+def verdict(diagnostics: dict[str, dict], *, constant=None, shape: tuple[int, int] | None = None,
+            rhat_max: float = RHAT_MAX, ess_min: float = ESS_MIN) -> Verdict:
     """The verdict on the diagnostics of :func:`unknown_diagnostics` (module docstring).
 
     Parameters
     ----------
     diagnostics : dict
-        ``{name: {r_hat, ess_bulk, ess_tail, mcse_mean}}``; ``r_hat`` None with ``mcse_mean``
-        0 marks a constant unknown (not a failure); ``r_hat`` None for an unknown that varies
-        (one chain: R-hat compares chains) is a failure, as the run's mixing is unchecked.
+        ``{name: {r_hat, ess_bulk, ess_tail, mcse_mean}}``. ``r_hat`` None for an unknown
+        that varies (one chain: R-hat compares chains; fewer than :data:`MIN_DRAWS` draws per
+        chain: nothing is defined) is a failure, as the run's mixing is unchecked.
+    constant : iterable of str, optional
+        The unknowns constant over the draws (:func:`constant_unknowns`; not failures). When
+        not given, an unknown is taken as constant when its ``mcse_mean`` is exactly 0 with
+        ``r_hat`` None, as :func:`unknown_diagnostics` reports constant draws (an undefined
+        ``mcse_mean``, None, is not 0: the draws vary but are too few).
+    shape : (int, int), optional
+        ``(chains, draws per chain)`` of the run, to say why an R-hat is undefined.
     rhat_max : float (> 1)
         Largest acceptable R-hat (default :data:`RHAT_MAX`).
     ess_min : float (> 0)
         Smallest acceptable bulk and tail ESS (default :data:`ESS_MIN`).
     """
-    problems, constant = [], []
+    if constant is None:
+        constant = [name for name, row in diagnostics.items()
+                    if row["r_hat"] is None and row["mcse_mean"] is not None
+                    and row["mcse_mean"] == 0]
+    constant = [name for name in diagnostics if name in set(constant)]
+    chains, draws = shape if shape is not None else (None, None)
+    problems = []
     for name, row in diagnostics.items():
-        if row["r_hat"] is None and not row["mcse_mean"]:  # the same value in every draw
-            constant.append(name)
+        if name in constant:  # the same value in every draw
             continue
-        if row["r_hat"] is None:  # varies, but R-hat needs two chains to compare
-            problems.append(f"R-hat of {name} is undefined with one chain (run at least 2 "
-                            f"chains to check mixing)")
+        if row["r_hat"] is None:  # varies, but R-hat is undefined
+            if draws is not None and draws < MIN_DRAWS:
+                problems.append(f"R-hat of {name} is undefined with {draws} draw"
+                                f"{'s' if draws != 1 else ''} per chain (run at least "
+                                f"{MIN_DRAWS} draws per chain and 2 chains)")
+            elif chains is None or chains == 1:
+                problems.append(f"R-hat of {name} is undefined with one chain (run at least 2 "
+                                f"chains to check mixing)")
+            else:
+                problems.append(f"R-hat of {name} is undefined")
         elif not row["r_hat"] < rhat_max:
             problems.append(f"R-hat of {name} is {row['r_hat']:.4f} >= {rhat_max}")
         for kind in ("bulk", "tail"):
@@ -148,3 +201,15 @@ def verdict(diagnostics: dict[str, dict], *, rhat_max: float = RHAT_MAX,
     met = (f"R-hat < {rhat_max} and bulk/tail ESS >= {ess_min} for {', '.join(checked)}"
            if checked else "no unknown varies over the draws")
     return Verdict(True, "; ".join([met, *notes]))
+
+
+def draws_verdict(posterior, diagnostics: dict[str, dict] | None = None) -> Verdict:
+    """:func:`verdict` of a run's ``posterior`` group, constancy and shape read from its draws.
+
+    ``diagnostics``: :func:`unknown_diagnostics` of ``posterior`` when already computed.
+    """
+    if diagnostics is None:
+        diagnostics = unknown_diagnostics(posterior)
+    names = unknown_names(posterior)
+    shape = _chain_draw(posterior[names[0]]).shape[:2]
+    return verdict(diagnostics, constant=constant_unknowns(posterior), shape=shape)

@@ -28,13 +28,12 @@ import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.draws_tree import draws_datatree
-from dprisk.inference.mcmc.run_options import run_options
+from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.inference.nested.box_kernels import checked_box
 from dprisk.inference.two_level.gibbs import gibbs_draws
 from dprisk.models.builders.nested import x_var_name
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
-from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.renamed import renamed_attributes
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, NESTED_SWEEP_STEPS, check_work
 
@@ -135,8 +134,7 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
         two = gibbs_draws(release, params, draws=draws, chains=chains, tune=tune,
                           generator=generator, tail_mass=tail_mass, progress=progress)
         return NestedDraws(np.stack([two.x1, two.x2]), params.known)
-    check_memory(8.0 * params.h * chains * draws, parameter="draws, chains",
-                 what=f"{params.h} levels x {chains} chains x {draws} draws (int64)")
+    check_draws_memory(params.h, chains, draws)
     check_work((tune + draws) * (NESTED_SWEEP_STEPS + float(params.h) * chains * GIBBS_DRAW_STEPS),
                parameter="draws, chains",
                what=f"{params.h} levels x {chains} chains x {tune + draws} sweeps")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
-from dprisk.inference.mcmc.run_options import run_options
+from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.inference.nested.box_kernels import MAX_WIDTH
 from dprisk.inference.nested.exact import NestedPosterior, exact_posterior, nested_posterior
 from dprisk.inference.nested.gibbs import (
@@ -156,6 +156,7 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, rando
     tune = check_positive_int(tune, "tune", minimum=0)
     check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
+    check_draws_memory(scenario.h, chains, draws, tune=tune, pymc=True)
     model = build_nested_model(release.x_stars, release.y_stars, scenario=scenario)
     with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
         idata = pm.sample(

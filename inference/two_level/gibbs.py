@@ -63,7 +63,7 @@ from dprisk.inference.kernels.table_kernels import (
 )
 from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
 from dprisk.inference.mcmc.draws_tree import draws_datatree
-from dprisk.inference.mcmc.run_options import run_options
+from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.models.checks import check_count
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
@@ -426,9 +426,7 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
     (:mod:`dprisk.runtime.memory_limit`) and the work limit (:mod:`dprisk.runtime.work_limit`,
     ``releases x chains x (tune + draws) x GIBBS_DRAW_STEPS``) are checked first.
     """
-    check_memory(16.0 * release.size * chains * draws, parameter="draws, chains",
-                 what=f"{release.size} release(s) x {chains} chains x {draws} draws (two "
-                 "int64 arrays)")
+    check_draws_memory(2, chains, draws, releases=release.size)
     check_work(float(release.size) * chains * (tune + draws) * GIBBS_DRAW_STEPS,
                parameter="draws, chains",
                what=f"{release.size} release(s) x {chains} chains x {tune + draws} sweeps")

@@ -18,6 +18,7 @@ block-group :math:`\rho` (``d`` = 27 other blocks, ``p`` = 1/2, ``m`` = 0) for t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,8 +111,10 @@ def _branch(prior, k1: int) -> dict:
         return {"lower": None, "upper": None, "mass": 0.0, "mass_upto": None,
                 "mass_settled": True}
     mass, last, settled = branch_mass(prior, k1)
-    return {"lower": int(support[0]), "upper": support[1], "mass": float(mass),
-            "mass_upto": int(last), "mass_settled": bool(settled)}
+    # a mass no double holds (weights e^800: above 1.8e308) is undefined here: null, not inf
+    return {"lower": int(support[0]), "upper": support[1],
+            "mass": mass if math.isfinite(mass) else None,
+            "mass_upto": int(last), "mass_settled": bool(settled and math.isfinite(mass))}
 
 
 def _posteriors(prior, releases, rho1: float, rho2: float) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +151,10 @@ def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
     check_prior_values(prior, 0)
     releases = tuple(tuple(int(v) for v in r) for r in releases)
     branches = {k1: _branch(prior, k1) for k1 in (0, 1)}
-    proper = all(row["mass_settled"] and abs(row["mass"] - 1.0) <= MASS_TOLERANCE
+    # An empty branch (mass_upto None: X1 = k1 impossible, which only point:K with K = m may
+    # declare, as the posterior commands accept) has no X2 | X1 = k1 to normalise: left out.
+    proper = all(row["mass_settled"] and row["mass"] is not None
+                 and abs(row["mass"] - 1.0) <= MASS_TOLERANCE
                  for row in branches.values() if row["mass_upto"] is not None)
     rho1, rho2 = census_rhos(2)
     default = _posteriors(ImproperUniform(), releases, rho1, rho2)

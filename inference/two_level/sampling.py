@@ -39,7 +39,7 @@ import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.mcmc.run_options import run_options
+from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.inference.two_level.exact import two_level_posterior
 from dprisk.inference.two_level.gibbs import gibbs_draws, to_datatree
 from dprisk.inference.two_level.level_form import from_two_level
@@ -172,6 +172,7 @@ def sample_model(
     cores = check_positive_int(cores, "cores")
     check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
+    check_draws_memory(2, chains, draws, tune=tune, pymc=True)
     if step is None:
         step = pymc_steps(model, method)
     # Metropolis' acceptance statistic exp(log ratio) overflows when a huge rho makes every

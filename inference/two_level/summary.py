@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.mcmc.convergence import unknown_diagnostics, verdict
+from dprisk.inference.mcmc.convergence import draws_verdict, unknown_diagnostics
 from dprisk.models.scenario import Scenario
 
 __all__ = ["X2_MASS_MIN", "PosteriorSummary", "summarize"]
@@ -54,14 +54,15 @@ def _pmf_stats(values: np.ndarray, pmf: np.ndarray) -> dict:
 
 def _draw_stats(x: np.ndarray) -> dict:
     flat = x.ravel()
-    diagnostics = chain_diagnostics(x)  # constant chain: mcse 0, R-hat/ESS undefined (None)
+    # constant chain: mcse 0, R-hat/ESS undefined (None); fewer than 4 draws a chain: all None
+    diagnostics = chain_diagnostics(x)
     return {
         "mean": float(flat.mean()),
         "sd": float(flat.std()),
         "q025": int(np.quantile(flat, 0.025, method="inverted_cdf")),
         "median": int(np.quantile(flat, 0.5, method="inverted_cdf")),
         "q975": int(np.quantile(flat, 0.975, method="inverted_cdf")),
-        "mcse_mean": diagnostics["mcse"],
+        "mcse_mean": _number(diagnostics["mcse"]),
         "ess_bulk": _number(diagnostics["ess_bulk"]),
         "r_hat": _number(diagnostics["r_hat"]),
     }
@@ -106,8 +107,10 @@ class PosteriorSummary:
         """``{"diagnostics": {...}, "verdict": {...}}`` of the draws ({} for an exact result)."""
         if not self._draws:
             return {}
-        diagnostics = unknown_diagnostics(self.result["posterior"])
-        return {"diagnostics": diagnostics, "verdict": verdict(diagnostics).as_json()}
+        posterior = self.result["posterior"]
+        diagnostics = unknown_diagnostics(posterior)
+        return {"diagnostics": diagnostics,
+                "verdict": draws_verdict(posterior, diagnostics).as_json()}
 
     def _level_pmf(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """``(values, pmf)`` of ``X_level`` from the exact posterior of one release."""
@@ -175,7 +178,7 @@ def summarize(result, scenario: Scenario, method: str, release=None) -> Posterio
         x1 = np.asarray(result["posterior"]["X1"].values)
         diagnostics = chain_diagnostics(x1, known=scenario.known)
         posterior = diagnostics["mean"]
-        target = {"mcse": diagnostics["mcse"], "r_hat": _number(diagnostics["r_hat"]),
+        target = {"mcse": _number(diagnostics["mcse"]), "r_hat": _number(diagnostics["r_hat"]),
                   "ess_bulk": _number(diagnostics["ess_bulk"])}
     else:
         posterior, target = float(result.prob_x1), None

@@ -18,6 +18,7 @@ from dprisk.models.checks import check_count
 from dprisk.runtime.captured_fds import captured_fds
 
 __all__ = [
+    "LOG_WEIGHT_MAX_LIMIT",
     "MASS_TOLERANCE",
     "MASS_WIDTH",
     "PRIOR_FORMS",
@@ -44,6 +45,14 @@ PROBE_WIDTH = 4096
 MASS_WIDTH = 2**20
 #: How far from 1 the mass of a prior labelled proper may be (rounding of published tables).
 MASS_TOLERANCE = 1e-6
+#: Largest ``|log_weight_max|`` of a prior. The bound enters every window's tail bound as
+#: ``exp(log_weight_max)`` relative to the branch's mass, so the window must grow until
+#: ``A t^2`` exceeds the gap between the bound and the weights: at 1e6 the widest window
+#: (2**22 values, t up to 2**21) still closes it for every precision ``A >= 2.3e-7``, and log
+#: weights of that size keep their rounding (1e6 * 2.2e-16 = 2.2e-10) below the 1e-9 the
+#: exact methods are checked to. At 1e308 no window closes it (a GridTooNarrowError, "leaves
+#: out up to inf").
+LOG_WEIGHT_MAX_LIMIT = 1e6
 
 
 class PriorRefused(ValueError):
@@ -382,6 +391,12 @@ def check_prior_values(prior: X2Prior, known: int) -> None:
 def _probe_log_weights(prior: X2Prior, known: int) -> None:
     """The body of :func:`check_prior_values` (raises :class:`PriorRefused`)."""
     spec = prior.spec
+    if not abs(float(prior.log_weight_max)) <= LOG_WEIGHT_MAX_LIMIT:
+        raise PriorRefused(
+            f"prior {spec!r}: log_weight_max = {prior.log_weight_max!r} is out of range "
+            f"(allowed range: -{LOG_WEIGHT_MAX_LIMIT:g} <= log_weight_max <= "
+            f"{LOG_WEIGHT_MAX_LIMIT:g}); declare the smallest bound of the log weights"
+        )
     for k1 in (known, known + 1):
         with running_user_code(spec, f"support({k1})"):
             support = prior.branch_support(k1)
@@ -425,7 +440,8 @@ def branch_mass(prior: X2Prior, k1: int, *, width: int | None = None
     Returns
     -------
     mass : float
-        The sum (``0.0`` for an empty branch; ``inf`` when a weight is ``+inf``).
+        The sum (``0.0`` for an empty branch; ``inf``, not settled, when a weight is
+        ``+inf`` or the sum overflows a double, e.g. weights ``e^800``).
     last : int
         The largest ``k2`` summed.
     settled : bool
@@ -444,8 +460,10 @@ def branch_mass(prior: X2Prior, k1: int, *, width: int | None = None
         with np.errstate(over="ignore"):
             added = float(np.exp(prior.log_weight(k2, np.full_like(k2, k1))).sum())
         total += added
+        if not np.isfinite(total):  # a weight above e^709.78 (or +inf): no double holds it
+            return total, int(stop), False
         if (upper is not None and stop >= upper) or added <= 1e-15 * total:
             return total, int(stop), True
-        if not np.isfinite(total) or stop - lower + 1 >= width:
+        if stop - lower + 1 >= width:
             return total, int(stop), False
         start, block = stop + 1, 2 * block

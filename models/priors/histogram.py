@@ -21,6 +21,7 @@ import numpy as np
 from dprisk.models.checks import check_count
 
 __all__ = [
+    "CELL_PRIOR_MIN",
     "PRIOR_SUM_TOLERANCE",
     "check_cell_prior",
     "check_known_counts",
@@ -32,6 +33,9 @@ __all__ = [
 
 #: Largest allowed ``|sum(prior) - 1|`` of a user prior (a file of K decimals rounds).
 PRIOR_SUM_TOLERANCE = 1e-6
+#: Smallest positive prior probability of a cell: the risk R'_c = P[C = c | x*] / pi_c is up
+#: to 1 / pi_c, which overflows a double (and a subnormal pi_c has lost its digits) below it.
+CELL_PRIOR_MIN = 1e-300
 
 
 def check_n_cells(n_cells, name: str = "n_cells") -> int:
@@ -60,7 +64,9 @@ def check_cell_prior(prior, n_cells: int | None = None, name: str = "prior") -> 
     Parameters
     ----------
     prior : array_like of float, one dimension
-        :math:`\pi_j \ge 0`, :math:`|\sum_j \pi_j - 1| \le 10^{-6}`, at least 2 entries.
+        :math:`\pi_j \ge 0`, :math:`|\sum_j \pi_j - 1| \le 10^{-6}`, at least 2 entries;
+        each positive :math:`\pi_j \ge` :data:`CELL_PRIOR_MIN` (so the risk
+        :math:`R'_j \le 1 / \pi_j` is a finite double).
     n_cells : int, optional
         Required length ``K``.
     name : str
@@ -92,7 +98,14 @@ def check_cell_prior(prior, n_cells: int | None = None, name: str = "prior") -> 
     if not abs(total - 1.0) <= PRIOR_SUM_TOLERANCE:
         raise ValueError(f"{name} must sum to 1 (allowed range: |sum - 1| <= "
                          f"{PRIOR_SUM_TOLERANCE:g}), got sum {total!r}")
-    return arr / total
+    out = arr / total
+    tiny = (out > 0) & (out < CELL_PRIOR_MIN)
+    if np.any(tiny):
+        raise ValueError(f"{name} must be 0 or at least {CELL_PRIOR_MIN:g} in every cell "
+                         f"(allowed range: {name}[j] = 0 or {CELL_PRIOR_MIN:g} <= {name}[j] <= 1; "
+                         f"the risk 1 / {name}[j] overflows below it), got "
+                         f"{float(out[tiny][0])!r} in cell {int(np.flatnonzero(tiny)[0])}")
+    return out
 
 
 def restricted_prior(allowed) -> np.ndarray:

@@ -88,3 +88,15 @@ def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
 def test_strategy_bad_input(capsys, extra, named):
     argv = ["attribute", "--rho1", "0.1", "--strategy", "census-2020", "--json", *extra]
     assert_refused(argv, named, capsys)
+
+
+def test_a_prior_cell_below_1e_300_is_refused_not_an_infinite_risk(capsys, tmp_path):
+    """A cell prior of 5e-324 (subnormal) would make the risk 1 / prior overflow to inf
+    (RuntimeWarning, "risk": Infinity); it is refused naming --prior and the range."""
+    (tmp_path / "rel.csv").write_text("0\n5\n")
+    (tmp_path / "known.csv").write_text("0\n0\n")
+    (tmp_path / "prior.csv").write_text("1\n5e-324\n")
+    err = assert_refused(["attribute", "--rho1", "100", "--release", str(tmp_path / "rel.csv"),
+                          "--known", str(tmp_path / "known.csv"), "--prior",
+                          str(tmp_path / "prior.csv"), "--json"], "--prior", capsys)
+    assert "1e-300" in err

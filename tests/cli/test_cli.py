@@ -2,6 +2,7 @@
 
 import gc
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,32 @@ def test_a_second_call_reuses_the_parser_and_keeps_its_defaults(capsys):
     assert _parser_for.cache_info().hits == hits + 1
     assert given["posterior"] == pytest.approx(single_level.posterior(3, 0.5, 0.25), rel=1e-12)
     assert default["posterior"] == pytest.approx(single_level.posterior(3, 0.5, 0.5), rel=1e-12)
+
+
+def test_emit_refuses_a_non_finite_number_in_json(capsys):
+    """--json prints strict JSON (allow_nan=False): an undefined number must be None (null);
+    a NaN or infinity reaching emit is a loud error, never "NaN"/"Infinity" on stdout."""
+    import argparse
+
+    from dprisk.cli.common import emit
+
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="JSON compliant"):
+            emit(argparse.Namespace(json=True), {"risk": bad}, [])
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("form", [
+    ["--rho1", "1", "--x1-star", "9007199254740992"],
+    ["--rho1", "1", "--x1-star", "3", "--unknown-others", "2", "--q", "0.5"],
+    ["--rho1", "1", "--rho2", "1", "--d", "5", "--x1-star", "1", "--x2-star", "3",
+     "--y1-star", "2"],
+    ["--rhos", "1,1", "--siblings", "5", "--stars", "1,3,2"],
+], ids=["single", "unknown-others", "two-level", "nested"])
+def test_posterior_p_below_1e_300_is_refused_in_every_form(form, capsys):
+    """p = 5e-324 (subnormal) gave "risk": Infinity (single level: 1 / p overflows) or a
+    risk of 3.0 instead of 3.2121 (two-level, nested: the posterior lost its digits)."""
+    err = assert_refused(["posterior", *form, "--p", "5e-324", "--json"], "--p", capsys)
+    assert "1e-300 <= p < 1" in err
+    payload = run_json(["posterior", *form, "--p", "1e-300"], capsys)  # the smallest allowed
+    assert math.isfinite(payload["risk"])

@@ -160,3 +160,24 @@ def test_a_failure_while_writing_leaves_nothing_half_written(tmp_path, capsys, m
                                 "--plots", str(tmp_path / "p")], capsys)
     assert status == 1 and out == "" and "disk full" in err
     assert list(tmp_path.iterdir()) == []  # no file, no directory, no temporaries
+
+
+@pytest.mark.parametrize("argv", [
+    (*POST_2, "--method", "gibbs", "--draws", "3", "--chains", "4", "--seed", "3"),
+    (*POST_2, "--method", "gibbs", "--draws", "2", "--chains", "1", "--seed", "3"),
+    (*POST_H, "--method", "gibbs", "--draws", "3", "--chains", "4", "--seed", "3"),
+    (*POST_2, "--method", "pymc", "--draws", "3", "--chains", "2", "--seed", "3"),
+], ids=["two-level gibbs 4x3", "two-level gibbs 1x2", "nested gibbs 4x3", "pymc 2x3"])
+def test_too_few_draws_are_not_converged_and_undefined_numbers_are_null(argv, capsys):
+    """Fewer than 4 draws a chain: ArviZ's statistics (MCSE too) are undefined; the unknowns
+    that vary make the run "not converged" (not "constant"), every undefined number is null
+    (strict JSON, checked by run_json)."""
+    payload = run_json(argv, capsys)
+    verdict = payload["verdict"]
+    assert not verdict["converged"], verdict["reason"]
+    assert "no unknown varies" not in verdict["reason"]
+    if "x2_posterior" in payload and len(payload["x2_posterior"]) > 1:
+        assert "X2 is constant" not in verdict["reason"]
+        assert "R-hat of X2 is undefined" in verdict["reason"]
+    for row in payload.get("level_posteriors", {}).values():
+        assert row["mcse_mean"] is None or row["sd"] == 0

@@ -48,6 +48,10 @@ NESTED = common.Form("nested-levels", "--rhos given",
                      method_options=(("tune", ("pymc",)),))
 #: The forms of ``dprisk posterior``.
 FORMS = [SINGLE, TWO_LEVEL, NESTED]
+#: Smallest ``--p`` of every form: below it P[X1 = m+1 | D] is a subnormal double that has
+#: lost its digits (two-level and nested: a risk of 3.0 instead of 3.2121 at p = 5e-324) and
+#: R' = posterior / p, up to 1 / p, can overflow to infinity (single level).
+P_MIN = 1e-300
 #: Defaults applied after the checks.
 DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4,
             "tune": 1000}
@@ -98,8 +102,18 @@ def run(args) -> int:
                            {SINGLE: _single_level, TWO_LEVEL: _two_level, NESTED: _nested_levels})
 
 
+def _check_p(args) -> None:
+    """Refuse ``--p`` below :data:`P_MIN` (one line naming ``p`` and its allowed range)."""
+    if not args.p >= P_MIN:  # NaN too; p >= 1 is refused by the models' own check
+        raise ValueError(f"p must be at least {P_MIN:g} for dprisk posterior (allowed range: "
+                         f"{P_MIN:g} <= p < 1; below it the posterior loses its digits and "
+                         f"R' = posterior / p can overflow), got {args.p!r}")
+
+
 def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     from dprisk.inference.single_level import closed_form as single_level
+
+    _check_p(args)
 
     (rho1,) = common.scenario_rhos(args, "single-level", rho1="a rho > 0 or census:LEVEL",
                                    x1_star="the released block count, an integer")
@@ -120,6 +134,7 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
 def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
     from dprisk.inference.two_level.sampling import summarize_posterior
 
+    _check_p(args)
     rho1, rho2 = common.scenario_rhos(
         args, "two-level", rho1="a rho > 0 or census:LEVEL", d="an integer >= 1",
         x1_star="an integer", x2_star="an integer", y1_star="an integer")
@@ -142,6 +157,7 @@ def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]
     from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
     from dprisk.inference.nested.posterior import summarize_posterior
 
+    _check_p(args)
     common.require(args, "nested-levels", siblings="d_2,...,d_h",
                    stars="x1*,...,xh*,y1*,...")
     rhos = parse_rhos(args.rhos, min_levels=2)

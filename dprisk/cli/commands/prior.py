@@ -82,8 +82,10 @@ def _lines(payload: dict) -> list[str]:
             continue
         upper = "inf" if row["upper"] is None else row["upper"]
         settled = "" if row["mass_settled"] else ", still growing"
+        mass = ("above the largest double (undefined)" if row["mass"] is None
+                else f"{row['mass']:.12g}")
         lines.append(f"  X1 = {k1}: support [{row['lower']}, {upper}], mass "
-                     f"{row['mass']:.12g} over X2 <= {row['mass_upto']}{settled}")
+                     f"{mass} over X2 <= {row['mass_upto']}{settled}")
     census = payload["census"]
     lines.append(f"  Census scenario (rho1 = {fmt(census['rho1'])}, rho2 = "
                  f"{fmt(census['rho2'])}, d = {census['d']}, p = 1/2, m = 0):")

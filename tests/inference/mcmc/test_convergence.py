@@ -11,7 +11,10 @@ import pytest
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
 from dprisk.inference.mcmc.convergence import (
     ESS_MIN,
+    MIN_DRAWS,
     RHAT_MAX,
+    constant_unknowns,
+    draws_verdict,
     unknown_diagnostics,
     unknown_names,
     verdict,
@@ -85,6 +88,34 @@ def test_one_chain_of_varying_draws_is_not_called_constant():
     assert "constant" not in result.reason and "no unknown varies" not in result.reason
     assert "R-hat of X1 is undefined with one chain" in result.reason
     assert "R-hat of X2 is undefined with one chain" in result.reason
+
+
+@pytest.mark.parametrize(("chains", "draws"), [(4, 3), (1, 2), (2, 3), (3, 1)])
+def test_too_few_draws_of_varying_unknowns_are_not_converged(chains, draws):
+    """Fewer than MIN_DRAWS draws a chain: every statistic is undefined (None, MCSE too), yet
+    X1 and X2 vary: the verdict reads that from the draws and is "not converged"."""
+    assert draws < MIN_DRAWS
+    x1 = (np.arange(chains * draws).reshape(chains, draws) + 1) % 2  # both 0 and 1 appear
+    x1.flat[0], x1.flat[-1] = 0, 1
+    posterior = {"X1": x1, "X2": x1 * 3 + 7}
+    table = unknown_diagnostics(posterior)
+    assert table["X1"] == {"r_hat": None, "ess_bulk": None, "ess_tail": None,
+                           "mcse_mean": None}
+    assert constant_unknowns(posterior) == []
+    for result in (draws_verdict(posterior), verdict(table)):
+        assert not result.converged, result.reason
+        assert "constant" not in result.reason and "no unknown varies" not in result.reason
+        assert "R-hat of X1 is undefined" in result.reason
+    if chains > 1:
+        assert f"with {draws} draw" in draws_verdict(posterior).reason
+
+
+def test_constant_unknown_is_read_from_the_draws():
+    posterior = {"X1": np.zeros((4, 3), dtype=np.int64), "X2": np.arange(12).reshape(4, 3)}
+    assert constant_unknowns(posterior) == ["X1"]
+    result = draws_verdict(posterior)
+    assert not result.converged and "X1 is constant" in result.reason
+    assert "R-hat of X2 is undefined with 3 draws per chain" in result.reason
 
 
 def test_stuck_chains_fail():
