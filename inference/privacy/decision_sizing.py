@@ -17,8 +17,8 @@ huge one the accountants leave their range. :func:`check_summary_size` and
     at most :data:`~dprisk.inference.nested.unique_levels_kernels.MAX_ATOMS` window values, at
     the smallest tail they use (``TAIL_ABSOLUTE / levels`` with two levels, ``EXACT_TAIL``
     with one);
-  - the CKS conversion of the total rho (its optimal Renyi order in [1.01, 1e12]: at
-    delta = 1e-10 about 1e-12 <= rho <= 1e5);
+  - the CKS conversion of the total rho (its optimal Renyi order in [1.01, 1e12] and its
+    bound above 0: at delta = 1e-10 about 1.36e-20 < rho <= 2.3e5, ``cks_range``);
 
 * an estimate above the memory limit (:func:`dprisk.runtime.memory_limit.check_memory`) or the
   work limit (:func:`dprisk.runtime.work_limit.check_work`), the estimates
