@@ -86,7 +86,8 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         "refused before they start; raise them with the environment variables "
         "DPRISK_MEMORY_LIMIT (e.g. 16GiB, default 2GiB) and DPRISK_WORK_LIMIT (steps, e.g. "
         "1e13, default 1e12, roughly an hour); their old names DPRISK_MEMORY_BUDGET and "
-        "DPRISK_WORK_BUDGET are accepted. Every DPRISK_* variable is checked at start-up. "
+        "DPRISK_WORK_BUDGET are accepted. Every DPRISK_* variable is checked at start-up, "
+        "before any help: a malformed value or an unknown name is exit status 2. "
         "Exit status: 0 ok, 2 bad input (also when no "
         "command is given), 1 failure, 130/143 stopped by SIGINT/SIGTERM.",
     )
@@ -257,6 +258,11 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
 
     ``own``: the process's own command line (a stop signal then ends the process).
     """
+    try:  # every DPRISK_* variable, for every subcommand: before --help and --version too
+        check_environment()
+    except ValueError as err:
+        print(f"dprisk{f' {requested}' if requested else ''}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     parser = _parser_for(requested)
     command = subparser(parser, requested) if requested else None
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
@@ -271,7 +277,6 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
     if extras:  # a mistyped option: the subcommand's usage and its nearest option
         (subparser(parser, args.command) or parser).unrecognized(extras)
     try:
-        check_environment()  # every DPRISK_* variable, for every subcommand
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)
