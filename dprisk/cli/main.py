@@ -22,7 +22,9 @@ only, so ``dprisk census`` loads no xarray and ``dprisk posterior`` no netCDF.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
+import io
 import os
 import re
 import sys
@@ -126,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     own = argv is None
     if own:  # the process's own command line
         argv = sys.argv[1:]
+        _refuse_writes_to_closed_stdout()
     requested = _requested(argv)
     if not own:
         return _run(argv, requested, own=False)
@@ -136,6 +139,38 @@ def main(argv: list[str] | None = None) -> int:
         end_process(report_interrupted(requested or "", err))
     freeze_heap_at_exit()  # the command is done: the shutdown skips walking its heap
     return status
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started with it closed: every write fails (EBADF)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "Bad file descriptor (standard output is closed)")
+
+
+def _refuse_writes_to_closed_stdout() -> None:
+    """Make output to a closed standard output fail as it does on a full disk (status 1).
+
+    Started with file descriptor 1 closed (``dprisk census >&-``), Python sets ``sys.stdout``
+    to None and ``print`` writes nothing, silently: the command exited 0 having written
+    nothing, where ``> /dev/full`` fails with status 1. ``sys.stdout`` becomes
+    :class:`_ClosedOutput`, so the command's output fails the same way; descriptor 1 is held
+    on ``/dev/null`` so that no file the command opens gets it (a library writing to fd 1
+    would otherwise write into that file).
+    """
+    if sys.stdout is not None:
+        return
+    try:
+        os.fstat(1)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+    sys.stdout = _ClosedOutput()
 
 
 def _option_spellings(command, name: str) -> list[str]:
