@@ -222,8 +222,19 @@ def naming_given_option(message: str, command, words: list[str]) -> str:
     name = match.group(1)
     typed_option = _typed(_option_spellings(command, name), words)
     if typed_option:
-        return typed_option + message[len(name):]
+        return _naming_in_range(typed_option + message[len(name):], name, typed_option)
     return message
+
+
+def _naming_in_range(message: str, name: str, option: str) -> str:
+    """The API's ``name`` in the message's ``allowed range: ...`` replaced by ``option``.
+
+    ``x1_star must be ... (allowed range: -2**53 <= x1_star <= 2**53)`` names the option in
+    both places, not only at the head.
+    """
+    word = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+    return re.sub(r"allowed range: [^)]*", lambda found: word.sub(option, found.group(0)),
+                  message)
 
 
 #: An expression of parameters at the head of a refusal: ``rho2 + rho1/d = 1e+100 ...``.

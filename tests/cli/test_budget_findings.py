@@ -117,7 +117,7 @@ def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
      "--p", "no target for the marginal-posterior"),
     # before: "target > 1" (the floor 0.9999999999999998 printed to 6 digits)
     (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999998"],
-     "--target", "allowed range: target > 0.9999999999999998"),
+     "--target", "allowed range: --target > 0.9999999999999998"),
 ])
 def test_budget_refusals_name_the_option(argv, named, says, capsys):
     assert_refused(["budget", *argv], named, capsys)
