@@ -61,9 +61,9 @@ from dprisk.models.scenario import scalar_value
 __all__ = [
     "NEIGHBOUR_RELATIONS",
     "PLD_BRACKET_INTERVAL",
+    "CksRange",
     "census_epsilon_pld",
     "census_epsilon_pld_bracket",
-    "CksRange",
     "cks_range",
     "composed_pld",
     "epsilon_bun_steinke",

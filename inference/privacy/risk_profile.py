@@ -70,7 +70,7 @@ class PureDPBudget:
 
 
 def _slack(max_ratio: float, max_posterior: float, p: float, q: float) -> float:
-    """:math:`1/r^*(p, q) - pq`; on the posterior branch as :math:`pq(1 - \tilde a)/\tilde a`.
+    r""":math:`1/r^*(p, q) - pq`; on the posterior branch as :math:`pq(1 - \tilde a)/\tilde a`.
 
     There :math:`1/r^* = pq/\tilde a`, and subtracting :math:`pq` from it cancels every digit
     when :math:`\tilde a` is within rounding of 1 (the difference then rounded to 0 or below:

@@ -145,8 +145,9 @@ def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
     if not kink >= SMALLEST_KINK:
         names, ratio = ("--max-posterior, --max-ratio", "A/R") if q is None else (
             "--max-posterior, --max-ratio, --q", "A/(q R)")
-        shown = f"{kink:.3g}" if kink > 0 else "about 1e{:.0f}".format(
-            math.log10(args.max_posterior) - math.log10(q or 1.0) - math.log10(args.max_ratio))
+        exponent = (math.log10(args.max_posterior) - math.log10(q or 1.0)
+                    - math.log10(args.max_ratio))
+        shown = f"{kink:.3g}" if kink > 0 else f"about 1e{exponent:.0f}"
         raise ValueError(f"{names}: {ratio} = {shown} is below {SMALLEST_KINK:.3g}, the "
                          "smallest normal double: the prior where the profile's two branches "
                          f"meet would underflow (allowed range: {ratio} >= "
