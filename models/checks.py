@@ -7,6 +7,7 @@ can print it verbatim and exit with status 2.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -100,17 +101,41 @@ def check_probability(p, name: str = "p", *, nonempty: bool = False) -> np.ndarr
     return arr
 
 
-def _check_exact_integers(value, name: str) -> None:
+def _show_integer(value: int) -> str:
+    """An integer as written, shortened to 6 digits in scientific form beyond 17 digits.
+
+    ``--x1-star 1e308`` is the 309-digit integer ``int(1e308)``: shown ``1e+308``.
+    """
+    digits = str(abs(value))
+    if len(digits) <= 17:
+        return str(value)
+    mantissa = (digits[0] + "." + digits[1:6]).rstrip("0").rstrip(".")
+    return f"{'-' if value < 0 else ''}{mantissa}e+{len(digits) - 1}"
+
+
+def _describe_count(arr: np.ndarray, mask: np.ndarray) -> str:
+    """The first refused count: an integer-valued one as an integer (-1, not -1.0)."""
+    bad = float(np.ravel(arr[mask] if arr.ndim else arr)[0])
+    return _show_integer(int(bad)) if math.isfinite(bad) and bad == int(bad) else repr(bad)
+
+
+def _count_range(name: str, minimum: int | None) -> str:
+    """``name must be an integer in ... (allowed range: ...)``: both ends, 2**53 above."""
+    low = "-2**53" if minimum is None else str(minimum)
+    return (f"{name} must be an integer >= {low} and <= 2**53 (allowed range: "
+            f"{low} <= {name} <= 2**53)")
+
+
+def _check_exact_integers(value, name: str, minimum: int | None = None) -> None:
     """Refuse integers beyond 2**53 before the float conversion rounds them to 2**53."""
     if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         if abs(int(value)) > 2**53:
-            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
-                             f"-2**53 <= {name} <= 2**53), got {int(value)}")
+            raise ValueError(f"{_count_range(name, minimum)}, got {_show_integer(int(value))}")
     elif isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size:
         too_big = np.abs(value.astype(np.int64, copy=False)) > 2**53
         if np.any(too_big):  # (int64's most negative value wraps: caught by its float form)
-            raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
-                             f"-2**53 <= {name} <= 2**53), got {int(value[too_big].ravel()[0])}")
+            raise ValueError(f"{_count_range(name, minimum)}, got "
+                             f"{_show_integer(int(value[too_big].ravel()[0]))}")
 
 
 def check_count(value, name: str, *, minimum: int | None = None,
@@ -146,19 +171,17 @@ def check_count(value, name: str, *, minimum: int | None = None,
         low, high = int(value.min()), int(value.max())
         if -(2**53) <= low and high <= 2**53 and (minimum is None or low >= minimum):
             return value.astype(np.int64)
-    _check_exact_integers(value, name)
+    _check_exact_integers(value, name, minimum)
     arr = _as_float_array(value, name, nonempty=nonempty)
     bad = ~np.isfinite(arr) | (arr != np.round(arr))
     if np.any(bad):
         raise ValueError(f"{name} must be an integer, got {_describe(arr, bad)}")
     if np.any(np.abs(arr) > 2**53):
         too_big = np.abs(arr) > 2**53
-        raise ValueError(f"{name} must have absolute value <= 2**53 (allowed range: "
-                         f"-2**53 <= {name} <= 2**53), got {_describe(arr, too_big)}")
+        raise ValueError(f"{_count_range(name, minimum)}, got {_describe_count(arr, too_big)}")
     if minimum is not None and np.any(arr < minimum):
-        raise ValueError(
-            f"{name} must be an integer >= {minimum}, got {_describe(arr, arr < minimum)}"
-        )
+        raise ValueError(f"{_count_range(name, minimum)}, got "
+                         f"{_describe_count(arr, arr < minimum)}")
     return arr.astype(np.int64)
 
 

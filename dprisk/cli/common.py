@@ -161,10 +161,10 @@ def add_subcommand(subs, name: str, func, flags: dict[str, str] | None = None
 
 
 #: The smallest single-level ``--rho1`` whose exact sums over releases (``marginal``: Bayes
-#: rule and worst case) fit the window cap, to two digits:
-#: ``smallest_rho((MAX_ATOMS - 1) // 2, EXACT_TAIL)`` of
+#: rule and worst case) fit the window cap, to three digits rounded up (so that it is
+#: accepted itself): ``rounded_up(smallest_rho((MAX_ATOMS - 1) // 2, EXACT_TAIL))`` of
 #: :mod:`dprisk.inference.privacy.decision_sizing` (a test keeps the two equal).
-RHO1_SUMS_MIN = "1.4e-11"
+RHO1_SUMS_MIN = "1.42e-11"
 
 
 def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int,
@@ -176,7 +176,7 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int,
     """
     sub.add_argument("--rho1", default=None,
                      help="block-level rho, 0 < rho <= 1e100, or census:LEVEL" + (
-                         f" (the exact sums over releases need rho >= about {RHO1_SUMS_MIN})"
+                         f" (the exact sums over releases need rho >= {RHO1_SUMS_MIN})"
                          if sums_over_releases else ""))
     sub.add_argument("--p", type=number, default=None, help=with_default(
         "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 for --rhos and for every "

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dprisk.models.census.allocation import parse_rhos as census_parse_rhos
 from dprisk.models.checks import check_positive_int
-from dprisk.runtime.ascii_numbers import ascii_number
+from dprisk.runtime.ascii_numbers import ascii_number, parse_number
 
-__all__ = ["RHOS_FORM", "parse_rhos", "parse_siblings", "parse_stars"]
+__all__ = ["RHOS_FORM", "check_two_levels", "parse_rhos", "parse_siblings", "parse_stars"]
 
 #: The accepted forms of ``--rhos``, as shown in messages and help.
 RHOS_FORM = "R1,...,Rh with numbers > 0 or census:LEVEL, or census:N (the bottom N levels)"
@@ -29,20 +29,43 @@ def _items(text, name: str, form: str) -> list[str]:
     return items
 
 
-def parse_rhos(text, *, min_levels: int = 1) -> list[float]:
+def parse_rhos(text, *, min_levels: int = 1, max_rho: float | None = None,
+               limit: str = "") -> list[float]:
     """Parse ``--rhos`` with the one ``census:`` parser.
 
     The parser is :func:`dprisk.models.census.allocation.parse_rhos`.
 
     ``min_levels`` is 2 for the nested-levels form of ``posterior`` and 1 for a target unique
-    at ``ell`` levels (``marginal``).
+    at ``ell`` levels (``marginal``). With ``max_rho``, an entry above it is refused first
+    (also one above the parser's own 1e100), the message stating ``limit``, the form's range.
 
     Raises
     ------
     ValueError
         Naming ``rhos`` (and ``rho_i`` for a bad entry) and the allowed forms.
     """
+    if max_rho is not None and isinstance(text, str):
+        for i, item in enumerate(text.split(",")):
+            try:
+                value = parse_number(item.strip(), fractions=True)
+            except (ValueError, ZeroDivisionError):
+                continue  # census:LEVEL or bad: the parser's message
+            if value > max_rho:  # inf too; nan compares False: the parser's message
+                raise ValueError(f"rhos: rho_{i + 1} = {item.strip()} is above {max_rho:g} "
+                                 f"(allowed range: {limit})")
     return census_parse_rhos(text, "rhos", min_levels=min_levels)
+
+
+def check_two_levels(rhos: list[float], siblings: list[int], max_precision: float,
+                     limit: str) -> None:
+    """Refuse ``rho_2 + rho_1/d_2`` above ``max_precision`` (``h = 2``: the two-level tables).
+
+    The message names ``rhos`` and ``siblings`` and states ``limit``, the form's range.
+    """
+    if len(rhos) == 2 and (precision := rhos[1] + rhos[0] / siblings[0]) > max_precision:
+        raise ValueError(f"rhos, siblings: with two levels rho_2 + rho_1/d_2 = {precision:.6g} "
+                         f"is above {max_precision:g}, where the two-level tables lose "
+                         f"accuracy (allowed range: {limit})")
 
 
 def parse_siblings(text, n_levels: int) -> list[int]:

@@ -22,7 +22,9 @@ only, so ``dprisk census`` loads no xarray and ``dprisk posterior`` no netCDF.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
+import io
 import os
 import re
 import sys
@@ -86,7 +88,8 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
         "refused before they start; raise them with the environment variables "
         "DPRISK_MEMORY_LIMIT (e.g. 16GiB, default 2GiB) and DPRISK_WORK_LIMIT (steps, e.g. "
         "1e13, default 1e12, roughly an hour); their old names DPRISK_MEMORY_BUDGET and "
-        "DPRISK_WORK_BUDGET are accepted. Every DPRISK_* variable is checked at start-up. "
+        "DPRISK_WORK_BUDGET are accepted. Every DPRISK_* variable is checked at start-up, "
+        "before any help: a malformed value or an unknown name is exit status 2. "
         "Exit status: 0 ok, 2 bad input (also when no "
         "command is given), 1 failure, 130/143 stopped by SIGINT/SIGTERM.",
     )
@@ -125,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     own = argv is None
     if own:  # the process's own command line
         argv = sys.argv[1:]
+        _refuse_writes_to_closed_stdout()
     requested = _requested(argv)
     if not own:
         return _run(argv, requested, own=False)
@@ -135,6 +139,38 @@ def main(argv: list[str] | None = None) -> int:
         end_process(report_interrupted(requested or "", err))
     freeze_heap_at_exit()  # the command is done: the shutdown skips walking its heap
     return status
+
+
+class _ClosedOutput(io.TextIOBase):
+    """Standard output when the process started with it closed: every write fails (EBADF)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "Bad file descriptor (standard output is closed)")
+
+
+def _refuse_writes_to_closed_stdout() -> None:
+    """Make output to a closed standard output fail as it does on a full disk (status 1).
+
+    Started with file descriptor 1 closed (``dprisk census >&-``), Python sets ``sys.stdout``
+    to None and ``print`` writes nothing, silently: the command exited 0 having written
+    nothing, where ``> /dev/full`` fails with status 1. ``sys.stdout`` becomes
+    :class:`_ClosedOutput`, so the command's output fails the same way; descriptor 1 is held
+    on ``/dev/null`` so that no file the command opens gets it (a library writing to fd 1
+    would otherwise write into that file).
+    """
+    if sys.stdout is not None:
+        return
+    try:
+        os.fstat(1)
+    except OSError:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+    sys.stdout = _ClosedOutput()
 
 
 def _option_spellings(command, name: str) -> list[str]:
@@ -186,8 +222,19 @@ def naming_given_option(message: str, command, words: list[str]) -> str:
     name = match.group(1)
     typed_option = _typed(_option_spellings(command, name), words)
     if typed_option:
-        return typed_option + message[len(name):]
+        return _naming_in_range(typed_option + message[len(name):], name, typed_option)
     return message
+
+
+def _naming_in_range(message: str, name: str, option: str) -> str:
+    """The API's ``name`` in the message's ``allowed range: ...`` replaced by ``option``.
+
+    ``x1_star must be ... (allowed range: -2**53 <= x1_star <= 2**53)`` names the option in
+    both places, not only at the head.
+    """
+    word = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+    return re.sub(r"allowed range: [^)]*", lambda found: word.sub(option, found.group(0)),
+                  message)
 
 
 #: An expression of parameters at the head of a refusal: ``rho2 + rho1/d = 1e+100 ...``.
@@ -257,6 +304,11 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
 
     ``own``: the process's own command line (a stop signal then ends the process).
     """
+    try:  # every DPRISK_* variable, for every subcommand: before --help and --version too
+        check_environment()
+    except ValueError as err:
+        print(f"dprisk{f' {requested}' if requested else ''}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     parser = _parser_for(requested)
     command = subparser(parser, requested) if requested else None
     after = argv[argv.index(requested) + 1:] if requested else []  # the subcommand's words
@@ -271,7 +323,6 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
     if extras:  # a mistyped option: the subcommand's usage and its nearest option
         (subparser(parser, args.command) or parser).unrecognized(extras)
     try:
-        check_environment()  # every DPRISK_* variable, for every subcommand
         if getattr(args, "seed", None) is not None and args.seed < 0:
             raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
         status = args.func(args)

@@ -106,19 +106,29 @@ def _name_port(entry: str, port: int) -> list[str]:
     """``entry`` (``HOST``, ``HOST:PORT``, ``[V6]:PORT``) as ``host:port`` names.
 
     A name without a port stands for the server's port and the default ports 80 and 443 (a
-    reverse proxy's address).
+    reverse proxy's address). Refused (ValueError naming ``--allow-origin``): an empty host
+    (``""``, ``":5006"``, ``"[]"``), and a port that is not 1..65535 in ASCII digits (``"h:"``,
+    ``"h:0"``, ``"h:٥٠٠٦"``, which ``int`` would read as 5006).
     """
+    given_entry = entry
     entry = entry.strip().lower()
     if entry.startswith("["):
         host, _, tail = entry[1:].partition("]")
-        host, given = f"[{host}]", tail.removeprefix(":")
+        empty = not host
+        host, given, has_port = f"[{host}]", tail.removeprefix(":"), bool(tail)
     elif entry.count(":") == 1:
         host, given = entry.split(":")
+        empty, has_port = not host, True
     else:
-        host, given = (f"[{entry}]" if ":" in entry else entry), ""
-    if given:
-        if not ascii_digits(given) or not 1 <= int(given) <= 65535:
-            raise ValueError(f"--allow-origin {entry!r}: the port must be in 1..65535")
+        empty, given, has_port = not entry, "", False
+        host = f"[{entry}]" if ":" in entry else entry
+    if empty:
+        raise ValueError(f"--allow-origin {given_entry!r}: the host is empty (give HOST or "
+                         "HOST:PORT, the port in 1..65535)")
+    if has_port:
+        if not (ascii_digits(given) and len(given) <= 5) or not 1 <= int(given) <= 65535:
+            raise ValueError(f"--allow-origin {given_entry!r}: the port must be in 1..65535 "
+                             "(ASCII digits)")
         return [f"{host}:{int(given)}"]
     return [f"{host}:{port}", f"{host}:80", f"{host}:443"]
 

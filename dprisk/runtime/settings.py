@@ -34,8 +34,11 @@ memory and work limits, the kernels and the Dask timeout read it, in the API too
 :func:`check_environment` validates them all and is called by the command line at start-up
 for every subcommand, so a malformed value is refused the same way by every command: exit
 status 2 and one line ``VARIABLE must be FORM, got 'TEXT'`` (the form of an option's refusal),
-naming the variable as the user spelled it. A value is parsed again only when the
-environment changes (:func:`setting` caches on the variable's text).
+naming the variable as the user spelled it. A set ``DPRISK_*`` variable of no known name
+(a misspelling of one of these) is refused the same way, with the nearest name;
+the names the project's own tests, docs and benchmarks read (:data:`TOOLING_VARIABLES`) are
+known too. A value is parsed again only when the environment changes (:func:`setting` caches
+on the variable's text).
 """
 
 from __future__ import annotations
@@ -52,9 +55,11 @@ from dprisk.runtime.ascii_numbers import parse_number
 
 __all__ = [
     "SETTINGS",
+    "TOOLING_VARIABLES",
     "Setting",
     "SettingError",
     "check_environment",
+    "known_variables",
     "parse_size",
     "setting",
     "variable_set",
@@ -141,6 +146,41 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in (
 )}
 
 
+#: ``DPRISK_*`` variables the project's own tooling reads, not dprisk (no value checked
+#: here): known, so that setting them is not refused as a misspelling.
+TOOLING_VARIABLES = {
+    "DPRISK_TEST_CPU_DIR": "tests/cpu_records.py, benchmarks/bench_test_cpu.py",
+    "DPRISK_DOCS_EXECUTE": "docs/conf.py, make docs",
+    "DPRISK_GALLERY": "tests/explore/test_browser.py",
+    "DPRISK_BENCH_REPRODUCE_ROUNDS": "benchmarks/bench_reproduce.py",
+    "DPRISK_BENCH_PAPER_POINT": "benchmarks/bench_studies.py",
+}
+
+
+def known_variables() -> list[str]:
+    """Every ``DPRISK_*`` name in use: the settings, their old names and the tooling's."""
+    names = [name for spec in SETTINGS.values() for name in (spec.name, *spec.aliases)]
+    return names + list(TOOLING_VARIABLES)
+
+
+def _check_names() -> None:
+    """Refuse a set ``DPRISK_*`` variable of no known name (a misspelling, silently ignored)."""
+    import difflib
+
+    known = known_variables()
+    tails = {name.removeprefix("DPRISK_"): name for name in known}
+    for variable in sorted(os.environ):
+        if variable.startswith("DPRISK_") and variable not in known:
+            # compared without the prefix every name shares (which made any name "close")
+            near = difflib.get_close_matches(variable.removeprefix("DPRISK_"), tails, n=1,
+                                             cutoff=0.6)
+            hint = f"; did you mean {tails[near[0]]}?" if near else ""
+            raise SettingError(f"{variable} is not a dprisk setting{hint} (allowed: "
+                               f"{', '.join(SETTINGS)}, their old names "
+                               f"{', '.join(a for spec in SETTINGS.values() for a in spec.aliases)}"
+                               ", and the names the project's tests, docs and benchmarks read)")
+
+
 @functools.lru_cache(maxsize=64)
 def _parse(name: str, texts: tuple[tuple[str, str], ...]) -> object:
     spec = SETTINGS[name]
@@ -188,14 +228,16 @@ def variable_set(name: str) -> str:
 def check_environment() -> None:
     """Validate every variable of :data:`SETTINGS` (the command line's start-up check).
 
-    Besides :func:`setting` of each, ``DPRISK_CACHE_DIR`` must not name an existing
-    non-directory.
+    A set ``DPRISK_*`` variable must have a known name (:func:`known_variables`: refused
+    with the nearest name otherwise). Besides :func:`setting` of each, ``DPRISK_CACHE_DIR``
+    must not name an existing non-directory.
 
     Raises
     ------
     SettingError
-        For the first malformed variable.
+        For the first unknown or malformed variable.
     """
+    _check_names()
     for name in SETTINGS:
         setting(name)
     cache = setting("DPRISK_CACHE_DIR")

@@ -434,7 +434,7 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         if rho is not None and (best is None or rho < best[0]):
             best = (rho, prior)
     if best is None and measure == "tail":
-        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+        raise ValueError("max_ratio times p is at least 1 at every prior: no "
                          "release exceeds the ratio bound, so any rho meets the tail "
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     if best is None:

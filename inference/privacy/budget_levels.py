@@ -344,7 +344,7 @@ def _two_level(measure, target, p, known, x2, d, prior, rho1_of, rho2_of, scan,
     search = ({prior_p: tail_search_prior(prior_p, max_ratio, max_posterior)
                for prior_p in priors} if measure == "tail" else {p: p for p in priors})
     if all(value is None for value in search.values()):
-        raise ValueError("max_ratio (--max-ratio) times p is at least 1 at every prior: no "
+        raise ValueError("max_ratio times p is at least 1 at every prior: no "
                          "release exceeds the ratio bound, so any rho meets the tail "
                          "tolerance (allowed range: max_ratio * p < 1 for some p)")
     kind = "p-correct" if measure == "tail" else measure

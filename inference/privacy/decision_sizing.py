@@ -17,8 +17,8 @@ huge one the accountants leave their range. :func:`check_summary_size` and
     at most :data:`~dprisk.inference.nested.unique_levels_kernels.MAX_ATOMS` window values, at
     the smallest tail they use (``TAIL_ABSOLUTE / levels`` with two levels, ``EXACT_TAIL``
     with one);
-  - the CKS conversion of the total rho (its optimal Renyi order in [1.01, 1e12]: at
-    delta = 1e-10 about 1e-12 <= rho <= 1e5);
+  - the CKS conversion of the total rho (its optimal Renyi order in [1.01, 1e12] and its
+    bound above 0: at delta = 1e-10 about 1.36e-20 < rho <= 2.3e5, ``cks_range``);
 
 * an estimate above the memory limit (:func:`dprisk.runtime.memory_limit.check_memory`) or the
   work limit (:func:`dprisk.runtime.work_limit.check_work`), the estimates
@@ -71,6 +71,7 @@ __all__ = [
     "PLD_VALUE_STEPS",
     "check_one_level_size",
     "check_summary_size",
+    "rounded_up",
     "smallest_rho",
 ]
 
@@ -119,6 +120,20 @@ def smallest_rho(max_halfwidth: int, tail: float) -> float:
     return high
 
 
+def rounded_up(value: float, digits: int = 3) -> str:
+    """``value`` written with ``digits`` significant digits, rounded up (never below it).
+
+    A stated lower bound ``rho >= B`` must hold at ``B`` itself: rounding to nearest wrote
+    1.4e-11 for 1.4158e-11, and 1.4e-11 was refused.
+    """
+    text = f"{value:.{digits - 1}e}"
+    if float(text) < value:
+        mantissa, exponent = text.split("e")
+        step = 10.0 ** -(digits - 1)
+        text = f"{float(mantissa) + step:.{digits - 1}f}e{exponent}"
+    return f"{float(text):.{digits}g}"
+
+
 def _halfwidth(rho: float, tail: float) -> float:
     """``K(rho, tail)``, infinite where it exceeds 2**53 (or ``rho`` underflowed to 0)."""
     if not rho > 0.0:
@@ -162,8 +177,8 @@ def _check_atoms(rhos: list[float], names: list[str], priors: int) -> None:
         least = smallest_rho((MAX_ATOMS - 1) // 2, tail)
         raise _too_small(names[widest], rhos[widest], "the exact accuracy sums (Bayes "
                          "rule and worst case: window values enumerated)", widths[widest],
-                         f"at most {MAX_ATOMS} values, i.e. {names[widest]} >= about "
-                         f"{least:.2g}")
+                         f"at most {MAX_ATOMS} values, i.e. {names[widest]} >= "
+                         f"{rounded_up(least)}")
     atoms = sum(sides)
     what = f"the exact accuracy sums over {atoms:.3g} atoms" + (
         f" x {priors} priors" if priors > 1 else "")
@@ -255,8 +270,8 @@ def check_summary_size(rho1: float, rho2: float | None = None, *, delta: float,
         least = 2.0 * smallest_rho(MAX_HALFWIDTH, DEFAULT_TAIL_MASS)
         raise _too_small(labels[0], rhos[0], "the block's answers at the DAS's noise (the "
                          "replace-one lattice sum of two cells of variance 1/rho1)",
-                         2 * half + 1, f"half-width <= {MAX_HALFWIDTH}, i.e. {labels[0]} >= about "
-                         f"{least:.2g}")
+                         2 * half + 1, f"half-width <= {MAX_HALFWIDTH}, i.e. {labels[0]} >= "
+                         f"{rounded_up(least)}")
     _check_atoms(rhos, labels, len(priors))
     _check_cks(rhos, labels, delta)
     _check_pld(rhos, labels)

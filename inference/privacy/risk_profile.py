@@ -32,13 +32,22 @@ on the two sides of :math:`q = \tilde a/\tilde r` (where the kink reaches ``p = 
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 from dprisk.models.checks import check_probability
 
-__all__ = ["PureDPBudget", "epsilon_for_prior", "pure_dp_budget"]
+__all__ = ["SMALLEST_KINK", "PureDPBudget", "epsilon_for_prior", "pure_dp_budget"]
 
 _XATOL = 1e-12
+#: Smallest prior ``max_posterior / (q max_ratio)`` at which the profile's branches meet (the
+#: searches' kink), the smallest normal double: below it the kink and the binding prior lose
+#: digits and underflow to 0 (a division by zero).
+SMALLEST_KINK = sys.float_info.min
+#: Above every finite epsilon(p, q) (at most about log(2/5e-324) = 745): the searches see
+#: :math:`\min(\varepsilon, \text{this})`, so that an infinite value where the profile allows
+#: any posterior never enters Brent's parabolic step (inf - inf: nan and RuntimeWarnings).
+_SEARCH_CAP = 1e4
 
 
 @dataclass(frozen=True)
@@ -60,19 +69,29 @@ class PureDPBudget:
     binding_q: float
 
 
-def _profile(max_ratio: float, max_posterior: float, p: float, q: float) -> float:
-    return max(max_ratio, max_posterior / (p * q))
+def _slack(max_ratio: float, max_posterior: float, p: float, q: float) -> float:
+    r""":math:`1/r^*(p, q) - pq`; on the posterior branch as :math:`pq(1 - \tilde a)/\tilde a`.
+
+    There :math:`1/r^* = pq/\tilde a`, and subtracting :math:`pq` from it cancels every digit
+    when :math:`\tilde a` is within rounding of 1 (the difference then rounded to 0 or below:
+    an infinite epsilon inside the search interval); ``1 - a`` is exact (Sterbenz).
+    """
+    pq = p * q
+    if p <= max_posterior / (q * max_ratio):  # up to the kink (as the searches compute it)
+        return pq * (1.0 - max_posterior) / max_posterior
+    return 1.0 / max_ratio - pq
 
 
-def _epsilon(p: float, q: float, ratio: float) -> float:
-    """The stable form of epsilon(p, q) at profile value ``ratio`` (inf where vacuous)."""
-    slack = 1.0 / ratio - p * q
+def _epsilon(p: float, q: float, slack: float) -> float:
+    """The stable form of epsilon(p, q) at ``slack`` :math:`= 1/r^* - pq` (inf where vacuous)."""
     if slack <= 0.0:
         return math.inf
     one_minus_p = 1.0 - p
     root = math.sqrt(one_minus_p * one_minus_p + 4.0 * p * (1.0 - q) * slack)
-    value = (root + one_minus_p) / (2.0 * slack)
-    return math.log(value) if value > 0.0 else -math.inf
+    numerator = root + one_minus_p
+    if numerator <= 0.0:
+        return -math.inf
+    return math.log(numerator) - math.log(2.0 * slack)  # the ratio itself may overflow
 
 
 def epsilon_for_prior(p, q, max_ratio, max_posterior) -> float:
@@ -102,19 +121,28 @@ def epsilon_for_prior(p, q, max_ratio, max_posterior) -> float:
     q = _check_unit(q, "q")
     if q == 1.0 and p == 1.0:
         raise ValueError("p must be < 1 when q = 1 (allowed range: 0 < p < 1)")
-    return _epsilon(p, q, _profile(max_ratio, max_posterior, p, q))
+    return _epsilon(p, q, _slack(max_ratio, max_posterior, p, q))
+
+
+def _bounded_min(function, lower: float, upper: float) -> tuple[float, float]:
+    """Brent's bounded search of ``min(function, _SEARCH_CAP)``: (value, x), inf at the cap."""
+    from scipy.optimize import minimize_scalar
+
+    found = minimize_scalar(lambda x: min(function(x), _SEARCH_CAP), bounds=(lower, upper),
+                            method="bounded", options={"xatol": _XATOL})
+    value = float(found.fun)
+    return (math.inf if value >= _SEARCH_CAP else value), float(found.x)
 
 
 def _min_over_p(max_ratio: float, max_posterior: float, q: float) -> tuple[float, float]:
     """(epsilon*, binding p) for one q: the kink, p = 1 and Brent on each smooth piece."""
-    from scipy.optimize import minimize_scalar
 
     def eps(p: float) -> float:
-        return _epsilon(p, q, _profile(max_ratio, max_posterior, p, q))
+        return _epsilon(p, q, _slack(max_ratio, max_posterior, p, q))
 
     kink = max_posterior / (q * max_ratio)
-    if q == 1.0:  # decreasing before the kink, increasing after it
-        return eps(kink), kink
+    if q == 1.0:  # decreasing before the kink, increasing after it: log[(r - a)/(1 - a)]
+        return math.log(max_ratio - max_posterior) - math.log1p(-max_posterior), kink
     candidates = [(eps(1.0), 1.0)]
     pieces = [(0.0, min(kink, 1.0))]
     if kink < 1.0:
@@ -123,15 +151,12 @@ def _min_over_p(max_ratio: float, max_posterior: float, q: float) -> tuple[float
     for lower, upper in pieces:
         if upper - lower <= _XATOL:
             continue
-        found = minimize_scalar(eps, bounds=(lower, upper), method="bounded",
-                                options={"xatol": _XATOL})
-        candidates.append((float(found.fun), float(found.x)))
+        candidates.append(_bounded_min(eps, lower, upper))
     return min(candidates)
 
 
 def _min_over_pq(max_ratio: float, max_posterior: float) -> tuple[float, float, float]:
     """(epsilon*, p, q) minimised over both priors, q on each side of a/r (and q = 1)."""
-    from scipy.optimize import minimize_scalar
 
     def best(q: float) -> float:
         return _min_over_p(max_ratio, max_posterior, q)[0]
@@ -139,9 +164,9 @@ def _min_over_pq(max_ratio: float, max_posterior: float) -> tuple[float, float, 
     q_kink = max_posterior / max_ratio
     candidates = [(best(q_kink), q_kink), (best(1.0), 1.0)]
     for lower, upper in ((0.0, q_kink), (q_kink, 1.0)):
-        found = minimize_scalar(best, bounds=(lower, upper), method="bounded",
-                                options={"xatol": _XATOL})
-        candidates.append((float(found.fun), float(found.x)))
+        if upper - lower <= _XATOL:  # a side narrower than the tolerance: its ends suffice
+            continue
+        candidates.append(_bounded_min(best, lower, upper))
     epsilon, q = min(candidates)
     _, p = _min_over_p(max_ratio, max_posterior, q)
     return epsilon, p, q
@@ -169,10 +194,18 @@ def pure_dp_budget(max_ratio, max_posterior, *, q=1.0) -> PureDPBudget:
     max(3, 0.25/(pq)) minimised over q too: 0.649641 (p = 1, q = 1/12).
     """
     max_ratio, max_posterior = _check_profile(max_ratio, max_posterior)
+    if q is not None:
+        q = _check_unit(q, "q")
+    kink = max_posterior / ((1.0 if q is None else q) * max_ratio)
+    if not kink >= SMALLEST_KINK:
+        raise ValueError(
+            f"max_posterior / ({'' if q is None else 'q '}max_ratio) = {kink:.3g} is below "
+            f"{SMALLEST_KINK:.3g}: the prior where the profile's two branches meet must be a "
+            f"normal number (allowed range: max_posterior / ({'' if q is None else 'q '}"
+            f"max_ratio) >= {SMALLEST_KINK:.3g})")
     if q is None:
         epsilon, p, q_bind = _min_over_pq(max_ratio, max_posterior)
         return PureDPBudget(float(epsilon), float(p), float(q_bind))
-    q = _check_unit(q, "q")
     epsilon, p = _min_over_p(max_ratio, max_posterior, q)
     return PureDPBudget(float(epsilon), float(p), q)
 

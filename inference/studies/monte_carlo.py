@@ -219,8 +219,9 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     ----------
     x2, rho1, rho2, d, x1, p, known, prior
         As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
-    datasets : int (>= 1)
-        Number of simulated releases.
+    datasets : int (>= 2)
+        Number of simulated releases (the MCSE is undefined with one: refused, as in
+        :mod:`dprisk.inference.product.monte_carlo_risk`).
     draws : int (>= 1)
         Gibbs draws per release (the paper: 1000); ignored by the ``*_exact`` samplers.
     sampler : {"x1_chain", "gibbs", "exact", "variant", "variant_exact"}
@@ -246,7 +247,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
         raise ValueError("start must be 'prior' for sampler='gibbs' (gibbs_sample starts there)")
     params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)
-    datasets = check_positive_int(datasets, "datasets")
+    datasets = check_positive_int(datasets, "datasets", minimum=2)  # one: no MCSE
     draws = check_positive_int(draws, "draws")
     check_work(mc_study_steps(datasets, draws), parameter="datasets, draws",
                what=f"{datasets} datasets x {draws} draws")

@@ -18,7 +18,8 @@ the temporaries it left (``.FILE.nc.PID.XXXXXXXX.tmp`` of a process that is gone
 :func:`dprisk.runtime.output_files.remove_stale_temporaries`) are removed. The finished file
 is created exclusively when ``out`` did not exist at the start: a file that appeared there
 during the sweep is never replaced. :func:`check_out` refuses an ``out``
-that is a directory, a device or a file that is not a sweep written by this tool; a run that
+that is a symbolic link, a directory, a device or a file that is not a sweep written by this
+tool; a run that
 fails before finishing any chunk removes its sidecar directory.
 """
 
@@ -219,7 +220,9 @@ def check_out(out) -> Path:
     ``out`` must end in ``.nc``, its nearest existing ancestor must be a writable directory,
     and an existing ``out`` must be a sweep file written by this tool (:func:`is_sweep_file`;
     it is then resumed, read back or refused as a different sweep) -- never a directory, a
-    device or another file, which would be replaced.
+    device or another file, which would be replaced, nor a symbolic link (dangling, to a
+    sweep or to anything else: it is never followed). The directory holding ``out`` is
+    resolved (its symbolic links and ``..``); ``out``'s own name is kept.
 
     Raises
     ------
@@ -234,7 +237,10 @@ def check_out(out) -> Path:
     path = Path(out)
     if path.suffix != ".nc":
         raise OutputError(f"out must be a path ending in .nc (a netCDF file), got {str(out)!r}")
-    resolved = path.resolve()
+    if path.is_symlink():  # a dangling link would create its target; a link to a sweep, read it
+        raise OutputError(f"out {str(out)!r} is a symbolic link; refusing to replace it (delete "
+                          "it or choose another path)")
+    resolved = path.parent.resolve() / path.name  # the directory's links resolved, not out's
     check_creatable(resolved)
     if resolved.is_dir():
         raise OutputError(f"out {str(out)!r} is a directory; name a .nc file to write")

@@ -205,3 +205,45 @@ def test_two_level_tail_form_json(capsys):
     assert status == 0 and set(payload) == KEYS and payload["measure"] == "tail"
     assert payload["binding_p"] == 0.25 and payload["target"] == 0.1
     assert payload["value_at_rho"] <= 0.1 < payload["value_above"]
+
+
+@pytest.mark.parametrize("argv", [
+    # the stated ends themselves: 1.0/1e-300 rounds below 1e300, which refused R = 1e300
+    ["--pure-dp", "--max-ratio", "1e300", "--max-posterior", "0.5"],
+    ["--pure-dp", "--max-ratio", "1e300", "--max-posterior", "0.5", "--q", "any"],
+    ["--measure", "tail", "--tail-tolerance", "1e-300", "--max-ratio", "1.5"],
+    # an ulp from 1: three scipy RuntimeWarnings on stderr before
+    ["--pure-dp", "--max-ratio", "1.0000000000000002", "--max-posterior",
+     "0.9999999999999999", "--q", "any"],
+    ["--pure-dp", "--max-ratio", "3", "--max-posterior", "0.9999999999999999", "--q", "1e-300"],
+])
+def test_pure_dp_and_tail_ends_are_accepted_silently(argv, capsys):
+    status, out, err = run_cli(["budget", *argv, "--json"], capsys)
+    assert status == 0 and err == "", err
+    assert json.loads(out)["epsilon" if "--pure-dp" in argv else "rho"] > 0
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["--max-ratio", "1e300", "--max-posterior", "1e-300"], "--max-posterior, --max-ratio, --q"),
+    (["--max-ratio", "1e10", "--max-posterior", "1e-300", "--q", "any"],
+     "--max-posterior, --max-ratio:"),
+])
+def test_pure_dp_kink_below_the_normal_doubles_is_refused_naming_the_options(argv, named,
+                                                                            capsys):
+    # before: ZeroDivisionError, exit 1
+    err = assert_refused(["budget", "--pure-dp", *argv], "--max-posterior", capsys)
+    assert f"error: {named}" in err and "allowed range: A/" in err and ">= 2.23e-308" in err
+
+
+@pytest.mark.parametrize("form", [["--rho1", "1", "--d", "2", "--x2", "3"],
+                                  ["--census", "--d", "2", "--x2", "3"]])
+def test_a_tail_tolerance_below_the_scanned_measure_names_tail_tolerance(form, capsys):
+    err = assert_refused(["budget", *form, "--measure", "tail", "--tail-tolerance", "1e-300",
+                          "--max-ratio", "1.5"], "--tail-tolerance", capsys)
+    assert "error: --tail-tolerance must exceed" in err and "target" not in err, err
+
+
+def test_a_ratio_bound_no_release_exceeds_names_max_ratio_once(capsys):
+    err = assert_refused(["budget", "--measure", "tail", "--tail-tolerance", "0.1",
+                          "--max-ratio", "3"], "--max-ratio", capsys)
+    assert "error: --max-ratio times p is at least 1" in err and "(--max-ratio)" not in err

@@ -104,8 +104,10 @@ def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
 
 # --------------------------------------------------------------------------------- messages
 @pytest.mark.parametrize(("argv", "named", "says"), [
-    # before: "rho = 3.2e-18 with delta = 1e-10: ..." (the API's rho, no option)
-    (["--census", "--measure", "p-correct", "--target", "0.5000000001"], "--target", "rho = "),
+    # before: "rho = 3.2e-18 with delta = 1e-10: ..." (the API's rho, no option); 3.2e-18 has
+    # a CKS epsilon since the CKS bracket was fixed: 0.500000000001 gives rho = 3.2e-22
+    (["--census", "--measure", "p-correct", "--target", "0.500000000001"], "--target",
+     "rho = "),
     # before: "target > 1" with "must be below 1" (1 - 1e-320 is 1 in floats)
     (["--measure", "worst-case-accuracy", "--target", "0.9", "--p", "1e-320"], "--p",
      "no target for the worst-case-accuracy"),
@@ -115,7 +117,7 @@ def test_worst_case_cli_answers_and_names_where_the_search_begins(capsys):
      "--p", "no target for the marginal-posterior"),
     # before: "target > 1" (the floor 0.9999999999999998 printed to 6 digits)
     (["--measure", "marginal-posterior", "--target", "0.9", "--p", "0.9999999999999998"],
-     "--target", "allowed range: target > 0.9999999999999998"),
+     "--target", "allowed range: --target > 0.9999999999999998"),
 ])
 def test_budget_refusals_name_the_option(argv, named, says, capsys):
     assert_refused(["budget", *argv], named, capsys)

@@ -217,6 +217,6 @@ def test_posterior_p_below_1e_300_is_refused_in_every_form(form, capsys):
     """p = 5e-324 (subnormal) gave "risk": Infinity (single level: 1 / p overflows) or a
     risk of 3.0 instead of 3.2121 (two-level, nested: the posterior lost its digits)."""
     err = assert_refused(["posterior", *form, "--p", "5e-324", "--json"], "--p", capsys)
-    assert "1e-300 <= p < 1" in err
+    assert "1e-300 <= --p < 1" in err
     payload = run_json(["posterior", *form, "--p", "1e-300"], capsys)  # the smallest allowed
     assert math.isfinite(payload["risk"])

@@ -86,3 +86,24 @@ def test_census_strategy_lists_every_query(capsys):
     detailed = {q["level"]: q["rho"] for q in queries if q["query"] == "detailed"}
     assert detailed == {level.name: level.rho for level in CENSUS_LEVELS}
     assert sum(q["rho"] for q in queries) == pytest.approx(2.56, rel=1e-14)
+
+
+@pytest.mark.parametrize("epsilon", ["1.45e-153", "1e-6", "234000"])
+def test_every_epsilon_the_help_allows_at_the_default_delta_is_computed(epsilon, capsys):
+    payload = run_json(["epsilon", "--epsilon", epsilon, "--json"], capsys)
+    assert 0 < payload["rho_bun_steinke"] <= payload["rho_cks"]
+
+
+@pytest.mark.parametrize(("argv", "option", "shown"), [
+    (["--epsilon", "1e100"], "--epsilon", "at delta = 1e-10: about 0 < epsilon <= 2.35e+05"),
+    (["--epsilon", "1e-9", "--delta", "1e-300"], "--epsilon",
+     "at delta = 1e-300: about 1.33e-09 <= epsilon <= 7.04e+06"),
+    (["--rho", "1e-21"], "--rho", "at delta = 1e-10: about 1.36e-20 < rho <= 2.3e+05"),
+    (["--rho", "1e-22", "--delta", "1e-300"], "--rho", "at delta = 1e-300: about 6.66e-22 <= rho"),
+    (["--rho", "1", "--delta", "0.999999999999"], "--delta", "0 < delta < about 0.9896"),
+    (["--epsilon", "1", "--delta", "0.999999999999"], "--delta", "0 < delta < about 0.9896"),
+])
+def test_cks_refusals_name_the_option_given_and_the_range_at_its_delta(argv, option, shown,
+                                                                      capsys):
+    err = assert_refused(["epsilon", *argv], option, capsys)
+    assert err.split("error: ")[1].startswith(option) and shown in err, err

@@ -19,9 +19,21 @@ from cli_helpers import run_cli
         (["--host", " "], "--host"),
         (["--bogus"], "--bogus"),
         (["--page-loads", "-1"], "--page-loads"),
+        (["--allow-origin", ""], "--allow-origin"),
+        (["--allow-origin", ":5006"], "--allow-origin"),
+        (["--allow-origin", "[]:5006"], "--allow-origin"),
+        (["--allow-origin", "example.com:"], "--allow-origin"),
+        (["--allow-origin", "example.com:\u0665\u0660\u0660\u0666"], "--allow-origin"),
+        (["--allow-origin", "example.com:" + "5" * 5000], "--allow-origin"),
     ],
 )
-def test_bad_options_exit_2(argv, option, capsys):
+def test_bad_options_exit_2(argv, option, capsys, monkeypatch):
+    import dprisk.explore.app
+
+    def never(**kwargs):  # refused before the server starts, or the test would serve
+        raise AssertionError("explore started serving")
+
+    monkeypatch.setattr(dprisk.explore.app, "serve", never)
     status, out, err = run_cli(["explore", "--no-browser", *argv], capsys)
     assert status == 2
     assert out == ""

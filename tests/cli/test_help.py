@@ -100,22 +100,33 @@ def test_every_rho_option_states_its_convention(capsys):
 
 
 def test_rho1_help_states_the_smallest_rho_the_marginal_sums_take(capsys):
-    """``marginal --rho1``'s help names the bound its sizing refuses below (1.4e-11, not the
-    1e-14 it once said); ``posterior``, which sums over no releases, names none."""
+    """``marginal --rho1``'s help names the bound its sizing refuses below (1.42e-11, not the
+    1e-14 it once said, nor 1.4e-11, rounded below the bound and refused); ``posterior``,
+    which sums over no releases, names none."""
     from dprisk.cli.common import RHO1_SUMS_MIN
     from dprisk.inference.nested.unique_levels_kernels import MAX_ATOMS
-    from dprisk.inference.privacy.decision_sizing import smallest_rho
+    from dprisk.inference.privacy.decision_sizing import rounded_up, smallest_rho
     from dprisk.inference.privacy.worst_case import EXACT_TAIL
 
-    assert RHO1_SUMS_MIN == f"{smallest_rho((MAX_ATOMS - 1) // 2, EXACT_TAIL):.2g}"
+    assert RHO1_SUMS_MIN == rounded_up(smallest_rho((MAX_ATOMS - 1) // 2, EXACT_TAIL))
     status, out, _ = run_cli(["marginal", "--help"], capsys)
     assert status == 0
-    assert f"need rho >= about {RHO1_SUMS_MIN}" in " ".join(out.split())
+    assert f"need rho >= {RHO1_SUMS_MIN}" in " ".join(out.split())
     status, out, _ = run_cli(["posterior", "--help"], capsys)
     assert status == 0 and "need rho >=" not in " ".join(out.split())
-    # just below the bound, marginal refuses with the same number; at twice it, it answers
-    below = float(RHO1_SUMS_MIN) * 0.9
+    # just below the bound, marginal refuses with the same number; at the bound, it answers
+    below = float(RHO1_SUMS_MIN) * 0.99
     status, _, err = run_cli(["marginal", "--rho1", repr(below)], capsys)
-    assert status == 2 and f">= about {RHO1_SUMS_MIN}" in err
-    status, _, _ = run_cli(["marginal", "--rho1", repr(2 * float(RHO1_SUMS_MIN))], capsys)
-    assert status == 0
+    assert status == 2 and f">= {RHO1_SUMS_MIN})" in err
+    status, _, err = run_cli(["marginal", "--rho1", RHO1_SUMS_MIN], capsys)
+    assert status == 0, err
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (1.4157969635403998e-11, "1.42e-11"), (1.42e-11, "1.42e-11"), (0.12345, "0.124"),
+    (9.9951e5, "1e+06"), (2.0, "2"),
+])
+def test_rounded_up_never_states_a_bound_below_the_value(value, shown):
+    from dprisk.inference.privacy.decision_sizing import rounded_up
+
+    assert rounded_up(value) == shown and float(shown) >= value

@@ -52,3 +52,34 @@ def _changed(match: str, **lists) -> tuple[str, str, str, str]:
 def test_parse_errors(rhos, siblings, stars, match):
     with pytest.raises(ValueError, match=match):
         _parse(rhos, siblings, stars)
+
+
+def test_posterior_rhos_limits_are_the_tables_own():
+    from dprisk.cli.commands import posterior
+    from dprisk.inference.kernels.table_kernels import MAX_PRECISION
+    from dprisk.inference.nested.box_kernels import NESTED_RHO_MAX
+
+    assert posterior.NESTED_RHO_MAX == NESTED_RHO_MAX
+    assert posterior.TWO_LEVEL_PRECISION_MAX == MAX_PRECISION
+
+
+HELP_RANGE = "each 0 < rho <= 1e+15 (with two levels, h = 2: rho_2 + rho_1/d_2 <= 1e+06)"
+
+
+@pytest.mark.parametrize(("rhos", "siblings", "stars", "shown"), [
+    ("1,1e14", "2", "1,1,1", "rho_2 + rho_1/d_2 = 1e+14 is above 1e+06"),
+    ("1e7,1", "2", "1,1,1", "rho_2 + rho_1/d_2 = 5e+06 is above 1e+06"),
+    ("1,1e101", "2", "1,1,1", "rho_2 = 1e101 is above 1e+15"),
+    ("1,1,1e16", "2,2", "1,1,1,1,1", "rho_3 = 1e16 is above 1e+15"),
+    ("1,1,1e101", "2,2", "1,1,1,1,1", "rho_3 = 1e101 is above 1e+15"),
+])
+def test_posterior_rhos_refusals_name_rhos_and_state_the_help_range(rhos, siblings, stars,
+                                                                    shown, capsys):
+    from cli_helpers import assert_refused, run_cli
+
+    err = assert_refused(["posterior", "--rhos", rhos, "--siblings", siblings, "--stars", stars],
+                         "--rhos", capsys)
+    assert err.split("error: ")[1].startswith("--rhos") and shown in err, err
+    assert f"allowed range: {HELP_RANGE}" in err, err
+    _, out, _ = run_cli(["posterior", "--help"], capsys)
+    assert HELP_RANGE in " ".join(out.split())

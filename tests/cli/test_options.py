@@ -232,3 +232,36 @@ def test_bad_fraction_names_the_option(argv, capsys):
     assert status == 2
     check_contract(status, out, err)
     assert "rho" in err
+
+
+@pytest.mark.parametrize(("argv", "option", "shown"), [
+    # a 309-digit integer before, and the range named x1_star
+    ([*POST_1[:3], "--x1-star", "1e308"], "--x1-star",
+     "(allowed range: -2**53 <= --x1-star <= 2**53), got 1e+308"),
+    ([*POST_1[:3], "--x1-star", "-1" + "0" * 40], "--x1-star",
+     "(allowed range: -2**53 <= --x1-star <= 2**53), got -1e+40"),
+    # "got -1.0" and no upper bound before
+    ([*POST_1, "--known", "-1"], "--known", "(allowed range: 0 <= --known <= 2**53), got -1"),
+    ([*MARG_1, "--known", "1e30"], "--known", "(allowed range: 0 <= --known <= 2**53), got 1e+30"),
+    ([*MARG_1, "--p", "2"], "--p", "(allowed range: 0 < --p < 1)"),
+])
+def test_count_refusals_name_the_option_show_the_value_and_the_whole_range(argv, option, shown,
+                                                                         capsys):
+    err = assert_refused(list(argv), option, capsys)
+    assert shown in err and "x1_star" not in err, err
+
+
+@pytest.mark.parametrize("base", [MARG_2, (*SWEEP, "--out", "s.nc"), ("product", "--rho1", "0.5",
+                                                                       "--rho2", "0.5",
+                                                                       "--others", "3")])
+def test_one_monte_carlo_data_set_is_refused_everywhere(base, capsys, tmp_path, monkeypatch):
+    """``marginal``/``sweep --method mc --datasets 1`` reported ``mcse: 0.0`` (undefined with
+    one data set) where ``product`` refused it: every Monte Carlo form needs two."""
+    monkeypatch.chdir(tmp_path)
+    argv = [*base, "--method", "mc", "--datasets", "1", "--seed", "1"]
+    if base[0] != "product":
+        argv += ["--draws", "20"]
+    err = assert_refused(argv, "--datasets", capsys, root=tmp_path)
+    assert "--datasets must be an integer >= 2" in err, err
+    _, out, _ = run_cli([base[0], "--help"], capsys)
+    assert "2 <= N" in " ".join(out.split())

@@ -1,7 +1,8 @@
 """Numbers at the edges (issue 24): a contract met, or exit 2 naming the option.
 
 * ``epsilon --rho 1e-300``: the accountant's CKS bound is clipped at 0 there; its help
-  promises exit 2 below about 1e-12 (the optimal order lies above 1e12), so 0 is refused.
+  promises exit 2 below about 1.36e-20 (at delta 1e-10, where the bound reaches 0), so 0 is
+  refused.
 * Budget certificates are verified before they are printed: a target within 1e-8 of the
   marginal posterior's supremum has no certified first crossing (the measure just above
   rho* rounds to the target) -- exit 2 naming ``--target``; a certified answer is printed
@@ -25,11 +26,12 @@ from dprisk.inference.privacy.budget import DGBudget, check_certificate
 def test_tiny_rho_cks_epsilon_is_refused_not_zero(rho, capsys):
     status, out, err = run_cli(["epsilon", "--rho", rho, "--json"], capsys)
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and "above 1e+12" in err, err
+    assert err.count("\n") == 1 and "the CKS bound is 0 there" in err, err
+    assert "allowed range at delta = 1e-10: about 1.36e-20 < rho <= 2.3e+05" in err, err
 
 
 def test_cks_zero_is_refused_in_the_api():
-    with pytest.raises(ValueError, match="optimal Renyi order lies above"):
+    with pytest.raises(ValueError, match="the CKS bound is 0 there"):
         epsilon_cks(1e-300, 1e-10)
 
 

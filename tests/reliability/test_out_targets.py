@@ -174,7 +174,28 @@ def _sweep_other_netcdf(root):
     return "o.nc"
 
 
+def _link_to_finished_sweep(root):
+    assert main([*SWEEP_ARGS, "--out", "real.nc"]) == 0
+    (root / "link.nc").symlink_to("real.nc")
+    return "link.nc"
+
+
+def _dangling_link(root):
+    (root / "elsewhere").mkdir()
+    (root / "link.nc").symlink_to("elsewhere/target.nc")  # must not be created through it
+    return "link.nc"
+
+
+def _link_to_directory(root):
+    (root / "dir").mkdir()
+    (root / "link.nc").symlink_to("dir")
+    return "link.nc"
+
+
 REFUSED_SWEEPS = {
+    "dangling symbolic link": _dangling_link,
+    "symbolic link to a finished sweep": _link_to_finished_sweep,
+    "symbolic link to a directory": _link_to_directory,
     "directory named .nc": _layout({"o.nc": None}, "o.nc"),
     "directory": _layout({"o": None}, "o"),
     "text file": _layout({"o.nc": "not netCDF"}, "o.nc"),
@@ -190,8 +211,11 @@ REFUSED_SWEEPS = {
 @pytest.mark.parametrize("case", list(REFUSED_SWEEPS))
 def test_sweep_refuses_what_it_cannot_or_may_not_write(case, stub_report, capsys):
     out = REFUSED_SWEEPS[case](stub_report)
+    capsys.readouterr()  # a case's own earlier run
     # nothing written: no o.nc.chunks/ either
-    assert_refused([*SWEEP_ARGS, "--out", out], "--out", capsys, root=stub_report)
+    err = assert_refused([*SWEEP_ARGS, "--out", out], "--out", capsys, root=stub_report)
+    if "symbolic link" in case:  # never followed, as --save-draws, --plot and reproduce
+        assert "is a symbolic link; refusing to replace it" in err
 
 
 def _sweep_finished(root):

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,15 @@ def test_help_to_a_full_disk_fails_with_one_line(argv):
                               timeout=60)
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "No space left" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["census"], ["census", "--json"], ["census", "--help"],
+                                  ["--version"]])
+def test_a_closed_stdout_fails_like_a_full_disk(argv, tmp_path):
+    """``dprisk census >&-`` wrote nothing and exited 0 (Python sets sys.stdout to None and
+    print writes nothing); now status 1 and one line, as ``> /dev/full``. A file the command
+    opens never gets descriptor 1 (held on /dev/null)."""
+    done = subprocess.run([DPRISK, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, timeout=60, preexec_fn=lambda: os.close(1))
+    assert done.returncode == 1, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "standard output is closed" in done.stderr

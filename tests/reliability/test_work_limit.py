@@ -80,6 +80,9 @@ TOO_LONG = {
 def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(LIMIT_ENV, raising=False)
+    # the work limit is what refuses: a memory limit the requests stay under (the nested
+    # Gibbs case's 8.5e7 draws hold about 18 GiB)
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1TiB")
     return tmp_path
 
 

@@ -123,9 +123,59 @@ def test_every_dprisk_variable_of_the_package_is_in_the_table():
     from pathlib import Path
 
     root = Path(settings.__file__).resolve().parents[2]
-    known = {v for name, s in settings.SETTINGS.items() for v in (name, *s.aliases)}
+    known = set(settings.known_variables())
     found = set()
     for folder in ("dprisk", "inference", "models", "validation"):
         for path in (root / folder).rglob("*.py"):
             found |= set(re.findall(r"DPRISK_[A-Z_]+[A-Z]", path.read_text()))
     assert found <= known, found - known
+
+
+@pytest.mark.parametrize("argv", [["census", "--help"], ["help", "census"], ["--version"],
+                                  ["--help"], ["census"]])
+def test_a_malformed_variable_is_refused_before_help_and_version(argv, monkeypatch, capsys):
+    """``--help`` and ``--version`` exit inside argparse: the check comes before parsing (it
+    once came after, and ``DPRISK_MEMORY_LIMIT=nan dprisk census --help`` exited 0)."""
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "nan")
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1, (status, err)
+    assert "error: DPRISK_MEMORY_LIMIT must be " in err, err
+
+
+@pytest.mark.parametrize(("variable", "suggested"), [  # spelled in two parts: not in the grep
+    ("DPRISK_" "MEMORY_LIMT", "DPRISK_MEMORY_LIMIT"), ("DPRISK_" "KERNEL", "DPRISK_KERNELS"),
+    ("DPRISK_" "WORK_BUDGT", "DPRISK_WORK_BUDGET"), ("DPRISK_" "FOO", None),
+])
+@pytest.mark.parametrize("argv", [COMMANDS["epsilon"], ["census", "--help"]])
+def test_an_unknown_variable_is_refused_with_the_nearest_name(variable, suggested, argv,
+                                                              monkeypatch, capsys):
+    monkeypatch.setenv(variable, "16GiB")
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1, (status, err)
+    assert f"error: {variable} is not a dprisk setting" in err, err
+    if suggested:
+        assert f"did you mean {suggested}?" in err, err
+    else:
+        assert "did you mean" not in err, err
+
+
+def test_every_dprisk_variable_the_project_sets_is_known(monkeypatch, capsys):
+    """A grep of the whole repository (tests, Makefile, benchmarks, tools, docs, .ci): every
+    DPRISK_* name is a setting, an old name or one the tooling reads; each set is accepted."""
+    import re
+    from pathlib import Path
+
+    root = Path(settings.__file__).resolve().parents[2]
+    found = set()
+    for folder in ("dprisk", "inference", "models", "validation", "tests", "benchmarks",
+                   "tools", "docs", "notebooks", ".ci"):
+        for path in (root / folder).rglob("*"):
+            if path.is_file() and path.suffix in ("", ".py", ".md", ".toml", ".ipynb", ".sh",
+                                                  ".yml", ".yaml", ".txt", ".cfg"):
+                found |= set(re.findall(r"DPRISK_[A-Z_]+[A-Z]", path.read_text(errors="ignore")))
+    for name in ("Makefile", "pyproject.toml", "README.md"):
+        found |= set(re.findall(r"DPRISK_[A-Z_]+[A-Z]", (root / name).read_text()))
+    assert found <= set(settings.known_variables()), found - set(settings.known_variables())
+    for name in settings.TOOLING_VARIABLES:
+        monkeypatch.setenv(name, "1")
+    assert run_cli(COMMANDS["epsilon"], capsys)[0] == 0

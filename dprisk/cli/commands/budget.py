@@ -16,6 +16,10 @@ text output).
 
 from __future__ import annotations
 
+import contextlib
+import math
+import re
+
 from dprisk.cli import common
 from dprisk.cli.common import fmt
 
@@ -42,10 +46,12 @@ MEASURE = common.Form("measure", "--measure given", _MEASURE_OPTIONS,
 FORMS = [TWO_LEVEL, CENSUS, MEASURE, PURE_DP]
 #: Defaults applied after the checks.
 DEFAULTS = {"q": 1.0, "p": [0.5], "known": 0}
-#: Smallest accepted --tail-tolerance, --max-posterior and --q, and the reciprocal of the
-#: largest --max-ratio: reciprocals and logs must stay finite (1/5e-324 overflows, and the
-#: binding prior A/(q R) must stay a normal number).
+#: Smallest accepted --tail-tolerance, --max-posterior and --q: reciprocals and logs must
+#: stay finite (1/5e-324 overflows).
 SMALLEST = 1e-300
+#: Largest accepted --max-ratio (written out: ``1.0 / SMALLEST`` rounds below 1e300, which
+#: then refused the stated bound itself).
+LARGEST_RATIO = 1e300
 
 DESCRIPTION = common.describe(
     FORMS, "pure-dp: the largest epsilon of an epsilon-DP release whose worst-case "
@@ -75,9 +81,12 @@ def add_parser(subs) -> None:
                           description=DESCRIPTION)
     common.add_options(sub, {
         "--pure-dp": (common.SWITCH, "epsilon-DP budget from a risk profile (Kazan & Reiter)"),
-        "--max-ratio": (common.number, "R, the largest accepted posterior-to-prior ratio (> 1)"),
-        "--max-posterior": (common.number, "A, the largest accepted posterior, 0 < A < 1 (a "
-                            "posterior up to the larger of R p q and A is accepted)"),
+        "--max-ratio": (common.number, "R, the largest accepted posterior-to-prior ratio, "
+                        f"1 < R <= {LARGEST_RATIO:g}"),
+        "--max-posterior": (common.number, f"A, the largest accepted posterior, {SMALLEST:g} "
+                            "<= A < 1 (a posterior up to the larger of R p q and A is accepted; "
+                            "--pure-dp: A/(q R) >= 2.2e-308, the prior where the two meet, "
+                            "with q = 1 for --q any)"),
         "--q": (q_value, common.with_default(
             "prior on the sensitive value, 0 < q <= 1, or any (the worst case over q)",
             DEFAULTS["q"])),
@@ -118,7 +127,7 @@ def run(args) -> int:
 
 
 def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
-    from dprisk.inference.privacy.risk_profile import pure_dp_budget
+    from dprisk.inference.privacy.risk_profile import SMALLEST_KINK, pure_dp_budget
 
     if args.pure_dp is None:
         raise ValueError("--pure-dp is required for the epsilon-DP risk-profile budget (or "
@@ -132,6 +141,17 @@ def _pure_dp(args, method: str, seed: None) -> tuple[dict, list[str]]:
     if q is not None and not SMALLEST <= q <= 1.0:
         raise ValueError(f"--q must be a number with 0 < q <= 1 or any (allowed range: "
                          f"{SMALLEST:g} <= q <= 1), got {q!r}")
+    kink = args.max_posterior / ((1.0 if q is None else q) * args.max_ratio)
+    if not kink >= SMALLEST_KINK:
+        names, ratio = ("--max-posterior, --max-ratio", "A/R") if q is None else (
+            "--max-posterior, --max-ratio, --q", "A/(q R)")
+        exponent = (math.log10(args.max_posterior) - math.log10(q or 1.0)
+                    - math.log10(args.max_ratio))
+        shown = f"{kink:.3g}" if kink > 0 else f"about 1e{exponent:.0f}"
+        raise ValueError(f"{names}: {ratio} = {shown} is below {SMALLEST_KINK:.3g}, the "
+                         "smallest normal double: the prior where the profile's two branches "
+                         f"meet would underflow (allowed range: {ratio} >= "
+                         f"{SMALLEST_KINK:.3g})")
     answer = pure_dp_budget(args.max_ratio, args.max_posterior, q=q)
     payload = {"epsilon": answer.epsilon, "binding_p": answer.binding_p,
                "binding_q": answer.binding_q}
@@ -225,7 +245,7 @@ def _two_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
                          f"two-level form (--rho1 given), got {args.measure!r}")
     rho1 = parse_rho(args.rho1, "--rho1")
     kwargs = _measure_kwargs(args)
-    with common.elapsed_progress(args, "searching rho2"):
+    with common.elapsed_progress(args, "searching rho2"), _naming_target(args):
         answer = rho2_for_target(kwargs.pop("target"), rho1=rho1, x2=args.x2, d=args.d,
                                  p=args.p, known=args.known, measure=args.measure, **kwargs)
     with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
@@ -255,7 +275,7 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
         raise ValueError("--x2 and --d go together: give both for the two-level Census "
                          "budget, or neither for the block level")
     kwargs = _measure_kwargs(args)
-    with common.elapsed_progress(args, "searching the global rho"):
+    with common.elapsed_progress(args, "searching the global rho"), _naming_target(args):
         answer = census_rho_for_target(args.measure, p=args.p, known=args.known, x2=args.x2,
                                        d=args.d, **kwargs)
     with common.naming_option("rho", "--target"):  # an answer too small for the CKS epsilon
@@ -266,11 +286,27 @@ def _census(args, method: str, seed: None) -> tuple[dict, list[str]]:
     return payload, _lines(title, payload, "global rho*", "rho*") + _proof(answer)
 
 
+@contextlib.contextmanager
+def _naming_target(args):
+    """A refusal of the API's ``target`` names ``--tail-tolerance`` for the tail measure.
+
+    The searches take the tail's tolerance as their ``target``; ``--target`` itself is
+    named by the command line (it was typed), the tolerance only here.
+    """
+    try:
+        yield
+    except ValueError as err:
+        message = str(err)
+        if args.measure == "tail" and re.match(r"target\b", message):
+            raise ValueError("--tail-tolerance" + message[len("target"):]) from None
+        raise
+
+
 def _check_option(option: str, value: float) -> None:
     """--max-ratio > 1 and 0 < --max-posterior < 1; the message names the option."""
-    if option == "--max-ratio" and not 1.0 < value <= 1.0 / SMALLEST:
+    if option == "--max-ratio" and not 1.0 < value <= LARGEST_RATIO:
         raise ValueError(f"--max-ratio must be a finite number > 1 (a ratio of at most 1 is "
-                         f"an impossible profile; allowed range: 1 < R <= {1.0 / SMALLEST:g}), "
+                         f"an impossible profile; allowed range: 1 < R <= {LARGEST_RATIO:g}), "
                          f"got {value!r}")
     if option == "--max-posterior" and not SMALLEST <= value < 1.0:
         raise ValueError(f"--max-posterior must be a number with 0 < A < 1 (allowed range: "

@@ -35,11 +35,15 @@ def add_parser(subs) -> None:
                           description=DESCRIPTION)
     sub.add_argument("--rho", default=None,
                      help="zCDP rho, 0 < rho <= 1e100, or census:LEVEL; selects epsilon from "
-                     "rho (the CKS epsilon needs its optimal Renyi order in [1.01, 1e12]: at "
-                     "delta 1e-10 about 1e-12 <= rho <= 1e5; outside, exit status 2)")
+                     "rho (the CKS epsilon needs its optimal Renyi order in [1.01, 1e12] and a "
+                     "bound above 0: at delta 1e-10 about 1.36e-20 < rho <= 2.3e5, the range "
+                     "at another delta stated when refused; outside, exit status 2)")
     sub.add_argument("--epsilon", type=common.number, default=None,
-                     help="target epsilon, 0 < epsilon <= 1e100, and large enough that rho >= "
-                     "2.2e-308 (at delta 1e-10: epsilon >= 1.45e-153); selects the largest rho")
+                     help="target epsilon, 0 < epsilon <= 1e100, large enough that rho >= "
+                     "2.2e-308 (at delta 1e-10: epsilon >= 1.45e-153) and small enough for the "
+                     "CKS conversion's optimal Renyi order to be >= 1.01 (at delta 1e-10: "
+                     "epsilon <= about 2.35e5, the range at another delta stated when "
+                     "refused); selects the largest rho")
     sub.add_argument("--delta", type=common.number, default=None,
                      help=common.with_default("delta, 0 < delta < 1", DEFAULTS["delta"]))
     common.add_json(sub)
@@ -115,8 +119,16 @@ def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:
         "epsilon": args.epsilon,
         "delta": args.delta,
         "rho_bun_steinke": rho_bun_steinke(args.epsilon, args.delta),
-        "rho_cks": rho_cks(args.epsilon, args.delta),
     }
+    try:
+        payload["rho_cks"] = rho_cks(args.epsilon, args.delta)
+    except ValueError as err:  # the rho sought, not one given: the refusal names --epsilon
+        message = str(err)
+        if message.startswith("rho = "):
+            raise ValueError(f"--epsilon {args.epsilon!r} with delta = {args.delta!r}: its "
+                             f"largest rho is out of the CKS conversion's reach ({message})"
+                             ) from None
+        raise
     lines = [
         f"largest rho whose zCDP guarantee is (epsilon = {fmt(args.epsilon)}, "
         f"delta = {args.delta:g})-DP",

@@ -94,13 +94,13 @@ def run(args) -> int:
         if not prior_dir.is_dir():
             raise ValueError(f"--prior-dir {args.prior_dir!r} is not a directory")
         prior_dir = prior_dir.resolve()
-    _check_listen(args.host, args.port)
     if importlib.util.find_spec("panel") is None:
         raise ValueError("explore needs Panel, which is not installed; install it with "
                          "pip install 'dp-disclosure-risk[explore]'")
     from dprisk.explore.access import allowed_names, read_password_file
 
     allowed_names(args.host, args.port, args.allow_origin)  # a bad --allow-origin: one line
+    _check_listen(args.host, args.port)  # the options first, then whether the port is free
     users = None
     if args.basic_auth is not None:
         try:

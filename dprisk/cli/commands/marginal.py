@@ -53,7 +53,8 @@ def add_parser(subs) -> None:
     common.add_model(mhier, methods="exact | mc", prior=DEFAULTS["prior"],
                      draws=DEFAULTS["draws"], sampled="mc")
     mhier.add_argument("--datasets", type=integer, default=None, help=common.with_default(
-        f"simulated releases (mc only; {common.WORK_HELP})", DEFAULTS["datasets"]))
+        f"simulated releases (mc only; 2 <= N, the MCSE needs two; {common.WORK_HELP})",
+        DEFAULTS["datasets"]))
     # no form takes --chains (the Monte Carlo study runs one chain per release): refused,
     # and not shown in the help
     marg.add_argument("--chains", type=integer, default=None, help=argparse.SUPPRESS)

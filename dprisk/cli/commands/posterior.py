@@ -65,6 +65,15 @@ DESCRIPTION = common.describe(
     "ess_bulk, ess_tail and mcse_mean of every unknown and a convergence verdict.")
 
 
+#: The limits of ``--rhos`` (the tables' own: ``NESTED_RHO_MAX`` of the nested-levels
+#: tables, ``MAX_PRECISION`` of the two-level ones, which answer ``h = 2``), as help and
+#: refusals state them.
+NESTED_RHO_MAX = 1e15
+TWO_LEVEL_PRECISION_MAX = 1e6
+NESTED_RHOS_RANGE = (f"each 0 < rho <= {NESTED_RHO_MAX:g} (with two levels, h = 2: rho_2 + "
+                     f"rho_1/d_2 <= {TWO_LEVEL_PRECISION_MAX:g})")
+
+
 def add_parser(subs) -> None:
     """Register ``dprisk posterior`` with every option and its default."""
     post = subs.add_parser("posterior", help=HELP, description=DESCRIPTION)
@@ -76,7 +85,7 @@ def add_parser(subs) -> None:
     hier.add_argument("--x2-star", type=integer, default=None, help="released block-group x2*")
     hier.add_argument("--y1-star", type=integer, default=None, help="released other-blocks y1*")
     multi = post.add_argument_group("nested levels (when --rhos is given)")
-    multi.add_argument("--rhos", default=None, help="rho_1,...,rho_h, each 0 < rho <= 1e15 "
+    multi.add_argument("--rhos", default=None, help=f"rho_1,...,rho_h, {NESTED_RHOS_RANGE} "
                        "(census:LEVEL allowed), or census:N for the bottom N Census levels "
                        "(2 <= N <= 6)")
     multi.add_argument("--siblings", default=None, help="d_2,...,d_h sibling units per level")
@@ -154,17 +163,18 @@ def _two_level(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
 
 
 def _nested_levels(args, method: str, seed: int | None) -> tuple[dict, list[str]]:
-    from dprisk.cli.levels import parse_rhos, parse_siblings, parse_stars
+    from dprisk.cli.levels import check_two_levels, parse_rhos, parse_siblings, parse_stars
     from dprisk.inference.nested.posterior import summarize_posterior
 
     _check_p(args)
     common.require(args, "nested-levels", siblings="d_2,...,d_h",
                    stars="x1*,...,xh*,y1*,...")
-    rhos = parse_rhos(args.rhos, min_levels=2)
+    rhos = parse_rhos(args.rhos, min_levels=2, max_rho=NESTED_RHO_MAX, limit=NESTED_RHOS_RANGE)
     if len(rhos) < 2:
         raise ValueError(f"rhos must have at least 2 entries for the nested-levels form "
                          f"(h >= 2 levels), got {args.rhos!r}")
     siblings = parse_siblings(args.siblings, len(rhos))
+    check_two_levels(rhos, siblings, TWO_LEVEL_PRECISION_MAX, NESTED_RHOS_RANGE)
     x_stars, y_stars = parse_stars(args.stars, len(rhos))
     with draws_output.holding(args) as outputs:  # checked, locked: before any sampling
         summary = summarize_posterior(

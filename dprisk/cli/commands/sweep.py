@@ -66,7 +66,8 @@ def add_parser(subs) -> None:
     swp.add_argument("--method", default=None, help=with_default(
         "exact | mc (the Monte Carlo study at every point)", "exact"))
     swp.add_argument("--datasets", type=integer, default=None, help=with_default(
-        f"simulated releases per point (mc only; {WORK_HELP}, all points together)",
+        f"simulated releases per point (mc only; 2 <= N, the MCSE needs two; {WORK_HELP}, "
+        "all points together)",
         DEFAULTS["datasets"]))
     swp.add_argument("--draws", type=integer, default=None, help=with_default(
         "Gibbs draws per release (mc only)", DEFAULTS["draws"]))

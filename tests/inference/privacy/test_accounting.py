@@ -137,3 +137,39 @@ def test_pld_bracket_one_query_and_relations():
     assert rep_lower > upper
     with pytest.raises(ValueError, match="relation"):
         epsilon_pld_bracket([0.5], 1e-10, relation="swap")
+
+
+@pytest.mark.parametrize("rho", [1e-16, 1e-14, 1e-13])
+def test_cks_beyond_the_grid_finds_its_optimal_order(rho):
+    # the optimum (order 2e8 .. 8e6) lies far above dp-accounting's grid (at most 1024): the
+    # bracket is doubled until the bound rises, not until it exceeds the grid's best value
+    with mp.workdps(30):  # the optimal order from its closed form, rho = log(1/(delta a))/(a-1)^2
+        delta = mp.mpf(1e-10)
+        alpha = mp.findroot(lambda a: mp.log(1 / (delta * a)) / (a - 1) ** 2 - rho,
+                            (mp.mpf(2), 1 / delta), solver="bisect")
+        want = alpha * rho + mp.log(1 - 1 / alpha) - mp.log(delta * alpha) / (alpha - 1)
+    assert epsilon_cks(rho, 1e-10) == pytest.approx(float(want), rel=1e-9)
+
+
+@pytest.mark.parametrize("delta", [1e-300, 1e-20, 1e-10, 1e-3, 0.5])
+def test_cks_range_ends_are_computed_and_beyond_them_refused(delta):
+    from dprisk.inference.privacy.accounting import cks_range
+
+    span = cks_range(delta)
+    low = span.rho_low * (1 + 1e-3)  # the stated ends are computed, 1e-2 beyond them not
+    high = span.rho_high * (1 - 1e-6)
+    assert 0 < epsilon_cks(low, delta) and epsilon_cks(high, delta) > 0
+    shown = f"allowed range at delta = {delta:.6g}: about "
+    for outside in (span.rho_low * (1 - 1e-2), span.rho_high * (1 + 1e-2)):
+        with pytest.raises(ValueError, match=f"^rho = .*{shown}"):
+            epsilon_cks(outside, delta)
+    assert rho_cks(span.epsilon_high * (1 - 1e-6), delta) <= span.rho_high
+    with pytest.raises(ValueError, match=f"^epsilon = .*{shown}"):
+        rho_cks(span.epsilon_high * (1 + 1e-3), delta)
+
+
+def test_cks_of_a_delta_without_any_rho_names_delta():
+    with pytest.raises(ValueError, match=r"^delta = 0.999999999999: .* 0 < delta < about 0.9896"):
+        epsilon_cks(1.0, 0.999999999999)
+    with pytest.raises(ValueError, match=r"^delta = 0.999999999999: "):
+        rho_cks(1.0, 0.999999999999)

@@ -8,6 +8,7 @@ e^eps / (1 + p (e^eps - 1)) meets the profile at every prior (q = 1).
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -109,3 +110,37 @@ def test_bad_input_names_the_parameter(kwargs, name):
     ratio, posterior = kwargs.pop("max_ratio"), kwargs.pop("max_posterior")
     with pytest.raises(ValueError, match=name):
         pure_dp_budget(ratio, posterior, **kwargs)
+
+
+@pytest.mark.parametrize("q", [None, 1.0, 0.5, 1e-10, 1e-300, 0.9999999999999999])
+@pytest.mark.parametrize(("ratio", "posterior"), [
+    (1.0000000000000002, 0.9999999999999999), (1.0000000000000002, 0.5), (3.0, 1e-300),
+    (1e6, 0.9999999999999999), (1e300, 0.5), (1e300, 0.9999999999999999),
+])
+def test_extreme_profiles_compute_without_warnings(ratio, posterior, q):
+    """Where the profile's two branches meet within rounding (a and r within an ulp of 1, or
+    a tiny q), 1/r* - pq cancelled to 0 inside the searched intervals: infinite epsilons
+    entered Brent's parabolic step (scipy's RuntimeWarnings, invalid value) and the ratio
+    1/(2 slack) overflowed. pytest turns warnings into errors (pyproject's filterwarnings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        answer = pure_dp_budget(ratio, posterior, q=q)
+    assert math.isfinite(answer.epsilon) and answer.epsilon >= 0
+    if q == 1.0:
+        want = math.log(ratio - posterior) - math.log1p(-posterior)
+        assert answer.epsilon == pytest.approx(want, rel=1e-12)
+
+
+def test_presence_and_any_q_at_an_ulp_above_one():
+    # q = 1: log[(r - a)/(1 - a)] = log 3; over q as well, half of it (p = 1)
+    answer = pure_dp_budget(1.0000000000000002, 0.9999999999999999, q=None)
+    assert answer.epsilon == pytest.approx(math.log(3) / 2, rel=1e-9)
+    assert pure_dp_budget(1.0000000000000002, 0.9999999999999999).epsilon == pytest.approx(
+        math.log(3), rel=1e-12)
+
+
+def test_a_kink_below_the_smallest_normal_double_is_refused():
+    with pytest.raises(ValueError, match=r"^max_posterior / \(q max_ratio\) = .* below 2.23e-308"):
+        pure_dp_budget(1e300, 1e-300)
+    with pytest.raises(ValueError, match=r"^max_posterior / \(max_ratio\) = .* below 2.23e-308"):
+        pure_dp_budget(1e10, 1e-300, q=None)

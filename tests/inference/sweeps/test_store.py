@@ -65,3 +65,13 @@ def test_check_out_names_out(tmp_path):
         check_out(tmp_path / "file" / "s.nc")
     with pytest.raises(TypeError, match="out"):
         check_out(3)
+
+
+def test_check_out_refuses_a_symbolic_link_and_resolves_only_its_directory(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "via").symlink_to("real")
+    assert check_out(tmp_path / "via" / "s.nc") == tmp_path.resolve() / "real" / "s.nc"
+    (tmp_path / "dangling.nc").symlink_to(tmp_path / "elsewhere" / "target.nc")
+    with pytest.raises(ValueError, match="is a symbolic link; refusing to replace it"):
+        check_out(tmp_path / "dangling.nc")
+    assert not (tmp_path / "elsewhere").exists()
