@@ -226,6 +226,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         new_token,
     )
     from dprisk.explore.jobs import set_max_sampling
+    from dprisk.explore.routes import guard
 
     policy = prior_policy(host, prior_dir)
     set_max_jobs(max_jobs)
@@ -268,6 +269,12 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
-    pn.serve({"/": page}, port=port, address=host, show=False, title="dprisk explore",
-             allow_websocket_origin=bokeh_origins(names), auth_provider=access,
-             cookie_secret=secrets.token_hex(32), threaded=False, start=True)
+    server = pn.serve({"/": page}, port=port, address=host, show=False,
+                      title="dprisk explore", allow_websocket_origin=bokeh_origins(names),
+                      auth_provider=access, cookie_secret=secrets.token_hex(32),
+                      threaded=False, start=False)
+    # the Host check on every route (static files too), and Panel's /components/ route, which
+    # imports the module its URL names, replaced by one that imports nothing
+    guard(server._tornado, access)
+    server.start()
+    server.io_loop.start()

@@ -11,6 +11,7 @@ import asyncio
 import http.client
 import re
 import socket
+import sys
 from urllib.parse import urlencode
 
 import pytest
@@ -21,16 +22,22 @@ from deferred_modules import deferred_module
 # uses them
 pn = deferred_module("panel")
 explore_access = deferred_module("dprisk.explore.access")
+explore_routes = deferred_module("dprisk.explore.routes")
 
 TOKEN = "t0ken-for-the-test"
 
 
 def _serve(access, port):
-    return pn.serve({"/": lambda: pn.pane.HTML("<p id='hello'>hello</p>")}, port=port,
-                    address="127.0.0.1", show=False, threaded=True, start=True,
-                    allow_websocket_origin=explore_access.bokeh_origins(access.names),
-                    auth_provider=access,
-                    cookie_secret="x" * 32, title="test")
+    """A server thread, listening, guarded as ``dprisk explore`` guards its server."""
+    server_id = f"dprisk-test-{port}"
+    thread = pn.serve({"/": lambda: pn.pane.HTML("<p id='hello'>hello</p>")}, port=port,
+                      address="127.0.0.1", show=False, threaded=True, start=True,
+                      allow_websocket_origin=explore_access.bokeh_origins(access.names),
+                      auth_provider=access, server_id=server_id,
+                      cookie_secret="x" * 32, title="test")
+    wait_listening(port)
+    explore_routes.guard(pn.state._servers[server_id][0]._tornado, access)
+    return thread
 
 
 #: The page-load limit of the third test server: loads per client in LOAD_SECONDS.
@@ -47,8 +54,6 @@ def servers():
     limited = Access(allowed_names("127.0.0.1", open_port), page_loads=(LOADS, LOAD_SECONDS))
     threads = [_serve(token, token_port), _serve(basic, basic_port),
                _serve(limited, open_port)]
-    for port in (token_port, basic_port, open_port):
-        wait_listening(port)
     yield token_port, basic_port, open_port
     for thread in threads:
         thread.stop()
@@ -101,6 +106,55 @@ def test_foreign_host_or_origin_is_refused(servers):
     response, _ = _get(port, f"/?token={TOKEN}", host="proxy.example:443",
                        headers={"Origin": "https://proxy.example"})
     assert response.status == 200
+
+
+def test_every_route_checks_the_host(servers):
+    """Finding "static routes skip the Host check": /static/, /favicon.ico, a 404 and
+    /components/ are refused for a foreign Host as the page is; the allowed name still gets
+    the static file."""
+    port, _, _ = servers
+    for path in ("/static/js/bokeh.min.js", "/favicon.ico", "/no-such-route",
+                 "/components/panel/x/y/z", "/login"):
+        response, _ = _get(port, path, host=f"evil.example:{port}")
+        assert response.status == 403, path
+        response, _ = _get(port, path, headers={"Origin": "http://evil.example"})
+        assert response.status == 403, path
+    response, body = _get(port, "/static/js/bokeh.min.js")
+    assert response.status == 200 and body
+
+
+@pytest.fixture
+def marker_module(tmp_path, monkeypatch):
+    """A module on the path that writes a file when it is imported: (name, marker)."""
+    name, marker = "dprisk_test_import_marker", tmp_path / "imported"
+    (tmp_path / f"{name}.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
+        "class Thing:\n    _css = ['a.css']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name, marker
+    sys.modules.pop(name, None)
+
+
+def test_components_route_imports_nothing(servers, marker_module):
+    """Finding "/components/<module>/... imports any module with no token and no Host
+    check" (``dprisk.cli.__main__`` stopped the server): nothing is imported for a request,
+    with or without a token, and the server keeps serving."""
+    name, marker = marker_module
+    token_port, _, _ = servers
+    signed_in = _cookie(_get(token_port, f"/?token={TOKEN}")[0])
+    for port, cookie in ((token_port, ""), (token_port, signed_in)):
+        for module in (name, "this", "dprisk.cli.__main__"):
+            for host in (f"127.0.0.1:{port}", f"evil.example:{port}"):
+                response, _ = _get(port, f"/components/{module}/Thing/_css/a.css",
+                                   host=host, headers={"Cookie": cookie})
+                assert response.status in (403, 404), (port, module, host)
+    assert not marker.exists() and name not in sys.modules and "this" not in sys.modules
+    # a resource of one of Panel's own (imported) classes is still served to a visitor
+    path = "/components/panel.template.fast.list/FastListTemplate/_css/fast_list_template.css"
+    assert _get(token_port, path)[0].status == 403  # not signed in
+    response, body = _get(token_port, path, headers={"Cookie": signed_in})
+    assert response.status == 200 and body
+    assert _get(token_port, "/static/js/bokeh.min.js")[0].status == 200  # still serving
 
 
 def _websocket(port, origin, cookie):
