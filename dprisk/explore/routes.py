@@ -47,17 +47,22 @@ class HostCheck(ReversibleRouter):
         self.application, self.access, self.inner = application, access, inner
 
     def find_handler(self, request, **kwargs):
+        """403 for a foreign Host or Origin; else the handler ``inner`` finds."""
         if not self.access.host_allowed(SimpleNamespace(request=request)):
             return self.application.get_handler_delegate(request, Refused, {})
         return self.inner.find_handler(request, **kwargs)
 
     def reverse_url(self, name: str, *args):
+        """``inner``'s URL of the route ``name``."""
         return self.inner.reverse_url(name, *args)
 
 
 def component_module_allowed(name: str) -> bool:
-    """Whether ``/components/`` may serve a class of module ``name``: a module of
-    :data:`COMPONENT_MODULES` that is already imported (nothing is imported for a request)."""
+    """Whether ``/components/`` may serve a class of module ``name``.
+
+    Only a module of :data:`COMPONENT_MODULES` that is already imported: nothing is imported
+    for a request.
+    """
     return (name in sys.modules
             and any(name == family or name.startswith(f"{family}.")
                     for family in COMPONENT_MODULES))
@@ -95,9 +100,11 @@ def _components_handler():
 
 
 def guard(application, access) -> None:
-    """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check on
-    every route, and serve ``/components/`` by :class:`Components` only (Panel's handler,
-    which imports the module a URL names, is never reached)."""
+    """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check.
+
+    Every route is checked, and ``/components/`` is served by :class:`Components` only
+    (Panel's handler, which imports the module a URL names, is never reached).
+    """
     from panel.io.server import ComponentResourceHandler
 
     components = _components_handler()
