@@ -17,7 +17,6 @@ from __future__ import annotations
 import ipaddress
 import threading
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 from dprisk.models.census.allocation import parse_rho
@@ -30,6 +29,7 @@ __all__ = [
     "is_loopback",
     "prior_policy",
     "read_count",
+    "read_integer",
     "read_number",
     "read_prior",
     "read_probability",
@@ -39,15 +39,53 @@ __all__ = [
 
 
 def read_number(text, name: str) -> float:
-    """A float from ``text`` (a number or a fraction ``a/b``); ValueError naming ``name``."""
+    """A float from ``text`` as the command line reads one (:func:`dprisk.cli.common.number`).
+
+    ASCII digits only, a fraction ``a/b`` accepted; a fraction beyond the largest float, or
+    one too small for a float (``1/9...9``: read as 0) is refused. ValueError naming ``name``.
+    """
     if not isinstance(text, str):
         return float(text)
-    stripped = text.strip()
+    from argparse import ArgumentTypeError
+
+    from dprisk.cli.common import number
+
     try:
-        return float(Fraction(stripped)) if "/" in stripped else float(stripped)
-    except (ValueError, ZeroDivisionError):
+        return number(text)
+    except (ArgumentTypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number (a fraction like 1/4 is accepted), "
-                         f"got {text!r}") from None
+                         f"got {_quoted(text)}") from None
+
+
+def read_integer(text, name: str) -> int:
+    """An integer from ``text`` as the command line reads one (:func:`dprisk.cli.common.integer`).
+
+    Exact (``9007199254740993`` stays itself, never the float 2**53); ``3.0`` is 3.
+    """
+    if not isinstance(text, str):
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(f"{name} must be an integer, got {text!r}")
+        return int(value)
+    from argparse import ArgumentTypeError
+
+    from dprisk.cli.common import integer
+
+    try:
+        return integer(text)
+    except (ArgumentTypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an integer, got {_quoted(text)}") from None
+
+
+#: Characters of typed text quoted in a message (the rest is cut: a message is one line).
+QUOTE_CHARS = 60
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a message quotes it: ``repr``, cut to :data:`QUOTE_CHARS` characters."""
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    return f"{text[:QUOTE_CHARS]!r}... ({len(text)} characters)"
 
 
 def read_rho(text, name: str = "rho") -> float:
@@ -62,10 +100,14 @@ def read_probability(text, name: str = "p") -> float:
 
 def read_count(text, name: str, *, minimum: int | None = None) -> int:
     """An integer (``>= minimum`` when given) from text such as ``3`` or ``-2``."""
-    value = read_number(text, name)
-    if not value.is_integer():
-        raise ValueError(f"{name} must be an integer, got {text!r}")
-    return int(check_count(int(value), name, minimum=minimum))
+    value = read_integer(text, name)
+    try:
+        return int(check_count(value, name, minimum=minimum))
+    except ValueError:  # its message quotes the value: all of a 400-digit one
+        if len(str(value)) <= QUOTE_CHARS:
+            raise
+        raise ValueError(f"{name} must have absolute value <= 2**53, got "
+                         f"{_quoted(str(text).strip())}") from None
 
 
 #: The built-in prior forms, which never read a file.
