@@ -107,3 +107,42 @@ def test_notebook_live_controls():
     panel.controls["priors"].value = "[0.5, oops"
     assert panel.last is None and "priors" in panel.output.objects[0].object
     assert np.isfinite(calls[-1][0])
+
+
+@pytest.mark.parametrize("make", ["single_level_view", "budget_view"])
+def test_overflowing_number_is_one_line_and_no_current_numbers(make):
+    """Finding "9...9/1 in a number box": the fast view kept its stale numbers as current, the
+    slow one said "computing request #2" for ever. Now one line, no current numbers."""
+    view = getattr(app, make)()
+    view.refresh()
+    with param.discard_events(view.controls["p"]):  # the server would run the watcher
+        view.controls["p"].value = "9" * 400 + "/1"
+    if view.slow:
+        asyncio.run(view.refresh_off_loop())
+    else:
+        view._refresh_sync()
+    assert view.message.visible and "p must be a number" in view.message.object
+    assert view.current is None and not view.busy.value
+    assert "request #2: bad input" in view.status.object
+
+
+def test_a_failing_computation_ends_the_request_and_is_logged(caplog):
+    """Any exception of a computation ends the request with one line (never a stuck
+    "computing"); a programming error's traceback goes to the server's log."""
+    view = app.accounting_view()
+    view.refresh()
+
+    def broken(**_values):
+        raise OverflowError("a programming error")
+
+    view.compute = broken
+    with caplog.at_level("ERROR", logger="dprisk.explore.views"):
+        asyncio.run(view.refresh_off_loop())
+    assert view.current is None and not view.busy.value
+    assert "OverflowError" in view.message.object and "bad input" in view.status.object
+    assert "a programming error" not in view.message.object
+    assert any(record.exc_info and "a programming error" in str(record.exc_info[1])
+               for record in caplog.records)
+    view.size = broken  # the sizing too
+    asyncio.run(view.refresh_off_loop())
+    assert "OverflowError" in view.message.object and not view.busy.value
