@@ -15,6 +15,7 @@ one (and is never shown as current).
 from __future__ import annotations
 
 import ipaddress
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,8 +188,7 @@ class PriorPolicy:
             return check_support(self._from_dir(prior_file, text), known)
         if self.typed_files:
             return read_prior(text, known)
-        kind = text.partition(":")[0]
-        if text != "improper" and kind not in ("truncated", "point"):
+        if not is_builtin_prior(text):  # never handed to parse_prior: it might load a file
             raise self.refusal()
         return read_prior(text, known)
 
@@ -206,6 +206,22 @@ class PriorPolicy:
         except Exception as err:  # the file's own message may quote its code or paths
             raise ValueError(f"prior {prior_file}:{name}: the model file cannot be loaded "
                              f"({type(err).__name__})") from None
+
+
+#: A built-in prior's text, read strictly: ``improper``, ``truncated:U``, ``point:K`` with an
+#: integer in ASCII digits (nothing else after the colon).
+BUILTIN_PRIOR = re.compile(r"improper|(?:truncated|point):[+-]?[0-9]+")
+
+
+def is_builtin_prior(text: str) -> bool:
+    """Whether ``text`` is a built-in prior, which never reads a file.
+
+    Strict, not by its first word: :func:`dprisk.models.priors.library.parse_prior` loads a
+    model file for any text holding ``.py:`` before it looks at the word, so
+    ``truncated:/evil.py:prior`` (a folder named ``truncated:`` in the server's working
+    directory) names a file.
+    """
+    return BUILTIN_PRIOR.fullmatch(text.strip()) is not None
 
 
 def prior_policy(host: str, prior_dir: Path | None = None) -> PriorPolicy:
