@@ -25,6 +25,7 @@ from dprisk.models.checks import check_count, check_probability
 from dprisk.models.priors.library import X2Prior, parse_prior
 
 __all__ = [
+    "PriorChoice",
     "PriorPolicy",
     "Sequencer",
     "is_loopback",
@@ -222,6 +223,30 @@ def is_builtin_prior(text: str) -> bool:
     directory) names a file.
     """
     return BUILTIN_PRIOR.fullmatch(text.strip()) is not None
+
+
+@dataclass(frozen=True)
+class PriorChoice:
+    """The prior a visitor chose, as text: what a sampling worker process reads again.
+
+    A prior loaded from a model file lives in a module with a made-up name
+    (:mod:`dprisk.models.priors.files`), which a worker process cannot import, so the prior
+    object itself cannot be sent there (pickled). The worker gets this instead and reads the
+    same text under the same :class:`PriorPolicy` (:meth:`load`): the same checks, the same
+    file, nothing the server would refuse.
+    """
+
+    policy: PriorPolicy
+    text: str
+    prior_file: str | None = None
+    known: int = 0
+
+    def load(self) -> X2Prior:
+        """The prior, read and checked under :attr:`policy`."""
+        return self.policy.read(self.text, self.known, self.prior_file)
+
+    def __str__(self) -> str:
+        return f"{self.prior_file}:{self.text}" if self.prior_file else str(self.text).strip()
 
 
 def prior_policy(host: str, prior_dir: Path | None = None) -> PriorPolicy:

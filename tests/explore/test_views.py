@@ -146,3 +146,41 @@ def test_a_failing_computation_ends_the_request_and_is_logged(caplog):
     view.size = broken  # the sizing too
     asyncio.run(view.refresh_off_loop())
     assert "OverflowError" in view.message.object and not view.busy.value
+
+
+def test_sampling_with_a_model_file_prior():
+    """Finding "check by sampling always fails with a model-file prior" (PicklingError: the
+    file's module has a made-up name the worker cannot import): the worker reads the prior's
+    text again under the server's policy, and the check runs."""
+    from dprisk.explore.inputs import PriorPolicy
+    from dprisk.explore.sampling_view import SamplingPanel
+
+    view = app.two_level_view()
+    with param.discard_events(view.controls["prior"]):
+        view.controls["prior"].value = "models/examples/geometric_prior.py:prior"
+    panel = SamplingPanel(PriorPolicy())
+    panel.attach(view)
+    panel.draws.value, panel.chains.value, panel.seed.value = "300", "2", "5"
+    release, params, options = panel._inputs()
+    job = SamplingJob(release, params, tune=50, **options).start()
+    job.join(180)
+    assert job.status == "done", job.error
+    assert 0 <= job.report.posterior <= 1
+
+
+def test_a_job_that_cannot_start_says_so_without_memory_addresses():
+    """A prior object that cannot be sent to the worker fails the job with one line that
+    names no memory address (``<function f at 0x...>``)."""
+    from dprisk.models.priors.library import TruncatedUniform
+
+    def logp():  # as a model file's function: its module cannot be imported elsewhere
+        return 0.0
+
+    logp.__module__, logp.__qualname__ = "_dprisk_prior_no_such_module", "logp"
+    prior = TruncatedUniform(5)
+    prior.unpicklable = logp
+    job = SamplingJob((2, 1, -1), {**TWO, "prior": prior}, draws=10, chains=2, tune=0,
+                      random_seed=1).start()
+    job.join(60)
+    assert job.status == "failed" and "pickle <function logp" in job.error
+    assert "0x" not in job.error and "\n" not in job.error
