@@ -80,7 +80,7 @@ def read_integer(text, name: str) -> int:
 
 
 #: Characters of typed text quoted in a message (the rest is cut: a message is one line).
-QUOTE_CHARS = 60
+QUOTE_CHARS = 200
 
 
 def _quoted(text: str) -> str:
