@@ -14,6 +14,7 @@ one (and is never shown as current).
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import re
 import threading
@@ -203,10 +204,16 @@ class PriorPolicy:
         if path is None:
             raise self.refusal()
         try:
-            return parse_prior(f"{path}:{name}")
+            prior = parse_prior(f"{path}:{name}")
         except Exception as err:  # the file's own message may quote its code or paths
             raise ValueError(f"prior {prior_file}:{name}: the model file cannot be loaded "
                              f"({type(err).__name__})") from None
+        # named as the visitor chose it, never by the server's absolute path (shown in the
+        # numbers, the downloads and every message that quotes the prior); a copy: the loaded
+        # object is cached under its path
+        prior = copy.copy(prior)
+        object.__setattr__(prior, "spec", f"{prior_file}:{name}")
+        return prior
 
 
 #: A built-in prior's text, read strictly: ``improper``, ``truncated:U``, ``point:K`` with an

@@ -125,3 +125,20 @@ def test_a_file_disguised_as_a_built_in_prior_is_never_imported(tmp_path, monkey
     for other in ("truncated:\u0663", "truncated:5:x", "point:", "truncated"):
         with pytest.raises(ValueError, match="not allowed here"):
             policy.read(other)
+
+
+def test_a_prior_dir_file_is_named_without_the_server_s_paths(files):
+    """Finding "--prior-dir shows absolute paths": the numbers, the downloads and a refusal of
+    the prior's support named the file by the server's absolute path; now by the name chosen
+    from the list."""
+    allowed, _, _ = files
+    policy = prior_policy("0.0.0.0", allowed)
+    assert policy.read("prior", 0, "good.py").spec == "good.py:prior"
+    with pytest.raises(ValueError) as err:  # TruncatedUniform(5) leaves no X2 for m = 5
+        policy.read("prior", 5, "good.py")
+    assert "good.py:prior" in str(err.value) and str(allowed) not in str(err.value)
+    view = app.two_level_view(policy)
+    view.refresh()
+    assert _message(view, prior_file="good.py", prior="prior") is None
+    assert view.current.numbers["prior"] == "good.py:prior"
+    assert str(allowed) not in view.current.to_json().decode()
