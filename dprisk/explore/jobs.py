@@ -50,9 +50,12 @@ __all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "error_line",
            "import_diagnostics",
            "set_max_sampling", "start_workers"]
 
-#: Bytes a job holds per draw of one chain: X1 and X2 (int64), held about four times at once
-#: (the draws, the DataTree, ArviZ's ranks and summary), so 2 x 8 x 4.
-JOB_BYTES_PER_DRAW = 64
+#: Bytes a job holds per draw of one chain, at its peak: X1 and X2 (int64, 16 B) held about
+#: nine times at once (the chains' draws and their stacked copy, the DataTree, ArviZ's ranks,
+#: summary and plots). Measured 2026-11-30 (peak resident growth of a worker's sampling and
+#: diagnostics, after a warm-up run): 139-145 B a draw at 2 x 250,000, 2 x 1,000,000 and
+#: 8 x 250,000 draws, 2.2 times the 64 B assumed before; 160 errs long.
+JOB_BYTES_PER_DRAW = 160
 #: A cancelled job's worker is gone within this many seconds (it is killed, then reaped).
 CANCEL_SECONDS = 2.0
 #: Seconds between the watching thread's looks at the worker (and at a cancel while waiting).
