@@ -184,3 +184,23 @@ def test_a_job_that_cannot_start_says_so_without_memory_addresses():
     job.join(60)
     assert job.status == "failed" and "pickle <function logp" in job.error
     assert "0x" not in job.error and "\n" not in job.error
+
+
+def test_accounting_at_the_edges_of_its_range():
+    """Finding "the accounting view refused rho at the edges": its curve (rho / 100 to
+    rho x 100) left the conversions' range and refused a rho the command line converts
+    (1e5), or quoted a point of the curve instead of the rho typed (1e100, 1e-300). Now the
+    rho is converted as the command line converts it, and the curve is drawn where it can be."""
+    from dprisk.explore import results
+    from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
+
+    edge = results.accounting_result(rho=1e5, delta=1e-10)
+    assert edge.numbers["epsilon_cks"] == epsilon_cks(1e5, 1e-10)
+    assert edge.numbers["epsilon_bun_steinke"] == epsilon_bun_steinke(1e5, 1e-10)
+    cks = edge.dataset["epsilon_cks"].values
+    assert np.isnan(cks).any() and np.isfinite(cks).any()  # beyond the range: not drawn
+    assert edge.to_png()
+    for rho, shown in ((1e100, "rho = 1e+100"), (1e-300, "rho = 1e-300")):
+        with pytest.raises(ValueError) as err:
+            results.accounting_result(rho=rho, delta=1e-10)
+        assert shown in str(err.value) and "\n" not in str(err.value)
