@@ -45,7 +45,7 @@ from bokeh.server.auth_provider import AuthProvider
 from tornado.web import Finish, HTTPError, RequestHandler
 
 __all__ = ["Access", "PageLoads", "allowed_names", "bokeh_origins", "client_address",
-           "hash_password", "read_password_file"]
+           "hash_password", "interface_addresses", "read_password_file"]
 
 #: PBKDF2-SHA256 iterations of a new password hash.
 ITERATIONS = 200_000
@@ -130,12 +130,41 @@ def _name_port(entry: str, port: int) -> list[str]:
     return [f"{host}:{port}", f"{host}:80", f"{host}:443"]
 
 
+def interface_addresses() -> set[str]:
+    """The machine's own IP addresses, on every interface (a LAN visitor types one of them).
+
+    The host name often resolves to a loopback address only (``127.0.1.1``), so the addresses
+    are read from the interfaces (psutil, when installed) and from the route out (the local
+    address of a UDP socket "connected" to a documentation address: nothing is sent).
+    Link-local IPv6 addresses (``fe80::...%eth0``) are left out: a browser's Host never
+    carries their zone.
+    """
+    found = set()
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        for addresses in psutil.net_if_addrs().values():
+            found |= {a.address for a in addresses
+                      if a.family in (socket.AF_INET, socket.AF_INET6)}
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                found.add(udp.getsockname()[0])
+        except OSError:
+            pass
+    return {a for a in found if "%" not in a and not a.lower().startswith("fe80")}
+
+
 def allowed_names(host: str, port: int, extra=()) -> list[str]:
     """The ``host:port`` names the server answers on (Host and Origin are checked against it).
 
     The listening address; ``localhost`` and ``127.0.0.1`` when it is a loopback or wildcard
-    address; the machine's host name, full name and addresses when it is a wildcard
-    (``0.0.0.0``, ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
+    address; the machine's host name, full name and addresses (those the names resolve to,
+    and its interfaces': :func:`interface_addresses`) when it is a wildcard (``0.0.0.0``,
+    ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
     """
     from dprisk.explore.inputs import is_loopback
 
@@ -150,7 +179,7 @@ def allowed_names(host: str, port: int, extra=()) -> list[str]:
                 machine |= {info[4][0] for info in socket.getaddrinfo(name, None)}
             except OSError:
                 pass
-        names += sorted(machine)
+        names += sorted(machine | interface_addresses())
     allowed = []
     for name in names:
         allowed.append(f"[{name}]:{port}" if ":" in name and "[" not in name

@@ -306,3 +306,23 @@ def test_sign_in_attempts_are_limited_per_client(servers):
     statuses = [_get(port, "/login", method="POST", body=body, headers=kind)[0].status
                 for _ in range(LOADS + 1)]
     assert 429 not in statuses[:LOADS] and statuses[LOADS] == 429
+
+
+def test_every_interface_address_is_answered_on_a_wildcard(monkeypatch):
+    """Finding "--host 0.0.0.0 did not answer to LAN addresses": the host name resolved to
+    127.0.x.1 only, so http://LAN-ADDRESS:PORT/ got 403. The interfaces' addresses (here the
+    one the route out leaves from) are answered on too, whatever the name resolves to."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.connect(("192.0.2.1", 9))  # nothing is sent
+            outbound = udp.getsockname()[0]
+    except OSError:
+        pytest.skip("no route out of this machine")
+
+    def loopback_only(name, *args, **kwargs):  # as /etc/hosts maps the host name often
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.1.1", 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
+    names = explore_access.allowed_names("0.0.0.0", 5006)
+    assert f"{outbound}:5006" in names and "0.0.0.0:5006" not in names
+    assert not any("%" in name or name.startswith("[fe80") for name in names)
