@@ -99,13 +99,36 @@ def _components_handler():
     return Components
 
 
+def _signed_in_only(handler_class):
+    """``handler_class`` refusing a visitor who is not signed in with 403 before it runs.
+
+    Panel's ``/autoload.js`` awaits Bokeh's ``get_session``, whose sign-in check returns None
+    (a redirect) for such a visitor: a TypeError, status 500 and a traceback in the log.
+    """
+
+    class SignedInOnly(handler_class):
+        async def prepare(self) -> None:
+            result = super().prepare()
+            if result is not None:
+                await result
+            if not self.current_user:  # the auth provider's answer, cached by tornado
+                raise HTTPError(403, "sign in first")
+
+    SignedInOnly.__name__ = SignedInOnly.__qualname__ = f"SignedIn{handler_class.__name__}"
+    return SignedInOnly
+
+
 def guard(application, access) -> None:
     """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check.
 
     Every route is checked, and ``/components/`` is served by :class:`Components` only
-    (Panel's handler, which imports the module a URL names, is never reached).
+    (Panel's handler, which imports the module a URL names, is never reached);
+    ``/autoload.js`` refuses a visitor who is not signed in with 403 (Panel's raised a
+    TypeError: status 500).
     """
     from panel.io.server import ComponentResourceHandler
+
+    from panel.io.server import AutoloadJsHandler
 
     components = _components_handler()
     replaced = 0
@@ -114,6 +137,8 @@ def guard(application, access) -> None:
         if isinstance(target, type) and issubclass(target, ComponentResourceHandler):
             rule.target, rule.target_kwargs = components, {"access": access}
             replaced += 1
+        elif isinstance(target, type) and issubclass(target, AutoloadJsHandler):
+            rule.target = _signed_in_only(target)
     if not replaced:  # a Panel without the route: add the guarded one all the same
         application.wildcard_router.add_rules([(r"/components/(.*)", components,
                                                 {"access": access})])

@@ -326,3 +326,17 @@ def test_every_interface_address_is_answered_on_a_wildcard(monkeypatch):
     names = explore_access.allowed_names("0.0.0.0", 5006)
     assert f"{outbound}:5006" in names and "0.0.0.0:5006" not in names
     assert not any("%" in name or name.startswith("[fe80") for name in names)
+
+
+def test_autoload_without_sign_in_is_refused_not_an_error(servers, caplog):
+    """Finding "Panel autoload.js TypeError": /autoload.js before signing in raised a TypeError
+    in Panel (status 500, a traceback in the log); now 403, and 200 once signed in."""
+    port, _, _ = servers
+    path = "/autoload.js?bokeh-autoload-element=x"
+    with caplog.at_level("ERROR"):
+        response, _ = _get(port, path)
+    assert response.status == 403
+    assert not [r for r in caplog.records if "TypeError" in (r.exc_text or r.getMessage())]
+    signed_in = _cookie(_get(port, f"/?token={TOKEN}")[0])
+    response, body = _get(port, path, headers={"Cookie": signed_in})
+    assert response.status == 200 and b"bokeh" in body.lower()
