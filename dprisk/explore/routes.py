@@ -124,11 +124,9 @@ def guard(application, access) -> None:
     Every route is checked, and ``/components/`` is served by :class:`Components` only
     (Panel's handler, which imports the module a URL names, is never reached);
     ``/autoload.js`` refuses a visitor who is not signed in with 403 (Panel's raised a
-    TypeError: status 500).
+    TypeError, logged with its traceback).
     """
-    from panel.io.server import ComponentResourceHandler
-
-    from panel.io.server import AutoloadJsHandler
+    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler
 
     components = _components_handler()
     replaced = 0
