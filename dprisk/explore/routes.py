@@ -19,13 +19,15 @@ server behind two rules:
 
 from __future__ import annotations
 
+import logging
 import sys
 from types import SimpleNamespace
 
 from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
 
-__all__ = ["COMPONENT_MODULES", "HostCheck", "component_module_allowed", "guard"]
+__all__ = ["COMPONENT_MODULES", "HostCheck", "ShortLines", "component_module_allowed", "guard",
+           "shorten_log_lines"]
 
 #: The module families whose (already imported) classes' resources ``/components/`` serves.
 COMPONENT_MODULES = ("panel",)
@@ -99,6 +101,35 @@ def _components_handler():
     return Components
 
 
+#: Characters of a server log line kept (the rest cut, its length said).
+LOG_LINE_CHARS = 2000
+#: The loggers that quote what a visitor sent (Bokeh quotes a whole websocket message that
+#: fails to parse: 200 kB of ``[[[[`` in one line).
+VISITOR_QUOTING_LOGGERS = ("bokeh.server.views.ws", "bokeh.server.protocol_handler",
+                           "bokeh.server.session", "bokeh.server.connection", "panel.reactive",
+                           "tornado.application", "tornado.general")
+
+
+class ShortLines(logging.Filter):
+    """Cut a record's message to :data:`LOG_LINE_CHARS` characters (its traceback is kept)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep the record, its message cut when too long."""
+        message = record.getMessage()
+        if len(message) > LOG_LINE_CHARS:
+            record.msg = f"{message[:LOG_LINE_CHARS]}... ({len(message)} characters)"
+            record.args = ()
+        return True
+
+
+def shorten_log_lines() -> None:
+    """Install :class:`ShortLines` on :data:`VISITOR_QUOTING_LOGGERS` (once)."""
+    for name in VISITOR_QUOTING_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ShortLines) for f in logger.filters):
+            logger.addFilter(ShortLines())
+
+
 def _signed_in_only(handler_class):
     """``handler_class`` refusing a visitor who is not signed in with 403 before it runs.
 
@@ -140,6 +171,7 @@ def guard(application, access) -> None:
     if not replaced:  # a Panel without the route: add the guarded one all the same
         application.wildcard_router.add_rules([(r"/components/(.*)", components,
                                                 {"access": access})])
+    shorten_log_lines()
     if not isinstance(application.default_router, HostCheck):
         application.default_router = HostCheck(application, access,
                                                application.default_router)

@@ -340,3 +340,16 @@ def test_autoload_without_sign_in_is_refused_not_an_error(servers, caplog):
     signed_in = _cookie(_get(port, f"/?token={TOKEN}")[0])
     response, body = _get(port, path, headers={"Cookie": signed_in})
     assert response.status == 200 and b"bokeh" in body.lower()
+
+
+def test_a_visitor_s_message_is_logged_cut(servers, caplog):
+    """Finding "large websocket log lines": Bokeh logged the whole of a websocket message
+    that failed to parse (200 kB of ``[[[[`` in one line). A guarded server's log lines that
+    quote a visitor are cut to 2,000 characters, saying how long they were."""
+    import logging
+
+    with caplog.at_level("ERROR", logger="bokeh.server.views.ws"):
+        logging.getLogger("bokeh.server.views.ws").error(
+            "Unhandled exception receiving a message: %r", "[" * 200_000)
+    [record] = [r for r in caplog.records if r.name == "bokeh.server.views.ws"]
+    assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
