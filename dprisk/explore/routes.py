@@ -107,7 +107,8 @@ LOG_LINE_CHARS = 2000
 #: fails to parse: 200 kB of ``[[[[`` in one line).
 VISITOR_QUOTING_LOGGERS = ("bokeh.server.views.ws", "bokeh.server.protocol_handler",
                            "bokeh.server.session", "bokeh.server.connection", "panel.reactive",
-                           "tornado.application", "tornado.general")
+                           "tornado.application", "tornado.general",
+                           "dprisk.explore.views")
 
 
 class ShortLines(logging.Filter):
