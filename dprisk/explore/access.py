@@ -16,7 +16,11 @@ the server consults for every page and websocket request:
 - page loads (and websocket connections, each of which can open a session) are limited per
   client address (:class:`PageLoads`, ``--page-loads N/SECONDS``): beyond the limit the
   request gets status 429 and one line of text, before any session is built. Behind a
-  reverse proxy on this machine the client is the last address of ``X-Forwarded-For``.
+  reverse proxy on this machine the client is the last address of ``X-Forwarded-For``;
+- sign-in attempts (``POST /login``) are limited per client address as page loads are, and
+  a password is checked (PBKDF2) in a thread, never on the event loop; an unknown user's
+  attempt is checked against a made-up hash with the users' iteration count, so its time
+  does not tell whether the user exists.
 
 Panel's own ``basic_auth`` compares passwords in plain text and ignores the Host header,
 hence this provider. Nothing here imports Panel.
@@ -24,6 +28,7 @@ hence this provider. Nothing here imports Panel.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import ipaddress
@@ -31,7 +36,8 @@ import secrets
 import socket
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -41,7 +47,7 @@ from tornado.web import Finish, HTTPError, RequestHandler
 from dprisk.runtime.ascii_numbers import ascii_digits
 
 __all__ = ["Access", "PageLoads", "allowed_names", "bokeh_origins", "client_address",
-           "hash_password", "read_password_file"]
+           "hash_password", "interface_addresses", "read_password_file"]
 
 #: PBKDF2-SHA256 iterations of a new password hash.
 ITERATIONS = 200_000
@@ -55,6 +61,9 @@ _WILDCARDS = ("0.0.0.0", "::", "")
 DEFAULT_PAGE_LOADS = (30, 60.0)
 #: The one line a client over its page-load limit gets (status 429).
 TOO_MANY = "dprisk explore: too many page loads from your address; wait a minute and reload\n"
+#: The one line a client over its sign-in limit gets (status 429).
+TOO_MANY_LOGINS = ("dprisk explore: too many sign-in attempts from your address; wait a minute "
+                   "and try again\n")
 
 
 def client_address(handler: RequestHandler) -> str:
@@ -133,12 +142,41 @@ def _name_port(entry: str, port: int) -> list[str]:
     return [f"{host}:{port}", f"{host}:80", f"{host}:443"]
 
 
+def interface_addresses() -> set[str]:
+    """The machine's own IP addresses, on every interface (a LAN visitor types one of them).
+
+    The host name often resolves to a loopback address only (``127.0.1.1``), so the addresses
+    are read from the interfaces (psutil, when installed) and from the route out (the local
+    address of a UDP socket "connected" to a documentation address: nothing is sent).
+    Link-local IPv6 addresses (``fe80::...%eth0``) are left out: a browser's Host never
+    carries their zone.
+    """
+    found = set()
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        for addresses in psutil.net_if_addrs().values():
+            found |= {a.address for a in addresses
+                      if a.family in (socket.AF_INET, socket.AF_INET6)}
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                found.add(udp.getsockname()[0])
+        except OSError:
+            pass
+    return {a for a in found if "%" not in a and not a.lower().startswith("fe80")}
+
+
 def allowed_names(host: str, port: int, extra=()) -> list[str]:
     """The ``host:port`` names the server answers on (Host and Origin are checked against it).
 
     The listening address; ``localhost`` and ``127.0.0.1`` when it is a loopback or wildcard
-    address; the machine's host name, full name and addresses when it is a wildcard
-    (``0.0.0.0``, ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
+    address; the machine's host name, full name and addresses (those the names resolve to,
+    and its interfaces': :func:`interface_addresses`) when it is a wildcard (``0.0.0.0``,
+    ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
     """
     from dprisk.explore.inputs import is_loopback
 
@@ -153,7 +191,7 @@ def allowed_names(host: str, port: int, extra=()) -> list[str]:
                 machine |= {info[4][0] for info in socket.getaddrinfo(name, None)}
             except OSError:
                 pass
-        names += sorted(machine)
+        names += sorted(machine | interface_addresses())
     allowed = []
     for name in names:
         allowed.append(f"[{name}]:{port}" if ":" in name and "[" not in name
@@ -243,6 +281,7 @@ class Access(AuthProvider):
         self.token = token
         self.users = users
         self.page_loads = PageLoads(*page_loads) if page_loads else None
+        self._dummy: str | None = None
         super().__init__()
 
     @property
@@ -268,17 +307,36 @@ class Access(AuthProvider):
                 return False
         return True
 
-    def _count_load(self, handler: RequestHandler) -> None:
+    @property
+    def dummy_hash(self) -> str:
+        """What an unknown user's password is checked against.
+
+        A made-up hash with the users' iteration count (the most common), so that checking
+        it costs as much as checking a user's.
+        """
+        if self._dummy is None:
+            counts = Counter(stored.split("$")[1] for stored in (self.users or {}).values())
+            iterations = int(counts.most_common(1)[0][0]) if counts else ITERATIONS
+            self._dummy = (f"pbkdf2_sha256${iterations}${secrets.token_hex(16)}$"
+                           f"{secrets.token_hex(32)}")
+        return self._dummy
+
+    def count_login(self, handler: RequestHandler) -> None:
+        """Refuse a sign-in attempt over the client's limit (as many as page loads): 429."""
+        self._count_load(handler, kind="login")
+
+    def _count_load(self, handler: RequestHandler, kind: str | None = None) -> None:
         """Refuse a page load or websocket over the client's limit: 429 and one line."""
         if self.page_loads is None:
             return
         socket_ = handler.request.headers.get("Upgrade", "").lower() == "websocket"
-        key = (client_address(handler), "socket" if socket_ else "page")
+        kind = kind or ("socket" if socket_ else "page")
+        key = (client_address(handler), kind)
         if not self.page_loads.allow(key):
             handler.set_status(429)
             handler.set_header("Content-Type", "text/plain; charset=utf-8")
             handler.set_header("Retry-After", str(int(self.page_loads.seconds)))
-            raise Finish(TOO_MANY)
+            raise Finish(TOO_MANY_LOGINS if kind == "login" else TOO_MANY)
 
     def _user(self, handler: RequestHandler):
         if not self.host_allowed(handler):
@@ -322,14 +380,19 @@ class Access(AuthProvider):
                 fields = _USER_FIELDS if access.users is not None else _TOKEN_FIELDS
                 self.write(_FORM.format(error=error, action=LOGIN_PATH, fields=fields))
 
-            def post(self) -> None:
+            async def post(self) -> None:
                 if not access.host_allowed(self):
                     raise HTTPError(403, "unknown host or origin")
+                access.count_login(self)
                 if access.users is not None:
                     user = self.get_body_argument("username", "")
                     stored = access.users.get(user)
-                    good = check_password(self.get_body_argument("password", ""),
-                                          stored or hash_password("", iterations=1))
+                    # an unknown user is checked against a hash of the same cost (no timing
+                    # tells who exists), off the event loop (PBKDF2 takes 0.2-0.4 s)
+                    loop = asyncio.get_running_loop()
+                    good = await loop.run_in_executor(
+                        _hashing_pool(), check_password,
+                        self.get_body_argument("password", ""), stored or access.dummy_hash)
                     good = good and stored is not None
                 else:
                     user = "token"
@@ -343,6 +406,20 @@ class Access(AuthProvider):
                 self.redirect("/")
 
         return Login
+
+
+#: Threads that check passwords (PBKDF2), off the event loop; more attempts wait their turn.
+HASHING_THREADS = 2
+_HASHING: ThreadPoolExecutor | None = None
+_HASHING_LOCK = threading.Lock()
+
+
+def _hashing_pool() -> ThreadPoolExecutor:
+    global _HASHING
+    with _HASHING_LOCK:
+        if _HASHING is None:
+            _HASHING = ThreadPoolExecutor(HASHING_THREADS, thread_name_prefix="dprisk-login")
+        return _HASHING
 
 
 def _sign_in(handler: RequestHandler, user: str) -> None:

@@ -14,10 +14,11 @@ one (and is never shown as current).
 
 from __future__ import annotations
 
+import copy
 import ipaddress
+import re
 import threading
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 from dprisk.models.census.allocation import parse_rho
@@ -25,11 +26,13 @@ from dprisk.models.checks import check_count, check_probability
 from dprisk.models.priors.library import X2Prior, parse_prior
 
 __all__ = [
+    "PriorChoice",
     "PriorPolicy",
     "Sequencer",
     "is_loopback",
     "prior_policy",
     "read_count",
+    "read_integer",
     "read_number",
     "read_prior",
     "read_probability",
@@ -39,15 +42,53 @@ __all__ = [
 
 
 def read_number(text, name: str) -> float:
-    """A float from ``text`` (a number or a fraction ``a/b``); ValueError naming ``name``."""
+    """A float from ``text`` as the command line reads one (:func:`dprisk.cli.common.number`).
+
+    ASCII digits only, a fraction ``a/b`` accepted; a fraction beyond the largest float, or
+    one too small for a float (``1/9...9``: read as 0) is refused. ValueError naming ``name``.
+    """
     if not isinstance(text, str):
         return float(text)
-    stripped = text.strip()
+    from argparse import ArgumentTypeError
+
+    from dprisk.cli.common import number
+
     try:
-        return float(Fraction(stripped)) if "/" in stripped else float(stripped)
-    except (ValueError, ZeroDivisionError):
+        return number(text)
+    except (ArgumentTypeError, ValueError, OverflowError):
         raise ValueError(f"{name} must be a number (a fraction like 1/4 is accepted), "
-                         f"got {text!r}") from None
+                         f"got {_quoted(text)}") from None
+
+
+def read_integer(text, name: str) -> int:
+    """An integer from ``text`` as the command line reads one (:func:`dprisk.cli.common.integer`).
+
+    Exact (``9007199254740993`` stays itself, never the float 2**53); ``3.0`` is 3.
+    """
+    if not isinstance(text, str):
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(f"{name} must be an integer, got {text!r}")
+        return int(value)
+    from argparse import ArgumentTypeError
+
+    from dprisk.cli.common import integer
+
+    try:
+        return integer(text)
+    except (ArgumentTypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an integer, got {_quoted(text)}") from None
+
+
+#: Characters of typed text quoted in a message (the rest is cut: a message is one line).
+QUOTE_CHARS = 200
+
+
+def _quoted(text: str) -> str:
+    """``text`` as a message quotes it: ``repr``, cut to :data:`QUOTE_CHARS` characters."""
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    return f"{text[:QUOTE_CHARS]!r}... ({len(text)} characters)"
 
 
 def read_rho(text, name: str = "rho") -> float:
@@ -62,10 +103,14 @@ def read_probability(text, name: str = "p") -> float:
 
 def read_count(text, name: str, *, minimum: int | None = None) -> int:
     """An integer (``>= minimum`` when given) from text such as ``3`` or ``-2``."""
-    value = read_number(text, name)
-    if not value.is_integer():
-        raise ValueError(f"{name} must be an integer, got {text!r}")
-    return int(check_count(int(value), name, minimum=minimum))
+    value = read_integer(text, name)
+    try:
+        return int(check_count(value, name, minimum=minimum))
+    except ValueError:  # its message quotes the value: all of a 400-digit one
+        if len(str(value)) <= QUOTE_CHARS:
+            raise
+        raise ValueError(f"{name} must have absolute value <= 2**53, got "
+                         f"{_quoted(str(text).strip())}") from None
 
 
 #: The built-in prior forms, which never read a file.
@@ -145,8 +190,7 @@ class PriorPolicy:
             return check_support(self._from_dir(prior_file, text), known)
         if self.typed_files:
             return read_prior(text, known)
-        kind = text.partition(":")[0]
-        if text != "improper" and kind not in ("truncated", "point"):
+        if not is_builtin_prior(text):  # never handed to parse_prior: it might load a file
             raise self.refusal()
         return read_prior(text, known)
 
@@ -160,10 +204,56 @@ class PriorPolicy:
         if path is None:
             raise self.refusal()
         try:
-            return parse_prior(f"{path}:{name}")
+            prior = parse_prior(f"{path}:{name}")
         except Exception as err:  # the file's own message may quote its code or paths
             raise ValueError(f"prior {prior_file}:{name}: the model file cannot be loaded "
                              f"({type(err).__name__})") from None
+        # named as the visitor chose it, never by the server's absolute path (shown in the
+        # numbers, the downloads and every message that quotes the prior); a copy: the loaded
+        # object is cached under its path
+        prior = copy.copy(prior)
+        object.__setattr__(prior, "spec", f"{prior_file}:{name}")
+        return prior
+
+
+#: A built-in prior's text, read strictly: ``improper``, ``truncated:U``, ``point:K`` with an
+#: integer in ASCII digits (nothing else after the colon).
+BUILTIN_PRIOR = re.compile(r"improper|(?:truncated|point):[+-]?[0-9]+")
+
+
+def is_builtin_prior(text: str) -> bool:
+    """Whether ``text`` is a built-in prior, which never reads a file.
+
+    Strict, not by its first word: :func:`dprisk.models.priors.library.parse_prior` loads a
+    model file for any text holding ``.py:`` before it looks at the word, so
+    ``truncated:/evil.py:prior`` (a folder named ``truncated:`` in the server's working
+    directory) names a file.
+    """
+    return BUILTIN_PRIOR.fullmatch(text.strip()) is not None
+
+
+@dataclass(frozen=True)
+class PriorChoice:
+    """The prior a visitor chose, as text: what a sampling worker process reads again.
+
+    A prior loaded from a model file lives in a module with a made-up name
+    (:mod:`dprisk.models.priors.files`), which a worker process cannot import, so the prior
+    object itself cannot be sent there (pickled). The worker gets this instead and reads the
+    same text under the same :class:`PriorPolicy` (:meth:`load`): the same checks, the same
+    file, nothing the server would refuse.
+    """
+
+    policy: PriorPolicy
+    text: str
+    prior_file: str | None = None
+    known: int = 0
+
+    def load(self) -> X2Prior:
+        """The prior, read and checked under :attr:`policy`."""
+        return self.policy.read(self.text, self.known, self.prior_file)
+
+    def __str__(self) -> str:
+        return f"{self.prior_file}:{self.text}" if self.prior_file else str(self.text).strip()
 
 
 def prior_policy(host: str, prior_dir: Path | None = None) -> PriorPolicy:

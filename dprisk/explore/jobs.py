@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -45,12 +46,16 @@ from dprisk.runtime.collector import resume_collector_in_fork
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
 
-__all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "import_diagnostics",
+__all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "error_line",
+           "import_diagnostics",
            "set_max_sampling", "start_workers"]
 
-#: Bytes a job holds per draw of one chain: X1 and X2 (int64), held about four times at once
-#: (the draws, the DataTree, ArviZ's ranks and summary), so 2 x 8 x 4.
-JOB_BYTES_PER_DRAW = 64
+#: Bytes a job holds per draw of one chain, at its peak: X1 and X2 (int64, 16 B) held about
+#: nine times at once (the chains' draws and their stacked copy, the DataTree, ArviZ's ranks,
+#: summary and plots). Measured 2026-11-30 (peak resident growth of a worker's sampling and
+#: diagnostics, after a warm-up run): 139-145 B a draw at 2 x 250,000, 2 x 1,000,000 and
+#: 8 x 250,000 draws, 2.2 times the 64 B assumed before; 160 errs long.
+JOB_BYTES_PER_DRAW = 160
 #: A cancelled job's worker is gone within this many seconds (it is killed, then reaped).
 CANCEL_SECONDS = 2.0
 #: Seconds between the watching thread's looks at the worker (and at a cancel while waiting).
@@ -93,6 +98,18 @@ def _context():
         return _CONTEXT
 
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def error_line(err: BaseException) -> str:
+    """``err`` as the page shows it: one line, its type and message, no memory addresses.
+
+    (``<function f at 0x7f...>`` would tell a visitor where the server's objects live.)
+    """
+    text = " ".join(f"{type(err).__name__}: {err}".split())
+    return _ADDRESS.sub("", text)
+
+
 def _nothing() -> None:
     """A worker that does nothing (:func:`start_workers`)."""
     resume_collector_in_fork()
@@ -123,10 +140,13 @@ def _work(conn, release, params: dict, draws: int, chains: int, tune: int, rando
     """The worker: sample, diagnose, send ``("progress", x)`` and ``("done", result)``."""
     resume_collector_in_fork()  # the server imported with it paused
     try:
+        prior = params.get("prior")
+        if hasattr(prior, "load"):  # a PriorChoice: read again here, under the same policy
+            params = {**params, "prior": prior.load()}
         conn.send(("done", _sample(conn, release, params, draws, chains, tune, random_seed,
                                    Path(plot_dir))))
     except Exception as err:  # shown in the page; the server keeps serving
-        conn.send(("failed", f"{type(err).__name__}: {err}"))
+        conn.send(("failed", error_line(err)))
     finally:
         conn.close()
 
@@ -163,7 +183,9 @@ class SamplingJob:
         ``(x1_star, x2_star, y1_star)``.
     params : dict
         ``rho1, rho2, d, p, known, prior`` as for
-        :func:`dprisk.inference.two_level.exact.exact_posterior`.
+        :func:`dprisk.inference.two_level.exact.exact_posterior`; the prior may be a
+        :class:`dprisk.explore.inputs.PriorChoice`, read again in the worker (a model file's
+        prior object cannot be sent to another process).
     draws : int (>= 1)
         Draws per chain (after ``tune`` discarded sweeps).
     chains : int (>= 2)
@@ -246,7 +268,7 @@ class SamplingJob:
             finally:
                 slots.release()
         except Exception as err:  # the worker could not start: shown in the page
-            self.error, self.status = f"{type(err).__name__}: {err}", "failed"
+            self.error, self.status = error_line(err), "failed"
         finally:  # the temporary folder goes when the job ends, however it ends
             shutil.rmtree(self.plot_dir, ignore_errors=True)
 

@@ -251,11 +251,20 @@ def accounting_result(*, rho: float, delta: float) -> WhatIf:
 
     from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
 
-    rhos = np.geomspace(rho / 100, rho * 100, N_CKS)
-    bs = np.array([epsilon_bun_steinke(float(r), delta) for r in rhos])
-    cks = np.array([epsilon_cks(float(r), delta) for r in rhos])  # ~0.1 s each
+    # the point first: a rho the conversions refuse is refused as the command line refuses it
+    # (quoting the rho typed, not a point of the curve)
     numbers = {"rho": rho, "delta": delta, "epsilon_bun_steinke": epsilon_bun_steinke(rho, delta),
                "epsilon_cks": epsilon_cks(rho, delta)}
+
+    def curve(epsilon, r):  # a point of the curve beyond a conversion's range: not drawn
+        try:
+            return epsilon(float(r), delta)
+        except ValueError:
+            return np.nan
+
+    rhos = np.geomspace(rho / 100, rho * 100, N_CKS)
+    bs = np.array([curve(epsilon_bun_steinke, r) for r in rhos])
+    cks = np.array([curve(epsilon_cks, r) for r in rhos])  # ~0.1 s each
     ds = xr.Dataset({"epsilon_bun_steinke": ("rho", bs), "epsilon_cks": ("rho", cks)},
                     coords={"rho": rhos}, attrs={"delta": delta})
 

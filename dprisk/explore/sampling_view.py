@@ -19,7 +19,13 @@ import html
 
 import panel as pn
 
-from dprisk.explore.inputs import PriorPolicy, Sequencer, read_count, read_scenario
+from dprisk.explore.inputs import (
+    PriorChoice,
+    PriorPolicy,
+    Sequencer,
+    read_count,
+    read_scenario,
+)
 from dprisk.explore.jobs import SamplingJob
 
 __all__ = ["POLL_MS", "SamplingPanel"]
@@ -70,8 +76,12 @@ class SamplingPanel:
         scenario = read_scenario(values, self.policy)
         release = [read_count(values[k], k.replace("_star", "*"))
                    for k in ("x1_star", "x2_star", "y1_star")]
+        # the prior as its text (read and checked above): the worker reads it again under
+        # the same policy (a model file's prior object cannot be sent to another process)
+        prior = PriorChoice(self.policy, str(values["prior"]), values.get("prior_file") or None,
+                            known=scenario["m"])
         params = {"rho1": scenario["rho1"], "rho2": scenario["rho2"], "d": scenario["d"],
-                  "p": scenario["p"], "known": scenario["m"], "prior": scenario["prior"]}
+                  "p": scenario["p"], "known": scenario["m"], "prior": prior}
         seed_text = self.seed.value.strip()
         seed = read_count(seed_text, "random_seed", minimum=0) if seed_text else None
         return release, params, {"draws": read_count(self.draws.value, "draws", minimum=1),

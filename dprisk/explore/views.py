@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import html
 import io
+import logging
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,7 @@ from dprisk.explore.notebook import message_html
 
 __all__ = ["WhatIfView", "format_number", "set_max_jobs"]
 
+_LOG = logging.getLogger(__name__)
 #: The server-wide pool of slow computations (:func:`set_max_jobs`; default: the cores).
 _POOL: ThreadPoolExecutor | None = None
 
@@ -176,23 +178,44 @@ class WhatIfView:
         self._show(doc, ticket, *outcome)
 
     def _refusal(self, values: dict) -> str | None:
-        """The one-line refusal of a request above the limits (None: it may run)."""
+        """The one-line refusal of a request above the limits (None: it may run).
+
+        Whatever the sizing raises ends the request with a message (:meth:`_failure`).
+        """
         if self.size is None:
             return None
         try:
             self.size(**values)
-        except ValueError as err:
-            return str(err)
+        except Exception as err:
+            return self._failure(err)
         return None
 
     def _attempt(self, values: dict):
+        """``(result, None)`` or ``(None, message)``; never raises.
+
+        So no request is left computing (a stuck busy indicator) or showing the previous
+        numbers as current.
+        """
         refused = self._refusal(values)
         if refused is not None:
             return None, refused
         try:
             return self.compute(**values), None
-        except ValueError as err:
-            return None, str(err)
+        except Exception as err:
+            return None, self._failure(err)
+
+    def _failure(self, err: Exception) -> str:
+        """The page's one line for ``err``.
+
+        A ``ValueError``'s own (bad input, a limit); any other exception is a programming
+        error, logged with its traceback on the server and shown by its type only.
+        """
+        if isinstance(err, ValueError):
+            return str(err)
+        _LOG.error("dprisk explore: view %r failed at %r", self.name, self.values(),
+                   exc_info=err)
+        return (f"{self.title}: this request failed ({type(err).__name__}); the server's log "
+                "has the details")
 
     def _finish(self, ticket: int, result, error: str | None) -> None:
         if not self.sequencer.is_current(ticket):

@@ -57,14 +57,18 @@ def parse_number(text: str, *, fractions: bool = False) -> float:
     ------
     ValueError
         When ``text`` is not ASCII (:func:`ascii_number`), is not a number, or is a fraction
-        with denominator 0 or beyond the largest float.
+        with denominator 0, beyond the largest float or non-zero and below the smallest one.
     """
     ascii_number(text)
     if fractions and "/" in text:
         try:
-            return float(Fraction(text.strip()))
+            exact = Fraction(text.strip())
+            value = float(exact)
         except ZeroDivisionError:
             raise ValueError(f"a fraction with denominator 0: {text!r}") from None
         except OverflowError:  # float() of a fraction beyond 1.8e308 (float("1e400") is inf)
             raise ValueError(f"a fraction too large for a float: {text!r}") from None
+        if value == 0 and exact != 0:  # 1/9...9 (400 nines) is not 0
+            raise ValueError(f"a fraction too small for a float: {text!r}")
+        return value
     return float(text)

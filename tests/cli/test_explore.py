@@ -4,6 +4,7 @@ The served app itself is tested in a real browser (tests/explore/test_browser.py
 """
 
 import socket
+import sys
 import time
 
 import pytest
@@ -70,7 +71,19 @@ def test_token_printed_at_start_beyond_loopback(capsys, monkeypatch):
     real_serve, started = pn.serve, {}
 
     def serve_in_thread(routes, **kwargs):
-        started["thread"] = real_serve(routes, **{**kwargs, "threaded": True, "start": True})
+        """The server, started in a thread; what ``serve`` then starts does nothing."""
+        from types import SimpleNamespace
+
+        server_id = "dprisk-cli-test"
+        started["thread"] = real_serve(routes, **{**kwargs, "threaded": True, "start": True,
+                                                  "server_id": server_id})
+        for _ in range(3000):  # Panel records the server once it listens
+            if server_id in pn.state._servers:
+                break
+            time.sleep(0.01)
+        server = pn.state._servers[server_id][0]
+        return SimpleNamespace(_tornado=server._tornado, start=lambda: None,
+                               io_loop=SimpleNamespace(start=lambda: None))
 
     monkeypatch.setattr(pn, "serve", serve_in_thread)
     monkeypatch.setattr(app, "_start_sampling_workers", lambda: None)  # not needed here
@@ -101,6 +114,16 @@ def test_token_printed_at_start_beyond_loopback(capsys, monkeypatch):
         assert status_of("/") == 302  # to the sign-in form
         assert status_of(f"/?token={'0' * 48}") == 302
         assert status_of(f"/?token={token}") == 200
+        assert status_of("/static/js/bokeh.min.js") == 200
+        # every route checks the Host, and /components/ imports nothing
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", "/static/js/bokeh.min.js", headers={"Host": f"evil.example:{port}"})
+            assert conn.getresponse().status == 403
+        finally:
+            conn.close()
+        assert status_of("/components/this/x/y/z") in (403, 404)
+        assert "this" not in sys.modules
     finally:
         if "thread" in started:
             started["thread"].stop()

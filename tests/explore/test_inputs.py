@@ -70,3 +70,35 @@ def test_sequencer_only_newest_ticket_is_current():
     for thread in threads:
         thread.join()
     assert sorted(tickets) == list(range(3, 23)) and seq.latest == 22
+
+
+@pytest.mark.parametrize("text", ["9" * 400 + "/1", "1/" + "9" * 400, "\u0663", "1/0"])
+def test_number_boxes_refuse_what_the_cli_refuses(text):
+    """Finding "9...9/1 raised an uncaught OverflowError" (and 1/9...9 read as 0, Arabic-Indic
+    digits read as numbers): one line naming the box, as the command line's parser refuses."""
+    from argparse import ArgumentTypeError
+
+    from dprisk.cli.common import number
+
+    with pytest.raises(ArgumentTypeError):
+        number(text)
+    for read in (lambda: read_number(text, "target"), lambda: read_probability(text, "p"),
+                 lambda: read_count(text, "m", minimum=0)):
+        with pytest.raises(ValueError) as err:
+            read()
+        message = str(err.value)
+        assert "\n" not in message and len(message) < 320  # the text quoted cut
+    with pytest.raises(ValueError, match="rho1"):
+        read_rho(text, "rho1")
+
+
+def test_counts_are_read_exactly_as_the_cli_reads_them():
+    """Finding "9007199254740993 silently became 2**53": a count is read as an integer."""
+    from dprisk.cli.common import integer
+
+    assert read_count("9007199254740992", "m") == integer("9007199254740992") == 2**53
+    with pytest.raises(ValueError, match="2\\*\\*53"):
+        read_count("9007199254740993", "m")
+    with pytest.raises(ValueError, match="m"):
+        read_count("9" * 400, "m")
+    assert read_count("1_000", "m") == integer("1_000") == 1000  # as the command line

@@ -11,6 +11,8 @@ import asyncio
 import http.client
 import re
 import socket
+import sys
+import time
 from urllib.parse import urlencode
 
 import pytest
@@ -21,16 +23,26 @@ from deferred_modules import deferred_module
 # uses them
 pn = deferred_module("panel")
 explore_access = deferred_module("dprisk.explore.access")
+explore_routes = deferred_module("dprisk.explore.routes")
 
 TOKEN = "t0ken-for-the-test"
 
 
 def _serve(access, port):
-    return pn.serve({"/": lambda: pn.pane.HTML("<p id='hello'>hello</p>")}, port=port,
-                    address="127.0.0.1", show=False, threaded=True, start=True,
-                    allow_websocket_origin=explore_access.bokeh_origins(access.names),
-                    auth_provider=access,
-                    cookie_secret="x" * 32, title="test")
+    """A server thread, listening, guarded as ``dprisk explore`` guards its server."""
+    server_id = f"dprisk-test-{port}"
+    thread = pn.serve({"/": lambda: pn.pane.HTML("<p id='hello'>hello</p>")}, port=port,
+                      address="127.0.0.1", show=False, threaded=True, start=True,
+                      allow_websocket_origin=explore_access.bokeh_origins(access.names),
+                      auth_provider=access, server_id=server_id,
+                      cookie_secret="x" * 32, title="test")
+    wait_listening(port)
+    for _ in range(300):  # the server listens a moment before Panel records it
+        if server_id in pn.state._servers:
+            break
+        time.sleep(0.01)
+    explore_routes.guard(pn.state._servers[server_id][0]._tornado, access)
+    return thread
 
 
 #: The page-load limit of the third test server: loads per client in LOAD_SECONDS.
@@ -47,8 +59,6 @@ def servers():
     limited = Access(allowed_names("127.0.0.1", open_port), page_loads=(LOADS, LOAD_SECONDS))
     threads = [_serve(token, token_port), _serve(basic, basic_port),
                _serve(limited, open_port)]
-    for port in (token_port, basic_port, open_port):
-        wait_listening(port)
     yield token_port, basic_port, open_port
     for thread in threads:
         thread.stop()
@@ -101,6 +111,55 @@ def test_foreign_host_or_origin_is_refused(servers):
     response, _ = _get(port, f"/?token={TOKEN}", host="proxy.example:443",
                        headers={"Origin": "https://proxy.example"})
     assert response.status == 200
+
+
+def test_every_route_checks_the_host(servers):
+    """Finding "static routes skip the Host check": /static/, /favicon.ico, a 404 and
+    /components/ are refused for a foreign Host as the page is; the allowed name still gets
+    the static file."""
+    port, _, _ = servers
+    for path in ("/static/js/bokeh.min.js", "/favicon.ico", "/no-such-route",
+                 "/components/panel/x/y/z", "/login"):
+        response, _ = _get(port, path, host=f"evil.example:{port}")
+        assert response.status == 403, path
+        response, _ = _get(port, path, headers={"Origin": "http://evil.example"})
+        assert response.status == 403, path
+    response, body = _get(port, "/static/js/bokeh.min.js")
+    assert response.status == 200 and body
+
+
+@pytest.fixture
+def marker_module(tmp_path, monkeypatch):
+    """A module on the path that writes a file when it is imported: (name, marker)."""
+    name, marker = "dprisk_test_import_marker", tmp_path / "imported"
+    (tmp_path / f"{name}.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('imported')\n"
+        "class Thing:\n    _css = ['a.css']\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name, marker
+    sys.modules.pop(name, None)
+
+
+def test_components_route_imports_nothing(servers, marker_module):
+    """Finding "/components/<module>/... imports any module with no token and no Host
+    check" (``dprisk.cli.__main__`` stopped the server): nothing is imported for a request,
+    with or without a token, and the server keeps serving."""
+    name, marker = marker_module
+    token_port, _, _ = servers
+    signed_in = _cookie(_get(token_port, f"/?token={TOKEN}")[0])
+    for port, cookie in ((token_port, ""), (token_port, signed_in)):
+        for module in (name, "this", "dprisk.cli.__main__"):
+            for host in (f"127.0.0.1:{port}", f"evil.example:{port}"):
+                response, _ = _get(port, f"/components/{module}/Thing/_css/a.css",
+                                   host=host, headers={"Cookie": cookie})
+                assert response.status in (403, 404), (port, module, host)
+    assert not marker.exists() and name not in sys.modules and "this" not in sys.modules
+    # a resource of one of Panel's own (imported) classes is still served to a visitor
+    path = "/components/panel.template.fast.list/FastListTemplate/_css/fast_list_template.css"
+    assert _get(token_port, path)[0].status == 403  # not signed in
+    response, body = _get(token_port, path, headers={"Cookie": signed_in})
+    assert response.status == 200 and body
+    assert _get(token_port, "/static/js/bokeh.min.js")[0].status == 200  # still serving
 
 
 def _websocket(port, origin, cookie):
@@ -211,3 +270,86 @@ def test_page_load_window_slides():
     assert loads.allow("a", now=10.5)  # the load at 0 s left the window
     assert loads.allow("b", now=11.0) and loads.allow("c", now=11.0)
     assert len(loads._times) == 2  # the oldest client was forgotten
+
+
+def test_password_check_is_off_the_loop_and_costs_the_same_for_unknown_users(
+        servers, monkeypatch):
+    """Finding "200,000-iteration PBKDF2 ran on the event loop, and an unknown user was checked
+    against a 1-iteration hash" (40 bad logins froze every page for 7-8 s; 0.003 s against
+    0.36 s told who exists): both checks run the same function with the same iteration count,
+    in a thread other than the event loop's."""
+    import threading
+
+    _, port, _ = servers
+    checks = []
+    real = explore_access.check_password
+
+    def recording(password, stored):
+        checks.append((stored.split("$")[1], threading.current_thread().name))
+        return real(password, stored)
+
+    monkeypatch.setattr(explore_access, "check_password", recording)
+    kind = {"Content-Type": "application/x-www-form-urlencoded"}
+    for user in ("ana", "nobody"):
+        body = urlencode({"username": user, "password": "wrong"})
+        response, _ = _get(port, "/login", method="POST", body=body, headers=kind)
+        assert response.status == 403 and not _cookie(response)
+    assert len(checks) == 2 and checks[0][0] == checks[1][0] == "1000"  # ana's iterations
+    assert all(name.startswith("dprisk-login") for _, name in checks), checks
+
+
+def test_sign_in_attempts_are_limited_per_client(servers):
+    """Sign-in attempts count against the client's limit as page loads do: then 429."""
+    _, _, port = servers  # LOADS per LOAD_SECONDS
+    kind = {"Content-Type": "application/x-www-form-urlencoded"}
+    body = urlencode({"token": "wrong"})
+    statuses = [_get(port, "/login", method="POST", body=body, headers=kind)[0].status
+                for _ in range(LOADS + 1)]
+    assert 429 not in statuses[:LOADS] and statuses[LOADS] == 429
+
+
+def test_every_interface_address_is_answered_on_a_wildcard(monkeypatch):
+    """Finding "--host 0.0.0.0 did not answer to LAN addresses": the host name resolved to
+    127.0.x.1 only, so http://LAN-ADDRESS:PORT/ got 403. The interfaces' addresses (here the
+    one the route out leaves from) are answered on too, whatever the name resolves to."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.connect(("192.0.2.1", 9))  # nothing is sent
+            outbound = udp.getsockname()[0]
+    except OSError:
+        pytest.skip("no route out of this machine")
+
+    def loopback_only(name, *args, **kwargs):  # as /etc/hosts maps the host name often
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.1.1", 0))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", loopback_only)
+    names = explore_access.allowed_names("0.0.0.0", 5006)
+    assert f"{outbound}:5006" in names and "0.0.0.0:5006" not in names
+    assert not any("%" in name or name.startswith("[fe80") for name in names)
+
+
+def test_autoload_without_sign_in_is_refused_not_an_error(servers, caplog):
+    """Finding "Panel autoload.js TypeError": /autoload.js before signing in raised a TypeError
+    in Panel (status 500, a traceback in the log); now 403, and 200 once signed in."""
+    port, _, _ = servers
+    path = "/autoload.js?bokeh-autoload-element=x"
+    with caplog.at_level("ERROR"):
+        response, _ = _get(port, path)
+    assert response.status == 403
+    assert not [r for r in caplog.records if "TypeError" in (r.exc_text or r.getMessage())]
+    signed_in = _cookie(_get(port, f"/?token={TOKEN}")[0])
+    response, body = _get(port, path, headers={"Cookie": signed_in})
+    assert response.status == 200 and b"bokeh" in body.lower()
+
+
+def test_a_visitor_s_message_is_logged_cut(servers, caplog):
+    """Finding "large websocket log lines": Bokeh logged the whole of a websocket message
+    that failed to parse (200 kB of ``[[[[`` in one line). A guarded server's log lines that
+    quote a visitor are cut to 2,000 characters, saying how long they were."""
+    import logging
+
+    with caplog.at_level("ERROR", logger="bokeh.server.views.ws"):
+        logging.getLogger("bokeh.server.views.ws").error(
+            "Unhandled exception receiving a message: %r", "[" * 200_000)
+    [record] = [r for r in caplog.records if r.name == "bokeh.server.views.ws"]
+    assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()

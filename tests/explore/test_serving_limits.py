@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from deferred_modules import deferred_module
 
+from dprisk.explore import jobs
 from dprisk.explore.jobs import SamplingJob
 
 # Panel and Param: imported by the first test that uses them
@@ -102,8 +103,11 @@ def _gone(job, seconds):
     return None
 
 
-def test_cancel_stops_a_chain_within_2_seconds():
+def test_cancel_stops_a_chain_within_2_seconds(monkeypatch):
     """Cancel in the middle of one long chain (old code: only between chains, ~3 s here)."""
+    # sized at 4.5 GiB with its diagnostics, which it never reaches: cancelled 0.3 s into
+    # its first chain
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "8GiB")
     job = SamplingJob((2, 1, -1), TWO, draws=15_000_000, chains=2, tune=0,
                       random_seed=1).start()
     _running(job)
@@ -161,3 +165,37 @@ def test_a_job_waits_for_a_free_worker_and_can_be_cancelled_meanwhile(monkeypatc
         assert not job.plot_dir.exists()
     finally:
         jobs._SLOTS.release()
+
+
+#: A job's peak memory is measured in a fresh interpreter (ru_maxrss growth, after a warm-up).
+_MEASURE = """
+import resource, tempfile
+import matplotlib
+matplotlib.use("Agg")
+from dprisk.explore import jobs
+jobs.import_diagnostics()
+class Conn:
+    def send(self, message):
+        pass
+params = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 0, "prior": "improper"}
+jobs._sample(Conn(), (2, 1, -1), params, 200, 2, 0, 1, tempfile.mkdtemp())
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+jobs._sample(Conn(), (2, 1, -1), params, DRAWS, 2, 0, 1, tempfile.mkdtemp())
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
+
+
+def test_a_job_is_sized_at_least_at_its_measured_memory():
+    """Finding "sampling jobs sized at 64 B a draw, measured about twice that": the size a
+    job is checked at is at least the memory its sampling and diagnostics take (2 chains x
+    250,000 draws: about 70 MiB, 6 s)."""
+    import subprocess
+    import sys
+
+    draws = 250_000
+    done = subprocess.run([sys.executable, "-c", _MEASURE.replace("DRAWS", str(draws))],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = int(done.stdout.split()[-1])
+    sized = jobs.JOB_BYTES_PER_DRAW * 2 * draws
+    assert measured <= sized, f"measured {measured / 2**20:.0f} MiB, sized {sized / 2**20:.0f}"

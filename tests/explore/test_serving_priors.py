@@ -97,3 +97,48 @@ def test_a_failing_allowed_file_quotes_nothing(tmp_path):
     with pytest.raises(ValueError) as err:
         policy.read("prior", 0, "bad.py")
     assert "SECRET_TOKEN_42" not in str(err.value) and str(tmp_path) not in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["truncated:/evil.py:prior", "point:/evil.py:prior",
+                                  "truncated:./evil.py:prior", "improper:/evil.py:prior"])
+def test_a_file_disguised_as_a_built_in_prior_is_never_imported(tmp_path, monkeypatch, text):
+    """Finding "prior policy bypass beyond loopback": with a folder named ``truncated:`` in
+    the server's working directory, ``truncated:/evil.py:prior`` was read as a built-in prior
+    by its first word, then loaded as a model file by parse_prior (which looks for ``.py:``
+    first). A built-in prior is now read strictly; anything else is refused."""
+    folder = tmp_path / text.partition(":")[0]
+    folder = folder.with_name(folder.name + ":")
+    folder.mkdir()
+    marker = tmp_path / "MARKER"
+    (folder / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n{PRIOR}")
+    monkeypatch.chdir(tmp_path)
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    for policy in (prior_policy("0.0.0.0"), prior_policy("127.0.0.1", allowed)):
+        with pytest.raises(ValueError, match="not allowed here") as err:
+            policy.read(text)
+        assert "evil" not in str(err.value)
+    assert not marker.exists()
+    policy = prior_policy("0.0.0.0")
+    assert policy.read(" truncated:5 ").upper == 5 and policy.read("point:0").k == 0
+    assert type(policy.read("improper")).__name__ == "ImproperUniform"
+    for other in ("truncated:\u0663", "truncated:5:x", "point:", "truncated"):
+        with pytest.raises(ValueError, match="not allowed here"):
+            policy.read(other)
+
+
+def test_a_prior_dir_file_is_named_without_the_server_s_paths(files):
+    """Finding "--prior-dir shows absolute paths": the numbers, the downloads and a refusal of
+    the prior's support named the file by the server's absolute path; now by the name chosen
+    from the list."""
+    allowed, _, _ = files
+    policy = prior_policy("0.0.0.0", allowed)
+    assert policy.read("prior", 0, "good.py").spec == "good.py:prior"
+    with pytest.raises(ValueError) as err:  # TruncatedUniform(5) leaves no X2 for m = 5
+        policy.read("prior", 5, "good.py")
+    assert "good.py:prior" in str(err.value) and str(allowed) not in str(err.value)
+    view = app.two_level_view(policy)
+    view.refresh()
+    assert _message(view, prior_file="good.py", prior="prior") is None
+    assert view.current.numbers["prior"] == "good.py:prior"
+    assert str(allowed) not in view.current.to_json().decode()

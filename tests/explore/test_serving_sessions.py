@@ -132,7 +132,10 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
         _close(clients, first, second)
 
 
-def test_closed_page_job_gone_within_2s(server):
+def test_closed_page_job_gone_within_2s(server, monkeypatch):
+    # 2 x 15M draws are sized at 4.5 GiB with their diagnostics, which the job never reaches:
+    # its page closes 0.3 s into its first chain
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "8GiB")
     url, pages = server
     client = ioloop.IOLoop()
     session = bokeh_client.pull_session(url=f"{url}/sampling", io_loop=client)
@@ -146,3 +149,42 @@ def test_closed_page_job_gone_within_2s(server):
     took = _until(lambda: job.finished and not job.process.is_alive(), GONE_SECONDS - 0.2)
     assert took is not None, f"the job still ran {time.monotonic() - closed:.1f} s after close"
     assert job.status == "cancelled" and not job.plot_dir.exists()
+
+
+def test_a_page_load_computes_the_slow_views_off_the_event_loop(monkeypatch):
+    """Finding "every page load computes all five views on the event loop": in a served
+    session the slow views compute in the views' pool once the page has loaded, and show
+    their numbers."""
+    import threading
+
+    from dprisk.explore import results
+
+    where = {}
+    for name in ("two_level_result", "p_correct_result", "budget_result",
+                 "accounting_result", "single_level_result"):
+        def recording(*args, _real=getattr(results, name), _name=name, **kwargs):
+            where[_name] = threading.current_thread().name
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(results, name, recording)
+    built = []
+
+    def page():
+        built.append(app.build_app())
+        return built[-1]
+
+    port = free_port()
+    thread = pn.serve({"/": page}, port=port, address="127.0.0.1", show=False, threaded=True,
+                      start=True, allow_websocket_origin=[f"127.0.0.1:{port}"], title="test")
+    clients = ioloop.IOLoop()
+    try:
+        wait_listening(port)
+        session = bokeh_client.pull_session(url=f"http://127.0.0.1:{port}/", io_loop=clients)
+        try:
+            assert _until(lambda: len(where) == 5, 60, session.force_roundtrip) is not None, where
+            assert where.pop("single_level_result") != where["two_level_result"]  # fast: at once
+            assert all(name.startswith("dprisk-view") for name in where.values()), where
+        finally:
+            _close(clients, session)
+    finally:
+        thread.stop()

@@ -107,3 +107,100 @@ def test_notebook_live_controls():
     panel.controls["priors"].value = "[0.5, oops"
     assert panel.last is None and "priors" in panel.output.objects[0].object
     assert np.isfinite(calls[-1][0])
+
+
+@pytest.mark.parametrize("make", ["single_level_view", "budget_view"])
+def test_overflowing_number_is_one_line_and_no_current_numbers(make):
+    """Finding "9...9/1 in a number box": the fast view kept its stale numbers as current, the
+    slow one said "computing request #2" for ever. Now one line, no current numbers."""
+    view = getattr(app, make)()
+    view.refresh()
+    with param.discard_events(view.controls["p"]):  # the server would run the watcher
+        view.controls["p"].value = "9" * 400 + "/1"
+    if view.slow:
+        asyncio.run(view.refresh_off_loop())
+    else:
+        view._refresh_sync()
+    assert view.message.visible and "p must be a number" in view.message.object
+    assert view.current is None and not view.busy.value
+    assert "request #2: bad input" in view.status.object
+
+
+def test_a_failing_computation_ends_the_request_and_is_logged(caplog):
+    """Any exception of a computation ends the request with one line (never a stuck
+    "computing"); a programming error's traceback goes to the server's log."""
+    view = app.accounting_view()
+    view.refresh()
+
+    def broken(**_values):
+        raise OverflowError("a programming error")
+
+    view.compute = broken
+    with caplog.at_level("ERROR", logger="dprisk.explore.views"):
+        asyncio.run(view.refresh_off_loop())
+    assert view.current is None and not view.busy.value
+    assert "OverflowError" in view.message.object and "bad input" in view.status.object
+    assert "a programming error" not in view.message.object
+    assert any(record.exc_info and "a programming error" in str(record.exc_info[1])
+               for record in caplog.records)
+    view.size = broken  # the sizing too
+    asyncio.run(view.refresh_off_loop())
+    assert "OverflowError" in view.message.object and not view.busy.value
+
+
+def test_sampling_with_a_model_file_prior():
+    """Finding "check by sampling always fails with a model-file prior" (PicklingError: the
+    file's module has a made-up name the worker cannot import): the worker reads the prior's
+    text again under the server's policy, and the check runs."""
+    from dprisk.explore.inputs import PriorPolicy
+    from dprisk.explore.sampling_view import SamplingPanel
+
+    view = app.two_level_view()
+    with param.discard_events(view.controls["prior"]):
+        view.controls["prior"].value = "models/examples/geometric_prior.py:prior"
+    panel = SamplingPanel(PriorPolicy())
+    panel.attach(view)
+    panel.draws.value, panel.chains.value, panel.seed.value = "300", "2", "5"
+    release, params, options = panel._inputs()
+    job = SamplingJob(release, params, tune=50, **options).start()
+    job.join(180)
+    assert job.status == "done", job.error
+    assert 0 <= job.report.posterior <= 1
+
+
+def test_a_job_that_cannot_start_says_so_without_memory_addresses():
+    """A prior object that cannot be sent to the worker fails the job with one line that
+    names no memory address (``<function f at 0x...>``)."""
+    from dprisk.models.priors.library import TruncatedUniform
+
+    def logp():  # as a model file's function: its module cannot be imported elsewhere
+        return 0.0
+
+    logp.__module__, logp.__qualname__ = "_dprisk_prior_no_such_module", "logp"
+    prior = TruncatedUniform(5)
+    prior.unpicklable = logp
+    job = SamplingJob((2, 1, -1), {**TWO, "prior": prior}, draws=10, chains=2, tune=0,
+                      random_seed=1).start()
+    job.join(60)
+    assert job.status == "failed" and "pickle <function logp" in job.error
+    assert "0x" not in job.error and "\n" not in job.error
+
+
+def test_accounting_at_the_edges_of_its_range():
+    """Finding "the accounting view refused rho at the edges": its curve (rho / 100 to
+    rho x 100) left the conversions' range and refused a rho the command line converts
+    (1e5), or quoted a point of the curve instead of the rho typed (1e100, 1e-300). Now the
+    rho is converted as the command line converts it, and the curve is drawn where it can be."""
+    from dprisk.explore import results
+    from dprisk.inference.privacy.accounting import epsilon_bun_steinke, epsilon_cks
+
+    edge = results.accounting_result(rho=1e5, delta=1e-10)
+    assert edge.numbers["epsilon_cks"] == epsilon_cks(1e5, 1e-10)
+    assert edge.numbers["epsilon_bun_steinke"] == epsilon_bun_steinke(1e5, 1e-10)
+    cks = edge.dataset["epsilon_cks"].values
+    assert np.isnan(cks).any() and np.isfinite(cks).any()  # beyond the range: not drawn
+    assert edge.to_png()
+    for rho, shown in ((1e100, "rho = 1e+100"), (1e-300, "rho = 1e-300")):
+        with pytest.raises(ValueError) as err:
+            results.accounting_result(rho=rho, delta=1e-10)
+        assert shown in str(err.value) and "\n" not in str(err.value)

@@ -1,0 +1,178 @@
+"""Every route of the served explorer behind the Host check; Panel's ``/components/`` guarded.
+
+Bokeh and Panel add routes that never ask the auth provider (:class:`dprisk.explore.access.
+Access`): the static files (``/static/...``), ``/favicon.ico`` and Panel's component resources
+(``/components/MODULE/CLASS/ATTRIBUTE/PATH``). :func:`guard` puts the tornado application of a
+server behind two rules:
+
+- every request, to any route (and to none: a 404), is refused with 403 unless its ``Host``
+  (and ``Origin``, if sent) is a name the server answers on (:meth:`Access.host_allowed`);
+- ``/components/`` is served by :class:`Components` instead of Panel's handler, which imports
+  the module named in the URL path (``importlib.import_module``) before any check: a visitor
+  could import any module on the server's path (``this``, ``dprisk.cli.__main__``, which
+  ran the command line and stopped the server, a model file). :class:`Components` asks the
+  auth provider first (as ``/`` does), then serves only a resource of a class already defined
+  in an already imported module of :data:`COMPONENT_MODULES`; it never imports anything.
+  The explorer's pages load nothing from ``/components/`` (Panel 1.10: the page, its tabs
+  and the sampling check fetch ``/static/`` only); the route stays for Panel's own classes.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from types import SimpleNamespace
+
+from tornado.routing import ReversibleRouter
+from tornado.web import HTTPError, RequestHandler
+
+__all__ = ["COMPONENT_MODULES", "HostCheck", "ShortLines", "component_module_allowed", "guard",
+           "shorten_log_lines"]
+
+#: The module families whose (already imported) classes' resources ``/components/`` serves.
+COMPONENT_MODULES = ("panel",)
+#: The one message of a request with a foreign Host or Origin (as the pages' own refusal).
+REFUSED = "unknown host or origin"
+
+
+class Refused(RequestHandler):
+    """403 to any method: a request whose Host or Origin is not one the server answers on."""
+
+    def prepare(self) -> None:
+        raise HTTPError(403, REFUSED)
+
+
+class HostCheck(ReversibleRouter):
+    """The application's router behind the Host check (``inner``: the router it replaces)."""
+
+    def __init__(self, application, access, inner) -> None:
+        self.application, self.access, self.inner = application, access, inner
+
+    def find_handler(self, request, **kwargs):
+        """403 for a foreign Host or Origin; else the handler ``inner`` finds."""
+        if not self.access.host_allowed(SimpleNamespace(request=request)):
+            return self.application.get_handler_delegate(request, Refused, {})
+        return self.inner.find_handler(request, **kwargs)
+
+    def reverse_url(self, name: str, *args):
+        """``inner``'s URL of the route ``name``."""
+        return self.inner.reverse_url(name, *args)
+
+
+def component_module_allowed(name: str) -> bool:
+    """Whether ``/components/`` may serve a class of module ``name``.
+
+    Only a module of :data:`COMPONENT_MODULES` that is already imported: nothing is imported
+    for a request.
+    """
+    return (name in sys.modules
+            and any(name == family or name.startswith(f"{family}.")
+                    for family in COMPONENT_MODULES))
+
+
+def _components_handler():
+    """:class:`Components` (Panel's handler imported only when a server is guarded)."""
+    from panel.io.server import ComponentResourceHandler
+
+    class Components(ComponentResourceHandler):
+        """Panel's component resources, for signed-in visitors, of known classes only."""
+
+        def initialize(self, access=None, **kwargs) -> None:
+            self.access = access
+            super().initialize(**kwargs)
+
+        def prepare(self) -> None:
+            # as for the page: Host and Origin, the page-load limit, then the sign-in
+            user = self.access.get_user(self) if self.access is not None else "visitor"
+            if user is None:
+                raise HTTPError(403, "sign in first")
+            self.current_user = user
+
+        def parse_url_path(self, path: str) -> str:
+            module, _, rest = path.partition("/")
+            name = rest.partition("/")[0]
+            if not component_module_allowed(module):
+                raise HTTPError(404, "Module not found")
+            # a class defined in the module itself (no module __getattr__, no lazy import)
+            if not isinstance(vars(sys.modules[module]).get(name), type):
+                raise HTTPError(404, "Component not found")
+            return super().parse_url_path(path)  # the module is imported: no import here
+
+    return Components
+
+
+#: Characters of a server log line kept (the rest cut, its length said).
+LOG_LINE_CHARS = 2000
+#: The loggers that quote what a visitor sent (Bokeh quotes a whole websocket message that
+#: fails to parse: 200 kB of ``[[[[`` in one line).
+VISITOR_QUOTING_LOGGERS = ("bokeh.server.views.ws", "bokeh.server.protocol_handler",
+                           "bokeh.server.session", "bokeh.server.connection", "panel.reactive",
+                           "tornado.application", "tornado.general",
+                           "dprisk.explore.views")
+
+
+class ShortLines(logging.Filter):
+    """Cut a record's message to :data:`LOG_LINE_CHARS` characters (its traceback is kept)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep the record, its message cut when too long."""
+        message = record.getMessage()
+        if len(message) > LOG_LINE_CHARS:
+            record.msg = f"{message[:LOG_LINE_CHARS]}... ({len(message)} characters)"
+            record.args = ()
+        return True
+
+
+def shorten_log_lines() -> None:
+    """Install :class:`ShortLines` on :data:`VISITOR_QUOTING_LOGGERS` (once)."""
+    for name in VISITOR_QUOTING_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ShortLines) for f in logger.filters):
+            logger.addFilter(ShortLines())
+
+
+def _signed_in_only(handler_class):
+    """``handler_class`` refusing a visitor who is not signed in with 403 before it runs.
+
+    Panel's ``/autoload.js`` awaits Bokeh's ``get_session``, whose sign-in check returns None
+    (a redirect) for such a visitor: a TypeError, status 500 and a traceback in the log.
+    """
+
+    class SignedInOnly(handler_class):
+        async def prepare(self) -> None:
+            result = super().prepare()
+            if result is not None:
+                await result
+            if not self.current_user:  # the auth provider's answer, cached by tornado
+                raise HTTPError(403, "sign in first")
+
+    SignedInOnly.__name__ = SignedInOnly.__qualname__ = f"SignedIn{handler_class.__name__}"
+    return SignedInOnly
+
+
+def guard(application, access) -> None:
+    """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check.
+
+    Every route is checked, and ``/components/`` is served by :class:`Components` only
+    (Panel's handler, which imports the module a URL names, is never reached);
+    ``/autoload.js`` refuses a visitor who is not signed in with 403 (Panel's raised a
+    TypeError, logged with its traceback).
+    """
+    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler
+
+    components = _components_handler()
+    replaced = 0
+    for rule in application.wildcard_router.rules:
+        target = rule.target
+        if isinstance(target, type) and issubclass(target, ComponentResourceHandler):
+            rule.target, rule.target_kwargs = components, {"access": access}
+            replaced += 1
+        elif isinstance(target, type) and issubclass(target, AutoloadJsHandler):
+            rule.target = _signed_in_only(target)
+    if not replaced:  # a Panel without the route: add the guarded one all the same
+        application.wildcard_router.add_rules([(r"/components/(.*)", components,
+                                                {"access": access})])
+    shorten_log_lines()
+    if not isinstance(application.default_router, HostCheck):
+        application.default_router = HostCheck(application, access,
+                                               application.default_router)
