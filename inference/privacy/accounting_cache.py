@@ -8,8 +8,9 @@ result is stored once, as one small JSON file per key under the user's cache dir
 * directory: ``$DPRISK_CACHE_DIR``, else ``$XDG_CACHE_HOME/dprisk``, else
   ``~/.cache/dprisk``; then ``accounting/``;
 * key: the function's name, its arguments (floats written with ``repr``, which round-trips
-  exactly) and the installed ``dp-accounting`` version; the file name is the SHA-256 of the
-  key and the file holds the key as well, which is compared on every read;
+  exactly), the installed ``dp-accounting`` version and :data:`RESULTS_VERSION`; the file name
+  is the SHA-256 of the key and the file holds the key as well, which is compared on every
+  read;
 * value: a float, stored as ``float.hex`` (exact).
 
 The slowest entries — the 2020 strategy's 65 queries composed at the fine discretisation of the
@@ -55,9 +56,19 @@ def library_version(distribution: str = "dp-accounting") -> str:
         return "unknown"
 
 
+#: The version of the cached functions' results, part of every key: raised whenever a change
+#: of this package changes (or newly computes) a cached value, so that an entry written by
+#: another version of ``dprisk`` sharing the cache directory is a miss, never an answer (a
+#: development checkout's ``epsilon_cks`` once filled this machine's cache with values the
+#: installed version refuses, and its tests read them). The shipped seed is keyed with it
+#: (``benchmarks/seed_accounting.py`` writes it again after a raise).
+RESULTS_VERSION = 2
+
+
 def _key_text(name: str, arguments: dict) -> str:
     return json.dumps({"function": name, "arguments": arguments,
-                       "dp_accounting": library_version()}, sort_keys=True)
+                       "dp_accounting": library_version(), "dprisk_results": RESULTS_VERSION},
+                      sort_keys=True)
 
 
 def _read(path: Path, key: str) -> float | None:

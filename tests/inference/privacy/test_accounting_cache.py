@@ -57,6 +57,22 @@ def test_hit_does_not_compute_and_wrong_key_is_ignored(cache):
     assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5
 
 
+def test_another_versions_entry_is_a_miss(cache):
+    """An entry written by another version of dprisk's results (a checkout whose
+    ``epsilon_cks`` answered where this one refuses, sharing the cache directory) is never
+    read: the key holds :data:`accounting_cache.RESULTS_VERSION`."""
+    version = accounting_cache.RESULTS_VERSION
+    accounting_cache.RESULTS_VERSION = version + 1
+    try:
+        assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 9.0) == 9.0
+    finally:
+        accounting_cache.RESULTS_VERSION = version
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5
+    assert len(_entries(cache)) == 2
+    assert all('"dprisk_results": ' in json.loads(path.read_text())["key"]
+               for path in _entries(cache))
+
+
 def test_concurrent_writers_leave_one_complete_entry(cache):
     results = []
     threads = [threading.Thread(target=lambda: results.append(
