@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from dprisk.cli.stopping import (  # re-exported: the stop signals of every subc
     raise_if_interrupted,
     report_interrupted,
 )
-from dprisk.runtime.ascii_numbers import ascii_number, parse_number
+from dprisk.runtime.ascii_numbers import parse_integer, parse_number
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -101,19 +100,12 @@ def number(text: str) -> float:
 def integer(text: str) -> int:
     """Parse an integer written in ASCII; integer-valued decimals such as ``3.0`` are accepted.
 
-    ASCII only (:func:`dprisk.runtime.ascii_numbers.ascii_number`).
+    ASCII only (:func:`dprisk.runtime.ascii_numbers.parse_integer`).
     """
     try:
-        return int(ascii_number(text))
+        return parse_integer(text)
     except ValueError:
-        pass
-    try:
-        value = parse_number(text)
-    except ValueError:
-        value = float("nan")
-    if not math.isfinite(value) or value != int(value):
-        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}")
-    return int(value)
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
 def with_default(text: str, default) -> str:

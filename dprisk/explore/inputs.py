@@ -42,26 +42,29 @@ __all__ = [
 
 
 def read_number(text, name: str) -> float:
-    """A float from ``text`` as the command line reads one (:func:`dprisk.cli.common.number`).
+    """A float from ``text`` as the command line reads one.
+
+    :func:`~dprisk.runtime.ascii_numbers.parse_number` with fractions, as
+    ``dprisk.cli.common.number``.
 
     ASCII digits only, a fraction ``a/b`` accepted; a fraction beyond the largest float, or
     one too small for a float (``1/9...9``: read as 0) is refused. ValueError naming ``name``.
     """
     if not isinstance(text, str):
         return float(text)
-    from argparse import ArgumentTypeError
-
-    from dprisk.cli.common import number
+    from dprisk.runtime.ascii_numbers import parse_number
 
     try:
-        return number(text)
-    except (ArgumentTypeError, ValueError, OverflowError):
+        return parse_number(text, fractions=True)
+    except (ValueError, OverflowError):
         raise ValueError(f"{name} must be a number (a fraction like 1/4 is accepted), "
                          f"got {_quoted(text)}") from None
 
 
 def read_integer(text, name: str) -> int:
-    """An integer from ``text`` as the command line reads one (:func:`dprisk.cli.common.integer`).
+    """An integer from ``text`` as the command line reads one.
+
+    :func:`~dprisk.runtime.ascii_numbers.parse_integer`, as ``dprisk.cli.common.integer``.
 
     Exact (``9007199254740993`` stays itself, never the float 2**53); ``3.0`` is 3.
     """
@@ -70,13 +73,11 @@ def read_integer(text, name: str) -> int:
         if not value.is_integer():
             raise ValueError(f"{name} must be an integer, got {text!r}")
         return int(value)
-    from argparse import ArgumentTypeError
-
-    from dprisk.cli.common import integer
+    from dprisk.runtime.ascii_numbers import parse_integer
 
     try:
-        return integer(text)
-    except (ArgumentTypeError, ValueError, OverflowError):
+        return parse_integer(text)
+    except (ValueError, OverflowError):
         raise ValueError(f"{name} must be an integer, got {_quoted(text)}") from None
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["ascii_digits", "ascii_number", "parse_number"]
+__all__ = ["ascii_digits", "ascii_number", "parse_integer", "parse_number"]
 
 
 def ascii_number(text: str) -> str:
@@ -72,3 +72,24 @@ def parse_number(text: str, *, fractions: bool = False) -> float:
             raise ValueError(f"a fraction too small for a float: {text!r}")
         return value
     return float(text)
+
+
+def parse_integer(text: str) -> int:
+    """The integer written in ``text`` in ASCII, exactly.
+
+    Integer-valued decimals (``3.0``, ``1e3``) are accepted; ValueError for anything else (a
+    fraction, inf, nan, ``٣``).
+    """
+    import math
+
+    try:
+        return int(ascii_number(text))
+    except ValueError:
+        pass
+    try:
+        value = parse_number(text)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(value)

@@ -72,7 +72,9 @@ API_CASES = [
 TWO = ["--d", "3", "--x1-star", "2", "--x2-star", "5", "--y1-star", "3"]
 #: (argv, expected status)
 CLI_CASES = [
-    (["posterior", "--rho1", "0.5", "--x1-star", "2", "--p", "1e-310"], 0),
+    # below --p's documented minimum 1e-300: refused in every posterior form (R' = posterior / p
+    # overflows at 5e-324); the API still answers at 1e-310 (above)
+    (["posterior", "--rho1", "0.5", "--x1-star", "2", "--p", "1e-310"], 2),
     (["posterior", "--rho1", "0.5", "--x1-star", "2", "--p", "1e-300"], 0),
     (["posterior", "--rho1", "0.5", "--x1-star", "-40", "--p", "1e-300"], 0),
     (["posterior", "--rho1", "1e100", "--x1-star", "2"], 0),
