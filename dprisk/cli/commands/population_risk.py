@@ -351,9 +351,10 @@ def _client(args, *, several: bool):
 
     from dprisk.inference.sweeps.sweep import local_cluster
 
-    # The local cluster's own warnings (a task cancelled when a refusal stops the run) are not
-    # the user's business; its errors still show.
-    cluster = local_cluster(2, silence_logs=logging.ERROR)
+    # The local cluster's own log (a task cancelled when a refusal stops the run; a worker's
+    # heartbeat failing while the cluster shuts down, with a traceback) is not the user's
+    # business: what a worker raises reaches this process, which says it in one line.
+    cluster = local_cluster(2, silence_logs=logging.CRITICAL)
     return Client(cluster, set_as_default=False), cluster
 
 
