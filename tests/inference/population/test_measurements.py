@@ -137,6 +137,20 @@ def test_not_parquet_or_csv_and_bad_variance_argument(tmp_path):
         read_noisy_table(garbage)
 
 
+def _count_row_groups_read(module, monkeypatch) -> list:
+    """A list that ``module._pruned`` appends the row groups it leaves to read to, each call."""
+    read = []
+    pruned = module._pruned
+
+    def counting(dataset, low, high):
+        out = pruned(dataset, low, high)
+        read.append(sum(f.num_row_groups for f in out.get_fragments()))
+        return out
+
+    monkeypatch.setattr(module, "_pruned", counting)
+    return read
+
+
 def test_a_subset_reads_only_the_row_groups_that_can_hold_it(tmp_path, monkeypatch):
     """Written block by block (one row group each): reading two blocks reads the row groups
     whose geoid statistics overlap their range (2 of 3 here, not all), and gives the same
@@ -152,15 +166,7 @@ def test_a_subset_reads_only_the_row_groups_that_can_hold_it(tmp_path, monkeypat
         for i in range(GEOIDS.size):
             writer.write(BlockMeasurements(m.geoids[i:i + 1], m.noisy[i:i + 1],
                                            m.variance[i:i + 1]))
-    read = []
-    pruned = module._pruned
-
-    def counting(dataset, low, high):
-        out = pruned(dataset, low, high)
-        read.append(sum(f.num_row_groups for f in out.get_fragments()))
-        return out
-
-    monkeypatch.setattr(module, "_pruned", counting)
+    read = _count_row_groups_read(module, monkeypatch)
     part = read_noisy_table(path, geoids=[GEOIDS[1], GEOIDS[0]])
     assert read == [2] and ds.dataset(path).to_table().num_rows == 3 * 2016
     np.testing.assert_array_equal(part.noisy, m.noisy[[0, 1]])
@@ -195,15 +201,7 @@ def test_row_groups_are_pruned_by_the_geoid_leaf_behind_nested_columns(tmp_path,
             names=["vintage", "geoid2010"]))
     path = tmp_path / "nested.parquet"
     pq.write_table(table, path, row_group_size=2016)  # one row group per block
-    read = []
-    pruned = module._pruned
-
-    def counting(dataset, low, high):
-        out = pruned(dataset, low, high)
-        read.append(sum(f.num_row_groups for f in out.get_fragments()))
-        return out
-
-    monkeypatch.setattr(module, "_pruned", counting)
+    read = _count_row_groups_read(module, monkeypatch)
     part = read_noisy_table(path, geoids=[GEOIDS[1], GEOIDS[0]])
     assert read == [2]  # the pruning is kept: the third block's row group is not read
     assert list(part.geoids) == list(GEOIDS[:2])
