@@ -171,9 +171,8 @@ def add_scenario(sub: argparse.ArgumentParser, *, p: float, known: int,
                          f" (the exact sums over releases need rho >= {RHO1_SUMS_MIN})"
                          if sums_over_releases else ""))
     sub.add_argument("--p", type=number, default=None, help=with_default(
-        "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 for --rhos and for every "
-        "form of posterior "
-        "(fractions like 1/864 accepted)", p))
+        "adversary's prior P[X1 = m+1], 0 < p < 1, p >= 1e-300 with --rho2 or --rhos and "
+        "for every form of posterior (fractions like 1/864 accepted)", p))
     sub.add_argument("--known", type=integer, default=None, help=with_default(
         "m, the adversary's known count of the others in the block (integer, "
         "0 <= m <= 2**53; counts beyond 2**53 are refused)", known))

@@ -67,6 +67,12 @@ API_CASES = [
     (f"{EXACT}:exact_posterior", (2, 5, 3), {"rho1": 0.5, "rho2": 1e8, "d": 3}, None,
      ValueError),
     (f"{UL}:marginal_posterior_unique_levels", ([0.5, 0.5],), {"p": 1e-310}, None, ValueError),
+    # a two-level or nested scenario takes p >= 1e-300 (at 5e-324 the risk came out 2.0 for
+    # 1.7254: the posterior, p times a likelihood ratio, subnormal), as the CLI does
+    (f"{EXACT}:exact_posterior", (1, 10, 9), {"rho1": 0.5, "rho2": 0.5, "d": 10, "p": 5e-324},
+     None, ValueError),
+    (f"{EXACT}:exact_posterior", (1, 10, 9), {"rho1": 0.5, "rho2": 0.5, "d": 10, "p": 1e-310},
+     None, ValueError),
 ]
 
 TWO = ["--d", "3", "--x1-star", "2", "--x2-star", "5", "--y1-star", "3"]
