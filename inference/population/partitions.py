@@ -45,6 +45,7 @@ __all__ = [
     "run_streamed",
     "split_partitions",
     "split_person_rows",
+    "streamed_answer",
     "streamed_task",
     "tract_cuts",
 ]
@@ -330,11 +331,20 @@ def _subset(persons, rows: np.ndarray):
     return part
 
 
-def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):
+def streamed_answer(task: tuple, *, adversary: str, prior, store):
+    """:func:`streamed_task`'s result, or a :class:`Refusal` of the partition's inputs.
+
+    An answer, not a failed task: a Dask worker logs a task's exception with a traceback
+    before the one-line refusal the caller prints (:meth:`Refusal.raised`).
+    """
     try:
-        return i, streamed_task(task, adversary=adversary, prior=prior, store=store)
-    except ValueError as err:  # an answer, not a failed task: no worker traceback
-        return i, Refusal(str(err))
+        return streamed_task(task, adversary=adversary, prior=prior, store=store)
+    except ValueError as err:
+        return Refusal(str(err))
+
+
+def _indexed_streamed(i: int, task: tuple, *, adversary: str, prior, store):
+    return i, streamed_answer(task, adversary=adversary, prior=prior, store=store)
 
 
 @dataclass(frozen=True)

@@ -48,14 +48,19 @@ BATCH_ROWS = 1_000_000
 OUTPUT_SCHEMA_COLUMNS = ("posterior_true", "map", "map_posterior", "fdp_bound")
 
 
-def _tract_of_batch(frame) -> tuple[np.ndarray, np.ndarray]:
-    """The batch's tracts (sorted str) and each row's index among them."""
+def _tracts_of_blocks(frame) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's tracts (sorted str) and each of its GEOID categories' index among them."""
     import pandas as pd
 
-    geoid = frame["geoid"]
-    per_category = pd.Series(np.asarray(geoid.cat.categories, dtype=str)).str.slice(0, 11)
-    codes, tracts = pd.factorize(per_category, sort=True)
-    return np.asarray(tracts, dtype=str), codes[geoid.cat.codes.to_numpy()]
+    per_category = pd.Series(np.asarray(frame["geoid"].cat.categories, dtype=str))
+    codes, tracts = pd.factorize(per_category.str.slice(0, 11), sort=True)
+    return np.asarray(tracts, dtype=str), codes
+
+
+def _tract_of_batch(frame) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's tracts (sorted str) and each row's index among them."""
+    tracts, block_tract = _tracts_of_blocks(frame)
+    return tracts, block_tract[frame["geoid"].cat.codes.to_numpy()]
 
 
 def scan_tracts(path, *, name: str = "persons", batch_rows: int = BATCH_ROWS,
@@ -73,13 +78,14 @@ def scan_tracts(path, *, name: str = "persons", batch_rows: int = BATCH_ROWS,
     block_totals: dict[str, int] = {}
     rows = 0
     for _, frame in iter_persons(path, name=name, batch_rows=batch_rows):
-        tracts, codes = _tract_of_batch(frame)
-        for tract, count in zip(tracts, np.bincount(codes, minlength=tracts.size)):
+        tracts, block_tract = _tracts_of_blocks(frame)
+        block = frame["geoid"].cat.codes.to_numpy()
+        for tract, count in zip(tracts, np.bincount(block_tract[block],
+                                                    minlength=tracts.size)):
             totals[tract] = totals.get(tract, 0) + int(count)
         if blocks:
-            used = np.unique(frame["geoid"].cat.codes.to_numpy())  # this batch's blocks
-            block_tract = _tract_of_block(frame, tracts)[used]
-            for tract, count in zip(tracts, np.bincount(block_tract, minlength=tracts.size)):
+            used = block_tract[np.unique(block)]  # the tract of each of this batch's blocks
+            for tract, count in zip(tracts, np.bincount(used, minlength=tracts.size)):
                 block_totals[tract] = block_totals.get(tract, 0) + int(count)
         rows += len(frame)
     tracts = np.asarray(sorted(totals), dtype=str)
@@ -88,12 +94,6 @@ def scan_tracts(path, *, name: str = "persons", batch_rows: int = BATCH_ROWS,
         return tracts, counts, rows, np.asarray([block_totals.get(t, 0) for t in tracts],
                                                 dtype=np.int64)
     return tracts, counts, rows
-
-
-def _tract_of_block(frame, tracts: np.ndarray) -> np.ndarray:
-    """Each of the batch's GEOID categories' tract, as an index into ``tracts`` (sorted)."""
-    per_category = np.asarray(frame["geoid"].cat.categories, dtype=str).astype("U11")
-    return np.searchsorted(tracts, per_category)
 
 
 @dataclass
@@ -237,12 +237,9 @@ def _compute(task, *, adversary, prior, store):
     :class:`~dprisk.inference.population.partitions.Refusal`, an answer rather than a failed
     task, so that a Dask worker does not log it with a traceback; :func:`_run` raises it here.
     """
-    from dprisk.inference.population.partitions import Refusal, streamed_task
+    from dprisk.inference.population.partitions import streamed_answer
 
-    try:
-        return streamed_task(task, adversary=adversary, prior=prior, store=store)
-    except ValueError as err:
-        return Refusal(str(err))
+    return streamed_answer(task, adversary=adversary, prior=prior, store=store)
 
 
 def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed",
