@@ -118,8 +118,8 @@ def _check_options(args) -> None:
 
         low, high = VARIANCE_RANGE
         if not low <= args.noise_variance <= high:  # NaN too
-            raise ValueError(f"--noise-variance must be a number with {low:g} <= V <= "
-                             f"{high:g} ({variance_range_text()}), got {args.noise_variance!r}")
+            raise ValueError(f"--noise-variance must be a number in the "
+                             f"{variance_range_text()}, got {args.noise_variance!r}")
     for option, value in (("--partition-persons", args.partition_persons),
                           ("--batch-rows", args.batch_rows)):
         if value is not None and value < 1:
