@@ -153,14 +153,14 @@ def _cks_epsilon(rho: float, delta: float) -> float:
             upper = min(2.0 * at, _MAX_ORDER)
             above = _cks_at_orders(rho, delta, [upper])[0]
             if above > value:
-                lower = at / 2.0 if at > order else lower
                 break
             if upper == _MAX_ORDER:  # the last order: the optimum is below it if it rises there
                 if _cks_at_orders(rho, delta, [upper * (1.0 - 1e-3)])[0] >= above:
                     _refuse_cks(rho, delta, f"above {_MAX_ORDER:.0e}")
-                lower = at / 2.0 if at > order else lower
                 break
             at, value = upper, above
+        if at > order:  # the bracket moved past the grid: the order before the last
+            lower = at / 2.0
     found = minimize_scalar(lambda a: _cks_at_orders(rho, delta, [a])[0],
                             bounds=(lower, upper), method="bounded",
                             options={"xatol": 1e-10 * upper})
