@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dprisk.inference.mcmc.run_options import draws_memory
 from dprisk.runtime.collector import resume_collector_in_fork
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
@@ -50,12 +51,13 @@ __all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "error_line",
            "import_diagnostics",
            "set_max_sampling", "start_workers"]
 
-#: Bytes a job holds per draw of one chain, at its peak: X1 and X2 (int64, 16 B) held about
-#: nine times at once (the chains' draws and their stacked copy, the DataTree, ArviZ's ranks,
-#: summary and plots). Measured 2026-11-30 (peak resident growth of a worker's sampling and
-#: diagnostics, after a warm-up run): 139-145 B a draw at 2 x 250,000, 2 x 1,000,000 and
-#: 8 x 250,000 draws, 2.2 times the 64 B assumed before; 160 errs long.
-JOB_BYTES_PER_DRAW = 160
+#: Bytes a job holds per draw of one chain, at its peak: the command line's estimate of a
+#: two-level Gibbs posterior with its diagnostics and plots
+#: (:func:`dprisk.inference.mcmc.run_options.draws_memory`, 160 B), the job's same stages.
+#: Measured 2026-11-30 (peak resident growth of a worker's sampling and diagnostics, after a
+#: warm-up run): 139-145 B a draw at 2 x 250,000, 2 x 1,000,000 and 8 x 250,000 draws, 2.2
+#: times the 64 B assumed before.
+JOB_BYTES_PER_DRAW = draws_memory(2, 1, 1)
 #: A cancelled job's worker is gone within this many seconds (it is killed, then reaped).
 CANCEL_SECONDS = 2.0
 #: Seconds between the watching thread's looks at the worker (and at a cancel while waiting).

@@ -34,7 +34,7 @@ def draws_memory(levels: int, chains: int, draws: int, *, tune: int = 0,
       ``prior_predictive`` groups of a proper prior, and 48 bytes for the netCDF writer.
 
     Measured peaks (tracemalloc and peak RSS over the imports) stay below it by a factor of
-    1.2-1.8 (``tests/inference/mcmc/test_run_options.py``).
+    1.2-1.8 (``tests/inference/mcmc/test_draws_memory.py``).
     """
     n = float(chains) * draws
     held = 8.0 * levels
