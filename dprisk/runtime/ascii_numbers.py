@@ -14,6 +14,7 @@ GEOID, a port): ``str.isdigit`` also takes ``"０１"``, ``"٣"`` and ``"²³"``
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 __all__ = ["ascii_digits", "ascii_number", "parse_integer", "parse_number"]
@@ -80,8 +81,6 @@ def parse_integer(text: str) -> int:
     Integer-valued decimals (``3.0``, ``1e3``) are accepted; ValueError for anything else (a
     fraction, inf, nan, ``٣``).
     """
-    import math
-
     try:
         return int(ascii_number(text))
     except ValueError:

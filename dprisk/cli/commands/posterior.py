@@ -48,10 +48,6 @@ NESTED = common.Form("nested-levels", "--rhos given",
                      method_options=(("tune", ("pymc",)),))
 #: The forms of ``dprisk posterior``.
 FORMS = [SINGLE, TWO_LEVEL, NESTED]
-#: Smallest ``--p`` of every form: below it P[X1 = m+1 | D] is a subnormal double that has
-#: lost its digits (two-level and nested: a risk of 3.0 instead of 3.2121 at p = 5e-324) and
-#: R' = posterior / p, up to 1 / p, can overflow to infinity (single level).
-P_MIN = 1e-300
 #: Defaults applied after the checks.
 DEFAULTS = {"p": 0.5, "known": 0, "prior": "improper", "draws": 5000, "chains": 4,
             "tune": 1000}
@@ -112,7 +108,14 @@ def run(args) -> int:
 
 
 def _check_p(args) -> None:
-    """Refuse ``--p`` below :data:`P_MIN` (one line naming ``p`` and its allowed range)."""
+    """Refuse ``--p`` below :data:`dprisk.models.scenario.P_MIN` in every form.
+
+    The two-level and nested scenarios refuse it themselves; the single level's API answers
+    below it (its posterior to 1e-9 at 1e-310), but R' = posterior / p, up to 1 / p, can overflow to
+    infinity in the command's output. One line naming ``p`` and its allowed range.
+    """
+    from dprisk.models.scenario import P_MIN
+
     if not args.p >= P_MIN:  # NaN too; p >= 1 is refused by the models' own check
         raise ValueError(f"p must be at least {P_MIN:g} for dprisk posterior (allowed range: "
                          f"{P_MIN:g} <= p < 1; below it the posterior loses its digits and "
