@@ -27,7 +27,9 @@ from dprisk.runtime.output_files import (
     OutputLock,
     check_creatable,
     make_owned_temporary,
+    make_parents,
     release_temporary,
+    remove_made_parents,
     remove_stale_temporaries,
     rename_noreplace,
 )
@@ -118,7 +120,7 @@ class NewOutput:
 
     def __enter__(self) -> NewOutput:
         self.check()
-        self._made = _make_parents(self.path.parent)
+        self._made = make_parents(self.path.parent)
         FORCED_EXIT_CLEANUPS[id(self)] = self.__exit__  # temporaries, lock, parents made
         try:
             lock = OutputLock(self.path.with_name(f".{self.path.name}.lock"), self.path,
@@ -141,9 +143,7 @@ class NewOutput:
             self.lock.release()
             self.lock = None
         if not self.published:
-            for made in reversed(self._made):  # deepest first; a non-empty one stays
-                with contextlib.suppress(OSError):
-                    os.rmdir(made)
+            remove_made_parents(self._made)  # deepest first; a non-empty one stays
         self._made = []
 
     def temporary(self) -> Path:
@@ -207,22 +207,6 @@ def publish(*items: tuple[NewOutput, Path]) -> None:
             raise
         for output in done:
             mark_committed(output.path)
-
-
-def _make_parents(directory: Path) -> list[Path]:
-    """Create ``directory`` and its missing ancestors; return those this call made (top first)."""
-    missing = []
-    while not os.path.lexists(directory):
-        missing.append(directory)
-        directory = directory.parent
-    made = []
-    for path in reversed(missing):
-        try:
-            os.mkdir(path)
-        except FileExistsError:  # made by someone else meanwhile: not ours
-            continue
-        made.append(path)
-    return made
 
 
 def _inside(inner: Path, outer: Path) -> bool:

@@ -13,7 +13,9 @@ The one writer of a directory of files that a command replaces as a whole
 * **While the command runs** (:class:`OutputDirectory`, a context manager): a lock
   ``.NAME.lock`` beside ``out`` refuses a second writer (a killed run's lock is taken over);
   what a killed run left (``.NAME-tmp-*``, ``.NAME-old-*``) is removed, its own files only;
-  the path ``out`` as found then (missing, or which directory) is recorded.
+  the path ``out`` as found then (missing, or which directory) is recorded. The missing parent
+  directories of ``out`` made on entering are removed again on leaving (each only while
+  empty): a run that puts nothing in place leaves no directory behind.
 * **At the end** (:meth:`OutputDirectory.write`): the files are written into a temporary
   sibling directory, the marker lists them (its manifest), and the directory is put in place
   in one step (:func:`~dprisk.runtime.writers.replace_directory`): an earlier output is
@@ -41,7 +43,9 @@ from dprisk.runtime.output_files import (
     OutputError,
     OutputLock,
     check_creatable,
+    make_parents,
     make_temporary_dir,
+    remove_made_parents,
 )
 from dprisk.runtime.writers import (
     hold_stop_signals,
@@ -148,10 +152,15 @@ class OutputDirectory:
         self.out = check_output_dir(out, marker, command, name)
         self.lock = OutputLock(self.out.parent / f".{self.out.name}.lock", self.out)
         self._found = None
+        self._made: list[Path] = []
 
     def __enter__(self) -> OutputDirectory:
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        self.lock.acquire()
+        self._made = make_parents(self.out.parent)
+        try:
+            self.lock.acquire()
+        except BaseException:
+            self._remove_made()
+            raise
         try:
             check_output_dir(self.out, self.marker, self.command, self.name)
             self._found = _found(self.out)
@@ -160,11 +169,18 @@ class OutputDirectory:
                                      self.marker, self.legacy)
         except BaseException:
             self.lock.release()
+            self._remove_made()
             raise
         return self
 
     def __exit__(self, *exc) -> None:
         self.lock.release()
+        self._remove_made()  # the output in place keeps them: not empty
+
+    def _remove_made(self) -> None:
+        """Remove the missing parents :meth:`__enter__` made, where they are still empty."""
+        remove_made_parents(self._made)
+        self._made = []
 
     def _appeared(self) -> OutputAppeared:
         """The refusal of a path that appeared at ``out`` during the run, naming the option."""

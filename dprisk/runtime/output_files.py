@@ -51,10 +51,12 @@ __all__ = [
     "exchange_paths",
     "file_mode",
     "make_owned_temporary",
+    "make_parents",
     "make_temporary_dir",
     "pid_alive",
     "release_temporary",
     "remove_leftovers",
+    "remove_made_parents",
     "remove_stale_temporaries",
     "rename_noreplace",
     "run_forced_exit_cleanups",
@@ -110,6 +112,38 @@ def make_temporary_dir(parent: Path, prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(path, file_mode(directory=True))
     return path
+
+
+def make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing ancestors; return those this call made (top first).
+
+    A directory another process makes meanwhile is not counted as made here. Pass the list
+    to :func:`remove_made_parents` when the output they were made for is not written.
+    """
+    missing = []
+    directory = Path(directory)
+    while not os.path.lexists(directory):
+        missing.append(directory)
+        directory = directory.parent
+    made = []
+    for path in reversed(missing):
+        try:
+            os.mkdir(path)
+        except FileExistsError:  # made by someone else meanwhile: not ours
+            continue
+        made.append(path)
+    return made
+
+
+def remove_made_parents(made: list[Path]) -> None:
+    """Remove the directories :func:`make_parents` made, deepest first, each only while empty.
+
+    A directory that holds anything (the user's file, another run's output) stays, and so do
+    its ancestors.
+    """
+    for path in reversed(made):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)
 
 
 def temporary_pattern(target: Path) -> re.Pattern:

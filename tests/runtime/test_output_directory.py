@@ -158,3 +158,48 @@ def test_the_race_refusal_of_the_exchange_names_the_option(tmp_path, monkeypatch
 
 def test_both_users_share_the_one_writer():
     assert issubclass(ReportTarget, OutputDirectory)
+
+
+def _no_space(tmp):
+    """A fill that fails as a full disk does (ENOSPC) after writing part of a file."""
+    (tmp / "result.txt").write_text("half")
+    raise OSError(28, os.strerror(28), str(tmp / "result.txt"))
+
+
+@pytest.mark.parametrize("failure", ["disk full", "interrupted"])
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_failed_run_leaves_no_parent_directory_it_made(which, failure, tmp_path):
+    """``out``'s missing parents are made on entering; a run that writes nothing removes them.
+
+    (Before, ``a/b`` stayed behind, empty, after a full disk or a stop.)
+    """
+    out = tmp_path / "a" / "b" / "out"
+    target, _, _ = WRITERS[which](out)
+
+    def interrupted(tmp):
+        raise KeyboardInterrupt
+
+    fill = _no_space if failure == "disk full" else interrupted
+    with pytest.raises(OSError if failure == "disk full" else KeyboardInterrupt):
+        with target:
+            target.write(fill)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_parents_made_stay_under_a_written_output_and_a_users_file(which, tmp_path):
+    out = tmp_path / "a" / "b" / "out"
+    target, _, marker = WRITERS[which](out)
+    with target:
+        target.write(_fill_then(lambda: None))
+    assert (out / marker).is_file()
+    out2 = tmp_path / "c" / "d" / "out"
+    target, _, _ = WRITERS[which](out2)
+
+    def users_file_meanwhile(tmp):
+        (tmp_path / "c" / "notes.txt").write_bytes(USER)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt), target:
+        target.write(users_file_meanwhile)
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["notes.txt"]
