@@ -150,7 +150,7 @@ class OutputDirectory:
     def __init__(self, out, *, marker: str, command: str, name: str = "--out", legacy=None):
         self.marker, self.command, self.name, self.legacy = marker, command, name, legacy
         self.out = check_output_dir(out, marker, command, name)
-        self.lock = OutputLock(self.out.parent / f".{self.out.name}.lock", self.out)
+        self.lock = OutputLock(self.out.parent / f".{self.out.name}.lock", self.out, name)
         self._found = None
         self._made: list[Path] = []
 

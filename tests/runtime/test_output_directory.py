@@ -203,3 +203,16 @@ def test_parents_made_stay_under_a_written_output_and_a_users_file(which, tmp_pa
     with pytest.raises(KeyboardInterrupt), target:
         target.write(users_file_meanwhile)
     assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_second_writer_is_refused_naming_the_option(which, tmp_path):
+    """The lock's refusal names the option as every other refusal does (``--out`` of the
+    population commands; it said ``out``, the API's name, which they do not rename)."""
+    from dprisk.runtime.output_files import OutputInUse
+
+    out = tmp_path / "out"
+    first, option, _ = WRITERS[which](out)
+    second, _, _ = WRITERS[which](out)
+    with first, pytest.raises(OutputInUse, match=rf"^{option} .* another running process"):
+        second.__enter__()
