@@ -22,7 +22,6 @@ only the others; a file whose key does not match any partition of the run is not
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import itertools
@@ -279,15 +278,18 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
     ``loader(geoids) -> BlockMeasurements`` is called once per partition (in the worker on a
     cluster: it must be picklable, and its files readable there), so no more than one
     partition's measurements are held at once per worker. A refusal of the inputs
-    (``ValueError``) removes the partitions this call stored, so bad input leaves nothing.
+    (``ValueError``) removes the partitions this call stored, so bad input leaves nothing:
+    neither does any failure leave a directory made for ``store`` that is still empty.
     """
+    from dprisk.runtime.output_files import make_parents, remove_made_parents
+
     rows_list = split_person_rows(persons["geoid"], partition_persons)
     tasks = [(rows, _subset(persons, rows), loader) for rows in rows_list]
-    before = set()
+    before, made = set(), []
     if store is not None:
         store = Path(store)
         before = set(store.glob(STORE_PATTERN)) if store.is_dir() else set()
-        store.mkdir(parents=True, exist_ok=True)
+        made = make_parents(store)  # the store and its missing parents, removed if left empty
     bar = progress_bar(len(tasks), 0, progress)
     results: list = [None] * len(tasks)
     try:
@@ -309,12 +311,11 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
                     bar.update(1)
             finally:
                 client.cancel(futures)
-    except ValueError:
-        if store is not None:
+    except BaseException as err:
+        if isinstance(err, ValueError) and store is not None:
             for path in set(store.glob(STORE_PATTERN)) - before:
                 path.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):
-                store.rmdir()
+        remove_made_parents(made)  # each only while empty: a kept partition keeps them
         raise
     finally:
         bar.close()

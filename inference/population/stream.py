@@ -29,7 +29,6 @@ persons in the same order, the same pure function of each).
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import shutil
 import tempfile
@@ -262,7 +261,8 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
     client : dask.distributed.Client, optional
         Compute the partitions there (the loader and ``store`` must be usable there).
     store : Path, optional
-        Keeps each finished partition (resumable).
+        Keeps each finished partition (resumable). It and its missing parents are made
+        here; a run that fails leaving it empty removes them again.
     work : Path, optional
         Directory for the spilled persons and answers (a new temporary directory by
         default; removed by :meth:`FileRisk.close`).
@@ -277,7 +277,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
     ------
     ValueError
         Bad persons (naming the file's row) or measurements; the partitions this call
-        stored are removed.
+        stored are removed, and the directories it made for ``store``.
     """
     from dprisk.inference.population.partitions import (
         STORE_PATTERN,
@@ -285,6 +285,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
         progress_bar,
         tract_cuts,
     )
+    from dprisk.runtime.output_files import make_parents, remove_made_parents
 
     size = partition_size(partition_persons)
     if int(batch_rows) < 1:
@@ -298,12 +299,11 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
     n_parts = len(cuts) - 1
     owns = work is None
     work = Path(tempfile.mkdtemp(prefix="dprisk-population-")) if owns else Path(work)
-    before, store_existed = set(), True
+    before, made = set(), []
     if store is not None:
         store = Path(store)
-        store_existed = store.is_dir()
-        before = set(store.glob(STORE_PATTERN)) if store_existed else set()
-        store.mkdir(parents=True, exist_ok=True)
+        before = set(store.glob(STORE_PATTERN)) if store.is_dir() else set()
+        made = make_parents(store)  # the store and its missing parents, removed if left empty
     try:
         for sub in ("in", "out"):  # a given directory's leftovers of another run go
             shutil.rmtree(work / sub, ignore_errors=True)
@@ -331,9 +331,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
         if isinstance(err, ValueError) and store is not None:
             for stored in set(store.glob(STORE_PATTERN)) - before:
                 stored.unlink(missing_ok=True)
-            if not store_existed:
-                with contextlib.suppress(OSError):
-                    store.rmdir()
+        remove_made_parents(made)  # each only while empty: a kept partition keeps them
         if owns:
             shutil.rmtree(work, ignore_errors=True)
         raise

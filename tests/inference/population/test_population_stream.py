@@ -187,3 +187,30 @@ def test_memory_does_not_grow_with_the_population(copies, state, tmp_path, monke
                                                      monkeypatch)
         assert batch <= 1000 and partition <= largest_tract
     assert peaks[copies] < 1.25 * peaks[1], peaks
+
+
+@pytest.mark.parametrize("failure", [ValueError("--noisy: no block 019990000000000"),
+                                     KeyboardInterrupt()])
+@pytest.mark.parametrize("runner", ["file_risk", "run_streamed"])
+def test_a_failed_run_leaves_no_directory_it_made_for_the_store(state, tmp_path, runner,
+                                                                 failure):
+    """``dprisk population risk --out a/b/risk`` keeps its partitions in ``a/b/risk.parts``;
+    bad input (exit 2, "nothing written") or a stop before any partition finished left ``a/b``
+    (and, on a stop, ``risk.parts``) behind, empty. Every directory made for the store goes."""
+    persons, _ = state
+    path = tmp_path / "persons.parquet"
+    persons.iloc[:2000].to_parquet(path)
+
+    def failing(geoids):
+        raise failure
+
+    root = tmp_path / "a"
+    store = root / "b" / "risk.parts"
+    with pytest.raises(type(failure)):
+        if runner == "file_risk":
+            stream.file_risk(path, failing, partition_persons=1, batch_rows=700, store=store,
+                             work=tmp_path / "work")
+        else:
+            partitions.run_streamed(persons.iloc[:2000], failing, adversary="informed",
+                                    prior="tract", partition_persons=1, store=store)
+    assert not root.exists()
