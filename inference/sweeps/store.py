@@ -39,7 +39,9 @@ from dprisk.runtime.output_files import (
     OutputLock,
     atomic_path,
     check_creatable,
+    make_parents,
     remove_leftovers,
+    remove_made_parents,
     remove_stale_temporaries,
 )
 from dprisk.runtime.writers import Owned, foreign_entries, mark_committed, remove_owned
@@ -82,6 +84,8 @@ class ChunkStore:
         self.lock: OutputLock | None = None
         #: Whether ``out`` existed (a sweep file) when the store was opened.
         self.existed = False
+        #: The directories :meth:`open` made (the store and its missing parents, top first).
+        self._made: list[Path] = []
 
     def open(self) -> bool:
         """Lock the directory; create its manifest or check that the stored one matches.
@@ -100,7 +104,7 @@ class ChunkStore:
         if self.dir.is_dir():
             self._check_foreign()
             self._check_manifest()  # a different sweep is refused whether it runs or not
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self._made = make_parents(self.dir)  # removed again by a failed run's close
         self.lock = OutputLock(self.dir / LOCK, self.out)
         try:
             self.lock.acquire()
@@ -116,7 +120,7 @@ class ChunkStore:
                 path = self.dir / MANIFEST
                 _write_atomic(path, lambda f: f.write(canonical_json(self.manifest).encode()))
         except BaseException:
-            self.lock.release()
+            self.close(failed=True)
             raise
         return True
 
@@ -155,14 +159,19 @@ class ChunkStore:
     def close(self, *, failed: bool = False) -> None:
         """Release the lock; after a failure, remove a directory that holds no finished chunk.
 
-        A run rejected before finishing any chunk therefore leaves nothing behind, and a
-        corrected rerun starts afresh; finished chunks are kept for the rerun to resume.
+        A run rejected before finishing any chunk therefore leaves nothing behind (neither
+        the directory nor the missing parents :meth:`open` made for it, each removed only
+        while empty), and a corrected rerun starts afresh; finished chunks are kept for the
+        rerun to resume.
         """
         if failed and self.dir.is_dir() and not self.finished_chunks():
             remove_owned(self.dir, OWNED)
         if self.lock is not None:
             self.lock.release()
             self.lock = None
+        if failed:
+            remove_made_parents(self._made)
+        self._made = []
 
     def chunk_path(self, chunk: int) -> Path:
         """File of chunk ``chunk``."""

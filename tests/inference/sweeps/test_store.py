@@ -75,3 +75,27 @@ def test_check_out_refuses_a_symbolic_link_and_resolves_only_its_directory(tmp_p
     with pytest.raises(ValueError, match="is a symbolic link; refusing to replace it"):
         check_out(tmp_path / "dangling.nc")
     assert not (tmp_path / "elsewhere").exists()
+
+
+def _stopping(**point):
+    raise KeyboardInterrupt("stopped before any chunk finished")
+
+
+def test_a_run_stopped_before_any_chunk_leaves_no_directory_it_made(tmp_path):
+    """``dprisk sweep --out a/b/s.nc`` stopped before its first chunk removed ``s.nc.chunks``
+    but left ``a/b`` (made for it) behind, empty; a finished chunk keeps them for the rerun."""
+    out = tmp_path / "a" / "b" / "s.nc"
+    with pytest.raises(KeyboardInterrupt):
+        sweep(**GRID, quantity=_stopping, out=out, progress=False)
+    assert list(tmp_path.iterdir()) == []
+    calls = []
+
+    def second_chunk_stops(**point):
+        calls.append(point)
+        if len(calls) > GRID["chunk_size"]:
+            raise KeyboardInterrupt("stopped after the first chunk")
+        return standin(**point)
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(**GRID, quantity=second_chunk_stops, out=out, progress=False)
+    assert [p.name for p in chunk_dir(out).glob("chunk_*.npy")] == ["chunk_0000000.npy"]
