@@ -15,7 +15,7 @@ PYTHON ?= $(shell for c in python3.12 python3.13 python3 python \
 	command -v $$c >/dev/null 2>&1 && $$c -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	&& { command -v $$c; break; }; done)
 
-.PHONY: setup test report bench lint clean screenshot docs
+.PHONY: setup test report bench lint clean clean-report screenshot docs
 
 setup: $(STAMP)
 
@@ -89,5 +89,16 @@ lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 
-clean:
-	rm -rf $(VENV) $(REPORT_DIR) build .pytest_cache .ruff_cache docs/_build docs/api/generated docs/api/names.rst docs/api/renames.rst
+clean: clean-report
+	rm -rf $(VENV) build .pytest_cache .ruff_cache docs/_build docs/api/generated docs/api/names.rst docs/api/renames.rst
+
+# The report directory goes only when it is one, and only its own files
+# (dprisk.validation.report.output.remove_report): it holds `dprisk reproduce`'s marker
+# (.dprisk-report, listing them), and a file the user added stays (as a rerun keeps it). A
+# directory of the user's at REPORT_DIR (`make clean REPORT_DIR=~/notes`) or a symbolic link
+# is kept and named; so is a report when no environment is left to read its marker.
+clean-report:
+	@if [ -e "$(REPORT_DIR)" ] || [ -L "$(REPORT_DIR)" ]; then \
+		if [ -x $(PY) ]; then $(PY) -m dprisk.validation.report.output "$(REPORT_DIR)"; \
+		else echo "clean: $(REPORT_DIR) kept: no $(PY) to read its marker (make setup first)"; fi; \
+	fi
