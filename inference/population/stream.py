@@ -114,20 +114,32 @@ class FileRisk:
         return summary_payload(self.tally)
 
     def write_persons(self, path) -> None:
-        """Write the persons file's rows, in its order, with their answers (module step 4)."""
+        """Write the persons file's rows, in its order, with their answers (module step 4).
+
+        Written atomically (:func:`~dprisk.runtime.output_files.atomic_path`: a temporary
+        beside ``path`` moved onto it once complete), so a failure or a stop leaves ``path``
+        as it was. ``path`` naming the persons file itself (which is read while writing) is
+        refused with a ``ValueError``.
+        """
+        import os
+
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         from dprisk.inference.population.persons import COLUMNS, iter_persons
+        from dprisk.runtime.output_files import atomic_path
 
         if self.work is None:
             raise ValueError("the per-person answers were not kept (keep_answers=False)")
+        if os.path.exists(path) and os.path.samefile(path, self.source):
+            raise ValueError(f"path {str(path)!r} is the {self.name} file being read; write "
+                             "the answers to another file")
         schema = pa.schema([("geoid", pa.string()),
                             *[(c, pa.int8()) for c in COLUMNS[1:]],
                             ("posterior_true", pa.float64()), ("map", pa.int16()),
                             ("map_posterior", pa.float64()), ("fdp_bound", pa.float64())])
         chunks: dict[int, dict] = {}
-        with pq.ParquetWriter(path, schema) as writer:
+        with atomic_path(Path(path)) as tmp, pq.ParquetWriter(tmp, schema) as writer:
             for first, frame in iter_persons(self.source, name=self.name,
                                              batch_rows=self.batch_rows):
                 stop = first + len(frame)

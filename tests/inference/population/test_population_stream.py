@@ -214,3 +214,36 @@ def test_a_failed_run_leaves_no_directory_it_made_for_the_store(state, tmp_path,
             partitions.run_streamed(persons.iloc[:2000], failing, adversary="informed",
                                     prior="tract", partition_persons=1, store=store)
     assert not root.exists()
+
+
+def test_write_persons_is_atomic_and_never_onto_the_file_it_reads(state, tmp_path, monkeypatch):
+    """``FileRisk.write_persons`` wrote straight into ``path``: a failure left half a Parquet
+    file there (the earlier one lost), and ``path`` = the persons file truncated the input
+    it was still reading."""
+    persons, meas = state
+    path = tmp_path / "persons.parquet"
+    persons.iloc[:3000].to_parquet(path)
+    before = path.read_bytes()
+    out = tmp_path / "answers.parquet"
+    out.write_bytes(b"the earlier answers")
+    with stream.file_risk(path, _loader(meas), partition_persons=1000, batch_rows=700) as risk:
+        with pytest.raises(ValueError, match="persons file being read"):
+            risk.write_persons(path)
+        assert path.read_bytes() == before
+        chunk, calls = risk._chunk, []
+
+        def failing(index):
+            calls.append(index)
+            if len(calls) > 2:
+                raise OSError(28, os.strerror(28))  # the disk fills after two chunks
+            return chunk(index)
+
+        monkeypatch.setattr(risk, "_chunk", failing)
+        with pytest.raises(OSError):
+            risk.write_persons(out)
+        assert out.read_bytes() == b"the earlier answers"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["answers.parquet",
+                                                              "persons.parquet"]
+        monkeypatch.undo()
+        risk.write_persons(out)
+    assert len(pd.read_parquet(out)) == 3000
