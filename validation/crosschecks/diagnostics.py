@@ -133,7 +133,11 @@ def convergence_report(
         The adversary's known count m; the target indicator is ``X1 == known + 1``. Default:
         the ``known`` the sampler recorded in the result's attributes (0 if none).
     out_dir : str or Path, optional
-        Where to save ``{prefix}trace.png`` and ``{prefix}rank.png``.
+        Where to save ``{prefix}trace.png`` and ``{prefix}rank.png`` (a directory, made if
+        missing). Each is written to a temporary file beside it and moved onto its name once
+        complete: an earlier plot of that name is replaced whole (a symbolic link there is
+        replaced, never followed), and a failure leaves it as it was. An ``out_dir`` that
+        exists and is not a directory is refused (``ValueError``).
     prefix : str
         File-name prefix for the plots.
     rhat_max, ess_min : float
@@ -211,10 +215,16 @@ def convergence_report(
 def _save_plots(arrays: dict, out_dir: Path, prefix: str, known: int,
                 random_seed) -> dict[str, Path]:
     """Trace and rank plots of ``arrays`` as ``{prefix}trace.png`` and ``{prefix}rank.png``."""
+    from dprisk.runtime.output_files import atomic_path
     from dprisk.validation.crosschecks.trace_rank_plots import save_rank_plot, save_trace_plot
 
+    if (out_dir.exists() or out_dir.is_symlink()) and not out_dir.is_dir():
+        raise ValueError(f"out_dir {str(out_dir)!r} exists and is not a directory; name a "
+                         "directory for the plots")
     out_dir.mkdir(parents=True, exist_ok=True)
     figures = {"trace": out_dir / f"{prefix}trace.png", "rank": out_dir / f"{prefix}rank.png"}
-    save_trace_plot(arrays, figures["trace"], known=known)
-    save_rank_plot(arrays, figures["rank"], random_seed=random_seed)
+    with atomic_path(figures["trace"]) as tmp:
+        save_trace_plot(arrays, Path(tmp), known=known)
+    with atomic_path(figures["rank"]) as tmp:
+        save_rank_plot(arrays, Path(tmp), random_seed=random_seed)
     return figures

@@ -86,3 +86,34 @@ def test_h_level_sampling_results_are_reported():
     x3 = report.table.sel(variable="X3")
     assert abs(float(x3["mean"]) - float(exact.level_mean(3))) < 4 * float(x3["mcse_mean"])
     assert report.converged, report.reasons
+
+
+def test_plots_never_write_through_a_link_and_a_file_out_dir_is_refused(rng, tmp_path,
+                                                                         monkeypatch):
+    """``out_dir/trace.png`` a symbolic link to the user's file: savefig followed it and
+    overwrote that file. A file as ``out_dir`` raised FileExistsError, not a refusal naming
+    it; a failed plot left half a PNG in place of the earlier one."""
+    from dprisk.validation.crosschecks import trace_rank_plots
+
+    x1 = rng.binomial(1, 0.3, size=(2, 300))
+    tree = _tree(x1, rng.poisson(4, size=(2, 300)) + x1)
+    mine = tmp_path / "mine.txt"
+    mine.write_bytes(b"the user's file")
+    (tmp_path / "trace.png").symlink_to(mine.name)
+    report = convergence_report(tree, out_dir=tmp_path)
+    assert mine.read_bytes() == b"the user's file"
+    assert not report.figures["trace"].is_symlink()
+    assert report.figures["trace"].read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(ValueError, match=r"^out_dir .* is not a directory"):
+        convergence_report(tree, out_dir=mine)
+    earlier = report.figures["rank"].read_bytes()
+
+    def failing(posterior, path, **options):
+        path.write_bytes(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(trace_rank_plots, "save_rank_plot", failing)
+    with pytest.raises(OSError):
+        convergence_report(tree, out_dir=tmp_path)
+    assert report.figures["rank"].read_bytes() == earlier
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt", "rank.png", "trace.png"]
