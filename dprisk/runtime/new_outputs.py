@@ -28,6 +28,7 @@ from dprisk.runtime.output_files import (
     check_creatable,
     make_owned_temporary,
     make_parents,
+    protected_directory,
     release_temporary,
     remove_made_parents,
     remove_stale_temporaries,
@@ -76,7 +77,9 @@ class NewOutput:
     option : str
         The option (or parameter) that names it in refusals: ``--plot``, ``--save-draws``.
     directory : bool
-        A directory output (``--plots``): an existing empty directory is accepted.
+        A directory output (``--plots``): an existing empty directory is accepted, unless
+        it is or contains the current directory, or is the home directory
+        (:func:`~dprisk.runtime.output_files.protected_directory`: it would be replaced).
     """
 
     def __init__(self, path, option: str, *, directory: bool = False):
@@ -114,6 +117,9 @@ class NewOutput:
                               "another path)")
         if not path.is_dir():
             raise OutputError(f"{shown} exists and is not a directory")
+        reason = protected_directory(path.resolve())
+        if reason is not None:  # it would be replaced, even empty
+            raise OutputError(f"{shown} {reason}; name a new directory")
         if any(path.iterdir()):
             raise OutputError(f"{shown} is a non-empty directory; refusing to write into it "
                               "(name a new or empty directory)")

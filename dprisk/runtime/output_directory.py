@@ -45,6 +45,7 @@ from dprisk.runtime.output_files import (
     check_creatable,
     make_parents,
     make_temporary_dir,
+    protected_directory,
     remove_made_parents,
 )
 from dprisk.runtime.writers import (
@@ -56,16 +57,6 @@ from dprisk.runtime.writers import (
 )
 
 __all__ = ["OutputDirectory", "check_output_dir"]
-
-
-def _protected(path: Path) -> str | None:
-    """Why ``path`` may never be replaced (it holds the working or home directory), or None."""
-    cwd = Path.cwd().resolve()
-    if cwd == path or path in cwd.parents:
-        return "is or contains the current directory"
-    if path == Path.home().resolve():
-        return "is the home directory"
-    return None
 
 
 def check_output_dir(out, marker: str, command: str, name: str = "--out") -> Path:
@@ -110,7 +101,7 @@ def _checked_output_dir(out, marker: str, command: str, name: str) -> Path:
         path = path.resolve()
         if not path.is_dir():
             raise OutputError(f"{name} {str(out)!r} exists and is not a directory")
-        reason = _protected(path)
+        reason = protected_directory(path)
         if reason is not None:
             raise OutputError(f"{name} {str(out)!r} {reason}; name a new directory")
         if read_manifest(path, marker) is None and any(path.iterdir()):

@@ -54,6 +54,7 @@ __all__ = [
     "make_parents",
     "make_temporary_dir",
     "pid_alive",
+    "protected_directory",
     "release_temporary",
     "remove_leftovers",
     "remove_made_parents",
@@ -112,6 +113,20 @@ def make_temporary_dir(parent: Path, prefix: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(path, file_mode(directory=True))
     return path
+
+
+def protected_directory(path: Path) -> str | None:
+    """Why the directory ``path`` (resolved) may never be replaced, or None.
+
+    It is or contains the current directory (replacing it would leave this process and the
+    user's shell in a deleted directory), or it is the home directory.
+    """
+    cwd = Path.cwd().resolve()
+    if cwd == path or path in cwd.parents:
+        return "is or contains the current directory"
+    if path == Path.home().resolve():
+        return "is the home directory"
+    return None
 
 
 def make_parents(directory: Path) -> list[Path]:

@@ -297,3 +297,29 @@ def test_sweep_removes_only_its_stale_temporaries(tmp_path, monkeypatch, capsys)
     assert status == 0, err
     assert _names(tmp_path) == sorted(["o.nc", *kept])
     assert all((tmp_path / name).read_bytes() == USER for name in kept)
+
+
+# ------------------------------------------------------------------ the current directory
+@pytest.mark.parametrize("plots", [".", "..", "HOME"])
+def test_plots_naming_the_current_or_home_directory_is_refused(plots, tmp_path, monkeypatch,
+                                                               capsys):
+    """``--plots .`` from an empty directory was accepted and that directory replaced by the
+    plots' (another inode): the user's shell was left in a deleted directory, ``ls`` empty.
+    An empty home directory likewise; ``..`` (holding the current one) is named so too."""
+    from dprisk.inference.two_level import sampling
+
+    def never(*args, **kwargs):
+        raise AssertionError("sampled before refusing --plots")
+
+    here = tmp_path / "home" / "empty"
+    here.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(here if plots != "HOME" else tmp_path)
+    if plots == "HOME":
+        here.rmdir()
+        plots = str(tmp_path / "home")
+    inode = os.stat(plots).st_ino
+    monkeypatch.setattr(sampling, "summarize_posterior", never)
+    line = assert_refused([*writer_helpers.POSTERIOR, "--plots", plots], "--plots", capsys)
+    assert "current directory" in line or "home directory" in line
+    assert os.stat(plots).st_ino == inode
