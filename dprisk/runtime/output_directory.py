@@ -195,6 +195,7 @@ class OutputDirectory:
         out = self.out
         tmp = make_temporary_dir(out.parent, f".{out.name}-tmp-")
         FORCED_EXIT_CLEANUPS[id(tmp)] = lambda: shutil.rmtree(tmp, ignore_errors=True)
+        made = _found(tmp)  # tmp still holds the new directory while this is what stands there
         exchanging = False
         try:
             (tmp / self.marker).write_text(json.dumps({"written_by": self.command,
@@ -217,7 +218,7 @@ class OutputDirectory:
             raise self._appeared() from None  # named as the option (also replace_directory's)
         except BaseException:
             FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
-            if not exchanging:
+            if not exchanging or _found(tmp) == made:  # the exchange failed before any move
                 shutil.rmtree(tmp, ignore_errors=True)  # ours: made above, under a new name
             raise
         return result

@@ -119,13 +119,16 @@ def protected_directory(path: Path) -> str | None:
     """Why the directory ``path`` (resolved) may never be replaced, or None.
 
     It is or contains the current directory (replacing it would leave this process and the
-    user's shell in a deleted directory), or it is the home directory.
+    user's shell in a deleted directory), it is the home directory, or it is a mount point
+    (the kernel refuses to move it: EBUSY).
     """
     cwd = Path.cwd().resolve()
     if cwd == path or path in cwd.parents:
         return "is or contains the current directory"
     if path == Path.home().resolve():
         return "is the home directory"
+    if os.path.ismount(path):
+        return "is a mount point (it cannot be replaced)"
     return None
 
 

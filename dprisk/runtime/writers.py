@@ -253,8 +253,17 @@ def replace_directory(new: Path, out: Path, owned_old: Owned | None) -> list[str
         else:
             aside = make_temporary_dir(out.parent, f".{out.name}-old-")
             old = aside / out.name
-            out.rename(old)
-            new.rename(out)
+            try:
+                out.rename(old)
+            except BaseException:  # nothing moved (e.g. EBUSY, a mount point): undo aside
+                os.rmdir(aside)
+                raise
+            try:
+                new.rename(out)
+            except BaseException:  # put the earlier directory back where it was
+                old.rename(out)
+                os.rmdir(aside)
+                raise
         mark_committed(out)
         owned = owned_old if owned_old is not None else Owned()
         for relative in foreign_entries(old, owned):

@@ -216,3 +216,45 @@ def test_a_second_writer_is_refused_naming_the_option(which, tmp_path):
     second, _, _ = WRITERS[which](out)
     with first, pytest.raises(OutputInUse, match=rf"^{option} .* another running process"):
         second.__enter__()
+
+
+@pytest.mark.parametrize("failing", ["moving the earlier output aside", "moving the new one in"])
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_failed_move_restores_the_earlier_output_and_leaves_no_temporary(
+        which, failing, tmp_path, monkeypatch):
+    """Where the atomic exchange is unavailable the two renames may fail (EBUSY: ``out`` is a
+    mount point). The run failed with ``.out-tmp-*`` (the whole new output) and ``.out-old-*``
+    left beside ``out``; now both go and the earlier output stays at ``out``."""
+    import errno
+    from pathlib import Path
+
+    out = tmp_path / "out"
+    target, _, marker = WRITERS[which](out)
+    _earlier_output(marker)(out)
+    before = _snapshot(tmp_path)
+    monkeypatch.setattr(writers, "_exchange", lambda a, b: False)
+    rename, refused = Path.rename, []
+
+    def busy(self, dst):  # the first such move only: putting the earlier one back works
+        moving = (self == out) if failing.startswith("moving the earlier") else (Path(dst) == out)
+        if moving and not refused:
+            refused.append(dst)
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(self))
+        return rename(self, dst)
+
+    monkeypatch.setattr(Path, "rename", busy)
+    with pytest.raises(OSError, match="busy"), target:
+        target.write(_fill_then(lambda: None))
+    assert _snapshot(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("which", list(WRITERS))
+def test_a_mount_point_is_refused_before_any_work(which, tmp_path, monkeypatch):
+    """An empty directory that is a mount point cannot be moved (EBUSY): refused up front."""
+    out = tmp_path / "out"
+    out.mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == str(out) or real(p))
+    with pytest.raises(OutputError, match="is a mount point"):
+        WRITERS[which](out)
