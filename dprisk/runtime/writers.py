@@ -173,7 +173,9 @@ def foreign_entries(directory: Path, owned: Owned) -> list[str]:
 def remove_owned(directory: Path, owned: Owned) -> list[str]:
     """Delete the owned files below ``directory``; remove directories left empty.
 
-    Returns the files left (the user's). ``directory`` itself is removed only when empty.
+    Returns the files left: the user's, and an owned file that could not be deleted (its
+    folder made read-only, say), which stays where it is rather than fail a command whose
+    output is already in place. ``directory`` itself is removed only when empty.
     """
     directory = Path(directory)
     if not directory.is_dir() or directory.is_symlink():
@@ -181,8 +183,12 @@ def remove_owned(directory: Path, owned: Owned) -> list[str]:
     left = []
     for relative in _files(directory):
         if owned.owns(relative):
-            with contextlib.suppress(FileNotFoundError):
+            try:
                 (directory / relative).unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                left.append(relative)
         else:
             left.append(relative)
     for root, _, _ in sorted(os.walk(directory), key=lambda w: -len(w[0])):

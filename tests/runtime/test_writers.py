@@ -10,6 +10,7 @@ and the interrupt line says so.
 from __future__ import annotations
 
 import json
+import os
 import signal
 
 import pytest
@@ -181,3 +182,33 @@ def test_replace_directory_onto_a_missing_path(tmp_path):
     (new / "f").write_text("x")
     assert replace_directory(new, tmp_path / "out", None) == []
     assert (tmp_path / "out" / "f").read_text() == "x" and not new.exists()
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_an_old_file_that_cannot_be_deleted_does_not_fail_the_written_report(exchange, tmp_path,
+                                                                             monkeypatch):
+    """The earlier report's ``figures/`` made read-only (unlink: EPERM/EACCES): the new report
+    was in place, yet the command failed (exit 1, "failed: PermissionError") and the earlier
+    report stayed in ``.report-tmp-*``, without its marker, which no later run removes. Now
+    the file is kept aside (``.report-old-*``, as a user's file) and the run succeeds."""
+    import errno
+    from pathlib import Path
+
+    if not exchange:
+        monkeypatch.setattr(writers, "_exchange", lambda a, b: False)
+    out = tmp_path / "report"
+    _report(out, OLD)
+    unlink = Path.unlink
+
+    def read_only(self, *args, **kwargs):
+        if self.name == "fig9.png":
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(self))
+        return unlink(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    with ReportTarget(out) as target:
+        assert target.write(_fill(NEW)) == {"n": 3}
+    assert (out / "index.html").read_text() == "new" and not (out / "figures/fig9.png").exists()
+    kept = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("fig9.png")]
+    assert len(kept) == 1 and kept[0].startswith(".report-old-")
+    assert writers.committed() == [out]
