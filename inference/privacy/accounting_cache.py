@@ -34,6 +34,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 
 from dprisk.runtime.cache import cache_root
@@ -72,8 +74,17 @@ def _key_text(name: str, arguments: dict) -> str:
 
 
 def _read(path: Path, key: str) -> float | None:
+    """The value stored at ``path`` under ``key``; None unless it is a regular file holding it.
+
+    Opened without blocking and checked to be a regular file first: a FIFO or a device put
+    at an entry's name would otherwise block the read for ever.
+    """
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        stored = json.loads(path.read_text())
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            stored = json.loads(handle.read().decode())
         if stored["key"] == key:
             return float.fromhex(stored["value"])
     return None

@@ -92,3 +92,21 @@ def test_unwritable_cache_still_computes(tmp_path, monkeypatch):
     blocker.write_text("")
     monkeypatch.setenv("DPRISK_CACHE_DIR", str(blocker))  # a file: no directory can be made
     assert accounting_cache.cached_float("h", {}, lambda: 1.25) == 1.25
+
+
+def test_a_fifo_at_an_entry_is_a_miss_not_a_hang(cache):
+    """A FIFO at an entry's name: ``dprisk census`` blocked for ever opening it (killed by a
+    20 s timeout). Now it is ignored (computed) and replaced by a complete entry."""
+    import os
+
+    assert accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 2.5) == 2.5
+    (path,) = _entries(cache)
+    path.unlink()
+    os.mkfifo(path)
+    answers = []
+    reader = threading.Thread(target=lambda: answers.append(
+        accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 3.5)), daemon=True)
+    reader.start()
+    reader.join(10)  # well above the milliseconds a miss takes; a blocked open never returns
+    assert answers == [3.5]
+    assert path.is_file() and accounting_cache.cached_float("f", {"x": "1.0"}, lambda: 0) == 3.5
