@@ -495,8 +495,14 @@ class OutputLock:
             if same:  # not a lock file its previous holder removed meanwhile
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except BaseException:  # a full disk (ENOSPC): the lock file is ours, it goes
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            os.close(fd)
+            raise
         self._fd = fd
         FORCED_EXIT_CLEANUPS[id(self)] = self.release
         return self

@@ -112,6 +112,11 @@ class ChunkStore:
             if self.out.exists():
                 return False
             raise
+        except OSError:  # e.g. a full disk: the lock file is gone, and what open made with it
+            self.lock = None
+            remove_made_parents(self._made)
+            self._made = []
+            raise
         try:
             remove_stale_temporaries(self.out)  # .FILE.nc.PID.XXXXXXXX.tmp of a gone pid
             remove_leftovers(self.dir, ".*.tmp")  # the store's own directory: all ours

@@ -99,3 +99,23 @@ def test_a_run_stopped_before_any_chunk_leaves_no_directory_it_made(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         sweep(**GRID, quantity=second_chunk_stops, out=out, progress=False)
     assert [p.name for p in chunk_dir(out).glob("chunk_*.npy")] == ["chunk_0000000.npy"]
+
+
+def test_a_full_disk_at_the_lock_leaves_no_chunk_store(tmp_path, monkeypatch):
+    """``sweep --out full/s.nc`` on a full tmpfs left ``s.nc.chunks/`` (made for its lock)."""
+    import errno
+    import os
+
+    from dprisk.runtime import output_files
+
+    write = os.write
+
+    def full(fd, data):
+        if data == f"{os.getpid()}\n".encode():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write(fd, data)
+
+    monkeypatch.setattr(output_files.os, "write", full)
+    with pytest.raises(OSError, match="No space"):
+        sweep(**GRID, quantity=standin, out=tmp_path / "a" / "s.nc", progress=False)
+    assert list(tmp_path.iterdir()) == []
