@@ -35,6 +35,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -477,7 +478,7 @@ class OutputLock:
         import fcntl
 
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, file_mode())
+            fd = self._open()
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as err:
@@ -506,6 +507,29 @@ class OutputLock:
         self._fd = fd
         FORCED_EXIT_CLEANUPS[id(self)] = self.release
         return self
+
+    def _open(self) -> int:
+        """Open (or create) the lock file: a regular file only, never through a link.
+
+        A symbolic link, FIFO, device or directory at its name is refused (:class:`OutputError`
+        naming the output): opening it would truncate and overwrite the file a link points
+        to (the user's), or block.
+        """
+        refusal = OutputError(
+            f"{self.name} {str(self.out)!r}: its lock file {str(self.path)!r} exists and is not "
+            "a regular file (a symbolic link, say); refusing to write through it (remove it or "
+            "choose another path)")
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
+                         file_mode())
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise refusal from None
+            raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise refusal
+        return fd
 
     def _holder(self) -> str:
         try:

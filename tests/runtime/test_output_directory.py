@@ -296,3 +296,26 @@ def test_a_full_disk_leaves_no_lock_file_of_a_new_output(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"), NewOutput(tmp_path / "a" / "p.png", "--plot"):
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["symbolic link", "FIFO"])
+@pytest.mark.parametrize("which", [*WRITERS, "new output"])
+def test_a_lock_name_that_is_not_a_regular_file_is_refused_untouched(which, kind, tmp_path):
+    """``.p.png.lock`` a symbolic link to the user's file: ``prior --plot p.png`` truncated
+    that file and wrote its pid into it ("important data" became "18962"), then removed the
+    link; ``s.nc.chunks/lock`` likewise for ``sweep --out s.nc``."""
+    from dprisk.runtime.new_outputs import NewOutput
+
+    mine = tmp_path / "mine.txt"
+    mine.write_bytes(USER)
+    out = tmp_path / "out"
+    lock = tmp_path / ".out.lock"
+    if kind == "symbolic link":
+        lock.symlink_to(mine.name)
+    else:
+        os.mkfifo(lock)
+    target = (NewOutput(out, "--plot") if which == "new output" else WRITERS[which](out)[0])
+    with pytest.raises(OutputError, match=r"lock file .* is not a regular file"), target:
+        pass
+    assert mine.read_bytes() == USER
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "mine.txt"]

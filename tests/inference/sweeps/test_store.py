@@ -119,3 +119,16 @@ def test_a_full_disk_at_the_lock_leaves_no_chunk_store(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="No space"):
         sweep(**GRID, quantity=standin, out=tmp_path / "a" / "s.nc", progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_linked_lock_in_the_chunk_store_is_refused_untouched(tmp_path):
+    from dprisk.runtime.output_files import OutputError
+
+    mine = tmp_path / "mine.txt"
+    mine.write_text("the user's file")
+    out = tmp_path / "s.nc"
+    chunk_dir(out).mkdir()
+    (chunk_dir(out) / "lock").symlink_to(mine)
+    with pytest.raises(OutputError, match="lock file"):
+        sweep(**GRID, quantity=standin, out=out, progress=False)
+    assert mine.read_text() == "the user's file" and not out.exists()
