@@ -9,6 +9,7 @@ under each setting).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -25,9 +26,15 @@ def dprisk_cache_root() -> Path:
 def write_whole(path: Path | str, payload: bytes) -> None:
     """Write ``payload`` to ``path`` through a temporary file renamed over it (never a part).
 
-    Raises ``OSError`` as ``open`` and ``os.replace`` do.
+    Raises ``OSError`` as ``open`` and ``os.replace`` do; the temporary file is removed
+    then (a full disk left ``NAME.PID.partial`` in the cache, which no later set-up removes).
     """
     partial = f"{path}.{os.getpid()}.partial"
-    with open(partial, "wb") as handle:
-        handle.write(payload)
-    os.replace(partial, path)
+    try:
+        with open(partial, "wb") as handle:
+            handle.write(payload)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise

@@ -312,3 +312,35 @@ def test_a_cache_on_another_file_system_is_copied_from(tmp_path, own_cache, monk
     assert tool.compile_files(tool.files_to_compile(second), processes=1, keep=True) == 0
     assert {name: path.read_bytes() for name, path in _pycs(second).items()} == {
         name: path.read_bytes() for name, path in _pycs(first).items()}
+
+
+def test_a_failed_whole_write_leaves_no_partial_file(tmp_path, monkeypatch):
+    """``write_whole`` failing mid-write (ENOSPC: the cache's disk full) left
+    ``NAME.PID.partial`` beside ``NAME``; its callers ignore the error, so it stayed."""
+    import contextlib
+    import errno
+
+    sys.path.insert(0, str(TOOL.parent))
+    try:
+        import cache_root
+    finally:
+        sys.path.remove(str(TOOL.parent))
+
+    @contextlib.contextmanager
+    def full_disk(path, mode):  # the file is created, then its write fails
+        with open(path, mode) as handle:
+            handle.write(b"half")
+
+            class Full:
+                def write(self, data):
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+            yield Full()
+
+    target = tmp_path / "kept.pyc"
+    target.write_bytes(b"earlier")
+    monkeypatch.setattr(cache_root, "open", full_disk, raising=False)
+    with pytest.raises(OSError, match="No space"):
+        cache_root.write_whole(target, b"new")
+    assert target.read_bytes() == b"earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.pyc"]
