@@ -268,11 +268,18 @@ def stop_received() -> Interrupted | None:
 
 
 def _print_line(command: str, signum: int) -> None:
-    from dprisk.runtime.writers import committed
+    from dprisk.runtime.writers import committed, kept
 
     done = committed()  # an output already put in place: say so, not "nothing was written"
-    hint = (f"the output was already complete and is in place at {done[-1]}" if done
-            else INTERRUPT_HINT.get(command, "nothing was written"))
+    # finished work kept for a rerun (population risk's DIR.parts), if still on disk
+    resumable = [path for path in kept() if path.is_dir() and any(path.iterdir())]
+    if done:
+        hint = f"the output was already complete and is in place at {done[-1]}"
+    elif resumable and command not in INTERRUPT_HINT:
+        hint = (f"the finished work is kept in {resumable[-1]}; rerunning the same command "
+                "reuses it")
+    else:
+        hint = INTERRUPT_HINT.get(command, "nothing was written")
     try:
         erase = "\r\033[K" if sys.stderr.isatty() else ""
     except (AttributeError, ValueError):

@@ -37,7 +37,8 @@ Every command that writes (``sweep --out``, ``reproduce --out``, ``population ..
   before the exchange leaves the earlier directory untouched; stop signals are held back
   from the exchange to the end of the clean-up, so they land after it.
 * **Telling the truth after a stop.** :func:`committed` lists the outputs put in place by
-  this process, so that the line of an interrupted command says what is on disk.
+  this process, and :func:`kept` the finished work kept for a rerun (``population risk``'s
+  ``DIR.parts``), so that the line of an interrupted command says what is on disk.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ __all__ = [
     "committed",
     "foreign_entries",
     "hold_stop_signals",
+    "kept",
     "mark_committed",
+    "mark_kept",
     "read_manifest",
     "remove_leftover_dirs",
     "remove_owned",
@@ -83,6 +86,21 @@ def committed() -> list[Path]:
 def mark_committed(path: Path) -> None:
     """Record that the output ``path`` is complete and in place."""
     _COMMITTED.append(Path(path))
+
+
+#: Where this process kept finished work that a rerun of the same command reuses.
+_KEPT: list[Path] = []
+
+
+def kept() -> list[Path]:
+    """The places where this process kept finished work for a rerun (newest last)."""
+    return list(_KEPT)
+
+
+def mark_kept(path: Path) -> None:
+    """Record that ``path`` holds finished work a rerun reuses (a stop leaves it there)."""
+    if Path(path) not in _KEPT:
+        _KEPT.append(Path(path))
 
 
 #: Held while stop signals are held back (:func:`hold_stop_signals`): the stop watchdog

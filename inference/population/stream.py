@@ -298,6 +298,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
         tract_cuts,
     )
     from dprisk.runtime.output_files import make_parents, remove_made_parents
+    from dprisk.runtime.writers import mark_kept
 
     size = partition_size(partition_persons)
     if int(batch_rows) < 1:
@@ -326,6 +327,8 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
 
         def done(index: int, result: dict) -> None:
             nonlocal tally, low, high
+            if store is not None:  # stored: a stop now leaves it for the rerun
+                mark_kept(store)
             tally = tally + result["tally"]
             low = min(low, result["variance_range"][0])
             high = max(high, result["variance_range"][1])
