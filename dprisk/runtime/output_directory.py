@@ -25,8 +25,10 @@ The one writer of a directory of files that a command replaces as a whole
   now -- a file, a link, any directory -- or another file or directory stands in its place),
   the run is refused with :class:`~dprisk.runtime.output_files.OutputAppeared` naming the
   option, its temporary removed, the path untouched; a directory that is the one found but
-  lost its marker while holding files is refused likewise (``OutputError``). On failure or
-  interruption before the exchange the earlier output is intact.
+  lost its marker while holding files is refused likewise (``OutputError``), and so is an
+  earlier output holding a file of the user's where the new one puts its own (it could not
+  be kept: :func:`~dprisk.runtime.writers.displaced_entries`). On failure or interruption
+  before the exchange the earlier output is intact.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from dprisk.runtime.output_files import (
     remove_made_parents,
 )
 from dprisk.runtime.writers import (
+    displaced_entries,
     hold_stop_signals,
     read_manifest,
     remove_leftover_dirs,
@@ -190,7 +193,8 @@ class OutputDirectory:
         OutputAppeared
             Something appeared at ``out`` during the run (module docstring); nothing replaced.
         OutputError
-            ``out`` lost its marker while holding files; nothing replaced.
+            ``out`` lost its marker while holding files, or holds a file of the user's where the
+            new output puts its own; nothing replaced.
         """
         out = self.out
         tmp = make_temporary_dir(out.parent, f".{out.name}-tmp-")
@@ -208,6 +212,12 @@ class OutputDirectory:
             if owned_old is None and out.exists() and any(out.iterdir()):
                 raise OutputError(f"{self.name} {str(out)!r} changed while {self.command} ran "
                                   "and is no longer written by it; nothing was replaced")
+            displaced = displaced_entries(tmp, out, owned_old) if owned_old else []
+            if displaced:  # the user's file where the new output puts one of its own
+                shown = ", ".join(displaced[:3]) + (", …" if len(displaced) > 3 else "")
+                raise OutputError(f"{self.name} {str(out)!r} holds files that {self.command} "
+                                  f"did not write where the new output puts its own ({shown}); "
+                                  "nothing was replaced: move them or choose another path")
             with hold_stop_signals():  # from here on tmp is no longer a temporary to remove
                 FORCED_EXIT_CLEANUPS.pop(id(tmp), None)
                 exchanging = True

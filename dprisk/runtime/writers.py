@@ -63,6 +63,7 @@ from dprisk.runtime.output_files import (
 __all__ = [
     "Owned",
     "committed",
+    "displaced_entries",
     "foreign_entries",
     "hold_stop_signals",
     "kept",
@@ -213,6 +214,24 @@ def remove_owned(directory: Path, owned: Owned) -> list[str]:
         with contextlib.suppress(OSError):  # not empty: the user's files are there
             os.rmdir(root)
     return left
+
+
+def displaced_entries(new: Path, old: Path, owned_old: Owned) -> list[str]:
+    """The user's files of ``old`` whose place the new directory ``new`` takes, relative.
+
+    A file of ``old`` that ``owned_old`` does not cover (the user's) is displaced when
+    ``new`` has something at its path, or a file where one of its folders would be:
+    :func:`replace_directory` could not move it into ``new``.
+    """
+    new = Path(new)
+    displaced = []
+    for relative in foreign_entries(old, owned_old):
+        parts = Path(relative).parts
+        at = [new.joinpath(*parts[:i]) for i in range(1, len(parts) + 1)]
+        if os.path.lexists(at[-1]) or any(
+                os.path.lexists(p) and (p.is_symlink() or not p.is_dir()) for p in at[:-1]):
+            displaced.append(relative)
+    return displaced
 
 
 def write_manifest(directory: Path, marker: str, written_by: str) -> list[str]:

@@ -212,3 +212,28 @@ def test_an_old_file_that_cannot_be_deleted_does_not_fail_the_written_report(exc
     kept = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("fig9.png")]
     assert len(kept) == 1 and kept[0].startswith(".report-old-")
     assert writers.committed() == [out]
+
+
+@pytest.mark.parametrize("user_file", ["results.json", "results.json/mine.txt"])
+@pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "two-renames"])
+def test_a_users_file_where_the_new_report_puts_its_own_is_refused(user_file, exchange,
+                                                                   tmp_path, monkeypatch):
+    """The user's ``noisy.parquet`` added to a ``population measure --layout nmf`` output was
+    moved, on a rerun with ``--layout table``, into a hidden ``.m-old-*`` folder (exit 0, not a
+    word); a user's folder where the new output puts a file made the move fail after the
+    exchange. Now the run is refused (naming the file) and nothing is replaced."""
+    if not exchange:
+        monkeypatch.setattr(writers, "_exchange", lambda a, b: False)
+    out = tmp_path / "report"
+    _report(out, OLD)
+    (out / user_file).parent.mkdir(parents=True, exist_ok=True)
+    (out / user_file).write_bytes(USER)
+
+    def tree():
+        return sorted((p.relative_to(tmp_path).as_posix(), p.is_file() and p.read_bytes())
+                      for p in tmp_path.rglob("*"))
+
+    before = tree()
+    with ReportTarget(out) as target, pytest.raises(ValueError, match=r"^out .*results\.json"):
+        target.write(_fill(NEW))
+    assert tree() == before and writers.committed() == []
