@@ -14,7 +14,8 @@ NumPy, the sampler, ArviZ and Matplotlib once), watched by a daemon thread of th
 - at most :func:`set_max_sampling` jobs run at once, server-wide (``dprisk explore
   --max-jobs``); more wait (``status == "waiting"``) and can be cancelled while they wait;
 - the job's temporary folder (``dprisk-explore-*``, its plots) is removed when it ends,
-  however it ends.
+  however it ends -- also when the server's process ends first (its worker is killed, then
+  the folder removed: :func:`atexit` and the stop watchdog's forced exit).
 
 Chain ``c`` is seeded with the ``c``-th child of ``np.random.SeedSequence(random_seed)``, so
 a seed reproduces the whole run. When the chains are done the worker builds an ArviZ
@@ -32,6 +33,7 @@ or each job fails with one message.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import re
@@ -45,6 +47,7 @@ import numpy as np
 from dprisk.inference.mcmc.run_options import draws_memory
 from dprisk.runtime.collector import resume_collector_in_fork
 from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
 from dprisk.runtime.work_limit import GIBBS_DRAW_STEPS, check_work
 
 __all__ = ["CANCEL_SECONDS", "JOB_BYTES_PER_DRAW", "SamplingJob", "error_line",
@@ -73,6 +76,20 @@ SAMPLER_PRELOAD = ["dprisk.runtime.fork_server_start", "numpy", "dprisk.explore.
 PRELOAD = [*SAMPLER_PRELOAD, "matplotlib", "arviz", "dprisk.validation.crosschecks.diagnostics"]
 
 _SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
+#: Jobs whose temporary folder exists, ended at the process's exit (:func:`_abandon_live_jobs`).
+_LIVE: set = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _abandon_live_jobs() -> None:
+    """Kill every live job's worker and remove its folder (the process is ending)."""
+    with _LIVE_LOCK:
+        jobs = list(_LIVE)
+    for job in jobs:
+        job.abandon()
+
+
+atexit.register(_abandon_live_jobs)
 _CONTEXT = None
 _CONTEXT_LOCK = threading.Lock()
 
@@ -228,6 +245,9 @@ class SamplingJob:
         self.report = None
         self.figures: dict[str, bytes] = {}  # the report's PNGs, read before plot_dir goes
         self.plot_dir = Path(tempfile.mkdtemp(prefix="dprisk-explore-"))
+        with _LIVE_LOCK:
+            _LIVE.add(self)
+        FORCED_EXIT_CLEANUPS[id(self)] = self.abandon
         self.process = None  # the worker, once started
         self._cancel = threading.Event()
         self._lock = threading.Lock()
@@ -272,7 +292,27 @@ class SamplingJob:
         except Exception as err:  # the worker could not start: shown in the page
             self.error, self.status = error_line(err), "failed"
         finally:  # the temporary folder goes when the job ends, however it ends
-            shutil.rmtree(self.plot_dir, ignore_errors=True)
+            self._remove_folder()
+
+    def abandon(self) -> None:
+        """End the job as its process ends: kill its worker, then remove its folder.
+
+        Called at exit for every live job (the watching thread, a daemon, would not get to
+        its own clean-up); a killed worker writes nothing more into the folder.
+        """
+        try:
+            self.cancel()
+            process = self.process
+            if process is not None and process.pid is not None:  # started
+                process.join(CANCEL_SECONDS)
+        finally:
+            self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        shutil.rmtree(self.plot_dir, ignore_errors=True)
+        FORCED_EXIT_CLEANUPS.pop(id(self), None)
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
 
     def _watch(self) -> None:
         context = _context()

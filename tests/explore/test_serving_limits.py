@@ -199,3 +199,25 @@ def test_a_job_is_sized_at_least_at_its_measured_memory():
     measured = int(done.stdout.split()[-1])
     sized = jobs.JOB_BYTES_PER_DRAW * 2 * draws
     assert measured <= sized, f"measured {measured / 2**20:.0f} MiB, sized {sized / 2**20:.0f}"
+
+
+def test_a_job_alive_when_the_process_ends_leaves_no_folder(tmp_path):
+    """The server stopped (Ctrl-C) while a job waited or ran: its watching thread, a daemon,
+    never got to its clean-up and ``dprisk-explore-*`` stayed in the temporary directory (one
+    per job). Now the worker is killed and the folder removed as the process ends."""
+    import os
+    import subprocess
+    import sys
+
+    script = (  # every slot taken: the job waits, its thread never ends by itself
+        "from dprisk.explore import jobs\n"
+        "jobs.set_max_sampling(1)\n"
+        "jobs._SLOTS.acquire()\n"
+        f"job = jobs.SamplingJob((2, 1, -1), {TWO!r}, draws=50, chains=2, random_seed=1)\n"
+        "job.start()\n"
+        "print(job.status, job.plot_dir.is_dir(), flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)}, check=False)
+    assert done.returncode == 0 and done.stdout.split() == ["waiting", "True"], done.stderr
+    assert list(tmp_path.glob("dprisk-explore-*")) == []
