@@ -337,3 +337,26 @@ def test_risk_removes_a_killed_runs_working_directory_only(state, tmp_path, caps
     assert all(made[label].exists() for label in ("live", "elsewhere", "unmarked"))
     left = sorted(p.name for p in tmp_path.glob(".out-work-*"))
     assert left == [".out-work-elsewhere", ".out-work-live", ".out-work-unmarked"], left
+
+
+def test_a_second_risk_run_on_the_same_out_is_refused_before_computing(state, tmp_path,
+                                                                        monkeypatch, capsys):
+    """The output's lock was taken only to write, at the end: a second run on the same --out
+    computed every partition alongside the first and shared its DIR.parts (a bad-input run's
+    clean-up deletes the partitions stored since it began, the other run's too), and only
+    then wrote. Now the lock is held for the whole run: refused at once."""
+    import os
+
+    from dprisk.inference.population import stream
+    from dprisk.runtime.output_files import OutputLock
+
+    def never(*args, **kwargs):
+        raise AssertionError("computed although another run holds --out")
+
+    monkeypatch.setattr(stream, "file_risk", never)
+    out = tmp_path / "risk"
+    with OutputLock(tmp_path / ".risk.lock", out, "--out"):  # the first run, still computing
+        line = assert_refused(_risk(state, "--adversary", "informed", "--out", str(out)),
+                              "--out", capsys)
+    assert f"pid {os.getpid()}" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

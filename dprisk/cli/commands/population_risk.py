@@ -20,6 +20,7 @@ this run kept are removed).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -227,46 +228,48 @@ def run(args) -> int:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")
         store = _store_dir(target.out)
     loader = load_measurements(args)
-    client, cluster = _client(args, several=persons > size)
-    try:
-        if target is not None:  # made once every input and the scheduler are known good
-            work = _work_dir(target.out)
-        risk = file_risk(args.persons, loader, name="--persons", adversary=args.adversary,
-                         prior=prior, partition_persons=size, batch_rows=batch_rows,
-                         client=client, store=store, work=work,
-                         keep_answers=target is not None, progress=show_progress(args),
-                         scanned=tuple(scanned))
-    except BaseException:
-        if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
-        raise
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
-    try:
-        payload = risk.summary()
-        payload.update({"adversary": args.adversary, "prior": prior_name,
-                        "noise_variance": _variance_description(risk.variance_range,
-                                                                loader.source),
-                        "partitions": risk.partitions})
-        if target is not None:
-            from dprisk.inference.population.risk_files import write_risk_files
+    with contextlib.ExitStack() as holding:
+        if target is not None:  # its lock for the whole run: a second run is refused at once
+            holding.enter_context(target)
+        client, cluster = _client(args, several=persons > size)
+        try:
+            if target is not None:  # made once every input and the scheduler are known good
+                work = _work_dir(target.out)
+            risk = file_risk(args.persons, loader, name="--persons", adversary=args.adversary,
+                             prior=prior, partition_persons=size, batch_rows=batch_rows,
+                             client=client, store=store, work=work,
+                             keep_answers=target is not None, progress=show_progress(args),
+                             scanned=tuple(scanned))
+        except BaseException:
+            if work is not None:
+                shutil.rmtree(work, ignore_errors=True)
+            raise
+        finally:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+        try:
+            payload = risk.summary()
+            payload.update({"adversary": args.adversary, "prior": prior_name,
+                            "noise_variance": _variance_description(risk.variance_range,
+                                                                    loader.source),
+                            "partitions": risk.partitions})
+            if target is not None:
+                from dprisk.inference.population.risk_files import write_risk_files
 
-            attrs = {"adversary": args.adversary, "prior": prior_name,
-                     "noise_variance_min": payload["noise_variance"]["min"],
-                     "noise_variance_max": payload["noise_variance"]["max"],
-                     "noise_variance_source": loader.source,
-                     "persons_file": str(args.persons)}
-            with target:
+                attrs = {"adversary": args.adversary, "prior": prior_name,
+                         "noise_variance_min": payload["noise_variance"]["min"],
+                         "noise_variance_max": payload["noise_variance"]["max"],
+                         "noise_variance_source": loader.source,
+                         "persons_file": str(args.persons)}
                 target.write(lambda tmp: write_risk_files(tmp, None, risk, payload, attrs))
-            _remove_store(store)
-            payload["out"] = str(target.out)
-    finally:
-        risk.close()
-        if work is not None:
-            shutil.rmtree(work, ignore_errors=True)
+                _remove_store(store)
+                payload["out"] = str(target.out)
+        finally:
+            risk.close()
+            if work is not None:
+                shutil.rmtree(work, ignore_errors=True)
     emit(args, payload, _lines(payload))
     return EXIT_OK
 
