@@ -360,3 +360,28 @@ def test_a_second_risk_run_on_the_same_out_is_refused_before_computing(state, tm
                               "--out", capsys)
     assert f"pid {os.getpid()}" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_at_the_working_directory_leaves_nothing(state, tmp_path, monkeypatch,
+                                                              capsys):
+    """With 4 KB free, ``--out r/risk`` failed writing the working directory's owner file and
+    left ``r/.risk-work-*/`` holding it empty: unreadable, so no later run removes it."""
+    import errno
+    import os
+    from pathlib import Path
+
+    from dprisk.cli.commands import population_risk
+
+    write_text = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name == population_risk.WORK_OWNER:
+            self.touch()  # made, then the write fails
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return write_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    status, _, err = run_cli(_risk(state, "--adversary", "informed", "--out",
+                                   str(tmp_path / "r" / "risk")), capsys)
+    assert status == 1 and "No space left" in err
+    assert list(tmp_path.iterdir()) == []

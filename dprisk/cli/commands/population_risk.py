@@ -308,8 +308,12 @@ def _work_dir(out):
     if where is not None:
         _remove_dead_work_dirs(where, out.name)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-work-", dir=where))
-    (work / WORK_OWNER).write_text(json.dumps({"host": socket.gethostname(),
-                                               "pid": os.getpid()}) + "\n")
+    try:
+        (work / WORK_OWNER).write_text(json.dumps({"host": socket.gethostname(),
+                                                   "pid": os.getpid()}) + "\n")
+    except BaseException:  # a full disk: without its owner no later run would remove it
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     return work
 
 
