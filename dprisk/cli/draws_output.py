@@ -7,7 +7,8 @@ are checked before anything is sampled, with the rules of every new output
 * ``--save-draws`` must end in ``.nc``, must not exist (an existing file, directory or device
   is never replaced: delete it or choose another path), and its nearest existing ancestor
   must be a writable directory (missing parents are created);
-* ``--plots`` must be a new directory or an existing empty one, under a writable directory;
+* ``--plots`` must be a new directory or an existing empty one (not the current or home
+  directory, nor a mount point, which it would replace), under a writable directory;
 * the two must be different paths, neither inside the other
   (:func:`dprisk.runtime.new_outputs.check_distinct`).
 
