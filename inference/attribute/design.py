@@ -72,6 +72,7 @@ __all__ = [
     "p_map_correct",
     "p_map_correct_uniform",
     "p_map_kernel",
+    "shifted_tied_log_terms",
     "tied_log_terms",
 ]
 
@@ -225,6 +226,35 @@ def tied_log_terms(rho: np.ndarray, e: np.ndarray, n_tied: int) -> np.ndarray:
     log_g = log_tie_integral(logpmf_kernel(e + 1, zero, rho), log_cdf,
                    logcdf_kernel(e + 1, zero, rho), n_tied)
     return logpmf_kernel(e, zero, rho) + log_g
+
+
+def shifted_tied_log_terms(rho: np.ndarray, e: np.ndarray, n_tied: int,
+                           shifts: np.ndarray) -> np.ndarray:
+    r"""``log f(e)`` plus the log tie integral with ties at integer offsets (kernel).
+
+    .. math:: \log f(e) + \log\int_0^1 (F(e) + f(e+1) u)^n
+              \prod_j \bigl(F(e + k_j) + f(e + k_j + 1) u\bigr)\, du
+
+    on the noise values ``e``. The cells that can tie with the target at an integer offset
+    :math:`k_j \ne 0` of the target's noise (weights :math:`w_t - w_j = 2\rho k_j` exactly:
+    integer scores in :mod:`dprisk.inference.attribute.strategy`) beside the ``n`` tied at
+    offset 0 (:func:`tied_log_terms`): with :math:`T` cells tied at the top the target is
+    picked with probability :math:`1/(1+T) = \int_0^1 u^T du`, each cell contributing its
+    probability of losing plus ``u`` times that of tying. The integrand is a polynomial of
+    degree :math:`n + J`, integrated exactly by Gauss-Legendre with
+    :math:`\lfloor (n + J)/2 \rfloor + 1` nodes.
+    """
+    zero = np.zeros_like(e)
+    degree = n_tied + shifts.size
+    u, weight = np.polynomial.legendre.leggauss(degree // 2 + 1)
+    log_u, log_weight = np.log((u + 1.0) / 2.0), np.log(weight / 2.0)
+    offsets = np.concatenate([np.zeros(n_tied, dtype=np.int64),
+                              np.asarray(shifts, dtype=np.int64)])
+    log_lose = logcdf_kernel(e[:, None] + offsets, zero[:, None], rho)       # (E, n + J)
+    log_tie = logpmf_kernel(e[:, None] + offsets + 1, zero[:, None], rho)
+    log_factor = np.logaddexp(log_lose[:, :, None], log_tie[:, :, None] + log_u)  # (E, n+J, N)
+    log_integral = logsumexp(log_factor.sum(axis=1) + log_weight)
+    return logpmf_kernel(e, zero, rho) + log_integral
 
 
 def p_map_kernel(rho: np.ndarray, delta: np.ndarray, n_tied: int, tail_mass: float) -> float:

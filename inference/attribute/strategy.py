@@ -34,7 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dprisk.inference.attribute.design import noise_grid, tied_log_terms
+from dprisk.inference.attribute.design import (
+    noise_grid,
+    shifted_tied_log_terms,
+    tied_log_terms,
+)
 from dprisk.inference.attribute.two_level import two_level_log_bayes_factors
 from dprisk.inference.single_level.closed_form_kernels import odds_term
 from dprisk.inference.two_level.exact import DEFAULT_TAIL_MASS
@@ -332,7 +336,8 @@ def _p_map_grid(design: QueryDesign) -> dict:
 
     The detailed query's rho and weight, the noise grid ``e`` and its half-width ``H``, the
     log-cdf table ``log F(e + s)`` for the shifts ``s`` in ``[-2H-2, 2H+2]``, and a cache of
-    :func:`dprisk.inference.attribute.design.tied_log_terms` by number of tied cells.
+    :func:`dprisk.inference.attribute.design.tied_log_terms` by number of tied cells (and of
+    :func:`~dprisk.inference.attribute.design.shifted_tied_log_terms` by number and offsets).
     """
     q_det = design.names.index("detailed")
     rho_det = np.asarray(design.rhos[q_det])
@@ -341,7 +346,7 @@ def _p_map_grid(design: QueryDesign) -> dict:
     table = logcdf_kernel(e[:, None] + np.arange(-2 * half - 2, 2 * half + 3),
                           np.zeros((1, 1), np.int64), rho_det)
     return {"rho": rho_det, "weight": design.weights[q_det], "e": e, "half": half,
-            "table": table, "tied": {}}
+            "table": table, "tied": {}, "shifted": {}}
 
 
 def _conditional_p_map(score, grid: dict, prior, log_prior, t: int):
@@ -353,17 +358,28 @@ def _conditional_p_map(score, grid: dict, prior, log_prior, t: int):
     :func:`dprisk.inference.attribute.design.p_map_kernel` vectorised over the chunk: shifts
     are clipped to ``[-2H-2, 2H+2]`` (``H`` the noise half-width), which changes each factor
     ``F(e + shift)`` by less than the tail mass. The target's own column is tied with itself
-    and so never counted among the other cells.
+    and so never counted among the other cells. A cell of the target's prior whose score
+    differs from the target's by a multiple of twice the detailed weight ties with it at that
+    integer offset of the detailed noises (a probability, not a null set): the releases
+    holding such cells take
+    :func:`dprisk.inference.attribute.design.shifted_tied_log_terms` (uniform tie-breaking,
+    as the plain Monte Carlo); they were counted as the target losing (a design whose two
+    queries have equal weights gave 0.5855 for an exact 0.6151).
     """
     n_releases = score.shape[0]
     half, e, rho_det = grid["half"], grid["e"], grid["rho"]
     mine = score[:, t:t + 1]
     tied = score == mine
-    if np.any(prior != prior[t]):
-        tied &= prior == prior[t]
+    same_prior = prior == prior[t]
+    if not np.all(same_prior):
+        tied &= same_prior
     keep = ~tied
     if np.any(prior <= 0):
         keep &= prior > 0
+    step = 2 * int(grid["weight"])
+    gap = mine.astype(np.int64) - score
+    shifted = keep & same_prior & (gap % step == 0)  # nonzero: tied cells are not kept
+    keep &= ~shifted
     delta = (mine - score) / (2.0 * grid["weight"])
     delta += (log_prior[t] - log_prior) / (2.0 * rho_det)
     np.clip(delta, -2 * half - 2, 2 * half + 2, out=delta)
@@ -375,12 +391,25 @@ def _conditional_p_map(score, grid: dict, prior, log_prior, t: int):
         n_releases, width).astype(float)
     n_tied = tied.sum(-1) - 1
     out = np.empty(n_releases)
-    for n in np.unique(n_tied):
-        sel = n_tied == n
+    plain = ~shifted.any(-1)
+    for n in np.unique(n_tied[plain]):
+        sel = plain & (n_tied == n)
         if n not in grid["tied"]:
             grid["tied"][n] = tied_log_terms(rho_det, e, int(n))
         log_terms = grid["tied"][n] + counts[sel] @ grid["table"].T
         out[sel] = np.exp(logsumexp(log_terms))
+    rows = np.flatnonzero(~plain)
+    if rows.size:  # releases alike in their ties share one integral (the grid's cache)
+        offsets = np.clip(gap[rows] // step, -2 * half - 2, 2 * half + 2)
+        keys = [(int(n_tied[row]), tuple(sorted(offsets[i, shifted[row]].tolist())))
+                for i, row in enumerate(rows)]
+        log_tied = np.empty((rows.size, e.size))
+        for i, key in enumerate(keys):
+            if key not in grid["shifted"]:
+                grid["shifted"][key] = shifted_tied_log_terms(rho_det, e, key[0],
+                                                              np.array(key[1], np.int64))
+            log_tied[i] = grid["shifted"][key]
+        out[rows] = np.exp(logsumexp(log_tied + counts[rows] @ grid["table"].T))
     return out
 
 

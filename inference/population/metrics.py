@@ -8,7 +8,7 @@ category :math:`t`, MAP category :math:`\hat t`, posterior of the truth :math:`p
 * ``map_correct``: share with :math:`\hat t = t`; ``map_correct_nonmodal``: the same among the
   non-modal persons;
 * ``mean_posterior_true``: mean :math:`p_t`; ``posterior_true_ge_half``: share with
-  :math:`p_t \ge 1/2`;
+  :math:`p_t \ge 1/2` (within :data:`AT_EDGE_RELATIVE`: an exact tie of two hypotheses is 1/2);
 * baselines, on the non-modal persons: ``mdg_correct_nonmodal``, everyone guessed as the
   block's *noisy* modal category (largest :math:`\sum_{h,v} y_{hvc}`, ties to the smallest);
   ``prg_correct_nonmodal``, the expected correctness of a guess drawn in proportion to the
@@ -16,8 +16,9 @@ category :math:`t`, MAP category :math:`\hat t`, posterior of the truth :math:`p
   no cell is positive);
 * ``mean_fdp_bound``: mean of the f-DP worst-case success bound
   (:mod:`dprisk.inference.population.fdp`), beside ``map_correct``;
-* ``calibration``: per bin of the MAP's posterior (:data:`CALIBRATION_EDGES`), the persons,
-  their mean MAP posterior and the share whose MAP is right.
+* ``calibration``: per bin of the MAP's posterior (:data:`CALIBRATION_EDGES`, each bin
+  ``[low, high)``, a posterior within :data:`AT_EDGE_RELATIVE` below an edge counted at it),
+  the persons, their mean MAP posterior and the share whose MAP is right.
 
 Shares are fractions (None where a band has no persons, or no non-modal persons). Every sum
 is exact (integers, :class:`~dprisk.inference.population.exact_sum.ExactSum`) and rounded
@@ -35,6 +36,7 @@ from dprisk.inference.population.categories import BAND_LABELS, N_CATEGORIES
 from dprisk.inference.population.exact_sum import ExactSum
 
 __all__ = [
+    "AT_EDGE_RELATIVE",
     "CALIBRATION_EDGES",
     "COUNTS",
     "SUMS",
@@ -51,6 +53,13 @@ COUNTS = ("blocks", "persons", "nonmodal_persons", "map_correct", "map_correct_n
 SUMS = ("posterior_true", "prg_nonmodal", "fdp_bound")
 #: Edges of the calibration bins of the MAP posterior (the last bin includes 1).
 CALIBRATION_EDGES = tuple(np.round(np.linspace(0.0, 1.0, 11), 10))
+#: A posterior within this relative distance below 1/2 or a calibration edge is at it. Exact
+#: ties make posteriors of exactly 1/k (k hypotheses tied, the others of prior 0: a tract
+#: prior's absent categories), and 1/2, 1/5 and 1/10 are edges; the informed posterior of
+#: such a tie is computed through a log-sum correction and came out up to 3 eps from 1/k
+#: (0.49999999999999994 at sigma^2 = 10.09: the tie was not counted as >= 1/2, and fell in
+#: the bin below), on either side (sigma^2 from 1e-3 to 1e4, k = 2 to 10): 64 eps.
+AT_EDGE_RELATIVE = 64 * np.finfo(float).eps
 _N_BANDS = len(BAND_LABELS)
 _N_BINS = len(CALIBRATION_EDGES) - 1
 
@@ -96,8 +105,8 @@ class Tally:
             "nonmodal_persons": np.bincount(band[nonmodal], minlength=_N_BANDS),
             "map_correct": np.bincount(band[correct], minlength=_N_BANDS),
             "map_correct_nonmodal": np.bincount(band[correct & nonmodal], minlength=_N_BANDS),
-            "posterior_true_ge_half": np.bincount(band[posterior_true >= 0.5],
-                                                  minlength=_N_BANDS),
+            "posterior_true_ge_half": np.bincount(
+                band[posterior_true * (1.0 + AT_EDGE_RELATIVE) >= 0.5], minlength=_N_BANDS),
             "mdg_correct_nonmodal": np.bincount(band[nonmodal & (mdg_guess == category)],
                                                 minlength=_N_BANDS),
         }
@@ -107,7 +116,8 @@ class Tally:
                                               _N_BANDS),
             "fdp_bound": ExactSum.by_group(fdp_bound, band, _N_BANDS),
         }
-        bins = np.clip(np.searchsorted(np.asarray(CALIBRATION_EDGES), map_posterior,
+        bins = np.clip(np.searchsorted(np.asarray(CALIBRATION_EDGES),
+                                       map_posterior * (1.0 + AT_EDGE_RELATIVE),
                                        side="right") - 1, 0, _N_BINS - 1)
         return cls(
             counts={k: v.astype(np.int64) for k, v in counts.items()},

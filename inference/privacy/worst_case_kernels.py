@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.nested.unique_levels_kernels import split_atoms
+from dprisk.inference.nested.unique_levels_kernels import split_atoms, tie_tolerance
 from dprisk.inference.privacy.accounting import composed_pld
 from dprisk.models.numerics import logit
 
@@ -97,7 +97,9 @@ def atoms_true_negative(rhos: np.ndarray, p: float, tail: float) -> float:
 
     The rule decides ``m + 1`` iff the posterior exceeds 1/2, i.e. iff
     :math:`L > -\operatorname{logit} p`; a release with log-odds exactly 0 (possible when the
-    rhos are commensurate) goes to ``m``. Under :math:`P_0` the noise of query ``i`` is
+    rhos are commensurate; within
+    :func:`dprisk.inference.nested.unique_levels_kernels.tie_tolerance` of it) goes to ``m``.
+    Under :math:`P_0` the noise of query ``i`` is
     :math:`k_i = j_i + 1 \sim \mathrm{DG}`, so :math:`L = \sum_i \rho_i (2 k_i - 1)`, which has
     the law of :math:`-L` under :math:`P_1` (the discrete Gaussian is symmetric): the rate is
     summed with the :math:`P_1` weights of the same atoms as :func:`atoms_accuracy`. Summing
@@ -108,7 +110,8 @@ def atoms_true_negative(rhos: np.ndarray, p: float, tail: float) -> float:
     """
     (s_a, w_a), (s_b, w_b) = split_atoms(rhos, tail / rhos.size)
     upper1 = np.append(np.cumsum(np.exp(w_b)[::-1])[::-1], 0.0)   # P1 mass of b >= i
-    idx = np.searchsorted(s_b, float(logit(p)) - s_a, side="left")
+    logit_p = float(logit(p))  # the ties (tie_tolerance of 0) are counted as decided m
+    idx = np.searchsorted(s_b, logit_p - s_a - tie_tolerance(logit_p, s_a, s_b), side="left")
     return min(1.0, float(np.dot(np.exp(w_a), upper1[idx])))
 
 

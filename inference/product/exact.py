@@ -379,7 +379,9 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
     weights = np.stack([q_m, q_m1])
     threshold, neglect_pruned = _pair_threshold(weights.max(axis=0), parent.max(axis=0),
                                                 tail_mass / 4.0)
-    order = np.argsort(weights.max(axis=0))[::-1]  # heaviest first: a prefix is kept
+    # heaviest first (a prefix is kept); stable: equal weights (the pmf is symmetric) in one
+    # order on every CPU, which is each output's order of summation
+    order = np.argsort(weights.max(axis=0), kind="stable")[::-1]
     gamma, weights = gamma[order], weights[:, order]
     heaviest = weights.max(axis=0)
     blocks = np.concatenate([np.zeros((gamma.shape[0], 1), dtype=np.int64), gamma], axis=1)

@@ -187,7 +187,9 @@ def decision_threshold(rho, p=0.5, known=0, *, unknown_others=0, q=None):
     The adversary decides that the target has ``c`` iff :math:`L(x_1^*) > 0`, i.e.
     :math:`x_1^* \ge \tilde x_1^*` (``L`` increases with the release). Found by bisection
     between the single-level thresholds of known counts :math:`m + k_{\min}` and
-    :math:`m + k_{\max}`; for ``n = 0`` it is the single-level threshold. Returns int.
+    :math:`m + k_{\max}`; for ``n = 0`` it is the single-level threshold. A release whose
+    posterior is exactly 1/2 (at ``p = q = 1/2`` with ``n`` odd, :math:`x_1^* = m + (n+1)/2`)
+    is decided "not c" (ties are found within rounding of the log-odds' terms). Returns int.
     """
     rho, p, m, others, _ = _design_args(rho, p, known, unknown_others, q)
     return scalar_result(kernels.decision_threshold(rho, p, m, others))

@@ -37,6 +37,7 @@ from dprisk.inference.single_level.closed_form_kernels import (
     TAIL_RELATIVE,
     odds_term,
 )
+from dprisk.inference.single_level.replace_one import TIE_RELATIVE
 from dprisk.models.mechanism.discrete_gaussian import (
     logcdf_kernel,
     logsf_kernel,
@@ -123,13 +124,20 @@ def log_convolution(y: np.ndarray, log_w: np.ndarray, rho: float) -> np.ndarray:
 
 
 def _log_odds_flat(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
-                   log_w: np.ndarray) -> np.ndarray:
-    """:math:`L` for 1-d arrays ``offset = x* - m`` (int64), ``rho``, ``logit(p)``."""
-    single = logit_p + odds_term(offset.astype(float), rho)
+                   log_w: np.ndarray, *, with_scale: bool = False):
+    r""":math:`L` for 1-d arrays ``offset = x* - m`` (int64), ``rho``, ``logit(p)``.
+
+    With ``with_scale``, also the magnitude its rounding is relative to (:func:`_decides_c`):
+    :math:`|\operatorname{logit} p| + |\tau(o)| + \max_k |\log w_k + \sum_{j<k} \tau(o - 1 - j)|
+    + \max_k |\log w_k + \sum_{j<k} \tau(o - j)|`, the largest terms of the two sums included.
+    """
+    term = odds_term(offset.astype(float), rho)
+    single = logit_p + term
     n = log_w.size - 1
-    if n == 0:
-        return single  # S = log(w_0 e^0) = 0 exactly: the single-level value, unchanged
+    if n == 0:  # S = log(w_0 e^0) = 0 exactly: the single-level value, unchanged
+        return (single, np.abs(logit_p) + np.abs(term)) if with_scale else single
     out = np.empty(offset.shape)
+    scale = np.abs(logit_p) + np.abs(term)
     step = max(1, _CHUNK // (n + 1))
     j = np.arange(n + 1, dtype=float)
     for lo in range(0, offset.size, step):
@@ -139,7 +147,28 @@ def _log_odds_flat(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
         cum_0 = np.concatenate([zero, np.cumsum(terms[:, :-1], axis=1)], axis=1)  # S(o)
         cum_1 = np.concatenate([zero, np.cumsum(terms[:, 1:], axis=1)], axis=1)  # S(o - 1)
         out[lo:lo + step] = logsumexp(log_w + cum_1) - logsumexp(log_w + cum_0)
-    return single + out
+        if with_scale:
+            with np.errstate(invalid="ignore"):  # -inf weights (q = 0 or 1) are not terms
+                magnitude = (np.abs(log_w + cum_1), np.abs(log_w + cum_0))
+            scale[lo:lo + step] += sum(np.max(np.where(np.isfinite(a), a, 0.0), axis=1)
+                                       for a in magnitude)
+    return (single + out, scale) if with_scale else single + out
+
+
+def _decides_c(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
+               log_w: np.ndarray) -> np.ndarray:
+    r"""The rule's decision at releases ``offset = x* - m``: :math:`L > 0`, ties going to 0.
+
+    A log-odds within :data:`dprisk.inference.single_level.replace_one.TIE_RELATIVE` of 0,
+    relative to the magnitude of its terms (:func:`_log_odds_flat`'s scale), is a tie: the
+    posterior is 1/2 and the rule (decide ``c`` iff the posterior exceeds 1/2) decides 0.
+    Ties are exact, not rare: at ``p = q = 1/2`` with ``n`` odd the two sums hold the same
+    terms in reverse order (the binomial and the DG are symmetric) at
+    :math:`x^* - m = (n + 1)/2`, and the computed log-odds there came out as large as
+    0.7 ulp of that magnitude (n up to 3001, rho from 1e-3 to 100), positive or negative.
+    """
+    log_odds, scale = _log_odds_flat(offset, rho, logit_p, log_w, with_scale=True)
+    return log_odds > TIE_RELATIVE * scale
 
 
 def log_posterior_odds(x1_star: np.ndarray, rho: np.ndarray, p: np.ndarray, m: np.ndarray,
@@ -257,7 +286,8 @@ def decision_threshold(rho: np.ndarray, p: np.ndarray, m: np.ndarray,
     :math:`[\tilde x_s + k_{\min}, \tilde x_s + k_{\max}]`, :math:`\tilde x_s` the single-level
     threshold (:func:`dprisk.inference.single_level.closed_form_kernels.decision_threshold`), and
     is found
-    by bisection on :math:`L`; for ``n = 0`` it is :math:`\tilde x_s`. Returns int64.
+    by bisection on :math:`L`, a tie (posterior 1/2) deciding 0 (:func:`_decides_c`); for
+    ``n = 0`` it is :math:`\tilde x_s`. Returns int64.
     """
     rho_b, p_b, m_b = np.broadcast_arrays(np.asarray(rho, dtype=float),
                                           np.asarray(p, dtype=float), m)
@@ -267,7 +297,7 @@ def decision_threshold(rho: np.ndarray, p: np.ndarray, m: np.ndarray,
     rho_f, logit_f, log_w = rho_b.ravel(), logit(p_b.ravel()), others.log_weights()
     while np.any(lo < hi):
         mid = (lo + hi) // 2
-        positive = _log_odds_flat(mid, rho_f, logit_f, log_w) > 0
+        positive = _decides_c(mid, rho_f, logit_f, log_w)
         hi = np.where(positive, mid, hi)
         lo = np.where(positive, lo, mid + 1)
     return m_b + hi.reshape(rho_b.shape)

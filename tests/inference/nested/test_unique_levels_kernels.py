@@ -112,6 +112,44 @@ def test_equal_rhos_exact_ties_decide_m():
                                                                                rel=1e-13)
 
 
+def equal_rho_law(rho, levels):
+    """Law of sum_i (2 j_i + 1), j_i iid DG(0, 1/(2 rho)): integer convolution (no rounding
+    of the decision: the log-odds at p = 1/2 is rho times this integer)."""
+    half = int(np.sqrt(80.0 / rho)) + 2  # neglected mass per level below e^-80
+    j = np.arange(-half, half + 1)
+    law = np.array([1.0])
+    for _ in range(levels):
+        law = np.convolve(law, dg.pmf(j, 0, rho))
+    return 2 * np.arange(-half * levels, half * levels + 1) + levels, law
+
+
+@pytest.mark.parametrize(("rho", "levels"), [(0.1, 4), (1 / 3, 4), (0.7, 6), (0.05, 6)])
+@pytest.mark.parametrize("halves", [False, True])
+def test_equal_rhos_exact_ties_decide_m_at_more_levels(rho, levels, halves, monkeypatch):
+    """Equal rhos at p = 1/2: the log-odds rho * sum_i (2 j_i + 1) is exactly 0 wherever the
+    odd terms add up to 0 (8 % of the releases at rho = 0.1, four levels), and the rule
+    decides m there. The terms, accumulated level by level in floats, left such a sum an ulp
+    or so on either side of 0 (0.1 * 3 - 0.1 - 0.1 - 0.1 = 2.8e-17): P[correct] 0.6483
+    instead of 0.6316 at rho = 0.1, four levels. Against the integer law: the true-positive
+    rate P1[sum > 0] and the true-negative rate P0[L <= 0] = P1[sum >= 0] (symmetry) to
+    1e-13 relative (sums of a few thousand rounded probabilities), with the enumeration's own
+    split and with the levels split in two halves (MAX_ATOMS lowered to one half's atoms)."""
+    from dprisk.inference.privacy.worst_case import EXACT_TAIL, bayes_accuracy_levels
+    from dprisk.inference.privacy.worst_case_kernels import atoms_true_negative
+
+    if halves:
+        size = 2 * int(dg.support_halfwidth(rho, exact.TAIL_ABSOLUTE / levels)) + 1
+        monkeypatch.setattr(exact, "MAX_ATOMS", size ** (levels // 2))
+    total, law = equal_rho_law(rho, levels)
+    positive, negative = law[total > 0].sum(), law[total >= 0].sum()
+    rhos = [rho] * levels
+    assert float(ulv.p_correct_unique_levels(rhos, 0.5)) == pytest.approx(positive, rel=1e-13)
+    assert atoms_true_negative(np.array(rhos), 0.5, EXACT_TAIL) == pytest.approx(negative,
+                                                                                 rel=1e-13)
+    assert bayes_accuracy_levels(rhos, 0.5) == pytest.approx((positive + negative) / 2,
+                                                             rel=1e-13)
+
+
 def test_enumeration_refuses_six_census_levels():
     with pytest.raises(ValueError, match="contour"):
         ulv.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")

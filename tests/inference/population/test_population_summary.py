@@ -143,6 +143,38 @@ def test_metrics_equal_a_per_person_loop(population):
     assert summary["persons"] == len(persons)
 
 
+@pytest.mark.parametrize("variance", [1.0, 3.3, 10.092848490022675])
+def test_exact_ties_are_at_one_half_and_at_the_calibration_edges(variance):
+    """Two categories of prior 1/2 each, the rest 0, and equal residuals y_c - m_c: the
+    informed posterior is exactly 1/2 (k = 5 such categories: exactly 1/5, a calibration
+    edge too). Computed through the kernel's log-sum correction it came out
+    0.49999999999999994 (sigma^2 = 10.09; 0.5 or 0.5000000000000001 at others), so such a
+    person was not counted in posterior_true_ge_half and fell in the bin below; within
+    metrics.AT_EDGE_RELATIVE (64 eps; the kernel's error measured up to 3 eps) it is 1/2."""
+    from dprisk.inference.population.kernels import informed_logits, informed_posteriors
+    from dprisk.inference.population.metrics import CALIBRATION_EDGES, Tally
+
+    for k in (2, 5):
+        n = 40
+        prior = np.zeros((n, N_CATEGORIES))
+        prior[:, :k] = 1.0 / k
+        true = np.zeros((n, N_CATEGORIES), dtype=np.int64)
+        true[:, :k] = 3
+        noisy = true + np.arange(n)[:, None] - 20  # residual r in every tied cell
+        noisy[:, 0] -= 1  # the person's own cell: y_0 - (n_0 - 1) = r, as the others'
+        post, map_post, map_cat = informed_posteriors(
+            informed_logits(noisy, true, prior, np.full(n, variance)), np.arange(n),
+            np.zeros(n, dtype=np.int64))
+        np.testing.assert_allclose(post, 1.0 / k, rtol=4 * np.finfo(float).eps)
+        zeros = np.zeros(n, dtype=np.int64)
+        tally = Tally.of(band=zeros, block_band=zeros, category=zeros, modal=zeros,
+                         map_category=map_cat, posterior_true=post, map_posterior=map_post,
+                         fdp_bound=np.ones(n), mdg_guess=zeros, prg_probability=np.ones(n))
+        assert tally.counts["posterior_true_ge_half"][0] == (n if k == 2 else 0)
+        edge = CALIBRATION_EDGES.index(1.0 / k)
+        assert tally.calibration_persons[edge] == n
+
+
 @pytest.mark.parametrize("adversary", ["informed", "outsider"])
 def test_summary_identical_across_partitionings(population, adversary):
     persons, meas = population

@@ -93,6 +93,24 @@ def test_marginal_and_decision_against_enumeration(n, q, rho, p):
     assert uo.p_correct(rho, p, **kw) == pytest.approx(correct, rel=1e-11)
 
 
+@pytest.mark.parametrize("n", [1, 3, 5, 7, 21])
+@pytest.mark.parametrize("rho", [0.1, 0.3, 0.7, 1.0])
+def test_exact_ties_go_to_not_c(n, rho):
+    """At p = q = 1/2 with n odd the release pmfs under the two answers are mirror images
+    (K + eta is symmetric about n/2), so at x* - m = (n + 1)/2 the posterior is exactly 1/2
+    and the rule (decide c iff it exceeds 1/2) says "not c": the threshold is m + (n + 3)/2
+    and P[correct | c] = P[K + eta > n/2] = 1/2 exactly. The two sums' rounding used to
+    decide that release either way (rho = 0.7, n = 1: threshold 1, P[correct] 0.853; a
+    third of the releases are ties there). Tolerances: P[correct] sums n + 1 <= 22 tails,
+    each to a few ulps: 1e-14; the posterior at the tie is expit of a log-odds that is 0 to
+    the rounding of its terms (at most 8 eps times their magnitude, about rho n^2 / 4 <= 111
+    here: 2e-13, a quarter of it in the posterior): 1e-13."""
+    kw = {"unknown_others": n, "q": 0.5}
+    assert uo.decision_threshold(rho, 0.5, 2, **kw) == 2 + (n + 3) // 2
+    assert uo.p_correct(rho, 0.5, **kw) == pytest.approx(0.5, abs=1e-14)
+    assert uo.posterior(2 + (n + 1) // 2, rho, 0.5, 2, **kw) == pytest.approx(0.5, abs=1e-13)
+
+
 @pytest.mark.parametrize("true_k", [0, 2, 4])
 def test_stated_truth_against_enumeration(true_k):
     marginal, _, correct = brute_measures(0.2, 0.4, 4, 0.3, true_k)
