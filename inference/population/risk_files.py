@@ -3,7 +3,8 @@
 * ``persons.parquet``: the persons file's rows, in its order, with the columns
   ``posterior_true`` (the posterior of the person's true category), ``map`` (the MAP category
   index c = 63 * hispanic + cenrace - 1, ties to the smallest), ``map_posterior`` and
-  ``fdp_bound`` (the worst-case success bound of any adversary with the same prior);
+  ``fdp_bound`` (the worst-case success bound of any adversary with the same prior that reads
+  the block cells);
 * ``summary.json``: the summary printed by ``--json``;
 * ``summary.nc``: the same, labelled (xarray): dimension ``band`` (the seven block-size bands
   and ``all``) for every per-band number, dimension ``bin`` for the calibration; units and the
