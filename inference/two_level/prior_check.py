@@ -147,8 +147,8 @@ def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
         :meth:`~dprisk.models.priors.base.X2Prior.check_support` with ``m = 0``), in one line.
     """
     prior = as_prior(prior)
+    check_prior_values(prior, 0)  # untrusted code first (captured): support() may raise
     prior.check_support(0)
-    check_prior_values(prior, 0)
     releases = tuple(tuple(int(v) for v in r) for r in releases)
     branches = {k1: _branch(prior, k1) for k1 in (0, 1)}
     # An empty branch (mass_upto None: X1 = k1 impossible, which only point:K with K = m may
