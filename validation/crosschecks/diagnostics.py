@@ -131,7 +131,8 @@ def convergence_report(
         dims ``(chain, draw)``.
     known : int (known >= 0), optional
         The adversary's known count m; the target indicator is ``X1 == known + 1``. Default:
-        the ``known`` the sampler recorded in the result's attributes (0 if none).
+        the ``known`` the sampler recorded in the result's attributes (0 if none). Every draw
+        of X1 must be ``known`` or ``known + 1``.
     out_dir : str or Path, optional
         Where to save ``{prefix}trace.png`` and ``{prefix}rank.png``.
     prefix : str
@@ -145,6 +146,12 @@ def convergence_report(
     Returns
     -------
     ConvergenceReport
+
+    Raises
+    ------
+    ValueError
+        If ``known`` is out of range or contradicts the draws (an X1 outside
+        ``{known, known + 1}``), or a group, variable or second chain is missing.
     """
     posterior = _posterior_dataset(idata)
     scenario = _recorded_scenario(idata, posterior)
@@ -156,6 +163,7 @@ def convergence_report(
             raise ValueError(f"idata posterior lacks variable {name!r}")
     if posterior.sizes.get("chain", 1) < 2:
         raise ValueError("convergence diagnostics need at least 2 chains")
+    _check_x1_draws(posterior["X1"], known, scenario)
     target = (posterior["X1"] == known + 1).astype(float)
     data = xr.Dataset(
         {"target": target, **{n: posterior[n].astype(float) for n in _level_names(posterior)}}
@@ -206,6 +214,23 @@ def convergence_report(
         figures=figures,
         scenario=scenario,
     )
+
+
+def _check_x1_draws(x1: xr.DataArray, known: int, scenario: dict) -> None:
+    """Refuse a ``known`` the draws contradict: every draw of X1 is ``known`` or ``known + 1``.
+
+    The samplers draw X1 in {m, m + 1}; with another ``known`` the indicator
+    ``1[X1 = known + 1]`` would be a wrong estimate (0 with MCSE 0, "converged").
+    """
+    outside = x1.values[(x1.values != known) & (x1.values != known + 1)]
+    if outside.size:
+        found = outside.min().item()
+        recorded = (f"; the sampler recorded known = {scenario['known']}"
+                    if "known" in scenario else "")
+        raise ValueError(
+            f"known = {known} does not match the draws: X1 takes the value {found!r}, "
+            f"outside {{known, known + 1}} = {{{known}, {known + 1}}}{recorded}"
+        )
 
 
 def _save_plots(arrays: dict, out_dir: Path, prefix: str, known: int,

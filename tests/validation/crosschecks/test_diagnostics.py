@@ -86,3 +86,21 @@ def test_h_level_sampling_results_are_reported():
     x3 = report.table.sel(variable="X3")
     assert abs(float(x3["mean"]) - float(exact.level_mean(3))) < 4 * float(x3["mcse_mean"])
     assert report.converged, report.reasons
+
+
+def test_known_that_contradicts_the_draws_is_refused(rng):
+    """A ``known`` the draws of X1 rule out raises, naming known, instead of P = 0 "converged".
+
+    Before the fix: draws with X1 in {5, 6} and ``known=0`` gave posterior 0.0, MCSE 0.0 and a
+    converged verdict (the indicator 1[X1 = 1] is constant).
+    """
+    x1 = rng.binomial(1, 0.5, size=(4, 500)) + 5
+    x2 = rng.poisson(3, size=(4, 500)) + x1
+    tree = _tree(x1, x2)
+    tree["posterior"].attrs["known"] = 5
+    assert convergence_report(tree).posterior == pytest.approx(float((x1 == 6).mean()), abs=0)
+    with pytest.raises(ValueError, match=r"known = 0 does not match the draws: X1 takes the "
+                                         r"value 5, outside .* recorded known = 5"):
+        convergence_report(tree, known=0)
+    with pytest.raises(ValueError, match="known = 6 does not match"):
+        convergence_report(tree, known=6)
