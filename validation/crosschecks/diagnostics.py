@@ -22,9 +22,12 @@ m + 1) has no defined R-hat; it is reported as constant, which is not a failure.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
@@ -137,8 +140,10 @@ def convergence_report(
         Where to save ``{prefix}trace.png`` and ``{prefix}rank.png``.
     prefix : str
         File-name prefix for the plots.
-    rhat_max, ess_min : float
-        Thresholds of the verdict.
+    rhat_max : float (1 < rhat_max < inf)
+        Largest R-hat of a converged run (the verdict needs every R-hat below it).
+    ess_min : float (0 < ess_min < inf)
+        Smallest bulk and tail ESS of a converged run.
     random_seed : int, optional
         Seed of the rank plot's random tie-breaking (default: the run's recorded
         ``random_seed``).
@@ -150,9 +155,12 @@ def convergence_report(
     Raises
     ------
     ValueError
-        If ``known`` is out of range or contradicts the draws (an X1 outside
-        ``{known, known + 1}``), or a group, variable or second chain is missing.
+        If ``known``, ``rhat_max`` or ``ess_min`` is out of range, ``known`` contradicts the
+        draws (an X1 outside ``{known, known + 1}``), or a group, variable or second chain is
+        missing (``TypeError`` for a threshold that is not a number).
     """
+    rhat_max = _threshold(rhat_max, "rhat_max", 1.0)
+    ess_min = _threshold(ess_min, "ess_min", 0.0)
     posterior = _posterior_dataset(idata)
     scenario = _recorded_scenario(idata, posterior)
     if known is None:
@@ -214,6 +222,17 @@ def convergence_report(
         figures=figures,
         scenario=scenario,
     )
+
+
+def _threshold(value, name: str, lower: float) -> float:
+    """``value`` as a float after checking ``lower < value < inf`` (a verdict's threshold)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not (lower < value < math.inf):
+        raise ValueError(f"{name} must be a finite number > {lower:g} (allowed range: "
+                         f"{lower:g} < {name} < inf), got {value!r}")
+    return value
 
 
 def _check_x1_draws(x1: xr.DataArray, known: int, scenario: dict) -> None:
