@@ -146,6 +146,44 @@ def test_api_refuses_before_allocating(monkeypatch):
         sweep(rho1=0.1, rho2=0.25, d=3, x2=range(1, 10**8 + 1), progress=False)
 
 
+def _p_map_correct(**kwargs):
+    from dprisk.inference.attribute.design import p_map_correct
+
+    return p_map_correct(**kwargs)
+
+
+def _expected_true_posterior(**kwargs):
+    from dprisk.inference.attribute.design import expected_true_posterior
+
+    return expected_true_posterior(**kwargs)
+
+
+#: name -> (call, keyword arguments, text the message must hold): API calls whose size is a
+#: number, refused under tracemalloc below PEAK_LIMIT (before the fix, p_map_correct(0.1,
+#: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError).
+API_TOO_LARGE = {
+    "p_map_correct, 1e9 cells": (_p_map_correct, {"rho": 0.1, "n_cells": 10**9},
+                                 r"^n_cells: 1000000000 cells needs about 59.6 GiB"),
+    "expected_true_posterior, 1e8 cells": (_expected_true_posterior,
+                                           {"rho": 0.1, "n_cells": 10**8}, r"^n_cells: "),
+}
+
+
+@pytest.mark.parametrize("case", sorted(API_TOO_LARGE))
+def test_api_sizes_are_refused_before_allocating(case, monkeypatch):
+    call, kwargs, message = API_TOO_LARGE[case]
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    call(**{**kwargs, **({"n_cells": 3} if "n_cells" in kwargs else {})})  # imports, warm
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryLimitError, match=message):
+            call(**kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK_LIMIT, format_bytes(peak)
+
+
 # --------------------------------------------------------------------------- scheduler
 #: The Dask timeout where no scheduler can answer (a refused or unresolvable address): the
 #: answer is the same for any timeout, so a short one (1 s before issue 36: idle waiting).
