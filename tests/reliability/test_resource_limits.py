@@ -158,10 +158,19 @@ def _expected_true_posterior(**kwargs):
     return expected_true_posterior(**kwargs)
 
 
+def _synthesize(**kwargs):
+    from dprisk.inference.population.synth import synthesize
+
+    return synthesize(**kwargs)
+
+
 #: name -> (call, keyword arguments, text the message must hold): API calls whose size is a
 #: number, refused under tracemalloc below PEAK_LIMIT (before the fix, p_map_correct(0.1,
-#: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError).
+#: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError; synthesize(10**12,
+#: 1) a 77.9 GiB array of block sizes).
 API_TOO_LARGE = {
+    "synthesize, 1e12 persons": (_synthesize, {"persons": 10**12, "seed": 1},
+                                 r"^persons: a population of 1000000000000 persons needs"),
     "p_map_correct, 1e9 cells": (_p_map_correct, {"rho": 0.1, "n_cells": 10**9},
                                  r"^n_cells: 1000000000 cells needs about 59.6 GiB"),
     "expected_true_posterior, 1e8 cells": (_expected_true_posterior,
@@ -173,7 +182,8 @@ API_TOO_LARGE = {
 def test_api_sizes_are_refused_before_allocating(case, monkeypatch):
     call, kwargs, message = API_TOO_LARGE[case]
     monkeypatch.delenv(LIMIT_ENV, raising=False)
-    call(**{**kwargs, **({"n_cells": 3} if "n_cells" in kwargs else {})})  # imports, warm
+    small = {"n_cells": 3, "persons": 10}
+    call(**{**kwargs, **{key: small[key] for key in kwargs if key in small}})  # imports, warm
     tracemalloc.start()
     try:
         with pytest.raises(MemoryLimitError, match=message):
