@@ -164,11 +164,28 @@ def _synthesize(**kwargs):
     return synthesize(**kwargs)
 
 
+def _nested_exact(**kwargs):
+    from dprisk.inference.nested.exact import exact_posterior
+
+    return exact_posterior([1, 2, 3], [1, 2], siblings=[3, 3], **kwargs)
+
+
+def _nested_gibbs(**kwargs):
+    from dprisk.inference.nested.gibbs import gibbs_sample
+
+    return gibbs_sample([1, 2, 3], [1, 2], siblings=[3, 3], draws=10, random_seed=1, **kwargs)
+
+
 #: name -> (call, keyword arguments, text the message must hold): API calls whose size is a
 #: number, refused under tracemalloc below PEAK_LIMIT (before the fix, p_map_correct(0.1,
 #: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError; synthesize(10**12,
-#: 1) a 77.9 GiB array of block sizes).
+#: 1) a 77.9 GiB array of block sizes; the nested-levels posterior at rho = 1e-6, windows of
+#: about 10**4 values per level, numpy's MemoryError after allocating 5 GiB).
 API_TOO_LARGE = {
+    "nested exact_posterior, rho 1e-6": (_nested_exact, {"rhos": [1e-6] * 3},
+                                         r"^rhos, siblings: the nested-levels windows"),
+    "nested gibbs_sample, rho 1e-6": (_nested_gibbs, {"rhos": [1e-6] * 3},
+                                      r"^rhos, siblings: the nested-levels windows"),
     "synthesize, 1e12 persons": (_synthesize, {"persons": 10**12, "seed": 1},
                                  r"^persons: a population of 1000000000000 persons needs"),
     "p_map_correct, 1e9 cells": (_p_map_correct, {"rho": 0.1, "n_cells": 10**9},
@@ -182,7 +199,7 @@ API_TOO_LARGE = {
 def test_api_sizes_are_refused_before_allocating(case, monkeypatch):
     call, kwargs, message = API_TOO_LARGE[case]
     monkeypatch.delenv(LIMIT_ENV, raising=False)
-    small = {"n_cells": 3, "persons": 10}
+    small = {"n_cells": 3, "persons": 10, "rhos": [0.5] * 3}
     call(**{**kwargs, **{key: small[key] for key in kwargs if key in small}})  # imports, warm
     tracemalloc.start()
     try:
