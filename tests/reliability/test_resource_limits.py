@@ -176,12 +176,22 @@ def _nested_gibbs(**kwargs):
     return gibbs_sample([1, 2, 3], [1, 2], siblings=[3, 3], draws=10, random_seed=1, **kwargs)
 
 
+def _kcell_map_correct(**kwargs):
+    from dprisk.inference.product.histogram_attribute import p_map_correct_mc
+
+    return p_map_correct_mc([1, 2], [[1, 2]], 0, 0.1, 0.2, random_seed=1, **kwargs)
+
+
 #: name -> (call, keyword arguments, text the message must hold): API calls whose size is a
 #: number, refused under tracemalloc below PEAK_LIMIT (before the fix, p_map_correct(0.1,
 #: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError; synthesize(10**12,
 #: 1) a 77.9 GiB array of block sizes; the nested-levels posterior at rho = 1e-6, windows of
-#: about 10**4 values per level, numpy's MemoryError after allocating 5 GiB).
+#: about 10**4 values per level, numpy's MemoryError after allocating 5 GiB; the K-cell
+#: product study, 10**13 releases: no check, running for years).
 API_TOO_LARGE = {
+    "kcell_map_correct, 1e13 releases": (_kcell_map_correct, {"releases": 10**13},
+                                         r"^releases: 10000000000000 simulated releases"),
+    "kcell_map_correct, 1e9 releases": (_kcell_map_correct, {"releases": 10**9}, "releases"),
     "nested exact_posterior, rho 1e-6": (_nested_exact, {"rhos": [1e-6] * 3},
                                          r"^rhos, siblings: the nested-levels windows"),
     "nested gibbs_sample, rho 1e-6": (_nested_gibbs, {"rhos": [1e-6] * 3},
@@ -199,7 +209,7 @@ API_TOO_LARGE = {
 def test_api_sizes_are_refused_before_allocating(case, monkeypatch):
     call, kwargs, message = API_TOO_LARGE[case]
     monkeypatch.delenv(LIMIT_ENV, raising=False)
-    small = {"n_cells": 3, "persons": 10, "rhos": [0.5] * 3}
+    small = {"n_cells": 3, "persons": 10, "rhos": [0.5] * 3, "releases": 10}
     call(**{**kwargs, **{key: small[key] for key in kwargs if key in small}})  # imports, warm
     tracemalloc.start()
     try:
