@@ -32,8 +32,17 @@ from dprisk.inference.product.monte_carlo_risk import MAX_BLOCKS, inverse_binomi
 from dprisk.inference.product.projection_kernels import project_floor
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator, sample
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import check_work
 
 __all__ = ["McLikelihood", "product_likelihood_mc", "rounding_probability"]
+
+#: Bytes per simulated release and block while one hypothesis is simulated (noise, noisy
+#: blocks, floors and the match; measured 20-36, rounded up).
+DRAW_BLOCK_BYTES = 40
+#: Work steps (:mod:`dprisk.runtime.work_limit`) per simulated release and block plus one (the
+#: parent): measured 55-170 for d = 1..200, rounded up.
+DRAW_BLOCK_STEPS = 150
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,8 @@ def product_likelihood_mc(product, rho1, rho2, others, m=0, invariant="none", *,
     rho1, rho2, others, m, invariant
         As in :func:`dprisk.inference.product.exact.product_table`.
     draws : int (draws >= 2)
-        Simulated releases per hypothesis.
+        Simulated releases per hypothesis; refused above the memory limit
+        (:data:`DRAW_BLOCK_BYTES` per release and block) or the work limit, before any draw.
     random_seed : int or numpy Generator, optional
 
     Returns
@@ -130,6 +140,10 @@ def product_likelihood_mc(product, rho1, rho2, others, m=0, invariant="none", *,
         raise ValueError(f"others: d = {others.size} other blocks; the Monte Carlo allows d <= "
                          f"{MAX_BLOCKS - 1} (the tie-break weights 1 / C(d + 1, r) leave the "
                          f"float64 range beyond)")
+    blocks = others.size + 1
+    what = f"{draws} simulated releases x 2 hypotheses of {blocks} blocks"
+    check_memory(float(draws) * DRAW_BLOCK_BYTES * blocks, parameter="draws", what=what)
+    check_work(2.0 * draws * DRAW_BLOCK_STEPS * (blocks + 1), parameter="draws", what=what)
     rng = as_generator(random_seed, "random_seed")
     estimates, errors = [], []
     for k in (m, m + 1):

@@ -46,6 +46,31 @@ def test_refused(product, match):
         product_likelihood_mc(product, 0.5, 0.5, [1], draws=10)
 
 
+@pytest.mark.parametrize(("others", "draws", "match"), [
+    ([1], 10**13, r"^draws: 10000000000000 simulated releases x 2 hypotheses of 2 blocks needs "
+                  r"about .* of memory"),  # before: numpy's MemoryError (146 TiB)
+    ([1] * 27, 10**8, r"^draws: 100000000 simulated releases .* of memory"),
+    ([1], 5 * 10**9, r"^draws: .* steps of work"),  # with 1 TiB of memory: the work limit
+    ([1] * 1000, 10, r"^others: d = 1000 other blocks; the Monte Carlo allows d <= 999"),
+])
+def test_sizes_refused_before_simulating(others, draws, match, monkeypatch):
+    import tracemalloc
+
+    monkeypatch.delenv("DPRISK_MEMORY_LIMIT", raising=False)
+    monkeypatch.delenv("DPRISK_WORK_LIMIT", raising=False)
+    if "work" in match:
+        monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1TiB")
+    product = [len(others) + 1, 1, *[1] * len(others)]
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match):
+            product_likelihood_mc(product, 0.5, 0.5, others, draws=draws, random_seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024**2
+
+
 def test_rounding_probability_equals_the_enumerated_outcomes():
     """The closed form 1 / C(|A|, r) of the one matching subset equals the sum over the
     enumerated outcomes (``rounding_outcomes``, 2**B patterns) for every outcome and for
