@@ -296,6 +296,21 @@ def test_gibbs_is_reproducible_and_seeded():
     assert not np.array_equal(a.x, c.x)
 
 
+def test_gibbs_reports_the_seed_it_drew():
+    """Without a seed the run draws one and reports it (before: no seed anywhere, the draws
+    could not be reproduced); the DataTree records it; a Generator reports none."""
+    a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2)
+    assert isinstance(a.random_seed, int) and a.random_seed >= 0
+    again = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=a.random_seed)
+    np.testing.assert_array_equal(a.x, again.x)
+    assert again.random_seed == a.random_seed
+    assert nested_gibbs.to_datatree(a)["posterior"].attrs["random_seed"] == a.random_seed
+    generator = np.random.default_rng(1)
+    b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=generator)
+    assert b.random_seed is None
+    assert "random_seed" not in nested_gibbs.to_datatree(b)["posterior"].attrs
+
+
 def test_gibbs_point_mass_level_is_constant():
     samples = ml.gibbs_sample([2, 6, 11], [4, 6], **H3, prior=["improper", "point:9"],
                               draws=500, chains=2, random_seed=0)
