@@ -23,6 +23,7 @@ use independent draws from ``random_seed``. Noise from the fast vectorised sampl
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +32,7 @@ from dprisk.inference.product.exact import check_product_inputs
 from dprisk.inference.product.monte_carlo_risk import MAX_BLOCKS, inverse_binomials
 from dprisk.inference.product.projection_kernels import project_floor
 from dprisk.models.checks import check_count, check_positive_int
-from dprisk.models.mechanism.dg_sampling import as_generator, sample
+from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed, sample
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
@@ -57,11 +58,15 @@ class McLikelihood:
         Their Monte Carlo standard errors.
     draws : int
         Draws per hypothesis.
+    random_seed : int or None
+        The integer seed of the run (drawn when none was given; None when a numpy Generator
+        was passed): the same seed gives the same estimates.
     """
 
     likelihood: np.ndarray
     mcse: np.ndarray
     draws: int
+    random_seed: int | None = None
 
 
 def _draw_probabilities(counts: np.ndarray, rho1: float, rho2: float, product: np.ndarray,
@@ -123,6 +128,7 @@ def product_likelihood_mc(product, rho1, rho2, others, m=0, invariant="none", *,
         Simulated releases per hypothesis; refused above the memory limit
         (:data:`DRAW_BLOCK_BYTES` per release and block) or the work limit, before any draw.
     random_seed : int or numpy Generator, optional
+        Seed of the simulation; without one, a seed is drawn, used and reported.
 
     Returns
     -------
@@ -144,11 +150,14 @@ def product_likelihood_mc(product, rho1, rho2, others, m=0, invariant="none", *,
     what = f"{draws} simulated releases x 2 hypotheses of {blocks} blocks"
     check_memory(float(draws) * DRAW_BLOCK_BYTES * blocks, parameter="draws", what=what)
     check_work(2.0 * draws * DRAW_BLOCK_STEPS * (blocks + 1), parameter="draws", what=what)
+    if random_seed is None:  # draw one, use it and report it: every random result reproducible
+        random_seed = resolve_random_seed(None)
     rng = as_generator(random_seed, "random_seed")
+    seed = int(random_seed) if isinstance(random_seed, numbers.Integral) else None
     estimates, errors = [], []
     for k in (m, m + 1):
         counts = np.concatenate([[k], others]).astype(np.int64)
         f = _draw_probabilities(counts, rho1, rho2, product, invariant, draws, rng)
         estimates.append(f.mean())
         errors.append(f.std(ddof=1) / np.sqrt(draws))
-    return McLikelihood(np.array(estimates), np.array(errors), draws)
+    return McLikelihood(np.array(estimates), np.array(errors), draws, seed)

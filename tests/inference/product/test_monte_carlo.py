@@ -117,3 +117,17 @@ def test_agrees_with_the_closed_sum_beyond_the_pattern_table():
         assert np.all(np.abs(got.likelihood - want) <= bound), (row, got, want)
         hits += int(np.all(got.likelihood > 0))
     assert hits >= 3
+
+
+def test_the_seed_is_reported():
+    """Without a seed one is drawn and reported (before: McLikelihood had no seed, the estimate
+    could not be reproduced); a numpy Generator reports none."""
+    product = [3, 1, 2]
+    a = product_likelihood_mc(product, 0.5, 0.5, [2], draws=500)
+    assert isinstance(a.random_seed, int) and a.random_seed >= 0
+    b = product_likelihood_mc(product, 0.5, 0.5, [2], draws=500, random_seed=a.random_seed)
+    np.testing.assert_array_equal(a.likelihood, b.likelihood)
+    assert b.random_seed == a.random_seed
+    c = product_likelihood_mc(product, 0.5, 0.5, [2], draws=500,
+                              random_seed=np.random.default_rng(0))
+    assert c.random_seed is None
