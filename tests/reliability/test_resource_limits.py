@@ -170,6 +170,16 @@ def _nested_exact(**kwargs):
     return exact_posterior([1, 2, 3], [1, 2], siblings=[3, 3], **kwargs)
 
 
+def _nested_exact_releases(releases):
+    import numpy as np
+
+    from dprisk.inference.nested.exact import exact_posterior
+
+    return exact_posterior(np.zeros((releases, 3), dtype=np.int8),
+                           np.zeros((releases, 2), dtype=np.int8), rhos=[0.1] * 3,
+                           siblings=[3, 3])
+
+
 def _nested_gibbs(**kwargs):
     from dprisk.inference.nested.gibbs import gibbs_sample
 
@@ -194,6 +204,10 @@ API_TOO_LARGE = {
     "kcell_map_correct, 1e9 releases": (_kcell_map_correct, {"releases": 10**9}, "releases"),
     "nested exact_posterior, rho 1e-6": (_nested_exact, {"rhos": [1e-6] * 3},
                                          r"^rhos, siblings: the nested-levels windows"),
+    # before: about 135 us and 2.7 kB a release, 10**7 releases: 23 min, then MemoryError
+    "nested exact_posterior, 1e6 releases": (_nested_exact_releases, {"releases": 10**6},
+                                             r"^x_stars, y_stars: the level posteriors of "
+                                             r"1000000 release"),
     "nested gibbs_sample, rho 1e-6": (_nested_gibbs, {"rhos": [1e-6] * 3},
                                       r"^rhos, siblings: the nested-levels windows"),
     "synthesize, 1e12 persons": (_synthesize, {"persons": 10**12, "seed": 1},
