@@ -566,3 +566,24 @@ def test_scalar_results_are_python_floats():
     assert type(post.prob_x1) is float and round(post.prob_x1, 5) == round(post.prob_x1, 5)
     two = ml.exact_posterior([1, 4], [3], rhos=[0.3, 0.2], siblings=[5])
     assert type(two.prob_x1) is float
+
+
+def test_pymc_refuses_a_prior_the_exact_windows_refuse():
+    """Log weights 1e-4 (k2 - k1)^2 (log_weight_max = 1e6) pass the 4096-value probe but
+    outgrow the likelihood at rho = 1e-5: the posterior has no finite mass. Exact and Gibbs
+    refuse (their windows cannot hold it); before the fix method="pymc" sampled it and
+    reported P[X1 = 1 | D] = 0.004."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def growing(k2, k1):
+        return np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
+
+    prior = UserPrior(growing, is_proper=False, log_weight_max=1e6)
+    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1],
+              "prior": prior}
+    for method in ("exact", "gibbs", "pymc"):
+        with pytest.raises(GridTooNarrowError, match="leave out up to inf"):
+            ml.posterior_summary(**kwargs, method=method, draws=20, tune=20, chains=2,
+                                 random_seed=1)
