@@ -79,6 +79,7 @@ call are not.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,7 @@ from scipy import optimize, sparse
 from dprisk.inference.product.histogram_rounding import ROUNDINGS, round_children
 from dprisk.inference.product.projection_kernels import project_floor_rows
 from dprisk.models.checks import check_count, check_rho
-from dprisk.models.mechanism.dg_sampling import as_generator, sample
+from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed, sample
 
 __all__ = [
     "INVARIANTS",
@@ -174,9 +175,15 @@ def regular_tree(fanout, rhos) -> HistogramTree:
 
 @dataclass(frozen=True)
 class TreeProduct:
-    """The integer product of every level (root first), each ``(n_nodes, K)`` int64."""
+    """The integer product of every level (root first), each ``(n_nodes, K)`` int64.
+
+    ``random_seed``: the integer seed of the rounding tie-breaks (drawn by :func:`top_down`
+    when none was given; None when a numpy Generator was passed): the same seed gives the
+    same product.
+    """
 
     levels: tuple
+    random_seed: int | None = None
 
 
 def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None = None,
@@ -354,7 +361,8 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
     rounding : {"milp", "largest-remainder"}
         As ``method`` of :func:`round_children`.
     random_seed : int or Generator, optional
-        Source of the rounding tie-breaks.
+        Source of the rounding tie-breaks; without one, a seed is drawn, used and reported
+        (``TreeProduct.random_seed``).
 
     Returns
     -------
@@ -369,7 +377,10 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
         raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
+    if random_seed is None:  # draw one, use it and report it: every random result reproducible
+        random_seed = resolve_random_seed(None)
     rng = as_generator(random_seed, "random_seed")
+    seed = int(random_seed) if isinstance(random_seed, numbers.Integral) else None
     if len(noisy) != tree.n_levels:
         raise ValueError(f"noisy must hold one array per level ({tree.n_levels})")
     if weights is not None:
@@ -407,7 +418,7 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
             solved[kids] = round_children(z, levels[-1][u], totals=totals, method=rounding,
                                           random_seed=rng)
         levels.append(solved)
-    return TreeProduct(tuple(levels))
+    return TreeProduct(tuple(levels), seed)
 
 
 # --------------------------------------------------------------------------- batches

@@ -208,3 +208,18 @@ def test_top_down_names_its_own_parameters(kwargs, match):
         ht.top_down(tree, noisy, **kwargs)
     product = ht.top_down(tree, noisy, weights=[None, [1.0, 2.0]])
     assert product.levels[1].sum() == 3
+
+
+def test_top_down_reports_the_seed_of_its_tie_breaks():
+    """A tie (two cells of 1 under a total of 1) is broken at random: without a seed the
+    product varied from call to call and no seed was reported (before the fix)."""
+    tree = ht.HistogramTree(((0, 0),), (0.5, 0.4))
+    noisy = [np.array([[1]]), np.array([[1], [1]])]
+    for rounding in ("milp", "largest-remainder"):
+        a = ht.top_down(tree, noisy, rounding=rounding)
+        assert isinstance(a.random_seed, int) and a.random_seed >= 0
+        for _ in range(5):
+            again = ht.top_down(tree, noisy, rounding=rounding, random_seed=a.random_seed)
+            np.testing.assert_array_equal(again.levels[1], a.levels[1])
+    generator = np.random.default_rng(0)
+    assert ht.top_down(tree, noisy, random_seed=generator).random_seed is None
