@@ -28,15 +28,28 @@ __all__ = [
 RHO_MAX = 1e100
 
 
+def _bool_sequence(value) -> bool:
+    """Whether ``value`` is a list or tuple that numpy reads as booleans (``[True, False]``)."""
+    if not isinstance(value, (list, tuple)):
+        return False
+    try:
+        return np.asarray(value).dtype == bool
+    except (TypeError, ValueError):  # ragged: refused or converted by the caller's own path
+        return False
+
+
 def _as_float_array(value, name: str, *, nonempty: bool = False) -> np.ndarray:
     """``value`` as a float array, naming ``name`` when refused.
 
-    Refused: booleans, strings, object arrays, and (with ``nonempty``) empty arrays.
+    Refused: booleans (lists of them too), strings, object arrays, and (with ``nonempty``)
+    empty arrays.
     """
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a number, got {value!r}")
     if isinstance(value, np.ndarray) and value.dtype.kind in "bOSUV":
         raise TypeError(f"{name} must be numbers, got an array of dtype {value.dtype}")
+    if _bool_sequence(value):
+        raise TypeError(f"{name} must be numbers, got booleans {value!r}")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -161,7 +174,7 @@ def check_count(value, name: str, *, minimum: int | None = None,
     """
     if isinstance(value, (bool, np.bool_)) or (
         isinstance(value, np.ndarray) and value.dtype == bool
-    ):
+    ) or _bool_sequence(value):
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if (isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size
             and value.dtype.itemsize <= 8 - (value.dtype.kind == "u")):

@@ -17,6 +17,7 @@ budget for a risk target, accounting. :func:`build_app` returns the page for one
 from __future__ import annotations
 
 import gc
+import numbers
 import threading
 
 import panel as pn
@@ -211,6 +212,28 @@ def _start_sampling_workers() -> None:
         pass
 
 
+#: The values of :func:`serve`'s ``auth``.
+AUTH_MODES = ("auto", "token", "basic", "none")
+
+
+def _check_serve_options(port, host, auth, max_jobs, page_loads) -> None:
+    """The rules of ``dprisk explore``'s options for :func:`serve`'s own arguments."""
+    def integer(value) -> bool:
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+    if not integer(port) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be an integer in 1..65535, got {port!r}")
+    if not isinstance(host, str) or not host.strip():
+        raise ValueError(f"host must be a host name or address, got {host!r}")
+    if auth not in AUTH_MODES:
+        raise ValueError(f"auth must be one of {', '.join(AUTH_MODES)}, got {auth!r}")
+    if max_jobs is not None and (not integer(max_jobs) or max_jobs < 1):
+        raise ValueError(f"max_jobs must be None or an integer >= 1, got {max_jobs!r}")
+    if page_loads is not None and (not integer(page_loads) or page_loads < 0):
+        raise ValueError(f"page_loads must be None or an integer >= 0 (0: no limit), got "
+                         f"{page_loads!r}")
+
+
 def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = True,
           prior_dir=None, allow_origin=(), auth: str = "auto", users: dict | None = None,
           max_jobs: int | None = None, page_loads: int | None = None) -> None:
@@ -224,7 +247,15 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
     ``page_loads``: page loads (and websocket connections) per client address per minute
     (default :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
+
+    Raises
+    ------
+    ValueError
+        Before anything starts, naming the parameter: ``port`` outside 1..65535, an empty
+        ``host``, ``auth`` not one of auto, token, basic, none, ``max_jobs < 1`` or
+        ``page_loads < 0`` (the rules of ``dprisk explore``'s options).
     """
+    _check_serve_options(port, host, auth, max_jobs, page_loads)
     import secrets
 
     from dprisk.explore.access import (

@@ -314,6 +314,28 @@ class LiveView:
         return self.layout._repr_mimebundle_(include, exclude)
 
 
+def _check_live_arguments(view, ranges, parameters: dict) -> None:
+    """The checks of :func:`live` (each message names ``view`` or the ``ranges`` entry)."""
+    if not callable(view):
+        raise TypeError(f"view must be a callable view(**parameters), got {view!r}")
+    if ranges is None:
+        return
+    if not isinstance(ranges, dict):
+        raise TypeError(f"ranges must be a dict {{name: (start, end)}}, got {ranges!r}")
+    for name, bounds in ranges.items():
+        value = parameters.get(name)
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"ranges[{name!r}] names no numeric parameter of the view (the "
+                             f"parameters: {', '.join(parameters) or 'none'})")
+        try:
+            start, end = (float(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise ValueError(f"ranges[{name!r}] must be two numbers (start, end), got "
+                             f"{bounds!r}") from None
+        if not (math.isfinite(start) and math.isfinite(end) and start < end):
+            raise ValueError(f"ranges[{name!r}] must be finite with start < end, got {bounds!r}")
+
+
 def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
     """Live controls for ``view(**parameters)``; display the result in a notebook cell.
 
@@ -340,8 +362,14 @@ def live(view, *, ranges: dict | None = None, **parameters) -> LiveView:
     dprisk.runtime.settings.SettingError
         A ``ValueError``: ``DPRISK_LIVE`` set to something other than ``live`` or ``static``
         (:mod:`dprisk.runtime.settings`, where every ``DPRISK_*`` variable is read).
+    TypeError, ValueError
+        ``view`` not callable; a ``ranges`` entry that names no numeric parameter or is not
+        two finite numbers ``start < end`` (naming the entry), checked before any control
+        is built.
     """
     from dprisk.runtime.settings import setting
+
+    _check_live_arguments(view, ranges, parameters)
 
     if setting(STATIC_ENV) == "static":
         return StaticView(view, parameters, ranges, build=False)

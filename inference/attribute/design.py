@@ -58,11 +58,17 @@ from dprisk.models.mechanism.discrete_gaussian import (
     support_halfwidth_kernel,
 )
 from dprisk.models.numerics import check_tail_mass, logsumexp
-from dprisk.models.priors.histogram import check_cell_prior, check_true_cell, uniform_prior
+from dprisk.models.priors.histogram import (
+    check_cell_prior,
+    check_n_cells,
+    check_true_cell,
+    uniform_prior,
+)
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
 __all__ = [
+    "CELL_BYTES",
     "LOG_LAMBDA_STEP",
     "check_design_cost",
     "design_cost",
@@ -80,6 +86,9 @@ __all__ = [
 LOG_LAMBDA_STEP = 0.1
 #: Cells of one (lambda, group, lag) table of :func:`expected_true_posterior` (32 MiB).
 _GROUP_CHUNK_CELLS = 2**22
+#: Bytes per cell of a design measure (the prior, its logs and the exact kernels' arrays;
+#: measured peak about 40 bytes per cell, rounded up).
+CELL_BYTES = 64
 
 
 def design_cost(rho: float, prior: np.ndarray, true_cell: int, tail_mass: float, *,
@@ -132,6 +141,9 @@ def _design_args(rho, n_cells, prior, true_cell, tail_mass):
     rho = check_rho(rho, "rho")
     if rho.ndim:
         raise ValueError(f"rho must be a single number > 0, got shape {rho.shape}")
+    if prior is None:  # the K cells' arrays, refused before the uniform prior is made
+        n_cells = check_n_cells(n_cells)
+        check_memory(n_cells * CELL_BYTES, parameter="n_cells", what=f"{n_cells} cells")
     prior = uniform_prior(n_cells) if prior is None else check_cell_prior(prior, n_cells)
     true_cell = check_true_cell(true_cell, prior)
     return rho, prior, true_cell, check_tail_mass(tail_mass)

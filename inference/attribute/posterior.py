@@ -81,8 +81,27 @@ def log_cell_posterior(release: np.ndarray, known: np.ndarray, rho, log_prior: n
 
 
 def map_cell(log_posterior: np.ndarray) -> np.ndarray:
-    """Index of the largest log posterior along the last axis (lowest index among ties)."""
-    return scalar_result(np.argmax(log_posterior, axis=-1))
+    """Index of the largest log posterior along the last axis (lowest index among ties).
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming ``log_posterior``: no cell on the last axis, NaN (``np.argmax`` would return
+        the first NaN's index), or not numbers; ``-inf`` (a cell of prior 0) is allowed.
+    """
+    if isinstance(log_posterior, (str, bytes)) or (
+            isinstance(log_posterior, np.ndarray) and log_posterior.dtype.kind in "bOSUV"):
+        raise TypeError(f"log_posterior must be numbers, got {log_posterior!r}")
+    try:
+        values = np.asarray(log_posterior, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"log_posterior must be numbers, got {log_posterior!r}") from None
+    if values.ndim == 0 or values.shape[-1] == 0:
+        raise ValueError(f"log_posterior must hold at least one cell on its last axis, got "
+                         f"shape {values.shape}")
+    if np.isnan(values).any():
+        raise ValueError("log_posterior must not be NaN (allowed: numbers and -inf)")
+    return scalar_result(np.argmax(values, axis=-1))
 
 
 @dataclass(frozen=True)

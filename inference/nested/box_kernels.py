@@ -38,8 +38,10 @@ from dprisk.inference.kernels.table_kernels import GridTooNarrowError
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, log_gauss_tail, logsumexp
 from dprisk.models.scenario import Scenario
+from dprisk.runtime.memory_limit import check_memory
 
 __all__ = [
+    "BOX_CELL_BYTES",
     "MAX_WIDTH",
     "NESTED_RHO_MAX",
     "Box",
@@ -53,6 +55,10 @@ __all__ = [
 
 #: Largest window (values per level and release) before giving up.
 MAX_WIDTH = 2048
+#: Bytes per pairwise cell ``(k_{l-1}, k_l)`` of a box and release while its factors and
+#: messages are built (the pair factors kept, one level's temporaries; measured peak about
+#: 31 bytes at h = 3, rounded up).
+BOX_CELL_BYTES = 48
 #: Largest rho of a level the nested-levels tables take (measured exact to 1e20; above about
 #: 1e30 the windows fail): larger ones are refused, stating the range.
 NESTED_RHO_MAX = 1e15
@@ -209,6 +215,9 @@ class Box:
             widths.append(width)
         self.start, self.width = starts, widths
         self.cells = int(sum(widths[i - 1] * widths[i] for i in range(1, h)))
+        # A tiny rho makes the windows wide before any widening: refused before allocating.
+        check_memory(float(BOX_CELL_BYTES) * n * self.cells, parameter="rhos, siblings",
+                     what=f"the nested-levels windows of widths {widths} for {n} release(s)")
 
         # Factors on the box.
         rhos, pair = params.rhos, params.pair_precisions

@@ -48,11 +48,19 @@ from dprisk.inference.two_level.exact import two_level_posterior
 from dprisk.inference.two_level.level_form import NestedPosterior, from_two_level
 from dprisk.models.numerics import check_tail_mass, logsumexp
 from dprisk.models.scenario import Release, Scenario, nested_scenario
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import check_work
 
 __all__ = ["NestedPosterior", "exact_posterior", "from_two_level", "nested_posterior"]
 
 #: Target number of pairwise cells per vectorised chunk of releases.
 _CHUNK_CELLS = 2**20
+#: Bytes per release and window value (summed over the levels) of the kept level pmfs (the
+#: chunks' marginals, the joined and the renormalised pmfs): measured 33-37, rounded up.
+LEVEL_VALUE_BYTES = 48
+#: Work steps (:mod:`dprisk.runtime.work_limit`) per release and pairwise cell of its first
+#: window: measured 20-23 at h = 3 and 5, rounded up.
+PAIR_CELL_STEPS = 40
 
 
 def exact_posterior(
@@ -112,6 +120,12 @@ def nested_posterior(release: Release, params: Scenario, tail_mass: float) -> Ne
     shape = release.shape
     h, n = params.h, len(xs)
     base = grid_structure(params, tail_mass)[2]
+    first = [2] + [2 * k + 5 for k in widened(base, 0)[1:]]  # the first windows, as below
+    what = f"the level posteriors of {n} release(s) on windows of {first} values"
+    check_memory(float(LEVEL_VALUE_BYTES) * n * sum(first), parameter="x_stars, y_stars",
+                 what=what)
+    check_work(float(PAIR_CELL_STEPS) * n * sum(first[i - 1] * first[i] for i in range(1, h)),
+               parameter="x_stars, y_stars", what=what)
     log_branch = np.empty((n, 2))
     neglected = np.empty(n)
     cells = np.empty(n, dtype=np.int64)

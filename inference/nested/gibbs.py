@@ -22,6 +22,7 @@ variables, so Gibbs and PyMC results compare by name.
 
 from __future__ import annotations
 
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.inference.nested.box_kernels import checked_box
 from dprisk.inference.two_level.gibbs import gibbs_draws
 from dprisk.models.builders.nested import x_var_name
+from dprisk.models.mechanism.dg_sampling import resolve_random_seed
 from dprisk.models.numerics import check_tail_mass, expit
 from dprisk.models.scenario import Release, Scenario, nested_scenario
 from dprisk.runtime.renamed import renamed_attributes
@@ -48,11 +50,14 @@ _SWEEP_BLOCK = 1024
 class NestedDraws(NamedTuple):
     """Draws of :func:`gibbs_sample`: ``x`` (int64) of shape ``(h, chains, draws)``.
 
-    ``x[ℓ - 1]`` holds the draws of ``X_ℓ``; ``x[0]`` is ``m`` or ``m + 1``.
+    ``x[ℓ - 1]`` holds the draws of ``X_ℓ``; ``x[0]`` is ``m`` or ``m + 1``. ``random_seed``
+    is the integer seed of the run (drawn when none was given; None when a numpy Generator
+    was passed): the same seed gives the same draws.
     """
 
     x: np.ndarray
     known: int
+    random_seed: int | None = None
 
     def level(self, level: int) -> np.ndarray:
         """Draws of ``X_level`` (1..h), shape ``(chains, draws)``."""
@@ -108,19 +113,23 @@ def gibbs_sample(
     tune : int (>= 0)
         Sweeps discarded at the start of every chain.
     random_seed : int, numpy.random.Generator or None
-        Source of randomness (``np.random.default_rng(random_seed)``).
+        Source of randomness (``np.random.default_rng(random_seed)``). Without one, a seed is
+        drawn, used and reported (``NestedDraws.random_seed``).
 
     Returns
     -------
     NestedDraws
-        ``x`` of shape ``(h, chains, draws)``.
+        ``x`` of shape ``(h, chains, draws)``; ``random_seed`` the integer seed used.
     """
     scenario = nested_scenario(scenario, **parameters)
     release = Release.nested(x_stars, y_stars, h=scenario.h)
     release.one("gibbs_sample")
     tail_mass = check_tail_mass(tail_mass)
+    if random_seed is None:  # draw one, use it and report it: every random result reproducible
+        random_seed = resolve_random_seed(None)
     run = run_options(draws, chains, tune, random_seed)
-    return nested_draws(release, scenario, **run, tail_mass=tail_mass)
+    seed = int(random_seed) if isinstance(random_seed, numbers.Integral) else None
+    return nested_draws(release, scenario, **run, tail_mass=tail_mass)._replace(random_seed=seed)
 
 
 def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int, tune: int,
@@ -200,14 +209,16 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
 def to_datatree(samples: NestedDraws, *, attrs: dict | None = None):
     """Draws as a DataTree: group ``posterior`` with ``X1 … Xh`` (chain, draw) and ``attrs``.
 
-    ``known`` is recorded in the attributes (read by
-    :func:`dprisk.validation.crosschecks.diagnostics.convergence_report`) unless ``attrs`` gives it.
+    ``known`` (read by :func:`dprisk.validation.crosschecks.diagnostics.convergence_report`)
+    and the run's integer ``random_seed`` (when known) are recorded in the attributes unless
+    ``attrs`` gives them.
     """
     x = np.asarray(samples.x)
+    seed = {} if samples.random_seed is None else {"random_seed": int(samples.random_seed)}
     return draws_datatree(
         {x_var_name(level): x[level - 1] for level in range(1, x.shape[0] + 1)},
         sampler="exact Gibbs, systematic scan (dprisk.inference.nested.gibbs)",
-        attrs={"known": int(samples.known), **(attrs or {})},
+        attrs={"known": int(samples.known), **seed, **(attrs or {})},
     )
 
 

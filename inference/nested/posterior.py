@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS, MAX_PRECISION
 from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
-from dprisk.inference.nested.box_kernels import MAX_WIDTH
+from dprisk.inference.nested.box_kernels import MAX_WIDTH, NESTED_RHO_MAX
 from dprisk.inference.nested.exact import NestedPosterior, exact_posterior, nested_posterior
 from dprisk.inference.nested.gibbs import (
     NestedDraws,
@@ -139,8 +139,24 @@ def summarize_posterior(
                                progress=progressbar)
         result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
     else:
+        if _tables_check_user_priors(scenario):
+            # PyMC's Metropolis evaluates a user prior only where it walks: check its weights
+            # on the windows the exact and Gibbs methods certify, refusing as they refuse
+            nested_posterior(release, scenario, tail_mass)
         result = _pymc_draws(scenario, release, draws, chains, tune, random_seed, progressbar)
     return summarize(result, scenario, method, release)
+
+
+def _tables_check_user_priors(scenario: Scenario) -> bool:
+    """Whether ``scenario`` has a user prior and exact tables (within their rho limits).
+
+    The limits: :data:`NESTED_RHO_MAX`, and ``MAX_PRECISION`` of ``rho2 + rho1/d`` at h = 2.
+    """
+    if all(prior.values_checked for prior in scenario.priors):
+        return False
+    if max(scenario.rhos) > NESTED_RHO_MAX:
+        return False
+    return scenario.h > 2 or scenario.precision <= MAX_PRECISION
 
 
 def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, random_seed,

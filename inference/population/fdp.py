@@ -97,9 +97,19 @@ def success_bound(kappa, variance) -> np.ndarray:
         :math:`\max_c \pi_c` of each person's prior.
     variance : float array (> 0), broadcast to ``kappa``
         :math:`\sigma^2` of each person's cells (computed once per distinct value).
+
+    Raises
+    ------
+    ValueError
+        A ``kappa`` outside ``(0, 1]`` (NaN included: no prior's largest share) or a
+        ``variance`` that is not a finite number > 0, naming it.
     """
     kappa, variance = np.broadcast_arrays(np.asarray(kappa, dtype=np.float64),
                                           np.asarray(variance, dtype=np.float64))
+    outside = ~((kappa > 0) & (kappa <= 1))
+    if outside.any():
+        raise ValueError(f"kappa must be in (0, 1] (a prior's largest share; allowed range: "
+                         f"0 < kappa <= 1), got {float(kappa[outside].flat[0])!r}")
     out = np.empty(kappa.shape)
     values, inverse = np.unique(variance, return_inverse=True)
     inverse = inverse.reshape(kappa.shape)

@@ -164,7 +164,7 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
         Tract GEOIDs placed in the AIAN branch (``nmf`` only).
     drift : bool
         Vary integer widths and ``sign`` between partitions (``nmf``, :mod:`.nmf_write`).
-    group_blocks : int
+    group_blocks : int (>= 1)
         Blocks per group of whole tracts (memory; the output does not depend on it).
     progress : callable, optional
         Called with the number of blocks of each group once it is written.
@@ -177,6 +177,10 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    # 0 made no group: nothing written, then a FileNotFoundError reading the table back
+    if isinstance(group_blocks, bool) or not isinstance(group_blocks, (int, np.integer)) \
+            or group_blocks < 1:
+        raise ValueError(f"group_blocks must be an integer >= 1, got {group_blocks!r}")
     out_dir = Path(out_dir)
     geoids, block_index, cell = block_counts(persons)
     order = np.argsort(block_index, kind="stable")

@@ -26,6 +26,7 @@ import hashlib
 import io
 import itertools
 import json
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +61,13 @@ RESULT_VERSION = "1"
 
 def partition_size(partition_persons: int | None) -> int:
     """Persons per partition: ``partition_persons``, :data:`PARTITION_PERSONS` by default."""
-    size = PARTITION_PERSONS if partition_persons is None else int(partition_persons)
-    if size < 1:
+    if partition_persons is None:
+        return PARTITION_PERSONS
+    # int() would truncate 1.5 and read True as 1
+    if isinstance(partition_persons, (bool, np.bool_)) \
+            or not isinstance(partition_persons, numbers.Integral) or partition_persons < 1:
         raise ValueError(f"partition_persons must be an integer >= 1, got {partition_persons!r}")
-    return size
+    return int(partition_persons)
 
 
 def tract_cuts(counts: np.ndarray, size: int) -> list[int]:

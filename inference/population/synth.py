@@ -44,9 +44,11 @@ import numpy as np
 
 from dprisk.inference.population.categories import BAND_EDGES, N_CATEGORIES, N_CENRACE
 from dprisk.runtime.ascii_numbers import ascii_digits
+from dprisk.runtime.memory_limit import check_memory
 
 __all__ = [
     "BLOCK_CONCENTRATION",
+    "BYTES_PER_PERSON",
     "GQ_ADULT_SHARE",
     "GQ_BLOCK_SHARE",
     "GQ_TYPE_SHARES",
@@ -60,6 +62,8 @@ __all__ = [
     "write_persons",
 ]
 
+#: Bytes per person while the population is drawn (columns, GEOID strings, temporaries).
+BYTES_PER_PERSON = 200
 #: Persons (thousands) in blocks of each size band, 2010 Census (reconstruction study table).
 PERSONS_BY_BAND_2010 = (8_070, 67_598, 69_073, 80_021, 42_911, 27_029, 14_043)
 #: Largest block drawn in the open band ``1000+``.
@@ -192,6 +196,13 @@ def synthesize(persons: int, seed: int, *, state: str = "01"):
     state : str
         Two-digit state FIPS code of every GEOID.
 
+    Raises
+    ------
+    ValueError
+        Naming the parameter: ``persons < 1``, ``seed < 0``, a ``state`` that is not two
+        digits; ``persons`` above the memory limit (:class:`dprisk.runtime.memory_limit.
+        MemoryLimitError`, :data:`BYTES_PER_PERSON` a person), before anything is drawn.
+
     Returns
     -------
     pandas.DataFrame
@@ -206,6 +217,8 @@ def synthesize(persons: int, seed: int, *, state: str = "01"):
         raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
     if not ascii_digits(state, 2):
         raise ValueError(f"state must be a two-digit FIPS code, got {state!r}")
+    check_memory(BYTES_PER_PERSON * int(persons), parameter="persons",
+                 what=f"a population of {persons} persons")
     rng = np.random.default_rng(seed)
     sizes = block_sizes(int(persons), rng)
     geoids = _geoids(sizes, state, rng)

@@ -75,6 +75,7 @@ from dprisk.inference.product.projection_kernels import (
 )
 from dprisk.models.checks import check_count, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
+from dprisk.models.numerics import check_tail_mass
 from dprisk.runtime.memory_limit import check_memory, memory_limit
 from dprisk.runtime.work_limit import check_work, work_limit
 
@@ -350,7 +351,7 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
         The target block's count without the target.
     invariant : {"none", "block-group"}
         Whether the block-group total is held exact.
-    tail_mass : float
+    tail_mass : float (0 < tail_mass <= 1e-3)
         Neglected probability per hypothesis (at most; reported).
 
     Raises
@@ -361,6 +362,7 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
         these rho).
     """
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
+    tail_mass = check_tail_mass(tail_mass)
     d = others.size
     total = int(others.sum())
     totals = (m + total, m + 1 + total)
@@ -457,6 +459,7 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
     Parameters as in :func:`product_table`.
     """
     rho1, rho2, others, m, _ = check_product_inputs(rho1, rho2, others, m, "none")
+    tail_mass = check_tail_mass(tail_mass)
     total = int(others.sum())
     k1, k2 = noisy_cells(rho1, rho2, tail_mass)
     check_noisy(rho1, rho2, tail_mass)

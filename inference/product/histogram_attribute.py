@@ -75,6 +75,8 @@ from dprisk.inference.product.histogram_tree import (
 )
 from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator
+from dprisk.runtime.memory_limit import check_memory
+from dprisk.runtime.work_limit import check_work
 
 __all__ = ["CellTables", "KCellMapCorrect", "cell_tables", "map_accuracy_exact",
            "p_map_correct_exact", "p_map_correct_mc"]
@@ -83,6 +85,13 @@ __all__ = ["CellTables", "KCellMapCorrect", "cell_tables", "map_accuracy_exact",
 SCORE_DECIMALS = 10
 #: Releases post-processed together (memory: about 60 bytes per cell and release).
 _CHUNK = 1000
+#: Bytes kept per simulated release of :func:`p_map_correct_mc` (its four shares, their
+#: differences and the temporaries of the means; measured about 125, rounded up).
+RELEASE_BYTES = 160
+#: Work steps (:mod:`dprisk.runtime.work_limit`) of one simulated release: a fixed part plus
+#: a part per cell of the tree (``K x (d + 2)``); measured 5,000-20,000 steps a release for
+#: K <= 8 and 127 a cell for the 864-cell ED 28-21 (K = 864, d = 1), rounded up.
+RELEASE_STEPS, RELEASE_CELL_STEPS = 10_000, 200
 
 
 @dataclass(frozen=True)
@@ -305,12 +314,23 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
         Seed of the releases and the rounding tie-breaks (reported).
     product_tables, noisy_tables : CellTables, optional
         Precomputed :func:`cell_tables` (computed if not given).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter; ``releases`` above the memory limit (:data:`RELEASE_BYTES` a
+        release) or the work limit (:data:`RELEASE_STEPS` plus :data:`RELEASE_CELL_STEPS`
+        per cell of the tree, per release), before any release is simulated.
     """
     known, others, rho1, rho2 = _check(known, others, rho1, rho2)
     releases = check_positive_int(releases, "releases", minimum=2)
     k = known.size
     if not 0 <= int(target) < k:
         raise ValueError(f"target must be a cell in 0..{k - 1}, got {target}")
+    what = f"{releases} simulated releases of {k} cells x {others.shape[0] + 2} tree nodes"
+    check_memory(float(releases) * RELEASE_BYTES, parameter="releases", what=what)
+    check_work(float(releases) * (RELEASE_STEPS + RELEASE_CELL_STEPS * k * (others.shape[0] + 2)),
+               parameter="releases", what=what)
     product_tables = product_tables or cell_tables(known, others, rho1, rho2)
     noisy_tables = noisy_tables or cell_tables(known, others, rho1, rho2, release="noisy")
     rng = as_generator(int(random_seed), "random_seed")

@@ -79,6 +79,7 @@ call are not.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,7 +88,7 @@ from scipy import optimize, sparse
 from dprisk.inference.product.histogram_rounding import ROUNDINGS, round_children
 from dprisk.inference.product.projection_kernels import project_floor_rows
 from dprisk.models.checks import check_count, check_rho
-from dprisk.models.mechanism.dg_sampling import as_generator, sample
+from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed, sample
 
 __all__ = [
     "INVARIANTS",
@@ -174,9 +175,15 @@ def regular_tree(fanout, rhos) -> HistogramTree:
 
 @dataclass(frozen=True)
 class TreeProduct:
-    """The integer product of every level (root first), each ``(n_nodes, K)`` int64."""
+    """The integer product of every level (root first), each ``(n_nodes, K)`` int64.
+
+    ``random_seed``: the integer seed of the rounding tie-breaks (drawn by :func:`top_down`
+    when none was given; None when a numpy Generator was passed): the same seed gives the
+    same product.
+    """
 
     levels: tuple
+    random_seed: int | None = None
 
 
 def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None = None,
@@ -346,12 +353,16 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
     true_totals : list of ndarray of int, optional
         Every level's node totals (``[c.sum(axis=1) for c in tree.aggregate(leaves)]``);
         needed with ``"total"``.
-    weights : list of ndarray of float, optional
-        Per level, the least-squares weight of every node; default :math:`2\rho_l` for all.
-    solver, rounding
-        As in :func:`solve_children` and :func:`round_children`.
+    weights : list of ndarray of float (> 0), optional
+        Per level (root first, its entry unused), the least-squares weight of every node;
+        default :math:`2\rho_l` for all.
+    solver : {"auto", "projection", "slsqp", "trust-constr"}
+        As ``method`` of :func:`solve_children`.
+    rounding : {"milp", "largest-remainder"}
+        As ``method`` of :func:`round_children`.
     random_seed : int or Generator, optional
-        Source of the rounding tie-breaks.
+        Source of the rounding tie-breaks; without one, a seed is drawn, used and reported
+        (``TreeProduct.random_seed``).
 
     Returns
     -------
@@ -361,9 +372,28 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
         raise ValueError(f"invariant must be one of {', '.join(INVARIANTS)}, got {invariant!r}")
     if invariant == "total" and true_totals is None:
         raise ValueError("invariant 'total' needs true_totals")
+    # named here: solve_children and round_children call theirs ``method``
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
+    if random_seed is None:  # draw one, use it and report it: every random result reproducible
+        random_seed = resolve_random_seed(None)
     rng = as_generator(random_seed, "random_seed")
+    seed = int(random_seed) if isinstance(random_seed, numbers.Integral) else None
     if len(noisy) != tree.n_levels:
         raise ValueError(f"noisy must hold one array per level ({tree.n_levels})")
+    if weights is not None:
+        if isinstance(weights, (str, bytes)) or len(weights) != tree.n_levels:
+            raise ValueError(f"weights must hold one array per level ({tree.n_levels}, the "
+                             f"root's unused), got {weights!r}")
+        weights = [None, *(check_rho(np.asarray(w, dtype=float), "weights", nonempty=True)
+                           for w in list(weights)[1:])]
+        for level in range(1, tree.n_levels):
+            nodes = np.asarray(noisy[level]).shape[0]
+            if weights[level].shape != (nodes,):
+                raise ValueError(f"weights[{level}] must hold one weight > 0 per node of level "
+                                 f"{level} ({nodes}), got shape {weights[level].shape}")
     root_noisy = np.asarray(noisy[0])[0]
     if invariant == "total":
         root_total = int(true_totals[0][0])
@@ -388,7 +418,7 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
             solved[kids] = round_children(z, levels[-1][u], totals=totals, method=rounding,
                                           random_seed=rng)
         levels.append(solved)
-    return TreeProduct(tuple(levels))
+    return TreeProduct(tuple(levels), seed)
 
 
 # --------------------------------------------------------------------------- batches

@@ -94,6 +94,7 @@ __all__ = [
     "LIKELIHOOD_TERM_STEPS",
     "MAX_BLOCKS",
     "ProductRiskMC",
+    "inverse_binomials",
     "log_likelihoods",
     "mc_steps",
     "product_risk_mc",
@@ -202,7 +203,7 @@ class _NoiseTables:
 
 
 @lru_cache(maxsize=4)
-def _inverse_binomials(n_blocks: int) -> np.ndarray:
+def inverse_binomials(n_blocks: int) -> np.ndarray:
     r"""``weight[a, r] = 1 / C(a, r)`` for ``1 <= r < a <= n_blocks``, else 0.
 
     :math:`\exp(\ln r! + \ln (a-r)! - \ln a!)` (relative error about 1e-13 at a = 1000).
@@ -232,7 +233,7 @@ def _block_log_likelihood(outputs: np.ndarray, blocks: np.ndarray, rho1: float,
     half = _window(rho1)
     offsets = np.arange(-half, half + 2, dtype=np.int64)
     width = offsets.size
-    weight = _inverse_binomials(n_blocks)
+    weight = inverse_binomials(n_blocks)
     rows_per_chunk = _rows_per_chunk(width, n_blocks)
     for start in range(0, live.size, rows_per_chunk):
         idx = live[start:start + rows_per_chunk]

@@ -31,7 +31,7 @@ configuration; requests above :data:`MAX_NOISY_CELLS` configuration-cells are re
 from __future__ import annotations
 
 import itertools
-from math import factorial
+from math import comb, factorial
 
 import numpy as np
 
@@ -69,23 +69,39 @@ def split_prior(total_prior, d) -> list[tuple[tuple[int, ...], float]]:
         Every configuration :math:`(y_1, \dots, y_d)` of positive probability.
     """
     d = check_positive_int(d, "d")
-    weights = np.asarray(total_prior, dtype=float)
-    if weights.ndim != 1 or weights.size == 0 or not np.all(np.isfinite(weights)) \
-            or np.any(weights < 0) or weights.sum() <= 0:
-        raise ValueError("total_prior must be a non-empty list of finite weights >= 0 "
-                         "(of Y = 0..U), not all 0")
-    weights = weights / weights.sum()
+    weights = _total_weights(total_prior)
     out = []
     for total, weight in enumerate(weights):
         if weight == 0:
             continue
-        for counts in itertools.product(range(total + 1), repeat=d - 1):
-            if sum(counts) > total:
-                continue
-            y = (*counts, total - sum(counts))
+        # stars and bars: the C(total + d - 1, d - 1) compositions, in lexicographic order
+        for bars in itertools.combinations(range(total + d - 1), d - 1):
+            edges = (-1, *bars, total + d - 1)
+            y = tuple(edges[i + 1] - edges[i] - 1 for i in range(d))
             ways = factorial(total) / np.prod([factorial(c) for c in y]) / d**total
             out.append((y, float(weight * ways)))
     return out
+
+
+def _total_weights(total_prior) -> np.ndarray:
+    """``total_prior`` normalised, after the checks of :func:`split_prior` (naming it)."""
+    message = ("total_prior must be a non-empty list of finite weights >= 0 (of Y = 0..U), "
+               f"not all 0, got {total_prior!r}")
+    if isinstance(total_prior, (str, bytes)):
+        raise ValueError(message)
+    try:
+        weights = np.asarray(total_prior, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+    if weights.ndim != 1 or weights.size == 0 or not np.all(np.isfinite(weights)) \
+            or np.any(weights < 0) or weights.sum() <= 0:
+        raise ValueError(message)
+    return weights / weights.sum()
+
+
+def _count_configs(weights: np.ndarray, d: int) -> int:
+    """How many configurations :func:`split_prior` lists: ``sum_Y C(Y + d - 1, d - 1)``."""
+    return sum(comb(int(total) + d - 1, d - 1) for total in np.flatnonzero(weights))
 
 
 def _merge(outputs: list[np.ndarray], likelihoods: list[np.ndarray]) -> tuple:
@@ -97,23 +113,23 @@ def _merge(outputs: list[np.ndarray], likelihoods: list[np.ndarray]) -> tuple:
     return unique, merged
 
 
-def _noisy_axes(rho1, rho2, configs, m, d, upper) -> list[np.ndarray]:
+def _noisy_axes(rho1, rho2, n_configs: int, m, d, upper) -> list[np.ndarray]:
     """The noisy grid's axes; ValueError naming ``d`` above :data:`MAX_NOISY_CELLS`."""
     k1 = int(support_halfwidth_kernel(rho1, TAIL_MASS / (2 * (d + 1))))
     k2 = int(support_halfwidth_kernel(rho2, TAIL_MASS / 2))
-    axes = [np.arange(m - k1, m + 1 + k1 + 1)] + \
-        [np.arange(-k1, upper + k1 + 1)] * d + [np.arange(m - k2, m + 1 + upper + k2 + 1)]
-    cells = float(np.prod([a.size for a in axes], dtype=float)) * len(configs)
+    sizes = [2 * k1 + 2] + [upper + 2 * k1 + 1] * d + [upper + 2 * k2 + 2]
+    cells = float(np.prod(sizes, dtype=float)) * float(n_configs)
     if cells > MAX_NOISY_CELLS:
         raise ValueError(f"d = {d} other blocks with totals up to {upper} need {cells:.3g} "
                          f"noisy-grid cells (allowed: at most MAX_NOISY_CELLS = "
                          f"{MAX_NOISY_CELLS:.3g}); use fewer blocks, a smaller U or larger rho")
-    return axes
+    return [np.arange(m - k1, m + 1 + k1 + 1)] + \
+        [np.arange(-k1, upper + k1 + 1)] * d + [np.arange(m - k2, m + 1 + upper + k2 + 1)]
 
 
 def _noisy_mixture(rho1, rho2, configs, m, d, upper) -> ReleaseTable:
     """The full noisy vector's mixture likelihood (module notes)."""
-    axes = _noisy_axes(rho1, rho2, configs, m, d, upper)
+    axes = _noisy_axes(rho1, rho2, len(configs), m, d, upper)
     log_z1, log_z2 = dg_log_normalizer(np.asarray(rho1)), dg_log_normalizer(np.asarray(rho2))
 
     def log_phi(x, rho, log_z):
@@ -156,11 +172,13 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
         counts drawn from the adversary's prior.
     """
     d = check_positive_int(d, "d")
-    configs = split_prior(total_prior, d)
+    weights = _total_weights(total_prior)
     rho1, rho2, _, m, invariant = check_product_inputs(rho1, rho2, [0] * d, m, invariant)
     p = float(check_probability(p, "p"))
-    upper = max(sum(y) for y, _ in configs)
-    _noisy_axes(rho1, rho2, configs, m, d, upper)  # refuse before any work
+    upper = int(np.flatnonzero(weights)[-1])
+    # refuse before any work: the configurations are counted, not listed
+    _noisy_axes(rho1, rho2, _count_configs(weights, d), m, d, upper)
+    configs = split_prior(weights, d)
     outputs, likelihoods, neglected = [], [], 0.0
     for y, weight in configs:
         table = product_table(rho1, rho2, list(y), m, invariant)

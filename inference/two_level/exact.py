@@ -35,6 +35,7 @@ from dprisk.inference.kernels.fused_kernels import (
 )
 from dprisk.inference.kernels.table_kernels import (
     DEFAULT_TAIL_MASS,
+    MAX_WINDOW,
     GridTooNarrowError,
     JointTable,
     checked_table,
@@ -43,10 +44,13 @@ from dprisk.inference.kernels.table_kernels import (
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.numerics import check_tail_mass, expit, scalar_result
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
+from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.renamed import renamed_attributes
 
 __all__ = [
     "DEFAULT_TAIL_MASS",
+    "HALFWIDTH_MAX",
+    "TABLE_VALUE_BYTES",
     "GridTooNarrowError",
     "JointTable",
     "TwoLevelPosterior",
@@ -59,12 +63,22 @@ __all__ = [
 
 #: Target number of grid cells per vectorised chunk of releases.
 _CHUNK_CELLS = 2**17
+#: Bytes per release and k2 value of the kept tables (the chunks' pmfs and the joined
+#: ``joint_pmf``, two branches each; measured 33.5 with tracemalloc, rounded up).
+TABLE_VALUE_BYTES = 40
+#: Largest fixed ``halfwidth``: the window ``2 * halfwidth + 3`` stays within
+#: :data:`dprisk.inference.kernels.table_kernels.MAX_WINDOW`, as a chosen window does.
+HALFWIDTH_MAX = (MAX_WINDOW - 3) // 2
 
 
 def _checked_options(tail_mass, halfwidth) -> tuple[float, int | None]:
     tail_mass = check_tail_mass(tail_mass)
     if halfwidth is not None:
         halfwidth = check_positive_int(halfwidth, "halfwidth", minimum=0)
+        if halfwidth > HALFWIDTH_MAX:
+            raise ValueError(f"halfwidth must be an integer >= 0 and <= {HALFWIDTH_MAX} (allowed "
+                             f"range: 0 <= halfwidth <= {HALFWIDTH_MAX}, a window of at most "
+                             f"{MAX_WINDOW} values), got {halfwidth}")
     return tail_mass, halfwidth
 
 
@@ -210,6 +224,11 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     n = x1s.size
     k0 = halfwidth if halfwidth is not None else initial_halfwidth(params.precision, tail_mass)
     width0 = 2 * k0 + 3
+    if keep_tables:  # at least the first window's tables are kept for every release
+        check_memory(float(TABLE_VALUE_BYTES) * n * width0,
+                     parameter="x1_star, x2_star, y1_star" if halfwidth is None
+                     else "halfwidth, x1_star, x2_star, y1_star",
+                     what=f"the X2 tables of {n} release(s) x {width0} values of k2")
     chunk = max(1, _CHUNK_CELLS // width0)
     # Without the tables, the fused kernel may do the whole batch in one pass.
     compiled = not keep_tables and serves(params) and use_compiled(table_seconds(n, k0))
@@ -288,7 +307,7 @@ def exact_posterior(
         instead of the keyword parameters below.
     tail_mass : float (0 < tail_mass <= 1e-3)
         Largest share of each branch's posterior mass the k2 window may leave out.
-    halfwidth : int (>= 0), optional
+    halfwidth : int (0 <= halfwidth <= HALFWIDTH_MAX = 2097150), optional
         Fix the window to ``2 * halfwidth + 3`` values instead of choosing (and widening) it.
     **parameters
         ``rho1, rho2`` (float > 0): zCDP parameters of the block and block-group levels;
@@ -306,6 +325,10 @@ def exact_posterior(
     ------
     GridTooNarrowError
         If the neglected mass cannot be made smaller than ``tail_mass``.
+    ValueError
+        Naming the parameter: out of range, or tables of every release above the memory
+        limit (:data:`TABLE_VALUE_BYTES` per release and k2 value; ``posterior_x1`` keeps
+        none), before they are built.
     """
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)

@@ -25,6 +25,7 @@ import numpy as np
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.models.census.allocation import census_rhos
+from dprisk.models.checks import check_count
 from dprisk.models.priors.base import MASS_TOLERANCE, branch_mass, check_prior_values
 from dprisk.models.priors.library import ImproperUniform, as_prior
 from dprisk.models.scenario import two_level_scenario
@@ -125,6 +126,21 @@ def _posteriors(prior, releases, rho1: float, rho2: float) -> tuple[np.ndarray, 
     return np.asarray(result.prob_x1, dtype=float), np.asarray(result.x2_mean(), dtype=float)
 
 
+def _checked_releases(releases) -> tuple[tuple[int, int, int], ...]:
+    """``releases`` as int triples, checked: integers of shape ``(n, 3)``, ``n >= 1``.
+
+    Refused naming ``releases`` (``int()`` would truncate 1.5 to 1).
+    """
+    if isinstance(releases, (str, bytes)):
+        raise TypeError(f"releases must be a sequence of (x1*, x2*, y1*) integer triples, "
+                        f"got {releases!r}")
+    values = check_count(releases, "releases", nonempty=True)
+    if values.ndim != 2 or values.shape[1] != 3:
+        raise ValueError(f"releases must be a sequence of (x1*, x2*, y1*) integer triples, "
+                         f"shape (n, 3) with n >= 1, got shape {values.shape}")
+    return tuple(tuple(int(v) for v in row) for row in values)
+
+
 def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
     """Check ``prior`` (an X2Prior or a spec such as ``PATH.py:NAME``); see the module docstring.
 
@@ -134,7 +150,7 @@ def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
         The prior, or its specification (:func:`dprisk.models.priors.library.parse_prior`).
     releases : sequence of (int, int, int)
         The Census-scenario releases ``(x1*, x2*, y1*)`` to compare at (default
-        :data:`CENSUS_RELEASES`).
+        :data:`CENSUS_RELEASES`); at least one, integers (|value| <= 2**53).
 
     Returns
     -------
@@ -146,10 +162,10 @@ def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
         A prior the methods would refuse (:func:`dprisk.models.priors.base.check_prior_values`,
         :meth:`~dprisk.models.priors.base.X2Prior.check_support` with ``m = 0``), in one line.
     """
+    releases = _checked_releases(releases)
     prior = as_prior(prior)
+    check_prior_values(prior, 0)  # untrusted code first (captured): support() may raise
     prior.check_support(0)
-    check_prior_values(prior, 0)
-    releases = tuple(tuple(int(v) for v in r) for r in releases)
     branches = {k1: _branch(prior, k1) for k1 in (0, 1)}
     # An empty branch (mass_upto None: X1 = k1 impossible, which only point:K with K = m may
     # declare, as the posterior commands accept) has no X2 | X1 = k1 to normalise: left out.

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
+from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS, MAX_PRECISION
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
 from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
 from dprisk.inference.two_level.exact import two_level_posterior
@@ -274,6 +274,13 @@ def _posterior(spec: TwoLevelSpec, method: str, *, draws, chains, tune, random_s
         return to_datatree(samples, attrs=attrs)
     if random_seed is not None and not isinstance(random_seed, np.random.Generator):
         as_generator(random_seed, "random_seed")  # one-line error naming random_seed
+    if method == "pymc" and not scenario.prior.values_checked \
+            and scenario.precision <= MAX_PRECISION:
+        # PyMC's Metropolis evaluates a user prior only where it walks: check its weights on
+        # the window the exact and Gibbs methods certify (NaN or above log_weight_max there,
+        # e.g. growing weights that leave the posterior without a finite mass, are refused
+        # as they refuse them) instead of sampling an improper posterior
+        two_level_posterior(_release(spec), scenario, DEFAULT_TAIL_MASS)
     tree = sample_model(
         model_from_spec(spec), method=method, draws=draws, chains=chains, tune=tune,
         random_seed=random_seed, cores=cores, progressbar=progressbar,

@@ -16,6 +16,7 @@ the bottom ``N`` levels).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -97,10 +98,19 @@ def census_level(name: str) -> CensusLevel:
 
 
 def census_rhos(n_levels: int) -> list[float]:
-    """The GVHR rho of the bottom ``n_levels`` Census levels, block first (1 <= n <= 6)."""
-    if not 1 <= n_levels <= len(CENSUS_LEVELS):
+    """The GVHR rho of the bottom ``n_levels`` Census levels, block first (1 <= n <= 6).
+
+    Raises
+    ------
+    ValueError
+        Naming ``n_levels`` unless it is an integer (not a bool) from 1 to 6.
+    """
+    top = len(CENSUS_LEVELS)
+    if isinstance(n_levels, bool) or not isinstance(n_levels, numbers.Integral) \
+            or not 1 <= n_levels <= top:
         raise ValueError(
-            f"number of Census levels must be between 1 and {len(CENSUS_LEVELS)}, got {n_levels}"
+            f"n_levels (the number of Census levels) must be an integer from 1 to {top} "
+            f"(allowed range: 1 <= n_levels <= {top}), got {n_levels!r}"
         )
     return [level.rho for level in CENSUS_LEVELS[:n_levels]]
 

@@ -71,9 +71,13 @@ def as_generator(rng, name: str = "rng") -> np.random.Generator:
     Parameters
     ----------
     rng : numpy.random.Generator, int seed (>= 0), SeedSequence, BitGenerator or None
+        Not a bool (numpy would take ``True`` as the seed 1).
     name : str
         Parameter name used in the error message.
     """
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(
+            f"{name} must be a numpy Generator, a seed (an integer >= 0) or None, got {rng!r}")
     try:
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as err:

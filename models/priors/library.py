@@ -68,6 +68,7 @@ A subclass of :class:`X2Prior` that implements :meth:`X2Prior.logp` works the sa
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -279,8 +280,8 @@ class UserPrior(X2Prior):
         ``support(k1) -> (lower, upper_or_None)``, plain arithmetic (ints and tensors).
         Default ``(k1, None)``.
     is_proper : bool
-        Whether the weights sum to one for every ``k1`` (default True).
-    log_weight_max : float
+        Whether the weights sum to one for every ``k1`` (default True); True or False.
+    log_weight_max : float (finite)
         Upper bound of the log weights (default 0, true for any proper prior).
     description : str
         One line for reports.
@@ -302,6 +303,11 @@ class UserPrior(X2Prior):
             raise TypeError(f"logp must be a callable logp(k2, k1), got {logp!r}")
         if support is not None and not callable(support):
             raise TypeError(f"support must be a callable support(k1), got {support!r}")
+        if not isinstance(is_proper, (bool, np.bool_)):  # "no" would be read as True
+            raise TypeError(f"is_proper must be True or False, got {is_proper!r}")
+        if isinstance(log_weight_max, (bool, np.bool_)) \
+                or not isinstance(log_weight_max, numbers.Real):
+            raise TypeError(f"log_weight_max must be a finite number, got {log_weight_max!r}")
         if not math.isfinite(log_weight_max):
             raise ValueError(f"log_weight_max must be a finite number, got {log_weight_max!r}")
         self._logp = logp

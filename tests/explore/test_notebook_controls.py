@@ -333,3 +333,24 @@ def test_an_unknown_live_mode_is_refused_by_name(monkeypatch, mode):
     monkeypatch.setenv("DPRISK_LIVE", "live")
     live(lambda rho1: calls.append(rho1), rho1=0.5)
     assert calls == [0.5]
+
+
+@pytest.mark.parametrize(("args", "kwargs", "error", "match"), [
+    # before: TypeError "'str' object is not callable" from the first update
+    (("p_correct",), {"rho1": 0.5}, TypeError, r"^view must be a callable view"),
+    # before: a range naming no parameter was ignored; the others failed only when the
+    # controls were built ("a slider range needs start < end"), outside a kernel when shown
+    ((), {"rho1": 0.5, "ranges": {"rho": (0.1, 1.0)}}, ValueError,
+     r"^ranges\['rho'\] names no numeric parameter of the view \(the parameters: rho1\)"),
+    ((), {"rho1": 0.5, "ranges": {"rho1": (1.0, 0.1)}}, ValueError,
+     r"^ranges\['rho1'\] must be finite with start < end"),
+    ((), {"rho1": 0.5, "ranges": {"rho1": (0.1, float("nan"))}}, ValueError, "start < end"),
+    ((), {"rho1": 0.5, "ranges": {"rho1": "ab"}}, ValueError, r"must be two numbers"),
+    ((), {"rho1": 0.5, "ranges": [("rho1", (0.1, 1.0))]}, TypeError, r"^ranges must be a dict"),
+])
+def test_live_refuses_bad_arguments(args, kwargs, error, match):
+    from dprisk.explore.notebook import live
+
+    view = args[0] if args else (lambda rho1: {"rho1": rho1})
+    with pytest.raises(error, match=match):
+        live(view, **kwargs)

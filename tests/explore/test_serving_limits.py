@@ -221,3 +221,26 @@ def test_a_job_alive_when_the_process_ends_leaves_no_folder(tmp_path):
                           timeout=120, env={**os.environ, "TMPDIR": str(tmp_path)}, check=False)
     assert done.returncode == 0 and done.stdout.split() == ["waiting", "True"], done.stderr
     assert list(tmp_path.glob("dprisk-explore-*")) == []
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    # before: socket.gaierror, an AssertionError from Tornado
+    ({"port": -1}, r"^port must be an integer in 1\.\.65535, got -1"),
+    ({"port": 70000}, r"^port must be an integer in 1\.\.65535"),
+    ({"port": True}, r"^port must be"),
+    ({"host": " "}, r"^host must be a host name or address"),
+    ({"auth": "foo"}, r"^auth must be one of auto, token, basic, none"),
+    # before: the server started, max_jobs = 0 read as "the core count" and page_loads = -1
+    # as a limit of -1 page loads a minute
+    ({"max_jobs": 0}, r"^max_jobs must be None or an integer >= 1, got 0"),
+    ({"page_loads": -1}, r"^page_loads must be None or an integer >= 0"),
+])
+def test_serve_refuses_bad_options_before_starting(kwargs, match, monkeypatch):
+    from dprisk.explore import app
+
+    def started(*args, **kw):  # pragma: no cover - would be the defect
+        raise AssertionError("the server was started")
+
+    monkeypatch.setattr(app, "build_app", started)
+    with pytest.raises(ValueError, match=match):
+        app.serve(show=False, **kwargs)

@@ -57,6 +57,11 @@ CASES = [
     (POST, (np.array(["2"]), 0.5), {}, TypeError, "x1_star"),
     (f"{DG}:variance", (True,), {}, TypeError, "rho"),
     (f"{DG}:log_normalizer", (np.array([0.5], dtype=object),), {}, TypeError, "rho"),
+    # lists of booleans, which numpy reads as a bool array (before: taken as 1 and 0)
+    (EXACT, ([True, False], 5, 3), P2, TypeError, "x1_star"),
+    (PMF, (2, [True, True]), {}, TypeError, "rho"),
+    ("dprisk.inference.attribute.posterior:cell_posterior", ([True, False], [0, 1], 0.5), {},
+     TypeError, "release"),
 ]
 N_CASES = len(CASES)
 

@@ -101,7 +101,7 @@ COMMANDS = {
     "nested": ["posterior", "--rhos", "0.5,0.5,0.5", "--siblings", "3,3", "--stars",
                "2,5,9,3,6", "--method", "exact"],
 }
-N_CASES = len(PRIOR_FILES) * (len(COMMANDS) + 1)
+N_CASES = len(PRIOR_FILES) * (len(COMMANDS) + 2)
 
 
 @pytest.fixture
@@ -128,6 +128,28 @@ def test_cli_refuses_hostile_prior(prior_spec, command, capsys):
     assert spec.rsplit(":", 1)[0] in lines[0]
     assert PRIOR_FILES[name][1] in lines[0], lines[0]
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)
+def test_prior_command_refuses_hostile_prior(prior_spec, capfd):
+    """``dprisk prior SPEC`` (and ``dr.two_level.prior_sensitivity``) refuse as the methods do.
+
+    Before the fix, a ``support`` that raised ran outside the capture (exit 1, "failed:
+    RuntimeError") and one that printed wrote to standard output ahead of the JSON.
+    capfd: output written to file descriptor 1 by user code counts too.
+    """
+    spec, name = prior_spec
+    try:
+        status = main(["prior", spec, "--json"])
+    except SystemExit as exc:  # pragma: no cover - would be a defect
+        status = exc.code
+    out, err = capfd.readouterr()
+    assert status == 2, (status, out, err)
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert spec.rsplit(":", 1)[0] in lines[0]
+    assert PRIOR_FILES[name][1] in lines[0], lines[0]
 
 
 @pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)

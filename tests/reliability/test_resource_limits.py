@@ -146,6 +146,95 @@ def test_api_refuses_before_allocating(monkeypatch):
         sweep(rho1=0.1, rho2=0.25, d=3, x2=range(1, 10**8 + 1), progress=False)
 
 
+def _p_map_correct(**kwargs):
+    from dprisk.inference.attribute.design import p_map_correct
+
+    return p_map_correct(**kwargs)
+
+
+def _expected_true_posterior(**kwargs):
+    from dprisk.inference.attribute.design import expected_true_posterior
+
+    return expected_true_posterior(**kwargs)
+
+
+def _synthesize(**kwargs):
+    from dprisk.inference.population.synth import synthesize
+
+    return synthesize(**kwargs)
+
+
+def _nested_exact(**kwargs):
+    from dprisk.inference.nested.exact import exact_posterior
+
+    return exact_posterior([1, 2, 3], [1, 2], siblings=[3, 3], **kwargs)
+
+
+def _nested_exact_releases(releases):
+    import numpy as np
+
+    from dprisk.inference.nested.exact import exact_posterior
+
+    return exact_posterior(np.zeros((releases, 3), dtype=np.int8),
+                           np.zeros((releases, 2), dtype=np.int8), rhos=[0.1] * 3,
+                           siblings=[3, 3])
+
+
+def _nested_gibbs(**kwargs):
+    from dprisk.inference.nested.gibbs import gibbs_sample
+
+    return gibbs_sample([1, 2, 3], [1, 2], siblings=[3, 3], draws=10, random_seed=1, **kwargs)
+
+
+def _kcell_map_correct(**kwargs):
+    from dprisk.inference.product.histogram_attribute import p_map_correct_mc
+
+    return p_map_correct_mc([1, 2], [[1, 2]], 0, 0.1, 0.2, random_seed=1, **kwargs)
+
+
+#: name -> (call, keyword arguments, text the message must hold): API calls whose size is a
+#: number, refused under tracemalloc below PEAK_LIMIT (before the fix, p_map_correct(0.1,
+#: 10**9) made a 7.45 GiB uniform prior and raised numpy's MemoryError; synthesize(10**12,
+#: 1) a 77.9 GiB array of block sizes; the nested-levels posterior at rho = 1e-6, windows of
+#: about 10**4 values per level, numpy's MemoryError after allocating 5 GiB; the K-cell
+#: product study, 10**13 releases: no check, running for years).
+API_TOO_LARGE = {
+    "kcell_map_correct, 1e13 releases": (_kcell_map_correct, {"releases": 10**13},
+                                         r"^releases: 10000000000000 simulated releases"),
+    "kcell_map_correct, 1e9 releases": (_kcell_map_correct, {"releases": 10**9}, "releases"),
+    "nested exact_posterior, rho 1e-6": (_nested_exact, {"rhos": [1e-6] * 3},
+                                         r"^rhos, siblings: the nested-levels windows"),
+    # before: about 135 us and 2.7 kB a release, 10**7 releases: 23 min, then MemoryError
+    "nested exact_posterior, 1e6 releases": (_nested_exact_releases, {"releases": 10**6},
+                                             r"^x_stars, y_stars: the level posteriors of "
+                                             r"1000000 release"),
+    "nested gibbs_sample, rho 1e-6": (_nested_gibbs, {"rhos": [1e-6] * 3},
+                                      r"^rhos, siblings: the nested-levels windows"),
+    "synthesize, 1e12 persons": (_synthesize, {"persons": 10**12, "seed": 1},
+                                 r"^persons: a population of 1000000000000 persons needs"),
+    "p_map_correct, 1e9 cells": (_p_map_correct, {"rho": 0.1, "n_cells": 10**9},
+                                 r"^n_cells: 1000000000 cells needs about 59.6 GiB"),
+    "expected_true_posterior, 1e8 cells": (_expected_true_posterior,
+                                           {"rho": 0.1, "n_cells": 10**8}, r"^n_cells: "),
+}
+
+
+@pytest.mark.parametrize("case", sorted(API_TOO_LARGE))
+def test_api_sizes_are_refused_before_allocating(case, monkeypatch):
+    call, kwargs, message = API_TOO_LARGE[case]
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    small = {"n_cells": 3, "persons": 10, "rhos": [0.5] * 3, "releases": 10}
+    call(**{**kwargs, **{key: small[key] for key in kwargs if key in small}})  # imports, warm
+    tracemalloc.start()
+    try:
+        with pytest.raises(MemoryLimitError, match=message):
+            call(**kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK_LIMIT, format_bytes(peak)
+
+
 # --------------------------------------------------------------------------- scheduler
 #: The Dask timeout where no scheduler can answer (a refused or unresolvable address): the
 #: answer is the same for any timeout, so a short one (1 s before issue 36: idle waiting).

@@ -27,6 +27,7 @@ One PyMC model per prior is built and compiled once; the release is swapped with
 from __future__ import annotations
 
 import math
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -226,21 +227,31 @@ def crosscheck(
     Raises
     ------
     ValueError
-        For an unknown battery or method.
+        For an unknown battery or method, empty (or a bare string as) ``methods`` or
+        ``priors``, or a ``random_seed`` that is not an integer >= 0.
     """
-    params = _params(battery, methods, rho1, rho2, d, p, known)
+    params = _params(battery, methods, rho1, rho2, d, p, known, priors=priors,
+                     random_seed=random_seed)
     cells = crosscheck_cells(battery, random_seed=random_seed, priors=priors, methods=methods,
                              **params, sampled=sampled, pymc_models=pymc_models)
     return crosscheck_table(battery, [cells], random_seed=random_seed, priors=priors,
                             methods=methods, **params)
 
 
-def _params(battery, methods, rho1, rho2, d, p, known) -> dict:
+def _params(battery, methods, rho1, rho2, d, p, known, *, priors, random_seed) -> dict:
     if battery not in BATTERIES:
         raise ValueError(f"battery must be one of {', '.join(BATTERIES)}; got {battery!r}")
+    # a string would be read letter by letter, an empty list would check nothing and pass
+    for name, values in (("methods", methods), ("priors", priors)):
+        if isinstance(values, str) or not len(values):
+            raise ValueError(f"{name} must be a non-empty sequence of names (e.g. "
+                             f"({values!r},) for one), got {values!r}")
     bad = [m for m in methods if m not in SAMPLING_METHODS]
     if bad:
         raise ValueError(f"methods must be among {', '.join(SAMPLING_METHODS)}; got {bad}")
+    if isinstance(random_seed, bool) or not isinstance(random_seed, numbers.Integral) \
+            or random_seed < 0:
+        raise ValueError(f"random_seed must be an integer >= 0, got {random_seed!r}")
     return {
         "rho1": census_level("block").rho if rho1 is None else rho1,
         "rho2": census_level("block-group").rho if rho2 is None else rho2,
@@ -280,7 +291,8 @@ def crosscheck_cells(
         (plus dim quantity), ``seconds`` and ``seed``.
     """
     spec = BATTERIES[battery]
-    params = _params(battery, methods, rho1, rho2, d, p, known)
+    params = _params(battery, methods, rho1, rho2, d, p, known, priors=priors,
+                     random_seed=random_seed)
     releases = [tuple(v + known for v in r) for r in spec.releases]
     methods = tuple(methods)
     run_priors = priors if run_priors is None else run_priors
@@ -359,7 +371,8 @@ def crosscheck_table(
         If a cell was computed by none of them.
     """
     spec = BATTERIES[battery]
-    params = _params(battery, methods, rho1, rho2, d, p, known)
+    params = _params(battery, methods, rho1, rho2, d, p, known, priors=priors,
+                     random_seed=random_seed)
     releases = [tuple(v + known for v in r) for r in spec.releases]
     methods = tuple(methods)
     first, *others = cells

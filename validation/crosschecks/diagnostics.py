@@ -22,9 +22,12 @@ m + 1) has no defined R-hat; it is reported as constant, which is not a failure.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
@@ -131,7 +134,8 @@ def convergence_report(
         dims ``(chain, draw)``.
     known : int (known >= 0), optional
         The adversary's known count m; the target indicator is ``X1 == known + 1``. Default:
-        the ``known`` the sampler recorded in the result's attributes (0 if none).
+        the ``known`` the sampler recorded in the result's attributes (0 if none). Every draw
+        of X1 must be ``known`` or ``known + 1``.
     out_dir : str or Path, optional
         Where to save ``{prefix}trace.png`` and ``{prefix}rank.png`` (a directory, made if
         missing). Each is written to a temporary file beside it and moved onto its name once
@@ -140,8 +144,10 @@ def convergence_report(
         exists and is not a directory is refused (``ValueError``).
     prefix : str
         File-name prefix for the plots.
-    rhat_max, ess_min : float
-        Thresholds of the verdict.
+    rhat_max : float (1 < rhat_max < inf)
+        Largest R-hat of a converged run (the verdict needs every R-hat below it).
+    ess_min : float (0 < ess_min < inf)
+        Smallest bulk and tail ESS of a converged run.
     random_seed : int, optional
         Seed of the rank plot's random tie-breaking (default: the run's recorded
         ``random_seed``).
@@ -149,7 +155,16 @@ def convergence_report(
     Returns
     -------
     ConvergenceReport
+
+    Raises
+    ------
+    ValueError
+        If ``known``, ``rhat_max`` or ``ess_min`` is out of range, ``known`` contradicts the
+        draws (an X1 outside ``{known, known + 1}``), or a group, variable or second chain is
+        missing (``TypeError`` for a threshold that is not a number).
     """
+    rhat_max = _threshold(rhat_max, "rhat_max", 1.0)
+    ess_min = _threshold(ess_min, "ess_min", 0.0)
     posterior = _posterior_dataset(idata)
     scenario = _recorded_scenario(idata, posterior)
     if known is None:
@@ -160,6 +175,7 @@ def convergence_report(
             raise ValueError(f"idata posterior lacks variable {name!r}")
     if posterior.sizes.get("chain", 1) < 2:
         raise ValueError("convergence diagnostics need at least 2 chains")
+    _check_x1_draws(posterior["X1"], known, scenario)
     target = (posterior["X1"] == known + 1).astype(float)
     data = xr.Dataset(
         {"target": target, **{n: posterior[n].astype(float) for n in _level_names(posterior)}}
@@ -210,6 +226,34 @@ def convergence_report(
         figures=figures,
         scenario=scenario,
     )
+
+
+def _threshold(value, name: str, lower: float) -> float:
+    """``value`` as a float after checking ``lower < value < inf`` (a verdict's threshold)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not (lower < value < math.inf):
+        raise ValueError(f"{name} must be a finite number > {lower:g} (allowed range: "
+                         f"{lower:g} < {name} < inf), got {value!r}")
+    return value
+
+
+def _check_x1_draws(x1: xr.DataArray, known: int, scenario: dict) -> None:
+    """Refuse a ``known`` the draws contradict: every draw of X1 is ``known`` or ``known + 1``.
+
+    The samplers draw X1 in {m, m + 1}; with another ``known`` the indicator
+    ``1[X1 = known + 1]`` would be a wrong estimate (0 with MCSE 0, "converged").
+    """
+    outside = x1.values[(x1.values != known) & (x1.values != known + 1)]
+    if outside.size:
+        found = outside.min().item()
+        recorded = (f"; the sampler recorded known = {scenario['known']}"
+                    if "known" in scenario else "")
+        raise ValueError(
+            f"known = {known} does not match the draws: X1 takes the value {found!r}, "
+            f"outside {{known, known + 1}} = {{{known}, {known + 1}}}{recorded}"
+        )
 
 
 def _save_plots(arrays: dict, out_dir: Path, prefix: str, known: int,

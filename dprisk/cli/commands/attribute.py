@@ -43,9 +43,6 @@ DEFAULT_RELEASES = 2000
 STRATEGY_ONLY = ("rho2", "d", "x2_prior", "releases", "seed")
 #: The one strategy name accepted by ``--strategy``.
 STRATEGIES = ("census-2020",)
-#: Bytes per cell of the design form (the prior, its logs and the exact kernels' arrays;
-#: measured peak about 40 bytes per cell, rounded up).
-CELL_BYTES = 64
 #: Bytes of memory per byte of a cell file while it is read (the text, its tokens and the
 #: Python floats).
 FILE_BYTE_MEMORY = 48
@@ -157,6 +154,7 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
 
     common.require(args, "design", rho1="a rho > 0 or census:LEVEL")
     rho = parse_rho(args.rho1, "--rho1")
+    from dprisk.inference.attribute.design import CELL_BYTES
     from dprisk.runtime.memory_limit import check_memory
 
     n_cells = check_n_cells(args.cells, "--cells")

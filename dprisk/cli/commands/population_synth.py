@@ -18,8 +18,6 @@ HELP = ("a synthetic state's persons (persons.parquet): 2010 block sizes by band
         "compositions that cluster, group quarters")
 #: Marker file of a directory this command wrote.
 MARKER = ".dprisk-population-synth"
-#: Bytes per person while the population is drawn (columns, GEOID strings, temporaries).
-BYTES_PER_PERSON = 200
 
 
 def add_arguments(parser) -> None:
@@ -36,7 +34,7 @@ def add_arguments(parser) -> None:
 
 def run(args) -> int:
     """Draw the persons and write ``DIR/persons.parquet``."""
-    from dprisk.inference.population.synth import synthesize
+    from dprisk.inference.population.synth import BYTES_PER_PERSON, synthesize
     from dprisk.runtime.memory_limit import check_memory
     from dprisk.runtime.output_directory import OutputDirectory
 

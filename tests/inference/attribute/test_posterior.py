@@ -165,3 +165,17 @@ def test_blocked_cell_posterior_equals_the_whole_batch_kernel():
     np.testing.assert_array_equal(post.map_cell, np.argmax(want, -1))
     np.testing.assert_array_equal(post.ties, (want == want.max(-1, keepdims=True)).sum(-1))
     assert post.map_cell.shape == (3, 70)
+
+
+@pytest.mark.parametrize(("value", "error", "match"), [
+    (np.array([]), ValueError, "must hold at least one cell"),  # before: numpy's argmax message
+    (np.array([np.nan, 1.0]), ValueError, "must not be NaN"),  # before: cell 0, silently
+    (np.array([True, False]), TypeError, "must be numbers"),
+    ("ab", TypeError, "must be numbers"),
+])
+def test_map_cell_refuses(value, error, match):
+    from dprisk.inference.attribute.posterior import map_cell
+
+    with pytest.raises(error, match=rf"^log_posterior {match}"):
+        map_cell(value)
+    assert map_cell(np.array([[-np.inf, -1.0, -1.0], [0.0, -2.0, -np.inf]])).tolist() == [1, 0]

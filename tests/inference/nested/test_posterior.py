@@ -296,6 +296,21 @@ def test_gibbs_is_reproducible_and_seeded():
     assert not np.array_equal(a.x, c.x)
 
 
+def test_gibbs_reports_the_seed_it_drew():
+    """Without a seed the run draws one and reports it (before: no seed anywhere, the draws
+    could not be reproduced); the DataTree records it; a Generator reports none."""
+    a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2)
+    assert isinstance(a.random_seed, int) and a.random_seed >= 0
+    again = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=a.random_seed)
+    np.testing.assert_array_equal(a.x, again.x)
+    assert again.random_seed == a.random_seed
+    assert nested_gibbs.to_datatree(a)["posterior"].attrs["random_seed"] == a.random_seed
+    generator = np.random.default_rng(1)
+    b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=50, chains=2, random_seed=generator)
+    assert b.random_seed is None
+    assert "random_seed" not in nested_gibbs.to_datatree(b)["posterior"].attrs
+
+
 def test_gibbs_point_mass_level_is_constant():
     samples = ml.gibbs_sample([2, 6, 11], [4, 6], **H3, prior=["improper", "point:9"],
                               draws=500, chains=2, random_seed=0)
@@ -551,3 +566,24 @@ def test_scalar_results_are_python_floats():
     assert type(post.prob_x1) is float and round(post.prob_x1, 5) == round(post.prob_x1, 5)
     two = ml.exact_posterior([1, 4], [3], rhos=[0.3, 0.2], siblings=[5])
     assert type(two.prob_x1) is float
+
+
+def test_pymc_refuses_a_prior_the_exact_windows_refuse():
+    """Log weights 1e-4 (k2 - k1)^2 (log_weight_max = 1e6) pass the 4096-value probe but
+    outgrow the likelihood at rho = 1e-5: the posterior has no finite mass. Exact and Gibbs
+    refuse (their windows cannot hold it); before the fix method="pymc" sampled it and
+    reported P[X1 = 1 | D] = 0.004."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def growing(k2, k1):
+        return np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
+
+    prior = UserPrior(growing, is_proper=False, log_weight_max=1e6)
+    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1],
+              "prior": prior}
+    for method in ("exact", "gibbs", "pymc"):
+        with pytest.raises(GridTooNarrowError, match="leave out up to inf"):
+            ml.posterior_summary(**kwargs, method=method, draws=20, tune=20, chains=2,
+                                 random_seed=1)

@@ -213,3 +213,15 @@ def test_risk_from_either_layout_is_the_same(tmp_path, capsys):
         summaries.append(summary)
     assert summaries[0] == summaries[1]
     assert summaries[0]["persons"] == 120
+
+
+@pytest.mark.parametrize("group_blocks", [0, -3, 1.5, True])
+def test_group_blocks_out_of_range_is_refused(tmp_path, group_blocks):
+    """Before: 0 made no group, wrote nothing, then failed reading the table back
+    (pyarrow's FileNotFoundError)."""
+    from dprisk.inference.population.synth import synthesize
+
+    persons = synthesize(50, 1)
+    with pytest.raises(ValueError, match=r"^group_blocks must be an integer >= 1"):
+        measure(persons, tmp_path, seed=1, group_blocks=group_blocks)
+    assert list(tmp_path.iterdir()) == []

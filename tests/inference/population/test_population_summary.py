@@ -257,3 +257,23 @@ def test_streamed_partitions_equal_in_memory(population, tmp_path):
         population_risk(persons, refusing, adversary="outsider", partition_persons=700,
                         store=tmp_path / "other")
     assert not (tmp_path / "other").exists()
+
+
+@pytest.mark.parametrize("kappa", [float("nan"), 0.0, -0.2, 1.5])
+def test_success_bound_refuses_kappa_outside_its_range(kappa):
+    """Before: NaN gave NaN, 0 gave 0 and 1.5 gave 1.0, silently."""
+    from dprisk.inference.population.fdp import success_bound
+
+    with pytest.raises(ValueError, match=r"^kappa must be in \(0, 1\]"):
+        success_bound(np.array([0.5, kappa]), 10.08)
+    assert success_bound(1.0, 10.08) == pytest.approx(1.0, abs=0)
+
+
+@pytest.mark.parametrize("partition_persons", [0, -1, 1.5, True, "10"])
+def test_partition_persons_must_be_a_positive_integer(partition_persons):
+    """Before: int() truncated 1.5 to 1 (and read True as 1) silently."""
+    from dprisk.inference.population.partitions import partition_size
+
+    with pytest.raises(ValueError, match=r"^partition_persons must be an integer >= 1"):
+        partition_size(partition_persons)
+    assert partition_size(np.int64(7)) == 7

@@ -198,3 +198,12 @@ def test_invariant_total_reveals_the_target(others, m):
         k, posterior = exact.invariant_posterior(total, others, m)
         assert posterior == p * like[m + 1] / evidence
         assert k == total - sum(others) and k in (m, m + 1)
+
+
+@pytest.mark.parametrize("tail_mass", [0, -1e-13, float("nan"), 0.5, "1e-13"])
+@pytest.mark.parametrize("table", ["product_table", "noisy_table"])
+def test_tail_mass_out_of_range_is_refused(table, tail_mass):
+    """Before: tail_mass = 0 gave "rho = 0.5 is too small ... (allowed range for tail_mass = 0:
+    rho >= inf)" after a RuntimeWarning, 0.5 was used as given."""
+    with pytest.raises((ValueError, TypeError), match=r"^tail_mass must be"):
+        getattr(exact, table)(0.5, 0.5, [1], tail_mass=tail_mass)

@@ -190,3 +190,36 @@ def test_tree_refuses_bad_parents(parents):
     with pytest.raises(ValueError, match="parents"):
         ht.HistogramTree(tuple(np.asarray(p, dtype=np.int64) for p in parents),
                          (1.0,) * (len(parents) + 1))
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    # before: "method must be one of ..." (the inner functions' name for them)
+    ({"solver": "foo"}, r"^solver must be one of auto, projection, slsqp, trust-constr"),
+    ({"rounding": "foo"}, r"^rounding must be one of milp, largest-remainder"),
+    # before: IndexError "too many indices for array" from the solver's loop
+    ({"weights": (-1, 1)}, r"^weights\[1\] must hold one weight > 0 per node of level 1 \(2\)"),
+    ({"weights": [None, [1.0, -1.0]]}, r"^weights must be a finite number > 0"),
+    ({"weights": [None]}, r"^weights must hold one array per level \(2"),
+])
+def test_top_down_names_its_own_parameters(kwargs, match):
+    tree = ht.HistogramTree(((0, 0),), (0.5, 0.4))
+    noisy = [np.array([[3]]), np.array([[1], [2]])]
+    with pytest.raises(ValueError, match=match):
+        ht.top_down(tree, noisy, **kwargs)
+    product = ht.top_down(tree, noisy, weights=[None, [1.0, 2.0]])
+    assert product.levels[1].sum() == 3
+
+
+def test_top_down_reports_the_seed_of_its_tie_breaks():
+    """A tie (two cells of 1 under a total of 1) is broken at random: without a seed the
+    product varied from call to call and no seed was reported (before the fix)."""
+    tree = ht.HistogramTree(((0, 0),), (0.5, 0.4))
+    noisy = [np.array([[1]]), np.array([[1], [1]])]
+    for rounding in ("milp", "largest-remainder"):
+        a = ht.top_down(tree, noisy, rounding=rounding)
+        assert isinstance(a.random_seed, int) and a.random_seed >= 0
+        for _ in range(5):
+            again = ht.top_down(tree, noisy, rounding=rounding, random_seed=a.random_seed)
+            np.testing.assert_array_equal(again.levels[1], a.levels[1])
+    generator = np.random.default_rng(0)
+    assert ht.top_down(tree, noisy, random_seed=generator).random_seed is None

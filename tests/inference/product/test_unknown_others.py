@@ -56,7 +56,29 @@ def test_unknown_others_lower_the_invariant_risk():
     ((RHO1, RHO2, 1, [-1.0, 1.0]), "^total_prior"),
     ((RHO1, RHO2, 1, []), "^total_prior"),
     ((RHO1, RHO2, 3, np.ones(30)), "^d = 3"),
+    ((RHO1, RHO2, 1, "improper"), "^total_prior must be .* got 'improper'"),
+    ((RHO1, RHO2, 1, [[1.0, "a"]]), "^total_prior"),
+    # before: (Y + 1)**26 candidate splits listed before the size check (no answer in minutes)
+    ((RHO1, RHO2, 27, np.ones(10)), "^d = 27 other blocks with totals up to 9"),
 ])
 def test_refused(args, match):
+    import time
+
+    start = time.process_time()
     with pytest.raises(ValueError, match=match):
         uo.product_risk_unknown_others(*args)
+    assert time.process_time() - start < 1.0
+
+
+def test_split_prior_lists_each_composition_once():
+    """Stars and bars: C(Y + d - 1, d - 1) configurations per total, each once, in
+    lexicographic order, weights summing to 1 (d = 4, totals 0..5)."""
+    from math import comb
+
+    configs = uo.split_prior(np.ones(6), 4)
+    ys = [y for y, _ in configs]
+    assert len(ys) == len(set(ys)) == sum(comb(total + 3, 3) for total in range(6))
+    for total in range(6):
+        block = [y for y in ys if sum(y) == total]
+        assert block == sorted(block) and all(min(y) >= 0 and len(y) == 4 for y in block)
+    assert sum(w for _, w in configs) == pytest.approx(1.0, abs=1e-14)

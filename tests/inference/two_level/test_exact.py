@@ -233,3 +233,29 @@ def test_scalar_release_gives_python_floats_and_scenario_is_accepted():
     assert exact_posterior(2, 1, -1, scenario=scenario).prob_x1 == post.prob_x1
     with pytest.raises(TypeError, match="scenario"):
         exact_posterior(2, 1, -1, scenario=scenario, rho1=0.1)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "match"), [
+    # before: numpy's MemoryError (14.6 TiB, 2.98 GiB) instead of a refusal of halfwidth
+    ((1, 2, 1), {"halfwidth": 10**12}, r"^halfwidth must be an integer >= 0 and <= 2097150"),
+    ((1, 2, 1), {"halfwidth": 10**8}, r"allowed range: 0 <= halfwidth <= 2097150"),
+    # before: 1e8 releases gave MemoryError after 26 s and 4.5 GB (their tables: 123 GiB);
+    # here 1e6 releases under a 256 MiB limit (tables of 1.23 GiB; the validated int64
+    # releases, 24 MB, are made before the check)
+    ((np.zeros(10**6, dtype=np.int8), 0, 0), {},
+     r"^x1_star, x2_star, y1_star: the X2 tables of 1000000 release\(s\) x 33 values"),
+])
+def test_sizes_refused_before_allocating(args, kwargs, match, monkeypatch):
+    """Refused under tracemalloc below 64 MiB."""
+    import tracemalloc
+
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "256MiB")
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match):
+            exact_posterior(*args, rho1=0.1, rho2=0.2, d=27, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024**2
+    assert exact_posterior(1, 2, 1, rho1=0.1, rho2=0.2, d=27, halfwidth=2097150).prob_x1 > 0

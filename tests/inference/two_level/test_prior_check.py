@@ -88,3 +88,17 @@ def test_point_mass_below_known_plus_one_has_an_empty_branch():
     assert check.branches[1]["mass_upto"] is None
     assert check.branches[0]["mass"] == 1.0 and check.proper
     np.testing.assert_array_equal(check.posterior_prior, 0.0)
+
+
+@pytest.mark.parametrize(("releases", "error", "match"), [
+    # before: int() truncated 1.5 to 1 and compared at the release (1, 2, 3) silently
+    ([(1.5, 2, 3)], ValueError, r"^releases must be an integer, got 1.5"),
+    ([], ValueError, r"^releases must not be empty"),  # before: "not enough values to unpack"
+    ("abc", TypeError, r"^releases must be a sequence of \(x1\*, x2\*, y1\*\) integer triples"),
+    ([(1, 2)], ValueError, r"shape \(n, 3\) with n >= 1, got shape \(1, 2\)"),
+    ([(2**60, 1, 1)], ValueError, r"^releases must be an integer >= -2\*\*53"),
+])
+def test_bad_releases_are_refused(releases, error, match):
+    with pytest.raises(error, match=match):
+        check_prior("improper", releases=releases)
+    assert check_prior("improper", releases=np.array([[1, 3, 2]])).releases == ((1, 3, 2),)

@@ -159,3 +159,24 @@ class TestValidation:
     def test_chain_diagnostics_needs_chain_draw(self):
         with pytest.raises(ValueError, match="chain, draw"):
             chain_diagnostics(np.zeros(10))
+
+
+def test_pymc_refuses_a_prior_the_exact_window_refuses():
+    """Log weights 1e-4 (k2 - k1)^2 pass the 4096-value probe under log_weight_max = 1e6 but
+    pass the bound near k2 - k1 = 1e5, where the posterior at rho = 1e-5 still has mass (it
+    has no finite mass: the weights outgrow the likelihood). Exact and Gibbs refuse the prior;
+    before the fix method="pymc" sampled the improper posterior (P[X1 = 1 | D] = 0.041 from
+    draws wandering beyond X2 = 13000)."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def growing(k2, k1):
+        return np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
+
+    prior = UserPrior(growing, is_proper=False, log_weight_max=1e6)
+    params = {"rho1": 1e-5, "rho2": 1e-5, "d": 1, "prior": prior}
+    for method in ("exact", "gibbs", "pymc"):
+        with pytest.raises(ValueError, match="log weight is NaN or above log_weight_max"):
+            sample_posterior(1, 3, 2, **params, method=method, draws=20, tune=20, chains=2,
+                             random_seed=1)

@@ -141,3 +141,12 @@ def test_parse_rhos_nested_bounds(text, match):
 def test_parse_rhos_names_the_parameter():
     with pytest.raises(ValueError, match=r"^levels: rho_2"):
         parse_rhos("0.1,0", "levels")
+
+
+@pytest.mark.parametrize("n_levels", [True, 1.5, 2.0, 0, 7, "2", None])
+def test_census_rhos_refuses_what_is_not_a_level_count(n_levels):
+    """Before: True gave the block's rho (1 level), 1.5 and 2.0 a TypeError about slice
+    indices, "2" a comparison error."""
+    with pytest.raises(ValueError, match=r"^n_levels \(the number of Census levels\) must be "
+                                         r"an integer from 1 to 6"):
+        census_rhos(n_levels)

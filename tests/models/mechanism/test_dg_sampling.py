@@ -359,3 +359,17 @@ def test_sample_sum_is_the_sum_of_sample_draws():
 def test_bad_input_names_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("seed", [True, False, np.bool_(True)])
+def test_a_bool_is_not_a_seed(seed):
+    """numpy takes True as the seed 1: before the fix sample_posterior(..., method="gibbs",
+    random_seed=True) ran with seed 1 and recorded no seed (simulate_p_correct refused it)."""
+    from dprisk.inference.two_level.sampling import sample_posterior
+    from dprisk.models.mechanism.dg_sampling import as_generator
+
+    with pytest.raises(TypeError, match=r"^random_seed must be a numpy Generator, a seed"):
+        as_generator(seed, "random_seed")
+    with pytest.raises(TypeError, match=r"^random_seed must be"):
+        sample_posterior(1, 2, 1, rho1=0.5, rho2=0.5, d=3, method="gibbs", draws=10,
+                         random_seed=seed)

@@ -196,3 +196,22 @@ def test_point_mass_declare_makes_x2_constant():
     model = _tiny_model(PointMass(5), 2)
     assert "X2" in [v.name for v in model.deterministics]
     assert model.free_RVs == [model["b"]]
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    # before: "no" was read as True (the prior then refused as improperly "proper"), "1" gave
+    # math's "must be real number, not str", True was taken as log_weight_max = 1.0
+    ({"is_proper": "no"}, r"^is_proper must be True or False, got 'no'"),
+    ({"is_proper": 1}, r"^is_proper must be True or False"),
+    ({"log_weight_max": "1"}, r"^log_weight_max must be a finite number, got '1'"),
+    ({"log_weight_max": True}, r"^log_weight_max must be a finite number, got True"),
+])
+def test_user_prior_arguments_of_the_wrong_type(kwargs, match):
+    import pytensor.tensor as pt
+
+    def zero(k2, k1):
+        return pt.zeros_like(k2, dtype="float64")
+
+    with pytest.raises(TypeError, match=match):
+        UserPrior(zero, **kwargs)
+    assert not UserPrior(zero, is_proper=np.bool_(False), log_weight_max=np.float64(0)).is_proper

@@ -154,6 +154,15 @@ def test_summary_names_every_prior(small):
 @pytest.mark.parametrize(("kwargs", "match"), [
     ({"battery": "huge"}, "battery must be one of"),
     ({"methods": ("nuts",)}, "methods must be among"),
+    # before: an empty list checked nothing and the result said PASSED; a bare string was
+    # read letter by letter ("prior 'i': unrecognised"); -1 gave numpy's "expected
+    # non-negative integer" and True ran as the seed 1
+    ({"methods": ()}, r"^methods must be a non-empty sequence of names"),
+    ({"priors": []}, r"^priors must be a non-empty sequence of names"),
+    ({"methods": "gibbs"}, r"^methods must be a non-empty sequence .* \('gibbs',\) for one"),
+    ({"priors": "improper"}, r"^priors must be a non-empty sequence"),
+    ({"random_seed": -1}, r"^random_seed must be an integer >= 0, got -1"),
+    ({"random_seed": True}, r"^random_seed must be an integer >= 0, got True"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):

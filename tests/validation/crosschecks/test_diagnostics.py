@@ -117,3 +117,42 @@ def test_plots_never_write_through_a_link_and_a_file_out_dir_is_refused(rng, tmp
         convergence_report(tree, out_dir=tmp_path)
     assert report.figures["rank"].read_bytes() == earlier
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt", "rank.png", "trace.png"]
+
+
+def test_known_that_contradicts_the_draws_is_refused(rng):
+    """A ``known`` the draws of X1 rule out raises, naming known, instead of P = 0 "converged".
+
+    Before the fix: draws with X1 in {5, 6} and ``known=0`` gave posterior 0.0, MCSE 0.0 and a
+    converged verdict (the indicator 1[X1 = 1] is constant).
+    """
+    x1 = rng.binomial(1, 0.5, size=(4, 500)) + 5
+    x2 = rng.poisson(3, size=(4, 500)) + x1
+    tree = _tree(x1, x2)
+    tree["posterior"].attrs["known"] = 5
+    assert convergence_report(tree).posterior == pytest.approx(float((x1 == 6).mean()), abs=0)
+    with pytest.raises(ValueError, match=r"known = 0 does not match the draws: X1 takes the "
+                                         r"value 5, outside .* recorded known = 5"):
+        convergence_report(tree, known=0)
+    with pytest.raises(ValueError, match="known = 6 does not match"):
+        convergence_report(tree, known=6)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    ({"rhat_max": float("nan")}, ValueError, r"rhat_max must be a finite number > 1 .*got nan"),
+    ({"rhat_max": 1.0}, ValueError, r"allowed range: 1 < rhat_max < inf"),
+    ({"rhat_max": -1}, ValueError, "rhat_max"),
+    ({"rhat_max": float("inf")}, ValueError, "rhat_max"),
+    ({"rhat_max": "1.01"}, TypeError, "rhat_max must be a number"),
+    ({"rhat_max": True}, TypeError, "rhat_max must be a number"),
+    ({"ess_min": float("nan")}, ValueError, r"ess_min must be a finite number > 0"),
+    ({"ess_min": -5}, ValueError, r"allowed range: 0 < ess_min < inf"),
+    ({"ess_min": None}, TypeError, "ess_min must be a number"),
+])
+def test_verdict_thresholds_out_of_range_are_refused(rng, kwargs, error, message):
+    """Before the fix NaN thresholds gave "R-hat 1.0007 >= nan" (not converged), ess_min = -5
+    a converged verdict, and "1.01" a TypeError from a comparison deep inside."""
+    x1 = rng.binomial(1, 0.3, size=(4, 500))
+    x2 = rng.poisson(4, size=(4, 500)) + x1
+    with pytest.raises(error, match=message):
+        convergence_report(_tree(x1, x2), **kwargs)
+    assert convergence_report(_tree(x1, x2), rhat_max=1.05, ess_min=100).converged
