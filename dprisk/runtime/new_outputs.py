@@ -24,7 +24,6 @@ from dprisk.runtime.output_files import (
     FORCED_EXIT_CLEANUPS,
     OutputAppeared,
     OutputError,
-    OutputLock,
     check_creatable,
     make_owned_temporary,
     make_parents,
@@ -34,6 +33,7 @@ from dprisk.runtime.output_files import (
     remove_stale_temporaries,
     rename_noreplace,
 )
+from dprisk.runtime.output_lock import OutputLock
 from dprisk.runtime.writers import hold_stop_signals, mark_committed
 
 __all__ = ["NewOutput", "check_distinct", "publish"]
@@ -46,7 +46,7 @@ class NewOutput:
     lock and can run with the other input checks):
 
     * entering refuses an existing path (:meth:`check`), creates the missing parent
-      directories, takes the output's :class:`~dprisk.runtime.output_files.OutputLock`
+      directories, takes the output's :class:`~dprisk.runtime.output_lock.OutputLock`
       (``.NAME.lock`` beside it: a second run writing the same path is refused, naming the
       holder's pid; the lock of a killed run is taken over) and removes the temporaries a
       killed run left for this path (only ``.NAME.PID.XXXXXXXX.tmp`` of a process that is

@@ -43,13 +43,13 @@ from dprisk.runtime.output_files import (
     FORCED_EXIT_CLEANUPS,
     OutputAppeared,
     OutputError,
-    OutputLock,
     check_creatable,
     make_parents,
     make_temporary_dir,
     protected_directory,
     remove_made_parents,
 )
+from dprisk.runtime.output_lock import OutputLock
 from dprisk.runtime.writers import (
     displaced_entries,
     hold_stop_signals,

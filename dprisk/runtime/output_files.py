@@ -15,14 +15,16 @@ the population commands (:mod:`dprisk.runtime.output_directory`).
   :func:`remove_stale_temporaries` removes what a killed run left: only names of exactly
   that pattern for that output, and only when the process named by the PID is gone (a live
   process's temporary, or a name of the user's, is never touched). Call it holding the
-  output's :class:`OutputLock`, which no other live writer of that output then holds.
+  output's :class:`~dprisk.runtime.output_lock.OutputLock`, which no other live writer of
+  that output then holds.
 * :func:`make_temporary_dir` and :func:`atomic_path` create their temporaries with the
   permissions of an ordinary file or directory under the user's umask (``0o666 & ~umask``,
   ``0o777 & ~umask``), not the ``0600`` / ``0700`` of :mod:`tempfile`.
-* :class:`OutputLock` is an exclusive :func:`fcntl.flock` on a lock file holding the writer's
-  process id. A second writer is refused at once (:class:`OutputInUse`, naming the pid); the
-  kernel releases the lock when its holder dies, so the lock file of a killed run is taken
-  over by the next run (a stale lock never blocks).
+* :class:`~dprisk.runtime.output_lock.OutputLock` (its own module) is an exclusive
+  :func:`fcntl.flock` on a lock file holding the writer's process id. A second writer is
+  refused at once (:class:`OutputInUse`, naming the pid); the kernel releases the lock when
+  its holder dies, so the lock file of a killed run is taken over by the next run (a stale
+  lock never blocks).
 * :class:`OutputError` (a ``ValueError``) is the refusal of an output path; its message
   starts with ``out`` so that the command line can name its option ``--out`` instead.
 """
@@ -35,9 +37,7 @@ import os
 import re
 import secrets
 import shutil
-import stat
 import tempfile
-import threading
 from pathlib import Path
 
 __all__ = [
@@ -46,7 +46,6 @@ __all__ = [
     "OutputAppeared",
     "OutputError",
     "OutputInUse",
-    "OutputLock",
     "atomic_path",
     "check_creatable",
     "exchange_paths",
@@ -68,8 +67,6 @@ __all__ = [
 #: What a forced exit (the stop signal's watchdog, :mod:`dprisk.cli.common`) must undo: the
 #: lock files held and the temporaries being filled, by key (registered while they exist).
 FORCED_EXIT_CLEANUPS: dict[int, object] = {}
-#: Makes :meth:`OutputLock.release` take the descriptor once, whichever thread comes first.
-_RELEASING = threading.Lock()
 
 
 def run_forced_exit_cleanups() -> None:
@@ -244,7 +241,8 @@ def remove_stale_temporaries(target: Path) -> list[str]:
     Only names of exactly :func:`temporary_pattern` for ``target`` (in its directory), and
     only when the process its PID names is gone: a temporary of a live writer (this one, or
     one that reused the pid) and any name of the user's are kept. Call it holding the
-    output's :class:`OutputLock` (another live writer of ``target`` would hold it).
+    output's :class:`~dprisk.runtime.output_lock.OutputLock` (another live writer of
+    ``target`` would hold it).
     """
     target = Path(target)
     pattern = temporary_pattern(target)
@@ -435,8 +433,8 @@ _NAME_MAX = 255
 def remove_leftovers(parent: Path, pattern: str) -> list[str]:
     """Remove the files and directories ``parent/pattern`` (temporaries of a killed run).
 
-    Call it only while holding the output's :class:`OutputLock`, so that no running writer
-    owns them. Returns the names removed.
+    Call it only while holding the output's :class:`~dprisk.runtime.output_lock.OutputLock`,
+    so that no running writer owns them. Returns the names removed.
     """
     removed = []
     for path in sorted(Path(parent).glob(pattern)):
@@ -447,113 +445,3 @@ def remove_leftovers(parent: Path, pattern: str) -> list[str]:
                 path.unlink()
         removed.append(path.name)
     return removed
-
-
-class OutputLock:
-    """An exclusive lock on an output: ``flock`` on ``path``, a file holding the holder's pid.
-
-    Use as a context manager. :meth:`acquire` raises :class:`OutputInUse` (naming ``out``
-    and the holder's pid) when another live process holds it; a lock file left by a killed
-    process is not locked (the kernel released it) and is taken over. :meth:`release`
-    removes the lock file.
-
-    Parameters
-    ----------
-    path : Path
-        The lock file.
-    out : Path
-        The output it protects (named in the refusal).
-    name : str
-        How the refusal names the output (``out`` in the API, an option such as ``--plot``).
-    """
-
-    def __init__(self, path: Path, out: Path, name: str = "out"):
-        self.path = Path(path)
-        self.out = Path(out)
-        self.name = name
-        self._fd: int | None = None
-
-    def acquire(self) -> OutputLock:
-        """Take the lock or raise :class:`OutputInUse`."""
-        import fcntl
-
-        while True:
-            fd = self._open()
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as err:
-                os.close(fd)
-                if err.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                raise OutputInUse(
-                    f"{self.name} {str(self.out)!r} is being written by another running process "
-                    f"(pid {self._holder()}); wait for it to finish or choose another path"
-                ) from None
-            try:
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:  # not a lock file its previous holder removed meanwhile
-                break
-            os.close(fd)
-        try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-        except BaseException:  # a full disk (ENOSPC): the lock file is ours, it goes
-            with contextlib.suppress(FileNotFoundError):
-                self.path.unlink()
-            os.close(fd)
-            raise
-        self._fd = fd
-        FORCED_EXIT_CLEANUPS[id(self)] = self.release
-        return self
-
-    def _open(self) -> int:
-        """Open (or create) the lock file: a regular file only, never through a link.
-
-        A symbolic link, FIFO, device or directory at its name is refused (:class:`OutputError`
-        naming the output): opening it would truncate and overwrite the file a link points
-        to (the user's), or block.
-        """
-        refusal = OutputError(
-            f"{self.name} {str(self.out)!r}: its lock file {str(self.path)!r} exists and is not "
-            "a regular file (a symbolic link, say); refusing to write through it (remove it or "
-            "choose another path)")
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK,
-                         file_mode())
-        except OSError as err:
-            if err.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
-                raise refusal from None
-            raise
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise refusal
-        return fd
-
-    def _holder(self) -> str:
-        try:
-            return self.path.read_text().strip() or "unknown"
-        except OSError:
-            return "unknown"
-
-    def release(self) -> None:
-        """Remove the lock file and unlock (idempotent).
-
-        The stop watchdog's thread may run it while the main thread's ``finally`` does: only
-        one of them closes the descriptor.
-        """
-        FORCED_EXIT_CLEANUPS.pop(id(self), None)
-        with _RELEASING:
-            fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-        os.close(fd)
-
-    def __enter__(self) -> OutputLock:
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()

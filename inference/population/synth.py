@@ -200,8 +200,9 @@ def synthesize(persons: int, seed: int, *, state: str = "01"):
     ------
     ValueError
         Naming the parameter: ``persons < 1``, ``seed < 0``, a ``state`` that is not two
-        digits; ``persons`` above the memory limit (:class:`dprisk.runtime.memory_limit.
-        MemoryLimitError`, :data:`BYTES_PER_PERSON` a person), before anything is drawn.
+        digits; ``persons`` above the memory limit
+        (:class:`~dprisk.runtime.memory_limit.MemoryLimitError`, :data:`BYTES_PER_PERSON` a
+        person), before anything is drawn.
 
     Returns
     -------

@@ -36,7 +36,6 @@ from dprisk.inference.sweeps.netcdf import SweepTable, read_attrs, read_table, w
 from dprisk.inference.sweeps.plan import SweepPlan, canonical_json
 from dprisk.runtime.output_files import (
     OutputError,
-    OutputLock,
     atomic_path,
     check_creatable,
     make_parents,
@@ -44,6 +43,7 @@ from dprisk.runtime.output_files import (
     remove_made_parents,
     remove_stale_temporaries,
 )
+from dprisk.runtime.output_lock import OutputLock
 from dprisk.runtime.writers import Owned, foreign_entries, mark_committed, remove_owned
 
 __all__ = [
@@ -90,7 +90,7 @@ class ChunkStore:
     def open(self) -> bool:
         """Lock the directory; create its manifest or check that the stored one matches.
 
-        Creates the directory, takes its :class:`~dprisk.runtime.output_files.OutputLock`
+        Creates the directory, takes its :class:`~dprisk.runtime.output_lock.OutputLock`
         (file :data:`LOCK`, refused while another process runs this sweep), removes the
         temporaries of a killed run (``.FILE.nc.PID.XXXXXXXX.tmp`` of a gone process beside
         ``out``, ``.*.tmp`` in the directory) and writes or checks the manifest. A stored

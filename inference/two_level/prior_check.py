@@ -150,7 +150,7 @@ def check_prior(prior, *, releases=CENSUS_RELEASES) -> PriorCheck:
         The prior, or its specification (:func:`dprisk.models.priors.library.parse_prior`).
     releases : sequence of (int, int, int)
         The Census-scenario releases ``(x1*, x2*, y1*)`` to compare at (default
-        :data:`CENSUS_RELEASES`); at least one, integers (|value| <= 2**53).
+        :data:`CENSUS_RELEASES`); at least one, integers (``|value| <= 2**53``).
 
     Returns
     -------

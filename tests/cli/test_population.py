@@ -348,7 +348,7 @@ def test_a_second_risk_run_on_the_same_out_is_refused_before_computing(state, tm
     import os
 
     from dprisk.inference.population import stream
-    from dprisk.runtime.output_files import OutputLock
+    from dprisk.runtime.output_lock import OutputLock
 
     def never(*args, **kwargs):
         raise AssertionError("computed although another run holds --out")

@@ -45,7 +45,8 @@ import os, shutil, sys, threading, time
 from pathlib import Path
 from dprisk.cli import stopping
 from dprisk.cli.stopping import end_process, handle_stop_signals, report_interrupted
-from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS, OutputLock
+from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
+from dprisk.runtime.output_lock import OutputLock
 
 stopping.STOP_SECONDS = {stop_seconds!r}
 
