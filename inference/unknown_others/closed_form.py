@@ -254,4 +254,4 @@ def accuracy(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None)
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     positive = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 1))
     negative = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 0))
-    return scalar_result(p * positive + (1.0 - p) * negative)
+    return scalar_result(np.minimum(p * positive + (1.0 - p) * negative, 1.0))  # in [0, 1]

@@ -316,7 +316,8 @@ def log_p_correct(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
     with :math:`v` the truth's weights; each tail from the exact DG survival function or cdf
     (:func:`dprisk.models.mechanism.discrete_gaussian.logsf_kernel`, ``logcdf_kernel``), no
     truncated
-    sum.
+    sum. Capped at log 1 = 0: where every tail is about 1 the rounding of the binomial's log
+    weights (which sum to 1 only to a few ulp) put the sum up to 6e-15 above 1.
     """
     rho_b, p_b = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(p, dtype=float))
     threshold = decision_threshold(rho_b, p_b, np.zeros(rho_b.shape, np.int64), others)
@@ -324,4 +325,4 @@ def log_p_correct(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
     keep = np.isfinite(truth_w)
     tail = logsf_kernel if target == 1 else logcdf_kernel
     log_tail = tail(threshold[..., None] - 1, centres[keep], rho_b[..., None])
-    return logsumexp(truth_w[keep] + log_tail)
+    return np.minimum(logsumexp(truth_w[keep] + log_tail), 0.0)  # a probability (docstring)

@@ -241,3 +241,18 @@ def test_accuracy_weighs_the_two_truths_by_the_prior():
     parts = [uo.p_correct(0.3, 0.25, unknown_others=4, q=0.6, true_others=1, target=t)
              for t in (1, 0)]
     assert got == pytest.approx(0.25 * parts[0] + 0.75 * parts[1], rel=1e-15)
+
+
+@pytest.mark.parametrize("p", [0.999999999999, 0.9999, 0.5])
+@pytest.mark.parametrize(("n", "q"), [(10, 0.1), (5, 0.3), (20, 0.5), (200, 0.9)])
+def test_decision_probabilities_are_at_most_one(n, q, p):
+    """P[correct] (either truth) and the accuracy are probabilities: never above 1.
+
+    Where every tail is about 1 the binomial's log weights, which sum to 1 only to a few ulp,
+    put the sums up to 6e-15 above 1 (rho = 0.0992, p = 1 - 1e-12, n = 10, q = 0.1 gave
+    P[correct] = 1.0000000000000007); the bound is exact, no tolerance.
+    """
+    for rho in (0.0992, 1.0, 1e-3):
+        for target in (0, 1):
+            assert uo.p_correct(rho, p, unknown_others=n, q=q, target=target) <= 1.0
+        assert uo.accuracy(rho, p, unknown_others=n, q=q) <= 1.0
