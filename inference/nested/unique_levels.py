@@ -315,7 +315,9 @@ def p_correct_unique_levels(rhos, p=0.5, known=0):
               \quad S = \sum_i \rho_i (2 j_i + 1), \; j_i \sim \mathrm{DG}(0, 1/(2\rho_i))
 
     Exact (:func:`dprisk.inference.nested.unique_levels_kernels.p_correct_levels`; one level is the
-    exact single-level tail).
+    exact single-level tail). With two or more levels it is accurate to ``TAIL_ABSOLUTE`` =
+    1e-25 absolute, not relative: a smaller value (rhos 0.5, 0.7 at p = 1e-12: 6.4e-67)
+    may come out 0; one level is accurate relative to its value.
 
     Parameters
     ----------
@@ -336,7 +338,8 @@ def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
     sweep budget of ``SUMMARY_MAX_WINDOW_PAIRS`` window pairs (beyond it, e.g. many levels
     with small rho, the contour integral, which agrees with the finite sum to 1e-15 at the
     six Census levels); ``marginal_risk = marginal_posterior / p``; ``p_correct`` is the
-    exact :func:`p_correct_unique_levels`. Serves ``dprisk marginal --rhos``.
+    exact :func:`p_correct_unique_levels` (to 1e-25 absolute with two or more levels).
+    Serves ``dprisk marginal --rhos``.
 
     Returns
     -------
