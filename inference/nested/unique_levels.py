@@ -315,9 +315,10 @@ def p_correct_unique_levels(rhos, p=0.5, known=0):
               \quad S = \sum_i \rho_i (2 j_i + 1), \; j_i \sim \mathrm{DG}(0, 1/(2\rho_i))
 
     Exact (:func:`dprisk.inference.nested.unique_levels_kernels.p_correct_levels`; one level is the
-    exact single-level tail). With two or more levels it is accurate to ``TAIL_ABSOLUTE`` =
-    1e-25 absolute, not relative: a smaller value (rhos 0.5, 0.7 at p = 1e-12: 6.4e-67)
-    may come out 0; one level is accurate relative to its value.
+    exact single-level tail). Accurate relative to its value, however small, as with one
+    level: when the decision cut lies in the far upper tail of the log-odds the enumeration's
+    windows are centred on it (rhos 0.5, 0.7 at p = 1e-12: 6.36e-67, within 2e-14 of
+    mpmath); a value below the smallest double (about 1e-308) is 0.
 
     Parameters
     ----------
@@ -338,7 +339,7 @@ def unique_levels_summary(rhos, p=0.5, known=0) -> dict:
     sweep budget of ``SUMMARY_MAX_WINDOW_PAIRS`` window pairs (beyond it, e.g. many levels
     with small rho, the contour integral, which agrees with the finite sum to 1e-15 at the
     six Census levels); ``marginal_risk = marginal_posterior / p``; ``p_correct`` is the
-    exact :func:`p_correct_unique_levels` (to 1e-25 absolute with two or more levels).
+    exact :func:`p_correct_unique_levels` (relative to its value, however small).
     Serves ``dprisk marginal --rhos``.
 
     Returns

@@ -60,8 +60,8 @@ def add_parser(subs) -> None:
     marg.add_argument("--chains", type=integer, default=None, help=argparse.SUPPRESS)
     marg.add_argument("--rhos", default=None, help="target unique at several levels: "
                       "R1,R2,... (census:LEVEL allowed) or census:N, the bottom N levels; "
-                      "with two or more levels p_correct is accurate to 1e-25 absolute "
-                      "(a smaller value may print 0)")
+                      "p_correct is accurate relative to its value, however small (below "
+                      "about 1e-308 it prints 0)")
     common.add_json(marg)
     marg.set_defaults(func=run)
 

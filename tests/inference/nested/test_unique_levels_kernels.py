@@ -153,3 +153,52 @@ def test_equal_rhos_exact_ties_decide_m_at_more_levels(rho, levels, halves, monk
 def test_enumeration_refuses_six_census_levels():
     with pytest.raises(ValueError, match="contour"):
         ulv.marginal_posterior_unique_levels(census_rhos(6), 0.5, method="enumerate")
+
+
+# --------------------------------------------------------------------------- far tail
+def mp_p_correct_levels(rhos, p, log_floor=700):
+    """P[logit(p) + sum_i rho_i (2 j_i + 1) > 0], j_i ~ DG(0, 1/(2 rho_i)), in mpmath.
+
+    Nested sums over |j_i| <= sqrt(log_floor / rho_i) at 50 digits (the last level a tail
+    sum): every neglected j has weight below e^-700 / Z (1e-304), far below the values
+    tested (>= 7e-252). The rhos and p are the floats the kernel gets, taken exactly.
+    """
+    import mpmath as mp
+
+    with mp.workdps(50):
+        rhos = [mp.mpf(float(r)) for r in rhos]
+        half = [int(mp.sqrt(log_floor / r)) + 1 for r in rhos]
+        weights = []
+        for r, h in zip(rhos, half, strict=True):
+            w = [mp.exp(-r * j * j) for j in range(-h, h + 1)]
+            total = mp.fsum(w)
+            weights.append([x / total for x in w])
+        p = mp.mpf(float(p))
+        cut = -mp.log(p / (1 - p))  # decide "has c" iff sum rho_i (2 j_i + 1) > cut
+
+        def tail(level, partial):
+            h, r = half[level], rhos[level]
+            if level == len(rhos) - 1:
+                return mp.fsum(w for j, w in zip(range(-h, h + 1), weights[level], strict=True)
+                               if partial + r * (2 * j + 1) > cut)
+            return mp.fsum(w * tail(level + 1, partial + r * (2 * j + 1))
+                           for j, w in zip(range(-h, h + 1), weights[level], strict=True))
+
+        return float(tail(0, mp.mpf(0)))
+
+
+@pytest.mark.parametrize(("rhos", "p"), [
+    ((0.5, 0.7), 1e-12),                  # 6.36e-67: was 0 (TAIL_ABSOLUTE = 1e-25 absolute)
+    (tuple(census_rhos(2)), 1e-6),        # block and block group: 1.67e-59, was 0
+    (tuple(census_rhos(2)), 1 / 864),     # moderate tail, tilted windows
+    ((2.0, 0.01), 1e-30),                 # mixed scales
+    ((0.5, 0.7, 0.9), 1e-12),             # three levels
+])
+def test_far_tail_is_relatively_accurate(rhos, p):
+    # The kernel's log-weights -rho j^2 - log Z and their log-space sums reach magnitudes
+    # of a few hundred; a few ulps of that (~1e-13) is what exp turns into a relative
+    # error of the result, and the neglected tail is ~1e-25 relative: rtol 1e-12.
+    ref = mp_p_correct_levels(rhos, p)
+    assert ref > 0
+    assert float(ulv.p_correct_unique_levels(list(rhos), p)) == pytest.approx(ref, rel=1e-12,
+                                                                              abs=0)
