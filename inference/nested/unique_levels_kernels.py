@@ -28,6 +28,7 @@ from dprisk.models.numerics import dg_log_normalizer, logit
 __all__ = [
     "MAX_ATOMS",
     "MAX_PAIRS",
+    "PLAIN_SUM_FLOOR",
     "TAIL_ABSOLUTE",
     "level_atoms",
     "log_marginal_contour",
@@ -42,6 +43,10 @@ __all__ = [
 
 #: Neglected probability when the enumeration for :func:`p_correct_levels` truncates.
 TAIL_ABSOLUTE = 1e-25
+#: Smallest P[correct] the windows centred at 0 give as they are: their neglected part, below
+#: :data:`TAIL_ABSOLUTE`, is then under 1e-12 of it; a smaller value is summed again over the
+#: tilted windows (:func:`tail_centre`), accurate relative to itself.
+PLAIN_SUM_FLOOR = TAIL_ABSOLUTE * 1e12
 #: Largest number of atoms one side of an exact multi-level enumeration may hold.
 MAX_ATOMS = 4_000_000
 #: Largest number of (atom, atom) pairs an exact multi-level marginal sum evaluates.
@@ -256,7 +261,8 @@ def p_correct_levels(rhos: np.ndarray, p: np.ndarray) -> np.ndarray:
     is ``TAIL_ABSOLUTE`` relative to P divided by a factor that decays only like
     :math:`1/(c\,\mathrm{sd}_c(S))`; the sum runs in log space, so P is accurate relative
     to its value (rhos 0.5, 0.7 at p = 1e-12: 6.36e-67). Priors with the same ``c`` share
-    one enumeration (the six Census levels at the five paper priors, three centres: 0.2 s).
+    one enumeration; a prior whose plain sum (``c = 0``) is at least
+    :data:`PLAIN_SUM_FLOOR` keeps it (already relative to 1e-12).
     One level is the single-level
     exact tail (:func:`dprisk.inference.single_level.closed_form_kernels.p_correct`, also
     relative). A release whose log-odds is 0 to within :func:`tie_tolerance` is a tie
@@ -268,21 +274,29 @@ def p_correct_levels(rhos: np.ndarray, p: np.ndarray) -> np.ndarray:
     out = np.empty(p.size)
     for k, lp in enumerate(logit(p.ravel())):
         centre = tail_centre(rhos, lp)
-        if centre not in atoms:
-            atoms[centre] = split_atoms(rhos, TAIL_ABSOLUTE / rhos.size, centre)
-        (s_a, w_a), (s_b, w_b) = atoms[centre]
-        # first s_b with lp + s_a + s_b above the ties
-        idx = np.searchsorted(s_b, -lp - s_a + tie_tolerance(lp, s_a, s_b), side="right")
-        if centre == 0:
-            upper = np.cumsum(np.exp(w_b)[::-1])[::-1]  # upper[i] = P[S_B >= s_b[i]]
-            out[k] = np.dot(np.exp(w_a), np.append(upper, 0.0)[idx])
-        else:  # the same sums in log space: every term may underflow
-            log_upper = np.append(np.logaddexp.accumulate(w_b[::-1])[::-1], -np.inf)
-            terms = w_a + log_upper[idx]
-            peak = terms.max()
-            out[k] = 0.0 if peak == -np.inf else np.exp(
-                peak + np.log(np.exp(terms - peak).sum()))
+        plain = _p_correct_at(rhos, lp, 0, atoms)
+        # a plain sum at or above the floor is already accurate relative to its value
+        out[k] = plain if centre == 0 or plain >= PLAIN_SUM_FLOOR else _p_correct_at(
+            rhos, lp, centre, atoms)
     return out.reshape(p.shape)
+
+
+def _p_correct_at(rhos: np.ndarray, lp: float, centre: int, atoms: dict) -> float:
+    """:func:`p_correct_levels` at one ``logit(p)`` with its windows centred at ``centre``."""
+    if centre not in atoms:
+        atoms[centre] = split_atoms(rhos, TAIL_ABSOLUTE / rhos.size, centre)
+    (s_a, w_a), (s_b, w_b) = atoms[centre]
+    # first s_b with lp + s_a + s_b above the ties
+    idx = np.searchsorted(s_b, -lp - s_a + tie_tolerance(lp, s_a, s_b), side="right")
+    if centre == 0:
+        upper = np.cumsum(np.exp(w_b)[::-1])[::-1]  # upper[i] = P[S_B >= s_b[i]]
+        return float(np.dot(np.exp(w_a), np.append(upper, 0.0)[idx]))
+    # the same sums in log space: every term may underflow
+    log_upper = np.append(np.logaddexp.accumulate(w_b[::-1])[::-1], -np.inf)
+    terms = w_a + log_upper[idx]
+    peak = terms.max()
+    return 0.0 if peak == -np.inf else float(np.exp(
+        peak + np.log(np.exp(terms - peak).sum())))
 
 
 def tail_centre(rhos: np.ndarray, logit_p: float) -> int:
