@@ -352,9 +352,65 @@ def _report_failure(err: Exception, requested: str, command, after) -> int:
     if isinstance(err, BrokenPipeError):  # e.g. `dprisk sweep ... | head`: the reader left
         sys.stdout = open(os.devnull, "w")  # silence the interpreter's final flush
         return EXIT_OK
-    # a failure while computing: one line, non-zero
-    print(f"dprisk {requested}: failed: {type(err).__name__}: {err}", file=sys.stderr)
+    # a failure while computing: one line, non-zero (naming a full disk where an output goes)
+    full = _full_outputs(err, command, after)
+    print(f"dprisk {requested}: failed: {full}{type(err).__name__}: {err}", file=sys.stderr)
     return EXIT_FAILURE
+
+
+#: The options naming a path a command writes (an output's file system may be full).
+OUTPUT_OPTIONS = ("--out", "--save-draws", "--plots", "--plot")
+#: Free bytes at or below which a failed command's output file system is reported full: a
+#: small netCDF file or figure needs more (HDF5 and the temporary's create fail there with
+#: ``NetCDF: HDF error`` or ``EACCES``, not ``ENOSPC``: measured at 12 and 16 KiB free).
+FULL_DISK_BYTES = 1 << 20
+
+
+def _free_bytes(path: str) -> int | None:
+    """Bytes free to this user (``f_bavail * f_frsize``) on the file system of ``path``.
+
+    The nearest existing ancestor of ``path`` is asked (the output may not exist); None when
+    none can be.
+    """
+    where = os.path.abspath(path)
+    while True:
+        try:
+            info = os.statvfs(where)
+        except FileNotFoundError:
+            parent = os.path.dirname(where)
+            if parent == where:
+                return None
+            where = parent
+        except (OSError, ValueError):
+            return None
+        else:
+            return info.f_bavail * info.f_frsize
+
+
+def _full_outputs(err: BaseException, command, words: list[str]) -> str:
+    """``"--out 'X': the disk is full (N bytes free); "`` for each output on a full disk.
+
+    A failure is reported as a full disk for each output option among :data:`OUTPUT_OPTIONS`
+    typed in ``words`` whose file system has at most :data:`FULL_DISK_BYTES` free, or (the
+    ``ENOSPC``/``EDQUOT`` of ``err`` or of its causes) any free space at all. Empty when
+    none is: the failure's own message then stands alone.
+    """
+    if command is None:
+        return ""
+    no_space = False
+    cause = err
+    while cause is not None and not no_space:
+        no_space = getattr(cause, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+        cause = cause.__cause__ or cause.__context__
+    options = {option for action in command._actions for option in action.option_strings
+               if option in OUTPUT_OPTIONS}
+    full = []
+    for option in sorted(options):
+        for value in _typed_values(words, option):
+            free = _free_bytes(value)
+            if free is not None and (no_space or free <= FULL_DISK_BYTES):
+                full.append(f"{option} {value!r}: the disk is full ({free} bytes free); ")
+    return "".join(full)
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -37,12 +37,14 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 
 __all__ = [
     "FORCED_EXIT_CLEANUPS",
     "TEMPORARY_NAME_BYTES",
+    "NotRegularFile",
     "OutputAppeared",
     "OutputError",
     "OutputInUse",
@@ -55,6 +57,7 @@ __all__ = [
     "make_temporary_dir",
     "pid_alive",
     "protected_directory",
+    "read_regular_text",
     "release_temporary",
     "remove_leftovers",
     "remove_made_parents",
@@ -233,6 +236,30 @@ def pid_alive(pid: int) -> bool:
     except (PermissionError, OverflowError, OSError):
         return True
     return True
+
+
+class NotRegularFile(OSError):
+    """A file the product reads is a FIFO, device, socket or directory (not one it wrote)."""
+
+
+def read_regular_text(path, errors: str = "strict") -> str:
+    """The text of ``path`` when it is a regular file; :class:`NotRegularFile` otherwise.
+
+    Opened with ``O_NONBLOCK`` and checked with ``fstat`` before reading: a FIFO planted at
+    a name the product reads (a manifest, a page, an owner file) would block a plain open
+    until a writer came; a non-regular file is never one the product wrote.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "not a regular file", str(path))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, encoding="utf-8", errors=errors) as file:
+            fd = None  # the file object owns (and closes) it
+            return file.read()
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def remove_stale_temporaries(target: Path) -> list[str]:

@@ -35,10 +35,12 @@ import numpy as np
 from dprisk.inference.sweeps.netcdf import SweepTable, read_attrs, read_table, write_table
 from dprisk.inference.sweeps.plan import SweepPlan, canonical_json
 from dprisk.runtime.output_files import (
+    NotRegularFile,
     OutputError,
     atomic_path,
     check_creatable,
     make_parents,
+    read_regular_text,
     remove_leftovers,
     remove_made_parents,
     remove_stale_temporaries,
@@ -144,12 +146,23 @@ class ChunkStore:
         """True when the stored manifest is this sweep's; ValueError when another sweep's.
 
         False when there is no manifest, or one of a sweep without finished chunks (to be
-        replaced).
+        replaced). A manifest that is not a regular file (a FIFO would block the read) is
+        refused: :class:`OutputError` naming ``out``.
         """
         path = self.dir / MANIFEST
+        refusal = OutputError(
+            f"out: {str(path)!r} (the manifest of the chunk store of {str(self.out)!r}) exists "
+            "and is not a regular file (a FIFO, say); not one a sweep wrote: remove it or "
+            "choose another path")
+        if os.path.lexists(path) and not path.is_file():  # never opened: a FIFO would block
+            raise refusal
         if not path.exists() or not self.finished_chunks():
             return False
-        if json.loads(path.read_text()) != self.manifest:
+        try:
+            stored = json.loads(read_regular_text(path))
+        except NotRegularFile:  # replaced by one since the check above
+            raise refusal from None
+        if stored != self.manifest:
             raise ValueError(
                 f"out: {self.dir} holds the chunks of a different sweep (other parameters, "
                 f"quantity or chunk_size); rerun it with its own parameters, or delete "
@@ -297,8 +310,8 @@ def stored_manifest(out) -> dict | None:
     path = Path(out).resolve()
     try:
         manifest = chunk_dir(path) / MANIFEST
-        if manifest.exists():
-            return json.loads(manifest.read_text())
+        if manifest.exists():  # a FIFO there is not read (NotRegularFile): None
+            return json.loads(read_regular_text(manifest))
         if path.is_file():
             return json.loads(read_attrs(path)["sweep_manifest"])
     except (OSError, ValueError, KeyError):

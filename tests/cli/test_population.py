@@ -385,3 +385,24 @@ def test_a_full_disk_at_the_working_directory_leaves_nothing(state, tmp_path, mo
                                    str(tmp_path / "r" / "risk")), capsys)
     assert status == 1 and "No space left" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_fifo_at_a_working_directorys_owner_file_is_left_not_read(tmp_path):
+    """A FIFO at ``.out-work-*/.dprisk-population-work``: ``population risk --out out`` blocked
+    for ever opening it while looking for a killed run's working directories (killed by a 20 s
+    timeout). Now it is not opened: that directory is not one of ours, and is left alone."""
+    import os
+    import threading
+
+    from dprisk.cli.commands.population_risk import WORK_OWNER, _remove_dead_work_dirs
+
+    work = tmp_path / ".out-work-fifo"
+    work.mkdir()
+    os.mkfifo(work / WORK_OWNER)
+    answers = []
+    reader = threading.Thread(target=lambda: answers.append(
+        _remove_dead_work_dirs(tmp_path, "out")), daemon=True)
+    reader.start()
+    reader.join(10)  # well above the milliseconds a scan takes; a blocked open never returns
+    assert answers == [[]]
+    assert sorted(p.name for p in work.iterdir()) == [WORK_OWNER]

@@ -319,3 +319,36 @@ def test_a_lock_name_that_is_not_a_regular_file_is_refused_untouched(which, kind
         pass
     assert mine.read_bytes() == USER
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "mine.txt"]
+
+
+def test_a_fifo_at_a_legacy_reports_page_is_refused_not_read(tmp_path):
+    """A report written before manifests (its marker lists no files) with a FIFO at
+    ``index.html``: replacing it blocked for ever reading that page for the figures it links
+    (killed by a 20 s timeout). Now ``check_report_out`` refuses it before any study runs, and
+    the writer never opens it: the FIFO is the user's file, where the report puts its page."""
+    import threading
+
+    from dprisk.validation.report.output import check_report_out, legacy_files
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MARKER).write_text('{"written_by": "dprisk reproduce"}\n')  # legacy: no "files"
+    os.mkfifo(out / "index.html")
+    with pytest.raises(OutputError, match=r"^out .*index\.html.* is not a regular file"):
+        check_report_out(out)
+    answers = []
+
+    def replace():
+        answers.append(legacy_files(out))
+        try:
+            with ReportTarget(out) as target:
+                target.write(lambda tmp: (tmp / "index.html").write_text("page"))
+        except OutputError as err:
+            answers.append(str(err))
+
+    reader = threading.Thread(target=replace, daemon=True)
+    reader.start()
+    reader.join(10)  # well above the milliseconds a refusal takes; a blocked open never returns
+    assert answers[:1] == [["results.json", "results.nc"]] and len(answers) == 2
+    assert "did not write where the new output puts its own (index.html)" in answers[1]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "index.html"]

@@ -13,6 +13,7 @@ holds the report directory while the studies run. :func:`remove_report` (``make 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -35,10 +36,16 @@ def legacy_files(path: Path) -> list[str]:
     """What a report written before manifests owns (its marker lists no files).
 
     Its fixed files and the figures its page shows (``figures/STEM.png`` linked from
-    ``index.html``): a figure the user added is not among them.
+    ``index.html``): a figure the user added is not among them. An ``index.html`` that is
+    not a regular file (a FIFO would block the read) is not the report's page: not opened,
+    and not among its files.
     """
+    from dprisk.runtime.output_files import NotRegularFile, read_regular_text
+
     try:
-        page = (path / "index.html").read_text(errors="replace")
+        page = read_regular_text(path / "index.html", errors="replace")
+    except NotRegularFile:
+        return [name for name in LEGACY_FILES if name != "index.html"]
     except OSError:
         page = ""
     figures = sorted(set(re.findall(r"src='(figures/[^'/<>]+\.png)'", page)))
@@ -55,9 +62,19 @@ def check_report_out(out) -> Path:
     TypeError
         ``out`` is not a path.
     OutputError
-        A ``ValueError`` naming ``out`` and the reason, for any other path.
+        A ``ValueError`` naming ``out`` and the reason, for any other path; also for a
+        report whose ``index.html`` is not a regular file (a FIFO, say: not a page a report
+        wrote, refused before the studies run rather than once they are done).
     """
-    return check_output_dir(out, MARKER, COMMAND, name="out")
+    from dprisk.runtime.output_files import OutputError
+
+    path = check_output_dir(out, MARKER, COMMAND, name="out")
+    page = path / "index.html"
+    if os.path.lexists(page) and not page.is_file():
+        raise OutputError(f"out {str(out)!r} holds {str(page)!r}, which is not a regular file "
+                          "(a FIFO, say) and not a page a report wrote; remove it or choose "
+                          "another path")
+    return path
 
 
 class ReportTarget(OutputDirectory):

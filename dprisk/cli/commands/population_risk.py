@@ -322,18 +322,19 @@ def _remove_dead_work_dirs(where: Path, name: str) -> list[Path]:
 
     Only a directory ``.NAME-work-*`` holding :data:`WORK_OWNER` that names this host and a
     process that no longer exists; anything else (another host's run, a live run, a directory
-    without the file) is left as it is. Returns the directories removed.
+    without the file, or whose file is not a regular file: never opened) is left as it is.
+    Returns the directories removed.
     """
     import glob
     import json
     import socket
 
-    from dprisk.runtime.output_files import pid_alive
+    from dprisk.runtime.output_files import pid_alive, read_regular_text
 
     removed = []
     for work in where.glob(f".{glob.escape(name)}-work-*"):
-        try:
-            owner = json.loads((work / WORK_OWNER).read_text())
+        try:  # an owner file that is not a regular file (a FIFO would block): not ours
+            owner = json.loads(read_regular_text(work / WORK_OWNER))
             host, pid = owner["host"], int(owner["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue  # not one of ours, or unreadable: left alone

@@ -132,3 +132,33 @@ def test_a_linked_lock_in_the_chunk_store_is_refused_untouched(tmp_path):
     with pytest.raises(OutputError, match="lock file"):
         sweep(**GRID, quantity=standin, out=out, progress=False)
     assert mine.read_text() == "the user's file" and not out.exists()
+
+
+def test_a_fifo_at_the_manifest_is_refused_not_read(tmp_path):
+    """A FIFO at ``OUT.chunks/manifest.json`` beside a finished chunk: ``dprisk sweep`` blocked
+    for ever opening it (killed by a 20 s timeout). Now ``stored_manifest`` is None and
+    ``open`` refuses it (an OutputError naming out), without opening it."""
+    import os
+    import threading
+
+    from dprisk.runtime.output_files import OutputError
+
+    out = tmp_path / "s.nc"
+    chunk_dir(out).mkdir()
+    (chunk_dir(out) / "chunk_0000.npy").touch()
+    os.mkfifo(chunk_dir(out) / MANIFEST)
+    answers = []
+
+    def both():
+        answers.append(stored_manifest(out))
+        try:
+            ChunkStore(out, _plan()).open()
+        except OutputError as err:
+            answers.append(str(err))
+
+    reader = threading.Thread(target=both, daemon=True)
+    reader.start()
+    reader.join(10)  # well above the milliseconds a refusal takes; a blocked open never returns
+    assert len(answers) == 2 and answers[0] is None
+    assert answers[1].startswith("out: ") and "not a regular file" in answers[1]
+    assert sorted(p.name for p in chunk_dir(out).iterdir()) == ["chunk_0000.npy", MANIFEST]
