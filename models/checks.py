@@ -16,6 +16,7 @@ __all__ = [
     "RHO_MAX",
     "check_closed_probability",
     "check_count",
+    "check_flag",
     "check_levels",
     "check_positive_int",
     "check_probability",
@@ -210,6 +211,20 @@ def check_positive_int(value, name: str, *, minimum: int = 1) -> int:
     if not np.isfinite(value) or value != int(value) or not minimum <= value <= 2**53:
         raise ValueError(f"{allowed}, got {value!r}")
     return int(value)
+
+
+def check_flag(value, name: str) -> bool:
+    """Return ``value`` as a Python bool after checking it is ``True`` or ``False``.
+
+    Raises
+    ------
+    TypeError
+        For anything but a bool (``numpy.bool_`` too): a truthy string such as ``"no"``, a
+        number, ``None``, which ``bool()`` would silently read as a flag.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_closed_probability(value, name: str) -> float:

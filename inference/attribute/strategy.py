@@ -276,6 +276,9 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     StrategyMeasures
         Means over releases with MCSE = standard deviation / sqrt(n).
     """
+    if not isinstance(design, QueryDesign):
+        raise TypeError(f"design must be a QueryDesign (census_block_design(...)), got "
+                        f"{design!r}")
     k = design.n_cells
     prior = uniform_prior(k) if prior is None else check_cell_prior(prior, k)
     t = check_true_cell(true_cell, prior)

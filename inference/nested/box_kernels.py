@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from dprisk.inference.kernels.table_kernels import GridTooNarrowError
+from dprisk.inference.kernels.table_kernels import MAX_WINDOW, GridTooNarrowError
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, log_gauss_tail, logsumexp
 from dprisk.models.scenario import Scenario
@@ -47,6 +47,7 @@ __all__ = [
     "Box",
     "at_widest",
     "check_nested_rhos",
+    "check_priors_where_bound_reaches",
     "checked_box",
     "grid_structure",
     "too_narrow",
@@ -277,8 +278,46 @@ def widened(base: list[int], attempt: int) -> list[int]:
     return out
 
 
+def check_priors_where_bound_reaches(box: Box, index: int, xs, ys, tail_mass: float) -> None:
+    r"""Refuse a prior whose weights pass its ``log_weight_max`` where the bound must reach.
+
+    The neglected-mass bound assumes ``w_ℓ ≤ e^{L_ℓ}`` everywhere. For release ``index``,
+    whose bound at the widest box still exceeds ``tail_mass``, the window of level ``ℓ`` would
+    have to reach ``|k_ℓ - c_ℓ| = t_ℓ``, :math:`a_\ell t_\ell^2 = s_\ell - \log M - \log`
+    ``tail_mass`` (envelope ``(a_ℓ, c_ℓ, s_ℓ)``, ``M`` the branch's mass on the box), capped
+    at the two-level method's widest half-width ``MAX_WINDOW // 2``. Each prior's log weight
+    (:meth:`dprisk.models.priors.base.X2Prior.log_weight`, which refuses NaN or a value
+    above ``log_weight_max``) is evaluated at every ``k_ℓ`` with ``|k_ℓ - c_ℓ| <= t_ℓ``,
+    ``k_ℓ >= k_{ℓ-1}``, for ``k_{ℓ-1}`` the branch's ``X_1`` (``ℓ = 2``) or the rounded
+    envelope centre of the level below: the values the two-level method's window evaluates
+    for ``h = 2``. Weights growing faster than the likelihood falls (a posterior without a
+    finite mass) are then refused as the two-level form refuses them, not reported as a grid
+    too narrow.
+    """
+    params = box.params
+    env_a, env_c, env_s = _envelopes(xs[None], ys[None], params)
+    reach_max = MAX_WINDOW // 2
+    for i in range(1, params.h):
+        prior = params.priors[i - 1]
+        for b in np.flatnonzero(box.feasible):
+            gap = env_s[0, i - 1, b] - box.log_branch[index, b] - math.log(tail_mass)
+            if not gap > 0:
+                continue
+            reach = reach_max if not math.isfinite(gap) else min(  # no mass on the box: inf
+                reach_max, math.ceil(math.sqrt(gap / env_a[i - 1])) + 1)
+            lower = params.known + int(b) if i == 1 else round(float(env_c[0, i - 2, b]))
+            centre = math.floor(float(env_c[0, i - 1, b]))
+            upper = np.arange(max(lower, centre - reach), max(lower, centre + reach) + 1)
+            prior.log_weight(upper, np.int64(lower))
+
+
 def too_narrow(box: Box, index: int, xs, ys, tail_mass: float) -> GridTooNarrowError:
-    """The error for release ``index`` of ``box`` whose neglected mass stays too large."""
+    """The error for release ``index`` of ``box`` whose neglected mass stays too large.
+
+    First refuses a prior that breaks its bound where the windows would need to reach
+    (:func:`check_priors_where_bound_reaches`, a ``ValueError`` naming the prior).
+    """
+    check_priors_where_bound_reaches(box, index, xs, ys, tail_mass)
     with np.errstate(invalid="ignore", over="ignore"):
         share = float(np.nanmax(np.exp(box.log_bound[index] - box.log_branch[index])))
     return GridTooNarrowError(

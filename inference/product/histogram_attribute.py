@@ -170,6 +170,8 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
 
 def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = None) -> float:
     r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes)."""
+    if not isinstance(tables, CellTables):
+        raise TypeError(f"tables must be the CellTables of cell_tables(...), got {tables!r}")
     counts = np.bincount(tables.cell_class, minlength=len(tables.score))
     counts[tables.cell_class[target]] -= 1
     t_class = tables.cell_class[target]

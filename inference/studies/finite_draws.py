@@ -39,7 +39,7 @@ from dprisk.inference.studies.setup import (
 )
 from dprisk.inference.studies.thresholds import decision_offsets
 from dprisk.inference.studies.variant import variant_chain_up, x1_release_term, x1_window_term
-from dprisk.models.checks import check_positive_int
+from dprisk.models.checks import check_flag, check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
 from dprisk.models.scenario import Scenario
@@ -390,11 +390,12 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)
     draws = check_positive_int(draws, "draws")
+    variant = check_flag(variant, "variant")
     tie_weight = check_ties(ties)
     _check_method(method)
     start_prob = start_probability(start, params)
     tail_mass = check_tail_mass(tail_mass)
-    key = (params, x1, x2, draws, bool(variant), method, start_prob, ties, tail_mass,
+    key = (params, x1, x2, draws, variant, method, start_prob, ties, tail_mass,
            start if isinstance(start, str) else float(start))
     found = _results_cache.get(key)  # None also for a scenario holding unhashable parts
     if found is None:
@@ -402,7 +403,7 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
                               tie_weight, tail_mass)
         _results_cache.put(key, found)
     return {"p_correct": found["p_correct"], "p_correct_stationary": found["p_correct_stationary"],
-            "draws": draws, "variant": bool(variant), "method": method, "ties": ties,
+            "draws": draws, "variant": variant, "method": method, "ties": ties,
             "start": start, "x1": x1, "x2": x2, "neglected_mass": found["neglected_mass"],
             "band_error": found["band_error"]}
 

@@ -40,7 +40,7 @@ from dprisk.inference.studies.finite_draws import (
     stationary_log_odds,
 )
 from dprisk.inference.studies.setup import TIE_ATOL, check_ties, validated_study_params
-from dprisk.models.checks import check_positive_int
+from dprisk.models.checks import check_flag, check_positive_int
 from dprisk.models.mechanism.dg_sampling import (
     resolve_random_seed,
     sample_kernel,
@@ -252,6 +252,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     check_work(mc_study_steps(datasets, draws), parameter="datasets, draws",
                what=f"{datasets} datasets x {draws} draws")
     check_ties(ties)
+    progress = check_flag(progress, "progress")
     start_prob = start_probability(start, params)
     random_seed = resolve_random_seed(random_seed)
     t0 = int(single_level_kernels.decision_threshold(

@@ -20,6 +20,12 @@ TINY = QueryDesign(("detailed", "margin"), np.array([1.0, 2.0]),
                    np.array([[0, 1, 2, 3], [0, 0, 1, 1]]), (4, 2), np.array([1, 2]))
 
 
+def test_strategy_measures_refuses_a_design_of_another_type():
+    """None was an AttributeError ('NoneType' object has no attribute 'n_cells')."""
+    with pytest.raises(TypeError, match=r"design must be a QueryDesign"):
+        strategy_measures(None, 0, 10)
+
+
 def enumerate_p_map(design, true_cell, tail=1e-9):
     """P[MAP = t] and E[posterior of t] by summing over every noise vector (uniform prior).
 

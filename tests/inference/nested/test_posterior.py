@@ -571,8 +571,11 @@ def test_scalar_results_are_python_floats():
 def test_pymc_refuses_a_prior_the_exact_windows_refuse():
     """Log weights 1e-4 (k2 - k1)^2 (log_weight_max = 1e6) pass the 4096-value probe but
     outgrow the likelihood at rho = 1e-5: the posterior has no finite mass. Exact and Gibbs
-    refuse (their windows cannot hold it); before the fix method="pymc" sampled it and
-    reported P[X1 = 1 | D] = 0.004."""
+    refuse it; before the fix method="pymc" sampled it and reported P[X1 = 1 | D] = 0.004.
+    The refusal is the two-level form's (a ValueError naming the prior: its weights pass
+    log_weight_max near k2 - k1 = 1e5, where the bound must reach), not the
+    GridTooNarrowError "leave out up to inf" (a RuntimeError, exit status 1 at the CLI)
+    reported before."""
     import pytensor.tensor as pt
 
     from dprisk.models.priors.library import UserPrior
@@ -584,6 +587,35 @@ def test_pymc_refuses_a_prior_the_exact_windows_refuse():
     kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1],
               "prior": prior}
     for method in ("exact", "gibbs", "pymc"):
-        with pytest.raises(GridTooNarrowError, match="leave out up to inf"):
+        with pytest.raises(ValueError, match="log weight is NaN or above log_weight_max"):
             ml.posterior_summary(**kwargs, method=method, draws=20, tune=20, chains=2,
                                  random_seed=1)
+
+
+def test_cli_refuses_a_prior_without_finite_posterior_mass_as_the_two_level_form(
+        tmp_path, capsys):
+    """``dprisk posterior --rhos ... --prior FILE:NAME`` with weights 1e-4 (k2 - k1)^2: exit
+    status 2 and one line naming --prior, as the two-level form (--rho2) refuses the same
+    prior; before the fix: "failed: GridTooNarrowError", status 1."""
+    from cli_helpers import run_cli
+
+    path = tmp_path / "quad.py"
+    path.write_text(
+        "import numpy as np\nimport pytensor.tensor as pt\n"
+        "from dprisk.models.priors.library import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: np.float64(1e-4) * pt.cast(k2 - k1, 'float64') ** 2,"
+        " is_proper=False, log_weight_max=1e6)\n")
+    spec = f"{path}:prior"
+    two_level = ["posterior", "--rho1", "1e-5", "--rho2", "1e-5", "--d", "1", "--x1-star", "1",
+                 "--x2-star", "3", "--y1-star", "2", "--prior", spec]
+    status, out, err = run_cli(two_level, capsys)
+    assert status == 2 and out == ""
+    refusal = err.strip().split("error: ", 1)[1]
+    for method in ("exact", "gibbs"):
+        nested = ["posterior", "--rhos", "1e-5,1e-5,1e-5", "--siblings", "1,1",
+                  "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
+        status, out, err = run_cli(nested, capsys)
+        assert (status, out) == (2, ""), err
+        assert len(err.strip().splitlines()) == 1
+        assert err.strip().split("error: ", 1)[1] == refusal
+        assert refusal.startswith(f"--prior {spec!r}")

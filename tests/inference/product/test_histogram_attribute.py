@@ -71,6 +71,9 @@ def test_refused():
         ha.p_map_correct_mc([1, 0], [[1, 0]], 2, 0.5, 0.5, releases=10)
     with pytest.raises(ValueError, match="rho1"):
         ha.cell_tables([1, 0], [[1, 0]], -1.0, 0.5)
+    # not a CellTables: was AttributeError ('NoneType' object has no attribute 'cell_class')
+    with pytest.raises(TypeError, match=r"tables must be the CellTables"):
+        ha.p_map_correct_exact(None, 0)
 
 
 @pytest.mark.parametrize(("known", "others", "rho1", "rho2"), [

@@ -13,6 +13,7 @@ from dprisk.inference.studies.finite_draws import (
     chain_transitions,
     count_moments,
     decision_probability,
+    finite_draws_p_correct,
 )
 from dprisk.inference.studies.variant import variant_log_odds
 from dprisk.inference.two_level.exact import posterior_x1
@@ -87,6 +88,14 @@ def test_chain_stationary_law_is_the_posterior():
 def test_bad_input():
     with pytest.raises(ValueError, match="method"):
         decision_probability(0.5, 0.5, 0.5, 10, method="exact")
+
+
+@pytest.mark.parametrize("flag", ["yes", "no", 1, None])
+def test_variant_must_be_a_bool(flag):
+    """A truthy string such as "no" was read as variant=True (and 0 as False): refused,
+    naming the parameter, before any computation."""
+    with pytest.raises(TypeError, match=r"variant must be True or False"):
+        finite_draws_p_correct(x2=1, draws=10, variant=flag, **CENSUS)
 
 
 def test_finite_draws_answers_are_remembered_per_validated_inputs(monkeypatch):

@@ -109,6 +109,14 @@ def test_bad_input():
         simulate_p_correct(x2=1, start=2.0, datasets=10, **CENSUS)
 
 
+@pytest.mark.parametrize("flag", ["yes", "no", 0, None])
+def test_progress_must_be_a_bool(flag):
+    """progress="no" used to run the study with a progress bar (any truthy value): refused,
+    naming the parameter, before any draw."""
+    with pytest.raises(TypeError, match=r"progress must be True or False"):
+        simulate_p_correct(x2=1, datasets=10, random_seed=1, progress=flag, **CENSUS)
+
+
 @pytest.mark.slow
 def test_paper_scale_point_matches_expected():
     """1e6 releases x 1e3 draws (the paper's Figure 5 budget) at x2 = 10, variant sampler."""
