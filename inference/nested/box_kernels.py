@@ -24,7 +24,9 @@ over levels of the mass of ``U_ℓ`` outside ``G_ℓ`` (and inside the level's s
 ``c`` with half-width from the envelope precision ``a_ℓ`` (which depends only on the ρ's and
 d's), slid inside the supports, and widened (``K -> 2K + 1``) until this bound is below
 ``tail_mass`` times the branch's mass on the box, for each possible branch; otherwise they
-raise :class:`dprisk.inference.kernels.table_kernels.GridTooNarrowError`.
+raise :class:`dprisk.inference.kernels.table_kernels.GridTooNarrowError`, or a ``ValueError``
+naming the prior when its declared ``log_weight_max`` is what they cannot close
+(:func:`check_declared_bound_closes`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "NESTED_RHO_MAX",
     "Box",
     "at_widest",
+    "check_declared_bound_closes",
     "check_nested_rhos",
     "check_priors_where_bound_reaches",
     "checked_box",
@@ -311,19 +314,66 @@ def check_priors_where_bound_reaches(box: Box, index: int, xs, ys, tail_mass: fl
             prior.log_weight(upper, np.int64(lower))
 
 
+def check_declared_bound_closes(box: Box, index: int, xs, ys, tail_mass: float) -> None:
+    r"""Refuse priors whose declared ``log_weight_max`` the widest windows cannot close.
+
+    The bound of release ``index``'s mass outside ``box`` carries
+    :math:`e^{L}`, ``L = Σ_ℓ L_ℓ`` the sum of the priors' ``log_weight_max``, as a factor
+    (module docstring), so the box passes the ``tail_mass`` check for every sum up to
+
+    .. math::
+
+        L_{\text{closed}} = L + \log(\text{tail\_mass})
+            - \max_{b\ \text{possible}} (\log B_b - \log M_b)
+
+    (``B_b`` the bound, ``M_b`` the branch's mass on the box, the latter free of ``L``).
+    When ``box`` is the widest and ``0 <= L_closed < L`` the declared bound, not the weights
+    near the data, is what the windows cannot close (at ``L = 0`` they would): a
+    ``ValueError`` naming the priors says which bound they do close and what to do, as the
+    two-level form refuses a bad ``log_weight_max``. At ``L_closed < 0`` (the windows fail
+    even for weights at most 1) nothing is raised; :func:`too_narrow` reports the grid.
+    """
+    params = box.params
+    declared = params.log_weight_max
+    with np.errstate(invalid="ignore"):
+        excess = (box.log_bound[index] - box.log_branch[index])[box.feasible].max()
+    closed = declared + math.log(tail_mass) - float(excess)
+    if not (declared > 0 and 0 <= closed < declared):
+        return
+    distinct = list({id(pr): pr for pr in params.priors}.values())
+    if len(distinct) == 1:  # one prior at every level: its own bound, L / (h - 1)
+        levels = params.h - 1
+        named = f"{distinct[0].spec!r}: log_weight_max = {declared / levels:g}"
+        allowed = f"log_weight_max <= {math.floor(10 * closed / levels) / 10:g}"
+    else:
+        named = (f"({', '.join(pr.spec for pr in params.priors)}): log_weight_max summing "
+                 f"to {declared:g}")
+        allowed = f"log_weight_max summing to at most {math.floor(10 * closed) / 10:g}"
+    raise ValueError(
+        f"prior {named} is too loose for the nested-levels windows (widened only up to "
+        f"{MAX_WIDTH} values per level) at rhos = {list(params.rhos)}: their tail bound of "
+        f"release x_stars = {xs.tolist()}, y_stars = {ys.tolist()} stays above tail_mass = "
+        f"{tail_mass:g} (allowed range here: {allowed}); declare a tighter log_weight_max "
+        f"(the largest log weight), use the two-level form for two levels, or larger rhos"
+    )
+
+
 def too_narrow(box: Box, index: int, xs, ys, tail_mass: float) -> GridTooNarrowError:
     """The error for release ``index`` of ``box`` whose neglected mass stays too large.
 
     First refuses a prior that breaks its bound where the windows would need to reach
-    (:func:`check_priors_where_bound_reaches`, a ``ValueError`` naming the prior).
+    (:func:`check_priors_where_bound_reaches`), then priors whose declared bound the windows
+    cannot close (:func:`check_declared_bound_closes`), each a ``ValueError`` naming it.
     """
     check_priors_where_bound_reaches(box, index, xs, ys, tail_mass)
+    check_declared_bound_closes(box, index, xs, ys, tail_mass)
     with np.errstate(invalid="ignore", over="ignore"):
         share = float(np.nanmax(np.exp(box.log_bound[index] - box.log_branch[index])))
     return GridTooNarrowError(
         f"multi-level grids of widths {box.width} leave out up to {share:.3g} of the posterior "
         f"mass for release x_stars = {xs.tolist()}, y_stars = {ys.tolist()}, above tail_mass = "
-        f"{tail_mass:g}; windows cannot grow beyond {MAX_WIDTH} values per level"
+        f"{tail_mass:g}; windows are widened (doubled) only up to {MAX_WIDTH} values per "
+        f"level, and doubling the widest ({max(box.width)} values) would pass that"
     )
 
 

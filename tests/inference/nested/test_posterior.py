@@ -619,3 +619,84 @@ def test_cli_refuses_a_prior_without_finite_posterior_mass_as_the_two_level_form
         assert len(err.strip().splitlines()) == 1
         assert err.strip().split("error: ", 1)[1] == refusal
         assert refusal.startswith(f"--prior {spec!r}")
+
+
+def _decaying_prior(log_weight_max):
+    """Log weights -1e-4 (k2 - k1)^2 <= 0 (a valid prior), declaring ``log_weight_max``."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def decaying(k2, k1):
+        return -np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
+
+    return UserPrior(decaying, is_proper=False, log_weight_max=log_weight_max)
+
+
+def test_refuses_a_declared_bound_the_nested_windows_cannot_close():
+    """A valid prior declaring log_weight_max = 1e6 (its weights are <= 1) at rhos 1e-5: the
+    nested windows (3082 values at most here, not widened past 2048) close the tail bound
+    only up to log_weight_max = 64.9 per level (measured: 64.925, the tail bound enters as
+    exp(2 L) over the two levels). Before the fix every method raised GridTooNarrowError
+    "leave out up to inf" (status 1 at the CLI); now a ValueError naming the prior and the
+    bound the windows close. At 64.9 (just under) the answer is the one of the default bound
+    0 to the 1e-9 the exact method is checked to."""
+    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1]}
+    for method in ("exact", "gibbs", "pymc"):
+        with pytest.raises(ValueError, match=r"^prior 'user:decaying': log_weight_max = "
+                           r"1e\+06 is too loose for the nested-levels windows .*allowed range "
+                           r"here: log_weight_max <= 64\.9\); declare a tighter") as err:
+            ml.posterior_summary(**kwargs, prior=_decaying_prior(1e6), method=method,
+                                 draws=20, tune=20, chains=2, random_seed=1)
+        assert "\n" not in str(err.value)
+    tight = ml.exact_posterior(**kwargs, prior=_decaying_prior(64.9)).prob_x1
+    default = ml.exact_posterior(**kwargs, prior=_decaying_prior(0.0)).prob_x1
+    assert tight == pytest.approx(default, abs=1e-9)
+    # Different priors per level: the sum of their bounds is what the windows close.
+    with pytest.raises(ValueError, match=r"log_weight_max summing to at most 129\.8\)"):
+        ml.exact_posterior(**kwargs, prior=[_decaying_prior(1e6), _decaying_prior(3.0)])
+
+
+def test_too_narrow_message_states_widths_consistently():
+    """The too-narrow message listed widths [2, 2512, 3082] and said "windows cannot grow
+    beyond 2048 values per level": the initial windows may pass 2048; only their widening
+    (doubling) stops there."""
+    from dprisk.inference.nested import box_kernels as bk
+
+    scenario = ml.nested_scenario(None, rhos=[1e-5] * 3, siblings=[1, 1], prior="improper")
+    xs, ys = np.array([[1, 3, 5]]), np.array([[2, 2]])
+    box = bk.Box(xs, ys, scenario, 0, 1e-12)
+    assert box.width == [2, 2512, 3082] and bk.at_widest(box)
+    message = str(bk.too_narrow(box, 0, xs[0], ys[0], 1e-12))
+    assert "cannot grow beyond" not in message
+    assert message.endswith("windows are widened (doubled) only up to 2048 values per level, "
+                            "and doubling the widest (3082 values) would pass that")
+
+
+def test_cli_refuses_a_declared_bound_the_nested_windows_cannot_close(tmp_path, capsys):
+    """``dprisk posterior --rhos 1e-5,1e-5,1e-5 --prior FILE:NAME`` with a valid prior
+    declaring log_weight_max = 1e6: exit status 2, one line naming --prior and the bound the
+    windows close, nothing on stdout (before the fix: "failed: GridTooNarrowError ... leave out
+    up to inf", status 1). The two-level form answers the same prior (posterior 0.499758)."""
+    from cli_helpers import run_cli
+
+    path = tmp_path / "loose.py"
+    path.write_text(
+        "import numpy as np\nimport pytensor.tensor as pt\n"
+        "from dprisk.models.priors.library import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: -np.float64(1e-4) * pt.cast(k2 - k1, 'float64') ** 2,"
+        " is_proper=False, log_weight_max=1e6)\n")
+    spec = f"{path}:prior"
+    two_level = ["posterior", "--rho1", "1e-5", "--rho2", "1e-5", "--d", "1", "--x1-star", "1",
+                 "--x2-star", "3", "--y1-star", "2", "--prior", spec]
+    status, out, err = run_cli(two_level, capsys)
+    assert status == 0 and "0.499758" in out, err
+    for method in ("exact", "gibbs", "pymc"):
+        nested = ["posterior", "--rhos", "1e-5,1e-5,1e-5", "--siblings", "1,1",
+                  "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
+        status, out, err = run_cli(nested, capsys)
+        assert (status, out) == (2, ""), err
+        assert len(err.strip().splitlines()) == 1
+        refusal = err.strip().split("error: ", 1)[1]
+        assert refusal.startswith(f"--prior {spec!r}: log_weight_max = 1e+06 is too loose")
+        assert "log_weight_max <= 64.9" in refusal and "larger rhos" in refusal
