@@ -112,15 +112,16 @@ def prior_spec(tmp_path, request):
     return f"{path}:prior", name
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-@pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)
-def test_cli_refuses_hostile_prior(prior_spec, command, capsys):
+def _assert_refuses_prior(argv, prior_spec, capture):
+    """``dprisk ARGV`` exits 2 with one stderr line naming the prior's file and its defect,
+    nothing on stdout, no traceback (``capture``: capsys, or capfd for what user code wrote to
+    the file descriptors)."""
     spec, name = prior_spec
     try:
-        status = main([*COMMANDS[command], "--prior", spec, "--json"])
+        status = main(argv)
     except SystemExit as exc:  # pragma: no cover - would be a defect
         status = exc.code
-    out, err = capsys.readouterr()
+    out, err = capture.readouterr()
     assert status == 2, (status, out, err)
     assert out == ""
     lines = err.splitlines()
@@ -128,6 +129,13 @@ def test_cli_refuses_hostile_prior(prior_spec, command, capsys):
     assert spec.rsplit(":", 1)[0] in lines[0]
     assert PRIOR_FILES[name][1] in lines[0], lines[0]
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)
+def test_cli_refuses_hostile_prior(prior_spec, command, capsys):
+    _assert_refuses_prior([*COMMANDS[command], "--prior", prior_spec[0], "--json"],
+                          prior_spec, capsys)
 
 
 @pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)
@@ -138,18 +146,7 @@ def test_prior_command_refuses_hostile_prior(prior_spec, capfd):
     RuntimeError") and one that printed wrote to standard output ahead of the JSON.
     capfd: output written to file descriptor 1 by user code counts too.
     """
-    spec, name = prior_spec
-    try:
-        status = main(["prior", spec, "--json"])
-    except SystemExit as exc:  # pragma: no cover - would be a defect
-        status = exc.code
-    out, err = capfd.readouterr()
-    assert status == 2, (status, out, err)
-    assert out == ""
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert spec.rsplit(":", 1)[0] in lines[0]
-    assert PRIOR_FILES[name][1] in lines[0], lines[0]
+    _assert_refuses_prior(["prior", prior_spec[0], "--json"], prior_spec, capfd)
 
 
 @pytest.mark.parametrize("prior_spec", sorted(PRIOR_FILES), indirect=True)

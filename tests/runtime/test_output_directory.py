@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from full_disk import fail_lock_pid_write
 
 from dprisk.runtime import output_directory as writer
 from dprisk.runtime import writers
@@ -260,22 +261,6 @@ def test_a_mount_point_is_refused_before_any_work(which, tmp_path, monkeypatch):
         WRITERS[which](out)
 
 
-def _full_disk_on_pid_write(monkeypatch):
-    """``os.write`` of the lock's pid fails as on a full disk (ENOSPC); other writes pass."""
-    import errno
-
-    from dprisk.runtime import output_files
-
-    write = os.write
-
-    def full(fd, data):
-        if data == f"{os.getpid()}\n".encode():
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return write(fd, data)
-
-    monkeypatch.setattr(output_files.os, "write", full)
-
-
 @pytest.mark.parametrize("which", list(WRITERS))
 def test_a_full_disk_leaves_no_lock_file(which, tmp_path, monkeypatch):
     """On a full 200 KB tmpfs ``prior --plot``, ``population synth --out`` and ``sweep --out``
@@ -283,7 +268,7 @@ def test_a_full_disk_leaves_no_lock_file(which, tmp_path, monkeypatch):
     directory made for the lock). The lock file is removed when its pid cannot be written."""
     out = tmp_path / "a" / "out"
     target, _, _ = WRITERS[which](out)
-    _full_disk_on_pid_write(monkeypatch)
+    fail_lock_pid_write(monkeypatch)
     with pytest.raises(OSError, match="No space"), target:
         pass
     assert list(tmp_path.iterdir()) == []
@@ -292,7 +277,7 @@ def test_a_full_disk_leaves_no_lock_file(which, tmp_path, monkeypatch):
 def test_a_full_disk_leaves_no_lock_file_of_a_new_output(tmp_path, monkeypatch):
     from dprisk.runtime.new_outputs import NewOutput
 
-    _full_disk_on_pid_write(monkeypatch)
+    fail_lock_pid_write(monkeypatch)
     with pytest.raises(OSError, match="No space"), NewOutput(tmp_path / "a" / "p.png", "--plot"):
         pass
     assert list(tmp_path.iterdir()) == []

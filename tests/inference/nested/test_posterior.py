@@ -568,6 +568,42 @@ def test_scalar_results_are_python_floats():
     assert type(two.prob_x1) is float
 
 
+def _quadratic_prior(coefficient, log_weight_max):
+    """An improper user prior of log weights ``coefficient (k2 - k1)^2``."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def quadratic(k2, k1):
+        return np.float64(coefficient) * pt.cast(k2 - k1, "float64") ** 2
+
+    quadratic.__name__ = "growing" if coefficient > 0 else "decaying"
+    return UserPrior(quadratic, is_proper=False, log_weight_max=log_weight_max)
+
+
+def _quadratic_prior_file(tmp_path, coefficient):
+    """``FILE:prior`` of :func:`_quadratic_prior` declaring log_weight_max = 1e6."""
+    path = tmp_path / "quadratic.py"
+    path.write_text(
+        "import numpy as np\nimport pytensor.tensor as pt\n"
+        "from dprisk.models.priors.library import UserPrior\n"
+        f"prior = UserPrior(lambda k2, k1: np.float64({coefficient!r}) * "
+        "pt.cast(k2 - k1, 'float64') ** 2, is_proper=False, log_weight_max=1e6)\n")
+    return f"{path}:prior"
+
+
+def _two_level_argv(spec):
+    """``dprisk posterior`` at two levels, rhos 1e-5, the release (1, 3, 2), prior ``spec``."""
+    return ["posterior", "--rho1", "1e-5", "--rho2", "1e-5", "--d", "1", "--x1-star", "1",
+            "--x2-star", "3", "--y1-star", "2", "--prior", spec]
+
+
+def _nested_argv(spec, method):
+    """``dprisk posterior`` at three levels, rhos 1e-5, prior ``spec``, ``method``."""
+    return ["posterior", "--rhos", "1e-5,1e-5,1e-5", "--siblings", "1,1",
+            "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
+
+
 def test_pymc_refuses_a_prior_the_exact_windows_refuse():
     """Log weights 1e-4 (k2 - k1)^2 (log_weight_max = 1e6) pass the 4096-value probe but
     outgrow the likelihood at rho = 1e-5: the posterior has no finite mass. Exact and Gibbs
@@ -576,14 +612,7 @@ def test_pymc_refuses_a_prior_the_exact_windows_refuse():
     log_weight_max near k2 - k1 = 1e5, where the bound must reach), not the
     GridTooNarrowError "leave out up to inf" (a RuntimeError, exit status 1 at the CLI)
     reported before."""
-    import pytensor.tensor as pt
-
-    from dprisk.models.priors.library import UserPrior
-
-    def growing(k2, k1):
-        return np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
-
-    prior = UserPrior(growing, is_proper=False, log_weight_max=1e6)
+    prior = _quadratic_prior(1e-4, log_weight_max=1e6)
     kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1],
               "prior": prior}
     for method in ("exact", "gibbs", "pymc"):
@@ -597,40 +626,19 @@ def test_cli_refuses_a_prior_without_finite_posterior_mass_as_the_two_level_form
     """``dprisk posterior --rhos ... --prior FILE:NAME`` with weights 1e-4 (k2 - k1)^2: exit
     status 2 and one line naming --prior, as the two-level form (--rho2) refuses the same
     prior; before the fix: "failed: GridTooNarrowError", status 1."""
-    from cli_helpers import run_cli
+    from cli_helpers import assert_refused
 
-    path = tmp_path / "quad.py"
-    path.write_text(
-        "import numpy as np\nimport pytensor.tensor as pt\n"
-        "from dprisk.models.priors.library import UserPrior\n"
-        "prior = UserPrior(lambda k2, k1: np.float64(1e-4) * pt.cast(k2 - k1, 'float64') ** 2,"
-        " is_proper=False, log_weight_max=1e6)\n")
-    spec = f"{path}:prior"
-    two_level = ["posterior", "--rho1", "1e-5", "--rho2", "1e-5", "--d", "1", "--x1-star", "1",
-                 "--x2-star", "3", "--y1-star", "2", "--prior", spec]
-    status, out, err = run_cli(two_level, capsys)
-    assert status == 2 and out == ""
-    refusal = err.strip().split("error: ", 1)[1]
+    spec = _quadratic_prior_file(tmp_path, 1e-4)
+    refusal = assert_refused(_two_level_argv(spec), "--prior", capsys).split("error: ", 1)[1]
     for method in ("exact", "gibbs"):
-        nested = ["posterior", "--rhos", "1e-5,1e-5,1e-5", "--siblings", "1,1",
-                  "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
-        status, out, err = run_cli(nested, capsys)
-        assert (status, out) == (2, ""), err
-        assert len(err.strip().splitlines()) == 1
-        assert err.strip().split("error: ", 1)[1] == refusal
+        line = assert_refused(_nested_argv(spec, method), "--prior", capsys)
+        assert line.split("error: ", 1)[1] == refusal
         assert refusal.startswith(f"--prior {spec!r}")
 
 
 def _decaying_prior(log_weight_max):
     """Log weights -1e-4 (k2 - k1)^2 <= 0 (a valid prior), declaring ``log_weight_max``."""
-    import pytensor.tensor as pt
-
-    from dprisk.models.priors.library import UserPrior
-
-    def decaying(k2, k1):
-        return -np.float64(1e-4) * pt.cast(k2 - k1, "float64") ** 2
-
-    return UserPrior(decaying, is_proper=False, log_weight_max=log_weight_max)
+    return _quadratic_prior(-1e-4, log_weight_max)
 
 
 def test_refuses_a_declared_bound_the_nested_windows_cannot_close():
@@ -678,25 +686,13 @@ def test_cli_refuses_a_declared_bound_the_nested_windows_cannot_close(tmp_path, 
     declaring log_weight_max = 1e6: exit status 2, one line naming --prior and the bound the
     windows close, nothing on stdout (before the fix: "failed: GridTooNarrowError ... leave out
     up to inf", status 1). The two-level form answers the same prior (posterior 0.499758)."""
-    from cli_helpers import run_cli
+    from cli_helpers import assert_refused, run_cli
 
-    path = tmp_path / "loose.py"
-    path.write_text(
-        "import numpy as np\nimport pytensor.tensor as pt\n"
-        "from dprisk.models.priors.library import UserPrior\n"
-        "prior = UserPrior(lambda k2, k1: -np.float64(1e-4) * pt.cast(k2 - k1, 'float64') ** 2,"
-        " is_proper=False, log_weight_max=1e6)\n")
-    spec = f"{path}:prior"
-    two_level = ["posterior", "--rho1", "1e-5", "--rho2", "1e-5", "--d", "1", "--x1-star", "1",
-                 "--x2-star", "3", "--y1-star", "2", "--prior", spec]
-    status, out, err = run_cli(two_level, capsys)
+    spec = _quadratic_prior_file(tmp_path, -1e-4)
+    status, out, err = run_cli(_two_level_argv(spec), capsys)
     assert status == 0 and "0.499758" in out, err
     for method in ("exact", "gibbs", "pymc"):
-        nested = ["posterior", "--rhos", "1e-5,1e-5,1e-5", "--siblings", "1,1",
-                  "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
-        status, out, err = run_cli(nested, capsys)
-        assert (status, out) == (2, ""), err
-        assert len(err.strip().splitlines()) == 1
-        refusal = err.strip().split("error: ", 1)[1]
+        line = assert_refused(_nested_argv(spec, method), "--prior", capsys)
+        refusal = line.split("error: ", 1)[1]
         assert refusal.startswith(f"--prior {spec!r}: log_weight_max = 1e+06 is too loose")
         assert "log_weight_max <= 64.9" in refusal and "larger rhos" in refusal

@@ -103,19 +103,9 @@ def test_a_run_stopped_before_any_chunk_leaves_no_directory_it_made(tmp_path):
 
 def test_a_full_disk_at_the_lock_leaves_no_chunk_store(tmp_path, monkeypatch):
     """``sweep --out full/s.nc`` on a full tmpfs left ``s.nc.chunks/`` (made for its lock)."""
-    import errno
-    import os
+    from full_disk import fail_lock_pid_write
 
-    from dprisk.runtime import output_files
-
-    write = os.write
-
-    def full(fd, data):
-        if data == f"{os.getpid()}\n".encode():
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return write(fd, data)
-
-    monkeypatch.setattr(output_files.os, "write", full)
+    fail_lock_pid_write(monkeypatch)
     with pytest.raises(OSError, match="No space"):
         sweep(**GRID, quantity=standin, out=tmp_path / "a" / "s.nc", progress=False)
     assert list(tmp_path.iterdir()) == []
