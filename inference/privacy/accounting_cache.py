@@ -34,8 +34,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import stat
 from pathlib import Path
 
 from dprisk.runtime.cache import cache_root
@@ -76,15 +74,14 @@ def _key_text(name: str, arguments: dict) -> str:
 def _read(path: Path, key: str) -> float | None:
     """The value stored at ``path`` under ``key``; None unless it is a regular file holding it.
 
-    Opened without blocking and checked to be a regular file first: a FIFO or a device put
-    at an entry's name would otherwise block the read for ever.
+    Read by :func:`~dprisk.runtime.output_files.read_regular_text` (opened without blocking,
+    checked to be a regular file first): a FIFO or a device put at an entry's name would
+    otherwise block the read for ever.
     """
+    from dprisk.runtime.output_files import read_regular_text
+
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            stored = json.loads(handle.read().decode())
+        stored = json.loads(read_regular_text(path))
         if stored["key"] == key:
             return float.fromhex(stored["value"])
     return None
