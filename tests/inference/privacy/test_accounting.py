@@ -4,13 +4,21 @@ Published values: Bun–Steinke at rho = 2.56, delta = 1e-10 is 17.9153 (the pap
 CKS gives 17.158 there (dp-accounting's grid 17.1584, autodp 17.1583) and 17.14 at the
 production rho (542/339)^2 (the Census's figure); the PLD composition of the 65 strategy
 queries is a little under 16.5. The CKS minimum over the Rényi order is checked against an
-mpmath minimisation of the same bracket.
+mpmath minimisation of the same bracket, and the PLD of one and of two discrete Gaussian queries
+against their exact hockey-stick divergence summed over the integers.
+
+Every value here is computed: the module's tests use an empty accounting cache of their own
+(the shipped seed, checked by ``test_accounting_seed.py``, still answers the 2020 strategy's
+fine bracket). Read from the user's cache, a value computed once -- by an earlier version, or
+before a defect -- answered every later run: with a warm cache the PLD noise's variance
+``1/rho`` instead of ``1/(2 rho)`` in ``composed_pld`` passed all of them.
 """
 
 import itertools
 import math
 
 import mpmath as mp
+import numpy as np
 import pytest
 
 from dprisk.inference.privacy.accounting import (
@@ -18,11 +26,20 @@ from dprisk.inference.privacy.accounting import (
     epsilon_bun_steinke,
     epsilon_cks,
     epsilon_pld,
+    epsilon_pld_bracket,
     rho_bun_steinke,
     rho_cks,
 )
 from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.models.mechanism.conversions import zcdp_to_dp
+
+
+@pytest.fixture(scope="module", autouse=True)
+def empty_accounting_cache(tmp_path_factory):
+    """An empty cache directory for this module (so that each value is computed, once here)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPRISK_CACHE_DIR", str(tmp_path_factory.mktemp("accounting-cache")))
+        yield
 
 
 def cks_reference(rho, delta):
@@ -173,3 +190,49 @@ def test_cks_of_a_delta_without_any_rho_names_delta():
         epsilon_cks(1.0, 0.999999999999)
     with pytest.raises(ValueError, match=r"^delta = 0.999999999999: "):
         rho_cks(1.0, 0.999999999999)
+
+
+def exact_dg_epsilon(rho, copies, delta):
+    r"""The exact epsilon at ``delta`` of ``copies`` DG(0, 1/(2 rho)) queries of sensitivity 1.
+
+    Neighbours move every count by 1: with noise sum :math:`s` (the ``copies``-fold
+    convolution of the pmf) the privacy loss is :math:`\rho(c - 2s)`, and
+    :math:`\delta(\varepsilon) = \sum_{s:\,\rho(c - 2s) > \varepsilon} P[s] -
+    e^{\varepsilon} P[s - c]`, decreasing in epsilon: bisection to 1e-14. The pmf is summed
+    over ``|x| <= K`` with ``rho K^2 >= 70``, whose neglected mass (about ``exp(-70) = 4e-31``)
+    is far under delta; the terms are positive, so float64 sums are exact to about 1e-15
+    relative.
+    """
+    half = math.ceil(math.sqrt(70.0 / rho))
+    x = np.arange(-half, half + 1)
+    pmf = np.exp(-rho * x**2)
+    pmf /= pmf.sum()
+    law = np.ones(1)
+    for _ in range(copies):
+        law = np.convolve(law, pmf)
+    s = np.arange(law.size) - half * copies
+    shifted = np.concatenate([np.zeros(copies), law[:-copies]])  # P[s - copies]
+
+    def hockey(epsilon):
+        above = rho * (copies - 2 * s) > epsilon
+        return np.sum(law[above] - np.exp(epsilon) * shifted[above])
+
+    lower, upper = 0.0, 100.0
+    while upper - lower > 1e-14:
+        middle = 0.5 * (lower + upper)
+        lower, upper = (middle, upper) if hockey(middle) > delta else (lower, middle)
+    return upper
+
+
+def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho=0.5):
+    """The bracket holds the exact epsilon (1e-12 of float rounding either side: the exact value
+    is a lattice point of the losses, which the connect-the-dots upper end reproduces to the
+    last bits), ``epsilon_pld`` is above it, and the relation replace-one is the two-query one."""
+    for copies in (1, 2):
+        exact = exact_dg_epsilon(rho, copies, 1e-10)
+        lower, upper = epsilon_pld_bracket([rho] * copies, 1e-10)
+        assert lower - 1e-12 <= exact <= upper + 1e-12
+        assert upper - lower <= 1e-3
+        assert epsilon_pld([rho] * copies, 1e-10) >= exact - 1e-12
+    lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one")
+    assert lower - 1e-12 <= exact_dg_epsilon(rho, 2, 1e-10) <= upper + 1e-12
