@@ -33,13 +33,8 @@ from dprisk.inference.privacy.accounting import (
 from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.models.mechanism.conversions import zcdp_to_dp
 
-
-@pytest.fixture(scope="module", autouse=True)
-def empty_accounting_cache(tmp_path_factory):
-    """An empty cache directory for this module (so that each value is computed, once here)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DPRISK_CACHE_DIR", str(tmp_path_factory.mktemp("accounting-cache")))
-        yield
+#: Every value computed, in an empty cache of this module's (``conftest.py``).
+pytestmark = pytest.mark.usefixtures("empty_accounting_cache")
 
 
 def cks_reference(rho, delta):
