@@ -142,11 +142,24 @@ def test_narrow_grid_raises_and_wide_grid_passes():
     exact_posterior(2, 1, -1, **CENSUS, prior="truncated:3", halfwidth=1)
 
 
-def test_neglected_mass_bound_is_a_bound():
+def _scaled_improper(log_weight):
+    """The improper uniform prior times ``exp(log_weight)``: the same posterior as "improper",
+    but weights (and a declared ``log_weight_max``) above 1."""
+    import pytensor.tensor as pt
+
+    return UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64") + log_weight,
+                     is_proper=False, log_weight_max=log_weight, spec="scaled")
+
+
+@pytest.mark.parametrize("log_weight", [None, 5.0])
+def test_neglected_mass_bound_is_a_bound(log_weight):
     # With a loose tolerance the window is narrow; the true neglected mass (from the wide
-    # brute force) must not exceed the reported bound, which must not exceed tail_mass.
+    # brute force) must not exceed the reported bound, which must not exceed tail_mass. The
+    # bound is tight here (within 1e-4 relative of the true mass): a prior whose weights reach
+    # exp(5) must enter it through log_weight_max, or the bound is e^5 = 148 times too small.
+    prior = "improper" if log_weight is None else _scaled_improper(log_weight)
     for release in [(2, 1, -1), (0, 6, 2), (1, -3, 20)]:
-        post = exact_posterior(*release, **CENSUS, tail_mass=1e-3)
+        post = exact_posterior(*release, **CENSUS, tail_mass=1e-3, prior=prior)
         _, k2, want_x2 = brute_force(*release, **CENSUS, p=0.5, known=0, spec="improper")
         inside = np.isin(k2, post.k2_values)
         true_neglected = want_x2[~inside].sum()
