@@ -132,6 +132,35 @@ def test_poisson_gaussian_sum_equals_direct_sum(rng, variance, mode, monkeypatch
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-11)
 
 
+@pytest.mark.parametrize("variance", [0.7, 10.09, 60.0])
+def test_window_neglected_bound_holds_on_either_side(variance):
+    """The numpy path's a-posteriori bound of the mass a window leaves out (geometric series
+    from each edge) is at least the true share, from a direct sum over m = 0..799, when the
+    window cuts the summand's left side, its right side, or both. The first window is wide
+    enough (1e-18 of the mass left out) that no other test reaches an edge: without this,
+    the right edge's bound set to 0 passed every test."""
+    y = np.array([40.0, 40.0, 40.0, 5.0])
+    lam = np.array([30.0, 30.0, 30.0, 300.0])
+    var = np.full(y.size, variance)
+    mode = np.rint(kernels._mode(y, lam, var)).astype(np.int64)
+    start = np.maximum(mode - np.array([2, 12, 2, 5]), 0)  # left cut, right cut, both
+    width = np.array([18, 15, 5, 11])
+    m = np.arange(800)
+    for i in range(y.size):
+        cut = kernels._window_sums(y[i:i + 1], lam[i:i + 1], var[i:i + 1], start[i:i + 1],
+                                   int(width[i]))
+        share = 0.0
+        for delta, inside in zip((0.0, 1.0), cut[:2], strict=True):
+            # the kernel's unnormalised terms (no e^-lam): m log lam - log m! - (y - d - m)^2/2s^2
+            terms = (poisson.logpmf(m, lam[i]) + lam[i]
+                     - (y[i] - delta - m) ** 2 / (2 * variance))
+            top = terms.max()
+            whole = top + np.log(np.exp(terms - top).sum())
+            share = max(share, -math.expm1(float(inside[0]) - whole))
+        # the true share is well above rounding (1e-16) and must not exceed the bound
+        assert 1e-12 < share <= float(cut[2][0])
+
+
 @pytest.mark.parametrize("mode", ["numpy", "compiled", "auto"])
 def test_a_cells_sum_does_not_depend_on_its_batch(rng, mode, monkeypatch):
     """Bit for bit: a cell alone, in a small batch and in a large one (partition-invariance).
