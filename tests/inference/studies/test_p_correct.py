@@ -31,8 +31,13 @@ RHO2 = RHO_BLOCK_GROUP
 TOL = 3e-9
 
 
-def brute_force(*, x2, x1, rho1, rho2, d, p=0.5, known=0, prior="improper", variant=False):
-    """Triple sum over a wide release grid with the posterior evaluated at every release."""
+def brute_force(*, x2, x1, rho1, rho2, d, p=0.5, known=0, prior="improper", variant=False,
+                tie_weight=0.0):
+    """Triple sum over a wide release grid with the posterior evaluated at every release.
+
+    At a tie (``|log-odds| <= TIE_ATOL``) the two-level adversary decides ``m + 1`` with
+    probability ``tie_weight``; the single-level decision has no ties (its threshold is the
+    smallest release with log-odds > 0)."""
     y1 = x2 - x1
     k1 = int(dg.support_halfwidth(rho1, 1e-12))
     k2 = int(dg.support_halfwidth(rho2, 1e-12))
@@ -47,14 +52,14 @@ def brute_force(*, x2, x1, rho1, rho2, d, p=0.5, known=0, prior="improper", vari
         log_odds = variant_log_odds(*grid, **kwargs)
     else:
         log_odds = exact_posterior(*grid, **kwargs).log_odds_x1
-    up = log_odds > TIE_ATOL
+    up = (log_odds > TIE_ATOL) + tie_weight * (np.abs(log_odds) <= TIE_ATOL)
     single = grid[0] >= single_level.decision_threshold(rho1, p, known)
-    correct = up if x1 == known + 1 else ~up
+    correct = up if x1 == known + 1 else 1.0 - up  # P[two-level decision correct | release]
     correct0 = single if x1 == known + 1 else ~single
     return {"p_correct": float((weight * correct).sum()),
             "p_correct_no_hierarchy": float((weight * correct0).sum()),
-            "gain": float((weight * (correct & ~correct0)).sum()),
-            "loss": float((weight * (~correct & correct0)).sum())}
+            "gain": float((weight * correct * ~correct0).sum()),
+            "loss": float((weight * (1.0 - correct) * correct0).sum())}
 
 
 @pytest.mark.parametrize(("x2", "x1", "known", "prior"), [
@@ -72,6 +77,20 @@ def test_exact_matches_brute_force_triple_sum(x2, x1, known, prior):
     for key, value in reference.items():
         assert getattr(result, key) == pytest.approx(value, abs=TOL), key
     assert result.neglected_mass < 1e-9
+
+
+@pytest.mark.parametrize("x1", [1, 0])
+@pytest.mark.parametrize("ties", ["m+1", "half"])
+def test_ties_gain_and_loss_match_brute_force(ties, x1):
+    """A point-mass prior at p = 1/2 and odd d = 3 has exact ties (the decision boundary in
+    y1* is an integer: 8 % and 12 % of the mass here): every output, the gain and loss included,
+    against the triple sum with the tie decided m + 1 with probability 1 or 1/2."""
+    tie_weight = {"m+1": 1.0, "half": 0.5}[ties]
+    result = p_correct_two_level(x2=x1, x1=x1, prior="point:2", ties=ties, **SMALL)
+    reference = brute_force(x2=x1, x1=x1, prior="point:2", tie_weight=tie_weight, **SMALL)
+    assert result.tie_mass > 1e-2
+    for key, value in reference.items():
+        assert getattr(result, key) == pytest.approx(value, abs=TOL), key
 
 
 def test_census_point_matches_brute_force():
