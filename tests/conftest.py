@@ -51,6 +51,22 @@ def rng():
     return np.random.default_rng(20201)
 
 
+@pytest.fixture(scope="module")
+def empty_accounting_cache(tmp_path_factory):
+    """An empty cache directory for one test module: each accounting value is computed there.
+
+    The accounting functions store what they compute in the user's cache
+    (:mod:`dprisk.inference.privacy.accounting_cache`); read from there, a value computed once
+    -- by an earlier version, or before a defect -- answers every later run, and the tests that
+    check the computation against an independent reference cannot fail. The shipped seed (the
+    2020 strategy's fine compositions, recomputed by ``test_accounting_seed.py``) still answers.
+    Used by the modules that check the accounting's numbers (``pytestmark``).
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPRISK_CACHE_DIR", str(tmp_path_factory.mktemp("accounting-cache")))
+        yield
+
+
 #: The test modules whose tests import Panel in the test process (``dprisk.explore``'s served
 #: views, its access checks, ``dprisk explore`` run in the process; the documentation build's
 #: autodoc and the public API's check resolve ``dprisk.serve_explorer``): :data:`SHARED_SCOPES`

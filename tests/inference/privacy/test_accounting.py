@@ -33,7 +33,7 @@ from dprisk.inference.privacy.accounting import (
 from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.models.mechanism.conversions import zcdp_to_dp
 
-#: Every value computed, in an empty cache of this module's (``conftest.py``).
+#: Every value computed, in an empty cache of this module's (``tests/conftest.py``).
 pytestmark = pytest.mark.usefixtures("empty_accounting_cache")
 
 

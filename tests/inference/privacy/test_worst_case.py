@@ -5,8 +5,8 @@ sum_x max(p P1(x), (1 - p) P0(x)); for one pair of discrete Gaussians shifted by
 checked against a direct sum over the release grid (scipy-free numpy, window +-60 sigma).
 Bayes <= worst case holds because the Bayes rule is one test; the tolerance 1e-12 covers the
 neglected release mass of the exact sums (below 1e-12 by construction) and float rounding.
-The PLD bounds are computed in an empty accounting cache (``conftest.py``): read from the user's
-cache, a warm entry passed ``pld_accuracy_bound`` with ``delta`` scaled by 0.9.
+The PLD bounds are computed in an empty accounting cache (``tests/conftest.py``): read from the
+user's cache, a warm entry passed ``pld_accuracy_bound`` with ``delta`` scaled by 0.9.
 """
 
 import numpy as np
@@ -22,7 +22,7 @@ from dprisk.inference.privacy.worst_case import (
 )
 from dprisk.models.census.allocation import census_level
 
-#: Every PLD bound computed, in an empty cache of this module's (``conftest.py``).
+#: Every PLD bound computed, in an empty cache of this module's (``tests/conftest.py``).
 pytestmark = pytest.mark.usefixtures("empty_accounting_cache")
 
 RHO1 = census_level("block").rho
