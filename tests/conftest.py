@@ -154,6 +154,11 @@ MODULE_SECONDS = {
     "cli/test_population.py": 3.1,
     "validation/figures/test_draw_once.py": 3,
     "validation/report/test_screenshot.py": 3,
+    # computed in an empty accounting cache (``empty_accounting_cache``), not read from the
+    # user's: wall s per module, one process, 2026-11-30
+    "inference/privacy/test_accounting.py": 3.4,
+    "inference/privacy/test_worst_case.py": 2.7,
+    "reliability/test_conversions.py": 2.6,
     # the Panel group (SHARED_SCOPES, PANEL_MODULES), one worker: the documentation build's
     # 17 s (one Sphinx build of the site, in the worker, no notebooks run) and 14 s for the
     # others, 2026-11-29
