@@ -85,3 +85,30 @@ def test_conditional_p_map_equals_the_direct_spelling(prior_kind):
     want = _reference_p_map(score.astype(np.int64), design, prior, log_prior, t)
     np.testing.assert_array_equal(got, want)
     assert np.all((got > 0) & (got < 1))
+
+
+@pytest.mark.parametrize(("n_tied", "shifts"), [(0, [1]), (2, [-1, 3]), (3, [1, 1, -2, 4])])
+def test_shifted_tie_integral_equals_the_expanded_polynomial(n_tied, shifts):
+    r""":func:`shifted_tied_log_terms` against the polynomial multiplied out and integrated.
+
+    :math:`\int_0^1 \prod_j (F(e + k_j) + f(e + k_j + 1) u)\, du` with ``numpy``'s
+    polynomials (coefficients sums of products of probabilities: no cancellation, float64
+    to ~1e-15 relative), the pmf and cdf from the discrete Gaussian module. Gauss-Legendre
+    is exact only with enough nodes: two fewer passed the Monte Carlo test (its 4 MCSE
+    hide the integral's error, test_strategy.py)."""
+    from numpy.polynomial import Polynomial
+
+    from dprisk.inference.attribute.design import shifted_tied_log_terms
+    from dprisk.models.mechanism import discrete_gaussian as dg
+
+    rho, e = 0.7, np.arange(-6, 7)
+    offsets = [0] * n_tied + shifts
+    got = shifted_tied_log_terms(np.asarray(rho), e, n_tied, np.array(shifts, np.int64))
+    for value, log_term in zip(e, got, strict=True):
+        poly = Polynomial([1.0])
+        for k in offsets:
+            poly = poly * Polynomial([float(dg.cdf(value + k, 0, rho)),
+                                      float(dg.pmf(value + k + 1, 0, rho))])
+        antiderivative = poly.integ()
+        want = float(dg.logpmf(value, 0, rho)) + np.log(antiderivative(1.0) - antiderivative(0.0))
+        assert log_term == pytest.approx(want, rel=0, abs=1e-12)
