@@ -58,3 +58,35 @@ def test_production_rho_from_the_global_scale():
 def test_bad_global_rho(bad):
     with pytest.raises(ValueError, match="rho_total"):
         strategy_queries(bad)
+
+
+#: ``ProductionCandidate20210527US_mult8_add02_dsepJune3.make`` in
+#: ``source/programs/strategies/strategies.py`` of
+#: ``uscensusbureau/DAS_2020_Redistricting_Production_Code`` (the strategy
+#: ``source/configs/production/pl94/person_US.ini`` names), typed from that file: each level's
+#: ``QUERIESPROP`` as (numerator, denominator) in its ``DPQUERIES`` order (the US has no
+#: ``total``).
+DAS_QUERY_PROPORTIONS = {
+    "us": ((52, 4097), (26, 4097), (26, 4097), (26, 4097), (26, 4097), (130, 4097),
+           (130, 4097), (26, 4097), (26, 241), (189, 241)),
+    "state": ((3773, 4097), (6, 4097), (6, 4097), (6, 4097), (6, 4097), (6, 4097), (12, 4097),
+              (12, 4097), (6, 4097), (2, 241), (230, 4097)),
+    "county": ((3126, 4097), (10, 4097), (10, 4097), (10, 4097), (10, 4097), (10, 4097),
+               (28, 4097), (28, 4097), (10, 4097), (101, 4097), (754, 4097)),
+    "tract": ((1567, 4102), (4, 2051), (5, 4102), (5, 4102), (5, 4102), (5, 4102), (1933, 4102),
+              (10, 2051), (5, 4102), (67, 4102), (241, 2051)),
+    "block-group": ((1705, 4099), (3, 4099), (3, 4099), (3, 4099), (3, 4099), (3, 4099),
+                    (1055, 4099), (9, 4099), (3, 4099), (24, 4099), (1288, 4099)),
+    "block": ((5, 4097), (9, 4097), (5, 4097), (5, 4097), (5, 4097), (5, 4097), (21, 4097),
+              (21, 4097), (5, 4097), (71, 4097), (3945, 4097)),
+}
+
+
+@pytest.mark.parametrize("level", sorted(DAS_QUERY_PROPORTIONS))
+def test_every_query_fraction_is_the_production_strategy(level):
+    """Each query's share, not only their sum and the detailed one: the block's total and
+    cenrace shares (5 and 9 / 4097) swapped passed every test before."""
+    names = STRATEGY_QUERY_NAMES[1:] if level == "us" else STRATEGY_QUERY_NAMES
+    want = dict(zip(names, (Fraction(*pair) for pair in DAS_QUERY_PROPORTIONS[level]),
+                    strict=True))
+    assert QUERY_FRACTIONS[level] == want
