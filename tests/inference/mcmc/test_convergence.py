@@ -144,3 +144,26 @@ def test_chain_diagnostics_subset_is_the_same_numbers():
             np.testing.assert_array_equal([part[k] for k in part], [full[k] for k in part])
     with pytest.raises(ValueError, match="statistics must be among"):
         chain_diagnostics(np.ones((2, 5)), statistics=("rhat",))
+
+
+def test_statistics_are_arvizs_on_the_returned_draws(tree):
+    """Each reported statistic is ArviZ's own function on the run's ``posterior`` group:
+    ``az.rhat`` (default method "rank": the larger of bulk and folded split R-hat),
+    ``az.ess`` bulk and tail (default probability), ``az.mcse`` of the mean. The references
+    above compare with ``chain_diagnostics``, which this module calls: only this test sees a
+    wrong method or probability (measured: ``ess_tail`` at prob 0.5 or ``rhat`` split-only
+    passed every other test). Same numbers from the same code: rel 1e-12."""
+    import arviz_stats
+
+    posterior = tree["posterior"].to_dataset()[["X1", "X2"]].astype(float)
+    reference = {
+        "r_hat": arviz_stats.rhat(posterior),
+        "ess_bulk": arviz_stats.ess(posterior, method="bulk"),
+        "ess_tail": arviz_stats.ess(posterior, method="tail"),
+        "mcse_mean": arviz_stats.mcse(posterior, method="mean"),
+    }
+    table = unknown_diagnostics(tree["posterior"])
+    for name in ("X1", "X2"):
+        for statistic, values in reference.items():
+            assert table[name][statistic] == pytest.approx(float(values[name]), rel=1e-12), (
+                name, statistic)
