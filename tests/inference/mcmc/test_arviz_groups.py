@@ -81,6 +81,16 @@ def test_proper_prior_adds_prior_groups_that_follow_the_prior():
     assert set(tree["prior_predictive"].data_vars) == {"x1_star", "x2_star", "y1_star"}
 
 
+def test_prior_group_draws_x1_with_probability_p():
+    """P[X1 = m + 1] = p in the prior group, at p = 0.3 (at the p = 1/2 above, drawing with
+    1 - p gave the same law: that mutation passed every test). 2 x 400 draws: within 5
+    binomial standard errors, sqrt(0.3 * 0.7 / 800) = 0.016."""
+    summary = summarize_posterior(1, 2, 1, **H, prior="truncated:6", p=0.3, method="gibbs",
+                                  **SMALL)
+    x1 = _tree(summary)["prior"]["X1"].values.ravel()
+    assert abs((x1 == 1).mean() - 0.3) < 5 * np.sqrt(0.3 * 0.7 / x1.size)
+
+
 def test_pymc_draws_drop_the_duplicated_indicator_and_keep_pymc_stats():
     summary = summarize_posterior(1, 2, 1, **H, method="pymc-gibbs", draws=50, chains=2,
                                   tune=20, random_seed=2)
