@@ -110,6 +110,20 @@ def test_too_few_draws_of_varying_unknowns_are_not_converged(chains, draws):
         assert f"with {draws} draw" in draws_verdict(posterior).reason
 
 
+@pytest.mark.parametrize(("chains", "draws"), [(1, 1), (4, 3)])
+def test_constant_over_too_few_draws_is_not_converged(chains, draws):
+    """Fewer than MIN_DRAWS draws a chain of unknowns that do not vary: one draw is always
+    constant, so the run cannot be judged (before: "converged: no unknown varies over the
+    draws" for ``dprisk posterior --method gibbs --draws 1 --chains 1``)."""
+    posterior = {"X1": np.zeros((chains, draws), dtype=np.int64),
+                 "X2": np.full((chains, draws), 4)}
+    result = draws_verdict(posterior)
+    assert not result.converged, result.reason
+    assert "no unknown varies" not in result.reason and "not a failure" not in result.reason
+    assert f"X2 is constant over only {draws} draw" in result.reason
+    assert f"run at least {MIN_DRAWS} draws per chain" in result.reason
+
+
 def test_constant_unknown_is_read_from_the_draws():
     posterior = {"X1": np.zeros((4, 3), dtype=np.int64), "X2": np.arange(12).reshape(4, 3)}
     assert constant_unknowns(posterior) == ["X1"]
