@@ -257,10 +257,15 @@ class X2Prior(ABC):
         pt = pytensor_tensor()
         k2 = pt.as_tensor_variable(k2)
         k1 = pt.as_tensor_variable(k1)
-        lower, upper = self.support(k1)
-        inside = pt.ge(k2, k1) & pt.ge(k2, lower)
-        if upper is not None:
-            inside = inside & pt.le(k2, upper)
+        try:  # the support on tensors: ints passed branch_support, this may still fail
+            lower, upper = self.support(k1)
+            inside = pt.ge(k2, k1) & pt.ge(k2, lower)
+            inside = inside & pt.le(k2, upper) if upper is not None else inside
+        except Exception as err:
+            raise PriorRefused(f"prior {self.spec!r}: support(k1) on a PyTensor int64 tensor k1 "
+                               f"failed: {type(err).__name__}: {one_line(err).rstrip('.')}; "
+                               f"write it with plain arithmetic (pt.maximum, not max or if)"
+                               ) from err
         own = pt.as_tensor_variable(self.logp(k2, k1))
         return switch_or_neg_inf(inside, own), own
 

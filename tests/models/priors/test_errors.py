@@ -37,6 +37,11 @@ CASES = [
      "half_mass = UserPrior(lambda k2, k1: np.log(np.float64(0.25)) + pt.zeros_like(k2, "
      "'float64'), support=lambda k1: (k1, k1 + 1), is_proper=True)",
      r"mass given X1 = 0 is 0\.5 over X2 in \[0, 1\], not 1"),
+    # a support that works on ints but not on tensors: the error blamed logp(k2, k1)
+    ("support_max", "prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, 'float64'), "
+     "support=lambda k1: (max(k1, 3), None), is_proper=False)",
+     r"support\(k1\) on a PyTensor int64 tensor k1 failed: TypeError: .*; write it with "
+     r"plain arithmetic \(pt\.maximum, not max or if\)"),
     # support ends PyTensor cannot hold: 2**63 became -2**63 ("log weight is -inf at every
     # X2", though it is 0 there), 10**20 an OverflowError blamed on logp, inf on support
     *[(f"upper_{label}", "prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, 'float64'), "
