@@ -23,7 +23,9 @@ named in the reason and is not a failure. Constancy is read from the draws thems
 (:func:`constant_unknowns`, passed to :func:`verdict` by :func:`draws_verdict`), never from
 a missing statistic: with fewer than :data:`MIN_DRAWS` draws per chain every statistic of a
 varying unknown is undefined too, and that is a failure (too few draws to judge), as is an
-undefined R-hat with one chain.
+undefined R-hat with one chain. With fewer than :data:`MIN_DRAWS` draws per chain a constant
+unknown is a failure as well: one draw is always constant, so constancy then tells a point
+mass from a stuck chain no better than the undefined statistics do.
 """
 
 from __future__ import annotations
@@ -160,7 +162,8 @@ def verdict(diagnostics: dict[str, dict], *, constant=None, shape: tuple[int, in
         ``r_hat`` None, as :func:`unknown_diagnostics` reports constant draws (an undefined
         ``mcse_mean``, None, is not 0: the draws vary but are too few).
     shape : (int, int), optional
-        ``(chains, draws per chain)`` of the run, to say why an R-hat is undefined.
+        ``(chains, draws per chain)`` of the run, to say why an R-hat is undefined; with
+        fewer than :data:`MIN_DRAWS` draws per chain a constant unknown is a failure too.
     rhat_max : float (> 1)
         Largest acceptable R-hat (default :data:`RHAT_MAX`).
     ess_min : float (> 0)
@@ -173,8 +176,14 @@ def verdict(diagnostics: dict[str, dict], *, constant=None, shape: tuple[int, in
     constant = [name for name in diagnostics if name in set(constant)]
     chains, draws = shape if shape is not None else (None, None)
     problems = []
+    too_few = draws is not None and draws < MIN_DRAWS
     for name, row in diagnostics.items():
-        if name in constant:  # the same value in every draw
+        if name in constant:  # the same value in every draw: a point mass, unless too few
+            if too_few:
+                problems.append(f"{name} is constant over only {draws} draw"
+                                f"{'s' if draws != 1 else ''} per chain, too few to tell a "
+                                f"point mass from a stuck chain (run at least {MIN_DRAWS} "
+                                f"draws per chain)")
             continue
         if row["r_hat"] is None:  # varies, but R-hat is undefined
             if draws is not None and draws < MIN_DRAWS:
@@ -193,8 +202,8 @@ def verdict(diagnostics: dict[str, dict], *, constant=None, shape: tuple[int, in
             if ess is None or not ess >= ess_min:
                 shown = "undefined" if ess is None else f"{ess:.0f}"
                 problems.append(f"{kind} ESS of {name} is {shown} < {ess_min}")
-    notes = [f"{name} is constant over all draws (R-hat undefined, not a failure)"
-             for name in constant]
+    notes = [] if too_few else [
+        f"{name} is constant over all draws (R-hat undefined, not a failure)" for name in constant]
     if problems:
         return Verdict(False, "; ".join(problems + notes))
     checked = [name for name in diagnostics if name not in constant]

@@ -92,8 +92,9 @@ def gibbs_sample(
     Sweep: ``X_1 | X_2``, then ``X_ℓ | X_{ℓ-1}, X_{ℓ+1}`` for ``ℓ = 2..h-1``, then
     ``X_h | X_{h-1}``, each drawn exactly (inversion of tabulated conditionals on the checked
     box of :mod:`dprisk.inference.nested.box_kernels`, neglected mass < ``tail_mass``). Chains
-    start from
-    ``X_1`` uniform on its possible values and ``X_ℓ`` drawn from ``P[X_ℓ | X_{ℓ-1}, D]``
+    start from ``X_1 = m + 1`` and ``m`` in turn (its possible values; one chain: uniform on
+    them, so that chains which cannot leave their start disagree and R-hat shows it) and
+    ``X_ℓ`` drawn from ``P[X_ℓ | X_{ℓ-1}, D]``
     (so the start is inside the support but not a posterior draw); the first ``tune``
     sweeps are discarded. For ``h = 2`` the two-level sampler
     :func:`dprisk.inference.two_level.gibbs.gibbs_draws` runs (the one implementation of that
@@ -170,10 +171,14 @@ def nested_draws(release: Release, params: Scenario, *, draws: int, chains: int,
             table = table[:, None, :] + psi[i + 1].T[None, :, :]  # (W_{i-1}, W_{i+1}, W_i)
         cdfs.append(_cdf_rows(table).reshape(-1, box.width[i]))
 
-    # Initial state: X1 uniform on its possible values, X_ℓ ~ P[X_ℓ | X_{ℓ-1}, D].
+    # Initial state: X1 = m + 1 and m in turn (one chain: uniform on its possible values),
+    # X_ℓ ~ P[X_ℓ | X_{ℓ-1}, D].
     state = np.empty((h, chains), dtype=np.int64)  # grid offsets of X_1 ... X_h
     options = np.flatnonzero(box.feasible)
-    state[0] = options[rng.integers(len(options), size=chains)]
+    if chains > 1:  # m + 1 and m in turn: chains that cannot leave their start disagree
+        state[0] = options[::-1][np.arange(chains) % len(options)]
+    else:
+        state[0] = options[rng.integers(len(options), size=chains)]
     for i in range(1, h):
         start_cdf = _cdf_rows(psi[i] + phi[i][None, :] + box.beta[i][0][None, :])
         state[i] = _draw_rows(start_cdf[state[i - 1]], rng.random(chains))

@@ -174,9 +174,21 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, rando
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     check_draws_memory(scenario.h, chains, draws, tune=tune, pymc=True)
     model = build_nested_model(release.x_stars, release.y_stars, scenario=scenario)
+    # chains from X1 = m + 1 and m in turn (as the two-level sample_model), each level at the
+    # model's lowest start: chains stuck at one common start looked converged
+    from dprisk.models.builders.nested import TARGET_VAR, x_var_name
+
+    initvals = []
+    for b in [b for b in (1, 0) if scenario.feasible[b]]:
+        lowest = scenario.level_bounds(scenario.known + b)
+        initvals.append({TARGET_VAR: np.int64(b), **{
+            x_var_name(level): np.int64(lowest[level - 1][0])
+            for level in range(2, scenario.h + 1)
+            if model[x_var_name(level)] in model.free_RVs}})
     with np.errstate(over="ignore"):  # Metropolis' acceptance statistic at a huge rho
         idata = pm.sample(
             draws=draws, tune=tune, chains=chains, cores=1, random_seed=random_seed, model=model,
+            initvals=[initvals[c % len(initvals)] for c in range(chains)],
             progressbar=progressbar, quiet=not progressbar, compute_convergence_checks=False,
         )
     idata["posterior"].attrs.update({**scenario.attrs(), "method": "pymc"})

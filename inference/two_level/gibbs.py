@@ -383,10 +383,12 @@ def gibbs_sample(
 ) -> GibbsDraws:
     r"""Run the exact Gibbs sampler for one or many releases D, many chains at once.
 
-    Each chain starts from ``X1`` drawn from its prior (restricted to the values the prior of
-    X2 allows) and ``X2 | X1`` from its full conditional; a sweep draws ``X1 | X2`` then
-    ``X2 | X1`` (vectorised over sweeps as described in the module docstring, with the same
-    law as the sequential loop). The first ``tune`` sweeps are discarded.
+    With two chains or more, chain ``c`` starts from ``X1 = m + 1`` for even ``c``, ``m`` for
+    odd ``c`` (only ``m`` when the prior of X2 rules out ``m + 1``), so that chains which
+    cannot leave their start disagree and R-hat shows it; one chain starts from ``X1`` drawn
+    from its prior (as :func:`gibbs_x1_counts`). ``X2 | X1`` is drawn from its full
+    conditional; a sweep draws ``X1 | X2`` then ``X2 | X1`` (vectorised over sweeps as in the
+    module docstring, the law of the sequential loop). The first ``tune`` sweeps are discarded.
 
     Parameters
     ----------
@@ -438,8 +440,11 @@ def gibbs_draws(release: Release, params: Scenario, *, draws: int, chains: int, 
                             + 6 * n_releases * NUMPY_ALIAS_ROW_SECONDS)
     tables = _Tables(release, params, tail_mass, compiled)
     rows = np.repeat(np.arange(n_releases, dtype=np.int64), chains)
+    # chain c starts from X1 = m + 1 - c % 2 (both feasible), not all from the prior: chains
+    # that cannot leave their start (X2 supports given m and m + 1 apart) then disagree
+    first = np.arange(n) % chains % 2 == 0 if chains > 1 and tables.feasible.all() else None
     x1_out, x2_out = _run_chains(tables, rows, params.p, draws, tune, generator, compiled,
-                                 progress)
+                                 progress, first=first)
     x1_out += params.known
     x2_out += np.repeat(tables.start, chains)[:, None]
     return GibbsDraws(
@@ -474,8 +479,12 @@ def gibbs_x1_counts(unique: Release, inverse: np.ndarray, params: Scenario, *, d
 
 
 def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: int, rng,
-                compiled: bool, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+                compiled: bool, progress: bool = False,
+                first: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Run one chain per entry of ``rows`` (a row of ``tables``).
+
+    ``first``: X1 - m (booleans) of each chain's initial state; default drawn from the prior
+    (:func:`_initial_branch`).
 
     Returns X1 - m (0 / 1) and the X2 window offsets, each (len(rows), draws), from the
     compiled or the numpy block loop (the same draws).
@@ -488,7 +497,7 @@ def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: i
 
     # X1 of the initial state, then X1 of the first sweep (X2 of the initial state integrated
     # out: P[X1' = m + 1 | X1 = m + b] = a_b).
-    branch0 = _initial_branch(tables, p, n, rng)
+    branch0 = _initial_branch(tables, p, n, rng) if first is None else first
     current = rng.random(n) < np.where(branch0, a1[:, 0], a0[:, 0])
     x1_out = np.empty((n, draws), dtype=np.int64)
     x2_out = np.empty((n, draws), dtype=np.int64)

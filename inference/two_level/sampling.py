@@ -175,6 +175,14 @@ def sample_model(
     check_draws_memory(2, chains, draws, tune=tune, pymc=True)
     if step is None:
         step = pymc_steps(model, method)
+    # Chains start from each feasible X1 in turn (chain 0 from the model's start, m + 1): a
+    # chain that cannot leave its start (a prior whose X2 supports given X1 = m and m + 1 do
+    # not overlap, e.g. X2 - X1 known) then disagrees with the others and R-hat shows it;
+    # from one common start every chain stayed there, "converged" with a wrong posterior.
+    spec = two_level_spec(model)
+    starts = spec.prior.feasible_x1(spec.known)[::-1]
+    initvals = [{TARGET_VAR: np.int64(starts[c % len(starts)] - spec.known)}
+                for c in range(chains)]
     # Metropolis' acceptance statistic exp(log ratio) overflows when a huge rho makes every
     # proposal improbable: a warning line about a statistic, not about the draws.
     with np.errstate(over="ignore"):
@@ -186,6 +194,7 @@ def sample_model(
             step=step,
             model=model,
             random_seed=random_seed,
+            initvals=initvals,
             progressbar=progressbar,
             quiet=not progressbar,
             compute_convergence_checks=False,

@@ -23,6 +23,7 @@ __all__ = [
     "MASS_WIDTH",
     "PRIOR_FORMS",
     "PROBE_WIDTH",
+    "SUPPORT_END_LIMIT",
     "PriorRefused",
     "UserCodeFailed",
     "X2Prior",
@@ -56,6 +57,11 @@ MASS_TOLERANCE = 1e-6
 #: at rhos 1e-5, 1.2e3 at 1e-3, 1e5 at 0.1, 2.7e6 at 1 (measured, release 1,3,5 / 2,2 with
 #: d = 1); a prior declaring more than they close is refused there, naming the prior.
 LOG_WEIGHT_MAX_LIMIT = 1e6
+#: Largest ``|lower|``, ``|upper|`` of a prior's ``support(k1)``: int64's (so
+#: ``np.iinfo(np.int64).max`` as "no bound" works). PyTensor makes a Python int an int64
+#: constant: ``2**63`` silently becomes ``-2**63`` (the support is then empty) and a larger
+#: one raises OverflowError.
+SUPPORT_END_LIMIT = 2**63 - 1
 
 
 class PriorRefused(ValueError):
@@ -194,12 +200,28 @@ class X2Prior(ABC):
         """
         k1 = int(k1)
         lower, upper = self.support(k1)
-        lower = max(int(lower), k1)
+        lower = max(self._support_end(lower, "lower", k1), k1)
         if upper is not None:
-            upper = int(upper)
+            upper = self._support_end(upper, "upper", k1)
             if upper < lower:
                 return None
         return lower, upper
+
+    def _support_end(self, value, end: str, k1: int) -> int:
+        """One end of ``support(k1)`` as an int, refused beyond :data:`SUPPORT_END_LIMIT`.
+
+        Also refused: a non-finite float. Past the limit the PyTensor form of the support
+        (:meth:`log_weight_pt`) would differ from these ints.
+        """
+        if not (isinstance(value, (float, np.floating)) and not np.isfinite(value)):
+            number = int(value)
+            if abs(number) <= SUPPORT_END_LIMIT:
+                return number
+        raise PriorRefused(
+            f"prior {self.spec!r}: support({k1}) gives {end} = {value!r}, out of range "
+            f"(allowed range: -(2**63 - 1) <= {end} <= 2**63 - 1, an integer; upper None "
+            f"means no upper bound)"
+        )
 
     def has_support(self, k1: int) -> bool:
         """Whether ``X1 = k1`` leaves at least one possible value of ``X2``."""
@@ -235,10 +257,15 @@ class X2Prior(ABC):
         pt = pytensor_tensor()
         k2 = pt.as_tensor_variable(k2)
         k1 = pt.as_tensor_variable(k1)
-        lower, upper = self.support(k1)
-        inside = pt.ge(k2, k1) & pt.ge(k2, lower)
-        if upper is not None:
-            inside = inside & pt.le(k2, upper)
+        try:  # the support on tensors: ints passed branch_support, this may still fail
+            lower, upper = self.support(k1)
+            inside = pt.ge(k2, k1) & pt.ge(k2, lower)
+            inside = inside & pt.le(k2, upper) if upper is not None else inside
+        except Exception as err:
+            raise PriorRefused(f"prior {self.spec!r}: support(k1) on a PyTensor int64 tensor k1 "
+                               f"failed: {type(err).__name__}: {one_line(err).rstrip('.')}; "
+                               f"write it with plain arithmetic (pt.maximum, not max or if)"
+                               ) from err
         own = pt.as_tensor_variable(self.logp(k2, k1))
         return switch_or_neg_inf(inside, own), own
 

@@ -6,6 +6,7 @@ one public call must check each of its parameters exactly once.
 """
 
 import importlib
+import math
 from collections import Counter
 
 import numpy as np
@@ -128,9 +129,16 @@ def test_scalar_results_are_python_numbers():
                   sl.marginal_posterior(0.1), sl.marginal_risk(0.1), sl.p_correct(0.1, 0.2),
                   sl.release_pmf(1, 0.1), sl.log_marginal_posterior(0.1)):
         assert type(value) is float
-        assert round(value, 5) == round(value, 5)
+        assert math.isfinite(value)
     assert type(sl.decision_threshold(0.1, 0.2)) is int
-    assert round(sl.p_correct(0.1, 0.2), 5) == pytest.approx(sl.p_correct(0.1, 0.2), abs=1e-5)
+    # the value too (this was round(v, 5) == approx(v, abs=1e-5), true of any v): P[the
+    # decision is m + 1 | x1 = m + 1], m = 0, deciding m + 1 iff log(p/(1-p)) + rho(2x* - 1)
+    # > 0, summed over x* in [-200, 201] (DG mass beyond: below e^-4000); float rounding 1e-14
+    x_star = np.arange(-200, 202)
+    pmf = np.exp(-0.1 * (x_star - 1.0) ** 2)
+    pmf /= pmf.sum()
+    decide = np.log(0.2 / 0.8) + 0.1 * (2 * x_star - 1) > 0
+    assert sl.p_correct(0.1, 0.2) == pytest.approx(pmf[decide].sum(), abs=1e-14)
 
 
 def test_array_inputs_give_arrays():

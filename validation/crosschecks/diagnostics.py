@@ -17,7 +17,9 @@ ArviZ routine of the package (:func:`dprisk.inference.mcmc.chain_stats.chain_dia
   >= :data:`ESS_MIN` (Vehtari et al.'s thresholds), otherwise not, with the reasons.
 
 A variable that is constant over all draws (e.g. X1 under a point-mass prior that rules out
-m + 1) has no defined R-hat; it is reported as constant, which is not a failure.
+m + 1) has no defined R-hat; it is reported as constant, which is not a failure, unless the
+chains hold fewer than :data:`~dprisk.inference.mcmc.convergence.MIN_DRAWS` draws (one draw
+is always constant: too few to judge, a failure).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import numpy as np
 import xarray as xr
 
 from dprisk.inference.mcmc.chain_stats import chain_diagnostics
-from dprisk.inference.mcmc.convergence import ESS_MIN, RHAT_MAX, unknown_names
+from dprisk.inference.mcmc.convergence import ESS_MIN, MIN_DRAWS, RHAT_MAX, unknown_names
 from dprisk.models.checks import check_count
 
 __all__ = ["ESS_MIN", "RHAT_MAX", "ConvergenceReport", "convergence_report"]
@@ -193,20 +195,30 @@ def convergence_report(
         attrs={"rhat_max": rhat_max, "ess_min": ess_min, "known": known},
     )
 
-    reasons = []
+    reasons, failed = [], False  # in variable order: failures and constant-variable notes
+    draws = posterior.sizes.get("draw", 1)
     for name in names:
         row = stats[name]
         if float(data[name].std()) == 0.0:
-            reasons.append(f"{name} is constant over all draws (R-hat undefined)")
+            if draws < MIN_DRAWS:  # one draw is always constant: too few to judge
+                failed = True
+                reasons.append(f"{name} is constant over only {draws} draw"
+                               f"{'s' if draws != 1 else ''} per chain, too few to tell a "
+                               f"point mass from a stuck chain (run at least {MIN_DRAWS} "
+                               f"draws per chain)")
+            else:
+                reasons.append(f"{name} is constant over all draws (R-hat undefined)")
             continue
+        problems = []
         if not row["r_hat"] < rhat_max:
-            reasons.append(f"R-hat of {name} is {row['r_hat']:.4f} >= {rhat_max}")
+            problems.append(f"R-hat of {name} is {row['r_hat']:.4f} >= {rhat_max}")
         if not row["ess_bulk"] >= ess_min:
-            reasons.append(f"bulk ESS of {name} is {row['ess_bulk']:.0f} < {ess_min}")
+            problems.append(f"bulk ESS of {name} is {row['ess_bulk']:.0f} < {ess_min}")
         if not row["ess_tail"] >= ess_min:
-            reasons.append(f"tail ESS of {name} is {row['ess_tail']:.0f} < {ess_min}")
-    problems = [r for r in reasons if "constant" not in r]
-    converged = not problems
+            problems.append(f"tail ESS of {name} is {row['ess_tail']:.0f} < {ess_min}")
+        failed = failed or bool(problems)
+        reasons.extend(problems)
+    converged = not failed
     if converged:
         reasons.append(f"all R-hat < {rhat_max} and all bulk/tail ESS >= {ess_min}")
 

@@ -38,8 +38,12 @@ def test_improper_prior_gives_every_group_but_the_prior_ones():
     assert tree["constant_data"]["siblings"].values.tolist() == [3]
 
 
-def test_log_likelihood_and_lp_are_the_discrete_gaussian_terms():
-    summary = _summary()
+@pytest.mark.parametrize(("prior", "p"), [("improper", 0.5), ("truncated:6", 0.3)])
+def test_log_likelihood_and_lp_are_the_discrete_gaussian_terms(prior, p):
+    """``lp`` = log P[X1] + log w(X2 | X1) + the three log likelihoods. At p = 1/2 under the
+    improper prior both prior terms are constant; p = 0.3 with truncated:6 (w = 1/(7 - X1)
+    on X1..6) checks that P[X1 = 1] is p, not 1 - p, and that w(X2 | X1) is added."""
+    summary = summarize_posterior(1, 2, 1, **H, prior=prior, p=p, method="gibbs", **SMALL)
     tree = _tree(summary)
     x1 = tree["posterior"]["X1"].values
     x2 = tree["posterior"]["X2"].values
@@ -47,8 +51,11 @@ def test_log_likelihood_and_lp_are_the_discrete_gaussian_terms():
     np.testing.assert_allclose(ll["x1_star"].values, logpmf(1, x1, 0.1), rtol=1e-13)
     np.testing.assert_allclose(ll["x2_star"].values, logpmf(2, x2, 0.25), rtol=1e-13)
     np.testing.assert_allclose(ll["y1_star"].values, logpmf(1, x2 - x1, 0.1 / 3), rtol=1e-13)
-    log_prior_x1 = np.where(x1 == 1, np.log(0.5), np.log(0.5))  # p = 0.5, improper X2: 0
-    total = log_prior_x1 + ll["x1_star"] + ll["x2_star"] + ll["y1_star"]
+    log_prior = np.where(x1 == 1, np.log(p), np.log1p(-p))
+    if prior == "truncated:6":
+        log_prior = log_prior - np.log(7 - x1)
+    assert np.unique(x1).tolist() == [0, 1]  # both branches of P[X1] are checked
+    total = log_prior + ll["x1_star"] + ll["x2_star"] + ll["y1_star"]
     np.testing.assert_allclose(tree["sample_stats"]["lp"].values, total.values, rtol=1e-13)
 
 
@@ -72,6 +79,16 @@ def test_proper_prior_adds_prior_groups_that_follow_the_prior():
     se = np.sqrt((1 / 7) * (6 / 7) / (x1 == 0).sum())
     assert np.all(np.abs(freq - 1 / 7) < 5 * se)
     assert set(tree["prior_predictive"].data_vars) == {"x1_star", "x2_star", "y1_star"}
+
+
+def test_prior_group_draws_x1_with_probability_p():
+    """P[X1 = m + 1] = p in the prior group, at p = 0.3 (at the p = 1/2 above, drawing with
+    1 - p gave the same law: that mutation passed every test). 2 x 400 draws: within 5
+    binomial standard errors, sqrt(0.3 * 0.7 / 800) = 0.016."""
+    summary = summarize_posterior(1, 2, 1, **H, prior="truncated:6", p=0.3, method="gibbs",
+                                  **SMALL)
+    x1 = _tree(summary)["prior"]["X1"].values.ravel()
+    assert abs((x1 == 1).mean() - 0.3) < 5 * np.sqrt(0.3 * 0.7 / x1.size)
 
 
 def test_pymc_draws_drop_the_duplicated_indicator_and_keep_pymc_stats():

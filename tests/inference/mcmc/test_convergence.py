@@ -110,6 +110,20 @@ def test_too_few_draws_of_varying_unknowns_are_not_converged(chains, draws):
         assert f"with {draws} draw" in draws_verdict(posterior).reason
 
 
+@pytest.mark.parametrize(("chains", "draws"), [(1, 1), (4, 3)])
+def test_constant_over_too_few_draws_is_not_converged(chains, draws):
+    """Fewer than MIN_DRAWS draws a chain of unknowns that do not vary: one draw is always
+    constant, so the run cannot be judged (before: "converged: no unknown varies over the
+    draws" for ``dprisk posterior --method gibbs --draws 1 --chains 1``)."""
+    posterior = {"X1": np.zeros((chains, draws), dtype=np.int64),
+                 "X2": np.full((chains, draws), 4)}
+    result = draws_verdict(posterior)
+    assert not result.converged, result.reason
+    assert "no unknown varies" not in result.reason and "not a failure" not in result.reason
+    assert f"X2 is constant over only {draws} draw" in result.reason
+    assert f"run at least {MIN_DRAWS} draws per chain" in result.reason
+
+
 def test_constant_unknown_is_read_from_the_draws():
     posterior = {"X1": np.zeros((4, 3), dtype=np.int64), "X2": np.arange(12).reshape(4, 3)}
     assert constant_unknowns(posterior) == ["X1"]
@@ -144,3 +158,26 @@ def test_chain_diagnostics_subset_is_the_same_numbers():
             np.testing.assert_array_equal([part[k] for k in part], [full[k] for k in part])
     with pytest.raises(ValueError, match="statistics must be among"):
         chain_diagnostics(np.ones((2, 5)), statistics=("rhat",))
+
+
+def test_statistics_are_arvizs_on_the_returned_draws(tree):
+    """Each reported statistic is ArviZ's own function on the run's ``posterior`` group:
+    ``az.rhat`` (default method "rank": the larger of bulk and folded split R-hat),
+    ``az.ess`` bulk and tail (default probability), ``az.mcse`` of the mean. The references
+    above compare with ``chain_diagnostics``, which this module calls: only this test sees a
+    wrong method or probability (measured: ``ess_tail`` at prob 0.5 or ``rhat`` split-only
+    passed every other test). Same numbers from the same code: rel 1e-12."""
+    import arviz_stats
+
+    posterior = tree["posterior"].to_dataset()[["X1", "X2"]].astype(float)
+    reference = {
+        "r_hat": arviz_stats.rhat(posterior),
+        "ess_bulk": arviz_stats.ess(posterior, method="bulk"),
+        "ess_tail": arviz_stats.ess(posterior, method="tail"),
+        "mcse_mean": arviz_stats.mcse(posterior, method="mean"),
+    }
+    table = unknown_diagnostics(tree["posterior"])
+    for name in ("X1", "X2"):
+        for statistic, values in reference.items():
+            assert table[name][statistic] == pytest.approx(float(values[name]), rel=1e-12), (
+                name, statistic)

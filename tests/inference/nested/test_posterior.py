@@ -696,3 +696,23 @@ def test_cli_refuses_a_declared_bound_the_nested_windows_cannot_close(tmp_path, 
         refusal = line.split("error: ", 1)[1]
         assert refusal.startswith(f"--prior {spec!r}: log_weight_max = 1e+06 is too loose")
         assert "log_weight_max <= 64.9" in refusal and "larger rhos" in refusal
+
+
+@pytest.mark.parametrize("method", ["gibbs", "pymc"])
+def test_chains_stuck_at_their_start_are_not_called_converged(method):
+    """``X2 - X1 = 3`` known at the first level: no sampler leaves its X1. PyMC (every chain
+    from X1 = 1) reported 1.0 "converged" against the exact 0.498; Gibbs (starts uniform on
+    {0, 1}) did so when the four starts agreed (seed 4 of 1..6). Chains now start from X1 = 1
+    and 0 in turn."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    known_y1 = UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64"),
+                         support=lambda k1: (k1 + 3, k1 + 3), description="X2 - X1 = 3")
+    kwargs = {"rhos": [0.3, 0.5, 0.8], "siblings": [3, 2], "prior": [known_y1, "improper"]}
+    assert 0.4 < ml.exact_posterior([1, 3, 9], [3, 5], **kwargs).prob_x1 < 0.6
+    payload = ml.posterior_summary(x_stars=[1, 3, 9], y_stars=[3, 5], **kwargs, method=method,
+                                   draws=200, chains=4, tune=50, random_seed=4)
+    assert not payload["verdict"]["converged"], payload["verdict"]
+    assert "R-hat of X1" in payload["verdict"]["reason"]

@@ -180,3 +180,26 @@ def test_pymc_refuses_a_prior_the_exact_window_refuses():
         with pytest.raises(ValueError, match="log weight is NaN or above log_weight_max"):
             sample_posterior(1, 3, 2, **params, method=method, draws=20, tune=20, chains=2,
                              random_seed=1)
+
+
+@pytest.mark.parametrize("method", ["gibbs", "pymc-gibbs", "pymc"])
+@pytest.mark.parametrize("p", [0.5, 1 / 864])
+def test_chains_stuck_at_their_start_are_not_called_converged(method, p):
+    """A prior with ``X2 - X1 = 3`` known: the X2 supports given X1 = 0 and 1 do not meet, so
+    no single-site sampler leaves its start. Every chain started from X1 = 1 (PyMC) or from
+    the prior (Gibbs: at p = 1/864 all four chains at X1 = 0): the draws were constant and the
+    verdict "converged", posterior 1.0 (PyMC) or 0.0 (Gibbs) against the exact 0.450 (p =
+    1/2) and 0.00095. Now the chains start from both values of X1 and R-hat sees them
+    disagree."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    known_y1 = UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64"),
+                         support=lambda k1: (k1 + 3, k1 + 3), description="X2 - X1 = 3")
+    kwargs = {"rho1": 0.3, "rho2": 0.5, "d": 3, "p": p, "prior": known_y1}
+    assert 1e-4 < exact_posterior(1, 3, 3, **kwargs).prob_x1 < 0.5  # X1 = 1 is possible
+    payload = posterior_summary(1, 3, 3, **kwargs, method=method, draws=100, chains=4,
+                                tune=20, random_seed=3)
+    assert not payload["verdict"]["converged"], payload["verdict"]
+    assert "R-hat of X1" in payload["verdict"]["reason"]

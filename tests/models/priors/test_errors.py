@@ -37,6 +37,20 @@ CASES = [
      "half_mass = UserPrior(lambda k2, k1: np.log(np.float64(0.25)) + pt.zeros_like(k2, "
      "'float64'), support=lambda k1: (k1, k1 + 1), is_proper=True)",
      r"mass given X1 = 0 is 0\.5 over X2 in \[0, 1\], not 1"),
+    # a support that works on ints but not on tensors: the error blamed logp(k2, k1)
+    ("support_max", "prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, 'float64'), "
+     "support=lambda k1: (max(k1, 3), None), is_proper=False)",
+     r"support\(k1\) on a PyTensor int64 tensor k1 failed: TypeError: .*; write it with "
+     r"plain arithmetic \(pt\.maximum, not max or if\)"),
+    # support ends PyTensor cannot hold: 2**63 became -2**63 ("log weight is -inf at every
+    # X2", though it is 0 there), 10**20 an OverflowError blamed on logp, inf on support
+    *[(f"upper_{label}", "prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, 'float64'), "
+       f"support=lambda k1: (k1, {upper}), is_proper=False)",
+       rf"support\(0\) gives upper = {shown}, out of range \(allowed range: "
+       r"-\(2\*\*63 - 1\) <= upper <= 2\*\*63 - 1, an integer; upper None means no upper "
+       r"bound\)")
+      for label, upper, shown in (("2_63", "2**63", 2**63), ("1e20", "10**20", 10**20),
+                                  ("inf", "float('inf')", "inf"))],
 ]
 
 
@@ -72,3 +86,17 @@ def test_refusal_is_a_prior_refused(tmp_path):
     path.write_text(HEADER + CASES[0][1] + "\n")
     with pytest.raises(PriorRefused):
         check_prior_values(parse_prior(f"{path}:prior"), 0)
+
+
+def test_support_up_to_the_limit_is_the_improper_uniform(tmp_path):
+    """An upper end of 2**63 - 1 (the largest accepted, np.iinfo(np.int64).max, which worked
+    as "no bound" before and must still) leaves the improper uniform's posterior unchanged:
+    the Gaussian factors vanish long before it (same grid, so equal to 1e-15)."""
+    from dprisk.inference.two_level.exact import exact_posterior
+
+    path = tmp_path / "wide.py"
+    path.write_text(HEADER + "prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, 'float64'), "
+                    "support=lambda k1: (k1, 2**63 - 1), is_proper=False)\n")
+    kwargs = {"rho1": 0.3, "rho2": 0.5, "d": 3}
+    wide = exact_posterior(1, 4, 3, **kwargs, prior=f"{path}:prior").prob_x1
+    assert wide == pytest.approx(exact_posterior(1, 4, 3, **kwargs).prob_x1, rel=1e-15)

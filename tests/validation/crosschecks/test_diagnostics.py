@@ -45,6 +45,18 @@ def test_constant_indicator_is_not_a_failure(rng):
     assert any("constant" in reason for reason in report.reasons)
 
 
+@pytest.mark.parametrize("draws", [1, 3])
+def test_constant_over_too_few_draws_is_not_converged(draws):
+    """One draw is always constant: below MIN_DRAWS = 4 draws per chain constancy cannot
+    tell a point mass from a stuck chain. Before, 2 chains x 1 draw gave "converged"."""
+    x1 = np.zeros((2, draws), dtype=int)  # a Dataset: from_dict warns at chains > draws
+    posterior = xr.Dataset({"X1": (("chain", "draw"), x1), "X2": (("chain", "draw"), x1 + 5)})
+    report = convergence_report(posterior, known=0)
+    assert not report.converged, report.reasons
+    assert report.reasons[0].startswith(f"target is constant over only {draws} draw")
+    assert "run at least 4 draws per chain" in report.reasons[0]
+
+
 def test_bad_inputs():
     with pytest.raises(TypeError, match="idata"):
         convergence_report(np.zeros((4, 10)))
