@@ -51,10 +51,10 @@ from typing import NamedTuple
 import numpy as np
 
 from dprisk.inference.privacy.accounting_cache import cached_float
-from dprisk.inference.privacy.accounting_limits import pld_delta, pld_resolved
+from dprisk.inference.privacy.accounting_limits import cks_delta, pld_delta, pld_resolved
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import strategy_queries
-from dprisk.models.checks import check_probability, check_rho
+from dprisk.models.checks import check_rho
 from dprisk.models.mechanism.conversions import dp_to_zcdp, zcdp_to_dp
 from dprisk.models.roots import brent_root
 from dprisk.models.scenario import scalar_value
@@ -299,7 +299,7 @@ def epsilon_cks(rho, delta) -> float:
     rho = 2.56, delta = 1e-10 gives epsilon = 17.1583... (Bun–Steinke: 17.9153).
     """
     rho = _scalar(rho, "rho", check_rho)
-    delta = _scalar(delta, "delta", check_probability)
+    delta = cks_delta(delta)
     epsilon = cached_float("epsilon_cks", {"rho": repr(rho), "delta": repr(delta)},
                            lambda: _cks_epsilon(rho, delta))
     if epsilon <= 0.0:  # the accountant's bound clipped at 0 (or the refined one below it)
@@ -320,7 +320,7 @@ def rho_cks(epsilon, delta) -> float:
     delta : float (0 < delta < 1)
     """
     epsilon = _scalar(epsilon, "epsilon", check_rho)
-    delta = _scalar(delta, "delta", check_probability)
+    delta = cks_delta(delta)
     span = cks_range(delta)
     if span is None:
         _refuse_cks_delta(delta)

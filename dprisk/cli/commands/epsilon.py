@@ -45,7 +45,9 @@ def add_parser(subs) -> None:
                      "epsilon <= about 2.35e5, the range at another delta stated when "
                      "refused); selects the largest rho")
     sub.add_argument("--delta", type=common.number, default=None,
-                     help=common.with_default("delta, 0 < delta < 1", DEFAULTS["delta"]))
+                     help=common.with_default("delta, 0 < delta < 1 (the CKS conversion needs "
+                                              "delta >= 2.2250738585072014e-308, the smallest "
+                                              "normal double)", DEFAULTS["delta"]))
     common.add_json(sub)
     sub.set_defaults(func=run)
 

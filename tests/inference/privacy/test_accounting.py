@@ -232,3 +232,22 @@ def test_composed_pld_near_the_double_exponent_is_refused():
         epsilon_pld_bracket([400.0, 400.0], 0.3)
     with pytest.raises(ValueError, match=r"^rhos: "):
         epsilon_pld([400.0, 400.0], 0.3)
+
+
+@pytest.mark.parametrize(("call", "delta"), [
+    (lambda delta: epsilon_cks(1e4, delta), 5e-324),  # gave 15455.35, the bound is 15454.46
+    (lambda delta: epsilon_cks(1e3, delta), 1e-320),  # gave 2715.27818, below the 2715.27833
+    (lambda delta: rho_cks(10.0, delta), 5e-324),
+])
+def test_cks_refuses_a_subnormal_delta(call, delta):
+    # dp-accounting evaluates log(delta * alpha) from the product, which keeps few digits
+    # among the subnormal doubles: the CKS epsilon was off by up to 6e-5 relative there
+    with pytest.raises(ValueError, match=r"^delta = .*allowed range for the CKS conversion: "
+                                         r"2\.2250738585072014e-308 <= delta < 1"):
+        call(delta)
+
+
+def test_cks_at_the_smallest_normal_delta_is_the_bound():
+    # the stated end is accepted, and there the product delta * alpha is a normal double
+    delta = 2.2250738585072014e-308
+    assert epsilon_cks(1e3, delta) == pytest.approx(float(cks_reference(1e3, delta)), rel=1e-9)
