@@ -2,8 +2,7 @@ r"""Privacy accounting: the (epsilon, delta)-DP guarantee of a rho-zCDP release,
 
 (a) **Bun–Steinke** (the paper's Theorem 1), :math:`\varepsilon = \rho + 2\sqrt{\rho
 \log(1/\delta)}`; its home is :mod:`dprisk.models.mechanism.conversions` (``zcdp_to_dp``,
-``dp_to_zcdp``),
-re-exposed here as scalar functions.
+``dp_to_zcdp``), re-exposed here as scalar functions.
 
 (b) **Canonne–Kamath–Steinke** (2020, Proposition 12; the conversion the Census DAS uses),
 through the Rényi-DP accountant of ``dp-accounting``: rho-zCDP is Rényi DP of every order
@@ -25,8 +24,9 @@ composition lies between an optimistic and a pessimistic discretisation of the l
 :func:`epsilon_pld` is the pessimistic one at a coarse loss grid (1e-4; 16.4828 at the Census
 rho, about 0.003 above the exact value, so an upper bound, *not* the exact epsilon), and
 :func:`epsilon_pld_bracket` gives both ends at a grid fine enough that they are at most 1e-3
-apart ([16.4789, 16.4796] at the Census rho, interval 2e-5; the optimistic end
-privacy buckets, the pessimistic end connect-the-dots).
+apart ([16.4789, 16.4796] at the Census rho, interval 2e-5; optimistic: privacy buckets,
+pessimistic: connect-the-dots). Both are refused (ValueError) where ``dp-accounting``
+does not resolve them: :mod:`dprisk.inference.privacy.accounting_limits`.
 
 **Neighbouring relation.** The accounting assumes *add or remove one person*: each query of
 the strategy is a partition of the histogram into cells, so one person changes one cell of
@@ -51,9 +51,10 @@ from typing import NamedTuple
 import numpy as np
 
 from dprisk.inference.privacy.accounting_cache import cached_float
+from dprisk.inference.privacy.accounting_limits import cks_delta, pld_delta, pld_resolved
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import strategy_queries
-from dprisk.models.checks import check_probability, check_rho
+from dprisk.models.checks import check_rho
 from dprisk.models.mechanism.conversions import dp_to_zcdp, zcdp_to_dp
 from dprisk.models.roots import brent_root
 from dprisk.models.scenario import scalar_value
@@ -298,7 +299,7 @@ def epsilon_cks(rho, delta) -> float:
     rho = 2.56, delta = 1e-10 gives epsilon = 17.1583... (Bun–Steinke: 17.9153).
     """
     rho = _scalar(rho, "rho", check_rho)
-    delta = _scalar(delta, "delta", check_probability)
+    delta = cks_delta(delta)
     epsilon = cached_float("epsilon_cks", {"rho": repr(rho), "delta": repr(delta)},
                            lambda: _cks_epsilon(rho, delta))
     if epsilon <= 0.0:  # the accountant's bound clipped at 0 (or the refined one below it)
@@ -319,7 +320,7 @@ def rho_cks(epsilon, delta) -> float:
     delta : float (0 < delta < 1)
     """
     epsilon = _scalar(epsilon, "epsilon", check_rho)
-    delta = _scalar(delta, "delta", check_probability)
+    delta = cks_delta(delta)
     span = cks_range(delta)
     if span is None:
         _refuse_cks_delta(delta)
@@ -373,13 +374,14 @@ def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> 
     rho_values = check_rho(rhos, "rhos")
     if rho_values.ndim != 1 or rho_values.size == 0:
         raise ValueError(f"rhos must be a non-empty list of numbers > 0, got {rhos!r}")
-    delta = _scalar(delta, "delta", check_probability)
+    delta = pld_delta(delta)
     interval = _scalar(value_discretization_interval, "value_discretization_interval",
                        check_rho)
     queries = sorted(Counter(rho_values.tolist()).items())
     key = {"queries": [[repr(rho), count] for rho, count in queries], "delta": repr(delta),
            "value_discretization_interval": repr(interval)}
-    return cached_float("epsilon_pld", key, lambda: _compose_pld(queries, delta, interval))
+    return pld_resolved(cached_float("epsilon_pld", key,
+                                      lambda: _compose_pld(queries, delta, interval)), delta)
 
 
 def composed_pld(queries: list[tuple[float, int]], interval: float, *, pessimistic: bool = True,
@@ -455,7 +457,7 @@ def epsilon_pld_bracket(rhos, delta, *,
         raise ValueError(f"rhos must be a non-empty list of numbers > 0, got {rhos!r}")
     if relation not in NEIGHBOUR_RELATIONS:
         raise ValueError(f"relation must be one of {NEIGHBOUR_RELATIONS}, got {relation!r}")
-    delta = _scalar(delta, "delta", check_probability)
+    delta = pld_delta(delta)
     interval = _scalar(value_discretization_interval, "value_discretization_interval",
                        check_rho)
     copies = 2 if relation == "replace-one" else 1
@@ -467,6 +469,7 @@ def epsilon_pld_bracket(rhos, delta, *,
                "value_discretization_interval": repr(interval), "pessimistic": pessimistic}
         ends.append(cached_float("epsilon_pld_bracket", key, lambda pes=pessimistic: (
             _bracket_end(queries, delta, interval, pes))))
+    pld_resolved(max(ends), delta)
     return ends[0], ends[1]
 
 

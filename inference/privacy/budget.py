@@ -323,7 +323,7 @@ def _scan_crossing(value, target: float, start: float) -> float | None:
 
 def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posterior):
     """First crossing of a step-like measure at prior ``p``, or None if it never binds."""
-    from dprisk.inference.privacy.budget_jumps import first_crossing, tail_delta
+    from dprisk.inference.privacy.budget_jumps import check_pieces, first_crossing, tail_delta
 
     if measure == "p-correct":
         delta = -math.log(p / (1.0 - p))
@@ -331,6 +331,7 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
         delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
         if math.isinf(delta):
             return None
+    check_pieces(measure, p, target, delta, max_ratio, max_posterior)
     return first_crossing(max(delta, 0.0), target)[0]
 
 

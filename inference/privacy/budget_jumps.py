@@ -52,7 +52,8 @@ import numpy as np
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel
 from dprisk.models.roots import brent_root
 
-__all__ = ["MAX_PIECES", "first_crossing", "jump_points", "piece_suprema", "tail_delta"]
+__all__ = ["MAX_PIECES", "check_pieces", "first_crossing", "jump_points", "piece_suprema",
+           "smallest_delta", "tail_delta"]
 
 #: Most pieces enumerated before a target is refused (delta too close to 0).
 MAX_PIECES = 5_000
@@ -74,6 +75,58 @@ def tail_delta(p: float, max_ratio: float) -> float:
 def piece_count(delta: float, target: float) -> int:
     r""":math:`k_{\max} = \lceil (4 \log(1/T)/\delta + 1)/2 \rceil`: later pieces stay below T."""
     return max(1, math.ceil((4.0 * math.log(1.0 / target) / delta + 1.0) / 2.0))
+
+
+def smallest_delta(target: float) -> float:
+    r"""The smallest :math:`\delta` enumerated at ``target``: :math:`4\log(1/T)/(2N - 1)`.
+
+    ``N`` is :data:`MAX_PIECES`: :func:`piece_count` is at most ``N`` exactly when
+    :math:`\delta` is at least this (up to rounding).
+    """
+    return 4.0 * math.log(1.0 / target) / (2.0 * MAX_PIECES - 1.0)
+
+
+def check_pieces(measure: str, p: float, target: float, delta: float, max_ratio,
+                  max_posterior) -> None:
+    r"""Refuse a :math:`\delta` too close to 0 to enumerate, naming the option and its range.
+
+    Called before :func:`first_crossing` with the measure's prior and options (validated).
+
+    :math:`\delta \ge \delta_{\min}` (:func:`smallest_delta`)
+    is :math:`p \le \operatorname{expit}(-\delta_{\min})` for P[correct] and
+    :math:`r^*(p)\,p \ge \operatorname{expit}(\operatorname{logit} p + \delta_{\min})` for
+    the tail (the bound on ``max_ratio``, or on ``max_posterior`` where it sets
+    :math:`r^*`); the ends are stated with a relative margin of 1e-6 in :math:`\delta`.
+    """
+    if delta <= 0.0 or piece_count(delta, target) <= MAX_PIECES:
+        return
+    least = smallest_delta(target) * (1.0 + 1e-6)
+    name = "tail tolerance" if measure == "tail" else "target"
+    why = (f"the {measure} has {piece_count(delta, target)} pieces below the {name} (delta "
+           f"= {delta:.3g}; at most {MAX_PIECES} are enumerated, delta >= {least:.3g} at this "
+           f"{name})")
+    if measure == "p-correct":
+        raise ValueError(f"p = {p!r} is too close to 1/2 for the p-correct at target = "
+                         f"{target!r}: {why}; allowed range: 0 < p <= "
+                         f"{_shown(1.0 / (1.0 + math.exp(least)), down=True)} at this target")
+    level = 1.0 / (1.0 + math.exp(-(math.log(p) - math.log1p(-p) + least)))  # r* p at least
+    if max_posterior is None or max_ratio >= max_posterior / p:
+        raise ValueError(f"max_ratio = {max_ratio!r} is too close to 1 for the tail at p = "
+                         f"{p!r}: {why}; allowed range: max_ratio >= "
+                         f"{_shown(level / p, down=False)} at this p and tolerance")
+    raise ValueError(f"max_posterior = {max_posterior!r} is too close to p = {p!r} for the "
+                     f"tail: {why}; allowed range: max_posterior >= "
+                     f"{_shown(level, down=False)} at this p and tolerance (or max_ratio >= "
+                     f"{_shown(level / p, down=False)})")
+
+
+def _shown(value: float, *, down: bool) -> str:
+    """``value`` to 6 significant digits, rounded ``down`` (or up): a stated end that holds."""
+    text = f"{value:.6g}"
+    if (float(text) > value) if down else (float(text) < value):
+        step = 10.0 ** (math.floor(math.log10(value)) - 5)
+        text = f"{value - step if down else value + step:.6g}"
+    return text
 
 
 def jump_points(delta: float, n_pieces: int) -> np.ndarray:

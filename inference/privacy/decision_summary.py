@@ -70,8 +70,11 @@ class DecisionSummary:
         The rho that epsilon is computed for.
     rows : list of DecisionRow
         One per prior of :data:`PAPER_PRIORS`.
-    epsilon_bun_steinke, epsilon_cks, epsilon_pld_lower, epsilon_pld_upper : float
+    epsilon_bun_steinke, epsilon_cks : float
         At ``delta``.
+    epsilon_pld_lower, epsilon_pld_upper : float or None
+        At ``delta``; None where ``dp-accounting`` does not resolve the PLD bracket
+        (:mod:`dprisk.inference.privacy.accounting_limits`).
     delta : float
     worst_case_accuracy_all : float or None
         The 65 Census queries at p = 1/2 (PLD, upper end); None unless ``census``.
@@ -87,8 +90,8 @@ class DecisionSummary:
     rows: list[DecisionRow]
     epsilon_bun_steinke: float
     epsilon_cks: float
-    epsilon_pld_lower: float
-    epsilon_pld_upper: float
+    epsilon_pld_lower: float | None
+    epsilon_pld_upper: float | None
     delta: float
     worst_case_accuracy_all: float | None
     census: bool
@@ -166,7 +169,10 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
         check_summary_size(rho1, rho2, delta=float(check_probability(delta, "delta")),
                            priors=PAPER_PRIORS)  # every window, before any is built
         total = float(sum(rhos))
-        lower, upper = epsilon_pld_bracket(rhos, delta)
+        try:
+            lower, upper = epsilon_pld_bracket(rhos, delta)
+        except ValueError:  # outside dp-accounting's resolved range (accounting_limits)
+            lower = upper = None
         everything = None
     rows = [_row(p, rho1, rho2) for p in PAPER_PRIORS]
     das = (das_noise_comparison(census=True, priors=PAPER_PRIORS) if census

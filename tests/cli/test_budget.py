@@ -247,3 +247,22 @@ def test_a_ratio_bound_no_release_exceeds_names_max_ratio_once(capsys):
     err = assert_refused(["budget", "--measure", "tail", "--tail-tolerance", "0.1",
                           "--max-ratio", "3"], "--max-ratio", capsys)
     assert "error: --max-ratio times p is at least 1" in err and "(--max-ratio)" not in err
+
+
+@pytest.mark.parametrize(("argv", "option", "end", "accepted"), [
+    # delta = logit(1/2) - logit(p) must be at least 4 log(1/T)/(2 * 5000 - 1) = 3.67e-4 at
+    # T = 0.4 (5000 pieces enumerated): p <= expit(-3.67e-4) = 0.4999083; the stated end
+    # (6 digits, rounded down) is accepted
+    (["--measure", "p-correct", "--target", "0.4", "--p", "0.4999999999"], "--p",
+     "0 < --p <= 0.499908", ["--measure", "p-correct", "--target", "0.4", "--p", "0.499908"]),
+    # the tail at p = 0.1, tolerance 0.05: r* p >= expit(logit(0.1) + 4 log(20)/9999)
+    (["--measure", "tail", "--tail-tolerance", "0.05", "--max-ratio", "1.0000001", "--p",
+      "0.1"], "--max-ratio", "--max-ratio >= 1.00108",
+     ["--measure", "tail", "--tail-tolerance", "0.05", "--max-ratio", "1.00108", "--p", "0.1"]),
+])
+def test_too_many_pieces_names_the_option_and_its_range(argv, option, end, accepted, capsys):
+    # once "the measure has 4581453280 pieces ... allowed: at most 5000 pieces", naming
+    # neither the option nor a range of it
+    err = assert_refused(["budget", *argv], option, capsys)
+    assert f"error: {option} = " in err and f"allowed range: {end}" in err, err
+    assert run_cli(["budget", *accepted, "--json"], capsys)[0] == 0

@@ -107,3 +107,20 @@ def test_cks_refusals_name_the_option_given_and_the_range_at_its_delta(argv, opt
                                                                       capsys):
     err = assert_refused(["epsilon", *argv], option, capsys)
     assert err.split("error: ")[1].startswith(option) and shown in err, err
+
+
+def test_pld_keys_are_null_where_the_accountant_does_not_resolve_them(capsys):
+    # rho = 800, delta = 0.3: the exact epsilon of one query is 800 + log(0.7) = 799.643, the
+    # accountant's bracket was [799.99998, 800] (JSON numbers); now null, the answer exit 0
+    payload = run_json(["epsilon", "--rho", "800", "--delta", "0.3", "--json"], capsys)
+    assert payload["epsilon_pld_lower"] is None and payload["epsilon_pld_upper"] is None
+    assert payload["epsilon_cks"] == epsilon_cks(800.0, 0.3)
+
+
+def test_summary_with_an_unresolved_pld_bracket(capsys):
+    # one query of rho1 = 720: dp-accounting's bracket was infinite, and summary --json
+    # failed ("Out of range float values are not JSON compliant: inf", exit 2)
+    payload = run_json(["summary", "--rho1", "720", "--json"], capsys)
+    assert payload["epsilon_pld_lower"] is None and payload["epsilon_pld_upper"] is None
+    status, out, _ = run_cli(["summary", "--rho1", "720"], capsys)
+    assert status == 0 and "PLD bracket not resolved" in out

@@ -57,3 +57,22 @@ def test_refuses_nan_and_reports_no_convergence():
         brent_root(lambda x: math.nan if x > 0 else -1.0, -1.0, 1.0)
     with pytest.raises(RuntimeError, match="did not converge"):
         brent_root(lambda x: math.exp(x) - 1.5, 0.0, 1.0, xtol=1e-300, rtol=1e-15, maxiter=2)
+
+
+@pytest.mark.parametrize("scale", [1e-155, 1e-160, 1e-170, 1e-300])
+@pytest.mark.parametrize("shape", ["line", "exp", "cubic"])
+def test_same_float_as_brentq_on_tiny_function_values(scale, shape):
+    # Function values below about 1e-154: the product of two of them underflows to 0 (the
+    # old sign test by product lost the bracket and returned 0.0 for scales of 1e-170 and
+    # below), and the interpolation's denominators underflow to 0 (ZeroDivisionError at 1e-155
+    # and 1e-160, where brentq's C division gives inf and bisects). Same float as brentq.
+    unscaled = {"line": lambda x: x - 3.0, "exp": lambda x: math.exp(x) - 5.0,
+                "cubic": lambda x: (x - 1.1) ** 3 + 0.2 * (x - 1.1)}[shape]
+
+    def func(x):
+        return unscaled(x) * scale
+
+    found = brent_root(func, 0.0, 10.0, xtol=1e-300, rtol=1e-15)
+    assert found == brentq(func, 0.0, 10.0, xtol=1e-300, rtol=1e-15)
+    assert found == pytest.approx(brentq(unscaled, 0.0, 10.0, xtol=1e-300, rtol=1e-15),
+                                  rel=1e-14)

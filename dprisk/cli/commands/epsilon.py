@@ -45,7 +45,9 @@ def add_parser(subs) -> None:
                      "epsilon <= about 2.35e5, the range at another delta stated when "
                      "refused); selects the largest rho")
     sub.add_argument("--delta", type=common.number, default=None,
-                     help=common.with_default("delta, 0 < delta < 1", DEFAULTS["delta"]))
+                     help=common.with_default("delta, 0 < delta < 1 (the CKS conversion needs "
+                                              "delta >= 2.2250738585072014e-308, the smallest "
+                                              "normal double)", DEFAULTS["delta"]))
     common.add_json(sub)
     sub.set_defaults(func=run)
 
@@ -80,8 +82,9 @@ def _forward(args, method: str, seed: None) -> tuple[dict, list[str]]:
         lines.append(f"  epsilon of one discrete Gaussian query (PLD): not computed outside "
                      f"{PLD_RHO_RANGE[0]:g} <= rho <= {PLD_RHO_RANGE[1]:g}")
     elif None in bracket:
-        lines.append("  epsilon of one discrete Gaussian query (PLD): not resolved at this delta "
-                     f"(the PLD gives [{bracket[0]}, {bracket[1]}]; None: infinite)")
+        lines.append("  epsilon of one discrete Gaussian query (PLD): not resolved at this rho "
+                     "and delta (dp-accounting's PLD needs delta >= 1e-20 and epsilon + "
+                     "log(1/delta) < 700)")
     else:
         lines.append(f"  epsilon of one discrete Gaussian query, PLD   in [{bracket[0]:.6f}, "
                      f"{bracket[1]:.6f}] (sensitivity 1)")
@@ -96,17 +99,19 @@ PLD_RHO_RANGE = (1e-4, 1e4)
 def _pld_bracket(rho: float, delta: float) -> tuple[float | None, float | None]:
     """Optimistic and pessimistic PLD epsilon of one DG query of ``rho`` (or Nones).
 
-    ``None`` outside :data:`PLD_RHO_RANGE`, and for an end the PLD cannot resolve (a delta
-    below its truncated tail, e.g. 1e-300, gives an infinite epsilon): JSON has no infinity.
+    ``None`` outside :data:`PLD_RHO_RANGE`, and where ``dp-accounting`` does not resolve the
+    bracket (:mod:`dprisk.inference.privacy.accounting_limits`: a delta below 1e-20, e.g.
+    1e-300, where its truncated noise tail is not negligible, or an epsilon near 700, where
+    its sums underflow; there it once gave ends excluding the exact epsilon).
     """
-    import math
-
     from dprisk.inference.privacy.accounting import epsilon_pld_bracket
 
     if not PLD_RHO_RANGE[0] <= rho <= PLD_RHO_RANGE[1]:
         return None, None
-    lower, upper = epsilon_pld_bracket([rho], delta)
-    return (lower if math.isfinite(lower) else None, upper if math.isfinite(upper) else None)
+    try:
+        return epsilon_pld_bracket([rho], delta)
+    except ValueError:  # delta and rho were checked: the accountant's range, not an input's
+        return None, None
 
 
 def _inverse(args, method: str, seed: None) -> tuple[dict, list[str]]:

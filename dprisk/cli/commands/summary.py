@@ -100,12 +100,14 @@ def run(args) -> int:
     if result.worst_case_accuracy_all is not None:
         lines.append(f"  worst-case accuracy at p = 1/2 over all 65 queries of the strategy: "
                      f"{result.worst_case_accuracy_all:.4f}")
+    pld = (f"[{result.epsilon_pld_lower:.4f}, {result.epsilon_pld_upper:.4f}] (PLD bracket, "
+           "add or remove one person)" if result.epsilon_pld_upper is not None else
+           "PLD bracket not resolved (dp-accounting's PLD needs delta >= 1e-20 and epsilon + "
+           "log(1/delta) < 700)")
     lines += [
         f"  epsilon at delta = {result.delta:g} (rho = {result.rho_total:.5g}): "
         f"{result.epsilon_bun_steinke:.4f} (Bun-Steinke, Theorem 1), "
-        f"{result.epsilon_cks:.4f} (CKS), "
-        f"[{result.epsilon_pld_lower:.4f}, {result.epsilon_pld_upper:.4f}] (PLD bracket, "
-        "add or remove one person)",
+        f"{result.epsilon_cks:.4f} (CKS), {pld}",
     ]
     if result.das_noise is not None:
         lines += _das_noise_lines(result.das_noise)

@@ -231,3 +231,81 @@ def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho=0.5):
         assert epsilon_pld([rho] * copies, 1e-10) >= exact - 1e-12
     lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one")
     assert lower - 1e-12 <= exact_dg_epsilon(rho, 2, 1e-10) <= upper + 1e-12
+
+
+def exact_single_query_epsilon(rho, delta):
+    """The exact epsilon of one DG(0, 1/(2 rho)) query, sensitivity 1, by mpmath enumeration.
+
+    delta(eps) = sum_x P(x) (1 - e^(eps - L(x)))_+, L(x) = rho (1 - 2x); the noise values with
+    e^(-rho x^2) below delta e^-60 are left out; bisection on eps to 2^-120 of its range.
+    """
+    with mp.workdps(30):
+        rho, delta = mp.mpf(rho), mp.mpf(delta)
+        reach = int(mp.sqrt((mp.log(1 / delta) + 60) / rho)) + 3
+        log_norm = mp.log(mp.fsum(mp.exp(-rho * x * x) for x in range(-reach - 3, reach + 4)))
+
+        def hockey_stick(eps):
+            return mp.fsum(mp.exp(-rho * x * x - log_norm) * (1 - mp.exp(eps - rho * (1 - 2 * x)))
+                           for x in range(-reach, reach + 2) if rho * (1 - 2 * x) > eps)
+
+        low, high = mp.mpf(0), rho * (1 + 2 * reach)
+        for _ in range(120):
+            middle = (low + high) / 2
+            low, high = (middle, high) if hockey_stick(middle) > delta else (low, middle)
+        return float(high)
+
+
+@pytest.mark.parametrize(("rho", "delta", "refused"), [
+    (800.0, 0.3, True),     # dp-accounting gave [799.99998, 800]; exact 799.6433
+    (720.0, 1e-10, True),   # [inf, inf]; exact 719.9999999999
+    (0.01, 1e-30, True),    # [1.57795, 1.57797]; exact 1.57687
+    (10.0, 1e-40, True),    # [inf, 50]; exact 69.87
+    (2.56, 1e-10, False),
+    (0.01, 1e-20, False),
+    (50.0, 1e-20, False),
+    (650.0, 0.3, False),
+])
+def test_pld_bracket_holds_the_exact_epsilon_or_is_refused(rho, delta, refused):
+    # dp-accounting truncates each query's noise at a mass of 1e-30 and sums exp(-loss) in
+    # doubles: below delta = 1e-20 and where epsilon + log(1/delta) reaches 700 its bracket
+    # excluded the exact epsilon, and is refused; elsewhere it holds it (to 1e-12 relative,
+    # the accountant's rounding: 1.3e-12 at epsilon = 12.4 was seen)
+    from dprisk.inference.privacy.accounting import epsilon_pld_bracket
+
+    if refused:
+        with pytest.raises(ValueError, match=r"^(delta|rhos)"):
+            epsilon_pld_bracket([rho], delta)
+        return
+    exact = exact_single_query_epsilon(rho, delta)
+    lower, upper = epsilon_pld_bracket([rho], delta)
+    assert lower * (1 - 1e-12) <= exact <= upper * (1 + 1e-12)
+
+
+def test_composed_pld_near_the_double_exponent_is_refused():
+    # two queries of rho = 400 at delta = 0.3: the loss is 800 with probability 1 - O(e^-400),
+    # so the exact epsilon is 800 + log(0.7) = 799.643; dp-accounting gave [800, 800]
+    from dprisk.inference.privacy.accounting import epsilon_pld_bracket
+
+    with pytest.raises(ValueError, match=r"^rhos: .*allowed range: .* < 700"):
+        epsilon_pld_bracket([400.0, 400.0], 0.3)
+    with pytest.raises(ValueError, match=r"^rhos: "):
+        epsilon_pld([400.0, 400.0], 0.3)
+
+
+@pytest.mark.parametrize(("call", "delta"), [
+    (lambda delta: epsilon_cks(1e4, delta), 5e-324),  # gave 15455.35, the bound is 15454.46
+    (lambda delta: epsilon_cks(1e3, delta), 1e-320),  # gave 2715.27818, below the 2715.27833
+    (lambda delta: rho_cks(10.0, delta), 5e-324),
+])
+def test_cks_refuses_a_subnormal_delta(call, delta):
+    # dp-accounting evaluates log(delta * alpha) from the product, which keeps few digits
+    # among the subnormal doubles: the CKS epsilon was off by up to 6e-5 relative there
+    with pytest.raises(ValueError, match=r"^delta = .*allowed range for the CKS conversion: "
+                                         r"2\.2250738585072014e-308 <= delta < 1"):
+        call(delta)
+
+
+def test_cks_at_the_smallest_normal_delta_is_the_bound():
+    # the stated end is accepted, and there the product delta * alpha is a normal double
+    delta = 2.2250738585072014e-308
+    assert epsilon_cks(1e3, delta) == pytest.approx(float(cks_reference(1e3, delta)), rel=1e-9)

@@ -5,6 +5,8 @@ monotonicity of both measures in rho on a grid, the binding prior is the one wit
 smallest crossing, and bad input names the parameter.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,15 @@ def test_bad_input_names_the_parameter(kwargs, name):
     measure, target = kwargs.pop("measure"), kwargs.pop("target")
     with pytest.raises(ValueError, match=name):
         rho_for_target(measure, target, **kwargs)
+
+
+@pytest.mark.parametrize("p", [1e-151, 1e-170, 1e-300])
+def test_marginal_posterior_budget_at_a_tiny_prior(p):
+    # For small p the marginal posterior is p E_{x* ~ DG(m+1)}[P1/P0] = p exp(2 rho) (up to a
+    # relative O(p)), so a target 10 p gives rho* = log(10)/2. The measure's values are then
+    # ~1e-150 to 1e-300: the root finder once returned rho = 0.0 (p <= 1e-170: a refusal
+    # naming an internal rho) or raised ZeroDivisionError (p = 1e-151, exit 1). Brent's
+    # tolerance is 1e-15 relative and the measure is evaluated to about 1e-14: 1e-12 relative.
+    answer = rho_for_target("marginal-posterior", 10 * p, p=[p])
+    assert answer.rho == pytest.approx(math.log(10.0) / 2.0, rel=1e-12)
+    assert answer.value_at_rho <= 10 * p < answer.value_above

@@ -198,3 +198,15 @@ def test_first_crossing_across_many_blocks_of_pieces():
     grid = np.geomspace(answer.rho / 20, answer.rho * 4, 4000)
     failing = grid[single_level.p_correct(grid, 0.499) > 0.2]
     assert answer.rho < failing[0] <= answer.rho * (grid[1] / grid[0]) * (1 + 1e-12)
+
+
+def test_too_many_pieces_refusal_states_the_prior_range():
+    # P[correct] at T = 0.4 enumerates delta = -logit(p) >= 4 log(2.5)/9999 = 3.6654e-4, i.e.
+    # p <= expit(-3.6654e-4) = 0.49990837; the refusal names p and states that end (rounded
+    # down to 6 digits), which is accepted, a prior just above it is refused
+    with pytest.raises(ValueError, match=r"^p = 0\.4999999999 .*allowed range: 0 < p <= "
+                                         r"0\.499908 at this target$"):
+        rho_for_target("p-correct", 0.4, p=[0.4999999999])
+    assert rho_for_target("p-correct", 0.4, p=[0.499908]).rho > 0
+    with pytest.raises(ValueError, match=r"^p = 0\.49991 "):
+        rho_for_target("p-correct", 0.4, p=[0.49991])
