@@ -64,6 +64,22 @@ def test_the_verbs_the_issue_names_are_there():
         assert callable(value), path
 
 
+def test_what_the_guide_pages_teach_has_a_public_name():
+    """A capability the guide shows (docs/guide/product.md: the Monte Carlo product risk of
+    ``dprisk product --method mc`` and the K-cell tree's builders; docs/guide/worst-case.md:
+    the Bayes accuracy of a target unique at several levels, beside the one- and two-level
+    ones) is reachable from ``dr`` and listed in the API reference, not only by module path."""
+    from dprisk.inference.privacy import worst_case
+    from dprisk.inference.product import histogram_tree, monte_carlo_risk
+
+    assert dr.product.risk_mc is monte_carlo_risk.product_risk_mc
+    assert dr.product.regular_tree is histogram_tree.regular_tree
+    assert dr.product.simulate_measurements is histogram_tree.simulate_measurements
+    assert dr.nested.bayes_accuracy_unique_levels is worst_case.bayes_accuracy_levels
+    assert dr.single_level.bayes_accuracy is worst_case.bayes_accuracy
+    assert dr.two_level.bayes_accuracy is worst_case.bayes_accuracy_two_level
+
+
 @pytest.mark.parametrize("old", sorted(dr.RENAMED))
 def test_every_old_name_works_and_warns_once_naming_the_new(old):
     import warnings
