@@ -15,6 +15,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "posterior_unique_levels": ("inference.nested.unique_levels", "posterior_unique_levels"),
     "marginal_unique_levels": ("inference.nested.unique_levels", "marginal_unique_levels"),
     "p_correct_unique_levels": ("inference.nested.unique_levels", "p_correct_unique_levels"),
+    "bayes_accuracy_unique_levels": ("inference.privacy.worst_case", "bayes_accuracy_levels"),
     "build_model": ("models.builders.nested", "build_nested_model"),
 }
 

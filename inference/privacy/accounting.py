@@ -291,6 +291,8 @@ def epsilon_cks(rho, delta) -> float:
     rho : float (rho > 0)
     delta : float (0 < delta < 1)
 
+    Notes
+    -----
     Results are cached on disk (:mod:`dprisk.inference.privacy.accounting_cache`), keyed by
     ``rho``, ``delta`` and the ``dp-accounting`` version.
 

@@ -165,7 +165,21 @@ class HistogramTree:
 
 
 def regular_tree(fanout, rhos) -> HistogramTree:
-    """A tree whose every node of level ``l`` has ``fanout[l]`` children (e.g. ``(2, 3)``)."""
+    r"""A tree whose every node of level ``l`` has ``fanout[l]`` children (e.g. ``(2, 3)``).
+
+    Parameters
+    ----------
+    fanout : sequence of int (each >= 1)
+        Children per node, level by level from the root: level ``l + 1`` has
+        :math:`\prod_{i \le l}` ``fanout[i]`` nodes.
+    rhos : sequence of float (each > 0)
+        :math:`\rho_l` of every level's cell measurements, root first (``len(fanout) + 1``).
+
+    Returns
+    -------
+    HistogramTree
+        Node ``i`` of level ``l + 1`` has parent ``i // fanout[l]``.
+    """
     parents, above = [], 1
     for n in fanout:
         parents.append(np.repeat(np.arange(above), int(n)))
@@ -190,7 +204,21 @@ def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None 
                           random_seed=None) -> list[np.ndarray]:
     r"""Noisy cells of every node: :math:`x^* = x + \mathrm{DG}(0, 1/(2\rho_l))`.
 
-    Returns one int64 array per level, ``(n_nodes, K)`` (``(size, n_nodes, K)`` with ``size``).
+    Parameters
+    ----------
+    tree : HistogramTree
+        The nodes and each level's :math:`\rho_l`.
+    leaf_counts : array_like of int (>= 0)
+        The leaves' true cells, ``(n_leaves, K)``; every level's counts are their sums.
+    size : int, optional
+        Independent releases drawn at once (a leading axis).
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the exact discrete Gaussian sampler.
+
+    Returns
+    -------
+    list of ndarray of int64
+        One array per level, root first, ``(n_nodes, K)`` (``(size, n_nodes, K)`` with ``size``).
     """
     rng = as_generator(random_seed, "random_seed")
     out = []

@@ -28,6 +28,13 @@ def test_summary_and_help(capsys):
     assert status == 0 and "epsilon*" in out and "binding p" in out
     status, out, _ = run_cli(["budget", "--help"], capsys)
     assert status == 0 and "(default: 1.0)" in " ".join(out.split())
+    # the measure form's usage names every measure it accepts (it left out worst-case-accuracy)
+    from dprisk.cli.commands.budget import MEASURE
+    from dprisk.inference.privacy.budget import MEASURES
+
+    shown = MEASURE.usage.replace("--measure tail", "--measure tail|").split("--measure ")
+    named = {word for part in shown[1:] for word in part.split(" ")[0].split("|") if word}
+    assert named == set(MEASURES)
 
 
 @pytest.mark.parametrize(("argv", "parameter"), [

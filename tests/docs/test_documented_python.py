@@ -41,10 +41,9 @@ APPROX = re.compile(r"≈\s*(-?\d+(?:\.\d+)?(?:e-?\d+)?)((?:\s*,\s*-?\d+(?:\.\d+
 WORKED_FILE = re.compile(r"`(models/examples/\w+\.py)`")
 #: Blocks (page and first line) that run seconds of Monte Carlo: in ``make bench`` only.
 SLOW_BLOCKS = {
-    # product_risk_mc over 12 other blocks and 20,000 data sets: 11 s of CPU. Its numbers and
+    # dr.product.risk_mc over 12 other blocks and 20,000 data sets: 11 s of CPU. Its numbers and
     # MCSEs are checked by tests/inference/product (test_monte_carlo_risk.py) in the default run
-    ("docs/guide/product.md", "from dprisk.inference.product.exact import product_risk, "
-                              "product_table"),
+    ("docs/guide/product.md", "import dprisk as dr"),
 }
 
 

@@ -64,6 +64,70 @@ def test_the_verbs_the_issue_names_are_there():
         assert callable(value), path
 
 
+def test_what_the_guide_pages_teach_has_a_public_name():
+    """A capability the guide shows (docs/guide/product.md: the Monte Carlo product risk of
+    ``dprisk product --method mc`` and the K-cell tree's builders; docs/guide/worst-case.md:
+    the Bayes accuracy of a target unique at several levels, beside the one- and two-level
+    ones) is reachable from ``dr`` and listed in the API reference, not only by module path."""
+    from dprisk.inference.privacy import worst_case
+    from dprisk.inference.product import histogram_tree, monte_carlo_risk
+
+    assert dr.product.risk_mc is monte_carlo_risk.product_risk_mc
+    assert dr.product.regular_tree is histogram_tree.regular_tree
+    assert dr.product.simulate_measurements is histogram_tree.simulate_measurements
+    assert dr.nested.bayes_accuracy_unique_levels is worst_case.bayes_accuracy_levels
+    assert dr.single_level.bayes_accuracy is worst_case.bayes_accuracy
+    assert dr.two_level.bayes_accuracy is worst_case.bayes_accuracy_two_level
+
+
+#: A numpydoc parameter entry's name(s): identifiers, comma-separated, each optionally starred.
+PARAMETER_ENTRY = re.compile(r"\*{0,2}[A-Za-z_]\w*(\s*,\s*\*{0,2}[A-Za-z_]\w*)*")
+
+
+def _public_objects() -> list[tuple[str, object]]:
+    import importlib
+
+    names = [(f"dr.{name}", getattr(dr, name)) for name in sorted(dr._LAZY)]
+    for space in dr.NAMESPACES:
+        module = importlib.import_module(f"dprisk.{space}")
+        names += [(f"dr.{space}.{name}", getattr(module, name)) for name in module.__all__]
+    return names
+
+
+def _not_parameters(obj) -> list[str]:
+    """Entries of ``obj``'s numpydoc ``Parameters`` section that name no parameter."""
+    import inspect
+
+    from numpydoc.docscrape import ClassDoc, FunctionDoc
+
+    parsed = ClassDoc(obj) if inspect.isclass(obj) else FunctionDoc(obj)
+    return [entry.name for entry in parsed["Parameters"]
+            if not PARAMETER_ENTRY.fullmatch(entry.name.strip())]
+
+
+def test_a_paragraph_inside_parameters_is_seen():
+    def example(rho, delta):
+        """Example.
+
+        Parameters
+        ----------
+        rho : float
+        delta : float
+
+        Results are cached on disk, keyed by ``rho``.
+        """
+
+    assert _not_parameters(example) == ["Results are cached on disk, keyed by ``rho``."]
+
+
+def test_every_parameters_entry_of_the_reference_names_parameters():
+    """numpydoc reads each unindented line of a ``Parameters`` section as an entry: a paragraph
+    written there (epsilon_cks' "Results are cached on disk ...") was rendered in the API
+    reference as a parameter named by its words, its markup raw."""
+    bad = {name: found for name, obj in _public_objects() if (found := _not_parameters(obj))}
+    assert bad == {}
+
+
 @pytest.mark.parametrize("old", sorted(dr.RENAMED))
 def test_every_old_name_works_and_warns_once_naming_the_new(old):
     import warnings

@@ -39,7 +39,8 @@ CENSUS = common.Form("census", "--census", _MEASURE_OPTIONS | {"census", "d", "x
                      "[--d D --x2 N] [--p ...] [--known M] (solves for the global rho)",
                      selected_by="census")
 MEASURE = common.Form("measure", "--measure given", _MEASURE_OPTIONS,
-                      usage="--measure marginal-risk|marginal-posterior|p-correct --target T "
+                      usage="--measure marginal-risk|marginal-posterior|p-correct|"
+                      "worst-case-accuracy --target T "
                       "| --measure tail --tail-tolerance TAU --max-ratio R [--max-posterior A]"
                       "; [--p P1,P2,...] [--known M]", selected_by="measure")
 #: The forms of ``dprisk budget``.
