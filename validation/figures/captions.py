@@ -135,11 +135,25 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
 DESCRIPTIONS.update(_DECISIONS_DESCRIPTIONS)  # the accounting and budget figures
 
 
+#: Mathtext commands of the figures' labels and their plain-text characters (:func:`_plain`);
+#: a command not listed is dropped, so a symbol a label uses must be here.
+_SYMBOLS = ((r"\varepsilon", "ε"), (r"\epsilon", "ε"), (r"\rho", "ρ"), (r"\sigma", "σ"),
+            (r"\eta", "η"), (r"\ell", "ℓ"), (r"\tau", "τ"), (r"\mid", "|"),
+            (r"\tilde x", "x̃"), (r"\hat X", "X̂"), (r"\approx", "≈"), (r"\leq", "≤"),
+            (r"\geq", "≥"), (r"\le", "≤"), (r"\ge", "≥"), (r"\sum", "Σ"))
+
+
 def _plain(text: str) -> str:
-    r"""Matplotlib mathtext to plain text: ``$\rho_1$`` -> ``ρ1``."""
-    for tex, char in ((r"\rho", "ρ"), (r"\sigma", "σ"), (r"\eta", "η"), (r"\ell", "ℓ"),
-                      (r"\mid", "|"), (r"\tilde x", "x̃"), (r"\hat X", "X̂"), (r"\approx", "≈")):
-        text = text.replace(tex, char)
+    r"""Matplotlib mathtext to plain text: ``$\rho_1$`` -> ``ρ1``.
+
+    Symbols by :data:`_SYMBOLS`, a sum with limits as ``Σ(i=1…n)``
+    (``$\sum_{i=1}^n Z_i$`` -> ``Σ(i=1…n) Zi``), spacing commands (``\,``) as a space, other
+    commands (``\mathrm``) dropped, then the braces, sub- and superscript marks.
+    """
+    text = re.sub(r"\\sum_\{?([^{}^\s]*)\}?\^\{?([^{}\s]*)\}?", r"Σ(\1…\2)", text)
+    for tex, char in _SYMBOLS:
+        text = re.sub(re.escape(tex) + r"(?![a-zA-Z])", char, text)
+    text = re.sub(r"\\[,;:! ]", " ", text)
     text = re.sub(r"\\[a-zA-Z]+", "", text)
     return re.sub(r"[${}^_]", "", text).strip()
 
