@@ -197,6 +197,20 @@ def caption(fig: Figure | FigureText, stem: str) -> str:
     return text or f"{stem}: {alt_text(fig, stem)}"
 
 
+def _axis_label(ax, axis: str) -> str:
+    """The panel's ``axis`` ("x" or "y") label, or that of an axes sharing the axis with it.
+
+    A panel of a shared grid shows its label only on the outer row or column
+    (``Axes.label_outer`` empties the inner ones); the quantity is the shared one.
+    """
+    label = _plain(getattr(ax, f"get_{axis}label")())
+    if label:
+        return label
+    shared = getattr(ax, f"get_shared_{axis}_axes")().get_siblings(ax)
+    return next((text for text in (_plain(getattr(other, f"get_{axis}label")())
+                                   for other in shared) if text), "")
+
+
 def alt_text(fig: Figure | FigureText, stem: str) -> str:
     """Alt text: the figure's title and, per panel, what is plotted against what."""
     if isinstance(fig, FigureText):
@@ -205,7 +219,7 @@ def alt_text(fig: Figure | FigureText, stem: str) -> str:
     for ax in fig.axes:
         if not ax.has_data():
             continue
-        y, x = _plain(ax.get_ylabel()), _plain(ax.get_xlabel())
+        y, x = _axis_label(ax, "y"), _axis_label(ax, "x")
         desc = f"{y} against {x}" if y and x else (y or x)
         if ax.get_title():
             desc = f"{_plain(ax.get_title())}: {desc}" if desc else _plain(ax.get_title())

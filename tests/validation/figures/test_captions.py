@@ -5,6 +5,7 @@ from matplotlib.figure import Figure
 
 from dprisk.validation.beyond.decisions import _profile_figure, profile_data
 from dprisk.validation.figures.captions import alt_text
+from dprisk.validation.figures.decision_maps import decision_map, plot_decision_map
 from dprisk.validation.figures.supplement import figure7
 from dprisk.validation.paper.supplement import figure7_data
 
@@ -32,3 +33,15 @@ def test_alt_text_writes_a_sum_with_its_limits():
     ax.set_ylabel("probability mass")
     ax.legend()
     assert "(exact Σ(i=1…n) Zi)" in alt_text(fig, "figure8")  # was "exact i=1n Zi"
+
+
+def test_alt_text_gives_every_panel_of_a_shared_grid_its_axes():
+    # label_outer empties the inner panels' labels: "x1* = 0" was described by its title alone
+    ds = decision_map(rho1=0.1, rho2=0.25, d=27, x1_star=np.arange(-1, 3),
+                      x2_star=np.arange(0, 2), y1_star=np.arange(-2, 3))
+    alt = alt_text(plot_decision_map(ds), "figure4")
+    panels = alt.removesuffix(".").split(": ", 1)[1].split(" | ")
+    assert len(panels) == 4
+    for x1_star, panel in zip(range(-1, 3), panels, strict=True):
+        assert panel == (f"x1* = {x1_star}: x2* (block group, persons) against y1* (released "
+                         f"count of the other d blocks, persons)")
