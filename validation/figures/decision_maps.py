@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from dprisk.inference.single_level import closed_form as single_level
@@ -178,7 +179,8 @@ def plot_decision_map(ds: xr.Dataset, *, title: str | None = None, fig=None) -> 
 
     Colours: grey = decide m, blue = decide m+1 (both unchanged by the hierarchy); green =
     the hierarchy makes the decision correct (gain), red = it makes it wrong (loss); black
-    dots mark posteriors of exactly 1/2.
+    crosses mark posteriors of exactly 1/2 (decided by the map's ``ties`` rule), with a legend
+    entry when the map has any.
 
     Parameters
     ----------
@@ -225,6 +227,10 @@ def plot_decision_map(ds: xr.Dataset, *, title: str | None = None, fig=None) -> 
                Patch(color=_COLOURS[1], label=f"decide X1 = {m + 1}"),
                Patch(color=_COLOURS[2], label="hierarchy changes decision: now correct (gain)"),
                Patch(color=_COLOURS[3], label="hierarchy changes decision: now wrong (loss)")]
+    if ds["tie"].values.any():
+        tie_decision = m + 1 if ds.attrs["ties"] == "m+1" else m
+        handles.append(Line2D([], [], color="k", marker="x", markersize=4, linestyle="none",
+                              label=f"posterior exactly 1/2 (tie, decided X1 = {tie_decision})"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     a = ds.attrs
     fig.suptitle(title or (
