@@ -21,6 +21,10 @@ def test_study_records_and_figures():
     assert set(result.figures) == {"whole_record_k_cells", "whole_record_ed28_21",
                                    "whole_record_strategy"}
     assert result.seeds and result.diagnostics
+    # the exact two-level design has P[MAP] only: its E[posterior] (NaN in the data) was
+    # printed on the page as "E[posterior] nan ± nan"
+    assert not any("nan" in note for note in result.notes)
+    assert "(exact P[MAP]): P[MAP] 0.00414 ± 0, E[posterior] not computed" in result.notes[2]
     strategy = result.datasets["strategy"]
     # the detailed query alone is exact; the eleven queries can only add information
     assert strategy["p_map_correct_mcse"].values[0] == 0.0
