@@ -317,8 +317,10 @@ def _decision_summary(study: StudyResult) -> list[str]:
         "queries.</p>",
         *rows,
         f"<p><b>ε at δ = {attrs['delta']:g}</b>: {attrs['epsilon_bun_steinke']:.2f} (the "
-        f"paper's Theorem 1, Bun–Steinke) · {attrs['epsilon_cks']:.2f} (the Census's "
-        f"Canonne–Kamath–Steinke) · [{attrs['epsilon_pld_lower']:.4f}, "
+        f"paper's Theorem 1, Bun–Steinke) · {attrs['epsilon_cks']:.2f} "
+        f"(Canonne–Kamath–Steinke, the conversion the Census uses, at this ρ = "
+        f"{attrs['rho_total']:.4g}, not the Census's production ρ) · "
+        f"[{attrs['epsilon_pld_lower']:.4f}, "
         f"{attrs['epsilon_pld_upper']:.4f}] (privacy-loss distributions, bracket; add or "
         "remove one person).</p>",
     ]

@@ -202,6 +202,10 @@ def test_page_opens_with_the_decision_summary(tmp_path, monkeypatch):
                   f"[{expected.epsilon_pld_lower:.4f}, {expected.epsilon_pld_upper:.4f}]",
                   f"{expected.worst_case_accuracy_all:.4f}"):
         assert value in lead
+    # CKS at the paper's rho = 2.56 (17.16), not the Census's stated 17.14 (its production
+    # rho): the lead called it "the Census's Canonne–Kamath–Steinke" without the rho
+    assert (f"{expected.epsilon_cks:.2f} (Canonne–Kamath–Steinke, the conversion the Census "
+            "uses, at this ρ = 2.56, not the Census's production ρ)") in lead
     assert check_report(tmp_path / "report")["figures"] == 2  # the screenshot's checks pass
 
 
