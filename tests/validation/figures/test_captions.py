@@ -4,9 +4,10 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from dprisk.validation.beyond.decisions import _profile_figure, profile_data
-from dprisk.validation.figures.captions import alt_text
+from dprisk.validation.figures.captions import alt_text, caption
 from dprisk.validation.figures.decision_maps import decision_map, plot_decision_map
 from dprisk.validation.figures.supplement import figure7
+from dprisk.validation.figures.two_level import figure5, figure5_data, figure6, figure6_data
 from dprisk.validation.paper.supplement import figure7_data
 
 
@@ -45,3 +46,16 @@ def test_alt_text_gives_every_panel_of_a_shared_grid_its_axes():
     for x1_star, panel in zip(range(-1, 3), panels, strict=True):
         assert panel == (f"x1* = {x1_star}: x2* (block group, persons) against y1* (released "
                          f"count of the other d blocks, persons)")
+
+
+def test_figure5_and_6_captions_name_every_line_drawn():
+    # Figure 5's dotted orange curve (the variant decided from 10^3 draws: the curve that
+    # reproduces the paper's 59.05 %) and Figure 6's black dashed line (no block group) were
+    # drawn and in the legend but missing from the captions
+    fig5 = figure5(figure5_data(x2_values=[1, 4], draws=1000))
+    assert any("1000 draws" in text.get_text() for text in fig5.legends[0].get_texts())
+    assert "dotted with crosses: decided from 10³ draws" in caption(fig5, "figure5")
+    fig6 = figure6(figure6_data(rho2_values=[0.1, 1.0], x2_values=[1]))
+    assert any(text.get_text() == "without the block group"
+               for text in fig6.legends[0].get_texts())
+    assert "black dashed line is the value without the block group" in caption(fig6, "figure6")
