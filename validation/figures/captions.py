@@ -214,8 +214,24 @@ def _axis_label(ax, axis: str) -> str:
                                    for other in shared) if text), "")
 
 
+def _figure_legend(fig) -> list[str]:
+    """The entries of the legends of the figure and its sub-figures (not of a panel).
+
+    Each entry once: the sub-figures of Figures 10-11 repeat the same legend.
+    """
+    entries = [_plain(text.get_text()) for legend in getattr(fig, "legends", [])
+               for text in legend.get_texts()]
+    for sub in getattr(fig, "subfigs", []):
+        entries.extend(_figure_legend(sub))
+    return list(dict.fromkeys(entries))
+
+
 def alt_text(fig: Figure | FigureText, stem: str) -> str:
-    """Alt text: the figure's title and, per panel, what is plotted against what."""
+    """Alt text: the figure's title, per panel what is plotted against what, then the legend.
+
+    A panel's own legend follows it in parentheses; a legend drawn for the whole figure
+    (below the panels, as Figures 4-6 and 10-11 have) ends the text.
+    """
     if isinstance(fig, FigureText):
         return fig.alt
     panels = []
@@ -234,4 +250,6 @@ def alt_text(fig: Figure | FigureText, stem: str) -> str:
     title = _title(fig) or DESCRIPTIONS.get(stem, (stem, ""))[0]
     n = len(panels)
     head = f"{title}. {n} panel{'s' if n != 1 else ''}" if n else title
-    return head + (": " + " | ".join(panels) if panels else "") + "."
+    legend = _figure_legend(fig)
+    return (head + (": " + " | ".join(panels) if panels else "") + "."
+            + (f" Legend: {'; '.join(legend)}." if legend else ""))

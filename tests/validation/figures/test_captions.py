@@ -41,7 +41,7 @@ def test_alt_text_gives_every_panel_of_a_shared_grid_its_axes():
     ds = decision_map(rho1=0.1, rho2=0.25, d=27, x1_star=np.arange(-1, 3),
                       x2_star=np.arange(0, 2), y1_star=np.arange(-2, 3))
     alt = alt_text(plot_decision_map(ds), "figure4")
-    panels = alt.removesuffix(".").split(": ", 1)[1].split(" | ")
+    panels = alt.split(" Legend: ")[0].removesuffix(".").split(": ", 1)[1].split(" | ")
     assert len(panels) == 4
     for x1_star, panel in zip(range(-1, 3), panels, strict=True):
         assert panel == (f"x1* = {x1_star}: x2* (block group, persons) against y1* (released "
@@ -59,3 +59,19 @@ def test_figure5_and_6_captions_name_every_line_drawn():
     assert any(text.get_text() == "without the block group"
                for text in fig6.legends[0].get_texts())
     assert "black dashed line is the value without the block group" in caption(fig6, "figure6")
+
+
+def test_alt_text_ends_with_the_legend_drawn_for_the_whole_figure():
+    # Figure 5's legend sits below its panels (fig.legend): the alt text had none of its
+    # curves; Figures 10-11 draw one such legend per sub-figure, read once
+    alt = alt_text(figure5(figure5_data(x2_values=[1, 4], draws=1000)), "figure5")
+    assert alt.endswith("Legend: exact posterior (model); constraint-dropping Gibbs variant "
+                        "(stationary); variant, 1000 draws, estimate ≥ 1/2 (expected); "
+                        "without the block group; exact, mean over 4 ≤ x2 ≤ 10.")
+    ds = decision_map(rho1=0.1, rho2=0.25, d=27, x1_star=[0], x2_star=[0], y1_star=[0])
+    fig = Figure()
+    for sub in fig.subfigures(2, 1):
+        plot_decision_map(ds, fig=sub)
+    assert alt_text(fig, "figure9a").endswith(
+        "Legend: decide X1 = 0; decide X1 = 1; hierarchy changes decision: now correct (gain); "
+        "hierarchy changes decision: now wrong (loss).")
