@@ -147,18 +147,29 @@ _SYMBOLS = ((r"\varepsilon", "ε"), (r"\epsilon", "ε"), (r"\rho", "ρ"), (r"\si
 
 
 def _plain(text: str) -> str:
-    r"""Matplotlib mathtext to plain text: ``$\rho_1$`` -> ``ρ1``.
+    r"""Matplotlib text with mathtext to plain text: ``$\rho_1$`` -> ``ρ1``.
 
-    Symbols by :data:`_SYMBOLS`, a sum with limits as ``Σ(i=1…n)``
-    (``$\sum_{i=1}^n Z_i$`` -> ``Σ(i=1…n) Zi``), spacing commands (``\,``) as a space, other
-    commands (``\mathrm``) dropped, then the braces, sub- and superscript marks.
+    Only the math between ``$`` signs is converted (as matplotlib renders it): symbols by
+    :data:`_SYMBOLS`, a sum with limits as ``Σ(i=1…n)`` (``$\sum_{i=1}^n Z_i$`` ->
+    ``Σ(i=1…n) Zi``), spacing commands (``\,``) as a space, other commands (``\mathrm``)
+    dropped, then the braces, sub- and superscript marks. Text outside it is kept as drawn
+    (``user:negative_binomial_prior``).
     """
+    parts = re.split(r"(?<!\\)\$", text)
+    if len(parts) % 2 == 0:  # an unpaired $ is drawn as a $
+        parts[-2:] = ["$".join(parts[-2:])]
+    return "".join(_plain_math(part) if i % 2 else part.replace("\\$", "$")
+                   for i, part in enumerate(parts)).strip()
+
+
+def _plain_math(text: str) -> str:
+    """The plain text of one mathtext segment (:func:`_plain`)."""
     text = re.sub(r"\\sum_\{?([^{}^\s]*)\}?\^\{?([^{}\s]*)\}?", r"Σ(\1…\2)", text)
     for tex, char in _SYMBOLS:
         text = re.sub(re.escape(tex) + r"(?![a-zA-Z])", char, text)
     text = re.sub(r"\\[,;:! ]", " ", text)
     text = re.sub(r"\\[a-zA-Z]+", "", text)
-    return re.sub(r"[${}^_]", "", text).strip()
+    return re.sub(r"[{}^_]", "", text)
 
 
 def _title(fig: Figure) -> str:

@@ -75,3 +75,18 @@ def test_alt_text_ends_with_the_legend_drawn_for_the_whole_figure():
     assert alt_text(fig, "figure9a").endswith(
         "Legend: decide X1 = 0; decide X1 = 1; hierarchy changes decision: now correct (gain); "
         "hierarchy changes decision: now wrong (loss).")
+
+
+def test_alt_text_keeps_text_outside_math_as_drawn():
+    # underscores outside $...$ are drawn as underscores: the SBC panel titles read
+    # "gibbs/user:negativebinomialprior", Figure 5's legend "MC: x1chain sampler"
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], label="MC: x1_chain sampler")
+    ax.set_title("gibbs/user:negative_binomial_prior, X1")
+    ax.set_xlabel(r"block $\rho_1$ (costs \$5)")
+    ax.set_ylabel("simulations")
+    ax.legend()
+    assert alt_text(fig, "sbc_rank_histograms").endswith(
+        "gibbs/user:negative_binomial_prior, X1: simulations against block ρ1 (costs $5) "
+        "(MC: x1_chain sampler).")
