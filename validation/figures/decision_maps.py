@@ -156,8 +156,9 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
                             {"long_name": "P[(x2*, y1*) in region]"}),
             "gain_total": ((), total.gain, {"long_name": "P[gain], all releases"}),
             "loss_total": ((), total.loss, {"long_name": "P[loss], all releases"}),
-            "p_correct": ((), total.p_correct),
-            "p_correct_no_hierarchy": ((), total.p_correct_no_hierarchy),
+            "p_correct": ((), total.p_correct, {"long_name": "P[correct], all releases"}),
+            "p_correct_no_hierarchy": ((), total.p_correct_no_hierarchy,
+                                       {"long_name": "P[correct] from x1* alone"}),
         },
         coords={
             "x1_star": ("x1_star", xs1, {"long_name": "released block count x1*",
@@ -171,6 +172,10 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
                "known": m, "prior": params.prior.spec, "x1": x1, "x2": x2, "model": model,
                "ties": ties},
     )
+    for name in ("posterior", "release_probability", "gain_region", "loss_region",
+                 "region_mass", "gain_total", "loss_total", "p_correct",
+                 "p_correct_no_hierarchy"):
+        ds[name].attrs["units"] = "probability"
     return ds
 
 
