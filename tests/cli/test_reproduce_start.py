@@ -59,6 +59,20 @@ def test_workers_start_the_server_with_the_pools_preload(starts, capsys):
     assert json.loads(capsys.readouterr().out)["n_records"] == 1
 
 
+def test_the_summary_line_counts_checks_apart_from_published_numbers(starts, monkeypatch,
+                                                                     capsys):
+    # a record without a published number is a check of the suite, not a number compared
+    def study(*, paper_scale):
+        result = _stub_study(paper_scale=paper_scale)
+        result.records.append({**result.records[0], "id": "stub/check", "published": None})
+        return result
+
+    monkeypatch.setattr(build, "STUDIES", [("stub", study)])
+    assert main(["reproduce", "--out", "report", "--workers", "1", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "  1 published numbers compared: match 1; 1 checks of the suite: match 1"
+
+
 def test_one_worker_starts_none(starts, capsys):
     assert main(["reproduce", "--out", "report", "--workers", "1", "--quiet", "--json"]) == 0
     assert starts == []

@@ -87,7 +87,8 @@ def das_noise_table(comparison: DasNoiseComparison | None = None) -> xr.Dataset:
     data = {measure: (("question", "p"),
                       np.array([[getattr(getattr(row, question), measure)
                                  for row in comparison.rows] for question in QUESTIONS]),
-                      {"long_name": measure.replace("_", " ")})
+                      {"long_name": measure.replace("_", " "),
+                       "units": "ratio" if measure == "marginal_risk" else "probability"})
             for measure in MEASURES}
     coords = {"question": list(QUESTIONS), **prior_coords(priors)}
     table = xr.Dataset(data, coords=coords)

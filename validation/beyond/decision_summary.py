@@ -66,6 +66,10 @@ ROW_VARIABLES = {
     "accuracy": "Bayes accuracy",
     "worst_case_accuracy": "worst-case accuracy (any test)",
 }
+#: Units of the table's columns (the netCDF ``units`` attribute).
+_ROW_UNITS = {"posterior_block": "probability", "posterior_block_group": "probability",
+              "marginal_risk": "ratio", "accuracy": "probability",
+              "worst_case_accuracy": "probability"}
 
 
 def summary_table(summary: DecisionSummary | None = None) -> xr.Dataset:
@@ -87,7 +91,8 @@ def summary_table(summary: DecisionSummary | None = None) -> xr.Dataset:
     labels = {value: label for label, value in PAPER_PRIORS}
     priors = [(labels.get(row.p, f"{row.p:.4g}"), row.p) for row in summary.rows]
     data = {name: ("p", np.array([np.nan if getattr(row, name) is None else getattr(row, name)
-                                  for row in summary.rows], dtype=float), {"long_name": text})
+                                  for row in summary.rows], dtype=float),
+                  {"long_name": text, "units": _ROW_UNITS[name]})
             for name, text in ROW_VARIABLES.items()}
     attrs = {key: float(getattr(summary, key)) for key in (
         "rho1", "rho_total", "delta", "epsilon_bun_steinke", "epsilon_cks",
@@ -135,12 +140,18 @@ def accuracy_curves(rho1=None, *, rho2=None, priors=FIGURE_PRIORS, x2=FIGURE_X2,
     single = np.array([[bayes_accuracy(r, p) for p in p_values] for r in rho1])
     return xr.Dataset(
         {"bayes_two_level": (("rho1", "p", "x2"), bayes,
-                             {"long_name": "Bayes accuracy of the two-level adversary"}),
+                             {"long_name": "Bayes accuracy of the two-level adversary",
+                              "units": "probability"}),
          "worst_case": (("rho1", "p"), worst,
-                        {"long_name": "worst-case accuracy, block and block-group queries"}),
+                        {"long_name": "worst-case accuracy, block and block-group queries",
+                         "units": "probability"}),
          "one_level": (("rho1", "p"), single,
-                       {"long_name": "accuracy with the block alone (Bayes = worst case)"})},
-        coords={"rho1": rho1, "x2": np.asarray(x2), **prior_coords(priors)},
+                       {"long_name": "accuracy with the block alone (Bayes = worst case)",
+                        "units": "probability"})},
+        coords={"rho1": ("rho1", rho1, {"long_name": "block rho1 (zCDP)", "units": "1"}),
+                "x2": ("x2", np.asarray(x2), {"long_name": "true block-group count x2",
+                                              "units": "persons"}),
+                **prior_coords(priors)},
         attrs={"census_rho1": census_rho1, "rho2": rho2, "d": d})
 
 

@@ -43,6 +43,11 @@ _SOURCE_KR = ("Kazan & Reiter, Prior-itizing privacy (risk profile method; value
               "authors' R code, zekicankazan/choosing_dp_epsilon)")
 
 
+#: Units of each measure's target (the netCDF ``units`` attribute; rho is dimensionless, "1").
+_TARGET_UNITS = {"marginal-risk": "ratio", "marginal-posterior": "probability",
+                 "p-correct": "probability", "tail": "probability"}
+
+
 def _targets(n: int) -> dict[str, np.ndarray]:
     """The target grid of each measure."""
     return {"marginal-risk": np.geomspace(1.02, 30.0, n),
@@ -70,8 +75,11 @@ def rho_star_data(n_targets: int = 15, priors=PAPER_PRIORS) -> xr.Dataset:
                     pass
         name = measure.replace("-", "_")
         data[f"rho_{name}"] = ((f"target_{name}", "p"), rho,
-                               {"long_name": f"largest rho with {measure} <= target"})
-    coords = {f"target_{m.replace('-', '_')}": targets[m] for m in FIGURE_MEASURES}
+                               {"long_name": f"largest rho with {measure} <= target",
+                                "units": "1"})
+    coords = {f"target_{m.replace('-', '_')}": (
+        f"target_{m.replace('-', '_')}", targets[m],
+        {"long_name": f"target {m}", "units": _TARGET_UNITS[m]}) for m in FIGURE_MEASURES}
     return xr.Dataset(data, coords={**coords, **prior_coords(priors)})
 
 
@@ -84,11 +92,13 @@ def profile_data(n_priors: int = 60) -> xr.Dataset:
     pure = pure_dp_budget(**PROFILE)
     tail = rho_for_target("tail", TAIL_TOLERANCE, p=list(p), **PROFILE)
     return xr.Dataset(
-        {"max_ratio": ("p", ratio, {"long_name": "risk profile r*(p) = max(3, 0.25/p)"}),
-         "epsilon": ("p", epsilon, {"long_name": "largest epsilon meeting the profile"}),
+        {"max_ratio": ("p", ratio, {"long_name": "risk profile r*(p) = max(3, 0.25/p)",
+                                    "units": "ratio"}),
+         "epsilon": ("p", epsilon, {"long_name": "largest epsilon meeting the profile",
+                                    "units": "1"}),
          "rho_tail": ("p", rho, {"long_name": f"largest rho with P[R' > r*] <= "
-                                              f"{TAIL_TOLERANCE}"})},
-        coords={"p": p},
+                                              f"{TAIL_TOLERANCE}", "units": "1"})},
+        coords={"p": ("p", p, {"long_name": "prior P[X1 = m+1]", "units": "probability"})},
         attrs={"epsilon_star": pure.epsilon, "binding_p_epsilon": pure.binding_p,
                "rho_star_tail": tail.rho, "binding_p_tail": tail.binding_p})
 
@@ -108,8 +118,11 @@ def epsilon_table(*, production_pld: bool = False) -> xr.Dataset:
     if production_pld:
         rows.append(("PLD composition, production rho", production,
                      accounting.census_epsilon_pld(production)))
-    return xr.Dataset({"rho": ("method", [r[1] for r in rows]),
-                       "epsilon": ("method", [r[2] for r in rows])},
+    return xr.Dataset({"rho": ("method", [r[1] for r in rows],
+                               {"long_name": "zCDP rho", "units": "1"}),
+                       "epsilon": ("method", [r[2] for r in rows],
+                                   {"long_name": f"epsilon at delta = {CENSUS_DELTA:g}",
+                                    "units": "1"})},
                       coords={"method": [r[0] for r in rows]}, attrs={"delta": CENSUS_DELTA})
 
 

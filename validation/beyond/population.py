@@ -153,10 +153,15 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
             persons[b], nonmodal[b] = row["persons"], row["nonmodal_persons"]
             blocks[b] = row["blocks"]
     variance = np.asarray(measurements.variance)
+    # the shares are fractions of the band's (non-modal) persons, the mean posterior a
+    # probability
     dataset = xr.Dataset(
-        {**{name: (("adversary", "band"), values) for name, values in data.items()},
-         "persons": ("band", persons), "nonmodal_persons": ("band", nonmodal),
-         "blocks": ("band", blocks)},
+        {**{name: (("adversary", "band"), values,
+                   {"units": "probability" if name == "mean_posterior_true" else "1"})
+            for name, values in data.items()},
+         "persons": ("band", persons, {"units": "persons"}),
+         "nonmodal_persons": ("band", nonmodal, {"units": "persons"}),
+         "blocks": ("band", blocks, {"units": "blocks"})},
         coords={"adversary": list(ADVERSARIES), "band": bands},
         attrs={"persons_total": len(frame), "blocks": int(variance.size),
                "noise_variance": float(variance.min()), "prior": "tract", "seed": SEED,

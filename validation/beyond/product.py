@@ -95,10 +95,14 @@ def risk_grid(rho1_grid=RHO1_GRID, d_grid=D_GRID, p: float = P_PRIOR) -> xr.Data
     by_rho = np.stack([_measures(r, rho_bg, [3], 0, p) for r in rhos], axis=-1)
     by_d = np.stack([_measures(rho_block, rho_bg, [1] * d, 0, p) for d in d_grid], axis=-1)
     coords = {"release": list(RELEASES), "measure": list(_MEASURES)}
+    probability = {"units": "probability"}  # the measures: posterior, P[correct], accuracy
     return xr.Dataset(
-        {"against_rho1": (("release", "measure", "rho1"), by_rho),
-         "against_d": (("release", "measure", "d"), by_d)},
-        coords={**coords, "rho1": rhos, "d": np.asarray(d_grid)},
+        {"against_rho1": (("release", "measure", "rho1"), by_rho, probability),
+         "against_d": (("release", "measure", "d"), by_d, probability)},
+        coords={**coords,
+                "rho1": ("rho1", rhos, {"long_name": "block rho1 (zCDP)", "units": "1"}),
+                "d": ("d", np.asarray(d_grid), {"long_name": "other blocks in the block group",
+                                                "units": "blocks"})},
         attrs={"p": p, "m": 0, "rho2": rho_bg, "census_rho1": rho_block,
                "others_against_rho1": "3", "others_against_d": "1 each",
                "truth": "marginal posterior and P[correct]: target has c; accuracy: prior-"

@@ -81,13 +81,21 @@ def risk_against_n(n_grid=N_GRID, q_grid=Q_GRID, rho_grid=None, p: float = P_PRI
             # unknown_others.accuracy, with its P[correct | B_t = 1] the one just computed
             negative = unknown_others.p_correct(np.asarray(rho_grid), p, **kw, target=0)
             accuracy[:, j, k] = p * correct[:, j, k] + (1.0 - p) * negative
-    coords = {"rho1": list(rho_grid), "q": list(q_grid), "n": np.asarray(n_grid)}
+    coords = {"rho1": ("rho1", list(rho_grid), {"long_name": "block rho1 (zCDP)",
+                                                "units": "1"}),
+              "q": ("q", list(q_grid), {"long_name": "P[an unknown other has c]",
+                                        "units": "probability"}),
+              "n": ("n", np.asarray(n_grid), {"long_name": "unknown others",
+                                              "units": "persons"})}
+    ratio, probability = {"units": "ratio"}, {"units": "probability"}
     return xr.Dataset(
-        {"marginal_risk": (("rho1", "q", "n"), risk),
-         "p_correct": (("rho1", "q", "n"), correct),
-         "accuracy": (("rho1", "q", "n"), accuracy),
-         "single_level_risk": ("rho1", single_level.marginal_risk(np.asarray(rho_grid), p)),
-         "single_level_p_correct": ("rho1", single_level.p_correct(np.asarray(rho_grid), p))},
+        {"marginal_risk": (("rho1", "q", "n"), risk, ratio),
+         "p_correct": (("rho1", "q", "n"), correct, probability),
+         "accuracy": (("rho1", "q", "n"), accuracy, probability),
+         "single_level_risk": ("rho1", single_level.marginal_risk(np.asarray(rho_grid), p),
+                               ratio),
+         "single_level_p_correct": ("rho1", single_level.p_correct(np.asarray(rho_grid), p),
+                                    probability)},
         coords=coords,
         attrs={"p": p, "truth": "target has c; the n others' count ~ Binomial(n, q)",
                "model": "X1 = m + B_t + Binomial(n, q), x1* = X1 + DG(0, 1/(2 rho1))"},

@@ -232,8 +232,9 @@ def study(*, paper_scale: bool = False, budget: dict | None = None) -> StudyResu
     hist = ed_28_21()
     map_labels = ", ".join(hist.cell_labels(ed.attrs["map_cell"]).values())
     rows = [f"{name}: P[MAP] {row.p_map_correct:.5f} ± {row.p_map_correct_mcse:.1g}, "
-            f"E[posterior] {row.expected_true_posterior:.6f} ± "
-            f"{row.expected_true_posterior_mcse:.1g}"
+            + (f"E[posterior] {row.expected_true_posterior:.6f} ± "
+               f"{row.expected_true_posterior_mcse:.1g}"
+               if np.isfinite(row.expected_true_posterior) else "E[posterior] not computed")
             for name, row in strategy.to_dataframe().iterrows()]
     result.notes += [
         "The paper's adversary reads one noisy cell. Here the adversary knows everyone but the "

@@ -110,6 +110,8 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
     ds["p_correct_variant"].attrs["long_name"] = "P[correct], constraint-dropping Gibbs"
     if draws is not None:
         ds.attrs.update(draws=int(draws), ties_draws=ties_draws)
+    for variable in ds.data_vars.values():  # P[correct], tie mass, gain, loss
+        variable.attrs["units"] = "probability"
     return ds
 
 

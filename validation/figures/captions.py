@@ -44,12 +44,15 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
                         "support constraint k1 ≤ k2."),
     "figure5": ("paper Figure 5",
                 "Probability of a correct decision against the true block-group count x2: "
-                "exact model (blue), constraint-dropping variant (orange), without the "
-                "hierarchy (black dashed), the exact mean over 4 ≤ x2 ≤ 10 (red dashed), "
-                "Monte Carlo points with ±2 MCSE bars; right: zoom on the paper's range."),
+                "exact model (blue), constraint-dropping variant (orange; dotted with "
+                "crosses: decided from 10³ draws per release with 'estimate ≥ 1/2', the "
+                "paper's procedure, expected), without the hierarchy (black dashed), the "
+                "exact mean over 4 ≤ x2 ≤ 10 (red dashed), Monte Carlo points with ±2 MCSE "
+                "bars; right: zoom on the paper's range."),
     "figure6": ("paper Figure 6",
                 "Probability of a correct decision against the block-group ρ2 (log scale), one "
-                "colour per true x2: exact (solid) and variant (dotted); the dashed line marks "
+                "colour per true x2: exact (solid) and variant (dotted); the black dashed "
+                "line is the value without the block group, the purple dashed line marks "
                 "the Census block-group ρ2; right: zoom on the paper's range."),
     "figure7": ("supplement Figure 8 (S2)",
                 "Variance σ² of the discrete Gaussian DG(0, s) and its gap s − σ² to the "
@@ -135,13 +138,38 @@ DESCRIPTIONS: dict[str, tuple[str, str]] = {
 DESCRIPTIONS.update(_DECISIONS_DESCRIPTIONS)  # the accounting and budget figures
 
 
+#: Mathtext commands of the figures' labels and their plain-text characters (:func:`_plain`);
+#: a command not listed is dropped, so a symbol a label uses must be here.
+_SYMBOLS = ((r"\varepsilon", "ε"), (r"\epsilon", "ε"), (r"\rho", "ρ"), (r"\sigma", "σ"),
+            (r"\eta", "η"), (r"\ell", "ℓ"), (r"\tau", "τ"), (r"\mid", "|"),
+            (r"\tilde x", "x̃"), (r"\hat X", "X̂"), (r"\approx", "≈"), (r"\leq", "≤"),
+            (r"\geq", "≥"), (r"\le", "≤"), (r"\ge", "≥"), (r"\sum", "Σ"))
+
+
 def _plain(text: str) -> str:
-    r"""Matplotlib mathtext to plain text: ``$\rho_1$`` -> ``ρ1``."""
-    for tex, char in ((r"\rho", "ρ"), (r"\sigma", "σ"), (r"\eta", "η"), (r"\ell", "ℓ"),
-                      (r"\mid", "|"), (r"\tilde x", "x̃"), (r"\hat X", "X̂"), (r"\approx", "≈")):
-        text = text.replace(tex, char)
+    r"""Matplotlib text with mathtext to plain text: ``$\rho_1$`` -> ``ρ1``.
+
+    Only the math between ``$`` signs is converted (as matplotlib renders it): symbols by
+    :data:`_SYMBOLS`, a sum with limits as ``Σ(i=1…n)`` (``$\sum_{i=1}^n Z_i$`` ->
+    ``Σ(i=1…n) Zi``), spacing commands (``\,``) as a space, other commands (``\mathrm``)
+    dropped, then the braces, sub- and superscript marks. Text outside it is kept as drawn
+    (``user:negative_binomial_prior``).
+    """
+    parts = re.split(r"(?<!\\)\$", text)
+    if len(parts) % 2 == 0:  # an unpaired $ is drawn as a $
+        parts[-2:] = ["$".join(parts[-2:])]
+    return "".join(_plain_math(part) if i % 2 else part.replace("\\$", "$")
+                   for i, part in enumerate(parts)).strip()
+
+
+def _plain_math(text: str) -> str:
+    """The plain text of one mathtext segment (:func:`_plain`)."""
+    text = re.sub(r"\\sum_\{?([^{}^\s]*)\}?\^\{?([^{}\s]*)\}?", r"Σ(\1…\2)", text)
+    for tex, char in _SYMBOLS:
+        text = re.sub(re.escape(tex) + r"(?![a-zA-Z])", char, text)
+    text = re.sub(r"\\[,;:! ]", " ", text)
     text = re.sub(r"\\[a-zA-Z]+", "", text)
-    return re.sub(r"[${}^_]", "", text).strip()
+    return re.sub(r"[{}^_]", "", text)
 
 
 def _title(fig: Figure) -> str:
@@ -183,15 +211,45 @@ def caption(fig: Figure | FigureText, stem: str) -> str:
     return text or f"{stem}: {alt_text(fig, stem)}"
 
 
+def _axis_label(ax, axis: str) -> str:
+    """The panel's ``axis`` ("x" or "y") label, or that of an axes sharing the axis with it.
+
+    A panel of a shared grid shows its label only on the outer row or column
+    (``Axes.label_outer`` empties the inner ones); the quantity is the shared one.
+    """
+    label = _plain(getattr(ax, f"get_{axis}label")())
+    if label:
+        return label
+    shared = getattr(ax, f"get_shared_{axis}_axes")().get_siblings(ax)
+    return next((text for text in (_plain(getattr(other, f"get_{axis}label")())
+                                   for other in shared) if text), "")
+
+
+def _figure_legend(fig) -> list[str]:
+    """The entries of the legends of the figure and its sub-figures (not of a panel).
+
+    Each entry once: the sub-figures of Figures 10-11 repeat the same legend.
+    """
+    entries = [_plain(text.get_text()) for legend in getattr(fig, "legends", [])
+               for text in legend.get_texts()]
+    for sub in getattr(fig, "subfigs", []):
+        entries.extend(_figure_legend(sub))
+    return list(dict.fromkeys(entries))
+
+
 def alt_text(fig: Figure | FigureText, stem: str) -> str:
-    """Alt text: the figure's title and, per panel, what is plotted against what."""
+    """Alt text: the figure's title, per panel what is plotted against what, then the legend.
+
+    A panel's own legend follows it in parentheses; a legend drawn for the whole figure
+    (below the panels, as Figures 4-6 and 10-11 have) ends the text.
+    """
     if isinstance(fig, FigureText):
         return fig.alt
     panels = []
     for ax in fig.axes:
         if not ax.has_data():
             continue
-        y, x = _plain(ax.get_ylabel()), _plain(ax.get_xlabel())
+        y, x = _axis_label(ax, "y"), _axis_label(ax, "x")
         desc = f"{y} against {x}" if y and x else (y or x)
         if ax.get_title():
             desc = f"{_plain(ax.get_title())}: {desc}" if desc else _plain(ax.get_title())
@@ -203,4 +261,6 @@ def alt_text(fig: Figure | FigureText, stem: str) -> str:
     title = _title(fig) or DESCRIPTIONS.get(stem, (stem, ""))[0]
     n = len(panels)
     head = f"{title}. {n} panel{'s' if n != 1 else ''}" if n else title
-    return head + (": " + " | ".join(panels) if panels else "") + "."
+    legend = _figure_legend(fig)
+    return (head + (": " + " | ".join(panels) if panels else "") + "."
+            + (f" Legend: {'; '.join(legend)}." if legend else ""))

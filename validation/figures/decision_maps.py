@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from dprisk.inference.single_level import closed_form as single_level
@@ -155,8 +156,9 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
                             {"long_name": "P[(x2*, y1*) in region]"}),
             "gain_total": ((), total.gain, {"long_name": "P[gain], all releases"}),
             "loss_total": ((), total.loss, {"long_name": "P[loss], all releases"}),
-            "p_correct": ((), total.p_correct),
-            "p_correct_no_hierarchy": ((), total.p_correct_no_hierarchy),
+            "p_correct": ((), total.p_correct, {"long_name": "P[correct], all releases"}),
+            "p_correct_no_hierarchy": ((), total.p_correct_no_hierarchy,
+                                       {"long_name": "P[correct] from x1* alone"}),
         },
         coords={
             "x1_star": ("x1_star", xs1, {"long_name": "released block count x1*",
@@ -170,6 +172,10 @@ def decision_map(*, rho1, rho2, d, x2=1, x1=None, p=0.5, known=0, prior="imprope
                "known": m, "prior": params.prior.spec, "x1": x1, "x2": x2, "model": model,
                "ties": ties},
     )
+    for name in ("posterior", "release_probability", "gain_region", "loss_region",
+                 "region_mass", "gain_total", "loss_total", "p_correct",
+                 "p_correct_no_hierarchy"):
+        ds[name].attrs["units"] = "probability"
     return ds
 
 
@@ -178,7 +184,8 @@ def plot_decision_map(ds: xr.Dataset, *, title: str | None = None, fig=None) -> 
 
     Colours: grey = decide m, blue = decide m+1 (both unchanged by the hierarchy); green =
     the hierarchy makes the decision correct (gain), red = it makes it wrong (loss); black
-    dots mark posteriors of exactly 1/2.
+    crosses mark posteriors of exactly 1/2 (decided by the map's ``ties`` rule), with a legend
+    entry when the map has any.
 
     Parameters
     ----------
@@ -225,6 +232,10 @@ def plot_decision_map(ds: xr.Dataset, *, title: str | None = None, fig=None) -> 
                Patch(color=_COLOURS[1], label=f"decide X1 = {m + 1}"),
                Patch(color=_COLOURS[2], label="hierarchy changes decision: now correct (gain)"),
                Patch(color=_COLOURS[3], label="hierarchy changes decision: now wrong (loss)")]
+    if ds["tie"].values.any():
+        tie_decision = m + 1 if ds.attrs["ties"] == "m+1" else m
+        handles.append(Line2D([], [], color="k", marker="x", markersize=4, linestyle="none",
+                              label=f"posterior exactly 1/2 (tie, decided X1 = {tie_decision})"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8)
     a = ds.attrs
     fig.suptitle(title or (

@@ -13,6 +13,7 @@ PAPER_PRIORS: tuple[tuple[str, float], ...] = (
 def prior_coords(priors=PAPER_PRIORS) -> dict:
     """Coordinates for a prior dimension ``p``: float values and a ``p_label`` string."""
     return {
-        "p": ("p", np.array([v for _, v in priors]), {"long_name": "prior P[X1 = m+1]"}),
+        "p": ("p", np.array([v for _, v in priors]), {"long_name": "prior P[X1 = m+1]",
+                                                       "units": "probability"}),
         "p_label": ("p", np.array([lab for lab, _ in priors], dtype=str)),
     }

@@ -51,14 +51,16 @@ def kcell_data(releases: int, random_seed: int) -> xr.Dataset:
                                 random_seed=random_seed, product_tables=tables["product"],
                                 noisy_tables=tables["noisy"])
     coords = {"release": list(KCELL_RELEASES)}
+    probability = {"units": "probability"}  # every variable: P[MAP = target], its MCSE
     return xr.Dataset(
-        {"exact": ("release", exact),
-         "monte_carlo": ("release", np.array([mc.product, mc.noisy])),
-         "mcse": ("release", np.array([mc.product_mcse, mc.noisy_mcse])),
-         "conditional": ("release", np.array([mc.product_conditional, mc.noisy_conditional])),
+        {"exact": ("release", exact, probability),
+         "monte_carlo": ("release", np.array([mc.product, mc.noisy]), probability),
+         "mcse": ("release", np.array([mc.product_mcse, mc.noisy_mcse]), probability),
+         "conditional": ("release", np.array([mc.product_conditional, mc.noisy_conditional]),
+                         probability),
          "conditional_mcse": ("release", np.array([mc.product_conditional_mcse,
-                                                   mc.noisy_conditional_mcse])),
-         "accuracy": ("release", accuracy)},
+                                                   mc.noisy_conditional_mcse]), probability),
+         "accuracy": ("release", accuracy, probability)},
         coords=coords,
         attrs={"difference": mc.difference, "difference_mcse": mc.difference_mcse,
                "conditional_difference": mc.difference_conditional,

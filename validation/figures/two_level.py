@@ -143,6 +143,8 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
             "long_name": f"expected P[correct], variant, {draws} Gibbs draws per release, "
                          f"ties -> {ties_draws}"})
         ds.attrs.update(draws=int(draws), ties_draws=ties_draws)
+    for variable in ds.data_vars.values():  # every one a probability
+        variable.attrs["units"] = "probability"
     return ds
 
 
@@ -265,14 +267,17 @@ def figure6_data(*, rho2_values=FIGURE6_RHO2, x2_values=FIGURE6_X2, rho1=None, d
             exact[i, j], ties[i, j] = result.p_correct, result.tie_mass
             no_hierarchy = result.p_correct_no_hierarchy
     dims = ("x2", "rho2")
+    probability = {"units": "probability"}
     return xr.Dataset(
-        {"p_correct": (dims, exact, {"long_name": "P[correct], exact posterior"}),
-         "p_correct_variant": (dims, variant, {"long_name": "P[correct], Gibbs variant"}),
-         "tie_mass": (dims, ties, {"long_name": "P[posterior exactly 1/2]"}),
-         "p_correct_no_hierarchy": ((), no_hierarchy)},
+        {"p_correct": (dims, exact, {"long_name": "P[correct], exact posterior",
+                                     **probability}),
+         "p_correct_variant": (dims, variant, {"long_name": "P[correct], Gibbs variant",
+                                               **probability}),
+         "tie_mass": (dims, ties, {"long_name": "P[posterior exactly 1/2]", **probability}),
+         "p_correct_no_hierarchy": ((), no_hierarchy, probability)},
         coords={"x2": ("x2", x2_values, {"units": "persons"}),
                 "rho2": ("rho2", rho2_values, {"long_name": "zCDP parameter of the block "
-                                                            "group"})},
+                                                            "group", "units": "1"})},
         attrs={"rho1": rho1, "rho2_census": rho2_census, "d": d, "p": p, "known": 0,
                "x1": 1, "prior": str(prior), "ties": "m"},
     )

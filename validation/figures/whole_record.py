@@ -46,6 +46,9 @@ CELL_COUNTS = (2, 8, 126, 864, 2016)
 #: Prior weight of the target's cell relative to each other cell in the concentrated prior.
 CONCENTRATION = 10.0
 _RHO_LABEL = r"$\rho_1$ (zCDP parameter of each cell's noise)"
+#: The rho1 coordinate of the datasets: dimensionless, as every rho.
+_RHO_ATTRS = {"long_name": "zCDP rho of each cell's noise", "units": "1"}
+_PROBABILITY = {"units": "probability"}
 
 
 def concentrated_prior(n_cells: int, true_cell: int = 0) -> np.ndarray:
@@ -67,13 +70,17 @@ def k_cells_data(rhos, cells=CELL_COUNTS) -> xr.Dataset:
             for r, rho in enumerate(rhos):
                 p_map[i, j, r] = p_map_correct(rho, prior=prior)
                 mean_post[i, j, r] = expected_true_posterior(rho, prior=prior)
-    coords = {"prior": ["uniform", "concentrated"], "cells": list(cells), "rho1": rhos}
+    coords = {"prior": ["uniform", "concentrated"],
+              "cells": ("cells", list(cells), {"long_name": "cells K", "units": "cells"}),
+              "rho1": ("rho1", rhos, _RHO_ATTRS)}
     return xr.Dataset({
         "p_map_correct": (("prior", "cells", "rho1"), p_map,
-                          {"long_name": "P[MAP cell = true cell] (exact)"}),
+                          {"long_name": "P[MAP cell = true cell] (exact)", **_PROBABILITY}),
         "expected_true_posterior": (("prior", "cells", "rho1"), mean_post,
-                                    {"long_name": "E[posterior of the true cell] (exact)"}),
-        "prior_true": (("prior", "cells"), prior_true),
+                                    {"long_name": "E[posterior of the true cell] (exact)",
+                                     **_PROBABILITY}),
+        "prior_true": (("prior", "cells"), prior_true,
+                       {"long_name": "prior of the true cell", **_PROBABILITY}),
     }, coords=coords, attrs={"concentration": CONCENTRATION})
 
 
@@ -117,14 +124,19 @@ def ed_28_21_data(rhos, *, random_seed: int) -> xr.Dataset:
     rho = census_level("block").rho
     release = sample_releases(known, rho, target, 1, random_seed=random_seed)[0]
     post = cell_posterior(release, known, rho)
+    persons = {"units": "persons"}
     return xr.Dataset({
-        "whole_p_map_correct": ("rho1", whole_map),
-        "whole_expected_true_posterior": ("rho1", whole_mean),
-        "one_cell_expected_true_posterior": ("rho1", one_cell),
-        "release": ("cell", release),
-        "known": ("cell", known),
-        "posterior": ("cell", post.posterior),
-    }, coords={"rho1": rhos, "cell": np.arange(k)},
+        "whole_p_map_correct": ("rho1", whole_map, _PROBABILITY),
+        "whole_expected_true_posterior": ("rho1", whole_mean, _PROBABILITY),
+        "one_cell_expected_true_posterior": ("rho1", one_cell, _PROBABILITY),
+        "release": ("cell", release, {"long_name": "noisy count of the seeded release",
+                                      **persons}),
+        "known": ("cell", known, {"long_name": "count of everyone but the target", **persons}),
+        "posterior": ("cell", post.posterior, {"long_name": "posterior of the cell",
+                                               **_PROBABILITY}),
+    }, coords={"rho1": ("rho1", rhos, _RHO_ATTRS),
+               "cell": ("cell", np.arange(k), {"long_name": "cell index of the histogram",
+                                               "units": "1"})},
         attrs={"target": target, "map_cell": int(post.map_cell), "rho_release": rho,
                "random_seed": random_seed})
 
@@ -188,10 +200,10 @@ def strategy_data(*, n_releases: int, n_block_group: int, d: int = 27,
     names = [r[0] for r in rows]
     cols = np.array([r[1:] for r in rows])
     return xr.Dataset({
-        "p_map_correct": ("design", cols[:, 0]),
-        "p_map_correct_mcse": ("design", cols[:, 1]),
-        "expected_true_posterior": ("design", cols[:, 2]),
-        "expected_true_posterior_mcse": ("design", cols[:, 3]),
+        "p_map_correct": ("design", cols[:, 0], _PROBABILITY),
+        "p_map_correct_mcse": ("design", cols[:, 1], _PROBABILITY),
+        "expected_true_posterior": ("design", cols[:, 2], _PROBABILITY),
+        "expected_true_posterior_mcse": ("design", cols[:, 3], _PROBABILITY),
     }, coords={"design": names},
         attrs={"rho1": rho1, "rho2": rho2, "d": d, "cells": 2016, "prior_true": 1 / 2016,
                "n_releases": n_releases, "n_block_group": n_block_group,

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from dprisk.validation.paper import claims
 
 __all__ = ["CLAIM_STATUSES", "NUMBER_STATUSES", "RECORD_KEYS", "STATUSES", "StudyResult",
-           "claim_record", "exact_record", "validate_records"]
+           "claim_record", "exact_record", "is_check", "validate_records"]
 
 #: Keys of every study record (a public interface; keep exactly). ``results.json`` rows add
 #: :data:`dprisk.validation.paper.record_annotations.ANNOTATION_KEYS` (the report adds them).
@@ -110,6 +110,17 @@ def validate_records(records: list[dict]) -> None:
         if record["id"] in seen:
             raise ValueError(f"duplicate record id {record['id']!r}")
         seen.add(record["id"])
+
+
+def is_check(record: dict) -> bool:
+    """Whether a record is a check of the suite's own, not a published number compared.
+
+    A number status (:data:`NUMBER_STATUSES`) with ``published`` None: e.g. the Bayes accuracy
+    at most the worst case, or a Monte Carlo estimate against the exact value beyond the
+    paper; ``match`` means the check passes. Summaries count these apart from the published
+    numbers and from the claims.
+    """
+    return record["status"] in NUMBER_STATUSES and record["published"] is None
 
 
 def claim_record(id_: str, source: str, measured, holds: bool, explanation: str) -> dict:

@@ -310,10 +310,13 @@ def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Da
                          "p_correct_exact": exact.p_correct,
                          "seconds": run.seconds, "random_seed": run.random_seed})
     keys = [k for k in rows[0] if k not in ("sampler", "x2", "ties")]
+    units = {k: "s" if k == "seconds" else "probability" for k in keys if k != "random_seed"}
     return xr.Dataset(
-        {k: ("run", [r[k] for r in rows]) for k in keys},
+        {k: ("run", [r[k] for r in rows], {"units": units[k]} if k in units else {})
+         for k in keys},
         coords={"run": np.arange(len(rows)), "sampler": ("run", [r["sampler"] for r in rows]),
-                "x2": ("run", [r["x2"] for r in rows]), "ties": ("run", [r["ties"] for r in rows])},
+                "x2": ("run", [r["x2"] for r in rows], {"units": "persons"}),
+                "ties": ("run", [r["ties"] for r in rows])},
         attrs={"datasets": datasets, "draws": draws, "rho1": rho1, "rho2": rho2, "d": d,
                "note": "p_correct_expected: exact expectation of the N-draw procedure "
                        "(normal law of the draw count); p_correct_exact: stationary decision"},

@@ -54,13 +54,24 @@ def _z_text(published: float, reference: float, mcse: float, half_unit: float) -
                     f"{'within' if within else 'beyond'} {N_MCSE:g} MCSE)")
 
 
+def _number(x: float, decimals: int = 4) -> str:
+    """``x`` to ``decimals`` places, or to 2 significant digits where those show fewer.
+
+    Table 8's tail: an MCSE of 6.7e-5 is written 6.7e-05, not 0.0001 or 0.0000.
+    """
+    if x == 0 or abs(x) >= 10.0 ** (1 - decimals):
+        return f"{x:.{decimals}f}"
+    return f"{x:.2g}"
+
+
 def _mc_text(estimates: dict, exact: float) -> str:
     parts = []
     for method, (value, mcse) in estimates.items():
         if mcse > 0:
-            parts.append(f"{method} {value:.4f} ± {mcse:.4f} (z {(value - exact) / mcse:+.1f})")
+            parts.append(f"{method} {_number(value)} ± {_number(mcse)} "
+                         f"(z {(value - exact) / mcse:+.1f})")
         else:
-            parts.append(f"{method} {value:.4f} (no spread: every draw equal)")
+            parts.append(f"{method} {_number(value)} (no spread: every draw equal)")
     return "; ".join(parts)
 
 
@@ -120,15 +131,16 @@ def _record(c: Comparison) -> dict:
     within, exact_text = c.versus_exact()
     _, variant_text = c.versus_variant()
     explanation = (
-        f"Exact enumeration: {c.exact:.5f}. Monte Carlo (estimate ± MCSE, z vs exact): "
-        f"{_mc_text(c.estimates, c.exact)}. The published {c.record.printed} is an MCMC "
-        f"estimate from 1e4 draws; a correct 1e4-draw exact-Gibbs run has MCSE "
-        f"{c.paper_mcse:.4f} here (analytic, from the X1 chain's autocorrelation), and the "
-        f"published value is {exact_text} from exact. Variant: a Gibbs sampler whose X1 update "
-        f"omits the support constraint k1 <= k2 (eq. X1fc applied at k1 = 1 when X2 = 0) "
-        f"while its X2 update keeps k2 >= k1 has stationary value {c.variant:.5f} (2-state "
-        f"transition matrix on X1); its 1e4-draw runs spread with sd {c.variant_sd:.4f}, and "
-        f"the published value is {variant_text} from the variant."
+        f"Exact enumeration: {_number(c.exact, 5)}. Monte Carlo (estimate ± MCSE, z vs "
+        f"exact): {_mc_text(c.estimates, c.exact)}. The published {c.record.printed} is an "
+        f"MCMC estimate from 1e4 draws; a correct 1e4-draw exact-Gibbs run has MCSE "
+        f"{_number(c.paper_mcse)} here (analytic, from the X1 chain's autocorrelation), and "
+        f"the published value is {exact_text} from exact. Variant: a Gibbs sampler whose X1 "
+        f"update omits the support constraint k1 <= k2 (eq. X1fc applied at k1 = 1 when "
+        f"X2 = 0) while its X2 update keeps k2 >= k1 has stationary value "
+        f"{_number(c.variant, 5)} (2-state transition matrix on X1); its 1e4-draw runs spread "
+        f"with sd {_number(c.variant_sd)}, and the published value is {variant_text} from the "
+        f"variant."
     )
     return {
         "id": c.record.id,

@@ -35,7 +35,14 @@ matplotlib.use("Agg")
 import xarray as xr
 
 from dprisk.validation.paper.record_annotations import annotate
-from dprisk.validation.paper.records import RECORD_KEYS, STATUSES, StudyResult, validate_records
+from dprisk.validation.paper.records import (
+    NUMBER_STATUSES,
+    RECORD_KEYS,
+    STATUSES,
+    StudyResult,
+    is_check,
+    validate_records,
+)
 from dprisk.validation.registry import registered
 from dprisk.validation.report.fork_server import report_preload
 from dprisk.validation.report.output import ReportTarget
@@ -100,6 +107,10 @@ def _write_all(tmp: Path, results: list[StudyResult], pngs: list[dict[str, bytes
         "seconds": seconds,  # the time the page shows, so the command prints the same
         "status_counts": {s: n for s in STATUSES  # in the order of STATUSES
                           if (n := sum(r["status"] == s for r in records))},
+        # of status_counts, the suite's own checks (no published number; records.is_check)
+        "check_status_counts": {s: n for s in NUMBER_STATUSES
+                                if (n := sum(r["status"] == s and is_check(r)
+                                             for r in records))},
     }
 
 
@@ -125,7 +136,10 @@ def write_report(out, *, paper_scale: bool = False, progress: bool = True,
     Returns
     -------
     dict
-        ``{"out", "n_records", "n_figures", "status_counts", "seconds"}``.
+        ``{"out", "n_records", "n_figures", "status_counts", "check_status_counts",
+        "seconds"}``: ``status_counts`` counts every record by status, ``check_status_counts``
+        those of them that are the suite's own checks, with no published number
+        (:func:`dprisk.validation.paper.records.is_check`).
     """
     from tqdm.auto import tqdm
 

@@ -25,7 +25,13 @@ from collections import Counter
 from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
 from dprisk.validation.figures.captions import alt_text, caption
 from dprisk.validation.paper.record_annotations import annotate, printed_name
-from dprisk.validation.paper.records import CLAIM_STATUSES, NUMBER_STATUSES, STATUSES, StudyResult
+from dprisk.validation.paper.records import (
+    CLAIM_STATUSES,
+    NUMBER_STATUSES,
+    STATUSES,
+    StudyResult,
+    is_check,
+)
 from dprisk.validation.report.findings import findings
 
 __all__ = ["DAS_NOISE_COLUMNS", "DECISION_COLUMNS", "DECISION_SUMMARY", "explanation_notes",
@@ -259,10 +265,14 @@ def _summary(records: list[dict], *, seconds: float, paper_scale: bool) -> list[
         items.append(f"<li><b>{esc(item.title)}.</b> {esc(sentence)} "
                      f"<a href='{esc(target)}'>evidence</a></li>")
     n_claims = sum(counts.get(s, 0) for s in CLAIM_STATUSES)
+    checks = Counter(r["status"] for r in records if is_check(r))
+    n_checks = sum(checks.values())
     parts = [
         "<section id='summary'><h2>Summary of the reproduction</h2>",
-        f"<p class='counts'>{len(records) - n_claims} published numbers recomputed: "
-        + _counts(counts, NUMBER_STATUSES)
+        f"<p class='counts'>{len(records) - n_claims - n_checks} published numbers "
+        "recomputed: " + _counts(counts - checks, NUMBER_STATUSES)
+        + (f" · {n_checks} checks of the suite (no published number; match: it passes): "
+           + _counts(checks, NUMBER_STATUSES) if n_checks else "")
         + (f" · {n_claims} claims of the paper checked: " + _counts(counts, CLAIM_STATUSES)
            if n_claims else "")
         + f" · budget: {'paper scale' if paper_scale else 'default'}"
@@ -307,8 +317,10 @@ def _decision_summary(study: StudyResult) -> list[str]:
         "queries.</p>",
         *rows,
         f"<p><b>ε at δ = {attrs['delta']:g}</b>: {attrs['epsilon_bun_steinke']:.2f} (the "
-        f"paper's Theorem 1, Bun–Steinke) · {attrs['epsilon_cks']:.2f} (the Census's "
-        f"Canonne–Kamath–Steinke) · [{attrs['epsilon_pld_lower']:.4f}, "
+        f"paper's Theorem 1, Bun–Steinke) · {attrs['epsilon_cks']:.2f} "
+        f"(Canonne–Kamath–Steinke, the conversion the Census uses, at this ρ = "
+        f"{attrs['rho_total']:.4g}, not the Census's production ρ) · "
+        f"[{attrs['epsilon_pld_lower']:.4f}, "
         f"{attrs['epsilon_pld_upper']:.4f}] (privacy-loss distributions, bracket; add or "
         "remove one person).</p>",
     ]

@@ -72,13 +72,15 @@ def run(args) -> int:
                                    progress=show_progress(args), workers=workers)
     from dprisk.validation.paper.records import CLAIM_STATUSES
 
-    counts = summary["status_counts"]
-    numbers = {k: v for k, v in counts.items() if k not in CLAIM_STATUSES}
+    counts, checks = summary["status_counts"], summary["check_status_counts"]
+    numbers = {k: v - checks.get(k, 0) for k, v in counts.items() if k not in CLAIM_STATUSES}
     claims = {k: v for k, v in counts.items() if k in CLAIM_STATUSES}
     lines = [
         f"report written to {summary['out']}",
         f"  {sum(numbers.values())} published numbers compared: "
-        + ", ".join(f"{k} {v}" for k, v in numbers.items())
+        + ", ".join(f"{k} {v}" for k, v in numbers.items() if v)
+        + (f"; {sum(checks.values())} checks of the suite: "
+           + ", ".join(f"{k} {v}" for k, v in checks.items()) if checks else "")
         + (f"; {sum(claims.values())} claims checked: "
            + ", ".join(f"{k} {v}" for k, v in claims.items()) if claims else ""),
         f"  {summary['n_figures']} figures, {summary['seconds']:.1f} s",

@@ -63,3 +63,15 @@ def test_figure_has_its_caption(result):
     text = caption(result.figures["decision_summary_accuracy"], "decision_summary_accuracy")
     assert DESCRIPTIONS["decision_summary_accuracy"][1] in text
     assert "two-level adversary" in text and "same two queries" in text
+
+
+def test_every_number_of_the_section_has_units(result):
+    # the decision summary's groups of results.nc had no units at all (17 numeric variables)
+    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
+               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
+    table, das = result.datasets["table"], result.datasets["das_noise"]
+    assert table["marginal_risk"].attrs["units"] == das["marginal_risk"].attrs["units"] == "ratio"
+    assert table["accuracy"].attrs["units"] == das["p_correct"].attrs["units"] == "probability"
+    assert result.datasets["curves"]["x2"].attrs["units"] == "persons"

@@ -52,3 +52,14 @@ def test_figures_have_captions(result):
     assert set(result.figures) == set(decisions_study.DESCRIPTIONS)
     for stem, fig in result.figures.items():
         assert decisions_study.DESCRIPTIONS[stem][1] in caption(fig, stem)
+
+
+def test_every_number_of_the_section_has_units(result):
+    # the decisions groups of results.nc (epsilon_table, rho_star, risk_profile) had no units
+    # on any of their 15 numeric variables and coordinates
+    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
+               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
+    assert result.datasets["rho_star"]["target_marginal_risk"].attrs["units"] == "ratio"
+    assert result.datasets["risk_profile"]["p"].attrs["units"] == "probability"

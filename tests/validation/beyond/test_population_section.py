@@ -145,3 +145,12 @@ def test_a_wrong_answer_is_caught(small_study):
     statuses = {r["id"]: r["status"] for r in population.records(data, direct, sigma_sq)}
     assert statuses["population/informed/all/map_correct_nonmodal"] == "differs"
     assert statuses["population/outsider/all/map_correct_nonmodal"] == "match"
+
+
+def test_every_number_of_the_data_has_units(small_study):
+    # results.nc's population group had no units on any of its 8 numeric variables
+    data = small_study.datasets["population_by_band"]
+    missing = [name for name, v in [*data.data_vars.items(), *data.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
+    assert data["persons"].attrs["units"] == "persons"

@@ -62,3 +62,12 @@ def test_figure_has_a_caption(result):
     assert len([ax for ax in fig.axes if ax.has_data()]) == 4
     assert "invariant" in caption(fig, "product")
     assert any("confidential data" in note for note in result.notes)
+
+
+def test_every_number_of_the_data_has_units(result):
+    # results.nc's product groups had no units on any of their 10 numeric variables
+    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
+               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
+    assert result.datasets["product_risk"]["against_rho1"].attrs["units"] == "probability"

@@ -49,3 +49,13 @@ def test_pymc_records_format():
     recs = unknown_others_study.records(data, fake)
     validate_records(recs)
     assert [r["status"] for r in recs[-2:]] == ["within-mc-error", "differs"]
+
+
+def test_every_number_of_the_data_has_units(result):
+    # results.nc's unknown_others group had no units on any of its 8 numeric variables
+    data = result.datasets["risk_against_n"]
+    missing = [name for name, v in [*data.data_vars.items(), *data.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
+    assert data["marginal_risk"].attrs["units"] == "ratio"
+    assert data["n"].attrs["units"] == "persons"

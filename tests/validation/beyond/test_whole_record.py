@@ -21,6 +21,15 @@ def test_study_records_and_figures():
     assert set(result.figures) == {"whole_record_k_cells", "whole_record_ed28_21",
                                    "whole_record_strategy"}
     assert result.seeds and result.diagnostics
+    # the exact two-level design has P[MAP] only: its E[posterior] (NaN in the data) was
+    # printed on the page as "E[posterior] nan ± nan"
+    assert not any("nan" in note for note in result.notes)
+    assert "(exact P[MAP]): P[MAP] 0.00414 ± 0, E[posterior] not computed" in result.notes[2]
+    # results.nc's whole_record groups had no units on any of their 17 numeric variables
+    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
+               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+               if v.dtype.kind in "fiu" and "units" not in v.attrs]
+    assert not missing
     strategy = result.datasets["strategy"]
     # the detailed query alone is exact; the eleven queries can only add information
     assert strategy["p_map_correct_mcse"].values[0] == 0.0

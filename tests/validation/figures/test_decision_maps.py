@@ -93,3 +93,18 @@ def test_bad_input():
         decision_map(x2_star=[3, 1], **CENSUS)
     with pytest.raises(ValueError, match="ties"):
         decision_map(ties="half", **CENSUS)
+
+
+def test_figure_legend_explains_the_tie_crosses():
+    # point mass at X2 = 1, d odd: the posterior is exactly 1/2 at (x1*, x2*, y1*) = (0, 0, -13)
+    # (supplement Figure 11); the crosses drawn there had no legend entry
+    ds = decision_map(prior="point:1", x1_star=[0], x2_star=[0], y1_star=[-14, -13], **CENSUS)
+    assert ds["tie"].values.tolist() == [[[False, True]]]
+    (legend,) = plot_decision_map(ds).legends
+    assert legend.get_texts()[-1].get_text() == "posterior exactly 1/2 (tie, decided X1 = 0)"
+    up = decision_map(prior="point:1", x1_star=[0], x2_star=[0], y1_star=[-13], ties="m+1",
+                      **CENSUS)
+    (legend,) = plot_decision_map(up).legends
+    assert legend.get_texts()[-1].get_text() == "posterior exactly 1/2 (tie, decided X1 = 1)"
+    (legend,) = plot_decision_map(decision_map(x1_star=[0], **CENSUS)).legends  # no tie
+    assert not any("1/2" in text.get_text() for text in legend.get_texts())

@@ -67,3 +67,14 @@ def test_tile_procedure_brackets_the_stationary_masses():
     # More draws near 1/2 -> closer to the many-draws masses; 1e3 draws everywhere inflates.
     assert tile["gain_near"] <= tile["gain"] <= tile["gain_1e3"]
     assert tile["loss_near"] <= tile["loss"] <= tile["loss_1e3"]
+
+
+def test_every_quantity_of_the_study_data_has_units(result):
+    # results.nc's studies groups (Figures 4-6, S4 and the Monte Carlo runs) had no units on
+    # their probabilities (P[correct], the posterior, gain, loss, tie mass, MCSE: 95 of 134)
+    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
+               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+               if v.dtype.kind == "f" and "units" not in v.attrs]
+    assert not missing
+    assert result.datasets["figure5"]["p_correct"].attrs["units"] == "probability"
+    assert result.datasets["mc"]["seconds"].attrs["units"] == "s"

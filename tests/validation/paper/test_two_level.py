@@ -197,6 +197,11 @@ class TestStudy:
             assert r["status"] == ("differs" if beyond else "within-mc-error")
             assert "support constraint k1 <= k2" in r["explanation"]
         assert by_id["table4/k1=1/posterior"]["status"] == "differs"
+        # Table 8's tail (P[X2 = 7 | D] = 4.5e-5): its MCSEs and spread were printed as
+        # "± 0.0000" and "sd 0.0000" beside z = +2.0
+        tail = by_id["table5/k2=7/posterior"]["explanation"]
+        assert "± 0.0000" not in tail and "sd 0.0000" not in tail and "0.00004" not in tail
+        assert f"Exact enumeration: {float(exact.x2_pmf_at(7)):.2g}." in tail
 
 
 def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):

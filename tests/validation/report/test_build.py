@@ -202,6 +202,10 @@ def test_page_opens_with_the_decision_summary(tmp_path, monkeypatch):
                   f"[{expected.epsilon_pld_lower:.4f}, {expected.epsilon_pld_upper:.4f}]",
                   f"{expected.worst_case_accuracy_all:.4f}"):
         assert value in lead
+    # CKS at the paper's rho = 2.56 (17.16), not the Census's stated 17.14 (its production
+    # rho): the lead called it "the Census's Canonne–Kamath–Steinke" without the rho
+    assert (f"{expected.epsilon_cks:.2f} (Canonne–Kamath–Steinke, the conversion the Census "
+            "uses, at this ρ = 2.56, not the Census's production ρ)") in lead
     assert check_report(tmp_path / "report")["figures"] == 2  # the screenshot's checks pass
 
 
@@ -295,3 +299,20 @@ def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
     summary = html[html.index("id='summary'"):html.index("</section>")]
     assert "1 published numbers recomputed" in summary
     assert "1 claims of the paper checked" in summary and "<b>does not hold</b> 1" in summary
+
+
+def test_checks_without_a_published_number_are_counted_apart(tmp_path, monkeypatch):
+    # a record with no published number (e.g. summary/bayes_le_worst_case) was counted among
+    # the "published numbers recomputed" (the report's 210 held 29 such checks)
+    check = {**_record("demo/check"), "published": None}
+    monkeypatch.setattr(report, "STUDIES", [("demo", lambda *, paper_scale: StudyResult(
+        name="demo", title="Demo", records=[_record(), check, _claim_record()]))])
+    summary = write_report(tmp_path / "report", progress=False)
+    assert summary["status_counts"] == {"match": 2, "does not hold": 1}  # every record
+    assert summary["check_status_counts"] == {"match": 1}
+    html = (tmp_path / "report" / "index.html").read_text()
+    counts = html[html.index("id='summary'"):html.index("</section>")]
+    assert "1 published numbers recomputed: <span class='match'><b>match</b> 1</span>" in counts
+    assert "1 checks of the suite (no published number; match: it passes): " \
+           "<span class='match'><b>match</b> 1</span>" in counts
+    assert "1 claims of the paper checked" in counts
