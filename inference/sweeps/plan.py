@@ -350,7 +350,9 @@ def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
         Naming the parameter: empty or multi-dimensional grid, duplicate grid values,
         ``rho <= 0``, ``d`` not an integer ``>= 1``, a negative count, ``p`` outside (0, 1),
         an unknown prior specification, a prior without support for some ``known``,
-        ``x2 < x1``, an unknown method.
+        ``x2 < x1``, an unknown method; a point the study would refuse (``p < 1e-300``,
+        ``rho2 + rho1/d > 1e6``, an exact release grid above the memory or work limit),
+        before any point is computed.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
@@ -373,6 +375,7 @@ def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
         quantity = _default_quantity(method)
     if not callable(quantity):
         raise TypeError(f"quantity must be a callable, got {quantity!r}")
+    _check_scenarios(grids, fixed, quantity)
     variables = (*VARIABLES, "mcse") if method == "mc" else VARIABLES
     plan = SweepPlan(grids, fixed, method, options, chunk_size, _quantity_name(quantity),
                      variables)
@@ -404,6 +407,48 @@ def _check_combinations(grids: dict, fixed: dict) -> None:
             f"x2 must be >= x1 (the block lies in the block group), got x2 = {x2_min} "
             f"with x1 = {x1_max}"
         )
+
+
+def _check_scenarios(grids: dict, fixed: dict, quantity: Callable) -> None:
+    """Refuse, before any point is computed, a grid holding a point the study would refuse.
+
+    Without this a point refused by the study (``p`` below ``P_MIN``, a prior whose values
+    fail for one ``known``, ``rho2 + rho1/d`` above the tables' limit, a release grid above
+    the memory or work limit) stopped the sweep after its earlier chunks were stored, and
+    their store then refused the corrected rerun as a different sweep. Checked:
+    :meth:`~dprisk.models.scenario.Scenario.two_level` of every ``p`` and of every
+    ``(known, prior)`` pair (the checks that involve neither rho nor ``d``); the precision
+    ``rho2 + rho1/d`` at its largest, max ``rho1``, max ``rho2``, min ``d``; and for the exact
+    study (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`, or a
+    :func:`functools.partial` of it) its release grid at its largest, min ``rho1``, min
+    ``rho2``, max ``d``: ``n2`` values of ``x2*`` fall with ``rho2`` and the ``2 d K(rho1,
+    tau / 4d) + 1`` values of ``y1*`` grow with ``d`` and fall with ``rho1``.
+    """
+    from dprisk.inference.kernels.table_kernels import check_precision
+    from dprisk.inference.studies.p_correct import check_study_work, p_correct_two_level
+    from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
+    from dprisk.models.numerics import check_tail_mass
+    from dprisk.models.scenario import Scenario
+
+    first = {name: _values(name, grids, fixed)[0]
+             for name in ("rho1", "rho2", "d", "p", "known", "prior")}
+
+    def scenario(**at) -> Scenario:
+        return Scenario.two_level(**{**first, **at})
+
+    for p in _values("p", grids, fixed):
+        scenario(p=p)
+    for spec in _values("prior", grids, fixed):
+        for m in _values("known", grids, fixed):
+            scenario(known=m, prior=spec)
+    rho1s, rho2s, ds = (_values(name, grids, fixed) for name in ("rho1", "rho2", "d"))
+    check_precision(scenario(rho1=max(rho1s), rho2=max(rho2s), d=min(ds)))
+    study, options = quantity, {}
+    while isinstance(study, functools.partial):
+        study, options = study.func, {**study.keywords, **options}
+    if study is p_correct_two_level:
+        check_study_work(scenario(rho1=min(rho1s), rho2=min(rho2s), d=max(ds)),
+                         check_tail_mass(options.get("tail_mass", DEFAULT_TAIL_MASS)))
 
 
 def canonical_json(obj) -> str:

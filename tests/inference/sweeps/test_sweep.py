@@ -260,6 +260,34 @@ def test_rerun_with_different_parameters_refuses(tmp_path):
         sweep(**{**SWEEP_2D, "x2": [1, 2]}, quantity=Counting(), out=out)
 
 
+@pytest.mark.parametrize(
+    ("grids", "method", "match"),
+    [
+        ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "exact", r"rho2 \+ rho1/d = 1000001\.0"),
+        ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "mc", r"rho2 \+ rho1/d = 1000001\.0"),
+        ({"rho1": [1.0, 1e-12], "rho2": 1.0, "d": 1}, "exact", "the grid of releases"),
+        ({"rho1": 1.0, "rho2": 1.0, "d": 1, "p": [0.5, 1e-301]}, "exact",
+         "p must be at least 1e-300"),
+    ],
+)
+def test_a_point_the_study_refuses_is_refused_before_any_chunk(tmp_path, grids, method, match):
+    """Every point is checked before the first is computed (the default quantities).
+
+    The refused point comes second, in a chunk of its own: checked only when computed, it
+    stopped the sweep with the first point's chunk stored, and that store then refused the
+    corrected rerun ("chunks of a different sweep").
+    """
+    out = tmp_path / "sweep.nc"
+    options = {"mc_options": {"seed": 1, "datasets": 2, "draws": 1}} if method == "mc" else {}
+    args = {"x2": 3, "chunk_size": 1, "progress": False, "method": method, **options}
+    with pytest.raises(ValueError, match=match):
+        sweep(**grids, **args, out=out)
+    assert list(tmp_path.iterdir()) == []
+    corrected = {name: values[0] if isinstance(values, list) else values
+                 for name, values in grids.items()}
+    assert sweep(**corrected, **args, out=out).p_correct.size == 1
+
+
 def test_failed_final_write_leaves_out_untouched(tmp_path, monkeypatch):
     out = tmp_path / "sweep.nc"
 
