@@ -23,7 +23,7 @@ import functools
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -31,6 +31,7 @@ import numpy as np
 from dprisk.inference.sweeps.netcdf import SweepTable
 from dprisk.models.census.allocation import parse_rho
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
+from dprisk.models.priors.files import prior_file_digest
 from dprisk.models.priors.library import PRIOR_FORMS, parse_prior
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -237,6 +238,10 @@ class SweepPlan:
         ``module:qualname`` of the quantity (part of the manifest).
     variables : tuple of str
         Data variables the quantity must return.
+    prior_files : dict of str to str
+        The SHA-256 of the file of each ``PATH.py:NAME`` prior of the sweep, by spec
+        (:func:`dprisk.models.priors.files.prior_file_digest`): the same spec names another
+        prior once its file is edited.
     """
 
     grids: dict
@@ -246,6 +251,7 @@ class SweepPlan:
     chunk_size: int
     quantity_name: str
     variables: tuple
+    prior_files: dict = field(default_factory=dict)
 
     @property
     def dims(self) -> tuple[str, ...]:
@@ -295,6 +301,8 @@ class SweepPlan:
             "fixed": dict(self.fixed),
             "mc_options": dict(self.mc_options),
             "variables": list(self.variables),
+            # only with a file prior: the identity of every other sweep is as it was
+            **({"prior_files": dict(self.prior_files)} if self.prior_files else {}),
         }
 
     def manifest(self) -> dict:
@@ -377,8 +385,9 @@ def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
         raise TypeError(f"quantity must be a callable, got {quantity!r}")
     _check_scenarios(grids, fixed, quantity)
     variables = (*VARIABLES, "mcse") if method == "mc" else VARIABLES
+    digests = {spec: prior_file_digest(spec) for spec in _values("prior", grids, fixed)}
     plan = SweepPlan(grids, fixed, method, options, chunk_size, _quantity_name(quantity),
-                     variables)
+                     variables, {spec: digest for spec, digest in digests.items() if digest})
     return plan, quantity
 
 

@@ -288,6 +288,31 @@ def test_a_point_the_study_refuses_is_refused_before_any_chunk(tmp_path, grids, 
     assert sweep(**corrected, **args, out=out).p_correct.size == 1
 
 
+def test_an_edited_prior_file_makes_a_different_sweep(tmp_path):
+    """The manifest records the SHA-256 of a ``PATH.py:NAME`` prior's file.
+
+    The spec alone was recorded: after the file was edited, a rerun at the same ``out``
+    returned the finished file's numbers of the old prior, or resumed its chunks.
+    """
+    prior_file = tmp_path / "mine.py"
+    spec = f"{prior_file}:prior"
+    text = ("from dprisk.models.priors.library import TruncatedUniform\n"
+            "prior = TruncatedUniform({})\n")
+    args = {**SWEEP_2D, "prior": spec}
+    finished, interrupted = tmp_path / "finished.nc", tmp_path / "interrupted.nc"
+    prior_file.write_text(text.format(30))
+    sweep(**args, quantity=Counting(), out=finished)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(**args, quantity=Counting(fail_after=3), out=interrupted)
+    prior_file.write_text(text.format(40))
+    with pytest.raises(ValueError, match="holds the results of a different sweep"):
+        sweep(**args, quantity=Counting(), out=finished)
+    with pytest.raises(ValueError, match="chunks of a different sweep"):
+        sweep(**args, quantity=Counting(), out=interrupted)
+    prior_file.write_text(text.format(30))  # the same file again: the same sweep
+    assert sweep(**args, quantity=Counting(), out=interrupted).attrs["prior"] == spec
+
+
 def test_failed_final_write_leaves_out_untouched(tmp_path, monkeypatch):
     out = tmp_path / "sweep.nc"
 
