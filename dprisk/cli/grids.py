@@ -63,9 +63,12 @@ def _parse_range(text: str, name: str, kind: type) -> list:
     n = _parse_number(parts[2], name, int)
     if n < 1 or (n == 1 and start != stop):
         raise ValueError(f"{name}: range {text!r} needs N >= 2 points (N = 1 only with A = B)")
+    if scale == "log" and (start <= 0 or stop <= 0):
+        raise ValueError(f"{name}: log range {text!r} needs A > 0 and B > 0")
+    if name in DIMS:  # each end in its range first: inf or an overflowing step spreads NaN
+        check_grid([start], name)
+        check_grid([stop], name)
     if scale == "log":
-        if start <= 0 or stop <= 0:
-            raise ValueError(f"{name}: log range {text!r} needs A > 0 and B > 0")
         grid = np.geomspace(start, stop, n)
     else:
         grid = np.linspace(start, stop, n)

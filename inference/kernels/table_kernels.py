@@ -87,6 +87,7 @@ __all__ = [
     "band_window_table",
     "branch_log_neglected",
     "branch_offset",
+    "check_precision",
     "checked_table",
     "first_window_rows",
     "initial_halfwidth",
@@ -429,12 +430,15 @@ def first_window_rows(x1s, x2s, y1s, params: Scenario,
                       table.log_neglected[rows], table.feasible), rows
 
 
-def widened(build, x1s, x2s, y1s, params: Scenario, tail_mass: float, halfwidth: int | None):
-    """``build(x1s, x2s, y1s, params, K)`` at the first ``K`` that passes the check.
+def check_precision(params: Scenario) -> None:
+    """Refuse a two-level scenario whose precision ``A = rho2 + rho1/d`` is too large.
 
-    The rule of :func:`checked_table` for any ``build`` returning an object with
-    ``log_neglected``, ``log_branch_mass``, ``feasible``, ``width`` and ``neglected_share``
-    (:class:`JointTable`, or the masses alone).
+    The tables' log weights grow like ``A``: above :data:`MAX_PRECISION` they lose accuracy.
+
+    Raises
+    ------
+    ValueError
+        Naming ``rho2 + rho1/d``, its value and the allowed range.
     """
     if params.precision > MAX_PRECISION:
         raise ValueError(
@@ -442,6 +446,16 @@ def widened(build, x1s, x2s, y1s, params: Scenario, tail_mass: float, halfwidth:
             f"two-level tables lose accuracy (allowed range: rho2 + rho1/d <= "
             f"{MAX_PRECISION:g})"
         )
+
+
+def widened(build, x1s, x2s, y1s, params: Scenario, tail_mass: float, halfwidth: int | None):
+    """``build(x1s, x2s, y1s, params, K)`` at the first ``K`` that passes the check.
+
+    The rule of :func:`checked_table` for any ``build`` returning an object with
+    ``log_neglected``, ``log_branch_mass``, ``feasible``, ``width`` and ``neglected_share``
+    (:class:`JointTable`, or the masses alone).
+    """
+    check_precision(params)
     fixed = halfwidth is not None
     k = halfwidth if fixed else initial_halfwidth(params.precision, tail_mass)
     log_tail_mass = math.log(tail_mass)

@@ -165,7 +165,8 @@ class ChunkStore:
         if stored != self.manifest:
             raise ValueError(
                 f"out: {self.dir} holds the chunks of a different sweep (other parameters, "
-                f"quantity or chunk_size); rerun it with its own parameters, or delete "
+                f"prior file contents, quantity or chunk_size); rerun it with its own "
+                f"parameters, or delete "
                 f"{self.dir} to start this one"
             )
         return True
@@ -293,8 +294,8 @@ def load_finished(out: Path, plan: SweepPlan) -> SweepTable:
     stored = table.attrs.get("sweep_manifest")
     if stored is None or json.loads(stored) != json.loads(canonical_json(plan.identity())):
         raise ValueError(
-            f"out: {out} already holds the results of a different sweep; delete it or "
-            "choose another path"
+            f"out: {out} already holds the results of a different sweep (other parameters "
+            "or prior file contents); delete it or choose another path"
         )
     return table
 

@@ -36,8 +36,9 @@ once in a sidecar directory ``FILE.nc.chunks/`` (one ``.npy`` per chunk, written
 temporary name and moved into place with :func:`os.replace`, so a chunk file is either
 complete or absent), next to a ``manifest.json`` of the sweep's parameters. A sweep that is
 interrupted and run again with the same ``out`` and the same parameters computes only the
-missing chunks; run with different parameters it raises ``ValueError`` rather than mixing two
-sweeps. When every chunk exists the Dataset is assembled, written to a temporary file beside
+missing chunks; run with different parameters (or an edited ``PATH.py:NAME`` prior file,
+whose SHA-256 the manifest records) it raises ``ValueError`` rather than mixing two sweeps.
+When every chunk exists the Dataset is assembled, written to a temporary file beside
 ``FILE.nc`` and moved onto it, and the sidecar directory is removed: nothing half-written is
 ever found at ``out``. The file holds no timestamps, so an interrupted-and-resumed sweep
 writes the same bytes as an uninterrupted one. Running a finished sweep again returns the

@@ -8,6 +8,7 @@ directory.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import importlib.util
 import inspect
@@ -21,7 +22,7 @@ from dprisk.models.priors.base import (
     running_user_code,
 )
 
-__all__ = ["bad_prior_spec", "bare_logp", "load_prior_file", "wrap_hint"]
+__all__ = ["bad_prior_spec", "bare_logp", "load_prior_file", "prior_file_digest", "wrap_hint"]
 
 
 def bad_prior_spec(spec: str, why: str) -> ValueError:
@@ -63,6 +64,38 @@ def _shipped_example(path: Path) -> Path | None:
     return Path(str(candidate)) if candidate.is_file() else None
 
 
+def _prior_path(spec: str, path_text: str) -> Path:
+    """The resolved file of a ``PATH.py:NAME`` prior (a shipped example's installed copy)."""
+    path = Path(path_text).expanduser()
+    if not path.is_file() and not path.is_absolute():
+        # The shipped ``models/examples/...`` priors load from any working directory.
+        shipped = _shipped_example(path)
+        if shipped is not None:
+            path = shipped
+    if not path.is_file():
+        raise bad_prior_spec(spec, f"file {path_text!r} not found")
+    return path.resolve()
+
+
+def prior_file_digest(spec: str) -> str | None:
+    """The SHA-256 (hex) of the Python file of a ``PATH.py:NAME`` prior; None for other specs.
+
+    What a result computed with such a prior depends on beyond the spec itself: the same spec
+    names another prior once the file is edited (or, for a relative PATH, in another working
+    directory). A sweep's manifest records it.
+
+    Raises
+    ------
+    ValueError
+        One line naming the prior when its file does not exist.
+    """
+    text = spec.strip()
+    if ".py:" not in text:
+        return None
+    path_text, _ = text.rsplit(":", 1)
+    return hashlib.sha256(_prior_path(text, path_text).read_bytes()).hexdigest()
+
+
 def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
     """Load the prior bound to ``name`` in the Python file ``path_text`` (cached by mtime).
 
@@ -81,15 +114,7 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
         One line naming the prior and the allowed forms (missing file, failed import, missing
         name, wrong type), or the problem with the file's code (raised, exited, printed).
     """
-    path = Path(path_text).expanduser()
-    if not path.is_file() and not path.is_absolute():
-        # The shipped ``models/examples/...`` priors load from any working directory.
-        shipped = _shipped_example(path)
-        if shipped is not None:
-            path = shipped
-    if not path.is_file():
-        raise bad_prior_spec(spec, f"file {path_text!r} not found")
-    resolved = path.resolve()
+    resolved = _prior_path(spec, path_text)
     key = (str(resolved), resolved.stat().st_mtime_ns, name)
     if key in _LOADED:
         return _LOADED[key]

@@ -65,6 +65,11 @@ def test_parse_grid_forms(text, name, kind, expected):
         ("improper,nonsense", "prior", str, "prior 'nonsense'"),
         ("improper,,point:1", "prior", str, "prior: the grid 'improper,,point:1' has an empty"),
         ("1,2,1", "x2", int, "x2: the grid holds 1 more than once"),
+        # an end out of range is refused before the spacing, which warned (numpy's
+        # RuntimeWarning, two more stderr lines) on inf or on a step beyond the largest float
+        ("0.1:inf:3", "rho1", float, "rho1 must be a finite number > 0 .* got inf"),
+        ("0.1:1e400:3:log", "rho1", float, "rho1 must be a finite number > 0 .* got inf"),
+        ("-1e308:1e308:3", "p", float, "p must be a probability .* got -1e\\+308"),
     ],
 )
 def test_parse_grid_errors_name_the_parameter(text, name, kind, match):

@@ -211,6 +211,16 @@ def test_mc_sweep_seed_is_in_the_dataset_and_a_rerun_resumes_with_it(capsys, tmp
     assert re.search(rf"seed\s+{first['seed']} \(of the sweep already at ", out), out
 
 
+def test_mc_sweep_seed_above_2_53_is_refused_naming_seed(capsys, tmp_path):
+    """The sweep stores its seed (manifest, ``mc_seed``): at most 2**53, refused as --seed.
+
+    The refusal named the API's ``mc_options['seed']``, no option of ``dprisk sweep``.
+    """
+    argv = (*SWEEP, *MC, "--seed", str(2**53 + 1), "--out", str(tmp_path / "s.nc"))
+    line = assert_refused(argv, "--seed", capsys, root=tmp_path)
+    assert "mc_options" not in line and "2**53" in line, line
+
+
 @pytest.mark.parametrize(
     ("fraction", "decimal"),
     [(("posterior", "--rho1", "1/10", "--x1-star", "1", "--p", "1/4"),

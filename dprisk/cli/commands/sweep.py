@@ -71,7 +71,8 @@ def add_parser(subs) -> None:
         DEFAULTS["datasets"]))
     swp.add_argument("--draws", type=integer, default=None, help=with_default(
         "Gibbs draws per release (mc only)", DEFAULTS["draws"]))
-    swp.add_argument("--seed", type=integer, default=None, help=f"{SEED_HELP}; mc only")
+    swp.add_argument("--seed", type=integer, default=None,
+                     help=f"{SEED_HELP}; at most 2**53 (stored in the file); mc only")
     swp.add_argument("--out", required=True, help="output netCDF file (.nc); a rerun of an "
                      "interrupted sweep computes only the missing chunks")
     swp.add_argument("--scheduler", default=None, help="Dask scheduler address; it must "
@@ -86,6 +87,7 @@ def run(args) -> int:
     from dprisk.cli.grids import parse_grid, sweep_records
     from dprisk.inference.sweeps.store import check_out
     from dprisk.inference.sweeps.sweep import connect, sweep_table
+    from dprisk.models.checks import check_positive_int
 
     check_form(args, "sweep", FORM, [FORM])
     apply_defaults(args, DEFAULTS)
@@ -107,6 +109,8 @@ def run(args) -> int:
     priors = parse_grid(args.prior, "prior", kind=str)
     method = FORM.method(args)
     seed, drawn = sampling_seed(args, FORM)
+    if seed is not None:  # mc_options["seed"], checked here to name --seed in the refusal
+        check_positive_int(seed, "seed", minimum=0)
     how = "from --seed"
     if drawn and (resumed := _stored_seed(out)) is not None:
         seed, drawn, how = resumed, False, f"of the sweep already at {out}"

@@ -85,3 +85,38 @@ def test_every_dim_has_a_checker():
     for name in DIMS:
         assert check_grid([{"rho1": 1.0, "rho2": 1.0, "d": 1, "x2": 1, "p": 0.5, "known": 0,
                             "prior": "improper"}[name]], name)
+
+
+def test_duplicate_search_is_linear_in_the_grid(monkeypatch):
+    """A duplicate at the end of a long grid is found in time linear in its length.
+
+    ``list.count`` per value compared every pair: 80 s for 60000 counts with the last value
+    repeated (a 600000-point float range whose two last values round to the same double
+    hung for hours). Counted here as equality tests between distinct values: about n^2 / 2
+    = 2e6 before; hashing compares only values whose hashes collide (here the repeat, 1).
+    """
+    from dprisk.inference.sweeps import plan
+
+    comparisons = 0
+
+    class Value:
+        def __init__(self, number):
+            self.number = number
+
+        def __hash__(self):
+            return hash(self.number)
+
+        def __eq__(self, other):
+            nonlocal comparisons
+            comparisons += 1
+            return self.number == other.number
+
+        def __repr__(self):
+            return f"Value({self.number})"
+
+    monkeypatch.setitem(plan._CHECKERS, "x2", lambda value, name: value)
+    n = 2000
+    values = [Value(k) for k in range(n)] + [Value(n - 1)]
+    with pytest.raises(ValueError, match=r"x2: the grid holds Value\(1999\) more than once"):
+        check_grid(values, "x2")
+    assert comparisons <= 10, comparisons

@@ -292,6 +292,59 @@ def test_rerun_with_other_monte_carlo_options_refuses(tmp_path):
     assert counter.calls == 6 - 2  # the same options resume
 
 
+@pytest.mark.parametrize(
+    ("grids", "method", "match"),
+    [
+        ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "exact", r"rho2 \+ rho1/d = 1000001\.0"),
+        ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "mc", r"rho2 \+ rho1/d = 1000001\.0"),
+        ({"rho1": [1.0, 1e-12], "rho2": 1.0, "d": 1}, "exact", "the grid of releases"),
+        ({"rho1": 1.0, "rho2": 1.0, "d": 1, "p": [0.5, 1e-301]}, "exact",
+         "p must be at least 1e-300"),
+    ],
+)
+def test_a_point_the_study_refuses_is_refused_before_any_chunk(tmp_path, grids, method, match):
+    """Every point is checked before the first is computed (the default quantities).
+
+    The refused point comes second, in a chunk of its own: checked only when computed, it
+    stopped the sweep with the first point's chunk stored, and that store then refused the
+    corrected rerun ("chunks of a different sweep").
+    """
+    out = tmp_path / "sweep.nc"
+    options = {"mc_options": {"seed": 1, "datasets": 2, "draws": 1}} if method == "mc" else {}
+    args = {"x2": 3, "chunk_size": 1, "progress": False, "method": method, **options}
+    with pytest.raises(ValueError, match=match):
+        sweep(**grids, **args, out=out)
+    assert list(tmp_path.iterdir()) == []
+    corrected = {name: values[0] if isinstance(values, list) else values
+                 for name, values in grids.items()}
+    assert sweep(**corrected, **args, out=out).p_correct.size == 1
+
+
+def test_an_edited_prior_file_makes_a_different_sweep(tmp_path):
+    """The manifest records the SHA-256 of a ``PATH.py:NAME`` prior's file.
+
+    The spec alone was recorded: after the file was edited, a rerun at the same ``out``
+    returned the finished file's numbers of the old prior, or resumed its chunks.
+    """
+    prior_file = tmp_path / "mine.py"
+    spec = f"{prior_file}:prior"
+    text = ("from dprisk.models.priors.library import TruncatedUniform\n"
+            "prior = TruncatedUniform({})\n")
+    args = {**SWEEP_2D, "prior": spec}
+    finished, interrupted = tmp_path / "finished.nc", tmp_path / "interrupted.nc"
+    prior_file.write_text(text.format(30))
+    sweep(**args, quantity=Counting(), out=finished)
+    with pytest.raises(KeyboardInterrupt):
+        sweep(**args, quantity=Counting(fail_after=3), out=interrupted)
+    prior_file.write_text(text.format(40))
+    with pytest.raises(ValueError, match="holds the results of a different sweep"):
+        sweep(**args, quantity=Counting(), out=finished)
+    with pytest.raises(ValueError, match="chunks of a different sweep"):
+        sweep(**args, quantity=Counting(), out=interrupted)
+    prior_file.write_text(text.format(30))  # the same file again: the same sweep
+    assert sweep(**args, quantity=Counting(), out=interrupted).attrs["prior"] == spec
+
+
 def test_failed_final_write_leaves_out_untouched(tmp_path, monkeypatch):
     out = tmp_path / "sweep.nc"
 
