@@ -19,7 +19,8 @@ output pane then shows the new figure and numbers. In a headless run (papermill,
 ``python notebook.py``) nothing changes the controls, so the output is the view at the
 parameters cell's values, computed eagerly when :func:`live` is called. Bad input (text in a
 number box or a list box, a value the view refuses with ``ValueError``) shows one line
-instead of a result; a stale output is never shown as current
+instead of a result; so does any other exception of the view, with its type, which is then
+raised again (:meth:`LiveView.update`); a stale output is never shown as current
 (:class:`dprisk.explore.inputs.Sequencer`).
 
 Number boxes are text boxes (:class:`NumberControl`), read as the served explorer reads its
@@ -282,18 +283,31 @@ class LiveView:
                 for name, widget in self.controls.items()}
 
     def update(self, *_events) -> None:
-        """Recompute at the controls' values and show the result (or the message)."""
+        """Recompute at the controls' values and show the result (or the message).
+
+        A ``ValueError`` (bad input) shows its message. Any other exception (a wrong type
+        in a list box, such as ``['a']`` for numbers, which the API refuses with a
+        ``TypeError``; a failure of the view) shows one line, ``TypeName: message``, and is
+        raised again, so its traceback is reported (in the cell for the first computation,
+        in the kernel's log for a control's change); the previous result is never left
+        shown as the current one.
+        """
         ticket = self.sequencer.next()
+        failure = None
         try:
             result = self.view(**self.values())
         except ValueError as err:
             result, error = None, str(err)
+        except Exception as err:
+            result, error, failure = None, f"{type(err).__name__}: {err}", err
         else:
             error = None
         if not self.sequencer.is_current(ticket):
             return
         self.last = result
         self._show(result, error)
+        if failure is not None:
+            raise failure
 
     def _show(self, result, error) -> None:
         if not self._built:

@@ -354,3 +354,25 @@ def test_live_refuses_bad_arguments(args, kwargs, error, match):
     view = args[0] if args else (lambda rho1: {"rho1": rho1})
     with pytest.raises(error, match=match):
         live(view, **kwargs)
+
+
+def test_a_view_failing_with_another_error_shows_its_line_not_the_previous_numbers():
+    """Typing ``['a']`` in the choose-rho notebook's list of priors: the API refuses it with a
+    ``TypeError``, not a ``ValueError``. Before, the exception only left the callback (in
+    JupyterLab, the kernel's log) and the output kept the previous priors' rho* as if it
+    were the current one; now the output is the one line ``TypeError: ...`` (the exception
+    is still raised, so a failing view stays visible), and a good list recovers."""
+    from dprisk.inference.privacy import budget
+
+    def view(target, priors):
+        return {"rho*": budget.rho_for_target("marginal-risk", target, p=priors).rho}
+
+    panel = live(view, target=1.5, priors=[0.5, 0.2])
+    first = panel.last["rho*"]
+    with pytest.raises(TypeError, match="p must be a number"):
+        _press_enter(_box(panel, "priors"), "['a']")
+    assert panel.last is None
+    assert len(panel.output.objects) == 1  # the message only: no table of the old numbers
+    assert "TypeError: p must be a number, got [&#x27;a&#x27;]" in panel.output.objects[0].object
+    _press_enter(_box(panel, "priors"), "[0.5, 0.2]")
+    assert panel.last == {"rho*": first}
