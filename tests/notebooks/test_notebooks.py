@@ -300,6 +300,31 @@ def test_notebook_executes(path, tmp_path, shared_kernel):
     check_ran_quietly(nb)
 
 
+#: Appended to ``policy_sweep``: the live cell's numbers (its LiveView, the cell's output)
+#: against the maps' row at the same rho1 (both the same exact sums: equal to rounding).
+POLICY_LIVE_CHECK = (
+    "from dprisk.explore.notebook import LiveView\n"
+    "shown = [v for v in Out.values() if isinstance(v, LiveView)][-1].last[1]\n"
+    "row = result.isel(rho1=0, rho2=-1)\n"
+    "assert float(result['rho1'][0]) == rho1_min and float(result['rho2'][-1]) == rho2_max\n"
+    "for label, mapped in ((f'P[correct] at rho2 = {rho2_max:.3g}', row['p_correct']),\n"
+    "                      ('P[correct], x1* only', row['p_correct_no_hierarchy'])):\n"
+    "    assert abs(shown[label] - float(mapped)) <= 1e-12, (label, shown[label], float(mapped))\n"
+)
+
+
+def test_the_policy_sweeps_live_row_is_a_row_of_its_maps(tmp_path, shared_kernel):
+    """With ``decision_model = "variant"`` the live row is computed with the variant too.
+
+    Before, the live cell always used the exact model: at rho1 = 0.02, rho2 = 10 it showed
+    P[correct] = 0.539088 beside the maps' 0.541999 for the same point, unlabelled."""
+    nb = jupytext.read(NOTEBOOK_DIR / "policy_sweep.py")
+    inject_parameters(nb, {**SMALL_BUDGETS["policy_sweep"], "decision_model": "variant"})
+    nb.cells.append(nbformat.v4.new_code_cell(POLICY_LIVE_CHECK))
+    shared_kernel.run(nb, tmp_path)  # raises CellExecutionError if the check fails
+    check_ran_quietly(nb)
+
+
 #: A notebook with live controls under ``DPRISK_LIVE=static`` (set in the kernel, as the
 #: kernels that execute the notebooks for the site inherit it from ``docs/conf.py``), then
 #: back to live views for the notebooks after it in the shared kernel.
