@@ -563,3 +563,37 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
         assert injected and "rho1 = 1.0" in injected[0].source
         # what test_notebook_executes checks of a notebook (this one's case is in SLOW_CASES)
         check_ran_quietly(ran)
+
+
+def quoted_commands(path: Path) -> list[list[str]]:
+    """The ``dprisk`` command lines a notebook's prose quotes (````dprisk ARGS````), in order,
+    as argument lists after ``dprisk``; a quote may run over several comment lines."""
+    import shlex
+
+    prose = " ".join(cell.source.replace("\n", " ") for cell in jupytext.read(path).cells
+                     if cell.cell_type == "markdown")
+    return [shlex.split(command)[1:] for command in re.findall(r"``(dprisk [^`]+)``", prose)]
+
+
+def test_the_notebooks_quote_commands():
+    """The reader finds the quoted commands (a reader that found none makes the test below
+    vacuous)."""
+    quoted = {path.stem: quoted_commands(path) for path in NOTEBOOKS}
+    assert quoted["choose_rho"] and len(quoted["population_what_if"]) == 3
+    assert sum(map(len, quoted.values())) >= 7
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if quoted_commands(p)],
+                         ids=lambda p: p.stem)
+def test_the_commands_a_notebook_quotes_run(path, tmp_path, monkeypatch, capsys):
+    """Every ``dprisk`` command of a notebook's prose (its "what to try next") succeeds, run
+    in-process in the order quoted, in one empty directory (the population notebook's three
+    commands read each other's files). Before, choose_rho quoted ``dprisk budget --measure
+    p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which exits 2 (0.6 is never
+    exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
+    from cli_helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    for argv in quoted_commands(path):
+        status, _, err = run_cli(argv, capsys)
+        assert status == 0, f"{path.name}: dprisk {' '.join(argv)}: exit {status}: {err}"
