@@ -376,3 +376,21 @@ def test_a_view_failing_with_another_error_shows_its_line_not_the_previous_numbe
     assert "TypeError: p must be a number, got [&#x27;a&#x27;]" in panel.output.objects[0].object
     _press_enter(_box(panel, "priors"), "[0.5, 0.2]")
     assert panel.last == {"rho*": first}
+
+
+@pytest.mark.parametrize(("value", "bounds"), [(10.0, (0.001, 5.0)), (0.0005, (0.001, 5.0)),
+                                               (30, (0, 10))])
+def test_a_parameter_outside_its_slider_range_widens_it(value, bounds):
+    """A parameters cell's value outside the live range (the single-level notebook suggests
+    ``rho1`` = 10 beside its slider's (0.001, 5.0)) widens the slider, as a typed value does.
+    Before, the slider kept its range: the browser (noUiSlider) clamps the handle and sends
+    the clamped value back on page load, so the view was recomputed at rho1 = 5 instead of 10
+    (P[correct] at p = 0.2: 0.993352 shown for 0.999955; seen in headless Chromium). Here
+    the page's answer is what a page sends: the slider's value clamped to its range."""
+    calls = []
+    panel = live(lambda x: calls.append(x) or {"x": x}, x=value, ranges={"x": bounds})
+    slider = panel.controls["x"].slider
+    assert slider.start <= value <= slider.end
+    slider.value = min(max(slider.value, slider.start), slider.end)  # the page's answer
+    assert calls[-1] == value and panel.last == {"x": value}
+    assert _box(panel, "x").value == str(value)
