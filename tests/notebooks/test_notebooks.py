@@ -597,3 +597,44 @@ def test_the_commands_a_notebook_quotes_run(path, tmp_path, monkeypatch, capsys)
     for argv in quoted_commands(path):
         status, _, err = run_cli(argv, capsys)
         assert status == 0, f"{path.name}: dprisk {' '.join(argv)}: exit {status}: {err}"
+
+
+def live_view_of(path: Path, monkeypatch) -> tuple:
+    """``(view, parameters)`` of a notebook's live cell, from its parameters cell and that cell
+    alone (run in this process with ``dr``, ``np`` and ``plt``; ``dr.live`` only records its
+    arguments), for a live cell that needs nothing else of the notebook."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import dprisk
+
+    recorded = {}
+    monkeypatch.setattr(dprisk, "live", lambda view, *, ranges=None, **parameters:
+                        recorded.update(view=view, parameters=parameters))
+    cells = [cell for cell in jupytext.read(path).cells if cell.cell_type == "code"]
+    namespace = {"dr": dprisk, "np": np, "plt": plt}
+    for cell in cells:
+        if "parameters" in _tags(cell) or "dr.live(" in cell.source:
+            exec(cell.source, namespace)
+    return recorded["view"], recorded["parameters"]
+
+
+@pytest.mark.parametrize("change", [{}, {"prior": "point:25"}, {"x2_star": 40, "y1_star": 38}])
+def test_the_two_level_live_figure_shows_every_bar_of_the_posterior(change, monkeypatch):
+    """Before, the live figure's k2 axis was fixed to (m - 1, m + 15): with the notebook's own
+    prior ``point:25``, or a release x2* = 40, its bars (at 25; at 36 .. 44) were all outside,
+    and the figure showed none. Every bar above 1e-6 of the largest must be inside."""
+    import matplotlib.pyplot as plt
+
+    view, parameters = live_view_of(NOTEBOOK_DIR / "two_level_what_if.py", monkeypatch)
+    fig, numbers = view(**{**parameters, **change})
+    try:
+        (ax,) = fig.axes
+        low, high = ax.get_xlim()
+        bars = [bar.get_x() + bar.get_width() / 2 for bar in ax.patches]
+        heights = [bar.get_height() for bar in ax.patches]
+        assert bars and all(low < k2 < high for k2, height in zip(bars, heights, strict=True)
+                            if height > 1e-6 * max(heights))
+        assert low < numbers["E[X2 | D]"] < high
+    finally:
+        plt.close(fig)
