@@ -638,3 +638,21 @@ def test_the_two_level_live_figure_shows_every_bar_of_the_posterior(change, monk
         assert low < numbers["E[X2 | D]"] < high
     finally:
         plt.close(fig)
+
+
+@pytest.mark.parametrize("change", [{}, {"n": 100}, {"known": 50}, {"n": 2000, "q": 0.5}])
+def test_the_unknown_others_live_figure_follows_m_and_n(change, monkeypatch):
+    """The live figure's releases follow m and n: the posterior (p = 1/2) is below 1/2 at the
+    left end of the plotted releases and above at the right end, so the decision threshold
+    is in view. Before, the releases were the parameters cell's (-15 .. 29 for m = 0): with
+    n = 100 (E[X1*] = 31) or m = 50 the whole curve lay below 1/2."""
+    import matplotlib.pyplot as plt
+
+    view, parameters = live_view_of(NOTEBOOK_DIR / "unknown_others_what_if.py", monkeypatch)
+    fig, _ = view(**{**parameters, **change})
+    try:
+        (line,) = fig.axes[0].get_lines()
+        posterior = line.get_ydata()
+        assert posterior[0] < 0.5 < posterior[-1]
+    finally:
+        plt.close(fig)
