@@ -212,6 +212,25 @@ def _close_figures(output) -> None:
             plt.close(part)
 
 
+def _pyplot_figures() -> set:
+    """The numbers of pyplot's open figures (none if pyplot was never imported)."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    return set(pyplot.get_fignums()) if pyplot is not None else set()
+
+
+def _close_figures_since(opened: set) -> None:
+    """Close the pyplot figures opened since ``opened`` (:func:`_pyplot_figures`).
+
+    A view that made its figure and then refused its input leaves it open in pyplot; the
+    inline backend would show it under the next cell a person runs.
+    """
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return
+    for number in set(pyplot.get_fignums()) - opened:
+        pyplot.close(number)
+
+
 def _in_kernel() -> bool:
     """True inside an IPython kernel (JupyterLab, VS Code, papermill, nbclient)."""
     ipython = sys.modules.get("IPython")
@@ -294,6 +313,7 @@ class LiveView:
         """
         ticket = self.sequencer.next()
         failure = None
+        opened = _pyplot_figures()
         try:
             result = self.view(**self.values())
         except ValueError as err:
@@ -302,6 +322,8 @@ class LiveView:
             result, error, failure = None, f"{type(err).__name__}: {err}", err
         else:
             error = None
+        if error is not None:  # figures the view made before it failed: never shown
+            _close_figures_since(opened)
         if not self.sequencer.is_current(ticket):
             return
         self.last = result

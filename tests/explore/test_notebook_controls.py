@@ -394,3 +394,27 @@ def test_a_parameter_outside_its_slider_range_widens_it(value, bounds):
     slider.value = min(max(slider.value, slider.start), slider.end)  # the page's answer
     assert calls[-1] == value and panel.last == {"x": value}
     assert _box(panel, "x").value == str(value)
+
+
+def test_a_refused_input_leaves_no_figure_open_in_pyplot():
+    """The notebooks' views draw their figure before the API checks the input (the
+    single-level view calls ``plt.subplots`` and then ``dr.posterior``). Before, each refused
+    input left that figure open in pyplot, and in a kernel the inline backend showed it,
+    half drawn, under the next cell the person ran. Figures opened before are kept."""
+    import matplotlib.pyplot as plt
+
+    def view(rho1, p, known):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [sl.posterior(1, rho1, p, known)] * 2)
+        return fig, {"P[correct]": sl.p_correct(rho1, p, known)}
+
+    mine = plt.figure()
+    try:
+        panel = live(view, rho1=0.5, p=0.2, known=0, ranges={"rho1": (0.001, 5.0)})
+        _press_enter(_box(panel, "p"), "1.5")  # refused by the API, after the figure
+        assert panel.last is None and "p must be a probability" in panel.output.objects[0].object
+        assert plt.get_fignums() == [mine.number]
+        refused = live(view, rho1=-1.0, p=0.2, known=0)  # refused at the first computation
+        assert refused.last is None and plt.get_fignums() == [mine.number]
+    finally:
+        plt.close("all")
