@@ -185,6 +185,18 @@ def _read(widget, original):
     return widget.value
 
 
+def _plain(value):
+    """A parameter as its control holds it: a NumPy scalar as its Python value.
+
+    ``np.int64(3)``, ``np.float32(0.5)``, ``np.bool_(True)`` become the ``int``, ``float``
+    or ``bool`` (``.item()``), which get a number box or a check box; anything else is
+    returned as it is.
+    """
+    if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return value.item()
+    return value
+
+
 def _initial(name: str, value):
     """What :func:`_read` gives for the control of ``name`` before anyone changes it.
 
@@ -259,7 +271,8 @@ class LiveView:
 
     def __init__(self, view, parameters: dict, ranges: dict | None = None, *,
                  build: bool = True) -> None:
-        self.view, self.parameters = view, dict(parameters)
+        self.view = view
+        self.parameters = {name: _plain(value) for name, value in parameters.items()}
         self.ranges = dict(ranges or {})
         self.sequencer = Sequencer()
         self.last = None

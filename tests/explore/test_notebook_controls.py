@@ -418,3 +418,23 @@ def test_a_refused_input_leaves_no_figure_open_in_pyplot():
         assert refused.last is None and plt.get_fignums() == [mine.number]
     finally:
         plt.close("all")
+
+
+def test_numpy_scalars_get_the_controls_of_python_numbers():
+    """A parameter taken from an array (``n=np.arange(30)[20]``: ``np.int64``; ``np.float32``;
+    ``np.bool_``) gets the control of the Python number or bool it holds. Before, only
+    Python ``int`` and ``float`` were numbers: the others got a text box, ``ranges`` for them
+    was accepted but gave no slider, and the view received the strings ``'20'`` and ``'0.5'``
+    (and ``'True'``) instead of numbers, from its first call."""
+    import numpy as np
+
+    calls = []
+    panel = live(lambda n, rho, exact: calls.append((n, rho, exact)) or {"n": n},
+                 n=np.arange(30)[20], rho=np.float32(0.5), exact=np.bool_(True),
+                 ranges={"n": (0, 30)})
+    assert calls == [(20, 0.5, True)]
+    assert [type(value) for value in calls[0]] == [int, float, bool]
+    assert panel.controls["n"].slider.value == 20
+    assert isinstance(panel.controls["exact"], pn.widgets.Checkbox)
+    _press_enter(_box(panel, "rho"), "1/4")
+    assert calls[-1] == (20, 0.25, True)
