@@ -141,8 +141,10 @@ dr.live(choose_rho_live, measure=str(measure), target=float(target),
      known=int(known))
 
 # %% [markdown]
-# **What to try next:** set ``measure = "p-correct"`` with ``target = 0.3`` and watch the
-# answer land on a jump point; lower ``target`` for the tail to 0.001; add ``1/2`` to the
-# priors of the tail (with ``max_ratio = 3`` it never binds: $3 \cdot 1/2 \ge 1$); or run
-# ``dprisk budget --measure p-correct --target 0.6 --rho1 census:block --d 5 --x2 10`` for
-# the block-group version.
+# **What to try next:** set ``measure = "p-correct"`` with ``target = 0.3`` and
+# ``priors = [1 / 5, 1 / 10, 1 / 50, 1 / 864]`` and watch the answer land on a jump point
+# (with $p = 1/2$ among the priors P[correct] tends to 1/2 as $\rho \to 0$: the target must
+# then be above 1/2); lower ``target`` for the tail to 0.001; note that the prior ``1/2``
+# of the tail never binds (with ``max_ratio = 3``: $3 \cdot 1/2 \ge 1$); or run
+# ``dprisk budget --measure p-correct --target 0.593 --rho1 census:block --d 5 --x2 10`` for
+# the block-group version (a target of 0.6 is never exceeded there: any $\rho_2$ meets it).

@@ -181,15 +181,19 @@ print(f"gain ranges over [{float(result['gain'].min()):.2e}, {float(result['gain
 # ## Live controls
 #
 # One row of the grid, live: P[correct] with and without the block group against $\rho_2$
-# at the chosen $\rho_1$, for the truth $(x_1, x_2)$ and the adversary's $d$, $p$, prior.
+# at the chosen $\rho_1$, for the truth $(x_1, x_2)$, the adversary's $d$, $p$, prior and
+# decision model (``exact`` or ``variant``, as in the maps above).
 
 # %%
 
 
-def policy_live(rho1, x1, x2, d, p, known, prior):
+def policy_live(rho1, x1, x2, d, p, known, prior, decision_model):
+    if decision_model not in quantities:
+        raise ValueError(f"decision_model must be one of {sorted(quantities)}, "
+                         f"got {decision_model!r}")
     rho2_axis = np.geomspace(rho2_min, rho2_max, n_rho2)
-    rows = [dr.two_level.p_correct(x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p, known=known,
-                                   prior=prior) for r2 in rho2_axis]
+    rows = [quantities[decision_model](x2=x2, rho1=rho1, rho2=r2, d=d, x1=x1, p=p,
+                                       known=known, prior=prior) for r2 in rho2_axis]
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
     ax.semilogx(rho2_axis, [r.p_correct for r in rows], marker="o", label="with block group")
     ax.axhline(rows[0].p_correct_no_hierarchy, color="k", ls=":", label="x1* only")
@@ -200,7 +204,8 @@ def policy_live(rho1, x1, x2, d, p, known, prior):
 
 
 dr.live(policy_live, rho1=float(rho1_min), x1=int(x1), x2=int(x2), d=int(d), p=float(p),
-     known=int(known), prior=str(prior), ranges={"rho1": (rho1_min, rho1_max)})
+     known=int(known), prior=str(prior), decision_model=str(decision_model),
+     ranges={"rho1": (rho1_min, rho1_max)})
 
 # %% [markdown]
 # **What to try next:** set ``x1 = 0`` (the target lacks ``c``) or ``x2 = 10`` and see the

@@ -222,9 +222,11 @@ def two_level_live(x1_star, x2_star, y1_star, rho1, rho2, d, p, known, prior):
     post = dr.exact_posterior(x1_star, x2_star, y1_star, rho1=dr.parse_rho(rho1, "rho1"),
                            rho2=dr.parse_rho(rho2, "rho2"), d=d, p=p, known=known,
                            prior=prior)
+    k2, pmf = post.k2_values.ravel(), post.x2_pmf.ravel()
+    seen = pmf > 1e-6 * pmf.max()  # the bars a figure can show (as dprisk explore draws it)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.bar(post.k2_values.ravel(), post.x2_pmf.ravel())
-    ax.set(xlabel="k2", ylabel="P[X2 = k2 | D]", xlim=(known - 1, known + 15))
+    ax.bar(k2[seen], pmf[seen])
+    ax.set(xlabel="k2", ylabel="P[X2 = k2 | D]", xlim=(k2[seen].min() - 1, k2[seen].max() + 1))
     return fig, {"P[X1 = m+1 | D]": post.prob_x1, "E[X2 | D]": float(post.x2_mean())}
 
 

@@ -118,20 +118,26 @@ if pymc_draws > 0:
 # %% [markdown]
 # ## Live controls
 #
-# Change $\rho_1$, $p$, $q$ or the number $n$ of unknown others: the posterior over releases
-# and the marginal risk and P[correct] update (exact closed forms).
+# Change $\rho_1$, $p$, $q$, $m$ or the number $n$ of unknown others: the posterior over
+# releases (around the likeliest ones, $m + 1 + nq$) and the marginal risk and P[correct]
+# update (exact closed forms).
 
 # %%
 
 
 def unknown_others_live(rho1, p, q, known, n):
     model = {"unknown_others": n, "q": q}
+    numbers = {"marginal risk R": dr.unknown_others.marginal_risk(rho1, p, **model),
+               "P[correct]": dr.unknown_others.p_correct(rho1, p, **model),
+               "paper (n = 0) P[correct]": dr.p_correct(rho1, p)}  # inputs checked here
+    # releases around E[X1*] = m + 1 + n q (target with c), 15 + 4 sd either side (at most 1000)
+    centre = int(known + 1 + n * q)
+    half = min(1000, 15 + int(4 * np.sqrt(n * q * (1 - q) + 1 / (2 * rho1))))
+    shown = np.arange(centre - half, centre + half + 1)
     fig, ax = plt.subplots(figsize=(6, 3.2), constrained_layout=True)
-    ax.plot(releases, dr.unknown_others.posterior(releases, rho1, p, known, **model), marker=".")
+    ax.plot(shown, dr.unknown_others.posterior(shown, rho1, p, known, **model), marker=".")
     ax.set(xlabel="released block count x1*", ylabel="P[target has c | x1*]", ylim=(0, 1))
-    return fig, {"marginal risk R": dr.unknown_others.marginal_risk(rho1, p, **model),
-                 "P[correct]": dr.unknown_others.p_correct(rho1, p, **model),
-                 "paper (n = 0) P[correct]": dr.p_correct(rho1, p)}
+    return fig, numbers
 
 
 dr.live(unknown_others_live, rho1=float(rho1), p=float(p), q=float(q), known=int(known),

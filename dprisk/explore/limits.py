@@ -80,17 +80,21 @@ def view_limits() -> tuple[float, float]:
             min(work_limit(), VIEW_WORK_CAP if work_cap is None else work_cap))
 
 
-def check_view(nbytes: float, steps: float, *, parameter: str, what: str) -> None:
-    """Refuse a view's request above :func:`view_limits` (one line naming ``parameter``)."""
+def check_view(nbytes: float, steps: float, *, parameter: str, what: str,
+               advice: str = "use a larger rho") -> None:
+    """Refuse a view's request above :func:`view_limits`.
+
+    The message is one line naming ``parameter`` and ending with ``advice``.
+    """
     max_bytes, max_steps = view_limits()
     if not nbytes <= max_bytes:  # NaN too
         raise ValueError(f"{parameter}: {what} needs about {format_bytes(nbytes)} of memory, "
                          f"above this server's limit of {format_bytes(max_bytes)} for one "
-                         "view; use a larger rho")
+                         f"view; {advice}")
     if not steps <= max_steps:
         raise ValueError(f"{parameter}: {what} is about {steps:.3g} steps of work (roughly "
                          f"{steps * STEP_SECONDS:.2g} s on one core), above this server's "
-                         f"limit of {max_steps:.3g} steps for one view; use a larger rho")
+                         f"limit of {max_steps:.3g} steps for one view; {advice}")
 
 
 def size_two_level(*, rho1: float, rho2: float, d: int, tail_mass: float | None = None) -> None:
@@ -114,5 +118,7 @@ def size_p_correct(*, rho1: float, rho2: float, d: int) -> None:
                                   prior="improper")  # the grid depends on rho1, rho2, d only
     nbytes = grid_memory(scenario, DEFAULT_TAIL_MASS)
     cells = nbytes / 32.0
-    check_view(nbytes, cells * P_CORRECT_CELL_STEPS, parameter="rho1, rho2",
-               what=f"the exact study's grid of {cells:.3g} releases (x2*, y1*)")
+    # y1* spans the sum of the d other blocks' noises: about 2 d K(rho1) values
+    check_view(nbytes, cells * P_CORRECT_CELL_STEPS, parameter="rho1, rho2, d",
+               what=f"the exact study's grid of {cells:.3g} releases (x2*, y1*)",
+               advice="use a larger rho or a smaller d")

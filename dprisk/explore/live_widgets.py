@@ -41,7 +41,8 @@ class NumberControl(pn.viewable.Viewer):
     name : str
     value : int or float
     bounds : (start, end), optional
-        The slider's range; a typed value outside it widens the range.
+        The slider's range (its step is set from it); ``value`` or a typed value outside it
+        widens the range.
     """
 
     value = param.Parameter(doc="The current number.")
@@ -74,6 +75,7 @@ class NumberControl(pn.viewable.Viewer):
                                                      value=float(value))
             self.slider.param.update(width=240, tooltips=False, show_value=False,
                                      css_classes=[f"{css}-slider"])
+            self._place_slider(value)  # a value outside the range widens it, as a typed one
             self.slider.param.watch(self._slid, "value")
             layout = pn.Row(self.slider, self.box, align="end")
         self.box.param.watch(self._typed, "value")

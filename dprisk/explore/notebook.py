@@ -19,7 +19,8 @@ output pane then shows the new figure and numbers. In a headless run (papermill,
 ``python notebook.py``) nothing changes the controls, so the output is the view at the
 parameters cell's values, computed eagerly when :func:`live` is called. Bad input (text in a
 number box or a list box, a value the view refuses with ``ValueError``) shows one line
-instead of a result; a stale output is never shown as current
+instead of a result; so does any other exception of the view, with its type, which is then
+raised again (:meth:`LiveView.update`); a stale output is never shown as current
 (:class:`dprisk.explore.inputs.Sequencer`).
 
 Number boxes are text boxes (:class:`NumberControl`), read as the served explorer reads its
@@ -184,6 +185,18 @@ def _read(widget, original):
     return widget.value
 
 
+def _plain(value):
+    """A parameter as its control holds it: a NumPy scalar as its Python value.
+
+    ``np.int64(3)``, ``np.float32(0.5)``, ``np.bool_(True)`` become the ``int``, ``float``
+    or ``bool`` (``.item()``), which get a number box or a check box; anything else is
+    returned as it is.
+    """
+    if getattr(value, "ndim", None) == 0 and callable(getattr(value, "item", None)):
+        return value.item()
+    return value
+
+
 def _initial(name: str, value):
     """What :func:`_read` gives for the control of ``name`` before anyone changes it.
 
@@ -209,6 +222,25 @@ def _close_figures(output) -> None:
             import matplotlib.pyplot as plt
 
             plt.close(part)
+
+
+def _pyplot_figures() -> set:
+    """The numbers of pyplot's open figures (none if pyplot was never imported)."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    return set(pyplot.get_fignums()) if pyplot is not None else set()
+
+
+def _close_figures_since(opened: set) -> None:
+    """Close the pyplot figures opened since ``opened`` (:func:`_pyplot_figures`).
+
+    A view that made its figure and then refused its input leaves it open in pyplot; the
+    inline backend would show it under the next cell a person runs.
+    """
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return
+    for number in set(pyplot.get_fignums()) - opened:
+        pyplot.close(number)
 
 
 def _in_kernel() -> bool:
@@ -239,7 +271,8 @@ class LiveView:
 
     def __init__(self, view, parameters: dict, ranges: dict | None = None, *,
                  build: bool = True) -> None:
-        self.view, self.parameters = view, dict(parameters)
+        self.view = view
+        self.parameters = {name: _plain(value) for name, value in parameters.items()}
         self.ranges = dict(ranges or {})
         self.sequencer = Sequencer()
         self.last = None
@@ -282,18 +315,34 @@ class LiveView:
                 for name, widget in self.controls.items()}
 
     def update(self, *_events) -> None:
-        """Recompute at the controls' values and show the result (or the message)."""
+        """Recompute at the controls' values and show the result (or the message).
+
+        A ``ValueError`` (bad input) shows its message. Any other exception (a wrong type
+        in a list box, such as ``['a']`` for numbers, which the API refuses with a
+        ``TypeError``; a failure of the view) shows one line, ``TypeName: message``, and is
+        raised again, so its traceback is reported (in the cell for the first computation,
+        in the kernel's log for a control's change); the previous result is never left
+        shown as the current one.
+        """
         ticket = self.sequencer.next()
+        failure = None
+        opened = _pyplot_figures()
         try:
             result = self.view(**self.values())
         except ValueError as err:
             result, error = None, str(err)
+        except Exception as err:
+            result, error, failure = None, f"{type(err).__name__}: {err}", err
         else:
             error = None
+        if error is not None:  # figures the view made before it failed: never shown
+            _close_figures_since(opened)
         if not self.sequencer.is_current(ticket):
             return
         self.last = result
         self._show(result, error)
+        if failure is not None:
+            raise failure
 
     def _show(self, result, error) -> None:
         if not self._built:

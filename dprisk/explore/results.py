@@ -125,7 +125,7 @@ def single_level_result(*, rho1: float, p: float, m: int, x1_star: int) -> WhatI
     grid = np.arange(m - half, m + half + 2)
     grid = np.union1d(grid, [x1_star])
     post = np.asarray(sl.posterior(grid, rho1, p, m), dtype=float)
-    pmf = np.asarray(sl.release_pmf(grid - 1, rho1, m), dtype=float)
+    pmf = np.asarray(sl.release_pmf(grid, rho1, m), dtype=float)  # P[X1* = x1* | x1 = m+1]
     ds = xr.Dataset({"posterior": ("x1_star", post), "release_pmf_given_m_plus_1": ("x1_star",
                      pmf)}, coords={"x1_star": grid},
                     attrs={"rho1": rho1, "p": p, "known": m, "p_correct": numbers["p_correct"]})

@@ -10,7 +10,9 @@ closed tab, a lost network), without waiting for Bokeh to discard the session (1
 more); the session's on-destroy callback cancels it too. The panel's own
 :class:`~dprisk.explore.inputs.Sequencer` makes sure that a job started before a newer one
 (or before the controls changed) is never shown as current: its output is labelled with the
-inputs it was run at, and the result of a superseded job is dropped.
+release it was run at, and the result of a superseded job is dropped. A change of the
+two-level view's controls cancels a running job and hides a shown result, the status saying
+it was for the previous input.
 """
 
 from __future__ import annotations
@@ -68,8 +70,32 @@ class SamplingPanel:
         )
 
     def attach(self, view) -> None:
-        """Sample at ``view``'s values (a two-level :class:`WhatIfView`)."""
+        """Sample at ``view``'s values (a two-level :class:`WhatIfView`).
+
+        A change of any of the view's controls supersedes the check (:meth:`_inputs_changed`).
+        """
         self.view = view
+        for widget in view.controls.values():
+            widget.param.watch(self._inputs_changed, "value")
+
+    def _inputs_changed(self, *_events) -> None:
+        """The view's inputs changed: the check running or shown is for the previous ones.
+
+        A running job is cancelled; its result, or the result shown, is no longer current:
+        the summary and plots are hidden and the status says so.
+        """
+        job = self.job
+        if job is None:
+            return
+        self.sequencer.next()  # the job's ticket is no longer the newest: never shown
+        if not job.finished:
+            job.cancel()
+        for pane in (self.summary, self.trace, self.rank):
+            pane.visible = False
+        self.progress.visible = False
+        self.status.object = (f"<span class='dprisk-stale'>sampling #{job.ticket} was for the "
+                              "previous input (stopped if it was running); check again for "
+                              "the current one</span>")
 
     def _inputs(self):
         values = self.view.values()

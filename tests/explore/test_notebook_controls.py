@@ -354,3 +354,87 @@ def test_live_refuses_bad_arguments(args, kwargs, error, match):
     view = args[0] if args else (lambda rho1: {"rho1": rho1})
     with pytest.raises(error, match=match):
         live(view, **kwargs)
+
+
+def test_a_view_failing_with_another_error_shows_its_line_not_the_previous_numbers():
+    """Typing ``['a']`` in the choose-rho notebook's list of priors: the API refuses it with a
+    ``TypeError``, not a ``ValueError``. Before, the exception only left the callback (in
+    JupyterLab, the kernel's log) and the output kept the previous priors' rho* as if it
+    were the current one; now the output is the one line ``TypeError: ...`` (the exception
+    is still raised, so a failing view stays visible), and a good list recovers."""
+    from dprisk.inference.privacy import budget
+
+    def view(target, priors):
+        return {"rho*": budget.rho_for_target("marginal-risk", target, p=priors).rho}
+
+    panel = live(view, target=1.5, priors=[0.5, 0.2])
+    first = panel.last["rho*"]
+    with pytest.raises(TypeError, match="p must be a number"):
+        _press_enter(_box(panel, "priors"), "['a']")
+    assert panel.last is None
+    assert len(panel.output.objects) == 1  # the message only: no table of the old numbers
+    assert "TypeError: p must be a number, got [&#x27;a&#x27;]" in panel.output.objects[0].object
+    _press_enter(_box(panel, "priors"), "[0.5, 0.2]")
+    assert panel.last == {"rho*": first}
+
+
+@pytest.mark.parametrize(("value", "bounds"), [(10.0, (0.001, 5.0)), (0.0005, (0.001, 5.0)),
+                                               (30, (0, 10))])
+def test_a_parameter_outside_its_slider_range_widens_it(value, bounds):
+    """A parameters cell's value outside the live range (the single-level notebook suggests
+    ``rho1`` = 10 beside its slider's (0.001, 5.0)) widens the slider, as a typed value does.
+    Before, the slider kept its range: the browser (noUiSlider) clamps the handle and sends
+    the clamped value back on page load, so the view was recomputed at rho1 = 5 instead of 10
+    (P[correct] at p = 0.2: 0.993352 shown for 0.999955; seen in headless Chromium). Here
+    the page's answer is what a page sends: the slider's value clamped to its range."""
+    calls = []
+    panel = live(lambda x: calls.append(x) or {"x": x}, x=value, ranges={"x": bounds})
+    slider = panel.controls["x"].slider
+    assert slider.start <= value <= slider.end
+    slider.value = min(max(slider.value, slider.start), slider.end)  # the page's answer
+    assert calls[-1] == value and panel.last == {"x": value}
+    assert _box(panel, "x").value == str(value)
+
+
+def test_a_refused_input_leaves_no_figure_open_in_pyplot():
+    """The notebooks' views draw their figure before the API checks the input (the
+    single-level view calls ``plt.subplots`` and then ``dr.posterior``). Before, each refused
+    input left that figure open in pyplot, and in a kernel the inline backend showed it,
+    half drawn, under the next cell the person ran. Figures opened before are kept."""
+    import matplotlib.pyplot as plt
+
+    def view(rho1, p, known):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [sl.posterior(1, rho1, p, known)] * 2)
+        return fig, {"P[correct]": sl.p_correct(rho1, p, known)}
+
+    mine = plt.figure()
+    try:
+        panel = live(view, rho1=0.5, p=0.2, known=0, ranges={"rho1": (0.001, 5.0)})
+        _press_enter(_box(panel, "p"), "1.5")  # refused by the API, after the figure
+        assert panel.last is None and "p must be a probability" in panel.output.objects[0].object
+        assert plt.get_fignums() == [mine.number]
+        refused = live(view, rho1=-1.0, p=0.2, known=0)  # refused at the first computation
+        assert refused.last is None and plt.get_fignums() == [mine.number]
+    finally:
+        plt.close("all")
+
+
+def test_numpy_scalars_get_the_controls_of_python_numbers():
+    """A parameter taken from an array (``n=np.arange(30)[20]``: ``np.int64``; ``np.float32``;
+    ``np.bool_``) gets the control of the Python number or bool it holds. Before, only
+    Python ``int`` and ``float`` were numbers: the others got a text box, ``ranges`` for them
+    was accepted but gave no slider, and the view received the strings ``'20'`` and ``'0.5'``
+    (and ``'True'``) instead of numbers, from its first call."""
+    import numpy as np
+
+    calls = []
+    panel = live(lambda n, rho, exact: calls.append((n, rho, exact)) or {"n": n},
+                 n=np.arange(30)[20], rho=np.float32(0.5), exact=np.bool_(True),
+                 ranges={"n": (0, 30)})
+    assert calls == [(20, 0.5, True)]
+    assert [type(value) for value in calls[0]] == [int, float, bool]
+    assert panel.controls["n"].slider.value == 20
+    assert isinstance(panel.controls["exact"], pn.widgets.Checkbox)
+    _press_enter(_box(panel, "rho"), "1/4")
+    assert calls[-1] == (20, 0.25, True)

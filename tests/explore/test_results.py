@@ -22,6 +22,23 @@ def test_single_level_numbers_are_the_api():
     assert got["marginal_risk"] == sl.marginal_risk(0.3, 0.2, 1)
 
 
+@pytest.mark.parametrize(("rho1", "m"), [(0.5, 0), (0.0992, 3), (2.0, 10)])
+def test_single_level_release_curve_is_centred_on_the_truth(rho1, m):
+    """The plotted and downloaded ``release_pmf_given_m_plus_1`` is P[X1* = x1* | x1 = m+1] =
+    exp(-rho1 (x1* - m - 1)^2) / Z(rho1), computed here with numpy over |k| <= 200 (the
+    terms left out are below exp(-0.0992 * 200^2), nothing in double precision). Before, it
+    was that pmf one release to the right (its peak at x1* = m + 2): at rho1 = 0.5, m = 0 it
+    showed 0.0540 at x1* = 0 where the pmf is 0.2420."""
+    import numpy as np
+
+    ds = results.single_level_result(rho1=rho1, p=0.2, m=m, x1_star=m + 4).dataset
+    x1_star = ds["x1_star"].values
+    k = np.arange(-200, 201)
+    expected = np.exp(-rho1 * (x1_star - m - 1.0) ** 2) / np.exp(-rho1 * k**2.0).sum()
+    np.testing.assert_allclose(ds["release_pmf_given_m_plus_1"].values, expected,
+                               rtol=1e-12, atol=1e-300)
+
+
 def test_two_level_numbers_are_the_api():
     got = results.two_level_result(**TWO, x1_star=2, x2_star=1, y1_star=-1)
     params = {**TWO, "known": 0}

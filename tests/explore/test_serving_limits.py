@@ -142,6 +142,18 @@ def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monke
     assert "\n" not in view.message.object.strip()
 
 
+def test_a_large_d_is_refused_naming_d():
+    """The P[correct] view's grid of releases y1* spans the sum of the d other blocks' noises
+    (about 2 d K(rho1) values): d = 10000 at the Census rho is 9.2e6 releases, above the
+    view's work limit. Before, the refusal named "rho1, rho2" and said "use a larger rho",
+    the one knob the person had not moved (rho1 would have to be about 13 times larger)."""
+    view = app.p_correct_view()
+    refusal = view._refusal({**view.values(), "d": "10000"})
+    assert refusal.startswith("rho1, rho2, d: the exact study's grid of 9.2e+06 releases")
+    assert refusal.endswith("use a larger rho or a smaller d")
+    assert view._refusal({**view.values(), "d": "1000"}) is None
+
+
 def test_tiny_rho_within_the_limits_is_allowed():
     """rho1 = rho2 = 1e-8 in the two-level view (2 s, 50 MB) and P[correct] at 1e-4 pass."""
     two, pcorrect = app.two_level_view(), app.p_correct_view()

@@ -1,6 +1,7 @@
 """Panel views without a browser: updates, stale results, bad input, sampling, notebooks."""
 
 import asyncio
+import types
 
 import numpy as np
 import pytest
@@ -166,6 +167,33 @@ def test_sampling_with_a_model_file_prior():
     job.join(180)
     assert job.status == "done", job.error
     assert 0 <= job.report.posterior <= 1
+
+
+def test_a_control_change_cancels_the_sampling_check_and_hides_its_result(monkeypatch):
+    """Finding "the sampling check kept its old result as current": rho1 changed from
+    census:block to 0.5 while a check ran (the view's exact posterior 0.5033 -> 0.7776), and
+    the finished check was shown as current, "sampling #1 at D = (2, 1, -1): P[X1 = m+1 | D]
+    = 0.5250", its summary and plots beside the new exact answer. Now the change cancels the
+    job and the panel says its check was for the previous input."""
+    from dprisk.explore.sampling_view import SamplingPanel
+
+    view = app.two_level_view()
+    view.refresh()
+    panel = SamplingPanel()
+    panel.attach(view)
+    panel.draws.value, panel.chains.value, panel.seed.value = "300", "2", "5"
+    # no server to poll the job: _check is called by hand below
+    monkeypatch.setattr(app.pn.state, "add_periodic_callback",
+                        lambda callback, period: types.SimpleNamespace(stop=lambda: None))
+    panel._start()
+    view.controls["rho1"].value = "0.5"
+    assert view.current.numbers["rho1"] == 0.5
+    panel.job.join(180)
+    panel._check()
+    assert panel.job.status == "cancelled"
+    assert "dprisk-current" not in panel.status.object
+    assert "for the previous input" in panel.status.object
+    assert not (panel.summary.visible or panel.trace.visible or panel.rank.visible)
 
 
 def test_a_job_that_cannot_start_says_so_without_memory_addresses():

@@ -300,6 +300,31 @@ def test_notebook_executes(path, tmp_path, shared_kernel):
     check_ran_quietly(nb)
 
 
+#: Appended to ``policy_sweep``: the live cell's numbers (its LiveView, the cell's output)
+#: against the maps' row at the same rho1 (both the same exact sums: equal to rounding).
+POLICY_LIVE_CHECK = (
+    "from dprisk.explore.notebook import LiveView\n"
+    "shown = [v for v in Out.values() if isinstance(v, LiveView)][-1].last[1]\n"
+    "row = result.isel(rho1=0, rho2=-1)\n"
+    "assert float(result['rho1'][0]) == rho1_min and float(result['rho2'][-1]) == rho2_max\n"
+    "for label, mapped in ((f'P[correct] at rho2 = {rho2_max:.3g}', row['p_correct']),\n"
+    "                      ('P[correct], x1* only', row['p_correct_no_hierarchy'])):\n"
+    "    assert abs(shown[label] - float(mapped)) <= 1e-12, (label, shown[label], float(mapped))\n"
+)
+
+
+def test_the_policy_sweeps_live_row_is_a_row_of_its_maps(tmp_path, shared_kernel):
+    """With ``decision_model = "variant"`` the live row is computed with the variant too.
+
+    Before, the live cell always used the exact model: at rho1 = 0.02, rho2 = 10 it showed
+    P[correct] = 0.539088 beside the maps' 0.541999 for the same point, unlabelled."""
+    nb = jupytext.read(NOTEBOOK_DIR / "policy_sweep.py")
+    inject_parameters(nb, {**SMALL_BUDGETS["policy_sweep"], "decision_model": "variant"})
+    nb.cells.append(nbformat.v4.new_code_cell(POLICY_LIVE_CHECK))
+    shared_kernel.run(nb, tmp_path)  # raises CellExecutionError if the check fails
+    check_ran_quietly(nb)
+
+
 #: A notebook with live controls under ``DPRISK_LIVE=static`` (set in the kernel, as the
 #: kernels that execute the notebooks for the site inherit it from ``docs/conf.py``), then
 #: back to live views for the notebooks after it in the shared kernel.
@@ -538,3 +563,108 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
         assert injected and "rho1 = 1.0" in injected[0].source
         # what test_notebook_executes checks of a notebook (this one's case is in SLOW_CASES)
         check_ran_quietly(ran)
+
+
+def quoted_commands(path: Path) -> list[list[str]]:
+    """The ``dprisk`` command lines a notebook's prose quotes (````dprisk ARGS````), in order,
+    as argument lists after ``dprisk``; a quote may run over several comment lines."""
+    import shlex
+
+    prose = " ".join(cell.source.replace("\n", " ") for cell in jupytext.read(path).cells
+                     if cell.cell_type == "markdown")
+    return [shlex.split(command)[1:] for command in re.findall(r"``(dprisk [^`]+)``", prose)]
+
+
+def test_the_notebooks_quote_commands():
+    """The reader finds the quoted commands (a reader that found none makes the test below
+    vacuous)."""
+    quoted = {path.stem: quoted_commands(path) for path in NOTEBOOKS}
+    assert quoted["choose_rho"] and len(quoted["population_what_if"]) == 3
+    assert sum(map(len, quoted.values())) >= 7
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if quoted_commands(p)],
+                         ids=lambda p: p.stem)
+def test_the_commands_a_notebook_quotes_run(path, tmp_path, monkeypatch, capsys):
+    """Every ``dprisk`` command of a notebook's prose (its "what to try next") succeeds, run
+    in-process in the order quoted, in one empty directory (the population notebook's three
+    commands read each other's files). Before, choose_rho quoted ``dprisk budget --measure
+    p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which exits 2 (0.6 is never
+    exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
+    from cli_helpers import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    for argv in quoted_commands(path):
+        status, _, err = run_cli(argv, capsys)
+        assert status == 0, f"{path.name}: dprisk {' '.join(argv)}: exit {status}: {err}"
+
+
+def live_view_of(path: Path, monkeypatch) -> tuple:
+    """``(view, parameters)`` of a notebook's live cell, from its parameters cell and that cell
+    alone (run in this process with ``dr``, ``np`` and ``plt``; ``dr.live`` only records its
+    arguments), for a live cell that needs nothing else of the notebook."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import dprisk
+
+    recorded = {}
+    monkeypatch.setattr(dprisk, "live", lambda view, *, ranges=None, **parameters:
+                        recorded.update(view=view, parameters=parameters))
+    cells = [cell for cell in jupytext.read(path).cells if cell.cell_type == "code"]
+    namespace = {"dr": dprisk, "np": np, "plt": plt}
+    for cell in cells:
+        if "parameters" in _tags(cell) or "dr.live(" in cell.source:
+            exec(cell.source, namespace)
+    return recorded["view"], recorded["parameters"]
+
+
+@pytest.mark.parametrize("change", [{}, {"prior": "point:25"}, {"x2_star": 40, "y1_star": 38}])
+def test_the_two_level_live_figure_shows_every_bar_of_the_posterior(change, monkeypatch):
+    """Before, the live figure's k2 axis was fixed to (m - 1, m + 15): with the notebook's own
+    prior ``point:25``, or a release x2* = 40, its bars (at 25; at 36 .. 44) were all outside,
+    and the figure showed none. Every bar above 1e-6 of the largest must be inside."""
+    import matplotlib.pyplot as plt
+
+    view, parameters = live_view_of(NOTEBOOK_DIR / "two_level_what_if.py", monkeypatch)
+    fig, numbers = view(**{**parameters, **change})
+    try:
+        (ax,) = fig.axes
+        low, high = ax.get_xlim()
+        bars = [bar.get_x() + bar.get_width() / 2 for bar in ax.patches]
+        heights = [bar.get_height() for bar in ax.patches]
+        assert bars and all(low < k2 < high for k2, height in zip(bars, heights, strict=True)
+                            if height > 1e-6 * max(heights))
+        assert low < numbers["E[X2 | D]"] < high
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("change", [{}, {"n": 100}, {"known": 50}, {"n": 2000, "q": 0.5}])
+def test_the_unknown_others_live_figure_follows_m_and_n(change, monkeypatch):
+    """The live figure's releases follow m and n: the posterior (p = 1/2) is below 1/2 at the
+    left end of the plotted releases and above at the right end, so the decision threshold
+    is in view. Before, the releases were the parameters cell's (-15 .. 29 for m = 0): with
+    n = 100 (E[X1*] = 31) or m = 50 the whole curve lay below 1/2."""
+    import matplotlib.pyplot as plt
+
+    view, parameters = live_view_of(NOTEBOOK_DIR / "unknown_others_what_if.py", monkeypatch)
+    fig, _ = view(**{**parameters, **change})
+    try:
+        (line,) = fig.axes[0].get_lines()
+        posterior = line.get_ydata()
+        assert posterior[0] < 0.5 < posterior[-1]
+    finally:
+        plt.close(fig)
+
+
+def test_the_whole_record_monte_carlo_check_holds_at_the_census_rho(tmp_path, shared_kernel):
+    """The notebook's "what to try next" sets rho1 to the Census block value. At the test's
+    300 releases (seed 2026) no release picked the target (exact P = 0.00437): the sample's
+    MCSE was 0 and the check ``|0 - 0.00437| < 5 * 0`` stopped the notebook with an
+    AssertionError (about one run in four at 300 releases, 0.2 % at the default 2000). The
+    check now uses the exact answer's error, sqrt(P (1 - P) / n) = 0.0038 here."""
+    nb = jupytext.read(NOTEBOOK_DIR / "whole_record_what_if.py")
+    inject_parameters(nb, {**SMALL_BUDGETS["whole_record_what_if"], "rho1": 0.0992})
+    shared_kernel.run(nb, tmp_path)  # raises CellExecutionError on the failed check
+    check_ran_quietly(nb)

@@ -126,6 +126,17 @@ def test_no_hierarchy_equals_single_level():
                                                      abs=r.neglected_mass + 1e-15)
 
 
+def test_a_block_group_of_a_hundred_blocks_is_computed():
+    """d = 100 other blocks at the Census rho: before, the exact d-fold noise sum left out
+    1.02e-9 of the probability against its 5e-10 share of tail_mass = 1e-9, and the study
+    stopped with RuntimeError "release grid leaves out 1.02e-09 >= tail_mass" (``dprisk
+    marginal --rho1 census:block --rho2 census:block-group --d 100 --x2 1``: exit 1)."""
+    r = p_correct_two_level(x2=1, rho1=RHO1, rho2=RHO2, d=100)
+    assert r.neglected_mass < 1e-9
+    assert r.p_correct_no_hierarchy == pytest.approx(float(single_level.p_correct(RHO1)),
+                                                     abs=r.neglected_mass + 1e-15)
+
+
 @pytest.mark.parametrize("prior", ["improper", "point:1", "truncated:10"])
 def test_grid_widening_does_not_change_result(prior):
     narrow = p_correct_two_level(x2=2, rho1=RHO1, rho2=RHO2, d=27, prior=prior)
