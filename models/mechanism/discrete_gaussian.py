@@ -250,32 +250,6 @@ def _log_tail_sum_wide(start: np.ndarray, rho: np.ndarray, out: np.ndarray) -> n
             rest += np.exp(-r * (2.0 * a * i + i**2)).sum()
         flat[at] = -r * a**2 + np.log1p(rest)
     return out
-    # start = 0: sum_{k >= 0} e^{-rho k^2} = (Z + 1) / 2 exactly (Z = 1 + 2 sum_{k >= 1} by
-    # symmetry), from log Z's series: no terms summed (a rho near 1e-16 would need 6.5e7)
-    zero = start == 0
-    if zero.any():
-        log_z = dg_log_normalizer(rho[zero])
-        flat[zero] = log_z + np.log1p(np.exp(-log_z)) - np.log(2.0)
-    rows = np.flatnonzero(~zero)
-    if not rows.size:
-        return out
-    # rows per chunk: at most TAIL_SUM_CELLS terms held at once (a tiny rho has many terms)
-    widest = int(support_halfwidth_kernel(rho[rows].min(), 1e-20)) + 2
-    chunk = max(1, min(2048, TAIL_SUM_CELLS // widest))
-    for lo in range(0, rows.size, chunk):
-        at = rows[lo : lo + chunk]
-        a = start[at, None]
-        r = rho[at, None]
-        n_terms = int(support_halfwidth_kernel(r.min(), 1e-20)) + 2
-        # terms in blocks of at most TAIL_SUM_CELLS cells (one row at a tiny rho has more than
-        # fit in memory: a MemoryError under 2 GiB); a single block unless so
-        block = max(1, TAIL_SUM_CELLS // len(at))
-        rest = np.zeros(len(at))
-        for first in range(1, n_terms + 1, block):
-            i = np.arange(first, min(first + block, n_terms + 1), dtype=float)
-            rest += np.exp(-r * (2.0 * a * i + i**2)).sum(-1)
-        flat[at] = -r[:, 0] * a[:, 0] ** 2 + np.log1p(rest)
-    return out
 
 
 def log_tail(start, rho) -> np.ndarray:
