@@ -177,6 +177,13 @@ def save_rank_plot(posterior: dict, path: Path, *, random_seed=None, bins: int =
     return p_values
 
 
+def _ordinal_suffix(number: int) -> str:
+    """English ordinal suffix of ``number``: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st."""
+    if number % 100 in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+
+
 def save_trace_plot(posterior: dict, path: Path, *, known: int | None = None) -> None:
     """Save the trace-with-distribution plot of every variable of ``posterior`` (PNG).
 
@@ -222,7 +229,7 @@ def save_trace_plot(posterior: dict, path: Path, *, known: int | None = None) ->
                 right.step(draw[start::step], row[start::step], where="post", linewidth=0.8,
                            label=f"chain {chain}")
             right.yaxis.set_major_locator(MaxNLocator(integer=True))
-            thinned = f", every {step}th" if step > 1 else ""
+            thinned = f", every {step}{_ordinal_suffix(step)}" if step > 1 else ""
             right.set_ylabel(name)
             right.set_title(f"{name}: trace of draws {start}-{values.shape[1] - 1}{thinned}")
         right.set_xlabel("draw")

@@ -73,3 +73,13 @@ def test_plots_are_pngs_with_the_method_stated(converged, tmp_path):
     assert set(p_values) == {"X1", "X2"} and min(p_values.values()) >= ALPHA
     for name in ("rank.png", "trace.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG
+
+
+@pytest.mark.parametrize(("step", "text"), [(2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"),
+                                            (12, "12th"), (21, "21st"), (22, "22nd"),
+                                            (111, "111th")])
+def test_thinned_trace_title_uses_english_ordinals(step, text):
+    """The trace title's "every 2th" read wrongly: the thinning step gets its own suffix."""
+    from dprisk.validation.crosschecks.trace_rank_plots import _ordinal_suffix
+
+    assert f"{step}{_ordinal_suffix(step)}" == text
