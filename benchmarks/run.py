@@ -4,7 +4,8 @@ Speed is reported as ratios against a baseline measured in the same run, never a
 in tests. Each ``benchmarks/bench_*.py`` module exposes ``run() -> dict``; the machine's load
 (``os.getloadavg``) is printed and recorded before and after each module, beside its figures
 in ``benchmarks/last_run.json``. ``python benchmarks/run.py [NAME ...]`` runs only the named
-modules (e.g. ``startup studies``).
+modules (e.g. ``startup studies``); a name
+with no module is refused (exit 2, naming the known ones) before anything runs.
 """
 
 from __future__ import annotations
@@ -322,6 +323,12 @@ def main(names: list[str]) -> int:
     paths = sorted(sorted(HERE.glob("bench_*.py")),
                    key=lambda path: (SLOW_LAST.index(path.stem) + 1 if path.stem in SLOW_LAST
                                      else 0))
+    known = [path.stem.removeprefix("bench_") for path in paths]
+    unknown = [name for name in names if name not in known]
+    if unknown:  # a mistyped name ran nothing and exited 0
+        print(f"benchmarks/run.py: no benchmark named {', '.join(map(repr, unknown))}; "
+              f"the names: {', '.join(known)}", file=sys.stderr)
+        return 2
     for path in paths:
         if names and path.stem.removeprefix("bench_") not in names:
             continue

@@ -78,3 +78,13 @@ def test_a_timed_command_reports_its_system_time_within_its_cpu_time(monkeypatch
     wall, cpu, system = bench._timed([sys.executable, "-c", code])
     assert 0 < system < cpu  # the pages' zeroing is system time, the sum user time
     assert wall > 0
+
+
+def test_run_refuses_a_benchmark_name_it_does_not_know(monkeypatch, capsys):
+    """``run.py reproduc`` ran no module and exited 0; now exit 2 naming the known modules,
+    before any benchmark runs."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    run = load_benchmark("run")
+    assert run.main(["reproduc"]) == 2
+    err = capsys.readouterr().err
+    assert "no benchmark named 'reproduc'" in err and "reproduce" in err
