@@ -18,6 +18,9 @@ from dprisk.validation.figures.decisions_captions import DESCRIPTIONS as _DECISI
 
 __all__ = ["DESCRIPTIONS", "FigureText", "alt_text", "caption", "figure_text"]
 
+#: Legend entries an alt text names for one panel; more are counted ("and N more").
+LEGEND_ENTRIES_SHOWN = 6
+
 #: Figure stem -> (paper figure it mirrors, what is plotted).
 DESCRIPTIONS: dict[str, tuple[str, str]] = {
     "figure1": ("paper Figure 1",
@@ -255,8 +258,11 @@ def alt_text(fig: Figure | FigureText, stem: str) -> str:
             desc = f"{_plain(ax.get_title())}: {desc}" if desc else _plain(ax.get_title())
         legend = ax.get_legend()
         if legend is not None:
-            labels = [_plain(t.get_text()) for t in legend.get_texts()][:6]
-            desc += " (" + "; ".join(labels) + ")"
+            labels = [_plain(t.get_text()) for t in legend.get_texts()]
+            shown = labels[:LEGEND_ENTRIES_SHOWN]
+            if len(labels) > len(shown):  # say what is left out, not cut silently
+                shown.append(f"and {len(labels) - len(shown)} more")
+            desc += " (" + "; ".join(shown) + ")"
         panels.append(desc)
     title = _title(fig) or DESCRIPTIONS.get(stem, (stem, ""))[0]
     n = len(panels)

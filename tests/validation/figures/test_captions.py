@@ -90,3 +90,21 @@ def test_alt_text_keeps_text_outside_math_as_drawn():
     assert alt_text(fig, "sbc_rank_histograms").endswith(
         "gibbs/user:negative_binomial_prior, X1: simulations against block ρ1 (costs $5) "
         "(MC: x1_chain sampler).")
+
+
+def test_alt_text_counts_the_legend_entries_it_leaves_out():
+    """A panel legend of 10 entries was cut to 6 in silence; the rest are now counted."""
+    import matplotlib.pyplot as plt
+
+    from dprisk.validation.figures.captions import LEGEND_ENTRIES_SHOWN, alt_text
+
+    fig, ax = plt.subplots()
+    for k in range(10):
+        ax.plot([0, 1], [k, k], label=f"line {k}")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.legend()
+    text = alt_text(fig, "unlisted_stem")
+    plt.close(fig)
+    assert f"line {LEGEND_ENTRIES_SHOWN - 1}; and {10 - LEGEND_ENTRIES_SHOWN} more)" in text
+    assert f"line {LEGEND_ENTRIES_SHOWN};" not in text
