@@ -130,3 +130,20 @@ def test_rounded_up_never_states_a_bound_below_the_value(value, shown):
     from dprisk.inference.privacy.decision_sizing import rounded_up
 
     assert rounded_up(value) == shown and float(shown) >= value
+
+
+@pytest.mark.parametrize("sub", ["synth", "measure", "risk"])
+def test_help_of_a_subcommand_of_a_command(sub, capsys):
+    """``dprisk help population risk`` was refused (exit 2, "unrecognized arguments")."""
+    status, out, err = run_cli(["help", "population", sub], capsys)
+    assert status == 0 and err == ""
+    assert out == run_cli(["population", sub, "--help"], capsys)[1]
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["help", "population", "rsik"], ("SUBCOMMAND of population", "did you mean risk?")),
+    (["help", "posterior", "x"], ("SUBCOMMAND", "posterior has no subcommands")),
+])
+def test_help_of_an_unknown_subcommand_is_refused(argv, words, capsys):
+    line = _one_error_line(*run_cli(argv, capsys))
+    assert all(word in line for word in words)
