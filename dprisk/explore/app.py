@@ -195,7 +195,8 @@ def build_app(policy: PriorPolicy | None = None) -> pn.Column:
     header = pn.pane.Markdown(
         "## dprisk explore: what-ifs of discrete-Gaussian disclosure risk\n"
         "Change a control: exact answers update at once; slow ones say *computing*. "
-        "Every number box accepts a fraction (1/864); rho boxes accept census:LEVEL.")
+        "Every rate and probability box accepts a fraction (1/864), count boxes whole "
+        "numbers; rho boxes accept census:LEVEL.")
     return pn.Column(header, tabs)
 
 
