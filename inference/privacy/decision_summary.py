@@ -157,7 +157,11 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
 
         rho1, rho2 = census_level("block").rho, census_level("block-group").rho
         total = float(CENSUS_RHO_TOTAL)
-        lower, upper = census_epsilon_pld_bracket(CENSUS_RHO_TOTAL, delta)
+        delta = float(scalar_value(check_probability(delta, "delta"), "delta"))
+        try:
+            lower, upper = census_epsilon_pld_bracket(CENSUS_RHO_TOTAL, delta)
+        except ValueError:  # outside dp-accounting's resolved range (accounting_limits)
+            lower = upper = None
         everything = census_worst_case(CENSUS_RHO_TOTAL, p=0.5).accuracy
     else:
         if rho1 is None:

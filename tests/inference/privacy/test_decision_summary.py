@@ -1,6 +1,7 @@
 """Tests of inference/privacy/decision_summary.py and ``dprisk summary``."""
 
 import json
+import math
 
 import pytest
 from cli_helpers import assert_refused, run_cli, run_json
@@ -87,3 +88,24 @@ def test_census_summary_at_the_noise_the_das_drew():
     half = das.rows[0]
     assert round(half.one_cell.p_correct, 3) == 0.563
     assert round(half.paper.p_correct, 3) == 0.589
+
+
+def test_census_below_the_pld_delta_gives_no_pld_bracket_like_one_level():
+    # below PLD_DELTA_MIN = 1e-20 the PLD bracket is not resolved (accounting_limits): as the
+    # one-level path does, the census path reports it as None and still gives the other
+    # epsilons, instead of refusing the whole summary
+    delta = 1e-25
+    result = decision_summary(census=True, delta=delta)
+    assert result.epsilon_pld_lower is None and result.epsilon_pld_upper is None
+    one_level = decision_summary(rho1=0.5, delta=delta)
+    assert one_level.epsilon_pld_lower is None and one_level.epsilon_pld_upper is None
+    # Bun-Steinke: rho + 2 sqrt(rho log(1/delta)), closed form; 1e-12 relative is float rounding
+    rho = result.rho_total
+    assert result.epsilon_bun_steinke == pytest.approx(
+        rho + 2 * math.sqrt(rho * math.log(1 / delta)), rel=1e-12)
+    assert rho < result.epsilon_cks < result.epsilon_bun_steinke
+    # the rows do not depend on delta: the same as at the default delta, exactly
+    assert result.rows == decision_summary(census=True).rows
+    for bad in (0.0, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="delta"):
+            decision_summary(census=True, delta=bad)
