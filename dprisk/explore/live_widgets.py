@@ -24,7 +24,7 @@ from dprisk.explore.notebook import (
     table_html,
 )
 
-__all__ = ["LIVE_FIGURE_DPI", "NumberControl", "panes", "widget"]
+__all__ = ["LIVE_FIGURE_DPI", "NumberControl", "panes", "settle_sliders", "widget"]
 
 
 class NumberControl(pn.viewable.Viewer):
@@ -42,7 +42,8 @@ class NumberControl(pn.viewable.Viewer):
     value : int or float
     bounds : (start, end), optional
         The slider's range (its step is set from it); ``value`` or a typed value outside it
-        widens the range.
+        widens the range. A typed value the view then refuses does not keep it widened:
+        its ``settle`` puts back the range and the position of the last accepted value.
     """
 
     value = param.Parameter(doc="The current number.")
@@ -76,6 +77,7 @@ class NumberControl(pn.viewable.Viewer):
             self.slider.param.update(width=240, tooltips=False, show_value=False,
                                      css_classes=[f"{css}-slider"])
             self._place_slider(value)  # a value outside the range widens it, as a typed one
+            self._accepted = (self.slider.start, self.slider.end, self.slider.value)
             self.slider.param.watch(self._slid, "value")
             layout = pn.Row(self.slider, self.box, align="end")
         self.box.param.watch(self._typed, "value")
@@ -123,6 +125,30 @@ class NumberControl(pn.viewable.Viewer):
         finally:
             self._syncing = False
 
+    def settle(self, accepted: bool) -> None:
+        """After the view ran: keep or put back the slider's range and position.
+
+        If the view ``accepted`` the values the slider stays as it is; else it gets back the
+        range and position of the last accepted values (those at construction if none was):
+        a refused value, such as ``rho1 = -1``, leaves no widened range.
+
+        The position is set without recomputing, and inside the range, so the browser has
+        nothing to clamp and send back; the box keeps the refused text.
+        """
+        if self.slider is None:
+            return
+        if accepted:
+            self._accepted = (self.slider.start, self.slider.end, self.slider.value)
+            return
+        start, end, position = self._accepted
+        if (self.slider.start, self.slider.end) == (start, end):
+            return  # not widened: the slider already shows a position of its range
+        syncing, self._syncing = self._syncing, True
+        try:
+            self.slider.param.update(value=position, start=start, end=end)
+        finally:
+            self._syncing = syncing
+
     def _place_slider(self, value) -> None:
         if self.slider is None or not math.isfinite(value):
             return
@@ -144,6 +170,13 @@ def widget(name: str, value, ranges: dict):
                                     width=420, css_classes=[f"dprisk-live-{name}-box"])
     return pn.widgets.TextInput(name=name, value=str(value), width=420,
                                 css_classes=[f"dprisk-live-{name}-box"])
+
+
+def settle_sliders(controls: dict, accepted: bool) -> None:
+    """``NumberControl.settle`` for each number control of ``controls``."""
+    for control in controls.values():
+        if isinstance(control, NumberControl):
+            control.settle(accepted)
 
 
 def panes(output) -> list:

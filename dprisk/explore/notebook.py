@@ -350,13 +350,14 @@ class LiveView:
             self._shown = (result, error)
             return
         self._shown = (None, None)
+        from dprisk.explore.live_widgets import panes, settle_sliders
+
+        settle_sliders(self.controls, accepted=error is None)  # a refused value: no widening
         if error is not None:
             import panel as pn
 
             self.output.objects = [pn.pane.HTML(message_html(error))]
         else:
-            from dprisk.explore.live_widgets import panes
-
             self.output.objects = panes(result)
 
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -17,7 +17,10 @@ Update rules:
   first, on the event loop, from the parameters alone: a request above the limits is refused
   at once with one message and never reaches the pool;
 - bad input (text in a number box, a prior file that does not load, a value out of range)
-  shows one line in the page and marks the shown numbers stale; the server keeps serving.
+  shows one line in the page and marks the shown numbers stale; the server keeps serving;
+- the downloads are of the current result only: with none (before the first answer, after
+  bad input, which clears the numbers and says "no current result") their buttons are
+  disabled, never a download of an empty file or of the previous input's numbers.
 """
 
 from __future__ import annotations
@@ -105,7 +108,7 @@ class WhatIfView:
         self.numbers = pn.pane.HTML("", css_classes=["dprisk-numbers"], min_width=320)
         self.figure = pn.pane.Bokeh(plot.figure)
         self.figure_box = pn.Column(self.figure)  # dimmed while its plot is not current
-        downloads = [
+        self.downloads = [  # disabled while there is no current result (see _finish)
             pn.widgets.FileDownload(callback=self._download("json"), filename=f"{name}.json",
                                     label="numbers (JSON)", button_type="light"),
             pn.widgets.FileDownload(callback=self._download("netcdf"), filename=f"{name}.nc",
@@ -113,13 +116,15 @@ class WhatIfView:
             pn.widgets.FileDownload(callback=self._download("png"), filename=f"{name}.png",
                                     label="figure (PNG)", button_type="light"),
         ]
+        for button in self.downloads:
+            button.disabled = True
         for key, widget in controls.items():
             widget.css_classes = [*widget.css_classes, f"dprisk-{name}-{key}"]  # for tests
             widget.param.watch(self._changed if slow else self._refresh_sync, "value")
         self.layout = pn.Row(
             pn.Column(*controls.values(), self.message, width=300),
             pn.Column(pn.Row(self.busy, self.status), self.numbers, self.figure_box,
-                      pn.Row(*downloads), *(extra or [])),
+                      pn.Row(*self.downloads), *(extra or [])),
             name=title,
         )
 
@@ -229,6 +234,7 @@ class WhatIfView:
                                   "no current result</span>")
             self.numbers.object = ""
             self.figure_box.styles = {"opacity": "0.3"}  # the previous input's plot, dimmed
+            self._enable_downloads(False)
             return
         self.message.visible = False
         self.message.object = ""
@@ -237,6 +243,12 @@ class WhatIfView:
         self.numbers.object = self._table(result.numbers)
         self.plot.update(result)
         self.figure_box.styles = {"opacity": "1"}
+        self._enable_downloads(True)
+
+    def _enable_downloads(self, enabled: bool) -> None:
+        """Enable the download buttons with a current result, disable them without one."""
+        for button in self.downloads:
+            button.disabled = not enabled
 
     def _table(self, numbers: dict) -> str:
         rows = "".join(
@@ -247,9 +259,15 @@ class WhatIfView:
         return f"<table class='dprisk-table' id='{self.name}-numbers'>{rows}</table>"
 
     def _download(self, kind: str):
+        """The callback of a download button: the current result's ``kind`` as a file.
+
+        The buttons are disabled while there is no current result; a click that reached the
+        server just before that (``current`` None) raises ``ValueError`` rather than send an
+        empty file or the previous input's numbers.
+        """
         def callback():
             if self.current is None:
-                return io.BytesIO(b"")
+                raise ValueError(f"{self.title}: no current result to download (bad input)")
             data = {"json": self.current.to_json, "netcdf": self.current.to_netcdf,
                     "png": self.current.to_png}[kind]()
             return io.BytesIO(data)

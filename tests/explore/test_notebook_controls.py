@@ -438,3 +438,27 @@ def test_numpy_scalars_get_the_controls_of_python_numbers():
     assert isinstance(panel.controls["exact"], pn.widgets.Checkbox)
     _press_enter(_box(panel, "rho"), "1/4")
     assert calls[-1] == (20, 0.25, True)
+
+
+def test_a_refused_typed_value_does_not_widen_the_slider():
+    """A typed value the view refuses leaves the slider's range and position as they were at
+    the last accepted values. Before, typing ``rho1 = -1`` (refused: rho1 must be > 0) left
+    the slider's range at (-1, 5.0) with its handle at -1. An accepted value outside the
+    range still widens it. Exact comparisons: the bounds and positions are the numbers set."""
+    def view(rho1):
+        if not rho1 > 0:
+            raise ValueError(f"rho1 must be > 0, got {rho1}")
+        return {"rho1": rho1}
+
+    panel = live(view, rho1=0.5, ranges={"rho1": (0.001, 5.0)})
+    slider = panel.controls["rho1"].slider
+    _press_enter(_box(panel, "rho1"), "-1")
+    assert panel.last is None and "rho1 must be &gt; 0" in panel.output.objects[0].object
+    assert (slider.start, slider.end, slider.value) == (0.001, 5.0, 0.5)
+    assert _box(panel, "rho1").value == "-1"  # the box keeps what was typed
+    _press_enter(_box(panel, "rho1"), "8")  # accepted: widens
+    assert panel.last == {"rho1": 8.0} and (slider.start, slider.end) == (0.001, 8.0)
+    _press_enter(_box(panel, "rho1"), "-2")
+    assert (slider.start, slider.end, slider.value) == (0.001, 8.0, 8.0)
+    slider.value = 2.0  # the slider still drives the view
+    assert panel.last == {"rho1": 2.0} and _box(panel, "rho1").value == "2.000"

@@ -1,6 +1,7 @@
 """Panel views without a browser: updates, stale results, bad input, sampling, notebooks."""
 
 import asyncio
+import json
 import types
 
 import numpy as np
@@ -15,6 +16,7 @@ from dprisk.inference.two_level.exact import exact_posterior
 # Panel and Param: imported by the first test that uses them
 app = deferred_module("dprisk.explore.app")
 param = deferred_module("param")
+pn = deferred_module("panel")
 
 TWO = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 0, "prior": "improper"}
 #: Gibbs draws in the sampling test; the MCSE of P[X1 = m+1 | D] is about 0.5 / sqrt(ESS).
@@ -39,6 +41,25 @@ def test_bad_input_shows_a_message_and_no_current_result():
     view.controls["p"].value = "1/3"
     assert not view.message.visible
     assert view.current.numbers["p_correct"] == sl.p_correct(0.099, 1 / 3)
+
+
+def test_downloads_are_disabled_without_a_current_result():
+    """After bad input the view says "no current result" and clears its numbers; its download
+    buttons are then disabled (before: enabled, and a click gave an empty 0-byte file), and
+    enabled again with the next accepted input, whose numbers the JSON download holds."""
+    view = app.single_level_view()
+    view.refresh()
+    downloads = view.layout.select(pn.widgets.FileDownload)  # JSON, netCDF, PNG
+    assert [button.disabled for button in downloads] == [False, False, False]
+    view.controls["p"].value = "abc"
+    assert "no current result" in view.status.object
+    assert [button.disabled for button in downloads] == [True, True, True]
+    with pytest.raises(ValueError, match="no current result"):  # a click that raced it
+        downloads[0].callback()
+    view.controls["p"].value = "1/3"
+    assert [button.disabled for button in downloads] == [False, False, False]
+    downloaded = json.loads(downloads[0].callback().getvalue())  # floats: exact in JSON
+    assert downloaded["p"] == 1 / 3 and downloaded["p_correct"] == sl.p_correct(0.099, 1 / 3)
 
 
 def test_broken_prior_file_is_a_message(tmp_path):
