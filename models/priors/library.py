@@ -185,6 +185,9 @@ class TruncatedUniform(_CountParameterPrior, parameter="upper", kind="truncated"
         The largest value of X2 the adversary considers possible.
     """
 
+    def __init__(self, upper: int, /):
+        super().__init__(upper)
+
     def support(self, k1):
         """``(k1, upper)``."""
         return k1, self.upper
@@ -221,6 +224,9 @@ class PointMass(_CountParameterPrior, parameter="k", kind="point",
     k : int (k >= 0)
         The value of X2 the adversary is certain of.
     """
+
+    def __init__(self, k: int, /):
+        super().__init__(k)
 
     def support(self, k1):
         """``(k, k)``."""

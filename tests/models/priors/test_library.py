@@ -215,3 +215,15 @@ def test_user_prior_arguments_of_the_wrong_type(kwargs, match):
     with pytest.raises(TypeError, match=match):
         UserPrior(zero, **kwargs)
     assert not UserPrior(zero, is_proper=np.bool_(False), log_weight_max=np.float64(0)).is_proper
+
+
+@pytest.mark.parametrize("cls", [TruncatedUniform, PointMass])
+def test_signature_names_the_documented_parameter(cls):
+    """The reference page documents ``upper`` / ``k``: the constructor's parameter is so named
+    (it was ``value``, positional-only, in the shared base class's signature)."""
+    import inspect
+
+    from numpydoc.docscrape import ClassDoc
+
+    documented = [param.name for param in ClassDoc(cls)["Parameters"]]
+    assert list(inspect.signature(cls).parameters) == documented == [cls.parameter]
