@@ -67,17 +67,19 @@ def mc_standin(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
 
 
 class Counting:
-    """Counts its calls; raises after ``fail_after`` calls (simulated interruption)."""
+    """``standin`` (:func:`exact_standin` by default), counting its calls; raises after
+    ``fail_after`` calls (simulated interruption)."""
 
-    def __init__(self, fail_after=None):
+    def __init__(self, fail_after=None, standin=exact_standin):
         self.calls = 0
         self.fail_after = fail_after
+        self.standin = standin
 
     def __call__(self, **kwargs):
         if self.fail_after is not None and self.calls >= self.fail_after:
             raise KeyboardInterrupt("simulated interruption")
         self.calls += 1
-        return exact_standin(**kwargs)
+        return self.standin(**kwargs)
 
 
 BASE = {"rho1": RHO_BLOCK, "d": 27, "progress": False}
@@ -261,20 +263,6 @@ def test_rerun_with_different_parameters_refuses(tmp_path):
         sweep(**{**SWEEP_2D, "x2": [1, 2]}, quantity=Counting(), out=out)
 
 
-class CountingMC:
-    """:func:`mc_standin`, raising after ``fail_after`` calls (simulated interruption)."""
-
-    def __init__(self, fail_after=None):
-        self.calls = 0
-        self.fail_after = fail_after
-
-    def __call__(self, **kwargs):
-        if self.fail_after is not None and self.calls >= self.fail_after:
-            raise KeyboardInterrupt("simulated interruption")
-        self.calls += 1
-        return mc_standin(**kwargs)
-
-
 def test_rerun_with_other_monte_carlo_options_refuses(tmp_path):
     """The Monte Carlo options (the root seed, the draws) define the results as much as the
     grid does: chunks of seed 2024 must not be resumed under seed 2025 (with the options left
@@ -282,13 +270,13 @@ def test_rerun_with_other_monte_carlo_options_refuses(tmp_path):
     out = tmp_path / "sweep.nc"
     options = {"seed": 2024, "n_draws": 50}
     with pytest.raises(KeyboardInterrupt):
-        sweep(**{**MC_SWEEP, "quantity": CountingMC(fail_after=2)}, mc_options=options,
-              chunk_size=1, out=out)
+        sweep(**{**MC_SWEEP, "quantity": Counting(fail_after=2, standin=mc_standin)},
+              mc_options=options, chunk_size=1, out=out)
     for change in ({"seed": 2025}, {"n_draws": 60}):
         with pytest.raises(ValueError, match="chunks of a different sweep"):
-            sweep(**{**MC_SWEEP, "quantity": CountingMC()}, mc_options={**options, **change},
-                  chunk_size=1, out=out)
-    counter = CountingMC()
+            sweep(**{**MC_SWEEP, "quantity": Counting(standin=mc_standin)},
+                  mc_options={**options, **change}, chunk_size=1, out=out)
+    counter = Counting(standin=mc_standin)
     sweep(**{**MC_SWEEP, "quantity": counter}, mc_options=options, chunk_size=1, out=out)
     assert counter.calls == 6 - 2  # the same options resume
 
