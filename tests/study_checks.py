@@ -25,3 +25,11 @@ def assert_thresholds_are_the_scanned_ones(threshold, tie, tables, js):
     assert (odds > TIE_ATOL).any(axis=1).all() and (first > 0).all()
     np.testing.assert_array_equal(threshold, js[first])
     np.testing.assert_array_equal(tie, np.abs(odds[np.arange(size), first - 1]) <= TIE_ATOL)
+
+
+def numbers_without_units(datasets, kinds="fiu"):
+    """``"KEY/NAME"`` of every numeric variable or coordinate (dtype kind in ``kinds``) of the
+    ``{key: xarray.Dataset}`` ``datasets`` that has no ``units`` attribute (DESIGN §5)."""
+    return [f"{key}/{name}" for key, ds in datasets.items()
+            for name, v in [*ds.data_vars.items(), *ds.coords.items()]
+            if v.dtype.kind in kinds and "units" not in v.attrs]

@@ -8,6 +8,7 @@ TOLERANCE = 1e-9, far above their rounding); at one level the two coincide.
 
 import numpy as np
 import pytest
+from study_checks import numbers_without_units
 
 from dprisk.inference.privacy.decision_summary import PAPER_PRIORS, decision_summary
 from dprisk.validation.beyond import das_noise
@@ -67,10 +68,7 @@ def test_figure_has_its_caption(result):
 
 def test_every_number_of_the_section_has_units(result):
     # the decision summary's groups of results.nc had no units at all (17 numeric variables)
-    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
-               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-               if v.dtype.kind in "fiu" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units(result.datasets)
     table, das = result.datasets["table"], result.datasets["das_noise"]
     assert table["marginal_risk"].attrs["units"] == das["marginal_risk"].attrs["units"] == "ratio"
     assert table["accuracy"].attrs["units"] == das["p_correct"].attrs["units"] == "probability"

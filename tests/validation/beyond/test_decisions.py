@@ -6,6 +6,7 @@ figure grid is the API's answer and meets its target; every figure has its capti
 
 import numpy as np
 import pytest
+from study_checks import numbers_without_units
 
 from dprisk.inference.privacy.budget import measure_function
 from dprisk.validation.beyond import decisions as decisions_study
@@ -57,9 +58,6 @@ def test_figures_have_captions(result):
 def test_every_number_of_the_section_has_units(result):
     # the decisions groups of results.nc (epsilon_table, rho_star, risk_profile) had no units
     # on any of their 15 numeric variables and coordinates
-    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
-               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-               if v.dtype.kind in "fiu" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units(result.datasets)
     assert result.datasets["rho_star"]["target_marginal_risk"].attrs["units"] == "ratio"
     assert result.datasets["risk_profile"]["p"].attrs["units"] == "probability"

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from study_checks import assert_records_match
+from study_checks import assert_records_match, numbers_without_units
 
 from dprisk.inference.population.categories import N_DETAILED_CELLS
 from dprisk.inference.population.measurements import BlockMeasurements
@@ -150,7 +150,5 @@ def test_a_wrong_answer_is_caught(small_study):
 def test_every_number_of_the_data_has_units(small_study):
     # results.nc's population group had no units on any of its 8 numeric variables
     data = small_study.datasets["population_by_band"]
-    missing = [name for name, v in [*data.data_vars.items(), *data.coords.items()]
-               if v.dtype.kind in "fiu" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units({"population_by_band": data})
     assert data["persons"].attrs["units"] == "persons"

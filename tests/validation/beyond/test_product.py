@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from study_checks import assert_records_match
+from study_checks import assert_records_match, numbers_without_units
 
 from dprisk.inference.product import exact
 from dprisk.models.census.allocation import census_level
@@ -66,8 +66,5 @@ def test_figure_has_a_caption(result):
 
 def test_every_number_of_the_data_has_units(result):
     # results.nc's product groups had no units on any of their 10 numeric variables
-    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
-               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-               if v.dtype.kind in "fiu" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units(result.datasets)
     assert result.datasets["product_risk"]["against_rho1"].attrs["units"] == "probability"

@@ -1,6 +1,7 @@
 """The "beyond the paper: the whole record" study at a tiny budget: records and figures."""
 
 import numpy as np
+from study_checks import numbers_without_units
 
 from dprisk.validation.beyond.whole_record import study
 from dprisk.validation.paper.records import validate_records
@@ -26,10 +27,7 @@ def test_study_records_and_figures():
     assert not any("nan" in note for note in result.notes)
     assert "(exact P[MAP]): P[MAP] 0.00414 ± 0, E[posterior] not computed" in result.notes[2]
     # results.nc's whole_record groups had no units on any of their 17 numeric variables
-    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
-               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-               if v.dtype.kind in "fiu" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units(result.datasets)
     strategy = result.datasets["strategy"]
     # the detailed query alone is exact; the eleven queries can only add information
     assert strategy["p_map_correct_mcse"].values[0] == 0.0

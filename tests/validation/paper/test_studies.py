@@ -3,6 +3,7 @@
 import pytest
 import xarray as xr
 from matplotlib.figure import Figure
+from study_checks import numbers_without_units
 
 from dprisk.validation.figures.two_level import census_rhos
 from dprisk.validation.paper import published as pub
@@ -72,9 +73,6 @@ def test_tile_procedure_brackets_the_stationary_masses():
 def test_every_quantity_of_the_study_data_has_units(result):
     # results.nc's studies groups (Figures 4-6, S4 and the Monte Carlo runs) had no units on
     # their probabilities (P[correct], the posterior, gain, loss, tie mass, MCSE: 95 of 134)
-    missing = [f"{key}/{name}" for key, ds in result.datasets.items()
-               for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-               if v.dtype.kind == "f" and "units" not in v.attrs]
-    assert not missing
+    assert not numbers_without_units(result.datasets, kinds="f")
     assert result.datasets["figure5"]["p_correct"].attrs["units"] == "probability"
     assert result.datasets["mc"]["seconds"].attrs["units"] == "s"
