@@ -22,7 +22,8 @@ from dprisk.models.priors.base import (
     running_user_code,
 )
 
-__all__ = ["bad_prior_spec", "bare_logp", "load_prior_file", "prior_file_digest", "wrap_hint"]
+__all__ = ["bad_prior_spec", "bare_logp", "file_spec_parts", "load_prior_file", "prior_file_digest",
+           "wrap_hint"]
 
 
 def bad_prior_spec(spec: str, why: str) -> ValueError:
@@ -77,6 +78,17 @@ def _prior_path(spec: str, path_text: str) -> Path:
     return path.resolve()
 
 
+def file_spec_parts(text: str) -> tuple[str, str] | None:
+    """``(PATH, NAME)`` of a stripped ``PATH.py:NAME`` spec; None for a spec of another form.
+
+    Split at the last colon (a Windows drive's colon stays in PATH).
+    """
+    if ".py:" not in text:
+        return None
+    path_text, name = text.rsplit(":", 1)
+    return path_text, name
+
+
 def prior_file_digest(spec: str) -> str | None:
     """The SHA-256 (hex) of the Python file of a ``PATH.py:NAME`` prior; None for other specs.
 
@@ -90,10 +102,10 @@ def prior_file_digest(spec: str) -> str | None:
         One line naming the prior when its file does not exist.
     """
     text = spec.strip()
-    if ".py:" not in text:
+    parts = file_spec_parts(text)
+    if parts is None:
         return None
-    path_text, _ = text.rsplit(":", 1)
-    return hashlib.sha256(_prior_path(text, path_text).read_bytes()).hexdigest()
+    return hashlib.sha256(_prior_path(text, parts[0]).read_bytes()).hexdigest()
 
 
 def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:

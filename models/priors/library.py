@@ -81,7 +81,13 @@ from dprisk.models.priors.base import (
     pytensor_tensor,
     switch_or_neg_inf,
 )
-from dprisk.models.priors.files import bad_prior_spec, bare_logp, load_prior_file, wrap_hint
+from dprisk.models.priors.files import (
+    bad_prior_spec,
+    bare_logp,
+    file_spec_parts,
+    load_prior_file,
+    wrap_hint,
+)
 
 __all__ = [
     "PRIOR_FORMS",
@@ -380,8 +386,8 @@ def parse_prior(spec) -> X2Prior:
     text = spec.strip()
     if text == "improper":
         return ImproperUniform()
-    if ".py:" in text:
-        path_text, name = text.rsplit(":", 1)
+    if (parts := file_spec_parts(text)) is not None:
+        path_text, name = parts
         if not name.isidentifier():
             raise bad_prior_spec(spec, f"NAME must be a Python identifier, got {name!r}")
         return load_prior_file(text, path_text, name)
