@@ -59,3 +59,30 @@ def test_sbc_of_the_two_level_histogram_sampler():
     res = cell_sbc(120, prior=[0.5, 0.3, 0.2], known=[0, 1, 0], rho1=0.5, rho2=0.5, d=2,
                    x2_prior="truncated:5", n_draws=19, tune=20, random_seed=4)
     assert res.test.p_value > SBC_P_MIN
+
+
+@pytest.mark.slow
+def test_cell_sbc_pooled_over_seeds():
+    """The report's SBC setting (tune 20, L = 19) with ten times its 200 simulations, ten
+    seeds pooled: a biased sampler the report's one run could miss by chance is rejected here
+    (the report's seed gave p = 0.0014, just above the threshold; 2026-12-01, pooled p 0.21)."""
+    import numpy as np
+    from scipy.stats import chisquare
+
+    counts = sum(cell_sbc(200, prior=[0.5, 0.3, 0.2], known=[0, 1, 0], rho1=0.5, rho2=0.5,
+                          d=2, x2_prior="truncated:5", n_draws=19, tune=20,
+                          random_seed=1000 + seed).test.counts for seed in range(10))
+    assert int(np.sum(counts)) == 2000
+    assert chisquare(counts).pvalue > SBC_P_MIN
+
+
+def test_the_reports_sbc_verdict_follows_the_sbc_studys_threshold():
+    from types import SimpleNamespace
+
+    from dprisk.validation.beyond.whole_record import _sbc_verdict
+
+    def verdict(p):
+        return _sbc_verdict(SimpleNamespace(test=SimpleNamespace(p_value=p)))
+
+    assert verdict(0.0014).startswith("passes (smallest p 0.0014 > 0.001")
+    assert verdict(0.001).startswith("FAILS") and verdict(1e-5).startswith("FAILS")
