@@ -388,7 +388,11 @@ def _study_section(study: StudyResult) -> list[str]:
     parts.extend(f"<p>{_collapsible(note)}</p>" for note in study.notes)
     parts.extend(_figure_html(study, stem) for stem in study.figures)
     for block in study.diagnostics:
-        first = block.strip().splitlines()[0] if block.strip() else "diagnostics"
+        lines = block.strip().splitlines()
+        if len(lines) == 1:  # a sentence: shown once, not again under its own summary
+            parts.append(f"<p>{esc(lines[0])}</p>")
+            continue
+        first = lines[0] if lines else "diagnostics"
         parts.append(f"<details><summary>{esc(first)}</summary><pre>{esc(block)}</pre></details>")
     return parts
 

@@ -316,3 +316,13 @@ def test_checks_without_a_published_number_are_counted_apart(tmp_path, monkeypat
     assert "1 checks of the suite (no published number; match: it passes): " \
            "<span class='match'><b>match</b> 1</span>" in counts
     assert "1 claims of the paper checked" in counts
+
+
+def test_a_one_line_diagnostic_is_shown_once():
+    """A one-sentence diagnostic was repeated in full under a summary holding the same sentence
+    (the whole-record SBC line, twice on the page); a table keeps its header as summary."""
+    study = _fake_study(paper_scale=False)
+    study.diagnostics = ["SBC: p = 0.5 (seed 3): passes.", "mean  sd  r_hat\nx   1.0 0.1 1.00"]
+    html = "".join(PAGE._study_section(study))
+    assert html.count("SBC: p = 0.5 (seed 3): passes.") == 1
+    assert "<details><summary>mean  sd  r_hat</summary><pre>mean  sd  r_hat\nx" in html
