@@ -27,12 +27,13 @@ def assert_thresholds_are_the_scanned_ones(threshold, tie, tables, js):
     np.testing.assert_array_equal(tie, np.abs(odds[np.arange(size), first - 1]) <= TIE_ATOL)
 
 
-def numbers_without_units(datasets, kinds="fiu"):
+def numbers_without_units(datasets, kinds="fiu", attribute="units"):
     """``"KEY/NAME"`` of every numeric variable or coordinate (dtype kind in ``kinds``) of the
-    ``{key: xarray.Dataset}`` ``datasets`` that has no ``units`` attribute (DESIGN §5)."""
+    ``{key: xarray.Dataset}`` ``datasets`` that has no ``units`` attribute (DESIGN §5), or no
+    ``attribute`` (``"long_name"``: none says what it is)."""
     return [f"{key}/{name}" for key, ds in datasets.items()
             for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-            if v.dtype.kind in kinds and "units" not in v.attrs]
+            if v.dtype.kind in kinds and attribute not in v.attrs]
 
 
 def numbers_without_units_in_results(name, datasets, path):

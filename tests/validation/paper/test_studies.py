@@ -80,3 +80,6 @@ def test_every_quantity_of_the_study_data_has_units(result, tmp_path):
     assert result.datasets["figure5"]["p_correct"].attrs["units"] == "probability"
     assert result.datasets["mc"]["seconds"].attrs["units"] == "s"
     assert result.datasets["mc"]["random_seed"].attrs["units"] == "1"
+    # 13 numbers of Figures 5, 6 and S4's table (gain, loss, P[correct] without the
+    # hierarchy, x2, ...) did not say what they are
+    assert not numbers_without_units(result.datasets, attribute="long_name")
