@@ -39,8 +39,9 @@ def numbers_without_units(datasets, kinds="fiu", attribute="units"):
 def numbers_without_units_in_results(name, datasets, path):
     """:func:`numbers_without_units` of ``results.nc`` as the report writes ``datasets`` (the
     groups ``/name/KEY``, :func:`dprisk.validation.report.tree_netcdf.write_tree`) to ``path``
-    and reads them back (``"/name/KEY/NAME"``; kinds ``fiu``); also checks that every
-    variable's and coordinate's attributes come back as they were written."""
+    and reads them back (``"/name/KEY/NAME"``; kinds ``fiu``), then those without a
+    ``long_name`` (``"/name/KEY/NAME long_name"``); also checks that every variable's and
+    coordinate's attributes come back as they were written."""
     import xarray as xr
 
     from dprisk.validation.report.tree_netcdf import write_tree
@@ -55,4 +56,5 @@ def numbers_without_units_in_results(name, datasets, path):
         read = back[f"/{name}/{key}"]
         for var in ds.variables:
             assert read[var].attrs == ds[var].attrs, (key, var)
-    return numbers_without_units(back)
+    return numbers_without_units(back) + [
+        f"{name} long_name" for name in numbers_without_units(back, attribute="long_name")]
