@@ -371,6 +371,32 @@ SLOW_CASES = {
     "population[4]":
         "[2]: the same streamed run's peak against one copy's; a whole-table path's peak is "
         "1.87x at two copies (3.61x at four), over the 1.25x bound (about 1.3 s of CPU less)",
+    # -- tests/validation/report: every number of results.nc has units and a long_name
+    **{"validation/report/test_results_units.py::test_every_number_of_results_nc_has_units_"
+       f"and_a_long_name[{case}]":
+       f"[beyond.decision_summary] (the same write_report, results.nc read back and checked) "
+       f"with {covered}, which checks the same study's datasets (2-17 s of CPU each here: the "
+       "study and its figures)"
+       for case, covered in (
+           ("paper.single_level", "paper/test_single_level.py::test_study_for_the_report"),
+           ("paper.two_level", "paper/test_two_level.py::TestStudy::test_every_number_has_"
+                               "units and crosschecks/test_crosscheck.py::test_every_number_of_"
+                               "the_table_has_units"),
+           ("paper.studies", "paper/test_studies.py::test_every_quantity_of_the_study_data_"
+                             "has_units"),
+           ("paper.supplement", "paper/test_supplement.py::test_every_number_of_the_study_"
+                                "has_units"),
+           ("sbc.study", "sbc/test_calibration.py::test_every_number_of_the_study_has_units"),
+           ("beyond.decisions", "beyond/test_decisions.py::test_every_number_of_the_section_"
+                                "has_units"),
+           ("beyond.whole_record", "beyond/test_whole_record.py::test_study_records_and_"
+                                   "figures"),
+           ("beyond.unknown_others", "beyond/test_unknown_others.py::test_every_number_of_the_"
+                                     "data_has_units"),
+           ("beyond.product", "beyond/test_product.py::test_every_number_of_the_data_has_"
+                              "units"),
+           ("beyond.population", "beyond/test_population_section.py::test_every_number_of_"
+                                 "the_data_has_units"))},
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",

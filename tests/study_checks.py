@@ -27,9 +27,34 @@ def assert_thresholds_are_the_scanned_ones(threshold, tie, tables, js):
     np.testing.assert_array_equal(tie, np.abs(odds[np.arange(size), first - 1]) <= TIE_ATOL)
 
 
-def numbers_without_units(datasets, kinds="fiu"):
+def numbers_without_units(datasets, kinds="fiu", attribute="units"):
     """``"KEY/NAME"`` of every numeric variable or coordinate (dtype kind in ``kinds``) of the
-    ``{key: xarray.Dataset}`` ``datasets`` that has no ``units`` attribute (DESIGN §5)."""
+    ``{key: xarray.Dataset}`` ``datasets`` that has no ``units`` attribute (DESIGN §5), or no
+    ``attribute`` (``"long_name"``: none says what it is)."""
     return [f"{key}/{name}" for key, ds in datasets.items()
             for name, v in [*ds.data_vars.items(), *ds.coords.items()]
-            if v.dtype.kind in kinds and "units" not in v.attrs]
+            if v.dtype.kind in kinds and attribute not in v.attrs]
+
+
+def numbers_without_units_in_results(name, datasets, path):
+    """:func:`numbers_without_units` of ``results.nc`` as the report writes ``datasets`` (the
+    groups ``/name/KEY``, :func:`dprisk.validation.report.tree_netcdf.write_tree`) to ``path``
+    and reads them back (``"/name/KEY/NAME"``; kinds ``fiu``), then those without a
+    ``long_name`` (``"/name/KEY/NAME long_name"``); also checks that every variable's and
+    coordinate's attributes come back as they were written."""
+    import xarray as xr
+
+    from dprisk.validation.report.tree_netcdf import write_tree
+
+    write_tree(xr.DataTree.from_dict({f"/{name}/{key}": ds for key, ds in datasets.items()}),
+               path)
+    with xr.open_datatree(path) as tree:
+        back = {node.path: node.to_dataset(inherit=False) for node in tree.subtree
+                if node.has_data}
+    assert back.keys() == {f"/{name}/{key}" for key in datasets}
+    for key, ds in datasets.items():
+        read = back[f"/{name}/{key}"]
+        for var in ds.variables:
+            assert read[var].attrs == ds[var].attrs, (key, var)
+    return numbers_without_units(back) + [
+        f"{name} long_name" for name in numbers_without_units(back, attribute="long_name")]

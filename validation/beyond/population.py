@@ -91,6 +91,16 @@ CENSUS_SOURCE = ("Abowd et al. 2023, arXiv:2312.11283 (HDSR submission of 14 Dec
 #: The shares of the section, by band and adversary.
 SHARES = ("map_correct_nonmodal", "mdg_correct_nonmodal", "prg_correct_nonmodal",
           "map_correct", "mean_posterior_true")
+#: ``long_name`` of each share (:mod:`dprisk.inference.population.metrics`).
+_SHARE_NAMES = {
+    "map_correct_nonmodal": "share of the non-modal persons whose MAP category is right",
+    "mdg_correct_nonmodal": "share of the non-modal persons guessed right as the block's "
+                            "noisy modal category",
+    "prg_correct_nonmodal": "expected share of the non-modal persons guessed right in "
+                            "proportion to their group's positive noisy cells",
+    "map_correct": "share of the persons whose MAP category is right",
+    "mean_posterior_true": "mean posterior of the person's true category",
+}
 _SOURCE = ("beyond the paper: every person of a population (issue 34 part 5; "
            "docs/noise-conventions.md), independent recomputation from the per-person answers")
 _TOLERANCE = 1e-12
@@ -157,11 +167,14 @@ def population_by_band(frame, measurements) -> tuple[xr.Dataset, dict]:
     # probability
     dataset = xr.Dataset(
         {**{name: (("adversary", "band"), values,
-                   {"units": "probability" if name == "mean_posterior_true" else "1"})
+                   {"long_name": _SHARE_NAMES[name],
+                    "units": "probability" if name == "mean_posterior_true" else "1"})
             for name, values in data.items()},
-         "persons": ("band", persons, {"units": "persons"}),
-         "nonmodal_persons": ("band", nonmodal, {"units": "persons"}),
-         "blocks": ("band", blocks, {"units": "blocks"})},
+         "persons": ("band", persons, {"long_name": "persons in the band", "units": "persons"}),
+         "nonmodal_persons": ("band", nonmodal, {"long_name": "persons whose category is not "
+                                                              "their block's modal one",
+                                                 "units": "persons"}),
+         "blocks": ("band", blocks, {"long_name": "blocks in the band", "units": "blocks"})},
         coords={"adversary": list(ADVERSARIES), "band": bands},
         attrs={"persons_total": len(frame), "blocks": int(variance.size),
                "noise_variance": float(variance.min()), "prior": "tract", "seed": SEED,

@@ -97,8 +97,12 @@ def risk_grid(rho1_grid=RHO1_GRID, d_grid=D_GRID, p: float = P_PRIOR) -> xr.Data
     coords = {"release": list(RELEASES), "measure": list(_MEASURES)}
     probability = {"units": "probability"}  # the measures: posterior, P[correct], accuracy
     return xr.Dataset(
-        {"against_rho1": (("release", "measure", "rho1"), by_rho, probability),
-         "against_d": (("release", "measure", "d"), by_d, probability)},
+        {"against_rho1": (("release", "measure", "rho1"), by_rho,
+                          {"long_name": "the measure against the block rho1 (3 others)",
+                           **probability}),
+         "against_d": (("release", "measure", "d"), by_d,
+                       {"long_name": "the measure against the other blocks d (1 each)",
+                        **probability})},
         coords={**coords,
                 "rho1": ("rho1", rhos, {"long_name": "block rho1 (zCDP)", "units": "1"}),
                 "d": ("d", np.asarray(d_grid), {"long_name": "other blocks in the block group",

@@ -89,13 +89,18 @@ def risk_against_n(n_grid=N_GRID, q_grid=Q_GRID, rho_grid=None, p: float = P_PRI
                                               "units": "persons"})}
     ratio, probability = {"units": "ratio"}, {"units": "probability"}
     return xr.Dataset(
-        {"marginal_risk": (("rho1", "q", "n"), risk, ratio),
-         "p_correct": (("rho1", "q", "n"), correct, probability),
-         "accuracy": (("rho1", "q", "n"), accuracy, probability),
+        {"marginal_risk": (("rho1", "q", "n"), risk,
+                           {"long_name": "marginal risk R (target has c)", **ratio}),
+         "p_correct": (("rho1", "q", "n"), correct,
+                       {"long_name": "P[correct decision] (target has c)", **probability}),
+         "accuracy": (("rho1", "q", "n"), accuracy,
+                      {"long_name": "Bayes accuracy (target has c with probability p)",
+                       **probability}),
          "single_level_risk": ("rho1", single_level.marginal_risk(np.asarray(rho_grid), p),
-                               ratio),
+                               {"long_name": "marginal risk R, no unknown others", **ratio}),
          "single_level_p_correct": ("rho1", single_level.p_correct(np.asarray(rho_grid), p),
-                                    probability)},
+                                    {"long_name": "P[correct decision], no unknown others",
+                                     **probability})},
         coords=coords,
         attrs={"p": p, "truth": "target has c; the n others' count ~ Binomial(n, q)",
                "model": "X1 = m + B_t + Binomial(n, q), x1* = X1 + DG(0, 1/(2 rho1))"},

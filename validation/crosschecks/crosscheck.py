@@ -70,6 +70,17 @@ PRIORS = (
     "models/examples/negative_binomial_prior.py:prior",
 )
 QUANTITIES = ("prob_x1", "x2_mean")
+#: Units of the quantities' estimates: ``prob_x1`` is a probability, ``x2_mean`` a count.
+_PER_QUANTITY = "probability (prob_x1), persons (x2_mean)"
+#: The table's ``long_name`` and ``units`` of each per-cell array (:func:`crosscheck_cells`).
+_CELL_ATTRS = {
+    "estimate": {"long_name": "Monte Carlo estimate (mean over the draws)", "units": _PER_QUANTITY},
+    "mcse": {"long_name": "Monte Carlo standard error of the estimate", "units": _PER_QUANTITY},
+    "exact": {"long_name": "exact value of the quantity", "units": _PER_QUANTITY},
+    "z": {"long_name": "(estimate - exact) / mcse", "units": "1"},
+    "r_hat": {"long_name": "rank-normalised split R-hat", "units": "1"},
+    "ess_bulk": {"long_name": "bulk effective sample size", "units": "draws"},
+}
 
 
 @dataclass(frozen=True)
@@ -389,18 +400,20 @@ def crosscheck_table(
     dims = ("release", "prior", "method", "quantity")
     table = xr.Dataset(
         {
-            **{name: (dims, values) for name, values in merged.items()},
-            "seconds": (dims[:3], seconds, {"units": "s"}),
-            "seed": (dims[:3], seeds),
+            **{name: (dims, values, _CELL_ATTRS[name]) for name, values in merged.items()},
+            "seconds": (dims[:3], seconds, {"long_name": "wall time of the run", "units": "s"}),
+            "seed": (dims[:3], seeds, {"long_name": "random seed of the run", "units": "1"}),
         },
         coords={
-            "release": np.arange(len(releases)),
-            "x1_star": ("release", [r[0] for r in releases]),
-            "x2_star": ("release", [r[1] for r in releases]),
-            "y1_star": ("release", [r[2] for r in releases]),
+            "release": ("release", np.arange(len(releases)),
+                        {"long_name": "index of the release", "units": "1"}),
+            **{f"{name}_star": ("release", [r[i] for r in releases],
+                                {"long_name": f"released count {name}*", "units": "persons"})
+               for i, name in enumerate(("x1", "x2", "y1"))},
             "prior": np.array(priors, dtype=str),
             "method": np.array(methods, dtype=str),
-            "quantity": np.array(QUANTITIES, dtype=str),
+            "quantity": ("quantity", np.array(QUANTITIES, dtype=str),
+                         {"long_name": "prob_x1 = P[X1 = m + 1 | D], x2_mean = E[X2 | D]"}),
         },
         attrs={**{k: float(v) for k, v in params.items()}, "battery": battery,
                "random_seed": random_seed, "n_mcse": N_MCSE, "rhat_max": RHAT_MAX,

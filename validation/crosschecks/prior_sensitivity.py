@@ -101,14 +101,23 @@ def prior_sensitivity_table(*, rho1=None, rho2=None, d=27, p=0.5, scenarios=SCEN
         data,
         coords={"scenario": labels,
                 "prior": ("scenario", [s[1] for s in scenarios]),
-                "x1": ("scenario", [s[2] for s in scenarios], {"units": "persons"}),
-                "x2": ("scenario", [s[3] for s in scenarios], {"units": "persons"})},
+                "x1": ("scenario", [s[2] for s in scenarios],
+                       {"long_name": "true block count x1", "units": "persons"}),
+                "x2": ("scenario", [s[3] for s in scenarios],
+                       {"long_name": "true block-group count x2", "units": "persons"})},
         attrs={"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": 0},
     )
     ds["p_correct"].attrs["long_name"] = "P[correct], exact posterior, ties to m"
     ds["p_correct_ties_up"].attrs["long_name"] = "P[correct], exact posterior, ties to m+1"
     ds["p_correct_variant"].attrs["long_name"] = "P[correct], constraint-dropping Gibbs"
+    ds["tie_mass"].attrs["long_name"] = "P[posterior exactly 1/2]"
+    ds["p_correct_no_hierarchy"].attrs["long_name"] = "P[correct] from x1* alone"
+    ds["gain"].attrs["long_name"] = "P[gain]: the hierarchy turns a wrong decision correct"
+    ds["loss"].attrs["long_name"] = "P[loss]: the hierarchy turns a correct decision wrong"
     if draws is not None:
+        ds["p_correct_variant_draws"].attrs["long_name"] = (
+            f"expected P[correct], variant, {draws} Gibbs draws per release, "
+            f"ties -> {ties_draws}")
         ds.attrs.update(draws=int(draws), ties_draws=ties_draws)
     for variable in ds.data_vars.values():  # P[correct], tie mass, gain, loss
         variable.attrs["units"] = "probability"

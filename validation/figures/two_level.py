@@ -51,6 +51,10 @@ FIGURE6_X2 = (1, 10, 100)
 #: The x2 values averaged for the paper's "x2 > 3" line (Figure 5 shows x2 = 1..10).
 PLATEAU = (4, 10)
 _PC_LABEL = "P[correct decision about X1] (probability)"
+#: ``long_name`` of the gain, the loss and the single-level P[correct] (Figures 5, 6; S4).
+_GAIN = "P[gain]: the hierarchy turns a wrong decision from x1* alone into a correct one"
+_LOSS = "P[loss]: the hierarchy turns a correct decision from x1* alone into a wrong one"
+_NO_HIERARCHY = "P[correct] from x1* alone"
 
 
 def census_rhos() -> tuple[float, float]:
@@ -117,19 +121,21 @@ def figure5_data(*, x2_values=FIGURE5_X2, rho1=None, rho2=None, d=27, p=0.5,
         {
             "p_correct": ("x2", [r.p_correct for r in exact],
                           {"long_name": "P[correct], exact posterior"}),
-            "gain": ("x2", [r.gain for r in exact]),
-            "loss": ("x2", [r.loss for r in exact]),
+            "gain": ("x2", [r.gain for r in exact], {"long_name": _GAIN}),
+            "loss": ("x2", [r.loss for r in exact], {"long_name": _LOSS}),
             "p_correct_variant": ("x2", [r.p_correct for r in variant],
                                   {"long_name": "P[correct], constraint-dropping Gibbs "
                                                 "variant (stationary)"}),
-            "p_correct_no_hierarchy": ((), exact[0].p_correct_no_hierarchy),
+            "p_correct_no_hierarchy": ((), exact[0].p_correct_no_hierarchy,
+                                       {"long_name": _NO_HIERARCHY}),
             "p_correct_plateau": ((), float(np.mean([r.p_correct for r, k
                                                      in zip(exact, plateau, strict=True)
                                                      if k])) if plateau.any() else np.nan,
                                   {"long_name": "mean P[correct] over 4 <= x2 <= 10, exact"}),
             "p_correct_variant_plateau": (
                 (), float(np.mean([r.p_correct for r, k in zip(variant, plateau, strict=True)
-                                   if k])) if plateau.any() else np.nan),
+                                   if k])) if plateau.any() else np.nan,
+                {"long_name": "mean P[correct] over 4 <= x2 <= 10, Gibbs variant"}),
         },
         coords=coords,
         attrs={"rho1": rho1, "rho2": rho2, "d": d, "p": p, "known": 0, "x1": 1,
@@ -274,8 +280,10 @@ def figure6_data(*, rho2_values=FIGURE6_RHO2, x2_values=FIGURE6_X2, rho1=None, d
          "p_correct_variant": (dims, variant, {"long_name": "P[correct], Gibbs variant",
                                                **probability}),
          "tie_mass": (dims, ties, {"long_name": "P[posterior exactly 1/2]", **probability}),
-         "p_correct_no_hierarchy": ((), no_hierarchy, probability)},
-        coords={"x2": ("x2", x2_values, {"units": "persons"}),
+         "p_correct_no_hierarchy": ((), no_hierarchy, {"long_name": _NO_HIERARCHY,
+                                                       **probability})},
+        coords={"x2": ("x2", x2_values, {"long_name": "true block-group count x2",
+                                         "units": "persons"}),
                 "rho2": ("rho2", rho2_values, {"long_name": "zCDP parameter of the block "
                                                             "group", "units": "1"})},
         attrs={"rho1": rho1, "rho2_census": rho2_census, "d": d, "p": p, "known": 0,

@@ -126,9 +126,13 @@ def ed_28_21_data(rhos, *, random_seed: int) -> xr.Dataset:
     post = cell_posterior(release, known, rho)
     persons = {"units": "persons"}
     return xr.Dataset({
-        "whole_p_map_correct": ("rho1", whole_map, _PROBABILITY),
-        "whole_expected_true_posterior": ("rho1", whole_mean, _PROBABILITY),
-        "one_cell_expected_true_posterior": ("rho1", one_cell, _PROBABILITY),
+        "whole_p_map_correct": ("rho1", whole_map, {
+            "long_name": "all cells: P[MAP cell = true cell] (exact)", **_PROBABILITY}),
+        "whole_expected_true_posterior": ("rho1", whole_mean, {
+            "long_name": "all cells: E[posterior of the true cell] (exact)", **_PROBABILITY}),
+        "one_cell_expected_true_posterior": ("rho1", one_cell, {
+            "long_name": "the true cell's count alone, prior 1/cells: marginal posterior",
+            **_PROBABILITY}),
         "release": ("cell", release, {"long_name": "noisy count of the seeded release",
                                       **persons}),
         "known": ("cell", known, {"long_name": "count of everyone but the target", **persons}),
@@ -200,10 +204,17 @@ def strategy_data(*, n_releases: int, n_block_group: int, d: int = 27,
     names = [r[0] for r in rows]
     cols = np.array([r[1:] for r in rows])
     return xr.Dataset({
-        "p_map_correct": ("design", cols[:, 0], _PROBABILITY),
-        "p_map_correct_mcse": ("design", cols[:, 1], _PROBABILITY),
-        "expected_true_posterior": ("design", cols[:, 2], _PROBABILITY),
-        "expected_true_posterior_mcse": ("design", cols[:, 3], _PROBABILITY),
+        "p_map_correct": ("design", cols[:, 0],
+                          {"long_name": "P[MAP cell = true cell]", **_PROBABILITY}),
+        "p_map_correct_mcse": ("design", cols[:, 1],
+                               {"long_name": "MCSE of p_map_correct (0: exact)",
+                                **_PROBABILITY}),
+        "expected_true_posterior": ("design", cols[:, 2],
+                                    {"long_name": "E[posterior of the true cell] (NaN: not "
+                                                  "computed)", **_PROBABILITY}),
+        "expected_true_posterior_mcse": ("design", cols[:, 3],
+                                         {"long_name": "MCSE of expected_true_posterior "
+                                                       "(0: exact)", **_PROBABILITY}),
     }, coords={"design": names},
         attrs={"rho1": rho1, "rho2": rho2, "d": d, "cells": 2016, "prior_true": 1 / 2016,
                "n_releases": n_releases, "n_block_group": n_block_group,

@@ -287,6 +287,26 @@ def compare_to_published(*, fig4_exact, fig4_variant, fig5, fig6, s4_table, tile
             + _figure6_records(fig6, rho1, d) + _s4_records(s4_table))
 
 
+#: ``long_name`` and ``units`` of each variable of :func:`_mc_dataset`.
+_MC_ATTRS = {
+    "p_correct_mc": {"long_name": "P[correct], Monte Carlo, decided from the draws",
+                     "units": "probability"},
+    "mcse": {"long_name": "MCSE of p_correct_mc", "units": "probability"},
+    "p_correct_stationary_mc": {"long_name": "P[correct], Monte Carlo, same releases decided "
+                                             "from the stationary probability",
+                                "units": "probability"},
+    "draws_effect_mc": {"long_name": "p_correct_mc - p_correct_stationary_mc (paired)",
+                        "units": "probability"},
+    "mcse_draws_effect": {"long_name": "MCSE of draws_effect_mc", "units": "probability"},
+    "p_correct_expected": {"long_name": "P[correct] of the N-draw procedure (exact expectation)",
+                           "units": "probability"},
+    "p_correct_exact": {"long_name": "P[correct], stationary decision (exact)",
+                        "units": "probability"},
+    "seconds": {"long_name": "wall time of the Monte Carlo run", "units": "s"},
+    "random_seed": {"long_name": "random seed of the Monte Carlo run", "units": "1"},
+}
+
+
 def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Dataset:
     rows = []
     for sampler, ties, seed_key in (("x1_chain", "m", "mc_model"),
@@ -310,12 +330,13 @@ def _mc_dataset(*, rho1, rho2, d, datasets, draws, x2_values, progress) -> xr.Da
                          "p_correct_exact": exact.p_correct,
                          "seconds": run.seconds, "random_seed": run.random_seed})
     keys = [k for k in rows[0] if k not in ("sampler", "x2", "ties")]
-    units = {k: "s" if k == "seconds" else "probability" for k in keys if k != "random_seed"}
     return xr.Dataset(
-        {k: ("run", [r[k] for r in rows], {"units": units[k]} if k in units else {})
-         for k in keys},
-        coords={"run": np.arange(len(rows)), "sampler": ("run", [r["sampler"] for r in rows]),
-                "x2": ("run", [r["x2"] for r in rows], {"units": "persons"}),
+        {k: ("run", [r[k] for r in rows], _MC_ATTRS[k]) for k in keys},
+        coords={"run": ("run", np.arange(len(rows)),
+                        {"long_name": "index of the Monte Carlo run", "units": "1"}),
+                "sampler": ("run", [r["sampler"] for r in rows]),
+                "x2": ("run", [r["x2"] for r in rows],
+                       {"long_name": "true block-group count x2", "units": "persons"}),
                 "ties": ("run", [r["ties"] for r in rows])},
         attrs={"datasets": datasets, "draws": draws, "rho1": rho1, "rho2": rho2, "d": d,
                "note": "p_correct_expected: exact expectation of the N-draw procedure "

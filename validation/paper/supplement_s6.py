@@ -64,8 +64,9 @@ def figure10_data(*, rho_grid=None, x2_tilde_max: int = 100, x2_tilde_lines=(1, 
              float(postprocessing.marginal_posterior_before_postprocessing(r, d, p))
              for r in rho_grid], {"long_name": "marginal posterior from (x1*, y1*), x2 known",
                                   **prob})},
-        coords={"rho1": ("rho1", rho_grid, {"long_name": "rho1"}),
-                "x2_tilde": ("x2_tilde", lines, {"units": "persons"})},
+        coords={"rho1": ("rho1", rho_grid, {"long_name": "rho1", "units": "1"}),
+                "x2_tilde": ("x2_tilde", lines, {"long_name": "post-processed block-group "
+                                                 "count x~2", "units": "persons"})},
         attrs={"rho1_census": rho_block, "p": p, "d": d, "known_m": 0, "x2": 1, "ties": "even",
                "y_noise": "approximation", "source": "supplement S6, Figure 12 (right)"},
     )
@@ -81,8 +82,12 @@ def s6_sensitivity_data(x2_tilde=(1, 10, 100), p: float = 0.5, d: int = S6_D) ->
                         for tie in postprocessing.TIES] for t in x2_tilde])
     return xr.Dataset(
         {"marginal_posterior": (("x2_tilde", "ties", "y_noise"), values,
-                                {"units": "probability"})},
-        coords={"x2_tilde": list(x2_tilde), "ties": list(postprocessing.TIES),
+                                {"long_name": "P[X1 = 1 | x1 = 1, x~2] with post-processing",
+                                 "units": "probability"})},
+        coords={"x2_tilde": ("x2_tilde", list(x2_tilde),
+                             {"long_name": "post-processed block-group count x~2",
+                              "units": "persons"}),
+                "ties": list(postprocessing.TIES),
                 "y_noise": list(postprocessing.Y_NOISE)},
         attrs={"rho1": rho_block, "p": p, "d": d, "source": "supplement S6 (modelling choices)"},
     )

@@ -341,27 +341,32 @@ def _compute_tables(budget: PaperBudget, random_seed: int):
     correct_x1 = (correct_runs.x1 == known + 1).mean(axis=1)
     correct_x2 = (correct_runs.x2[:, :, None] == k2).mean(axis=1)
 
+    columns = {  # name: (dims, values, long_name); every one a probability
+        "p_x1": ("method", [p_x1[m] for m in methods], "P[X1 = 1 | D]"),
+        "p_x1_mcse": ("method", [p_x1_mcse[m] for m in methods],
+                      "MCSE of p_x1 (variant-runs: sd over runs)"),
+        "p_x2": (("method", "k2"), np.array([p_x2[m] for m in methods]), "P[X2 = k2 | D]"),
+        "p_x2_mcse": (("method", "k2"), np.array([p_x2_mcse[m] for m in methods]),
+                      "MCSE of p_x2 (variant-runs: sd over runs)"),
+        "paper_mcse_x1": ((), paper["prob_x1"], "MCSE of a correct 1e4-draw run (analytic)"),
+        "paper_mcse_x2": ("k2", paper["x2"], "MCSE of a correct 1e4-draw run's P[X2 = k2]"),
+        "paper_sd_x1": ((), float(correct_x1.std(ddof=1)),
+                        "sd of correct 1e4-draw estimates over runs"),
+        "paper_sd_x2": ("k2", correct_x2.std(axis=0, ddof=1),
+                        "sd of correct 1e4-draw estimates of P[X2 = k2] over runs"),
+        "variant_runs_x1": ("run", variant_x1, "variant sampler, P[X1 = 1] per 1e4-draw run"),
+        "variant_transition": (("from_k1", "to_k1"), variant.transition,
+                               "variant sweep's P[X1 = m + to_k1 | X1 = m + from_k1]"),
+    }
     tables = xr.Dataset(
-        {
-            "p_x1": ("method", [p_x1[m] for m in methods],
-                     {"long_name": "P[X1 = 1 | D]", "units": "probability"}),
-            "p_x1_mcse": ("method", [p_x1_mcse[m] for m in methods],
-                          {"long_name": "MCSE of p_x1 (variant-runs: sd over runs)"}),
-            "p_x2": (("method", "k2"), np.array([p_x2[m] for m in methods]),
-                     {"long_name": "P[X2 = k2 | D]", "units": "probability"}),
-            "p_x2_mcse": (("method", "k2"), np.array([p_x2_mcse[m] for m in methods])),
-            "paper_mcse_x1": ((), paper["prob_x1"],
-                              {"long_name": "MCSE of a correct 1e4-draw run (analytic)"}),
-            "paper_mcse_x2": ("k2", paper["x2"]),
-            "paper_sd_x1": ((), float(correct_x1.std(ddof=1)),
-                            {"long_name": "sd of correct 1e4-draw estimates over runs"}),
-            "paper_sd_x2": ("k2", correct_x2.std(axis=0, ddof=1)),
-            "variant_runs_x1": ("run", variant_x1,
-                                {"long_name": "variant sampler, P[X1 = 1] per 1e4-draw run"}),
-            "variant_transition": (("from_k1", "to_k1"), variant.transition),
-        },
-        coords={"method": np.array(methods, dtype=str), "k2": k2,
-                "run": np.arange(budget.paper_runs), "from_k1": [0, 1], "to_k1": [0, 1]},
+        {name: (dims, values, {"long_name": text, "units": "probability"})
+         for name, (dims, values, text) in columns.items()},
+        coords={"method": np.array(methods, dtype=str),
+                "k2": ("k2", k2, {"long_name": "block-group count k2", "units": "persons"}),
+                "run": ("run", np.arange(budget.paper_runs),
+                        {"long_name": "index of the 1e4-draw run", "units": "1"}),
+                **{k1: (k1, [0, 1], {"long_name": f"X1 - m {when} the sweep", "units": "persons"})
+                   for k1, when in (("from_k1", "before"), ("to_k1", "after"))}},
         attrs={
             "x1_star": release[0], "x2_star": release[1], "y1_star": release[2],
             **{k: (v if not isinstance(v, float) else float(v)) for k, v in params.items()},

@@ -207,10 +207,11 @@ def _records_table(records: list[dict], per_record: dict[str, tuple[int, str]]) 
 def _all_records(records: list[dict]) -> list[str]:
     """The full table, one section per table or figure of the paper, notes after each."""
     esc = html.escape
-    notes, per_record = explanation_notes(records)
     groups: dict[str, list[dict]] = {}
     for record in records:
         groups.setdefault(_group_key(record), []).append(record)
+    # Numbered in the order the rows are shown (group by group), so the notes read 1, 2, ...
+    notes, per_record = explanation_notes([r for group in groups.values() for r in group])
     parts = ["<h2 id='all-records'>All published numbers and claims: published vs computed</h2>",
              "<p>Grouped by table or figure of the paper. Each explanation is written once: "
              "shown in its row, or, when several rows share its wording, as a numbered note "

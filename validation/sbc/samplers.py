@@ -254,16 +254,23 @@ class SBCResult:
     def to_dataset(self) -> xr.Dataset:
         """Truths, releases, ranks and thinning per simulation; tests and settings in attrs."""
         sims = self.simulations
+        persons = {"units": "persons"}
         data = {
-            "x1": ("simulation", sims.x1),
-            "x2": ("simulation", sims.x2),
-            "x1_star": ("simulation", sims.x1_star),
-            "x2_star": ("simulation", sims.x2_star),
-            "y1_star": ("simulation", sims.y1_star),
-            "thin": ("simulation", self.thin),
+            "x1": ("simulation", sims.x1, {"long_name": "true block count x1", **persons}),
+            "x2": ("simulation", sims.x2, {"long_name": "true block-group count x2", **persons}),
+            "x1_star": ("simulation", sims.x1_star,
+                        {"long_name": "released block count x1*", **persons}),
+            "x2_star": ("simulation", sims.x2_star,
+                        {"long_name": "released block-group count x2*", **persons}),
+            "y1_star": ("simulation", sims.y1_star,
+                        {"long_name": "released count of the other d blocks y1*", **persons}),
+            "thin": ("simulation", self.thin,
+                     {"long_name": "sweeps per kept draw", "units": "sweeps"}),
         }
         for variable in VARIABLES:
-            data[f"rank_{variable}"] = ("simulation", self.ranks[variable])
+            data[f"rank_{variable}"] = ("simulation", self.ranks[variable], {
+                "long_name": f"rank of the true {variable} among the posterior draws "
+                             "(draws below it, ties broken at random)", "units": "draws"})
         attrs = {key: value for key, value in self.parameters.items()}
         attrs.update(sampler=self.sampler, prior_label=self.prior, n_draws=self.n_draws,
                      bins=self.bins, random_seed=self.random_seed,
@@ -271,7 +278,9 @@ class SBCResult:
         for variable in VARIABLES:
             attrs[f"chi2_p_value_{variable}"] = self.tests[variable].chi2_p_value
             attrs[f"ks_p_value_{variable}"] = self.tests[variable].ks_p_value
-        return xr.Dataset(data, coords={"simulation": np.arange(self.n_simulations)},
+        index = {"long_name": "index of the simulated release", "units": "1"}
+        return xr.Dataset(data, coords={"simulation": ("simulation",
+                                                       np.arange(self.n_simulations), index)},
                           attrs=attrs)
 
 

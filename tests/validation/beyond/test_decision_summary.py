@@ -69,6 +69,7 @@ def test_figure_has_its_caption(result):
 def test_every_number_of_the_section_has_units(result):
     # the decision summary's groups of results.nc had no units at all (17 numeric variables)
     assert not numbers_without_units(result.datasets)
+    assert not numbers_without_units(result.datasets, attribute="long_name")
     table, das = result.datasets["table"], result.datasets["das_noise"]
     assert table["marginal_risk"].attrs["units"] == das["marginal_risk"].attrs["units"] == "ratio"
     assert table["accuracy"].attrs["units"] == das["p_correct"].attrs["units"] == "probability"

@@ -59,5 +59,6 @@ def test_every_number_of_the_section_has_units(result):
     # the decisions groups of results.nc (epsilon_table, rho_star, risk_profile) had no units
     # on any of their 15 numeric variables and coordinates
     assert not numbers_without_units(result.datasets)
+    assert not numbers_without_units(result.datasets, attribute="long_name")
     assert result.datasets["rho_star"]["target_marginal_risk"].attrs["units"] == "ratio"
     assert result.datasets["risk_profile"]["p"].attrs["units"] == "probability"

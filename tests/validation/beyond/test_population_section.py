@@ -151,4 +151,6 @@ def test_every_number_of_the_data_has_units(small_study):
     # results.nc's population group had no units on any of its 8 numeric variables
     data = small_study.datasets["population_by_band"]
     assert not numbers_without_units({"population_by_band": data})
+    # nor a long_name on any of them
+    assert not numbers_without_units({"population_by_band": data}, attribute="long_name")
     assert data["persons"].attrs["units"] == "persons"

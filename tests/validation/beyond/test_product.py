@@ -67,4 +67,6 @@ def test_figure_has_a_caption(result):
 def test_every_number_of_the_data_has_units(result):
     # results.nc's product groups had no units on any of their 10 numeric variables
     assert not numbers_without_units(result.datasets)
+    # nor a long_name on its 8 variables
+    assert not numbers_without_units(result.datasets, attribute="long_name")
     assert result.datasets["product_risk"]["against_rho1"].attrs["units"] == "probability"

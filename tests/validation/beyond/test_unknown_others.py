@@ -55,5 +55,7 @@ def test_every_number_of_the_data_has_units(result):
     # results.nc's unknown_others group had no units on any of its 8 numeric variables
     data = result.datasets["risk_against_n"]
     assert not numbers_without_units({"risk_against_n": data})
+    # nor a long_name on its 5 variables
+    assert not numbers_without_units({"risk_against_n": data}, attribute="long_name")
     assert data["marginal_risk"].attrs["units"] == "ratio"
     assert data["n"].attrs["units"] == "persons"

@@ -28,6 +28,8 @@ def test_study_records_and_figures():
     assert "(exact P[MAP]): P[MAP] 0.00414 ± 0, E[posterior] not computed" in result.notes[2]
     # results.nc's whole_record groups had no units on any of their 17 numeric variables
     assert not numbers_without_units(result.datasets)
+    # and 7 (ED 28-21's three curves, the four strategy columns) did not say what they are
+    assert not numbers_without_units(result.datasets, attribute="long_name")
     strategy = result.datasets["strategy"]
     # the detailed query alone is exact; the eleven queries can only add information
     assert strategy["p_map_correct_mcse"].values[0] == 0.0

@@ -22,6 +22,7 @@ is the three methods' on that release.
 import numpy as np
 import pytest
 import xarray as xr
+from study_checks import numbers_without_units_in_results
 
 from dprisk.inference.two_level.exact import exact_posterior
 from dprisk.inference.two_level.sampling import SAMPLING_METHODS
@@ -107,6 +108,19 @@ def test_table_layout(small):
     assert table.sizes["release"] == 1  # the first release (module docstring)
     for name in ("estimate", "mcse", "exact", "z", "r_hat", "ess_bulk", "seconds", "seed"):
         assert name in table
+
+
+def test_every_number_of_the_table_has_units(one_method, tmp_path):
+    # results.nc's hierarchical/crosscheck group had units on seconds alone: 11 of its 12
+    # numeric variables and coordinates had none (estimate, mcse, exact, z, r_hat, ess_bulk,
+    # seed, the release index and its x1*, x2*, y1*)
+    table = one_method("gibbs", first=True).table
+    assert not numbers_without_units_in_results("hierarchical", {"crosscheck": table},
+                                                tmp_path / "results.nc")
+    # one variable holds a probability (prob_x1) and a count (x2_mean): its units say which
+    for name in ("estimate", "mcse", "exact"):
+        assert table[name].attrs["units"] == "probability (prob_x1), persons (x2_mean)"
+    assert table["z"].attrs["units"] == table["r_hat"].attrs["units"] == "1"
 
 
 def test_exact_column_and_z(small):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 from census_values import RHO_BLOCK
+from study_checks import numbers_without_units_in_results
 
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.validation.paper import published as pub
@@ -134,10 +135,13 @@ def test_dataset_is_labelled_and_writes_to_netcdf(tables, tmp_path):
     xr.testing.assert_allclose(back, tables)
 
 
-def test_study_for_the_report():
+def test_study_for_the_report(tmp_path):
     from dprisk.validation.figures import single_level as figures_single_level
 
     result = slp.study(figures=figures_single_level)
+    # the Census allocation (census_rho, geolevel_share, query_share) had no units
+    assert not numbers_without_units_in_results(result.name, result.datasets,
+                                                tmp_path / "results.nc")
     assert result.name == "single_level"
     assert set(result.figures) == {"figure1", "figure2", "figure3"}
     assert {"tables", "figure1", "figure2", "figure3"} <= set(result.datasets)

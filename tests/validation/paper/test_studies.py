@@ -3,7 +3,7 @@
 import pytest
 import xarray as xr
 from matplotlib.figure import Figure
-from study_checks import numbers_without_units
+from study_checks import numbers_without_units, numbers_without_units_in_results
 
 from dprisk.validation.figures.two_level import census_rhos
 from dprisk.validation.paper import published as pub
@@ -70,9 +70,16 @@ def test_tile_procedure_brackets_the_stationary_masses():
     assert tile["loss_near"] <= tile["loss"] <= tile["loss_1e3"]
 
 
-def test_every_quantity_of_the_study_data_has_units(result):
+def test_every_quantity_of_the_study_data_has_units(result, tmp_path):
     # results.nc's studies groups (Figures 4-6, S4 and the Monte Carlo runs) had no units on
-    # their probabilities (P[correct], the posterior, gain, loss, tie mass, MCSE: 95 of 134)
-    assert not numbers_without_units(result.datasets, kinds="f")
+    # their probabilities (P[correct], the posterior, gain, loss, tie mass, MCSE: 95 of 134),
+    # then none on the Monte Carlo runs' index and seeds (integers)
+    assert not numbers_without_units(result.datasets)
+    assert not numbers_without_units_in_results(result.name, result.datasets,
+                                                tmp_path / "results.nc")
     assert result.datasets["figure5"]["p_correct"].attrs["units"] == "probability"
     assert result.datasets["mc"]["seconds"].attrs["units"] == "s"
+    assert result.datasets["mc"]["random_seed"].attrs["units"] == "1"
+    # 13 numbers of Figures 5, 6 and S4's table (gain, loss, P[correct] without the
+    # hierarchy, x2, ...) did not say what they are
+    assert not numbers_without_units(result.datasets, attribute="long_name")

@@ -11,6 +11,7 @@ import mpmath
 import numpy as np
 import pytest
 from census_values import RHO_BLOCK
+from study_checks import numbers_without_units_in_results
 
 from dprisk.inference.nested import unique_levels as ul
 from dprisk.inference.single_level import closed_form as sl
@@ -184,6 +185,14 @@ def test_study_records_cover_the_published_supplement_claims(supplement_study_re
         if record["id"] in set(pub.ids()) and not is_claim(record["id"]):
             assert record["published"] == pub.get(record["id"]).value
         assert record["mcse"] is None
+
+
+def test_every_number_of_the_study_has_units(supplement_study_result, tmp_path):
+    # results.nc's supplement groups had no units on rho (Figures 7, 8, 11, 12 right), n
+    # (Figure 8), the levels (Figure 11), the S5 release counters and S6's x~2
+    result = supplement_study_result
+    assert not numbers_without_units_in_results(result.name, result.datasets,
+                                                tmp_path / "results.nc")
 
 
 def test_study_datasets_figures_and_paper_values(supplement_study_result):

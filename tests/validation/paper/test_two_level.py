@@ -16,6 +16,7 @@ References:
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
+from study_checks import numbers_without_units_in_results
 
 from dprisk.inference.studies.variant import (
     variant_gibbs_sample,
@@ -176,6 +177,12 @@ class TestStudy:
                                                  "pymc", "variant", "variant-runs",
                                                  "no-hierarchy"}
         assert tiny_study.notes and tiny_study.diagnostics and tiny_study.seeds
+
+    def test_every_number_has_units(self, tiny_study, tmp_path):
+        # results.nc's hierarchical/tables had no units on 11 of its 14 numeric variables and
+        # coordinates (the MCSEs and sds, the variant's runs and transition, k2, run, k1)
+        assert not numbers_without_units_in_results(tiny_study.name, tiny_study.datasets,
+                                                    tmp_path / "results.nc")
 
     def test_records(self, tiny_study):
         recs = tiny_study.records

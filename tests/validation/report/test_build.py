@@ -231,6 +231,26 @@ def test_each_explanation_is_written_once(tmp_path, monkeypatch):
         assert f"which is {record['computed']} here" in html
 
 
+def test_notes_are_numbered_in_the_order_the_page_shows_them(tmp_path, monkeypatch):
+    # The page shows the records group by group (table or figure), but numbered the notes in
+    # the records' order: a group whose records came back in two runs (here demo's) showed
+    # its notes as 1, 3 and the next group's as 2 (the report read notes 1-6, 9-15, 7, 8, 16).
+    def shared(id_, wording):
+        return _record(id_, status="differs", explanation=f"{wording} wording, {id_[-1]}.")
+
+    records = [shared("demo/a1", "First"), shared("demo/a2", "First"),
+               {**shared("other/b1", "Second"), "source": "Table 9"},
+               {**shared("other/b2", "Second"), "source": "Table 9"},
+               shared("demo/a3", "Third"), shared("demo/a4", "Third")]
+    html = _page_with(records, tmp_path, monkeypatch)
+    shown = [int(n) for n in re.findall(r"id='note-(\d+)'><b>Note", html)]
+    assert shown == [1, 2, 3]
+    linked = [int(n) for n in re.findall(r"href='#note-(\d+)'>note", html)]
+    assert linked == [1, 1, 2, 2, 3, 3]  # rows in page order: demo's four, then other's
+    assert html.index("First wording") < html.index("Third wording") < html.index(
+        "Second wording")
+
+
 def test_annotations_name_printed_tables_and_state_claims():
     record = {**_record("table1/x1_star=1/mass"), "source": "Table 4"}
     assert annotate(record) == {**record, "printed_as": "Table 4", "latex_label": "tab:tab1",

@@ -24,6 +24,7 @@ import pytest
 import xarray as xr
 from matplotlib.figure import Figure
 from scipy import stats
+from study_checks import numbers_without_units_in_results
 
 from dprisk.inference.studies.variant import variant_prob_x1, variant_stationary
 from dprisk.models.mechanism.discrete_gaussian import variance
@@ -414,6 +415,16 @@ def test_study_structure(tiny_study, tmp_path):
     tree.to_netcdf(tmp_path / "sbc.nc")
     back = xr.open_datatree(tmp_path / "sbc.nc")
     assert back["sbc/summary"]["chi2_p_value"].shape == (4, 2)
+
+
+def test_every_number_of_the_study_has_units(tiny_study, tmp_path):
+    # results.nc's sbc groups had no units on any of their numbers (the summary's statistics,
+    # p-values, counts, seconds and seeds; each run's truths, releases, thinning and ranks)
+    assert not numbers_without_units_in_results(tiny_study.name, tiny_study.datasets,
+                                                tmp_path / "results.nc")
+    summary = tiny_study.datasets["summary"]
+    assert summary["chi2_p_value"].attrs["units"] == "probability"
+    assert summary["rank_counts"].attrs["units"] == "simulations"
 
 
 def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):
