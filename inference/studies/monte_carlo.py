@@ -87,10 +87,15 @@ class MCResult:
     p_correct_no_hierarchy, gain, loss : float
         Same ``D``: single-level decision, and the paired gain/loss of the two-level one.
     datasets, draws : int
+        Simulated releases ``D``, and the Gibbs draws per release.
     sampler, ties : str
+        The sampler (see :func:`simulate_p_correct`) and the tie rule at a posterior of 1/2.
     random_seed : int
         The seed given, or the one drawn when none was (pass it back to reproduce the run).
     seconds : float
+        Wall-clock time of the run.
+    x1, x2 : int
+        The truth simulated: block count (``known + 1`` unless given) and block-group count.
     """
 
     p_correct: float

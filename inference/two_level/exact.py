@@ -341,13 +341,30 @@ def posterior_x1(
 ) -> float | np.ndarray:
     r"""``P[X1 = m + 1 | D]`` for a batch of releases, without keeping the X2 tables.
 
-    Same parameters and formula as :func:`exact_posterior`; memory stays bounded for millions
-    of releases (processed in chunks). A Python float for one release.
+    The formula of :func:`exact_posterior`; memory stays bounded for millions of releases
+    (processed in chunks). A Python float for one release.
 
     .. math::
 
         P[X_1 = m+1 \mid D] = \frac{\sum_{k_2} \pi(m+1, k_2)}
                                    {\sum_{k_2} \pi(m, k_2) + \sum_{k_2} \pi(m+1, k_2)}
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star : array_like of int
+        Noisy block count, block-group count, and sum of the other ``d`` blocks' counts,
+        broadcast to a batch shape ``S``.
+    scenario : Scenario, optional
+        A validated two-level scenario, instead of the keyword parameters.
+    tail_mass : float (0 < tail_mass <= 1e-3), default 1e-12
+        Largest share of each branch's posterior mass the k2 window may leave out.
+    **parameters
+        ``rho1, rho2, d, p, known, prior``, as in :func:`exact_posterior`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`P[X_1 = m+1 \mid D]` of shape ``S`` (a float for one release).
     """
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)

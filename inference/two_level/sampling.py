@@ -330,7 +330,14 @@ def posterior_summary(
     draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
     progressbar: bool = False, **parameters,
 ) -> dict:
-    """The ``dprisk posterior --json`` payload (parameters as in :func:`sample_posterior`).
+    """The ``dprisk posterior --json`` payload of one release.
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star, scenario, method, draws, chains, tune, random_seed, cores
+        As in :func:`sample_posterior`.
+    progressbar, **parameters
+        As in :func:`sample_posterior`.
 
     Returns
     -------
