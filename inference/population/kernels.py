@@ -430,10 +430,27 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
 
 def outsider_posteriors(logits: np.ndarray, person_group: np.ndarray,
                         person_category: np.ndarray):
-    """Each person's outsider posterior: the group's softmax at their category, and its MAP.
+    r"""Each person's outsider posterior: the group's softmax at their category, and its MAP.
 
-    Returns ``posterior_true``, ``map_posterior`` (float64) and ``map_category`` (int64; the
-    group's first largest logit: ties to the smallest index).
+    .. math:: P(c \mid y) = e^{a_{gc} - s} \Big/ \sum_{c'} e^{a_{gc'} - s},
+              \quad s = \max_{c'} a_{gc'}
+
+    Parameters
+    ----------
+    logits : (G, 126) float array
+        The groups' logits :math:`a_{gc}` (:func:`outsider_logits`; ``-inf`` where
+        :math:`\pi_c = 0`).
+    person_group : (P,) int array
+        Each person's group (row of ``logits``).
+    person_category : (P,) int array (0 <= category < 126)
+        Each person's category :math:`t`.
+
+    Returns
+    -------
+    posterior_true, map_posterior : (P,) float64
+        :math:`P(t \mid y)` and the MAP category's posterior :math:`1 / \sum_c e^{a_{gc} - s}`.
+    map_category : (P,) int64
+        The group's first largest logit (ties to the smallest index).
     """
     shift = logits.max(axis=1)
     with np.errstate(under="ignore"):

@@ -169,7 +169,28 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
 
 
 def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = None) -> float:
-    r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes)."""
+    r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes).
+
+    .. math::
+
+        P[\mathrm{MAP} = t] = \sum_s P_t[S = s] \int_0^1 \prod_j
+            \bigl(P_j[S < s] + x\, P_j[S = s]\bigr)^{n_j} dx
+
+    Parameters
+    ----------
+    tables : CellTables
+        The exact per-cell tables of :func:`cell_tables` (the product or the noisy cells).
+    target : int (0 <= target < K)
+        The target's true cell ``t``.
+    nodes : int (>= 1), optional
+        Gauss–Legendre nodes of the integral; by default :math:`\lfloor n/2 \rfloor + 2`
+        with :math:`n = \sum_j n_j` the polynomial's degree (exact; fewer nodes are not).
+
+    Returns
+    -------
+    float
+        The probability in [0, 1].
+    """
     if not isinstance(tables, CellTables):
         raise TypeError(f"tables must be the CellTables of cell_tables(...), got {tables!r}")
     counts = np.bincount(tables.cell_class, minlength=len(tables.score))
@@ -316,6 +337,12 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
         Seed of the releases and the rounding tie-breaks (reported).
     product_tables, noisy_tables : CellTables, optional
         Precomputed :func:`cell_tables` (computed if not given).
+
+    Returns
+    -------
+    KCellMapCorrect
+        Both estimates with their MCSE, their paired difference, and the conditional
+        estimators of the same releases.
 
     Raises
     ------
