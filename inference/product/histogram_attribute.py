@@ -168,6 +168,18 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
                       neglected)
 
 
+def _check_target(target, k: int) -> int:
+    """``target`` as a cell index ``0 <= target < k`` (a negative index named another cell)."""
+    try:
+        cell = check_positive_int(target, "target", minimum=0)
+    except ValueError:
+        cell = -1
+    if not 0 <= cell < k:
+        raise ValueError(f"target must be a cell in 0..{k - 1} (allowed range: 0 <= target <= "
+                         f"{k - 1}), got {target!r}")
+    return cell
+
+
 def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = None) -> float:
     r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes).
 
@@ -193,6 +205,9 @@ def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = 
     """
     if not isinstance(tables, CellTables):
         raise TypeError(f"tables must be the CellTables of cell_tables(...), got {tables!r}")
+    target = _check_target(target, tables.cell_class.size)
+    if nodes is not None:
+        nodes = check_positive_int(nodes, "nodes")
     counts = np.bincount(tables.cell_class, minlength=len(tables.score))
     counts[tables.cell_class[target]] -= 1
     t_class = tables.cell_class[target]
@@ -354,8 +369,7 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
     known, others, rho1, rho2 = _check(known, others, rho1, rho2)
     releases = check_positive_int(releases, "releases", minimum=2)
     k = known.size
-    if not 0 <= int(target) < k:
-        raise ValueError(f"target must be a cell in 0..{k - 1}, got {target}")
+    target = _check_target(target, k)
     what = f"{releases} simulated releases of {k} cells x {others.shape[0] + 2} tree nodes"
     check_memory(float(releases) * RELEASE_BYTES, parameter="releases", what=what)
     check_work(float(releases) * (RELEASE_STEPS + RELEASE_CELL_STEPS * k * (others.shape[0] + 2)),
