@@ -144,9 +144,14 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
         The other blocks' counts.
     rho1, rho2 : float (> 0)
         Block and block-group :math:`\rho` of every cell.
-    release : {"product", "noisy"}
+    release : {"product", "noisy"}, default "product"
         The product's column :math:`(\tilde x_{2,c}, \tilde b_{0,c}, \dots)` or the informative
         noisy cells :math:`(b^*_{0,c}, x^*_{2,c})`.
+
+    Returns
+    -------
+    CellTables
+        The tables :func:`p_map_correct_exact` and :func:`p_map_correct_mc` read.
     """
     known, others, rho1, rho2 = _check(known, others, rho1, rho2)
     if release not in ("product", "noisy"):

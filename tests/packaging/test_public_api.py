@@ -70,11 +70,13 @@ def test_what_the_guide_pages_teach_has_a_public_name():
     the Bayes accuracy of a target unique at several levels, beside the one- and two-level
     ones) is reachable from ``dr`` and listed in the API reference, not only by module path."""
     from dprisk.inference.privacy import worst_case
-    from dprisk.inference.product import histogram_tree, monte_carlo_risk
+    from dprisk.inference.product import histogram_attribute, histogram_tree, monte_carlo_risk
 
     assert dr.product.risk_mc is monte_carlo_risk.product_risk_mc
     assert dr.product.regular_tree is histogram_tree.regular_tree
     assert dr.product.simulate_measurements is histogram_tree.simulate_measurements
+    # the tables dr.product.kcell_map_correct_exact takes (its only argument besides the cell)
+    assert dr.product.cell_tables is histogram_attribute.cell_tables
     assert dr.nested.bayes_accuracy_unique_levels is worst_case.bayes_accuracy_levels
     assert dr.single_level.bayes_accuracy is worst_case.bayes_accuracy
     assert dr.two_level.bayes_accuracy is worst_case.bayes_accuracy_two_level
