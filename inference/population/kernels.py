@@ -407,15 +407,23 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
                     variance: np.ndarray) -> np.ndarray:
     r"""The outsider's logits :math:`\log\pi_c + \log L_c(1) - \log L_c(0)` of each group.
 
+    Only cells with :math:`\pi_c > 0` are summed (the others' logit is :math:`-\infty`).
+
     Parameters
     ----------
     noisy : (G, 126) int array
+        The groups' noisy cells :math:`y`.
     group_count : (G,) int array (>= 1)
         :math:`n`, the group's true count.
     prior : (G, 126) float array
+        :math:`\pi` of each group (rows sum to 1).
     variance : (G,) float array (> 0)
+        :math:`\sigma^2` of each group's cells.
 
-    Only cells with :math:`\pi_c > 0` are summed (the others' logit is :math:`-\infty`).
+    Returns
+    -------
+    (G, 126) float64 array
+        The logits, for :func:`outsider_posteriors`.
     """
     prior = np.asarray(prior, dtype=np.float64)
     logits = np.full(prior.shape, -np.inf)

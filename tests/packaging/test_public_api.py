@@ -69,14 +69,22 @@ def test_what_the_guide_pages_teach_has_a_public_name():
     ``dprisk product --method mc`` and the K-cell tree's builders; docs/guide/worst-case.md:
     the Bayes accuracy of a target unique at several levels, beside the one- and two-level
     ones) is reachable from ``dr`` and listed in the API reference, not only by module path."""
+    from dprisk.inference.attribute import strategy
+    from dprisk.inference.population import kernels
     from dprisk.inference.privacy import worst_case
     from dprisk.inference.product import histogram_attribute, histogram_tree, monte_carlo_risk
 
     assert dr.product.risk_mc is monte_carlo_risk.product_risk_mc
     assert dr.product.regular_tree is histogram_tree.regular_tree
     assert dr.product.simulate_measurements is histogram_tree.simulate_measurements
-    # the tables dr.product.kcell_map_correct_exact takes (its only argument besides the cell)
+    # what a public function takes, built by public names: the tables of
+    # dr.product.kcell_map_correct_exact, the design and block group of
+    # dr.attribute.strategy_measures, the logits of dr.population.*_posteriors
     assert dr.product.cell_tables is histogram_attribute.cell_tables
+    assert dr.attribute.census_block_design is strategy.census_block_design
+    assert dr.attribute.BlockGroup is strategy.BlockGroup
+    assert dr.population.informed_logits is kernels.informed_logits
+    assert dr.population.outsider_logits is kernels.outsider_logits
     assert dr.nested.bayes_accuracy_unique_levels is worst_case.bayes_accuracy_levels
     assert dr.single_level.bayes_accuracy is worst_case.bayes_accuracy
     assert dr.two_level.bayes_accuracy is worst_case.bayes_accuracy_two_level
