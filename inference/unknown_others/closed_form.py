@@ -124,8 +124,18 @@ def posterior(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None):
 
     Parameters
     ----------
-    x1_star, rho, p, known, unknown_others, q
-        As in :func:`log_posterior_odds`.
+    x1_star : array_like of int
+        Released noisy count(s) of the block (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability that the target has ``c``.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the count with ``c`` among the people the adversary knows.
+    unknown_others : int (0 <= n <= 10000), default 0
+        ``n``, the people besides the target whom the adversary does not know.
+    q : float (0 <= q <= 1), optional when ``unknown_others = 0``
+        Probability that one unknown other has ``c``.
 
     Returns
     -------
@@ -144,7 +154,7 @@ def risk(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None):
     Parameters
     ----------
     x1_star, rho, p, known, unknown_others, q
-        As in :func:`log_posterior_odds`.
+        As in :func:`posterior`.
 
     Returns
     -------
@@ -183,7 +193,7 @@ def marginal_posterior(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_ot
     Parameters
     ----------
     rho, p, known, unknown_others, q
-        As in :func:`log_posterior_odds`.
+        As in :func:`posterior`.
     true_others : int (0 <= true_others <= unknown_others), optional
         The stated number of the unknown others who have ``c``; ``None`` averages over
         :math:`\mathrm{Binomial}(n, q)`.
@@ -234,7 +244,7 @@ def decision_threshold(rho, p=0.5, known=0, *, unknown_others=0, q=None):
     Parameters
     ----------
     rho, p, known, unknown_others, q
-        As in :func:`log_posterior_odds`.
+        As in :func:`posterior`.
 
     Returns
     -------

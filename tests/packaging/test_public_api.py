@@ -248,6 +248,31 @@ def test_every_public_callable_documents_its_signature():
     assert bad == {}
 
 
+def test_parameters_documented_elsewhere_point_to_a_public_page():
+    """An entry "As in :func:`other`" sends the reader to ``other``'s page, so ``other`` must
+    have one: dr.unknown_others.posterior, risk and marginal_posterior pointed at the internal
+    log_posterior_odds, shown in the reference as code without a link or a page."""
+    import importlib
+    import inspect
+
+    from numpydoc.docscrape import ClassDoc, FunctionDoc
+
+    objects = _public_objects()
+    public = {id(obj) for _, obj in objects}
+    unlinked = []
+    for name, obj in objects:
+        parsed = ClassDoc(obj) if inspect.isclass(obj) else FunctionDoc(obj)
+        for entry in parsed["Parameters"]:
+            for target in re.findall(r"[Aa]s in :(?:func|meth|class):`~?([\w.]+)`",
+                                     " ".join(entry.desc)):
+                module, _, attribute = (target if target.startswith("dprisk.")
+                                        else f"{obj.__module__}.{target}").rpartition(".")
+                found = getattr(importlib.import_module(module), attribute, None)
+                if id(found) not in public:
+                    unlinked.append(f"{name}: {entry.name} -> {target}")
+    assert unlinked == []
+
+
 @pytest.mark.parametrize("old", sorted(dr.RENAMED))
 def test_every_old_name_works_and_warns_once_naming_the_new(old):
     import warnings
