@@ -294,9 +294,18 @@ def exact_posterior(
 ) -> TwoLevelPosterior:
     r"""Exact joint posterior of (X1, X2) given releases ``D = (x1*, x2*, y1*)``.
 
-    Vectorised over releases: ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch
-    shape ``S``. See the module docstring for the formula and
-    :mod:`dprisk.inference.kernels.table_kernels` for the k2 window.
+    .. math::
+
+        \pi(k_1, k_2) \propto P[X_1 = k_1]\, w(k_2 \mid k_1)\,
+            e^{-\rho_1 (x_1^* - k_1)^2}\, e^{-\rho_2 (x_2^* - k_2)^2}\,
+            e^{-(\rho_1/d)(y_1^* - (k_2 - k_1))^2}, \qquad k_1 \in \{m, m+1\},
+
+        P[X_1 = m+1 \mid D] = \frac{\sum_{k_2} \pi(m+1, k_2)}
+                                   {\sum_{k_2} \pi(m, k_2) + \sum_{k_2} \pi(m+1, k_2)},
+
+    ``w`` the prior of X2 given X1 (paper §3.2, supplement S3), summed over ``k2`` on a
+    checked window (:mod:`dprisk.inference.kernels.table_kernels`). Vectorised over releases:
+    ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch shape ``S``.
 
     Parameters
     ----------
