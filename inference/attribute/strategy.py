@@ -273,6 +273,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     design : QueryDesign
         The block-level queries read (:func:`census_block_design`).
     true_cell : int (0 <= true_cell < K, prior > 0)
+        The target's cell.
     n_releases : int (>= 2)
         Simulated releases.
     prior : array_like of float, shape ``(K,)``, optional

@@ -151,8 +151,9 @@ def _signature_mismatch(obj) -> list[str]:
     Parameters``; a class's fields may be its ``Attributes``), and every entry names a
     parameter. A ``**parameters`` catch-all may instead be documented by its keywords, which
     must then be those of a scenario (:meth:`dprisk.models.scenario.Scenario.two_level` or
-    ``nested``, which receive them). A function says what it returns (``Returns`` or
-    ``Yields``) unless it returns None.
+    ``nested``, which receive them). Every entry says what the parameter is (its range alone,
+    in the type, left the page without its meaning: 15 entries). A function says what it
+    returns (``Returns`` or ``Yields``) unless it returns None.
     """
     import inspect
 
@@ -181,6 +182,9 @@ def _signature_mismatch(obj) -> list[str]:
         problems.append(f"parameters not documented: {missing}")
     if len(documented) != len(set(documented)):
         problems.append(f"documented twice: {documented}")
+    bare = [entry.name for entry in parsed["Parameters"] if not "".join(entry.desc).strip()]
+    if bare:
+        problems.append(f"entries without a description: {bare}")
     returns_none = signature.return_annotation in (None, "None")
     if not is_class and not returns_none and not (parsed["Returns"] or parsed["Yields"]):
         problems.append("no Returns section")
@@ -194,8 +198,11 @@ def test_a_docstring_that_disagrees_with_its_signature_is_seen():
         Parameters
         ----------
         x1_star, rho : float
+            Release and budget.
         p : float
+            Prior.
         scenario : Scenario, optional
+            Scenario.
         **parameters
             Keywords.
 
@@ -210,7 +217,9 @@ def test_a_docstring_that_disagrees_with_its_signature_is_seen():
         Parameters
         ----------
         x1_star : int
+            Release.
         scenario : Scenario, optional
+            Scenario.
         rho1, rho2, d, p, known, prior
             The scenario's keywords.
 
@@ -225,6 +234,7 @@ def test_a_docstring_that_disagrees_with_its_signature_is_seen():
         Parameters
         ----------
         x1_star : int
+            Release.
         rho1 : float
         """
 
@@ -232,7 +242,8 @@ def test_a_docstring_that_disagrees_with_its_signature_is_seen():
     assert _signature_mismatch(by_keywords) == []
     assert _signature_mismatch(wrong) == [
         "documented but not parameters: ['rho1']",
-        "parameters not documented: ['rho', 'known', 'parameters']", "no Returns section"]
+        "parameters not documented: ['rho', 'known', 'parameters']",
+        "entries without a description: ['rho1']", "no Returns section"]
 
 
 def test_every_public_callable_documents_its_signature():
