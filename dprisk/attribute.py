@@ -15,6 +15,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "p_map_correct": ("inference.attribute.design", "p_map_correct"),
     "expected_true_posterior": ("inference.attribute.design", "expected_true_posterior"),
     "strategy_measures": ("inference.attribute.strategy", "strategy_measures"),
+    "census_block_design": ("inference.attribute.strategy", "census_block_design"),
+    "BlockGroup": ("inference.attribute.strategy", "BlockGroup"),
     "build_model": ("models.builders.attribute", "build_attribute_model"),
 }
 

@@ -17,7 +17,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "read_nmf_block_detailed": ("inference.population.nmf", "read_nmf_block_detailed"),
     "measure": ("inference.population.measure", "measure"),
     "risk": ("inference.population.risk", "population_risk"),
+    "informed_logits": ("inference.population.kernels", "informed_logits"),
     "informed_posteriors": ("inference.population.kernels", "informed_posteriors"),
+    "outsider_logits": ("inference.population.kernels", "outsider_logits"),
     "outsider_posteriors": ("inference.population.kernels", "outsider_posteriors"),
     "success_bound": ("inference.population.fdp", "success_bound"),
 }

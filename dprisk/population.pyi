@@ -1,7 +1,9 @@
 """The names of ``dr.population`` for editors and type checkers (its ``_LAZY``)."""
 
 from dprisk.inference.population.fdp import success_bound as success_bound
+from dprisk.inference.population.kernels import informed_logits as informed_logits
 from dprisk.inference.population.kernels import informed_posteriors as informed_posteriors
+from dprisk.inference.population.kernels import outsider_logits as outsider_logits
 from dprisk.inference.population.kernels import outsider_posteriors as outsider_posteriors
 from dprisk.inference.population.measure import measure as measure
 from dprisk.inference.population.measurements import BlockMeasurements as BlockMeasurements
@@ -13,8 +15,10 @@ from dprisk.inference.population.synth import synthesize as synthesize
 
 __all__ = [
     "BlockMeasurements",
+    "informed_logits",
     "informed_posteriors",
     "measure",
+    "outsider_logits",
     "outsider_posteriors",
     "read_nmf_block_detailed",
     "read_noisy_table",

@@ -21,6 +21,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "top_down": ("inference.product.histogram_tree", "top_down"),
     "kcell_map_correct": ("inference.product.histogram_attribute", "p_map_correct_mc"),
     "kcell_map_correct_exact": ("inference.product.histogram_attribute", "p_map_correct_exact"),
+    "cell_tables": ("inference.product.histogram_attribute", "cell_tables"),
 }
 
 __getattr__, __dir__, __all__ = attach(__name__, _LAZY)

@@ -2,6 +2,7 @@
 
 from dprisk.inference.product.exact import product_risk as risk
 from dprisk.inference.product.exact import product_table as table
+from dprisk.inference.product.histogram_attribute import cell_tables as cell_tables
 from dprisk.inference.product.histogram_attribute import (
     p_map_correct_exact as kcell_map_correct_exact,
 )
@@ -18,6 +19,7 @@ from dprisk.inference.product.unknown_others import (
 
 __all__ = [
     "HistogramTree",
+    "cell_tables",
     "kcell_map_correct",
     "kcell_map_correct_exact",
     "likelihood_mc",

@@ -3,7 +3,9 @@
 * When the extension is loaded it writes ``api/names.rst`` (not kept in git): an
   ``autosummary`` table of every public name of ``import dprisk as dr`` (the verbs at the top,
   then each namespace), so the reference lists exactly what ``dir(dr)`` lists, with no
-  hand-kept copy to drift; and ``api/renames.rst``, every old flat name beside its new one.
+  hand-kept copy to drift, then the classes those names return that have no public name
+  (their fields are documented on the class); and ``api/renames.rst``, every old flat name
+  beside its new one.
 * At ``missing-reference`` it resolves a docstring's reference to a Python object of this
   package: a public object (``dprisk.inference.two_level.exact.exact_posterior``, or a name
   relative to the documented object's own module) links to its page under its public name; an
@@ -17,9 +19,13 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+#: Title of the section of the classes the public names return.
+RESULT_TYPES = "What they return: the result types (under their modules' names)"
 
+
+@functools.cache  # one import walk per build: the references' resolution reads it too
 def public_names() -> dict[str, list[str]]:
-    """Section title -> the dotted public names in it: the top-level verbs, then each namespace."""
+    """Section title -> the dotted names in it: the verbs, each namespace, the result types."""
     import importlib
 
     import dprisk
@@ -30,7 +36,34 @@ def public_names() -> dict[str, list[str]]:
         module = importlib.import_module(f"dprisk.{space}")
         title = module.__doc__.strip().splitlines()[0]
         sections[title] = [f"dprisk.{space}.{name}" for name in module.__all__]
+    sections[RESULT_TYPES] = result_types(sections)
     return sections
+
+
+def result_types(sections: dict[str, list[str]]) -> list[str]:
+    """Dotted names of the classes the public functions return that have no public name.
+
+    A page's ``Returns`` names the type (``DGBudget``, ``TwoLevelPCorrect``, ...); its fields
+    are documented on the class, which needs a page of its own to be read on the site.
+    """
+    import importlib
+    import inspect
+
+    from dprisk._lazy import resolve
+
+    objects = [resolve(name) for names in sections.values() for name in names]
+    public = {id(obj) for obj in objects}
+    found = set()
+    for obj in objects:
+        if inspect.isclass(obj):
+            continue
+        returned = inspect.signature(obj).return_annotation
+        if isinstance(returned, str):  # postponed annotations: a name of the function's module
+            returned = getattr(importlib.import_module(obj.__module__), returned, None)
+        if (inspect.isclass(returned) and returned.__module__.startswith("dprisk.")
+                and id(returned) not in public):
+            found.add(f"{returned.__module__}.{returned.__qualname__}")
+    return sorted(found)
 
 
 def _write(path: Path, text: str) -> None:
@@ -97,15 +130,20 @@ def _lookup(path: str):
     parts = path.split(".")
     if len(parts) == 2 and parts[0] == "dprisk" and parts[1] in dprisk.RENAMED:
         return None  # an old flat name: look it up under its new name, without the warning
+    import dataclasses
+
     for cut in range(len(parts), 0, -1):
         obj = _module(".".join(parts[:cut]))
         if obj is None:
             continue
-        try:
-            for part in parts[cut:]:
+        for i, part in enumerate(parts[cut:], start=cut):
+            if hasattr(obj, part):
                 obj = getattr(obj, part)
-        except AttributeError:
-            return None
+            elif (i == len(parts) - 1 and dataclasses.is_dataclass(obj)
+                  and part in obj.__dataclass_fields__):
+                return obj  # a field without a default: its class (and page) stands for it
+            else:
+                return None
         return obj
     return None
 
@@ -122,8 +160,10 @@ def _candidates(target: str, refdoc: str) -> list[str]:
             paths += [f"{owner}.{target}", f"{owner.rpartition('.')[0]}.{target}"]  # a sibling
         if isinstance(obj, type):
             paths.append(f"{owner}.{obj.__qualname__}.{target}")
-    # A summary line in the API index (refdoc api/index): the modules of the public names.
+    # A summary line in the API index (refdoc api/index): the modules of the public names,
+    # and the result types' members (a method a result type's summary names).
     paths += [f"{module}.{target}" for module in _public_modules()]
+    paths += [f"{name}.{target}" for name in public_names()[RESULT_TYPES]]
     return paths
 
 

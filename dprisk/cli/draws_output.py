@@ -22,8 +22,8 @@ path during the run is never replaced -- the run is refused (exit status 2 namin
 option) and writes nothing. A failure or a stop signal (also one that forces the exit) leaves
 neither a partial file nor a partial directory.
 
-The file holds :func:`dprisk.inference.mcmc.arviz_tree` (ArviZ's groups: ``posterior``,
-``sample_stats``, ``observed_data``, ``constant_data``, ``log_likelihood``,
+The file holds :func:`dprisk.inference.mcmc.arviz_groups.arviz_tree` (ArviZ's groups:
+``posterior``, ``sample_stats``, ``observed_data``, ``constant_data``, ``log_likelihood``,
 ``posterior_predictive`` and, for proper priors of finite support, ``prior`` and
 ``prior_predictive``), readable with ``xr.open_datatree(FILE)`` or ``az.from_netcdf``. The
 plots are ``trace.png`` (trace with distribution) and ``rank.png`` (randomised ranks) of

@@ -246,8 +246,30 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
     (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
     ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
-    ``page_loads``: page loads (and websocket connections) per client address per minute
-    (default :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
+
+    Parameters
+    ----------
+    port : int (1 <= port <= 65535), default 5006
+        TCP port to listen on.
+    host : str (non-empty), default "127.0.0.1"
+        Address to listen on (the default: this machine only).
+    show : bool, default True
+        Open the page in a browser.
+    prior_dir : str or path-like, optional
+        Offer the ``.py`` model files under this directory (chosen from a list) as priors.
+    allow_origin : sequence of str, default ()
+        Further ``HOST[:PORT]`` names to answer to (a reverse proxy's).
+    auth : {"auto", "token", "basic", "none"}, default "auto"
+        How a visitor is admitted (see above).
+    users : dict, optional
+        For ``auth="basic"``: ``{user: "pbkdf2_sha256$..."}`` (``python -m
+        dprisk.explore.access USER`` prints one).
+    max_jobs : int (>= 1), optional
+        Slow computations running at once, server-wide, and as many sampling workers
+        (default: the number of cores).
+    page_loads : int (>= 0), optional
+        Page loads (and websocket connections) per client address per minute (default
+        :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`, 30; 0: no limit).
 
     Raises
     ------

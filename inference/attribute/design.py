@@ -190,6 +190,7 @@ def p_map_correct(rho, n_cells: int | None = None, prior=None, *, true_cell: int
     Returns
     -------
     float
+        The probability in [0, 1] that the MAP cell is ``t``.
     """
     if prior is None and n_cells is None:
         raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")
@@ -296,7 +297,16 @@ def expected_true_posterior(rho, n_cells: int | None = None, prior=None, *,
     r"""Exact :math:`E[P[C = t \mid x^*]]` over releases with the target in ``t``.
 
     Laplace-transform form of the module docstring, one factor per distinct prior value.
-    Parameters as in :func:`p_map_correct`.
+
+    Parameters
+    ----------
+    rho, n_cells, prior, true_cell, tail_mass
+        As in :func:`p_map_correct`.
+
+    Returns
+    -------
+    float
+        The expected posterior of the true cell, in [0, 1].
     """
     if prior is None and n_cells is None:
         raise ValueError("n_cells must be given when prior is not (allowed range: n_cells >= 2)")

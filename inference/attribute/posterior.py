@@ -83,6 +83,16 @@ def log_cell_posterior(release: np.ndarray, known: np.ndarray, rho, log_prior: n
 def map_cell(log_posterior: np.ndarray) -> np.ndarray:
     """Index of the largest log posterior along the last axis (lowest index among ties).
 
+    Parameters
+    ----------
+    log_posterior : array_like of float, shape (..., K)
+        Log posterior of each of the ``K >= 1`` cells on the last axis (``-inf`` allowed).
+
+    Returns
+    -------
+    int or ndarray of int
+        The MAP cell, of the leading shape (an int for one posterior).
+
     Raises
     ------
     ValueError, TypeError

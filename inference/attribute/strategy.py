@@ -113,6 +113,18 @@ def census_block_design(rho_detailed=None, queries=STRATEGY_QUERY_NAMES) -> Quer
     (:data:`dprisk.models.census.strategy.QUERY_FRACTIONS`); ``rho_detailed`` defaults to the
     production block GVHR rho (``census:block``, 0.0992). ``queries`` picks a subset
     (``("detailed",)`` is the paper's scenario).
+
+    Parameters
+    ----------
+    rho_detailed : float (> 0), optional
+        rho of the block's ``detailed`` (GVHR) query; the others' follow from the fractions.
+    queries : sequence of str, default every block-level query of the strategy
+        The queries the adversary reads, by name (names of the persons strategy).
+
+    Returns
+    -------
+    QueryDesign
+        For :func:`strategy_measures`.
     """
     fractions = QUERY_FRACTIONS["block"]
     if rho_detailed is None:
@@ -133,6 +145,8 @@ def census_block_design(rho_detailed=None, queries=STRATEGY_QUERY_NAMES) -> Quer
 @dataclass(frozen=True)
 class BlockGroup:
     """The block-group level added to the detailed query (see the module docstring).
+
+    Build it with :meth:`BlockGroup.checked`, which validates every field.
 
     Attributes
     ----------
@@ -259,6 +273,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     design : QueryDesign
         The block-level queries read (:func:`census_block_design`).
     true_cell : int (0 <= true_cell < K, prior > 0)
+        The target's cell.
     n_releases : int (>= 2)
         Simulated releases.
     prior : array_like of float, shape ``(K,)``, optional

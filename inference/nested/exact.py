@@ -67,7 +67,17 @@ def exact_posterior(
     x_stars, y_stars, *, scenario: Scenario | None = None,
     tail_mass: float = DEFAULT_TAIL_MASS, **parameters,
 ) -> NestedPosterior:
-    r"""Exact posterior of the ``h``-level model (module docstring); ``h = 2`` is the two-level one.
+    r"""Exact posterior of the ``h``-level model; ``h = 2`` is the two-level one.
+
+    .. math::
+
+        \pi(k_1, \dots, k_h) \propto P[X_1 = k_1] \prod_{\ell=1}^{h}
+            e^{-\rho_\ell (x_\ell^* - k_\ell)^2}
+            \prod_{\ell=2}^{h} w_\ell(k_\ell \mid k_{\ell-1})\,
+            e^{-(\rho_{\ell-1}/d_\ell)(y_{\ell-1}^* - (k_\ell - k_{\ell-1}))^2},
+
+    ``k_1`` in ``{m, m+1}``, ``w_ℓ`` the prior of ``X_ℓ | X_{ℓ-1}`` (zero unless
+    ``k_ℓ >= k_{ℓ-1}``); marginals by forward–backward along the levels (module docstring).
 
     Parameters
     ----------

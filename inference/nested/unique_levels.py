@@ -100,6 +100,11 @@ def log_posterior_odds_unique_levels(x_stars, rhos, p=0.5, known=0):
         Prior, broadcast against the leading axes.
     known : array_like of int (known >= 0)
         ``m``, broadcast against the leading axes.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`L`, of the inputs' leading (batch) shape (a float for one release).
     """
     return scalar_result(kernels.cumulative_log_odds(*check_levels(x_stars, rhos, p,
                                                                    known))[..., -1])
@@ -113,7 +118,23 @@ def posterior_unique_levels(x_stars, rhos, p=0.5, known=0):
         \frac{p \prod_i e^{-\rho_i (x_i^* - m - 1)^2}}
              {p \prod_i e^{-\rho_i (x_i^* - m - 1)^2} + (1-p) \prod_i e^{-\rho_i (x_i^* - m)^2}}
 
-    Parameters as in :func:`log_posterior_odds_unique_levels`.
+    Parameters
+    ----------
+    x_stars : array_like of int, shape (..., ell)
+        Released noisy counts :math:`x_1^*, \ldots, x_\ell^*`, level on the last axis.
+    rhos : array_like of float (rho > 0), shape (..., ell)
+        zCDP parameter of each level.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`, broadcast against the leading axes.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``,
+        broadcast against the leading axes.
+
+    Returns
+    -------
+    float or ndarray
+        The posterior in [0, 1], of the inputs' leading (batch) shape (a float for one
+        release).
     """
     log_odds = kernels.cumulative_log_odds(*check_levels(x_stars, rhos, p, known))[..., -1]
     return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
@@ -210,11 +231,19 @@ def marginal_unique_levels(rhos, *, p=0.5, known=0, method="auto",
     Parameters
     ----------
     rhos : sequence of float (rho > 0), length ell >= 1
-    p : array_like of float (0 < p < 1)
-    known : int (known >= 0)
+        zCDP parameter of each level at which the target is unique.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : int (known >= 0), default 0
         Validated; the result does not depend on it (supplement S1.1).
-    method : {"auto", "enumerate", "contour", "sweep"}
-        See the module notes; ``"auto"`` follows :func:`choose_method`.
+    method : {"auto", "enumerate", "contour", "sweep"}, default "auto"
+        ``enumerate``: the exact finite sum over the joint release grid (cost the product of
+        the levels' grid sizes, 3.6e6 for four Census levels; refused above ``MAX_PAIRS`` =
+        2e8); ``sweep``:
+        the same sum reordered (seconds for the six Census levels; refused beyond its
+        budget); ``contour``: a Mellin–Barnes integral, about 1e-13 relative for any number
+        of levels; ``auto``: :func:`choose_method` (one level: the single-level sum; else the
+        sweep when it fits, else the contour integral).
     max_window_pairs : int
         Budget of the sweep (window pairs per prior) for ``"sweep"`` and ``"auto"``.
 
@@ -323,9 +352,16 @@ def p_correct_unique_levels(rhos, p=0.5, known=0):
     Parameters
     ----------
     rhos : sequence of float (rho > 0), length ell >= 1
-    p : array_like of float (0 < p < 1)
-    known : int (known >= 0)
+        zCDP parameter of each level at which the target is unique.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : int (known >= 0), default 0
         Validated; the result does not depend on it.
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1], one per prior (a float for a scalar ``p``).
     """
     rhos, p = _check_design(rhos, p, known)
     return scalar_result(exact.p_correct_levels(rhos, p))

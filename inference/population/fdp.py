@@ -98,6 +98,11 @@ def success_bound(kappa, variance) -> np.ndarray:
     variance : float array (> 0), broadcast to ``kappa``
         :math:`\sigma^2` of each person's cells (computed once per distinct value).
 
+    Returns
+    -------
+    ndarray of float
+        :math:`1 - f(\kappa)` in :math:`[\kappa, 1]`, of the broadcast shape.
+
     Raises
     ------
     ValueError

@@ -407,15 +407,23 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
                     variance: np.ndarray) -> np.ndarray:
     r"""The outsider's logits :math:`\log\pi_c + \log L_c(1) - \log L_c(0)` of each group.
 
+    Only cells with :math:`\pi_c > 0` are summed (the others' logit is :math:`-\infty`).
+
     Parameters
     ----------
     noisy : (G, 126) int array
+        The groups' noisy cells :math:`y`.
     group_count : (G,) int array (>= 1)
         :math:`n`, the group's true count.
     prior : (G, 126) float array
+        :math:`\pi` of each group (rows sum to 1).
     variance : (G,) float array (> 0)
+        :math:`\sigma^2` of each group's cells.
 
-    Only cells with :math:`\pi_c > 0` are summed (the others' logit is :math:`-\infty`).
+    Returns
+    -------
+    (G, 126) float64 array
+        The logits, for :func:`outsider_posteriors`.
     """
     prior = np.asarray(prior, dtype=np.float64)
     logits = np.full(prior.shape, -np.inf)
@@ -430,10 +438,27 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
 
 def outsider_posteriors(logits: np.ndarray, person_group: np.ndarray,
                         person_category: np.ndarray):
-    """Each person's outsider posterior: the group's softmax at their category, and its MAP.
+    r"""Each person's outsider posterior: the group's softmax at their category, and its MAP.
 
-    Returns ``posterior_true``, ``map_posterior`` (float64) and ``map_category`` (int64; the
-    group's first largest logit: ties to the smallest index).
+    .. math:: P(c \mid y) = e^{a_{gc} - s} \Big/ \sum_{c'} e^{a_{gc'} - s},
+              \quad s = \max_{c'} a_{gc'}
+
+    Parameters
+    ----------
+    logits : (G, 126) float array
+        The groups' logits :math:`a_{gc}` (:func:`outsider_logits`; ``-inf`` where
+        :math:`\pi_c = 0`).
+    person_group : (P,) int array
+        Each person's group (row of ``logits``).
+    person_category : (P,) int array (0 <= category < 126)
+        Each person's category :math:`t`.
+
+    Returns
+    -------
+    posterior_true, map_posterior : (P,) float64
+        :math:`P(t \mid y)` and the MAP category's posterior :math:`1 / \sum_c e^{a_{gc} - s}`.
+    map_category : (P,) int64
+        The group's first largest logit (ties to the smallest index).
     """
     shift = logits.max(axis=1)
     with np.errstate(under="ignore"):

@@ -157,7 +157,9 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
         An existing (empty) directory: the caller puts it in place once complete.
     seed : int (>= 0)
         The noise's seed (:mod:`.noise`).
-    layout : {"table", "nmf"}
+    layout : {"table", "nmf"}, default "table"
+        ``table``: ``noisy.parquet``, the block ``detailed`` query; ``nmf``: every level and
+        query in the released layout.
     rho_total : Fraction
         Global rho of the strategy (default the production 2.556...).
     aian_tracts : collection of str

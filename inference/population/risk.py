@@ -85,7 +85,11 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
         (:func:`dprisk.inference.population.partitions.run_streamed`: memory bounded by a
         partition, whatever the population's size).
     adversary : {"informed", "outsider"}
+        ``informed`` (the paper's): knows every other person's record; ``outsider``: knows
+        only each group's count.
     prior : {"tract", "uniform"} or (126,) array
+        The adversary's prior of a person's category: the person's tract's composition
+        within their voting-age group, 1/126 each, or 126 probabilities summing to 1.
     partition_persons : int, optional
         Persons per partition (whole tracts; default
         :data:`dprisk.inference.population.partitions.PARTITION_PERSONS`). The answers do not
@@ -97,6 +101,15 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
         :mod:`dprisk.inference.population.partitions`).
     progress : bool
         Show a progress bar over the partitions.
+
+    Returns
+    -------
+    PopulationRisk
+        Per person, in the persons' row order: ``posterior_true`` (the posterior of their own
+        category), ``map`` (the MAP category), ``map_posterior`` and ``fdp_bound``
+        (:func:`dprisk.inference.population.fdp.success_bound` at their prior); the
+        population's ``tally``, the number of ``partitions`` and the ``variance_range`` of
+        the blocks read.
     """
     from dprisk.inference.population.partitions import (
         run_partitions,

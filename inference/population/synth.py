@@ -191,6 +191,7 @@ def synthesize(persons: int, seed: int, *, state: str = "01"):
     Parameters
     ----------
     persons : int (>= 1)
+        Number of persons (rows).
     seed : int (>= 0)
         Seeds ``numpy.random.default_rng``; the same seed gives the same rows.
     state : str

@@ -109,7 +109,14 @@ def epsilon_bun_steinke(rho, delta) -> float:
     Parameters
     ----------
     rho : float (rho > 0)
+        zCDP parameter of the release.
     delta : float (0 < delta < 1)
+        The delta of the (epsilon, delta)-DP guarantee.
+
+    Returns
+    -------
+    float
+        epsilon (> rho).
     """
     return _scalar_result(zcdp_to_dp(rho, delta), "rho and delta")
 
@@ -288,8 +295,13 @@ def epsilon_cks(rho, delta) -> float:
 
     Parameters
     ----------
-    rho : float (rho > 0)
-    delta : float (0 < delta < 1)
+    rho, delta
+        As in :func:`epsilon_bun_steinke` (refused where the accountant gives no epsilon > 0).
+
+    Returns
+    -------
+    float
+        epsilon (> 0), at most :func:`epsilon_bun_steinke` of the same ``rho`` and ``delta``.
 
     Notes
     -----
@@ -365,8 +377,14 @@ def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> 
     rhos : sequence of float (each > 0)
         The zCDP budget of each query.
     delta : float (0 < delta < 1)
-    value_discretization_interval : float (> 0)
+        The delta of the (epsilon, delta)-DP guarantee.
+    value_discretization_interval : float (> 0), default 1e-4
         Grid of the privacy-loss values.
+
+    Returns
+    -------
+    float
+        epsilon, an upper bound of the composition's exact epsilon.
 
     Notes
     -----
@@ -446,13 +464,19 @@ def epsilon_pld_bracket(rhos, delta, *,
 
     Parameters
     ----------
-    rhos : sequence of float (each > 0)
-    delta : float (0 < delta < 1)
-    value_discretization_interval : float (> 0)
+    rhos, delta
+        As in :func:`epsilon_pld`.
+    value_discretization_interval : float (> 0), default 2e-5
+        Grid of the privacy-loss values.
     relation : {"add-remove", "replace-one"}
         The neighbouring relation: add or remove one person (sensitivity 1 per query, the
         default and the Census's), or replace one person's record (each query's count may
         move in two cells: every query composed twice).
+
+    Returns
+    -------
+    (float, float)
+        ``(lower, upper)``, the optimistic and the pessimistic epsilon.
     """
     rho_values = check_rho(rhos, "rhos")
     if rho_values.ndim != 1 or rho_values.size == 0:
@@ -482,6 +506,18 @@ def census_epsilon_pld_bracket(rho_total=CENSUS_RHO_TOTAL, delta=CENSUS_DELTA, *
 
     At rho = 2.56 and delta = 1e-10: about [16.4789, 16.4796] (add or remove one person); the
     exact epsilon, 16.4795 by an independent composition, lies inside.
+
+    Parameters
+    ----------
+    rho_total : float (> 0), default 2.56
+        The persons strategy's global zCDP budget (each query's rho is its share).
+    delta, value_discretization_interval, relation
+        As in :func:`epsilon_pld_bracket` (``delta`` default 1e-10).
+
+    Returns
+    -------
+    (float, float)
+        ``(lower, upper)``, as :func:`epsilon_pld_bracket`.
     """
     rhos = [query.rho for query in strategy_queries(rho_total)]
     return epsilon_pld_bracket(rhos, delta,
@@ -497,6 +533,18 @@ def census_epsilon_pld(rho_total=CENSUS_RHO_TOTAL, delta=CENSUS_DELTA, *,
     (:func:`dprisk.models.census.strategy.strategy_queries`); see :func:`epsilon_pld`.
     At rho = 2.56 and delta = 1e-10 the (pessimistic, interval 1e-4) value is 16.4828, an
     upper bound about 0.003 above the exact epsilon (:func:`census_epsilon_pld_bracket`).
+
+    Parameters
+    ----------
+    rho_total : float (> 0), default 2.56
+        The persons strategy's global zCDP budget (each query's rho is its share).
+    delta, value_discretization_interval
+        As in :func:`epsilon_pld` (``delta`` default 1e-10).
+
+    Returns
+    -------
+    float
+        epsilon, an upper bound of the composition's exact epsilon.
     """
     rhos = [query.rho for query in strategy_queries(rho_total)]
     return epsilon_pld(rhos, delta, value_discretization_interval=value_discretization_interval)

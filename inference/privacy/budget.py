@@ -380,6 +380,7 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
     Parameters
     ----------
     measure : {"marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy"}
+        The risk measure ``M`` to bound.
     target : float
         ``T``: above 1 for the marginal risk; above every p (and below 1) for the marginal
         posterior; in (0, 1) for P[correct] (above 1/2 if some p = 1/2; no p > 1/2, where
@@ -392,6 +393,11 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)`: ``max_ratio``
         (:math:`\tilde r > 1`) is required for ``tail``, ``max_posterior``
         (:math:`0 < \tilde a < 1`) optional; neither applies to the other measures.
+
+    Returns
+    -------
+    DGBudget
+        ``rho`` is :math:`\rho^*`, ``binding_p`` the prior at which the minimum is reached.
 
     Raises
     ------

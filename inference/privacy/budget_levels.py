@@ -393,11 +393,14 @@ def rho2_for_target(target, *, rho1, x2, d, p=(0.5,), known=0, prior="improper",
         True block-group count.
     d : int (>= 1)
         Other blocks in the block group.
-    p : sequence of float (0 < p < 1), non-empty
-    known : int (>= 0)
+    p : sequence of float (0 < p < 1), non-empty, default (0.5,)
+        The priors at which the target must hold.
+    known : int (>= 0), default 0
+        ``m``, the adversary's known count of the others.
     prior : str or X2Prior
         The adversary's prior on the block-group count (``improper`` by default).
     measure : {"p-correct", "marginal-risk", "marginal-posterior", "tail"}
+        The two-level risk measure ``M`` to bound (default ``p-correct``).
     max_ratio, max_posterior : float, optional
         The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)` (tail only;
         ``max_ratio`` required there).
@@ -429,6 +432,28 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     :func:`rho2_for_target`, the tail included) solved in the global rho, certified by
     the interval bound with rho1 and rho2 moving together (``certified_to``; module
     docstring).
+
+    Parameters
+    ----------
+    measure : {"marginal-risk", "marginal-posterior", "p-correct", "tail", "worst-case-accuracy"}
+        The risk measure to bound; without ``worst-case-accuracy`` when ``x2`` is given.
+    target : float
+        ``T``, in the measure's range as in
+        :func:`dprisk.inference.privacy.budget.rho_for_target` (block level) or
+        :func:`rho2_for_target` (two levels).
+    p : sequence of float (each 0 < p < 1), non-empty, default (0.5,)
+        The priors at which the target must hold.
+    known : int (>= 0), default 0
+        ``m``, the adversary's known count of the others.
+    x2 : int (>= known + 1), optional
+        True block-group count; given with ``d``, the two-level measure is bounded.
+    d : int (>= 1), optional
+        Other blocks in the block group (with ``x2``).
+    prior : str or X2Prior, default "improper"
+        The adversary's prior on the block-group count (two levels only).
+    max_ratio, max_posterior : float, optional
+        The tail's profile :math:`r^*(p) = \max(\tilde r, \tilde a/p)` (tail only;
+        ``max_ratio`` required there).
 
     Returns
     -------

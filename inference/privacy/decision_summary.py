@@ -131,6 +131,7 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
     rho2 : float (> 0), optional
         The block group's rho (``posterior_block_group`` is None without it).
     delta : float (0 < delta < 1)
+        The delta of the (epsilon, delta)-DP guarantees in the table.
 
     Returns
     -------

@@ -188,6 +188,11 @@ def pure_dp_budget(max_ratio, max_posterior, *, q=1.0) -> PureDPBudget:
         Prior on the sensitive value; 1 (the default) is the presence-only formula
         :math:`\log[(1-p)/(1/r^*(p) - p)]`; None minimises over ``q`` as well.
 
+    Returns
+    -------
+    PureDPBudget
+        :math:`\varepsilon^*` and the prior ``(p, q)`` at which the profile binds.
+
     Examples
     --------
     max(3, 0.25/p): epsilon* = log(11/3) = 1.299283 at p = 1/12; max(3, 0.15/p): 1.209838;

@@ -198,12 +198,18 @@ def census_worst_case(rho_total=CENSUS_RHO_TOTAL, *, p=0.5, queries: str = "all"
     rho_total : float (> 0)
         Global rho; each query's rho is its share (:mod:`dprisk.models.census.strategy`).
     p : float (0 < p < 1)
+        Prior weight of :math:`P_1` (the target has ``c``).
     queries : {"all", "detailed"}
         ``all``: the 65 queries (the target's count moves in every one; PLDs, bracketed);
         ``detailed``: the block and block-group ``detailed`` (GVHR) queries alone, the two
         the paper's adversary reads (exact).
     value_discretization_interval : float (> 0)
         PLD loss grid (``all`` only).
+
+    Returns
+    -------
+    WorstCaseAccuracy
+        As :func:`worst_case_accuracy` of the chosen queries' rhos.
     """
     from dprisk.models.census.strategy import strategy_queries
 
@@ -268,8 +274,17 @@ def bayes_accuracy(rho, p=0.5, known=0) -> float:
     Parameters
     ----------
     rho : float (> 0)
-    p : float (0 < p < 1)
-    known : int (>= 0)
+        zCDP parameter of the block's release.
+    p : float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]` (the weight of the first term).
+    known : int (>= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``; the
+        accuracy does not depend on it.
+
+    Returns
+    -------
+    float
+        The accuracy, in :math:`[\max(p, 1 - p), 1]`.
     """
     from dprisk.inference.single_level import closed_form as single_level
 
@@ -289,6 +304,21 @@ def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
     :func:`dprisk.inference.nested.unique_levels.p_correct_unique_levels`, the true-negative
     rate :func:`dprisk.inference.privacy.worst_case_kernels.atoms_true_negative` (a release
     with posterior exactly 1/2, which occurs when the rhos are commensurate, is decided ``m``).
+
+    Parameters
+    ----------
+    rhos : sequence of float (rho > 0), length ell >= 1
+        zCDP parameter of each level at which the target is unique.
+    p : float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : int (known >= 0), default 0
+        ``m``; validated, the accuracy does not depend on it.
+
+    Returns
+    -------
+    float
+        The accuracy, in :math:`[\max(p, 1 - p), 1]`; equal to :func:`worst_case_accuracy`
+        of ``rhos`` (the Bayes rule is the likelihood-ratio test here).
     """
     from dprisk.inference.nested.unique_levels import p_correct_unique_levels
 
@@ -319,6 +349,11 @@ def bayes_accuracy_two_level(*, x2, rho1, rho2, d, p=0.5, known=0,
         As in :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
     x1 : int, optional
         True block count, ``known`` or ``known + 1`` (default ``known + 1``).
+
+    Returns
+    -------
+    float
+        The accuracy, in [0, 1].
     """
     from dprisk.inference.studies.p_correct import p_correct_two_level
 

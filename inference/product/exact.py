@@ -354,6 +354,12 @@ def product_table(rho1, rho2, others, m=0, invariant="none", *,
     tail_mass : float (0 < tail_mass <= 1e-3)
         Neglected probability per hypothesis (at most; reported).
 
+    Returns
+    -------
+    ReleaseTable
+        Every product value ``(x~2, b~0, ..., b~d)`` and its likelihood under ``k = m`` and
+        ``k = m + 1``.
+
     Raises
     ------
     ValueError

@@ -144,9 +144,14 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
         The other blocks' counts.
     rho1, rho2 : float (> 0)
         Block and block-group :math:`\rho` of every cell.
-    release : {"product", "noisy"}
+    release : {"product", "noisy"}, default "product"
         The product's column :math:`(\tilde x_{2,c}, \tilde b_{0,c}, \dots)` or the informative
         noisy cells :math:`(b^*_{0,c}, x^*_{2,c})`.
+
+    Returns
+    -------
+    CellTables
+        The tables :func:`p_map_correct_exact` and :func:`p_map_correct_mc` read.
     """
     known, others, rho1, rho2 = _check(known, others, rho1, rho2)
     if release not in ("product", "noisy"):
@@ -168,10 +173,46 @@ def cell_tables(known, others, rho1, rho2, *, release="product") -> CellTables:
                       neglected)
 
 
+def _check_target(target, k: int) -> int:
+    """``target`` as a cell index ``0 <= target < k`` (a negative index named another cell)."""
+    try:
+        cell = check_positive_int(target, "target", minimum=0)
+    except ValueError:
+        cell = -1
+    if not 0 <= cell < k:
+        raise ValueError(f"target must be a cell in 0..{k - 1} (allowed range: 0 <= target <= "
+                         f"{k - 1}), got {target!r}")
+    return cell
+
+
 def p_map_correct_exact(tables: CellTables, target: int, *, nodes: int | None = None) -> float:
-    r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes)."""
+    r"""Exact :math:`P[\mathrm{MAP} = t]`, uniform prior and uniform ties (module notes).
+
+    .. math::
+
+        P[\mathrm{MAP} = t] = \sum_s P_t[S = s] \int_0^1 \prod_j
+            \bigl(P_j[S < s] + x\, P_j[S = s]\bigr)^{n_j} dx
+
+    Parameters
+    ----------
+    tables : CellTables
+        The exact per-cell tables of :func:`cell_tables` (the product or the noisy cells).
+    target : int (0 <= target < K)
+        The target's true cell ``t``.
+    nodes : int (>= 1), optional
+        Gauss–Legendre nodes of the integral; by default :math:`\lfloor n/2 \rfloor + 2`
+        with :math:`n = \sum_j n_j` the polynomial's degree (exact; fewer nodes are not).
+
+    Returns
+    -------
+    float
+        The probability in [0, 1].
+    """
     if not isinstance(tables, CellTables):
         raise TypeError(f"tables must be the CellTables of cell_tables(...), got {tables!r}")
+    target = _check_target(target, tables.cell_class.size)
+    if nodes is not None:
+        nodes = check_positive_int(nodes, "nodes")
     counts = np.bincount(tables.cell_class, minlength=len(tables.score))
     counts[tables.cell_class[target]] -= 1
     t_class = tables.cell_class[target]
@@ -317,6 +358,12 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
     product_tables, noisy_tables : CellTables, optional
         Precomputed :func:`cell_tables` (computed if not given).
 
+    Returns
+    -------
+    KCellMapCorrect
+        Both estimates with their MCSE, their paired difference, and the conditional
+        estimators of the same releases.
+
     Raises
     ------
     ValueError
@@ -327,8 +374,7 @@ def p_map_correct_mc(known, others, target: int, rho1, rho2, *, releases=2000,
     known, others, rho1, rho2 = _check(known, others, rho1, rho2)
     releases = check_positive_int(releases, "releases", minimum=2)
     k = known.size
-    if not 0 <= int(target) < k:
-        raise ValueError(f"target must be a cell in 0..{k - 1}, got {target}")
+    target = _check_target(target, k)
     what = f"{releases} simulated releases of {k} cells x {others.shape[0] + 2} tree nodes"
     check_memory(float(releases) * RELEASE_BYTES, parameter="releases", what=what)
     check_work(float(releases) * (RELEASE_STEPS + RELEASE_CELL_STEPS * k * (others.shape[0] + 2)),

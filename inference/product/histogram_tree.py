@@ -374,6 +374,7 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
     Parameters
     ----------
     tree : HistogramTree
+        The nodes and each level's :math:`\rho_l` (:func:`regular_tree`).
     noisy : list of ndarray of int
         :func:`simulate_measurements`: ``(n_nodes, K)`` per level, root first.
     invariant : {"none", "total"}

@@ -157,13 +157,18 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
     Parameters
     ----------
     rho1, rho2 : float (> 0)
+        zCDP parameters of every block count and of the block-group count.
     d : int (d >= 1)
         Number of other blocks.
-    total_prior : sequence of float
-        Prior weights of the others' total :math:`Y = 0..U` (:func:`split_prior`).
-    m : int (m >= 0)
-    p : float (0 < p < 1)
-    invariant : {"none", "block-group"}
+    total_prior : sequence of float (>= 0, not all 0)
+        Prior weights of the others' total :math:`Y = 0..U` (normalised; split equally
+        among the ``d`` blocks, multinomially).
+    m : int (m >= 0), default 0
+        The target block's count without the target.
+    p : float (0 < p < 1), default 0.5
+        The adversary's prior :math:`P[k = m+1]`.
+    invariant : {"none", "block-group"}, default "none"
+        Whether the block-group total is held exact.
 
     Returns
     -------

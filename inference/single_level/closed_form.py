@@ -100,14 +100,48 @@ def posterior(x1_star, rho, p=0.5, known=0):
             {p\, e^{-\rho (x_1^* - m - 1)^2} + (1-p)\, e^{-\rho (x_1^* - m)^2}}
             = \operatorname{expit}(L)
 
-    (paper eq. 3.1). Parameters as in :func:`log_posterior_odds`.
+    (paper eq. 3.1).
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) :math:`x_1^*` (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The posterior probability in [0, 1], broadcast over the inputs (a float for scalar
+        inputs).
     """
     log_odds = kernels.log_posterior_odds(*_release_args(x1_star, rho, p, known))
     return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
 
 
 def log_posterior(x1_star, rho, p=0.5, known=0):
-    """Log of :func:`posterior`, ``log_expit(L)``; finite even when the posterior underflows."""
+    r"""Log of :func:`posterior`, ``log_expit(L)``; finite even when the posterior underflows.
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) :math:`x_1^*` (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\log P[X_1 = m+1 \mid x_1^*] \le 0`, broadcast over the inputs.
+    """
     return scalar_result(log_expit(kernels.log_posterior_odds(*_release_args(x1_star, rho, p,
                                                                              known))))
 
@@ -119,6 +153,22 @@ def risk(x1_star, rho, p=0.5, known=0):
     quotient where the posterior is a normal double, see
     :func:`dprisk.models.numerics.probability_ratio`), so it is accurate for ``p = 1e-12``
     and tiny posteriors, and never exceeds ``fl(1/p)``.
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) :math:`x_1^*` (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The risk, in :math:`[0, 1/p]`, broadcast over the inputs.
     """
     x1_star, rho, p, m = _release_args(x1_star, rho, p, known)
     log_odds = kernels.log_posterior_odds(x1_star, rho, p, m)
@@ -126,7 +176,24 @@ def risk(x1_star, rho, p=0.5, known=0):
 
 
 def log_risk(x1_star, rho, p=0.5, known=0):
-    """Log of :func:`risk`: ``log_expit(L) - log(p)``."""
+    r"""Log of :func:`risk`: ``log_expit(L) - log(p)``.
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) :math:`x_1^*` (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\log R'(x_1^*) \le -\log p`, broadcast over the inputs.
+    """
     x1_star, rho, p, m = _release_args(x1_star, rho, p, known)
     return scalar_result(log_expit(kernels.log_posterior_odds(x1_star, rho, p, m)) - np.log(p))
 
@@ -139,6 +206,20 @@ def release_pmf(x1_star, rho, known=0):
     This is what the caption of the paper's Table 4 says its "Mass" column holds (the printed
     column is in fact :math:`P[X_1^* = x_1^* \mid x_1 = m]`; see
     :mod:`dprisk.validation.paper.single_level`).
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) :math:`x_1^*` (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1], broadcast over the inputs.
     """
     x1_star = check_count(x1_star, "x1_star")
     rho = check_rho(rho, "rho")
@@ -163,6 +244,20 @@ def log_marginal_posterior(rho, p=0.5, known=0):
     ``1e-16`` relative, and below 1e-15 absolute). The result does not depend on ``known``
     (supplement S1.1); it is validated and ignored. Vectorised over ``rho`` and ``p``: rows
     are sorted by grid size and evaluated in blocks that share a grid.
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        Validated; the result does not depend on it.
+
+    Returns
+    -------
+    float or ndarray
+        The log marginal posterior, in :math:`[\log p, 0]`, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
     return scalar_result(kernels.log_marginal_posterior(rho, p))
@@ -180,9 +275,16 @@ def marginal_posterior(rho, p=0.5, known=0):
     Parameters
     ----------
     rho : array_like of float (rho > 0)
-    p : array_like of float (0 < p < 1)
-    known : int (known >= 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
         Validated; the result does not depend on it.
+
+    Returns
+    -------
+    float or ndarray
+        The marginal posterior, in :math:`[p, 1]`, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
     return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p)))
@@ -192,6 +294,20 @@ def marginal_risk(rho, p=0.5, known=0):
     r"""Marginal risk :math:`R = P[X_1 = x_1 \mid x_1 = m+1] / p` (paper eq. 3.4).
 
     Always :math:`1 \le R \le 1/p` (Cauchy–Schwarz gives the lower bound).
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        Validated; the result does not depend on it.
+
+    Returns
+    -------
+    float or ndarray
+        The marginal risk, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
     return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p) - np.log(p)))
@@ -213,9 +329,19 @@ def decision_threshold(rho, p=0.5, known=0):
     which is then corrected by evaluating ``L`` at the neighbours with the same floating-point
     expression :func:`posterior` uses, so float ties are decided exactly as there.
 
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
     Returns
     -------
     int or ndarray of int64
+        :math:`\tilde x_1^*`, broadcast over the inputs.
 
     Raises
     ------
@@ -238,6 +364,21 @@ def p_correct(rho, p=0.5, known=0):
     sum): for
     ``a >= 0`` it is ``exp(log_tail(a))``, for ``a < 0`` it is ``-expm1(log_tail(1 - a))``
     (symmetry of the noise).
+
+    Parameters
+    ----------
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]`.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1], broadcast over the inputs. It does not depend on ``known``
+        (only :math:`\tilde x_1^* - m` enters).
     """
     return scalar_result(kernels.p_correct(*_design_args(rho, p, known)))
 

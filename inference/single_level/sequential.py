@@ -56,13 +56,20 @@ def sequential_posterior(x1_stars, rhos, p=0.5, known=0) -> np.ndarray:
     Parameters
     ----------
     x1_stars : array_like of int, shape (..., n_releases)
+        The released noisy counts :math:`x_1^*, \ldots, x_n^*` of the same true count, in
+        release order on the last axis (may be negative).
     rhos : array_like of float (rho > 0), shape (..., n_releases)
-    p : array_like of float (0 < p < 1)
-    known : array_like of int (known >= 0)
+        zCDP parameter of each release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]` before the first release.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
 
     Returns
     -------
     ndarray, shape (..., n_releases)
+        :math:`\operatorname{expit}(L_i)`, the posterior :math:`P[X_1 = m+1 \mid x_1^*,
+        \ldots, x_i^*]` after each release ``i``.
     """
     x, rhos, p, m = check_levels(x1_stars, rhos, p, known, "x1_stars")
     return expit(cumulative_log_odds(x, rhos, p, m))
@@ -82,7 +89,23 @@ def sequential_risk(x1_stars, rhos, p=0.5, known=0) -> SequentialRisk:
     ``per_release`` factor can exceed the float range when one release undoes an
     overwhelming earlier one (e.g. rho = 1e4 and releases -1e4 then +1e4: the true factor is
     about e^{2e8}); it is then ``inf`` (without a warning), as IEEE overflow prescribes.
-    Parameters as in :func:`sequential_posterior`.
+
+    Parameters
+    ----------
+    x1_stars : array_like of int, shape (..., n_releases)
+        The released noisy counts :math:`x_1^*, \ldots, x_n^*` of the same true count, in
+        release order on the last axis (may be negative).
+    rhos : array_like of float (rho > 0), shape (..., n_releases)
+        zCDP parameter of each release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability :math:`P[X_1 = m+1]` before the first release.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the adversary's count of the other people with characteristics ``c``.
+
+    Returns
+    -------
+    SequentialRisk
+        ``per_release`` and ``cumulative``, each of shape (..., n_releases).
     """
     x, rhos, p, m = check_levels(x1_stars, rhos, p, known, "x1_stars")
     log_odds = cumulative_log_odds(x, rhos, p, m)

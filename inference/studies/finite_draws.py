@@ -379,13 +379,34 @@ def finite_draws_p_correct(*, x2, rho1, rho2, d, draws, x1=None, p=0.5, known=0,
     Answers are remembered per process (:data:`RESULTS_CACHE_SIZE`, keyed by the validated
     inputs, :class:`dprisk.runtime.bounded_cache.BoundedCache`).
 
+    Parameters
+    ----------
+    x2, rho1, rho2, d, x1, p, known, prior
+        The truth and the scenario, as in
+        :func:`dprisk.inference.studies.p_correct.p_correct_two_level`.
+    draws : int (>= 1)
+        ``N``, the Gibbs draws per release from which the posterior is estimated.
+    variant : bool, default False
+        Sample with the constraint-dropping Gibbs variant
+        (:mod:`dprisk.inference.studies.variant`) instead of the exact chain.
+    method : {"normal", "fft"}, default "normal"
+        How :func:`decision_probability` computes the law of the count of draws with
+        ``X1 = m + 1``.
+    start : "prior" or float (0 <= start <= 1), default "prior"
+        :math:`P[X_1^{(0)} = m + 1]`, the chain's start (``"prior"``: ``p``).
+    ties : {"m", "m+1", "half"}, default "m"
+        Decision at exactly ``N/2`` draws (and at a stationary probability of exactly 1/2).
+    tail_mass : float (0 < tail_mass <= 1e-3), default 1e-9
+        Bound on the release probability left out of the grid.
+
     Returns
     -------
     dict
         ``p_correct`` (``draws`` draws), ``p_correct_stationary`` (the deterministic decision
-        with the chain's stationary probability), ``draws``, ``variant``, ``ties``,
-        ``neglected_mass`` (grid) and ``band_error`` (bound of the error from treating the
-        decisions outside the band as deterministic).
+        with the chain's stationary probability), ``neglected_mass`` (grid) and
+        ``band_error`` (bound of the error from treating the decisions outside the band as
+        deterministic), and the inputs ``draws``, ``variant``, ``method``, ``ties``,
+        ``start``, ``x1``, ``x2`` (``x1`` resolved: ``known + 1`` by default).
     """
     params, x1, x2, y1 = validated_study_params(x2=x2, rho1=rho1, rho2=rho2, d=d, x1=x1, p=p,
                                                 known=known, prior=prior)

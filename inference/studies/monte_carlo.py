@@ -87,10 +87,15 @@ class MCResult:
     p_correct_no_hierarchy, gain, loss : float
         Same ``D``: single-level decision, and the paired gain/loss of the two-level one.
     datasets, draws : int
+        Simulated releases ``D``, and the Gibbs draws per release.
     sampler, ties : str
+        The sampler (see :func:`simulate_p_correct`) and the tie rule at a posterior of 1/2.
     random_seed : int
         The seed given, or the one drawn when none was (pass it back to reproduce the run).
     seconds : float
+        Wall-clock time of the run.
+    x1, x2 : int
+        The truth simulated: block count (``known + 1`` unless given) and block-group count.
     """
 
     p_correct: float
@@ -225,7 +230,11 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
     draws : int (>= 1)
         Gibbs draws per release (the paper: 1000); ignored by the ``*_exact`` samplers.
     sampler : {"x1_chain", "gibbs", "exact", "variant", "variant_exact"}
-        See the module docstring.
+        ``x1_chain``: the Gibbs sampler's X1 path simulated as the two-state Markov chain it
+        is (the same law of the decision, fast); ``gibbs``: the Gibbs sampler itself;
+        ``variant``: the chain of the X1 update without its constraint ``k1 <= k2`` (the
+        paper's apparent sampler); ``exact`` / ``variant_exact``: decide with the chain's
+        stationary probability :math:`a_0 / (1 - a_1 + a_0)` (no draws).
     random_seed : int, optional
         Root of the run's SeedSequence; drawn (and reported) when not given.
     start : "prior" or float in [0, 1]

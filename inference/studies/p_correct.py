@@ -271,12 +271,15 @@ def p_correct_two_level(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="im
     x2 : int (x2 >= x1)
         True block-group count.
     rho1, rho2 : float (> 0)
+        zCDP parameters of the block and block-group releases.
     d : int (d >= 1)
         Other blocks in the block group.
     x1 : int, optional
         True block count, ``known`` or ``known + 1`` (default ``known + 1``).
     p : float (0 < p < 1)
+        The adversary's prior probability :math:`P[X_1 = m+1]`.
     known : int (known >= 0)
+        ``m``, the adversary's count of the others in the block with ``c``.
     prior : str or X2Prior
         ``improper``, ``truncated:U``, ``point:K``, ``PATH.py:NAME`` or a prior object.
     tail_mass : float (0 < tail_mass <= 1e-3)

@@ -347,12 +347,18 @@ def _parameters_of[**P, R](source: Callable[P, object]) -> Callable[[Callable[..
 
     For :func:`help`, :func:`inspect.signature` and static type checkers: the parameters are
     written (and documented) once, on ``source``, which the function calls with its options
-    (so ``source`` refuses an unknown or missing keyword, with a ``TypeError``).
+    (so ``source`` refuses an unknown or missing keyword, with a ``TypeError``). The
+    ``Parameters`` section of ``source``'s docstring is copied into the function's, before
+    its ``Returns``, so its API reference page documents each of them.
     """
 
     def decorate(function: Callable[..., R]) -> Callable[P, R]:
         returns = inspect.signature(function).return_annotation
         function.__signature__ = inspect.signature(source).replace(return_annotation=returns)
+        start, end = "    Parameters\n    ----------\n", "    Returns\n    -------\n"
+        if function.__doc__ and source.__doc__ and start in source.__doc__:  # None under -OO
+            section = source.__doc__[source.__doc__.index(start):source.__doc__.index(end)]
+            function.__doc__ = function.__doc__.replace(end, section + end, 1)
         return function
 
     return decorate

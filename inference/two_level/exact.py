@@ -294,9 +294,18 @@ def exact_posterior(
 ) -> TwoLevelPosterior:
     r"""Exact joint posterior of (X1, X2) given releases ``D = (x1*, x2*, y1*)``.
 
-    Vectorised over releases: ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch
-    shape ``S``. See the module docstring for the formula and
-    :mod:`dprisk.inference.kernels.table_kernels` for the k2 window.
+    .. math::
+
+        \pi(k_1, k_2) \propto P[X_1 = k_1]\, w(k_2 \mid k_1)\,
+            e^{-\rho_1 (x_1^* - k_1)^2}\, e^{-\rho_2 (x_2^* - k_2)^2}\,
+            e^{-(\rho_1/d)(y_1^* - (k_2 - k_1))^2}, \qquad k_1 \in \{m, m+1\},
+
+        P[X_1 = m+1 \mid D] = \frac{\sum_{k_2} \pi(m+1, k_2)}
+                                   {\sum_{k_2} \pi(m, k_2) + \sum_{k_2} \pi(m+1, k_2)},
+
+    ``w`` the prior of X2 given X1 (paper §3.2, supplement S3), summed over ``k2`` on a
+    checked window (:mod:`dprisk.inference.kernels.table_kernels`). Vectorised over releases:
+    ``x1_star``, ``x2_star`` and ``y1_star`` broadcast to a batch shape ``S``.
 
     Parameters
     ----------
@@ -341,13 +350,30 @@ def posterior_x1(
 ) -> float | np.ndarray:
     r"""``P[X1 = m + 1 | D]`` for a batch of releases, without keeping the X2 tables.
 
-    Same parameters and formula as :func:`exact_posterior`; memory stays bounded for millions
-    of releases (processed in chunks). A Python float for one release.
+    The formula of :func:`exact_posterior`; memory stays bounded for millions of releases
+    (processed in chunks). A Python float for one release.
 
     .. math::
 
         P[X_1 = m+1 \mid D] = \frac{\sum_{k_2} \pi(m+1, k_2)}
                                    {\sum_{k_2} \pi(m, k_2) + \sum_{k_2} \pi(m+1, k_2)}
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star : array_like of int
+        Noisy block count, block-group count, and sum of the other ``d`` blocks' counts,
+        broadcast to a batch shape ``S``.
+    scenario : Scenario, optional
+        A validated two-level scenario, instead of the keyword parameters.
+    tail_mass : float (0 < tail_mass <= 1e-3), default 1e-12
+        Largest share of each branch's posterior mass the k2 window may leave out.
+    **parameters
+        ``rho1, rho2, d, p, known, prior``, as in :func:`exact_posterior`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`P[X_1 = m+1 \mid D]` of shape ``S`` (a float for one release).
     """
     scenario = two_level_scenario(scenario, **parameters)
     release = Release.two_level(x1_star, x2_star, y1_star)

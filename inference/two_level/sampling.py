@@ -214,8 +214,14 @@ def sample_posterior(
         The release D (noisy block count, block-group count, other blocks' sum).
     scenario : Scenario, optional
         A validated two-level scenario instead of the keyword parameters below.
-    method : {"exact", "gibbs", "pymc-gibbs", "pymc"}
-        See the module docstring.
+    method : {"exact", "gibbs", "pymc-gibbs", "pymc"}, default "exact"
+        ``exact``: enumeration on a checked k2 window
+        (:func:`dprisk.inference.two_level.exact.exact_posterior`); ``gibbs``: the vectorised
+        exact Gibbs sampler (:func:`dprisk.inference.two_level.gibbs.gibbs_sample`);
+        ``pymc-gibbs``: ``pm.sample`` of the model
+        (:func:`dprisk.models.builders.two_level.build_two_level_model`) with an exact Gibbs
+        step; ``pymc``: ``pm.sample`` with PyMC's own steps (``BinaryGibbsMetropolis`` for
+        the indicator, ``Metropolis`` for X2). All target the same posterior.
     draws : int (>= 1)
         Recorded draws per chain (sampling methods).
     chains : int (>= 1)
@@ -330,7 +336,14 @@ def posterior_summary(
     draws: int = 5000, chains: int = 4, tune: int = 1000, random_seed=None, cores: int = 1,
     progressbar: bool = False, **parameters,
 ) -> dict:
-    """The ``dprisk posterior --json`` payload (parameters as in :func:`sample_posterior`).
+    """The ``dprisk posterior --json`` payload of one release.
+
+    Parameters
+    ----------
+    x1_star, x2_star, y1_star, scenario, method, draws, chains, tune, random_seed, cores
+        As in :func:`sample_posterior`.
+    progressbar, **parameters
+        As in :func:`sample_posterior`.
 
     Returns
     -------

@@ -106,6 +106,11 @@ def log_posterior_odds(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None
         ``n``, the people besides the target whom the adversary does not know.
     q : float (0 <= q <= 1), optional when ``unknown_others = 0``
         Probability that one unknown other has ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`L(x_1^*)`, broadcast over the inputs (a float for scalar inputs).
     """
     x1_star, rho, p, m, others = _release_args(x1_star, rho, p, known, unknown_others, q)
     return scalar_result(kernels.log_posterior_odds(x1_star, rho, p, m, others))
@@ -115,7 +120,27 @@ def posterior(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None):
     r"""Posterior probability that the target has ``c``, :math:`P[B_t = 1 \mid x_1^*]`.
 
     ``expit`` of :func:`log_posterior_odds` (see the module docstring for the sum over the
-    binomial). Parameters as in :func:`log_posterior_odds`.
+    binomial).
+
+    Parameters
+    ----------
+    x1_star : array_like of int
+        Released noisy count(s) of the block (may be negative).
+    rho : array_like of float (rho > 0)
+        zCDP parameter of the release.
+    p : array_like of float (0 < p < 1), default 0.5
+        Prior probability that the target has ``c``.
+    known : array_like of int (known >= 0), default 0
+        ``m``, the count with ``c`` among the people the adversary knows.
+    unknown_others : int (0 <= n <= 10000), default 0
+        ``n``, the people besides the target whom the adversary does not know.
+    q : float (0 <= q <= 1), optional when ``unknown_others = 0``
+        Probability that one unknown other has ``c``.
+
+    Returns
+    -------
+    float or ndarray
+        The posterior probability in [0, 1], broadcast over the inputs.
     """
     log_odds = log_posterior_odds(x1_star, rho, p, known, unknown_others=unknown_others, q=q)
     return scalar_result(keep_subnormal(expit(log_odds), log_expit(log_odds)))
@@ -125,6 +150,16 @@ def risk(x1_star, rho, p=0.5, known=0, *, unknown_others=0, q=None):
     r"""Disclosure risk :math:`R'(x_1^*) = P[B_t = 1 \mid x_1^*] / p` (paper eq. 3.2).
 
     Formed as in :func:`dprisk.inference.single_level.closed_form.risk` (never above ``fl(1/p)``).
+
+    Parameters
+    ----------
+    x1_star, rho, p, known, unknown_others, q
+        As in :func:`posterior`.
+
+    Returns
+    -------
+    float or ndarray
+        The risk, in :math:`[0, 1/p]`, broadcast over the inputs.
     """
     x1_star, rho, p, m, others = _release_args(x1_star, rho, p, known, unknown_others, q)
     log_odds = kernels.log_posterior_odds(x1_star, rho, p, m, others)
@@ -158,10 +193,15 @@ def marginal_posterior(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_ot
     Parameters
     ----------
     rho, p, known, unknown_others, q
-        As in :func:`log_posterior_odds`.
+        As in :func:`posterior`.
     true_others : int (0 <= true_others <= unknown_others), optional
         The stated number of the unknown others who have ``c``; ``None`` averages over
         :math:`\mathrm{Binomial}(n, q)`.
+
+    Returns
+    -------
+    float or ndarray
+        The marginal posterior in [0, 1], broadcast over ``rho`` and ``p``.
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     _check_marginal_work(rho, p, others, truth_w)
@@ -173,6 +213,16 @@ def marginal_risk(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=
 
     With ``true_others=None`` (the adversary's model is the truth) :math:`R \ge 1`, since
     :math:`E[P[B_t = 1 \mid X^*] \mid B_t = 1] = E[P[B_t = 1 \mid X^*]^2] / p \ge p`.
+
+    Parameters
+    ----------
+    rho, p, known, unknown_others, q, true_others
+        As in :func:`marginal_posterior`.
+
+    Returns
+    -------
+    float or ndarray
+        The marginal risk, in :math:`[0, 1/p]`, broadcast over ``rho`` and ``p``.
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     _check_marginal_work(rho, p, others, truth_w)
@@ -189,7 +239,17 @@ def decision_threshold(rho, p=0.5, known=0, *, unknown_others=0, q=None):
     between the single-level thresholds of known counts :math:`m + k_{\min}` and
     :math:`m + k_{\max}`; for ``n = 0`` it is the single-level threshold. A release whose
     posterior is exactly 1/2 (at ``p = q = 1/2`` with ``n`` odd, :math:`x_1^* = m + (n+1)/2`)
-    is decided "not c" (ties are found within rounding of the log-odds' terms). Returns int.
+    is decided "not c" (ties are found within rounding of the log-odds' terms).
+
+    Parameters
+    ----------
+    rho, p, known, unknown_others, q
+        As in :func:`posterior`.
+
+    Returns
+    -------
+    int or ndarray of int64
+        :math:`\tilde x_1^*`, broadcast over the inputs.
     """
     rho, p, m, others, _ = _design_args(rho, p, known, unknown_others, q)
     return scalar_result(kernels.decision_threshold(rho, p, m, others))
@@ -212,8 +272,13 @@ def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None
     ----------
     rho, p, known, unknown_others, q, true_others
         As in :func:`marginal_posterior`.
-    target : {0, 1}
+    target : {0, 1}, default 1
         The truth :math:`B_t` (1: the target has ``c``, the paper's case).
+
+    Returns
+    -------
+    float or ndarray
+        The probability in [0, 1], broadcast over ``rho`` and ``p``.
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     if isinstance(target, bool) or target not in (0, 1):

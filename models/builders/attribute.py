@@ -33,8 +33,11 @@ def build_attribute_model(release, known, rho, prior=None):
     Parameters
     ----------
     release : array_like of int, shape ``(K,)``
+        The noisy counts :math:`x^*` of the ``K >= 2`` cells.
     known : array_like of int (>= 0), shape ``(K,)``
+        ``m_j``: the count of everyone but the target in cell ``j``.
     rho : float (rho > 0)
+        zCDP parameter of each cell's noise.
     prior : array_like of float, shape ``(K,)``, optional
         Uniform by default.
 

@@ -85,6 +85,17 @@ _BY_NAME = {level.name: level for level in CENSUS_LEVELS}
 def census_level(name: str) -> CensusLevel:
     """Return the Census level called ``name`` (``block`` ... ``us``).
 
+    Parameters
+    ----------
+    name : {"block", "block-group", "tract", "county", "state", "us"}
+        The level's name.
+
+    Returns
+    -------
+    CensusLevel
+        Its shares of the global rho; ``.rho`` is its GVHR rho (block: 0.0992, block-group:
+        0.2465).
+
     Raises
     ------
     ValueError
@@ -99,6 +110,17 @@ def census_level(name: str) -> CensusLevel:
 
 def census_rhos(n_levels: int) -> list[float]:
     """The GVHR rho of the bottom ``n_levels`` Census levels, block first (1 <= n <= 6).
+
+    Parameters
+    ----------
+    n_levels : int (1 <= n_levels <= 6)
+        How many levels, counted from the block up.
+
+    Returns
+    -------
+    list of float
+        ``n_levels`` rhos, ``[census_level("block").rho, census_level("block-group").rho,
+        ...]``.
 
     Raises
     ------
@@ -122,8 +144,13 @@ def parse_rho(value, name: str = "rho") -> float:
     ----------
     value : float or str
         A positive number, a numeric string, or ``census:LEVEL``.
-    name : str
+    name : str, default "rho"
         Parameter name used in error messages.
+
+    Returns
+    -------
+    float
+        The rho (``0 < rho <= 1e100``); a level's GVHR rho for ``census:LEVEL``.
 
     Raises
     ------

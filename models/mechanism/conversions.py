@@ -31,8 +31,20 @@ def zcdp_to_dp(rho, delta) -> np.ndarray:
 
     Parameters
     ----------
-    rho : array_like of float (rho > 0)
+    rho : array_like of float (0 < rho <= 1e100)
+        zCDP parameter of the release.
     delta : array_like of float (0 < delta < 1)
+        The delta of the (epsilon, delta)-DP guarantee.
+
+    Returns
+    -------
+    numpy.float64 or ndarray
+        epsilon (> rho), broadcast over ``rho`` and ``delta``.
+
+    Raises
+    ------
+    ValueError
+        If epsilon would exceed the largest double, or an input is outside its range.
 
     Examples
     --------
@@ -67,7 +79,15 @@ def dp_to_zcdp(epsilon, delta) -> np.ndarray:
     Parameters
     ----------
     epsilon : array_like of float (0 < epsilon <= 1e100, and rho >= 2.2e-308: see Raises)
+        The epsilon of the (epsilon, delta)-DP guarantee.
     delta : array_like of float (0 < delta < 1)
+        Its delta.
+
+    Returns
+    -------
+    numpy.float64 or ndarray
+        rho (> 0), broadcast over ``epsilon`` and ``delta``;
+        ``zcdp_to_dp(dp_to_zcdp(epsilon, delta), delta)`` is ``epsilon`` up to rounding.
 
     Raises
     ------

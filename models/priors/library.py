@@ -373,6 +373,12 @@ def parse_prior(spec) -> X2Prior:
         names the example shipped with the package).
         An :class:`X2Prior` is returned unchanged.
 
+    Returns
+    -------
+    X2Prior
+        :class:`ImproperUniform`, :class:`TruncatedUniform` (``U``), :class:`PointMass`
+        (``K``), or the prior the file names.
+
     Raises
     ------
     ValueError

@@ -153,6 +153,25 @@ def test_api_reference_lists_every_public_name(built):
     assert "Parameters" in page  # numpydoc rendered the docstring's sections
 
 
+def test_api_reference_has_a_page_for_every_result_type(built, monkeypatch):
+    """A public function's ``Returns`` names its result's class (``DGBudget`` of
+    ``dr.privacy.rho_for_target``, ``TwoLevelPCorrect`` of ``dr.two_level.p_correct``, 25 of
+    them); without a page of its own the fields it holds were nowhere on the site."""
+    monkeypatch.syspath_prepend(str(DOCS / "_ext"))
+    import dprisk_api
+
+    names = dprisk_api.public_names()[dprisk_api.RESULT_TYPES]
+    assert "dprisk.inference.privacy.budget.DGBudget" in names
+    assert "dprisk.inference.studies.p_correct.TwoLevelPCorrect" in names
+    missing = [name for name in names
+               if not (built / "api" / "generated" / f"{name}.html").exists()]
+    assert not missing, f"no API page for {missing}"
+    page = html.unescape(re.sub(r"<[^>]+>", "", (
+        built / "api" / "generated" / "dprisk.inference.privacy.budget.DGBudget.html")
+        .read_text()))
+    assert "certified_to" in page  # the fields, from the class's Attributes
+
+
 def test_cli_reference_lists_every_subcommand(built):
     from dprisk.cli.main import build_parser
     from dprisk.cli.parsers import subparser

@@ -93,3 +93,23 @@ def test_accuracy_is_the_average_over_targets():
     tables = ha.cell_tables(KNOWN, OTHERS, 0.5, 0.3)
     want = np.mean([ha.p_map_correct_exact(tables, t) for t in range(KNOWN.size)])
     assert abs(ha.map_accuracy_exact(tables) - want) <= 1e-15
+
+
+@pytest.mark.parametrize("target", [-1, -3, 3, 1.5])
+def test_a_target_outside_the_cells_is_refused(target):
+    """A negative target indexed the cells from the end: -1 answered for cell K - 1 (0.6856,
+    cell 2's value), 3 and 1.5 raised numpy's IndexError; both entry points now refuse it
+    naming ``target`` and the cells."""
+    tables = ha.cell_tables(KNOWN, OTHERS, 0.5, 0.5)
+    with pytest.raises(ValueError, match=r"target must be a cell in 0\.\.2"):
+        ha.p_map_correct_exact(tables, target)
+    with pytest.raises(ValueError, match=r"target must be a cell in 0\.\.2"):
+        ha.p_map_correct_mc(KNOWN, OTHERS, target, 0.5, 0.5, releases=10)
+
+
+@pytest.mark.parametrize("nodes", [0, -1])
+def test_nodes_must_be_positive(nodes):
+    """``nodes=-1`` was SciPy's 'n must be a positive integer.', naming no parameter."""
+    tables = ha.cell_tables(KNOWN, OTHERS, 0.5, 0.5)
+    with pytest.raises(ValueError, match="nodes must be an integer >= 1"):
+        ha.p_map_correct_exact(tables, 0, nodes=nodes)
