@@ -111,7 +111,7 @@ def test_table_layout(small):
 
 
 def test_every_number_of_the_table_has_units(one_method, tmp_path):
-    # results.nc's hierarchical/crosscheck group had units on seconds alone: 11 of its 12
+    # results.nc's two-level crosscheck group had units on seconds alone: 11 of its 12
     # numeric variables and coordinates had none (estimate, mcse, exact, z, r_hat, ess_bulk,
     # seed, the release index and its x1*, x2*, y1*)
     table = one_method("gibbs", first=True).table

@@ -179,7 +179,7 @@ class TestStudy:
         assert tiny_study.notes and tiny_study.diagnostics and tiny_study.seeds
 
     def test_every_number_has_units(self, tiny_study, tmp_path):
-        # results.nc's hierarchical/tables had no units on 11 of its 14 numeric variables and
+        # results.nc's two-level tables group had no units on 11 of its 14 numeric variables and
         # coordinates (the MCSEs and sds, the variant's runs and transition, k2, run, k1)
         assert not numbers_without_units_in_results(tiny_study.name, tiny_study.datasets,
                                                     tmp_path / "results.nc")
