@@ -60,6 +60,15 @@ def test_closed_forms_match_enumeration(rho, prior, true_cell):
         mean_post, abs=1e-9)
 
 
+@pytest.mark.parametrize("rho", [100.0, 1e4, 1e6])
+def test_expected_posterior_of_a_sure_cell_is_a_probability(rho):
+    # the true cell's posterior is 1 up to exp(-rho + 28) < 1e-31 at every release of
+    # positive mass: the true value lies in [1 - 1e-13, 1] (the noise grid's tail_mass 1e-14
+    # and the trapezoid's rounding); the uncapped sum was 1.0000000000000573
+    value = expected_true_posterior(rho, prior=[1 - 1e-12, 1e-12], true_cell=1)
+    assert 1.0 - 1e-13 <= value <= 1.0
+
+
 @pytest.mark.parametrize("k", [2, 3, 8, 126, 864, 2016])
 @pytest.mark.parametrize("rho", [0.01, 0.099, 1.0, 8.0])
 def test_general_formula_reduces_to_order_statistic_formula(k, rho):
