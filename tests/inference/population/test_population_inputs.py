@@ -107,6 +107,27 @@ def test_read_persons_refuses_other_files(tmp_path):
         read_persons(tmp_path / "q.csv")
 
 
+@pytest.mark.parametrize("column, value, allowed", [
+    ("cenrace", 0, "1-63"), ("cenrace", 64, "1-63"), ("hhgq", 8, "0-7"),
+    ("votingage", 2, "0-1"), ("hispanic", -1, "0-1"),
+])
+def test_population_risk_checks_a_persons_frame_as_a_file(column, value, allowed):
+    """dr.population.risk took a DataFrame unchecked: cenrace 0 (the DAS's 0-based index)
+    made category -1, read as the previous group's last cell (posterior_true 0.0), votingage
+    2 read the cells of hhgq 1, cenrace 64 those of the next category; every answer came
+    back without a word. A frame is now checked as a file's rows are."""
+    from population_helpers import measure
+
+    from dprisk.inference.population.risk import population_risk
+
+    frame = _frame()
+    meas = measure(frame, 10.0, seed=1)
+    frame.loc[1, column] = value
+    with pytest.raises(ValueError, match=f"persons: column {column}: row 1 holds {value}, "
+                                         f"outside {allowed}"):
+        population_risk(frame, meas, adversary="informed")
+
+
 def test_prior_files(tmp_path):
     values = np.random.default_rng(1).dirichlet(np.ones(126))
     (tmp_path / "a.json").write_text(json.dumps({"probabilities": values.tolist()}))
