@@ -76,6 +76,7 @@ __all__ = [
     "InformedLogits",
     "informed_logits",
     "informed_posteriors",
+    "kernel_path",
     "outsider_logits",
     "outsider_posteriors",
     "poisson_gaussian_log_ratio",
@@ -385,6 +386,11 @@ def _compiled(cells: int):
     except ImportError:
         return None
     return kernels_jit
+
+
+def kernel_path() -> str:
+    """``"compiled"`` or ``"numpy"``: the outsider's path in this process (:func:`_compiled`)."""
+    return "numpy" if _compiled(0) is None else "compiled"
 
 
 def _distinct_cells(*columns: np.ndarray):

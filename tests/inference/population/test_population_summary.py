@@ -275,6 +275,29 @@ def test_streamed_partitions_equal_in_memory(population, tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+def test_a_store_is_not_reused_across_kernel_paths(population, tmp_path, monkeypatch):
+    """The outsider's numpy and compiled paths agree to about 1e-14 here, not to the bit; a
+    run resumed under another DPRISK_KERNELS took every stored partition of the other path
+    (its posteriors and summary equal the compiled run's, not a fresh numpy run's: 10,631
+    persons of a 20,000-person state differed, at most 2.4e-14). The outsider's key now
+    names the path."""
+    from dprisk.inference.population import kernels
+
+    persons, meas = population
+    monkeypatch.setenv("DPRISK_KERNELS", "compiled")
+    if kernels.kernel_path() != "compiled":
+        pytest.skip("numba does not load here: one path only")
+    compiled = population_risk(persons, meas, adversary="outsider", partition_persons=700,
+                               store=tmp_path)
+    monkeypatch.setenv("DPRISK_KERNELS", "numpy")
+    fresh = population_risk(persons, meas, adversary="outsider", partition_persons=700)
+    assert not np.array_equal(fresh.posterior_true, compiled.posterior_true)
+    resumed = population_risk(persons, meas, adversary="outsider", partition_persons=700,
+                              store=tmp_path)
+    assert np.array_equal(resumed.posterior_true, fresh.posterior_true)
+    assert resumed.summary() == fresh.summary()
+
+
 @pytest.mark.parametrize("kappa", [float("nan"), 0.0, -0.2, 1.5])
 def test_success_bound_refuses_kappa_outside_its_range(kappa):
     """Before: NaN gave NaN, 0 gave 0 and 1.5 gave 1.0, silently."""
