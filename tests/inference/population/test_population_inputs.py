@@ -147,6 +147,21 @@ def test_prior_files(tmp_path):
             read_prior_file(tmp_path / name)
 
 
+@pytest.mark.parametrize("name", ["bom.json", "bom.csv"])
+def test_a_prior_file_with_a_utf8_byte_order_mark_is_read(tmp_path, name):
+    """A UTF-8 file starting with a byte order mark (Excel's "CSV UTF-8") was refused: the CSV
+    as "the first line must be the header category,probability" (it was, after the mark),
+    the JSON as "not JSON (Unexpected UTF-8 BOM ...)"; the persons and noisy CSV readers
+    read such files."""
+    values = np.random.default_rng(2).dirichlet(np.ones(126))
+    text = (json.dumps({"probabilities": values.tolist()}) if name.endswith("json")
+            else "category,probability\r\n" + "".join(f"{c},{float(v)!r}\r\n"
+                                                     for c, v in enumerate(values)))
+    (tmp_path / name).write_bytes(text.encode("utf-8-sig"))
+    np.testing.assert_allclose(read_prior_file(tmp_path / name, name="--prior"), values,
+                               rtol=1e-15)
+
+
 @pytest.mark.parametrize("name", ["latin.json", "latin.csv"])
 def test_a_prior_file_not_in_utf8_is_refused_naming_the_option_and_the_file(tmp_path, name):
     """A Latin-1 byte used to escape as UnicodeDecodeError ('utf-8' codec can't decode ...),
