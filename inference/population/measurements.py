@@ -106,6 +106,8 @@ def _load(path: Path, geoids):
     import pyarrow.compute as pc
 
     kind = table_format(path)
+    if path.is_dir():  # a Parquet dataset folder (as Spark writes one) is not read
+        raise ValueError(f"{path}: a directory, not a file (give one Parquet or CSV file)")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     try:

@@ -128,6 +128,21 @@ def test_population_risk_checks_a_persons_frame_as_a_file(column, value, allowed
         population_risk(frame, meas, adversary="informed")
 
 
+def test_a_directory_given_as_a_file_is_named_a_directory(tmp_path):
+    """A Parquet dataset folder (Spark writes persons.parquet/part-*.parquet) given as the
+    persons or noisy file was refused as 'no such file', though it was there."""
+    from dprisk.inference.population.measurements import read_noisy_table
+
+    folder = tmp_path / "persons.parquet"
+    folder.mkdir()
+    _frame().to_parquet(folder / "part-0.parquet")
+    with pytest.raises(ValueError, match=r"^--persons '.*persons.parquet': a directory, not a "
+                                         r"file \(give one Parquet or CSV file\)$"):
+        read_persons(folder, name="--persons")
+    with pytest.raises(ValueError, match=r"persons.parquet: a directory, not a file"):
+        read_noisy_table(folder)
+
+
 def test_prior_files(tmp_path):
     values = np.random.default_rng(1).dirichlet(np.ones(126))
     (tmp_path / "a.json").write_text(json.dumps({"probabilities": values.tolist()}))
