@@ -281,7 +281,7 @@ def _window_sums(y, lam, variance, start, width):
             scaled = np.exp(terms - peak[:, None])
         total = scaled.sum(axis=1)
         out.append(peak + np.log(total))
-        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
             right_q = scaled[:, -1] / scaled[:, -2]
             right = np.where(scaled[:, -1] == 0, 0.0,
                              np.where(right_q < 1, scaled[:, -1] * right_q / (1 - right_q),
