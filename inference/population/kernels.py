@@ -76,6 +76,7 @@ __all__ = [
     "InformedLogits",
     "informed_logits",
     "informed_posteriors",
+    "kernel_path",
     "outsider_logits",
     "outsider_posteriors",
     "poisson_gaussian_log_ratio",
@@ -280,7 +281,7 @@ def _window_sums(y, lam, variance, start, width):
             scaled = np.exp(terms - peak[:, None])
         total = scaled.sum(axis=1)
         out.append(peak + np.log(total))
-        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
             right_q = scaled[:, -1] / scaled[:, -2]
             right = np.where(scaled[:, -1] == 0, 0.0,
                              np.where(right_q < 1, scaled[:, -1] * right_q / (1 - right_q),
@@ -385,6 +386,11 @@ def _compiled(cells: int):
     except ImportError:
         return None
     return kernels_jit
+
+
+def kernel_path() -> str:
+    """``"compiled"`` or ``"numpy"``: the outsider's path in this process (:func:`_compiled`)."""
+    return "numpy" if _compiled(0) is None else "compiled"
 
 
 def _distinct_cells(*columns: np.ndarray):

@@ -15,10 +15,13 @@ with the noise of :mod:`.noise` (a pure function of seed, level, query and geoun
   the released layout (:mod:`.nmf_write`), under ``US_Person_PL_PROD`` (Puerto Rico:
   ``PR_Person_PL_PROD``, no US level).
 
-Blocks are processed in groups of whole tracts (:func:`tract_groups`), so memory stays bounded
-(about 100 MB a group of 2,000 blocks) at any population size; counties, states and the US
-are accumulated over the groups and measured last. Only blocks with at least one person are
-measured (the released files hold every block).
+Blocks are processed in groups of whole tracts (:func:`tract_groups`), so the noisy cells
+take about 100 MB a group of 2,000 blocks at any population size; counties, states and the
+US are accumulated over the groups and measured last. The persons themselves are held
+whole, with each one's block and cell (:func:`block_counts`): memory grows by about 130-230
+bytes a person (peaks of 368, 525 and 631 MB at 100,000, 800,000 and 1,600,000 persons),
+checked against the memory limit (:data:`BYTES_PER_PERSON`) before anything is drawn. Only
+blocks with at least one person are measured (the released files hold every block).
 """
 
 from __future__ import annotations
@@ -40,9 +43,10 @@ from dprisk.inference.population.measurements import (
 from dprisk.inference.population.nmf_write import US_GEOCODE, NmfWriter
 from dprisk.inference.population.noise import LevelNoise
 from dprisk.models.census.strategy import PRODUCTION_RHO
+from dprisk.runtime.memory_limit import check_memory
 
-__all__ = ["GROUP_BLOCKS", "LAYOUTS", "MeasureResult", "block_counts", "measure",
-           "tract_groups"]
+__all__ = ["BYTES_PER_PERSON", "GROUP_BLOCKS", "LAYOUTS", "MeasureResult", "block_counts",
+           "measure", "tract_groups"]
 
 #: Output layouts.
 LAYOUTS = ("table", "nmf")
@@ -50,6 +54,9 @@ LAYOUTS = ("table", "nmf")
 GROUP_BLOCKS = 2000
 #: The table layout's file name.
 TABLE_FILE = "noisy.parquet"
+#: Bytes per person held while measuring (the persons, their GEOIDs, blocks and cells, the
+#: sort): an upper bound of the measured 130-230 (module docstring).
+BYTES_PER_PERSON = 250
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,8 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
             or group_blocks < 1:
         raise ValueError(f"group_blocks must be an integer >= 1, got {group_blocks!r}")
     out_dir = Path(out_dir)
+    check_memory(BYTES_PER_PERSON * len(persons["geoid"]), parameter="persons",
+                 what=f"the cells of {len(persons['geoid'])} persons")
     geoids, block_index, cell = block_counts(persons)
     order = np.argsort(block_index, kind="stable")
     starts = np.searchsorted(block_index[order], np.arange(geoids.size + 1))

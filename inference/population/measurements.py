@@ -106,6 +106,8 @@ def _load(path: Path, geoids):
     import pyarrow.compute as pc
 
     kind = table_format(path)
+    if path.is_dir():  # a Parquet dataset folder (as Spark writes one) is not read
+        raise ValueError(f"{path}: a directory, not a file (give one Parquet or CSV file)")
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     try:
@@ -117,7 +119,9 @@ def _load(path: Path, geoids):
                              f"{', '.join(TABLE_COLUMNS)} and optionally variance)")
         columns = [*TABLE_COLUMNS, *(["variance"] if "variance" in names else [])]
         for name in columns[1:]:
-            kind_ok = (pa.types.is_floating if name == "variance" else pa.types.is_integer)
+            # a variance of whole numbers (pandas writes 10 as int64) is a number, as its
+            # CSV text "10" is
+            kind_ok = (_is_number if name == "variance" else pa.types.is_integer)
             if not kind_ok(dataset.schema.field(name).type):
                 raise ValueError(f"{path}: column {name!r} is {dataset.schema.field(name).type}, "
                                  f"not {'a number' if name == 'variance' else 'an integer'}")
@@ -159,6 +163,13 @@ def _load(path: Path, geoids):
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"{path}: cannot be read as the table layout ({first})") from None
+
+
+def _is_number(arrow_type) -> bool:
+    """An Arrow type of numbers: floating point or integer."""
+    import pyarrow as pa
+
+    return pa.types.is_floating(arrow_type) or pa.types.is_integer(arrow_type)
 
 
 def _pruned(dataset, low: str, high: str):

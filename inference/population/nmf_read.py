@@ -167,7 +167,14 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                                  f"{int(np.diff(value.offsets.to_numpy())[bad])} numbers, "
                                  f"not {N_DETAILED_CELLS}")
             taken = value.take(pa.array(rows))
-            values.append(taken.flatten().to_numpy().astype(np.int64, copy=False)
+            cells = taken.flatten()
+            if cells.null_count:  # an empty entry is not a number (nor 0)
+                flat = np.flatnonzero(cells.is_null().to_numpy(zero_copy_only=False))[0]
+                bad = rows[flat // N_DETAILED_CELLS]  # every row holds 2016 (checked)
+                raise ValueError(f"block {geocodes[bad]}: detailed_dpq value holds an empty "
+                                 f"entry (null) at cell {flat % N_DETAILED_CELLS}, not a "
+                                 "number")
+            values.append(cells.to_numpy().astype(np.int64, copy=False)
                           .reshape(rows.size, N_DETAILED_CELLS))
             variances.append(batch.column("variance").to_numpy(zero_copy_only=False)[rows])
             found_geoids.append(block_geoids[rows])

@@ -117,9 +117,18 @@ def split_partitions(prepared, partition_persons: int | None = None) -> list:
 
 
 def partition_key(part, *, adversary: str, prior) -> str:
-    """A digest of everything a partition's result depends on (inputs, options, version)."""
+    """A digest of everything a partition's result depends on (inputs, options, version).
+
+    The outsider's key names the kernel path of this process too (numpy or compiled: they
+    agree to a few ulps of the terms, not to the bit), so that a rerun under another
+    ``DPRISK_KERNELS`` does not mix the two paths' partitions in one result.
+    """
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"v{RESULT_VERSION}:{adversary}:".encode())
+    if adversary == "outsider":
+        from dprisk.inference.population.kernels import kernel_path
+
+        digest.update(f"{kernel_path()}:".encode())
     if isinstance(prior, str):
         digest.update(prior.encode())
     else:

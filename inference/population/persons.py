@@ -39,6 +39,9 @@ def _kind(path: Path, name: str) -> str:
     if kind is None:
         raise ValueError(f"{name} {str(path)!r}: not a Parquet or CSV file (the extension must "
                          f"be one of {', '.join(PERSONS_SUFFIXES)})")
+    if path.is_dir():  # a Parquet dataset folder (as Spark writes one) is not read
+        raise ValueError(f"{name} {str(path)!r}: a directory, not a file (give one Parquet "
+                         "or CSV file)")
     if not path.is_file():
         raise ValueError(f"{name} {str(path)!r}: no such file")
     return kind

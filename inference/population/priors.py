@@ -14,8 +14,8 @@ Three kinds (``prior`` of :func:`dprisk.inference.population.risk.population_ris
 **Prior files.** JSON: ``{"probabilities": [p_0, ..., p_125]}`` (or the bare list), or CSV:
 a header ``category,probability`` and 126 rows, each category 0-125 once (category
 ``c = 63 * hispanic + cenrace - 1``). Every probability finite and >= 0, their sum within
-1e-9 of 1 (then divided by it). The file is UTF-8 text. Anything else is refused with a
-``ValueError`` naming the file.
+1e-9 of 1 (then divided by it). The file is UTF-8 text (a leading byte order mark is
+skipped). Anything else is refused with a ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def read_prior_file(path, *, name: str = "prior") -> np.ndarray:
     if suffix not in (".json", ".csv"):
         raise ValueError(f"{where}: not tract, uniform or a prior file (.json or .csv)")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM, as Excel writes, is no text
     except OSError as err:
         raise ValueError(f"{where}: cannot be read ({err.strerror or err})") from None
     except UnicodeDecodeError as err:

@@ -21,6 +21,7 @@ import numpy as np
 
 from dprisk.inference.population import kernels
 from dprisk.inference.population.metrics import Tally, summary_payload
+from dprisk.inference.population.persons import check_persons
 from dprisk.inference.population.pipeline import (
     ADVERSARIES,
     PERSON_COLUMNS,
@@ -78,7 +79,11 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
     Parameters
     ----------
     persons : pandas.DataFrame
-        :func:`dprisk.inference.population.persons.read_persons`'s table.
+        One row per person with the persons file's columns (``geoid``, ``hhgq``,
+        ``votingage``, ``hispanic``, ``cenrace``; :mod:`dprisk.inference.population.persons`),
+        as :func:`~dprisk.inference.population.persons.read_persons` or
+        :func:`~dprisk.inference.population.synth.synthesize` return it; checked as a file's
+        rows are (a value out of range is refused naming its column and row).
     measurements : BlockMeasurements or callable
         ``geoids`` (sorted), ``noisy`` (n_blocks, 2016), ``variance`` (n_blocks,); or a
         loader ``geoids -> BlockMeasurements`` called once per partition with its blocks
@@ -118,6 +123,7 @@ def population_risk(persons, measurements, *, adversary: str = "informed", prior
     )
 
     _check_options(adversary, prior)
+    persons = check_persons(persons, "persons")
     if callable(measurements):
         results = run_streamed(persons, measurements, adversary=adversary, prior=prior,
                                partition_persons=partition_persons, client=client,

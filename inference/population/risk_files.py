@@ -11,7 +11,7 @@
   run's settings in attributes;
 * ``figures/by_band.png`` (non-modal persons guessed right, by band: the Bayes MAP beside the
   block-modal and proportional guesses) and ``figures/calibration.png`` (share of right MAPs
-  against the MAP's posterior, per bin, with binomial 95 % intervals).
+  against the MAP's posterior, per bin, with binomial 95 % intervals: Wilson's).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from dprisk.inference.population.categories import BAND_LABELS
 
-__all__ = ["BAND_VARIABLES", "summary_dataset", "write_risk_files"]
+__all__ = ["BAND_VARIABLES", "Z_95", "summary_dataset", "wilson_interval", "write_risk_files"]
 
 #: Per-band numbers of the summary, with their units.
 BAND_VARIABLES = {
@@ -66,6 +66,32 @@ def summary_dataset(payload: dict, attrs: dict):
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
+#: The standard normal quantile of a two-sided 95 % interval.
+Z_95 = 1.959963984540054
+
+
+def wilson_interval(share, count, z: float = Z_95):
+    r"""The Wilson score interval of a binomial share :math:`\hat p` of :math:`n` trials.
+
+    .. math:: \frac{\hat p + z^2/(2n) \pm z\sqrt{\hat p(1 - \hat p)/n + z^2/(4n^2)}}
+              {1 + z^2/n}
+
+    Inside [0, 1] and of positive width at :math:`\hat p \in \{0, 1\}`, where the normal
+    approximation :math:`\hat p \pm z\sqrt{\hat p(1 - \hat p)/n}` has none (a bin of two
+    persons, both right, was drawn as certain).
+
+    Returns
+    -------
+    (low, high) : float arrays of the shape of ``share``
+    """
+    share = np.asarray(share, dtype=np.float64)
+    count = np.asarray(count, dtype=np.float64)
+    z2n = z * z / count
+    centre = (share + z2n / 2) / (1 + z2n)
+    half = z * np.sqrt(share * (1 - share) / count + z2n / (4 * count)) / (1 + z2n)
+    return np.clip(centre - half, 0.0, share), np.clip(centre + half, share, 1.0)
+
+
 def _figures(folder: Path, payload: dict, title: str) -> None:
     import matplotlib
 
@@ -94,9 +120,10 @@ def _figures(folder: Path, payload: dict, title: str) -> None:
     mean = np.asarray([b["mean_map_posterior"] for b in bins])
     right = np.asarray([b["map_correct"] for b in bins])
     count = np.asarray([b["persons"] for b in bins])
-    half = 1.96 * np.sqrt(right * (1 - right) / count)
+    low, high = wilson_interval(right, count)
     ax.plot([0, 1], [0, 1], color="grey", lw=1, label="calibrated")
-    ax.errorbar(mean, right, yerr=half, fmt="o", label="persons per bin (95 % interval)")
+    ax.errorbar(mean, right, yerr=[right - low, high - right], fmt="o",
+                label="persons per bin (95 % interval)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("posterior of the MAP category (bin mean)")

@@ -287,6 +287,29 @@ def test_risk_on_a_scheduler_address_equals_in_process(state, capsys):
     assert on_dask["all"] == alone["all"] and on_dask["by_block_size"] == alone["by_block_size"]
 
 
+def test_the_measurement_loader_reads_a_relative_path_from_any_worker_directory(
+        state, tmp_path, monkeypatch):
+    """The loader sent to --scheduler's workers kept --noisy/--nmf as typed: a worker started
+    in another directory refused a relative path, '--noisy: noisy.parquet: no such file'
+    (seen with a dask worker started in another directory), or would read another file of
+    that name. The loader now holds absolute paths, read the same from any directory."""
+    import argparse
+    import pickle
+
+    from dprisk.cli.commands.population_risk import MeasurementLoader
+
+    monkeypatch.chdir(state["root"])
+    args = argparse.Namespace(noisy="table/noisy.parquet", nmf=None, state=None,
+                              noise_variance=None)
+    nmf_args = argparse.Namespace(noisy=None, nmf="nmf", state="01", noise_variance=None)
+    loaders = [pickle.loads(pickle.dumps(MeasurementLoader(a))) for a in (args, nmf_args)]
+    monkeypatch.chdir(tmp_path)  # a worker elsewhere
+    geoids = sorted(pd.read_parquet(state["persons"]).geoid.unique())[:3]
+    table, released = (loader(geoids) for loader in loaders)
+    assert list(table.geoids) == list(released.geoids) == geoids
+    np.testing.assert_array_equal(table.noisy, released.noisy)
+
+
 def test_population_without_command_is_bad_input(capsys):
     status, out, err = run_cli(["population"], capsys)
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1

@@ -144,7 +144,11 @@ class MeasurementLoader:
     """
 
     def __init__(self, args):
-        self.noisy, self.nmf, self.state = args.noisy, args.nmf, args.state
+        # absolute: a worker of --scheduler may run in another directory (a relative
+        # --noisy was 'no such file' there, or another directory's file of that name)
+        self.noisy, self.nmf = (None if path is None else str(Path(path).absolute())
+                                for path in (args.noisy, args.nmf))
+        self.state = args.state
         self.noise_variance = args.noise_variance
 
     @property

@@ -225,3 +225,28 @@ def test_group_blocks_out_of_range_is_refused(tmp_path, group_blocks):
     with pytest.raises(ValueError, match=r"^group_blocks must be an integer >= 1"):
         measure(persons, tmp_path, seed=1, group_blocks=group_blocks)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_measuring_beyond_the_memory_limit_is_refused_before_drawing(tmp_path, monkeypatch):
+    """measure was documented as not growing with the population, but holds every person
+    with their GEOID, block and cell (peaks of 368, 525 and 631 MB at 100,000, 800,000 and
+    1,600,000 persons, about 130-230 B a person) without any check: a large state ran into
+    the machine's memory. Now refused against the memory limit (250 B a person) before
+    anything is drawn or written, naming --persons (persons in the API)."""
+    from dprisk.inference.population.measure import BYTES_PER_PERSON
+    from dprisk.runtime.memory_limit import MemoryLimitError
+
+    persons = persons_of()
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", str(BYTES_PER_PERSON * len(persons) - 1))
+    good = tmp_path / "persons.parquet"
+    persons.to_parquet(good)
+    with pytest.raises(MemoryLimitError, match=r"^--persons: the cells of 300 persons"):
+        population_measure.run(_args(persons=good, out=tmp_path / "out", seed=1))
+    out = tmp_path / "api"
+    out.mkdir()
+    with pytest.raises(MemoryLimitError, match=r"^persons: the cells of 300 persons"):
+        measure(persons, out, seed=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api", "persons.parquet"]
+    assert not any(out.iterdir())
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", str(BYTES_PER_PERSON * len(persons)))
+    assert measure(persons, out, seed=1).persons == 300

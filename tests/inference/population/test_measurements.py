@@ -121,6 +121,19 @@ def test_bad_tables_are_refused_naming_the_problem(tmp_path, change, message):
         read_noisy_table(path)
 
 
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_a_variance_of_whole_numbers_is_read(tmp_path, ext):
+    """A Parquet table whose variance column pandas wrote as int64 (variance = 10) was refused,
+    "column 'variance' is int64, not a number", while the same table as CSV was read."""
+    m = _measurements()
+    frame = _frame(BlockMeasurements(m.geoids, m.noisy, np.array([10.0, 10.0, 4.0])))
+    frame["variance"] = frame["variance"].astype(np.int64)
+    back = read_noisy_table(_write(frame, tmp_path / f"t.{ext}"))
+    np.testing.assert_array_equal(back.noisy, m.noisy)
+    assert back.variance.dtype == np.float64
+    np.testing.assert_array_equal(back.variance, [10.0, 10.0, 4.0])
+
+
 def test_not_parquet_or_csv_and_bad_variance_argument(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("x")

@@ -231,3 +231,26 @@ def test_text_that_is_not_utf8_is_refused_naming_the_state_or_the_file(tmp_path,
                "UTF-8")
     with pytest.raises(ValueError, match=message):
         read_nmf_block_detailed(tmp_path, "50")
+
+
+def test_a_null_in_a_detailed_value_is_refused_naming_the_block_and_cell(tmp_path):
+    """A null entry inside a block's ``value`` list was refused as 'the block detailed_dpq
+    rows cannot be read (Needed to copy 1 chunks with 1 nulls, but zero_copy_only was True)',
+    naming neither the block nor the cell; it is never read as 0."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    codes = ["050" + "001000" + "0001" + "01" + f"500010001001100{b}" for b in (1, 2)]
+    holed = list(range(2016))
+    holed[886] = None
+    table = pa.table({
+        "geocode": codes, "query_name": ["detailed_dpq", "detailed_dpq"],
+        "query_shape": pa.array([[8, 2, 2, 63]] * 2, pa.list_(pa.int32())),
+        "value": pa.array([list(range(2016)), holed], pa.list_(pa.int32())),
+        "variance": pa.array([10.09, 10.09]),
+    })
+    pq.write_table(table, folder / "part-0.parquet")
+    with pytest.raises(ValueError, match=f"block {codes[1]}: detailed_dpq value holds an "
+                                         "empty entry \\(null\\) at cell 886, not a number"):
+        read_nmf_block_detailed(tmp_path, "50")
+    assert list(read_nmf_block_detailed(tmp_path, "50", geoids=["500010001001001"]).geoids) \
+        == ["500010001001001"]

@@ -107,6 +107,42 @@ def test_read_persons_refuses_other_files(tmp_path):
         read_persons(tmp_path / "q.csv")
 
 
+@pytest.mark.parametrize("column, value, allowed", [
+    ("cenrace", 0, "1-63"), ("cenrace", 64, "1-63"), ("hhgq", 8, "0-7"),
+    ("votingage", 2, "0-1"), ("hispanic", -1, "0-1"),
+])
+def test_population_risk_checks_a_persons_frame_as_a_file(column, value, allowed):
+    """dr.population.risk took a DataFrame unchecked: cenrace 0 (the DAS's 0-based index)
+    made category -1, read as the previous group's last cell (posterior_true 0.0), votingage
+    2 read the cells of hhgq 1, cenrace 64 those of the next category; every answer came
+    back without a word. A frame is now checked as a file's rows are."""
+    from population_helpers import measure
+
+    from dprisk.inference.population.risk import population_risk
+
+    frame = _frame()
+    meas = measure(frame, 10.0, seed=1)
+    frame.loc[1, column] = value
+    with pytest.raises(ValueError, match=f"persons: column {column}: row 1 holds {value}, "
+                                         f"outside {allowed}"):
+        population_risk(frame, meas, adversary="informed")
+
+
+def test_a_directory_given_as_a_file_is_named_a_directory(tmp_path):
+    """A Parquet dataset folder (Spark writes persons.parquet/part-*.parquet) given as the
+    persons or noisy file was refused as 'no such file', though it was there."""
+    from dprisk.inference.population.measurements import read_noisy_table
+
+    folder = tmp_path / "persons.parquet"
+    folder.mkdir()
+    _frame().to_parquet(folder / "part-0.parquet")
+    with pytest.raises(ValueError, match=r"^--persons '.*persons.parquet': a directory, not a "
+                                         r"file \(give one Parquet or CSV file\)$"):
+        read_persons(folder, name="--persons")
+    with pytest.raises(ValueError, match=r"persons.parquet: a directory, not a file"):
+        read_noisy_table(folder)
+
+
 def test_prior_files(tmp_path):
     values = np.random.default_rng(1).dirichlet(np.ones(126))
     (tmp_path / "a.json").write_text(json.dumps({"probabilities": values.tolist()}))
@@ -124,6 +160,21 @@ def test_prior_files(tmp_path):
         (tmp_path / name).write_text(text)
         with pytest.raises(ValueError, match=name):
             read_prior_file(tmp_path / name)
+
+
+@pytest.mark.parametrize("name", ["bom.json", "bom.csv"])
+def test_a_prior_file_with_a_utf8_byte_order_mark_is_read(tmp_path, name):
+    """A UTF-8 file starting with a byte order mark (Excel's "CSV UTF-8") was refused: the CSV
+    as "the first line must be the header category,probability" (it was, after the mark),
+    the JSON as "not JSON (Unexpected UTF-8 BOM ...)"; the persons and noisy CSV readers
+    read such files."""
+    values = np.random.default_rng(2).dirichlet(np.ones(126))
+    text = (json.dumps({"probabilities": values.tolist()}) if name.endswith("json")
+            else "category,probability\r\n" + "".join(f"{c},{float(v)!r}\r\n"
+                                                     for c, v in enumerate(values)))
+    (tmp_path / name).write_bytes(text.encode("utf-8-sig"))
+    np.testing.assert_allclose(read_prior_file(tmp_path / name, name="--prior"), values,
+                               rtol=1e-15)
 
 
 @pytest.mark.parametrize("name", ["latin.json", "latin.csv"])

@@ -275,6 +275,29 @@ def test_streamed_partitions_equal_in_memory(population, tmp_path):
     assert not (tmp_path / "other").exists()
 
 
+def test_a_store_is_not_reused_across_kernel_paths(population, tmp_path, monkeypatch):
+    """The outsider's numpy and compiled paths agree to about 1e-14 here, not to the bit; a
+    run resumed under another DPRISK_KERNELS took every stored partition of the other path
+    (its posteriors and summary equal the compiled run's, not a fresh numpy run's: 10,631
+    persons of a 20,000-person state differed, at most 2.4e-14). The outsider's key now
+    names the path."""
+    from dprisk.inference.population import kernels
+
+    persons, meas = population
+    monkeypatch.setenv("DPRISK_KERNELS", "compiled")
+    if kernels.kernel_path() != "compiled":
+        pytest.skip("numba does not load here: one path only")
+    compiled = population_risk(persons, meas, adversary="outsider", partition_persons=700,
+                               store=tmp_path)
+    monkeypatch.setenv("DPRISK_KERNELS", "numpy")
+    fresh = population_risk(persons, meas, adversary="outsider", partition_persons=700)
+    assert not np.array_equal(fresh.posterior_true, compiled.posterior_true)
+    resumed = population_risk(persons, meas, adversary="outsider", partition_persons=700,
+                              store=tmp_path)
+    assert np.array_equal(resumed.posterior_true, fresh.posterior_true)
+    assert resumed.summary() == fresh.summary()
+
+
 @pytest.mark.parametrize("kappa", [float("nan"), 0.0, -0.2, 1.5])
 def test_success_bound_refuses_kappa_outside_its_range(kappa):
     """Before: NaN gave NaN, 0 gave 0 and 1.5 gave 1.0, silently."""
@@ -293,3 +316,34 @@ def test_partition_persons_must_be_a_positive_integer(partition_persons):
     with pytest.raises(ValueError, match=r"^partition_persons must be an integer >= 1"):
         partition_size(partition_persons)
     assert partition_size(np.int64(7)) == 7
+
+
+def test_calibration_intervals_are_wilsons_not_zero_width(tmp_path, monkeypatch):
+    """The calibration figure's "95 % interval" was p +- 1.96 sqrt(p (1 - p) / n): no width at
+    all for a bin whose persons were all right or all wrong (2 of 2 drawn as certain), and
+    past [0, 1] for small bins. Now Wilson's score interval, equal to scipy's to 1e-12."""
+    from matplotlib.axes import Axes
+    from scipy.stats import binomtest
+
+    from dprisk.inference.population import risk_files
+
+    counts, rights = np.array([2, 3, 8, 100, 1]), np.array([0, 3, 3, 50, 1])
+    low, high = risk_files.wilson_interval(rights / counts, counts)
+    for k, n, lo, hi in zip(rights, counts, low, high, strict=True):
+        ci = binomtest(int(k), int(n)).proportion_ci(0.95, method="wilson")
+        assert lo == pytest.approx(ci.low, abs=1e-12)
+        assert hi == pytest.approx(ci.high, abs=1e-12)
+    drawn = {}
+    monkeypatch.setattr(Axes, "errorbar", lambda self, x, y, yerr=None, **kw:
+                        drawn.setdefault("yerr", np.asarray(yerr)))
+    calibration = [{"persons": 0} for _ in range(10)]
+    for i, (k, n) in enumerate(zip(rights, counts, strict=True)):
+        calibration[2 * i] = {"persons": int(n), "mean_map_posterior": 0.1 * (2 * i) + 0.05,
+                              "map_correct": k / n}
+    rows = [{"band": b, "map_correct_nonmodal": None, "mdg_correct_nonmodal": None,
+             "prg_correct_nonmodal": None} for b in BAND_LABELS]
+    risk_files._figures(tmp_path, {"by_block_size": rows, "calibration": calibration}, "t")
+    below, above = drawn["yerr"]
+    np.testing.assert_allclose(below, rights / counts - low, atol=1e-15)
+    np.testing.assert_allclose(above, high - rights / counts, atol=1e-15)
+    assert (below + above > 0.19).all()  # 0 of 2, 3 of 3 and 1 of 1 too (50 of 100: 0.193)
