@@ -32,6 +32,7 @@ from dprisk.explore.inputs import (
     read_probability,
     read_rho,
     read_scenario,
+    read_slider,
 )
 from dprisk.explore.plots import CurvePlot, TwoLevelPlot
 from dprisk.explore.sampling_view import SamplingPanel
@@ -83,10 +84,13 @@ def single_level_view() -> WhatIfView:
         "x1_star": _text("release x1*", "3"),
     }
 
-    def compute(rho1, p, m, x1_star):
+    slider = controls["rho1"]
+
+    def compute(rho1, p, m, x1_star):  # on the event loop: rho1 within the slider's range
         m = read_count(m, "m", minimum=0)
         return results.single_level_result(
-            rho1=read_rho(rho1, "rho1"), p=read_probability(p, "p"), m=m,
+            rho1=read_slider(rho1, "rho1", slider.start, slider.end),
+            p=read_probability(p, "p"), m=m,
             x1_star=read_count(x1_star, "x1*"))
 
     return WhatIfView("single", "Single level", controls, compute, CurvePlot(

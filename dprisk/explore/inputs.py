@@ -38,6 +38,7 @@ __all__ = [
     "read_probability",
     "read_rho",
     "read_scenario",
+    "read_slider",
 ]
 
 
@@ -95,6 +96,21 @@ def _quoted(text: str) -> str:
 def read_rho(text, name: str = "rho") -> float:
     """``rho > 0`` from a number, a fraction or ``census:LEVEL`` (as the CLI reads it)."""
     return parse_rho(text, name)
+
+
+def read_slider(value, name: str, start: float, end: float) -> float:
+    """A slider's value, refused outside the slider's range ``start <= value <= end``.
+
+    The page never sends a value outside it, but a client writing its own websocket
+    messages can (Bokeh checks a slider's value for a number, not for its range); the
+    view's cost was sized by that range (the single-level view computes on the event loop:
+    at ``rho1 = 3e-14`` it froze every visitor for 22-44 s).
+    """
+    number = read_rho(value, name)
+    if not start <= number <= end:
+        raise ValueError(f"{name} must be in {start:g}..{end:g} (the slider's range), "
+                         f"got {number:g}")
+    return number
 
 
 def read_probability(text, name: str = "p") -> float:

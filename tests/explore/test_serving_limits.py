@@ -256,3 +256,20 @@ def test_serve_refuses_bad_options_before_starting(kwargs, match, monkeypatch):
     monkeypatch.setattr(app, "build_app", started)
     with pytest.raises(ValueError, match=match):
         app.serve(show=False, **kwargs)
+
+
+@pytest.mark.parametrize("rho1", [1e-4, 5.0])
+def test_single_level_rho1_outside_its_slider_is_refused(rho1):
+    """Finding "a crafted client froze the server": the single-level view computes on the
+    event loop (well under 200 ms across its slider's 0.001..2), but Bokeh checks a slider's
+    value for a number, not for its range, so a client writing its own websocket messages
+    set rho1 = 3e-14 and every visitor (even GET /login) waited 43.7 s. A value outside the
+    slider's range is refused with one line naming rho1 and the range; computed before
+    (both values here are cheap, so the test fails fast without the check)."""
+    view = app.single_level_view()
+    view.refresh()
+    view.controls["rho1"].value = rho1  # as a websocket message sets it
+    assert view.current is None
+    assert "rho1 must be in 0.001..2 (the slider&#x27;s range)" in view.message.object
+    view.controls["rho1"].value = 0.001  # the slider's end itself is computed
+    assert view.current.numbers["rho1"] == 0.001
