@@ -290,15 +290,24 @@ class Access(AuthProvider):
         return self.token is not None or self.users is not None
 
     def host_allowed(self, handler: RequestHandler) -> bool:
-        """Whether the request's Host (and Origin, if sent) are allowed names."""
+        """Whether the request's Host (and Origin, if sent) are allowed names.
+
+        An Origin that is not a URL (``http://h:abc``, a port beyond 65535, ``http://[::1``)
+        is not allowed: urllib raises ValueError on it, which reached Tornado (no response,
+        a traceback in the log).
+        """
         request = handler.request
         hosts = [request.host or ""]
         origin = request.headers.get("Origin")
         if origin and origin != "null":
-            parsed = urlparse(origin)
+            try:
+                parsed = urlparse(origin)
+                port = parsed.port
+            except ValueError:
+                return False
             default = 443 if parsed.scheme == "https" else 80
             netloc = parsed.netloc.lower()
-            hosts.append(netloc if parsed.port else f"{netloc}:{default}")
+            hosts.append(netloc if port else f"{netloc}:{default}")
         for host in hosts:
             host = host.lower()
             if not (host.rsplit(":", 1)[-1].isdigit() and ":" in host.lstrip("[")):

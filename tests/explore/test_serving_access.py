@@ -353,3 +353,17 @@ def test_a_visitor_s_message_is_logged_cut(servers, caplog):
             "Unhandled exception receiving a message: %r", "[" * 200_000)
     [record] = [r for r in caplog.records if r.name == "bokeh.server.views.ws"]
     assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:abc", "http://127.0.0.1:99999",
+                                    "http://[::1"])
+def test_a_malformed_origin_is_refused_not_an_error(servers, origin, caplog):
+    """Finding "a malformed Origin dropped the connection": urllib raised ValueError on an
+    Origin whose port is not a number, beyond 65535, or an unclosed IPv6 bracket, inside the
+    router (no response at all, a traceback in the server's log); it is refused with 403 as
+    any unknown origin is, to every route."""
+    port, _, _ = servers
+    for path in (f"/?token={TOKEN}", "/login", "/static/js/bokeh.min.js"):
+        response, _ = _get(port, path, headers={"Origin": origin})
+        assert response.status == 403, path
+    assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
