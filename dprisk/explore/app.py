@@ -271,7 +271,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         new_token,
     )
     from dprisk.explore.jobs import set_max_sampling
-    from dprisk.explore.routes import guard
+    from dprisk.explore.routes import guard, server_options
 
     policy = prior_policy(host, prior_dir)
     set_max_jobs(max_jobs)
@@ -317,7 +317,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     server = pn.serve({"/": page}, port=port, address=host, show=False,
                       title="dprisk explore", allow_websocket_origin=bokeh_origins(names),
                       auth_provider=access, cookie_secret=secrets.token_hex(32),
-                      threaded=False, start=False)
+                      threaded=False, start=False, **server_options())
     # the Host check on every route (static files too), and Panel's /components/ route, which
     # imports the module its URL names, replaced by one that imports nothing
     guard(server._tornado, access)

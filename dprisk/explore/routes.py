@@ -26,13 +26,27 @@ from types import SimpleNamespace
 from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
 
-__all__ = ["COMPONENT_MODULES", "HostCheck", "ShortLines", "component_module_allowed", "guard",
-           "shorten_log_lines"]
+__all__ = ["COMPONENT_MODULES", "MAX_BODY_BYTES", "HostCheck", "ShortLines",
+           "component_module_allowed", "guard", "server_options", "shorten_log_lines"]
 
 #: The module families whose (already imported) classes' resources ``/components/`` serves.
 COMPONENT_MODULES = ("panel",)
 #: The one message of a request with a foreign Host or Origin (as the pages' own refusal).
 REFUSED = "unknown host or origin"
+#: Bytes of an HTTP request body the server reads: the sign-in form's two fields need well
+#: under 1 KiB (the pages talk over the websocket, whose messages Bokeh limits apart).
+#: Tornado's default, 100 MB, was read into memory before any route looked at the request:
+#: five unsigned 99 MB POSTs to ``/login`` raised the server's peak memory by 1.06 GB.
+MAX_BODY_BYTES = 64 * 1024
+
+
+def server_options() -> dict:
+    """``pn.serve``'s options for the explorer's server (Tornado's HTTP server's).
+
+    A request body beyond :data:`MAX_BODY_BYTES` (its ``Content-Length``, or its chunks as
+    they arrive) is refused with status 400 and the connection closed, before it is read.
+    """
+    return {"http_server_kwargs": {"max_body_size": MAX_BODY_BYTES}}
 
 
 class Refused(RequestHandler):

@@ -35,7 +35,8 @@ def _serve(access, port):
                       address="127.0.0.1", show=False, threaded=True, start=True,
                       allow_websocket_origin=explore_access.bokeh_origins(access.names),
                       auth_provider=access, server_id=server_id,
-                      cookie_secret="x" * 32, title="test")
+                      cookie_secret="x" * 32, title="test",
+                      **explore_routes.server_options())
     wait_listening(port)
     for _ in range(300):  # the server listens a moment before Panel records it
         if server_id in pn.state._servers:
@@ -367,3 +368,58 @@ def test_a_malformed_origin_is_refused_not_an_error(servers, origin, caplog):
         response, _ = _get(port, path, headers={"Origin": origin})
         assert response.status == 403, path
     assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
+
+
+def _raw_request(port, head: bytes, body: bytes = b"") -> bytes:
+    """What the server answers to ``head`` and ``body`` sent as they are ("" if it closes)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(head + body)
+        try:
+            return conn.recv(200)
+        except ConnectionResetError:
+            return b""
+
+
+def test_an_enormous_body_is_refused_before_it_is_read(servers):
+    """Finding "enormous bodies": Tornado's default body limit, 100 MB, was read into memory
+    before any route (the Host check, the sign-in) looked at a request; five unsigned 99 MB
+    POSTs to /login raised a served explorer's peak memory by 1.06 GB. A body above
+    MAX_BODY_BYTES (64 KiB) is refused with 400 as soon as its Content-Length arrives (here
+    none of it is sent: before, the server waited for it and the read timed out), or as its
+    chunks pass the limit; a sign-in form's body is read as before."""
+    port, basic_port, _ = servers
+    limit = explore_routes.MAX_BODY_BYTES
+    head = (f"POST /login HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
+            "application/x-www-form-urlencoded\r\n")
+    for path in ("/login", "/", "/no-such-route"):
+        answer = _raw_request(port, head.replace("/login", path, 1).encode()
+                              + f"Content-Length: {limit + 1}\r\n\r\n".encode())
+        assert answer.startswith(b"HTTP/1.1 400"), (path, answer)
+    chunk = b"a" * 16384
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(limit // 16384 + 1))
+    answer = _raw_request(port, (head + "Transfer-Encoding: chunked\r\n\r\n").encode(), chunks)
+    assert answer.startswith(b"HTTP/1.1 400") or answer == b"", answer
+    body = urlencode({"username": "ana", "password": "correct horse"})
+    response, _ = _get(basic_port, "/login", method="POST", body=body,
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status == 302
+
+
+def test_serve_passes_the_body_limit(monkeypatch):
+    """``dprisk explore``'s server is made with :func:`server_options` (the body limit)."""
+    from dprisk.explore import app
+
+    given = {}
+
+    def record(routes, **kwargs):
+        given.update(kwargs)
+        raise KeyboardInterrupt  # stop serve() here: nothing is listening
+
+    monkeypatch.setattr(pn, "serve", record)
+    monkeypatch.setattr(app, "build_app", lambda policy=None: None)
+    monkeypatch.setattr(app, "_start_sampling_workers", lambda: None)
+    monkeypatch.setattr(app.gc, "collect", lambda: 0)  # the server's, not this process's
+    monkeypatch.setattr(app.gc, "freeze", lambda: None)
+    with pytest.raises(KeyboardInterrupt):
+        app.serve(show=False, port=free_port())
+    assert given["http_server_kwargs"]["max_body_size"] == explore_routes.MAX_BODY_BYTES
