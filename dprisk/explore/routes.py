@@ -6,7 +6,8 @@ Access`): the static files (``/static/...``), ``/favicon.ico`` and Panel's compo
 server behind two rules:
 
 - every request, to any route (and to none: a 404), is refused with 403 unless its ``Host``
-  (and ``Origin``, if sent) is a name the server answers on (:meth:`Access.host_allowed`);
+  (and ``Origin``, if sent) is a name the server answers on (:meth:`Access.host_allowed`),
+  and with 400 if a query argument is not UTF-8 text (:func:`query_is_utf8`);
 - ``/components/`` is served by :class:`Components` instead of Panel's handler, which imports
   the module named in the URL path (``importlib.import_module``) before any check: a visitor
   could import any module on the server's path (``this``, ``dprisk.cli.__main__``, which
@@ -27,12 +28,15 @@ from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
 
 __all__ = ["COMPONENT_MODULES", "MAX_BODY_BYTES", "HostCheck", "ShortLines",
-           "component_module_allowed", "guard", "server_options", "shorten_log_lines"]
+           "component_module_allowed", "guard", "query_is_utf8", "server_options",
+           "shorten_log_lines"]
 
 #: The module families whose (already imported) classes' resources ``/components/`` serves.
 COMPONENT_MODULES = ("panel",)
 #: The one message of a request with a foreign Host or Origin (as the pages' own refusal).
 REFUSED = "unknown host or origin"
+#: The one message of a request with a query argument that is not UTF-8 text.
+NOT_UTF8 = "query arguments must be UTF-8 text"
 #: Bytes of an HTTP request body the server reads: the sign-in form's two fields need well
 #: under 1 KiB (the pages talk over the websocket, whose messages Bokeh limits apart).
 #: Tornado's default, 100 MB, was read into memory before any route looked at the request:
@@ -56,6 +60,29 @@ class Refused(RequestHandler):
         raise HTTPError(403, REFUSED)
 
 
+class NotUtf8(RequestHandler):
+    """400 to any method: a query argument that is not UTF-8 text."""
+
+    def prepare(self) -> None:
+        raise HTTPError(400, NOT_UTF8)
+
+
+def query_is_utf8(request) -> bool:
+    """Whether every query argument of ``request`` decodes as UTF-8.
+
+    Bokeh decodes ``bokeh-session-id`` without catching the error: ``/?bokeh-session-id=%ff``
+    (and ``/autoload.js?...``) was an uncaught UnicodeDecodeError, status 500 and a traceback
+    in the server's log.
+    """
+    try:
+        for values in request.query_arguments.values():
+            for value in values:
+                value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class HostCheck(ReversibleRouter):
     """The application's router behind the Host check (``inner``: the router it replaces)."""
 
@@ -63,9 +90,11 @@ class HostCheck(ReversibleRouter):
         self.application, self.access, self.inner = application, access, inner
 
     def find_handler(self, request, **kwargs):
-        """403 for a foreign Host or Origin; else the handler ``inner`` finds."""
+        """403 for a foreign Host or Origin, 400 for a non-UTF-8 query; else ``inner``'s."""
         if not self.access.host_allowed(SimpleNamespace(request=request)):
             return self.application.get_handler_delegate(request, Refused, {})
+        if not query_is_utf8(request):
+            return self.application.get_handler_delegate(request, NotUtf8, {})
         return self.inner.find_handler(request, **kwargs)
 
     def reverse_url(self, name: str, *args):

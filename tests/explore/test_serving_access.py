@@ -423,3 +423,19 @@ def test_serve_passes_the_body_limit(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         app.serve(show=False, port=free_port())
     assert given["http_server_kwargs"]["max_body_size"] == explore_routes.MAX_BODY_BYTES
+
+
+def test_a_query_that_is_not_utf8_is_refused_not_an_error(servers, caplog):
+    """Finding "a malformed query string was a traceback": Bokeh decodes bokeh-session-id
+    as UTF-8 without catching the error, so a signed-in visitor's ``/?bokeh-session-id=%ff``
+    or ``/autoload.js?...&bokeh-session-id=%ff`` got status 500 and left a
+    UnicodeDecodeError's traceback in the server's log; any query argument that is not UTF-8
+    is now refused with 400 before a handler runs (a UTF-8 one is served as before)."""
+    port, _, _ = servers
+    for path in (f"/?token={TOKEN}&bokeh-session-id=%ff",
+                 f"/autoload.js?token={TOKEN}&bokeh-autoload-element=x&bokeh-session-id=%ff"):
+        response, _ = _get(port, path)
+        assert response.status == 400, path
+    assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
+    response, _ = _get(port, f"/?token={TOKEN}&note=%C3%A9")
+    assert response.status == 200
