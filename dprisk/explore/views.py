@@ -12,7 +12,8 @@ Update rules:
   dropped, never shown as current;
 - *fast* views (the exact closed forms and tables, well under 200 ms) compute in the callback;
   *slow* views compute in a worker thread (``loop.run_in_executor``) with the status line and
-  a busy indicator saying so, and the old numbers marked as the previous input's;
+  a busy indicator saying so, and the old numbers marked as the previous input's; a request
+  overtaken by a newer one while it waits for the pool is dropped without computing;
 - a view with a ``size`` function (:mod:`dprisk.explore.limits`) has each request sized
   first, on the event loop, from the parameters alone: a request above the limits is refused
   at once with one message and never reaches the pool;
@@ -179,8 +180,20 @@ class WhatIfView:
             self._show(doc, ticket, None, refused)
             return
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(_pool(), self._attempt, values)
+        outcome = await loop.run_in_executor(_pool(), self._attempt_if_current, ticket, values)
         self._show(doc, ticket, *outcome)
+
+    def _attempt_if_current(self, ticket: int, values: dict):
+        """:meth:`_attempt`, unless a newer request of this view came while it waited.
+
+        A superseded request is never shown, so it is not computed either (``(None, None)``,
+        dropped by :meth:`_finish`): before, each change queued a full computation in the
+        server-wide pool, and five quick changes of a view kept every visitor's slow views
+        waiting for all five.
+        """
+        if not self.sequencer.is_current(ticket):
+            return None, None
+        return self._attempt(values)
 
     def _refusal(self, values: dict) -> str | None:
         """The one-line refusal of a request above the limits (None: it may run).

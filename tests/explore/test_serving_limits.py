@@ -273,3 +273,42 @@ def test_single_level_rho1_outside_its_slider_is_refused(rho1):
     assert "rho1 must be in 0.001..2 (the slider&#x27;s range)" in view.message.object
     view.controls["rho1"].value = 0.001  # the slider's end itself is computed
     assert view.current.numbers["rho1"] == 0.001
+
+
+def test_a_request_overtaken_while_it_waits_for_the_pool_is_not_computed(monkeypatch):
+    """Finding "stale requests fill the pool": every change of a slow view queued a full
+    computation in the server-wide pool, shown or not, so five quick changes of the
+    P[correct] view (one pool thread) computed all five rho1 values, and every visitor's slow
+    views waited behind them. A request overtaken by a newer one of the same view while it
+    waits is dropped without computing: here the first (running: it holds the pool's only
+    thread until all four are queued) and the newest are computed, the two between are not."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dprisk.explore import results, views
+
+    monkeypatch.setattr(views, "_POOL", ThreadPoolExecutor(1))
+    queued, computed, real = threading.Event(), [], results.accounting_result
+
+    def recording(**kwargs):
+        computed.append(kwargs["rho"])
+        queued.wait(30)  # the pool's one thread is busy until every change is queued
+        return real(**kwargs)
+
+    monkeypatch.setattr(results, "accounting_result", recording)
+    view = app.accounting_view()
+
+    async def changes():
+        requests = []
+        for rho in ("1", "2", "3", "4"):
+            with param.discard_events(view.controls["rho"]):  # the server runs the watcher
+                view.controls["rho"].value = rho
+            requests.append(asyncio.ensure_future(view.refresh_off_loop()))
+            await asyncio.sleep(0.05)  # the request reaches the pool
+        queued.set()
+        await asyncio.gather(*requests)
+
+    asyncio.run(changes())
+    views._POOL.shutdown()
+    assert computed == [1.0, 4.0]
+    assert view.current.numbers["rho"] == 4.0 and "request #4" in view.status.object
