@@ -312,3 +312,20 @@ def test_a_request_overtaken_while_it_waits_for_the_pool_is_not_computed(monkeyp
     views._POOL.shutdown()
     assert computed == [1.0, 4.0]
     assert view.current.numbers["rho"] == 4.0 and "request #4" in view.status.object
+
+
+def test_a_job_s_work_counts_its_diagnostics(monkeypatch):
+    """Finding "the sampling check's work limit was not enforced": a job's work was sized at
+    GIBBS_DRAW_STEPS (200 steps, 0.9 us) a sweep, while its diagnostics (az.summary and the
+    convergence report's trace and rank plots) take 6.1-7.0 us of CPU a draw and its
+    sampling 0.05-0.4 us, so a 2 x 1,000,000-draw check, sized at 4e8 steps (1.8 s), took
+    12.3 s of CPU (28.7 s on the loaded machine) and passed a work limit of 1e9 steps (4.5 s).
+    Sized with JOB_DIAGNOSTIC_STEPS (2000) a draw it is 4.4e9 steps, refused at once; a
+    2 x 100,000-draw check (4.4e8 steps, about 1.4 s of CPU measured) still passes."""
+    monkeypatch.setenv("DPRISK_WORK_LIMIT", "1e9")
+    with pytest.raises(ValueError, match=r"^draws, chains: .* with diagnostics"):
+        SamplingJob((2, 1, -1), TWO, draws=1_000_000, chains=2)
+    job = SamplingJob((2, 1, -1), TWO, draws=100_000, chains=2)
+    job.cancel()
+    job.start().join(60)
+    assert job.status == "cancelled"
