@@ -61,6 +61,9 @@ _WILDCARDS = ("0.0.0.0", "::", "")
 DEFAULT_PAGE_LOADS = (30, 60.0)
 #: The one line a client over its page-load limit gets (status 429).
 TOO_MANY = "dprisk explore: too many page loads from your address; wait a minute and reload\n"
+#: The one line a client with too many pages open at once gets (status 429).
+TOO_MANY_OPEN = ("dprisk explore: too many pages open from your address; close one and "
+                 "reload\n")
 #: The one line a client over its sign-in limit gets (status 429).
 TOO_MANY_LOGINS = ("dprisk explore: too many sign-in attempts from your address; wait a minute "
                    "and try again\n")

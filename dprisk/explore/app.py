@@ -250,8 +250,9 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     be a name the server answers on or an ``allow_origin`` name; ``auth`` is ``"token"``
     (a random token, printed in the URL), ``"basic"`` (``users``: ``{user: hash}``),
     ``"none"``, or ``"auto"`` (a token beyond loopback, none on loopback).
-    ``page_loads``: page loads (and websocket connections) per client address per minute
-    (default :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
+    ``page_loads``: page loads (and websocket connections) per client address per minute, and
+    websocket connections open at once (default
+    :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`; 0: no limit).
 
     Raises
     ------

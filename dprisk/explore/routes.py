@@ -193,15 +193,61 @@ def _signed_in_only(handler_class):
     return SignedInOnly
 
 
+def _sockets_limited(handler_class, access):
+    """``handler_class`` (the websocket's) refusing a client's connection beyond its limit.
+
+    At most ``access.page_loads.loads`` websocket connections of one client address
+    (:func:`~dprisk.explore.access.client_address`) are open at once, the same number as its
+    page loads a minute (``--page-loads``; 0: no limit): each open connection holds a session
+    (its five views, about 5 MB), which the rate alone let a client keep adding (30 a minute,
+    1,800 an hour). Beyond it the handshake gets status 429 and one line.
+    """
+    from collections import Counter
+
+    from tornado.web import Finish
+
+    from dprisk.explore.access import TOO_MANY_OPEN, client_address
+
+    open_now: Counter = Counter()
+
+    class SocketsLimited(handler_class):
+        async def prepare(self) -> None:
+            limit = access.page_loads.loads if access.page_loads is not None else None
+            if limit is not None and open_now[client_address(self)] >= limit:
+                self.set_status(429)
+                self.set_header("Content-Type", "text/plain; charset=utf-8")
+                raise Finish(TOO_MANY_OPEN)
+            result = super().prepare()
+            if result is not None:
+                await result
+
+        def open(self, *args, **kwargs):
+            self._dprisk_client = client_address(self)
+            open_now[self._dprisk_client] += 1
+            return super().open(*args, **kwargs)
+
+        def on_close(self) -> None:
+            client, self._dprisk_client = getattr(self, "_dprisk_client", None), None
+            if client is not None:
+                open_now[client] -= 1
+                if open_now[client] <= 0:
+                    del open_now[client]
+            super().on_close()
+
+    SocketsLimited.__name__ = SocketsLimited.__qualname__ = f"Limited{handler_class.__name__}"
+    return SocketsLimited
+
+
 def guard(application, access) -> None:
     """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check.
 
     Every route is checked, and ``/components/`` is served by :class:`Components` only
     (Panel's handler, which imports the module a URL names, is never reached);
     ``/autoload.js`` refuses a visitor who is not signed in with 403 (Panel's raised a
-    TypeError, logged with its traceback).
+    TypeError, logged with its traceback); ``/ws`` refuses a client's connection beyond as
+    many open at once as its page loads a minute (:func:`_sockets_limited`).
     """
-    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler
+    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler, WSHandler
 
     components = _components_handler()
     replaced = 0
@@ -212,6 +258,8 @@ def guard(application, access) -> None:
             replaced += 1
         elif isinstance(target, type) and issubclass(target, AutoloadJsHandler):
             rule.target = _signed_in_only(target)
+        elif isinstance(target, type) and issubclass(target, WSHandler):
+            rule.target = _sockets_limited(target, access)
     if not replaced:  # a Panel without the route: add the guarded one all the same
         application.wildcard_router.add_rules([(r"/components/(.*)", components,
                                                 {"access": access})])

@@ -439,3 +439,35 @@ def test_a_query_that_is_not_utf8_is_refused_not_an_error(servers, caplog):
     assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
     response, _ = _get(port, f"/?token={TOKEN}&note=%C3%A9")
     assert response.status == 200
+
+
+def test_open_websockets_are_limited_per_client():
+    """Finding "one client keeps adding sessions": each open websocket holds a session (the
+    explorer's five views, about 5 MB: a served explorer grew 202 -> 303 MB for 20), and the
+    per-minute limit alone let one address keep 30 more open every minute. At most as many
+    are open at once as the client's page loads a minute (here 2, in a 0.5 s window so the
+    rate lets a third through): the third gets 429 while two are open, and is let in once
+    one of them closes."""
+    from bokeh.client import pull_session
+    from tornado.ioloop import IOLoop
+
+    port = free_port()
+    access = explore_access.Access(explore_access.allowed_names("127.0.0.1", port),
+                                   page_loads=(2, 0.5))
+    thread, clients, sessions = _serve(access, port), IOLoop(), []
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(2):
+            sessions.append(pull_session(url=url, io_loop=clients))
+            time.sleep(0.6)  # past the rate's window: only the open connections count
+        with pytest.raises(OSError):  # bokeh's client: "failed to connect"
+            sessions.append(pull_session(url=url, io_loop=clients))
+        sessions.pop(0).close()
+        clients.run_sync(lambda: asyncio.sleep(0.3))  # the server sees it closed
+        sessions.append(pull_session(url=url, io_loop=clients))
+    finally:
+        for session in sessions:
+            session.close()
+        clients.run_sync(lambda: asyncio.sleep(0.2))
+        clients.close(all_fds=True)
+        thread.stop()
