@@ -206,10 +206,22 @@ class PriorPolicy:
         return ValueError(f"prior: not allowed here; use {BUILTIN_PRIORS}{offer}")
 
     def read(self, text, known: int = 0, prior_file: str | None = None) -> X2Prior:
-        """The prior named by the box ``text`` (and the chosen ``prior_file``), checked."""
+        """The prior named by the box ``text`` (and the chosen ``prior_file``), checked.
+
+        A refusal quotes at most :data:`QUOTE_CHARS` characters of the text (the library's
+        messages quote all of it: a 10 MB box came back as a 10 MB message).
+        """
+        text = str(text).strip()
+        try:
+            return self._read(text, known, prior_file)
+        except ValueError as err:
+            if len(text) <= QUOTE_CHARS or repr(text) not in str(err):
+                raise
+            raise ValueError(str(err).replace(repr(text), _quoted(text))) from None
+
+    def _read(self, text: str, known: int, prior_file: str | None) -> X2Prior:
         from dprisk.models.priors.library import check_support
 
-        text = str(text).strip()
         if prior_file:
             return check_support(self._from_dir(prior_file, text), known)
         if self.typed_files:
