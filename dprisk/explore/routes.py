@@ -144,6 +144,7 @@ def _components_handler():
     return Components
 
 
+_LOG = logging.getLogger(__name__)
 #: Characters of a server log line kept (the rest cut, its length said).
 LOG_LINE_CHARS = 2000
 #: The loggers that quote what a visitor sent (Bokeh quotes a whole websocket message that
@@ -200,7 +201,9 @@ def _sockets_limited(handler_class, access):
     (:func:`~dprisk.explore.access.client_address`) are open at once, the same number as its
     page loads a minute (``--page-loads``; 0: no limit): each open connection holds a session
     (its five views, about 5 MB), which the rate alone let a client keep adding (30 a minute,
-    1,800 an hour). Beyond it the handshake gets status 429 and one line.
+    1,800 an hour). Beyond it the handshake gets status 429 and one line. A connection
+    whose Bokeh session token cannot be read is closed with one log line (Bokeh raised, and
+    Tornado logged an uncaught exception with its traceback).
     """
     from collections import Counter
 
@@ -224,7 +227,17 @@ def _sockets_limited(handler_class, access):
         def open(self, *args, **kwargs):
             self._dprisk_client = client_address(self)
             open_now[self._dprisk_client] += 1
-            return super().open(*args, **kwargs)
+            try:
+                return super().open(*args, **kwargs)
+            except Exception as err:  # open() only reads the token and schedules the rest
+                # a session token Bokeh cannot read (no "bokeh" subprotocol: ProtocolError;
+                # not base64 JSON: UnicodeDecodeError; without its fields: KeyError), which
+                # only a hand-written client sends: closed with one log line, not an uncaught
+                # exception's traceback
+                _LOG.warning("dprisk explore: websocket closed: %s: %s",
+                             type(err).__name__, err)
+                self.close()
+                return None
 
         def on_close(self) -> None:
             client, self._dprisk_client = getattr(self, "_dprisk_client", None), None

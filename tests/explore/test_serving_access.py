@@ -471,3 +471,32 @@ def test_open_websockets_are_limited_per_client():
         clients.run_sync(lambda: asyncio.sleep(0.2))
         clients.close(all_fds=True)
         thread.stop()
+
+
+@pytest.mark.parametrize("subprotocols", [None, ["bokeh", "abc"], ["bokeh", "e30.e30"],
+                                          ["bokeh", "W10.W10"], ["bokeh", "MQ.MQ"]])
+def test_a_websocket_with_an_unreadable_session_token_is_closed_quietly(servers, caplog,
+                                                                        subprotocols):
+    """Finding "a hand-written handshake left tracebacks": a signed-in client's websocket
+    without Bokeh's subprotocol, or whose session token is not base64 JSON ("abc": a
+    UnicodeDecodeError) or is not an object with its fields ({}: KeyError; [], 1), made
+    Bokeh raise inside open(), which Tornado
+    logged as an uncaught exception with its traceback (40 handshakes: 10 tracebacks). The
+    connection is closed with one warning line."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    port, _, _ = servers
+    response, _ = _get(port, f"/?token={TOKEN}")
+
+    async def connect():
+        request = HTTPRequest(f"ws://127.0.0.1:{port}/ws", headers={
+            "Origin": f"http://127.0.0.1:{port}", "Cookie": _cookie(response)})
+        conn = await websocket_connect(request, subprotocols=subprotocols)
+        message = await asyncio.wait_for(conn.read_message(), 10)  # None: closed
+        conn.close()  # the client's side too (a ResourceWarning otherwise)
+        return message
+
+    assert asyncio.run(connect()) is None
+    assert "Uncaught exception" not in caplog.text and "Traceback" not in caplog.text
+    assert "websocket closed" in caplog.text
