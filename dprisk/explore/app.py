@@ -38,7 +38,8 @@ from dprisk.explore.plots import CurvePlot, TwoLevelPlot
 from dprisk.explore.sampling_view import SamplingPanel
 from dprisk.explore.views import WhatIfView, set_max_jobs
 
-__all__ = ["DEFAULT_PORT", "build_app", "serve", "single_level_view", "two_level_view"]
+__all__ = ["DEFAULT_PORT", "Choice", "build_app", "serve", "single_level_view",
+           "two_level_view"]
 
 #: Bokeh's usual port.
 DEFAULT_PORT = 5006
@@ -48,6 +49,22 @@ RHO1_START = 0.099
 
 def _text(label: str, value: str) -> pn.widgets.TextInput:
     return pn.widgets.TextInput(name=label, value=value, width=260)
+
+
+class Choice(pn.widgets.Select):
+    """A list of options that keeps its value when a client sends one not among them.
+
+    Only a hand-written websocket client sends one (the page offers the options); Panel's
+    ``Select`` raised ValueError for it (``'../x.py' not in list``), which Panel and Bokeh
+    each logged with its traceback: about 45 lines of the server's log per message.
+    """
+
+    def _process_property_change(self, props: dict) -> dict:
+        value = props.get("value")
+        if value not in (None, "") and value not in self.labels \
+                and value not in self.unicode_values:
+            props = {key: item for key, item in props.items() if key != "value"}
+        return super()._process_property_change(props)
 
 
 #: What the prior box accepts, by what the server allows (:class:`PriorPolicy`).
@@ -68,7 +85,7 @@ def _two_level_controls(policy: PriorPolicy) -> dict:
                 "m": _text("m (known others)", "0"),
                 "prior": _text(PRIOR_LABELS[kind], "improper")}
     if policy.prior_dir is not None:  # chosen from a list, never typed
-        controls["prior_file"] = pn.widgets.Select(
+        controls["prior_file"] = Choice(
             name="model file (--prior-dir)", value="", width=260,
             options={NO_FILE: "", **{name: name for name in policy.files()}})
     return controls
@@ -141,9 +158,8 @@ def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
 def budget_view() -> WhatIfView:
     """The largest rho meeting a risk target (worker thread)."""
     controls = {
-        "measure": pn.widgets.Select(name="measure", value="p-correct", width=260,
-                                     options=["p-correct", "marginal-risk",
-                                              "marginal-posterior"]),
+        "measure": Choice(name="measure", value="p-correct", width=260,
+                          options=["p-correct", "marginal-risk", "marginal-posterior"]),
         "target": _text("target", "0.6"), "p": _text("p", "1/2"), "m": _text("m", "0"),
     }
 

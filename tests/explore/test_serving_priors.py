@@ -173,3 +173,25 @@ def test_the_model_file_list_walks_only_the_folders_it_lists(tmp_path, monkeypat
     folders = [folder.split(os.sep) for folder in walked if folder != "."]  # "." is DIR
     assert not any(part.startswith(".") for parts in folders for part in parts), walked
     assert max(len(parts) for parts in folders) == PRIOR_DIR_DEPTH - 1, walked
+
+
+@pytest.mark.parametrize(("make", "key", "sent"), [
+    ("two_level_view", "prior_file", "../evil.py"), ("budget_view", "measure", "tail")])
+def test_a_choice_not_offered_is_ignored_without_a_traceback(files, caplog, make, key, sent):
+    """Finding "a hand-written client's choice left two tracebacks": the model-file list and
+    the budget's measure are Panel Selects, which raised ValueError ('../evil.py not in list')
+    for a value not among their options, logged by Panel and again by Bokeh with its
+    traceback (about 45 lines a message). The value sent is ignored: the choice, the view's
+    numbers and the log stay as they were, and nothing is imported."""
+    allowed, _, marker = files
+    policy = PriorPolicy(typed_files=False, prior_dir=allowed)
+    view = getattr(app, make)(policy) if make == "two_level_view" else getattr(app, make)()
+    view.refresh()
+    widget, before = view.controls[key], view.controls[key].value
+    widget._process_events({"value": sent})  # as Panel applies a websocket message
+    assert widget.value == before and view.current is not None
+    assert "Traceback" not in caplog.text and "not in list" not in caplog.text
+    assert not marker.exists()
+    if key == "prior_file":  # an offered file is still chosen as before
+        widget._process_events({"value": "good.py"})
+        assert widget.value == "good.py"
