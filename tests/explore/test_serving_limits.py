@@ -329,3 +329,48 @@ def test_a_job_s_work_counts_its_diagnostics(monkeypatch):
     job.cancel()
     job.start().join(60)
     assert job.status == "cancelled"
+
+
+def test_one_client_s_slow_views_take_one_pool_thread_at_a_time(monkeypatch):
+    """Finding "one visitor's queue starves the others": the pool served slow requests in
+    arrival order, so one client's requests from two pages (here two views) held both of its
+    threads and a second visitor's request waited for them (with 30 pages, each at the
+    slowest view allowed, minutes). A client address now has one slow computation in the pool
+    at a time: its second waits on the event loop, and the other visitor's starts at once."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dprisk.explore import results, views
+
+    monkeypatch.setattr(views, "_POOL", ThreadPoolExecutor(2))
+    release, started, real = threading.Event(), [], results.accounting_result
+
+    def blocking(**kwargs):
+        started.append(kwargs["rho"])
+        release.wait(30)
+        return real(**kwargs)
+
+    monkeypatch.setattr(results, "accounting_result", blocking)
+    visitor = {}
+    monkeypatch.setattr(views, "_client_of", lambda doc: visitor["address"])
+    pages = [app.accounting_view() for _ in range(3)]
+
+    async def requests():
+        waiting = []
+        for view, rho, address in zip(pages, ("1", "2", "3"), ("198.51.100.1",
+                                                              "198.51.100.1", "203.0.113.9")):
+            visitor["address"] = address  # read when the request starts
+            with param.discard_events(view.controls["rho"]):
+                view.controls["rho"].value = rho
+            waiting.append(asyncio.ensure_future(view.refresh_off_loop()))
+            await asyncio.sleep(0.1)  # the request reaches the pool, or waits its turn
+        running = sorted(started)
+        release.set()
+        await asyncio.gather(*waiting)
+        return running
+
+    running = asyncio.run(requests())
+    views._POOL.shutdown()
+    assert running == [1.0, 3.0]  # before: [1.0, 2.0], the second visitor's waiting
+    assert [view.current.numbers["rho"] for view in pages] == [1.0, 2.0, 3.0]
+    assert views._TURNS == {}
