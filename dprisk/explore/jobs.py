@@ -99,6 +99,30 @@ def _abandon_live_jobs() -> None:
 atexit.register(_abandon_live_jobs)
 _CONTEXT = None
 _CONTEXT_LOCK = threading.Lock()
+#: Each client address's turn, ``{client: [threading.Lock, jobs holding or awaiting it]}``.
+_CLIENT_TURNS: dict = {}
+_CLIENT_TURNS_LOCK = threading.Lock()
+
+
+def _client_turn(client: str | None):
+    """The lock of ``client``'s turn (None without a client), counted until it is done."""
+    if client is None:
+        return None
+    with _CLIENT_TURNS_LOCK:
+        entry = _CLIENT_TURNS.setdefault(client, [threading.Lock(), 0])
+        entry[1] += 1
+        return entry[0]
+
+
+def _client_turn_done(client: str | None) -> None:
+    """A job of ``client`` ended: its entry goes with the client's last job."""
+    if client is None:
+        return
+    with _CLIENT_TURNS_LOCK:
+        entry = _CLIENT_TURNS[client]
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _CLIENT_TURNS[client]
 
 
 def set_max_sampling(n: int | None = None) -> None:
@@ -221,6 +245,10 @@ class SamplingJob:
     ticket : int
         The view's request number when the job started (see
         :class:`dprisk.explore.inputs.Sequencer`).
+    client : str, optional
+        The client address of the page that started it: a client address runs one job at a
+        time (its others wait, as for a worker), so one visitor's pages hold at most one of
+        the ``--max-jobs`` workers.
 
     Raises
     ------
@@ -231,7 +259,8 @@ class SamplingJob:
     """
 
     def __init__(self, release, params: dict, *, draws: int = 5000, chains: int = 4,
-                 tune: int = 500, random_seed=None, ticket: int = 0) -> None:
+                 tune: int = 500, random_seed=None, ticket: int = 0,
+                 client: str | None = None) -> None:
         if chains < 2:
             raise ValueError(f"chains must be an integer >= 2, got {chains}")
         if draws < 1:
@@ -248,6 +277,7 @@ class SamplingJob:
         self.draws, self.chains, self.tune = int(draws), int(chains), int(tune)
         self.random_seed = random_seed
         self.ticket = ticket
+        self.client = client
         self.progress = 0.0
         self.status = "pending"  # pending, waiting, running, done, cancelled, failed
         self.error: str | None = None
@@ -289,19 +319,23 @@ class SamplingJob:
         return self.status in ("done", "cancelled", "failed")
 
     def _run(self) -> None:
-        slots = _SLOTS
+        # the client's turn first (one running job a client address), then a worker's slot
+        turns = [lock for lock in (_client_turn(self.client), _SLOTS) if lock is not None]
+        held = []
         try:
-            while not slots.acquire(timeout=WATCH_SECONDS):
-                if self._cancel.is_set():
-                    self.status = "cancelled"
-                    return
-            try:
-                self._watch()
-            finally:
-                slots.release()
+            for lock in turns:
+                while not lock.acquire(timeout=WATCH_SECONDS):
+                    if self._cancel.is_set():
+                        self.status = "cancelled"
+                        return
+                held.append(lock)
+            self._watch()
         except Exception as err:  # the worker could not start: shown in the page
             self.error, self.status = error_line(err), "failed"
         finally:  # the temporary folder goes when the job ends, however it ends
+            for lock in reversed(held):
+                lock.release()
+            _client_turn_done(self.client)
             self._remove_folder()
 
     def abandon(self) -> None:

@@ -43,7 +43,7 @@ import panel as pn
 from dprisk.explore.inputs import Sequencer
 from dprisk.explore.notebook import message_html
 
-__all__ = ["WhatIfView", "format_number", "set_max_jobs"]
+__all__ = ["WhatIfView", "client_of", "format_number", "set_max_jobs"]
 
 _LOG = logging.getLogger(__name__)
 #: The server-wide pool of slow computations (:func:`set_max_jobs`; default: the cores).
@@ -71,7 +71,7 @@ def _pool() -> ThreadPoolExecutor:
 _TURNS: dict = {}
 
 
-def _client_of(doc) -> str | None:
+def client_of(doc) -> str | None:
     """The client address of a served session's document (None outside a server).
 
     As the page-load limit counts it (:func:`dprisk.explore.access.client_address`).
@@ -223,7 +223,7 @@ class WhatIfView:
             self._show(doc, ticket, None, refused)
             return
         loop = asyncio.get_running_loop()
-        async with _client_turn(_client_of(doc)):
+        async with _client_turn(client_of(doc)):
             outcome = await loop.run_in_executor(_pool(), self._attempt_if_current, ticket,
                                                  values)
         self._show(doc, ticket, *outcome)

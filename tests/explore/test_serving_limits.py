@@ -352,7 +352,7 @@ def test_one_client_s_slow_views_take_one_pool_thread_at_a_time(monkeypatch):
 
     monkeypatch.setattr(results, "accounting_result", blocking)
     visitor = {}
-    monkeypatch.setattr(views, "_client_of", lambda doc: visitor["address"])
+    monkeypatch.setattr(views, "client_of", lambda doc: visitor["address"])
     pages = [app.accounting_view() for _ in range(3)]
 
     async def requests():
@@ -374,3 +374,39 @@ def test_one_client_s_slow_views_take_one_pool_thread_at_a_time(monkeypatch):
     assert running == [1.0, 3.0]  # before: [1.0, 2.0], the second visitor's waiting
     assert [view.current.numbers["rho"] for view in pages] == [1.0, 2.0, 3.0]
     assert views._TURNS == {}
+
+
+def test_one_client_runs_one_sampling_job_at_a_time(monkeypatch):
+    """Finding "one visitor's checks hold every worker": a session runs one sampling job, but
+    one client's two pages held both of --max-jobs 2 workers (a 2 x 6.7M-draw check, allowed
+    by the limits, ran 481 s on the loaded machine) and a second visitor's check waited for
+    them. A client address now runs one job at a time (its second waits, as for a worker),
+    and the other visitor's starts at once. The worker itself is stood in for (a job that
+    holds its slot until released)."""
+    from dprisk.explore import jobs
+
+    monkeypatch.setattr(jobs, "_SLOTS", threading.BoundedSemaphore(2))
+    release, started = threading.Event(), []
+
+    def holding(job):
+        started.append(job.client)
+        job.status = "running"
+        release.wait(30)
+        job.status = "done"
+
+    monkeypatch.setattr(SamplingJob, "_watch", holding)
+    clients = ("198.51.100.1", "198.51.100.1", "203.0.113.9")
+    started_jobs = []
+    for client in clients:
+        started_jobs.append(SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10,
+                                        client=client).start())
+        time.sleep(0.2)  # the job has its worker's slot, or waits for its turn
+    try:
+        assert started == ["198.51.100.1", "203.0.113.9"]  # before: both of the first client's
+        assert started_jobs[1].status == "waiting"
+    finally:
+        release.set()
+        for job in started_jobs:
+            job.join(10)
+    assert [job.status for job in started_jobs] == ["done"] * 3
+    assert jobs._CLIENT_TURNS == {}
