@@ -61,6 +61,9 @@ _WILDCARDS = ("0.0.0.0", "::", "")
 DEFAULT_PAGE_LOADS = (30, 60.0)
 #: The one line a client over its page-load limit gets (status 429).
 TOO_MANY = "dprisk explore: too many page loads from your address; wait a minute and reload\n"
+#: The one line a client with too many pages open at once gets (status 429).
+TOO_MANY_OPEN = ("dprisk explore: too many pages open from your address; close one and "
+                 "reload\n")
 #: The one line a client over its sign-in limit gets (status 429).
 TOO_MANY_LOGINS = ("dprisk explore: too many sign-in attempts from your address; wait a minute "
                    "and try again\n")
@@ -290,15 +293,24 @@ class Access(AuthProvider):
         return self.token is not None or self.users is not None
 
     def host_allowed(self, handler: RequestHandler) -> bool:
-        """Whether the request's Host (and Origin, if sent) are allowed names."""
+        """Whether the request's Host (and Origin, if sent) are allowed names.
+
+        An Origin that is not a URL (``http://h:abc``, a port beyond 65535, ``http://[::1``)
+        is not allowed: urllib raises ValueError on it, which reached Tornado (no response,
+        a traceback in the log).
+        """
         request = handler.request
         hosts = [request.host or ""]
         origin = request.headers.get("Origin")
         if origin and origin != "null":
-            parsed = urlparse(origin)
+            try:
+                parsed = urlparse(origin)
+                port = parsed.port
+            except ValueError:
+                return False
             default = 443 if parsed.scheme == "https" else 80
             netloc = parsed.netloc.lower()
-            hosts.append(netloc if parsed.port else f"{netloc}:{default}")
+            hosts.append(netloc if port else f"{netloc}:{default}")
         for host in hosts:
             host = host.lower()
             if not (host.rsplit(":", 1)[-1].isdigit() and ":" in host.lstrip("[")):

@@ -32,12 +32,14 @@ from dprisk.explore.inputs import (
     read_probability,
     read_rho,
     read_scenario,
+    read_slider,
 )
 from dprisk.explore.plots import CurvePlot, TwoLevelPlot
 from dprisk.explore.sampling_view import SamplingPanel
 from dprisk.explore.views import WhatIfView, set_max_jobs
 
-__all__ = ["DEFAULT_PORT", "build_app", "serve", "single_level_view", "two_level_view"]
+__all__ = ["DEFAULT_PORT", "Choice", "build_app", "serve", "single_level_view",
+           "two_level_view"]
 
 #: Bokeh's usual port.
 DEFAULT_PORT = 5006
@@ -47,6 +49,22 @@ RHO1_START = 0.099
 
 def _text(label: str, value: str) -> pn.widgets.TextInput:
     return pn.widgets.TextInput(name=label, value=value, width=260)
+
+
+class Choice(pn.widgets.Select):
+    """A list of options that keeps its value when a client sends one not among them.
+
+    Only a hand-written websocket client sends one (the page offers the options); Panel's
+    ``Select`` raised ValueError for it (``'../x.py' not in list``), which Panel and Bokeh
+    each logged with its traceback: about 45 lines of the server's log per message.
+    """
+
+    def _process_property_change(self, props: dict) -> dict:
+        value = props.get("value")
+        if value not in (None, "") and value not in self.labels \
+                and value not in self.unicode_values:
+            props = {key: item for key, item in props.items() if key != "value"}
+        return super()._process_property_change(props)
 
 
 #: What the prior box accepts, by what the server allows (:class:`PriorPolicy`).
@@ -67,7 +85,7 @@ def _two_level_controls(policy: PriorPolicy) -> dict:
                 "m": _text("m (known others)", "0"),
                 "prior": _text(PRIOR_LABELS[kind], "improper")}
     if policy.prior_dir is not None:  # chosen from a list, never typed
-        controls["prior_file"] = pn.widgets.Select(
+        controls["prior_file"] = Choice(
             name="model file (--prior-dir)", value="", width=260,
             options={NO_FILE: "", **{name: name for name in policy.files()}})
     return controls
@@ -83,10 +101,13 @@ def single_level_view() -> WhatIfView:
         "x1_star": _text("release x1*", "3"),
     }
 
-    def compute(rho1, p, m, x1_star):
+    slider = controls["rho1"]
+
+    def compute(rho1, p, m, x1_star):  # on the event loop: rho1 within the slider's range
         m = read_count(m, "m", minimum=0)
         return results.single_level_result(
-            rho1=read_rho(rho1, "rho1"), p=read_probability(p, "p"), m=m,
+            rho1=read_slider(rho1, "rho1", slider.start, slider.end),
+            p=read_probability(p, "p"), m=m,
             x1_star=read_count(x1_star, "x1*"))
 
     return WhatIfView("single", "Single level", controls, compute, CurvePlot(
@@ -137,9 +158,8 @@ def p_correct_view(policy: PriorPolicy | None = None) -> WhatIfView:
 def budget_view() -> WhatIfView:
     """The largest rho meeting a risk target (worker thread)."""
     controls = {
-        "measure": pn.widgets.Select(name="measure", value="p-correct", width=260,
-                                     options=["p-correct", "marginal-risk",
-                                              "marginal-posterior"]),
+        "measure": Choice(name="measure", value="p-correct", width=260,
+                          options=["p-correct", "marginal-risk", "marginal-posterior"]),
         "target": _text("target", "0.6"), "p": _text("p", "1/2"), "m": _text("m", "0"),
     }
 
@@ -268,7 +288,8 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         Slow computations running at once, server-wide, and as many sampling workers
         (default: the number of cores).
     page_loads : int (>= 0), optional
-        Page loads (and websocket connections) per client address per minute (default
+        Page loads (and websocket connections) per client address per minute, and
+        websocket connections a client address holds open at once (default
         :data:`dprisk.explore.access.DEFAULT_PAGE_LOADS`, 30; 0: no limit).
 
     Raises
@@ -289,7 +310,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
         new_token,
     )
     from dprisk.explore.jobs import set_max_sampling
-    from dprisk.explore.routes import guard
+    from dprisk.explore.routes import guard, server_options
 
     policy = prior_policy(host, prior_dir)
     set_max_jobs(max_jobs)
@@ -335,7 +356,7 @@ def serve(*, port: int = DEFAULT_PORT, host: str = "127.0.0.1", show: bool = Tru
     server = pn.serve({"/": page}, port=port, address=host, show=False,
                       title="dprisk explore", allow_websocket_origin=bokeh_origins(names),
                       auth_provider=access, cookie_secret=secrets.token_hex(32),
-                      threaded=False, start=False)
+                      threaded=False, start=False, **server_options())
     # the Host check on every route (static files too), and Panel's /components/ route, which
     # imports the module its URL names, replaced by one that imports nothing
     guard(server._tornado, access)

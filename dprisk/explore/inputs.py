@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "read_probability",
     "read_rho",
     "read_scenario",
+    "read_slider",
 ]
 
 
@@ -95,6 +97,21 @@ def _quoted(text: str) -> str:
 def read_rho(text, name: str = "rho") -> float:
     """``rho > 0`` from a number, a fraction or ``census:LEVEL`` (as the CLI reads it)."""
     return parse_rho(text, name)
+
+
+def read_slider(value, name: str, start: float, end: float) -> float:
+    """A slider's value, refused outside the slider's range ``start <= value <= end``.
+
+    The page never sends a value outside it, but a client writing its own websocket
+    messages can (Bokeh checks a slider's value for a number, not for its range); the
+    view's cost was sized by that range (the single-level view computes on the event loop:
+    at ``rho1 = 3e-14`` it froze every visitor for 22-44 s).
+    """
+    number = read_rho(value, name)
+    if not start <= number <= end:
+        raise ValueError(f"{name} must be in {start:g}..{end:g} (the slider's range), "
+                         f"got {number:g}")
+    return number
 
 
 def read_probability(text, name: str = "p") -> float:
@@ -155,13 +172,19 @@ class PriorPolicy:
             return []
         root = self.prior_dir.resolve()
         found = []
-        for path in sorted(root.rglob("*.py")):
-            rel = path.relative_to(root)
-            if len(rel.parts) > PRIOR_DIR_DEPTH or any(p.startswith(".") for p in rel.parts):
-                continue
-            if self._inside(root, rel.as_posix()) is not None:
-                found.append(rel.as_posix())
-        return found
+        # hidden folders and folders deeper than listed are not walked at all (a whole tree
+        # walked, then filtered: 5.2 s a call for a project folder with its .venv, on every
+        # page load, each request with a model file and each sampling check)
+        for folder, subfolders, names in os.walk(root):
+            depth = len(Path(folder).relative_to(root).parts)
+            subfolders[:] = [sub for sub in subfolders
+                             if not sub.startswith(".") and depth + 1 < PRIOR_DIR_DEPTH]
+            for name in names:
+                rel = (Path(folder) / name).relative_to(root).as_posix()
+                if name.endswith(".py") and not name.startswith(".") \
+                        and self._inside(root, rel) is not None:
+                    found.append(rel)
+        return sorted(found, key=lambda rel: rel.split("/"))
 
     @staticmethod
     def _inside(root: Path, name: str) -> Path | None:
@@ -183,10 +206,22 @@ class PriorPolicy:
         return ValueError(f"prior: not allowed here; use {BUILTIN_PRIORS}{offer}")
 
     def read(self, text, known: int = 0, prior_file: str | None = None) -> X2Prior:
-        """The prior named by the box ``text`` (and the chosen ``prior_file``), checked."""
+        """The prior named by the box ``text`` (and the chosen ``prior_file``), checked.
+
+        A refusal quotes at most :data:`QUOTE_CHARS` characters of the text (the library's
+        messages quote all of it: a 10 MB box came back as a 10 MB message).
+        """
+        text = str(text).strip()
+        try:
+            return self._read(text, known, prior_file)
+        except ValueError as err:
+            if len(text) <= QUOTE_CHARS or repr(text) not in str(err):
+                raise
+            raise ValueError(str(err).replace(repr(text), _quoted(text))) from None
+
+    def _read(self, text: str, known: int, prior_file: str | None) -> X2Prior:
         from dprisk.models.priors.library import check_support
 
-        text = str(text).strip()
         if prior_file:
             return check_support(self._from_dir(prior_file, text), known)
         if self.typed_files:

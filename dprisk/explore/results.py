@@ -47,6 +47,8 @@ __all__ = [
 N_RHO = 60
 #: Points of the accounting curve (the CKS conversion costs about 0.1 s a point).
 N_CKS = 9
+#: The largest count's magnitude a release may have (:func:`dprisk.models.checks.check_count`).
+MAX_COUNT = 2**53
 
 
 @dataclass
@@ -155,8 +157,10 @@ def two_level_result(*, rho1: float, rho2: float, d: int, p: float, m: int, prio
     post = exact.exact_posterior(x1_star, x2_star, y1_star, **params)
     k2 = post.k2_values.ravel()
     x2_pmf = post.x2_pmf.ravel()
-    x1s = np.arange(x1_star - span, x1_star + span + 1)
-    x2s = np.arange(x2_star - span, x2_star + span + 1)
+    # the map's releases within the counts' range, +-2**53 (dprisk.models.checks): a release
+    # at its end is computed, and the map is not refused quoting a release nobody typed
+    x1s = np.arange(max(x1_star - span, -MAX_COUNT), min(x1_star + span, MAX_COUNT) + 1)
+    x2s = np.arange(max(x2_star - span, -MAX_COUNT), min(x2_star + span, MAX_COUNT) + 1)
     grid = np.asarray(exact.posterior_x1(x1s[:, None], x2s[None, :], y1_star, **params))
     numbers = {
         "rho1": rho1, "rho2": rho2, "d": d, "p": p, "m": m, "prior": _spec(prior),

@@ -6,7 +6,8 @@ Access`): the static files (``/static/...``), ``/favicon.ico`` and Panel's compo
 server behind two rules:
 
 - every request, to any route (and to none: a 404), is refused with 403 unless its ``Host``
-  (and ``Origin``, if sent) is a name the server answers on (:meth:`Access.host_allowed`);
+  (and ``Origin``, if sent) is a name the server answers on (:meth:`Access.host_allowed`),
+  and with 400 if a query argument is not UTF-8 text (:func:`query_is_utf8`);
 - ``/components/`` is served by :class:`Components` instead of Panel's handler, which imports
   the module named in the URL path (``importlib.import_module``) before any check: a visitor
   could import any module on the server's path (``this``, ``dprisk.cli.__main__``, which
@@ -26,13 +27,30 @@ from types import SimpleNamespace
 from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
 
-__all__ = ["COMPONENT_MODULES", "HostCheck", "ShortLines", "component_module_allowed", "guard",
+__all__ = ["COMPONENT_MODULES", "MAX_BODY_BYTES", "HostCheck", "ShortLines",
+           "component_module_allowed", "guard", "query_is_utf8", "server_options",
            "shorten_log_lines"]
 
 #: The module families whose (already imported) classes' resources ``/components/`` serves.
 COMPONENT_MODULES = ("panel",)
 #: The one message of a request with a foreign Host or Origin (as the pages' own refusal).
 REFUSED = "unknown host or origin"
+#: The one message of a request with a query argument that is not UTF-8 text.
+NOT_UTF8 = "query arguments must be UTF-8 text"
+#: Bytes of an HTTP request body the server reads: the sign-in form's two fields need well
+#: under 1 KiB (the pages talk over the websocket, whose messages Bokeh limits apart).
+#: Tornado's default, 100 MB, was read into memory before any route looked at the request:
+#: five unsigned 99 MB POSTs to ``/login`` raised the server's peak memory by 1.06 GB.
+MAX_BODY_BYTES = 64 * 1024
+
+
+def server_options() -> dict:
+    """``pn.serve``'s options for the explorer's server (Tornado's HTTP server's).
+
+    A request body beyond :data:`MAX_BODY_BYTES` (its ``Content-Length``, or its chunks as
+    they arrive) is refused with status 400 and the connection closed, before it is read.
+    """
+    return {"http_server_kwargs": {"max_body_size": MAX_BODY_BYTES}}
 
 
 class Refused(RequestHandler):
@@ -42,6 +60,29 @@ class Refused(RequestHandler):
         raise HTTPError(403, REFUSED)
 
 
+class NotUtf8(RequestHandler):
+    """400 to any method: a query argument that is not UTF-8 text."""
+
+    def prepare(self) -> None:
+        raise HTTPError(400, NOT_UTF8)
+
+
+def query_is_utf8(request) -> bool:
+    """Whether every query argument of ``request`` decodes as UTF-8.
+
+    Bokeh decodes ``bokeh-session-id`` without catching the error: ``/?bokeh-session-id=%ff``
+    (and ``/autoload.js?...``) was an uncaught UnicodeDecodeError, status 500 and a traceback
+    in the server's log.
+    """
+    try:
+        for values in request.query_arguments.values():
+            for value in values:
+                value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class HostCheck(ReversibleRouter):
     """The application's router behind the Host check (``inner``: the router it replaces)."""
 
@@ -49,9 +90,11 @@ class HostCheck(ReversibleRouter):
         self.application, self.access, self.inner = application, access, inner
 
     def find_handler(self, request, **kwargs):
-        """403 for a foreign Host or Origin; else the handler ``inner`` finds."""
+        """403 for a foreign Host or Origin, 400 for a non-UTF-8 query; else ``inner``'s."""
         if not self.access.host_allowed(SimpleNamespace(request=request)):
             return self.application.get_handler_delegate(request, Refused, {})
+        if not query_is_utf8(request):
+            return self.application.get_handler_delegate(request, NotUtf8, {})
         return self.inner.find_handler(request, **kwargs)
 
     def reverse_url(self, name: str, *args):
@@ -101,6 +144,7 @@ def _components_handler():
     return Components
 
 
+_LOG = logging.getLogger(__name__)
 #: Characters of a server log line kept (the rest cut, its length said).
 LOG_LINE_CHARS = 2000
 #: The loggers that quote what a visitor sent (Bokeh quotes a whole websocket message that
@@ -150,15 +194,73 @@ def _signed_in_only(handler_class):
     return SignedInOnly
 
 
+def _sockets_limited(handler_class, access):
+    """``handler_class`` (the websocket's) refusing a client's connection beyond its limit.
+
+    At most ``access.page_loads.loads`` websocket connections of one client address
+    (:func:`~dprisk.explore.access.client_address`) are open at once, the same number as its
+    page loads a minute (``--page-loads``; 0: no limit): each open connection holds a session
+    (its five views, about 5 MB), which the rate alone let a client keep adding (30 a minute,
+    1,800 an hour). Beyond it the handshake gets status 429 and one line. A connection
+    whose Bokeh session token cannot be read is closed with one log line (Bokeh raised, and
+    Tornado logged an uncaught exception with its traceback).
+    """
+    from collections import Counter
+
+    from tornado.web import Finish
+
+    from dprisk.explore.access import TOO_MANY_OPEN, client_address
+
+    open_now: Counter = Counter()
+
+    class SocketsLimited(handler_class):
+        async def prepare(self) -> None:
+            limit = access.page_loads.loads if access.page_loads is not None else None
+            if limit is not None and open_now[client_address(self)] >= limit:
+                self.set_status(429)
+                self.set_header("Content-Type", "text/plain; charset=utf-8")
+                raise Finish(TOO_MANY_OPEN)
+            result = super().prepare()
+            if result is not None:
+                await result
+
+        def open(self, *args, **kwargs):
+            self._dprisk_client = client_address(self)
+            open_now[self._dprisk_client] += 1
+            try:
+                return super().open(*args, **kwargs)
+            except Exception as err:  # open() only reads the token and schedules the rest
+                # a session token Bokeh cannot read (no "bokeh" subprotocol: ProtocolError;
+                # not base64 JSON: UnicodeDecodeError; without its fields: KeyError), which
+                # only a hand-written client sends: closed with one log line, not an uncaught
+                # exception's traceback
+                _LOG.warning("dprisk explore: websocket closed: %s: %s",
+                             type(err).__name__, err)
+                self.close()
+                return None
+
+        def on_close(self) -> None:
+            client, self._dprisk_client = getattr(self, "_dprisk_client", None), None
+            if client is not None:
+                open_now[client] -= 1
+                if open_now[client] <= 0:
+                    del open_now[client]
+            super().on_close()
+
+    SocketsLimited.__name__ = SocketsLimited.__qualname__ = f"Limited{handler_class.__name__}"
+    return SocketsLimited
+
+
 def guard(application, access) -> None:
     """Put ``application`` (a Bokeh server's tornado app) behind ``access``'s Host check.
 
     Every route is checked, and ``/components/`` is served by :class:`Components` only
     (Panel's handler, which imports the module a URL names, is never reached);
     ``/autoload.js`` refuses a visitor who is not signed in with 403 (Panel's raised a
-    TypeError, logged with its traceback).
+    TypeError, logged with its traceback); ``/ws`` refuses a client's connection beyond as
+    many open at once as its page loads a minute (:func:`_sockets_limited`).
     """
-    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler
+    from panel.io.server import AutoloadJsHandler, ComponentResourceHandler, WSHandler
 
     components = _components_handler()
     replaced = 0
@@ -169,6 +271,8 @@ def guard(application, access) -> None:
             replaced += 1
         elif isinstance(target, type) and issubclass(target, AutoloadJsHandler):
             rule.target = _signed_in_only(target)
+        elif isinstance(target, type) and issubclass(target, WSHandler):
+            rule.target = _sockets_limited(target, access)
     if not replaced:  # a Panel without the route: add the guarded one all the same
         application.wildcard_router.add_rules([(r"/components/(.*)", components,
                                                 {"access": access})])

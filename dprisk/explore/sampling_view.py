@@ -29,6 +29,7 @@ from dprisk.explore.inputs import (
     read_scenario,
 )
 from dprisk.explore.jobs import SamplingJob
+from dprisk.explore.views import client_of
 
 __all__ = ["POLL_MS", "SamplingPanel"]
 
@@ -120,7 +121,8 @@ class SamplingPanel:
             if self.view.size is not None:  # the release's tables, as the view sizes them
                 self.view.size(**self.view.values())
             release, params, options = self._inputs()
-            job = SamplingJob(release, params, ticket=ticket, **options)
+            job = SamplingJob(release, params, ticket=ticket,
+                              client=client_of(pn.state.curdoc), **options)
         except ValueError as err:
             self.status.object = f"<span class='dprisk-error'>{html.escape(str(err))}</span>"
             return

@@ -12,7 +12,9 @@ Update rules:
   dropped, never shown as current;
 - *fast* views (the exact closed forms and tables, well under 200 ms) compute in the callback;
   *slow* views compute in a worker thread (``loop.run_in_executor``) with the status line and
-  a busy indicator saying so, and the old numbers marked as the previous input's;
+  a busy indicator saying so, and the old numbers marked as the previous input's; a request
+  overtaken by a newer one while it waits for the pool is dropped without computing, and a
+  client address has one slow computation in the pool at a time (:func:`_client_turn`);
 - a view with a ``size`` function (:mod:`dprisk.explore.limits`) has each request sized
   first, on the event loop, from the parameters alone: a request above the limits is refused
   at once with one message and never reaches the pool;
@@ -26,6 +28,7 @@ Update rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import html
 import io
 import logging
@@ -33,13 +36,14 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from types import SimpleNamespace
 
 import panel as pn
 
 from dprisk.explore.inputs import Sequencer
 from dprisk.explore.notebook import message_html
 
-__all__ = ["WhatIfView", "format_number", "set_max_jobs"]
+__all__ = ["WhatIfView", "client_of", "format_number", "set_max_jobs"]
 
 _LOG = logging.getLogger(__name__)
 #: The server-wide pool of slow computations (:func:`set_max_jobs`; default: the cores).
@@ -60,6 +64,46 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         set_max_jobs()
     return _POOL
+
+
+#: Each client address's turn at the pool, ``{client: [asyncio.Lock, requests holding or
+#: awaiting it]}`` (on the event loop; an entry goes with its last request).
+_TURNS: dict = {}
+
+
+def client_of(doc) -> str | None:
+    """The client address of a served session's document (None outside a server).
+
+    As the page-load limit counts it (:func:`dprisk.explore.access.client_address`).
+    """
+    request = getattr(getattr(doc, "session_context", None), "request", None)
+    if request is None:
+        return None
+    from dprisk.explore.access import client_address
+
+    return client_address(SimpleNamespace(request=request))
+
+
+@contextlib.asynccontextmanager
+async def _client_turn(client: str | None):
+    """Hold ``client``'s turn: one slow computation of a client address in the pool at once.
+
+    So one visitor's requests (many pages, many views) take at most one of the pool's
+    threads, and another visitor's request starts as soon as a thread is free; before, the
+    pool served requests in arrival order, and one client's queue held every thread.
+    """
+    if client is None:
+        yield
+        return
+    entry = _TURNS.setdefault(client, [asyncio.Lock(), 0])
+    entry[1] += 1
+    try:
+        async with entry[0]:
+            yield
+    finally:
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _TURNS[client]
 
 
 def format_number(value) -> str:
@@ -179,8 +223,22 @@ class WhatIfView:
             self._show(doc, ticket, None, refused)
             return
         loop = asyncio.get_running_loop()
-        outcome = await loop.run_in_executor(_pool(), self._attempt, values)
+        async with _client_turn(client_of(doc)):
+            outcome = await loop.run_in_executor(_pool(), self._attempt_if_current, ticket,
+                                                 values)
         self._show(doc, ticket, *outcome)
+
+    def _attempt_if_current(self, ticket: int, values: dict):
+        """:meth:`_attempt`, unless a newer request of this view came while it waited.
+
+        A superseded request is never shown, so it is not computed either (``(None, None)``,
+        dropped by :meth:`_finish`): before, each change queued a full computation in the
+        server-wide pool, and five quick changes of a view kept every visitor's slow views
+        waiting for all five.
+        """
+        if not self.sequencer.is_current(ticket):
+            return None, None
+        return self._attempt(values)
 
     def _refusal(self, values: dict) -> str | None:
         """The one-line refusal of a request above the limits (None: it may run).

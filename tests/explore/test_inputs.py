@@ -102,3 +102,21 @@ def test_counts_are_read_exactly_as_the_cli_reads_them():
     with pytest.raises(ValueError, match="m"):
         read_count("9" * 400, "m")
     assert read_count("1_000", "m") == integer("1_000") == 1000  # as the command line
+
+
+@pytest.mark.parametrize("text", ["truncated:" + "9" * 100_000, "point:" + "0" * 100_000 + "5",
+                                  "improper" + "x" * 100_000])
+def test_a_refused_prior_quotes_its_text_cut(text):
+    """Finding "the prior box echoed all it was sent": the library's prior messages quote the
+    whole specification, so 100,000 typed characters came back as a 100,000-character message
+    (a websocket message may be 20 MB); the number boxes quote at most 200 characters. The
+    prior box's refusal now quotes its text cut the same way, saying how long it was."""
+    from dprisk.explore.inputs import QUOTE_CHARS, PriorPolicy
+
+    for policy in (PriorPolicy(typed_files=False), PriorPolicy(typed_files=True)):
+        with pytest.raises(ValueError) as refused:
+            policy.read(text)
+        message = str(refused.value)
+        assert len(message) < QUOTE_CHARS + 600, len(message)
+        assert message.startswith("prior")  # beyond loopback "improper..." is refused unquoted
+        assert text[:50] not in message or f"({len(text)} characters)" in message

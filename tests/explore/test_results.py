@@ -71,3 +71,18 @@ def test_downloads_round_trip(tmp_path):
     assert back["x2_pmf"].sum().item() == pytest.approx(1, abs=1e-9)
     assert back.attrs["prior"] == "truncated:10"
     assert what.to_png().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize(("x1_star", "x2_star"), [(2**53, 1), (2, -(2**53)), (2**53 - 3, 2**53)])
+def test_two_level_map_stays_within_the_counts_range(x1_star, x2_star):
+    """Finding "a release at the end of the range was refused quoting one nobody typed": the
+    decision map spans x1*, x2* +- 8, so x1* = 2**53 (allowed, and computed by
+    exact_posterior) was refused with "x1_star must be an integer ... <= 2**53 ..., got
+    9007199254740993", and x2* = -2**53 quoted -9007199254741000. The map is now cut at
+    +-2**53: the release is computed, and its own cell of the map agrees with it (1e-12, two
+    evaluations of the same sums)."""
+    got = results.two_level_result(**TWO, x1_star=x1_star, x2_star=x2_star, y1_star=-1)
+    grid = got.dataset["decision_posterior"]
+    assert abs(grid["x1_star"]).max() <= 2**53 and abs(grid["x2_star"]).max() <= 2**53
+    assert grid.sel(x1_star=x1_star, x2_star=x2_star).item() == pytest.approx(
+        got.numbers["posterior_x1"], rel=1e-12)

@@ -35,7 +35,8 @@ def _serve(access, port):
                       address="127.0.0.1", show=False, threaded=True, start=True,
                       allow_websocket_origin=explore_access.bokeh_origins(access.names),
                       auth_provider=access, server_id=server_id,
-                      cookie_secret="x" * 32, title="test")
+                      cookie_secret="x" * 32, title="test",
+                      **explore_routes.server_options())
     wait_listening(port)
     for _ in range(300):  # the server listens a moment before Panel records it
         if server_id in pn.state._servers:
@@ -353,3 +354,149 @@ def test_a_visitor_s_message_is_logged_cut(servers, caplog):
             "Unhandled exception receiving a message: %r", "[" * 200_000)
     [record] = [r for r in caplog.records if r.name == "bokeh.server.views.ws"]
     assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:abc", "http://127.0.0.1:99999",
+                                    "http://[::1"])
+def test_a_malformed_origin_is_refused_not_an_error(servers, origin, caplog):
+    """Finding "a malformed Origin dropped the connection": urllib raised ValueError on an
+    Origin whose port is not a number, beyond 65535, or an unclosed IPv6 bracket, inside the
+    router (no response at all, a traceback in the server's log); it is refused with 403 as
+    any unknown origin is, to every route."""
+    port, _, _ = servers
+    for path in (f"/?token={TOKEN}", "/login", "/static/js/bokeh.min.js"):
+        response, _ = _get(port, path, headers={"Origin": origin})
+        assert response.status == 403, path
+    assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
+
+
+def _raw_request(port, head: bytes, body: bytes = b"") -> bytes:
+    """What the server answers to ``head`` and ``body`` sent as they are ("" if it closes)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(head + body)
+        try:
+            return conn.recv(200)
+        except ConnectionResetError:
+            return b""
+
+
+def test_an_enormous_body_is_refused_before_it_is_read(servers):
+    """Finding "enormous bodies": Tornado's default body limit, 100 MB, was read into memory
+    before any route (the Host check, the sign-in) looked at a request; five unsigned 99 MB
+    POSTs to /login raised a served explorer's peak memory by 1.06 GB. A body above
+    MAX_BODY_BYTES (64 KiB) is refused with 400 as soon as its Content-Length arrives (here
+    none of it is sent: before, the server waited for it and the read timed out), or as its
+    chunks pass the limit; a sign-in form's body is read as before."""
+    port, basic_port, _ = servers
+    limit = explore_routes.MAX_BODY_BYTES
+    head = (f"POST /login HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
+            "application/x-www-form-urlencoded\r\n")
+    for path in ("/login", "/", "/no-such-route"):
+        answer = _raw_request(port, head.replace("/login", path, 1).encode()
+                              + f"Content-Length: {limit + 1}\r\n\r\n".encode())
+        assert answer.startswith(b"HTTP/1.1 400"), (path, answer)
+    chunk = b"a" * 16384
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(limit // 16384 + 1))
+    answer = _raw_request(port, (head + "Transfer-Encoding: chunked\r\n\r\n").encode(), chunks)
+    assert answer.startswith(b"HTTP/1.1 400") or answer == b"", answer
+    body = urlencode({"username": "ana", "password": "correct horse"})
+    response, _ = _get(basic_port, "/login", method="POST", body=body,
+                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert response.status == 302
+
+
+def test_serve_passes_the_body_limit(monkeypatch):
+    """``dprisk explore``'s server is made with :func:`server_options` (the body limit)."""
+    from dprisk.explore import app
+
+    given = {}
+
+    def record(routes, **kwargs):
+        given.update(kwargs)
+        raise KeyboardInterrupt  # stop serve() here: nothing is listening
+
+    monkeypatch.setattr(pn, "serve", record)
+    monkeypatch.setattr(app, "build_app", lambda policy=None: None)
+    monkeypatch.setattr(app, "_start_sampling_workers", lambda: None)
+    monkeypatch.setattr(app.gc, "collect", lambda: 0)  # the server's, not this process's
+    monkeypatch.setattr(app.gc, "freeze", lambda: None)
+    with pytest.raises(KeyboardInterrupt):
+        app.serve(show=False, port=free_port())
+    assert given["http_server_kwargs"]["max_body_size"] == explore_routes.MAX_BODY_BYTES
+
+
+def test_a_query_that_is_not_utf8_is_refused_not_an_error(servers, caplog):
+    """Finding "a malformed query string was a traceback": Bokeh decodes bokeh-session-id
+    as UTF-8 without catching the error, so a signed-in visitor's ``/?bokeh-session-id=%ff``
+    or ``/autoload.js?...&bokeh-session-id=%ff`` got status 500 and left a
+    UnicodeDecodeError's traceback in the server's log; any query argument that is not UTF-8
+    is now refused with 400 before a handler runs (a UTF-8 one is served as before)."""
+    port, _, _ = servers
+    for path in (f"/?token={TOKEN}&bokeh-session-id=%ff",
+                 f"/autoload.js?token={TOKEN}&bokeh-autoload-element=x&bokeh-session-id=%ff"):
+        response, _ = _get(port, path)
+        assert response.status == 400, path
+    assert "Traceback" not in caplog.text and "Uncaught exception" not in caplog.text
+    response, _ = _get(port, f"/?token={TOKEN}&note=%C3%A9")
+    assert response.status == 200
+
+
+def test_open_websockets_are_limited_per_client():
+    """Finding "one client keeps adding sessions": each open websocket holds a session (the
+    explorer's five views, about 5 MB: a served explorer grew 202 -> 303 MB for 20), and the
+    per-minute limit alone let one address keep 30 more open every minute. At most as many
+    are open at once as the client's page loads a minute (here 2, in a 0.5 s window so the
+    rate lets a third through): the third gets 429 while two are open, and is let in once
+    one of them closes."""
+    from bokeh.client import pull_session
+    from tornado.ioloop import IOLoop
+
+    port = free_port()
+    access = explore_access.Access(explore_access.allowed_names("127.0.0.1", port),
+                                   page_loads=(2, 0.5))
+    thread, clients, sessions = _serve(access, port), IOLoop(), []
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        for _ in range(2):
+            sessions.append(pull_session(url=url, io_loop=clients))
+            time.sleep(0.6)  # past the rate's window: only the open connections count
+        with pytest.raises(OSError):  # bokeh's client: "failed to connect"
+            sessions.append(pull_session(url=url, io_loop=clients))
+        sessions.pop(0).close()
+        clients.run_sync(lambda: asyncio.sleep(0.3))  # the server sees it closed
+        sessions.append(pull_session(url=url, io_loop=clients))
+    finally:
+        for session in sessions:
+            session.close()
+        clients.run_sync(lambda: asyncio.sleep(0.2))
+        clients.close(all_fds=True)
+        thread.stop()
+
+
+@pytest.mark.parametrize("subprotocols", [None, ["bokeh", "abc"], ["bokeh", "e30.e30"],
+                                          ["bokeh", "W10.W10"], ["bokeh", "MQ.MQ"]])
+def test_a_websocket_with_an_unreadable_session_token_is_closed_quietly(servers, caplog,
+                                                                        subprotocols):
+    """Finding "a hand-written handshake left tracebacks": a signed-in client's websocket
+    without Bokeh's subprotocol, or whose session token is not base64 JSON ("abc": a
+    UnicodeDecodeError) or is not an object with its fields ({}: KeyError; [], 1), made
+    Bokeh raise inside open(), which Tornado
+    logged as an uncaught exception with its traceback (40 handshakes: 10 tracebacks). The
+    connection is closed with one warning line."""
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    port, _, _ = servers
+    response, _ = _get(port, f"/?token={TOKEN}")
+
+    async def connect():
+        request = HTTPRequest(f"ws://127.0.0.1:{port}/ws", headers={
+            "Origin": f"http://127.0.0.1:{port}", "Cookie": _cookie(response)})
+        conn = await websocket_connect(request, subprotocols=subprotocols)
+        message = await asyncio.wait_for(conn.read_message(), 10)  # None: closed
+        conn.close()  # the client's side too (a ResourceWarning otherwise)
+        return message
+
+    assert asyncio.run(connect()) is None
+    assert "Uncaught exception" not in caplog.text and "Traceback" not in caplog.text
+    assert "websocket closed" in caplog.text

@@ -256,3 +256,157 @@ def test_serve_refuses_bad_options_before_starting(kwargs, match, monkeypatch):
     monkeypatch.setattr(app, "build_app", started)
     with pytest.raises(ValueError, match=match):
         app.serve(show=False, **kwargs)
+
+
+@pytest.mark.parametrize("rho1", [1e-4, 5.0])
+def test_single_level_rho1_outside_its_slider_is_refused(rho1):
+    """Finding "a crafted client froze the server": the single-level view computes on the
+    event loop (well under 200 ms across its slider's 0.001..2), but Bokeh checks a slider's
+    value for a number, not for its range, so a client writing its own websocket messages
+    set rho1 = 3e-14 and every visitor (even GET /login) waited 43.7 s. A value outside the
+    slider's range is refused with one line naming rho1 and the range; computed before
+    (both values here are cheap, so the test fails fast without the check)."""
+    view = app.single_level_view()
+    view.refresh()
+    view.controls["rho1"].value = rho1  # as a websocket message sets it
+    assert view.current is None
+    assert "rho1 must be in 0.001..2 (the slider&#x27;s range)" in view.message.object
+    view.controls["rho1"].value = 0.001  # the slider's end itself is computed
+    assert view.current.numbers["rho1"] == 0.001
+
+
+def test_a_request_overtaken_while_it_waits_for_the_pool_is_not_computed(monkeypatch):
+    """Finding "stale requests fill the pool": every change of a slow view queued a full
+    computation in the server-wide pool, shown or not, so five quick changes of the
+    P[correct] view (one pool thread) computed all five rho1 values, and every visitor's slow
+    views waited behind them. A request overtaken by a newer one of the same view while it
+    waits is dropped without computing: here the first (running: it holds the pool's only
+    thread until all four are queued) and the newest are computed, the two between are not."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dprisk.explore import results, views
+
+    monkeypatch.setattr(views, "_POOL", ThreadPoolExecutor(1))
+    queued, computed, real = threading.Event(), [], results.accounting_result
+
+    def recording(**kwargs):
+        computed.append(kwargs["rho"])
+        queued.wait(30)  # the pool's one thread is busy until every change is queued
+        return real(**kwargs)
+
+    monkeypatch.setattr(results, "accounting_result", recording)
+    view = app.accounting_view()
+
+    async def changes():
+        requests = []
+        for rho in ("1", "2", "3", "4"):
+            with param.discard_events(view.controls["rho"]):  # the server runs the watcher
+                view.controls["rho"].value = rho
+            requests.append(asyncio.ensure_future(view.refresh_off_loop()))
+            await asyncio.sleep(0.05)  # the request reaches the pool
+        queued.set()
+        await asyncio.gather(*requests)
+
+    asyncio.run(changes())
+    views._POOL.shutdown()
+    assert computed == [1.0, 4.0]
+    assert view.current.numbers["rho"] == 4.0 and "request #4" in view.status.object
+
+
+def test_a_job_s_work_counts_its_diagnostics(monkeypatch):
+    """Finding "the sampling check's work limit was not enforced": a job's work was sized at
+    GIBBS_DRAW_STEPS (200 steps, 0.9 us) a sweep, while its diagnostics (az.summary and the
+    convergence report's trace and rank plots) take 6.1-7.0 us of CPU a draw and its
+    sampling 0.05-0.4 us, so a 2 x 1,000,000-draw check, sized at 4e8 steps (1.8 s), took
+    12.3 s of CPU (28.7 s on the loaded machine) and passed a work limit of 1e9 steps (4.5 s).
+    Sized with JOB_DIAGNOSTIC_STEPS (2000) a draw it is 4.4e9 steps, refused at once; a
+    2 x 100,000-draw check (4.4e8 steps, about 1.4 s of CPU measured) still passes."""
+    monkeypatch.setenv("DPRISK_WORK_LIMIT", "1e9")
+    with pytest.raises(ValueError, match=r"^draws, chains: .* with diagnostics"):
+        SamplingJob((2, 1, -1), TWO, draws=1_000_000, chains=2)
+    job = SamplingJob((2, 1, -1), TWO, draws=100_000, chains=2)
+    job.cancel()
+    job.start().join(60)
+    assert job.status == "cancelled"
+
+
+def test_one_client_s_slow_views_take_one_pool_thread_at_a_time(monkeypatch):
+    """Finding "one visitor's queue starves the others": the pool served slow requests in
+    arrival order, so one client's requests from two pages (here two views) held both of its
+    threads and a second visitor's request waited for them (with 30 pages, each at the
+    slowest view allowed, minutes). A client address now has one slow computation in the pool
+    at a time: its second waits on the event loop, and the other visitor's starts at once."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dprisk.explore import results, views
+
+    monkeypatch.setattr(views, "_POOL", ThreadPoolExecutor(2))
+    release, started, real = threading.Event(), [], results.accounting_result
+
+    def blocking(**kwargs):
+        started.append(kwargs["rho"])
+        release.wait(30)
+        return real(**kwargs)
+
+    monkeypatch.setattr(results, "accounting_result", blocking)
+    visitor = {}
+    monkeypatch.setattr(views, "client_of", lambda doc: visitor["address"])
+    pages = [app.accounting_view() for _ in range(3)]
+
+    async def requests():
+        waiting = []
+        for view, rho, address in zip(pages, ("1", "2", "3"), ("198.51.100.1",
+                                                              "198.51.100.1", "203.0.113.9")):
+            visitor["address"] = address  # read when the request starts
+            with param.discard_events(view.controls["rho"]):
+                view.controls["rho"].value = rho
+            waiting.append(asyncio.ensure_future(view.refresh_off_loop()))
+            await asyncio.sleep(0.1)  # the request reaches the pool, or waits its turn
+        running = sorted(started)
+        release.set()
+        await asyncio.gather(*waiting)
+        return running
+
+    running = asyncio.run(requests())
+    views._POOL.shutdown()
+    assert running == [1.0, 3.0]  # before: [1.0, 2.0], the second visitor's waiting
+    assert [view.current.numbers["rho"] for view in pages] == [1.0, 2.0, 3.0]
+    assert views._TURNS == {}
+
+
+def test_one_client_runs_one_sampling_job_at_a_time(monkeypatch):
+    """Finding "one visitor's checks hold every worker": a session runs one sampling job, but
+    one client's two pages held both of --max-jobs 2 workers (a 2 x 6.7M-draw check, allowed
+    by the limits, ran 481 s on the loaded machine) and a second visitor's check waited for
+    them. A client address now runs one job at a time (its second waits, as for a worker),
+    and the other visitor's starts at once. The worker itself is stood in for (a job that
+    holds its slot until released)."""
+    from dprisk.explore import jobs
+
+    monkeypatch.setattr(jobs, "_SLOTS", threading.BoundedSemaphore(2))
+    release, started = threading.Event(), []
+
+    def holding(job):
+        started.append(job.client)
+        job.status = "running"
+        release.wait(30)
+        job.status = "done"
+
+    monkeypatch.setattr(SamplingJob, "_watch", holding)
+    clients = ("198.51.100.1", "198.51.100.1", "203.0.113.9")
+    started_jobs = []
+    for client in clients:
+        started_jobs.append(SamplingJob((2, 1, -1), TWO, draws=50, chains=2, tune=10,
+                                        client=client).start())
+        time.sleep(0.2)  # the job has its worker's slot, or waits for its turn
+    try:
+        assert started == ["198.51.100.1", "203.0.113.9"]  # before: both of the first client's
+        assert started_jobs[1].status == "waiting"
+    finally:
+        release.set()
+        for job in started_jobs:
+            job.join(10)
+    assert [job.status for job in started_jobs] == ["done"] * 3
+    assert jobs._CLIENT_TURNS == {}

@@ -57,8 +57,8 @@ def add_parser(subs) -> None:
                      "sampling workers (default: the number of cores); more wait their turn")
     sub.add_argument("--page-loads", type=common.integer, default=None, metavar="N",
                      help="page loads (and as many websocket connections) per client address "
-                     "per minute, beyond which a client gets status 429 (default 30; 0: no "
-                     "limit)")
+                     "per minute, and websocket connections open at once, beyond which a "
+                     "client gets status 429 (default 30; 0: no limit)")
     sub.add_argument("--no-browser", action="store_true",
                      help="do not open the page in a browser")
     sub.set_defaults(func=run)
