@@ -225,3 +225,37 @@ def test_group_blocks_out_of_range_is_refused(tmp_path, group_blocks):
     with pytest.raises(ValueError, match=r"^group_blocks must be an integer >= 1"):
         measure(persons, tmp_path, seed=1, group_blocks=group_blocks)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("layout", "name"), [("table", "noisy.parquet"),
+                                              ("nmf", "US_Person_PL_PROD")])
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_an_existing_entry_in_out_dir_is_never_written_through(tmp_path, layout, name, kind):
+    """Before: pyarrow opened ``out_dir/noisy.parquet`` through a symbolic link and truncated
+    what was there, so the user's file (or the file the link names, outside ``out_dir``) was
+    overwritten with the noisy table; now ``ValueError`` naming ``out_dir``, nothing written."""
+    from dprisk.inference.population.synth import synthesize
+
+    out, users = tmp_path / "out", tmp_path / "users.txt"
+    out.mkdir()
+    users.write_text("the user's own file\n")
+    if kind == "file":
+        (out / name).write_text("the user's own file\n")
+    else:
+        (out / name).symlink_to(users)
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(ValueError, match=rf"^out_dir .* already holds {name}"):
+        measure(synthesize(50, 1), out, seed=1, layout=layout)
+    assert users.read_text() == "the user's own file\n"
+    assert sorted(p.name for p in out.iterdir()) == before
+    if kind == "file":
+        assert (out / name).read_text() == "the user's own file\n"
+
+
+def test_a_missing_out_dir_is_refused_by_name(tmp_path):
+    """Before: pyarrow's 'Failed to open local file' FileNotFoundError after the counts."""
+    from dprisk.inference.population.synth import synthesize
+
+    with pytest.raises(ValueError, match=r"^out_dir must be an existing directory"):
+        measure(synthesize(50, 1), tmp_path / "missing", seed=1)
+    assert list(tmp_path.iterdir()) == []
