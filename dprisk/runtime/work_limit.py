@@ -8,8 +8,9 @@ parameters with the weights below and calls :func:`check_work` *before* it start
 =========================================  ===============================================
 computation                                steps
 =========================================  ===============================================
-Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS)``
-mc``, one point of ``sweep --method mc``)
+Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS) + (d - 1)
+mc``, one point of ``sweep --method mc``)  x (datasets x NOISE_SUM_DRAW_STEPS +
+                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks)
 Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
 gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
@@ -50,6 +51,8 @@ __all__ = [
     "LIMIT_ENV",
     "MC_DATASET_STEPS",
     "NESTED_SWEEP_STEPS",
+    "NOISE_SUM_DRAW_STEPS",
+    "NOISE_SUM_TERM_STEPS",
     "OLD_LIMIT_ENV",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
@@ -71,6 +74,13 @@ STEP_SECONDS = 4.5e-9
 #: Steps of a simulated release of the Monte Carlo study besides its draws (its DG noise,
 #: the decision and the bookkeeping: about 4.5 us).
 MC_DATASET_STEPS = 1000
+#: Steps per simulated release and other block of the Monte Carlo study's y1* noise, the sum
+#: of d DG draws drawn one block at a time (measured 5-8 per draw in blocks of 16384
+#: releases, plus the per-block term below spread over a block; rounded up).
+NOISE_SUM_DRAW_STEPS = 12
+#: Steps per other block of that sum besides its draws (one pass of the sampler over a block
+#: of releases: 9,500-18,000 measured, about 40-80 us, CPU time; rounded up).
+NOISE_SUM_TERM_STEPS = 20_000
 #: Steps per recorded or tuning draw of one chain of the standalone Gibbs posterior
 #: (drawing, storing and summarising: about 0.8 us).
 GIBBS_DRAW_STEPS = 200
@@ -103,9 +113,16 @@ def work_limit() -> float:
     return float(setting(LIMIT_ENV))
 
 
-def mc_study_steps(datasets: int, draws: int) -> float:
-    """Steps of one Monte Carlo study: ``datasets x (draws + MC_DATASET_STEPS)``."""
-    return float(datasets) * (float(draws) + MC_DATASET_STEPS)
+def mc_study_steps(datasets: int, draws: int, d: int = 1) -> float:
+    """Steps of one Monte Carlo study of ``d`` other blocks.
+
+    ``datasets x (draws + MC_DATASET_STEPS) + (d - 1) x (datasets x NOISE_SUM_DRAW_STEPS +
+    NOISE_SUM_TERM_STEPS)``: each release's y1* noise is the sum of ``d`` DG draws, the first
+    counted in :data:`MC_DATASET_STEPS`.
+    """
+    return (float(datasets) * (float(draws) + MC_DATASET_STEPS)
+            + (float(d) - 1.0) * (float(datasets) * NOISE_SUM_DRAW_STEPS
+                                  + NOISE_SUM_TERM_STEPS))
 
 
 def _number(value: float) -> str:

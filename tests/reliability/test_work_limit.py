@@ -117,6 +117,37 @@ API_TOO_LONG = {
 }
 
 
+@pytest.mark.parametrize("case", ["study", "sweep"])
+def test_monte_carlo_work_counts_the_other_blocks_noise_sums(case, monkeypatch, tmp_path):
+    """Each release's y1* noise is the sum of d DG draws, drawn one other block at a time
+    (40-80 us a block of releases, 5-8 steps a draw, measured): before, 2 datasets x 10 draws
+    at d = 1e8 passed the check as 2.2e4 steps and ran for hours (still sampling after 60 s;
+    d = 1e6 x 100 datasets took 80 s). Now (d - 1) x (12 datasets + 20000) = 2e12 steps,
+    refused naming d before any draw (the sampler is replaced by one that fails)."""
+    from dprisk.inference.studies import monte_carlo
+
+    def sampled(*args, **kwargs):
+        raise AssertionError("sampled before the work check")
+
+    monkeypatch.setattr(monte_carlo, "sample_sum_kernel", sampled)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    assert mc_study_steps(2, 10, 10**8) == pytest.approx(2.0024e12, rel=1e-4)
+    assert mc_study_steps(2, 10, 1) == mc_study_steps(2, 10)  # one draw: MC_DATASET_STEPS
+    if case == "study":
+        with pytest.raises(WorkLimitError, match=r"^datasets, draws, d: 2 datasets x 10 draws, "
+                                                 r"d = 100000000 other blocks is about 2e12"):
+            simulate_p_correct(x2=20, rho1=0.5, rho2=0.5, d=10**8, datasets=2, draws=10,
+                               random_seed=1)
+    else:  # the largest d counted at every point: an upper bound
+        with pytest.raises(WorkLimitError, match=r"^d, datasets, draws: a Monte Carlo sweep of "
+                                                 r"2 grid points x 2 datasets x 10 draws, d up "
+                                                 r"to 100000000 other blocks is about 4e12"):
+            sweep(rho1=0.1, rho2=0.5, d=[10, 10**8], x2=20, method="mc",
+                  mc_options={"seed": 1, "datasets": 2, "draws": 10},
+                  out=str(tmp_path / "s.nc"))
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("case", list(API_TOO_LONG))
 def test_api_refuses_too_long_work(case, monkeypatch):
     monkeypatch.delenv(LIMIT_ENV, raising=False)
