@@ -196,5 +196,21 @@ def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_w
     status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
                                 "--x2", "5"], capsys)
     assert status == 2 and out == "", err
-    assert ": error: --rho1, --rho2: the exact study's grid of 5.36e+08 releases" in err, err
+    assert ": error: --rho1, --rho2, --d: the exact study's grid of 5.36e+08 releases" in err, err
     assert "steps of work" in err and LIMIT_ENV in err
+
+
+@pytest.mark.parametrize("command", ["marginal", "sweep"])
+def test_a_large_d_is_named_in_the_grid_refusal(command, in_tmp, monkeypatch, capsys):
+    """The y1* axis of the exact study's release grid spans the sum of the d other blocks'
+    noises (about 2 d K(rho1) values): at d = 1e9 it needs 9.84 TiB. The refusal named only
+    '--rho1, --rho2' (the user had set neither small); now '--rho1, --rho2, --d'."""
+    monkeypatch.delenv("DPRISK_MEMORY_LIMIT", raising=False)
+    argv = ["--rho1", "0.3", "--rho2", "0.7", "--d", "1000000000", "--x2", "3"]
+    if command == "sweep":
+        argv += ["--out", "s.nc"]
+    status, out, err = run_cli([command, *argv], capsys)
+    assert status == 2 and out == "", err
+    assert ": error: --rho1, --rho2, --d: the grid of releases (x2*, y1*) needs about 9.84 TiB" \
+        in err, err
+    assert list(in_tmp.iterdir()) == []
