@@ -15,8 +15,8 @@ Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) 
 gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
                                            chains x GIBBS_DRAW_STEPS)``)
-PyMC posterior (``posterior --method       ``chains x (tune + draws) x PYMC_DRAW_STEPS``
-pymc``)
+PyMC posterior (``posterior --method       ``chains x ((tune + draws) x PYMC_DRAW_STEPS +
+pymc``)                                    PYMC_CHAIN_STEPS)``
 exact sweep                                ``points x EXACT_POINT_STEPS``
 exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
 ...``, ``budget --rho1``: per rho)
@@ -54,12 +54,14 @@ __all__ = [
     "NOISE_SUM_DRAW_STEPS",
     "NOISE_SUM_TERM_STEPS",
     "OLD_LIMIT_ENV",
+    "PYMC_CHAIN_STEPS",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
     "UNKNOWN_OTHERS_TERM_STEPS",
     "WorkLimitError",
     "check_work",
     "mc_study_steps",
+    "pymc_work_steps",
     "work_limit",
 ]
 
@@ -89,6 +91,9 @@ GIBBS_DRAW_STEPS = 200
 NESTED_SWEEP_STEPS = 12_000
 #: Steps per draw of one chain of PyMC's sampler (about 150 us).
 PYMC_DRAW_STEPS = 30_000
+#: Steps per chain of PyMC's sampler besides its draws (its set-up, start and trace: 26-41 ms
+#: of CPU measured at two and three levels, 4 draws; rounded up to 45 ms).
+PYMC_CHAIN_STEPS = 10_000_000
 #: Steps per point of an exact sweep (about 1.3 ms).
 EXACT_POINT_STEPS = 300_000
 #: Steps per (x2*, y1*) cell of the exact two-level study's release grid (at most about
@@ -111,6 +116,14 @@ def work_limit() -> float:
     (parsed by :mod:`dprisk.runtime.settings`).
     """
     return float(setting(LIMIT_ENV))
+
+
+def pymc_work_steps(chains: int, tune: int, draws: int) -> float:
+    """Steps of a PyMC posterior.
+
+    ``chains x ((tune + draws) x PYMC_DRAW_STEPS + PYMC_CHAIN_STEPS)``.
+    """
+    return float(chains) * ((float(tune) + float(draws)) * PYMC_DRAW_STEPS + PYMC_CHAIN_STEPS)
 
 
 def mc_study_steps(datasets: int, draws: int, d: int = 1) -> float:

@@ -24,6 +24,7 @@ from dprisk.runtime.work_limit import (
     WorkLimitError,
     check_work,
     mc_study_steps,
+    pymc_work_steps,
     work_limit,
 )
 
@@ -214,3 +215,28 @@ def test_a_large_d_is_named_in_the_grid_refusal(command, in_tmp, monkeypatch, ca
     assert ": error: --rho1, --rho2, --d: the grid of releases (x2*, y1*) needs about 9.84 TiB" \
         in err, err
     assert list(in_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("level", ["two-level", "nested"])
+def test_pymc_work_counts_each_chains_set_up(level, monkeypatch):
+    """Each PyMC chain costs 26-41 ms of CPU besides its draws (set-up, start, trace; measured
+    at 4 draws, tune 0): before, 1e6 chains x 4 draws passed the check as 1.2e11 steps (about
+    9 min) and would run for about 8 h (1000 chains took 80 s); now chains x ((tune + draws)
+    x 30000 + 1e7) = 1e13 steps, refused before sampling (pm.sample replaced by a failure)."""
+    import pymc
+
+    def sampled(*args, **kwargs):
+        raise AssertionError("sampled before the work check")
+
+    monkeypatch.setattr(pymc, "sample", sampled)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    assert pymc_work_steps(10**6, 0, 4) == pytest.approx(1.012e13, rel=1e-12)
+    with pytest.raises(WorkLimitError, match=r"^draws, chains, tune: 1000000 PyMC chains x "
+                                             r"\(0 tuning \+ 4\) draws is about 1\.01e13"):
+        if level == "two-level":
+            sample_posterior(1, 20, 19, rho1=0.5, rho2=0.5, d=10, method="pymc", draws=4,
+                             chains=10**6, tune=0, random_seed=1)
+        else:
+            nested_summary(x_stars=[1, 5, 15], y_stars=[4, 10], rhos=[0.5, 0.5, 0.5],
+                           siblings=[3, 3], method="pymc", draws=4, chains=10**6, tune=0,
+                           random_seed=1)
