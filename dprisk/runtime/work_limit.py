@@ -16,7 +16,8 @@ gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h 
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
                                            chains x GIBBS_DRAW_STEPS)``)
 PyMC posterior (``posterior --method       ``chains x ((tune + draws) x PYMC_DRAW_STEPS +
-pymc``)                                    PYMC_CHAIN_STEPS)``
+pymc``)                                    PYMC_CHAIN_STEPS)`` (nested levels: ``+ h^3 x
+                                           NESTED_PYMC_LEVEL_STEPS``, the model's compilation)
 exact sweep                                ``points x EXACT_POINT_STEPS``
 exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
 ...``, ``budget --rho1``: per rho)
@@ -50,6 +51,7 @@ __all__ = [
     "GIBBS_DRAW_STEPS",
     "LIMIT_ENV",
     "MC_DATASET_STEPS",
+    "NESTED_PYMC_LEVEL_STEPS",
     "NESTED_SWEEP_STEPS",
     "NOISE_SUM_DRAW_STEPS",
     "NOISE_SUM_TERM_STEPS",
@@ -91,6 +93,10 @@ GIBBS_DRAW_STEPS = 200
 NESTED_SWEEP_STEPS = 12_000
 #: Steps per draw of one chain of PyMC's sampler (about 150 us).
 PYMC_DRAW_STEPS = 30_000
+#: Steps per cube of the number of levels h of the nested-levels PyMC model's building and
+#: compilation, paid once (measured beyond a fixed 2 s: 7.7 s of CPU at h = 10, 44 s at
+#: h = 20, more than 120 s at h = 30; 6e-3 h^3 s, rounded up).
+NESTED_PYMC_LEVEL_STEPS = 1_500_000
 #: Steps per chain of PyMC's sampler besides its draws (its set-up, start and trace: 26-41 ms
 #: of CPU measured at two and three levels, 4 draws; rounded up to 45 ms).
 PYMC_CHAIN_STEPS = 10_000_000
