@@ -79,8 +79,8 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
 #: Help of the options that set how long a run takes (draws, chains, datasets, grids).
-WORK_HELP = ("datasets x (draws + 1000) steps per Monte Carlo study, at most DPRISK_WORK_LIMIT "
-             "= 1e12 steps by default")
+WORK_HELP = ("datasets x (draws + 1000) + (d - 1) x (12 datasets + 20000) steps per Monte Carlo "
+             "study, at most DPRISK_WORK_LIMIT = 1e12 steps by default")
 #: Help text of every ``--seed`` option.
 SEED_HELP = "random seed, an integer >= 0 (default: a random seed, reported)"
 

@@ -41,7 +41,12 @@ from dprisk.cli.common import (
 )
 from dprisk.cli.conventions import RHO_CONVENTION, state_rho_convention
 from dprisk.cli.parsers import subparser
-from dprisk.cli.stopping import end_process, freeze_heap_at_exit, stop_received
+from dprisk.cli.stopping import (
+    command_done,
+    end_process,
+    freeze_heap_at_exit,
+    stop_received,
+)
 from dprisk.runtime.settings import check_environment
 
 __all__ = ["build_parser", "main"]
@@ -135,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     handle_stop_signals(requested)
     try:
         status = _run(argv, requested, own=True)
-    except KeyboardInterrupt as err:  # before the subcommand ran (importing, parsing)
+        command_done()  # a stop in the interpreter's shutdown: the line, then 128 + signal
+    except KeyboardInterrupt as err:  # before the subcommand ran (importing, parsing) or after
         end_process(report_interrupted(requested or "", err))
     freeze_heap_at_exit()  # the command is done: the shutdown skips walking its heap
     return status

@@ -45,6 +45,7 @@ __all__ = [
     "INTERRUPT_HINT",
     "STOP_SECONDS",
     "Interrupted",
+    "command_done",
     "end_process",
     "freeze_heap_at_exit",
     "handle_stop_signals",
@@ -111,7 +112,7 @@ def handle_stop_signals(command: str | None = None) -> None:
     """
     _RECEIVED.clear()
     forget_kept_interrupt()
-    _STATE.update(command=command, printed=False, watchdog=False)
+    _STATE.update(command=command, printed=False, watchdog=False, done=False)
 
     def stop(signum, frame):
         from dprisk.runtime.writers import defer_stop  # not at start-up: it loads ctypes
@@ -131,6 +132,9 @@ def handle_stop_signals(command: str | None = None) -> None:
     signal.signal(signal.SIGTERM, stop)
     _quiet_unraisable_interrupts()
     _wake_on_signals()
+    if not _IGNORE_AT_EXIT:  # registered before the libraries' own: it runs after theirs
+        atexit.register(_ignore_stops_after_done)
+        _IGNORE_AT_EXIT.append(_ignore_stops_after_done)
 
 
 def _quiet_unraisable_interrupts() -> None:
@@ -193,7 +197,11 @@ def _wake_on_signals() -> None:
 
 
 def _wait_for_signal(read_end: int) -> None:
-    """Block on the wakeup pipe; start the watchdog at the first SIGINT or SIGTERM byte."""
+    """Block on the wakeup pipe; start the watchdog at the first SIGINT or SIGTERM byte.
+
+    Once the command is done (:func:`command_done`) the stop ends the process from here at
+    once: no new thread can be started in the interpreter's shutdown.
+    """
     _block_stop_signals()
     stops = {int(signal.SIGINT), int(signal.SIGTERM)}
     while True:
@@ -204,8 +212,59 @@ def _wait_for_signal(read_end: int) -> None:
         if not data:
             return
         for signum in data:
-            if signum in stops:
+            if signum in stops and _STATE.get("done"):
+                _end_after_done(signum)
+            elif signum in stops:
                 _start_watchdog(signum)
+
+
+def command_done() -> None:
+    """The command has returned: a stop signal from now on ends the process at once.
+
+    What follows is the interpreter's shutdown (about 20 ms after a light command, 200 ms
+    after PyMC). A stop there raised :class:`Interrupted` in an exit handler or a module's
+    teardown, where Python only reports it (kept off stderr), and the wakeup pipe's thread
+    failed to start the watchdog ("can't create new thread at interpreter shutdown", a
+    traceback on stderr), or it killed the process once Python had reset its handlers: after
+    the command's whole output the process ended with status 0 and a traceback, or by the
+    signal with no line. Now, until the exit handlers have run, the stop prints the one line
+    (an output already in place is named: :func:`_print_line`) and ends the process with
+    ``128 + signal``; after them it is ignored (:func:`_ignore_stops_after_done`) and the
+    process ends with the command's status. Called by :func:`dprisk.cli.main.main` on the
+    process's own command line.
+    """
+    _STATE["done"] = True
+
+    def stop(signum, frame):
+        _end_after_done(signum)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+#: What :func:`handle_stop_signals` registered with :mod:`atexit` (once a process).
+_IGNORE_AT_EXIT: list = []
+
+
+def _ignore_stops_after_done() -> None:
+    """At the end of the exit handlers of a command that is done: ignore stop signals.
+
+    Python then resets a Python-level handler to the default action (``_PySignal_Fini``) and
+    spends the rest of its shutdown (collections, modules' teardown: most of the 200 ms after
+    PyMC) where a stop killed the process by the signal, silently, after its whole output.
+    An ignored signal is left ignored: the process ends with the command's status.
+    """
+    if _STATE.get("done"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _end_after_done(signum: int) -> NoReturn:
+    """The line of a stop that arrived after the command was done, then ``128 + signal``."""
+    with _LINE:
+        if not _STATE["printed"]:
+            _print_line(_STATE["command"] or "", signum)
+        end_process(128 + signum)
 
 
 def _block_stop_signals() -> None:

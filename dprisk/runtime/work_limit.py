@@ -8,14 +8,16 @@ parameters with the weights below and calls :func:`check_work` *before* it start
 =========================================  ===============================================
 computation                                steps
 =========================================  ===============================================
-Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS)``
-mc``, one point of ``sweep --method mc``)
+Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS) + (d - 1)
+mc``, one point of ``sweep --method mc``)  x (datasets x NOISE_SUM_DRAW_STEPS +
+                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks)
 Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
 gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
                                            chains x GIBBS_DRAW_STEPS)``)
-PyMC posterior (``posterior --method       ``chains x (tune + draws) x PYMC_DRAW_STEPS``
-pymc``)
+PyMC posterior (``posterior --method       ``chains x ((tune + draws) x PYMC_DRAW_STEPS +
+pymc``)                                    PYMC_CHAIN_STEPS)`` (nested levels: ``+ h^3 x
+                                           NESTED_PYMC_LEVEL_STEPS``, the model's compilation)
 exact sweep                                ``points x EXACT_POINT_STEPS``
 exact two-level study (``marginal --rho2   ``grid cells (x2*, y1*) x EXACT_GRID_CELL_STEPS``
 ...``, ``budget --rho1``: per rho)
@@ -49,14 +51,19 @@ __all__ = [
     "GIBBS_DRAW_STEPS",
     "LIMIT_ENV",
     "MC_DATASET_STEPS",
+    "NESTED_PYMC_LEVEL_STEPS",
     "NESTED_SWEEP_STEPS",
+    "NOISE_SUM_DRAW_STEPS",
+    "NOISE_SUM_TERM_STEPS",
     "OLD_LIMIT_ENV",
+    "PYMC_CHAIN_STEPS",
     "PYMC_DRAW_STEPS",
     "STEP_SECONDS",
     "UNKNOWN_OTHERS_TERM_STEPS",
     "WorkLimitError",
     "check_work",
     "mc_study_steps",
+    "pymc_work_steps",
     "work_limit",
 ]
 
@@ -71,6 +78,13 @@ STEP_SECONDS = 4.5e-9
 #: Steps of a simulated release of the Monte Carlo study besides its draws (its DG noise,
 #: the decision and the bookkeeping: about 4.5 us).
 MC_DATASET_STEPS = 1000
+#: Steps per simulated release and other block of the Monte Carlo study's y1* noise, the sum
+#: of d DG draws drawn one block at a time (measured 5-8 per draw in blocks of 16384
+#: releases, plus the per-block term below spread over a block; rounded up).
+NOISE_SUM_DRAW_STEPS = 12
+#: Steps per other block of that sum besides its draws (one pass of the sampler over a block
+#: of releases: 9,500-18,000 measured, about 40-80 us, CPU time; rounded up).
+NOISE_SUM_TERM_STEPS = 20_000
 #: Steps per recorded or tuning draw of one chain of the standalone Gibbs posterior
 #: (drawing, storing and summarising: about 0.8 us).
 GIBBS_DRAW_STEPS = 200
@@ -79,6 +93,13 @@ GIBBS_DRAW_STEPS = 200
 NESTED_SWEEP_STEPS = 12_000
 #: Steps per draw of one chain of PyMC's sampler (about 150 us).
 PYMC_DRAW_STEPS = 30_000
+#: Steps per cube of the number of levels h of the nested-levels PyMC model's building and
+#: compilation, paid once (measured beyond a fixed 2 s: 7.7 s of CPU at h = 10, 44 s at
+#: h = 20, more than 120 s at h = 30; 6e-3 h^3 s, rounded up).
+NESTED_PYMC_LEVEL_STEPS = 1_500_000
+#: Steps per chain of PyMC's sampler besides its draws (its set-up, start and trace: 26-41 ms
+#: of CPU measured at two and three levels, 4 draws; rounded up to 45 ms).
+PYMC_CHAIN_STEPS = 10_000_000
 #: Steps per point of an exact sweep (about 1.3 ms).
 EXACT_POINT_STEPS = 300_000
 #: Steps per (x2*, y1*) cell of the exact two-level study's release grid (at most about
@@ -103,9 +124,24 @@ def work_limit() -> float:
     return float(setting(LIMIT_ENV))
 
 
-def mc_study_steps(datasets: int, draws: int) -> float:
-    """Steps of one Monte Carlo study: ``datasets x (draws + MC_DATASET_STEPS)``."""
-    return float(datasets) * (float(draws) + MC_DATASET_STEPS)
+def pymc_work_steps(chains: int, tune: int, draws: int) -> float:
+    """Steps of a PyMC posterior.
+
+    ``chains x ((tune + draws) x PYMC_DRAW_STEPS + PYMC_CHAIN_STEPS)``.
+    """
+    return float(chains) * ((float(tune) + float(draws)) * PYMC_DRAW_STEPS + PYMC_CHAIN_STEPS)
+
+
+def mc_study_steps(datasets: int, draws: int, d: int = 1) -> float:
+    """Steps of one Monte Carlo study of ``d`` other blocks.
+
+    ``datasets x (draws + MC_DATASET_STEPS) + (d - 1) x (datasets x NOISE_SUM_DRAW_STEPS +
+    NOISE_SUM_TERM_STEPS)``: each release's y1* noise is the sum of ``d`` DG draws, the first
+    counted in :data:`MC_DATASET_STEPS`.
+    """
+    return (float(datasets) * (float(draws) + MC_DATASET_STEPS)
+            + (float(d) - 1.0) * (float(datasets) * NOISE_SUM_DRAW_STEPS
+                                  + NOISE_SUM_TERM_STEPS))
 
 
 def _number(value: float) -> str:

@@ -42,7 +42,7 @@ from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, nested_scenario
-from dprisk.runtime.work_limit import PYMC_DRAW_STEPS, check_work
+from dprisk.runtime.work_limit import NESTED_PYMC_LEVEL_STEPS, check_work, pymc_work_steps
 
 __all__ = [
     "MAX_WIDTH",
@@ -170,7 +170,12 @@ def _pymc_draws(scenario: Scenario, release: Release, draws, chains, tune, rando
     draws = check_positive_int(draws, "draws")
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
-    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
+    sampling = pymc_work_steps(chains, tune, draws)
+    building = NESTED_PYMC_LEVEL_STEPS * float(scenario.h) ** 3  # the model, once
+    if building > sampling:  # mostly the model of h levels: name rhos (one per level)
+        check_work(sampling + building, parameter="rhos",
+                   what=f"building and compiling the PyMC model of {scenario.h} levels")
+    check_work(sampling + building, parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     check_draws_memory(scenario.h, chains, draws, tune=tune, pymc=True)
     model = build_nested_model(release.x_stars, release.y_stars, scenario=scenario)

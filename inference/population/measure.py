@@ -26,6 +26,7 @@ blocks with at least one person are measured (the released files hold every bloc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -40,7 +41,7 @@ from dprisk.inference.population.measurements import (
     BlockMeasurements,
     NoisyTableWriter,
 )
-from dprisk.inference.population.nmf_write import US_GEOCODE, NmfWriter
+from dprisk.inference.population.nmf_write import PRODUCT_DIRS, US_GEOCODE, NmfWriter
 from dprisk.inference.population.noise import LevelNoise
 from dprisk.models.census.strategy import PRODUCTION_RHO
 from dprisk.runtime.memory_limit import check_memory
@@ -150,6 +151,21 @@ def _aggregate(keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nda
     return distinct, np.add.reduceat(counts[order], starts, axis=0)
 
 
+def _check_out_dir(out_dir: Path, names: list[str]) -> None:
+    """Refuse an ``out_dir`` that is not a directory or already holds one of ``names``.
+
+    pyarrow opens its files through symbolic links and truncates what is there: a user's
+    ``noisy.parquet``, or the file a link of that name points to, was overwritten.
+    """
+    if not out_dir.is_dir():
+        raise ValueError(f"out_dir must be an existing directory, got {str(out_dir)!r}")
+    taken = [name for name in names if os.path.lexists(out_dir / name)]
+    if taken:
+        raise ValueError(f"out_dir {str(out_dir)!r} already holds {', '.join(taken)}; measure "
+                         "never replaces or writes through an existing entry: choose an empty "
+                         "directory")
+
+
 def measure(persons, out_dir, *, seed: int, layout: str = "table",
             rho_total: Fraction = PRODUCTION_RHO, aian_tracts=(), drift: bool = True,
             group_blocks: int = GROUP_BLOCKS,
@@ -161,7 +177,10 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
     persons : pandas.DataFrame or mapping of arrays
         Columns ``geoid`` (15 characters), ``hhgq``, ``votingage``, ``hispanic``, ``cenrace``.
     out_dir : str or Path
-        An existing (empty) directory: the caller puts it in place once complete.
+        An existing directory holding nothing at the names the layout writes (``noisy.parquet``;
+        ``US_Person_PL_PROD``, ``PR_Person_PL_PROD``): the caller puts it in place once
+        complete. An existing entry there (a file, a folder, a symbolic link) is never written
+        through or replaced: ``ValueError`` naming ``out_dir``, nothing written.
     seed : int (>= 0)
         The noise's seed (:mod:`.noise`).
     layout : {"table", "nmf"}, default "table"
@@ -191,6 +210,7 @@ def measure(persons, out_dir, *, seed: int, layout: str = "table",
             or group_blocks < 1:
         raise ValueError(f"group_blocks must be an integer >= 1, got {group_blocks!r}")
     out_dir = Path(out_dir)
+    _check_out_dir(out_dir, [TABLE_FILE] if layout == "table" else list(PRODUCT_DIRS.values()))
     check_memory(BYTES_PER_PERSON * len(persons["geoid"]), parameter="persons",
                  what=f"the cells of {len(persons['geoid'])} persons")
     geoids, block_index, cell = block_counts(persons)

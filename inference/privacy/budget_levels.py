@@ -291,7 +291,8 @@ def check_search_size(base, rho1_of, rho2_of, scan: tuple[float, float], searche
     measured cost is 1.4-4 us per cell for P[correct], 10-15 us for the marginals, against
     the weight's 45 us; the certified search evaluates about once per scan point, more
     where it halves an interval). Checked before any grid is built or loop entered;
-    ``names`` are the parameters that set the size, named first in the refusal.
+    ``names`` are the parameters that set the grid's size, named first in the refusal (the
+    work's also names ``p`` when there are several priors).
 
     Raises
     ------
@@ -310,7 +311,8 @@ def check_search_size(base, rho1_of, rho2_of, scan: tuple[float, float], searche
                  what=f"the release grid (x2*, y1*) at the search's first rho ({low:g})")
     points = np.geomspace(low, high, round(GRID_PER_DECADE * math.log10(high / low)) + 1)
     cells = sum(grid_bytes(float(rho)) for rho in points) / 32.0
-    check_work(searches * cells * EXACT_GRID_CELL_STEPS, parameter=names,
+    check_work(searches * cells * EXACT_GRID_CELL_STEPS,
+               parameter=names + (", p" if searches > 1 else ""),  # one search per prior
                what=f"the two-level search's scan of {points.size} rho in [{low:g}, {high:g}] "
                f"x {searches} prior(s), {cells:.3g} releases (x2*, y1*) per prior")
 

@@ -258,8 +258,11 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
                                                 known=known, prior=prior)
     datasets = check_positive_int(datasets, "datasets", minimum=2)  # one: no MCSE
     draws = check_positive_int(draws, "draws")
-    check_work(mc_study_steps(datasets, draws), parameter="datasets, draws",
-               what=f"{datasets} datasets x {draws} draws")
+    steps = mc_study_steps(datasets, draws, params.d)
+    if steps > 2 * mc_study_steps(datasets, draws):  # mostly the d-fold noise sums: name d
+        check_work(steps, parameter="datasets, draws, d",
+                   what=f"{datasets} datasets x {draws} draws, d = {params.d} other blocks")
+    check_work(steps, parameter="datasets, draws", what=f"{datasets} datasets x {draws} draws")
     check_ties(ties)
     progress = check_flag(progress, "progress")
     start_prob = start_probability(start, params)

@@ -214,10 +214,10 @@ def check_study_work(params, tail_mass: float) -> None:
     from dprisk.runtime.memory_limit import check_memory
     from dprisk.runtime.work_limit import EXACT_GRID_CELL_STEPS, check_work
 
-    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2",
+    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2, d",
                  what="the grid of releases (x2*, y1*)")
     cells = grid_memory(params, tail_mass) / 32.0
-    check_work(cells * EXACT_GRID_CELL_STEPS, parameter="rho1, rho2",
+    check_work(cells * EXACT_GRID_CELL_STEPS, parameter="rho1, rho2, d",
                what=f"the exact study's grid of {cells:.3g} releases (x2*, y1*)")
 
 

@@ -198,7 +198,7 @@ def grid_for_truth(x2: int, y1: int, params: Scenario, tail_mass: float) -> Rele
     RuntimeError
         If the computed neglected mass is not below ``tail_mass`` (it always should be).
     """
-    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2",
+    check_memory(grid_memory(params, tail_mass), parameter="rho1, rho2, d",
                  what="the grid of releases (x2*, y1*)")
     offsets2, pmf2, out2 = _x2_noise(params.rho2, tail_mass / 2)
     values_s, pmf_s, out_s = _noise_sum(params.d, params.rho1, tail_mass / 2)

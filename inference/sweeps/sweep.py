@@ -320,12 +320,22 @@ def _check_points(**grids) -> tuple[int, str]:
     return points, ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
 
 
+def _largest_count(values) -> int:
+    """The largest of a grid's whole numbers (1 when it holds anything else: refused later)."""
+    found = np.atleast_1d(np.asarray(values, dtype=object)).ravel()
+    if found.size and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
+                          and v >= 1 for v in found):
+        return int(max(found))
+    return 1
+
+
 def check_sweep_work(points: int, names: str, method: str,
-                     mc_options: Mapping | None) -> None:
+                     mc_options: Mapping | None, d: int = 1) -> None:
     """Refuse a sweep whose work (:mod:`dprisk.runtime.work_limit`) is above the budget.
 
-    ``points x EXACT_POINT_STEPS`` for an exact sweep; ``points x datasets x (draws +
-    MC_DATASET_STEPS)`` for ``method="mc"`` (the Monte Carlo defaults when not given).
+    ``points x EXACT_POINT_STEPS`` for an exact sweep; for ``method="mc"`` ``points x``
+    :func:`~dprisk.runtime.work_limit.mc_study_steps` ``(datasets, draws, d)`` with ``d``
+    the grid's largest d (the Monte Carlo defaults when not given).
     """
     if method != "mc":
         check_work(points * EXACT_POINT_STEPS, parameter=names,
@@ -335,10 +345,13 @@ def check_sweep_work(points: int, names: str, method: str,
     datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
     if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
         return  # refused, naming the option, when the plan is built
-    check_work(points * mc_study_steps(datasets, draws),
-               parameter=f"{names}, datasets, draws",
+    steps, by_d = points * mc_study_steps(datasets, draws, d), d > 1
+    if steps <= 2 * points * mc_study_steps(datasets, draws):  # not mostly the noise sums
+        by_d = False
+    check_work(steps, parameter=f"{names}, datasets, draws"
+               + (", d" if by_d and "d" not in names.split(", ") else ""),
                what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
-               f"{draws} draws")
+               f"{draws} draws" + (f", d up to {d} other blocks" if by_d else ""))
 
 
 def _parameters_of[**P, R](source: Callable[P, object]) -> Callable[[Callable[..., R]],
@@ -454,7 +467,7 @@ def sweep_table(
     """
     points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
                                   prior=prior)
-    check_sweep_work(points, names, method, mc_options)
+    check_sweep_work(points, names, method, mc_options, _largest_count(d))
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,

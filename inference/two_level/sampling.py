@@ -55,7 +55,7 @@ from dprisk.models.builders.two_level import (
 from dprisk.models.checks import check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed
 from dprisk.models.scenario import Release, Scenario
-from dprisk.runtime.work_limit import PYMC_DRAW_STEPS, check_work
+from dprisk.runtime.work_limit import check_work, pymc_work_steps
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -170,7 +170,7 @@ def sample_model(
     chains = check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
     cores = check_positive_int(cores, "cores")
-    check_work(float(chains) * (tune + draws) * PYMC_DRAW_STEPS, parameter="draws, chains, tune",
+    check_work(pymc_work_steps(chains, tune, draws), parameter="draws, chains, tune",
                what=f"{chains} PyMC chains x ({tune} tuning + {draws}) draws")
     check_draws_memory(2, chains, draws, tune=tune, pymc=True)
     if step is None:

@@ -54,6 +54,12 @@ def test_census_search_sized_by_d(default_limits):
     ([*TWO_LEVEL, "--rho1", "1e-9"], "--rho1, --d: the release grid"),
     (["budget", "--census", "--measure", "p-correct", "--target", "0.9", "--d", "100000",
       "--x2", "5"], "--d: the release grid"),
+    # one search per prior: 1000 priors at rho1 = 0.1, d = 5 (1.1e10 steps each) were refused
+    # naming only '--rho1, --d', the options that size one search
+    (["budget", "--measure", "p-correct", "--target", "0.6", "--rho1", "0.1", "--d", "5",
+      "--x2", "3", "--p", ",".join(f"{k}/2000" for k in range(1, 1001))],
+     "--rho1, --d, --p: the two-level search's scan of 151 rho in [0.001, 1000] x 1000 "
+     "prior(s)"),
 ])
 def test_cli_sizing_refusals_name_the_options(argv, option, default_limits, capsys):
     """One stderr line naming the options as typed (before: 'rho1, rho2:', the API's names)."""

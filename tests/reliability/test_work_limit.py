@@ -24,6 +24,7 @@ from dprisk.runtime.work_limit import (
     WorkLimitError,
     check_work,
     mc_study_steps,
+    pymc_work_steps,
     work_limit,
 )
 
@@ -117,6 +118,37 @@ API_TOO_LONG = {
 }
 
 
+@pytest.mark.parametrize("case", ["study", "sweep"])
+def test_monte_carlo_work_counts_the_other_blocks_noise_sums(case, monkeypatch, tmp_path):
+    """Each release's y1* noise is the sum of d DG draws, drawn one other block at a time
+    (40-80 us a block of releases, 5-8 steps a draw, measured): before, 2 datasets x 10 draws
+    at d = 1e8 passed the check as 2.2e4 steps and ran for hours (still sampling after 60 s;
+    d = 1e6 x 100 datasets took 80 s). Now (d - 1) x (12 datasets + 20000) = 2e12 steps,
+    refused naming d before any draw (the sampler is replaced by one that fails)."""
+    from dprisk.inference.studies import monte_carlo
+
+    def sampled(*args, **kwargs):
+        raise AssertionError("sampled before the work check")
+
+    monkeypatch.setattr(monte_carlo, "sample_sum_kernel", sampled)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    assert mc_study_steps(2, 10, 10**8) == pytest.approx(2.0024e12, rel=1e-4)
+    assert mc_study_steps(2, 10, 1) == mc_study_steps(2, 10)  # one draw: MC_DATASET_STEPS
+    if case == "study":
+        with pytest.raises(WorkLimitError, match=r"^datasets, draws, d: 2 datasets x 10 draws, "
+                                                 r"d = 100000000 other blocks is about 2e12"):
+            simulate_p_correct(x2=20, rho1=0.5, rho2=0.5, d=10**8, datasets=2, draws=10,
+                               random_seed=1)
+    else:  # the largest d counted at every point: an upper bound
+        with pytest.raises(WorkLimitError, match=r"^d, datasets, draws: a Monte Carlo sweep of "
+                                                 r"2 grid points x 2 datasets x 10 draws, d up "
+                                                 r"to 100000000 other blocks is about 4e12"):
+            sweep(rho1=0.1, rho2=0.5, d=[10, 10**8], x2=20, method="mc",
+                  mc_options={"seed": 1, "datasets": 2, "draws": 10},
+                  out=str(tmp_path / "s.nc"))
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("case", list(API_TOO_LONG))
 def test_api_refuses_too_long_work(case, monkeypatch):
     monkeypatch.delenv(LIMIT_ENV, raising=False)
@@ -165,5 +197,67 @@ def test_exact_two_level_study_within_a_raised_memory_budget_is_refused_by_the_w
     status, out, err = run_cli(["marginal", "--rho1", "1e-12", "--rho2", "0.5", "--d", "3",
                                 "--x2", "5"], capsys)
     assert status == 2 and out == "", err
-    assert ": error: --rho1, --rho2: the exact study's grid of 5.36e+08 releases" in err, err
+    assert ": error: --rho1, --rho2, --d: the exact study's grid of 5.36e+08 releases" in err, err
     assert "steps of work" in err and LIMIT_ENV in err
+
+
+@pytest.mark.parametrize("command", ["marginal", "sweep"])
+def test_a_large_d_is_named_in_the_grid_refusal(command, in_tmp, monkeypatch, capsys):
+    """The y1* axis of the exact study's release grid spans the sum of the d other blocks'
+    noises (about 2 d K(rho1) values): at d = 1e9 it needs 9.84 TiB. The refusal named only
+    '--rho1, --rho2' (the user had set neither small); now '--rho1, --rho2, --d'."""
+    monkeypatch.delenv("DPRISK_MEMORY_LIMIT", raising=False)
+    argv = ["--rho1", "0.3", "--rho2", "0.7", "--d", "1000000000", "--x2", "3"]
+    if command == "sweep":
+        argv += ["--out", "s.nc"]
+    status, out, err = run_cli([command, *argv], capsys)
+    assert status == 2 and out == "", err
+    assert ": error: --rho1, --rho2, --d: the grid of releases (x2*, y1*) needs about 9.84 TiB" \
+        in err, err
+    assert list(in_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("level", ["two-level", "nested"])
+def test_pymc_work_counts_each_chains_set_up(level, monkeypatch):
+    """Each PyMC chain costs 26-41 ms of CPU besides its draws (set-up, start, trace; measured
+    at 4 draws, tune 0): before, 1e6 chains x 4 draws passed the check as 1.2e11 steps (about
+    9 min) and would run for about 8 h (1000 chains took 80 s); now chains x ((tune + draws)
+    x 30000 + 1e7) = 1e13 steps, refused before sampling (pm.sample replaced by a failure)."""
+    import pymc
+
+    def sampled(*args, **kwargs):
+        raise AssertionError("sampled before the work check")
+
+    monkeypatch.setattr(pymc, "sample", sampled)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    assert pymc_work_steps(10**6, 0, 4) == pytest.approx(1.012e13, rel=1e-12)
+    with pytest.raises(WorkLimitError, match=r"^draws, chains, tune: 1000000 PyMC chains x "
+                                             r"\(0 tuning \+ 4\) draws is about 1\.01e13"):
+        if level == "two-level":
+            sample_posterior(1, 20, 19, rho1=0.5, rho2=0.5, d=10, method="pymc", draws=4,
+                             chains=10**6, tune=0, random_seed=1)
+        else:
+            nested_summary(x_stars=[1, 5, 15], y_stars=[4, 10], rhos=[0.5, 0.5, 0.5],
+                           siblings=[3, 3], method="pymc", draws=4, chains=10**6, tune=0,
+                           random_seed=1)
+
+
+def test_nested_pymc_work_counts_the_models_levels(monkeypatch):
+    """Building and compiling the nested-levels PyMC model is paid once and grows with the
+    levels h (beyond a fixed 2 s: 7.7 s of CPU at h = 10, 44 s at h = 20, over 120 s at
+    h = 30, measured): before, h = 100 levels x 10 draws passed as 4e7 steps (0.2 s) and
+    would compile for hours; now + 1.5e6 h^3 steps = 1.5e12, refused naming rhos before the
+    model is built (the builder is replaced by a failure)."""
+    from dprisk.models.builders import nested as builders
+
+    def built(*args, **kwargs):
+        raise AssertionError("model built before the work check")
+
+    monkeypatch.setattr(builders, "build_nested_model", built)
+    monkeypatch.delenv(LIMIT_ENV, raising=False)
+    h = 100
+    with pytest.raises(WorkLimitError, match=r"^rhos: building and compiling the PyMC model "
+                                             r"of 100 levels is about 1\.5e12 steps"):
+        nested_summary(x_stars=[1] * h, y_stars=[1] * (h - 1), rhos=[0.5] * h,
+                       siblings=[3] * (h - 1), method="pymc", draws=10, chains=1, tune=0,
+                       random_seed=1)

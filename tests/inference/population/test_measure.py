@@ -250,3 +250,37 @@ def test_measuring_beyond_the_memory_limit_is_refused_before_drawing(tmp_path, m
     assert not any(out.iterdir())
     monkeypatch.setenv("DPRISK_MEMORY_LIMIT", str(BYTES_PER_PERSON * len(persons)))
     assert measure(persons, out, seed=1).persons == 300
+
+
+@pytest.mark.parametrize(("layout", "name"), [("table", "noisy.parquet"),
+                                              ("nmf", "US_Person_PL_PROD")])
+@pytest.mark.parametrize("kind", ["file", "link"])
+def test_an_existing_entry_in_out_dir_is_never_written_through(tmp_path, layout, name, kind):
+    """Before: pyarrow opened ``out_dir/noisy.parquet`` through a symbolic link and truncated
+    what was there, so the user's file (or the file the link names, outside ``out_dir``) was
+    overwritten with the noisy table; now ``ValueError`` naming ``out_dir``, nothing written."""
+    from dprisk.inference.population.synth import synthesize
+
+    out, users = tmp_path / "out", tmp_path / "users.txt"
+    out.mkdir()
+    users.write_text("the user's own file\n")
+    if kind == "file":
+        (out / name).write_text("the user's own file\n")
+    else:
+        (out / name).symlink_to(users)
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(ValueError, match=rf"^out_dir .* already holds {name}"):
+        measure(synthesize(50, 1), out, seed=1, layout=layout)
+    assert users.read_text() == "the user's own file\n"
+    assert sorted(p.name for p in out.iterdir()) == before
+    if kind == "file":
+        assert (out / name).read_text() == "the user's own file\n"
+
+
+def test_a_missing_out_dir_is_refused_by_name(tmp_path):
+    """Before: pyarrow's 'Failed to open local file' FileNotFoundError after the counts."""
+    from dprisk.inference.population.synth import synthesize
+
+    with pytest.raises(ValueError, match=r"^out_dir must be an existing directory"):
+        measure(synthesize(50, 1), tmp_path / "missing", seed=1)
+    assert list(tmp_path.iterdir()) == []
