@@ -325,7 +325,9 @@ def check_sweep_work(points: int, names: str, method: str,
     """Refuse a sweep whose work (:mod:`dprisk.runtime.work_limit`) is above the budget.
 
     ``points x EXACT_POINT_STEPS`` for an exact sweep; ``points x datasets x (draws +
-    MC_DATASET_STEPS)`` for ``method="mc"`` (the Monte Carlo defaults when not given).
+    MC_DATASET_STEPS)`` for ``method="mc"`` (the Monte Carlo defaults when not given). The
+    refusal names ``names`` (the swept grids) and, Monte Carlo, ``datasets, draws``: those
+    alone for a single point, whose grid (``names`` is then ``"the grid"``) sets no work.
     """
     if method != "mc":
         check_work(points * EXACT_POINT_STEPS, parameter=names,
@@ -335,8 +337,9 @@ def check_sweep_work(points: int, names: str, method: str,
     datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
     if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
         return  # refused, naming the option, when the plan is built
+    swept = [names] if points > 1 else []
     check_work(points * mc_study_steps(datasets, draws),
-               parameter=f"{names}, datasets, draws",
+               parameter=", ".join([*swept, "datasets", "draws"]),
                what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
                f"{draws} draws")
 
