@@ -64,6 +64,9 @@ def test_synth_is_reproducible_and_follows_the_bands(tmp_path, capsys):
 def test_synth_refuses_bad_input_and_writes_nothing(tmp_path, capsys):
     assert_refused(["population", "synth", "--persons", "0", "--out", str(tmp_path / "x")],
                    "--persons", capsys)
+    # 200 B a person beyond the doubles: refused by the memory limit, not an OverflowError
+    assert_refused(["population", "synth", "--persons", "1e308", "--out",
+                    str(tmp_path / "x")], "--persons", capsys, root=tmp_path)
     user = tmp_path / "mine"
     user.mkdir()
     (user / "notes.txt").write_text("keep")
