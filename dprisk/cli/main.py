@@ -316,6 +316,9 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
         command.unrecognized(unknown)  # before parsing: even with a required option missing
     try:
         args, extras = parser.parse_known_args(argv)
+    except BrokenPipeError:  # --help or --version piped to a reader that left: status 0,
+        sys.stdout = open(os.devnull, "w")  # as every subcommand's output (_report_failure)
+        return EXIT_OK
     except OSError as err:  # --help or --version written to a full disk: one line, status 1
         where = f"dprisk {requested}" if requested else "dprisk"
         print(f"{where}: failed: {type(err).__name__}: {err}", file=sys.stderr)
