@@ -26,6 +26,23 @@ def test_tiny_rho_names_rho1(argv, as_json, capsys):
     assert "allowed range" in lines[0]
 
 
+@pytest.mark.parametrize(("grid", "option"), [
+    (["--rho1", "1e-320:1:3:log", "--rho2", "0.5"], "--rho1"),
+    (["--rho1", "1:1e-40:3:log", "--rho2", "0.5"], "--rho1"),  # the far end
+    (["--rho1", "0.5", "--rho2", "1e-40:1:3"], "--rho2"),
+])
+def test_tiny_rho_of_a_sweep_range_names_its_option(grid, option, capsys, tmp_path,
+                                                    monkeypatch):
+    """A sweep range ``A:B:N[:log]`` whose end is too small a rho: the refusal named no
+    option (``rho = 1e-320 is too small ...``: only comma lists were searched for the value)."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli(["sweep", *grid, "--d", "3", "--x2", "2", "--out", "s.nc"],
+                               capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert f"error: {option}: rho = " in err and "is too small" in err, err
+    assert not list(tmp_path.iterdir())
+
+
 # Every subcommand x every option given a bogus value: exit 2, one line naming the option as it
 # was typed (the API's parameter names -- ``rho1``, ``prior``, ``measure`` -- are replaced by
 # the option at the command line, dprisk.cli.main.naming_given_option). A refusal of another
