@@ -95,6 +95,10 @@ CLI_CASES = [
     (["posterior", "--rho1", "0.5", "--x1-star", "2", "--known", "9007199254740993"], 2),
     (["posterior", "--rhos", "0.5,0.5", "--siblings", "3", "--stars", "9007199254740993,2,1"],
      2),
+    # a first level of huge rho decides every release: the atoms' weights summed to
+    # 1.0000000000000004 (P[correct] and accuracy above 1); now capped at 1
+    (["marginal", "--rhos", "1e100,0.5,0.5", "--p", "0.9"], 0),
+    (["marginal", "--rhos", "1e20,0.5", "--p", "0.2"], 0),
     (["posterior", "--rho1", "0.5", "--rho2", "1e8", *TWO], 2),
     (["posterior", "--rho1", "0.5", "--rho2", "1e5", *TWO], 0),
     (["posterior", "--rho1", "1e308", "--rho2", "0.5", *TWO], 2),
