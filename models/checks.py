@@ -141,8 +141,15 @@ def _count_range(name: str, minimum: int | None) -> str:
 
 
 def _check_exact_integers(value, name: str, minimum: int | None = None) -> None:
-    """Refuse integers beyond 2**53 before the float conversion rounds them to 2**53."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+    """Refuse integers beyond 2**53 before the float conversion rounds them to 2**53.
+
+    A scalar, an integer array, or a list or tuple of them (each item checked: ``[2**53 +
+    1, 2]`` would otherwise become the floats ``[2**53, 2]``, silently).
+    """
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _check_exact_integers(item, name, minimum)
+    elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         if abs(int(value)) > 2**53:
             raise ValueError(f"{_count_range(name, minimum)}, got {_show_integer(int(value))}")
     elif isinstance(value, np.ndarray) and value.dtype.kind in "iu" and value.size:

@@ -89,6 +89,10 @@ def parse_stars(text, n_levels: int) -> tuple[list[int], list[int]]:
                          f"got {len(items)} ({text!r})")
     names = [f"x{i + 1}*" for i in range(h)] + [f"y{i + 1}*" for i in range(h - 1)]
     stars = [_integer(item, f"stars: {name}") for item, name in zip(items, names, strict=True)]
+    for star, name in zip(stars, names, strict=True):
+        if abs(star) > 2**53:  # named here: the model's check names x_stars / y_stars
+            raise ValueError(f"stars: {name} must be an integer >= -2**53 and <= 2**53 "
+                             f"(allowed range: -2**53 <= {name} <= 2**53), got {star}")
     return stars[:h], stars[h:]
 
 

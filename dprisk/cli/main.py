@@ -283,11 +283,32 @@ def _same_number(text: str, value: float) -> bool:
         return False
 
 
+def _holds_number(text: str, value: float) -> bool:
+    """Whether the typed ``text`` gives ``value``.
+
+    A comma list's element counts, and so does a point of a sweep range ``A:B:N[:log]``
+    (``value`` between its ends A and B).
+    """
+    for item in text.split(","):
+        ends = item.split(":")
+        if len(ends) >= 3:
+            try:
+                low, high = sorted((float(ends[0]), float(ends[1])))
+            except ValueError:
+                continue
+            if low <= value <= high:
+                return True
+        elif _same_number(item, value):
+            return True
+    return False
+
+
 def _naming_rho_value(message: str, command, words: list[str]) -> str | None:
     """``rho = V ...`` prefixed with the rho option(s) typed with the value V (else None).
 
     A refusal deep in the numerics names the rho by its value only; the option is the one
-    given that value (an element of a comma list counts), or the only rho option given.
+    given that value (an element of a comma list or a point of a sweep range counts), or the
+    only rho option given.
     """
     match = _RHO_VALUE.match(message)
     if match is None:
@@ -299,8 +320,7 @@ def _naming_rho_value(message: str, command, words: list[str]) -> str | None:
     options = [option for action in command._actions for option in action.option_strings
                if _RHO_OPTION.match(option) and _typed_values(words, option)]
     holding = [option for option in options
-               if any(_same_number(item, value) for text in _typed_values(words, option)
-                      for item in text.split(","))]
+               if any(_holds_number(text, value) for text in _typed_values(words, option))]
     chosen = holding or (options if len(options) == 1 else [])
     return f"{', '.join(chosen)}: {message}" if chosen else None
 
@@ -322,6 +342,9 @@ def _run(argv: list[str], requested: str | None, *, own: bool) -> int:
         command.unrecognized(unknown)  # before parsing: even with a required option missing
     try:
         args, extras = parser.parse_known_args(argv)
+    except BrokenPipeError:  # --help or --version piped to a reader that left: status 0,
+        sys.stdout = open(os.devnull, "w")  # as every subcommand's output (_report_failure)
+        return EXIT_OK
     except OSError as err:  # --help or --version written to a full disk: one line, status 1
         where = f"dprisk {requested}" if requested else "dprisk"
         print(f"{where}: failed: {type(err).__name__}: {err}", file=sys.stderr)

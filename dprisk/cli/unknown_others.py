@@ -10,6 +10,7 @@ refused here. The JSON keeps the single-level keys and adds ``unknown_others`` a
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 
 from dprisk.cli.common import fmt, given, integer, number
@@ -92,7 +93,8 @@ def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     # the Bayes rule is the likelihood-ratio test here: its accuracy is the worst case
     accuracy = float(uo.accuracy(rho1, args.p, args.known, **model))
     inputs, shown = _inputs(args)
-    payload = {"marginal_posterior": marginal_posterior, "marginal_risk": marginal_risk,
+    payload = {"marginal_posterior": marginal_posterior,  # R above the largest double: null
+               "marginal_risk": marginal_risk if math.isfinite(marginal_risk) else None,
                "p_correct": p_correct, "threshold": threshold, "accuracy": accuracy,
                "worst_case_accuracy": accuracy, **inputs}
     lines = [

@@ -17,6 +17,8 @@ computation holds at once; they are upper bounds within a small factor, not exac
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from dprisk.runtime.settings import setting, variable_set
 
 __all__ = [
@@ -53,8 +55,15 @@ def memory_limit() -> int:
 
 
 def format_bytes(nbytes: float) -> str:
-    """``nbytes`` in the largest binary unit that keeps it >= 1, e.g. ``"22.6 GiB"``."""
-    value = float(nbytes)
+    """``nbytes`` in the largest binary unit that keeps it >= 1, e.g. ``"22.6 GiB"``.
+
+    An integer beyond the largest double (``--cells 1e308``: 64e308 bytes) is divided
+    exactly as a :class:`~decimal.Decimal` (``"5.68e+294 PiB"``), never converted to float.
+    """
+    try:
+        value = float(nbytes)
+    except OverflowError:
+        value = Decimal(nbytes)
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if value < 1024 or unit == "PiB":
             return f"{value:.3g} {unit}"

@@ -278,7 +278,10 @@ def p_correct_levels(rhos: np.ndarray, p: np.ndarray) -> np.ndarray:
         # a plain sum at or above the floor is already accurate relative to its value
         out[k] = plain if centre == 0 or plain >= PLAIN_SUM_FLOOR else _p_correct_at(
             rhos, lp, centre, atoms)
-    return out.reshape(p.shape)
+    # a probability: where every atom decides m + 1 the rounding of the atoms' weights (each
+    # window's pmf sums to 1 only to a few ulp) put the sum up to 4.4e-16 above 1 (--rhos
+    # 1e100,0.5,0.5: 1.0000000000000004)
+    return np.minimum(out, 1.0).reshape(p.shape)
 
 
 def _p_correct_at(rhos: np.ndarray, lp: float, centre: int, atoms: dict) -> float:

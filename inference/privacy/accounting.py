@@ -209,7 +209,21 @@ def _refuse_cks_delta(delta: float):
 
 
 def _show_range(low: float, high: float, low_open: bool, name: str) -> str:
-    return f"{low:.3g} {'<' if low_open else '<='} {name} <= {high:.3g}"
+    """``low < name <= high`` to 3 digits, each end rounded inwards.
+
+    Every value shown in the range is then accepted (``<= 2.35e+05``, for a top of 234597,
+    refused 234990).
+    """
+    return (f"{_three_digits(low, up=True)} {'<' if low_open else '<='} {name} <= "
+            f"{_three_digits(high, up=False)}")
+
+
+def _three_digits(value: float, *, up: bool) -> str:
+    """``value`` rounded up or down to 3 significant digits (``.3g``)."""
+    if not math.isfinite(value) or value <= 0:
+        return f"{value:.3g}"
+    unit = 10.0 ** (math.floor(math.log10(value)) - 2)
+    return f"{(math.ceil if up else math.floor)(value / unit) * unit:.3g}"
 
 
 class CksRange(NamedTuple):

@@ -74,7 +74,10 @@ from dprisk.inference.product.projection_kernels import (
     subset_bits,
 )
 from dprisk.models.checks import check_count, check_probability, check_rho
-from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
+from dprisk.models.mechanism.discrete_gaussian import (
+    smallest_window_rho,
+    support_halfwidth_kernel,
+)
 from dprisk.models.numerics import check_tail_mass
 from dprisk.runtime.memory_limit import check_memory, memory_limit
 from dprisk.runtime.work_limit import check_work, work_limit
@@ -188,8 +191,7 @@ def check_product_inputs(rho1, rho2, others, m, invariant):
                 raise ValueError
             support_halfwidth_kernel(rho / factor, tail)
         except ValueError:
-            # the kernel's bound rho (K + 1)^2 >= -log(tail / 2) at K + 1 = 2**53
-            smallest = factor * 2.0 * -np.log(tail / 2.0) / 2.0**106
+            smallest = smallest_window_rho(tail, factor)
             raise ValueError(f"{name} = {rho!r} is too small: the half-width of its noise "
                              f"window exceeds 2**53 (allowed range: {name} >= {smallest:.3g})"
                              ) from None

@@ -413,8 +413,10 @@ def design_summary(rho, p=0.5, known=0) -> dict:
     p_correct = kernels.p_correct(rho, p, m)
     threshold = kernels.decision_threshold(rho, p, m)
     true_negative = np.exp(logcdf_kernel(threshold - 1, m, rho))
+    with np.errstate(over="ignore"):  # R <= 1/p: inf above the largest double (p < 5.6e-309)
+        risk = np.exp(log_marginal - np.log(p))
     return {"marginal_posterior": scalar_result(np.exp(log_marginal)),
-            "marginal_risk": scalar_result(np.exp(log_marginal - np.log(p))),
+            "marginal_risk": scalar_result(risk),
             "p_correct": scalar_result(p_correct),
             "threshold": scalar_result(threshold),
             "accuracy": scalar_result(p * p_correct + (1.0 - p) * true_negative)}

@@ -335,7 +335,10 @@ def check_sweep_work(points: int, names: str, method: str,
 
     ``points x EXACT_POINT_STEPS`` for an exact sweep; for ``method="mc"`` ``points x``
     :func:`~dprisk.runtime.work_limit.mc_study_steps` ``(datasets, draws, d)`` with ``d``
-    the grid's largest d (the Monte Carlo defaults when not given).
+    the grid's largest d (the Monte Carlo defaults when not given). The refusal names
+    ``names`` (the swept grids) and, Monte Carlo, ``datasets, draws`` (and ``d`` when it
+    dominates): those alone for a single point, whose grid (``names`` is then ``"the
+    grid"``) sets no work.
     """
     if method != "mc":
         check_work(points * EXACT_POINT_STEPS, parameter=names,
@@ -348,8 +351,10 @@ def check_sweep_work(points: int, names: str, method: str,
     steps, by_d = points * mc_study_steps(datasets, draws, d), d > 1
     if steps <= 2 * points * mc_study_steps(datasets, draws):  # not mostly the noise sums
         by_d = False
-    check_work(steps, parameter=f"{names}, datasets, draws"
-               + (", d" if by_d and "d" not in names.split(", ") else ""),
+    swept = [names] if points > 1 else []
+    check_work(steps, parameter=", ".join([*swept, "datasets", "draws"]
+                                          + (["d"] if by_d and "d" not in names.split(", ")
+                                             else [])),
                what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
                f"{draws} draws" + (f", d up to {d} other blocks" if by_d else ""))
 

@@ -127,32 +127,31 @@ def _log_odds_flat(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
                    log_w: np.ndarray, *, with_scale: bool = False):
     r""":math:`L` for 1-d arrays ``offset = x* - m`` (int64), ``rho``, ``logit(p)``.
 
+    For ``n > 0``, :math:`L = \operatorname{logit} p + T(o - 1) - T(o)` with
+    :math:`T` of :func:`log_convolution` (equal to :math:`\tau(o) + S(o - 1) - S(o)`): each
+    :math:`T` is summed around its largest term, so no large terms cancel. (The sums
+    :math:`S`, relative to the ``k = 0`` term, hold terms of size :math:`\rho k^2` whose
+    difference is :math:`L`: at rho1 = 1e10 and ``n = 10`` the posterior came out 5e-6 off,
+    at 1e100 0 for 0.4545, and the decisions of ``dprisk marginal`` wrong from about 1e4.)
+
     With ``with_scale``, also the magnitude its rounding is relative to (:func:`_decides_c`):
-    :math:`|\operatorname{logit} p| + |\tau(o)| + \max_k |\log w_k + \sum_{j<k} \tau(o - 1 - j)|
-    + \max_k |\log w_k + \sum_{j<k} \tau(o - j)|`, the largest terms of the two sums included.
+    :math:`|\operatorname{logit} p| + |T(o - 1)| + |T(o)|` (for ``n = 0``,
+    :math:`|\operatorname{logit} p| + |\tau(o)|`).
     """
-    term = odds_term(offset.astype(float), rho)
-    single = logit_p + term
     n = log_w.size - 1
     if n == 0:  # S = log(w_0 e^0) = 0 exactly: the single-level value, unchanged
+        term = odds_term(offset.astype(float), rho)
+        single = logit_p + term
         return (single, np.abs(logit_p) + np.abs(term)) if with_scale else single
     out = np.empty(offset.shape)
-    scale = np.abs(logit_p) + np.abs(term)
-    step = max(1, _CHUNK // (n + 1))
-    j = np.arange(n + 1, dtype=float)
-    for lo in range(0, offset.size, step):
-        o = offset[lo:lo + step, None].astype(float)
-        terms = odds_term(o - j, rho[lo:lo + step, None])  # tau(o - j), j = 0..n
-        zero = np.zeros((terms.shape[0], 1))
-        cum_0 = np.concatenate([zero, np.cumsum(terms[:, :-1], axis=1)], axis=1)  # S(o)
-        cum_1 = np.concatenate([zero, np.cumsum(terms[:, 1:], axis=1)], axis=1)  # S(o - 1)
-        out[lo:lo + step] = logsumexp(log_w + cum_1) - logsumexp(log_w + cum_0)
-        if with_scale:
-            with np.errstate(invalid="ignore"):  # -inf weights (q = 0 or 1) are not terms
-                magnitude = (np.abs(log_w + cum_1), np.abs(log_w + cum_0))
-            scale[lo:lo + step] += sum(np.max(np.where(np.isfinite(a), a, 0.0), axis=1)
-                                       for a in magnitude)
-    return (single + out, scale) if with_scale else single + out
+    scale = np.abs(logit_p).astype(float)
+    for value in np.unique(rho):
+        at = np.flatnonzero(rho == value)
+        before = log_convolution(offset[at] - 1, log_w, float(value))  # T(o - 1)
+        here = log_convolution(offset[at], log_w, float(value))  # T(o)
+        out[at] = logit_p[at] + (before - here)
+        scale[at] += np.abs(before) + np.abs(here)
+    return (out, scale) if with_scale else out
 
 
 def _decides_c(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,

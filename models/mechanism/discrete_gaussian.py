@@ -46,6 +46,7 @@ __all__ = [
     "pmf",
     "rho_of_das_sigma_sq",
     "sf",
+    "smallest_window_rho",
     "support_halfwidth",
     "support_halfwidth_kernel",
     "variance",
@@ -176,18 +177,49 @@ def support_halfwidth_kernel(rho, tail_mass: float) -> np.ndarray:
         If ``K + 1`` exceeds ``2**53`` (counts are exact integers only up to there), naming
         ``rho`` and the smallest ``rho`` that ``tail_mass`` allows.
     """
-    log_target = np.log(tail_mass / 2.0)
-    # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
-    with np.errstate(over="ignore"):  # rho near 5e-324: inf, refused below
-        k_plus_1 = np.sqrt(-log_target / rho)
-        k_plus_1 = np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
+    k_plus_1 = _halfwidth_plus_one(rho, tail_mass)
     if np.any(~(k_plus_1 <= 2.0**53)):
-        smallest = 2.0 * (-log_target) / 2.0**106  # rho (K+1)^2 >= -log_target at K+1 = 2**53
         raise ValueError(
             f"rho = {float(np.min(rho))!r} is too small: the half-width of the release window "
-            f"exceeds 2**53 (allowed range for tail_mass = {tail_mass:g}: rho >= {smallest:.3g})"
+            f"exceeds 2**53 (allowed range for tail_mass = {tail_mass:g}: rho >= "
+            f"{smallest_window_rho(tail_mass):.3g})"
         )
     return np.ceil(k_plus_1).astype(np.int64)
+
+
+def _halfwidth_plus_one(rho, tail_mass: float):
+    """``K + 1`` of :func:`support_halfwidth_kernel` as a float (inf where it overflows)."""
+    log_target = np.log(tail_mass / 2.0)
+    # Solve rho (K+1)^2 >= -log_target + log(1 + 1/(2 rho (K+1))) by one fixed-point step.
+    with np.errstate(over="ignore"):  # rho near 5e-324: inf, refused
+        k_plus_1 = np.sqrt(-log_target / rho)
+        return np.sqrt((-log_target + np.log1p(1.0 / (2.0 * rho * k_plus_1))) / rho)
+
+
+def smallest_window_rho(tail_mass: float, factor: float = 1.0) -> float:
+    r"""The smallest rho whose window :func:`support_halfwidth_kernel` accepts, to 3 digits.
+
+    With ``factor``, the smallest rho for which ``rho / factor`` is accepted (a caller that
+    sizes the window of ``rho / factor``).
+
+    With :math:`L = -\log(\text{tail\_mass}/2)` the kernel's :math:`K + 1 = \sqrt{(L +
+    \log(1 + 1/(2\rho k)))/\rho}`, :math:`k = \sqrt{L/\rho}`, decreases in rho and is
+    :math:`2^{53}` at :math:`\rho = (L + \log(1 + 1/(2\sqrt{L\rho})))/2^{106}` (solved by
+    fixed-point iteration: the log term barely moves). The root is rounded up to 3
+    significant digits, and up again while the kernel refuses it, so the value stated in a
+    refusal is accepted (``L/2^{105}``, the bound once stated, was 5.89e-31 at tail_mass
+    8.3e-11, where the smallest accepted is 6.94e-31).
+    """
+    log_term = -np.log(tail_mass / 2.0)
+    rho = log_term / 2.0**106
+    for _ in range(8):
+        rho = (log_term + np.log1p(1.0 / (2.0 * np.sqrt(log_term * rho)))) / 2.0**106
+    rho *= factor
+    unit = 10.0 ** (np.floor(np.log10(rho)) - 2)
+    digits = np.ceil(rho / unit)
+    while not _halfwidth_plus_one(digits * unit / factor, tail_mass) <= 2.0**53:
+        digits += 1
+    return float(digits * unit)
 
 
 #: Most terms :func:`_log_tail_sum` holds at once (2**22 float64: 32 MiB per array).

@@ -352,12 +352,20 @@ def as_prior(prior) -> X2Prior:
 
 
 def _parse_int(spec: str, text: str, what: str) -> int:
+    """The count ``what`` of a ``KIND:VALUE`` spec, ``0 <= value <= 2**53``.
+
+    A value out of range is refused naming the spec (the prior's own check names its
+    parameter alone, not the ``--prior`` typed).
+    """
     try:
         value = int(text.strip())
     except ValueError:
         raise bad_prior_spec(spec, f"{what} must be an integer, got {text!r}") from None
     if value < 0:
         raise bad_prior_spec(spec, f"{what} must be >= 0, got {value}")
+    if value > 2**53:  # the prior's own check_count then validates it (once), naming upper / k
+        raise bad_prior_spec(spec, f"{what} must be an integer >= 0 and <= 2**53 (allowed "
+                                   f"range: 0 <= {what} <= 2**53), got {value}")
     return value
 
 

@@ -51,6 +51,9 @@ def test_release_form_json_matches_the_library(capsys, files):
 
 @pytest.mark.parametrize(("extra", "named"), [
     (["--cells", "1"], "--cells"),
+    # 1e308 cells x 64 B is an integer beyond the doubles: the refusal's size (format_bytes)
+    # once failed converting it (exit 1, "OverflowError: int too large to convert to float")
+    (["--cells", "1e308"], "--cells"),
     (["--cells", "4", "--prior", "{prior_bad_sum.csv}"], "--prior"),
     (["--cells", "3", "--prior", "{prior.csv}"], "--prior"),
     (["--cells", "4", "--prior", "{words.csv}"], "--prior"),

@@ -1,6 +1,8 @@
 """``dprisk epsilon`` (both forms) and the accounting keys of ``dprisk census --json``."""
 
 
+import re
+
 import pytest
 from census_values import RHO_BLOCK
 from cli_helpers import assert_refused, run_cli, run_json
@@ -95,7 +97,7 @@ def test_every_epsilon_the_help_allows_at_the_default_delta_is_computed(epsilon,
 
 
 @pytest.mark.parametrize(("argv", "option", "shown"), [
-    (["--epsilon", "1e100"], "--epsilon", "at delta = 1e-10: about 0 < epsilon <= 2.35e+05"),
+    (["--epsilon", "1e100"], "--epsilon", "at delta = 1e-10: about 0 < epsilon <= 2.34e+05"),
     (["--epsilon", "1e-9", "--delta", "1e-300"], "--epsilon",
      "at delta = 1e-300: about 1.33e-09 <= epsilon <= 7.04e+06"),
     (["--rho", "1e-21"], "--rho", "at delta = 1e-10: about 1.36e-20 < rho <= 2.3e+05"),
@@ -124,3 +126,16 @@ def test_summary_with_an_unresolved_pld_bracket(capsys):
     assert payload["epsilon_pld_lower"] is None and payload["epsilon_pld_upper"] is None
     status, out, _ = run_cli(["summary", "--rho1", "720"], capsys)
     assert status == 0 and "PLD bracket not resolved" in out
+
+
+@pytest.mark.parametrize("delta", ["1e-10", "1e-300", "0.5"])
+@pytest.mark.parametrize(("option", "outside"), [("--epsilon", "1e100"), ("--rho", "1e-40"),
+                                                 ("--rho", "1e100")])
+def test_the_ends_a_cks_refusal_states_are_accepted(option, outside, delta, capsys):
+    """Each end of the stated range is rounded inwards to its 3 digits, so both are computed:
+    at delta = 1e-10 the top epsilon, 234597, was shown as 'epsilon <= 2.35e+05' and 234990
+    was refused with that same line."""
+    err = assert_refused(["epsilon", option, outside, "--delta", delta], option, capsys)
+    low, high = re.search(r"about (\S+) <=? \w+ <= (\S+);", err).groups()
+    for end in (high,) if float(low) == 0 else (low, high):
+        run_json(["epsilon", option, end, "--delta", delta], capsys)

@@ -46,6 +46,10 @@ def _changed(match: str, **lists) -> tuple[str, str, str, str]:
         _changed("d_2", siblings="2.5"),
         _changed("stars must have 2h - 1 = 3", stars="1,2"),
         _changed("stars: x2", stars="1,x,3"),
+        # beyond 2**53: named by the star (the model's check said only x_stars / y_stars)
+        _changed(r"stars: x2\* must be an integer >= -2\*\*53 and <= 2\*\*53",
+                 stars="1,99999999999999999999999,3"),
+        _changed(r"stars: y1\* must be an integer", stars="1,2,-9007199254740993"),
         _changed("no empty entry", rhos="0.1,,0.2"),
     ],
 )

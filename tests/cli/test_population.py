@@ -64,6 +64,9 @@ def test_synth_is_reproducible_and_follows_the_bands(tmp_path, capsys):
 def test_synth_refuses_bad_input_and_writes_nothing(tmp_path, capsys):
     assert_refused(["population", "synth", "--persons", "0", "--out", str(tmp_path / "x")],
                    "--persons", capsys)
+    # 200 B a person beyond the doubles: refused by the memory limit, not an OverflowError
+    assert_refused(["population", "synth", "--persons", "1e308", "--out",
+                    str(tmp_path / "x")], "--persons", capsys, root=tmp_path)
     user = tmp_path / "mine"
     user.mkdir()
     (user / "notes.txt").write_text("keep")
@@ -429,3 +432,15 @@ def test_a_fifo_at_a_working_directorys_owner_file_is_left_not_read(tmp_path):
     reader.join(10)  # well above the milliseconds a scan takes; a blocked open never returns
     assert answers == [[]]
     assert sorted(p.name for p in work.iterdir()) == [WORK_OWNER]
+
+
+@pytest.mark.parametrize("option", ["--batch-rows", "--partition-persons"])
+@pytest.mark.parametrize("value", ["1e308", "9007199254740993", "0"])
+def test_a_row_count_beyond_2_53_is_refused_naming_its_option(state, tmp_path, option, value,
+                                                              capsys):
+    """``--batch-rows 1e308`` was refused blaming the (good) persons file ('--persons ...: not
+    a readable parquet file (OverflowError: Python int too large to convert to C long)'), and
+    ``--partition-persons 1e308`` was accepted; both are integers in 1..2**53."""
+    err = assert_refused(_risk(state, "--adversary", "informed", option, value), option,
+                         capsys, root=tmp_path)
+    assert "<= 2**53" in err and "--persons" not in err, err

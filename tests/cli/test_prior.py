@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from cli_helpers import check_contract, run_cli
+from cli_helpers import assert_refused, check_contract, run_cli
 
 WORKED = ["models/examples/geometric_prior.py:prior", "models/examples/table_prior.py:prior",
           "models/examples/mixture_prior.py:prior",
@@ -106,3 +106,16 @@ def test_point_mass_at_known_is_proper_and_accepted_as_by_posterior(known, capsy
         assert payload["branches"]["0"]["mass"] == 1.0
         status, _, err = run_cli(["prior", "truncated:0", "--json"], capsys)
         assert status == 2 and "leaves no possible X2" in err
+
+
+@pytest.mark.parametrize("spec", ["point:9007199254740993", "truncated:9007199254740993",
+                                  "point:99999999999999999999999"])
+def test_a_count_above_2_53_in_a_prior_spec_names_the_prior_option(spec, capsys):
+    """``--prior point:K`` / ``truncated:U`` with the count above 2**53 is refused naming
+    ``--prior`` and the spec (it named only the class's parameter, ``k must be ...``)."""
+    posterior = ["posterior", "--rho1", "0.5", "--rho2", "0.5", "--d", "3", "--x1-star", "1",
+                 "--x2-star", "2", "--y1-star", "1", "--prior", spec]
+    line = assert_refused(posterior, "--prior", capsys)
+    assert f"--prior {spec!r}" in line and "<= 2**53" in line
+    line = assert_refused(["prior", spec], "prior", capsys)
+    assert f"prior {spec!r}" in line and "<= 2**53" in line

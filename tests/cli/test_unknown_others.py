@@ -92,3 +92,17 @@ def test_accuracy_is_the_best_test_over_the_release_grid(capsys):
     best = float(np.maximum(p * p1, (1 - p) * p0).sum())
     assert got["accuracy"] == pytest.approx(best, abs=1e-12)
     assert got["worst_case_accuracy"] == got["accuracy"]
+
+
+@pytest.mark.parametrize("extra", [[], ["--unknown-others", "3", "--q", "0.5"]])
+def test_a_marginal_risk_above_the_largest_double_is_null(extra, capsys):
+    """R = marginal posterior / p <= 1/p: at p = 1e-320 and rho1 = 1000 (posterior 1, or
+    1/8 = q**3 with three unknown others) it is above the largest double. '--json' was exit 2
+    'Out of range float values are not JSON compliant' after numpy's overflow warning; the
+    key is now null (strict JSON), the other numbers as before, nothing on stderr."""
+    payload = run_json(["marginal", "--rho1", "1000", "--p", "1e-320", *extra], capsys)
+    assert payload["marginal_risk"] is None
+    assert payload["marginal_posterior"] == pytest.approx(0.125 if extra else 1.0, rel=1e-12)
+    finite = run_json(["marginal", "--rho1", "1e100", "--p", "6e-309", *extra], capsys)
+    assert finite["marginal_risk"] == pytest.approx(
+        finite["marginal_posterior"] / 6e-309, rel=1e-12)

@@ -64,6 +64,9 @@ API_CASES = [
     (f"{SL}:posterior", (2, 1.1e100), {}, None, ValueError),
     (f"{CHECKS}:check_count", (2**53, "x1_star"), {}, 2**53, 0.0),
     (f"{CHECKS}:check_count", (2**53 + 1, "x1_star"), {}, None, ValueError),
+    # a list of Python ints: 2**53 + 1 became the float 2**53, silently (nested --stars)
+    (f"{CHECKS}:check_count", ([2**53 + 1, 2], "x_stars"), {}, None, ValueError),
+    (f"{CHECKS}:check_count", ([[1, 2], (3, -(2**53) - 1)], "x_stars"), {}, None, ValueError),
     (f"{EXACT}:exact_posterior", (2, 5, 3), {"rho1": 0.5, "rho2": 1e8, "d": 3}, None,
      ValueError),
     (f"{UL}:marginal_posterior_unique_levels", ([0.5, 0.5],), {"p": 1e-310}, None, ValueError),
@@ -90,6 +93,12 @@ CLI_CASES = [
     (["posterior", "--rho1", "0.5", "--x1-star", "9007199254740993"], 2),
     (["posterior", "--rho1", "0.5", "--x1-star", "-9007199254740993"], 2),
     (["posterior", "--rho1", "0.5", "--x1-star", "2", "--known", "9007199254740993"], 2),
+    (["posterior", "--rhos", "0.5,0.5", "--siblings", "3", "--stars", "9007199254740993,2,1"],
+     2),
+    # a first level of huge rho decides every release: the atoms' weights summed to
+    # 1.0000000000000004 (P[correct] and accuracy above 1); now capped at 1
+    (["marginal", "--rhos", "1e100,0.5,0.5", "--p", "0.9"], 0),
+    (["marginal", "--rhos", "1e20,0.5", "--p", "0.2"], 0),
     (["posterior", "--rho1", "0.5", "--rho2", "1e8", *TWO], 2),
     (["posterior", "--rho1", "0.5", "--rho2", "1e5", *TWO], 0),
     (["posterior", "--rho1", "1e308", "--rho2", "0.5", *TWO], 2),

@@ -4,6 +4,8 @@ The API refuses ``rho = … is too small …`` (the window's half-width would pa
 command line adds the option the value came from, so the one stderr line names ``--rho1``.
 """
 
+import re
+
 import pytest
 from cli_helpers import run_cli
 
@@ -24,6 +26,40 @@ def test_tiny_rho_names_rho1(argv, as_json, capsys):
     assert len(lines) == 1
     assert "--rho1: rho = 1e-320 is too small" in lines[0]
     assert "allowed range" in lines[0]
+
+
+@pytest.mark.parametrize(("grid", "option"), [
+    (["--rho1", "1e-320:1:3:log", "--rho2", "0.5"], "--rho1"),
+    (["--rho1", "1:1e-40:3:log", "--rho2", "0.5"], "--rho1"),  # the far end
+    (["--rho1", "0.5", "--rho2", "1e-40:1:3"], "--rho2"),
+])
+def test_tiny_rho_of_a_sweep_range_names_its_option(grid, option, capsys, tmp_path,
+                                                    monkeypatch):
+    """A sweep range ``A:B:N[:log]`` whose end is too small a rho: the refusal named no
+    option (``rho = 1e-320 is too small ...``: only comma lists were searched for the value)."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli(["sweep", *grid, "--d", "3", "--x2", "2", "--out", "s.nc"],
+                               capsys)
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert f"error: {option}: rho = " in err and "is too small" in err, err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv", [
+    ["marginal", "--rho1", "1e-40", "--rho2", "0.5", "--d", "3", "--x2", "2"],
+    ["marginal", "--rho1", "0.5", "--rho2", "1e-40", "--d", "3", "--x2", "2"],
+    ["product", "--rho1", "1e-40", "--rho2", "0.5", "--others", "3"],
+    ["product", "--rho1", "0.5", "--rho2", "1e-40", "--others", "3,3,3"],
+])
+def test_the_smallest_rho_a_too_small_refusal_states_passes_that_check(argv, capsys):
+    """'rho >= 5.89e-31' was stated where every rho below 6.94e-31 is refused the same way;
+    the stated rho is now past the window check (refused, if at all, by the memory limit)."""
+    status, _, err = run_cli(argv, capsys)
+    assert status == 2 and "too small" in err, err
+    option, stated = re.search(r"(--rho\d)\b.*>= ([0-9.e+-]+)\)", err).groups()
+    again = [stated if word == "1e-40" else word for word in argv]
+    status, _, err = run_cli(again, capsys)
+    assert "too small" not in err, (option, stated, err)
 
 
 # Every subcommand x every option given a bogus value: exit 2, one line naming the option as it

@@ -114,3 +114,20 @@ def test_a_closed_stdout_fails_like_a_full_disk(argv, tmp_path):
                           text=True, timeout=60, preexec_fn=lambda: os.close(1))
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.splitlines()) == 1 and "standard output is closed" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["census", "--help"],
+                                  ["help", "census"], ["census"]])
+def test_a_reader_that_left_ends_help_as_any_output_with_status_0(argv):
+    """``dprisk census --help | true``: standard output a pipe whose reader is gone. Every
+    subcommand's output then ends with status 0 and no message (the reader left, nothing is
+    wrong), and so does ``help census``; ``--help`` and ``--version`` failed with status 1
+    ('failed: BrokenPipeError: [Errno 32] Broken pipe')."""
+    reader, writer = os.pipe()
+    os.close(reader)  # every write gets EPIPE
+    try:
+        done = subprocess.run([DPRISK, *argv], stdout=writer, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    finally:
+        os.close(writer)
+    assert done.returncode == 0 and done.stderr == "", (done.returncode, done.stderr)

@@ -67,6 +67,9 @@ TOO_LONG = {
     "sweep mc, 10 points x 1e9 draws": (
         [*SWEEP, "--rho1", "0.1:1:10", "--method", "mc", "--draws", "1000000000", "--seed",
          "1"], "--rho1, --datasets, --draws"),
+    "sweep mc, one point x 1e10 datasets (no grid swept: the grid is not named)": (
+        [*SWEEP, "--rho1", "0.1", "--method", "mc", "--datasets", "10000000000", "--seed",
+         "1"], "--datasets, --draws"),
     "attribute strategy, 1e9 releases": (
         ["attribute", "--rho1", "0.5", "--cells", "2016", "--strategy", "census-2020",
          "--releases", "1000000000", "--seed", "1"], "--releases"),

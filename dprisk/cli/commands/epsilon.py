@@ -42,7 +42,7 @@ def add_parser(subs) -> None:
                      help="target epsilon, 0 < epsilon <= 1e100, large enough that rho >= "
                      "2.2e-308 (at delta 1e-10: epsilon >= 1.45e-153) and small enough for the "
                      "CKS conversion's optimal Renyi order to be >= 1.01 (at delta 1e-10: "
-                     "epsilon <= about 2.35e5, the range at another delta stated when "
+                     "epsilon <= about 2.34e5, the range at another delta stated when "
                      "refused); selects the largest rho")
     sub.add_argument("--delta", type=common.number, default=None,
                      help=common.with_default("delta, 0 < delta < 1 (the CKS conversion needs "

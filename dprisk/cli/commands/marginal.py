@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 
 from dprisk.cli import common, unknown_others
 from dprisk.cli.common import fmt, integer
@@ -94,7 +95,7 @@ def _single_level(args, method: str, seed: None) -> tuple[dict, list[str]]:
     threshold = int(summary["threshold"])
     payload = {
         "marginal_posterior": marginal,
-        "marginal_risk": marginal_risk,
+        "marginal_risk": marginal_risk if math.isfinite(marginal_risk) else None,  # 1/p > max
         "p_correct": p_correct,
         "threshold": threshold,
         "accuracy": accuracy,

@@ -123,8 +123,9 @@ def _check_options(args) -> None:
                              f"{variance_range_text()}, got {args.noise_variance!r}")
     for option, value in (("--partition-persons", args.partition_persons),
                           ("--batch-rows", args.batch_rows)):
-        if value is not None and value < 1:
-            raise ValueError(f"{option} must be an integer >= 1, got {value}")
+        if value is not None and not 1 <= value <= 2**53:  # 1e308 rows: pyarrow's C long
+            raise ValueError(f"{option} must be an integer >= 1 and <= 2**53 (allowed range: "
+                             f"1 <= {option} <= 2**53), got {value}")
 
 
 def _prior(text: str):

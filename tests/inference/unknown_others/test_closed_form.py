@@ -256,3 +256,30 @@ def test_decision_probabilities_are_at_most_one(n, q, p):
         for target in (0, 1):
             assert uo.p_correct(rho, p, unknown_others=n, q=q, target=target) <= 1.0
         assert uo.accuracy(rho, p, unknown_others=n, q=q) <= 1.0
+
+
+@pytest.mark.parametrize("rho", [1e4, 1e10, 1e100])
+@pytest.mark.parametrize(("n", "q", "p"), [(10, 0.5, 0.5), (10_000, 0.5, 0.5), (50, 0.3, 0.2)])
+def test_large_rho_is_the_noise_free_release(rho, n, q, p):
+    """At rho >= 1e4 the noise is 0 but for a probability below 2 e^{-1e4}: x* = m + B + K
+    exactly, so P[B = 1 | x*] = p w(o - 1) / (p w(o - 1) + (1 - p) w(o)), o = x* - m, with
+    w the Binomial(n, q) pmf; the threshold is the first o where that exceeds 1/2 and
+    P[correct] = P[1 + K >= t]. The log-odds summed relative to the k = 0 term cancelled
+    terms of size rho k**2: the posterior at rho = 1e100 was 0 (for 210/462 at n = 10,
+    o = 5), P[correct] at n = 10000 was 0.488 at rho = 1e4 and 0 from 1e10 (for 0.50399).
+    Tolerance 1e-9 relative: the reference and the code sum up to 1e4 binomial terms, each
+    to about 1e-14."""
+    binom = stats.binom(n, q)
+    o = np.arange(1, n + 1)
+    with np.errstate(divide="ignore"):
+        log_odds = np.log(p / (1 - p)) + binom.logpmf(o - 1) - binom.logpmf(o)
+    reference = 1 / (1 + np.exp(-log_odds))
+    picks = np.unique(np.clip([1, n // 2, n // 2 + 1, 5, n], 1, n))
+    got = [uo.posterior(int(k), rho, p, 0, unknown_others=n, q=q) for k in picks]
+    np.testing.assert_allclose(got, reference[picks - 1], rtol=1e-9)
+    threshold = int(o[np.argmax(log_odds > 0)])
+    assert uo.decision_threshold(rho, p, 0, unknown_others=n, q=q) == threshold
+    correct = binom.sf(threshold - 2)  # P[K >= t - 1]
+    assert uo.p_correct(rho, p, 0, unknown_others=n, q=q) == pytest.approx(correct, rel=1e-9)
+    accurate = p * correct + (1 - p) * binom.cdf(threshold - 1)
+    assert uo.accuracy(rho, p, 0, unknown_others=n, q=q) == pytest.approx(accurate, rel=1e-9)

@@ -249,3 +249,26 @@ def test_bad_input_names_parameter(call, name):
 def test_support_halfwidth_rejects_bad_tail_mass(tail_mass):
     with pytest.raises(ValueError, match="tail_mass"):
         dg.support_halfwidth(1.0, tail_mass)
+
+
+@pytest.mark.parametrize("tail_mass", [0.5, 5e-10, 8.333333333333333e-11, 1e-12, 1e-17, 1e-20])
+@pytest.mark.parametrize("factor", [1.0, 2.0])
+def test_the_smallest_rho_a_window_refusal_states_is_accepted(tail_mass, factor):
+    """The refusal 'rho >= S' states an S the kernel accepts, within 3 digits of the true
+    smallest (found by bisection to 1e-12 relative): the bound once stated, L/2**105, was
+    5.89e-31 at tail_mass 8.3e-11 where everything below 6.94e-31 is refused."""
+    smallest_window_rho, support_halfwidth_kernel = (dg.smallest_window_rho,
+                                                     dg.support_halfwidth_kernel)
+    stated = smallest_window_rho(tail_mass, factor)
+    support_halfwidth_kernel(stated / factor, tail_mass)  # accepted
+    low, high = stated / 2, stated
+    while high / low - 1 > 1e-12:
+        mid = (low * high) ** 0.5
+        try:
+            support_halfwidth_kernel(mid / factor, tail_mass)
+            high = mid
+        except ValueError:
+            low = mid
+    assert high <= stated < high * (1 + 1e-2), (stated, high)  # rounded up to 3 digits
+    with pytest.raises(ValueError, match=f"rho >= {smallest_window_rho(tail_mass):.3g}"):
+        support_halfwidth_kernel(low / factor * 0.5, tail_mass)
