@@ -53,7 +53,6 @@ with the ``netCDF4`` library directly and imports no xarray, pandas or Dask (unl
 from __future__ import annotations
 
 import inspect
-import numbers
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -69,11 +68,15 @@ from dprisk.inference.sweeps.plan import (
     SweepPlan,
     plan_sweep,
 )
+from dprisk.inference.sweeps.sizing import (
+    POINT_BYTES,
+    check_points,
+    check_sweep_work,
+    largest_count,
+)
 from dprisk.inference.sweeps.store import ENGINE, ChunkStore, check_out, load_finished
 from dprisk.models.checks import check_positive_int
-from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.settings import setting
-from dprisk.runtime.work_limit import EXACT_POINT_STEPS, check_work, mc_study_steps
 from dprisk.runtime.worker_threads import WORKER_ENVIRON  # local_cluster's workers' environment
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,10 +104,6 @@ __all__ = [
     "sweep_table",
 ]
 
-#: Bytes held per grid point and data variable: the flat values, the Dataset and the file
-#: written from it (three float64 copies); checked against the memory limit
-#: (:mod:`dprisk.runtime.memory_limit`) before the sweep starts.
-POINT_BYTES = 24
 
 #: Seconds a scheduler given by its address must take at most to answer, and again to have a
 #: worker (:func:`connect`), unless the environment variable below says otherwise.
@@ -298,67 +297,6 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
     finally:
         client.cancel(futures)
 
-def _check_points(**grids) -> tuple[int, str]:
-    """Refuse, before the plan is built, more grid points than the memory limit allows.
-
-    Returns the number of points and the names of the grids of more than one point.
-
-    Each point holds :data:`POINT_BYTES` per data variable (at most ``len(VARIABLES) + 1``,
-    with ``mcse``); the grids given as sequences (not strings) are the swept ones.
-    """
-    sizes = {}
-    for name, values in grids.items():
-        if not isinstance(values, (str, bytes)):
-            try:
-                sizes[name] = len(values)
-            except TypeError:  # a scalar
-                continue
-    points = int(np.prod(list(sizes.values()), dtype=float)) if sizes else 1
-    check_memory(POINT_BYTES * (len(VARIABLES) + 1) * points,
-                 parameter=", ".join(sizes) or "the grid",
-                 what=f"a sweep of {points} grid points")
-    return points, ", ".join(name for name, size in sizes.items() if size > 1) or "the grid"
-
-
-def _largest_count(values) -> int:
-    """The largest of a grid's whole numbers (1 when it holds anything else: refused later)."""
-    found = np.atleast_1d(np.asarray(values, dtype=object)).ravel()
-    if found.size and all(isinstance(v, numbers.Integral) and not isinstance(v, bool)
-                          and v >= 1 for v in found):
-        return int(max(found))
-    return 1
-
-
-def check_sweep_work(points: int, names: str, method: str,
-                     mc_options: Mapping | None, d: int = 1) -> None:
-    """Refuse a sweep whose work (:mod:`dprisk.runtime.work_limit`) is above the budget.
-
-    ``points x EXACT_POINT_STEPS`` for an exact sweep; for ``method="mc"`` ``points x``
-    :func:`~dprisk.runtime.work_limit.mc_study_steps` ``(datasets, draws, d)`` with ``d``
-    the grid's largest d (the Monte Carlo defaults when not given). The refusal names
-    ``names`` (the swept grids) and, Monte Carlo, ``datasets, draws`` (and ``d`` when it
-    dominates): those alone for a single point, whose grid (``names`` is then ``"the
-    grid"``) sets no work.
-    """
-    if method != "mc":
-        check_work(points * EXACT_POINT_STEPS, parameter=names,
-                   what=f"an exact sweep of {points} grid points")
-        return
-    options = dict(mc_options or {})
-    datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
-    if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
-        return  # refused, naming the option, when the plan is built
-    steps, by_d = points * mc_study_steps(datasets, draws, d), d > 1
-    if steps <= 2 * points * mc_study_steps(datasets, draws):  # not mostly the noise sums
-        by_d = False
-    swept = [names] if points > 1 else []
-    check_work(steps, parameter=", ".join([*swept, "datasets", "draws"]
-                                          + (["d"] if by_d and "d" not in names.split(", ")
-                                             else [])),
-               what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
-               f"{draws} draws" + (f", d up to {d} other blocks" if by_d else ""))
-
-
 def _parameters_of[**P, R](source: Callable[P, object]) -> Callable[[Callable[..., R]],
                                                                      Callable[P, R]]:
     """Give the decorated ``function(**options)`` the keyword parameters of ``source``.
@@ -470,9 +408,9 @@ def sweep_table(
         file not written by a sweep; another process running a sweep to the same ``out``
         (:class:`dprisk.runtime.output_files.OutputInUse`).
     """
-    points, names = _check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
+    points, names = check_points(rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known,
                                   prior=prior)
-    check_sweep_work(points, names, method, mc_options, _largest_count(d))
+    check_sweep_work(points, names, method, mc_options, largest_count(d))
     plan, quantity = plan_sweep(
         rho1=rho1, rho2=rho2, d=d, x2=x2, p=p, known=known, prior=prior, x1=x1,
         method=method, mc_options=mc_options, chunk_size=chunk_size, quantity=quantity,
