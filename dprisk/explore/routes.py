@@ -21,8 +21,10 @@ server behind two rules:
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from types import SimpleNamespace
+from urllib.parse import unquote_plus
 
 from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
@@ -148,22 +150,42 @@ _LOG = logging.getLogger(__name__)
 #: Characters of a server log line kept (the rest cut, its length said).
 LOG_LINE_CHARS = 2000
 #: The loggers that quote what a visitor sent (Bokeh quotes a whole websocket message that
-#: fails to parse: 200 kB of ``[[[[`` in one line).
+#: fails to parse: 200 kB of ``[[[[`` in one line; Tornado the URL of a refused request,
+#: ``?token=...`` with it).
 VISITOR_QUOTING_LOGGERS = ("bokeh.server.views.ws", "bokeh.server.protocol_handler",
                            "bokeh.server.session", "bokeh.server.connection", "panel.reactive",
-                           "tornado.application", "tornado.general",
+                           "tornado.access", "tornado.application", "tornado.general",
                            "dprisk.explore.views")
+#: A query argument ``name=value`` in a logged URL (``name`` as sent: percent-encoded or not).
+_QUERY_ARGUMENT = re.compile(r"(?<=[?&;])([^=&;#\s'\"]*)=([^&;#\s'\"]*)")
+#: The query arguments whose values are secrets, by their decoded names.
+SECRET_ARGUMENTS = frozenset({"token"})
+
+
+def _hide_secret(argument: re.Match) -> str:
+    """``name=value`` of a query argument, ``name=[hidden]`` when it is a secret's."""
+    name = argument.group(1)
+    return f"{name}=[hidden]" if unquote_plus(name).lower() in SECRET_ARGUMENTS \
+        else argument.group(0)
 
 
 class ShortLines(logging.Filter):
-    """Cut a record's message to :data:`LOG_LINE_CHARS` characters (its traceback is kept)."""
+    """Cut a record's message to :data:`LOG_LINE_CHARS` characters and hide tokens in it.
+
+    Tornado logs a refused request's URL (``403 GET /?token=... (address): unknown host or
+    origin``): the value of every :data:`SECRET_ARGUMENTS` query argument is shown as
+    ``[hidden]`` (as Jupyter's server does), so the log shows no token to whoever reads it.
+    The record's traceback is kept.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Keep the record, its message cut when too long."""
+        """Keep the record, its message cut when too long and its tokens hidden."""
         message = record.getMessage()
-        if len(message) > LOG_LINE_CHARS:
-            record.msg = f"{message[:LOG_LINE_CHARS]}... ({len(message)} characters)"
-            record.args = ()
+        shown = _QUERY_ARGUMENT.sub(_hide_secret, message) if "=" in message else message
+        if len(shown) > LOG_LINE_CHARS:
+            shown = f"{shown[:LOG_LINE_CHARS]}... ({len(shown)} characters)"
+        if shown != message:
+            record.msg, record.args = shown, ()
         return True
 
 

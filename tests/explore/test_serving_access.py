@@ -356,6 +356,23 @@ def test_a_visitor_s_message_is_logged_cut(servers, caplog):
     assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
 
 
+def test_a_refused_request_s_token_is_hidden_in_the_log(servers, caplog):
+    """Before: Tornado logged a refused request's URL whole, ``403 GET
+    /?token=6afb...c3 (127.0.0.1): unknown host or origin`` (and its access line), so the
+    server's log showed the token to whoever reads it; a token argument's value (by its
+    decoded name, ``%74oken`` too) is now logged as ``[hidden]``, the other arguments as
+    sent."""
+    port, _, _ = servers
+    with caplog.at_level("WARNING"):
+        for path in (f"/?token={TOKEN}&note=kept", f"/?note=kept&%74oken={TOKEN}"):
+            response, _ = _get(port, path, headers={"Origin": "http://evil.example"})
+            assert response.status == 403, path
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("tornado.")]
+    assert sum("note=kept" in line for line in logged) >= 2, logged  # the lines were logged
+    assert sum("oken=[hidden]" in line for line in logged) >= 2, logged
+    assert TOKEN not in caplog.text
+
+
 @pytest.mark.parametrize("origin", ["http://127.0.0.1:abc", "http://127.0.0.1:99999",
                                     "http://[::1"])
 def test_a_malformed_origin_is_refused_not_an_error(servers, origin, caplog):
