@@ -90,6 +90,35 @@ def _check_column_types(fragments, schema) -> None:
                     from None
 
 
+def _name_uncastable_column(fragments, schema) -> None:
+    """Raise ValueError naming the first file and column whose values do not cast to ``schema``.
+
+    Called when the scan failed: a type Arrow casts (a list of doubles as ``value``) can still
+    hold a value it cannot cast without loss (17.5 as an integer), and the scan's error names
+    neither the file nor the column. Each file's read columns are cast alone; returns quietly
+    when every one casts (the scan's error was something else).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    unreadable = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError,
+                  UnicodeDecodeError)
+    for fragment in fragments:
+        for name, kind in _COLUMN_KINDS.items():
+            try:  # a file that cannot be read at all is the scan's error, not a column's
+                if name not in fragment.physical_schema.names:
+                    continue
+                column = pq.read_table(fragment.path, columns=[name]).column(name)
+            except unreadable:
+                break
+            try:
+                column.cast(schema.field(name).type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+                first = str(err).splitlines()[0] if str(err) else type(err).__name__
+                raise ValueError(f"{fragment.path}: column {name!r} holds a value that is not "
+                                 f"{kind} ({first})") from None
+
+
 def detailed_dataset(nmf_dir, state: str):
     """The lazy dataset of ``Block.parquet/DPQuery`` and the filter of ``state``'s rows.
 
@@ -137,8 +166,8 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
         ``query_shape`` is not [8, 2, 2, 63] or whose ``value`` does not hold 2016 numbers; a
         block appearing twice; a requested block absent; a variance that is not > 0; a file
         without one of the columns geocode, query_name, query_shape, value, variance or
-        whose column has a type that cannot be cast to the read schema (the file and column
-        named) or that cannot be read.
+        whose column has a type that cannot be cast to the read schema or holds a value that
+        cannot be cast without loss (the file and column named) or that cannot be read.
     """
     import pyarrow as pa
 
@@ -194,6 +223,7 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                          f"that is not UTF-8: {err.object[:40]!r})") from None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        _name_uncastable_column(fragments, dataset.schema)
         raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read "
                          f"({first})") from None
     if not found_geoids:
