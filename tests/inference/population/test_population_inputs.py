@@ -223,3 +223,30 @@ def test_population_risk_refuses_noisy_counts_that_are_not_whole(value):
                                          f"'{meas.geoids[1]}' cell 886 is {value!r}, not an "
                                          "integer"):
         population_risk(frame, bad)
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_persons_column_given_twice_is_refused_naming_it(tmp_path, ext):
+    """A CSV header '...,cenrace,cenrace' was read by pandas as cenrace and cenrace.1 and the
+    first taken without a word (which is the person's?); the Parquet file with two cenrace
+    fields was refused as 'not a readable parquet file (AttributeError: 'DataFrame' object
+    has no attribute 'dtype')'. Both, read whole or in batches, now name the column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprisk.inference.population.persons import iter_persons
+
+    frame = _frame()
+    path = tmp_path / f"p.{ext}"
+    if ext == "csv":
+        path.write_text("geoid,hhgq,votingage,hispanic,cenrace,cenrace\n" + "".join(
+            f"{g},{h},{v},{x},{c},9\n" for g, h, v, x, c in frame.itertuples(index=False)))
+    else:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        pq.write_table(table.append_column("cenrace", pa.array([9, 9])), path)
+    message = (f"--persons '{path}': column cenrace appears 2 times \\(a persons file has "
+               "each of geoid, hhgq, votingage, hispanic, cenrace once\\)")
+    with pytest.raises(ValueError, match=message):
+        read_persons(path, name="--persons")
+    with pytest.raises(ValueError, match=message):
+        list(iter_persons(path, name="--persons", batch_rows=1))
