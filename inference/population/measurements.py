@@ -18,6 +18,7 @@ GEOID statistics exclude every block asked for (:func:`_pruned`): their rows are
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,6 +163,15 @@ def _load(path: Path, geoids):
                          f"UTF-8: {err.object[:40]!r})") from None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        found = re.search(r"In CSV column #(\d+): Row #(\d+): CSV conversion error to \w+: "
+                          r"invalid value '(.*)'", first) if kind == "csv" else None
+        if found:  # Arrow counts columns from 0 and rows as lines, the header line 1
+            with open(path, encoding="utf-8-sig") as text:  # the header line only
+                header = text.readline().strip()
+            name = header.split(",")[int(found[1])].strip().strip('"')
+            raise ValueError(f"{path}: column {name!r} is {found[3]!r} at row "
+                             f"{int(found[2]) - 1}, not "
+                             f"{'a number' if name == 'variance' else 'an integer'}") from None
         raise ValueError(f"{path}: cannot be read as the table layout ({first})") from None
 
 

@@ -51,14 +51,20 @@ def _read_schema():
 #: What each read column must hold, as a refusal states it.
 _COLUMN_KINDS = {"geocode": "text", "query_name": "text", "query_shape": "a list of integers",
                  "value": "a list of integers", "variance": "a number", "sign": "text"}
+#: Columns every DPQuery file holds (``sign`` may be absent: read as null).
+_REQUIRED_COLUMNS = ("geocode", "query_name", "query_shape", "value", "variance")
 
 
 def _check_column_types(fragments, schema) -> None:
-    """Each file's columns can be cast to the read ``schema`` (one not there is read as null).
+    """Each file holds the read columns and they can be cast to the read ``schema``.
 
-    The scanner casts every file's columns to ``schema``; a column of a type Arrow has no cast
-    for (text where ``value`` holds a list) would fail there without naming the file or the
-    column. Raises ValueError naming both and what the column must hold.
+    The scanner reads a column a file lacks as null (so ``sign``, absent from some DPQuery
+    partitions, unifies) and casts every file's columns to ``schema``. A file without one of
+    :data:`_REQUIRED_COLUMNS` was read as null values (refused as 'variance nan', 'value holds
+    0 numbers', 'no detailed_dpq row', naming neither file nor column), and a column of a type
+    Arrow has no cast for (text where ``value`` holds a list) would fail in the scan without
+    naming the file or the column. Raises ValueError naming both (and what the column must
+    hold).
     """
     import pyarrow as pa
 
@@ -69,6 +75,10 @@ def _check_column_types(fragments, schema) -> None:
         except UnicodeDecodeError as err:
             raise ValueError(f"{fragment.path}: a column name is not UTF-8 text "
                              f"({err.object[:40]!r})") from None
+        missing = [name for name in _REQUIRED_COLUMNS if name not in names]
+        if missing:
+            raise ValueError(f"{fragment.path}: no column {missing[0]!r} (a DPQuery file of "
+                             f"the released layout has {', '.join(_REQUIRED_COLUMNS)})")
         for name, kind in _COLUMN_KINDS.items():
             if name not in names:
                 continue
@@ -78,6 +88,35 @@ def _check_column_types(fragments, schema) -> None:
             except (pa.ArrowNotImplementedError, pa.ArrowInvalid, pa.ArrowTypeError):
                 raise ValueError(f"{fragment.path}: column {name!r} is {have}, not {kind}") \
                     from None
+
+
+def _name_uncastable_column(fragments, schema) -> None:
+    """Raise ValueError naming the first file and column whose values do not cast to ``schema``.
+
+    Called when the scan failed: a type Arrow casts (a list of doubles as ``value``) can still
+    hold a value it cannot cast without loss (17.5 as an integer), and the scan's error names
+    neither the file nor the column. Each file's read columns are cast alone; returns quietly
+    when every one casts (the scan's error was something else).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    unreadable = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError,
+                  UnicodeDecodeError)
+    for fragment in fragments:
+        for name, kind in _COLUMN_KINDS.items():
+            try:  # a file that cannot be read at all is the scan's error, not a column's
+                if name not in fragment.physical_schema.names:
+                    continue
+                column = pq.read_table(fragment.path, columns=[name]).column(name)
+            except unreadable:
+                break
+            try:
+                column.cast(schema.field(name).type)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+                first = str(err).splitlines()[0] if str(err) else type(err).__name__
+                raise ValueError(f"{fragment.path}: column {name!r} holds a value that is not "
+                                 f"{kind} ({first})") from None
 
 
 def detailed_dataset(nmf_dir, state: str):
@@ -126,8 +165,9 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
         A state that is not two digits or has no rows in the files (named); a row whose
         ``query_shape`` is not [8, 2, 2, 63] or whose ``value`` does not hold 2016 numbers; a
         block appearing twice; a requested block absent; a variance that is not > 0; a file
-        whose column has a type that cannot be cast to the read schema (the file and column
-        named) or that cannot be read.
+        without one of the columns geocode, query_name, query_shape, value, variance or
+        whose column has a type that cannot be cast to the read schema or holds a value that
+        cannot be cast without loss (the file and column named) or that cannot be read.
     """
     import pyarrow as pa
 
@@ -183,6 +223,7 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
                          f"that is not UTF-8: {err.object[:40]!r})") from None
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OSError) as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        _name_uncastable_column(fragments, dataset.schema)
         raise ValueError(f"state {state}: the block detailed_dpq rows cannot be read "
                          f"({first})") from None
     if not found_geoids:

@@ -11,8 +11,9 @@ the columns (others are ignored)
 
 :func:`read_persons` returns them as a ``pandas.DataFrame`` in the file's row order (the
 order every per-person output keeps). A file that is neither, a missing column, a value that
-is not an integer or outside its range, or a GEOID that is not 15 digits is refused with a
-``ValueError`` naming the file, the column and the first bad row (0-based, in file order).
+is not an integer or outside its range, one of the columns twice, or a GEOID that is not 15
+digits is refused with a ``ValueError`` naming the file, the column and the first bad row
+(0-based, in file order).
 """
 
 from __future__ import annotations
@@ -47,6 +48,33 @@ def _kind(path: Path, name: str) -> str:
     return kind
 
 
+def _check_distinct_columns(path: Path, kind: str, where: str) -> None:
+    """Refuse a file holding one of :data:`COLUMNS` twice (naming it).
+
+    pandas read a CSV header ``...,cenrace,cenrace`` as ``cenrace`` and ``cenrace.1`` and took
+    the first without a word; a Parquet file with two fields of one name failed in pandas
+    ('DataFrame' object has no attribute 'dtype'). A file whose header cannot be read is left
+    to the reader's own refusal.
+    """
+    import csv
+
+    try:
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(path).names
+        else:
+            with open(path, encoding="utf-8-sig", newline="") as text:
+                names = next(csv.reader(text), [])
+    except Exception:  # unreadable: the reader's own refusal names why
+        return
+    for column in COLUMNS:
+        count = names.count(column)
+        if count > 1:
+            raise ValueError(f"{where}: column {column} appears {count} times (a persons file "
+                             f"has each of {', '.join(COLUMNS)} once)")
+
+
 def read_persons(path, *, name: str = "persons"):
     """Read and check a persons file (the module's format); rows in the file's order.
 
@@ -72,6 +100,7 @@ def read_persons(path, *, name: str = "persons"):
 
     path = Path(path)
     kind = _kind(path, name)
+    _check_distinct_columns(path, kind, f"{name} {str(path)!r}")
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -111,6 +140,7 @@ def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
     path = Path(path)
     kind = _kind(path, name)
     where = f"{name} {str(path)!r}"
+    _check_distinct_columns(path, kind, where)
     first_row = 0
     try:
         if kind == "parquet":

@@ -32,7 +32,8 @@ from dprisk.inference.population.metrics import Tally, modal_categories, proport
 from dprisk.inference.population.priors import tract_priors
 
 __all__ = ["ADVERSARIES", "PERSON_COLUMNS", "VARIANCE_RANGE", "Partition", "Prepared",
-           "check_variances", "partition_risk", "prepare", "variance_range_text"]
+           "check_variances", "integer_counts", "partition_risk", "prepare",
+           "variance_range_text"]
 
 #: The adversaries (docs/population.md).
 ADVERSARIES = ("informed", "outsider")
@@ -158,6 +159,28 @@ def check_variances(geoids, variance, *, source: str = "noise variance") -> None
                          f"{float(variance[first])!r}; {variance_range_text()}")
 
 
+def integer_counts(noisy: np.ndarray, geoids: np.ndarray) -> np.ndarray:
+    """The noisy counts as int64: integers, or numbers that are all whole (as floats hold them).
+
+    A count that is not a whole finite number (2.5, NaN, inf) is refused naming its block and
+    cell, never truncated toward zero (nor NaN cast to -2**63) as an int64 cast would.
+    """
+    if noisy.dtype.kind in "iu":
+        return noisy.astype(np.int64, copy=False)
+    try:
+        values = noisy.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"measurements: noisy must hold integers (noisy counts), got dtype "
+                         f"{noisy.dtype}") from None
+    with np.errstate(invalid="ignore"):
+        whole = np.isfinite(values) & (values == np.round(values)) & (np.abs(values) <= 2**53)
+    if not whole.all():
+        block, cell = (int(i) for i in np.argwhere(~whole)[0])
+        raise ValueError(f"measurements: noisy count of block {str(geoids[block])!r} cell "
+                         f"{cell} is {float(values[block, cell])!r}, not an integer")
+    return values.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class Prepared:
     """The checked persons: each person's global block, group, category and the blocks' tracts."""
@@ -177,7 +200,8 @@ def prepare(persons, measurements, *, name: str = "persons") -> Prepared:
     ------
     ValueError
         A person's GEOID absent from the measurements (naming the first, by row), a
-        measurement array of the wrong shape, or a variance of a person's block outside
+        measurement array of the wrong shape, a noisy count that is not a whole number
+        (:func:`integer_counts`), or a variance of a person's block outside
         :data:`VARIANCE_RANGE` (:func:`check_variances`).
     """
     import pandas as pd
@@ -188,6 +212,7 @@ def prepare(persons, measurements, *, name: str = "persons") -> Prepared:
     if noisy.ndim != 2 or noisy.shape != (geoids.size, N_DETAILED_CELLS):
         raise ValueError(f"measurements: noisy must have shape ({geoids.size}, "
                          f"{N_DETAILED_CELLS}), got {noisy.shape}")
+    noisy = integer_counts(noisy, geoids)
     if variance.shape != (geoids.size,):
         raise ValueError(f"measurements: variance must have shape ({geoids.size},), "
                          f"got {variance.shape}")

@@ -1,8 +1,10 @@
 """The files of ``dprisk population risk --out DIR``.
 
-* ``persons.parquet``: the persons file's rows, in its order, with the columns
-  ``posterior_true`` (the posterior of the person's true category), ``map`` (the MAP category
-  index c = 63 * hispanic + cenrace - 1, ties to the smallest), ``map_posterior`` and
+* ``persons.parquet``: the persons file's rows, in its order, with its five columns
+  (``geoid`` ... ``cenrace``; any other column of the file is not read, so not written: join
+  on the row number) and ``posterior_true`` (the posterior of the person's true category),
+  ``map`` (the MAP category index c = 63 * hispanic + cenrace - 1, ties to the smallest),
+  ``map_posterior`` and
   ``fdp_bound`` (the worst-case success bound of any adversary with the same prior that reads
   the block cells);
 * ``summary.json``: the summary printed by ``--json``;

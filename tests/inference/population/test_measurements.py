@@ -121,6 +121,24 @@ def test_bad_tables_are_refused_naming_the_problem(tmp_path, change, message):
         read_noisy_table(path)
 
 
+@pytest.mark.parametrize(("column", "row", "text", "kind"), [
+    ("noisy", 7, "2.5", "an integer"), ("hhgq", 0, "abc", "an integer"),
+    ("variance", 5000, "ten", "a number"), ("noisy", 6047, "1e3", "an integer")])
+def test_a_csv_value_that_is_not_a_number_names_the_column_and_row(tmp_path, column, row,
+                                                                     text, kind):
+    """A CSV cell Arrow cannot convert was refused as 'cannot be read as the table layout
+    (Error creating dataset. ... In CSV column #5: Row #9: CSV conversion error to int64:
+    invalid value '2.5')': the column by its 0-based index, the row as the file's line (the
+    header line 1), unlike every other refusal of the file (name, data rows from 1). Now
+    'column 'noisy' is '2.5' at row 8, not an integer' (the last row too: 6047 + 1 = 6048)."""
+    frame = _frame(_measurements()).astype({column: object})
+    frame.loc[row, column] = text
+    path = _write(frame, tmp_path / "t.csv")
+    with pytest.raises(ValueError, match=f"^{path}: column '{column}' is '{text}' at row "
+                                         f"{row + 1}, not {kind}$"):
+        read_noisy_table(path)
+
+
 @pytest.mark.parametrize("ext", ["parquet", "csv"])
 def test_a_variance_of_whole_numbers_is_read(tmp_path, ext):
     """A Parquet table whose variance column pandas wrote as int64 (variance = 10) was refused,

@@ -254,3 +254,53 @@ def test_a_null_in_a_detailed_value_is_refused_naming_the_block_and_cell(tmp_pat
         read_nmf_block_detailed(tmp_path, "50")
     assert list(read_nmf_block_detailed(tmp_path, "50", geoids=["500010001001001"]).geoids) \
         == ["500010001001001"]
+
+
+@pytest.mark.parametrize("column", ["geocode", "query_name", "query_shape", "value", "variance"])
+def test_a_file_without_a_read_column_is_refused_naming_the_file_and_column(tmp_path, column):
+    """A DPQuery file lacking a column was read as if that column held nulls (the reader
+    lets ``sign`` be absent): no ``variance`` was refused as 'block ... has variance nan', no
+    ``value`` as 'value holds 0 numbers', no ``query_name`` as 'block ... has no detailed_dpq
+    row', naming neither the file nor the column; now the file and the column are named."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    table = pa.table({
+        "geocode": [geocode], "query_name": ["detailed_dpq"],
+        "query_shape": pa.array([[8, 2, 2, 63]], pa.list_(pa.int32())),
+        "value": pa.array([list(range(2016))], pa.list_(pa.int32())),
+        "variance": pa.array([10.09]),
+    })
+    path = folder / "part-0.parquet"
+    pq.write_table(table, path)
+    assert list(read_nmf_block_detailed(tmp_path, "50").geoids) == ["500010001001001"]
+    pq.write_table(table.drop_columns([column]), path)
+    with pytest.raises(ValueError, match=f"^{path}: no column '{column}' \\(a DPQuery file"):
+        read_nmf_block_detailed(tmp_path, "50")
+
+
+def test_a_value_arrow_cannot_cast_without_loss_is_refused_naming_the_file(tmp_path):
+    """A ``value`` list of doubles casts to integers while each is whole (read as before), but
+    17.5 failed in the scan as 'state 50: the block detailed_dpq rows cannot be read (Float
+    value 17.500000 was truncated converting to int64)', naming neither the file nor the
+    column; now both."""
+    folder = tmp_path / PROD / "Block.parquet" / "DPQuery" / "State=050"
+    folder.mkdir(parents=True)
+    geocode = "050" + "001000" + "0001" + "01" + "5000100010011001"
+    whole = [float(v) for v in range(2016)]
+    path = folder / "part-0.parquet"
+
+    def write(values):
+        pq.write_table(pa.table({
+            "geocode": [geocode], "query_name": ["detailed_dpq"],
+            "query_shape": pa.array([[8, 2, 2, 63]], pa.list_(pa.int32())),
+            "value": pa.array([values], pa.list_(pa.float64())),
+            "variance": pa.array([10.09]),
+        }), path)
+
+    write(whole)
+    assert read_nmf_block_detailed(tmp_path, "50").noisy[0, 886] == 886
+    write([*whole[:886], 17.5, *whole[887:]])
+    with pytest.raises(ValueError, match=f"^{path}: column 'value' holds a value that is not a "
+                                         "list of integers \\(Float value 17.5"):
+        read_nmf_block_detailed(tmp_path, "50")

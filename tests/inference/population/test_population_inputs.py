@@ -198,3 +198,55 @@ def test_tract_prior_is_the_tract_composition_by_voting_age():
     assert rows.shape == (4, 126)
     assert rows[1, 5] == rows[1, 7] == 0.5 and rows[0, 5] == 1.0 and rows[3, 2] == 1.0
     assert rows[2].sum() == 0  # tract 1 has no minors
+
+
+@pytest.mark.parametrize("value", [2.5, -0.5, np.nan, np.inf])
+def test_population_risk_refuses_noisy_counts_that_are_not_whole(value):
+    """dr.population.risk took BlockMeasurements.noisy of any dtype and cast it to int64: a
+    count of 2.5 ran as 2 and -0.5 as 0 (truncated toward zero), NaN as -2**63 (with numpy's
+    'invalid value encountered in cast' warning), without a word. Whole numbers held as
+    floats are read as before; anything else is refused naming the block and the cell."""
+    from population_helpers import measure
+
+    from dprisk.inference.population.measurements import BlockMeasurements
+    from dprisk.inference.population.risk import population_risk
+
+    frame = _frame()
+    meas = measure(frame, 10.0, seed=1)
+    as_floats = BlockMeasurements(meas.geoids, meas.noisy.astype(np.float64), meas.variance)
+    np.testing.assert_array_equal(population_risk(frame, as_floats).posterior_true,
+                                  population_risk(frame, meas).posterior_true)
+    noisy = meas.noisy.astype(np.float64)
+    noisy[1, 886] = value
+    bad = BlockMeasurements(meas.geoids, noisy, meas.variance)
+    with pytest.raises(ValueError, match=f"measurements: noisy count of block "
+                                         f"'{meas.geoids[1]}' cell 886 is {value!r}, not an "
+                                         "integer"):
+        population_risk(frame, bad)
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet"])
+def test_a_persons_column_given_twice_is_refused_naming_it(tmp_path, ext):
+    """A CSV header '...,cenrace,cenrace' was read by pandas as cenrace and cenrace.1 and the
+    first taken without a word (which is the person's?); the Parquet file with two cenrace
+    fields was refused as 'not a readable parquet file (AttributeError: 'DataFrame' object
+    has no attribute 'dtype')'. Both, read whole or in batches, now name the column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprisk.inference.population.persons import iter_persons
+
+    frame = _frame()
+    path = tmp_path / f"p.{ext}"
+    if ext == "csv":
+        path.write_text("geoid,hhgq,votingage,hispanic,cenrace,cenrace\n" + "".join(
+            f"{g},{h},{v},{x},{c},9\n" for g, h, v, x, c in frame.itertuples(index=False)))
+    else:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        pq.write_table(table.append_column("cenrace", pa.array([9, 9])), path)
+    message = (f"--persons '{path}': column cenrace appears 2 times \\(a persons file has "
+               "each of geoid, hhgq, votingage, hispanic, cenrace once\\)")
+    with pytest.raises(ValueError, match=message):
+        read_persons(path, name="--persons")
+    with pytest.raises(ValueError, match=message):
+        list(iter_persons(path, name="--persons", batch_rows=1))
