@@ -174,7 +174,16 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
         cells.append((scenario, key))
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-    cell = rng.choice(k, size=chains, p=prior)
+    # chains start in a cell drawn from the prior among those that can hold the target (X1_j
+    # = m_j + 1 possible); a start elsewhere has no X2 and the sweeps cannot leave it
+    possible = np.array([scenario.prior.branch_support(m + 1) is not None
+                         for scenario, (*_, m, _x1, _x2, _y1) in cells])
+    start = np.where(possible, prior, 0.0)
+    if not start.sum() > 0:
+        raise ValueError(f"x2_prior {x2_prior!r} leaves no cell of positive prior that can hold "
+                         f"the target (X2 | X1 = m_j + 1 has no possible value), known = "
+                         f"{known.tolist()}")
+    cell = rng.choice(k, size=chains, p=prior if possible.all() else start / start.sum())
     # both values of each cell's X1 possible (the tables' `feasible`: the prior's supports)
     if not all(scenario.prior.branch_support(m + b) is not None
                for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):

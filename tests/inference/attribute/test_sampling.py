@@ -42,6 +42,24 @@ def test_two_level_gibbs_matches_exact(case):
     assert_within_4_mcse(draws.cell, exact)
 
 
+def test_two_level_gibbs_starts_in_a_cell_that_can_hold_the_target():
+    """Under point:1 the cell with m = 1 cannot hold the target (X1 = 2 > X2 = 1): exact gives
+    it 0, and the sampler drew its chains' first cell from the whole prior, so a chain started
+    there crashed ('k1 must be one of the feasible values (1,)', seed 11: two of four chains);
+    chains now start among the cells that can hold the target and match exact within 4 MCSE.
+    A prior leaving no such cell is refused naming x2_prior."""
+    release = ([1, 0, 2, 0], [1, 1, 2, 0], [0, 1, 0, 0], [0, 0, 1, 0])
+    kw = {"rho1": 1.0, "rho2": 1.0, "d": 1, "prior": [0.1, 0.2, 0.3, 0.4],
+          "x2_prior": "point:1"}
+    exact = two_level_cell_posterior(*release, **kw)
+    assert exact[2] == 0
+    draws = two_level_cell_gibbs(*release, **kw, draws=1500, chains=4, random_seed=11)
+    assert_within_4_mcse(draws.cell, exact)
+    with pytest.raises(ValueError, match=r"^x2_prior 'point:1' leaves no cell"):
+        two_level_cell_gibbs([1, 0], [1, 1], [0, 1], [1, 1], **{**kw, "prior": None},
+                             draws=10, chains=2, random_seed=1)
+
+
 @pytest.mark.parametrize(("release", "known", "rho", "prior"), [
     ([1, 3, 0, 2], [0, 2, 0, 1], 0.4, [0.1, 0.2, 0.3, 0.4]),
     ([0, 1, 2, 0, 1, 0], [0, 0, 1, 0, 0, 0], 0.8, None),
