@@ -32,7 +32,7 @@ from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.two_level.gibbs import ExactConditionals
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed
-from dprisk.models.numerics import logit, logsumexp
+from dprisk.models.numerics import logsumexp
 from dprisk.models.priors.histogram import check_cell_prior, check_known_counts, uniform_prior
 from dprisk.models.scenario import Release, Scenario
 
@@ -188,8 +188,7 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
     if not all(scenario.prior.branch_support(m + b) is not None
                for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):
         conds = _conditionals([cells], cache)[0]
-        with np.errstate(divide="ignore"):
-            log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
+        log_ratio_tables = [cond.log_odds_x1_table for cond in conds]
         return _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng,
                                draws, tune, seed)
     first = rng.random(k * chains).reshape(k, chains)
@@ -277,10 +276,11 @@ def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
     for members in by_cache.values():
         conds = _conditionals([out[i].cells for i in members], out[members[0]].conditionals)
         for i, run_conds in zip(members, conds, strict=True):
-            with np.errstate(divide="ignore"):
-                # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies
-                # in it (x2_given_x1 draws on the window), so the sweep looks the values up
-                log_ratio_tables = [logit(cond.prob_x1_table) for cond in run_conds]
+            # the log-odds of X1_j = m_j + 1 given X2_j on each cell's window (every X2_j
+            # drawn lies in it: x2_given_x1 draws on the window), so the sweep looks the
+            # values up; exact, not the logit of the probability, which rounds to 1 (logit
+            # +inf) once they pass 37 and left two such cells' scores inf - inf = NaN
+            log_ratio_tables = [cond.log_odds_x1_table for cond in run_conds]
             tables[i] = _FlatTables(run_conds, log_ratio_tables)
     for members in groups.values():
         runs = [out[i] for i in members]
@@ -339,7 +339,7 @@ class _FlatTables:
         self.cells = np.arange(len(conds))
 
     def log_ratio(self, x2: np.ndarray) -> np.ndarray:
-        """``logit P[X1_j = m_j + 1 | X2_j]`` of every chain and cell, shape ``(chains, K)``."""
+        """Log-odds of ``X1_j = m_j + 1`` given ``X2_j``, every chain and cell: ``(chains, K)``."""
         return self.ratio[x2 + self.ratio_offsets]
 
     def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -42,6 +42,22 @@ def test_two_level_gibbs_matches_exact(case):
     assert_within_4_mcse(draws.cell, exact)
 
 
+@pytest.mark.parametrize("rho", [1.0, 20.0])
+def test_two_level_gibbs_with_sure_cells_matches_exact(rho):
+    """Two cells whose release each says 'the target is here' (x1* = x2* = 1, y1* = 0):
+    exact equal (0.4928 each at rho = 1, 1/2 at rho = 20). The sweep scored cells by
+    logit P[X1_j = m_j + 1 | X2_j], which is +inf once the probability rounds to 1 (log-odds
+    past 37, rho = 20): two such cells gave inf - inf = NaN probabilities and every draw
+    went to cell 0 (P = 1.0 against 0.5). The exact log-odds keep the two cells' ratio;
+    within 4 MCSE at both rhos (rho = 1: a control away from the rounding)."""
+    release = ([1, 1, 0], [1, 1, 0], [0, 0, 0], [0, 0, 0])
+    kw = {"rho1": rho, "rho2": rho, "d": 1}
+    exact = two_level_cell_posterior(*release, **kw)
+    assert exact[0] == pytest.approx(exact[1], rel=1e-12)
+    draws = two_level_cell_gibbs(*release, **kw, draws=1500, chains=4, random_seed=1)
+    assert_within_4_mcse(draws.cell, exact)
+
+
 def test_two_level_gibbs_starts_in_a_cell_that_can_hold_the_target():
     """Under point:1 the cell with m = 1 cannot hold the target (X1 = 2 > X2 = 1): exact gives
     it 0, and the sampler drew its chains' first cell from the whole prior, so a chain started
