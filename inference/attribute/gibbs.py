@@ -48,12 +48,13 @@ class CellGibbsDraws:
     ----------
     cell : ndarray of int64, shape ``(chains, draws)``
     x2 : ndarray of int64, shape ``(chains, draws, K)``
-    random_seed : int
+    random_seed : int or None
+        The integer seed of the run (given or drawn); None when a Generator was given.
     """
 
     cell: np.ndarray
     x2: np.ndarray
-    random_seed: int
+    random_seed: int | None
 
     def cell_frequencies(self, n_cells: int) -> np.ndarray:
         """Share of draws in each cell (the sampler's posterior estimate)."""
@@ -79,7 +80,7 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     tune : int (>= 0)
         Sweeps discarded at the start of each chain.
     random_seed : int or numpy.random.Generator, optional
-        Drawn and reported when not given.
+        Drawn and reported when not given; a Generator is used as is (reported as None).
     conditionals : dict, optional
         A cache of the cells' tabulated conditionals shared by several calls (a caller that
         samples many releases, e.g. SBC, tabulates each distinct cell release once), keyed
@@ -116,7 +117,7 @@ class PendingCellGibbs:
     uniforms : ndarray, shape ``(tune + draws, K + 1, chains)``
         Sweep ``t``'s uniforms: row 0 for the cell, row ``1 + j`` for cell ``j``'s ``X2``.
     tune, draws : int
-    random_seed : int
+    random_seed : int or None
     """
 
     cells: tuple
@@ -127,7 +128,7 @@ class PendingCellGibbs:
     uniforms: np.ndarray
     tune: int
     draws: int
-    random_seed: int
+    random_seed: int | None
 
 
 def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior=None,
@@ -161,8 +162,9 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
         raise ValueError(f"x1_star, x2_star and y1_star must have one count per cell ({k})")
     draws, chains = check_positive_int(draws, "draws"), check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
-    seed = resolve_random_seed(random_seed) if not isinstance(random_seed,
-                                                              np.random.Generator) else 0
+    # a Generator has no integer seed to report (0, reported before, did not reproduce it)
+    seed = None if isinstance(random_seed, np.random.Generator) else resolve_random_seed(
+        random_seed)
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
     cache = conditionals if isinstance(x2_prior, str) else None
     cells = []

@@ -42,6 +42,23 @@ def test_two_level_gibbs_matches_exact(case):
     assert_within_4_mcse(draws.cell, exact)
 
 
+def test_two_level_gibbs_reports_the_seed_it_used():
+    """A given seed is reported, a missing one drawn, reported and reproducing the draws; a
+    Generator has no integer seed: reported as None (before: 0, whose draws differ)."""
+    import numpy as np
+
+    args = ([1, 0, 2], [3, 1, 4], [2, 1, 2], [0, 0, 1])
+    kw = {"rho1": 0.3, "rho2": 0.5, "d": 3, "draws": 50, "chains": 2}
+    assert two_level_cell_gibbs(*args, **kw, random_seed=5).random_seed == 5
+    drawn = two_level_cell_gibbs(*args, **kw)
+    again = two_level_cell_gibbs(*args, **kw, random_seed=drawn.random_seed)
+    np.testing.assert_array_equal(drawn.cell, again.cell)
+    generator = two_level_cell_gibbs(*args, **kw, random_seed=np.random.default_rng(5))
+    assert generator.random_seed is None
+    zero = two_level_cell_gibbs(*args, **kw, random_seed=0)
+    assert not np.array_equal(generator.x2, zero.x2)
+
+
 @pytest.mark.parametrize("rho", [1.0, 20.0])
 def test_two_level_gibbs_with_sure_cells_matches_exact(rho):
     """Two cells whose release each says 'the target is here' (x1* = x2* = 1, y1* = 0):
