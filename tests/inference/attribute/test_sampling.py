@@ -59,6 +59,31 @@ def test_two_level_gibbs_reports_the_seed_it_used():
     assert not np.array_equal(generator.x2, zero.x2)
 
 
+def test_an_x2_prior_leaving_the_target_no_cell_is_refused():
+    """point:0 with every m_j = 0 rules out X1_j = 1 in every cell: the exact posterior was
+    NaN (0/0), p_map_correct_two_level 1/K (every score -inf, all tied), the strategy's Monte
+    Carlo P[MAP] 0.72 with a NaN expected posterior; now each refuses naming x2_prior. A
+    cell that can hold the target keeps the answer defined (point:1, m = (0, 1): [1, 0])."""
+    from dprisk.inference.attribute.strategy import (
+        BlockGroup,
+        census_block_design,
+        strategy_measures,
+    )
+    from dprisk.inference.attribute.two_level import p_map_correct_two_level
+
+    refused = r"^x2_prior 'point:0' leaves the target no cell"
+    kw = {"rho1": 0.5, "rho2": 0.5, "d": 3, "x2_prior": "point:0"}
+    with pytest.raises(ValueError, match=refused):
+        two_level_cell_posterior([1, 0], [1, 0], [0, 0], [0, 0], **kw)
+    with pytest.raises(ValueError, match=refused):
+        p_map_correct_two_level(0.5, 0.5, 3, 10, x2_prior="point:0")
+    group = BlockGroup.checked(0.5, 3, [0] * 2016, prior="point:0")
+    with pytest.raises(ValueError, match=refused):
+        strategy_measures(census_block_design(0.5), 0, 4, block_group=group, random_seed=1)
+    assert two_level_cell_posterior([1, 0], [1, 0], [0, 0], [0, 1],
+                                    **{**kw, "x2_prior": "point:1"}).tolist() == [1.0, 0.0]
+
+
 @pytest.mark.parametrize("rho", [1.0, 20.0])
 def test_two_level_gibbs_with_sure_cells_matches_exact(rho):
     """Two cells whose release each says 'the target is here' (x1* = x2* = 1, y1* = 0):
