@@ -23,9 +23,10 @@ posterior_predictive one replicated release per draw from those likelihoods
 prior, prior_predictive  only when every level's prior is proper with a finite support
                    (``truncated:U``, ``point:K``, a proper model-file prior with an upper
                    bound): :math:`X_1 = m + \mathrm{Bernoulli}(p)` restricted to the feasible
-                   values, :math:`X_{\ell+1} \mid X_\ell` from the prior's normalised weights;
-                   a release replicated from each prior draw. An improper prior (the paper's
-                   default) has no prior draws: the groups are left out.
+                   values, :math:`X_{\ell+1} \mid X_\ell` from the prior's normalised weights
+                   (a chain reaching a value that leaves the next level none has no mass and
+                   is drawn again); a release replicated from each prior draw. An improper
+                   prior (the paper's default) has no prior draws: the groups are left out.
 ================== ==========================================================================
 
 All randomness (predictive and prior draws) comes from ``np.random.default_rng(random_seed)``.
@@ -48,6 +49,9 @@ GROUPS = ("posterior", "posterior_predictive", "log_likelihood", "sample_stats",
           "prior_predictive", "observed_data", "constant_data")
 #: Largest finite prior support enumerated per level for the prior group.
 MAX_PRIOR_SUPPORT = 1_000_000
+#: Most rounds of ``n`` chains drawn for ``n`` prior draws (chains reaching a value that
+#: leaves the next level none are drawn again).
+MAX_PRIOR_ROUNDS = 1000
 
 
 def _observed(scenario: Scenario, release: Release) -> dict[str, int]:
@@ -98,21 +102,46 @@ def _finite_supports(scenario: Scenario) -> bool:
 
 
 def _prior_draws(scenario: Scenario, n: int, rng) -> list[np.ndarray]:
-    """``n`` draws of ``X1 … Xh`` from the joint prior (proper priors of finite support)."""
+    r"""``n`` draws of ``X1 … Xh`` from the joint prior (proper priors of finite support).
+
+    The joint prior is :math:`P[X_1] \prod_\ell w(X_{\ell+1} \mid X_\ell)` normalised: a
+    value that leaves the next level no possible value (e.g. ``truncated:5`` then
+    ``truncated:3`` at ``X2 = 4``) has no mass. Chains are drawn level by level from the
+    normalised weights and those reaching such a value are drawn again (rejection: exact),
+    at most :data:`MAX_PRIOR_ROUNDS` times ``n``.
+    """
     feasible = scenario.feasible
     p = scenario.p if all(feasible) else float(feasible[1])
+    kept = [np.empty(0, dtype=np.int64) for _ in range(scenario.h)]
+    for _ in range(MAX_PRIOR_ROUNDS):
+        counts, alive = _forward_prior_draws(scenario, n, p, rng)
+        kept = [np.concatenate([done, level[alive]]) for done, level in zip(kept, counts,
+                                                                              strict=True)]
+        if kept[0].size >= n:
+            return [level[:n] for level in kept]
+    raise ValueError(f"prior {scenario.attrs()['prior']!r}: fewer than 1 in {MAX_PRIOR_ROUNDS} "
+                     "chains drawn level by level has a possible value at every level; the "
+                     "prior group cannot be drawn")
+
+
+def _forward_prior_draws(scenario: Scenario, n: int, p: float, rng):
+    """``n`` chains drawn level by level, and which reached no level without a value."""
     counts = [scenario.known + (rng.random(n) < p).astype(np.int64)]
+    alive = np.ones(n, dtype=bool)
     for prior in scenario.priors:
         below = counts[-1]
-        level = np.empty(n, dtype=np.int64)
-        for k in np.unique(below):
-            lo, hi = prior.branch_support(int(k))
-            support = np.arange(lo, hi + 1, dtype=np.int64)
-            weights = np.exp(prior.log_weight(support, np.int64(k)))
-            where = below == k
-            level[where] = rng.choice(support, size=int(where.sum()), p=weights / weights.sum())
+        level = below.copy()  # a dead chain's later levels: placeholders, never kept
+        for k in np.unique(below[alive]):
+            where = alive & (below == k)
+            support = prior.branch_support(int(k))
+            if support is None:  # no possible next value: no prior mass
+                alive &= ~where
+                continue
+            values = np.arange(support[0], support[1] + 1, dtype=np.int64)
+            weights = np.exp(prior.log_weight(values, np.int64(k)))
+            level[where] = rng.choice(values, size=int(where.sum()), p=weights / weights.sum())
         counts.append(level)
-    return counts
+    return counts, alive
 
 
 def _dataset(variables: dict, attrs: dict | None = None, dims=("chain", "draw")):

@@ -25,6 +25,8 @@ This module holds :func:`posterior_summary`, the ``h``-level ``dprisk posterior`
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS, MAX_PRECISION
@@ -39,7 +41,7 @@ from dprisk.inference.nested.gibbs import (
 )
 from dprisk.inference.two_level.summary import PosteriorSummary, summarize
 from dprisk.models.checks import check_positive_int
-from dprisk.models.mechanism.dg_sampling import as_generator
+from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, nested_scenario
 from dprisk.runtime.work_limit import NESTED_PYMC_LEVEL_STEPS, check_work, pymc_work_steps
@@ -85,8 +87,10 @@ def posterior_summary(
         ``tune``; the default is PyMC's, 1000). ``chains x (tune + draws)`` is within the work
         limit (:mod:`dprisk.runtime.work_limit`). The ``gibbs`` method ignores it: it discards
         its first :data:`GIBBS_TUNE` sweeps per chain.
-    random_seed : int, optional
-        Seed of the sampling methods.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the sampling methods; the same seed gives the same draws. Without one, a
+        seed is drawn, used and recorded: an integer seed is the ``random_seed`` attribute of
+        the draws' ``posterior`` group (as in the two-level form).
     progressbar : bool
         A progress bar on stderr while sampling (Gibbs and PyMC).
 
@@ -132,18 +136,26 @@ def summarize_posterior(
     release.one("posterior_summary")
     tail_mass = check_tail_mass(tail_mass)
     if method == "exact":
-        result = nested_posterior(release, scenario, tail_mass)
-    elif method == "gibbs":
+        return summarize(nested_posterior(release, scenario, tail_mass), scenario, method,
+                         release)
+    if random_seed is None:  # draw one, use it and record it: every random result reproducible
+        random_seed = resolve_random_seed(None)
+    # the integer seed in the draws' attributes (and --save-draws' file), as the two-level
+    # form records it; a Generator has none to record
+    seed = ({"random_seed": int(random_seed)} if isinstance(random_seed, numbers.Integral)
+            and not isinstance(random_seed, bool) else {})
+    if method == "gibbs":
         run = run_options(draws, chains, GIBBS_TUNE, random_seed)
         samples = nested_draws(release, scenario, **run, tail_mass=tail_mass,
                                progress=progressbar)
-        result = to_datatree(samples, attrs={**scenario.attrs(), "method": method})
+        result = to_datatree(samples, attrs={**scenario.attrs(), "method": method, **seed})
     else:
         if _tables_check_user_priors(scenario):
             # PyMC's Metropolis evaluates a user prior only where it walks: check its weights
             # on the windows the exact and Gibbs methods certify, refusing as they refuse
             nested_posterior(release, scenario, tail_mass)
         result = _pymc_draws(scenario, release, draws, chains, tune, random_seed, progressbar)
+        result["posterior"].attrs.update(seed)
     return summarize(result, scenario, method, release)
 
 

@@ -1,8 +1,7 @@
 r"""The exact two-block Gibbs sampler of the two-level model (paper §3.2, supplement S3).
 
-It targets the same joint posterior as :mod:`dprisk.inference.two_level.exact` (see there for
-``beta``,
-``c``, ``A``):
+It targets the same joint posterior as :mod:`dprisk.inference.two_level.exact` (see there
+for ``beta``, ``c``, ``A``):
 
 .. math:: \log\pi(k_1, k_2) = \beta_{k_1} - A (k_2 - c_{k_1})^2 + \log w(k_2 \mid k_1),
 
@@ -17,8 +16,7 @@ and alternates the two full conditionals, both drawn exactly:
 * ``X2 | X1 = k1``: the discrete Gaussian ``exp(-A (k2 - c_{k1})^2)`` truncated to the
   prior's support times the prior weight (eq. X2fc), on the checked window of
   :func:`dprisk.inference.two_level.exact.joint_log_table` (neglected mass < ``tail_mass``),
-  sampled with
-  Walker's alias method (one uniform per draw).
+  sampled with Walker's alias method (one uniform per draw).
 
 Both conditionals are tabulated once per release D; :class:`ExactConditionals` exposes them
 as single-state kernels (for a PyMC step method).
@@ -112,8 +110,9 @@ class _Tables:
         self.x2_pmf = _normalise(np.where(table.feasible[:, None], prob, 0.0))
         self.q, self.alias = alias_table(self.x2_pmf, compiled=compiled)
         # X1 | X2 = k2: P[X1 = known + 1 | k2] (0 where k2 is impossible under both branches).
-        with np.errstate(over="ignore", invalid="ignore"):
-            p1 = 1.0 / (1.0 + np.exp(log_joint[:, 0] - log_joint[:, 1]))
+        with np.errstate(over="ignore", invalid="ignore"):  # log-odds exact where p1 is 0 or 1
+            self.log_odds = log_joint[:, 1] - log_joint[:, 0]
+            p1 = 1.0 / (1.0 + np.exp(-self.log_odds))
         self.p1 = np.where(np.isfinite(log_joint[:, 1]), p1, 0.0)
         self.q_flat = self.q.ravel()
         self.alias_flat = self.alias.ravel()
@@ -125,7 +124,7 @@ class _Tables:
         """The tables of release ``r`` alone (``pairs=False`` tables), as if built for it."""
         one = _Tables.__new__(_Tables)
         one.params, one.width, one.feasible = self.params, self.width, self.feasible
-        for name in ("start", "x2_pmf", "q", "alias", "p1"):
+        for name in ("start", "x2_pmf", "q", "alias", "p1", "log_odds"):
             setattr(one, name, getattr(self, name)[r:r + 1])
         one.q_flat, one.alias_flat, one.p1_flat = one.q.ravel(), one.alias.ravel(), one.p1.ravel()
         return one
@@ -153,18 +152,18 @@ def _normalise(prob: np.ndarray) -> np.ndarray:
 class ExactConditionals:
     r"""Exact full conditionals of (X1, X2) for one release D, as single-state kernels.
 
-    Parameters are those of :func:`dprisk.inference.two_level.exact.exact_posterior` for a scalar
-    release
-    (the loose parameters or ``scenario=``); :meth:`tabulated` builds it from validated ones.
-    Kernels take uniforms ``u`` in [0, 1) (or an rng via the ``draw_*`` methods) and accept
-    arrays of states (e.g. one per chain).
+    Parameters are those of :func:`dprisk.inference.two_level.exact.exact_posterior` for a
+    scalar release (the loose parameters or ``scenario=``); :meth:`tabulated` builds it from
+    validated ones. Kernels take uniforms ``u`` in [0, 1) (or an rng via the ``draw_*``
+    methods) and accept arrays of states (e.g. one per chain).
 
     Attributes
     ----------
     k2_values : ndarray of int64, shape (W,)
         The tabulated window of X2.
-    prob_x1_table : ndarray, shape (W,)
-        ``P[X1 = m + 1 | X2 = k2]`` on the window.
+    prob_x1_table, log_odds_x1_table : ndarray, shape (W,)
+        ``P[X1 = m + 1 | X2 = k2]`` on the window, and its log-odds (exact where it rounds
+        to 1 or 0: ``log pi(m + 1, k2) - log pi(m, k2)``; ``-inf`` where it is 0).
     x2_pmf_table : ndarray, shape (2, W)
         ``P[X2 = k2 | X1 = m + b]`` on the window (rows b = 0, 1).
     feasible_x1 : tuple of int
@@ -220,6 +219,8 @@ class ExactConditionals:
         self.width = tables.width
         self.k2_values = self.k2_start + np.arange(self.width)
         self.prob_x1_table = tables.p1[0]
+        odds = tables.log_odds[0]  # NaN where X2 = k2 is impossible (never drawn): -inf
+        self.log_odds_x1_table = np.where(np.isnan(odds), -np.inf, odds)
         self.x2_pmf_table = tables.x2_pmf[0]
         self.feasible_x1 = tuple(params.known + b for b in (0, 1) if tables.feasible[b])
         # Plain Python lists for the scalar fast paths of the kernels.

@@ -87,6 +87,10 @@ def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
     (["--cells", "864"], "--cells"),
     (["--cells", "2016", "--d", "3"], "--rho2"),
     (["--cells", "2016", "--releases", "1"], "--releases"),
+    # point:0 leaves X1 = 1 no X2 in every cell (the block group empty but the target): the
+    # text form printed p_map_correct 0.72 and nan, --json 'Out of range float values are not
+    # JSON compliant: nan'
+    (["--cells", "2016", "--rho2", "0.5", "--d", "3", "--x2-prior", "point:0"], "--x2-prior"),
 ])
 def test_strategy_bad_input(capsys, extra, named):
     argv = ["attribute", "--rho1", "0.1", "--strategy", "census-2020", "--json", *extra]

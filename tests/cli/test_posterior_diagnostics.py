@@ -84,6 +84,8 @@ def test_nested_save_draws(tmp_path, capsys):
     with xr.open_datatree(draws) as tree:
         assert set(tree["posterior"].data_vars) == {"X1", "X2", "X3"}
         assert "prior" not in tree.children  # improper default prior: no prior draws
+        # the run's seed, as the two-level form records it (before: none in the h-level file)
+        assert tree["posterior"].attrs["random_seed"] == tree.attrs["random_seed"] == 3
 
 
 @pytest.mark.parametrize(("make", "option", "words"), [

@@ -276,6 +276,8 @@ def _naming_rho1(err: ValueError, rho2: float | None = None) -> ValueError:
     ``--rho2``.
     """
     message = str(err)
+    if message.startswith("x2_prior "):  # the block group's X2 prior: --x2-prior
+        return ValueError(f"--x2-prior {message[len('x2_prior '):]}")
     value = re.match(r"rho = ([^\s,;:]+)", message)
     if rho2 is not None and value and _number_or_nan(value.group(1)) == rho2:
         return ValueError(f"--rho2: {message}")

@@ -1,7 +1,7 @@
 """The vectorised sweep of the two-level histogram sampler draws exactly the former draws.
 
 Issue 36: :func:`dprisk.inference.attribute.gibbs.two_level_cell_gibbs` looks up every cell's
-``logit P[X1_j = m_j + 1 | X2_j]`` and draws every cell's ``X2_j`` at once, from uniforms
+log-odds of ``X1_j = m_j + 1`` given ``X2_j`` and draws every cell's ``X2_j`` at once, from uniforms
 drawn a block of sweeps at a time. The reference is the former sweep, one cell at a time
 with a fresh ``rng.random(chains)`` per use; NumPy's generator yields the same numbers in
 one call as in several, so the tolerance is exact equality (draws and the generator's state

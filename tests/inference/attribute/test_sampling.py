@@ -42,6 +42,82 @@ def test_two_level_gibbs_matches_exact(case):
     assert_within_4_mcse(draws.cell, exact)
 
 
+def test_two_level_gibbs_reports_the_seed_it_used():
+    """A given seed is reported, a missing one drawn, reported and reproducing the draws; a
+    Generator has no integer seed: reported as None (before: 0, whose draws differ)."""
+    import numpy as np
+
+    args = ([1, 0, 2], [3, 1, 4], [2, 1, 2], [0, 0, 1])
+    kw = {"rho1": 0.3, "rho2": 0.5, "d": 3, "draws": 50, "chains": 2}
+    assert two_level_cell_gibbs(*args, **kw, random_seed=5).random_seed == 5
+    drawn = two_level_cell_gibbs(*args, **kw)
+    again = two_level_cell_gibbs(*args, **kw, random_seed=drawn.random_seed)
+    np.testing.assert_array_equal(drawn.cell, again.cell)
+    generator = two_level_cell_gibbs(*args, **kw, random_seed=np.random.default_rng(5))
+    assert generator.random_seed is None
+    zero = two_level_cell_gibbs(*args, **kw, random_seed=0)
+    assert not np.array_equal(generator.x2, zero.x2)
+
+
+def test_an_x2_prior_leaving_the_target_no_cell_is_refused():
+    """point:0 with every m_j = 0 rules out X1_j = 1 in every cell: the exact posterior was
+    NaN (0/0), p_map_correct_two_level 1/K (every score -inf, all tied), the strategy's Monte
+    Carlo P[MAP] 0.72 with a NaN expected posterior; now each refuses naming x2_prior. A
+    cell that can hold the target keeps the answer defined (point:1, m = (0, 1): [1, 0])."""
+    from dprisk.inference.attribute.strategy import (
+        BlockGroup,
+        census_block_design,
+        strategy_measures,
+    )
+    from dprisk.inference.attribute.two_level import p_map_correct_two_level
+
+    refused = r"^x2_prior 'point:0' leaves the target no cell"
+    kw = {"rho1": 0.5, "rho2": 0.5, "d": 3, "x2_prior": "point:0"}
+    with pytest.raises(ValueError, match=refused):
+        two_level_cell_posterior([1, 0], [1, 0], [0, 0], [0, 0], **kw)
+    with pytest.raises(ValueError, match=refused):
+        p_map_correct_two_level(0.5, 0.5, 3, 10, x2_prior="point:0")
+    group = BlockGroup.checked(0.5, 3, [0] * 2016, prior="point:0")
+    with pytest.raises(ValueError, match=refused):
+        strategy_measures(census_block_design(0.5), 0, 4, block_group=group, random_seed=1)
+    assert two_level_cell_posterior([1, 0], [1, 0], [0, 0], [0, 1],
+                                    **{**kw, "x2_prior": "point:1"}).tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("rho", [1.0, 20.0])
+def test_two_level_gibbs_with_sure_cells_matches_exact(rho):
+    """Two cells whose release each says 'the target is here' (x1* = x2* = 1, y1* = 0):
+    exact equal (0.4928 each at rho = 1, 1/2 at rho = 20). The sweep scored cells by
+    logit P[X1_j = m_j + 1 | X2_j], which is +inf once the probability rounds to 1 (log-odds
+    past 37, rho = 20): two such cells gave inf - inf = NaN probabilities and every draw
+    went to cell 0 (P = 1.0 against 0.5). The exact log-odds keep the two cells' ratio;
+    within 4 MCSE at both rhos (rho = 1: a control away from the rounding)."""
+    release = ([1, 1, 0], [1, 1, 0], [0, 0, 0], [0, 0, 0])
+    kw = {"rho1": rho, "rho2": rho, "d": 1}
+    exact = two_level_cell_posterior(*release, **kw)
+    assert exact[0] == pytest.approx(exact[1], rel=1e-12)
+    draws = two_level_cell_gibbs(*release, **kw, draws=1500, chains=4, random_seed=1)
+    assert_within_4_mcse(draws.cell, exact)
+
+
+def test_two_level_gibbs_starts_in_a_cell_that_can_hold_the_target():
+    """Under point:1 the cell with m = 1 cannot hold the target (X1 = 2 > X2 = 1): exact gives
+    it 0, and the sampler drew its chains' first cell from the whole prior, so a chain started
+    there crashed ('k1 must be one of the feasible values (1,)', seed 11: two of four chains);
+    chains now start among the cells that can hold the target and match exact within 4 MCSE.
+    A prior leaving no such cell is refused naming x2_prior."""
+    release = ([1, 0, 2, 0], [1, 1, 2, 0], [0, 1, 0, 0], [0, 0, 1, 0])
+    kw = {"rho1": 1.0, "rho2": 1.0, "d": 1, "prior": [0.1, 0.2, 0.3, 0.4],
+          "x2_prior": "point:1"}
+    exact = two_level_cell_posterior(*release, **kw)
+    assert exact[2] == 0
+    draws = two_level_cell_gibbs(*release, **kw, draws=1500, chains=4, random_seed=11)
+    assert_within_4_mcse(draws.cell, exact)
+    with pytest.raises(ValueError, match=r"^x2_prior 'point:1' leaves no cell"):
+        two_level_cell_gibbs([1, 0], [1, 1], [0, 1], [1, 1], **{**kw, "prior": None},
+                             draws=10, chains=2, random_seed=1)
+
+
 @pytest.mark.parametrize(("release", "known", "rho", "prior"), [
     ([1, 3, 0, 2], [0, 2, 0, 1], 0.4, [0.1, 0.2, 0.3, 0.4]),
     ([0, 1, 2, 0, 1, 0], [0, 0, 1, 0, 0, 0], 0.8, None),

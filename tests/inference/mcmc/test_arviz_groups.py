@@ -91,6 +91,30 @@ def test_prior_group_draws_x1_with_probability_p():
     assert abs((x1 == 1).mean() - 0.3) < 5 * np.sqrt(0.3 * 0.7 / x1.size)
 
 
+def test_prior_group_gives_no_mass_to_values_the_next_level_rules_out():
+    """Priors truncated:5 then truncated:3: X2 = 4 or 5 leaves X3 no value, so the joint
+    prior P[X1] w(X2 | X1) w(X3 | X2), normalised, puts no mass there (and P[X1 = 1] is
+    0.278, not p = 0.3). Drawing X3 | X2 = 4 raised 'cannot unpack non-iterable NoneType'.
+    Each level's frequencies against the enumerated joint prior, within 5 binomial standard
+    errors of 2 x 400 draws."""
+    summary = nested_summary(rhos=[0.3, 0.5, 0.8], siblings=[2, 3], x_stars=[1, 3, 3],
+                             y_stars=[2, 0], prior=["truncated:5", "truncated:3"], p=0.3,
+                             method="gibbs", **SMALL)
+    prior = _tree(summary)["prior"]
+    joint = {}
+    for x1, p_x1 in ((0, 0.7), (1, 0.3)):
+        for x2 in range(x1, 6):
+            for x3 in range(x2, 4):
+                joint[x1, x2, x3] = p_x1 / (6 - x1) / (4 - x2)
+    total = sum(joint.values())
+    for level in range(3):
+        draws = prior[f"X{level + 1}"].values.ravel()
+        for value in range(6):
+            want = sum(w for key, w in joint.items() if key[level] == value) / total
+            se = np.sqrt(want * (1 - want) / draws.size)  # 0 where no mass: none drawn
+            assert abs((draws == value).mean() - want) <= 5 * se, (level + 1, value, want)
+
+
 def test_pymc_draws_drop_the_duplicated_indicator_and_keep_pymc_stats():
     summary = summarize_posterior(1, 2, 1, **H, method="pymc-gibbs", draws=50, chains=2,
                                   tune=20, random_seed=2)

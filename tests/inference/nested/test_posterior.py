@@ -311,6 +311,31 @@ def test_gibbs_reports_the_seed_it_drew():
     assert "random_seed" not in nested_gibbs.to_datatree(b)["posterior"].attrs
 
 
+def test_summary_records_the_seed_of_its_draws(monkeypatch):
+    """The h-level summary (``dprisk posterior --rhos ... --save-draws``) records its seed in
+    the draws' posterior group, as the two-level form does: before, neither a given nor a
+    missing seed was recorded (a saved file could not be rerun) and without one the run was
+    unseeded. The Gibbs run without a seed replays from the recorded one; PyMC's seed is read
+    from a spy standing in for ``pm.sample`` (its draws are ``pm.sample``'s, tested below)."""
+    kwargs = {"x_stars": H3_RELEASE[0], "y_stars": H3_RELEASE[1], **H3, "draws": 50,
+              "chains": 2}
+    drawn = ml.summarize_posterior(**kwargs, method="gibbs")
+    seed = drawn.result["posterior"].attrs["random_seed"]
+    assert isinstance(seed, int) and seed >= 0
+    again = ml.summarize_posterior(**kwargs, method="gibbs", random_seed=seed)
+    assert again.result["posterior"].attrs["random_seed"] == seed
+    for name in ("X1", "X2", "X3"):
+        np.testing.assert_array_equal(drawn.result["posterior"][name].values,
+                                      again.result["posterior"][name].values)
+    given = ml.summarize_posterior(**kwargs, method="gibbs", random_seed=7)
+    assert given.result["posterior"].attrs["random_seed"] == 7
+    generator = ml.summarize_posterior(**kwargs, method="gibbs",
+                                       random_seed=np.random.default_rng(7))
+    assert "random_seed" not in generator.result["posterior"].attrs
+    unseeded = _spied_sample_calls(monkeypatch, random_seed=None)["random_seed"]
+    assert isinstance(unseeded, int) and unseeded >= 0
+
+
 def test_gibbs_point_mass_level_is_constant():
     samples = ml.gibbs_sample([2, 6, 11], [4, 6], **H3, prior=["improper", "point:9"],
                               draws=500, chains=2, random_seed=0)
@@ -409,7 +434,7 @@ def _spied_sample_calls(monkeypatch, **extra):
     with monkeypatch.context() as patch:
         patch.setattr(pm, "sample", spy)
         with pytest.raises(Sampled):
-            ml.summarize_posterior(**TUNE_CASE, **extra)
+            ml.summarize_posterior(**{**TUNE_CASE, **extra})
     assert len(calls) == 1
     return calls[0]
 
