@@ -182,9 +182,15 @@ def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
     if measure == "marginal-posterior":
         return lambda rho: float(np.exp(kernels.log_marginal_posterior(
             np.asarray(rho, dtype=float), prior)))
+    from dprisk.models.numerics import probability_ratio
+
     log_prior = np.log(prior)
-    return lambda rho: float(np.exp(kernels.log_marginal_posterior(
-        np.asarray(rho, dtype=float), prior) - log_prior))
+
+    def marginal_risk(rho):  # closed_form.marginal_risk's quotient, bit for bit
+        log_marginal = kernels.log_marginal_posterior(np.asarray(rho, dtype=float), prior)
+        return float(probability_ratio(np.exp(log_marginal), log_marginal, prior, log_prior))
+
+    return marginal_risk
 
 
 def _supremum(measure: str, p: float) -> float:
