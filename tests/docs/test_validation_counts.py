@@ -55,8 +55,10 @@ def test_the_quoted_numbers_of_cases_are_the_tests(tmp_path):
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist", "-m", "",
          "-p", "count_cases", *sorted(quoted)],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))})
+        env={**{name: value for name, value in os.environ.items()  # not this run's worker
+                if not name.startswith("PYTEST_") and name != "DPRISK_TEST_CPU_DIR"},
+             "PYTHONPATH": os.pathsep.join(
+                 filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))})
     line = next((line for line in done.stdout.splitlines() if line.startswith("COUNTS ")), None)
     assert done.returncode == 0 and line, done.stdout[-2000:] + done.stderr[-2000:]
     counts = json.loads(line.removeprefix("COUNTS "))
