@@ -43,7 +43,7 @@ priors = [
     "point:1",
     "point:25",
     "models/examples/negative_binomial_prior.py:prior",
-]  # adversary priors of X2 | X1 (models.priors.parse_prior specs)
+]  # adversary priors of X2 | X1 (dr.parse_prior specs)
 methods = ["gibbs", "pymc-gibbs", "pymc"]  # samplers compared with the exact answer
 sampled_priors = priors  # the priors the samplers run under (each costs a PyMC compile)
 focus_prior = "improper"  # one of sampled_priors: its chains get ArviZ trace and rank plots

@@ -61,7 +61,7 @@ __all__ = ["LIVE_FIGURE_DPI", "STATIC_ENV", "LiveView", "NumberControl",  # noqa
            "StaticView", "live", "message_html", "output_parts", "slider_step", "static_bundles",
            "table_html"]
 
-#: Slider positions over a range (at least; the step is rounded to 1, 2 or 5 x 10^k).
+#: Slider positions over a range (at most; the step is rounded up to 1, 2 or 5 x 10^k).
 SLIDER_POSITIONS = 1000
 #: Significant digits of a float in the result table.
 TABLE_DIGITS = 6

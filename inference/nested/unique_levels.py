@@ -50,7 +50,7 @@ from dprisk.inference.nested.unique_levels_sweep import (
 from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.models.checks import check_count, check_levels, check_probability, check_rho
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
-from dprisk.models.numerics import keep_subnormal, logit, scalar_result
+from dprisk.models.numerics import keep_subnormal, logit, probability_ratio, scalar_result
 from dprisk.runtime.memory_limit import check_memory
 
 __all__ = [
@@ -280,7 +280,10 @@ def marginal_risk_unique_levels(rhos, p=0.5, known=0, *, method="auto"):
     """Marginal risk for ``ell`` levels: :func:`marginal_unique_levels` / ``p``."""
     rhos, p = _check_design(rhos, p, known)
     is_log, values = _marginal(rhos, p, method, MAX_WINDOW_PAIRS)
-    return scalar_result(np.exp(values - np.log(p)) if is_log else values / p)
+    if not is_log:
+        return scalar_result(values / p)
+    # R <= 1/p, one rounding as values / p (probability_ratio), not exp of a log difference
+    return scalar_result(probability_ratio(np.exp(values), values, p, np.log(p)))
 
 
 def marginal_posterior_sweep(rhos, p=0.5, known=0, *,

@@ -310,7 +310,8 @@ def marginal_risk(rho, p=0.5, known=0):
         The marginal risk, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
-    return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p) - np.log(p)))
+    log_marginal = kernels.log_marginal_posterior(rho, p)
+    return scalar_result(probability_ratio(np.exp(log_marginal), log_marginal, p, np.log(p)))
 
 
 # --------------------------------------------------------------------------- decisions
@@ -413,8 +414,8 @@ def design_summary(rho, p=0.5, known=0) -> dict:
     p_correct = kernels.p_correct(rho, p, m)
     threshold = kernels.decision_threshold(rho, p, m)
     true_negative = np.exp(logcdf_kernel(threshold - 1, m, rho))
-    with np.errstate(over="ignore"):  # R <= 1/p: inf above the largest double (p < 5.6e-309)
-        risk = np.exp(log_marginal - np.log(p))
+    # R <= 1/p, one rounding (probability_ratio): inf above the largest double (p < 5.6e-309)
+    risk = probability_ratio(np.exp(log_marginal), log_marginal, p, np.log(p))
     return {"marginal_posterior": scalar_result(np.exp(log_marginal)),
             "marginal_risk": scalar_result(risk),
             "p_correct": scalar_result(p_correct),

@@ -226,9 +226,9 @@ def marginal_risk(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     _check_marginal_work(rho, p, others, truth_w)
-    with np.errstate(over="ignore"):  # R <= 1/p: inf above the largest double (p < 5.6e-309)
-        return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p, others, truth_w)
-                                    - np.log(p)))
+    log_marginal = kernels.log_marginal_posterior(rho, p, others, truth_w)
+    # R <= 1/p, one rounding (probability_ratio): inf above the largest double (p < 5.6e-309)
+    return scalar_result(probability_ratio(np.exp(log_marginal), log_marginal, p, np.log(p)))
 
 
 # --------------------------------------------------------------------------- decisions

@@ -91,3 +91,27 @@ def test_every_dprisk_role_in_the_repository_resolves():
               for match in ROLE.finditer((REPO / path).read_text(errors="replace"))
               if not resolves(match.group(1))]
     assert broken == []
+
+
+#: A dotted name of this package in a page's or notebook's text, written in full
+#: (``dprisk.models.priors.library``) or from a subpackage (``models.census.histogram_1940``).
+DOTTED = re.compile(r"(?<![\w/.-])((?:dprisk|models|inference|validation)(?:\.[A-Za-z_]\w*)+)")
+#: A file name's suffix, not an attribute (``models.census.strategy`` is, ``notes.md`` not).
+SUFFIXES = {"py", "pyi", "md", "nc", "json", "html", "png", "csv", "parquet"}
+
+
+def test_every_dotted_name_the_pages_and_notebooks_show_resolves():
+    """The pages and notebooks name modules and functions in plain text and code spans, read
+    by the user (no Sphinx role checks them): the notebooks' parameters cells sent the reader
+    to ``models.priors.parse_prior``, which is ``models.priors.library.parse_prior``
+    (``dr.parse_prior``)."""
+    pages = subprocess.run(["git", "ls-files", "README.md", "docs/*.md", "notebooks/*.py",
+                            "notebooks/*.md"], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()
+    names = [(path, match.group(1)) for path in pages
+             for match in DOTTED.finditer((REPO / path).read_text())
+             if match.group(1).rsplit(".", 1)[1] not in SUFFIXES]
+    assert len(names) >= 100
+    broken = [f"{path}: {name}" for path, name in names
+              if not resolves(name if name.startswith("dprisk.") else f"dprisk.{name}")]
+    assert broken == []

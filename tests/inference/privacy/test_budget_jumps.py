@@ -210,3 +210,20 @@ def test_too_many_pieces_refusal_states_the_prior_range():
     assert rho_for_target("p-correct", 0.4, p=[0.499908]).rho > 0
     with pytest.raises(ValueError, match=r"^p = 0\.49991 "):
         rho_for_target("p-correct", 0.4, p=[0.49991])
+
+
+@pytest.mark.parametrize(("measure", "values", "profile"), [
+    ("p-correct", [0.4999, 0.499825, 0.499601], lambda x: {"p": [x]}),
+    ("tail", [1.0002, 1.00099, 1.00266], lambda x: {"p": [0.5], "max_ratio": x}),
+])
+def test_priors_near_one_half_inside_the_stated_range_are_answered(measure, values, profile):
+    """Near p = 1/2 (or a ratio bound near 1) delta = -logit(p) is about 4e-4, and two
+    roundings of it (math.log(p / (1 - p)) and the kernels' log(p) - log1p(-p)) differ by a
+    relative 1e-13: the crossing computed from the one sat above the measure's jump, computed
+    from the other, by more than the certificate's 64 steps of 1e-15 move down, and these
+    priors, inside the allowed range the refusal above states, failed with 'RuntimeError: the
+    measure ... stays above the target' (exit 1 on the command line). Each is now answered
+    with its certificate, at a jump point of the measure as evaluated."""
+    for x in values:
+        answer = rho_for_target(measure, 0.4, **profile(x))
+        assert answer.value_at_rho <= 0.4 < answer.value_above, x

@@ -143,6 +143,29 @@ def test_marginal_tiny_prior_against_mpmath():
                                                             rel=1e-13)
 
 
+#: Priors down to the smallest normal magnitudes, and rho up to where the marginal posterior
+#: is 1 to the last bit (then R must be fl(1/p) exactly).
+CAP_RHO = np.geomspace(1e-3, 1e3, 40)[:, None]
+CAP_P = np.geomspace(1e-300, 0.999, 60)
+
+
+def test_marginal_risk_never_exceeds_one_over_p():
+    """R <= 1/p (the docstring's bound; cli.md's ``marginal_risk``). R was computed as
+    exp(log marginal - log p), whose rounding of ~eps |log p| put it above fl(1/p) at 98 of
+    these 2400 designs (rho = 1000, p = 1/864: 864.0000000000005; p = 1e-100: 1.1e-14
+    relatively above); as R' already is, it is now the quotient of the two probabilities, one
+    rounding, so a marginal posterior of 1 gives fl(1/p) itself."""
+    risk = sl.marginal_risk(CAP_RHO, CAP_P)
+    summary = sl.design_summary(CAP_RHO, CAP_P)["marginal_risk"]
+    np.testing.assert_array_equal(summary, risk)
+    assert np.all(risk <= 1.0 / CAP_P) and np.all(risk >= 1.0)
+    assert sl.marginal_risk(1000.0, 1 / 864) == 864.0
+    # two unique levels, whose sums in log space did the same (3.1632005872801930e212 against
+    # 1/p = 3.1632005872801415e212)
+    p = 3.161355002339083e-213
+    assert ulv.marginal_risk_unique_levels([1000.0, 1000.0], p, method="enumerate") <= 1 / p
+
+
 def test_marginal_vectorised_and_bounds():
     rho = np.logspace(-3, 2, 40)[:, None]
     p = np.array([0.5, 0.2, 0.1, 0.02, 1 / 864])

@@ -283,3 +283,14 @@ def test_large_rho_is_the_noise_free_release(rho, n, q, p):
     assert uo.p_correct(rho, p, 0, unknown_others=n, q=q) == pytest.approx(correct, rel=1e-9)
     accurate = p * correct + (1 - p) * binom.cdf(threshold - 1)
     assert uo.accuracy(rho, p, 0, unknown_others=n, q=q) == pytest.approx(accurate, rel=1e-9)
+
+
+def test_marginal_risk_never_exceeds_one_over_p():
+    """R <= 1/p, as at n = 0: exp(log marginal - log p) exceeded fl(1/p) at 50 of these 800
+    designs with one unknown other (q = 0: the single-level values; rho = 1000, p = 1/864 gave
+    864.0000000000005); now the quotient of the two probabilities, one rounding."""
+    for rho in np.geomspace(1e-2, 1e3, 20):
+        risk = np.array([uo.marginal_risk(rho, p, unknown_others=1, q=0.0)
+                         for p in np.geomspace(1e-300, 0.999, 40)])
+        assert np.all(risk <= 1.0 / np.geomspace(1e-300, 0.999, 40)), rho
+    assert uo.marginal_risk(1000.0, 1 / 864, unknown_others=1, q=0.0) == 864.0

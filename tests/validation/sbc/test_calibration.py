@@ -18,6 +18,8 @@ Thresholds and false alarms:
 import itertools
 import math
 import pickle
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -273,10 +275,33 @@ class TestBrokenUpdate:
 
 
 # --------------------------------------------------------------------------- SBC runs
+#: docs/validation.md, where it quotes these runs' p-values (chi-square / KS per variable).
+VALIDATION_PAGE = Path(__file__).resolve().parents[3] / "docs" / "validation.md"
+
+
+def assert_the_page_quotes(result, pattern: str) -> None:
+    """The p-values docs/validation.md quotes for ``result`` (``pattern`` matches the four
+    numbers: X1's chi-square and KS, then X2's) are the run's, to the digits shown (the runs
+    are seeded: the page stated 0.64 / 0.48, 0.16 / 0.22 and 3e-21, 7e-18 long after the
+    samplers' draws had changed)."""
+    text = " ".join(VALIDATION_PAGE.read_text().split())
+    shown = re.search(pattern, text)
+    assert shown, pattern
+    computed = [result.p_value(variable, test) for variable in VARIABLES
+                for test in ("chi2", "ks")]
+    for number, value in zip(shown.groups(), computed, strict=True):
+        mantissa, _, exponent = number.partition("e")  # 0.53 or 1.6e-22
+        digits = len(mantissa.split(".")[1])
+        printed = f"{value:.{digits}e}" if exponent else f"{value:.{digits}f}"
+        assert float(printed) == float(number), (number, value)
+
+
 class TestGibbsSBC:
     def test_gibbs_truncated_uniform(self):
-        assert_calibrated(run_sbc("gibbs", prior="truncated:10", n_simulations=500,
-                                  random_seed=101))
+        result = run_sbc("gibbs", prior="truncated:10", n_simulations=500, random_seed=101)
+        assert_calibrated(result)
+        assert_the_page_quotes(result, r"X1 ([\d.]+) / ([\d.]+), X2 ([\d.]+) / ([\d.]+) "
+                                       r"under `truncated:10`")
 
     def test_gibbs_user_prior(self):
         assert_calibrated(run_sbc("gibbs", prior=USER_PRIOR, n_simulations=500,
@@ -293,6 +318,8 @@ class TestGibbsSBC:
                          random_seed=105)
         assert result.p_value("X1", "chi2") < P_VALUE_BROKEN
         assert result.p_value("X1", "ks") < P_VALUE_BROKEN
+        assert_the_page_quotes(result, r"N = 3000: X1 p = ([\d.e-]+) / ([\d.e-]+), "
+                                       r"X2 p = ([\d.e-]+) / ([\d.e-]+)\)")
         # ... and its ranks follow the histogram predicted from its exact stationary law.
         expected = result.extra["x1_rank_pmf"].reshape(result.bins, -1).sum(1)
         observed = result.tests["X1"].counts
