@@ -211,7 +211,9 @@ def rho_cks(epsilon, delta) -> float:
 
     The CKS epsilon increases in rho and is at most the Bun–Steinke one, so the root lies
     above :func:`rho_bun_steinke`; the upper end of the bracket is doubled until the epsilon
-    exceeds the target, then Brent's method finds the root to a relative 1e-14.
+    exceeds the target, then Brent's method finds the root to a relative 1e-14, and a root
+    whose epsilon rounds above the target is moved down (by a relative 1e-15, doubling) until
+    it does not: the rho returned has a CKS epsilon at most ``epsilon``.
 
     Parameters
     ----------
@@ -241,8 +243,12 @@ def rho_cks(epsilon, delta) -> float:
         if upper == span.rho_high:  # epsilon rounds to the top's
             return upper
         lower, upper = upper, min(2.0 * upper, span.rho_high)
-    return float(brent_root(lambda r: _cks_epsilon(r, delta) - epsilon, lower, upper,
-                        xtol=1e-300, rtol=1e-14))
+    root = float(brent_root(lambda r: _cks_epsilon(r, delta) - epsilon, lower, upper,
+                            xtol=1e-300, rtol=1e-14))
+    step = 1e-15  # the root to 1e-14 may lie on either side: keep the side at most epsilon
+    while root > lower and _cks_epsilon(root, delta) > epsilon:
+        root, step = max(lower, root * (1.0 - step)), 2.0 * step
+    return root
 
 
 def epsilon_pld(rhos, delta, *, value_discretization_interval: float = 1e-4) -> float:

@@ -97,6 +97,19 @@ def test_cks_inverse_is_the_largest_rho():
     assert rho < float(PRODUCTION_RHO) < rho_cks(17.145, 1e-10)
 
 
+@pytest.mark.parametrize("epsilon", [17.158308712104745, 3.0, 7.75, 33.0])
+def test_cks_inverse_never_exceeds_the_target(epsilon):
+    """Before: Brent's root to a relative 1e-14 fell on either side, so the "largest rho whose
+    epsilon is at most E" had an epsilon above E (E = epsilon_cks(2.56, 1e-10) =
+    17.158308712104745 gave rho 2.5600000000000014, epsilon 17.158308712104752; 26 of 60
+    targets on 1..40). Now at most E, and still the largest to a relative 1e-12 (the
+    root's tolerance 1e-14 and the step down, a few 1e-15)."""
+    delta = 1e-10
+    rho = rho_cks(epsilon, delta)
+    assert epsilon_cks(rho, delta) <= epsilon
+    assert epsilon_cks(rho * (1 + 1e-12), delta) > epsilon
+
+
 def test_census_pld_is_a_little_under_16_5():
     epsilon = census_epsilon_pld()
     assert 16.4 < epsilon < 16.5
