@@ -371,3 +371,18 @@ def test_calibration_intervals_are_wilsons_not_zero_width(tmp_path, monkeypatch)
     np.testing.assert_allclose(above, high - rights / counts, atol=1e-15)
     assert (below + above > 0.19).all()  # 0 of 2, 3 of 3 and 1 of 1 too (50 of 100: 0.193)
 
+
+def test_proportional_guess_of_a_group_without_a_positive_cell_is_uniform():
+    """The prg baseline guesses in proportion to the positive parts of the group's noisy
+    cells, 1/126 each when none is positive (metrics docstring). No group of the test
+    population has every cell at or below 0, so a share of 0 there (a guess that is never
+    right) went unnoticed; exact values: 3/5 and 2/5 are correctly rounded quotients."""
+    from dprisk.inference.population.metrics import proportional_guess
+
+    noisy = np.zeros((2, N_CATEGORIES), dtype=np.int64)
+    noisy[0, :] = -np.arange(N_CATEGORIES)  # 0, -1, -2, ...: nothing positive
+    noisy[1, [3, 7, 9]] = [3, 2, -4]
+    share = proportional_guess(noisy)
+    assert np.all(share[0] == 1.0 / N_CATEGORIES)
+    assert share[1, 3] == 3 / 5 and share[1, 7] == 2 / 5
+    assert np.count_nonzero(share[1]) == 2
