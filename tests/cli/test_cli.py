@@ -165,6 +165,14 @@ def test_marginal_two_level_and_levels_accuracy_keys(capsys):
                         "--d", "27", "--x2", "3", "--p", "0.2", "--json"], capsys)
     assert {"accuracy", "worst_case_accuracy"} <= set(payload)
     assert payload["accuracy"] <= payload["worst_case_accuracy"]
+    # the worst case of the two queries (rho1, rho2) at p (before: rho1 twice went unnoticed,
+    # every other two-level case has rho1 = rho2); printed as computed, so equal to the bit
+    from dprisk.inference.privacy.worst_case import worst_case_accuracy
+    from dprisk.models.census.allocation import census_level
+
+    block, block_group = (census_level(level).rho for level in ("block", "block-group"))
+    assert payload["worst_case_accuracy"] == worst_case_accuracy([block, block_group],
+                                                                 0.2).accuracy
     payload = run_json(["marginal", "--rhos", "census:2", "--p", "0.1", "--json"], capsys)
     assert payload["accuracy"] == pytest.approx(payload["worst_case_accuracy"], abs=1e-12)
 

@@ -741,3 +741,33 @@ def test_chains_stuck_at_their_start_are_not_called_converged(method):
                                    draws=200, chains=4, tune=50, random_seed=4)
     assert not payload["verdict"]["converged"], payload["verdict"]
     assert "R-hat of X1" in payload["verdict"]["reason"]
+
+
+def test_level_spread_and_quantiles_match_brute_force():
+    """The exact posterior's sd and quantiles of every level (``level_sd``,
+    ``level_quantile`` and ``dprisk posterior --rhos``'s ``level_posteriors``) against the
+    brute-force marginals on a 70-value grid (edge mass < 1e-14). Before this test the
+    variance in place of the sd, or a quantile one value too high, went unnoticed (the sd
+    was only used as a tolerance, the quantiles only checked for their order). The pmfs
+    agree to ATOL, so the sd to about 1e-9; quantiles are integers, and no cdf of this
+    release lies within 1e-6 of 0.025, 0.5 or 0.975 (checked), so they agree exactly."""
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    out = ml.posterior_summary(rhos=H3["rhos"], siblings=H3["siblings"], x_stars=H3_RELEASE[0],
+                               y_stars=H3_RELEASE[1], p=H3["p"], known=H3["known"])
+    _, marginals, edge = brute_force(*H3_RELEASE, H3["rhos"], H3["siblings"], H3["p"],
+                                     H3["known"], "improper", 70)
+    assert edge < 1e-14
+    k = H3["known"] + np.arange(70)
+    for level in (2, 3):
+        pmf = marginals[level - 1]
+        mean = float((k * pmf).sum())
+        sd = math.sqrt(float((pmf * (k - mean) ** 2).sum()))
+        cdf = np.cumsum(pmf)
+        stats = out["level_posteriors"][str(level)]
+        assert float(post.level_sd(level)) == pytest.approx(sd, abs=1e-9)
+        assert stats["sd"] == pytest.approx(sd, abs=1e-9)
+        for q, key in ((0.025, "q025"), (0.5, "median"), (0.975, "q975")):
+            assert np.min(np.abs(cdf - q)) > 1e-6
+            want = int(k[np.argmax(cdf >= q)])
+            assert int(post.level_quantile(level, q)) == want
+            assert stats[key] == want

@@ -153,6 +153,10 @@ def test_bound_covers_the_block_cells_only():
 
 
 def test_metrics_equal_a_per_person_loop(population):
+    """Every share of the summary (each band, all persons, each calibration bin) against a
+    loop over the persons. Counts are exact; means of floats against math.fsum within
+    1e-15 relative (the summary's exact sums are rounded once), the prg baseline within
+    1e-12 (its per-person quotients are computed in another order)."""
     persons, meas = population
     risk = population_risk(persons, meas, adversary="outsider")
     summary = risk.summary()
@@ -160,26 +164,34 @@ def test_metrics_equal_a_per_person_loop(population):
     groups = group(persons.hhgq, persons.votingage)
     row_of = {g: i for i, g in enumerate(meas.geoids)}
     tally = {label: {"persons": 0, "nonmodal": 0, "map": 0, "map_nm": 0, "mdg": 0,
-                     "prg": [], "post": [], "half": 0} for label in BAND_LABELS}
+                     "prg": [], "post": [], "half": 0, "fdp": []}
+             for label in (*BAND_LABELS, "all")}
+    bins = [{"persons": 0, "map": 0, "post": []} for _ in range(10)]
     for geoid, rows in persons.groupby("geoid").indices.items():
         noisy = meas.noisy[row_of[geoid]].reshape(16, N_CATEGORIES)
         counts = np.bincount(cats[rows], minlength=N_CATEGORIES)
         modal = int(np.argmax(counts))
         noisy_modal = int(np.argmax(noisy.sum(axis=0)))
-        band = tally[BAND_LABELS[int(band_index(len(rows)))]]
         for r in rows:
-            band["persons"] += 1
-            band["post"].append(risk.posterior_true[r])
-            band["half"] += risk.posterior_true[r] >= 0.5
-            band["map"] += risk.map[r] == cats[r]
-            if cats[r] != modal:
-                band["nonmodal"] += 1
-                band["map_nm"] += risk.map[r] == cats[r]
-                band["mdg"] += noisy_modal == cats[r]
-                positive = np.maximum(noisy[groups[r]], 0)
-                band["prg"].append(positive[cats[r]] / positive.sum() if positive.sum()
-                                   else 1 / N_CATEGORIES)
-    for row in summary["by_block_size"]:
+            for band in (tally[BAND_LABELS[int(band_index(len(rows)))]], tally["all"]):
+                band["persons"] += 1
+                band["post"].append(risk.posterior_true[r])
+                band["fdp"].append(risk.fdp_bound[r])
+                band["half"] += risk.posterior_true[r] >= 0.5
+                band["map"] += risk.map[r] == cats[r]
+                if cats[r] != modal:
+                    band["nonmodal"] += 1
+                    band["map_nm"] += risk.map[r] == cats[r]
+                    band["mdg"] += noisy_modal == cats[r]
+                    positive = np.maximum(noisy[groups[r]], 0)
+                    band["prg"].append(positive[cats[r]] / positive.sum() if positive.sum()
+                                       else 1 / N_CATEGORIES)
+            # bins [k/10, (k+1)/10), the last one closed
+            calibration = bins[min(int(risk.map_posterior[r] * 10), 9)]
+            calibration["persons"] += 1
+            calibration["map"] += risk.map[r] == cats[r]
+            calibration["post"].append(risk.map_posterior[r])
+    for row in (*summary["by_block_size"], {"band": "all", **summary["all"]}):
         want = tally[row["band"]]
         assert row["persons"] == want["persons"]
         assert row["nonmodal_persons"] == want["nonmodal"]
@@ -190,12 +202,23 @@ def test_metrics_equal_a_per_person_loop(population):
         assert row["posterior_true_ge_half"] == want["half"] / want["persons"]
         assert row["mean_posterior_true"] == pytest.approx(
             math.fsum(want["post"]) / want["persons"], rel=1e-15)
+        # the mean of the persons' f-DP bounds (before: any band sum went unnoticed here,
+        # e.g. the posteriors' in its place, and so did the "all" row and the bins below)
+        assert row["mean_fdp_bound"] == pytest.approx(
+            math.fsum(want["fdp"]) / want["persons"], rel=1e-15)
         if want["nonmodal"]:
             assert row["map_correct_nonmodal"] == want["map_nm"] / want["nonmodal"]
             assert row["mdg_correct_nonmodal"] == want["mdg"] / want["nonmodal"]
             assert row["prg_correct_nonmodal"] == pytest.approx(
                 math.fsum(want["prg"]) / want["nonmodal"], rel=1e-12)
     assert summary["persons"] == len(persons)
+    assert sum(b["persons"] for b in bins) == len(persons)
+    for row, want in zip(summary["calibration"], bins, strict=True):
+        assert row["persons"] == want["persons"]
+        if want["persons"]:
+            assert row["map_correct"] == want["map"] / want["persons"]
+            assert row["mean_map_posterior"] == pytest.approx(
+                math.fsum(want["post"]) / want["persons"], rel=1e-15)
 
 
 @pytest.mark.parametrize("variance", [1.0, 3.3, 10.092848490022675])
@@ -347,3 +370,19 @@ def test_calibration_intervals_are_wilsons_not_zero_width(tmp_path, monkeypatch)
     np.testing.assert_allclose(below, rights / counts - low, atol=1e-15)
     np.testing.assert_allclose(above, high - rights / counts, atol=1e-15)
     assert (below + above > 0.19).all()  # 0 of 2, 3 of 3 and 1 of 1 too (50 of 100: 0.193)
+
+
+def test_proportional_guess_of_a_group_without_a_positive_cell_is_uniform():
+    """The prg baseline guesses in proportion to the positive parts of the group's noisy
+    cells, 1/126 each when none is positive (metrics docstring). No group of the test
+    population has every cell at or below 0, so a share of 0 there (a guess that is never
+    right) went unnoticed; exact values: 3/5 and 2/5 are correctly rounded quotients."""
+    from dprisk.inference.population.metrics import proportional_guess
+
+    noisy = np.zeros((2, N_CATEGORIES), dtype=np.int64)
+    noisy[0, :] = -np.arange(N_CATEGORIES)  # 0, -1, -2, ...: nothing positive
+    noisy[1, [3, 7, 9]] = [3, 2, -4]
+    share = proportional_guess(noisy)
+    assert np.all(share[0] == 1.0 / N_CATEGORIES)
+    assert share[1, 3] == 3 / 5 and share[1, 7] == 2 / 5
+    assert np.count_nonzero(share[1]) == 2

@@ -32,6 +32,15 @@ def test_census_sigma_sq_is_the_das_inverse_scale():
     assert das_noise.census_block_sigma_sq() == pytest.approx(10.0928, abs=1e-4)
 
 
+def test_census_comparison_states_the_query_rho(census):
+    """The census comparison's ``rho_query`` is the block ``detailed`` query's rho, the
+    inverse scale 1/sigma^2 (exact fractions, rel 1e-15); before this test 1/(2 sigma^2) there
+    went unnoticed (the report prints it beside sigma^2)."""
+    inverse_scale = Fraction(165, 4099) * Fraction(3945, 4097) / Fraction(339, 542) ** 2
+    assert census.rho_query == pytest.approx(float(inverse_scale), rel=1e-15)
+    assert census.sigma_sq * census.rho_query == pytest.approx(1.0, rel=1e-15)
+
+
 def did_respond_p_correct(sigma_sq: float, p: float) -> float:
     """Decide 'responded' iff p f(x - 1) > (1 - p) f(x), x the noisy count minus the others."""
     x = np.arange(-400, 401)

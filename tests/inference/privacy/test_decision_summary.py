@@ -15,9 +15,16 @@ def test_census_summary():
     first = result.rows[0]
     assert first.posterior_block == pytest.approx(0.5237, abs=1e-4)
     assert first.marginal_risk == pytest.approx(first.posterior_block / 0.5)
+    from dprisk.inference.single_level.closed_form import marginal_risk
+    from dprisk.models.census.allocation import census_level
+
+    block_rho = census_level("block").rho
     for row in result.rows:
         assert row.p < row.posterior_block < row.posterior_block_group < 1
         assert row.accuracy <= row.worst_case_accuracy + 1e-12
+        # R = M / p at every prior (before: divided by 1/2 went unnoticed beyond p = 1/2);
+        # against the closed form's exp(log M - log p), rel 1e-14 (a few roundings apart)
+        assert row.marginal_risk == pytest.approx(marginal_risk(block_rho, row.p), rel=1e-14)
     assert result.epsilon_pld_lower <= 16.4795 <= result.epsilon_pld_upper
     assert result.epsilon_pld_upper < result.epsilon_cks < result.epsilon_bun_steinke
     assert result.worst_case_accuracy_all > result.rows[0].worst_case_accuracy

@@ -168,3 +168,31 @@ def test_two_level_bayes_accuracy_of_a_truth_stated_at_x1_known():
     assert lifted != bayes_accuracy_two_level(x2=4, **kwargs)
     with pytest.raises(ValueError, match=r"^x1 must be known or known \+ 1"):
         bayes_accuracy_two_level(x2=4, x1=3, **kwargs)
+
+
+@pytest.mark.parametrize(("rho1", "rho2", "d", "p", "known"), [
+    (0.5, 0.3, 1, 0.5, 0), (RHO1, 0.2, 27, 0.2, 2), (1.0, 0.05, 5, 1 / 50, 0),
+])
+def test_two_level_bayes_accuracy_equals_worst_case_when_the_others_are_known(rho1, rho2, d,
+                                                                              p, known):
+    """With the others' count known (a prior putting X2 - X1 = 3 for sure) the two truths
+    of the pair, (m + 1, m + 4) and (m, m + 3), differ by one in x1 and in x2 and not in
+    y1, and the adversary's posterior is their likelihood ratio (the y1* factor, whatever
+    its d, is the same for both branches): its accuracy is the worst case of the queries
+    (rho1, rho2), an independent atom enumeration. Before this test the pair's second truth
+    could be (m, x2) instead of (m, x2 - 1) unnoticed (0.6587 instead of 0.7372 in the first
+    case). Tolerance: each P[correct] leaves out less than the studies' tail mass 1e-9 of its
+    release grid (only ever lowering it), the worst case is exact to 1e-20."""
+    import pytensor.tensor as pt
+
+    from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
+    from dprisk.models.priors.library import UserPrior
+
+    others = 3
+    prior = UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64"),
+                      support=lambda k1: (k1 + others, k1 + others),
+                      description="X2 - X1 = 3 for sure")
+    bayes = bayes_accuracy_two_level(x2=known + 1 + others, rho1=rho1, rho2=rho2, d=d, p=p,
+                                     known=known, prior=prior)
+    worst = worst_case_accuracy([rho1, rho2], p, method="exact").accuracy
+    assert worst - DEFAULT_TAIL_MASS <= bayes <= worst + ATOL

@@ -96,14 +96,20 @@ def test_noisy_table_matches_brute_force():
         assert np.allclose(got.get(key, np.zeros(2)), ref.get(key, [0.0, 0.0]), atol=BRUTE)
 
 
+@pytest.mark.parametrize("rhos", [[RHO1, RHO2], [0.3, 0.3]])
 @pytest.mark.parametrize("p", [0.3, 0.5, 0.8])
-def test_noisy_side_is_unique_at_two_levels(p):
-    got = exact.product_risk(RHO1, RHO2, [2, 4], m=1, p=p)
-    rhos = [RHO1, RHO2]
+def test_noisy_side_is_unique_at_two_levels(p, rhos):
+    """Equal rhos at p = 1/2 make exact ties (posterior 1/2 where x1* - m + x2* - M = 1),
+    decided m as the rule says: before, deciding them m + 1 went unnoticed (the Census rhos
+    never tie), and the noisy accuracy was not compared at all."""
+    from dprisk.inference.privacy.worst_case import bayes_accuracy_levels
+
+    got = exact.product_risk(*rhos, [2, 4], m=1, p=p)
     assert got.noisy_marginal_posterior == pytest.approx(
         float(marginal_posterior_unique_levels(rhos, p)), abs=1e-10)
     assert got.noisy_p_correct == pytest.approx(float(p_correct_unique_levels(rhos, p)),
                                                 abs=1e-10)
+    assert got.noisy_accuracy == pytest.approx(bayes_accuracy_levels(rhos, p), abs=1e-10)
 
 
 SCENARIOS = [  # (rho1, rho2, others, m, p)

@@ -210,6 +210,31 @@ def test_threshold_ties_go_to_m():
     assert int(sl.decision_threshold(rho, p)) == 3 == brute_threshold(rho, p, 0, span=20)
 
 
+@pytest.mark.parametrize(("rho", "tie_at"), [(0.7, 2), (0.3, -3), (1 / 3, 4)])
+def test_threshold_ties_go_to_m_when_the_closed_form_lands_on_the_tie(rho, tie_at):
+    """A float tie L(tie_at) = 0 whose closed form 1/2 (1 - logit(p)/rho) rounds just below
+    tie_at (e.g. 1.9999999999999998 at rho = 0.7), so floor + 1 lands on the tie itself and
+    only the correction step "L(offset) > 0, else one up" sends the tie to m. Before this
+    test a correction deciding ties for m + 1 there went unnoticed: threshold tie_at instead
+    of tie_at + 1, and P[correct] too high by P[X* = tie_at] (0.23 at rho = 0.7). Exact
+    integers against the brute-force rule posterior > 1/2; P[correct] against the sum of
+    the pmf over the brute-force decision region (|x| < 40: neglected mass < 1e-100), rtol
+    1e-12 as above."""
+    p = float(1 / (1 + np.exp(rho * (2 * tie_at - 1))))
+    for _ in range(2000):
+        odds = sl.log_posterior_odds(tie_at, rho, p)
+        if odds == 0.0:
+            break
+        p = np.nextafter(p, 1.0 if odds < 0 else 0.0)
+    else:  # pragma: no cover
+        pytest.skip(f"no exact float tie found at x1* = {tie_at}")
+    assert sl.posterior(tie_at, rho, p) == 0.5
+    assert int(sl.decision_threshold(rho, p)) == tie_at + 1 == brute_threshold(rho, p, 0, 40)
+    x = np.arange(-40, 41)
+    brute = np.sum(dg.pmf(x, 1, rho) * (sl.posterior(x, rho, p) > 0.5))
+    assert float(sl.p_correct(rho, p)) == pytest.approx(float(brute), rel=RTOL)
+
+
 @pytest.mark.parametrize("rho", [1e-3, 0.03, RHO_BLOCK, 0.5, 0.6, 2.0, 40.0])
 @pytest.mark.parametrize("p", [0.5, 0.2, 0.02, 0.9])
 def test_p_correct_equals_brute_force_sum(rho, p):

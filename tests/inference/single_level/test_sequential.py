@@ -37,3 +37,27 @@ def test_sequential_many_releases_stay_finite():
     x = np.full(300, 5)
     seq = sequential.sequential_risk(x, np.full(300, 1.0), 1e-9)
     assert np.all(np.isfinite(seq.cumulative)) and seq.cumulative[-1] == pytest.approx(1e9)
+
+
+def test_sequential_risk_where_the_posteriors_underflow_against_mpmath():
+    """Releases deep in the lower tail (rho = 1): posteriors of e^-801 ... e^-1402, below the
+    smallest double, so every ratio comes from the log-posteriors. Before this test a
+    per-release ratio formed against the wrong release's log-posterior (the next one
+    instead of the previous one) went unnoticed: the composition test's posteriors are all
+    normal doubles. Reference at 60 digits; tolerance 2e-12 relative: each log-posterior
+    (about 1e3) is rounded to its ulp, 2.3e-13, and a ratio is the exp of a difference of
+    two of them."""
+    import mpmath
+
+    x = np.array([-400, -300, 5, 300])
+    p = 0.5
+    seq = sequential.sequential_risk(x, np.ones(4), p)
+    with mpmath.workdps(60):
+        log_odds = mpmath.log(mpmath.mpf(p) / (1 - mpmath.mpf(p)))
+        previous = mpmath.mpf(p)
+        for i, value in enumerate(x):
+            log_odds += 2 * int(value) - 1
+            posterior = 1 / (1 + mpmath.exp(-log_odds))
+            assert seq.per_release[i] == pytest.approx(float(posterior / previous), rel=2e-12)
+            assert seq.cumulative[i] == pytest.approx(float(posterior / p), rel=2e-12)
+            previous = posterior

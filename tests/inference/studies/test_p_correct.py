@@ -70,6 +70,11 @@ def brute_force(*, x2, x1, rho1, rho2, d, p=0.5, known=0, prior="improper", vari
     (2, 1, 0, "truncated:5"),
     (1, 0, 0, "truncated:4"),
     (1, 1, 0, "point:2"),
+    # point:K at K = known: X1 = m + 1 impossible, the log-odds -inf at every release (the
+    # decision m, P[correct] 1 up to the grid's neglected mass); a threshold of -inf there
+    # (deciding m + 1 everywhere) gave P[correct] 0 and went unnoticed
+    (0, 0, 0, "point:0"),
+    (2, 2, 2, "point:2"),
 ])
 def test_exact_matches_brute_force_triple_sum(x2, x1, known, prior):
     result = p_correct_two_level(x2=x2, x1=x1, known=known, prior=prior, p=0.4, **SMALL)
