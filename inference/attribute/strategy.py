@@ -39,7 +39,10 @@ from dprisk.inference.attribute.design import (
     shifted_tied_log_terms,
     tied_log_terms,
 )
-from dprisk.inference.attribute.two_level import two_level_log_bayes_factors
+from dprisk.inference.attribute.two_level import (
+    check_target_possible,
+    two_level_log_bayes_factors,
+)
 from dprisk.inference.single_level.closed_form_kernels import odds_term
 from dprisk.inference.two_level.exact import DEFAULT_TAIL_MASS
 from dprisk.models.census.allocation import census_level
@@ -300,6 +303,8 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     n_releases = check_positive_int(n_releases, "n_releases", minimum=2)
     if block_group is not None and "detailed" not in design.names:
         raise ValueError("block_group needs the detailed query in the design")
+    if block_group is not None:
+        check_target_possible(block_group.known, block_group.prior, prior)
     seed = resolve_random_seed(random_seed)
     rng = as_generator(seed)
     with np.errstate(divide="ignore"):
