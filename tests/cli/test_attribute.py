@@ -103,3 +103,21 @@ def test_a_prior_cell_below_1e_300_is_refused_not_an_infinite_risk(capsys, tmp_p
                           "--known", str(tmp_path / "known.csv"), "--prior",
                           str(tmp_path / "prior.csv"), "--json"], "--prior", capsys)
     assert "1e-300" in err
+
+
+@pytest.mark.parametrize("x2_prior", ["truncated:0", "{not_proper.py}:prior", "point:0"])
+def test_an_x2_prior_refusal_names_x2_prior_not_the_cell_prior(capsys, tmp_path, x2_prior):
+    """With --prior FILE (the cell prior) given too, the refusal of the X2 prior at the
+    scenario's checks read '--prior 'truncated:0' leaves no possible X2 ...': the library's
+    'prior ...' named as the cell prior's option. It must start with --x2-prior."""
+    (tmp_path / "cells.csv").write_text(",".join([repr(1 / 2016)] * 2016))
+    (tmp_path / "not_proper.py").write_text(
+        "import numpy as np\nimport pytensor.tensor as pt\nfrom dprisk import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: np.log(np.float64(0.5)) * pt.cast(k2 - k1 + 1, "
+        "'float64') + np.log(np.float64(1.01)))\n")
+    spec = x2_prior.replace("{not_proper.py}", str(tmp_path / "not_proper.py"))
+    err = assert_refused(["attribute", "--rho1", "0.1", "--cells", "2016", "--prior",
+                          str(tmp_path / "cells.csv"), "--strategy", "census-2020", "--rho2",
+                          "0.25", "--d", "27", "--x2-prior", spec, "--releases", "10",
+                          "--seed", "1", "--json"], "--x2-prior", capsys)
+    assert err.startswith(f"dprisk attribute: error: --x2-prior {spec!r}"), err
