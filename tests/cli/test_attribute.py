@@ -121,3 +121,25 @@ def test_an_x2_prior_refusal_names_x2_prior_not_the_cell_prior(capsys, tmp_path,
                           "0.25", "--d", "27", "--x2-prior", spec, "--releases", "10",
                           "--seed", "1", "--json"], "--x2-prior", capsys)
     assert err.startswith(f"dprisk attribute: error: --x2-prior {spec!r}"), err
+
+
+def test_x2_prior_help_lists_model_files_and_a_file_gives_the_builtin_numbers(capsys, tmp_path):
+    """--x2-prior took PATH.py:NAME, but its help listed only improper | truncated:U | point:K.
+    A file with the uniform prior on {k1, ..., 8} gives truncated:8's numbers (same seed)."""
+    status, out, _ = run_cli(["attribute", "--help"], capsys)
+    assert "point:K | PATH.py:NAME" in " ".join(out.split())
+    (tmp_path / "uniform8.py").write_text(
+        "import pytensor.tensor as pt\nfrom dprisk import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: -pt.log(pt.cast(9 - k1, 'float64')) "
+        "+ pt.zeros_like(k2, dtype='float64'), support=lambda k1: (k1, 8))\n")
+    payloads = []
+    for spec in ("truncated:8", f"{tmp_path / 'uniform8.py'}:prior"):
+        status, out, err = run_cli(["attribute", "--rho1", "0.1", "--cells", "2016",
+                                    "--strategy", "census-2020", "--rho2", "0.25", "--d", "3",
+                                    "--x2-prior", spec, "--releases", "20", "--seed", "4",
+                                    "--json"], capsys)
+        assert status == 0, err
+        payloads.append(json.loads(out))
+    # the same log Bayes factors up to rounding of -log(9 - k1): 1e-12 relative is ample
+    for key in ("p_map_correct", "expected_true_posterior"):
+        assert payloads[1][key] == pytest.approx(payloads[0][key], rel=1e-12, abs=1e-15)

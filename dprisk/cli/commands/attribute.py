@@ -69,7 +69,7 @@ def add_parser(subs) -> None:
         "--rho2": (None, "block-group detailed query rho (> 0) or census:LEVEL (--strategy)"),
         "--d": (common.integer, "number of other blocks in the block group (>= 1; with --rho2)"),
         "--x2-prior": (None, "X2 prior SPEC of the block-group level: improper | truncated:U | "
-                       "point:K (default improper; with --rho2)"),
+                       "point:K | PATH.py:NAME (default improper; with --rho2)"),
         "--releases": (common.integer, common.with_default(
             "simulated releases (--strategy only)", DEFAULT_RELEASES)),
         "--seed": (common.integer, f"{common.SEED_HELP}; --strategy only"),
