@@ -83,7 +83,8 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     conditionals : dict, optional
         A cache of the cells' tabulated conditionals shared by several calls (a caller that
         samples many releases, e.g. SBC, tabulates each distinct cell release once), keyed
-        by the model's parameters and the cell's release; used when ``x2_prior`` is a name.
+        by the model's parameters, the prior the name loads and the cell's release; used when
+        ``x2_prior`` is a name.
         The tables are deterministic, so the draws are the same with or without it.
 
     Returns
@@ -169,7 +170,9 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
     for j in range(k):
         scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
                                       prior=x2_prior)
-        key = (scenario.rho1, scenario.rho2, scenario.d, x2_prior, int(known[j]),
+        # the prior loaded, not its name: a PATH.py:NAME names another prior once the file
+        # is edited (reloaded: another object) or from another working directory
+        key = (scenario.rho1, scenario.rho2, scenario.d, scenario.prior, int(known[j]),
                int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
         cells.append((scenario, key))
     with np.errstate(divide="ignore"):
