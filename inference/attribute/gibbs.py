@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dprisk.inference.attribute.two_level import check_target_possible
 from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.two_level.gibbs import ExactConditionals
 from dprisk.models.checks import check_count, check_positive_int
@@ -175,6 +176,7 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
         key = (scenario.rho1, scenario.rho2, scenario.d, scenario.prior, int(known[j]),
                int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
         cells.append((scenario, key))
+    check_target_possible(known, x2_prior, prior)  # else C | X2 is 0/0 in every cell
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
     cell = rng.choice(k, size=chains, p=prior)

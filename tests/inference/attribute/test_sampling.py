@@ -114,3 +114,11 @@ def test_a_shared_conditionals_cache_follows_an_edited_prior_file(tmp_path):
         fresh = two_level_cell_gibbs(**kwargs)
         np.testing.assert_array_equal(cached.cell, fresh.cell)
         np.testing.assert_array_equal(cached.x2, fresh.x2)
+
+
+def test_the_histogram_gibbs_refuses_an_x2_prior_ruling_out_every_cell():
+    """point:0 with every m_c = 0: the target is in no cell (0/0). The sampler raised the
+    internal 'k1 must be one of the feasible values (0,), got array([1, 0])'."""
+    with pytest.raises(ValueError, match=r"^x2_prior 'point:0' rules out X2 >= m_c \+ 1"):
+        two_level_cell_gibbs([1, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0], rho1=0.1, rho2=0.25,
+                             d=27, x2_prior="point:0", draws=10, chains=2, random_seed=1)
