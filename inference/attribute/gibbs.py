@@ -179,7 +179,12 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
     check_target_possible(known, x2_prior, prior)  # else C | X2 is 0/0 in every cell
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
-    cell = rng.choice(k, size=chains, p=prior)
+    # chains start in a cell that can hold the target (X1 = m_c + 1 possible): the sweeps
+    # never enter another (its conditional probability is 0), a start there had no X2
+    possible = np.array([scenario.prior.branch_support(int(m) + 1) is not None
+                         for scenario, (*_, m, _x1, _x2, _y1) in cells])
+    start = prior if possible.all() else prior * possible / np.sum(prior * possible)
+    cell = rng.choice(k, size=chains, p=start)
     # both values of each cell's X1 possible (the tables' `feasible`: the prior's supports)
     if not all(scenario.prior.branch_support(m + b) is not None
                for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):

@@ -122,3 +122,21 @@ def test_the_histogram_gibbs_refuses_an_x2_prior_ruling_out_every_cell():
     with pytest.raises(ValueError, match=r"^x2_prior 'point:0' rules out X2 >= m_c \+ 1"):
         two_level_cell_gibbs([1, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0], rho1=0.1, rho2=0.25,
                              d=27, x2_prior="point:0", draws=10, chains=2, random_seed=1)
+
+
+def test_the_histogram_gibbs_starts_in_a_cell_that_can_hold_the_target():
+    """point:1 with m = (0, 1, 0): the target cannot be in cell 1 (X1 = 2 > X2 = 1). The
+    chains' first cell was drawn from the cell prior, so a chain starting in cell 1 raised
+    'k1 must be one of the feasible values (1,), got array([2, 1])' (seeds 0, 1, 4, 5 of
+    0-5). Now every seed runs and matches the exact posterior (0.269, 0, 0.731) within 4 MCSE
+    (ArviZ's MCSE of the indicator)."""
+    release = ([1, 0, 2], [1, 3, 2], [0, 2, 0], [0, 1, 0])
+    kwargs = {"rho1": 0.5, "rho2": 0.5, "d": 2, "x2_prior": "point:1"}
+    exact = two_level_cell_posterior(*release, **kwargs)
+    assert exact[1] == 0.0
+    for seed in range(6):
+        draws = two_level_cell_gibbs(*release, **kwargs, draws=1000, chains=2, random_seed=seed)
+        indicator = (draws.cell == 2).astype(float)
+        stats = chain_diagnostics(indicator)
+        assert (draws.cell != 1).all()
+        assert abs(indicator.mean() - exact[2]) < 4 * stats["mcse"], (seed, stats)
