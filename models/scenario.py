@@ -28,7 +28,12 @@ import numpy as np
 
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.priors.base import check_prior_values
-from dprisk.models.priors.library import X2Prior, as_prior, parse_prior
+from dprisk.models.priors.library import (
+    X2Prior,
+    as_prior,
+    check_log_weight_override,
+    parse_prior,
+)
 
 __all__ = [
     "Release",
@@ -167,6 +172,7 @@ class Scenario:
         priors = parse_priors()  # after p and known, the order of the checks before
         for prior in {id(pr): pr for pr in priors}.values():  # each prior object once
             check_prior_values(prior, known)  # untrusted code first: support() may raise
+            check_log_weight_override(prior, known)  # a subclass's numpy form: logp's
         priors[0].check_support(known)
         scenario = cls(tuple(rhos), tuple(siblings), p, known, tuple(priors))
         if len(priors) > 1 and not any(scenario.feasible):

@@ -69,6 +69,10 @@ rho2_value = dr.parse_rho(rho2, "rho2")
 release = (x1_star, x2_star, y1_star)
 params = {"rho1": rho1_value, "rho2": rho2_value, "d": d, "p": p, "known": known}
 prior_objects = {spec: dr.parse_prior(spec) for spec in priors}
+# each prior's label: its file's name, or the whole spec where two priors share that name
+short = {spec: spec.split("/")[-1] for spec in priors}
+labels = {spec: name if list(short.values()).count(name) == 1 else spec
+          for spec, name in short.items()}
 if not set(sampled_priors) <= set(priors) or focus_prior not in sampled_priors:
     raise ValueError("sampled_priors must be taken from priors, focus_prior from sampled_priors")
 no_hierarchy = float(dr.posterior(x1_star, rho1_value, p, known))
@@ -92,13 +96,12 @@ for spec, post in exact.items():
 
 # %%
 fig, (ax_x1, ax_x2) = plt.subplots(1, 2, figsize=(11, 3.8), constrained_layout=True)
-labels = [prior_objects[spec].spec.split("/")[-1] for spec in priors]
-ax_x1.barh(labels, [float(exact[spec].prob_x1) for spec in priors])
+ax_x1.barh([labels[spec] for spec in priors], [float(exact[spec].prob_x1) for spec in priors])
 ax_x1.axvline(no_hierarchy, color="k", ls="--", lw=1, label="block release alone")
 ax_x1.axvline(p, color="grey", lw=1, label=f"prior p = {p:g}")
 ax_x1.set(xlabel="$P[X_1 = m+1 \\mid D]$", xlim=(0, 1), title="exact posterior of the target")
 ax_x1.legend(fontsize=8, loc="lower right")
-for spec, label in zip(priors, labels, strict=True):
+for spec, label in labels.items():
     post = exact[spec]
     k2, pmf = post.k2_values.ravel(), post.x2_pmf.ravel()
     keep = pmf > 1e-4
@@ -152,14 +155,14 @@ for spec in sampled_priors:
         seconds[spec, method] = time.perf_counter() - start
         reports[spec, method] = dr.convergence_report(runs[spec, method], known=known)
 
-width = max(len(spec.split("/")[-1]) for spec in sampled_priors)  # full prior names
+width = max(len(labels[spec]) for spec in sampled_priors)  # full prior names
 print(f"{'prior':<{width}} {'method':<11} {'estimate':>9} {'MCSE':>7} {'exact':>7} {'z':>6} "
       f"{'R-hat X2':>9} {'ESS X2':>7} {'verdict':>10} {'seconds':>8}")
 for (spec, method), report in reports.items():
     truth = float(exact[spec].prob_x1)
     z = (report.posterior - truth) / report.posterior_mcse if report.posterior_mcse else 0.0
     row = report.table.sel(variable="X2")
-    label = spec.split("/")[-1]
+    label = labels[spec]
     verdict = "converged" if report.converged else "not yet"
     print(f"{label:<{width}} {method:<11} {report.posterior:>9.4f} {report.posterior_mcse:>7.4f} "
           f"{truth:>7.4f} {z:>6.2f} {float(row['r_hat']):>9.4f} {float(row['ess_bulk']):>7.0f} "

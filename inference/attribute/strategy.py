@@ -304,7 +304,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     if block_group is not None and "detailed" not in design.names:
         raise ValueError("block_group needs the detailed query in the design")
     if block_group is not None:
-        check_target_possible(block_group.prior, block_group.known, prior)
+        check_target_possible(block_group.known, block_group.prior, prior)
     seed = resolve_random_seed(random_seed)
     rng = as_generator(seed)
     with np.errstate(divide="ignore"):

@@ -32,34 +32,47 @@ from dprisk.models.priors.histogram import (
     check_n_cells,
     uniform_prior,
 )
+from dprisk.models.priors.library import as_prior
 from dprisk.models.scenario import Release, Scenario
 
 __all__ = ["check_target_possible", "p_map_correct_two_level", "two_level_cell_posterior",
            "two_level_log_bayes_factors"]
 
 
-def check_target_possible(x2_prior, known: np.ndarray, prior: np.ndarray) -> None:
-    """Refuse an X2 prior under which no cell of positive prior can hold the target.
+def check_target_possible(known, x2_prior, cell_prior=None) -> None:
+    r"""Refuse an X2 prior under which no cell the target may be in can hold the target.
 
-    The target in cell ``c`` makes :math:`X1_c = m_c + 1`, which the prior rules out when
-    ``X2 | X1 = m_c + 1`` has no possible value (``point:0`` with ``m_c = 0``); when that
-    holds in every cell of positive prior every Bayes factor is 0 and the posterior over
-    cells 0/0. ``known`` and ``prior`` are validated (shape ``(K,)``).
+    The target in cell ``c`` means :math:`X1_c = m_c + 1`, so :math:`X2_c \ge m_c + 1`; a
+    prior that leaves no such X2 (``point:K`` with ``K = m_c``, the only prior the two-level
+    check lets do so) gives :math:`\mathrm{BF}_c = 0`. If that holds for every cell of
+    positive prior :math:`\pi_c`, :math:`P[C = c \mid D] = 0/0` for every ``c``: refused.
+
+    Parameters
+    ----------
+    known : array_like of int (>= 0)
+        ``m_c`` per cell (validated counts), or one ``m`` for cells alike.
+    x2_prior : str or X2Prior
+        Prior of each cell's X2 given X1.
+    cell_prior : array_like of float, optional
+        :math:`\pi_c` (validated); default: every cell may hold the target.
 
     Raises
     ------
     ValueError
-        Naming ``x2_prior`` and the known counts.
+        Naming ``x2_prior``, the cells' smallest ``m_c + 1`` and the allowed range.
     """
-    for m in np.unique(known[prior > 0]):
-        parsed = Scenario.two_level(1.0, 1.0, 1, known=int(m), prior=x2_prior).prior
-        if parsed.branch_support(int(m) + 1) is not None:
-            return
-    spec = getattr(x2_prior, "spec", x2_prior)
-    raise ValueError(f"x2_prior {spec!r} leaves the target no cell: X2 | X1 = m_j + 1 has no "
-                     f"possible value in every cell of positive prior (known m_j in "
-                     f"{np.unique(known[prior > 0]).tolist()}); its support must reach m_j + 1 "
-                     f"in some cell")
+    prior = as_prior(x2_prior)
+    known = np.asarray(known, dtype=np.int64).ravel()
+    if cell_prior is not None:
+        known = known[np.asarray(cell_prior).ravel() > 0]
+    # each scenario checks the prior's values (its code run captured) before .feasible
+    if not any(Scenario.two_level(1.0, 1.0, 1, known=int(m), prior=prior).feasible[1]
+               for m in np.unique(known)):
+        needed = int(known.min()) + 1
+        raise ValueError(
+            f"x2_prior {prior.spec!r} rules out X2 >= m_c + 1 in every cell the target may "
+            f"be in: the target is in no cell, its posterior 0/0 (the target in cell c needs "
+            f"X2 >= X1 = m_c + 1; point:K needs K >= {needed} here)")
 
 
 def two_level_log_bayes_factors(x1s: np.ndarray, x2s: np.ndarray, y1s: np.ndarray,
@@ -117,7 +130,7 @@ def two_level_cell_posterior(x1_star, x2_star, y1_star, known, *, rho1, rho2, d,
     shape = np.broadcast_shapes(*(v.shape for v in trio), known.shape)
     flat = [np.broadcast_to(v, shape).reshape(-1, known.size) for v in trio]
     Scenario.two_level(rho1, rho2, d, prior=x2_prior)  # validate once, naming the parameter
-    check_target_possible(x2_prior, known, prior)
+    check_target_possible(known, x2_prior, prior)
     log_bf = two_level_log_bayes_factors(*flat, known, float(rho1), float(rho2), int(d),
                                          x2_prior)
     with np.errstate(divide="ignore"):
@@ -152,7 +165,7 @@ def p_map_correct_two_level(rho1, rho2, d, n_cells, *, known: int = 0, others: i
     n_cells = check_n_cells(n_cells)
     known = int(check_count(known, "known", minimum=0))
     others = int(check_count(others, "others", minimum=0))
-    check_target_possible(x2_prior, np.array([known]), np.ones(1))
+    check_target_possible(known, x2_prior)
     grids = []
     for rho in (rho1, rho2):
         eta = noise_grid(np.asarray(rho), tail_mass)

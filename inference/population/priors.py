@@ -64,8 +64,8 @@ def read_prior_file(path, *, name: str = "prior") -> np.ndarray:
         values = _read_csv(text, where)
     if not (np.isfinite(values).all() and (values >= 0).all()):
         row = int(np.flatnonzero(~(np.isfinite(values) & (values >= 0)))[0])
-        raise ValueError(f"{where}: category {row}: probability {values[row]!r} is not a "
-                         "finite number >= 0")
+        raise ValueError(f"{where}: category {row}: probability {float(values[row])!r} is "
+                         "not a finite number >= 0")
     total = float(np.sum(values))
     if abs(total - 1.0) > SUM_TOLERANCE:
         raise ValueError(f"{where}: probabilities sum to {total!r}, not 1 (tolerance "
@@ -78,6 +78,7 @@ def _read_csv(text: str, where: str) -> np.ndarray:
     if not lines or [h.strip() for h in lines[0].split(",")] != ["category", "probability"]:
         raise ValueError(f"{where}: the first line must be the header category,probability")
     values = np.full(N_CATEGORIES, np.nan)
+    given = np.zeros(N_CATEGORIES, dtype=bool)  # not NaN: a row may give the value nan
     for number, line in enumerate(lines[1:], start=2):
         parts = line.split(",")
         try:
@@ -87,12 +88,12 @@ def _read_csv(text: str, where: str) -> np.ndarray:
         except (ValueError, IndexError):
             raise ValueError(f"{where}: line {number}: expected CATEGORY,PROBABILITY, got "
                              f"{line[:60]!r}") from None
-        if not 0 <= category < N_CATEGORIES or not np.isnan(values[category]):
+        if not 0 <= category < N_CATEGORIES or given[category]:
             raise ValueError(f"{where}: line {number}: category {category} is outside "
                              f"0-{N_CATEGORIES - 1} or given twice")
-        values[category] = probability
-    if np.isnan(values).any():
-        missing = int(np.flatnonzero(np.isnan(values))[0])
+        values[category], given[category] = probability, True
+    if not given.all():
+        missing = int(np.flatnonzero(~given)[0])
         raise ValueError(f"{where}: category {missing} has no row ({N_CATEGORIES} needed)")
     return values
 

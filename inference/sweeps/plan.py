@@ -32,7 +32,7 @@ import numpy as np
 from dprisk.inference.sweeps.netcdf import SweepTable
 from dprisk.models.census.allocation import parse_rho
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
-from dprisk.models.priors.files import prior_file_digest
+from dprisk.models.priors.files import prior_file_digest, resolved_prior_spec
 from dprisk.models.priors.library import PRIOR_FORMS, parse_prior
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -292,6 +292,15 @@ class SweepPlan:
     def chunk_points(self, chunk: int) -> list[dict]:
         """Keyword arguments of every point of chunk ``chunk``."""
         return [self.point(i) for i in self.chunk_indices(chunk)]
+
+    def worker_points(self, chunk: int) -> list[dict]:
+        """:meth:`chunk_points` as sent to a Dask worker: a ``PATH.py:NAME`` PATH absolute.
+
+        A worker in another working directory read a relative PATH as its own file: the
+        results of another prior (or none), labelled with this spec and its file's digest.
+        """
+        return [{**kwargs, "prior": resolved_prior_spec(kwargs["prior"])} if "prior" in kwargs
+                else kwargs for kwargs in self.chunk_points(chunk)]
 
     def identity(self) -> dict:
         """What defines the results (stored in the output file's ``sweep_manifest`` attr)."""

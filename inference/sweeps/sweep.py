@@ -283,7 +283,7 @@ def _run_on_cluster(plan, quantity, missing, on_done, client) -> None:
     futures = client.map(
         _compute_chunk,
         missing,
-        [plan.chunk_points(c) for c in missing],
+        [plan.worker_points(c) for c in missing],  # a file prior's PATH absolute
         [plan.chunk_indices(c) for c in missing],
         quantity=quantity,
         variables=plan.variables,

@@ -23,7 +23,7 @@ from dprisk.models.priors.base import (
 )
 
 __all__ = ["bad_prior_spec", "bare_logp", "file_spec_parts", "load_prior_file", "prior_file_digest",
-           "wrap_hint"]
+           "resolved_prior_spec", "wrap_hint"]
 
 
 def bad_prior_spec(spec: str, why: str) -> ValueError:
@@ -106,6 +106,24 @@ def prior_file_digest(spec: str) -> str | None:
     if parts is None:
         return None
     return hashlib.sha256(_prior_path(text, parts[0]).read_bytes()).hexdigest()
+
+
+def resolved_prior_spec(spec: str) -> str:
+    """``spec`` with the PATH of a ``PATH.py:NAME`` prior resolved (absolute); others as given.
+
+    What another process (a Dask worker, whose working directory may differ) must load to
+    read the same file: a relative PATH there names another file, or none.
+
+    Raises
+    ------
+    ValueError
+        One line naming the prior when its file does not exist.
+    """
+    text = spec.strip()
+    parts = file_spec_parts(text)
+    if parts is None:
+        return spec
+    return f"{_prior_path(text, parts[0])}:{parts[1]}"
 
 
 def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:

@@ -76,9 +76,11 @@ import numpy as np
 from dprisk.models.checks import check_count
 from dprisk.models.priors.base import (
     PRIOR_FORMS,
+    PriorRefused,
     X2Prior,
     as_int_array,
     pytensor_tensor,
+    running_user_code,
     switch_or_neg_inf,
 )
 from dprisk.models.priors.files import (
@@ -97,6 +99,7 @@ __all__ = [
     "UserPrior",
     "X2Prior",
     "as_prior",
+    "check_log_weight_override",
     "check_support",
     "load_prior",
     "parse_prior",
@@ -415,6 +418,48 @@ def parse_prior(spec) -> X2Prior:
 
 #: Alias of :func:`parse_prior`.
 load_prior = parse_prior
+
+
+#: Values of X2 per branch at which an overriding numpy log_weight is compared with logp.
+OVERRIDE_PROBE = 256
+
+
+def check_log_weight_override(prior: X2Prior, known: int) -> None:
+    r"""Refuse a subclass whose own numpy ``log_weight`` is not its ``logp`` with the support.
+
+    The exact and Gibbs methods use :meth:`X2Prior.log_weight`, the PyMC model the graph
+    :meth:`X2Prior.log_weight_pt` (``logp`` with ``k2 >= k1`` and :meth:`X2Prior.support`
+    applied). An override is compared with the graph's values (the base ``log_weight``) at
+    ``k1 = known, known + 1`` for :data:`OVERRIDE_PROBE` values of X2 from ``k1 - 2``, and
+    on each side of a finite upper end: ``-inf`` where the other is, else within
+    ``1e-9`` relative. Priors that do not override it (every built-in, every
+    :class:`UserPrior`) are not evaluated.
+
+    Raises
+    ------
+    PriorRefused
+        One line naming the prior, the first ``(k2, k1)`` where the two differ and both values.
+    """
+    if prior.values_checked or type(prior).log_weight is X2Prior.log_weight:
+        return
+    for k1 in (int(known), int(known) + 1):
+        with running_user_code(prior.spec, f"support({k1})"):
+            support = prior.branch_support(k1)
+        ends = [k1 - 2] + ([] if support is None or support[1] is None else [support[1] - 2])
+        k2 = np.unique(np.concatenate([np.arange(e, e + OVERRIDE_PROBE) for e in ends]))
+        k1s = np.full_like(k2, k1)
+        with running_user_code(prior.spec, "log_weight(k2, k1)"):
+            own = np.broadcast_to(np.asarray(prior.log_weight(k2, k1s), dtype=float), k2.shape)
+        graph = X2Prior.log_weight(prior, k2, k1s)
+        with np.errstate(invalid="ignore"):
+            same = (own == graph) | np.isclose(own, graph, rtol=1e-9, atol=0.0)
+        if not same.all():
+            i = int(np.flatnonzero(~same)[0])
+            raise PriorRefused(
+                f"prior {prior.spec!r}: its numpy log_weight gives {float(own[i])!r} at "
+                f"X2 = {int(k2[i])}, X1 = {k1}, its logp (the PyMC model's, with k2 >= k1 and "
+                f"support applied) {float(graph[i])!r}: the methods would use two priors; "
+                f"log_weight must be -inf below k1 and outside support, logp elsewhere")
 
 
 def check_support(prior, known) -> X2Prior:

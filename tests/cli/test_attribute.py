@@ -107,3 +107,43 @@ def test_a_prior_cell_below_1e_300_is_refused_not_an_infinite_risk(capsys, tmp_p
                           "--known", str(tmp_path / "known.csv"), "--prior",
                           str(tmp_path / "prior.csv"), "--json"], "--prior", capsys)
     assert "1e-300" in err
+
+
+@pytest.mark.parametrize("x2_prior", ["truncated:0", "{not_proper.py}:prior", "point:0"])
+def test_an_x2_prior_refusal_names_x2_prior_not_the_cell_prior(capsys, tmp_path, x2_prior):
+    """With --prior FILE (the cell prior) given too, the refusal of the X2 prior at the
+    scenario's checks read '--prior 'truncated:0' leaves no possible X2 ...': the library's
+    'prior ...' named as the cell prior's option. It must start with --x2-prior."""
+    (tmp_path / "cells.csv").write_text(",".join([repr(1 / 2016)] * 2016))
+    (tmp_path / "not_proper.py").write_text(
+        "import numpy as np\nimport pytensor.tensor as pt\nfrom dprisk import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: np.log(np.float64(0.5)) * pt.cast(k2 - k1 + 1, "
+        "'float64') + np.log(np.float64(1.01)))\n")
+    spec = x2_prior.replace("{not_proper.py}", str(tmp_path / "not_proper.py"))
+    err = assert_refused(["attribute", "--rho1", "0.1", "--cells", "2016", "--prior",
+                          str(tmp_path / "cells.csv"), "--strategy", "census-2020", "--rho2",
+                          "0.25", "--d", "27", "--x2-prior", spec, "--releases", "10",
+                          "--seed", "1", "--json"], "--x2-prior", capsys)
+    assert err.startswith(f"dprisk attribute: error: --x2-prior {spec!r}"), err
+
+
+def test_x2_prior_help_lists_model_files_and_a_file_gives_the_builtin_numbers(capsys, tmp_path):
+    """--x2-prior took PATH.py:NAME, but its help listed only improper | truncated:U | point:K.
+    A file with the uniform prior on {k1, ..., 8} gives truncated:8's numbers (same seed)."""
+    status, out, _ = run_cli(["attribute", "--help"], capsys)
+    assert "point:K | PATH.py:NAME" in " ".join(out.split())
+    (tmp_path / "uniform8.py").write_text(
+        "import pytensor.tensor as pt\nfrom dprisk import UserPrior\n"
+        "prior = UserPrior(lambda k2, k1: -pt.log(pt.cast(9 - k1, 'float64')) "
+        "+ pt.zeros_like(k2, dtype='float64'), support=lambda k1: (k1, 8))\n")
+    payloads = []
+    for spec in ("truncated:8", f"{tmp_path / 'uniform8.py'}:prior"):
+        status, out, err = run_cli(["attribute", "--rho1", "0.1", "--cells", "2016",
+                                    "--strategy", "census-2020", "--rho2", "0.25", "--d", "3",
+                                    "--x2-prior", spec, "--releases", "20", "--seed", "4",
+                                    "--json"], capsys)
+        assert status == 0, err
+        payloads.append(json.loads(out))
+    # the same log Bayes factors up to rounding of -log(9 - k1): 1e-12 relative is ample
+    for key in ("p_map_correct", "expected_true_posterior"):
+        assert payloads[1][key] == pytest.approx(payloads[0][key], rel=1e-12, abs=1e-15)

@@ -668,3 +668,37 @@ def test_the_whole_record_monte_carlo_check_holds_at_the_census_rho(tmp_path, sh
     inject_parameters(nb, {**SMALL_BUDGETS["whole_record_what_if"], "rho1": 0.0992})
     shared_kernel.run(nb, tmp_path)  # raises CellExecutionError on the failed check
     check_ran_quietly(nb)
+
+
+def test_the_two_level_exact_figure_labels_two_priors_of_one_file_name_apart(tmp_path,
+                                                                              monkeypatch):
+    """The bar chart and the legend labelled a prior by its file's name: the example
+    negative_binomial_prior.py and a user's copy of it in another folder (as the notebook
+    invites) were both 'negative_binomial_prior.py:prior', one bar drawn over the other.
+    Runs the parameters, set-up, exact and figure cells in this process."""
+    import matplotlib.pyplot as plt
+
+    example = NOTEBOOK_DIR.parent / "models" / "examples" / "negative_binomial_prior.py"
+    mine = tmp_path / "mine" / "negative_binomial_prior.py"
+    mine.parent.mkdir()
+    mine.write_text(example.read_text().replace("np.float64(5.0)", "np.float64(20.0)"))
+    specs = ["models/examples/negative_binomial_prior.py:prior", f"{mine}:prior"]
+    monkeypatch.setattr(plt, "show", lambda *args, **kwargs: None)
+    namespace = {}
+    cells = [cell for cell in jupytext.read(NOTEBOOK_DIR / "two_level_what_if.py").cells
+             if cell.cell_type == "code"]
+    for cell in cells:
+        if "parameters" in _tags(cell):
+            exec(cell.source, namespace)
+            namespace.update(priors=specs, sampled_priors=specs, focus_prior=specs[0])
+        elif any(key in cell.source for key in ("import arviz", "exact = {", "ax_x1.barh(")):
+            exec(cell.source, namespace)
+    fig = namespace["fig"]
+    try:
+        ticks = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
+        legend = [text.get_text() for text in fig.axes[1].get_legend().get_texts()]
+        assert len(set(ticks)) == 2 and len(set(legend)) == 2, (ticks, legend)
+        bars = sorted(bar.get_width() for bar in fig.axes[0].patches)
+        assert bars[1] - bars[0] > 0.01  # the two priors differ (0.455, 0.487): their bars too
+    finally:
+        plt.close(fig)

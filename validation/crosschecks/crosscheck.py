@@ -44,6 +44,7 @@ from dprisk.inference.two_level.sampling import (
 )
 from dprisk.models.builders.two_level import build_two_level_model, set_release
 from dprisk.models.census.allocation import census_level
+from dprisk.models.priors.library import X2Prior
 
 __all__ = [
     "BATTERIES",
@@ -54,6 +55,7 @@ __all__ = [
     "crosscheck",
     "crosscheck_cells",
     "crosscheck_table",
+    "prior_labels",
     "table_failures",
 ]
 
@@ -207,8 +209,9 @@ def crosscheck(
         report, about 2-3 minutes on one core).
     random_seed : int
         Root seed; each run gets its own seed drawn from it (stored in the table).
-    priors : sequence of str
-        Prior specs (default :data:`PRIORS`).
+    priors : sequence of str or X2Prior
+        Prior specs or prior objects (default :data:`PRIORS`), labelled in the table by the
+        spec (:func:`prior_labels`): the labels must differ.
     methods : sequence of str
         Subset of ``("gibbs", "pymc-gibbs", "pymc")``.
     rho1, rho2 : float, optional
@@ -239,7 +242,7 @@ def crosscheck(
     ------
     ValueError
         For an unknown battery or method, empty (or a bare string as) ``methods`` or
-        ``priors``, or a ``random_seed`` that is not an integer >= 0.
+        ``priors``, two priors of one label, or a ``random_seed`` that is not an integer >= 0.
     """
     params = _params(battery, methods, rho1, rho2, d, p, known, priors=priors,
                      random_seed=random_seed)
@@ -247,6 +250,25 @@ def crosscheck(
                              **params, sampled=sampled, pymc_models=pymc_models)
     return crosscheck_table(battery, [cells], random_seed=random_seed, priors=priors,
                             methods=methods, **params)
+
+
+def prior_labels(priors) -> list[str]:
+    """The table's ``prior`` labels: each spec string as given, an X2Prior's ``spec``.
+
+    Raises
+    ------
+    ValueError
+        Naming ``priors`` when two share a label (a table of two columns of one label, whose
+        summary rows each showed the worse of both: two ``UserPrior`` objects of functions
+        named ``logp`` are both ``user:logp`` unless given their own ``spec=``).
+    """
+    labels = [prior.spec if isinstance(prior, X2Prior) else str(prior) for prior in priors]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"priors must have distinct labels (their specs), got {twice[0]!r} "
+                         f"{labels.count(twice[0])} times; give each UserPrior its own "
+                         f"spec=... (e.g. UserPrior(logp, spec='geometric q=0.2'))")
+    return labels
 
 
 def _params(battery, methods, rho1, rho2, d, p, known, *, priors, random_seed) -> dict:
@@ -257,6 +279,7 @@ def _params(battery, methods, rho1, rho2, d, p, known, *, priors, random_seed) -
         if isinstance(values, str) or not len(values):
             raise ValueError(f"{name} must be a non-empty sequence of names (e.g. "
                              f"({values!r},) for one), got {values!r}")
+    prior_labels(priors)  # refuses two priors of one label
     bad = [m for m in methods if m not in SAMPLING_METHODS]
     if bad:
         raise ValueError(f"methods must be among {', '.join(SAMPLING_METHODS)}; got {bad}")
@@ -410,7 +433,7 @@ def crosscheck_table(
             **{f"{name}_star": ("release", [r[i] for r in releases],
                                 {"long_name": f"released count {name}*", "units": "persons"})
                for i, name in enumerate(("x1", "x2", "y1"))},
-            "prior": np.array(priors, dtype=str),
+            "prior": np.array(prior_labels(priors), dtype=str),
             "method": np.array(methods, dtype=str),
             "quantity": ("quantity", np.array(QUANTITIES, dtype=str),
                          {"long_name": "prob_x1 = P[X1 = m + 1 | D], x2_mean = E[X2 | D]"}),

@@ -69,7 +69,7 @@ def add_parser(subs) -> None:
         "--rho2": (None, "block-group detailed query rho (> 0) or census:LEVEL (--strategy)"),
         "--d": (common.integer, "number of other blocks in the block group (>= 1; with --rho2)"),
         "--x2-prior": (None, "X2 prior SPEC of the block-group level: improper | truncated:U | "
-                       "point:K (default improper; with --rho2)"),
+                       "point:K | PATH.py:NAME (default improper; with --rho2)"),
         "--releases": (common.integer, common.with_default(
             "simulated releases (--strategy only)", DEFAULT_RELEASES)),
         "--seed": (common.integer, f"{common.SEED_HELP}; --strategy only"),
@@ -193,13 +193,21 @@ def _design(args, method: str, seed) -> tuple[dict, list[str]]:
 
 
 def _x2_prior(spec):
-    """The ``--x2-prior`` spec parsed, its refusal naming ``--x2-prior`` (not ``prior``)."""
-    from dprisk.models.priors.library import parse_prior
+    """The ``--x2-prior`` spec parsed and checked, its refusal naming ``--x2-prior``.
+
+    Checked here as the block group's scenarios check it (its values, its support at the
+    design form's known count 0): refused later, the library's ``prior '...'`` was named
+    ``--prior``, the cell prior's option, when that was given too.
+    """
+    from dprisk.models.priors.base import check_prior_values
+    from dprisk.models.priors.library import check_support, parse_prior
 
     if not isinstance(spec, str):
         return spec  # parsed already (run)
     try:
-        return parse_prior(spec)
+        prior = parse_prior(spec)
+        check_prior_values(prior, 0)  # untrusted code first (captured), as a scenario does
+        return check_support(prior, 0)
     except ValueError as err:
         message = str(err)
         raise ValueError(f"--x2-{message}" if message.startswith("prior") else message) from None

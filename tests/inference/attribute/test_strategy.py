@@ -189,3 +189,32 @@ def test_exact_two_level_p_map_of_two_cells_by_pairwise_enumeration(x2_prior):
         wins = (t > null[None, :]) + 0.5 * (t == null[None, :])
         want += float(weight[lo:lo + 500] @ (wins @ weight))
     assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_x2_prior_ruling_out_the_target_in_every_cell_is_refused():
+    """point:K with K = m_c in every cell: BF_c = 0 for all c, so P[C = c | D] = 0/0.
+
+    It gave NaN posteriors (two_level_cell_posterior), P[MAP] = 1/K (p_map_correct_two_level)
+    and, through strategy_measures, P[MAP] = 0.89 beside a NaN expected posterior (dprisk
+    attribute ... --x2-prior point:0, exit 0). A prior ruling out only some cells stays: those
+    cells get posterior exactly 0 and the others a finite posterior summing to 1.
+    """
+    from dprisk.inference.attribute.two_level import (
+        p_map_correct_two_level,
+        two_level_cell_posterior,
+    )
+
+    release = ([1, 0, 0], [1, 0, 0], [0, 0, 0])
+    kwargs = {"rho1": 0.1, "rho2": 0.25, "d": 27}
+    with pytest.raises(ValueError, match=r"x2_prior 'point:0' rules out .* K >= 1"):
+        two_level_cell_posterior(*release, [0, 0, 0], **kwargs, x2_prior="point:0")
+    with pytest.raises(ValueError, match=r"x2_prior 'point:0' rules out"):
+        p_map_correct_two_level(0.1, 0.25, 27, 5, x2_prior="point:0")
+    design = QueryDesign(("detailed",), np.array([0.5]), np.arange(3)[None, :], (3,),
+                         np.array([1]))
+    group = BlockGroup.checked(0.25, 27, np.zeros(3, dtype=int), prior="point:0")
+    with pytest.raises(ValueError, match=r"x2_prior 'point:0' rules out"):
+        strategy_measures(design, 0, 10, block_group=group, random_seed=1)
+    # point:1 rules out cells 1 and 2 (m = 1) only: cell 0 holds the target for sure
+    post = two_level_cell_posterior(*release, [0, 1, 1], **kwargs, x2_prior="point:1")
+    np.testing.assert_array_equal(post, [1.0, 0.0, 0.0])

@@ -162,6 +162,24 @@ def test_prior_files(tmp_path):
             read_prior_file(tmp_path / name)
 
 
+def test_a_prior_csv_row_of_nan_is_named_as_such_and_a_repeat_of_it_refused(tmp_path):
+    """The CSV reader marked unread categories with NaN, so a row '5,nan' was reported as
+    'category 5 has no row', and a later row '5,0.1' was taken silently (not 'given twice');
+    a negative JSON value was quoted as np.float64(-0.0079...)."""
+    rows = "".join(f"{c},{'nan' if c == 5 else repr(1 / 126)}\n" for c in range(126))
+    (tmp_path / "nan.csv").write_text("category,probability\n" + rows)
+    with pytest.raises(ValueError, match=r"'.*nan.csv': category 5: probability nan is not a "
+                                         r"finite number >= 0$"):
+        read_prior_file(tmp_path / "nan.csv")
+    (tmp_path / "nan_again.csv").write_text("category,probability\n" + rows + "5,0.1\n")
+    with pytest.raises(ValueError, match=r"line 128: category 5 is outside 0-125 or given "
+                                         r"twice$"):
+        read_prior_file(tmp_path / "nan_again.csv")
+    (tmp_path / "neg.json").write_text(json.dumps([-0.5, 1.5] + [0] * 124))
+    with pytest.raises(ValueError, match=r"category 0: probability -0\.5 is not a finite"):
+        read_prior_file(tmp_path / "neg.json")
+
+
 @pytest.mark.parametrize("name", ["bom.json", "bom.csv"])
 def test_a_prior_file_with_a_utf8_byte_order_mark_is_read(tmp_path, name):
     """A UTF-8 file starting with a byte order mark (Excel's "CSV UTF-8") was refused: the CSV

@@ -120,3 +120,34 @@ def test_duplicate_search_is_linear_in_the_grid(monkeypatch):
     with pytest.raises(ValueError, match=r"x2: the grid holds Value\(1999\) more than once"):
         check_grid(values, "x2")
     assert comparisons <= 10, comparisons
+
+
+GEOMETRIC_PRIOR = ("import numpy as np\nimport pytensor.tensor as pt\n"
+                   "from dprisk import UserPrior\n"
+                   "prior = UserPrior(lambda k2, k1: np.log({q}) + pt.cast(k2 - k1, 'float64')"
+                   " * np.log1p(-{q}))\n")
+
+
+def test_points_sent_to_workers_name_a_prior_file_by_its_absolute_path(tmp_path, monkeypatch):
+    """A Dask worker read a relative PATH.py:NAME in its own working directory: with the
+    workers in another folder holding another geo.py (q = 0.05, here q = 0.9) a sweep at
+    x2 = 3, 10 returned P[correct] 0.556, 0.630 instead of 0.938, 1.000, labelled with this
+    spec and this file's digest. The points sent keep the label's spec but an absolute PATH."""
+    from dprisk.models.priors.library import parse_prior
+
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    for folder, q in ((here, 0.9), (elsewhere, 0.05)):
+        folder.mkdir()
+        (folder / "geo.py").write_text(GEOMETRIC_PRIOR.format(q=q))
+    monkeypatch.chdir(here)
+    plan, _ = plan_sweep(rho1=0.1, rho2=0.25, d=27, x2=[3, 10], prior=["geo.py:prior",
+                                                                        "improper"])
+    assert list(plan.grids["prior"]) == ["geo.py:prior", "improper"]  # the labels as given
+    sent = [point for chunk in range(plan.n_chunks) for point in plan.worker_points(chunk)]
+    assert [point["prior"] for point in sent] == [f"{here / 'geo.py'}:prior", "improper"] * 2
+    assert [{k: v for k, v in p.items() if k != "prior"} for p in sent] == [
+        {k: v for k, v in p.items() if k != "prior"}
+        for chunk in range(plan.n_chunks) for p in plan.chunk_points(chunk)]
+    monkeypatch.chdir(elsewhere)  # a worker's folder: the absolute PATH reads this run's file
+    weights = parse_prior(sent[0]["prior"]).log_weight(np.arange(3), 0)
+    np.testing.assert_allclose(np.exp(weights), 0.9 * 0.1 ** np.arange(3), rtol=1e-14)

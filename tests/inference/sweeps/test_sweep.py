@@ -506,3 +506,30 @@ def test_progress_bar_counts_chunks_on_stderr(capsys):
     sweep(**{**SWEEP_2D, "progress": True}, quantity=exact_standin)
     err = capsys.readouterr().err
     assert "sweep" in err and "8/8" in err
+
+
+# Slow as the other cluster tests (see above).
+@pytest.mark.slow
+def test_workers_in_another_folder_read_this_runs_prior_file(cluster, tmp_path, monkeypatch):
+    """A relative PATH.py:NAME was read in each worker's own folder: another geo.py there
+    (q = 0.05) gave P[correct] 0.556, 0.630 at x2 = 3, 10 instead of this one's (q = 0.9)
+    0.938, 1.000."""
+    from distributed import Client
+
+    text = ("import numpy as np\nimport pytensor.tensor as pt\nfrom dprisk import UserPrior\n"
+            "prior = UserPrior(lambda k2, k1: np.log({q}) + pt.cast(k2 - k1, 'float64')"
+            " * np.log1p(-{q}))\n")
+    for folder, q in (("here", 0.9), ("elsewhere", 0.05)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "geo.py").write_text(text.format(q=q))
+    monkeypatch.chdir(tmp_path / "here")
+    grid = {"rho1": 0.1, "rho2": 0.25, "d": 27, "x2": [3, 10], "prior": "geo.py:prior"}
+    with Client(cluster) as client:
+        folders = client.run(os.getcwd)
+        client.run(os.chdir, str(tmp_path / "elsewhere"))
+        try:
+            remote = sweep(**grid, client=client, progress=False)
+        finally:
+            for worker, folder in folders.items():
+                client.run(os.chdir, folder, workers=[worker])
+    xr.testing.assert_identical(remote, sweep(**grid, progress=False))

@@ -102,3 +102,20 @@ def test_bad_releases_are_refused(releases, error, match):
     with pytest.raises(error, match=match):
         check_prior("improper", releases=releases)
     assert check_prior("improper", releases=np.array([[1, 3, 2]])).releases == ((1, 3, 2),)
+
+
+def test_the_float_constant_rule_of_priors_md_holds_for_its_example():
+    """Rule 5 said 'PyTensor makes a bare `0.2` a float32 constant': 0.2 becomes float64
+    (float32 does not hold it); floats float32 holds exactly (5.0) become float32, and
+    pt.log(5.0) is 3.0e-8 off log 5. The rule's example must be such a constant."""
+    import re
+    from pathlib import Path
+
+    import pytensor.tensor as pt
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "priors.md").read_text()
+    rule = re.search(r"5\. \*\*Float constants.*?(?=\n6\. )", text, re.S).group(0)
+    example = re.search(r"makes a bare `([0-9.]+)` a float32 constant", rule).group(1)
+    assert pt.as_tensor_variable(float(example)).dtype == "float32"
+    assert pt.as_tensor_variable(0.2).dtype == "float64"
+    assert abs(float(pt.log(5.0).eval()) - math.log(5.0)) == pytest.approx(3.0e-8, rel=0.01)

@@ -227,3 +227,47 @@ def test_signature_names_the_documented_parameter(cls):
 
     documented = [param.name for param in ClassDoc(cls)["Parameters"]]
     assert list(inspect.signature(cls).parameters) == documented == [cls.parameter]
+
+
+class _Geometric(X2Prior):
+    """X2 - X1 ~ Geometric(0.2) as logp; subclasses override the numpy log_weight."""
+
+    def logp(self, k2, k1):
+        import pytensor.tensor as pt
+
+        return np.log(0.2) + pt.cast(k2 - k1, "float64") * np.log1p(-0.2)
+
+
+class _GeometricNoBound(_Geometric):
+    def log_weight(self, k2, k1):  # forgets -inf below k1
+        return np.log(0.2) + np.abs(np.asarray(k2) - np.asarray(k1)) * np.log1p(-0.2)
+
+
+class _GeometricOtherQ(_Geometric):
+    def log_weight(self, k2, k1):  # q = 0.5, not logp's 0.2
+        k2, k1 = np.asarray(k2), np.asarray(k1)
+        return np.where(k2 >= k1, np.log(0.5) + (k2 - k1) * np.log1p(-0.5), -np.inf)
+
+
+class _GeometricFast(_Geometric):
+    def log_weight(self, k2, k1):  # the same prior, written in numpy
+        k2, k1 = np.asarray(k2), np.asarray(k1)
+        return np.where(k2 >= k1, np.log(0.2) + (k2 - k1) * np.log1p(-0.2), -np.inf)
+
+
+def test_a_numpy_log_weight_override_must_be_the_logp_with_the_support():
+    """A subclass may override log_weight with numpy (exact and Gibbs use it; PyMC uses logp):
+    one forgetting -inf below k1 gave the exact P[X1 = 1 | D] = 0.876 (X2 = 0 < X1 = 1
+    counted) and one with another q 0.849, PyMC 0.839 for both (D = (2, 1, -1), rho 0.5, d 3;
+    logp's own prior: exact 0.831). Both are now refused for every method; an equal
+    override is taken."""
+    from dprisk.inference.two_level.exact import exact_posterior
+
+    kwargs = {"rho1": 0.5, "rho2": 0.5, "d": 3}
+    for prior, where in ((_GeometricNoBound(), "X2 = -2, X1 = 0"),
+                         (_GeometricOtherQ(), "X2 = 0, X1 = 0")):
+        with pytest.raises(ValueError, match=rf"numpy log_weight gives .* at {where}, its logp"):
+            exact_posterior(2, 1, -1, **kwargs, prior=prior)
+    fast = exact_posterior(2, 1, -1, **kwargs, prior=_GeometricFast()).prob_x1
+    graph = exact_posterior(2, 1, -1, **kwargs, prior=_Geometric()).prob_x1
+    assert fast == pytest.approx(graph, rel=1e-12) and graph == pytest.approx(0.8311, abs=1e-4)

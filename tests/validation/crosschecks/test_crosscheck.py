@@ -177,10 +177,35 @@ def test_summary_names_every_prior(small):
     ({"priors": "improper"}, r"^priors must be a non-empty sequence"),
     ({"random_seed": -1}, r"^random_seed must be an integer >= 0, got -1"),
     ({"random_seed": True}, r"^random_seed must be an integer >= 0, got True"),
+    # before: both ran, labelled 'improper' twice (each summary row the worse of the two)
+    ({"priors": ("improper", "improper")}, r"^priors must have distinct labels .*'improper' 2"),
 ])
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         crosscheck(**kwargs)
+
+
+def test_prior_objects_are_labelled_by_their_spec_and_must_differ():
+    """Two UserPriors of functions named logp (geometric q = 0.2 and 0.5: exact P[X1 = 1 | D]
+    0.5296 and 0.5176 at the first release) were both labelled "UserPrior(spec='user:logp')",
+    and the summary printed the same row twice (the worse of the two). Now refused; with
+    their own spec they are labelled by it."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    def geometric(q, **kwargs):
+        def logp(k2, k1):
+            return np.log(q) + pt.cast(k2 - k1, "float64") * np.log1p(-q)
+        return UserPrior(logp, **kwargs)
+
+    with pytest.raises(ValueError, match=r"^priors must have distinct labels .*'user:logp'"):
+        crosscheck(methods=("gibbs",), priors=(geometric(0.2), geometric(0.5)))
+    result = crosscheck(methods=("gibbs",), priors=(geometric(0.2, spec="q=0.2"),
+                                                    geometric(0.5, spec="q=0.5")))
+    assert list(result.table["prior"].values) == ["q=0.2", "q=0.5"]
+    rows = result.summary().splitlines()[2:]
+    assert rows[0].startswith("q=0.2") and rows[1].startswith("q=0.5")
 
 
 def test_cells_the_caller_sampled_are_compared_from_its_draws_not_run_again():
