@@ -33,7 +33,7 @@ from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS
 from dprisk.inference.two_level.gibbs import ExactConditionals
 from dprisk.models.checks import check_count, check_positive_int
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed
-from dprisk.models.numerics import logit, logsumexp
+from dprisk.models.numerics import logsumexp
 from dprisk.models.priors.histogram import check_cell_prior, check_known_counts, uniform_prior
 from dprisk.models.scenario import Release, Scenario
 
@@ -49,12 +49,13 @@ class CellGibbsDraws:
     ----------
     cell : ndarray of int64, shape ``(chains, draws)``
     x2 : ndarray of int64, shape ``(chains, draws, K)``
-    random_seed : int
+    random_seed : int or None
+        The integer seed of the run (given or drawn); None when a Generator was given.
     """
 
     cell: np.ndarray
     x2: np.ndarray
-    random_seed: int
+    random_seed: int | None
 
     def cell_frequencies(self, n_cells: int) -> np.ndarray:
         """Share of draws in each cell (the sampler's posterior estimate)."""
@@ -80,7 +81,7 @@ def two_level_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, pri
     tune : int (>= 0)
         Sweeps discarded at the start of each chain.
     random_seed : int or numpy.random.Generator, optional
-        Drawn and reported when not given.
+        Drawn and reported when not given; a Generator is used as is (reported as None).
     conditionals : dict, optional
         A cache of the cells' tabulated conditionals shared by several calls (a caller that
         samples many releases, e.g. SBC, tabulates each distinct cell release once), keyed
@@ -118,7 +119,7 @@ class PendingCellGibbs:
     uniforms : ndarray, shape ``(tune + draws, K + 1, chains)``
         Sweep ``t``'s uniforms: row 0 for the cell, row ``1 + j`` for cell ``j``'s ``X2``.
     tune, draws : int
-    random_seed : int
+    random_seed : int or None
     """
 
     cells: tuple
@@ -129,7 +130,7 @@ class PendingCellGibbs:
     uniforms: np.ndarray
     tune: int
     draws: int
-    random_seed: int
+    random_seed: int | None
 
 
 def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior=None,
@@ -163,8 +164,9 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
         raise ValueError(f"x1_star, x2_star and y1_star must have one count per cell ({k})")
     draws, chains = check_positive_int(draws, "draws"), check_positive_int(chains, "chains")
     tune = check_positive_int(tune, "tune", minimum=0)
-    seed = resolve_random_seed(random_seed) if not isinstance(random_seed,
-                                                              np.random.Generator) else 0
+    # a Generator has no integer seed to report (0, reported before, did not reproduce it)
+    seed = None if isinstance(random_seed, np.random.Generator) else resolve_random_seed(
+        random_seed)
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
     cache = conditionals if isinstance(x2_prior, str) else None
     cells = []
@@ -189,8 +191,7 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
     if not all(scenario.prior.branch_support(m + b) is not None
                for scenario, (*_, m, _x1, _x2, _y1) in cells for b in (0, 1)):
         conds = _conditionals([cells], cache)[0]
-        with np.errstate(divide="ignore"):
-            log_ratio_tables = [logit(cond.prob_x1_table) for cond in conds]
+        log_ratio_tables = [cond.log_odds_x1_table for cond in conds]
         return _sweeps_checked(conds, known, log_prior, log_ratio_tables, cell, rng,
                                draws, tune, seed)
     first = rng.random(k * chains).reshape(k, chains)
@@ -278,10 +279,11 @@ def run_cell_gibbs(prepared) -> list[CellGibbsDraws]:
     for members in by_cache.values():
         conds = _conditionals([out[i].cells for i in members], out[members[0]].conditionals)
         for i, run_conds in zip(members, conds, strict=True):
-            with np.errstate(divide="ignore"):
-                # logit P[X1_j = m_j + 1 | X2_j] on each cell's window: every X2_j drawn lies
-                # in it (x2_given_x1 draws on the window), so the sweep looks the values up
-                log_ratio_tables = [logit(cond.prob_x1_table) for cond in run_conds]
+            # the log-odds of X1_j = m_j + 1 given X2_j on each cell's window (every X2_j
+            # drawn lies in it: x2_given_x1 draws on the window), so the sweep looks the
+            # values up; exact, not the logit of the probability, which rounds to 1 (logit
+            # +inf) once they pass 37 and left two such cells' scores inf - inf = NaN
+            log_ratio_tables = [cond.log_odds_x1_table for cond in run_conds]
             tables[i] = _FlatTables(run_conds, log_ratio_tables)
     for members in groups.values():
         runs = [out[i] for i in members]
@@ -340,7 +342,7 @@ class _FlatTables:
         self.cells = np.arange(len(conds))
 
     def log_ratio(self, x2: np.ndarray) -> np.ndarray:
-        """``logit P[X1_j = m_j + 1 | X2_j]`` of every chain and cell, shape ``(chains, K)``."""
+        """Log-odds of ``X1_j = m_j + 1`` given ``X2_j``, every chain and cell: ``(chains, K)``."""
         return self.ratio[x2 + self.ratio_offsets]
 
     def draw_x2(self, cell: np.ndarray, u: np.ndarray) -> np.ndarray:

@@ -71,7 +71,7 @@ def test_an_x2_prior_leaving_the_target_no_cell_is_refused():
     )
     from dprisk.inference.attribute.two_level import p_map_correct_two_level
 
-    refused = r"^x2_prior 'point:0' rules out X2 >= m_c + 1 in every cell"
+    refused = r"^x2_prior 'point:0' rules out X2 >= m_c \+ 1 in every cell"
     kw = {"rho1": 0.5, "rho2": 0.5, "d": 3, "x2_prior": "point:0"}
     with pytest.raises(ValueError, match=refused):
         two_level_cell_posterior([1, 0], [1, 0], [0, 0], [0, 0], **kw)
@@ -113,7 +113,8 @@ def test_two_level_gibbs_starts_in_a_cell_that_can_hold_the_target():
     assert exact[2] == 0
     draws = two_level_cell_gibbs(*release, **kw, draws=1500, chains=4, random_seed=11)
     assert_within_4_mcse(draws.cell, exact)
-    with pytest.raises(ValueError, match=r"^x2_prior 'point:1' rules out X2 >= m_c + 1 in every cell"):
+    with pytest.raises(ValueError,
+                       match=r"^x2_prior 'point:1' rules out X2 >= m_c \+ 1 in every cell"):
         two_level_cell_gibbs([1, 0], [1, 1], [0, 1], [1, 1], **{**kw, "prior": None},
                              draws=10, chains=2, random_seed=1)
 
