@@ -52,8 +52,10 @@ def wrap_hint(name: str, obj) -> str:
             f"UserPrior; is_proper=True only if its weights sum to 1 for every k1)")
 
 
-#: Priors loaded from files, keyed by (resolved path, modification time, name).
-_LOADED: dict[tuple[str, int, str], X2Prior] = {}
+#: Priors loaded from files, keyed by (resolved path, SHA-256 of the file's bytes, name): an
+#: edit is seen even when it keeps the modification time (``cp -p``, ``touch -r``, file systems
+#: with coarse timestamps), which the cache once keyed on.
+_LOADED: dict[tuple[str, str, str], X2Prior] = {}
 
 
 def _shipped_example(path: Path) -> Path | None:
@@ -127,7 +129,7 @@ def resolved_prior_spec(spec: str) -> str:
 
 
 def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
-    """Load the prior bound to ``name`` in the Python file ``path_text`` (cached by mtime).
+    """Load the prior bound to ``name`` in the Python file ``path_text`` (cached by content).
 
     A relative path that does not exist in the working directory but names a shipped
     ``models/examples/NAME.py`` file loads the installed copy. ``name`` may be bound to an
@@ -145,7 +147,8 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
         name, wrong type), or the problem with the file's code (raised, exited, printed).
     """
     resolved = _prior_path(spec, path_text)
-    key = (str(resolved), resolved.stat().st_mtime_ns, name)
+    source = resolved.read_bytes()  # hashed, and run: the very bytes the key names
+    key = (str(resolved), hashlib.sha256(source).hexdigest(), name)
     if key in _LOADED:
         return _LOADED[key]
     module_name = f"_dprisk_prior_{abs(hash(key[:2]))}"
@@ -154,7 +157,7 @@ def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
         raise bad_prior_spec(spec, f"cannot import {path_text!r} as a Python file")
     module = importlib.util.module_from_spec(module_spec)
     with running_user_code(spec, f"importing {path_text!r}"):
-        module_spec.loader.exec_module(module)
+        exec(compile(source, str(resolved), "exec", dont_inherit=True), vars(module))
     if not hasattr(module, name):
         raise bad_prior_spec(spec, f"{path_text!r} defines no name {name!r}")
     obj = getattr(module, name)

@@ -83,3 +83,25 @@ def test_missing_file_and_broken_file(tmp_path):
 def test_loaded_file_is_cached_until_it_changes(prior_file):
     first = load_prior_file(f"{prior_file}:geometric", str(prior_file), "geometric")
     assert load_prior_file(f"{prior_file}:geometric", str(prior_file), "geometric") is first
+
+
+def test_an_edit_keeping_the_modification_time_is_loaded(prior_file):
+    """Before: the cache was keyed by the file's modification time, so an edit that keeps it
+    (``cp -p``, ``touch -r``, a file system with coarse timestamps) went unseen within a
+    process: the edited file's q = 0.25 still gave the old q = 0.5 prior (log weight of
+    k2 - k1 = 2, 2 log q + log(1 - q): -2.0794 for -3.0603). Now keyed by the file's bytes;
+    closed forms, so a 1e-12 tolerance is rounding only."""
+    import os
+
+    spec = f"{prior_file}:geometric"
+    first = load_prior_file(spec, str(prior_file), "geometric")
+    before = os.stat(prior_file)
+    prior_file.write_text(PRIOR_FILE.replace("np.float64(0.5)", "np.float64(0.25)"))
+    os.utime(prior_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    edited = load_prior_file(spec, str(prior_file), "geometric")
+    assert edited is not first
+    k2, k1 = np.array([3]), np.array([1])
+    assert float(first.log_weight(k2, k1)[0]) == pytest.approx(2 * math.log(0.5)
+                                                               + math.log(0.5), abs=1e-12)
+    assert float(edited.log_weight(k2, k1)[0]) == pytest.approx(2 * math.log(0.25)
+                                                                + math.log(0.75), abs=1e-12)
