@@ -24,7 +24,8 @@ neither a partial file nor a partial directory.
 
 The file holds :func:`dprisk.inference.mcmc.arviz_groups.arviz_tree` (ArviZ's groups:
 ``posterior``, ``sample_stats``, ``observed_data``, ``constant_data``, ``log_likelihood``,
-``posterior_predictive`` and, for proper priors of finite support, ``prior`` and
+``posterior_predictive`` and, for proper priors of finite support (fewer than
+:data:`~dprisk.inference.mcmc.arviz_groups.MAX_PRIOR_SUPPORT` values a level), ``prior`` and
 ``prior_predictive``), readable with ``xr.open_datatree(FILE)`` or ``az.from_netcdf``. The
 plots are ``trace.png`` (trace with distribution) and ``rank.png`` (randomised ranks) of
 :mod:`dprisk.validation.crosschecks.trace_rank_plots`.
@@ -48,7 +49,8 @@ def add_options(group) -> None:
     group.add_argument("--save-draws", default=None, metavar="FILE.nc",
                        help="write the draws as an ArviZ DataTree (netCDF; posterior, "
                        "sample_stats, observed/constant data, log likelihood, predictive and, "
-                       "for proper priors, prior groups); a new file only (gibbs/pymc only)")
+                       "for proper priors of finite support (under 1e6 values), prior groups); "
+                       "a new file only (gibbs/pymc only)")
     group.add_argument("--plots", default=None, metavar="DIR",
                        help="write trace.png and rank.png (randomised ranks) to DIR, a new or "
                        "empty directory (gibbs/pymc only)")
