@@ -91,9 +91,12 @@ def check_cell_prior(prior, n_cells: int | None = None, name: str = "prior") -> 
                          f"(allowed range: K >= 2), got shape {arr.shape}")
     if n_cells is not None and arr.size != n_cells:
         raise ValueError(f"{name} must have one entry per cell ({n_cells}), got {arr.size}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if np.any(bad):
+        cell = int(np.flatnonzero(bad)[0])
         raise ValueError(f"{name} must be finite and >= 0 in every cell (allowed range: "
-                         f"0 <= {name}[j] <= 1)")
+                         f"0 <= {name}[j] <= 1), got {float(arr[cell])!r} in cell {cell}"
+                         + (f" and {int(bad.sum()) - 1} more" if bad.sum() > 1 else ""))
     total = float(arr.sum())
     if not abs(total - 1.0) <= PRIOR_SUM_TOLERANCE:
         raise ValueError(f"{name} must sum to 1 (allowed range: |sum - 1| <= "

@@ -147,6 +147,15 @@ def test_bad_priors_are_refused_by_name(prior, match):
         check_cell_prior(prior)
 
 
+def test_a_bad_cell_of_the_prior_is_named():
+    """Before: 'prior must be finite and >= 0 in every cell' without saying which of the
+    (up to 2,016) cells broke it; now its index and value, and how many more do."""
+    with pytest.raises(ValueError, match=r"got nan in cell 2$"):
+        check_cell_prior([0.5, 0.3, np.nan, 0.2])
+    with pytest.raises(ValueError, match=r"got -0\.1 in cell 1 and 1 more$"):
+        check_cell_prior([0.5, -0.1, 0.6, -np.inf])
+
+
 def test_bad_known_and_cells_are_refused_by_name():
     with pytest.raises(ValueError, match="known"):
         cell_posterior([1, 2], [0, -1], 0.1)
