@@ -145,3 +145,25 @@ def test_product_probabilities_never_above_one(p, rho, capsys):
     for key in ("marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior",
                 "noisy_p_correct", "noisy_accuracy"):
         assert 0.0 <= payload[key] <= 1.0, (key, payload[key])
+
+
+@pytest.mark.parametrize(("measure", "target"), [("marginal-risk", "1.0000000000005"),
+                                                  ("marginal-posterior", "0.5000000000001")])
+def test_marginal_target_crossed_below_the_search_is_not_called_never_exceeded(
+        measure, target, capsys):
+    """A target the marginal measure exceeds already at rho = 1e-12 (the smallest searched).
+
+    Before: "never exceeded ... any rho meets it", the opposite of the truth (the measure
+    rises to 1/p resp. 1; at rho = 1 it is 1.6 resp. 0.8). The refusal names --target and
+    gives the measure at 1e-12 (R = 1 + 5.0e-13, posterior 1/2 + 2.5e-13 at p = 1/2) as the
+    smallest target; the targets lie 1e-14 or more below it, 50 ulps, far above its rounding.
+    """
+    from dprisk.inference.single_level.closed_form import marginal_posterior, marginal_risk
+
+    at_floor = (marginal_risk if measure == "marginal-risk" else marginal_posterior)(1e-12, 0.5)
+    assert float(target) < at_floor
+    argv = ["budget", "--measure", measure, "--target", target]
+    assert_refused(argv, "--target", capsys)
+    _, _, err = run_cli(argv, capsys)
+    assert "never exceeded" not in err and "rho = 1e-12" in err, err
+    assert f"allowed range: target >= {at_floor!r}" in err, err
