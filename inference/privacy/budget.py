@@ -246,8 +246,16 @@ def check_certificate(answer: DGBudget, name: str = "target") -> DGBudget:
     )
 
 
-def _first_crossing(value, target: float) -> float | None:
-    """The largest rho with value(rho) <= target (value increasing), or None if never above."""
+def _first_crossing(value, target: float, measure: str, p: float) -> float | None:
+    """The largest rho with value(rho) <= target (value increasing), or None if never above.
+
+    Raises
+    ------
+    ValueError
+        ``target = ...`` when the measure exceeds it already at :data:`_RHO_MIN`, the smallest
+        rho searched (a target within about 1e-12 of the measure's value at rho -> 0): the
+        message gives the smallest target searched.
+    """
     upper = 1.0
     while value(upper) <= target:
         upper *= 10.0
@@ -257,7 +265,12 @@ def _first_crossing(value, target: float) -> float | None:
     while value(lower) > target:
         lower /= 10.0
         if lower < _RHO_MIN:
-            return None
+            smallest = value(_RHO_MIN)
+            raise ValueError(
+                f"target = {target!r} is exceeded by the {measure} already at rho = "
+                f"{_RHO_MIN:g}, the smallest rho searched, where it is {smallest!r}: the "
+                f"target is too close to the measure's value at rho -> 0; allowed range: "
+                f"target >= {smallest!r} at p = {p!r}")
     return float(brent_root(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
                         rtol=1e-15))
 
@@ -426,7 +439,8 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         Naming the parameter: an unknown measure, an empty prior set, a target outside the
         measure's range (at or below its value at rho -> 0 for some prior: impossible; at
         or above its supremum for every prior: any rho meets it; for worst-case-accuracy
-        max(p, 1 - p) < T < 1), an impossible profile, a
+        max(p, 1 - p) < T < 1; for the marginal measures a target they exceed already at
+        rho = 1e-12, the smallest rho searched), an impossible profile, a
         profile option given for another measure.
     """
     if measure not in MEASURES:
@@ -458,7 +472,8 @@ def rho_for_target(measure: str, target, *, p=(0.5,), known=0, max_ratio=None,
         elif target >= _supremum(measure, prior):
             rho = None
         else:
-            rho = _first_crossing(measure_function(measure, prior, known), target)
+            rho = _first_crossing(measure_function(measure, prior, known), target,
+                                  measure, prior)
         if rho is not None and (best is None or rho < best[0]):
             best = (rho, prior)
     if best is None and measure == "tail":

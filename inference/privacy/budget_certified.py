@@ -459,8 +459,9 @@ def certified_crossing(value, bound, target: float, low: float, high: float,
         return cache[rho]
 
     if at(low) > target:
-        raise ValueError(f"target must exceed the measure at the smallest rho scanned "
-                         f"({low:g}), which is {at(low):.6g}; got {target!r}")
+        raise ValueError(f"target must be at least the measure at the smallest rho scanned "
+                         f"({low:g}), which is {at(low)!r} (allowed range: at least "
+                         f"{at(low)!r}); got {target!r}")
 
     def search(a: float, b: float):
         # invariant: the measure is at most the target on [low, a] but for `unresolved`

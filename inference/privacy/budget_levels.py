@@ -107,8 +107,9 @@ def scan_bracket(value, target: float, low: float, high: float) -> tuple[float, 
     grid = np.geomspace(low, high, n_points)
     first = value(float(grid[0]))
     if first > target:
-        raise ValueError(f"target must exceed the measure at the smallest rho scanned "
-                         f"({grid[0]:g}), which is {first:.6g}; got {target!r}")
+        raise ValueError(f"target must be at least the measure at the smallest rho scanned "
+                         f"({grid[0]:g}), which is {first!r} (allowed range: at least "
+                         f"{first!r}); got {target!r}")
     lower = float(grid[0])
     for point in grid[1:]:
         if value(float(point)) > target:

@@ -228,12 +228,17 @@ def _check_pld(rhos: list[float], names: list[str]) -> None:
 
 
 def _check_cks(rhos: list[float], names: list[str], delta: float) -> None:
-    """The CKS epsilon of the total rho is within the accountant's orders (named: the largest)."""
+    """The CKS epsilon of the total rho is within the accountant's orders (named: the largest).
+
+    A refusal of ``delta`` itself (no rho has a CKS epsilon at it) names ``delta``, unchanged.
+    """
     from dprisk.inference.privacy.accounting import epsilon_cks
 
     try:
         epsilon_cks(float(sum(rhos)), delta)  # a scalar minimisation, cached on disk
     except ValueError as err:
+        if str(err).startswith("delta = "):
+            raise
         largest = int(np.argmax(rhos))
         total = "" if len(rhos) == 1 else "the total rho1 + rho2: "
         raise ValueError(f"{names[largest]}: {total}{err}") from None

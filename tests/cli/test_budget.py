@@ -247,7 +247,7 @@ def test_pure_dp_kink_below_the_normal_doubles_is_refused_naming_the_options(arg
 def test_a_tail_tolerance_below_the_scanned_measure_names_tail_tolerance(form, capsys):
     err = assert_refused(["budget", *form, "--measure", "tail", "--tail-tolerance", "1e-300",
                           "--max-ratio", "1.5"], "--tail-tolerance", capsys)
-    assert "error: --tail-tolerance must exceed" in err and "target" not in err, err
+    assert "error: --tail-tolerance must be at least" in err and "target" not in err, err
 
 
 def test_a_ratio_bound_no_release_exceeds_names_max_ratio_once(capsys):

@@ -145,3 +145,45 @@ def test_product_probabilities_never_above_one(p, rho, capsys):
     for key in ("marginal_posterior", "p_correct", "accuracy", "noisy_marginal_posterior",
                 "noisy_p_correct", "noisy_accuracy"):
         assert 0.0 <= payload[key] <= 1.0, (key, payload[key])
+
+
+@pytest.mark.parametrize(("measure", "target"), [("marginal-risk", "1.0000000000005"),
+                                                  ("marginal-posterior", "0.5000000000001")])
+def test_marginal_target_crossed_below_the_search_is_not_called_never_exceeded(
+        measure, target, capsys):
+    """A target the marginal measure exceeds already at rho = 1e-12 (the smallest searched).
+
+    Before: "never exceeded ... any rho meets it", the opposite of the truth (the measure
+    rises to 1/p resp. 1; at rho = 1 it is 1.6 resp. 0.8). The refusal names --target and
+    gives the measure at 1e-12 (R = 1 + 5.0e-13, posterior 1/2 + 2.5e-13 at p = 1/2) as the
+    smallest target; the targets lie 1e-14 or more below it, 50 ulps, far above its rounding.
+    """
+    from dprisk.inference.single_level.closed_form import marginal_posterior, marginal_risk
+
+    at_floor = (marginal_risk if measure == "marginal-risk" else marginal_posterior)(1e-12, 0.5)
+    assert float(target) < at_floor
+    argv = ["budget", "--measure", measure, "--target", target]
+    assert_refused(argv, "--target", capsys)
+    _, _, err = run_cli(argv, capsys)
+    assert "never exceeded" not in err and "rho = 1e-12" in err, err
+    assert f"allowed range: target >= {at_floor!r}" in err, err
+
+
+def test_two_level_scan_start_refusal_states_a_bound_it_accepts(capsys):
+    """The two-level search's refusal of a target the measure exceeds at its first scan point.
+
+    Before: the bound was rounded to nearest at 6 digits, 'must exceed ..., which is 2.14613;
+    got 2.146130214613' (the typed target does exceed 2.14613; the measure there is
+    2.1461345): the message contradicted itself. The bound is now printed in full, the typed
+    target lies below it, and the bound itself is accepted (the answer is the scan's start).
+    """
+    import re
+
+    argv = ["budget", "--measure", "marginal-risk", "--target", "2.146130214613", "--rho1",
+            "1", "--d", "1", "--x2", "2", "--p", "0.2"]
+    assert_refused(argv, "--target", capsys)
+    _, _, err = run_cli(argv, capsys)
+    stated = float(re.search(r"allowed range: at least ([0-9.e+-]+)\)", err).group(1))
+    assert stated > 2.146130214613, err
+    answer = rho2_for_target(stated, rho1=1.0, x2=2, d=1, p=[0.2], measure="marginal-risk")
+    assert answer.rho == pytest.approx(1e-3, rel=1e-12) and answer.value_at_rho <= stated

@@ -137,3 +137,17 @@ def test_large_rho_answers_without_a_warning(argv, capsys, tmp_path, monkeypatch
     rho = float(argv[-1])
     assert payload["epsilon_pld_upper"] == pytest.approx(rho, rel=1e-9)
     assert payload["epsilon_pld_lower"] <= payload["epsilon_pld_upper"]
+
+
+@pytest.mark.parametrize("rho2", [None, 0.2])
+def test_a_delta_without_cks_epsilon_is_named_delta(rho2):
+    """delta = 0.999 has no CKS epsilon for any rho (allowed: delta < about 0.9896).
+
+    Before: decision_summary(rho1=1e-3, delta=0.999) was refused 'rho1: delta = 0.999: ...',
+    blaming rho1 (no rho1 helps); now the accountant's refusal of delta, unchanged, as with
+    census=True.
+    """
+    with pytest.raises(ValueError, match=r"^delta = 0\.999: .*allowed range.*delta"):
+        decision_summary(rho1=1e-3, rho2=rho2, delta=0.999)
+    with pytest.raises(ValueError, match=r"^delta = 0\.999: "):
+        decision_summary(census=True, delta=0.999)
