@@ -23,7 +23,7 @@ def add_parser(subs) -> None:
                     "GVHR queries; epsilon of the global rho 2.56 and of all 65 queries)"})
     sub.add_argument("--rho1", default=None,
                      help="the block's rho (> 0 or census:LEVEL; the answers at the DAS's noise "
-                     "need about rho1 >= 2.3e-7, the CKS epsilon rho1 + rho2 <= about 1e5)")
+                     "need about rho1 >= 2.3e-7, the CKS epsilon rho1 + rho2 <= about 2.3e5)")
     sub.add_argument("--rho2", default=None,
                      help="the block group's rho (> 0 or census:LEVEL), optional")
     add_json(sub)
