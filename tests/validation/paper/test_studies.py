@@ -7,7 +7,12 @@ from study_checks import numbers_without_units, numbers_without_units_in_results
 
 from dprisk.validation.figures.two_level import census_rhos
 from dprisk.validation.paper import published as pub
-from dprisk.validation.paper.studies import _record, figure4_tile_procedure, study
+from dprisk.validation.paper.studies import (
+    _paper_mcse,
+    _record,
+    figure4_tile_procedure,
+    study,
+)
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records
 
 #: Published ids this study must cover.
@@ -60,6 +65,29 @@ def test_record_status_rules():
     assert _record(published.id, 0.59052, "")["status"] == "match"
     assert _record(published.id, 0.5900, "", mcse=0.0002)["status"] == "within-mc-error"
     assert _record(published.id, 0.5800, "x", mcse=0.0002)["status"] == "differs"
+
+
+def test_within_mc_error_boundary_is_half_unit_plus_mc_z_mcse():
+    """``within-mc-error`` iff ``|computed - published| <= half unit + MC_Z * mcse``, MC_Z = 3.
+
+    59.05% prints 4 decimals of a fraction: half unit 5e-5. With mcse = 1e-4 the limit is
+    3.5e-4: a gap of 3.3e-4 (beyond 3 MCSE alone, within once the rounding is allowed) is
+    within, 3.7e-4 (3.7 MCSE, within 4 or 30 MCSE) differs.
+    """
+    published = pub.get("fig5/x2>3/p_correct")
+    assert published.half_unit == pytest.approx(5e-5, rel=1e-12)
+    for sign in (-1, 1):
+        inside = _record(published.id, published.value + sign * 3.3e-4, "x", mcse=1e-4)
+        outside = _record(published.id, published.value + sign * 3.7e-4, "x", mcse=1e-4)
+        assert inside["status"] == "within-mc-error"
+        assert outside["status"] == "differs"
+
+
+def test_paper_mcse_is_the_binomial_error_of_the_mean_over_points():
+    # mean of `points` proportions, each from `datasets` independent releases:
+    # sd = sqrt(v (1 - v) / (datasets * points)); 0.5, 1e6 releases, 4 points -> 2.5e-4
+    assert _paper_mcse(0.5, 1_000_000, 4) == pytest.approx(2.5e-4, rel=1e-12)
+    assert _paper_mcse(0.59, 500_000) == pytest.approx((0.59 * 0.41 / 5e5) ** 0.5, rel=1e-12)
 
 
 def test_tile_procedure_brackets_the_stationary_masses():

@@ -38,6 +38,7 @@ from dprisk.validation.paper.two_level import (
     study,
     table3_parameters,
 )
+from dprisk.validation.paper.two_level_records import Comparison
 from dprisk.validation.report.build import RECORD_KEYS, validate_records
 
 PARAMS = table3_parameters()
@@ -195,6 +196,10 @@ class TestStudy:
         by_id = {r["id"]: r for r in recs}
         assert by_id["table4/k1=1/posterior"]["computed"] == pytest.approx(
             float(exact.prob_x1), abs=1e-14)
+        # Table 7's k1 = 0 column is P[X1 = 0 | D] = 1 - P[X1 = 1 | D] (not P[X1 = 1 | D]
+        # again), and so are its variant value and the MC estimates its explanation quotes
+        assert by_id["table4/k1=0/posterior"]["computed"] == pytest.approx(
+            1.0 - float(exact.prob_x1), abs=1e-14)
         for k in TABLE5_K2:
             assert by_id[f"table5/k2={k}/posterior"]["computed"] == pytest.approx(
                 float(exact.x2_pmf_at(k)), abs=1e-14)
@@ -209,6 +214,15 @@ class TestStudy:
         tail = by_id["table5/k2=7/posterior"]["explanation"]
         assert "± 0.0000" not in tail and "sd 0.0000" not in tail and "0.00004" not in tail
         assert f"Exact enumeration: {float(exact.x2_pmf_at(7)):.2g}." in tail
+
+
+def test_a_comparison_without_spread_is_never_within_mc_error():
+    # an MCSE of 0 (every draw equal) gives no z: the published number is not "within"
+    record = pub.get("table4/k1=1/posterior")
+    c = Comparison(record, exact=0.5, paper_mcse=0.0, variant=0.5, variant_sd=0.0,
+                   estimates={})
+    assert c.versus_exact() == (False, "z undefined (no spread)")
+    assert c.versus_variant()[0] is False
 
 
 def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):

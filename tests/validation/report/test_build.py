@@ -12,6 +12,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
+from dprisk.validation.paper.records import exact_record
 from dprisk.validation.report import build as report
 from dprisk.validation.report import page as PAGE
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records, write_report
@@ -290,6 +291,14 @@ def _claim_record(id_="s6/fig10_left/bounded_by_no_postprocessing", **changes):
 def test_claim_statuses_only_for_claim_records(record, message):
     with pytest.raises(ValueError, match=message):
         validate_records([record])
+
+
+def test_exact_record_status_follows_ok():
+    # the beyond-the-paper studies (DAS noise, unknown others) build their records here
+    kept = exact_record("x/check", "here", None, 1.0, True, "fine")
+    failed = exact_record("x/check", "here", 0.5, 1.0, False, "off by 0.5")
+    assert (kept["status"], failed["status"]) == ("match", "differs")
+    assert failed["published"] == 0.5 and kept["published"] is None and kept["mcse"] is None
 
 
 def test_claim_records_are_accepted_with_a_measured_quantity():
