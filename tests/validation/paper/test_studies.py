@@ -83,6 +83,12 @@ def test_within_mc_error_boundary_is_half_unit_plus_mc_z_mcse():
         assert outside["status"] == "differs"
 
 
+def test_a_claim_of_the_figure4_region_holds_only_above_99_percent():
+    # 'the region holds over 99%' (a bound): the measured 98.98% does not hold
+    assert _record("fig4/region_mass", 0.98984, "x")["status"] == "does not hold"
+    assert _record("fig4/region_mass", 0.99100, "")["status"] == "holds"
+
+
 def test_paper_mcse_is_the_binomial_error_of_the_mean_over_points():
     # mean of `points` proportions, each from `datasets` independent releases:
     # sd = sqrt(v (1 - v) / (datasets * points)); 0.5, 1e6 releases, 4 points -> 2.5e-4

@@ -328,6 +328,9 @@ def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
     summary = html[html.index("id='summary'"):html.index("</section>")]
     assert "1 published numbers recomputed" in summary
     assert "1 claims of the paper checked" in summary and "<b>does not hold</b> 1" in summary
+    # the claim's group header counts it too (not only the number statuses)
+    group = html[html.index("<h3 id='group-s6"):]
+    assert "<span class='does-not-hold'>does not hold 1</span>" in group[:group.index("</p>")]
 
 
 def test_checks_without_a_published_number_are_counted_apart(tmp_path, monkeypatch):
