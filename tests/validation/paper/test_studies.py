@@ -1,5 +1,6 @@
 """The §4.3 / S4 reproduction records and the study (validation.studies_paper)."""
 
+import numpy as np
 import pytest
 import xarray as xr
 from matplotlib.figure import Figure
@@ -58,6 +59,43 @@ def test_study_result_shape(result):
     z = (mc["p_correct_mc"] - mc["p_correct_expected"]) / mc["mcse"]
     assert float(abs(z).max()) < 4
     assert result.seeds and result.notes and result.diagnostics
+
+
+def test_figure4_and_s4_records_are_the_exact_values(result):
+    """The computed side of the Figure 4 and S4 records against independent routes.
+
+    Figure 4 (truth x1 = x2 = 1, p = 1/2, Census rho): brute force over the region
+    -3 <= x2* <= 5, -30 <= y1* <= 30 and x1* = -20..23 (DG(1, 1/(2 rho1)) has sd 2.2, so
+    the x1* left out carry < 1e-20): release probability DG x DG x the exact 27-noise sum,
+    decision posterior_x1 > 1/2 against the single-level x1* >= 1; gain, loss, net = gain -
+    loss and the region's mass to 1e-12. S4: each scenario's P[correct] is
+    p_correct_two_level with its prior (ties to m), to 1e-12.
+    """
+    from dprisk.inference.studies.p_correct import p_correct_two_level
+    from dprisk.inference.two_level.exact import posterior_x1
+    from dprisk.models.mechanism import discrete_gaussian as dg
+    from dprisk.models.mechanism.dg_sums import sum_pmf
+
+    rho1, rho2 = census_rhos()
+    by_id = {r["id"]: r["computed"] for r in result.records}
+    x1s, x2s, y1s = np.meshgrid(np.arange(-20, 24), np.arange(-3, 6), np.arange(-30, 31),
+                                indexing="ij")
+    up = np.asarray(posterior_x1(x1s, x2s, y1s, rho1=rho1, rho2=rho2, d=27, p=0.5)) > 0.5
+    prob = (dg.pmf(x1s, 1, rho1) * dg.pmf(x2s, 1, rho2)
+            * sum_pmf(27, rho1, tail_mass=1e-15).at(y1s))
+    gain, loss = prob[up & (x1s < 1)].sum(), prob[~up & (x1s >= 1)].sum()
+    assert by_id["fig4/gain"] == pytest.approx(gain, abs=1e-12)
+    assert by_id["fig4/loss"] == pytest.approx(loss, abs=1e-12)
+    assert by_id["fig4/net"] == pytest.approx(gain - loss, abs=1e-12)
+    assert by_id["fig4/region_mass"] == pytest.approx(prob.sum(), abs=1e-12)
+    for pub_id, kw in (("s4/uniform/p_correct", {"x2": 1, "prior": "improper"}),
+                       ("s4/truncated_uniform/p_correct", {"x2": 1, "prior": "truncated:10"}),
+                       ("s4/point_mass_x2=1/p_correct", {"x2": 1, "prior": "point:1"}),
+                       ("s4/point_mass_x2=25/p_correct", {"x2": 1, "prior": "point:25"}),
+                       ("s4/point_mass_x2=25/counterfactual/p_correct",
+                        {"x2": 0, "x1": 0, "prior": "point:25"})):
+        want = p_correct_two_level(rho1=rho1, rho2=rho2, d=27, **kw).p_correct
+        assert by_id[pub_id] == pytest.approx(want, abs=1e-12), pub_id
 
 
 def test_record_status_rules():
