@@ -69,7 +69,8 @@ def test_figure4_and_s4_records_are_the_exact_values(result):
     the x1* left out carry < 1e-20): release probability DG x DG x the exact 27-noise sum,
     decision posterior_x1 > 1/2 against the single-level x1* >= 1; gain, loss, net = gain -
     loss and the region's mass to 1e-12. S4: each scenario's P[correct] is
-    p_correct_two_level with its prior (ties to m), to 1e-12.
+    p_correct_two_level with its prior (ties to m), and Figure 5's "x2 > 3" the mean of
+    p_correct_two_level over x2 = 4..10, to 1e-12.
     """
     from dprisk.inference.studies.p_correct import p_correct_two_level
     from dprisk.inference.two_level.exact import posterior_x1
@@ -96,6 +97,10 @@ def test_figure4_and_s4_records_are_the_exact_values(result):
                         {"x2": 0, "x1": 0, "prior": "point:25"})):
         want = p_correct_two_level(rho1=rho1, rho2=rho2, d=27, **kw).p_correct
         assert by_id[pub_id] == pytest.approx(want, abs=1e-12), pub_id
+    # Figure 5's "x2 > 3" point: the mean over the plotted x2 = 4..10 (exact, p = 1/2)
+    plateau = [p_correct_two_level(x2=k, rho1=rho1, rho2=rho2, d=27).p_correct
+               for k in range(4, 11)]
+    assert by_id["fig5/x2>3/p_correct"] == pytest.approx(np.mean(plateau), abs=1e-12)
 
 
 def test_record_status_rules():
