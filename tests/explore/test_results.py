@@ -86,3 +86,46 @@ def test_two_level_map_stays_within_the_counts_range(x1_star, x2_star):
     assert abs(grid["x1_star"]).max() <= 2**53 and abs(grid["x2_star"]).max() <= 2**53
     assert grid.sel(x1_star=x1_star, x2_star=x2_star).item() == pytest.approx(
         got.numbers["posterior_x1"], rel=1e-12)
+
+
+def test_every_number_of_the_views_is_the_command_lines(capsys):
+    """Each number a view shows (and downloads as JSON) is the one ``dprisk ... --json``
+    prints for the same inputs: the same functions, so equal to 1e-12 relative (the CLI
+    prints repr floats), except where the two take different routes (below)."""
+    from cli_helpers import run_json
+
+    single = results.single_level_result(rho1=0.3, p=0.2, m=1, x1_star=4).numbers
+    base = ["--rho1", "0.3", "--p", "0.2", "--known", "1"]
+    cli = {**run_json(["posterior", *base, "--x1-star", "4"], capsys),
+           **run_json(["marginal", *base], capsys)}
+    for key in ("posterior", "risk", "marginal_posterior", "marginal_risk", "p_correct",
+                "threshold"):
+        assert single[key] == pytest.approx(cli[key], rel=1e-12), key
+
+    two_args = ["--rho1", "0.0992", "--rho2", "0.2465", "--d", "27", "--known", "1"]
+    two = results.two_level_result(**{**TWO, "p": 0.3, "m": 1}, x1_star=3, x2_star=2,
+                                   y1_star=-1).numbers
+    cli = run_json(["posterior", *two_args, "--p", "0.3", "--x1-star", "3", "--x2-star", "2",
+                    "--y1-star", "-1"], capsys)
+    assert two["posterior_x1"] == pytest.approx(cli["posterior"], rel=1e-12)
+    assert two["risk"] == pytest.approx(cli["risk"], rel=1e-12)
+    # the CLI lists P[X2 = k2 | D] down to ~1e-12 (the tail it leaves out shifts the mean
+    # by far less than 1e-9)
+    mean = sum(int(k) * v for k, v in cli["x2_posterior"].items())
+    assert two["x2_mean"] == pytest.approx(mean, rel=1e-9)
+
+    here = results.p_correct_result(**{**TWO, "p": 0.3, "m": 1}, x2=3).numbers
+    cli = run_json(["marginal", *two_args, "--p", "0.3", "--x2", "3"], capsys)
+    assert here["p_correct_two_level"] == pytest.approx(cli["p_correct"], rel=1e-12)
+    # the CLI sums the two-level grid without the block group, the explorer the single-level
+    # closed form: the same number by two routes, 9e-11 apart here
+    assert here["p_correct_single_level"] == pytest.approx(cli["p_correct_no_hierarchy"],
+                                                           rel=1e-9)
+    assert here["gain"] == pytest.approx(cli["gain"], rel=1e-12)
+    assert here["loss"] == pytest.approx(cli["loss"], rel=1e-12)
+
+    budget = results.budget_result(measure="p-correct", target=0.6, p=0.3, m=1).numbers
+    cli = run_json(["budget", "--measure", "p-correct", "--target", "0.6", "--p", "0.3",
+                    "--known", "1"], capsys)
+    for key in ("rho", "value_at_rho", "epsilon_cks"):
+        assert budget[key] == pytest.approx(cli[key], rel=1e-12), key

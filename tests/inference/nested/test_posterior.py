@@ -287,6 +287,23 @@ def test_gibbs_pmf_of_top_level_matches_exact(h3_gibbs_improper):
         assert_close((x3 == k).astype(float), q, math.sqrt(q * (1 - q)), f"P[X3 = {k}]")
 
 
+def test_gibbs_spread_of_each_level_matches_exact(h3_gibbs_improper):
+    """The posterior variance of X2 and X3, not only their means: a conditional with the
+    wrong precision (every X_l | neighbours table tempered by 0.95, a 5 % error in rho) leaves
+    the means but widens the levels. E[(X_l - mu_l)^2] against the exact variance, within
+    Z_MAX MCSE of the squared deviations (floored at their exact sd / sqrt(draws), with the
+    fourth central moment from the exact level pmf)."""
+    post = ml.exact_posterior(*H3_RELEASE, **H3)
+    for level in (2, 3):
+        values = np.asarray(post.level_values(level), dtype=float)
+        pmf = np.asarray(post.level_pmf[level - 1])
+        mu = float(post.level_mean(level))
+        var = float((pmf * (values - mu) ** 2).sum())
+        fourth = float((pmf * (values - mu) ** 4).sum())
+        squared = (h3_gibbs_improper.level(level) - mu) ** 2.0
+        assert_close(squared, var, math.sqrt(fourth - var**2), f"Var X{level}")
+
+
 def test_gibbs_is_reproducible_and_seeded():
     a = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3, random_seed=1)
     b = ml.gibbs_sample(*H3_RELEASE, **H3, draws=200, chains=3,

@@ -14,6 +14,7 @@ from dprisk.inference.studies.finite_draws import (
     count_moments,
     decision_probability,
     finite_draws_p_correct,
+    start_probability,
 )
 from dprisk.inference.studies.variant import variant_log_odds
 from dprisk.inference.two_level.exact import posterior_x1
@@ -176,3 +177,22 @@ def test_band_rows_of_a_wider_window_are_not_kept(monkeypatch):
     monkeypatch.setattr(fd, "initial_halfwidth", lambda precision, tail_mass: -5)
     assert fd.finite_draws_p_correct(**point) == want
     assert len(fd._band_cache) == 0
+
+
+@pytest.mark.parametrize("ties", ["m", "m+1", "half"])
+def test_stationary_rate_with_ties_is_the_exact_p_correct(ties):
+    """At rho2 = 100 X2 is all but known and d = 27 is odd: some releases have a posterior of
+    exactly 1/2, so the tie rule moves P[correct] (0.5868 / 0.5927 / 0.5897 for "m" /
+    "m+1" / "half"). The chain's stationary decision rate must apply the rule as the exact
+    decision does (:func:`p_correct_two_level`, another route): equal to 1e-12."""
+    from dprisk.inference.studies.p_correct import p_correct_two_level
+
+    kw = {"x2": 10, "rho1": RHO_BLOCK, "rho2": 100.0, "d": 27, "ties": ties}
+    got = finite_draws_p_correct(**kw, draws=1000)["p_correct_stationary"]
+    assert got == pytest.approx(p_correct_two_level(**kw).p_correct, rel=1e-12)
+
+
+def test_the_prior_start_is_p():
+    params = Scenario.two_level(rho1=RHO_BLOCK, rho2=RHO_BLOCK_GROUP, d=27, p=0.2)
+    assert start_probability("prior", params) == 0.2
+    assert start_probability(0.7, params) == 0.7

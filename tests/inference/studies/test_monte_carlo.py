@@ -124,3 +124,25 @@ def test_paper_scale_point_matches_expected():
                              ties="m+1", random_seed=2024, progress=False, **CENSUS)
     expected = finite_draws_p_correct(x2=10, draws=1000, variant=True, ties="m+1", **CENSUS)
     assert abs(run.p_correct - expected["p_correct"]) < Z_MAX * run.mcse
+
+
+def test_finite_draws_mc_starts_each_chain_from_the_prior():
+    """One draw per release at p = 0.2: the decision hangs on the chain's start, drawn from
+    the prior (P[X1 = m + 1] = p), as finite_draws_p_correct's exact expectation assumes:
+    0.2763 (a start from 1/2 would give 0.3166, 13 MCSE of 2e4 releases away)."""
+    kw = {"x2": 1, "p": 0.2, "rho1": 0.5, "rho2": 1.0, "d": 3}
+    run = simulate_p_correct(**kw, datasets=20_000, draws=1, sampler="x1_chain",
+                             random_seed=3, progress=False)
+    expected = finite_draws_p_correct(**kw, draws=1, method="fft")["p_correct"]
+    assert abs(run.p_correct - expected) < Z_MAX * run.mcse
+
+
+def test_half_tie_rule_is_a_fair_coin():
+    """ties='half' decides m + 1 on half the ties (2e5 ties: within 4 binomial SE of 1/2)."""
+    from dprisk.inference.studies.monte_carlo import _resolve
+
+    n = 200_000
+    up = _resolve(np.zeros(n, bool), np.ones(n, bool), "half", np.random.default_rng(7))
+    assert abs(up.mean() - 0.5) < Z_MAX * np.sqrt(0.25 / n)
+    assert _resolve(np.zeros(3, bool), np.array([True, False, True]), "m+1", None).tolist() \
+        == [True, False, True]

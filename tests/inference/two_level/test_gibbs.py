@@ -262,3 +262,27 @@ def test_datatree_like_pymc():
 def test_validation(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         gibbs_sample(2, 1, -1, **{**CENSUS, **kwargs})
+
+
+def test_first_sweep_follows_the_documented_start():
+    """One chain starts from X1 drawn from its prior (P[X1 = m + 1] = p), two chains or more
+    from X1 = m + 1 (even chains) and m (odd); the first recorded X1 is then one X1-chain step
+    later: P[X1 = m + 1] = p a_1 + (1 - p) a_0 for one chain, a_1 and a_0 for chains 0 and 1,
+    with a_b = sum_k2 P[X2 = k2 | X1 = m + b] P[X1 = m + 1 | k2] from the tabulated
+    conditionals. The release (3, 0, 0) at rho1 = 0.5, rho2 = 1, d = 3 has a_0 = 0.150,
+    a_1 = 0.618, so a start from p = 1/2 instead of p = 0.1 moves the first one by 0.19
+    (30 binomial standard errors of 4000 releases; the test allows 5)."""
+    params = {"rho1": 0.5, "rho2": 1.0, "d": 3, "p": 0.1, "known": 0}
+    cond = ExactConditionals(3, 0, 0, **params)
+    a0, a1 = (cond.x2_pmf_table * cond.prob_x1_table).sum(-1)
+    n = 4000
+
+    def check(x1_first, want):
+        got = float(np.mean(x1_first == 1))
+        assert abs(got - want) <= 5 * np.sqrt(want * (1 - want) / x1_first.size), (got, want)
+
+    one = gibbs_sample(np.full(n, 3), 0, 0, **params, chains=1, draws=1, random_seed=11)
+    check(one.x1[:, 0, 0], 0.1 * a1 + 0.9 * a0)
+    two = gibbs_sample(np.full(n, 3), 0, 0, **params, chains=2, draws=1, random_seed=12)
+    check(two.x1[:, 0, 0], a1)
+    check(two.x1[:, 1, 0], a0)

@@ -1,5 +1,6 @@
 """The §4.3 / S4 reproduction records and the study (validation.studies_paper)."""
 
+import numpy as np
 import pytest
 import xarray as xr
 from matplotlib.figure import Figure
@@ -7,7 +8,12 @@ from study_checks import numbers_without_units, numbers_without_units_in_results
 
 from dprisk.validation.figures.two_level import census_rhos
 from dprisk.validation.paper import published as pub
-from dprisk.validation.paper.studies import _record, figure4_tile_procedure, study
+from dprisk.validation.paper.studies import (
+    _paper_mcse,
+    _record,
+    figure4_tile_procedure,
+    study,
+)
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records
 
 #: Published ids this study must cover.
@@ -55,11 +61,82 @@ def test_study_result_shape(result):
     assert result.seeds and result.notes and result.diagnostics
 
 
+def test_figure4_and_s4_records_are_the_exact_values(result):
+    """The computed side of the Figure 4 and S4 records against independent routes.
+
+    Figure 4 (truth x1 = x2 = 1, p = 1/2, Census rho): brute force over the region
+    -3 <= x2* <= 5, -30 <= y1* <= 30 and x1* = -20..23 (DG(1, 1/(2 rho1)) has sd 2.2, so
+    the x1* left out carry < 1e-20): release probability DG x DG x the exact 27-noise sum,
+    decision posterior_x1 > 1/2 against the single-level x1* >= 1; gain, loss, net = gain -
+    loss and the region's mass to 1e-12. S4: each scenario's P[correct] is
+    p_correct_two_level with its prior (ties to m), and Figure 5's "x2 > 3" the mean of
+    p_correct_two_level over x2 = 4..10, to 1e-12.
+    """
+    from dprisk.inference.studies.p_correct import p_correct_two_level
+    from dprisk.inference.two_level.exact import posterior_x1
+    from dprisk.models.mechanism import discrete_gaussian as dg
+    from dprisk.models.mechanism.dg_sums import sum_pmf
+
+    rho1, rho2 = census_rhos()
+    by_id = {r["id"]: r["computed"] for r in result.records}
+    x1s, x2s, y1s = np.meshgrid(np.arange(-20, 24), np.arange(-3, 6), np.arange(-30, 31),
+                                indexing="ij")
+    up = np.asarray(posterior_x1(x1s, x2s, y1s, rho1=rho1, rho2=rho2, d=27, p=0.5)) > 0.5
+    prob = (dg.pmf(x1s, 1, rho1) * dg.pmf(x2s, 1, rho2)
+            * sum_pmf(27, rho1, tail_mass=1e-15).at(y1s))
+    gain, loss = prob[up & (x1s < 1)].sum(), prob[~up & (x1s >= 1)].sum()
+    assert by_id["fig4/gain"] == pytest.approx(gain, abs=1e-12)
+    assert by_id["fig4/loss"] == pytest.approx(loss, abs=1e-12)
+    assert by_id["fig4/net"] == pytest.approx(gain - loss, abs=1e-12)
+    assert by_id["fig4/region_mass"] == pytest.approx(prob.sum(), abs=1e-12)
+    for pub_id, kw in (("s4/uniform/p_correct", {"x2": 1, "prior": "improper"}),
+                       ("s4/truncated_uniform/p_correct", {"x2": 1, "prior": "truncated:10"}),
+                       ("s4/point_mass_x2=1/p_correct", {"x2": 1, "prior": "point:1"}),
+                       ("s4/point_mass_x2=25/p_correct", {"x2": 1, "prior": "point:25"}),
+                       ("s4/point_mass_x2=25/counterfactual/p_correct",
+                        {"x2": 0, "x1": 0, "prior": "point:25"})):
+        want = p_correct_two_level(rho1=rho1, rho2=rho2, d=27, **kw).p_correct
+        assert by_id[pub_id] == pytest.approx(want, abs=1e-12), pub_id
+    # Figure 5's "x2 > 3" point: the mean over the plotted x2 = 4..10 (exact, p = 1/2)
+    plateau = [p_correct_two_level(x2=k, rho1=rho1, rho2=rho2, d=27).p_correct
+               for k in range(4, 11)]
+    assert by_id["fig5/x2>3/p_correct"] == pytest.approx(np.mean(plateau), abs=1e-12)
+
+
 def test_record_status_rules():
     published = pub.get("fig5/x2>3/p_correct")  # 59.05%
     assert _record(published.id, 0.59052, "")["status"] == "match"
     assert _record(published.id, 0.5900, "", mcse=0.0002)["status"] == "within-mc-error"
     assert _record(published.id, 0.5800, "x", mcse=0.0002)["status"] == "differs"
+
+
+def test_within_mc_error_boundary_is_half_unit_plus_mc_z_mcse():
+    """``within-mc-error`` iff ``|computed - published| <= half unit + MC_Z * mcse``, MC_Z = 3.
+
+    59.05% prints 4 decimals of a fraction: half unit 5e-5. With mcse = 1e-4 the limit is
+    3.5e-4: a gap of 3.3e-4 (beyond 3 MCSE alone, within once the rounding is allowed) is
+    within, 3.7e-4 (3.7 MCSE, within 4 or 30 MCSE) differs.
+    """
+    published = pub.get("fig5/x2>3/p_correct")
+    assert published.half_unit == pytest.approx(5e-5, rel=1e-12)
+    for sign in (-1, 1):
+        inside = _record(published.id, published.value + sign * 3.3e-4, "x", mcse=1e-4)
+        outside = _record(published.id, published.value + sign * 3.7e-4, "x", mcse=1e-4)
+        assert inside["status"] == "within-mc-error"
+        assert outside["status"] == "differs"
+
+
+def test_a_claim_of_the_figure4_region_holds_only_above_99_percent():
+    # 'the region holds over 99%' (a bound): the measured 98.98% does not hold
+    assert _record("fig4/region_mass", 0.98984, "x")["status"] == "does not hold"
+    assert _record("fig4/region_mass", 0.99100, "")["status"] == "holds"
+
+
+def test_paper_mcse_is_the_binomial_error_of_the_mean_over_points():
+    # mean of `points` proportions, each from `datasets` independent releases:
+    # sd = sqrt(v (1 - v) / (datasets * points)); 0.5, 1e6 releases, 4 points -> 2.5e-4
+    assert _paper_mcse(0.5, 1_000_000, 4) == pytest.approx(2.5e-4, rel=1e-12)
+    assert _paper_mcse(0.59, 500_000) == pytest.approx((0.59 * 0.41 / 5e5) ** 0.5, rel=1e-12)
 
 
 def test_tile_procedure_brackets_the_stationary_masses():

@@ -210,3 +210,34 @@ def test_study_datasets_figures_and_paper_values(supplement_study_result):
                                rtol=1e-13)
     notes = supplement_study_result.notes
     assert notes and all(isinstance(n, str) for n in notes)
+
+
+def test_supplement_claims_apply_the_criteria_they_state():
+    """Each supplement claim's status follows the relation the page states for it
+    (:data:`dprisk.validation.paper.claims.CLAIMS`), on data chosen to fail each one: the
+    largest step at ell = 2 for EVERY prior, every step of R > 0, contour vs exact sum
+    < 1e-13, total variation < 0.01, the product identity <= 1e-12."""
+    import xarray as xr
+
+    steps = xr.Dataset(
+        {"marginal_posterior": (("ell", "p"), np.cumsum([[0.1, 0.1], [0.3, 0.1], [0.1, 0.3],
+                                                          [0.05, 0.05]], axis=0)),
+         "marginal_risk": (("ell", "p"), [[1.0, 1.0], [1.2, 1.1], [1.3, 1.099], [1.4, 1.2]]),
+         },
+        coords={"p_label": ("p", ["1/2", "1/5"])})
+    steps["marginal_posterior_contour"] = steps["marginal_posterior"] * (1 + 1e-9)
+    status = {r["id"]: r["status"] for r in supp._largest_step_records(steps)}
+    assert status == {"s1.3/largest_increase_level": "does not hold",  # ell 2 and 3
+                      "s1.3/risk_increases_with_levels": "does not hold",  # a step of -0.001
+                      "s1.3/contour_vs_exact_sum": "does not hold"}  # 1e-9 apart
+    tv = xr.Dataset({"rho": ("case", [0.0992, 0.0992]), "n": ("case", [27, 5]),
+                     "total_variation": ("case", [0.05, 0.009])},
+                    coords={"case": ["a", "b"]})
+    assert [r["status"] for r in supp._approximation_records(tv)] == ["does not hold", "holds"]
+    risks = xr.Dataset({"per_release_risk": (("release", "x"), [[2.0, 1.5], [1.5, 1.0]]),
+                        "joint_risk": ("x", [3.0 * (1 + 1e-10), 1.5]),
+                        "cumulative_risk": (("release", "x"), [[2.0, 1.5], [3.0, 1.5]])},
+                       attrs={"rho": 0.5})
+    (record,) = supp._composition_records(risks)
+    assert record["status"] == "does not hold" and record["computed"] == pytest.approx(1e-10,
+                                                                                        rel=1e-5)

@@ -38,6 +38,7 @@ from dprisk.validation.paper.two_level import (
     study,
     table3_parameters,
 )
+from dprisk.validation.paper.two_level_records import Comparison
 from dprisk.validation.report.build import RECORD_KEYS, validate_records
 
 PARAMS = table3_parameters()
@@ -195,6 +196,10 @@ class TestStudy:
         by_id = {r["id"]: r for r in recs}
         assert by_id["table4/k1=1/posterior"]["computed"] == pytest.approx(
             float(exact.prob_x1), abs=1e-14)
+        # Table 7's k1 = 0 column is P[X1 = 0 | D] = 1 - P[X1 = 1 | D] (not P[X1 = 1 | D]
+        # again), and so are its variant value and the MC estimates its explanation quotes
+        assert by_id["table4/k1=0/posterior"]["computed"] == pytest.approx(
+            1.0 - float(exact.prob_x1), abs=1e-14)
         for k in TABLE5_K2:
             assert by_id[f"table5/k2={k}/posterior"]["computed"] == pytest.approx(
                 float(exact.x2_pmf_at(k)), abs=1e-14)
@@ -209,6 +214,15 @@ class TestStudy:
         tail = by_id["table5/k2=7/posterior"]["explanation"]
         assert "± 0.0000" not in tail and "sd 0.0000" not in tail and "0.00004" not in tail
         assert f"Exact enumeration: {float(exact.x2_pmf_at(7)):.2g}." in tail
+
+
+def test_a_comparison_without_spread_is_never_within_mc_error():
+    # an MCSE of 0 (every draw equal) gives no z: the published number is not "within"
+    record = pub.get("table4/k1=1/posterior")
+    c = Comparison(record, exact=0.5, paper_mcse=0.0, variant=0.5, variant_sd=0.0,
+                   estimates={})
+    assert c.versus_exact() == (False, "z undefined (no spread)")
+    assert c.versus_variant()[0] is False
 
 
 def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study):
@@ -226,3 +240,38 @@ def test_the_study_joined_from_parts_run_apart_is_the_one_piece_study(tiny_study
     assert joined.datasets.keys() == tiny_study.datasets.keys() == {"tables"}
     assert joined.datasets["tables"].identical(tiny_study.datasets["tables"])
     assert joined.figures.keys() == tiny_study.figures.keys()
+
+
+def test_analytic_mcse_is_the_exact_markov_chain_mcse():
+    """correct_sampler_mcse's closed forms (tau = (1 + lambda) / (1 - lambda) for X1, the
+    lambda^(s-1) Var h autocovariance for 1[X2 = k]) against brute force on the sweep's own
+    Markov chain: states (X1 - m, X2) on the tabulated window, kernel
+    P[b' | k2] P[k2' | b'], stationary law by power iteration, tau = 1 + 2 sum_s rho_s summed
+    to lag 400 (lambda^400 < 1e-70). A release with lambda = 0.65 (3, 0, 0; rho1 = 0.5,
+    rho2 = 1, d = 3, p = 0.3), where tau_x1 = 4.8: the two agree to 1e-9 relative; the
+    sampling test above, at the paper's lambda = 0.03, cannot tell tau from 1 / (1 - lambda)."""
+    params = {"rho1": 0.5, "rho2": 1.0, "d": 3, "p": 0.3, "known": 0}
+    cond = ExactConditionals(3, 0, 0, **params)
+    p1, x2 = cond.prob_x1_table, cond.x2_pmf_table
+    w = p1.size
+    step = np.einsum("kc,cl->kcl", np.stack([1.0 - p1, p1], axis=1), x2).reshape(w, 2 * w)
+    kernel = np.concatenate([step, step])  # the next state does not depend on the old X1
+    pi = np.full(2 * w, 1.0 / (2 * w))
+    for _ in range(5000):
+        pi = pi @ kernel
+
+    def mcse(f, n=10_000):
+        mean = pi @ f
+        g0 = pi @ (f * f) - mean**2
+        v, tau = f.copy(), 1.0
+        for _ in range(400):
+            v = kernel @ v
+            tau += 2 * (pi @ (f * v) - mean**2) / g0
+        return np.sqrt(g0 * tau / n)
+
+    got = correct_sampler_mcse(3, 0, 0, **params, draws=10_000, k2=(0, 1, 2, 3))
+    assert got["lambda"] == pytest.approx(0.6527, abs=1e-4)
+    assert got["prob_x1"] == pytest.approx(mcse(np.r_[np.zeros(w), np.ones(w)]), rel=1e-9)
+    for i, k in enumerate((0, 1, 2, 3)):
+        f = np.tile((cond.k2_values == k).astype(float), 2)
+        assert got["x2"][i] == pytest.approx(mcse(f), rel=1e-9)

@@ -12,6 +12,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from dprisk.validation.paper.record_annotations import RESULTS_KEYS, annotate
+from dprisk.validation.paper.records import exact_record
 from dprisk.validation.report import build as report
 from dprisk.validation.report import page as PAGE
 from dprisk.validation.report.build import RECORD_KEYS, StudyResult, validate_records, write_report
@@ -292,6 +293,14 @@ def test_claim_statuses_only_for_claim_records(record, message):
         validate_records([record])
 
 
+def test_exact_record_status_follows_ok():
+    # the beyond-the-paper studies (DAS noise, unknown others) build their records here
+    kept = exact_record("x/check", "here", None, 1.0, True, "fine")
+    failed = exact_record("x/check", "here", 0.5, 1.0, False, "off by 0.5")
+    assert (kept["status"], failed["status"]) == ("match", "differs")
+    assert failed["published"] == 0.5 and kept["published"] is None and kept["mcse"] is None
+
+
 def test_claim_records_are_accepted_with_a_measured_quantity():
     validate_records([_claim_record(), _claim_record("s6/fig10_left/data_processing_bound",
                                                      status="holds", computed=-5e-4)])
@@ -319,6 +328,9 @@ def test_claims_are_shown_as_claims(tmp_path, monkeypatch):
     summary = html[html.index("id='summary'"):html.index("</section>")]
     assert "1 published numbers recomputed" in summary
     assert "1 claims of the paper checked" in summary and "<b>does not hold</b> 1" in summary
+    # the claim's group header counts it too (not only the number statuses)
+    group = html[html.index("<h3 id='group-s6"):]
+    assert "<span class='does-not-hold'>does not hold 1</span>" in group[:group.index("</p>")]
 
 
 def test_checks_without_a_published_number_are_counted_apart(tmp_path, monkeypatch):

@@ -493,3 +493,47 @@ def test_rank_histograms_figure():
         assert ax.get_position().bounds == want.get_position().bounds
     with pytest.raises(ValueError, match="at least one"):
         rank_histograms([])
+
+
+class TestVerdict:
+    """The study's verdict sentence from the p-values (P_VALUE_MIN = 1e-3, P_VALUE_BROKEN = 1e-6).
+
+    A correct sampler passes when every p-value (chi-square and KS, X1 and X2) exceeds
+    P_VALUE_MIN; the broken one is "rejected as it must be" only when X1's chi-square p-value
+    is below P_VALUE_BROKEN (the size the detection budget is planned for).
+    """
+
+    @staticmethod
+    def _result(x1=(0.5, 0.5), x2=(0.5, 0.5)):
+        from types import SimpleNamespace
+
+        from dprisk.validation.sbc.ranks import UniformityTest
+        from dprisk.validation.sbc.samplers import SBCResult
+
+        tests = {name: UniformityTest(np.zeros(10), 1.0, chi2_p, 0.1, ks_p)
+                 for name, (chi2_p, ks_p) in (("X1", x1), ("X2", x2))}
+        result = SimpleNamespace(tests=tests)
+        result.p_value = lambda variable="X1", test="chi2": SBCResult.p_value(result, variable,
+                                                                               test)
+        return result
+
+    def test_p_value_of_a_variable_is_the_smaller_of_its_two_tests(self):
+        assert self._result(x1=(0.3, 2e-4)).tests["X1"].p_value == 2e-4
+        assert self._result(x1=(2e-4, 0.3)).tests["X1"].p_value == 2e-4
+
+    def test_correct_sampler_verdict(self):
+        from dprisk.validation.sbc.study import SBCRun, _verdict
+
+        run = SBCRun("gibbs", "truncated:10", 100)
+        assert _verdict(self._result(), run) == "passes"
+        # one test of one variable at 1e-4 (< 1e-3, > 1e-6) is a failure
+        assert _verdict(self._result(x2=(0.5, 1e-4)), run).startswith("FAILS")
+        assert _verdict(self._result(x1=(1e-4, 0.5)), run).startswith("FAILS")
+
+    def test_broken_sampler_verdict(self):
+        from dprisk.validation.sbc.study import SBCRun, _verdict
+
+        run = SBCRun("broken-gibbs", "truncated:10", 100)
+        assert _verdict(self._result(x1=(1e-7, 0.5)), run) == "rejected as it must be"
+        # 1e-4 is below P_VALUE_MIN but not the planned 1e-6: the check did not bite
+        assert _verdict(self._result(x1=(1e-4, 0.5)), run).startswith("NOT REJECTED")
