@@ -10,7 +10,10 @@ computation                                steps
 =========================================  ===============================================
 Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS) + (d - 1)
 mc``, one point of ``sweep --method mc``)  x (datasets x NOISE_SUM_DRAW_STEPS +
-                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks)
+                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks), plus
+                                           the posterior tables of a k2 window wider than
+                                           50 values (small rho: ``posterior_table_cost``
+                                           of ``dprisk.inference.studies.setup``)
 Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
 gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
