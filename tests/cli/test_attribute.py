@@ -107,3 +107,12 @@ def test_a_prior_cell_below_1e_300_is_refused_not_an_infinite_risk(capsys, tmp_p
                           "--known", str(tmp_path / "known.csv"), "--prior",
                           str(tmp_path / "prior.csv"), "--json"], "--prior", capsys)
     assert "1e-300" in err
+
+
+def test_strategy_table_above_the_memory_limit_names_rho1(capsys):
+    """At --rho1 1e-9 the conditional MAP's table (2.9e11 cells) failed with exit 1
+    'MemoryError: Unable to allocate 2.11 TiB'; now refused naming --rho1, exit 2."""
+    message = assert_refused(["attribute", "--rho1", "1e-9", "--cells", "2016", "--strategy",
+                              "census-2020", "--releases", "20", "--seed", "1"], "--rho1",
+                             capsys)
+    assert "16.9 TiB" in message and "DPRISK_MEMORY_LIMIT" in message

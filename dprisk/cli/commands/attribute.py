@@ -281,7 +281,9 @@ def _naming_rho1(err: ValueError, rho2: float | None = None) -> ValueError:
     value = re.match(r"rho = ([^\s,;:]+)", message)
     if rho2 is not None and value and _number_or_nan(value.group(1)) == rho2:
         return ValueError(f"--rho2: {message}")
-    if message.startswith("rho "):
+    if message.startswith("rho: "):  # a limit's refusal: the parameter, then what
+        message = message[len("rho: "):]
+    if message != str(err) or message.startswith("rho "):
         message = f"--rho1 (the detailed query's rho; the others are fractions of it): {message}"
     return ValueError(message)
 
