@@ -82,9 +82,16 @@ def posterior(args, rho1: float) -> tuple[dict, list[str]]:
 def marginal(args, rho1: float) -> tuple[dict, list[str]]:
     """``dprisk marginal --rho1 R --unknown-others N --q Q``: marginal R and P[correct]."""
     from dprisk.inference.unknown_others import closed_form as uo
+    from dprisk.runtime.work_limit import check_work
 
     model = {"unknown_others": args.unknown_others, "q": args.q}
     with _naming_options():
+        # the whole command before any of it: two marginal sums (posterior, risk) and three
+        # sets of decision tails (P[correct], accuracy's two)
+        check_work(uo.work_steps(rho1, args.p, marginals=2, tail_sets=3, **model),
+                   parameter="unknown_others and rho",
+                   what=f"the marginal, P[correct decision] and accuracy with n = "
+                   f"{args.unknown_others} unknown others")
         marginal_posterior = float(uo.marginal_posterior(rho1, args.p, args.known,
                                                          **model))
     marginal_risk = float(uo.marginal_risk(rho1, args.p, args.known, **model))

@@ -10,7 +10,10 @@ computation                                steps
 =========================================  ===============================================
 Monte Carlo study (``marginal --method     ``datasets x (draws + MC_DATASET_STEPS) + (d - 1)
 mc``, one point of ``sweep --method mc``)  x (datasets x NOISE_SUM_DRAW_STEPS +
-                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks)
+                                           NOISE_SUM_TERM_STEPS)`` (d: other blocks), plus
+                                           the posterior tables of a k2 window wider than
+                                           50 values (small rho: ``posterior_table_cost``
+                                           of ``dprisk.inference.studies.setup``)
 Gibbs posterior (``posterior --method      ``releases x chains x (tune + draws) x
 gibbs``)                                   GIBBS_DRAW_STEPS`` (nested levels, h > 2:
                                            ``(tune + draws) x (NESTED_SWEEP_STEPS + h x
@@ -25,6 +28,9 @@ two-level budget search (``budget         ``priors x grid cells summed over the 
 --rho1``, ``budget --census --d --x2``)    rho x EXACT_GRID_CELL_STEPS``
 unknown others, marginal posterior and     ``release grid points x window of k terms x
 risk (``marginal --unknown-others N``)     UNKNOWN_OTHERS_TERM_STEPS``
+unknown others, P[correct] and accuracy    ``(N + 1) x 2 (h + 2) x DG_TAIL_TERM_STEPS`` a
+(``marginal --unknown-others N``)          set of tails (h: the DG's half-width at 1e-20,
+                                           about sqrt(46 / rho)); accuracy takes two sets
 decision summary (``summary --rho1``),     the windows, atoms, PLD values and buckets of
 single-level marginal (``marginal          :mod:`dprisk.inference.privacy.decision_sizing`
 --rho1``)                                  (its weights)
@@ -46,6 +52,7 @@ from dprisk.runtime.settings import setting, variable_set
 
 __all__ = [
     "DEFAULT_WORK_LIMIT",
+    "DG_TAIL_TERM_STEPS",
     "EXACT_GRID_CELL_STEPS",
     "EXACT_POINT_STEPS",
     "GIBBS_DRAW_STEPS",
@@ -109,6 +116,10 @@ EXACT_GRID_CELL_STEPS = 10_000
 #: Steps per term of the unknown-others release sums (one exponential of a log-sum-exp over
 #: the window of binomial weights around its largest term, about 15 ns measured; rounded up).
 UNKNOWN_OTHERS_TERM_STEPS = 5
+#: Steps per term of an exact DG tail sum (one exponential of
+#: :func:`dprisk.models.mechanism.discrete_gaussian.logcdf_kernel`'s sums: 10-39 ns of CPU
+#: measured for the unknown others' P[correct] at rho = 1e-8 and 1e-6; rounded up).
+DG_TAIL_TERM_STEPS = 8
 
 
 class WorkLimitError(ValueError):

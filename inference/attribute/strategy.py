@@ -55,7 +55,7 @@ from dprisk.models.mechanism.dg_sampling import (
     sample_kernel,
     sample_sum_kernel,
 )
-from dprisk.models.mechanism.discrete_gaussian import logcdf_kernel
+from dprisk.models.mechanism.discrete_gaussian import logcdf_kernel, support_halfwidth_kernel
 from dprisk.models.numerics import logsumexp
 from dprisk.models.priors.histogram import (
     check_cell_prior,
@@ -75,6 +75,12 @@ __all__ = [
 
 #: Releases per simulated chunk.
 _CHUNK = 256
+#: Bytes per cell of the conditional MAP's log-cdf table (:func:`_p_map_grid`: 57 measured,
+#: peak memory at rho = 3e-5, 8.4e6 cells; rounded up).
+P_MAP_TABLE_CELL_BYTES = 64
+#: Steps per term of that table's exact DG tail sums (5.8 ns measured at rho = 1e-4 and
+#: 3e-5; rounded up).
+P_MAP_TABLE_TERM_STEPS = 2
 
 
 @dataclass(frozen=True)
@@ -312,6 +318,8 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     conditional = conditional and block_group is None and "detailed" in design.names
     shares, posts = [], []
     maps = _factored_maps(design)
+    if conditional:
+        _check_p_map_grid(design)
     grid = _p_map_grid(design) if conditional else None
     for lo in range(0, n_releases, _CHUNK):
         n = min(_CHUNK, n_releases - lo)
@@ -352,6 +360,27 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     return StrategyMeasures(float(share.mean()), float(share.std(ddof=1) / root_n),
                             float(post.mean()), float(post.std(ddof=1) / root_n),
                             n_releases, seed)
+
+
+def _check_p_map_grid(design: QueryDesign) -> None:
+    r"""Refuse :func:`_p_map_grid`'s table above the memory or work limit, naming rho.
+
+    The table holds :math:`(2H + 1)(4H + 5)` cells (``H`` the detailed query's noise
+    half-width at ``DEFAULT_TAIL_MASS``), each a log-cdf of two exact tail sums of
+    :math:`T + 2` terms (``T`` the half-width at 1e-20): :data:`P_MAP_TABLE_CELL_BYTES` bytes
+    a cell and :data:`P_MAP_TABLE_TERM_STEPS` steps a term.
+    """
+    from dprisk.runtime.memory_limit import check_memory
+    from dprisk.runtime.work_limit import check_work
+
+    rho_det = np.asarray(design.rhos[design.names.index("detailed")])
+    half = int(support_halfwidth_kernel(rho_det, DEFAULT_TAIL_MASS))
+    cells = float(2 * half + 1) * float(4 * half + 5)
+    terms = cells * 2.0 * (float(support_halfwidth_kernel(rho_det, 1e-20)) + 2.0)
+    what = (f"the conditional MAP's log-cdf table of {cells:.3g} cells at the detailed "
+            f"query's rho = {float(rho_det):.3g}")
+    check_memory(cells * P_MAP_TABLE_CELL_BYTES, parameter="rho", what=what)
+    check_work(terms * P_MAP_TABLE_TERM_STEPS, parameter="rho", what=what)
 
 
 def _p_map_grid(design: QueryDesign) -> dict:

@@ -39,13 +39,19 @@ from dprisk.inference.studies.finite_draws import (
     start_probability,
     stationary_log_odds,
 )
-from dprisk.inference.studies.setup import TIE_ATOL, check_ties, validated_study_params
+from dprisk.inference.studies.setup import (
+    TIE_ATOL,
+    check_ties,
+    posterior_table_cost,
+    validated_study_params,
+)
 from dprisk.models.checks import check_flag, check_positive_int
 from dprisk.models.mechanism.dg_sampling import (
     resolve_random_seed,
     sample_kernel,
     sample_sum_kernel,
 )
+from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work, mc_study_steps
 
 __all__ = [
@@ -258,11 +264,21 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
                                                 known=known, prior=prior)
     datasets = check_positive_int(datasets, "datasets", minimum=2)  # one: no MCSE
     draws = check_positive_int(draws, "draws")
+    # each block's distinct releases get exact posterior tables on a k2 window that widens as
+    # the precision falls (at rho1 = rho2 = 1e-6 a block of 16384 asked numpy for 7 GiB)
+    block = min(datasets, BLOCK)
+    table_bytes, table_steps, width = posterior_table_cost(params, datasets)
+    check_memory(table_bytes * block / datasets, parameter="rho1, rho2, datasets",
+                 what=f"the posterior tables of {block} releases x {width} values of k2")
     steps = mc_study_steps(datasets, draws, params.d)
+    total = steps + table_steps
+    if table_steps > steps:  # mostly the tables: name the rhos that widen them
+        check_work(total, parameter="rho1, rho2, datasets",
+                   what=f"the posterior tables of {datasets} datasets x {width} values of k2")
     if steps > 2 * mc_study_steps(datasets, draws):  # mostly the d-fold noise sums: name d
-        check_work(steps, parameter="datasets, draws, d",
+        check_work(total, parameter="datasets, draws, d",
                    what=f"{datasets} datasets x {draws} draws, d = {params.d} other blocks")
-    check_work(steps, parameter="datasets, draws", what=f"{datasets} datasets x {draws} draws")
+    check_work(total, parameter="datasets, draws", what=f"{datasets} datasets x {draws} draws")
     check_ties(ties)
     progress = check_flag(progress, "progress")
     start_prob = start_probability(start, params)

@@ -61,6 +61,7 @@ __all__ = [
     "exact_x1_update",
     "grid_for_truth",
     "posterior_table",
+    "posterior_table_cost",
     "release_grid",
     "row_chunks",
     "validated_study_params",
@@ -80,6 +81,12 @@ _CHUNK_CELLS = 2**22
 #: Bytes of posterior tables a process remembers (:func:`posterior_table`).
 TABLE_CACHE_BYTES = 2**26
 _table_cache = BoundedCache(TABLE_CACHE_BYTES)
+#: Bytes per release and k2 value of the first window of :func:`posterior_table` (the table's
+#: arrays and the temporaries of its build: 59 measured against the first window at rho1 =
+#: rho2 = 1e-6, d = 3, 1000 and 2000 releases; rounded up).
+TABLE_CELL_BYTES = 64
+#: Steps per release and k2 value of building it (61 ns measured there, 14 steps; rounded up).
+TABLE_CELL_STEPS = 20
 
 
 # --------------------------------------------------------------------------- parameters
@@ -255,6 +262,24 @@ def posterior_table(x1_star, x2_star, y1_star, params: Scenario) -> JointTable:
             size += value.nbytes
     _table_cache.put(key, table, size)
     return table
+
+
+def posterior_table_cost(params: Scenario, releases: int) -> tuple[float, float, int]:
+    r"""Memory (bytes), work (steps) and k2 width of :func:`posterior_table` over ``releases``.
+
+    The first window holds :math:`W = 2K + 3` values of k2, ``K`` its half-width
+    (:func:`dprisk.inference.kernels.table_kernels.initial_halfwidth` at
+    :data:`POSTERIOR_TAIL_MASS`, about :math:`\sqrt{34.5 / \text{precision}}`):
+    ``releases x W x`` :data:`TABLE_CELL_BYTES` bytes and ``releases x max(0, W x``
+    :data:`TABLE_CELL_STEPS` ``-`` :data:`dprisk.runtime.work_limit.MC_DATASET_STEPS` ``)``
+    steps: a window of up to 50 values (the paper's rho: 29) is within a Monte Carlo dataset's
+    own steps, measured with it.
+    """
+    from dprisk.runtime.work_limit import MC_DATASET_STEPS
+
+    width = 2 * initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS) + 3
+    per_release = max(0.0, float(width) * TABLE_CELL_STEPS - MC_DATASET_STEPS)
+    return float(releases) * width * TABLE_CELL_BYTES, float(releases) * per_release, width
 
 
 def _table_key(x1_star, x2_star, y1_star, params: Scenario):

@@ -177,6 +177,44 @@ def _check_marginal_work(rho, p, others, truth_w) -> None:
                f"({terms:.3g} terms)")
 
 
+def _check_tail_work(rho, p, others, truth_w, sets: int, what: str) -> None:
+    """Refuse up front ``sets`` sets of decision tails above the work limit (``what``: the name)."""
+    from dprisk.runtime.work_limit import DG_TAIL_TERM_STEPS, check_work
+
+    terms = sets * kernels.tail_terms(rho, p, truth_w)
+    check_work(terms * DG_TAIL_TERM_STEPS, parameter="unknown_others and rho",
+               what=f"{what} with n = {others.n} unknown others ({terms:.3g} tail terms)")
+
+
+def work_steps(rho, p=0.5, *, unknown_others=0, q=None, marginals=1, tail_sets=0) -> float:
+    r"""Steps of ``marginals`` marginal sums and ``tail_sets`` sets of decision tails.
+
+    ``marginals x`` the terms of :func:`marginal_posterior`'s release sums ``x``
+    :data:`dprisk.runtime.work_limit.UNKNOWN_OTHERS_TERM_STEPS` ``+ tail_sets x`` the terms
+    of :func:`p_correct`'s exact tails ``x`` :data:`dprisk.runtime.work_limit.DG_TAIL_TERM_STEPS`
+    (:func:`accuracy` takes two sets), at the adversary's own truth (``true_others=None``):
+    the estimate of a command computing several of them, checked before the first.
+
+    Parameters
+    ----------
+    rho, p, unknown_others, q
+        As in :func:`marginal_posterior`.
+    marginals, tail_sets : int
+        How many marginal sums and sets of tails are computed.
+
+    Returns
+    -------
+    float
+        The steps (:mod:`dprisk.runtime.work_limit`).
+    """
+    from dprisk.runtime.work_limit import DG_TAIL_TERM_STEPS, UNKNOWN_OTHERS_TERM_STEPS
+
+    rho, p, _, others, truth_w = _design_args(rho, p, 0, unknown_others, q)
+    return (marginals * kernels.marginal_terms(rho, p, others, truth_w)
+            * UNKNOWN_OTHERS_TERM_STEPS
+            + tail_sets * kernels.tail_terms(rho, p, truth_w) * DG_TAIL_TERM_STEPS)
+
+
 def marginal_posterior(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None):
     r"""Marginal posterior of the truth, averaged over releases when the target has ``c``.
 
@@ -284,6 +322,7 @@ def p_correct(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
     if isinstance(target, bool) or target not in (0, 1):
         raise ValueError(f"target must be 0 or 1 (the truth B_t), got {target!r}")
+    _check_tail_work(rho, p, others, truth_w, 1, "P[correct decision]")
     return scalar_result(np.exp(kernels.log_p_correct(rho, p, others, truth_w, int(target))))
 
 
@@ -318,6 +357,7 @@ def accuracy(rho, p=0.5, known=0, *, unknown_others=0, q=None, true_others=None)
         :math:`A`, in [0, 1].
     """
     rho, p, _, others, truth_w = _design_args(rho, p, known, unknown_others, q, true_others)
+    _check_tail_work(rho, p, others, truth_w, 2, "the accuracy")
     positive = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 1))
     negative = np.exp(kernels.log_p_correct(rho, p, others, truth_w, 0))
     return scalar_result(np.minimum(p * positive + (1.0 - p) * negative, 1.0))  # in [0, 1]

@@ -55,6 +55,7 @@ __all__ = [
     "log_p_correct",
     "log_posterior_odds",
     "marginal_terms",
+    "tail_terms",
     "truth_log_weights",
 ]
 
@@ -253,6 +254,21 @@ def marginal_terms(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,
         width = 2 * convolution_window(log_w, float(r))[2] + 1
         total += points * (width if np.array_equal(truth_w, log_w) else 2 * width)
     return total
+
+
+def tail_terms(rho: np.ndarray, p: np.ndarray, truth_w: np.ndarray) -> float:
+    r"""Terms of the exact DG tail sums behind one :func:`log_p_correct`, over ``rho`` x ``p``.
+
+    Each ``(rho, p)`` pair takes one tail per possible count ``k`` of the others (the finite
+    ``truth_w``), and each tail (:func:`dprisk.models.mechanism.discrete_gaussian.logcdf_kernel`)
+    sums both of its sides term by term, :math:`h(\rho) + 2` terms each,
+    :math:`h(\rho) \approx \sqrt{\log(10^{20}) / \rho}` the half-width of
+    :func:`dprisk.models.mechanism.discrete_gaussian.support_halfwidth_kernel` at ``1e-20``:
+    ``pairs x kept k x 2 (h + 2)`` (about ``1.4e6`` a tail at ``rho = 1e-10``).
+    """
+    rho_b, _ = np.broadcast_arrays(np.asarray(rho, dtype=float), np.asarray(p, dtype=float))
+    per_tail = 2.0 * (support_halfwidth_kernel(rho_b.ravel(), 1e-20).astype(float) + 2.0)
+    return float(np.count_nonzero(np.isfinite(truth_w)) * per_tail.sum())
 
 
 def log_marginal_posterior(rho: np.ndarray, p: np.ndarray, others: UnknownOthers,

@@ -244,6 +244,29 @@ def test_risk_memory_check_counts_the_partitions_blocks(tmp_path, capsys, monkey
     assert "the measurements of 2000 blocks held at once" in err and "DPRISK_MEMORY_LIMIT" in err
 
 
+def test_risk_memory_check_holds_a_tract_larger_than_a_partition(tmp_path, capsys,
+                                                                   monkeypatch):
+    """A tract is never split: one tract (one block) of 50,000 persons is one partition of
+    50,000 persons however small --partition-persons, 20 MB at 400 B a person (1.2M persons
+    in one tract peaked at 444 MB, 1.1M persons spread over tracts at 231 MB). The check
+    counted 2 x --partition-persons + --batch-rows = 5,200 persons (3.3 MB with the blocks),
+    passed under 10 MiB; now 50,000 persons (21 MB), refused naming the largest tract."""
+    rows = [("010010001001000", 0, 1, 0, 1)] * 50_000
+    pd.DataFrame(rows, columns=["geoid", "hhgq", "votingage", "hispanic", "cenrace"]).to_parquet(
+        tmp_path / "persons.parquet", index=False)
+    _main(["population", "measure", "--persons", str(tmp_path / "persons.parquet"), "--seed",
+           "1", "--out", str(tmp_path / "m")])
+    capsys.readouterr()
+    argv = ["population", "risk", "--persons", str(tmp_path / "persons.parquet"), "--noisy",
+            str(tmp_path / "m" / "noisy.parquet"), "--adversary", "informed",
+            "--partition-persons", "100", "--batch-rows", "5000"]
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "10MiB")
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == ""
+    assert "50000 persons and the measurements of" in err, err
+    assert "the largest tract holds 50000 persons" in err and "--partition-persons" in err
+
+
 def test_risk_prior_file_uniform_equals_uniform(state, tmp_path, capsys):
     prior = tmp_path / "prior.csv"
     prior.write_text("category,probability\n" + "".join(f"{c},{1 / 126!r}\n"

@@ -106,3 +106,20 @@ def test_a_marginal_risk_above_the_largest_double_is_null(extra, capsys):
     finite = run_json(["marginal", "--rho1", "1e100", "--p", "6e-309", *extra], capsys)
     assert finite["marginal_risk"] == pytest.approx(
         finite["marginal_posterior"] / 6e-309, rel=1e-12)
+
+
+def test_the_whole_marginal_command_is_sized_before_it_starts(monkeypatch, capsys):
+    """Two marginal sums and three sets of decision tails, checked before the first.
+
+    At rho1 = 0.1, n = 100 one marginal is about 3.9e4 steps (``work_steps(marginals=1)``) and
+    the tails (P[correct], accuracy's two) about 1.2e5: a limit between one marginal and the
+    whole command was passed by the marginal's own check, the tails unsized.
+    """
+    kw = {"unknown_others": 100, "q": 0.3}
+    marginal = uo.work_steps(0.1, 0.3, **kw)
+    whole = uo.work_steps(0.1, 0.3, marginals=2, tail_sets=3, **kw)
+    assert whole > 4 * marginal
+    monkeypatch.setenv("DPRISK_WORK_LIMIT", f"{2 * marginal:.6g}")
+    message = assert_refused([*MARG, "--unknown-others", "100", "--q", "0.3", "--json"],
+                             "--unknown-others", capsys)
+    assert "accuracy" in message

@@ -50,6 +50,10 @@ FILE_BYTE_MEMORY = 48
 #: design, and per other block of the block group (measured 0.3 ms and 33 us, rounded up).
 RELEASE_STEPS = 100_000
 RELEASE_BLOCK_STEPS = 10_000
+#: Work steps per cell of a release and value of the block group's k2 window (each cell's
+#: exact two-level posterior: 2.5-2.8 ns measured at rho1 = rho2 = 1e-7 and 1e-9, d = 3,
+#: 2016 cells; rounded up to one step).
+RELEASE_WINDOW_STEPS = 1
 
 
 def add_parser(subs) -> None:
@@ -247,9 +251,17 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
     if releases < 2:
         raise ValueError(f"--releases must be an integer >= 2, got {releases}")
     blocks = args.d if group is not None else 0
-    check_work(float(releases) * (RELEASE_STEPS + float(blocks) * RELEASE_BLOCK_STEPS),
-               parameter="--releases" + (" and --d" if group is not None else ""),
-               what=f"{releases} releases" + (f" x {blocks} other blocks" if blocks else ""))
+    window = 0
+    if group is not None:  # every cell's posterior on the k2 window of rho2 + rho1 / d
+        from dprisk.inference.kernels.table_kernels import DEFAULT_TAIL_MASS, initial_halfwidth
+
+        window = 2 * initial_halfwidth(group.rho2 + rho / group.d, DEFAULT_TAIL_MASS) + 3
+    check_work(float(releases) * (RELEASE_STEPS + float(blocks) * RELEASE_BLOCK_STEPS
+                                  + float(prior.size) * window * RELEASE_WINDOW_STEPS),
+               parameter="--releases" + (" and --d" if group is not None else "")
+               + (", --rho1, --rho2" if window > 1000 else ""),
+               what=f"{releases} releases" + (f" x {blocks} other blocks" if blocks else "")
+               + (f" x {prior.size} cells on a k2 window of {window} values" if window else ""))
     seed = args.seed if args.seed is not None else common.draw_seed()
     import numpy as np
 
@@ -289,7 +301,9 @@ def _naming_rho1(err: ValueError, rho2: float | None = None) -> ValueError:
     value = re.match(r"rho = ([^\s,;:]+)", message)
     if rho2 is not None and value and _number_or_nan(value.group(1)) == rho2:
         return ValueError(f"--rho2: {message}")
-    if message.startswith("rho "):
+    if message.startswith("rho: "):  # a limit's refusal: the parameter, then what
+        message = message[len("rho: "):]
+    if message != str(err) or message.startswith("rho "):
         message = f"--rho1 (the detailed query's rho; the others are fractions of it): {message}"
     return ValueError(message)
 

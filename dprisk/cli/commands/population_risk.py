@@ -42,11 +42,13 @@ BYTES_PER_BLOCK = 120_000
 PARTITIONS_AT_ONCE = 2
 
 
-def _blocks_held(tract_persons, tract_blocks, size: int) -> int:
-    """The blocks of the :data:`PARTITIONS_AT_ONCE` partitions with the most blocks.
+def _partitions_held(tract_persons, tract_blocks, size: int) -> tuple[int, int]:
+    """The persons and the blocks of the :data:`PARTITIONS_AT_ONCE` largest partitions.
 
     The partitions are cut as the run cuts them (:func:`~dprisk.inference.population.
-    partitions.tract_cuts`), ``tract_blocks`` each tract's blocks (an upper bound).
+    partitions.tract_cuts`): whole tracts, so a partition holds up to ``size - 1`` persons
+    plus its last tract, however large; ``tract_blocks`` each tract's blocks (an upper bound).
+    Each count is the sum of its own largest partitions (an upper bound of one pair's).
     """
     import itertools
 
@@ -54,10 +56,14 @@ def _blocks_held(tract_persons, tract_blocks, size: int) -> int:
 
     from dprisk.inference.population.partitions import tract_cuts
 
-    cuts = tract_cuts(np.asarray(tract_persons), size)
-    per_partition = sorted((int(np.sum(tract_blocks[first:last]))
-                            for first, last in itertools.pairwise(cuts)), reverse=True)
-    return sum(per_partition[:PARTITIONS_AT_ONCE])
+    tract_persons = np.asarray(tract_persons)
+    cuts = tract_cuts(tract_persons, size)
+    pairs = list(itertools.pairwise(cuts))
+    persons = sorted((int(np.sum(tract_persons[first:last])) for first, last in pairs),
+                     reverse=True)
+    blocks = sorted((int(np.sum(tract_blocks[first:last])) for first, last in pairs),
+                    reverse=True)
+    return sum(persons[:PARTITIONS_AT_ONCE]), sum(blocks[:PARTITIONS_AT_ONCE])
 
 
 def add_arguments(parser) -> None:
@@ -95,8 +101,9 @@ def add_arguments(parser) -> None:
                         "answers do not depend on it")
     parser.add_argument("--batch-rows", type=integer, default=None, metavar="N",
                         help="persons file rows read and written at once (default: "
-                        "1000000); with --partition-persons it bounds the memory, whatever "
-                        "the population's size; the answers do not depend on it")
+                        "1000000); with --partition-persons and the largest tract (a tract "
+                        "is never split) it bounds the memory, whatever the population's "
+                        "size; the answers do not depend on it")
     add_json(parser)
 
 
@@ -208,7 +215,7 @@ def run(args) -> int:
 
     The persons file is read in batches of ``--batch-rows`` rows and computed in partitions
     of whole tracts (:func:`dprisk.inference.population.stream.file_risk`): the memory held
-    does not grow with the population.
+    does not grow with the population, only with the partitions' size and the largest tract.
     """
     from dprisk.inference.population.partitions import PARTITION_PERSONS
     from dprisk.inference.population.stream import BATCH_ROWS, file_risk, scan_tracts
@@ -222,12 +229,13 @@ def run(args) -> int:
     *scanned, tract_blocks = scan_tracts(args.persons, name="--persons",
                                          batch_rows=batch_rows, blocks=True)
     persons = scanned[2]
-    held = min(persons, 2 * size + batch_rows)
-    blocks_held = _blocks_held(scanned[1], tract_blocks, size)
+    partition_persons, blocks_held = _partitions_held(scanned[1], tract_blocks, size)
+    held = min(persons, partition_persons + batch_rows)
     check_memory(BYTES_PER_PERSON * held + BYTES_PER_BLOCK * blocks_held,
                  parameter="--partition-persons, --batch-rows",
                  what=f"{held} persons and the measurements of {blocks_held} blocks held at "
-                 "once")
+                 f"once (partitions of whole tracts: the largest tract holds "
+                 f"{int(max(scanned[1], default=0))} persons)")
     target = work = store = None
     if args.out is not None:
         target = OutputDirectory(args.out, marker=MARKER, command="dprisk population risk")

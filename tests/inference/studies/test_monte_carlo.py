@@ -146,3 +146,31 @@ def test_half_tie_rule_is_a_fair_coin():
     assert abs(up.mean() - 0.5) < Z_MAX * np.sqrt(0.25 / n)
     assert _resolve(np.zeros(3, bool), np.array([True, False, True]), "m+1", None).tolist() \
         == [True, False, True]
+
+
+def test_posterior_tables_are_sized_before_the_study(monkeypatch):
+    """Each block's releases get exact tables on a k2 window of 10897 values at rho1 = rho2 =
+    1e-6 (d = 3): 600 KB a release measured (1000 releases peaked at 664 MB, 2000 at 1260
+    MB); 20,000 datasets failed with numpy's MemoryError asking for 1.33 GiB of one array
+    (7 GiB the block), and the tables' work (61 ns a cell) was not counted (2000 datasets x
+    100 draws: 2.2e6 steps estimated, 2 s of CPU). Now 64 B and 20 steps a release and k2
+    value (less the 1000 a dataset counts): 200 datasets are 1.39e8 bytes and 4.34e7 steps
+    (plus the draws), refused under 64 MiB and 1e7."""
+    from dprisk.runtime.memory_limit import MemoryLimitError
+    from dprisk.runtime.work_limit import WorkLimitError
+
+    study = {"x2": 2, "rho1": 1e-6, "rho2": 1e-6, "d": 3, "datasets": 200, "draws": 10,
+             "random_seed": 1, "progress": False}
+    with monkeypatch.context() as patch:
+        patch.setenv("DPRISK_MEMORY_LIMIT", "64MiB")
+        with pytest.raises(MemoryLimitError, match=r"^rho1, rho2, datasets: the posterior "
+                           r"tables of 200 releases x 10897 values of k2 needs about 133 MiB"):
+            simulate_p_correct(**study)
+    with monkeypatch.context() as patch:
+        patch.setenv("DPRISK_WORK_LIMIT", "1e7")
+        with pytest.raises(WorkLimitError, match=r"^rho1, rho2, datasets: the posterior "
+                           r"tables of 200 datasets x 10897 values of k2 is about 4.36e7"):
+            simulate_p_correct(**study)
+    with monkeypatch.context() as patch:  # the paper's scale is not touched by the tables
+        patch.setenv("DPRISK_WORK_LIMIT", "1e7")
+        assert 0 <= simulate_p_correct(**{**study, "rho1": 0.5, "rho2": 0.5}).p_correct <= 1

@@ -124,3 +124,23 @@ def test_marginal_is_refused_above_the_work_budget(monkeypatch):
         uo.marginal_posterior(0.0992, 0.5, unknown_others=10_000, q=0.5)
     with pytest.raises(WorkLimitError, match=r"^unknown_others and rho"):
         uo.marginal_risk(0.0992, 0.5, unknown_others=10_000, q=0.5)
+
+
+def test_p_correct_and_accuracy_are_refused_above_the_work_limit(monkeypatch):
+    """Their exact DG tails, (n + 1) x 2 (h + 2) terms a set, were not sized at all.
+
+    At rho = 1e-13, n = 10000 one set is 4.3e11 terms (hours; 1.5e9 terms took 15 s of CPU at
+    rho = 1e-8), refused under the default limit; at the Census block's rho a limit of 1e5
+    steps refuses the 4.6e5 terms that used to run.
+    """
+    others = UnknownOthers.checked(10_000, 0.001)
+    terms = kernels.tail_terms(1e-13, 0.5, others.log_weights())
+    assert 4e11 < terms < 5e11
+    with monkeypatch.context() as patch:
+        patch.setenv(LIMIT_ENV, "1e5")
+        with pytest.raises(WorkLimitError, match=r"^unknown_others and rho: P\[correct"):
+            uo.p_correct(0.0992, 0.5, unknown_others=10_000, q=0.5)
+        with pytest.raises(WorkLimitError, match=r"^unknown_others and rho: the accuracy"):
+            uo.accuracy(0.0992, 0.5, unknown_others=10_000, q=0.5)
+    with pytest.raises(WorkLimitError, match=r"^unknown_others and rho: P\[correct"):
+        uo.p_correct(1e-13, 0.5, unknown_others=10_000, q=0.001)
