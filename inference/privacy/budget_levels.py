@@ -466,8 +466,14 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     """
     block, block_group = (float(share) for share in census_fractions())
     if x2 is None and d is None:
-        block_answer = rho_for_target(measure, target, p=p, known=known, max_ratio=max_ratio,
-                                      max_posterior=max_posterior)
+        try:
+            block_answer = rho_for_target(measure, target, p=p, known=known,
+                                          max_ratio=max_ratio, max_posterior=max_posterior)
+        except ValueError as err:  # its rhos are the block's: say so, with the global's
+            if " at rho = " not in str(err):
+                raise
+            raise ValueError(f"{err} (rho there is the block's share of the global rho, "
+                             f"{block:.6g} of it: global rho = block rho / {block:.6g})") from None
         from dprisk.inference.privacy.budget import measure_function
 
         value = measure_function(measure, block_answer.binding_p, int(known),

@@ -169,6 +169,19 @@ def test_marginal_target_crossed_below_the_search_is_not_called_never_exceeded(
     assert f"allowed range: target >= {at_floor!r}" in err, err
 
 
+def test_a_census_refusal_says_its_rho_is_the_block_s(capsys):
+    """With --census the user's rho is the global one, but the refusals quoted the block's
+    search ('at rho = 1e-08, where the search begins') as if it were: they now say that rho
+    is the block's share and how to get the global rho from it (the share 0.0387603)."""
+    from dprisk.inference.privacy.budget_levels import census_fractions
+
+    block = float(census_fractions()[0])
+    argv = ["budget", "--measure", "worst-case-accuracy", "--target", "0.5000001", "--census"]
+    assert_refused(argv, "--target", capsys)
+    _, _, err = run_cli(argv, capsys)
+    assert "at rho = 1e-08" in err and f"global rho = block rho / {block:.6g}" in err, err
+
+
 def test_two_level_scan_start_refusal_states_a_bound_it_accepts(capsys):
     """The two-level search's refusal of a target the measure exceeds at its first scan point.
 
