@@ -91,6 +91,16 @@ def file_spec_parts(text: str) -> tuple[str, str] | None:
     return path_text, name
 
 
+def _resolved_file_spec(spec: str) -> tuple[Path, str] | None:
+    """The resolved file and the NAME of a ``PATH.py:NAME`` prior; None for other specs.
+
+    Raises ``ValueError`` (one line naming the prior) when the file does not exist.
+    """
+    text = spec.strip()
+    parts = file_spec_parts(text)
+    return None if parts is None else (_prior_path(text, parts[0]), parts[1])
+
+
 def prior_file_digest(spec: str) -> str | None:
     """The SHA-256 (hex) of the Python file of a ``PATH.py:NAME`` prior; None for other specs.
 
@@ -103,11 +113,8 @@ def prior_file_digest(spec: str) -> str | None:
     ValueError
         One line naming the prior when its file does not exist.
     """
-    text = spec.strip()
-    parts = file_spec_parts(text)
-    if parts is None:
-        return None
-    return hashlib.sha256(_prior_path(text, parts[0]).read_bytes()).hexdigest()
+    found = _resolved_file_spec(spec)
+    return None if found is None else hashlib.sha256(found[0].read_bytes()).hexdigest()
 
 
 def resolved_prior_spec(spec: str) -> str:
@@ -121,11 +128,8 @@ def resolved_prior_spec(spec: str) -> str:
     ValueError
         One line naming the prior when its file does not exist.
     """
-    text = spec.strip()
-    parts = file_spec_parts(text)
-    if parts is None:
-        return spec
-    return f"{_prior_path(text, parts[0])}:{parts[1]}"
+    found = _resolved_file_spec(spec)
+    return spec if found is None else f"{found[0]}:{found[1]}"
 
 
 def load_prior_file(spec: str, path_text: str, name: str) -> X2Prior:
