@@ -74,12 +74,11 @@ def check_sweep_work(points: int, names: str, method: str,
     datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
     if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
         return  # refused, naming the option, when the plan is built
-    steps, by_d = points * mc_study_steps(datasets, draws, d), d > 1
-    if steps <= 2 * points * mc_study_steps(datasets, draws):  # not mostly the noise sums
-        by_d = False
-    swept = [names] if points > 1 else []
-    check_work(steps, parameter=", ".join([*swept, "datasets", "draws"]
-                                          + (["d"] if by_d and "d" not in names.split(", ")
-                                             else [])),
+    steps = points * mc_study_steps(datasets, draws, d)
+    by_d = d > 1 and steps > 2 * points * mc_study_steps(datasets, draws)  # mostly noise sums
+    named = ([names] if points > 1 else []) + ["datasets", "draws"]
+    if by_d and "d" not in names.split(", "):
+        named.append("d")
+    check_work(steps, parameter=", ".join(named),
                what=f"a Monte Carlo sweep of {points} grid points x {datasets} datasets x "
                f"{draws} draws" + (f", d up to {d} other blocks" if by_d else ""))
