@@ -33,3 +33,33 @@ def test_study_records_and_figures():
     strategy = result.datasets["strategy"]
     # the detailed query alone is exact; the eleven queries can only add information
     assert strategy["p_map_correct_mcse"].values[0] == 0.0
+
+
+def test_sampler_records_read_every_cell(monkeypatch):
+    """The two-level Gibbs record's verdict reads every cell, not only cell 0's share.
+
+    A sampler that relabels cells 1 and 2 (cell 0's draws untouched) gives cell 1 about 0.271
+    where the exact posterior is 0.0969 in the first battery case: at 1,000 draws in 4 chains
+    that gap is above 20 MCSE, where the verdict's limit is N_MCSE = 4; before, the record
+    compared cell 0 only and said within-mc-error.
+    """
+    from dprisk.validation.beyond import whole_record
+
+    real = whole_record.two_level_cell_gibbs
+
+    def swapped(*args, **kwargs):
+        draws = real(*args, **kwargs)
+        cells = draws.cell.copy()
+        draws.cell[cells == 1], draws.cell[cells == 2] = 2, 1
+        return draws
+
+    budget = {**whole_record._budget(False), "gibbs_draws": 1000, "pymc": False, "sbc": 20}
+    records, _ = whole_record._sampler_records(budget, whole_record.SEED + 10)
+    by_id = {r["id"]: r for r in records}
+    assert by_id["whole_record/two_level_gibbs/case0"]["status"] == "within-mc-error"
+    assert "largest gap" in by_id["whole_record/two_level_gibbs/case0"]["explanation"]
+    monkeypatch.setattr(whole_record, "two_level_cell_gibbs", swapped)
+    records, _ = whole_record._sampler_records(budget, whole_record.SEED + 10)
+    by_id = {r["id"]: r for r in records}
+    assert by_id["whole_record/two_level_gibbs/case0"]["status"] == "differs"
+    assert by_id["whole_record/two_level_gibbs/case1"]["status"] == "differs"
