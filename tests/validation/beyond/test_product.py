@@ -70,3 +70,29 @@ def test_every_number_of_the_data_has_units(result):
     # nor a long_name on its 8 variables
     assert not numbers_without_units(result.datasets, attribute="long_name")
     assert result.datasets["product_risk"]["against_rho1"].attrs["units"] == "probability"
+
+
+def test_data_processing_and_counterexample_verdicts_can_fail(result, monkeypatch):
+    """The claim verdicts turn when their claim fails, at the claim's own threshold.
+
+    The measured margins sit far inside their limits (smallest margin about 0, excess about
+    1e-2), so a loosened threshold (margin >= -1e-2, excess > -1) kept every status: here a
+    noisy-minus-product margin of -1e-9 (a thousand times the enumeration's 1e-12) and an
+    excess of exactly 0 must each be refused.
+    """
+    data = result.datasets["product_risk"].copy(deep=True)
+    noisy = data["against_rho1"].sel(release="noisy", measure="accuracy")
+    product = data["against_rho1"].sel(release="product", measure="accuracy")
+    data["against_rho1"].loc[dict(release="product", measure="accuracy")] = (
+        product.where(noisy.rho1 != noisy.rho1[0], noisy + 1e-9))
+    real_risk = exact.product_risk
+
+    def no_excess(*args, **kwargs):
+        risk = real_risk(*args, **kwargs)
+        return type(risk)(**{**vars(risk), "p_correct": risk.noisy_p_correct})
+
+    monkeypatch.setattr(exact, "product_risk", no_excess)
+    by_id = {r["id"]: r for r in product_study.records(data)}
+    assert by_id["product/data_processing/accuracy/against_rho1"]["status"] == "differs"
+    assert by_id["product/data_processing/marginal_posterior/against_rho1"]["status"] == "match"
+    assert by_id["product/p_correct_not_bounded"]["status"] == "differs"

@@ -59,3 +59,17 @@ def test_every_number_of_the_data_has_units(result):
     assert not numbers_without_units({"risk_against_n": data}, attribute="long_name")
     assert data["marginal_risk"].attrs["units"] == "ratio"
     assert data["n"].attrs["units"] == "persons"
+
+
+def test_enumeration_verdict_can_fail(result, monkeypatch):
+    """The exact-against-enumeration records hold the exact sum to 1e-10 relative.
+
+    The measured gaps are about 1e-15, so a loosened tolerance (1e-2) kept every status: an
+    enumeration moved by 1e-8 relative (a hundred times the tolerance) must be refused.
+    """
+    real = unknown_others_study._enumerated_posterior
+    monkeypatch.setattr(unknown_others_study, "_enumerated_posterior",
+                        lambda *args: real(*args) * (1 + 1e-8))
+    records = unknown_others_study.records(result.datasets["risk_against_n"])
+    enumerated = [r for r in records if r["id"].startswith("unknown_others/enumeration/")]
+    assert len(enumerated) == 3 and all(r["status"] == "differs" for r in enumerated)
