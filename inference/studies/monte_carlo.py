@@ -58,6 +58,7 @@ __all__ = [
     "BLOCK",
     "SAMPLERS",
     "MCResult",
+    "check_study_cost",
     "resolve_random_seed",
     "simulate_p_correct",
     "unique_releases",
@@ -216,6 +217,40 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
     return ~up, ~up_stationary, ~up_single
 
 
+def check_study_cost(params, datasets: int, draws: int) -> None:
+    """Refuse a study whose posterior tables or draws are above the memory or work limit.
+
+    The checks :func:`simulate_p_correct` makes before it draws (a sweep makes them at its
+    costliest point before any point is computed). Each block of ``min(datasets, BLOCK)``
+    releases holds exact posterior tables on a k2 window that widens as the precision
+    ``rho2 + rho1 / d`` falls (:func:`~dprisk.inference.studies.setup.posterior_table_cost`:
+    at rho1 = rho2 = 1e-6 a block of 16384 asked numpy for 7 GiB); the work is
+    :func:`~dprisk.runtime.work_limit.mc_study_steps` ``(datasets, draws, d)`` plus the
+    tables'. A refusal names the parameters that dominate: the rhos (the tables), ``d``
+    (the d-fold noise sums) or ``datasets, draws``.
+
+    Parameters
+    ----------
+    params : Scenario
+        The study's validated scenario.
+    datasets, draws : int
+        Validated counts (``>= 2`` and ``>= 1``).
+    """
+    block = min(datasets, BLOCK)
+    table_bytes, table_steps, width = posterior_table_cost(params, datasets)
+    check_memory(table_bytes * block / datasets, parameter="rho1, rho2, datasets",
+                 what=f"the posterior tables of {block} releases x {width} values of k2")
+    steps = mc_study_steps(datasets, draws, params.d)
+    total = steps + table_steps
+    if table_steps > steps:  # mostly the tables: name the rhos that widen them
+        check_work(total, parameter="rho1, rho2, datasets",
+                   what=f"the posterior tables of {datasets} datasets x {width} values of k2")
+    if steps > 2 * mc_study_steps(datasets, draws):  # mostly the d-fold noise sums: name d
+        check_work(total, parameter="datasets, draws, d",
+                   what=f"{datasets} datasets x {draws} draws, d = {params.d} other blocks")
+    check_work(total, parameter="datasets, draws", what=f"{datasets} datasets x {draws} draws")
+
+
 def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="improper",
                        datasets=10_000, draws=1000, sampler="x1_chain", random_seed=None,
                        start="prior", ties="m", progress=True) -> MCResult:
@@ -264,21 +299,7 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
                                                 known=known, prior=prior)
     datasets = check_positive_int(datasets, "datasets", minimum=2)  # one: no MCSE
     draws = check_positive_int(draws, "draws")
-    # each block's distinct releases get exact posterior tables on a k2 window that widens as
-    # the precision falls (at rho1 = rho2 = 1e-6 a block of 16384 asked numpy for 7 GiB)
-    block = min(datasets, BLOCK)
-    table_bytes, table_steps, width = posterior_table_cost(params, datasets)
-    check_memory(table_bytes * block / datasets, parameter="rho1, rho2, datasets",
-                 what=f"the posterior tables of {block} releases x {width} values of k2")
-    steps = mc_study_steps(datasets, draws, params.d)
-    total = steps + table_steps
-    if table_steps > steps:  # mostly the tables: name the rhos that widen them
-        check_work(total, parameter="rho1, rho2, datasets",
-                   what=f"the posterior tables of {datasets} datasets x {width} values of k2")
-    if steps > 2 * mc_study_steps(datasets, draws):  # mostly the d-fold noise sums: name d
-        check_work(total, parameter="datasets, draws, d",
-                   what=f"{datasets} datasets x {draws} draws, d = {params.d} other blocks")
-    check_work(total, parameter="datasets, draws", what=f"{datasets} datasets x {draws} draws")
+    check_study_cost(params, datasets, draws)
     check_ties(ties)
     progress = check_flag(progress, "progress")
     start_prob = start_probability(start, params)

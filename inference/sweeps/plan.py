@@ -394,7 +394,7 @@ def plan_sweep(*, rho1, rho2, d, x2, p=0.5, known=0, prior="improper", x1=None,
         quantity = _default_quantity(method)
     if not callable(quantity):
         raise TypeError(f"quantity must be a callable, got {quantity!r}")
-    _check_scenarios(grids, fixed, quantity)
+    _check_scenarios(grids, fixed, quantity, options)
     variables = (*VARIABLES, "mcse") if method == "mc" else VARIABLES
     digests = {spec: prior_file_digest(spec) for spec in _values("prior", grids, fixed)}
     plan = SweepPlan(grids, fixed, method, options, chunk_size, _quantity_name(quantity),
@@ -429,7 +429,7 @@ def _check_combinations(grids: dict, fixed: dict) -> None:
         )
 
 
-def _check_scenarios(grids: dict, fixed: dict, quantity: Callable) -> None:
+def _check_scenarios(grids: dict, fixed: dict, quantity: Callable, mc_options: dict) -> None:
     """Refuse, before any point is computed, a grid holding a point the study would refuse.
 
     Without this a point refused by the study (``p`` below ``P_MIN``, a prior whose values
@@ -442,9 +442,15 @@ def _check_scenarios(grids: dict, fixed: dict, quantity: Callable) -> None:
     study (:func:`dprisk.inference.studies.p_correct.p_correct_two_level`, or a
     :func:`functools.partial` of it) its release grid at its largest, min ``rho1``, min
     ``rho2``, max ``d``: ``n2`` values of ``x2*`` fall with ``rho2`` and the ``2 d K(rho1,
-    tau / 4d) + 1`` values of ``y1*`` grow with ``d`` and fall with ``rho1``.
+    tau / 4d) + 1`` values of ``y1*`` grow with ``d`` and fall with ``rho1``; for the Monte
+    Carlo study (:func:`~dprisk.inference.studies.monte_carlo.simulate_p_correct`) its
+    posterior tables and work (:func:`~dprisk.inference.studies.monte_carlo.check_study_cost`)
+    at the same point, with ``mc_options``' ``datasets`` and ``draws`` (the study's defaults
+    when not given): the tables' window widens as ``rho2 + rho1/d`` falls and the noise sums
+    grow with ``d``.
     """
     from dprisk.inference.kernels.table_kernels import check_precision
+    from dprisk.inference.studies.monte_carlo import check_study_cost, simulate_p_correct
     from dprisk.inference.studies.p_correct import check_study_work, p_correct_two_level
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
     from dprisk.models.numerics import check_tail_mass
@@ -466,9 +472,14 @@ def _check_scenarios(grids: dict, fixed: dict, quantity: Callable) -> None:
     study, options = quantity, {}
     while isinstance(study, functools.partial):
         study, options = study.func, {**study.keywords, **options}
+    costliest = scenario(rho1=min(rho1s), rho2=min(rho2s), d=max(ds))
     if study is p_correct_two_level:
-        check_study_work(scenario(rho1=min(rho1s), rho2=min(rho2s), d=max(ds)),
-                         check_tail_mass(options.get("tail_mass", DEFAULT_TAIL_MASS)))
+        check_study_work(costliest, check_tail_mass(options.get("tail_mass", DEFAULT_TAIL_MASS)))
+    if study is simulate_p_correct:
+        options = {**options, **mc_options}
+        check_study_cost(costliest, check_positive_int(options.get("datasets", 10_000),
+                                                       "datasets", minimum=2),
+                         check_positive_int(options.get("draws", 1000), "draws"))
 
 
 def canonical_json(obj) -> str:

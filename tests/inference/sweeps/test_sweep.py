@@ -287,6 +287,9 @@ def test_rerun_with_other_monte_carlo_options_refuses(tmp_path):
         ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "exact", r"rho2 \+ rho1/d = 1000001\.0"),
         ({"rho1": 1.0, "rho2": [1.0, 1e6], "d": 1}, "mc", r"rho2 \+ rho1/d = 1000001\.0"),
         ({"rho1": [1.0, 1e-12], "rho2": 1.0, "d": 1}, "exact", "the grid of releases"),
+        # the Monte Carlo study's posterior tables: 2 releases x 98,518,353 values of k2
+        ({"rho1": [1.0, 1e-14], "rho2": [1.0, 1e-14], "d": 1}, "mc",
+         "the posterior tables of 2 releases"),
         ({"rho1": 1.0, "rho2": 1.0, "d": 1, "p": [0.5, 1e-301]}, "exact",
          "p must be at least 1e-300"),
     ],
