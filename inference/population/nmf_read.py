@@ -17,7 +17,9 @@ block GEOID from the geocode's last 16 characters).
 ``sign`` optional: each fragment is cast to it, so int32 partitions and partitions without
 ``sign`` unify) and Hive partitioning on ``State`` as text; the filter ``State in {0SS, 1SS}
 and query_name == "detailed_dpq"`` prunes every other partition before any file is opened, and
-row batches are streamed, keeping only the wanted blocks. ``variance`` is each row's own.
+row batches are streamed, keeping only the wanted blocks; with ``geoids`` a row group's
+``value`` lists are decoded only where its geocodes hold a wanted block
+(``_detailed_batches``). ``variance`` is each row's own.
 """
 
 from __future__ import annotations
@@ -141,6 +143,33 @@ def detailed_dataset(nmf_dir, state: str):
     return dataset, wanted
 
 
+#: The columns read of a block ``detailed_dpq`` row.
+_READ_COLUMNS = ["geocode", "query_shape", "value", "variance"]
+
+
+def _detailed_batches(dataset, fragments, wanted, keep):
+    """The ``detailed_dpq`` rows' batches: the state's, or the row groups holding ``keep``.
+
+    With ``keep`` (a partition's blocks) each row group's ``geocode`` column is read first
+    (every geocode checked, as a whole read checks it), and the row group's ``value`` lists
+    -- 2,016 numbers a block -- only where one of ``keep`` is: a partition of a few blocks
+    no longer decodes the whole state's (a 60,000-block state: 3.9 s of CPU and a 1.4 GB
+    peak for 3 blocks).
+    """
+    if keep is None:
+        yield from dataset.scanner(columns=_READ_COLUMNS, filter=wanted,
+                                   batch_size=4096).to_batches()
+        return
+    for fragment in fragments:
+        for row_group in fragment.split_by_row_group(filter=wanted, schema=dataset.schema):
+            codes = row_group.to_table(schema=dataset.schema, columns=["geocode"],
+                                       filter=wanted).column("geocode").to_pylist()
+            if not any(g in keep for g in geocode_to_geoid(codes)):
+                continue
+            yield from row_group.to_batches(schema=dataset.schema, columns=_READ_COLUMNS,
+                                            filter=wanted, batch_size=4096)
+
+
 def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     r"""The block ``detailed`` noisy counts of ``state`` from the released layout.
 
@@ -183,9 +212,7 @@ def read_nmf_block_detailed(nmf_dir, state, geoids=None) -> BlockMeasurements:
     found_geoids, values, variances = [], [], []
     try:
         _check_column_types(fragments, dataset.schema)
-        scanner = dataset.scanner(columns=["geocode", "query_shape", "value", "variance"],
-                                  filter=wanted, batch_size=4096)
-        for batch in scanner.to_batches():
+        for batch in _detailed_batches(dataset, fragments, wanted, keep):
             if batch.num_rows == 0:
                 continue
             geocodes = batch.column("geocode").to_pylist()

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["COLUMNS", "PERSONS_SUFFIXES", "RANGES", "check_persons", "iter_persons",
-           "read_persons"]
+__all__ = ["COLUMNS", "PERSONS_SUFFIXES", "RANGES", "check_persons", "count_persons",
+           "iter_persons", "read_persons"]
 
 #: The columns of a persons file, in order.
 COLUMNS = ("geoid", "hhgq", "votingage", "hispanic", "cenrace")
@@ -121,6 +121,25 @@ def read_persons(path, *, name: str = "persons"):
     return check_persons(frame, f"{name} {str(path)!r}")
 
 
+def count_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000) -> int:
+    """The persons (rows) of a persons file, counted without holding them (for sizing).
+
+    Parquet: its footer's row count, nothing else read (a footer that cannot be read is
+    counted by :func:`iter_persons`, which refuses it as :func:`read_persons` does); CSV: the
+    rows of :func:`iter_persons`' batches (each checked, so a bad row is refused here, named
+    as :func:`read_persons` names it), at most ``batch_rows`` held at once.
+    """
+    path = Path(path)
+    if _kind(path, name) == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return int(pq.ParquetFile(path).metadata.num_rows)
+        except Exception:  # unreadable: counted (and refused) by the batches below
+            pass
+    return sum(len(frame) for _, frame in iter_persons(path, name=name, batch_rows=batch_rows))
+
+
 def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
     """Read and check a persons file in batches of at most ``batch_rows`` rows, in file order.
 
@@ -142,6 +161,7 @@ def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
     where = f"{name} {str(path)!r}"
     _check_distinct_columns(path, kind, where)
     first_row = 0
+    source = None  # closed however the batches end (a refusal, a consumer stopping early)
     try:
         if kind == "parquet":
             import pyarrow.parquet as pq
@@ -151,8 +171,8 @@ def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
             chunks = (batch.to_pandas() for batch in source.iter_batches(
                 batch_size=batch_rows, columns=columns, use_pandas_metadata=False))
         else:
-            chunks = pd.read_csv(path, dtype={"geoid": str}, keep_default_na=False,
-                                 chunksize=batch_rows)
+            chunks = source = pd.read_csv(path, dtype={"geoid": str}, keep_default_na=False,
+                                          chunksize=batch_rows)
         for frame in chunks:
             if len(frame) == 0:
                 continue
@@ -170,6 +190,9 @@ def iter_persons(path, *, name: str = "persons", batch_rows: int = 1_000_000):
             raise  # check_persons's refusal
         raise ValueError(f"{where}: not a readable {kind} file "
                          f"({type(err).__name__}: {str(err)[:200]})") from None
+    finally:
+        if source is not None:
+            source.close()
     if first_row == 0:
         raise ValueError(f"{where}: no persons (the file has no rows)")
 

@@ -18,7 +18,9 @@ order, so a seed gives the same persons, row for row):
    \mathrm{Uniform}\{2500, \dots, 6000\}` persons (the usual tract size), and tracts fill
    counties of 5-40 tracts. GEOIDs: state (2) + county (3, odd numbers 001, 003, ... as the
    Census numbers them) + tract (6, ``000100``, ``000200``, ...) + block (4: the block-group
-   digit 1-9, then three digits), 15 characters, sorted rows by GEOID.
+   digit 1-9, then three digits), 15 characters, sorted rows by GEOID. Past 500 counties
+   (about 48 million persons) the codes repeat, each later county of a code numbering its
+   tracts after the earlier ones' (:data:`COUNTY_CODES`), so GEOIDs stay distinct.
 4. **Race and ethnicity cluster by tract.** A base distribution :math:`\beta` over the 126
    categories (:func:`base_composition`: a few dominant categories, as the nation's) gives
    each tract :math:`\theta_T \sim \mathrm{Dirichlet}(\alpha_T \beta)` with
@@ -49,6 +51,7 @@ from dprisk.runtime.memory_limit import check_memory
 __all__ = [
     "BLOCK_CONCENTRATION",
     "BYTES_PER_PERSON",
+    "COUNTY_CODES",
     "GQ_ADULT_SHARE",
     "GQ_BLOCK_SHARE",
     "GQ_TYPE_SHARES",
@@ -85,6 +88,11 @@ HOUSEHOLD_ADULT_SHARE = 0.76
 TRACT_SIZE = (2500, 6000)
 #: Counties' numbers of tracts, uniform on these bounds.
 COUNTY_TRACTS = (5, 40)
+#: County codes of a state (odd 001-999). County ``k`` takes code ``2 (k mod 500) + 1`` and
+#: numbers its tracts after those of the earlier counties of that code, ``k // 500`` times
+#: :data:`COUNTY_TRACTS`' largest count on: 2 * 500 + 1 = 1001 made a 16-character GEOID, cut
+#: to 15 (a U15 array), so beyond 500 counties (about 48 million persons) blocks merged.
+COUNTY_CODES = 500
 
 
 def base_composition() -> np.ndarray:
@@ -178,8 +186,12 @@ def _geoids(sizes: np.ndarray, state: str, rng: np.random.Generator) -> np.ndarr
                 county_tracts = int(rng.integers(*COUNTY_TRACTS, endpoint=True))
         block_group = 1 + min(block_in_tract // 100, 8)
         block = block_group * 1000 + block_in_tract % 100 + (100 * (block_in_tract // 900))
-        geoids[index] = (f"{state}{2 * county + 1:03d}{100 * (tract_in_county + 1):06d}"
-                         f"{block:04d}")
+        repeat, code = divmod(county, COUNTY_CODES)  # odd codes 001-999, then again
+        tract = 100 * (repeat * COUNTY_TRACTS[1] + tract_in_county + 1)
+        if tract > 999_999:  # 6 digits; a longer code was cut to 15 characters
+            raise ValueError(f"persons: more than {COUNTY_CODES * 250} counties of tracts do "
+                             f"not fit 15-character GEOIDs (got {sizes.sum()} persons)")
+        geoids[index] = f"{state}{2 * code + 1:03d}{tract:06d}{block:04d}"
         tract_persons += int(sizes[index])
         block_in_tract += 1
     return geoids

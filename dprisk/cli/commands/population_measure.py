@@ -54,7 +54,7 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     """Run ``dprisk population measure``; return the exit status."""
     from dprisk.inference.population.measure import BYTES_PER_PERSON, measure
-    from dprisk.inference.population.persons import read_persons
+    from dprisk.inference.population.persons import count_persons, read_persons
     from dprisk.models.census.strategy import PRODUCTION_RHO
     from dprisk.runtime.memory_limit import check_memory
     from dprisk.runtime.output_directory import OutputDirectory
@@ -62,9 +62,11 @@ def run(args) -> int:
     drawn = args.seed is None
     seed = draw_seed() if drawn else args.seed
     target = OutputDirectory(args.out, marker=MARKER, command="dprisk population measure")
+    # counted before reading: the file read whole takes about 125 B a person itself
+    rows = count_persons(args.persons, name="--persons")
+    check_memory(BYTES_PER_PERSON * rows, parameter="--persons",
+                 what=f"the cells of {rows} persons")
     persons = read_persons(args.persons, name="--persons")
-    check_memory(BYTES_PER_PERSON * len(persons), parameter="--persons",
-                 what=f"the cells of {len(persons)} persons")
     started = time.perf_counter()
     bar = None
     if show_progress(args):

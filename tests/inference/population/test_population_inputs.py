@@ -268,3 +268,21 @@ def test_a_persons_column_given_twice_is_refused_naming_it(tmp_path, ext):
         read_persons(path, name="--persons")
     with pytest.raises(ValueError, match=message):
         list(iter_persons(path, name="--persons", batch_rows=1))
+
+
+def test_synth_geoids_stay_distinct_past_500_counties(monkeypatch):
+    """County k was coded 2k + 1: from k = 500 (about 48 million persons) that is 1001, a
+    16-character GEOID cut to 15 in the U15 array, so blocks merged without a word (60
+    million persons, seed 1: 1,349,502 blocks drawn, 1,147,115 distinct GEOIDs). Counties of
+    one tract of one block or so (TRACT_SIZE 10, COUNTY_TRACTS 1) reach 500 counties at
+    20,000 persons: 40,000 persons drew 901 blocks, which had 861 GEOIDs; now 901."""
+    monkeypatch.setattr(synth, "TRACT_SIZE", (10, 10))
+    monkeypatch.setattr(synth, "COUNTY_TRACTS", (1, 1))
+    persons = synth.synthesize(40_000, 1)
+    drawn = synth.block_sizes(40_000, np.random.default_rng(1))  # the first draws of seed 1
+    assert persons.geoid.nunique() == drawn.size == 901
+    assert persons.geoid.str.len().eq(15).all()
+    counties = persons.geoid.str.slice(2, 5)
+    assert counties.max() == "999" and (counties.str.slice(2).astype(int) % 2 == 1).all()
+    sizes = np.sort(persons.groupby("geoid").size().to_numpy())
+    np.testing.assert_array_equal(sizes, np.sort(drawn))  # no block took another's persons
