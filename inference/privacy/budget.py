@@ -353,7 +353,12 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
     """
     import numpy as np
 
-    from dprisk.inference.privacy.budget_jumps import check_pieces, first_crossing, tail_delta
+    from dprisk.inference.privacy.budget_jumps import (
+        at_or_below_jump,
+        check_pieces,
+        first_crossing,
+        tail_delta,
+    )
     from dprisk.models.numerics import logit
 
     if measure == "p-correct":
@@ -366,7 +371,8 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
         evaluated = 1.0 / (1.0 + math.exp(delta))  # as measure_function shifts the prior
     check_pieces(measure, p, target, delta, max_ratio, max_posterior)
     delta = -float(logit(np.asarray(evaluated, dtype=float)))
-    return first_crossing(max(delta, 0.0), target)[0]
+    rho, where = first_crossing(max(delta, 0.0), target)
+    return at_or_below_jump(rho, where, p, max_ratio, max_posterior)
 
 
 def check_target(measure: str, target, priors) -> float:
