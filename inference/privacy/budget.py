@@ -318,7 +318,8 @@ def _scan_crossing(value, target: float, start: float) -> float | None:
 
     ``start`` is where the target is known to hold below (:func:`worst_case_search_start`);
     the measure there may exceed the target by rounding (at p = 1/2 the bound is the
-    measure): the scan then begins up to three steps lower.
+    measure): the scan then begins up to three steps lower; a target the measure still
+    rounds above there (within rounding of 1) is refused (ValueError naming ``target``).
     """
     from scipy.optimize import brentq
 
@@ -328,9 +329,11 @@ def _scan_crossing(value, target: float, start: float) -> float | None:
         if value(lower) <= target:
             break
         lower /= step
-    else:
-        raise RuntimeError(f"the worst-case accuracy exceeds the target {target!r} below "
-                           f"rho = {start!r}, where its upper bound does not")
+    else:  # the measure rounds above its upper bound: within rounding of its supremum 1
+        raise ValueError(f"target = {target!r} cannot be certified for the worst-case-accuracy"
+                         f": its sum rounds above the target at rho = {lower * step!r}, below "
+                         f"{start!r}, where its upper bound does not (the rounding of a sum "
+                         "near its supremum 1); allowed range: a target farther from 1")
     while lower < _RHO_MAX:
         upper = lower * step
         if value(upper) > target:
@@ -353,20 +356,21 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
     """
     import numpy as np
 
-    from dprisk.inference.privacy.budget_jumps import check_pieces, first_crossing, tail_delta
+    from dprisk.inference.privacy import budget_jumps as jumps
     from dprisk.models.numerics import logit
 
     if measure == "p-correct":
         delta = -math.log(p / (1.0 - p))
         evaluated = p
     else:
-        delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+        delta = jumps.tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
         if math.isinf(delta):
             return None
         evaluated = 1.0 / (1.0 + math.exp(delta))  # as measure_function shifts the prior
-    check_pieces(measure, p, target, delta, max_ratio, max_posterior)
+    jumps.check_pieces(measure, p, target, delta, max_ratio, max_posterior)
     delta = -float(logit(np.asarray(evaluated, dtype=float)))
-    return first_crossing(max(delta, 0.0), target)[0]
+    rho, where = jumps.first_crossing(max(delta, 0.0), target)
+    return jumps.at_or_below_jump(rho, where, p, max_ratio, max_posterior)
 
 
 def check_target(measure: str, target, priors) -> float:

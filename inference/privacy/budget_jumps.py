@@ -46,14 +46,15 @@ For :math:`\delta = 0` (P[correct] at p = 1/2) there is one increasing piece fro
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel
 from dprisk.models.roots import brent_root
 
-__all__ = ["MAX_PIECES", "check_pieces", "first_crossing", "jump_points", "piece_suprema",
-           "smallest_delta", "tail_delta"]
+__all__ = ["MAX_PIECES", "at_or_below_jump", "check_pieces", "first_crossing", "jump_points",
+           "piece_suprema", "smallest_delta", "tail_delta"]
 
 #: Most pieces enumerated before a target is refused (delta too close to 0).
 MAX_PIECES = 5_000
@@ -70,6 +71,43 @@ def tail_delta(p: float, max_ratio: float) -> float:
     if bound >= 1.0:
         return math.inf
     return math.log(max_ratio) + math.log1p(-p) - math.log1p(-bound)
+
+
+def at_or_below_jump(rho: float, where: str, p: float, max_ratio=None,
+                     max_posterior=None) -> float:
+    r"""``rho``, or the largest float at or below the exact jump :math:`\delta/(2k+1)` if less.
+
+    ``rho`` and ``where`` are :func:`first_crossing`'s answer; a ``"continuous"`` one is
+    returned as it is, a ``"jump k"`` one is checked against the exact jump.
+
+    The jump :math:`\rho_{k+1} = \delta/(2k + 1)` of :func:`first_crossing` is computed from a
+    rounded :math:`\delta`, so its float may lie just *above* the exact jump of the given
+    prior (and profile), where the measure in exact arithmetic is already the upper value
+    :math:`v_k > T` (p = 0.3, T = 0.7: rho = 0.8472978603872038, 1.2e-16 above
+    :math:`\operatorname{logit}(0.7)`, where P[correct] is 0.7597). Here :math:`\delta` is
+    evaluated in 60-digit decimal arithmetic from the exact doubles,
+    :math:`\delta = \operatorname{logit}(\lambda) - \operatorname{logit}(p)` with
+    :math:`\lambda = 1/2` for P[correct] (no ``max_ratio``) and :math:`\lambda = r^*(p)\,p =
+    \max(\tilde r p, \tilde a)` for the tail, and the float nearest
+    :math:`\delta/(2k + 1)` is stepped down until :math:`\rho\,(2k + 1) \le \delta`
+    exactly (at the jump itself the posterior equals the level: not "exceeds").
+    """
+    if where == "continuous":
+        return rho
+    k = int(where.split()[1])
+    with localcontext() as context:
+        context.prec = 60
+        prior = Decimal(p)
+        level = Decimal(1) / 2
+        if max_ratio is not None:
+            level = Decimal(max_ratio) * prior
+            if max_posterior is not None:
+                level = max(level, Decimal(max_posterior))
+        delta = (level / (1 - level)).ln() - (prior / (1 - prior)).ln()
+        jump = float(delta / (2 * k + 1))
+        while Decimal(jump) * (2 * k + 1) > delta:
+            jump = math.nextafter(jump, 0.0)
+    return min(rho, jump)
 
 
 def piece_count(delta: float, target: float) -> int:
@@ -174,8 +212,9 @@ def first_crossing(delta: float, target: float) -> tuple[float, str]:
     Returns
     -------
     rho : float
-        :math:`\rho^*` in exact arithmetic (the caller moves it down by rounding if the
-        float evaluation at :math:`\rho^*` falls on the jump's upper side).
+        :math:`\rho^*` from the rounded ``delta`` (the caller moves it down to the exact
+        jump, :func:`at_or_below_jump`, and by rounding if the float evaluation at
+        :math:`\rho^*` falls on the jump's upper side).
     where : str
         ``"jump k"`` (a jump point :math:`\rho_{k+1}`) or ``"continuous"`` (the last piece).
 

@@ -430,11 +430,11 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
     .. math:: \rho_1 = f_1 \rho, \quad \rho_2 = f_2 \rho
 
     (:func:`census_fractions`). Without ``x2``: the single-level ``measure`` at the block,
-    :math:`\rho^* = \rho_1^*/f_1` (exact; the certificate is re-evaluated at
-    :math:`f_1 \rho^*`). With ``x2`` and ``d``: the two-level ``measure`` (as in
-    :func:`rho2_for_target`, the tail included) solved in the global rho, certified by
-    the interval bound with rho1 and rho2 moving together (``certified_to``; module
-    docstring).
+    :math:`\rho^* = \rho_1^*/f_1`, the largest float whose exact :math:`f_1 \rho^*` is at
+    most :math:`\rho_1^*` (the certificate is re-evaluated at :math:`f_1 \rho^*`). With
+    ``x2`` and ``d``: the two-level ``measure`` (as in :func:`rho2_for_target`, the tail
+    included) solved in the global rho, certified by the interval bound with rho1 and rho2
+    moving together (``certified_to``; module docstring).
 
     Parameters
     ----------
@@ -482,7 +482,10 @@ def census_rho_for_target(measure: str, target, *, p=(0.5,), known=0, x2=None, d
         def scaled(rho: float) -> float:
             return value(block * rho)
 
-        rho = certified(scaled, block_answer.rho / block, block_answer.target)
+        rho, exact_share = block_answer.rho / block, census_fractions()[0]
+        while exact_share * Fraction(rho) > Fraction(block_answer.rho):  # f1 rho* <= rho1*
+            rho = math.nextafter(rho, 0.0)
+        rho = certified(scaled, rho, block_answer.target)
         return DGBudget(rho, measure, block_answer.target, block_answer.binding_p,
                         scaled(rho), scaled(rho * (1.0 + ABOVE)))
     if x2 is None or d is None:

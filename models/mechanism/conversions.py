@@ -87,7 +87,9 @@ def dp_to_zcdp(epsilon, delta) -> np.ndarray:
     -------
     numpy.float64 or ndarray
         rho (> 0), broadcast over ``epsilon`` and ``delta``;
-        ``zcdp_to_dp(dp_to_zcdp(epsilon, delta), delta)`` is ``epsilon`` up to rounding.
+        ``zcdp_to_dp(dp_to_zcdp(epsilon, delta), delta)`` is at most ``epsilon`` (a rho
+        whose evaluated epsilon rounds above it is moved down, one float at a time) and
+        equal to it up to rounding.
 
     Raises
     ------
@@ -101,6 +103,11 @@ def dp_to_zcdp(epsilon, delta) -> np.ndarray:
     log_inv_delta = -np.log(delta)
     root = epsilon / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta))
     rho = root**2
+    for _ in range(8):  # the closed form rounds to either side: keep the side at most epsilon
+        above = (rho > 0.0) & (zcdp_to_dp(np.where(rho > 0.0, rho, 1.0), delta) > epsilon)
+        if not np.any(above):
+            break
+        rho = np.where(above, np.nextafter(rho, 0.0), rho)
     too_small = rho < RHO_RESULT_MIN
     if np.any(too_small):
         at = np.argmax(np.broadcast_to(too_small, np.shape(rho)).ravel()) if np.ndim(rho) else 0

@@ -322,3 +322,49 @@ def test_cks_at_the_smallest_normal_delta_is_the_bound():
     # the stated end is accepted, and there the product delta * alpha is a normal double
     delta = 2.2250738585072014e-308
     assert epsilon_cks(1e3, delta) == pytest.approx(float(cks_reference(1e3, delta)), rel=1e-9)
+
+
+def _exact_epsilon_01_02(delta):
+    """The exact epsilon of DG queries of rho 0.1 and 0.2 (sensitivity 1): the privacy loss is
+    0.1 (1 - 2x) + 0.2 (1 - 2y) = 0.3 - 0.2 s, s = x + 2y (the pmf of x convolved with that of
+    2y); delta(eps) sums the positive terms P[s] (1 - e^(eps - loss)) over loss > eps, exact
+    in float64 to about 1e-15 relative; |x|, |y| <= 40, 28 leave out e^-160, e^-156."""
+    x = np.arange(-40, 41)
+    first = np.exp(-0.1 * x**2)
+    y = np.arange(-28, 29)
+    second = np.zeros(2 * y.size - 1)
+    second[::2] = np.exp(-0.2 * y**2)
+    law = np.convolve(first / first.sum(), second / second.sum())
+    loss = 0.3 - 0.2 * (np.arange(law.size) - 40 - 56)
+
+    def hockey(epsilon):
+        above = loss > epsilon
+        return np.sum(law[above] * -np.expm1(epsilon - loss[above]))
+
+    lower, upper = 0.0, 40.0
+    while upper - lower > 1e-13:
+        middle = 0.5 * (lower + upper)
+        lower, upper = (middle, upper) if hockey(middle) > delta else (lower, middle)
+    return upper
+
+
+def test_composed_pld_is_refused_below_its_delta_and_holds_the_exact_epsilon_above():
+    """dp-accounting composes two or more queries by FFT (delta rounded by about 1e-16) and
+    truncates 1e-15 of tail mass per composition: for rhos [0.1, 0.2] the bracket at 1e-13 was
+    [5.726200, 5.726586] against the exact 5.726113, at 1e-15 [6.23205, 6.25578] against
+    6.23179, and at 1e-17 its upper end infinite (refused as an exp(-loss) underflow, naming
+    rhos and a range the queries meet). Below 1e-12 a composition is refused naming delta;
+    at 1e-12 and 1e-10 the bracket holds the exact epsilon; one query keeps 1e-20."""
+    for delta in (1e-13, 1e-15, 1e-17):
+        for call in (lambda: epsilon_pld_bracket([0.1, 0.2], delta),
+                     lambda: epsilon_pld([0.1, 0.2], delta),
+                     lambda: epsilon_pld_bracket([0.1], delta, relation="replace-one")):
+            with pytest.raises(ValueError, match=r"^delta = .* is below 1e-12 for a composition"
+                                                 r" of 2 queries: .*allowed range: 1e-12 <= "):
+                call()
+    for delta in (1e-12, 1e-10):
+        exact = _exact_epsilon_01_02(delta)
+        lower, upper = epsilon_pld_bracket([0.1, 0.2], delta)
+        assert lower <= exact <= upper
+    lower, upper = epsilon_pld_bracket([0.5], 1e-15)
+    assert lower - 1e-12 <= exact_dg_epsilon(0.5, 1, 1e-15) <= upper + 1e-12

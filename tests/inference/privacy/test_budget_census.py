@@ -112,3 +112,30 @@ def test_census_p_correct_finds_a_crossing_narrower_than_the_scan_step():
     assert answer.certified_to == pytest.approx(answer.rho, rel=1e-6)
     below = np.geomspace(CENSUS_RHO_RANGE[0], answer.rho, 101)
     assert all(value(rho) <= target for rho in below)
+
+
+@pytest.mark.parametrize(("measure", "target", "p", "profile"), [
+    ("p-correct", 0.3071000611802427, 0.292183331520093, {}),
+    ("p-correct", 0.38306273125650747, 0.07618982940946864, {}),
+    ("p-correct", 0.3969164353809481, 0.337872764754443, {}),
+    ("tail", 0.7657446477147241, 0.03367487458217635, {"max_ratio": 21.422398428724094}),
+])
+def test_census_block_answer_keeps_the_exact_share_at_or_below_the_jump(measure, target, p,
+                                                                       profile):
+    """The block form's global rho* is the largest float whose exact block share f1 rho*
+    (f1 the strategy's Fraction) is at or below the exact jump delta/(2k + 1) (mpmath, 50
+    digits): rho1*/fl(f1) put f1 rho* up to 3.5e-17 relatively above it in these cases, where
+    the measure in exact arithmetic is the piece's upper value, above the target."""
+    import mpmath
+
+    answer = census_rho_for_target(measure, target, p=[p], **profile)
+    f1 = census_fractions()[0]
+    with mpmath.workdps(50):
+        share = mpmath.mpf(f1.numerator) / f1.denominator * mpmath.mpf(answer.rho)
+        prior = mpmath.mpf(p)
+        level = mpmath.mpf(profile["max_ratio"]) * prior if profile else mpmath.mpf(0.5)
+        delta = mpmath.log(level / (1 - level)) - mpmath.log(prior / (1 - prior))
+        k = int(mpmath.nint((delta / share - 1) / 2))
+        assert abs(share * (2 * k + 1) / delta - 1) < 1e-12  # a jump crossing
+        assert share * (2 * k + 1) <= delta
+    assert answer.value_at_rho <= target < answer.value_above

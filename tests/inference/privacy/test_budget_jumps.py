@@ -227,3 +227,34 @@ def test_priors_near_one_half_inside_the_stated_range_are_answered(measure, valu
     for x in values:
         answer = rho_for_target(measure, 0.4, **profile(x))
         assert answer.value_at_rho <= 0.4 < answer.value_above, x
+
+
+@pytest.mark.parametrize(("measure", "target", "p", "profile"), [
+    ("p-correct", 0.7, 0.3, {}),  # jump at rho = logit(0.7): 0.8472978603872038 was 1.2e-16 above
+    ("p-correct", 0.8324047042185235, 0.15407981675738822, {}),
+    ("p-correct", 0.2294426866912504, 0.38232913131769286, {}),  # the jump of k = 2
+    ("p-correct", 0.2789358192537192, 0.1554555648732705, {}),
+    ("tail", 0.6156113402948467, 0.14364059098219933, {"max_ratio": 6.299719155180126}),
+    ("tail", 0.0851146756039454, 0.274037701886725, {"max_ratio": 3.2195877618818436}),
+    ("tail", 0.05, 0.1, PROFILE),  # the level r* p = max_posterior
+])
+def test_a_jump_crossing_is_at_or_below_the_exact_jump(measure, target, p, profile):
+    """At a jump the answer is the largest float with rho (2k + 1) <= delta in exact arithmetic
+    (mpmath, 50 digits, from the exact doubles): above it the measure is the piece's upper
+    value v_k > T, however close (the first four cases returned the float just above, where
+    the exact P[correct] is 0.7597 > 0.7, ...). Each case's crossing is a jump (checked)."""
+    import mpmath
+
+    answer = rho_for_target(measure, target, p=[p], **profile)
+    with mpmath.workdps(50):
+        prior = mpmath.mpf(p)
+        level = mpmath.mpf(0.5)
+        if measure == "tail":
+            level = mpmath.mpf(profile["max_ratio"]) * prior
+            if "max_posterior" in profile:
+                level = max(level, mpmath.mpf(profile["max_posterior"]))
+        delta = mpmath.log(level / (1 - level)) - mpmath.log(prior / (1 - prior))
+        k = int(mpmath.nint((delta / answer.rho - 1) / 2))
+        assert abs(answer.rho * (2 * k + 1) / delta - 1) < 1e-12  # a jump crossing
+        assert mpmath.mpf(answer.rho) * (2 * k + 1) <= delta
+        assert mpmath.mpf(math.nextafter(answer.rho, math.inf)) * (2 * k + 1) > delta

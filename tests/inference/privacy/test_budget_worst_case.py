@@ -69,3 +69,19 @@ def test_cli(capsys):
     status, _, err = run_cli(["budget", "--measure", "worst-case-accuracy", "--target", "0.6",
                               "--rho1", "0.1", "--d", "2", "--x2", "3"], capsys)
     assert status == 2 and "--measure" in err
+
+
+def test_target_within_rounding_of_one_is_refused_naming_it(capsys):
+    """T = 1 - 2**-53 at p = 1/2: the exact sum rounds to 1.0 from rho = 34 on (the true
+    1 - A* there is 1.7e-15) while its upper bound (1 + P[eta = 0])/2 stays at most T up to
+    rho = 37.02, so the scan's start three steps lower was still above T: this raised
+    RuntimeError (exit 1 on the command line, also with --census); now the one-line
+    'cannot be certified' refusal of a target too close to the supremum, exit 2."""
+    target = float(np.nextafter(1.0, 0.0))
+    with pytest.raises(ValueError, match=r"^target = 0\.9999999999999999 cannot be certified"):
+        rho_for_target("worst-case-accuracy", target)
+    for extra in ([], ["--census"]):
+        status, out, err = run_cli(["budget", "--measure", "worst-case-accuracy", "--target",
+                                    repr(target), *extra], capsys)
+        assert status == 2 and out == "" and "--target" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1
