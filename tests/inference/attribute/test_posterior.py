@@ -243,3 +243,29 @@ def test_risk_never_exceeds_one_over_the_prior():
                               prior / prior.sum())
         assert post.risk(0) <= 1.0 / post.prior[0]
         assert post.risk(0) == pytest.approx(post.posterior[0] / post.prior[0], rel=1e-15)
+
+
+def test_p_map_work_counts_each_exact_tail_term(monkeypatch):
+    """The p-map's 2 W G T exact DG tail terms cost DG_TAIL_TERM_STEPS each.
+
+    Counted as one step a term (4.5 ns), p_map_correct(1e-5, 2) passed a 1e8 limit as 1.9e7
+    steps and rho = 1e-9 the default limit as 2.0e11 steps (15 minutes claimed, about 70
+    measured: 20 ns of CPU a term at rho = 1e-6 and 1e-7). Now 1.49e8 steps at 1e-5 (refused
+    under 1e8) and 1.6e12 at 1e-9 (refused).
+    """
+    from dprisk.inference.attribute.design import design_cost
+    from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
+    from dprisk.runtime.work_limit import DG_TAIL_TERM_STEPS, LIMIT_ENV, WorkLimitError
+
+    window = 2 * int(support_halfwidth(1e-5, DEFAULT_TAIL_MASS)) + 1
+    terms = int(support_halfwidth(1e-5, 1e-20)) + 2
+    _, steps = design_cost(np.asarray(1e-5), uniform_prior(2), 0, DEFAULT_TAIL_MASS,
+                           measure="p-map")
+    assert steps == 2.0 * window * terms * DG_TAIL_TERM_STEPS
+    monkeypatch.setenv(LIMIT_ENV, "1e8")
+    with pytest.raises(WorkLimitError, match=r"^rho and n_cells: the p-map of 2 cells at "
+                       r"rho = 1e-05 .* is about 1\.49e8 steps"):
+        p_map_correct(1e-5, 2)
+    monkeypatch.delenv(LIMIT_ENV)
+    with pytest.raises(WorkLimitError, match=r"^rho and n_cells: the p-map of 2 cells"):
+        p_map_correct(1e-9, 2)
