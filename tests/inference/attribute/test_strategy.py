@@ -255,3 +255,25 @@ def test_the_exact_two_level_map_grid_is_sized_before_it_is_built(monkeypatch):
                        r"6\.62e\+06 release triples \(noise windows 109 x 109 x 557\)"):
         two_level.p_map_correct_two_level(0.01, 0.01, 27, 2016)
     assert 6.62e6 * two_level.GRID_POINT_BYTES > 2 * 2**30
+
+
+def test_the_block_groups_posteriors_are_sized_before_any_release(monkeypatch):
+    """n_releases x K x W steps (W the k2 window of rho2 + rho1 / d), as dprisk attribute.
+
+    The command checked them; dr.attribute.strategy_measures did not: rho = rho2 = 1e-9 with
+    d = 3 took 1.6 s of CPU a release (2,000 releases: 53 minutes, 20,000: 9 hours). Now
+    refused first: 20,000 releases x 2,016 cells x 359,071 values = 1.4e13 steps.
+    """
+    from dprisk.runtime.work_limit import WorkLimitError
+
+    with monkeypatch.context() as patch:
+        patch.setenv("DPRISK_WORK_LIMIT", "1e6")  # 40 x 2016 x 29 values: 2.3e6 steps
+        group = BlockGroup.checked(0.25, 27, np.zeros(2016, dtype=np.int64))
+        with pytest.raises(WorkLimitError, match=r"^n_releases .*: 40 releases x 2016 .* 29 "):
+            strategy_measures(census_block_design(0.1), 0, 40, block_group=group,
+                              random_seed=1)
+    group = BlockGroup.checked(1e-9, 3, np.zeros(2016, dtype=np.int64))
+    with pytest.raises(WorkLimitError, match=r"^n_releases .*: 20000 releases x 2016 cells on "
+                       r"a k2 window of 359071 values is about 1\.45e13 steps"):
+        strategy_measures(census_block_design(1e-9), 0, 20_000, block_group=group,
+                          random_seed=1)
