@@ -269,3 +269,31 @@ def test_p_map_work_counts_each_exact_tail_term(monkeypatch):
     monkeypatch.delenv(LIMIT_ENV)
     with pytest.raises(WorkLimitError, match=r"^rho and n_cells: the p-map of 2 cells"):
         p_map_correct(1e-9, 2)
+
+
+@pytest.mark.parametrize(("rho", "prior", "true_cell"), [
+    (0.5, [0.5, 0.5], 0), (0.5, [0.9, 0.1], 0), (0.5, [0.9, 0.1], 1), (2.0, [0.2, 0.8], 0),
+    (0.099, [0.5, 0.5], 1), (400.0, [1.0, 1e-300], 1),
+])
+def test_expected_posterior_to_rounding_against_extended_precision(rho, prior, true_cell):
+    """Two cells, E[P(t | x*)] summed in 40-digit arithmetic over |eta| <= H (tail < 1e-25).
+
+    The log-lambda nodes were lowest + i h (lowest = min(-40, log pi_t - 40)), so each
+    carried the rounding of the addition, ulp(40) = 7e-15 (ulp(730) = 1.1e-13 for pi_t =
+    1e-300) where the integrand lives: -9.4e-15 at (0.5, uniform), -1.3e-14 at (0.5, 0.9),
+    1 - 2.3e-13 for the sure cell at rho 400. On nodes i h the result is within the code's
+    noise tail (1e-17) and its sums' rounding (a few hundred terms: 2e-15 allowed).
+    """
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    half = int(np.ceil(np.sqrt(58.0 / rho)))
+    weights = [mpmath.exp(-mpmath.mpf(rho) * e * e) for e in range(-half, half + 1)]
+    total = mpmath.fsum(weights)
+    pmf = [w / total for w in weights]
+    ratio = mpmath.mpf(prior[1 - true_cell]) / mpmath.mpf(prior[true_cell])
+    want = mpmath.fsum(
+        pmf[i] * pmf[j] / (1 + ratio * mpmath.exp(2 * mpmath.mpf(rho) * ((j - half) - 1
+                                                                          - (i - half))))
+        for i in range(len(pmf)) for j in range(len(pmf)))
+    got = expected_true_posterior(rho, prior=prior, true_cell=true_cell)
+    assert got == pytest.approx(float(want), rel=0, abs=2e-15)
