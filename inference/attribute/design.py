@@ -65,7 +65,7 @@ from dprisk.models.priors.histogram import (
     uniform_prior,
 )
 from dprisk.runtime.memory_limit import check_memory
-from dprisk.runtime.work_limit import check_work
+from dprisk.runtime.work_limit import DG_TAIL_TERM_STEPS, check_work
 
 __all__ = [
     "CELL_BYTES",
@@ -99,8 +99,11 @@ def design_cost(rho: float, prior: np.ndarray, true_cell: int, tail_mass: float,
     terms :math:`T` of one far-tail cdf (the half-width at 1e-20) and :math:`G` the distinct
     prior values among the other cells (:math:`G = 1` for a uniform prior):
 
-    * ``"p-map"``: the cdf on :math:`W \times G` shifted points, :math:`T` terms each:
-      :math:`2 W G T` steps; :math:`4 \cdot 8 W G` bytes plus the capped tail-sum chunk;
+    * ``"p-map"``: the cdf on :math:`W \times G` shifted points, :math:`T` terms each, an
+      exact DG tail term costing :data:`dprisk.runtime.work_limit.DG_TAIL_TERM_STEPS`:
+      :math:`2 W G T` terms; :math:`4 \cdot 8 W G` bytes plus the capped tail-sum chunk
+      (20 ns of CPU a term measured at rho = 1e-6 and 1e-7; counted as one step a term,
+      4.5 ns, the limit let through about 5.6 hours);
     * ``"expected-posterior"``: tables of :math:`U \times G \times (2W - 1)` lags and
       :math:`U \times G \times W` correlations (:math:`U` points of the :math:`\log\lambda`
       rule): :math:`4 U G W^2` steps (two correlations, a multiply and an add each) and
@@ -114,7 +117,8 @@ def design_cost(rho: float, prior: np.ndarray, true_cell: int, tail_mass: float,
     groups = float(max(1, np.unique(others[others > 0]).size))
     chunk = 3.0 * 8.0 * min(2048.0 * terms, max(terms, float(TAIL_SUM_CELLS)))
     if measure == "p-map":
-        return 4.0 * 8.0 * window * groups + chunk, 2.0 * window * groups * terms
+        return (4.0 * 8.0 * window * groups + chunk,
+                2.0 * window * groups * terms * DG_TAIL_TERM_STEPS)
     lowest = min(-40.0, float(np.log(prior[true_cell])) - 40.0)
     points = (4.0 - lowest) / LOG_LAMBDA_STEP + 2.0
     chunk_groups = min(groups, max(1.0, float(_GROUP_CHUNK_CELLS // (points * 2 * window))))
@@ -373,7 +377,9 @@ def _expected_posterior_kernel(rho: np.ndarray, prior: np.ndarray, t: int, tail_
     values, counts = np.unique(others[others > 0], return_counts=True)
     log_ratio = np.log(values) - np.log(prior[t])
     lowest = min(-40.0, float(np.log(prior[t])) - 40.0)
-    u = np.arange(lowest, 4.0 + LOG_LAMBDA_STEP, LOG_LAMBDA_STEP)
+    # nodes i h on integers i (not lowest + i h: |lowest| up to 730 put ulp(730) = 1.1e-13 of
+    # jitter on the nodes where the integrand lives, |u| < 5, and 2.3e-13 on the result)
+    u = np.arange(np.floor(lowest / LOG_LAMBDA_STEP), 4.0 / LOG_LAMBDA_STEP + 1.0) * LOG_LAMBDA_STEP
     lags = np.arange(-2 * half, 2 * half + 1)  # k = eta - e
     # log of sum f: f's roundings would be common to every (lambda, e) and so multiplied by
     # the number of cells; in extended precision its error is far below the sum's own

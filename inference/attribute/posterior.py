@@ -34,7 +34,7 @@ import numpy as np
 from dprisk.inference.single_level.closed_form_kernels import odds_term
 from dprisk.models.checks import check_count, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator, sample_kernel
-from dprisk.models.numerics import logsumexp, scalar_result
+from dprisk.models.numerics import logsumexp, probability_ratio, scalar_result
 from dprisk.models.priors.histogram import (
     check_cell_prior,
     check_known_counts,
@@ -137,11 +137,21 @@ class CellPosterior:
     ties: int | np.ndarray
 
     def risk(self, cell=None):
-        r"""Risk :math:`R'_c = P[C = c \mid x^*] / \pi_c` of ``cell`` (default the MAP cell)."""
+        r"""Risk :math:`R'_c = P[C = c \mid x^*] / \pi_c` of ``cell`` (default the MAP cell).
+
+        The quotient of the two probabilities, one rounding
+        (:func:`dprisk.models.numerics.probability_ratio`), so :math:`R'_c \le` ``fl(1/pi_c)``
+        (``exp`` of the difference of the logs exceeded it: 864.0000000000005 for a
+        posterior of 1 and ``pi_c = 1/864``).
+        """
         cell = self.map_cell if cell is None else cell
         cell = np.broadcast_to(np.asarray(cell), self.log_posterior.shape[:-1])
         log_post = np.take_along_axis(self.log_posterior, cell[..., None], -1)[..., 0]
-        return scalar_result(np.exp(log_post - np.log(self.prior[cell])))
+        post = np.take_along_axis(self.posterior, cell[..., None], -1)[..., 0]
+        prior = self.prior[cell]
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(prior)
+        return scalar_result(probability_ratio(post, log_post, prior, log_prior))
 
 
 def cell_posterior(release, known, rho, prior=None, *, read=None) -> CellPosterior:

@@ -81,6 +81,9 @@ P_MAP_TABLE_CELL_BYTES = 64
 #: Steps per term of that table's exact DG tail sums (5.8 ns measured at rho = 1e-4 and
 #: 3e-5; rounded up).
 P_MAP_TABLE_TERM_STEPS = 2
+#: Work steps per cell and k2-window value of the block group's exact posteriors (2.5-2.8 ns
+#: measured at rho1 = rho2 = 1e-7 and 1e-9, d = 3, 2,016 cells; rounded up to one step).
+WINDOW_CELL_STEPS = 1
 
 
 @dataclass(frozen=True)
@@ -288,7 +291,8 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     prior : array_like of float, shape ``(K,)``, optional
         Prior over the target's cell (uniform by default).
     block_group : BlockGroup, optional
-        Add the block group's detailed query (needs ``"detailed"`` in the design).
+        Add the block group's detailed query (needs ``"detailed"`` in the design); its work
+        is checked first (``WorkLimitError`` naming ``n_releases``).
     random_seed : int, optional
         Drawn and reported when not given.
     conditional : bool
@@ -311,6 +315,7 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
         raise ValueError("block_group needs the detailed query in the design")
     if block_group is not None:
         check_target_possible(block_group.known, block_group.prior, prior)
+        _check_block_group_work(design, block_group, n_releases)
     seed = resolve_random_seed(random_seed)
     rng = as_generator(seed)
     with np.errstate(divide="ignore"):
@@ -360,6 +365,24 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     return StrategyMeasures(float(share.mean()), float(share.std(ddof=1) / root_n),
                             float(post.mean()), float(post.std(ddof=1) / root_n),
                             n_releases, seed)
+
+
+def _check_block_group_work(design: QueryDesign, group: BlockGroup, n_releases: int) -> None:
+    r"""Refuse the block group's exact posteriors above the work limit, naming ``n_releases``.
+
+    Each cell of each release: the two-level posterior on the k2 window of precision
+    :math:`\rho_2 + \rho_{\text{det}}/d`, :data:`WINDOW_CELL_STEPS` a value (as ``dprisk
+    attribute`` counts). Unchecked, rho = rho2 = 1e-9, d = 3 took 1.6 s of CPU a release.
+    """
+    from dprisk.inference.kernels.table_kernels import initial_halfwidth
+    from dprisk.runtime.work_limit import check_work
+
+    rho_det = float(design.rhos[design.names.index("detailed")])
+    window = 2 * initial_halfwidth(group.rho2 + rho_det / group.d, DEFAULT_TAIL_MASS) + 3
+    check_work(float(n_releases) * design.n_cells * window * WINDOW_CELL_STEPS,
+               parameter="n_releases (and the block group's rho2, d)",
+               what=f"{n_releases} releases x {design.n_cells} cells on a k2 window of "
+                    f"{window} values")
 
 
 def _check_p_map_grid(design: QueryDesign) -> None:

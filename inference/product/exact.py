@@ -482,7 +482,7 @@ def noisy_table(rho1, rho2, others, m=0, *, tail_mass=TAIL_MASS) -> ReleaseTable
 
 
 # --------------------------------------------------------------------------- measures
-def risk_measures(likelihood: np.ndarray, p: float) -> RiskMeasures:
+def risk_measures(likelihood: np.ndarray, p: float, tie_rtol: float = 0.0) -> RiskMeasures:
     r"""Marginal posterior, P[correct] and accuracy from a ``(2, n)`` likelihood table.
 
     .. math::
@@ -496,14 +496,16 @@ def risk_measures(likelihood: np.ndarray, p: float) -> RiskMeasures:
     :math:`A \le p \sum_w L_1 + (1-p) \sum_w L_0 \le 1` (each row is a probability law with
     some mass neglected). The computed sums of rounded likelihoods can land an ulp or two
     above 1 (``noisy_p_correct`` 1.0000000000000002 at p = 1 - 1e-16), so each measure is
-    clipped to 1: the clip removes only rounding.
+    clipped to 1: the clip removes only rounding. A release with :math:`p L_1` within
+    ``tie_rtol`` (relative) of :math:`(1-p) L_0` is a tie, decided ``k = m`` (a bound on the
+    likelihoods' rounding where ties are not exact in floating point; 0: as computed).
     """
     l0, l1 = likelihood
     num = p * l1
     den = num + (1.0 - p) * l0
     keep = den > 0
     marginal = float(np.sum(num[keep] * l1[keep] / den[keep]))
-    decide = num > (1.0 - p) * l0
+    decide = num > (1.0 - p) * l0 * (1.0 + tie_rtol)
     p_correct = float(l1[decide].sum())
     accuracy = p * p_correct + (1.0 - p) * float(l0[~decide].sum())
     return RiskMeasures(min(marginal, 1.0), min(p_correct, 1.0), min(accuracy, 1.0))

@@ -127,6 +127,26 @@ def _noisy_axes(rho1, rho2, n_configs: int, m, d, upper) -> list[np.ndarray]:
         [np.arange(-k1, upper + k1 + 1)] * d + [np.arange(m - k2, m + 1 + upper + k2 + 1)]
 
 
+def _noisy_tie_rtol(rho1, rho2, d, upper, n_configs: int) -> float:
+    r"""Relative rounding bound of :func:`_noisy_mixture`'s likelihoods, twice (two compared).
+
+    A likelihood sums ``n_configs`` positive terms, each a product of exponentials of
+    :math:`d + 2` log-pmfs :math:`-\rho x^2 - \log Z` no larger in magnitude than
+    :math:`A = \max_\ell \rho_\ell (U + K_\ell + 1)^2 + |\log Z_\ell|` on the grid (``U`` the
+    largest total, :math:`K_\ell` the window half-widths): relative error at most
+    :math:`\epsilon (4 (d + 2)(A + 1) + n + 4)`. Releases whose two sides agree within twice
+    that are ties: with the others' total known (a point mass) and equal rhos at ``p = 1/2``
+    these are exact ties, which the sums' rounding decided either way (measured up to 140
+    ulp apart).
+    """
+    k1 = int(support_halfwidth_kernel(rho1, TAIL_MASS / (2 * (d + 1))))
+    k2 = int(support_halfwidth_kernel(rho2, TAIL_MASS / 2))
+    largest = max(rho * (upper + k + 1) ** 2 + abs(float(dg_log_normalizer(np.asarray(rho))))
+                  for rho, k in ((rho1, k1), (rho2, k2)))
+    eps = float(np.finfo(float).eps)
+    return 2.0 * eps * (4.0 * (d + 2) * (largest + 1.0) + n_configs + 4.0)
+
+
 def _noisy_mixture(rho1, rho2, configs, m, d, upper) -> ReleaseTable:
     """The full noisy vector's mixture likelihood (module notes)."""
     axes = _noisy_axes(rho1, rho2, len(configs), m, d, upper)
@@ -193,6 +213,6 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
     _, product_lik = _merge(outputs, likelihoods)
     noisy = _noisy_mixture(rho1, rho2, configs, m, d, upper)
     a = risk_measures(product_lik, p)
-    b = risk_measures(noisy.likelihood, p)
+    b = risk_measures(noisy.likelihood, p, _noisy_tie_rtol(rho1, rho2, d, upper, len(configs)))
     return ProductRisk(a.marginal_posterior, a.p_correct, a.accuracy, b.marginal_posterior,
                        b.p_correct, b.accuracy, max(neglected, noisy.neglected_mass))

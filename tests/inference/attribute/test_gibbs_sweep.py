@@ -113,3 +113,27 @@ def test_runs_swept_together_draw_their_own_draws():
         np.testing.assert_array_equal(got.cell, alone.cell)
         np.testing.assert_array_equal(got.x2, alone.x2)
     assert rng_new.random() == rng_old.random()
+
+
+def test_the_sweeps_memory_is_checked_before_anything_is_drawn(monkeypatch):
+    """The uniforms and X2 draws, SWEEP_CELL_BYTES (24; 23.4 measured) a sweep, chain and cell.
+
+    Unchecked, K = 2,016 cells with 4 chains of 20,000 draws (the 2020 histogram) asked for
+    3.6 GiB past a 2 GiB limit (peak RSS 814 MB measured at 4,000 draws); now refused
+    before any cell is tabulated, naming draws and chains.
+    """
+    from dprisk.inference.attribute.gibbs import SWEEP_CELL_BYTES, two_level_cell_gibbs
+    from dprisk.runtime.memory_limit import MemoryLimitError
+
+    k = 2016
+    zeros = np.zeros(k, dtype=np.int64)
+    nbytes = SWEEP_CELL_BYTES * (100 + 20_000) * 4 * (k + 1)
+    assert 3.8e9 < nbytes < 4.0e9
+    with pytest.raises(MemoryLimitError, match=r"^draws, chains: 4 chains x 20100 sweeps x "
+                       r"2016 cells .* needs about 3\.62 GiB"):
+        two_level_cell_gibbs(zeros, zeros, zeros, zeros, rho1=0.5, rho2=0.3, d=2,
+                             draws=20_000, chains=4, random_seed=1)
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "1MiB")
+    with pytest.raises(MemoryLimitError, match=r"^draws, chains: 2 chains x 30100 sweeps x 3 "):
+        two_level_cell_gibbs([1, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0], rho1=0.5, rho2=0.3,
+                             d=2, draws=30_000, chains=2, random_seed=1)

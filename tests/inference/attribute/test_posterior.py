@@ -218,3 +218,82 @@ def test_cell_posterior_ties_go_to_the_lowest_cell_and_are_counted():
     prior = np.array([0.1, 0.2, 0.3, 0.1, 0.3])
     tilted = cell_posterior(release[0], known, rho, prior)
     assert (tilted.map_cell, tilted.ties) == (2, 2)
+
+
+def test_risk_never_exceeds_one_over_the_prior():
+    """R' = posterior / pi_c <= fl(1 / pi_c): one rounding, as the single level's risk.
+
+    ``exp(log posterior - log pi_c)`` carries ~eps |log pi_c| relative error: with the
+    posterior 1 and pi_c = 1/864 it gave 864.0000000000005 (``dprisk attribute --release``'s
+    ``risk``), and 874 of these 3,000 random releases exceeded fl(1/pi_c). The quotient of the
+    two doubles is exact to one rounding, so the bound holds with no tolerance.
+    """
+    prior = np.array([1 / 864, 863 / 864])
+    post = cell_posterior([5, 0], [0, 0], 10.0, prior)
+    assert post.posterior[0] == 1.0
+    assert post.risk(0) == 1.0 / post.prior[0] == 864.0
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        k = int(rng.integers(2, 6))
+        prior = rng.dirichlet(np.ones(k))
+        prior[0] = 10 ** rng.uniform(-12, -0.5)
+        release = np.zeros(k, dtype=np.int64)
+        release[0] = int(rng.integers(1, 30))
+        post = cell_posterior(release, np.zeros(k, dtype=np.int64), 10 ** rng.uniform(-1, 3),
+                              prior / prior.sum())
+        assert post.risk(0) <= 1.0 / post.prior[0]
+        assert post.risk(0) == pytest.approx(post.posterior[0] / post.prior[0], rel=1e-15)
+
+
+def test_p_map_work_counts_each_exact_tail_term(monkeypatch):
+    """The p-map's 2 W G T exact DG tail terms cost DG_TAIL_TERM_STEPS each.
+
+    Counted as one step a term (4.5 ns), p_map_correct(1e-5, 2) passed a 1e8 limit as 1.9e7
+    steps and rho = 1e-9 the default limit as 2.0e11 steps (15 minutes claimed, about 70
+    measured: 20 ns of CPU a term at rho = 1e-6 and 1e-7). Now 1.49e8 steps at 1e-5 (refused
+    under 1e8) and 1.6e12 at 1e-9 (refused).
+    """
+    from dprisk.inference.attribute.design import design_cost
+    from dprisk.models.mechanism.discrete_gaussian import DEFAULT_TAIL_MASS
+    from dprisk.runtime.work_limit import DG_TAIL_TERM_STEPS, LIMIT_ENV, WorkLimitError
+
+    window = 2 * int(support_halfwidth(1e-5, DEFAULT_TAIL_MASS)) + 1
+    terms = int(support_halfwidth(1e-5, 1e-20)) + 2
+    _, steps = design_cost(np.asarray(1e-5), uniform_prior(2), 0, DEFAULT_TAIL_MASS,
+                           measure="p-map")
+    assert steps == 2.0 * window * terms * DG_TAIL_TERM_STEPS
+    monkeypatch.setenv(LIMIT_ENV, "1e8")
+    with pytest.raises(WorkLimitError, match=r"^rho and n_cells: the p-map of 2 cells at "
+                       r"rho = 1e-05 .* is about 1\.49e8 steps"):
+        p_map_correct(1e-5, 2)
+    monkeypatch.delenv(LIMIT_ENV)
+    with pytest.raises(WorkLimitError, match=r"^rho and n_cells: the p-map of 2 cells"):
+        p_map_correct(1e-9, 2)
+
+
+@pytest.mark.parametrize(("rho", "prior", "true_cell"), [
+    (0.5, [0.5, 0.5], 0), (0.5, [0.9, 0.1], 0), (0.5, [0.9, 0.1], 1), (2.0, [0.2, 0.8], 0),
+    (0.099, [0.5, 0.5], 1), (400.0, [1.0, 1e-300], 1),
+])
+def test_expected_posterior_to_rounding_against_extended_precision(rho, prior, true_cell):
+    """Two cells, E[P(t | x*)] summed in 40-digit arithmetic over |eta| <= H (tail < 1e-25).
+
+    The log-lambda nodes were lowest + i h (lowest = min(-40, log pi_t - 40)), so each
+    carried the rounding of the addition, ulp(40) = 7e-15 (ulp(730) = 1.1e-13 for pi_t =
+    1e-300) where the integrand lives: -9.4e-15 at (0.5, uniform), -1.3e-14 at (0.5, 0.9),
+    1 - 2.3e-13 for the sure cell at rho 400. On nodes i h the result is within the code's
+    noise tail (1e-17) and its sums' rounding (a few hundred terms: 2e-15 allowed).
+    """
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    half = int(np.ceil(np.sqrt(58.0 / rho)))
+    weights = [mpmath.exp(-mpmath.mpf(rho) * e * e) for e in range(-half, half + 1)]
+    total = mpmath.fsum(weights)
+    pmf = [w / total for w in weights]
+    ratio = mpmath.mpf(prior[1 - true_cell]) / mpmath.mpf(prior[true_cell])
+    want = mpmath.fsum(
+        pmf[i] * pmf[j] / (1 + ratio * mpmath.exp(2 * mpmath.mpf(rho) * ((j - half) - 1
+                                                                          - (i - half))))
+        for i in range(len(pmf)) for j in range(len(pmf)))
+    got = expected_true_posterior(rho, prior=prior, true_cell=true_cell)
+    assert got == pytest.approx(float(want), rel=0, abs=2e-15)

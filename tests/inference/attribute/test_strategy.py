@@ -235,3 +235,45 @@ def test_the_conditional_map_table_is_sized_before_it_is_built(monkeypatch):
     with pytest.raises(WorkLimitError, match=r"^rho: the conditional MAP's log-cdf table "
                        r"of 2\.42e\+05 cells .* is about 2\.1\de8 steps"):
         strategy_measures(census_block_design(1e-3), 0, 2, random_seed=1)
+
+
+def test_the_exact_two_level_map_grid_is_sized_before_it_is_built(monkeypatch):
+    """W1 x W2 x W_S release triples, GRID_POINT_BYTES (400; 347-419 measured) a triple.
+
+    Unsized, rho1 = rho2 = 0.01 with d = 27 (109 x 109 x 557 = 6.6e6 triples) peaked at
+    2.2 GB past the 2 GiB limit, and 0.005 would need about 6 GB; now refused first, naming
+    rho1, rho2 and d. The Census allocation's 35 x 23 x 177 triples (57 MB) still pass.
+    """
+    from dprisk.inference.attribute import two_level
+    from dprisk.runtime.memory_limit import MemoryLimitError
+
+    with monkeypatch.context() as patch:
+        patch.setenv("DPRISK_MEMORY_LIMIT", "64MiB")  # rho 0.1, d = 27: 2.2e5 triples
+        with pytest.raises(MemoryLimitError, match=r"^rho1, rho2 and d: .* 2\.17e\+05 release"):
+            two_level.p_map_correct_two_level(0.1, 0.1, 27, 2016)
+    with pytest.raises(MemoryLimitError, match=r"^rho1, rho2 and d: the exact P\[MAP\] over "
+                       r"6\.62e\+06 release triples \(noise windows 109 x 109 x 557\)"):
+        two_level.p_map_correct_two_level(0.01, 0.01, 27, 2016)
+    assert 6.62e6 * two_level.GRID_POINT_BYTES > 2 * 2**30
+
+
+def test_the_block_groups_posteriors_are_sized_before_any_release(monkeypatch):
+    """n_releases x K x W steps (W the k2 window of rho2 + rho1 / d), as dprisk attribute.
+
+    The command checked them; dr.attribute.strategy_measures did not: rho = rho2 = 1e-9 with
+    d = 3 took 1.6 s of CPU a release (2,000 releases: 53 minutes, 20,000: 9 hours). Now
+    refused first: 20,000 releases x 2,016 cells x 359,071 values = 1.4e13 steps.
+    """
+    from dprisk.runtime.work_limit import WorkLimitError
+
+    with monkeypatch.context() as patch:
+        patch.setenv("DPRISK_WORK_LIMIT", "1e6")  # 40 x 2016 x 29 values: 2.3e6 steps
+        group = BlockGroup.checked(0.25, 27, np.zeros(2016, dtype=np.int64))
+        with pytest.raises(WorkLimitError, match=r"^n_releases .*: 40 releases x 2016 .* 29 "):
+            strategy_measures(census_block_design(0.1), 0, 40, block_group=group,
+                              random_seed=1)
+    group = BlockGroup.checked(1e-9, 3, np.zeros(2016, dtype=np.int64))
+    with pytest.raises(WorkLimitError, match=r"^n_releases .*: 20000 releases x 2016 cells on "
+                       r"a k2 window of 359071 values is about 1\.45e13 steps"):
+        strategy_measures(census_block_design(1e-9), 0, 20_000, block_group=group,
+                          random_seed=1)

@@ -25,6 +25,30 @@ def test_point_mass_is_the_known_adversary():
         assert getattr(got, name) == pytest.approx(getattr(want, name), abs=1e-12), name
 
 
+@pytest.mark.parametrize("rho", [0.3, 1.0, 2.0])
+@pytest.mark.parametrize("d", [1, 2])
+def test_exact_ties_of_the_noisy_mixture_are_decided_not_c(rho, d):
+    """Equal rhos, p = 1/2 and the others' total known: P[correct] = (1 + sum_e f(e)^2) / 2.
+
+    The target's residuals r1 (block) and r2 (block group) tie (posterior 1/2, decided
+    "not c") when r1 + r2 = 1, so P[correct | m + 1] = P[eta1 + eta2 >= 0] = (1 + P[eta1 =
+    eta2]) / 2; the split of a known total among d blocks adds nothing. The mixture's sums
+    decided those ties by their rounding (up to 140 ulp apart): noisy_p_correct 0.6668 at rho
+    0.3 (exact 0.6093), 0.8179 at 1.0 (0.7023), 0.8866 at 2.0 (0.8207). Both enumerations
+    neglect less than 1e-12.
+    """
+    from dprisk.models.mechanism.discrete_gaussian import logpmf, support_halfwidth
+
+    half = int(support_halfwidth(rho, 1e-17))
+    pmf = np.exp(logpmf(np.arange(-half, half + 1), 0, rho))
+    want = (1.0 + float(pmf @ pmf)) / 2.0
+    got = uo.product_risk_unknown_others(rho, rho, d, [0, 0, 1.0], m=0, p=0.5)
+    assert got.noisy_p_correct == pytest.approx(want, abs=1e-12)
+    known = exact.product_risk(rho, rho, [2], m=0, p=0.5)
+    assert known.noisy_p_correct == pytest.approx(want, abs=1e-12)
+    assert got.noisy_accuracy == pytest.approx(known.noisy_accuracy, abs=1e-12)
+
+
 def test_split_prior_is_multinomial():
     configs = uo.split_prior([0.2, 0.3, 0.5], 2)
     assert sum(w for _, w in configs) == pytest.approx(1.0, abs=1e-15)
