@@ -132,10 +132,11 @@ def nested_posterior(release: Release, params: Scenario, tail_mass: float) -> Ne
     base = grid_structure(params, tail_mass)[2]
     first = [2] + [2 * k + 5 for k in widened(base, 0)[1:]]  # the first windows, as below
     what = f"the level posteriors of {n} release(s) on windows of {first} values"
-    check_memory(float(LEVEL_VALUE_BYTES) * n * sum(first), parameter="x_stars, y_stars",
-                 what=what)
+    # one release's work is large only by its windows (set by the rhos and siblings)
+    names = "rhos, siblings" if n == 1 else "x_stars, y_stars"
+    check_memory(float(LEVEL_VALUE_BYTES) * n * sum(first), parameter=names, what=what)
     check_work(float(PAIR_CELL_STEPS) * n * sum(first[i - 1] * first[i] for i in range(1, h)),
-               parameter="x_stars, y_stars", what=what)
+               parameter=names, what=what)
     log_branch = np.empty((n, 2))
     neglected = np.empty(n)
     cells = np.empty(n, dtype=np.int64)

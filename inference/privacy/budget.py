@@ -141,13 +141,13 @@ def tail_probability(rho, p, known=0, *, max_ratio, max_posterior=None) -> float
     :math:`\operatorname{expit}(-\delta)` (see :mod:`dprisk.inference.privacy.budget_jumps`); 0
     when :math:`r^* p \ge 1`. Arguments as in :func:`rho_for_target` (validated there).
     """
-    from dprisk.inference.privacy.budget_jumps import tail_delta
+    from dprisk.inference.privacy.budget_jumps import tail_delta, tail_prior
     from dprisk.inference.single_level.closed_form import p_correct
 
     delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
     if math.isinf(delta):
         return 0.0
-    return float(p_correct(rho, 1.0 / (1.0 + math.exp(delta)), known))
+    return float(p_correct(rho, tail_prior(delta), known))
 
 
 def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
@@ -169,12 +169,12 @@ def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
         return lambda rho: worst_case_accuracy(rho, p, method="exact").accuracy
     m = np.asarray(known, dtype=np.int64)
     if measure == "tail":  # P[correct] at the prior expit(-delta) (tail_probability)
-        from dprisk.inference.privacy.budget_jumps import tail_delta
+        from dprisk.inference.privacy.budget_jumps import tail_delta, tail_prior
 
         delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
         if math.isinf(delta):
             return lambda rho: 0.0
-        shifted = np.asarray(1.0 / (1.0 + math.exp(delta)), dtype=float)
+        shifted = np.asarray(tail_prior(delta), dtype=float)
         return lambda rho: float(kernels.p_correct(np.asarray(rho, dtype=float), shifted, m))
     prior = np.asarray(p, dtype=float)
     if measure == "p-correct":
@@ -366,7 +366,7 @@ def _step_crossing(measure: str, p: float, target: float, max_ratio, max_posteri
         delta = jumps.tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
         if math.isinf(delta):
             return None
-        evaluated = 1.0 / (1.0 + math.exp(delta))  # as measure_function shifts the prior
+        evaluated = jumps.tail_prior(delta)  # as measure_function shifts the prior
     jumps.check_pieces(measure, p, target, delta, max_ratio, max_posterior)
     delta = -float(logit(np.asarray(evaluated, dtype=float)))
     rho, where = jumps.first_crossing(max(delta, 0.0), target)

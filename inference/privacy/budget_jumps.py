@@ -54,10 +54,12 @@ from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel
 from dprisk.models.roots import brent_root
 
 __all__ = ["MAX_PIECES", "at_or_below_jump", "check_pieces", "first_crossing", "jump_points",
-           "piece_suprema", "smallest_delta", "tail_delta"]
+           "piece_suprema", "smallest_delta", "tail_delta", "tail_prior"]
 
 #: Most pieces enumerated before a target is refused (delta too close to 0).
 MAX_PIECES = 5_000
+#: Largest ``delta`` whose :math:`e^{\delta}` :func:`tail_prior` evaluates (709.78 overflows).
+TAIL_PRIOR_EXP_MAX = 700.0
 _BLOCK = 128
 _ZERO = np.asarray(0, dtype=np.int64)
 
@@ -108,6 +110,20 @@ def at_or_below_jump(rho: float, where: str, p: float, max_ratio=None,
         while Decimal(jump) * (2 * k + 1) > delta:
             jump = math.nextafter(jump, 0.0)
     return min(rho, jump)
+
+
+def tail_prior(delta: float) -> float:
+    r"""The shifted prior :math:`p' = \operatorname{expit}(-\delta) = 1 / (1 + e^{\delta})`.
+
+    The tail at ``p`` is P[correct] at :math:`p'` (module notes). :func:`tail_delta` reaches
+    about 727.5 (:math:`p = 10^{-300}`, :math:`r^* p` within an ulp of 1), where
+    :math:`e^{\delta}` overflows; past :data:`TAIL_PRIOR_EXP_MAX` the prior is
+    :math:`e^{-\delta}` (subnormal there, not 0), which :math:`1/(1 + e^{\delta})` equals to
+    a relative :math:`e^{-\delta}` below the double's precision.
+    """
+    if delta > TAIL_PRIOR_EXP_MAX:
+        return math.exp(-delta)
+    return 1.0 / (1.0 + math.exp(delta))
 
 
 def piece_count(delta: float, target: float) -> int:

@@ -204,12 +204,12 @@ def tail_search_prior(p: float, max_ratio: float, max_posterior) -> float | None
     :func:`dprisk.inference.privacy.budget.tail_probability`). None when :math:`r^* p \ge 1`
     (the tail is 0).
     """
-    from dprisk.inference.privacy.budget_jumps import tail_delta
+    from dprisk.inference.privacy.budget_jumps import tail_delta, tail_prior
 
     delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
     if not math.isfinite(delta):
         return None
-    return 1.0 / (1.0 + math.exp(delta))
+    return tail_prior(delta)
 
 
 def _two_level_target(measure: str, target, priors) -> float:

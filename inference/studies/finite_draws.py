@@ -52,6 +52,7 @@ __all__ = [
     "chain_transitions",
     "count_moments",
     "decision_probability",
+    "exact_chain_log_odds",
     "finite_draws_p_correct",
     "start_probability",
     "stationary_log_odds",
@@ -192,9 +193,33 @@ def _band_transitions(centre, half, x2_star, y1_star, params: Scenario, variant:
 
 
 def stationary_log_odds(a0, a1):
-    """``log(pi / (1 - pi))`` of the chain, ``pi = a0 / (1 - a1 + a0)``."""
+    """``log(pi / (1 - pi))`` of the chain, ``pi = a0 / (1 - a1 + a0)``.
+
+    From the rounded ``(a0, a1)``: once :math:`1 - a_1` is below the double's precision
+    ``a1`` is 1 and the value ``+inf``, and a chain that cannot change X1 (``a0 = 0, a1 = 1``)
+    gives NaN. For the exact chain use :func:`exact_chain_log_odds`.
+    """
     with np.errstate(divide="ignore"):
         return np.log(a0) - np.log1p(-a1)
+
+
+def exact_chain_log_odds(x1_star, x2_star, y1_star, params: Scenario) -> np.ndarray:
+    r"""Stationary log-odds of the exact Gibbs sampler's X1 chain: the posterior's, per release.
+
+    The exact sampler's X1 chain is reversible with respect to the posterior,
+    :math:`\pi_0 a_0 = \pi_1 (1 - a_1)` (both are the probability of ``X1 = m, X1' = m + 1``
+    in the stationary sweep), so its stationary log-odds is
+    :math:`\log M_1 - \log M_0`, the branch masses of the releases' posterior table
+    (:func:`dprisk.inference.studies.setup.posterior_table`, the table
+    :func:`chain_transitions` uses). Formed from ``(a0, a1)`` instead
+    (:func:`stationary_log_odds`) it rounds to ``+inf`` where :math:`1 - a_1` is below
+    1e-16 (rho1 = 20, rho2 = 0.1, d = 1 at ``(-1, -2, -3)``: posterior log-odds -60.5), and
+    to NaN where the chain cannot change X1 (X2 supports given ``m`` and ``m + 1`` apart).
+    """
+    table = posterior_table(x1_star, x2_star, y1_star, params)
+    mass = table.log_branch_mass
+    with np.errstate(invalid="ignore"):
+        return mass[:, 1] - mass[:, 0]
 
 
 def _stationary_up(a0, a1, tie_weight: float) -> np.ndarray:
@@ -437,10 +462,11 @@ def _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob, tie_we
     x2s, y1s, weights = x2s.ravel(), y1s.ravel(), grid.weights.ravel()
     m = params.known
     # The band is centred on the chain's own stationary threshold.
-    offset, _ = decision_offsets(x2s, y1s, params, "variant" if variant else "exact")
+    offset, tie = decision_offsets(x2s, y1s, params, "variant" if variant else "exact")
     finite = np.isfinite(offset)
     always_up = offset == -np.inf  # (never for proper inputs; kept for completeness)
     x2f, y1f, wf, centre = x2s[finite], y1s[finite], weights[finite], offset[finite]
+    tie_f = tie[finite]
     half = 4
     while True:
         js = np.arange(-half, half)
@@ -448,7 +474,12 @@ def _finite_draws(params, x1, x2, y1, draws, variant, method, start_prob, tie_we
         a0, a1 = _band_transitions(centre, half, x2f, y1f, params, variant)
         prob_up = _decision_up(a0, a1, start_prob, draws, method,
                                tie_weight).reshape(x1_grid.shape)
-        stationary_up = _stationary_up(a0, a1, tie_weight).reshape(x1_grid.shape)
+        if variant:
+            stationary_up = _stationary_up(a0, a1, tie_weight).reshape(x1_grid.shape)
+        else:  # the exact chain's stationary law is the posterior (exact_chain_log_odds)
+            stationary_up = np.where(js[None, :] >= 0, 1.0,
+                                     np.where(tie_f[:, None] & (js[None, :] == -1),
+                                              tie_weight, 0.0))
         below = dg.cdf(x1_grid[:, 0] - 1, x1, params.rho1)   # P[x1* < band]
         above = dg.sf(x1_grid[:, -1], x1, params.rho1)        # P[x1* > band]
         # Outside the band the decision is taken as m below and m + 1 above; since the

@@ -36,6 +36,7 @@ import numpy as np
 from dprisk.inference.single_level import closed_form_kernels as single_level_kernels
 from dprisk.inference.studies.finite_draws import (
     chain_transitions,
+    exact_chain_log_odds,
     start_probability,
     stationary_log_odds,
 )
@@ -196,7 +197,11 @@ def _block(n, params, x1, x2, y1, draws, sampler, t0, rng, start_prob, ties):
     variant = sampler.startswith("variant")
     a0, a1 = chain_transitions(unique[:, 0], unique[:, 1], unique[:, 2], params,
                                variant=variant)
-    log_odds = stationary_log_odds(a0, a1)[inverse]
+    if variant:
+        log_odds = stationary_log_odds(a0, a1)[inverse]
+    else:  # from the posterior itself: (a0, a1) round to 1 - a1 = 0 (log-odds +inf or NaN)
+        log_odds = exact_chain_log_odds(unique[:, 0], unique[:, 1], unique[:, 2],
+                                        params)[inverse]
     up_stationary = _resolve(log_odds > TIE_ATOL, np.abs(log_odds) <= TIE_ATOL, ties, rng)
     if sampler in ("exact", "variant_exact"):
         up = up_stationary
@@ -275,7 +280,9 @@ def simulate_p_correct(*, x2, rho1, rho2, d, x1=None, p=0.5, known=0, prior="imp
         is (the same law of the decision, fast); ``gibbs``: the Gibbs sampler itself;
         ``variant``: the chain of the X1 update without its constraint ``k1 <= k2`` (the
         paper's apparent sampler); ``exact`` / ``variant_exact``: decide with the chain's
-        stationary probability :math:`a_0 / (1 - a_1 + a_0)` (no draws).
+        stationary probability :math:`a_0 / (1 - a_1 + a_0)` (no draws; for the exact chain
+        the posterior itself,
+        :func:`dprisk.inference.studies.finite_draws.exact_chain_log_odds`).
     random_seed : int, optional
         Root of the run's SeedSequence; drawn (and reported) when not given.
     start : "prior" or float in [0, 1]

@@ -225,8 +225,11 @@ def posterior_tables(release: Release, params: Scenario, tail_mass: float,
     k0 = halfwidth if halfwidth is not None else initial_halfwidth(params.precision, tail_mass)
     width0 = 2 * k0 + 3
     if keep_tables:  # at least the first window's tables are kept for every release
+        # one release's tables are large only by their window: name what sets it
+        window = "rho1, rho2, d" if halfwidth is None else "halfwidth"
         check_memory(float(TABLE_VALUE_BYTES) * n * width0,
-                     parameter="x1_star, x2_star, y1_star" if halfwidth is None
+                     parameter=window if n == 1 else
+                     "x1_star, x2_star, y1_star" if halfwidth is None
                      else "halfwidth, x1_star, x2_star, y1_star",
                      what=f"the X2 tables of {n} release(s) x {width0} values of k2")
     chunk = max(1, _CHUNK_CELLS // width0)

@@ -56,12 +56,14 @@ from dprisk.inference.kernels.table_kernels import (
     JointTable,
     checked_table,
     first_window_rows,
+    initial_halfwidth,
     relative_log_joint,
     relative_release,
 )
 from dprisk.inference.mcmc.alias_kernels import alias_draw, alias_table
 from dprisk.inference.mcmc.draws_tree import draws_datatree
 from dprisk.inference.mcmc.run_options import check_draws_memory, run_options
+from dprisk.inference.two_level.x1_path import x1_path
 from dprisk.models.checks import check_count
 from dprisk.models.numerics import check_tail_mass
 from dprisk.models.scenario import Release, Scenario, two_level_scenario
@@ -81,6 +83,10 @@ __all__ = [
 
 #: Grid cells (sweeps x chains) processed per vectorised block of :func:`gibbs_sample`.
 _BLOCK_CELLS = 2**18
+#: Peak bytes per k2 value of the first window while :class:`_Tables` is built, for each
+#: release and once more: tracemalloc measured 675-686 for one release, 5524 for 16, 88137
+#: for 256 (widths 1e3-1e4).
+TABLE_VALUE_BYTES = 350
 
 
 class _Tables:
@@ -98,6 +104,11 @@ class _Tables:
                  compiled: bool = False, *, pairs: bool = True, table: JointTable | None = None):
         if table is None:  # else the releases' checked table, given
             xs, ys = release.flat()
+            width = 2 * initial_halfwidth(params.precision, tail_mass) + 3
+            check_memory(float(TABLE_VALUE_BYTES) * (len(xs) + 1) * width,
+                         parameter="rho1, rho2, d" if len(xs) == 1 else
+                         "rho1, rho2, d, x1_star, x2_star, y1_star",
+                         what=f"the Gibbs tables of {len(xs)} release(s) x {width} values of k2")
             table = checked_table(xs[:, 0], xs[:, 1], ys[:, 0], params, tail_mass, None)
         self.params = params
         self.start = table.k2_start
@@ -350,33 +361,6 @@ def _initial_branch(tables: _Tables, p: float, n: int, rng) -> np.ndarray:
     return np.full(n, bool(tables.feasible[1]))
 
 
-def _x1_path(first: np.ndarray, u: np.ndarray, a0: np.ndarray, a1: np.ndarray) -> np.ndarray:
-    r"""The X1 chain ``b[:, 0] = first``, ``b[:, s + 1] = u[:, s] < a_{b[:, s]}``, as a scan.
-
-    Each step is one of four maps of ``{0, 1}``: constant (``u < min a`` or ``u >= max a``),
-    identity or swap. ``b`` at step ``s`` is the value of the last constant map up to ``s``
-    flipped by the parity of the swaps after it. Shapes: ``first (N,)``, ``u (N, T)``,
-    ``a0, a1 (N, 1)``; returns ``(N, T + 1)`` booleans.
-    """
-    n, steps = u.shape
-    value = np.empty((n, steps + 1), dtype=bool)
-    value[:, 0] = first
-    np.less(u, a0, out=value[:, 1:])
-    other = u < a1
-    is_const = np.empty_like(value)
-    is_const[:, 0] = True
-    np.equal(value[:, 1:], other, out=is_const[:, 1:])
-    last = np.where(is_const, np.arange(steps + 1, dtype=np.int32), np.int32(0))
-    np.maximum.accumulate(last, axis=1, out=last)
-    path = np.take_along_axis(value, last, 1)
-    swap = value[:, 1:] & ~other
-    if swap.any():
-        swaps = np.zeros((n, steps + 1), dtype=np.int32)
-        np.cumsum(swap, axis=1, out=swaps[:, 1:])
-        path ^= ((swaps - np.take_along_axis(swaps, last, 1)) & 1).astype(bool)
-    return path
-
-
 def gibbs_sample(
     x1_star, x2_star, y1_star, *, scenario: Scenario | None = None, draws: int = 1000,
     chains: int = 4, tune: int = 0, random_seed=None, tail_mass: float = DEFAULT_TAIL_MASS,
@@ -517,7 +501,7 @@ def _run_chains(tables: _Tables, rows: np.ndarray, p: float, draws: int, tune: i
                                     tables.pair_alias_flat, pair_offset[:, 0], tables.width,
                                     keep_from, x1_out, x2_out, max(done - tune, 0))
             else:
-                path = _x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
+                path = x1_path(current, u[0], a0, a1)  # X1 at sweeps done .. done + steps
                 table_row = (pair_offset + (2 * tables.width) * path[:, :-1]
                              + tables.width * path[:, 1:])
                 x2 = alias_draw(tables.pair_q_flat, tables.pair_alias_flat, table_row,

@@ -788,3 +788,11 @@ def test_level_spread_and_quantiles_match_brute_force():
             want = int(k[np.argmax(cdf >= q)])
             assert int(post.level_quantile(level, q)) == want
             assert stats[key] == want
+
+
+def test_one_release_too_much_work_names_the_rhos():
+    """One release at rhos = 1e-9 (windows of 3.1e5 and 3.6e5 values, 4.4e12 steps) was
+    refused naming 'x_stars, y_stars' (printed as such by 'dprisk posterior --rhos'), which no
+    value of the release changes; its windows come from rhos and siblings."""
+    with pytest.raises(ValueError, match=r"^rhos, siblings: the level posteriors of 1 release"):
+        ml.exact_posterior([1, 1, 1], [0, 0], rhos=[1e-9] * 3, siblings=[2, 2])

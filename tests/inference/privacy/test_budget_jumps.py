@@ -14,11 +14,19 @@ import pytest
 
 from dprisk.inference.privacy.budget import (
     MEASURES,
+    max_ratio_profile,
     measure_function,
     rho_for_target,
     tail_probability,
 )
-from dprisk.inference.privacy.budget_jumps import first_crossing, jump_points, piece_suprema
+from dprisk.inference.privacy.budget_jumps import (
+    first_crossing,
+    jump_points,
+    piece_suprema,
+    tail_delta,
+    tail_prior,
+)
+from dprisk.inference.privacy.budget_levels import rho2_for_target
 from dprisk.inference.single_level import closed_form as single_level
 
 PROFILE = {"max_ratio": 3.0, "max_posterior": 0.25}
@@ -258,3 +266,35 @@ def test_a_jump_crossing_is_at_or_below_the_exact_jump(measure, target, p, profi
         assert abs(answer.rho * (2 * k + 1) / delta - 1) < 1e-12  # a jump crossing
         assert mpmath.mpf(answer.rho) * (2 * k + 1) <= delta
         assert mpmath.mpf(math.nextafter(answer.rho, math.inf)) * (2 * k + 1) > delta
+
+
+# The tail's shifted prior expit(-delta) where e^delta overflows: p = 1e-300 with an accepted
+# posterior within an ulp of 1 gives delta = log(A / p) - log1p(-A) = 727.5 (the largest
+# tail_delta can be), and 1 / (1 + math.exp(delta)) raised OverflowError (exit 1 from the CLI).
+HUGE_TAIL = {"p": 1e-300, "max_ratio": 2.0, "max_posterior": 1.0 - 2.0**-53}
+
+
+def test_tail_prior_past_the_overflow_of_exp():
+    delta = tail_delta(HUGE_TAIL["p"], max_ratio_profile(*HUGE_TAIL.values()))
+    assert delta > math.log(np.finfo(float).max)  # e^delta overflows
+    assert tail_prior(delta) == math.exp(-delta) > 0.0  # subnormal, not 0
+    for below in (0.0, 1.0, 36.0, 699.9, 700.0):  # unchanged where e^delta is finite
+        assert tail_prior(below) == 1.0 / (1.0 + math.exp(below))
+
+
+def test_tail_budget_where_the_shifted_prior_is_subnormal():
+    p, max_ratio, max_posterior = HUGE_TAIL.values()
+    delta = tail_delta(p, max_ratio_profile(p, max_ratio, max_posterior))
+    # single level: the release x* = m + 1 exceeds the level iff rho > delta (c(rho) = 0), so
+    # the tail jumps from P[eta >= 1] < e^-rho to P[eta >= 0] > 1/2 at rho* = delta; the
+    # search reads delta back from the subnormal prior (spacing 4.9e-324 at 1.1e-316: at most
+    # 2.2e-8 in delta, 3e-11 relative)
+    answer = rho_for_target("tail", 0.1, p=[p], max_ratio=max_ratio,
+                            max_posterior=max_posterior)
+    assert answer.rho == pytest.approx(delta, rel=1e-10)
+    assert answer.value_at_rho <= 0.1 < answer.value_above
+    # two levels with rho1 = 1: log-odds of 727 need x1* about 360 noise steps out, so no
+    # rho2 in the scan reaches the tolerance (refused as such, not OverflowError)
+    with pytest.raises(ValueError, match="never exceeded"):
+        rho2_for_target(0.1, measure="tail", rho1=1.0, d=3, x2=2, p=[p], max_ratio=max_ratio,
+                        max_posterior=max_posterior)

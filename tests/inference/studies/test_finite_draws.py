@@ -13,11 +13,13 @@ from dprisk.inference.studies.finite_draws import (
     chain_transitions,
     count_moments,
     decision_probability,
+    exact_chain_log_odds,
     finite_draws_p_correct,
     start_probability,
+    stationary_log_odds,
 )
 from dprisk.inference.studies.variant import variant_log_odds
-from dprisk.inference.two_level.exact import posterior_x1
+from dprisk.inference.two_level.exact import exact_posterior, posterior_x1
 from dprisk.models.scenario import Scenario
 
 RHO1 = RHO_BLOCK
@@ -196,3 +198,50 @@ def test_the_prior_start_is_p():
     params = Scenario.two_level(rho1=RHO_BLOCK, rho2=RHO_BLOCK_GROUP, d=27, p=0.2)
     assert start_probability("prior", params) == 0.2
     assert start_probability(0.7, params) == 0.7
+
+
+def _known_y1_prior():
+    """A user prior with ``X2 - X1 = 3`` known: the X2 supports given X1 = m and m + 1 are
+    {m + 3} and {m + 4}, apart, so the exact Gibbs chain never changes X1 (a0 = 0, a1 = 1)."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    return UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64"),
+                     support=lambda k1: (k1 + 3, k1 + 3), description="X2 - X1 = 3")
+
+
+def test_exact_chain_log_odds_where_a0_and_a1_round():
+    """The exact chain is reversible with respect to the posterior, so its stationary
+    log-odds is the posterior's. From the rounded (a0, a1) it was +inf where 1 - a1 < 1e-16
+    (rho1 = 20: a0 = 9.6e-62, a1 = 1.0; the posterior log-odds is -60.5) and NaN where the
+    chain cannot change X1 (a0 = 0, a1 = 1). Agreement: the same branch masses, bit for bit."""
+    params = Scenario.two_level(rho1=20.0, rho2=0.1, d=1)
+    x1s, x2s, y1s = np.array([-1, 1]), np.array([-2, 3]), np.array([-3, 2])
+    a0, a1 = chain_transitions(x1s, x2s, y1s, params)
+    assert a1[0] == 1.0 and stationary_log_odds(a0, a1)[0] == np.inf  # the rounding
+    got = exact_chain_log_odds(x1s, x2s, y1s, params)
+    exact = exact_posterior(x1s, x2s, y1s, rho1=20.0, rho2=0.1, d=1).log_odds_x1
+    np.testing.assert_allclose(got, exact, rtol=1e-12)
+    assert got[0] == pytest.approx(-60.5, abs=0.01)
+    apart = Scenario.two_level(rho1=0.3, rho2=0.5, d=3, prior=_known_y1_prior())
+    a0, a1 = chain_transitions(np.array([1]), np.array([4]), np.array([3]), apart)
+    assert (a0[0], a1[0]) == (0.0, 1.0)
+    assert np.isfinite(exact_chain_log_odds(np.array([1]), np.array([4]), np.array([3]),
+                                            apart)[0])
+
+
+@pytest.mark.parametrize("x1", [0, 1])
+def test_stationary_rate_of_a_chain_that_cannot_change_x1(x1):
+    """Under the X2 - X1 = 3 prior every release has a0 = 0, a1 = 1: the stationary rate was
+    NaN-decided (always m: 0.0 at x1 = 1, 1.0 at x1 = 0) or the band search raised
+    RuntimeError ('decision band did not converge'); it is the exact P[correct] (0.732 /
+    0.742), equal to 1e-12 (the same thresholds)."""
+    from dprisk.inference.studies.p_correct import p_correct_two_level
+
+    kw = {"x2": x1 + 3, "x1": x1, "rho1": 0.3, "rho2": 0.5, "d": 3, "prior": _known_y1_prior()}
+    got = finite_draws_p_correct(**kw, draws=100, method="fft")
+    assert got["p_correct_stationary"] == pytest.approx(p_correct_two_level(**kw).p_correct,
+                                                        rel=1e-12)
+    # the chain keeps its start (the prior, p = 1/2): the N-draw decision is a fair coin
+    assert got["p_correct"] == pytest.approx(0.5, abs=1e-9)

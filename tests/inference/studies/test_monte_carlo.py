@@ -203,3 +203,22 @@ def test_draws_effect_mcse_is_the_paired_differences_standard_error(monkeypatch)
     assert run.draws_effect == pytest.approx(paired.mean(), rel=1e-12)
     assert run.mcse_draws_effect == pytest.approx(paired.std() / np.sqrt(paired.size),
                                                   rel=1e-12)
+
+
+def test_exact_sampler_where_the_chain_cannot_change_x1():
+    """A user prior with X2 - X1 = 3 known: the X2 supports given X1 = 0 and 1 are apart, so
+    the exact chain's (a0, a1) = (0, 1) and its stationary log-odds from them was NaN, which
+    decided m on every release: sampler 'exact' reported 0.0 +- 0.0 against the exact 0.732.
+    The stationary law of the exact chain is the posterior: within Z_MAX binomial MCSEs."""
+    import pytensor.tensor as pt
+
+    from dprisk.models.priors.library import UserPrior
+
+    known_y1 = UserPrior(lambda k2, k1: pt.zeros_like(k2, dtype="float64"),
+                         support=lambda k1: (k1 + 3, k1 + 3), description="X2 - X1 = 3")
+    kw = {"x2": 4, "rho1": 0.3, "rho2": 0.5, "d": 3, "prior": known_y1}
+    run = simulate_p_correct(**kw, datasets=2000, sampler="exact", random_seed=5,
+                             progress=False)
+    exact = p_correct_two_level(**kw).p_correct
+    assert abs(run.p_correct - exact) < Z_MAX * run.mcse
+    assert run.p_correct_stationary == run.p_correct

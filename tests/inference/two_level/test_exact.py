@@ -257,6 +257,11 @@ def test_scalar_release_gives_python_floats_and_scenario_is_accepted():
     # releases, 24 MB, are made before the check)
     ((np.zeros(10**6, dtype=np.int8), 0, 0), {},
      r"^x1_star, x2_star, y1_star: the X2 tables of 1000000 release\(s\) x 33 values"),
+    # one release's tables are wide by their window alone (rho1 = rho2 = 1e-12: 3.8e7 values,
+    # 1.4 GiB): the window's parameters are named, not the release ('dprisk posterior' said
+    # '--x1-star, --x2-star, --y1-star' at rho 1e-14)
+    ((1, 1, 0), {"rho1": 1e-12, "rho2": 1e-12, "d": 3},
+     r"^rho1, rho2, d: the X2 tables of 1 release\(s\)"),
 ])
 def test_sizes_refused_before_allocating(args, kwargs, match, monkeypatch):
     """Refused under tracemalloc below 64 MiB."""
@@ -266,7 +271,7 @@ def test_sizes_refused_before_allocating(args, kwargs, match, monkeypatch):
     tracemalloc.start()
     try:
         with pytest.raises(ValueError, match=match):
-            exact_posterior(*args, rho1=0.1, rho2=0.2, d=27, **kwargs)
+            exact_posterior(*args, **{"rho1": 0.1, "rho2": 0.2, "d": 27, **kwargs})
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

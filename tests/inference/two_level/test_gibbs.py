@@ -21,7 +21,7 @@ from dprisk.inference.two_level.gibbs import (
     gibbs_sample,
     to_datatree,
 )
-from dprisk.inference.two_level.gibbs import _x1_path as x1_path
+from dprisk.inference.two_level.x1_path import x1_path
 
 NB_SPEC = "models/examples/negative_binomial_prior.py:prior"
 Z_MAX = 4.0
@@ -286,3 +286,23 @@ def test_first_sweep_follows_the_documented_start():
     two = gibbs_sample(np.full(n, 3), 0, 0, **params, chains=2, draws=1, random_seed=12)
     check(two.x1[:, 0, 0], a1)
     check(two.x1[:, 1, 0], a0)
+
+
+def test_tables_too_large_are_refused_before_building(monkeypatch):
+    """At rho1 = rho2 = 1e-12 one release's first window holds 1.2e7 values of k2 and the
+    conditional tables peak near 700 bytes a value (686 measured): 'dprisk posterior --method
+    gibbs' at rho 1e-14 was killed by the kernel's OOM killer, at 1e-12 it raised numpy's
+    MemoryError under a 6 GB address limit. Now refused naming the window's parameters
+    before any table is built (under tracemalloc, below 16 MiB)."""
+    import tracemalloc
+
+    monkeypatch.delenv("DPRISK_MEMORY_LIMIT", raising=False)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"^rho1, rho2, d: the Gibbs tables of 1 release"):
+            gibbs_sample(1, 1, 0, rho1=1e-12, rho2=1e-12, d=3, draws=10, chains=2,
+                         random_seed=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024**2
