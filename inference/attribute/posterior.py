@@ -74,9 +74,21 @@ def log_cell_posterior(release: np.ndarray, known: np.ndarray, rho, log_prior: n
     r"""Log posterior of every cell (kernel), normalised along the last axis.
 
     .. math:: \log P[C = c \mid x^*] = \ell_c - \log\sum_j e^{\ell_j},\quad
-              \ell_c = \log\pi_c + \rho (2 (x_c^* - m_c) - 1)
+              \ell_c = \log\pi_c + \rho\,(u_c - \max_j u_j),
+
+    :math:`u_c = 2 (x_c^* - m_c) - 1` (0 for a cell not read): the common term
+    :math:`\rho \max_j u_j` cancels, and subtracting it from the integers before multiplying
+    by a float ``rho`` keeps :math:`\log\pi_c` (added to :math:`\rho u_c \approx 10^{16}` it
+    would be rounded away: posteriors summing to 2). An array ``rho`` (one per cell) takes
+    :func:`cell_log_likelihood` as it is.
     """
-    scores = log_prior + cell_log_likelihood(release, known, rho, read)
+    if np.ndim(rho) == 0:
+        offsets = 2.0 * (release - known) - 1.0  # integers: exact below 2**53
+        if read is not None:
+            offsets = np.where(read, offsets, 0.0)
+        scores = log_prior + rho * (offsets - offsets.max(-1, keepdims=True))
+    else:
+        scores = log_prior + cell_log_likelihood(release, known, rho, read)
     return scores - logsumexp(scores)[..., None]
 
 
