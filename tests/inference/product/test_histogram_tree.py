@@ -165,6 +165,24 @@ def test_rounding_refuses():
         ht.regular_tree((2,), (1.0,))
 
 
+@pytest.mark.parametrize(("fanout", "error"), [
+    ((2.5,), ValueError), ((-1,), ValueError), ((0,), ValueError), ((True,), TypeError),
+    (3, TypeError), ("ab", TypeError), ((10**5, 10**5), ValueError)])
+def test_regular_tree_refuses_a_bad_fanout(fanout, error):
+    """dr.product.regular_tree read fanout 2.5 as 2 and True as 1, silently; -1 gave numpy's
+    'negative dimensions are not allowed', 0 a message about parents[0], a scalar 3
+    "'int' object is not iterable", and (1e5, 1e5) tried to allocate 74.5 GiB (MemoryError);
+    each now names fanout (the last as the memory limit's refusal)."""
+    from dprisk.runtime.memory_limit import MemoryLimitError
+
+    with pytest.raises(error, match=r"^fanout\b") as info:
+        ht.regular_tree(fanout, (0.5,) * (np.size(fanout) + 1))
+    assert fanout != (10**5, 10**5) or isinstance(info.value, MemoryLimitError)
+    with pytest.raises(TypeError, match=r"^rhos must be a number"):
+        ht.regular_tree((2,), (0.5, "x"))
+    assert ht.regular_tree((2.0, np.int64(3)), (1, 1, 1)).parents[1].tolist() == [0, 0, 0, 1, 1, 1]
+
+
 @pytest.mark.parametrize("fanout", [(3,), (2, 3)])
 def test_batch_matches_top_down(fanout):
     """The vectorised path: same real solution, so the same integers up to the tie-break."""
