@@ -309,7 +309,14 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     n_releases = check_positive_int(n_releases, "n_releases", minimum=2)
     if block_group is not None and "detailed" not in design.names:
         raise ValueError("block_group needs the detailed query in the design")
-    if block_group is not None:
+    if block_group is not None:  # built directly (dr.attribute.BlockGroup): checked here
+        if not isinstance(block_group, BlockGroup):
+            raise TypeError(f"block_group must be a BlockGroup, got {block_group!r}")
+        block_group = BlockGroup.checked(block_group.rho2, block_group.d, block_group.known,
+                                         block_group.others, block_group.prior)
+        if block_group.known.size != k:
+            raise ValueError(f"block_group.known must hold one count per cell ({k}), got "
+                             f"{block_group.known.size}")
         check_target_possible(block_group.known, block_group.prior, prior)
     seed = resolve_random_seed(random_seed)
     rng = as_generator(seed)
