@@ -41,6 +41,7 @@ from dprisk.models.priors.histogram import (
     check_true_cell,
     uniform_prior,
 )
+from dprisk.models.scenario import scalar_value
 
 __all__ = [
     "CellPosterior",
@@ -187,7 +188,7 @@ def cell_posterior(release, known, rho, prior=None, *, read=None) -> CellPosteri
     if release.ndim == 0 or release.shape[-1] != known.size:
         raise ValueError(f"release must have one count per cell ({known.size}) on its last "
                          f"axis, got shape {release.shape}")
-    rho = float(check_rho(rho, "rho"))
+    rho = float(scalar_value(check_rho(rho, "rho"), "rho"))
     prior = uniform_prior(known.size) if prior is None else check_cell_prior(prior, known.size)
     if read is not None:
         read = np.asarray(read, dtype=bool)
