@@ -278,3 +278,26 @@ def test_paper_decision_examples():
 def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("p", [0.5, 1e-12, 1e-300])
+def test_release_grid_refusal_states_a_bound_above_the_refused_rho(p):
+    """The exact marginal's refusal said 'allowed range: rho > about 2e-14' whatever p, while
+    its grid neglects less than 1e-16 p: at p = 1e-300 rho = 1e-13 was refused (bound
+    2.83e-13); the single-level and unknown-others marginals now state the bound at that p,
+    checked to be accepted by the grid and 1 % below it refused."""
+    import re
+
+    from dprisk.inference.single_level.closed_form_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
+    from dprisk.inference.unknown_others.closed_form import marginal_posterior as uo_marginal
+
+    rho = {0.5: 1e-14, 1e-12: 2e-14, 1e-300: 1e-13}[p]
+    for call in (lambda: sl.marginal_risk(rho, p),
+                 lambda: uo_marginal(rho, p, unknown_others=2, q=0.3)):
+        with pytest.raises(ValueError, match=rf"at p = {p:g} .*allowed range at this p") as info:
+            call()
+        bound = float(re.search(r"rho >= (\S+)$", str(info.value)).group(1))
+        tail = max(TAIL_RELATIVE * p, 1e-300)
+        assert bound > rho
+        assert dg.support_halfwidth_kernel(np.asarray(bound), tail) <= MAX_HALFWIDTH
+        assert dg.support_halfwidth_kernel(np.asarray(0.99 * bound), tail) > MAX_HALFWIDTH
