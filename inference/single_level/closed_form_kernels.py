@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
-from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp
+from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp, probability_ratio
 from dprisk.models.numerics import libm_log_expit as log_expit
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "decision_threshold",
     "log_marginal_posterior",
     "log_posterior_odds",
+    "marginal_posterior_and_risk",
     "odds_term",
     "p_correct",
 ]
@@ -134,6 +135,21 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
         out[rows] = logsumexp(log_expit(log_odds) + log_w)
         lo = hi
     return out
+
+
+def marginal_posterior_and_risk(rho: np.ndarray, p: np.ndarray):
+    r"""``(log M, M, R)``: the marginal posterior in log and linear form and :math:`R = M/p`.
+
+    Each is held to its exact range :math:`p \le M \le 1`, :math:`1 \le R \le 1/p`
+    (Cauchy–Schwarz): the grid's sum of expit-weighted probabilities is rounded, and at a tiny
+    rho it put :math:`M` two ulps below ``p`` (rho = 1e-12, p = 0.999: R = 0.9999999999999998).
+    :math:`R` is the one-rounding quotient of :func:`dprisk.models.numerics.probability_ratio`.
+    """
+    log_p = np.log(p)
+    log_marginal = np.maximum(log_marginal_posterior(rho, p), log_p)
+    marginal = np.maximum(np.exp(log_marginal), p)
+    risk = np.maximum(probability_ratio(marginal, log_marginal, p, log_p), 1.0)
+    return log_marginal, marginal, risk
 
 
 def log_marginal_posterior(rho: np.ndarray, p: np.ndarray) -> np.ndarray:

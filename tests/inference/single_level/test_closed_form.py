@@ -301,3 +301,16 @@ def test_release_grid_refusal_states_a_bound_above_the_refused_rho(p):
         assert bound > rho
         assert dg.support_halfwidth_kernel(np.asarray(bound), tail) <= MAX_HALFWIDTH
         assert dg.support_halfwidth_kernel(np.asarray(0.99 * bound), tail) > MAX_HALFWIDTH
+
+
+@pytest.mark.parametrize("rho", [1e-12, 1e-10, 1e-9])
+@pytest.mark.parametrize("p", [0.999, 1 - 1e-9])
+def test_marginal_stays_within_its_exact_bounds_at_tiny_rho(rho, p):
+    """p <= M and 1 <= R hold exactly (Cauchy-Schwarz) and the docstrings say so; the grid's
+    rounded sum gave M = 0.9989999999999998 < p = 0.999 and R = 0.9999999999999998 at
+    rho = 1e-12 (13 of 1356 points of a rho x p grid). The values are within 2 ulps of p
+    and 1, so they are now held there, in every form."""
+    assert sl.marginal_posterior(rho, p) >= p
+    assert sl.marginal_risk(rho, p) >= 1.0
+    assert sl.log_marginal_posterior(rho, p) >= np.log(p)
+    assert sl.marginal_posterior(rho, p) == pytest.approx(p, rel=1e-12)
