@@ -58,7 +58,12 @@ from dprisk.inference.privacy.accounting_cks_range import (
     refuse_cks_delta,
     show_range,
 )
-from dprisk.inference.privacy.accounting_limits import cks_delta, pld_delta, pld_resolved
+from dprisk.inference.privacy.accounting_limits import (
+    PLD_EXPONENT_MAX,
+    cks_delta,
+    pld_delta,
+    pld_resolved,
+)
 from dprisk.models.census.allocation import CENSUS_DELTA, CENSUS_RHO_TOTAL
 from dprisk.models.census.strategy import strategy_queries
 from dprisk.models.checks import check_rho
@@ -380,6 +385,11 @@ def epsilon_pld_bracket(rhos, delta, *,
     copies = 2 if relation == "replace-one" else 1
     queries = sorted((rho, copies * count)
                      for rho, count in Counter(rho_values.tolist()).items())
+    # epsilon >= rho_total - 1 for delta < 0.3 (the loss is >= rho_total with probability
+    # > 1/2): refused before dp-accounting, whose bracket at rho 1e20 raised a TypeError
+    total = float(sum(rho * count for rho, count in queries))
+    if delta < 0.3 and total - 1.0 - np.log(delta) >= PLD_EXPONENT_MAX:
+        pld_resolved(total, delta)
     ends = []
     for pessimistic in (False, True):
         key = {"queries": [[repr(rho), count] for rho, count in queries], "delta": repr(delta),

@@ -322,3 +322,18 @@ def test_cks_at_the_smallest_normal_delta_is_the_bound():
     # the stated end is accepted, and there the product delta * alpha is a normal double
     delta = 2.2250738585072014e-308
     assert epsilon_cks(1e3, delta) == pytest.approx(float(cks_reference(1e3, delta)), rel=1e-9)
+
+
+@pytest.mark.parametrize("rho", [1e20, 1e30])
+def test_pld_bracket_of_a_huge_rho_is_refused_naming_the_range(rho):
+    """epsilon_pld refused rho = 1e20 ('the PLD epsilon ... is about 1e+20 ... allowed range'),
+    but epsilon_pld_bracket and census_epsilon_pld_bracket raised dp-accounting's 'loop of
+    ufunc does not support argument 0 of type float which has no callable exp method' from
+    inside the library; the bracket now refuses as epsilon_pld does (its epsilon is at least
+    rho_total - 1 for delta < 0.3)."""
+    from dprisk.inference.privacy.accounting import census_epsilon_pld_bracket, epsilon_pld_bracket
+
+    with pytest.raises(ValueError, match=r"^rhos: the PLD epsilon .*allowed range"):
+        epsilon_pld_bracket([rho], 1e-10)
+    with pytest.raises(ValueError, match=r"^rhos: the PLD epsilon .*allowed range"):
+        census_epsilon_pld_bracket(rho, 1e-10)
