@@ -223,7 +223,14 @@ def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None 
     -------
     list of ndarray of int64
         One array per level, root first, ``(n_nodes, K)`` (``(size, n_nodes, K)`` with ``size``).
+        A ``tree`` that is no HistogramTree, a ``size`` that is no integer >= 0 or whose draws
+        (24 bytes a cell) pass the memory limit are refused naming it.
     """
+    if not isinstance(tree, HistogramTree):
+        raise TypeError(f"tree must be a HistogramTree (regular_tree(...)), got {tree!r}")
+    releases = 1 if size is None else check_positive_int(size, "size", minimum=0)
+    cells = tree.n_levels * max(np.size(leaf_counts), 1)  # each level: <= the leaves' cells
+    check_memory(24.0 * releases * cells, parameter="size", what=f"{releases} releases")
     rng = as_generator(random_seed, "random_seed")
     out = []
     for counts, rho in zip(tree.aggregate(leaf_counts), tree.rhos, strict=True):

@@ -241,3 +241,21 @@ def test_top_down_reports_the_seed_of_its_tie_breaks():
             np.testing.assert_array_equal(again.levels[1], a.levels[1])
     generator = np.random.default_rng(0)
     assert ht.top_down(tree, noisy, random_seed=generator).random_seed is None
+
+
+@pytest.mark.parametrize(("size", "error", "match"), [
+    (-1, ValueError, r"^size must be an integer >= 0"), (2.5, ValueError, r"^size must be"),
+    (True, TypeError, r"^size must be"), (10**10, ValueError, r"^size: .* memory limit")])
+def test_simulate_measurements_checks_its_size_and_tree(size, error, match):
+    """dr.product.simulate_measurements passed size to np.zeros unchecked: -1 gave numpy's
+    'negative dimensions are not allowed', 2.5 "'float' object cannot be interpreted as an
+    integer", True one release, 1e10 a MemoryError for 149 GiB (1e8: 2.98 GiB a level,
+    allocated and filled); a tree that is not one "'NoneType' object has no attribute
+    'aggregate'". Each is now refused by name, the size against the memory limit."""
+    tree = ht.regular_tree((2,), (0.5, 0.5))
+    with pytest.raises(error, match=match):
+        ht.simulate_measurements(tree, [[1, 0], [0, 1]], size=size, random_seed=1)
+    with pytest.raises(TypeError, match=r"^tree must be a HistogramTree"):
+        ht.simulate_measurements(None, [[1, 0], [0, 1]])
+    shapes = [a.shape for a in ht.simulate_measurements(tree, [[1, 0], [0, 1]], size=3)]
+    assert shapes == [(3, 1, 2), (3, 2, 2)]
