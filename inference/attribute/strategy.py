@@ -63,6 +63,7 @@ from dprisk.models.priors.histogram import (
     check_true_cell,
     uniform_prior,
 )
+from dprisk.models.scenario import scalar_value
 
 __all__ = [
     "BlockGroup",
@@ -138,7 +139,7 @@ def census_block_design(rho_detailed=None, queries=STRATEGY_QUERY_NAMES) -> Quer
     fractions = QUERY_FRACTIONS["block"]
     if rho_detailed is None:
         rho_detailed = float(census_level("block").rho_exact)
-    rho_detailed = float(check_rho(rho_detailed, "rho_detailed"))
+    rho_detailed = float(scalar_value(check_rho(rho_detailed, "rho_detailed"), "rho_detailed"))
     maps, sizes, rhos, weights = [], [], [], []
     denominator = np.lcm.reduce([fractions[name].denominator for name in queries])
     for name in queries:
@@ -183,8 +184,8 @@ class BlockGroup:
         known = check_known_counts(known)
         others = (np.zeros_like(known) if others is None
                   else check_known_counts(others, known.size, name="others"))
-        return cls(float(check_rho(rho2, "rho2")), check_positive_int(d, "d"), known, others,
-                   prior)
+        return cls(float(scalar_value(check_rho(rho2, "rho2"), "rho2")),
+                   check_positive_int(d, "d"), known, others, prior)
 
 
 def strategy_log_likelihood(residuals: list[np.ndarray], design: QueryDesign,

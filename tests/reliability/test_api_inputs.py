@@ -80,6 +80,8 @@ CASES = [
     ("dprisk.inference.product.monte_carlo_risk:product_risk_mc", (0.5, 0.5, [1, 2]),
      {"p": [0.1, 0.2], "datasets": 10}, ValueError, "p"),
     ("dprisk.models.priors.library:PointMass", ([1, 2],), {}, ValueError, "k"),
+    ("dprisk.inference.attribute.strategy:census_block_design", (), {"rho_detailed": [0.1, 0.2]},
+     ValueError, "rho_detailed"),
 ]
 N_CASES = len(CASES)
 
