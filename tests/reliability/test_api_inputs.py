@@ -82,6 +82,11 @@ CASES = [
     ("dprisk.models.priors.library:PointMass", ([1, 2],), {}, ValueError, "k"),
     ("dprisk.inference.attribute.strategy:census_block_design", (), {"rho_detailed": [0.1, 0.2]},
      ValueError, "rho_detailed"),
+    # complex and date arrays (before: cast to float, the imaginary part dropped with a
+    # ComplexWarning; a date read as its count of days: posterior 1.0 for 2020-01-01)
+    (POST, (np.array([2 + 1j]), 0.5), {}, TypeError, "x1_star"),
+    (POST, (np.datetime64("2020-01-01"), 0.5), {}, TypeError, "x1_star"),
+    (PRODUCT, (0.5, 0.5, 1 + 1j), {}, TypeError, "others"),
 ]
 N_CASES = len(CASES)
 
