@@ -42,12 +42,14 @@ def _bool_sequence(value) -> bool:
 def _as_float_array(value, name: str, *, nonempty: bool = False) -> np.ndarray:
     """``value`` as a float array, naming ``name`` when refused.
 
-    Refused: booleans (lists of them too), strings, object arrays, and (with ``nonempty``)
-    empty arrays.
+    Refused: booleans (lists of them too), strings, object, complex and date/time arrays, and
+    (with ``nonempty``) empty arrays.
     """
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a number, got {value!r}")
-    if isinstance(value, np.ndarray) and value.dtype.kind in "bOSUV":
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "bOSUVcmM":
+        # complex, datetime and timedelta too: a float cast drops the imaginary part (with a
+        # ComplexWarning) or reads a date as its count of days
         raise TypeError(f"{name} must be numbers, got an array of dtype {value.dtype}")
     if _bool_sequence(value):
         raise TypeError(f"{name} must be numbers, got booleans {value!r}")

@@ -41,6 +41,7 @@ from dprisk.models.priors.histogram import (
     check_true_cell,
     uniform_prior,
 )
+from dprisk.models.scenario import scalar_value
 
 __all__ = [
     "CellPosterior",
@@ -74,9 +75,21 @@ def log_cell_posterior(release: np.ndarray, known: np.ndarray, rho, log_prior: n
     r"""Log posterior of every cell (kernel), normalised along the last axis.
 
     .. math:: \log P[C = c \mid x^*] = \ell_c - \log\sum_j e^{\ell_j},\quad
-              \ell_c = \log\pi_c + \rho (2 (x_c^* - m_c) - 1)
+              \ell_c = \log\pi_c + \rho\,(u_c - \max_j u_j),
+
+    :math:`u_c = 2 (x_c^* - m_c) - 1` (0 for a cell not read): the common term
+    :math:`\rho \max_j u_j` cancels, and subtracting it from the integers before multiplying
+    by a float ``rho`` keeps :math:`\log\pi_c` (added to :math:`\rho u_c \approx 10^{16}` it
+    would be rounded away: posteriors summing to 2). An array ``rho`` (one per cell) takes
+    :func:`cell_log_likelihood` as it is.
     """
-    scores = log_prior + cell_log_likelihood(release, known, rho, read)
+    if np.ndim(rho) == 0:
+        offsets = 2.0 * (release - known) - 1.0  # integers: exact below 2**53
+        if read is not None:
+            offsets = np.where(read, offsets, 0.0)
+        scores = log_prior + rho * (offsets - offsets.max(-1, keepdims=True))
+    else:
+        scores = log_prior + cell_log_likelihood(release, known, rho, read)
     return scores - logsumexp(scores)[..., None]
 
 
@@ -185,7 +198,7 @@ def cell_posterior(release, known, rho, prior=None, *, read=None) -> CellPosteri
     if release.ndim == 0 or release.shape[-1] != known.size:
         raise ValueError(f"release must have one count per cell ({known.size}) on its last "
                          f"axis, got shape {release.shape}")
-    rho = float(check_rho(rho, "rho"))
+    rho = float(scalar_value(check_rho(rho, "rho"), "rho"))
     prior = uniform_prior(known.size) if prior is None else check_cell_prior(prior, known.size)
     if read is not None:
         read = np.asarray(read, dtype=bool)

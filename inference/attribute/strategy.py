@@ -63,6 +63,7 @@ from dprisk.models.priors.histogram import (
     check_true_cell,
     uniform_prior,
 )
+from dprisk.models.scenario import scalar_value
 
 __all__ = [
     "BlockGroup",
@@ -141,7 +142,7 @@ def census_block_design(rho_detailed=None, queries=STRATEGY_QUERY_NAMES) -> Quer
     fractions = QUERY_FRACTIONS["block"]
     if rho_detailed is None:
         rho_detailed = float(census_level("block").rho_exact)
-    rho_detailed = float(check_rho(rho_detailed, "rho_detailed"))
+    rho_detailed = float(scalar_value(check_rho(rho_detailed, "rho_detailed"), "rho_detailed"))
     maps, sizes, rhos, weights = [], [], [], []
     denominator = np.lcm.reduce([fractions[name].denominator for name in queries])
     for name in queries:
@@ -186,8 +187,8 @@ class BlockGroup:
         known = check_known_counts(known)
         others = (np.zeros_like(known) if others is None
                   else check_known_counts(others, known.size, name="others"))
-        return cls(float(check_rho(rho2, "rho2")), check_positive_int(d, "d"), known, others,
-                   prior)
+        return cls(float(scalar_value(check_rho(rho2, "rho2"), "rho2")),
+                   check_positive_int(d, "d"), known, others, prior)
 
 
 def strategy_log_likelihood(residuals: list[np.ndarray], design: QueryDesign,
@@ -313,7 +314,14 @@ def strategy_measures(design: QueryDesign, true_cell: int, n_releases: int, *, p
     n_releases = check_positive_int(n_releases, "n_releases", minimum=2)
     if block_group is not None and "detailed" not in design.names:
         raise ValueError("block_group needs the detailed query in the design")
-    if block_group is not None:
+    if block_group is not None:  # built directly (dr.attribute.BlockGroup): checked here
+        if not isinstance(block_group, BlockGroup):
+            raise TypeError(f"block_group must be a BlockGroup, got {block_group!r}")
+        block_group = BlockGroup.checked(block_group.rho2, block_group.d, block_group.known,
+                                         block_group.others, block_group.prior)
+        if block_group.known.size != k:
+            raise ValueError(f"block_group.known must hold one count per cell ({k}), got "
+                             f"{block_group.known.size}")
         check_target_possible(block_group.known, block_group.prior, prior)
         _check_block_group_work(design, block_group, n_releases)
     seed = resolve_random_seed(random_seed)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dprisk.inference.population.variances import check_variance_argument
 from dprisk.models.mechanism.discrete_gaussian import logpmf_kernel, support_halfwidth_kernel
 
 __all__ = ["TAIL_MASS", "success_bound", "tradeoff"]
@@ -95,7 +96,7 @@ def success_bound(kappa, variance) -> np.ndarray:
     ----------
     kappa : float array in (0, 1]
         :math:`\max_c \pi_c` of each person's prior.
-    variance : float array (> 0), broadcast to ``kappa``
+    variance : float array (1e-4 <= variance <= 1e8), broadcast to ``kappa``
         :math:`\sigma^2` of each person's cells (computed once per distinct value).
 
     Returns
@@ -105,12 +106,17 @@ def success_bound(kappa, variance) -> np.ndarray:
 
     Raises
     ------
+    TypeError
+        A ``kappa`` or ``variance`` that is not numbers (booleans and strings included).
     ValueError
         A ``kappa`` outside ``(0, 1]`` (NaN included: no prior's largest share) or a
-        ``variance`` that is not a finite number > 0, naming it.
+        ``variance`` outside :data:`~dprisk.inference.population.variances.VARIANCE_RANGE`
+        (the trade-off curve's window grows with :math:`\sigma`: 16 GiB at 1e16), naming it.
     """
+    if isinstance(kappa, (str, bytes)) or np.asarray(kappa).dtype.kind not in "iuf":
+        raise TypeError(f"kappa must be numbers, got {kappa!r}")
     kappa, variance = np.broadcast_arrays(np.asarray(kappa, dtype=np.float64),
-                                          np.asarray(variance, dtype=np.float64))
+                                          check_variance_argument(variance))
     outside = ~((kappa > 0) & (kappa <= 1))
     if outside.any():
         raise ValueError(f"kappa must be in (0, 1] (a prior's largest share; allowed range: "

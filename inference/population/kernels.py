@@ -70,6 +70,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dprisk.inference.population.categories import N_CATEGORIES
+from dprisk.inference.population.variances import check_variance_argument
 
 __all__ = [
     "NEGLECTED_RELATIVE",
@@ -129,16 +130,18 @@ def informed_logits(noisy: np.ndarray, true: np.ndarray, prior: np.ndarray,
         The groups' noisy cells :math:`y` and true counts :math:`n`.
     prior : (G, 126) float array
         :math:`\pi` of each group (rows sum to 1; zeros allowed: logit :math:`-\infty`).
-    variance : (G,) float array (> 0)
-        :math:`\sigma^2` of each group's cells.
+    variance : (G,) float array (1e-4 <= variance <= 1e8)
+        :math:`\sigma^2` of each group's cells (the range of
+        :data:`~dprisk.inference.population.variances.VARIANCE_RANGE`).
 
     Returns
     -------
     InformedLogits
         The logits with their parts, for :func:`informed_posteriors`.
     """
-    variance = np.asarray(variance, dtype=np.float64)
-    log_prior = _log_prior(np.asarray(prior, dtype=np.float64))
+    prior = np.asarray(prior, dtype=np.float64)
+    variance = check_variance_argument(variance, shape=prior.shape[:1])
+    log_prior = _log_prior(prior)
     residual = np.asarray(noisy, dtype=np.float64) - np.asarray(true, dtype=np.float64)
     return InformedLogits(_informed_scores(log_prior, residual, variance[:, None]),
                           log_prior, residual, variance)
@@ -423,8 +426,9 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
         :math:`n`, the group's true count.
     prior : (G, 126) float array
         :math:`\pi` of each group (rows sum to 1).
-    variance : (G,) float array (> 0)
-        :math:`\sigma^2` of each group's cells.
+    variance : (G,) float array (1e-4 <= variance <= 1e8)
+        :math:`\sigma^2` of each group's cells (the range of
+        :data:`~dprisk.inference.population.variances.VARIANCE_RANGE`).
 
     Returns
     -------
@@ -432,12 +436,13 @@ def outsider_logits(noisy: np.ndarray, group_count: np.ndarray, prior: np.ndarra
         The logits, for :func:`outsider_posteriors`.
     """
     prior = np.asarray(prior, dtype=np.float64)
+    variance = check_variance_argument(variance, shape=prior.shape[:1])
     logits = np.full(prior.shape, -np.inf)
     live = prior > 0
     rows, cols = np.nonzero(live)
     lam = (np.asarray(group_count, dtype=np.float64)[rows] - 1.0) * prior[rows, cols]
     ratio = poisson_gaussian_log_ratio(np.asarray(noisy)[rows, cols], lam,
-                                       np.asarray(variance, dtype=np.float64)[rows])
+                                       variance[rows])
     logits[rows, cols] = np.log(prior[rows, cols]) + ratio
     return logits
 

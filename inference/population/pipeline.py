@@ -30,6 +30,11 @@ from dprisk.inference.population.categories import (
 )
 from dprisk.inference.population.metrics import Tally, modal_categories, proportional_guess
 from dprisk.inference.population.priors import tract_priors
+from dprisk.inference.population.variances import (
+    VARIANCE_RANGE,
+    check_variances,
+    variance_range_text,
+)
 
 __all__ = ["ADVERSARIES", "PERSON_COLUMNS", "VARIANCE_RANGE", "Partition", "Prepared",
            "check_variances", "integer_counts", "partition_risk", "prepare",
@@ -39,16 +44,6 @@ __all__ = ["ADVERSARIES", "PERSON_COLUMNS", "VARIANCE_RANGE", "Partition", "Prep
 ADVERSARIES = ("informed", "outsider")
 #: The per-person results, in the order they are added to the persons' columns.
 PERSON_COLUMNS = ("posterior_true", "map", "map_posterior", "fdp_bound")
-#: The noise variances :math:`\sigma^2` (the DAS's convention) the answers are computed for.
-#: Below 1e-4 (a query rho above 1e4; production's block ``detailed`` query has 10.09) the
-#: informed and outsider sums lose digits: their exponents :math:`(y - n)^2 / (2\sigma^2)`
-#: reach 1e4 per unit of misfit, and on a state measured at 10.09, asked at 1e-10 and 1e-15,
-#: the mean posterior of the truth moved by 5e-10 and 2e-3 against its value at 1e-2 to 1e-6
-#: (which agree to 1e-12); at 1e-307 the outsider's sums did not finish. Above 1e8 (a noise
-#: standard deviation of 10,000 persons in each block cell) the f-DP bound's trade-off curve
-#: and the outsider's windows grow with :math:`\sigma` (1.7 GB at 1e12), for answers that
-#: are the prior's.
-VARIANCE_RANGE = (1e-4, 1e8)
 
 
 @dataclass(frozen=True)
@@ -134,29 +129,6 @@ def partition_risk(part: Partition, *, adversary: str, prior) -> dict:
     )
     return {"rows": part.rows, "posterior_true": posterior_true, "map": map_category,
             "map_posterior": map_posterior, "fdp_bound": bound, "tally": tally}
-
-
-def variance_range_text() -> str:
-    r"""The allowed range of :math:`\sigma^2`, as refusals state it."""
-    low, high = VARIANCE_RANGE
-    return f"allowed range: {low:g} <= sigma^2 <= {high:g}"
-
-
-def check_variances(geoids, variance, *, source: str = "noise variance") -> None:
-    r"""Refuse the first block whose :math:`\sigma^2` is outside :data:`VARIANCE_RANGE`.
-
-    Raises
-    ------
-    ValueError
-        ``"{source} of block G is V; allowed range: ..."`` (NaN and infinities too).
-    """
-    variance = np.asarray(variance, dtype=np.float64)
-    low, high = VARIANCE_RANGE
-    bad = ~((variance >= low) & (variance <= high))
-    if bad.any():
-        first = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{source} of block {str(np.asarray(geoids)[first])!r} is "
-                         f"{float(variance[first])!r}; {variance_range_text()}")
 
 
 def integer_counts(noisy: np.ndarray, geoids: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@ r"""Every person's risk: persons and block measurements in, per-person posterior
 
 :func:`population_risk` is the entry point. It checks the inputs once (:func:`prepare`:
 every person's block among the measurements, its variance within
-:data:`~dprisk.inference.population.pipeline.VARIANCE_RANGE`), splits the persons into
+:data:`~dprisk.inference.population.variances.VARIANCE_RANGE`), splits the persons into
 partitions of whole tracts (:mod:`dprisk.inference.population.partitions`), computes each
 partition with :func:`partition_risk` -- a pure function of the partition's persons, their
 blocks' noisy cells and variances, the adversary and the prior -- in this process or on Dask,

@@ -59,6 +59,7 @@ from dprisk.inference.privacy.accounting_cks_range import (
     show_range,
 )
 from dprisk.inference.privacy.accounting_limits import (
+    PLD_EXPONENT_MAX,
     cks_delta,
     pld_composed_delta,
     pld_delta,
@@ -390,6 +391,11 @@ def epsilon_pld_bracket(rhos, delta, *,
     queries = sorted((rho, copies * count)
                      for rho, count in Counter(rho_values.tolist()).items())
     pld_composed_delta(delta, copies * rho_values.size)
+    # epsilon >= rho_total - 1 for delta < 0.3 (the loss is >= rho_total with probability
+    # > 1/2): refused before dp-accounting, whose bracket at rho 1e20 raised a TypeError
+    total = float(sum(rho * count for rho, count in queries))
+    if delta < 0.3 and total - 1.0 - np.log(delta) >= PLD_EXPONENT_MAX:
+        pld_resolved(total, delta)
     ends = []
     for pessimistic in (False, True):
         key = {"queries": [[repr(rho), count] for rho, count in queries], "delta": repr(delta),

@@ -179,18 +179,9 @@ def measure_function(measure: str, p: float, known: int, *, max_ratio=None,
     prior = np.asarray(p, dtype=float)
     if measure == "p-correct":
         return lambda rho: float(kernels.p_correct(np.asarray(rho, dtype=float), prior, m))
-    if measure == "marginal-posterior":
-        return lambda rho: float(np.exp(kernels.log_marginal_posterior(
-            np.asarray(rho, dtype=float), prior)))
-    from dprisk.models.numerics import probability_ratio
-
-    log_prior = np.log(prior)
-
-    def marginal_risk(rho):  # closed_form.marginal_risk's quotient, bit for bit
-        log_marginal = kernels.log_marginal_posterior(np.asarray(rho, dtype=float), prior)
-        return float(probability_ratio(np.exp(log_marginal), log_marginal, prior, log_prior))
-
-    return marginal_risk
+    column = 1 if measure == "marginal-posterior" else 2  # closed_form's values, bit for bit
+    return lambda rho: float(kernels.marginal_posterior_and_risk(
+        np.asarray(rho, dtype=float), prior)[column])
 
 
 def _supremum(measure: str, p: float) -> float:

@@ -216,8 +216,8 @@ def pure_dp_budget(max_ratio, max_posterior, *, q=1.0) -> PureDPBudget:
 
 
 def _check_unit(value, name: str) -> float:
-    """A single number in (0, 1]."""
-    if isinstance(value, int | float) and value == 1:
+    """A single number in (0, 1] (a boolean is refused, not read as 1)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value == 1:
         return 1.0
     arr = check_probability(value, name)
     if arr.ndim:
@@ -226,7 +226,12 @@ def _check_unit(value, name: str) -> float:
 
 
 def _check_profile(max_ratio, max_posterior) -> tuple[float, float]:
-    """max_ratio > 1 (finite) and 0 < max_posterior < 1, else a one-line ValueError."""
+    """max_ratio > 1 (finite) and 0 < max_posterior < 1, else a one-line ValueError.
+
+    A string ``max_ratio`` is a ``TypeError`` (``float`` would read ``"3"`` as 3).
+    """
+    if isinstance(max_ratio, (str, bytes)):
+        raise TypeError(f"max_ratio must be a number, got {max_ratio!r}")
     try:
         ratio = float(max_ratio)
     except (TypeError, ValueError):

@@ -165,8 +165,9 @@ def worst_case_accuracy(rhos, p=0.5, *, method: str = "auto",
 
     Examples
     --------
-    At the Census block rho1 = 0.0992 and p = 1/2 the value is 0.588860 = (1 + TV)/2, equal to
-    the Bayes rule's accuracy (:func:`bayes_accuracy`).
+    At the Census block, rho1 = ``census_level("block").rho`` = 0.0992264, and p = 1/2 the
+    value is 0.588860 = (1 + TV)/2, equal to the Bayes rule's accuracy (:func:`bayes_accuracy`);
+    rho1 = 0.0992 itself gives 0.588849.
     """
     rho_values = _rho_list(rhos)
     prior = _scalar_p(p)

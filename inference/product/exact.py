@@ -79,6 +79,7 @@ from dprisk.models.mechanism.discrete_gaussian import (
     support_halfwidth_kernel,
 )
 from dprisk.models.numerics import check_tail_mass
+from dprisk.models.scenario import scalar_value
 from dprisk.runtime.memory_limit import check_memory, memory_limit
 from dprisk.runtime.work_limit import check_work, work_limit
 
@@ -170,12 +171,12 @@ class ProductRisk:
 # --------------------------------------------------------------------------- checks
 def check_product_inputs(rho1, rho2, others, m, invariant):
     """Validate the scenario once; return ``(rho1, rho2, others, m, invariant)``."""
-    rho1 = float(check_rho(rho1, "rho1"))
-    rho2 = float(check_rho(rho2, "rho2"))
+    rho1, rho2 = (float(scalar_value(check_rho(value, name), name))
+                  for value, name in ((rho1, "rho1"), (rho2, "rho2")))
     others = check_count(np.atleast_1d(others), "others", minimum=0, nonempty=True)
     if others.ndim != 1:
         raise ValueError(f"others must be a 1-d list of d >= 1 counts, got shape {others.shape}")
-    m = int(check_count(m, "m", minimum=0))
+    m = int(scalar_value(check_count(m, "m", minimum=0), "m"))
     if invariant not in INVARIANTS:
         raise ValueError(f"invariant must be one of {', '.join(INVARIANTS)}, got {invariant!r}")
     if m + 1 + int(others.sum()) > 2**53:
@@ -528,7 +529,7 @@ def product_risk(rho1, rho2, others, m=0, p=0.5, invariant="none") -> ProductRis
         the noisy measurements, and the neglected probability (< 1e-12).
     """
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
-    p = float(check_probability(p, "p"))
+    p = float(scalar_value(check_probability(p, "p"), "p"))
     check_product_size(rho1, rho2, others, m, invariant)  # every table, before any is built
     product = product_table(rho1, rho2, others, m, invariant)
     noisy = noisy_table(rho1, rho2, others, m)

@@ -75,6 +75,7 @@ from dprisk.inference.product.histogram_tree import (
 )
 from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator
+from dprisk.models.scenario import scalar_value
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
@@ -125,7 +126,9 @@ def _check(known, others, rho1, rho2):
     if known.ndim != 1 or others.ndim != 2 or others.shape[1] != known.size:
         raise ValueError(f"known must be (K,) and others (d, K), got {known.shape} and "
                          f"{others.shape}")
-    return known, others, float(check_rho(rho1, "rho1")), float(check_rho(rho2, "rho2"))
+    rho1, rho2 = (float(scalar_value(check_rho(value, name), name))
+                  for value, name in ((rho1, "rho1"), (rho2, "rho2")))
+    return known, others, rho1, rho2
 
 
 def _score(likelihood: np.ndarray) -> np.ndarray:

@@ -87,8 +87,9 @@ from scipy import optimize, sparse
 
 from dprisk.inference.product.histogram_rounding import ROUNDINGS, round_children
 from dprisk.inference.product.projection_kernels import project_floor_rows
-from dprisk.models.checks import check_count, check_rho
+from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed, sample
+from dprisk.runtime.memory_limit import check_memory
 
 __all__ = [
     "INVARIANTS",
@@ -171,7 +172,7 @@ def regular_tree(fanout, rhos) -> HistogramTree:
     ----------
     fanout : sequence of int (each >= 1)
         Children per node, level by level from the root: level ``l + 1`` has
-        :math:`\prod_{i \le l}` ``fanout[i]`` nodes.
+        :math:`\prod_{i \le l}` ``fanout[i]`` nodes (8 bytes each, within the memory limit).
     rhos : sequence of float (each > 0)
         :math:`\rho_l` of every level's cell measurements, root first (``len(fanout) + 1``).
 
@@ -180,11 +181,14 @@ def regular_tree(fanout, rhos) -> HistogramTree:
     HistogramTree
         Node ``i`` of level ``l + 1`` has parent ``i // fanout[l]``.
     """
-    parents, above = [], 1
-    for n in fanout:
-        parents.append(np.repeat(np.arange(above), int(n)))
-        above *= int(n)
-    return HistogramTree(tuple(parents), tuple(float(r) for r in rhos))
+    if isinstance(fanout, (str, bytes)) or np.ndim(fanout) != 1:
+        raise TypeError(f"fanout must be a sequence of integers >= 1, got {fanout!r}")
+    fanout = [check_positive_int(n, "fanout") for n in fanout]
+    nodes = float(np.cumprod(np.array(fanout, dtype=float)).sum())
+    check_memory(8.0 * nodes, parameter="fanout", what=f"a tree of {nodes:.3g} nodes")
+    above = np.cumprod([1, *fanout[:-1]])  # nodes of each level above (checked small)
+    parents = [np.repeat(np.arange(nodes_above), n) for nodes_above, n in zip(above, fanout)]
+    return HistogramTree(tuple(parents), tuple(check_rho(rhos, "rhos").ravel().tolist()))
 
 
 @dataclass(frozen=True)
@@ -219,7 +223,14 @@ def simulate_measurements(tree: HistogramTree, leaf_counts, *, size: int | None 
     -------
     list of ndarray of int64
         One array per level, root first, ``(n_nodes, K)`` (``(size, n_nodes, K)`` with ``size``).
+        A ``tree`` that is no HistogramTree, a ``size`` that is no integer >= 0 or whose draws
+        (24 bytes a cell) pass the memory limit are refused naming it.
     """
+    if not isinstance(tree, HistogramTree):
+        raise TypeError(f"tree must be a HistogramTree (regular_tree(...)), got {tree!r}")
+    releases = 1 if size is None else check_positive_int(size, "size", minimum=0)
+    cells = tree.n_levels * max(np.size(leaf_counts), 1)  # each level: <= the leaves' cells
+    check_memory(24.0 * releases * cells, parameter="size", what=f"{releases} releases")
     rng = as_generator(random_seed, "random_seed")
     out = []
     for counts, rho in zip(tree.aggregate(leaf_counts), tree.rhos, strict=True):

@@ -87,6 +87,7 @@ from dprisk.inference.product.projection_kernels import project_floor
 from dprisk.models.checks import check_positive_int, check_probability
 from dprisk.models.mechanism.dg_sampling import resolve_random_seed, sample
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
+from dprisk.models.scenario import scalar_value
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.work_limit import check_work
 
@@ -402,7 +403,7 @@ def product_risk_mc(rho1, rho2, others, m=0, p=0.5, invariant="none", *, dataset
         A parameter out of range; work above the work limit (naming ``datasets``).
     """
     rho1, rho2, others, m, invariant = check_product_inputs(rho1, rho2, others, m, invariant)
-    p = float(check_probability(p, "p"))
+    p = float(scalar_value(check_probability(p, "p"), "p"))
     datasets = check_positive_int(datasets, "datasets", minimum=2)
     d = others.size
     if d + 1 > MAX_BLOCKS:

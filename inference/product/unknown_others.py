@@ -46,6 +46,7 @@ from dprisk.inference.product.exact import (
 from dprisk.models.checks import check_positive_int, check_probability
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer
+from dprisk.models.scenario import scalar_value
 
 __all__ = ["MAX_NOISY_CELLS", "product_risk_unknown_others", "split_prior"]
 
@@ -199,7 +200,7 @@ def product_risk_unknown_others(rho1, rho2, d, total_prior, m=0, p=0.5,
     d = check_positive_int(d, "d")
     weights = _total_weights(total_prior)
     rho1, rho2, _, m, invariant = check_product_inputs(rho1, rho2, [0] * d, m, invariant)
-    p = float(check_probability(p, "p"))
+    p = float(scalar_value(check_probability(p, "p"), "p"))
     upper = int(np.flatnonzero(weights)[-1])
     # refuse before any work: the configurations are counted, not listed
     _noisy_axes(rho1, rho2, _count_configs(weights, d), m, d, upper)

@@ -260,7 +260,7 @@ def log_marginal_posterior(rho, p=0.5, known=0):
         The log marginal posterior, in :math:`[\log p, 0]`, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
-    return scalar_result(kernels.log_marginal_posterior(rho, p))
+    return scalar_result(kernels.marginal_posterior_and_risk(rho, p)[0])
 
 
 def marginal_posterior(rho, p=0.5, known=0):
@@ -287,7 +287,7 @@ def marginal_posterior(rho, p=0.5, known=0):
         The marginal posterior, in :math:`[p, 1]`, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
-    return scalar_result(np.exp(kernels.log_marginal_posterior(rho, p)))
+    return scalar_result(kernels.marginal_posterior_and_risk(rho, p)[1])
 
 
 def marginal_risk(rho, p=0.5, known=0):
@@ -310,8 +310,7 @@ def marginal_risk(rho, p=0.5, known=0):
         The marginal risk, broadcast over ``rho`` and ``p``.
     """
     rho, p, _ = _design_args(rho, p, known)
-    log_marginal = kernels.log_marginal_posterior(rho, p)
-    return scalar_result(probability_ratio(np.exp(log_marginal), log_marginal, p, np.log(p)))
+    return scalar_result(kernels.marginal_posterior_and_risk(rho, p)[2])
 
 
 # --------------------------------------------------------------------------- decisions
@@ -410,13 +409,12 @@ def design_summary(rho, p=0.5, known=0) -> dict:
     ``dprisk marginal --rho1 R`` prints.
     """
     rho, p, m = _design_args(rho, p, known)
-    log_marginal = kernels.log_marginal_posterior(rho, p)
+    _, marginal, risk = kernels.marginal_posterior_and_risk(rho, p)
     p_correct = kernels.p_correct(rho, p, m)
     threshold = kernels.decision_threshold(rho, p, m)
     true_negative = np.exp(logcdf_kernel(threshold - 1, m, rho))
-    # R <= 1/p, one rounding (probability_ratio): inf above the largest double (p < 5.6e-309)
-    risk = probability_ratio(np.exp(log_marginal), log_marginal, p, np.log(p))
-    return {"marginal_posterior": scalar_result(np.exp(log_marginal)),
+    # 1 <= R <= 1/p, one rounding (probability_ratio): inf above the largest double
+    return {"marginal_posterior": scalar_result(marginal),
             "marginal_risk": scalar_result(risk),
             "p_correct": scalar_result(p_correct),
             "threshold": scalar_result(threshold),

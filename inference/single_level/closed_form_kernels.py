@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from dprisk.models.mechanism.discrete_gaussian import log_tail_kernel, support_halfwidth_kernel
-from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp
+from dprisk.models.numerics import dg_log_normalizer, logit, logsumexp, probability_ratio
 from dprisk.models.numerics import libm_log_expit as log_expit
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "decision_threshold",
     "log_marginal_posterior",
     "log_posterior_odds",
+    "marginal_posterior_and_risk",
     "odds_term",
     "p_correct",
 ]
@@ -40,7 +41,8 @@ __all__ = [
 #: Since :math:`R \ge 1` and :math:`R' \le 1/p`, a grid whose neglected probability is below
 #: ``TAIL_RELATIVE * p`` changes ``R`` (and the marginal posterior) by less than this, relatively.
 TAIL_RELATIVE = 1e-16
-#: Largest release grid (half-width) the exact single-level sum accepts (about rho > 2e-14).
+#: Largest release grid (half-width) the exact single-level sum accepts (rho >= 2.07e-14
+#: at p = 1/2, 2.83e-13 at p = 1e-300: :func:`refuse_release_grid`).
 MAX_HALFWIDTH = 50_000_000
 #: Elements of one temporary matrix.
 _CHUNK = 2_000_000
@@ -78,6 +80,28 @@ def cumulative_log_odds(x: np.ndarray, rhos: np.ndarray, p: np.ndarray,
     return logit_p + np.stack(out, axis=-1)
 
 
+def refuse_release_grid(rho: float, p: float) -> None:
+    r"""Refuse ``rho``: its release grid at ``p`` passes :data:`MAX_HALFWIDTH`, naming the bound.
+
+    The grid neglects less than ``TAIL_RELATIVE * p`` (not below 1e-300), so the smallest
+    ``rho`` depends on ``p``: with :math:`L = -\log(\text{tail}/2)`, :math:`K + 1 \approx
+    \sqrt{L/\rho}`: 2.07e-14 at ``p = 1/2``, 2.83e-13 at ``p = 1e-300``. The bound
+    stated is rounded up to 3 digits and up again until the grid fits, so it is accepted.
+
+    Raises
+    ------
+    ValueError
+        Always: ``rho``, ``p`` and the smallest ``rho`` allowed at that ``p``.
+    """
+    tail = max(TAIL_RELATIVE * p, 1e-300)
+    smallest = float(f"{-np.log(tail / 2.0) / MAX_HALFWIDTH**2:.2e}")
+    while support_halfwidth_kernel(np.asarray(smallest), tail) > MAX_HALFWIDTH:
+        smallest = float(f"{smallest * 1.01:.2e}")
+    raise ValueError(
+        f"rho = {rho!r} is too small for the exact sum over releases at p = {p:g} (grid "
+        f"half-width above {MAX_HALFWIDTH}); allowed range at this p: rho >= {smallest:.3g}")
+
+
 def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> np.ndarray:
     """``log sum_j expit(logit_p + rho (2 j + 1)) pmf(j)`` for 1-d arrays of (rho, p) rows.
 
@@ -91,11 +115,8 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
         rows = tail == value
         halfwidth[rows] = support_halfwidth_kernel(rho[rows], float(value))
     if np.any(halfwidth > MAX_HALFWIDTH):
-        bad = float(rho[np.argmax(halfwidth)])
-        raise ValueError(
-            f"rho = {bad!r} is too small for the exact sum over releases (grid half-width "
-            f"above {MAX_HALFWIDTH}); allowed range: rho > about 2e-14"
-        )
+        worst = np.argmax(halfwidth)
+        refuse_release_grid(float(rho[worst]), float(p[worst]))
     order = np.argsort(halfwidth, kind="stable")
     log_z = dg_log_normalizer(rho)
     out = np.empty(rho.shape)
@@ -114,6 +135,21 @@ def _log_marginal_rows(rho: np.ndarray, logit_p: np.ndarray, p: np.ndarray) -> n
         out[rows] = logsumexp(log_expit(log_odds) + log_w)
         lo = hi
     return out
+
+
+def marginal_posterior_and_risk(rho: np.ndarray, p: np.ndarray):
+    r"""``(log M, M, R)``: the marginal posterior in log and linear form and :math:`R = M/p`.
+
+    Each is held to its exact range :math:`p \le M \le 1`, :math:`1 \le R \le 1/p`
+    (Cauchy–Schwarz): the grid's sum of expit-weighted probabilities is rounded, and at a tiny
+    rho it put :math:`M` two ulps below ``p`` (rho = 1e-12, p = 0.999: R = 0.9999999999999998).
+    :math:`R` is the one-rounding quotient of :func:`dprisk.models.numerics.probability_ratio`.
+    """
+    log_p = np.log(p)
+    log_marginal = np.maximum(log_marginal_posterior(rho, p), log_p)
+    marginal = np.maximum(np.exp(log_marginal), p)
+    risk = np.maximum(probability_ratio(marginal, log_marginal, p, log_p), 1.0)
+    return log_marginal, marginal, risk
 
 
 def log_marginal_posterior(rho: np.ndarray, p: np.ndarray) -> np.ndarray:

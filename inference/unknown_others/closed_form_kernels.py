@@ -203,10 +203,7 @@ def _halfwidth(rho: float, p: float) -> int:
     tail = max(TAIL_RELATIVE * p, 1e-300)
     halfwidth = int(support_halfwidth_kernel(np.asarray(rho), tail))
     if halfwidth > MAX_HALFWIDTH:
-        raise ValueError(
-            f"rho = {rho!r} is too small for the exact sum over releases (grid half-width "
-            f"above {MAX_HALFWIDTH}); allowed range: rho > about 2e-14"
-        )
+        single_level_kernels.refuse_release_grid(rho, p)
     return halfwidth
 
 

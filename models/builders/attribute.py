@@ -18,6 +18,7 @@ import numpy as np
 
 from dprisk.models.checks import check_count, check_rho
 from dprisk.models.priors.histogram import check_cell_prior, check_known_counts, uniform_prior
+from dprisk.models.scenario import scalar_value
 
 __all__ = ["CELL_VAR", "RELEASE_VAR", "build_attribute_model"]
 
@@ -55,7 +56,7 @@ def build_attribute_model(release, known, rho, prior=None):
     if release.shape != known.shape:
         raise ValueError(f"release must have one count per cell ({known.size}), got shape "
                          f"{release.shape}")
-    rho = float(check_rho(rho, "rho"))
+    rho = float(scalar_value(check_rho(rho, "rho"), "rho"))
     prior = uniform_prior(known.size) if prior is None else check_cell_prior(prior, known.size)
     with pm.Model() as model:
         cell = pm.Categorical(CELL_VAR, p=np.asarray(prior, dtype=np.float64),

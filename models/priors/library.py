@@ -168,7 +168,11 @@ class _CountParameterPrior(X2Prior):
         cls.parameter, cls.kind, cls.template = parameter, kind, template
 
     def __init__(self, value: int, /):
-        value = int(check_count(value, self.parameter, minimum=0))
+        value = check_count(value, self.parameter, minimum=0)
+        if value.ndim:
+            raise ValueError(f"{self.parameter} must be a single integer, got an array of shape "
+                             f"{value.shape}")
+        value = int(value)
         setattr(self, self.parameter, value)
         self.spec = f"{self.kind}:{value}"
         self.description = self.template.format(value)

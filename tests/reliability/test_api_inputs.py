@@ -24,6 +24,7 @@ DG = "dprisk.models.mechanism.discrete_gaussian"
 P2 = {"rho1": 0.5, "rho2": 0.5, "d": 3}
 NESTED = {"rhos": [0.5, 0.5, 0.5], "siblings": [3, 3]}
 EMPTY = np.array([], dtype=np.int64)
+PRODUCT = "dprisk.inference.product.exact:product_risk"
 
 #: (function, args, kwargs, exception, parameter named)
 CASES = [
@@ -62,6 +63,30 @@ CASES = [
     (PMF, (2, [True, True]), {}, TypeError, "rho"),
     ("dprisk.inference.attribute.posterior:cell_posterior", ([True, False], [0, 1], 0.5), {},
      TypeError, "release"),
+    # a list where one number is taken (before: numpy's 'only 0-dimensional arrays can be
+    # converted to Python scalars', naming nothing), as dr.p_correct would broadcast it
+    (PRODUCT, (0.5, [0.5, 0.3], [1, 2]), {}, ValueError, "rho2"),
+    (PRODUCT, (np.array([]), 0.5, [1, 2]), {}, ValueError, "rho1"),
+    (PRODUCT, (0.5, 0.5, [1, 2]), {"m": [0, 1]}, ValueError, "m"),
+    (PRODUCT, (0.5, 0.5, [1, 2]), {"p": [0.2, 0.3]}, ValueError, "p"),
+    ("dprisk.inference.product.histogram_attribute:cell_tables",
+     ([0, 1], [[1, 0], [0, 1]], [0.5, 0.2], 0.5), {}, ValueError, "rho1"),
+    ("dprisk.inference.attribute.posterior:cell_posterior", ([1, 0], [0, 0], [0.5, 0.1]), {},
+     ValueError, "rho"),
+    ("dprisk.models.builders.attribute:build_attribute_model", ([1, 0], [0, 0], [0.5, 0.1]),
+     {}, ValueError, "rho"),
+    ("dprisk.inference.product.unknown_others:product_risk_unknown_others",
+     (0.5, 0.5, 2, [0.5, 0.5]), {"p": [0.1, 0.2]}, ValueError, "p"),
+    ("dprisk.inference.product.monte_carlo_risk:product_risk_mc", (0.5, 0.5, [1, 2]),
+     {"p": [0.1, 0.2], "datasets": 10}, ValueError, "p"),
+    ("dprisk.models.priors.library:PointMass", ([1, 2],), {}, ValueError, "k"),
+    ("dprisk.inference.attribute.strategy:census_block_design", (), {"rho_detailed": [0.1, 0.2]},
+     ValueError, "rho_detailed"),
+    # complex and date arrays (before: cast to float, the imaginary part dropped with a
+    # ComplexWarning; a date read as its count of days: posterior 1.0 for 2020-01-01)
+    (POST, (np.array([2 + 1j]), 0.5), {}, TypeError, "x1_star"),
+    (POST, (np.datetime64("2020-01-01"), 0.5), {}, TypeError, "x1_star"),
+    (PRODUCT, (0.5, 0.5, 1 + 1j), {}, TypeError, "others"),
 ]
 N_CASES = len(CASES)
 

@@ -297,3 +297,19 @@ def test_expected_posterior_to_rounding_against_extended_precision(rho, prior, t
         for i in range(len(pmf)) for j in range(len(pmf)))
     got = expected_true_posterior(rho, prior=prior, true_cell=true_cell)
     assert got == pytest.approx(float(want), rel=0, abs=2e-15)
+
+
+@pytest.mark.parametrize("rho", [1e3, 1e10, 1e15, 1e16, 1e100])
+def test_cell_posterior_keeps_the_prior_at_large_rho(rho):
+    """With equal residuals x_c^* - m_c in every cell the likelihood terms cancel and the
+    posterior is the prior, at any rho; the terms rho (2 r - 1) were added to log pi before
+    they cancelled, rounding log pi away (rho = 1e10: 0.49999976 for 1/2; 1e16: posteriors
+    summing to 2, risk 3 for 1.5). Tolerance: a few roundings of exp and logsumexp."""
+    prior = np.array([0.2, 0.3, 0.5])
+    post = cell_posterior([1, 1, 2], [0, 0, 1], rho, prior)
+    np.testing.assert_allclose(post.posterior, prior, rtol=1e-14)
+    uniform = cell_posterior([1, 0, 2], [0, 0, 1], rho)  # cell 1 ruled out (e^(-2 rho) = 0)
+    np.testing.assert_allclose(uniform.posterior, [0.5, 0.0, 0.5], rtol=1e-14, atol=1e-300)
+    assert uniform.risk() == pytest.approx(1.5, rel=1e-14)
+    read = cell_posterior([0, 0, 2], [0, 0, 1], rho, prior, read=[True, True, False])
+    np.testing.assert_allclose(read.posterior, [0.0, 0.0, 1.0], atol=1e-300)

@@ -26,6 +26,31 @@ def test_strategy_measures_refuses_a_design_of_another_type():
         strategy_measures(None, 0, 10)
 
 
+@pytest.mark.parametrize(("fields", "error", "match"), [
+    ({"rho2": -1.0}, ValueError, r"^rho2 must be a finite number > 0"),
+    ({"rho2": float("nan")}, ValueError, r"^rho2 must be a finite number > 0"),
+    ({"rho2": "x"}, TypeError, r"^rho2 must be a number"),
+    ({"d": 2.5}, ValueError, r"^d must be an integer >= 1"),
+    ({"known": np.zeros(3, np.int64), "others": np.zeros(3, np.int64)}, ValueError,
+     r"^block_group\.known must hold one count per cell \(6\), got 3"),
+    ({"known": np.array([0, 1, 0, -2, 0, 0])}, ValueError, r"^known must"),
+])
+def test_a_block_group_built_directly_is_checked(fields, error, match):
+    """dr.attribute.BlockGroup(...) is the public way to build one, but only its .checked
+    validated: rho2 = -1 (or NaN) was refused as 'rho = -1.0 is too small: the half-width of
+    the release window exceeds 2**53' (a RuntimeWarning from sqrt first), d = 2.5 as "'float'
+    object cannot be interpreted as an integer", 'x' as "could not convert string to float",
+    3 known counts for 6 cells as a numpy IndexError; each now names its field."""
+    design = QueryDesign(("detailed",), np.array([0.5]), np.arange(6)[None, :], (6,),
+                         np.array([1]))
+    group = {"rho2": 0.5, "d": 2, "known": np.zeros(6, np.int64),
+             "others": np.zeros(6, np.int64)} | fields
+    with pytest.raises(error, match=match):
+        strategy_measures(design, 3, 10, block_group=BlockGroup(**group), random_seed=1)
+    with pytest.raises(TypeError, match=r"^block_group must be a BlockGroup"):
+        strategy_measures(design, 3, 10, block_group=(0.5, 2), random_seed=1)
+
+
 def enumerate_p_map(design, true_cell, tail=1e-9):
     """P[MAP = t] and E[posterior of t] by summing over every noise vector (uniform prior).
 

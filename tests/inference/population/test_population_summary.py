@@ -331,6 +331,38 @@ def test_success_bound_refuses_kappa_outside_its_range(kappa):
     assert success_bound(1.0, 10.08) == pytest.approx(1.0, abs=0)
 
 
+@pytest.mark.parametrize(("variance", "error"), [
+    (-10.0, ValueError), (0.0, ValueError), (float("nan"), ValueError), (1e9, ValueError),
+    (True, TypeError), ("10", TypeError)])
+def test_public_kernels_refuse_a_variance_outside_the_pipelines_range(variance, error):
+    """dr.population.success_bound(0.5, 1e16) tried to allocate 16.1 GiB (the trade-off
+    curve's window grows with sigma; 1e12 took 9 s), -10 gave a negative-variance logit
+    (informed -4.886 against -4.786 at +10), 0 gave inf or a ZeroDivisionError, NaN a NaN
+    logit, a (1,) variance for 2 groups an IndexError: each public kernel now refuses a
+    variance outside the pipeline's VARIANCE_RANGE (1e-4..1e8), or of the wrong shape, naming
+    it and the range."""
+    from dprisk.inference.population.fdp import success_bound
+    from dprisk.inference.population.kernels import informed_logits, outsider_logits
+
+    noisy = np.zeros((2, N_CATEGORIES), np.int64)
+    noisy[:, 0] = 3
+    true = np.zeros((2, N_CATEGORIES), np.int64)
+    true[:, 0] = 2
+    prior = np.full((2, N_CATEGORIES), 1 / N_CATEGORIES)
+    message = r"^variance must be" if error is ValueError else r"^variance must be numbers"
+    if error is ValueError:
+        message += r".*allowed range: 0\.0001 <= sigma\^2 <= 1e\+08"
+    with pytest.raises(error, match=message):
+        success_bound(0.5, variance)
+    pair = np.array([variance, 10.0], dtype=object if error is TypeError else float)
+    with pytest.raises(error, match=message):
+        informed_logits(noisy, true, prior, pair)
+    with pytest.raises(error, match=message):
+        outsider_logits(noisy, np.array([3, 3]), prior, pair)
+    with pytest.raises(ValueError, match=r"^variance must have shape \(2,\), got \(1,\)"):
+        outsider_logits(noisy, np.array([3, 3]), prior, np.array([10.0]))
+
+
 @pytest.mark.parametrize("partition_persons", [0, -1, 1.5, True, "10"])
 def test_partition_persons_must_be_a_positive_integer(partition_persons):
     """Before: int() truncated 1.5 to 1 (and read True as 1) silently."""

@@ -368,3 +368,18 @@ def test_composed_pld_is_refused_below_its_delta_and_holds_the_exact_epsilon_abo
         assert lower <= exact <= upper
     lower, upper = epsilon_pld_bracket([0.5], 1e-15)
     assert lower - 1e-12 <= exact_dg_epsilon(0.5, 1, 1e-15) <= upper + 1e-12
+
+
+@pytest.mark.parametrize("rho", [1e20, 1e30])
+def test_pld_bracket_of_a_huge_rho_is_refused_naming_the_range(rho):
+    """epsilon_pld refused rho = 1e20 ('the PLD epsilon ... is about 1e+20 ... allowed range'),
+    but epsilon_pld_bracket and census_epsilon_pld_bracket raised dp-accounting's 'loop of
+    ufunc does not support argument 0 of type float which has no callable exp method' from
+    inside the library; the bracket now refuses as epsilon_pld does (its epsilon is at least
+    rho_total - 1 for delta < 0.3)."""
+    from dprisk.inference.privacy.accounting import census_epsilon_pld_bracket, epsilon_pld_bracket
+
+    with pytest.raises(ValueError, match=r"^rhos: the PLD epsilon .*allowed range"):
+        epsilon_pld_bracket([rho], 1e-10)
+    with pytest.raises(ValueError, match=r"^rhos: the PLD epsilon .*allowed range"):
+        census_epsilon_pld_bracket(rho, 1e-10)

@@ -112,6 +112,22 @@ def test_bad_input_names_the_parameter(kwargs, name):
         pure_dp_budget(ratio, posterior, **kwargs)
 
 
+def test_a_boolean_prior_or_a_string_ratio_is_refused():
+    """True was read as p = 1 or q = 1 (epsilon_for_prior(True, 0.5, 3, 0.25) = inf,
+    pure_dp_budget(3, 0.25, q=True) = 1.2993, the q = 1 answer) and the string '3' as the
+    ratio 3 (epsilon 1.8663): a TypeError naming the parameter, as a boolean max_posterior
+    already was."""
+    with pytest.raises(TypeError, match=r"^p must be a number"):
+        epsilon_for_prior(True, 0.5, 3.0, 0.25)
+    with pytest.raises(TypeError, match=r"^q must be a number"):
+        epsilon_for_prior(0.5, True, 3.0, 0.25)
+    with pytest.raises(TypeError, match=r"^q must be a number"):
+        pure_dp_budget(3.0, 0.25, q=True)
+    with pytest.raises(TypeError, match=r"^max_ratio must be a number"):
+        epsilon_for_prior(0.5, 0.5, "3", 0.25)
+    assert epsilon_for_prior(1, 0.5, 3.0, 0.25) == math.inf  # the integer 1 stays p = 1
+
+
 @pytest.mark.parametrize("q", [None, 1.0, 0.5, 1e-10, 1e-300, 0.9999999999999999])
 @pytest.mark.parametrize(("ratio", "posterior"), [
     (1.0000000000000002, 0.9999999999999999), (1.0000000000000002, 0.5), (3.0, 1e-300),

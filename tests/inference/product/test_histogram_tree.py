@@ -165,6 +165,24 @@ def test_rounding_refuses():
         ht.regular_tree((2,), (1.0,))
 
 
+@pytest.mark.parametrize(("fanout", "error"), [
+    ((2.5,), ValueError), ((-1,), ValueError), ((0,), ValueError), ((True,), TypeError),
+    (3, TypeError), ("ab", TypeError), ((10**5, 10**5), ValueError)])
+def test_regular_tree_refuses_a_bad_fanout(fanout, error):
+    """dr.product.regular_tree read fanout 2.5 as 2 and True as 1, silently; -1 gave numpy's
+    'negative dimensions are not allowed', 0 a message about parents[0], a scalar 3
+    "'int' object is not iterable", and (1e5, 1e5) tried to allocate 74.5 GiB (MemoryError);
+    each now names fanout (the last as the memory limit's refusal)."""
+    from dprisk.runtime.memory_limit import MemoryLimitError
+
+    with pytest.raises(error, match=r"^fanout\b") as info:
+        ht.regular_tree(fanout, (0.5,) * (np.size(fanout) + 1))
+    assert fanout != (10**5, 10**5) or isinstance(info.value, MemoryLimitError)
+    with pytest.raises(TypeError, match=r"^rhos must be a number"):
+        ht.regular_tree((2,), (0.5, "x"))
+    assert ht.regular_tree((2.0, np.int64(3)), (1, 1, 1)).parents[1].tolist() == [0, 0, 0, 1, 1, 1]
+
+
 @pytest.mark.parametrize("fanout", [(3,), (2, 3)])
 def test_batch_matches_top_down(fanout):
     """The vectorised path: same real solution, so the same integers up to the tie-break."""
@@ -223,3 +241,21 @@ def test_top_down_reports_the_seed_of_its_tie_breaks():
             np.testing.assert_array_equal(again.levels[1], a.levels[1])
     generator = np.random.default_rng(0)
     assert ht.top_down(tree, noisy, random_seed=generator).random_seed is None
+
+
+@pytest.mark.parametrize(("size", "error", "match"), [
+    (-1, ValueError, r"^size must be an integer >= 0"), (2.5, ValueError, r"^size must be"),
+    (True, TypeError, r"^size must be"), (10**10, ValueError, r"^size: .* memory limit")])
+def test_simulate_measurements_checks_its_size_and_tree(size, error, match):
+    """dr.product.simulate_measurements passed size to np.zeros unchecked: -1 gave numpy's
+    'negative dimensions are not allowed', 2.5 "'float' object cannot be interpreted as an
+    integer", True one release, 1e10 a MemoryError for 149 GiB (1e8: 2.98 GiB a level,
+    allocated and filled); a tree that is not one "'NoneType' object has no attribute
+    'aggregate'". Each is now refused by name, the size against the memory limit."""
+    tree = ht.regular_tree((2,), (0.5, 0.5))
+    with pytest.raises(error, match=match):
+        ht.simulate_measurements(tree, [[1, 0], [0, 1]], size=size, random_seed=1)
+    with pytest.raises(TypeError, match=r"^tree must be a HistogramTree"):
+        ht.simulate_measurements(None, [[1, 0], [0, 1]])
+    shapes = [a.shape for a in ht.simulate_measurements(tree, [[1, 0], [0, 1]], size=3)]
+    assert shapes == [(3, 1, 2), (3, 2, 2)]

@@ -278,3 +278,39 @@ def test_paper_decision_examples():
 def test_invalid_inputs_raise_value_error_naming_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("p", [0.5, 1e-12, 1e-300])
+def test_release_grid_refusal_states_a_bound_above_the_refused_rho(p):
+    """The exact marginal's refusal said 'allowed range: rho > about 2e-14' whatever p, while
+    its grid neglects less than 1e-16 p: at p = 1e-300 rho = 1e-13 was refused (bound
+    2.83e-13); the single-level and unknown-others marginals now state the bound at that p,
+    checked to be accepted by the grid and 1 % below it refused."""
+    import re
+
+    from dprisk.inference.single_level.closed_form_kernels import MAX_HALFWIDTH, TAIL_RELATIVE
+    from dprisk.inference.unknown_others.closed_form import marginal_posterior as uo_marginal
+
+    rho = {0.5: 1e-14, 1e-12: 2e-14, 1e-300: 1e-13}[p]
+    for call in (lambda: sl.marginal_risk(rho, p),
+                 lambda: uo_marginal(rho, p, unknown_others=2, q=0.3)):
+        with pytest.raises(ValueError, match=rf"at p = {p:g} .*allowed range at this p") as info:
+            call()
+        bound = float(re.search(r"rho >= (\S+)$", str(info.value)).group(1))
+        tail = max(TAIL_RELATIVE * p, 1e-300)
+        assert bound > rho
+        assert dg.support_halfwidth_kernel(np.asarray(bound), tail) <= MAX_HALFWIDTH
+        assert dg.support_halfwidth_kernel(np.asarray(0.99 * bound), tail) > MAX_HALFWIDTH
+
+
+@pytest.mark.parametrize("rho", [1e-12, 1e-10, 1e-9])
+@pytest.mark.parametrize("p", [0.999, 1 - 1e-9])
+def test_marginal_stays_within_its_exact_bounds_at_tiny_rho(rho, p):
+    """p <= M and 1 <= R hold exactly (Cauchy-Schwarz) and the docstrings say so; the grid's
+    rounded sum gave M = 0.9989999999999998 < p = 0.999 and R = 0.9999999999999998 at
+    rho = 1e-12 (13 of 1356 points of a rho x p grid). The values are within 2 ulps of p
+    and 1, so they are now held there, in every form."""
+    assert sl.marginal_posterior(rho, p) >= p
+    assert sl.marginal_risk(rho, p) >= 1.0
+    assert sl.log_marginal_posterior(rho, p) >= np.log(p)
+    assert sl.marginal_posterior(rho, p) == pytest.approx(p, rel=1e-12)
