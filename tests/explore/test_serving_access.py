@@ -227,6 +227,31 @@ def test_password_file_holds_hashes_only(tmp_path):
         explore_access.read_password_file(plain)
 
 
+@pytest.mark.parametrize("mangle", [
+    lambda kind, n, salt, digest: f"{kind}$6OOOOO${salt}${digest}",  # letter O for zero
+    lambda kind, n, salt, digest: f"{kind}$0${salt}${digest}",
+    lambda kind, n, salt, digest: f"{kind}${n}$zz{salt[2:]}${digest}",
+    lambda kind, n, salt, digest: f"{kind}${n}${salt}${digest[:-1]}",  # a digit cut off
+    lambda kind, n, salt, digest: f"{kind}${n}${salt}${digest.upper()}",
+])
+def test_password_file_refuses_a_hash_no_password_can_match(tmp_path, mangle):
+    """Finding "a mistyped hash was accepted and broke the sign-in": a line such as
+    ``ana:pbkdf2_sha256$6OOOOO$SALT$HASH`` passed the check (three ``$``), then no password
+    matched it, and an unknown user's sign-in answered 500 with a ValueError traceback in
+    the log (the dummy hash reads the file's most common count). Each such line is now
+    refused when the file is read, naming --basic-auth and the line; the hash
+    :func:`hash_password` writes is still read."""
+    stored = explore_access.hash_password("s3cret", iterations=1000)
+    users = tmp_path / "users"
+    users.write_text(f"bo:{stored}\nana:{mangle(*stored.split('$'))}\n")
+    with pytest.raises(ValueError, match=r"--basic-auth .*: line 2 is not"):
+        explore_access.read_password_file(users)
+    kind, count, salt, digest = stored.split("$")
+    users.write_text(f"bo:{stored}\nana:{kind}$000{count}${salt.upper()}${digest}\n")
+    read = explore_access.read_password_file(users)
+    assert explore_access.check_password("s3cret", read["ana"])
+
+
 def test_default_names_are_the_ones_answered_on():
     names = explore_access.allowed_names("0.0.0.0", 5006)
     assert "0.0.0.0:5006" not in names
