@@ -32,6 +32,7 @@ __all__ = [
     "Sequencer",
     "is_loopback",
     "prior_policy",
+    "read_box",
     "read_count",
     "read_integer",
     "read_number",
@@ -81,6 +82,26 @@ def read_integer(text, name: str) -> int:
         return parse_integer(text)
     except (ValueError, OverflowError):
         raise ValueError(f"{name} must be an integer, got {_quoted(text)}") from None
+
+
+def read_box(text: str, name: str, integer: bool):
+    """The number in a live control's box (``0.05``, ``1/3``, ``-2``); ValueError naming ``name``.
+
+    An integer box reads an integer exactly (:func:`read_integer`, as the command line does):
+    through a float, ``9007199254740993`` was ``9007199254740992``, which the view computed
+    and showed as current under the box's text. An integer-valued fraction (``6/2``) is 3.
+    """
+    if integer:
+        try:
+            return read_integer(text, name)
+        except ValueError:  # a fraction, or not a number: read as one below
+            pass
+    value = read_number(text, name)
+    if not integer:
+        return value
+    if not value.is_integer():
+        raise ValueError(f"{name} must be an integer, got {text!r}")
+    return int(value)
 
 
 #: Characters of typed text quoted in a message (the rest is cut: a message is one line).
