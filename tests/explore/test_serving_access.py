@@ -381,6 +381,33 @@ def test_a_visitor_s_message_is_logged_cut(servers, caplog):
     assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
 
 
+def test_a_websocket_message_of_the_wrong_type_is_one_line(servers, caplog):
+    """Finding "a hand-written client's message left a traceback": a PATCH-DOC setting a
+    text box's value to 5 (or a slider's to None, an unknown model id, an unknown event
+    kind) made Bokeh's protocol handler log "error handling message" with its traceback,
+    about 50 lines a message (8 messages against a served explorer: 8 tracebacks, 420
+    lines). The server answers such a message with an error reply as before, and its log
+    has one warning line naming the error; another exception keeps its traceback."""
+    import logging
+
+    from bokeh.models import TextInput
+
+    logger = logging.getLogger("bokeh.server.protocol_handler")
+    try:
+        TextInput().set_from_json("value", 5)
+    except ValueError as err:
+        client_error = err
+    with caplog.at_level("WARNING", logger=logger.name):
+        logger.error("error handling message\n message: %r \n error: %r", "PATCH-DOC",
+                     client_error, exc_info=client_error)
+        logger.error("error handling message", exc_info=ZeroDivisionError("a bug"))
+    client, bug = [r for r in caplog.records if r.name == logger.name]
+    assert client.exc_info is None and client.levelname == "WARNING"
+    assert "failed to validate" in client.getMessage() and "\n" not in client.getMessage()
+    assert "Traceback" not in caplog.text.split("ZeroDivisionError")[0]
+    assert bug.exc_info is not None and bug.levelname == "ERROR"
+
+
 def test_a_refused_request_s_token_is_hidden_in_the_log(servers, caplog):
     """Before: Tornado logged a refused request's URL whole, ``403 GET
     /?token=6afb...c3 (127.0.0.1): unknown host or origin`` (and its access line), so the
