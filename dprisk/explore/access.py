@@ -32,6 +32,7 @@ import asyncio
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 import socket
 import threading
@@ -46,8 +47,8 @@ from tornado.web import Finish, HTTPError, RequestHandler
 
 from dprisk.runtime.ascii_numbers import ascii_digits
 
-__all__ = ["Access", "PageLoads", "allowed_names", "bokeh_origins", "client_address",
-           "hash_password", "interface_addresses", "read_password_file"]
+__all__ = ["STORED_PASSWORD", "Access", "PageLoads", "allowed_names", "bokeh_origins",
+           "client_address", "hash_password", "interface_addresses", "read_password_file"]
 
 #: PBKDF2-SHA256 iterations of a new password hash.
 ITERATIONS = 200_000
@@ -234,15 +235,26 @@ def check_password(password: str, stored: str) -> bool:
     return hmac.compare_digest(again.hex(), digest)
 
 
+#: A stored password as :func:`hash_password` writes it: an iteration count >= 1 in ASCII
+#: digits, a hex salt, and the 32-byte SHA-256 digest in lower-case hex (as compared).
+STORED_PASSWORD = re.compile(
+    r"pbkdf2_sha256\$0*[1-9][0-9]*\$(?:[0-9a-fA-F]{2})+\$[0-9a-f]{64}")
+
+
 def read_password_file(path) -> dict[str, str]:
-    """``{user: hash}`` from FILE; ValueError (one line naming ``--basic-auth``) if malformed."""
+    """``{user: hash}`` from FILE; ValueError (one line naming ``--basic-auth``) if malformed.
+
+    Each hash must be as :func:`hash_password` writes it (:data:`STORED_PASSWORD`): one with
+    an iteration count that is not a number (``6OOOOO``) or a salt that is not hex was
+    accepted, and then no password matched it, and an unknown user's sign-in raised (status
+    500, a traceback in the log) when that count was the file's most common.
+    """
     users = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         user, sep, stored = line.strip().partition(":")
-        if not sep or not user or not stored.startswith("pbkdf2_sha256$") \
-                or stored.count("$") != 3:
+        if not sep or not user or STORED_PASSWORD.fullmatch(stored) is None:
             raise ValueError(f"--basic-auth {path}: line {number} is not "
                              "USER:pbkdf2_sha256$ITERATIONS$SALT$HASH (make one with "
                              "python -m dprisk.explore.access USER)")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from dprisk.models.census.allocation import parse_rho
 from dprisk.models.checks import check_count, check_probability
+from dprisk.models.priors.base import PRIOR_FORMS
 from dprisk.models.priors.library import X2Prior, parse_prior
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Sequencer",
     "is_loopback",
     "prior_policy",
+    "read_box",
     "read_count",
     "read_integer",
     "read_number",
@@ -81,6 +83,26 @@ def read_integer(text, name: str) -> int:
         return parse_integer(text)
     except (ValueError, OverflowError):
         raise ValueError(f"{name} must be an integer, got {_quoted(text)}") from None
+
+
+def read_box(text: str, name: str, integer: bool):
+    """The number in a live control's box (``0.05``, ``1/3``, ``-2``); ValueError naming ``name``.
+
+    An integer box reads an integer exactly (:func:`read_integer`, as the command line does):
+    through a float, ``9007199254740993`` was ``9007199254740992``, which the view computed
+    and showed as current under the box's text. An integer-valued fraction (``6/2``) is 3.
+    """
+    if integer:
+        try:
+            return read_integer(text, name)
+        except ValueError:  # a fraction, or not a number: read as one below
+            pass
+    value = read_number(text, name)
+    if not integer:
+        return value
+    if not value.is_integer():
+        raise ValueError(f"{name} must be an integer, got {text!r}")
+    return int(value)
 
 
 #: Characters of typed text quoted in a message (the rest is cut: a message is one line).
@@ -209,15 +231,27 @@ class PriorPolicy:
         """The prior named by the box ``text`` (and the chosen ``prior_file``), checked.
 
         A refusal quotes at most :data:`QUOTE_CHARS` characters of the text (the library's
-        messages quote all of it: a 10 MB box came back as a 10 MB message).
+        messages quote all of it: a 10 MB box came back as a 10 MB message), and without
+        typed files it lists the forms this server reads (:meth:`forms`), not the library's
+        ``PATH.py:NAME``, which it refuses.
         """
         text = str(text).strip()
         try:
             return self._read(text, known, prior_file)
         except ValueError as err:
-            if len(text) <= QUOTE_CHARS or repr(text) not in str(err):
+            message = str(err)
+            if not self.typed_files:  # the library's forms offer PATH.py:NAME: not here
+                message = message.replace(PRIOR_FORMS, self.forms())
+            if len(text) > QUOTE_CHARS:
+                message = message.replace(repr(text), _quoted(text))
+            if message == str(err):
                 raise
-            raise ValueError(str(err).replace(repr(text), _quoted(text))) from None
+            raise ValueError(message) from None
+
+    def forms(self) -> str:
+        """The prior forms this server reads, as a message lists them."""
+        return BUILTIN_PRIORS + (", or NAME with a model file chosen from the list"
+                                 if self.prior_dir is not None else "")
 
     def _read(self, text: str, known: int, prior_file: str | None) -> X2Prior:
         from dprisk.models.priors.library import check_support

@@ -13,13 +13,13 @@ import math
 import panel as pn
 import param
 
+from dprisk.explore.inputs import read_box
 from dprisk.explore.notebook import (
     _TABLE_CSS,
     LIVE_FIGURE_DPI,
     decimals,
     format_typed,
     output_parts,
-    read_box,
     slider_step,
     table_html,
 )

@@ -24,13 +24,14 @@ raised again (:meth:`LiveView.update`); a stale output is never shown as current
 (:class:`dprisk.explore.inputs.Sequencer`).
 
 Number boxes are text boxes (:class:`NumberControl`), read as the served explorer reads its
-boxes (:func:`dprisk.explore.inputs.read_number`: ``0.05``, ``1/3``). They apply on Enter and
-when they lose focus, in JupyterLab as in a plain page: Bokeh's spinner box commits only on
-the browser's ``change`` event, and JupyterLab's Enter shortcut (enter a cell's edit mode)
-cancels the key press inside an output, so Enter did nothing there; a text box also applies
-on Enter from its key-up event, which no shortcut cancels. A slider's value is rounded to
-the precision of its step (:func:`slider_step`, a 1, 2 or 5 times a power of ten) before it
-is shown or used, and the slider shows no tooltip (the box beside it shows the value).
+boxes (:func:`dprisk.explore.inputs.read_box`: ``0.05``, ``1/3``, integers exactly). They
+apply on Enter and when they lose focus, in JupyterLab as in a plain page: Bokeh's spinner
+box commits only on the browser's ``change`` event, and JupyterLab's Enter shortcut (enter a
+cell's edit mode) cancels the key press inside an output, so Enter did nothing there; a text
+box also applies on Enter from its key-up event, which no shortcut cancels. A slider's value
+is rounded to the precision of its step (:func:`slider_step`, a 1, 2 or 5 times a power of
+ten) before it is shown or used, and the slider shows no tooltip (the box beside it shows
+the value).
 
 ``view`` may return a Matplotlib figure (closed in pyplot after drawing, so the inline
 backend does not show it twice), a dict of numbers (an HTML table: any label, ``|``
@@ -54,7 +55,7 @@ import numbers
 import sys
 from decimal import Decimal
 
-from dprisk.explore.inputs import Sequencer, read_number
+from dprisk.explore.inputs import Sequencer
 
 #: NumberControl is in dprisk.explore.live_widgets (with Panel), given by __getattr__ below.
 __all__ = ["LIVE_FIGURE_DPI", "STATIC_ENV", "LiveView", "NumberControl",  # noqa: F822
@@ -112,16 +113,6 @@ def format_typed(value, integer: bool) -> str:
     if integer:
         return str(int(value))
     return repr(float(value))
-
-
-def read_box(text: str, name: str, integer: bool):
-    """The number in a box's text (``0.05``, ``1/3``, ``-2``); ValueError naming ``name``."""
-    value = read_number(text, name)
-    if not integer:
-        return value
-    if not value.is_integer():
-        raise ValueError(f"{name} must be an integer, got {text!r}")
-    return int(value)
 
 
 def _cell(value) -> str:

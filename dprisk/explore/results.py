@@ -124,7 +124,9 @@ def single_level_result(*, rho1: float, p: float, m: int, x1_star: int) -> WhatI
         "p_correct": sl.p_correct(rho1, p, m),
     }
     half = int(np.clip(4 / np.sqrt(2 * rho1), 5, 60))
-    grid = np.arange(m - half, m + half + 2)
+    # the curve's releases within the counts' range, <= 2**53 (m >= 0 keeps the start in
+    # it): a known count near its end is computed, not refused quoting a release nobody typed
+    grid = np.arange(m - half, min(m + half + 1, MAX_COUNT) + 1)
     grid = np.union1d(grid, [x1_star])
     post = np.asarray(sl.posterior(grid, rho1, p, m), dtype=float)
     pmf = np.asarray(sl.release_pmf(grid, rho1, m), dtype=float)  # P[X1* = x1* | x1 = m+1]

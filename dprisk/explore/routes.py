@@ -29,8 +29,8 @@ from urllib.parse import unquote_plus
 from tornado.routing import ReversibleRouter
 from tornado.web import HTTPError, RequestHandler
 
-__all__ = ["COMPONENT_MODULES", "MAX_BODY_BYTES", "HostCheck", "ShortLines",
-           "component_module_allowed", "guard", "query_is_utf8", "server_options",
+__all__ = ["CLIENT_MESSAGE_ERRORS", "COMPONENT_MODULES", "MAX_BODY_BYTES", "HostCheck",
+           "ShortLines", "component_module_allowed", "guard", "query_is_utf8", "server_options",
            "shorten_log_lines"]
 
 #: The module families whose (already imported) classes' resources ``/components/`` serves.
@@ -156,6 +156,12 @@ VISITOR_QUOTING_LOGGERS = ("bokeh.server.views.ws", "bokeh.server.protocol_handl
                            "bokeh.server.session", "bokeh.server.connection", "panel.reactive",
                            "tornado.access", "tornado.application", "tornado.general",
                            "dprisk.explore.views")
+#: What Bokeh raises applying a websocket message that only a hand-written client sends (a
+#: value of the wrong type, ``TextInput.value = 5``: ValueError; an unknown model id:
+#: UnknownReferenceError; an unknown event kind: RuntimeError; a client-only event:
+#: NotImplementedError; fields missing: KeyError, TypeError). Bokeh answers it with an error
+#: reply and logged it with its traceback, about 50 lines a message.
+CLIENT_MESSAGE_ERRORS = (ValueError, KeyError, TypeError, RuntimeError, NotImplementedError)
 #: A query argument ``name=value`` in a logged URL (``name`` as sent: percent-encoded or not).
 _QUERY_ARGUMENT = re.compile(r"(?<=[?&;])([^=&;#\s'\"]*)=([^&;#\s'\"]*)")
 #: The query arguments whose values are secrets, by their decoded names.
@@ -179,7 +185,18 @@ class ShortLines(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Keep the record, its message cut when too long and its tokens hidden."""
+        """Keep the record, its message cut when too long and its tokens hidden.
+
+        A websocket message Bokeh could not apply (:data:`CLIENT_MESSAGE_ERRORS`) is one
+        warning line without the traceback.
+        """
+        error = record.exc_info[1] if record.exc_info else None
+        if record.name == "bokeh.server.protocol_handler" \
+                and isinstance(error, CLIENT_MESSAGE_ERRORS):
+            record.msg = "dprisk explore: websocket message refused: %s: %s"
+            record.args = (type(error).__name__, error)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
         message = record.getMessage()
         shown = _QUERY_ARGUMENT.sub(_hide_secret, message) if "=" in message else message
         if len(shown) > LOG_LINE_CHARS:

@@ -120,3 +120,25 @@ def test_a_refused_prior_quotes_its_text_cut(text):
         assert len(message) < QUOTE_CHARS + 600, len(message)
         assert message.startswith("prior")  # beyond loopback "improper..." is refused unquoted
         assert text[:50] not in message or f"({len(text)} characters)" in message
+
+
+@pytest.mark.parametrize(("text", "known"), [("point:-1", 0), ("truncated:0", 0),
+                                             ("truncated:" + "9" * 30, 0), ("point:2", 5)])
+def test_a_server_without_typed_files_never_offers_them(text, known, tmp_path):
+    """Finding "the prior box offered a form the server refuses": beyond loopback a refused
+    built-in prior's message listed the library's forms, "... point:K (integer K), or
+    PATH.py:NAME", and the PATH.py:NAME a visitor then typed got "prior: not allowed here".
+    Such a server's messages now list what it reads (and, with --prior-dir, a NAME with a
+    file from the list); on loopback, where typed files load, the library's list stays."""
+    from dprisk.explore.inputs import PriorPolicy
+    from dprisk.models.priors.base import PRIOR_FORMS
+
+    for policy, offer in [(PriorPolicy(typed_files=False), "improper, truncated:U or point:K"),
+                          (PriorPolicy(typed_files=False, prior_dir=tmp_path),
+                           "NAME with a model file chosen from the list"),
+                          (PriorPolicy(typed_files=True), PRIOR_FORMS)]:
+        with pytest.raises(ValueError) as refused:
+            policy.read(text, known)
+        message = str(refused.value)
+        assert offer in message
+        assert ("PATH.py" in message) == policy.typed_files, message

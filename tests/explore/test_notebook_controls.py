@@ -123,6 +123,25 @@ def test_number_box_refuses_text_with_one_line():
     assert "p must be a number" in panel.output.objects[0].object
 
 
+@pytest.mark.parametrize(("typed", "known"), [("9007199254740993", 2**53 + 1),
+                                              ("12345678901234567", 12345678901234567),
+                                              ("6/2", 3), (" 4.0 ", 4), ("1e3", 1000)])
+def test_an_integer_box_reads_the_integer_typed(typed, known):
+    """Finding "a typed integer was rounded to a float's": the box read every number as a
+    float, so known = 9007199254740993 (beyond 2**53, refused by ``dprisk marginal --known``
+    and by dr.marginal_posterior) became 9007199254740992, which the view computed and
+    showed as current under the box's text (marginal posterior 0.523843 at rho = 0.1).
+    Integers are now read exactly (the command line's parse_integer); an integer-valued
+    fraction or decimal is still its integer."""
+    panel = live(lambda known: {"known": known}, known=0)
+    _press_enter(_box(panel, "known"), typed)
+    assert panel.last == {"known": known} and type(panel.last["known"]) is int
+    panel = live(lambda known: {"m": sl.marginal_posterior(0.1, 0.5, known)}, known=0)
+    _press_enter(_box(panel, "known"), "9007199254740993")
+    assert panel.last is None
+    assert "got 9007199254740993" in panel.output.objects[0].object
+
+
 def test_slider_value_at_the_precision_of_its_step():
     calls = []
     panel = live(lambda rho1: calls.append(rho1) or {"rho1": rho1}, rho1=0.5,

@@ -88,6 +88,23 @@ def test_two_level_map_stays_within_the_counts_range(x1_star, x2_star):
         got.numbers["posterior_x1"], rel=1e-12)
 
 
+@pytest.mark.parametrize(("rho1", "m"), [(0.01, 2**53 - 10), (0.099, 2**53), (0.001, 2**53 - 60)])
+def test_single_level_curve_stays_within_the_counts_range(rho1, m):
+    """Finding "a known count near the end of the range was refused quoting a release nobody
+    typed": the curve spans m - half .. m + half + 1 releases (half = 4 / sqrt(2 rho1) in
+    5..60), so m = 2**53 - 10 at rho1 = 0.01 (half 28), answered by ``dprisk posterior`` and
+    ``dprisk marginal``, was refused with "x1_star must be an integer ... <= 2**53 ..., got
+    9007199254740993". The curve is now cut at 2**53: the view answers, its numbers are the
+    API's (the same calls: equal), and the curve's point at x1* = m is the shown posterior
+    (1e-12: the same expression, vectorised)."""
+    got = results.single_level_result(rho1=rho1, p=0.5, m=m, x1_star=m)
+    assert got.numbers["posterior"] == sl.posterior(m, rho1, 0.5, m)
+    assert got.numbers["threshold"] == sl.decision_threshold(rho1, 0.5, m)
+    curve = got.dataset["posterior"]
+    assert curve["x1_star"].max().item() == 2**53  # m + half + 1 is beyond it in each case
+    assert curve.sel(x1_star=m).item() == pytest.approx(got.numbers["posterior"], rel=1e-12)
+
+
 def test_every_number_of_the_views_is_the_command_lines(capsys):
     """Each number a view shows (and downloads as JSON) is the one ``dprisk ... --json``
     prints for the same inputs: the same functions, so equal to 1e-12 relative (the CLI

@@ -227,6 +227,31 @@ def test_password_file_holds_hashes_only(tmp_path):
         explore_access.read_password_file(plain)
 
 
+@pytest.mark.parametrize("mangle", [
+    lambda kind, n, salt, digest: f"{kind}$6OOOOO${salt}${digest}",  # letter O for zero
+    lambda kind, n, salt, digest: f"{kind}$0${salt}${digest}",
+    lambda kind, n, salt, digest: f"{kind}${n}$zz{salt[2:]}${digest}",
+    lambda kind, n, salt, digest: f"{kind}${n}${salt}${digest[:-1]}",  # a digit cut off
+    lambda kind, n, salt, digest: f"{kind}${n}${salt}${digest.upper()}",
+])
+def test_password_file_refuses_a_hash_no_password_can_match(tmp_path, mangle):
+    """Finding "a mistyped hash was accepted and broke the sign-in": a line such as
+    ``ana:pbkdf2_sha256$6OOOOO$SALT$HASH`` passed the check (three ``$``), then no password
+    matched it, and an unknown user's sign-in answered 500 with a ValueError traceback in
+    the log (the dummy hash reads the file's most common count). Each such line is now
+    refused when the file is read, naming --basic-auth and the line; the hash
+    :func:`hash_password` writes is still read."""
+    stored = explore_access.hash_password("s3cret", iterations=1000)
+    users = tmp_path / "users"
+    users.write_text(f"bo:{stored}\nana:{mangle(*stored.split('$'))}\n")
+    with pytest.raises(ValueError, match=r"--basic-auth .*: line 2 is not"):
+        explore_access.read_password_file(users)
+    kind, count, salt, digest = stored.split("$")
+    users.write_text(f"bo:{stored}\nana:{kind}$000{count}${salt.upper()}${digest}\n")
+    read = explore_access.read_password_file(users)
+    assert explore_access.check_password("s3cret", read["ana"])
+
+
 def test_default_names_are_the_ones_answered_on():
     names = explore_access.allowed_names("0.0.0.0", 5006)
     assert "0.0.0.0:5006" not in names
@@ -354,6 +379,33 @@ def test_a_visitor_s_message_is_logged_cut(servers, caplog):
             "Unhandled exception receiving a message: %r", "[" * 200_000)
     [record] = [r for r in caplog.records if r.name == "bokeh.server.views.ws"]
     assert len(record.getMessage()) < 2100 and "(200043 characters)" in record.getMessage()
+
+
+def test_a_websocket_message_of_the_wrong_type_is_one_line(servers, caplog):
+    """Finding "a hand-written client's message left a traceback": a PATCH-DOC setting a
+    text box's value to 5 (or a slider's to None, an unknown model id, an unknown event
+    kind) made Bokeh's protocol handler log "error handling message" with its traceback,
+    about 50 lines a message (8 messages against a served explorer: 8 tracebacks, 420
+    lines). The server answers such a message with an error reply as before, and its log
+    has one warning line naming the error; another exception keeps its traceback."""
+    import logging
+
+    from bokeh.models import TextInput
+
+    logger = logging.getLogger("bokeh.server.protocol_handler")
+    try:
+        TextInput().set_from_json("value", 5)
+    except ValueError as err:
+        client_error = err
+    with caplog.at_level("WARNING", logger=logger.name):
+        logger.error("error handling message\n message: %r \n error: %r", "PATCH-DOC",
+                     client_error, exc_info=client_error)
+        logger.error("error handling message", exc_info=ZeroDivisionError("a bug"))
+    client, bug = [r for r in caplog.records if r.name == logger.name]
+    assert client.exc_info is None and client.levelname == "WARNING"
+    assert "failed to validate" in client.getMessage() and "\n" not in client.getMessage()
+    assert "Traceback" not in caplog.text.split("ZeroDivisionError")[0]
+    assert bug.exc_info is not None and bug.levelname == "ERROR"
 
 
 def test_a_refused_request_s_token_is_hidden_in_the_log(servers, caplog):
