@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dprisk.cli import common
 from dprisk.cli.common import fmt
+from dprisk.runtime.ascii_numbers import ascii_number
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "read_cells", "run"]
 
@@ -104,7 +105,8 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
     ------
     ValueError
         Naming ``option``: unreadable file, or an entry that is not a number (an integer
-        when ``integers``).
+        when ``integers``): in CSV written in ASCII digits, in JSON a number (not ``true``,
+        which Python's ``float`` reads as 1, nor a string).
     """
     from dprisk.runtime.memory_limit import check_memory
 
@@ -121,10 +123,11 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
     try:
         if path.endswith(".json"):
             values = json.loads(text)
-            if not isinstance(values, list):
-                raise ValueError
-        else:
-            values = [float(tok) for tok in text.replace(",", " ").split()]
+            if not isinstance(values, list) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                raise ValueError  # true is not 1, nor "3" a count
+        else:  # ASCII digits only: float also reads "\u0663" as 3
+            values = [float(ascii_number(tok)) for tok in text.replace(",", " ").split()]
         values = [float(v) for v in values]
     except (ValueError, TypeError):
         raise ValueError(f"{option} must hold {kind}, one per cell (CSV or a JSON list)") \
