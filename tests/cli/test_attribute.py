@@ -96,6 +96,9 @@ def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
     (["--cells", "864"], "--cells"),
     (["--cells", "2016", "--d", "3"], "--rho2"),
     (["--cells", "2016", "--releases", "1"], "--releases"),
+    # beyond a float, the work check's float(releases) failed: exit 1, OverflowError
+    (["--cells", "2016", "--releases", str(10**400)], "--releases"),
+    (["--cells", "2016", "--releases", str(2**53 + 1)], "--releases"),
     # point:0 leaves X1 = 1 no X2 in every cell (the block group empty but the target): the
     # text form printed p_map_correct 0.72 and nan, --json 'Out of range float values are not
     # JSON compliant: nan'

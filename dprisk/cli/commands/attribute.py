@@ -251,8 +251,8 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
                                    prior=_x2_prior("improper" if args.x2_prior is None
                                                    else args.x2_prior))
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
-    if releases < 2:
-        raise ValueError(f"--releases must be an integer >= 2, got {releases}")
+    if not 2 <= releases <= 2**53:  # float(releases) sizes the work: 10**400 overflowed
+        raise ValueError(f"--releases must be an integer >= 2 and <= 2**53, got {releases}")
     blocks = args.d if group is not None else 0
     window = 0
     if group is not None:  # every cell's posterior on the k2 window of rho2 + rho1 / d
