@@ -15,6 +15,7 @@ GEOID, a port): ``str.isdigit`` also takes ``"０１"``, ``"٣"`` and ``"²³"``
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 __all__ = ["ascii_digits", "ascii_number", "parse_integer", "parse_number"]
@@ -78,17 +79,20 @@ def parse_number(text: str, *, fractions: bool = False) -> float:
 def parse_integer(text: str) -> int:
     """The integer written in ``text`` in ASCII, exactly.
 
-    Integer-valued decimals (``3.0``, ``1e3``) are accepted; ValueError for anything else (a
-    fraction, inf, nan, ``٣``).
+    Integer-valued decimals (``3.0``, ``1e3``) are accepted, read exactly as decimals
+    (``1e23`` is 10**23, not ``int(float("1e23"))`` = 99999999999999991611392, and
+    ``9007199254740993.0`` is 2**53 + 1, not 2**53), up to the largest float; ValueError for
+    anything else (a fraction, inf, nan, ``٣``, ``1e400``).
     """
     try:
         return int(ascii_number(text))
     except ValueError:
         pass
     try:
-        value = parse_number(text)
-    except ValueError:
-        value = float("nan")
-    if not math.isfinite(value) or value != int(value):
+        exact = Decimal(ascii_number(text))  # Decimal also reads "\u0663"
+        valid = exact.is_finite() and math.isfinite(float(exact))  # 1e400: refused, as ever
+    except (ArithmeticError, ValueError):
+        valid = False
+    if not valid or exact != exact.to_integral_value():
         raise ValueError(f"not an integer: {text!r}")
-    return int(value)
+    return int(exact)

@@ -72,8 +72,8 @@ def check_sweep_work(points: int, names: str, method: str,
         return
     options = dict(mc_options or {})
     datasets, draws = options.get("datasets", 10_000), options.get("draws", 1000)
-    if not all(isinstance(v, numbers.Integral) and v >= 1 for v in (datasets, draws)):
-        return  # refused, naming the option, when the plan is built
+    if not all(isinstance(v, numbers.Integral) and 1 <= v <= 2**53 for v in (datasets, draws)):
+        return  # refused, naming the option, when the plan is built (10**400: no float)
     steps = points * mc_study_steps(datasets, draws, d)
     by_d = d > 1 and steps > 2 * points * mc_study_steps(datasets, draws)  # mostly noise sums
     named = ([names] if points > 1 else []) + ["datasets", "draws"]

@@ -90,6 +90,7 @@ from dprisk.models.priors.files import (
     load_prior_file,
     wrap_hint,
 )
+from dprisk.runtime.ascii_numbers import ascii_number
 
 __all__ = [
     "PRIOR_FORMS",
@@ -362,10 +363,11 @@ def _parse_int(spec: str, text: str, what: str) -> int:
     """The count ``what`` of a ``KIND:VALUE`` spec, ``0 <= value <= 2**53``.
 
     A value out of range is refused naming the spec (the prior's own check names its
-    parameter alone, not the ``--prior`` typed).
+    parameter alone, not the ``--prior`` typed). Only ASCII digits are read
+    (:func:`dprisk.runtime.ascii_numbers.ascii_number`: ``int`` also reads ``"\u0663"`` as 3).
     """
     try:
-        value = int(text.strip())
+        value = int(ascii_number(text.strip()))
     except ValueError:
         raise bad_prior_spec(spec, f"{what} must be an integer, got {text!r}") from None
     if value < 0:

@@ -37,6 +37,23 @@ def test_digits_of_other_scripts_are_refused(argv, parameter, capsys, tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("argv", "parameter"), [
+    # a prior spec's count (models.priors.library): 'truncated:\u0661' ran as truncated:1
+    (["prior", f"truncated:{ARABIC_INDIC_THREE}"], "prior"),
+    (["posterior", "--rho1", "1", "--rho2", "1", "--d", "3", "--x1-star", "1", "--x2-star",
+      "2", "--y1-star", "3", "--prior", f"point:{ARABIC_INDIC_THREE}"], "--prior"),
+    (["sweep", "--rho1", "1", "--rho2", "1", "--d", "3", "--x2", "2", "--prior",
+      f"improper,truncated:{ARABIC_INDIC_THREE}"], "--prior"),
+])
+def test_a_prior_spec_count_takes_ascii_digits_only(argv, parameter, capsys, tmp_path):
+    out = tmp_path / "out"
+    if argv[0] == "sweep":
+        argv = [*argv, "--out", str(out / "x.nc")]
+    line = assert_refused(argv, parameter, capsys, root=tmp_path)
+    assert ARABIC_INDIC_THREE in line
+    assert not out.exists()
+
+
 FULL_WIDTH_ONE = "\uff10\uff11"  # "０１"
 SUPERSCRIPTS = "\u00b2\u00b3"  # "²³": str.isdigit is True, int() refuses them
 

@@ -18,6 +18,11 @@ def files(tmp_path):
     (tmp_path / "prior_bad_sum.csv").write_text("0.1,0.2,0.3,0.5\n")
     (tmp_path / "known_negative.csv").write_text("0,-1,0,0\n")
     (tmp_path / "words.csv").write_text("a,b\n")
+    # float() read these as counts: true as 1, "\u0663" (Arabic-Indic three) as 3, "2" as 2
+    (tmp_path / "release_true.json").write_text("[0, 2, -1, true]")
+    (tmp_path / "release_string.json").write_text('[0, "2", -1, 1]')
+    (tmp_path / "release_digits.csv").write_text("0\n2\n-1\n\u0663\n", "utf-8")
+    (tmp_path / "prior_booleans.json").write_text("[true, false, false, false]")
     return tmp_path
 
 
@@ -64,6 +69,10 @@ def test_release_form_json_matches_the_library(capsys, files):
     (["--release", "{release.csv}", "--known", "{known.json}", "--cells", "4"], "--release"),
     (["--release", "{release.csv}", "--known", "{known.json}", "--prior", "{prior_bad_sum.csv}"],
      "--prior"),
+    (["--release", "{release_true.json}", "--known", "{known.json}"], "--release"),
+    (["--release", "{release_string.json}", "--known", "{known.json}"], "--release"),
+    (["--release", "{release_digits.csv}", "--known", "{known.json}"], "--release"),
+    (["--cells", "4", "--prior", "{prior_booleans.json}"], "--prior"),
 ])
 def test_bad_input_exits_2_naming_the_option(capsys, files, extra, named):
     argv = ["attribute", "--rho1", "0.5", "--json"]
@@ -87,6 +96,9 @@ def test_strategy_form_reports_seed_and_mcse_and_reproduces(capsys):
     (["--cells", "864"], "--cells"),
     (["--cells", "2016", "--d", "3"], "--rho2"),
     (["--cells", "2016", "--releases", "1"], "--releases"),
+    # beyond a float, the work check's float(releases) failed: exit 1, OverflowError
+    (["--cells", "2016", "--releases", str(10**400)], "--releases"),
+    (["--cells", "2016", "--releases", str(2**53 + 1)], "--releases"),
     # point:0 leaves X1 = 1 no X2 in every cell (the block group empty but the target): the
     # text form printed p_map_correct 0.72 and nan, --json 'Out of range float values are not
     # JSON compliant: nan'

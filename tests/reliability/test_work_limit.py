@@ -264,3 +264,15 @@ def test_nested_pymc_work_counts_the_models_levels(monkeypatch):
         nested_summary(x_stars=[1] * h, y_stars=[1] * (h - 1), rhos=[0.5] * h,
                        siblings=[3] * (h - 1), method="pymc", draws=10, chains=1, tune=0,
                        random_seed=1)
+
+
+@pytest.mark.parametrize("option", ["--datasets", "--draws"])
+def test_a_monte_carlo_sweep_count_beyond_a_float_is_refused_naming_it(option, in_tmp, capsys):
+    """10**400 datasets or draws: the work check's float() overflowed (exit 1, 'failed:
+    OverflowError: int too large to convert to float'); now the plan's 2..2**53 check
+    names the option."""
+    status, out, err = run_cli([*SWEEP, "--rho1", "0.5", "--method", "mc", "--seed", "1",
+                                option, str(10**400)], capsys)
+    assert status == 2 and out == "", err
+    assert err.count("\n") == 1 and f"error: {option} must be an integer >= " in err, err
+    assert list(in_tmp.iterdir()) == []

@@ -13,7 +13,12 @@ import pytest
 
 from dprisk.cli.common import integer, number
 from dprisk.models.census.allocation import parse_rho
-from dprisk.runtime.ascii_numbers import ascii_digits, ascii_number, parse_number
+from dprisk.runtime.ascii_numbers import (
+    ascii_digits,
+    ascii_number,
+    parse_integer,
+    parse_number,
+)
 from dprisk.runtime.settings import SETTINGS
 
 ARABIC_INDIC_THREE = "\u0663"
@@ -72,6 +77,32 @@ def test_the_same_numbers_in_ascii_are_accepted_at_every_layer():
     assert SETTINGS["DPRISK_SCHEDULER_TIMEOUT"].parse("30") == 30.0
     assert parse_rho(" 1/4 ") == 0.25
     assert math.isnan(parse_number("nan"))  # the range is the caller's to check
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("3.0", 3), (" 1e3 ", 1000), ("-0.0", 0), ("1_000", 1000), ("2.5e1", 25),
+    # read through float() these were 99999999999999991611392 and 2**53 (then accepted as a
+    # count <= 2**53 though 2**53 + 1 was typed)
+    ("1e23", 10**23), ("9007199254740993.0", 2**53 + 1), ("1e308", 10**308),
+])
+def test_integer_valued_decimals_are_read_exactly(text, expected):
+    assert parse_integer(text) == expected and type(parse_integer(text)) is int
+
+
+@pytest.mark.parametrize("text", ["1.5", "1.00000000000000001", "1e400", "1e999999999", "inf",
+                                  "nan", "Infinity", "sNaN", "0x10", "", "1/2", "1e-320",
+                                  ARABIC_INDIC_THREE, "\u0663.0"])
+def test_anything_but_an_integer_within_the_floats_is_not_an_integer(text):
+    with pytest.raises(ValueError, match=r"^not an integer: "):
+        parse_integer(text)
+
+
+def test_a_count_written_as_a_decimal_beyond_2_53_is_refused(capsys):
+    """``--known 9007199254740993.0`` ran as 2**53 (exit 0): float() rounded it first."""
+    from cli_helpers import assert_refused
+
+    assert_refused(["marginal", "--rho1", "0.5", "--known", "9007199254740993.0"], "--known",
+                   capsys)
 
 
 @pytest.mark.parametrize(("text", "length", "expected"), [

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dprisk.cli import common
 from dprisk.cli.common import fmt
+from dprisk.runtime.ascii_numbers import ascii_number
 
 __all__ = ["DEFAULTS", "FORMS", "add_parser", "read_cells", "run"]
 
@@ -104,7 +105,8 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
     ------
     ValueError
         Naming ``option``: unreadable file, or an entry that is not a number (an integer
-        when ``integers``).
+        when ``integers``): in CSV written in ASCII digits, in JSON a number (not ``true``,
+        which Python's ``float`` reads as 1, nor a string).
     """
     from dprisk.runtime.memory_limit import check_memory
 
@@ -121,10 +123,11 @@ def read_cells(path: str, option: str, *, integers: bool) -> list:
     try:
         if path.endswith(".json"):
             values = json.loads(text)
-            if not isinstance(values, list):
-                raise ValueError
-        else:
-            values = [float(tok) for tok in text.replace(",", " ").split()]
+            if not isinstance(values, list) or not all(
+                    isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                raise ValueError  # true is not 1, nor "3" a count
+        else:  # ASCII digits only: float also reads "\u0663" as 3
+            values = [float(ascii_number(tok)) for tok in text.replace(",", " ").split()]
         values = [float(v) for v in values]
     except (ValueError, TypeError):
         raise ValueError(f"{option} must hold {kind}, one per cell (CSV or a JSON list)") \
@@ -248,8 +251,8 @@ def _strategy(args, rho: float, prior, cell: int) -> tuple[dict, list[str]]:
                                    prior=_x2_prior("improper" if args.x2_prior is None
                                                    else args.x2_prior))
     releases = DEFAULT_RELEASES if args.releases is None else args.releases
-    if releases < 2:
-        raise ValueError(f"--releases must be an integer >= 2, got {releases}")
+    if not 2 <= releases <= 2**53:  # float(releases) sizes the work: 10**400 overflowed
+        raise ValueError(f"--releases must be an integer >= 2 and <= 2**53, got {releases}")
     blocks = args.d if group is not None else 0
     window = 0
     if group is not None:  # every cell's posterior on the k2 window of rho2 + rho1 / d
