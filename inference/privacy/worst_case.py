@@ -186,6 +186,10 @@ def worst_case_accuracy(rhos, p=0.5, *, method: str = "auto",
     else:
         lower = _pld_bound(rho_values, prior, interval, False)
         upper = _pld_bound(rho_values, prior, interval, True)
+    # the prior's mode alone is right with probability max(p, 1 - p), so A* is at least that;
+    # the sums' rounding fell up to 9e-14 below it at rhos (1e-9, 1e-9)
+    floor = max(prior, 1.0 - prior)
+    lower, upper = max(lower, floor), max(upper, floor)
     return WorstCaseAccuracy(upper, lower, upper, prior, method, int(rho_values.size))
 
 
@@ -326,7 +330,9 @@ def bayes_accuracy_levels(rhos, p=0.5, known=0) -> float:
     prior = _scalar_p(p)
     positive = float(p_correct_unique_levels(rhos, prior, known))
     negative = kernels.atoms_true_negative(_rho_list(rhos), prior, EXACT_TAIL)
-    return prior * positive + (1.0 - prior) * negative
+    # within its documented range: the sums' rounding put it up to 9e-14 below max(p, 1 - p)
+    # at rhos (1e-9, 1e-9), which the exact value never is (the prior's mode alone reaches it)
+    return min(max(prior * positive + (1.0 - prior) * negative, prior, 1.0 - prior), 1.0)
 
 
 def bayes_accuracy_two_level(*, x2, rho1, rho2, d, p=0.5, known=0,

@@ -211,3 +211,20 @@ def test_two_level_bayes_accuracy_equals_worst_case_when_the_others_are_known(rh
                                      known=known, prior=prior)
     worst = worst_case_accuracy([rho1, rho2], p, method="exact").accuracy
     assert worst - DEFAULT_TAIL_MASS <= bayes <= worst + ATOL
+
+
+@pytest.mark.parametrize("p", [0.3, 0.9, 0.999])
+def test_tiny_rhos_stay_at_or_above_the_prior_mode(p):
+    """A* and the Bayes accuracy are at least max(p, 1 - p) (guess the prior's mode).
+
+    At rhos (1e-9, 1e-9) the exact sums' rounding gave 6.3e-14 (p = 0.3), 8.0e-14 (0.9) and
+    8.9e-14 (0.999) below that bound, breaking the documented range. The exact excess is
+    nil here (deciding m + 1 needs the log-likelihood ratio past logit(p), some 1e4 noise
+    standard deviations out), so the answers sit on the floor, within 1e-12.
+    """
+    floor = max(p, 1 - p)
+    accuracy = bayes_accuracy_levels([1e-9, 1e-9], p)
+    worst = worst_case_accuracy([1e-9, 1e-9], p, method="exact")
+    assert floor <= accuracy <= 1.0
+    assert floor <= worst.lower <= worst.upper <= 1.0
+    assert accuracy - floor < 1e-12 and worst.lower - floor < 1e-12
