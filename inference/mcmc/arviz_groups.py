@@ -153,6 +153,23 @@ def _dataset(variables: dict, attrs: dict | None = None, dims=("chain", "draw"))
                        for name, value in variables.items()}, coords=coords, attrs=attrs or {})
 
 
+#: The integers a netCDF attribute holds: int64 and uint64.
+NETCDF_INT_RANGE = (-(2**63), 2**64 - 1)
+
+
+def netcdf_attrs(attrs) -> dict:
+    """``attrs`` with every integer netCDF cannot hold (:data:`NETCDF_INT_RANGE`) as its digits.
+
+    A seed is any integer >= 0 (numpy's ``SeedSequence`` takes them all), but a netCDF
+    attribute holds integers only in :data:`NETCDF_INT_RANGE`: ``--seed 10**23`` sampled,
+    then failed writing ``random_seed`` ("illegal data type for attribute"). Such a value is
+    kept as its exact decimal digits (``int(attrs["random_seed"])`` reads it back).
+    """
+    low, high = NETCDF_INT_RANGE
+    return {name: str(value) if isinstance(value, int) and not isinstance(value, bool)
+            and not low <= value <= high else value for name, value in attrs.items()}
+
+
 def arviz_tree(tree, scenario: Scenario, release: Release, *, random_seed=None):
     """The draws of ``tree`` with every ArviZ group that applies (module docstring).
 
@@ -186,7 +203,7 @@ def arviz_tree(tree, scenario: Scenario, release: Release, *, random_seed=None):
     names = unknown_names(posterior)
     if len(names) != scenario.h:
         raise ValueError(f"tree's posterior must hold X1 ... X{scenario.h}, got {names}")
-    attrs = dict(posterior.attrs)
+    attrs = netcdf_attrs(posterior.attrs)
     counts = [np.asarray(posterior[n].transpose("chain", "draw").values, dtype=np.int64)
               for n in names]
     rng = np.random.default_rng(random_seed)

@@ -183,3 +183,20 @@ def test_too_few_draws_are_not_converged_and_undefined_numbers_are_null(argv, ca
         assert "R-hat of X2 is undefined" in verdict["reason"]
     for row in payload.get("level_posteriors", {}).values():
         assert row["mcse_mean"] is None or row["sd"] == 0
+
+
+@pytest.mark.parametrize("seed", [2**64 - 1, 10**23])
+def test_save_draws_of_a_seed_beyond_netcdf_integers(seed, tmp_path, capsys):
+    """--seed takes any integer >= 0; netCDF attributes hold integers up to 2**64 - 1 only.
+
+    ``--seed 10**23`` sampled, then failed writing the draws (exit 2, "illegal data type for
+    attribute b'random_seed'"); such a seed is now recorded as its exact decimal digits, and
+    a seed netCDF holds stays an integer.
+    """
+    draws = tmp_path / "big.nc"
+    argv = [*POST_2, "--method", "gibbs", "--draws", "100", "--chains", "2", "--seed", str(seed)]
+    payload = run_json([*argv, "--save-draws", str(draws)], capsys)
+    assert payload["seed"] == seed
+    with xr.open_datatree(draws) as tree:
+        recorded = tree["posterior"].attrs["random_seed"]
+    assert int(recorded) == seed and isinstance(recorded, str) == (seed >= 2**64)
