@@ -224,6 +224,19 @@ def test_a_later_partitions_refusal_is_one_line_without_a_worker_traceback(state
     assert sorted(path.name for path in tmp_path.iterdir()) == ["noisy.parquet"]
 
 
+def _measured_persons(tmp_path, rows, capsys) -> list[str]:
+    """Write ``rows`` (geoid, hhgq, votingage, hispanic, cenrace) as a persons file, measure
+    it (seed 1) and return ``population risk``'s ``--persons`` and ``--noisy`` arguments."""
+    persons = tmp_path / "persons.parquet"
+    pd.DataFrame(rows, columns=["geoid", "hhgq", "votingage", "hispanic", "cenrace"]).to_parquet(
+        persons, index=False)
+    _main(["population", "measure", "--persons", str(persons), "--seed", "1", "--out",
+           str(tmp_path / "m")])
+    capsys.readouterr()
+    return ["population", "risk", "--persons", str(persons), "--noisy",
+            str(tmp_path / "m" / "noisy.parquet")]
+
+
 def test_risk_memory_check_counts_the_partitions_blocks(tmp_path, capsys, monkeypatch):
     """Persons alone in their blocks: the measurements of each block (about 100 KB while a
     partition computes) set the memory, not the persons (400 bytes each): 2,000 one-person
@@ -231,13 +244,7 @@ def test_risk_memory_check_counts_the_partitions_blocks(tmp_path, capsys, monkey
     and 951 MB used by 8,000)."""
     rows = [(f"01001{tract:06d}{1000 + block:04d}", 0, 1, 0, 1)
             for tract in range(20) for block in range(100)]
-    pd.DataFrame(rows, columns=["geoid", "hhgq", "votingage", "hispanic", "cenrace"]).to_parquet(
-        tmp_path / "persons.parquet", index=False)
-    _main(["population", "measure", "--persons", str(tmp_path / "persons.parquet"), "--seed",
-           "1", "--out", str(tmp_path / "m")])
-    capsys.readouterr()
-    argv = ["population", "risk", "--persons", str(tmp_path / "persons.parquet"), "--noisy",
-            str(tmp_path / "m" / "noisy.parquet"), "--adversary", "informed"]
+    argv = [*_measured_persons(tmp_path, rows, capsys), "--adversary", "informed"]
     monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "150MiB")
     status, out, err = run_cli(argv, capsys)
     assert status == 2 and out == ""
@@ -252,13 +259,7 @@ def test_risk_memory_check_holds_a_tract_larger_than_a_partition(tmp_path, capsy
     counted 2 x --partition-persons + --batch-rows = 5,200 persons (3.3 MB with the blocks),
     passed under 10 MiB; now 50,000 persons (21 MB), refused naming the largest tract."""
     rows = [("010010001001000", 0, 1, 0, 1)] * 50_000
-    pd.DataFrame(rows, columns=["geoid", "hhgq", "votingage", "hispanic", "cenrace"]).to_parquet(
-        tmp_path / "persons.parquet", index=False)
-    _main(["population", "measure", "--persons", str(tmp_path / "persons.parquet"), "--seed",
-           "1", "--out", str(tmp_path / "m")])
-    capsys.readouterr()
-    argv = ["population", "risk", "--persons", str(tmp_path / "persons.parquet"), "--noisy",
-            str(tmp_path / "m" / "noisy.parquet"), "--adversary", "informed",
+    argv = [*_measured_persons(tmp_path, rows, capsys), "--adversary", "informed",
             "--partition-persons", "100", "--batch-rows", "5000"]
     monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "10MiB")
     status, out, err = run_cli(argv, capsys)
