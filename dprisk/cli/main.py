@@ -141,8 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         status = _run(argv, requested, own=True)
         command_done()  # a stop in the interpreter's shutdown: the line, then 128 + signal
-    except KeyboardInterrupt as err:  # before the subcommand ran (importing, parsing) or after
-        end_process(report_interrupted(requested or "", err))
+    except (Exception, KeyboardInterrupt) as err:  # before the subcommand ran or after it
+        # a failure after a stop is the stop: ``threading`` turns an interrupt that lands in
+        # ``Condition.wait``'s re-acquire into "RuntimeError: release unlocked lock"
+        stop = err if isinstance(err, KeyboardInterrupt) else stop_received()
+        if stop is None:
+            raise
+        end_process(report_interrupted(requested or "", stop))
     freeze_heap_at_exit()  # the command is done: the shutdown skips walking its heap
     return status
 
