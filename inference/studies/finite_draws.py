@@ -38,7 +38,11 @@ from dprisk.inference.studies.setup import (
     validated_study_params,
 )
 from dprisk.inference.studies.thresholds import decision_offsets
-from dprisk.inference.studies.variant import variant_chain_up, x1_release_term, x1_window_term
+from dprisk.inference.studies.variant import (
+    variant_chain_up,
+    x1_release_term,
+    x1_update_window,
+)
 from dprisk.models.checks import check_flag, check_positive_int
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.numerics import check_tail_mass, dg_log_normalizer, expit
@@ -132,12 +136,9 @@ def _band_rows(x1_band, x2_star, y1_star, params: Scenario, variant: bool):
         if not table.feasible.all():
             a0, a1 = chain_transitions(x1s, x2s, y1s, params, variant=True)  # its error
             return a0, a1, table.width
-        k2 = table.k2_start.reshape(cells, band)[:, 0, None] + np.arange(table.width)
-        window = x1_window_term(y1_star[:, None], k2, rho1=params.rho1, d=params.d,
-                              known=params.known)
-        release = x1_release_term((x1_band - params.known)[:, :, None], rho1=params.rho1,
-                                p=params.p)
-        q = expit(release + window[:, None, :]).reshape(cells * band, table.width)
+        base = y1_star - table.k2_start.reshape(cells, band)[:, 0] + params.known
+        release = x1_release_term(x1_band - params.known, rho1=params.rho1, p=params.p)
+        q = x1_update_window(release, np.repeat(base, band), table.width, params, expit)
     else:
         q = exact_x1_update(table.log_joint)
     a0 = (cond[:, 0] * q).sum(-1)

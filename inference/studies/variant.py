@@ -37,6 +37,7 @@ import numpy as np
 from scipy.special import expit as _scipy_expit
 from scipy.special import log_expit, logsumexp
 
+from dprisk.inference.studies.logit_tables import windowed_expit
 from dprisk.inference.studies.setup import (
     TIE_ATOL,
     branch_conditionals,
@@ -59,6 +60,7 @@ __all__ = [
     "variant_thresholds",
     "variant_x1_logit",
     "x1_release_term",
+    "x1_update_window",
     "x1_window_term",
 ]
 
@@ -72,6 +74,22 @@ def x1_release_term(x1_offset, *, rho1: float, p: float):
 def x1_window_term(y1_star, k2, *, rho1: float, d: int, known: int):
     """``-(rho1/d) (2 (y1* - k2 + m) + 1)``: the part of the X1 update that depends on k2."""
     return -(rho1 / d) * (2.0 * (y1_star - k2 + known) + 1.0)
+
+
+def x1_update_window(release, base, width: int, params: Scenario, function=expit):
+    """``function(release[r] + x1_window_term)`` on row r's k2 window, shape (R, W) (kernel).
+
+    ``base[r] = y1* - k2 + m`` at the row's first k2. Evaluated once per distinct pair of
+    release term and k2 term (:func:`dprisk.inference.studies.logit_tables.windowed_expit`):
+    the values of ``function(release[:, None] + x1_window_term(y1*, k2))``, bit for bit.
+    """
+    release, base = np.asarray(release, dtype=float).ravel(), np.asarray(base).ravel()
+    if base.dtype.kind not in "iu":  # releases given as floats: the cells directly
+        base = base[:, None] - np.arange(width)
+        return function(release[:, None] + x1_window_term(base, 0, rho1=params.rho1,
+                                                          d=params.d, known=0))
+    return windowed_expit(release, base, width, lambda delta: x1_window_term(
+        delta, 0, rho1=params.rho1, d=params.d, known=0), function)
 
 
 def variant_x1_logit(x1_star, y1_star, k2, *, rho1, d, p=0.5, known=0):
@@ -128,11 +146,9 @@ class VariantTables:
                 "constraint-dropping Gibbs variant needs both values of X1 possible"
             )
         self.params = params
-        k2 = table.k2_start[:, None] + np.arange(table.width)
         self.cond = branch_conditionals(table)
-        y1_flat = np.asarray(y1s).ravel()
-        self.g = x1_window_term(y1_flat[:, None], k2, rho1=params.rho1, d=params.d,
-                              known=params.known)
+        # y1* - k2 + m at each row's first k2: the window term's integer (:attr:`g`)
+        self.base = np.asarray(y1s).ravel() - table.k2_start + params.known
         # the exact model's log-odds at x1* = m, from the same table (its branch masses):
         # where the variant's threshold search starts (:func:`_bisection`)
         mass = table.log_branch_mass
@@ -148,14 +164,21 @@ class VariantTables:
         subset = object.__new__(VariantTables)  # the built tables, not a new posterior table
         subset.params = self.params
         subset.cond = self.cond[index]
-        subset.g = self.g[index]
+        subset.base = self.base[index]
         subset.exact_at_known = self.exact_at_known[index]
         return subset
 
+    @property
+    def g(self) -> np.ndarray:
+        """The window term :func:`x1_window_term` on each row's k2 window, shape (R, W)."""
+        delta = self.base[:, None] - np.arange(self.cond.shape[-1])
+        return x1_window_term(delta, 0, rho1=self.params.rho1, d=self.params.d, known=0)
+
     def log_odds(self, offset: np.ndarray) -> np.ndarray:
         """Stationary log-odds of ``X1 = m + 1`` at ``x1* = m + offset`` (one per row)."""
-        z = x1_release_term(offset, rho1=self.params.rho1, p=self.params.p)[:, None] + self.g
-        up = _scipy_expit(z)
+        release = x1_release_term(offset, rho1=self.params.rho1, p=self.params.p)
+        up = x1_update_window(release, self.base, self.cond.shape[-1], self.params,
+                              _scipy_expit)
         term = np.multiply(self.cond[:, 0], up)  # reused in place: same values, fewer arrays
         t01 = term.sum(-1)
         np.subtract(1.0, up, out=up)
@@ -166,9 +189,10 @@ class VariantTables:
         tiny = (t01 < 1e-200) | (t10 < 1e-200)
         if tiny.any():
             cond = self.cond[tiny]
+            z = release[tiny][:, None] + self.rows(tiny).g
             with np.errstate(divide="ignore"):
-                log_t01 = logsumexp(np.log(cond[:, 0]) + log_expit(z[tiny]), axis=-1)
-                log_t10 = logsumexp(np.log(cond[:, 1]) + log_expit(-z[tiny]), axis=-1)
+                log_t01 = logsumexp(np.log(cond[:, 0]) + log_expit(z), axis=-1)
+                log_t10 = logsumexp(np.log(cond[:, 1]) + log_expit(-z), axis=-1)
             out[tiny] = log_t01 - log_t10
         return out
 
@@ -256,7 +280,7 @@ def _bisection(tables: VariantTables):
 
 def _bracketed_bisection(tables: VariantTables):
     """:func:`_bisection` from the bracket ``[-8, 8]``, doubled until it holds."""
-    n = tables.g.shape[0]
+    n = tables.base.shape[0]
     lo = np.full(n, -8.0)  # offsets j = x1* - m with log-odds <= TIE_ATOL (to be checked)
     hi = np.full(n, 8.0)   # offsets with log-odds > TIE_ATOL
     for _ in range(60):
@@ -294,10 +318,9 @@ def variant_chain_up(table, x1_star, y1_star, params: Scenario) -> np.ndarray:
     if not table.feasible.all():
         raise ValueError(f"prior {params.prior.spec!r} rules out X1 = {params.known + 1}; "
                          "the constraint-dropping variant needs both values possible")
-    k2 = table.k2_start[:, None] + np.arange(table.width)
-    return expit(variant_x1_logit(np.asarray(x1_star)[:, None], np.asarray(y1_star)[:, None],
-                                  k2, rho1=params.rho1, d=params.d, p=params.p,
-                                  known=params.known))
+    release = x1_release_term(np.asarray(x1_star) - params.known, rho1=params.rho1, p=params.p)
+    base = np.asarray(y1_star) - table.k2_start + params.known
+    return x1_update_window(release, base, table.width, params)
 
 
 # --------------------------------------------------------------------------- one release
