@@ -180,8 +180,8 @@ def _band_transitions(centre, half, x2_star, y1_star, params: Scenario, variant:
             return store.values[1][rows].ravel(), store.values[2][rows].ravel()
         new_keys, first = np.unique(keys[~known_rows], return_index=True)
         pick = np.flatnonzero(~known_rows)[first]
-        a0, a1, width = _band_rows(x1_band[pick], x2_star[pick], y1_star[pick], params,
-                                   variant)
+        a0, a1, width = _doubled_band_rows(x1_band[pick], x2_star[pick], y1_star[pick],
+                                           keys[pick], centre[pick], params, variant)
         if width == 2 * initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS) + 3:
             shape = (pick.size, 2 * half)
             store = remember(_band_cache, store_key, store, new_keys, (
@@ -191,6 +191,31 @@ def _band_transitions(centre, half, x2_star, y1_star, params: Scenario, variant:
             return store.values[1][rows].ravel(), store.values[2][rows].ravel()
     a0, a1, _ = _band_rows(x1_band, x2_star, y1_star, params, variant)
     return a0, a1
+
+
+def _doubled_band_rows(x1_band, x2_star, y1_star, keys, centre, params: Scenario, variant):
+    """:func:`_band_rows`, reading the middle half of a doubled band from the half band's rows.
+
+    When every release's half band (``half / 2``, the same ``centre``) is remembered, only the
+    outer columns are computed; if they keep the first k2 window, the whole band's batch would
+    have it too (the remembered rows were computed at it), so each row is
+    :func:`_band_rows`'s, bit for bit. Otherwise the whole band is computed.
+    """
+    quarter = x1_band.shape[1] // 4
+    inner = _band_cache.get((params, bool(variant), quarter)) if quarter else None
+    if inner is not None and 4 * quarter == x1_band.shape[1]:
+        rows = inner.find(keys)
+        if (rows >= 0).all() and (inner.values[0][rows, 0] == centre).all():
+            outer = np.concatenate([x1_band[:, :quarter], x1_band[:, 3 * quarter:]], axis=1)
+            o0, o1, width = _band_rows(outer, x2_star, y1_star, params, variant)
+            if width == 2 * initial_halfwidth(params.precision, POSTERIOR_TAIL_MASS) + 3:
+                out = []
+                for part, kept in ((o0, inner.values[1]), (o1, inner.values[2])):
+                    part = part.reshape(-1, 2 * quarter)
+                    out.append(np.concatenate([part[:, :quarter], kept[rows],
+                                               part[:, quarter:]], axis=1).ravel())
+                return out[0], out[1], width
+    return _band_rows(x1_band, x2_star, y1_star, params, variant)
 
 
 def stationary_log_odds(a0, a1):

@@ -245,3 +245,32 @@ def test_stationary_rate_of_a_chain_that_cannot_change_x1(x1):
                                                         rel=1e-12)
     # the chain keeps its start (the prior, p = 1/2): the N-draw decision is a fair coin
     assert got["p_correct"] == pytest.approx(0.5, abs=1e-9)
+
+
+@pytest.mark.parametrize("variant", [False, True])
+def test_a_doubled_band_computes_only_its_outer_columns(monkeypatch, variant):
+    """When the band doubles (the exact chain at x2 = 1 needs half = 8), the rows of the half
+    band already remembered at the same centre are its middle columns: only the outer ones
+    are computed, and the band is band_transitions' of the whole band, bit for bit."""
+    from dprisk.inference.studies import finite_draws as fd
+
+    params = Scenario.two_level(rho1=RHO_BLOCK, rho2=RHO_BLOCK_GROUP, d=27)
+    x2s, y1s = (a.ravel() for a in np.meshgrid(np.arange(-2, 5), np.arange(-9, 12),
+                                                indexing="ij"))
+    centre = np.arange(x2s.size) % 5 - 2.0
+    band = (centre[:, None] + np.arange(-8, 8)).astype(np.int64)
+    want = fd.band_transitions(band, x2s, y1s, params, variant=variant)
+    _fresh_memories(monkeypatch, fd)
+    widths = []
+    original = fd._band_rows
+
+    def counted(x1_band, *args):
+        widths.append(x1_band.shape[1])
+        return original(x1_band, *args)
+
+    monkeypatch.setattr(fd, "_band_rows", counted)
+    fd._band_transitions(centre, 4, x2s, y1s, params, variant)
+    got = fd._band_transitions(centre, 8, x2s, y1s, params, variant)
+    assert widths == [8, 8]
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
