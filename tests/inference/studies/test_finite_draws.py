@@ -274,3 +274,15 @@ def test_a_doubled_band_computes_only_its_outer_columns(monkeypatch, variant):
     assert widths == [8, 8]
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("rho", [RHO_BLOCK, 1e-3, 30.0])
+def test_band_edges_per_distinct_count_are_the_direct_tails(rho):
+    """The band's edge tails are evaluated once per distinct count: the direct call's values,
+    bit for bit (each exact tail depends on its own element alone)."""
+    from dprisk.inference.studies import finite_draws as fd
+    from dprisk.models.mechanism import discrete_gaussian as dg
+
+    x = np.random.default_rng(3).integers(-60, 60, 3000)
+    for function in (dg.cdf, dg.sf):
+        np.testing.assert_array_equal(fd._per_value(function, x, 1, rho), function(x, 1, rho))
