@@ -411,9 +411,17 @@ def posterior(x1_tilde, x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="eve
 
 
 def _log_marginal(table: PostprocessedLikelihood, p: np.ndarray) -> np.ndarray:
+    r"""``log sum_v expit(logit(p) + log L1(v) - log L0(v)) L1(v)``, one value per prior.
+
+    Each prior's row is summed by :func:`logsumexp_columns` as a single column (the values of
+    ``scipy.special.logsumexp(row)``, to the bit, without SciPy's per-call overhead).
+    """
     log_odds = (logit(p)[..., None] + table.log_likelihood[1]
                 - table.log_likelihood[0])
-    return logsumexp(log_expit(log_odds) + table.log_likelihood[1], axis=-1)
+    terms = log_expit(log_odds) + table.log_likelihood[1]
+    rows = terms.reshape(-1, terms.shape[-1])
+    return np.array([logsumexp_columns(row[:, None])[0] for row in rows]).reshape(
+        terms.shape[:-1])
 
 
 def marginal_posterior(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even",
