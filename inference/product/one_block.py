@@ -372,15 +372,15 @@ def likelihood(x2_tilde, rho1, d, *, known=0, x2=None, ties="even", y_noise="app
         raise ValueError(f"tail_mass must lie in (0, 1), got {tail_mass!r}")
     # the most likely noise behind cell v satisfies |eta| <= |(d+1) v - x~2 - y1| / (d+1) + 1
     eta, log_eta, neglected = _y_noise(rho1, d, y_noise, tail_mass, reach=x2_tilde + x2 + 1)
-    rows = []
-    for k1 in (m, m + 1):
-        y1_star = x2 - k1 + eta
-        if x2_tilde == 0:  # f is identically 0
-            rows.append(np.array([logsumexp(log_eta)]))
-            continue
-        g = thresholds(y1_star, x2_tilde, d, ties=ties) - k1  # offsets of X1* - k1
-        log_cell = _log_cells(g, rho1) + log_eta[:, None]
-        rows.append(logsumexp_columns(log_cell))
+    if x2_tilde == 0:  # f is identically 0
+        row = np.array([logsumexp(log_eta)])
+        return PostprocessedLikelihood(np.stack([row, row]), np.array([neglected, neglected]))
+    # offsets of X1* - k1 for k1 = m (first eta.size rows) and m + 1, in one array: every cell
+    # depends only on its two ends, so one _log_cells call gives each row's values
+    g = np.concatenate([thresholds(x2 - k1 + eta, x2_tilde, d, ties=ties) - k1
+                        for k1 in (m, m + 1)])
+    log_cell = _log_cells(g, rho1).reshape(2, eta.size, x2_tilde + 1) + log_eta[:, None]
+    rows = [logsumexp_columns(log_cell[0]), logsumexp_columns(log_cell[1])]
     return PostprocessedLikelihood(np.stack(rows), np.array([neglected, neglected]))
 
 
