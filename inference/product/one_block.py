@@ -59,7 +59,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from dprisk.inference.nested.unique_levels_kernels import log_marginal_enumerate
+from dprisk.inference.nested.unique_levels_kernels import MAX_PAIRS, log_marginal_enumerate
+from dprisk.inference.single_level.closed_form_kernels import TAIL_RELATIVE
 from dprisk.models.checks import check_count, check_positive_int, check_probability, check_rho
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sums import sum_pmf
@@ -371,15 +372,15 @@ def likelihood(x2_tilde, rho1, d, *, known=0, x2=None, ties="even", y_noise="app
         raise ValueError(f"tail_mass must lie in (0, 1), got {tail_mass!r}")
     # the most likely noise behind cell v satisfies |eta| <= |(d+1) v - x~2 - y1| / (d+1) + 1
     eta, log_eta, neglected = _y_noise(rho1, d, y_noise, tail_mass, reach=x2_tilde + x2 + 1)
-    rows = []
-    for k1 in (m, m + 1):
-        y1_star = x2 - k1 + eta
-        if x2_tilde == 0:  # f is identically 0
-            rows.append(np.array([logsumexp(log_eta)]))
-            continue
-        g = thresholds(y1_star, x2_tilde, d, ties=ties) - k1  # offsets of X1* - k1
-        log_cell = _log_cells(g, rho1) + log_eta[:, None]
-        rows.append(logsumexp_columns(log_cell))
+    if x2_tilde == 0:  # f is identically 0
+        row = np.array([logsumexp(log_eta)])
+        return PostprocessedLikelihood(np.stack([row, row]), np.array([neglected, neglected]))
+    # offsets of X1* - k1 for k1 = m (first eta.size rows) and m + 1, in one array: every cell
+    # depends only on its two ends, so one _log_cells call gives each row's values
+    g = np.concatenate([thresholds(x2 - k1 + eta, x2_tilde, d, ties=ties) - k1
+                        for k1 in (m, m + 1)])
+    log_cell = _log_cells(g, rho1).reshape(2, eta.size, x2_tilde + 1) + log_eta[:, None]
+    rows = [logsumexp_columns(log_cell[0]), logsumexp_columns(log_cell[1])]
     return PostprocessedLikelihood(np.stack(rows), np.array([neglected, neglected]))
 
 
@@ -410,9 +411,17 @@ def posterior(x1_tilde, x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="eve
 
 
 def _log_marginal(table: PostprocessedLikelihood, p: np.ndarray) -> np.ndarray:
+    r"""``log sum_v expit(logit(p) + log L1(v) - log L0(v)) L1(v)``, one value per prior.
+
+    Each prior's row is summed by :func:`logsumexp_columns` as a single column (the values of
+    ``scipy.special.logsumexp(row)``, to the bit, without SciPy's per-call overhead).
+    """
     log_odds = (logit(p)[..., None] + table.log_likelihood[1]
                 - table.log_likelihood[0])
-    return logsumexp(log_expit(log_odds) + table.log_likelihood[1], axis=-1)
+    terms = log_expit(log_odds) + table.log_likelihood[1]
+    rows = terms.reshape(-1, terms.shape[-1])
+    return np.array([logsumexp_columns(row[:, None])[0] for row in rows]).reshape(
+        terms.shape[:-1])
 
 
 def marginal_posterior(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even",
@@ -446,13 +455,56 @@ def marginal_risk(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even",
     return scalar_result(np.exp(_log_marginal(table, p)) / p)
 
 
+#: Smallest error budget ``TAIL_RELATIVE * min(p) / 2`` of the regrouped sum in
+#: :func:`marginal_posterior_before_postprocessing` (its weights then stay normal doubles);
+#: a smaller one goes to the log-space enumeration.
+_REGROUPED_TAIL_MIN = 1e-280
+
+
+def _log_marginal_regrouped(rho1: float, d: int, logit_p: np.ndarray, p_min: float):
+    r"""Log of the two-level marginal posterior, the pairs regrouped by :math:`n = d j_1 + j_2`.
+
+    With :math:`j_1 \sim \mathrm{DG}(0, 1/(2\rho_1))` and :math:`j_2 \sim \mathrm{DG}(0,
+    d/(2\rho_1))`, :math:`S = \rho_1 (2 j_1 + 1) + (\rho_1/d)(2 j_2 + 1) =
+    (\rho_1/d)(2n + d + 1)` depends on the pair only through the integer ``n``, so
+
+    .. math:: M = \sum_n \operatorname{expit}(\operatorname{logit}(p) + S_n)\, P[N = n],
+              \qquad P[N = n] = \sum_{j_1} w_1(j_1)\, w_2(n - d j_1),
+
+    the same finite sum over the same boxes as :func:`log_marginal_enumerate` (neglected
+    probability below ``TAIL_RELATIVE * p_min``), grouped by the exact integer key instead of
+    the floating-point sum (no sort). Pairs whose weight underflows (each below 1e-308) are
+    dropped: far below the budget, which is at least ``_REGROUPED_TAIL_MIN``.
+    """
+    rho2 = rho1 / d
+    tail = TAIL_RELATIVE * p_min / 2
+    k1 = int(dg.support_halfwidth_kernel(np.asarray(rho1), tail))
+    k2 = int(dg.support_halfwidth_kernel(np.asarray(rho2), tail))
+    j1 = np.arange(-k1, k1 + 1, dtype=float)
+    j2 = np.arange(-k2, k2 + 1, dtype=float)
+    w1 = np.exp(-rho1 * j1**2 - dg_log_normalizer(np.asarray(rho1)))
+    w2 = np.exp(-rho2 * j2**2 - dg_log_normalizer(np.asarray(rho2)))
+    # P[N = n] for n = -d k1 - k2 .. d k1 + k2: w2 added at stride d, weighted by w1
+    mass = np.zeros(2 * (d * k1 + k2) + 1)
+    for i, weight in enumerate(w1):
+        mass[d * i : d * i + w2.size] += weight * w2
+    n = np.arange(-(d * k1 + k2), d * k1 + k2 + 1, dtype=float)
+    keep = mass > 0
+    log_odds = rho2 * (2.0 * n[keep] + d + 1)
+    return logsumexp(log_expit(logit_p[:, None] + log_odds[None, :]) + np.log(mass[keep]),
+                     axis=1)
+
+
 def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
     r"""Marginal posterior from :math:`(x_1^*, y_1^*)` with :math:`x_2` known (no post-processing).
 
     :math:`x_2 - Y_1^* = k_1 - \eta` with :math:`-\eta \sim \mathrm{DG}(0, d/(2\rho_1))`, so
     this is a target "unique at two levels" with parameters :math:`(\rho_1, \rho_1/d)`:
+    the exact finite sum of
     :func:`dprisk.inference.nested.unique_levels.marginal_unique_levels` with
-    ``method="enumerate"``.
+    ``method="enumerate"``, its pairs grouped by the integer :math:`d j_1 + j_2` that fixes
+    the log-odds (:func:`_log_marginal_regrouped`; for ``min(p)`` below about 1e-264 or
+    beyond ``MAX_PAIRS`` pairs, the enumeration itself, which refuses the latter).
     It bounds :func:`marginal_posterior` from above for every :math:`\tilde x_2` (data
     processing; module notes).
     """
@@ -460,6 +512,12 @@ def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
     d = check_positive_int(d, "d")
     p = check_probability(p, "p")
     flat_p = p.ravel()
-    log_marginal = log_marginal_enumerate(np.array([rho1, rho1 / d]), logit(flat_p),
-                                          float(flat_p.min()))
+    p_min = float(flat_p.min())
+    tail = TAIL_RELATIVE * p_min / 2
+    pairs = np.prod([2.0 * int(dg.support_halfwidth_kernel(np.asarray(r), tail)) + 1
+                     for r in (rho1, rho1 / d)]) if tail >= _REGROUPED_TAIL_MIN else np.inf
+    if pairs <= MAX_PAIRS:
+        log_marginal = _log_marginal_regrouped(rho1, int(d), logit(flat_p), p_min)
+    else:  # the enumeration's own refusal (or its log-space sum for a tiny p)
+        log_marginal = log_marginal_enumerate(np.array([rho1, rho1 / d]), logit(flat_p), p_min)
     return scalar_result(np.exp(log_marginal.reshape(p.shape)))

@@ -76,10 +76,13 @@ def figure8(data) -> Figure:
         rho, n = float(data["rho"][i]), int(data["n"][i])
         width = int(np.ceil(4.5 * np.sqrt(n / (2.0 * rho))))
         shown = np.abs(values) <= width
-        ax.bar(values[shown], data["pmf_sum"][i].values[shown], width=1.0, color="tab:blue",
-               alpha=0.6, label=r"exact $\sum_{i=1}^n Z_i$")
         ax.plot(values[shown], data["pmf_approximation"][i].values[shown], color="tab:red",
                 marker=".", markersize=3, linewidth=1, label=r"DG$(0, n/(2\rho))$")
+        # the unit-wide bars of the exact pmf as one filled step patch (drawn below the line,
+        # listed after it in the legend)
+        edges = np.append(values[shown] - 0.5, values[shown][-1] + 0.5)
+        ax.stairs(data["pmf_sum"][i].values[shown], edges, fill=True, color="tab:blue",
+                  alpha=0.6, label=r"exact $\sum_{i=1}^n Z_i$")
         tv = float(data["total_variation"][i])
         ax.set_title(rf"$\rho = {rho:.4g}$, $n = {n}$: TV = {tv:.2g}", fontsize=10)
         ax.set_xlabel("value of the noise sum (persons)")

@@ -15,11 +15,13 @@ import numpy as np
 import pytest
 from census_values import RHO_BLOCK
 
+from dprisk.inference.nested.unique_levels_kernels import log_marginal_enumerate
 from dprisk.inference.product import one_block as pp
 from dprisk.inference.single_level import closed_form as sl
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.models.mechanism.dg_sampling import sample
 from dprisk.models.mechanism.dg_sums import sum_pmf
+from dprisk.models.numerics import logit
 
 RTOL = 1e-12
 
@@ -199,6 +201,28 @@ def test_before_postprocessing_equals_joint_brute_force():
     ref = math.fsum((post * like[1]).ravel())
     assert float(pp.marginal_posterior_before_postprocessing(rho, d, p)) == pytest.approx(
         ref, rel=RTOL)
+
+
+@pytest.mark.parametrize(("rho", "d"), [(1e-3, 27), (RHO_BLOCK, 27), (0.3, 1), (0.3, 5),
+                                        (30.0, 27)])
+def test_before_postprocessing_regrouped_equals_enumeration(rho, d):
+    # the pairs grouped by n = d j1 + j2 give the enumeration's sum (float keys, log space);
+    # for a tiny p the sum is dominated by log-odds S near -logit(p), whose rounding (a few
+    # ulp of |S|, in either method) moves e^S by |logit(p)| * 1e-16 relative
+    p = np.array([0.5, 0.2, 1 / 864, 1e-12, 1e-250])
+    enumerated = np.exp(log_marginal_enumerate(np.array([rho, rho / d]), logit(p), p.min()))
+    regrouped = pp.marginal_posterior_before_postprocessing(rho, d, p)
+    assert np.all(np.abs(regrouped / enumerated - 1) <= 1e-14 * (1 + np.abs(logit(p))))
+
+
+def test_before_postprocessing_tiny_p_and_refusal_are_the_enumeration():
+    # below the regrouped sum's budget floor and beyond MAX_PAIRS: the enumeration itself
+    p = np.array([0.5, 1e-270])
+    enumerated = np.exp(log_marginal_enumerate(np.array([0.3, 0.3 / 27]), logit(p), p.min()))
+    np.testing.assert_array_equal(pp.marginal_posterior_before_postprocessing(0.3, 27, p),
+                                  enumerated)
+    with pytest.raises(ValueError, match="MAX_PAIRS"):
+        pp.marginal_posterior_before_postprocessing(1e-6, 27, 0.5)
 
 
 @pytest.mark.parametrize(("call", "name"), [

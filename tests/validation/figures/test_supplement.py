@@ -51,7 +51,13 @@ def test_figure8_structure_and_png(tmp_path):
         title = ax.get_title()
         assert f"n = {n}" in title and f"{rho:.4g}" in title and "TV = " in title
         assert f"{float(data['total_variation'][i]):.2g}" in title
-        assert len(ax.patches) > 10  # the exact pmf as bars
+        # the exact pmf as unit-wide bars: one filled step patch over the shown values
+        (bars,) = ax.patches
+        heights, edges = bars.get_data().values, bars.get_data().edges
+        shown = np.isin(data["value"].values, edges[:-1] + 0.5)
+        assert heights.size > 10 and np.all(np.diff(edges) == 1.0) and bars.get_fill()
+        np.testing.assert_array_equal(heights, data["pmf_sum"][i].values[shown])
+        assert bars.get_label() == r"exact $\sum_{i=1}^n Z_i$"
         assert labels(ax) == [r"DG$(0, n/(2\rho))$"]
         assert "probability" in ax.get_ylabel() and "persons" in ax.get_xlabel()
     assert_png(fig, tmp_path, "figure8")
