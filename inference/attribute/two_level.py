@@ -103,12 +103,31 @@ def two_level_log_bayes_factors(x1s: np.ndarray, x2s: np.ndarray, y1s: np.ndarra
         spans = [int(v.max()) - low + 1 for v, low in zip(trio, lows, strict=True)]
         key = ((trio[0] - lows[0]) * spans[1] + (trio[1] - lows[1])) * spans[2] + (trio[2]
                                                                                    - lows[2])
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        first, inverse = _distinct_keys(key, spans[0] * spans[1] * spans[2])
         release = Release.two_level(*(v[first] for v in trio))
         log_odds = posterior_tables(release, scenario, DEFAULT_TAIL_MASS, None,
                                     keep_tables=False)[0]
-        out[:, cols] = log_odds[inverse.ravel()].reshape(x1s.shape[0], -1)
+        out[:, cols] = log_odds[inverse].reshape(x1s.shape[0], -1)
     return out
+
+
+def _distinct_keys(key: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """An index of each distinct key in increasing order, and each key's rank among them.
+
+    ``key`` holds integers in ``[0, span)``. What ``np.unique(key, return_index=True,
+    return_inverse=True)`` gives, up to which occurrence of a key the index names (the
+    caller reads the values there, the same at every occurrence): where ``span`` is at most
+    four times the keys, by a table over ``[0, span)`` (no sort), else by ``np.unique``.
+    """
+    if span > 4 * key.size:
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    seen = np.zeros(span, dtype=bool)
+    seen[key] = True
+    rank = np.cumsum(seen) - 1
+    where = np.empty(span, dtype=np.int64)
+    where[key] = np.arange(key.size)
+    return where[seen], rank[key]
 
 
 def two_level_cell_posterior(x1_star, x2_star, y1_star, known, *, rho1, rho2, d,

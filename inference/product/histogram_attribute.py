@@ -276,19 +276,27 @@ def _lookup(tables: CellTables, columns: np.ndarray) -> tuple[np.ndarray, int]:
     unseen = 0
     for j, outputs in enumerate(tables.outputs):
         cells = np.flatnonzero(tables.cell_class == j)
-        obs = columns[:, cells, :].reshape(-1, outputs.shape[1])
         lo, hi = outputs.min(axis=0), outputs.max(axis=0)
         radix = hi - lo + 1
         stride = np.concatenate([np.cumprod(radix[::-1])[::-1][1:], [1]])
         keys = (outputs - lo) @ stride
         order = np.argsort(keys)
         keys, score = keys[order], tables.score[j][order]
-        inside = np.all((obs >= lo) & (obs <= hi), axis=1)
-        want = np.where(inside, (obs - lo) @ stride, -1)
-        at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+        # the key sum_i (obs_i - lo_i) stride_i in Horner form, one column at a time (the
+        # same integers as the (n, cells, c) block's matrix product, without copying it)
+        inside = np.ones((n, cells.size), dtype=bool)
+        want = np.zeros((n, cells.size), dtype=keys.dtype)
+        for i in range(outputs.shape[1]):
+            column = columns[:, cells, i] if cells.size < k else columns[:, :, i]
+            inside &= (column >= lo[i]) & (column <= hi[i])
+            want *= radix[i]
+            want += column - lo[i]
+        want[~inside] = -1
+        at = np.searchsorted(keys, want)
+        np.minimum(at, keys.size - 1, out=at)
         found = inside & (keys[at] == want)
-        unseen += int(found.size - found.sum())
-        out[:, cells] = np.where(found, score[at], 0.0).reshape(n, cells.size)
+        unseen += int(found.size - np.count_nonzero(found))
+        out[:, cells] = np.where(found, score[at], 0.0)
     return out, unseen
 
 

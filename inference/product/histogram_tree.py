@@ -86,7 +86,7 @@ import numpy as np
 from scipy import optimize, sparse
 
 from dprisk.inference.product.histogram_rounding import ROUNDINGS, round_children
-from dprisk.inference.product.projection_kernels import project_floor_rows
+from dprisk.inference.product.projection_kernels import NETWORK_BLOCKS, project_floor_rows
 from dprisk.models.checks import check_count, check_positive_int, check_rho
 from dprisk.models.mechanism.dg_sampling import as_generator, resolve_random_seed, sample
 from dprisk.runtime.memory_limit import check_memory
@@ -463,9 +463,25 @@ def top_down(tree: HistogramTree, noisy, *, invariant="none", true_totals=None,
 
 # --------------------------------------------------------------------------- batches
 def _largest_remainder_rows(floors, active, remainder, rng) -> np.ndarray:
-    """The part-1 rounding row by row: ``r`` active entries chosen uniformly get one more."""
+    r"""The part-1 rounding row by row: ``r`` active entries chosen uniformly get one more.
+
+    Entry ``i`` gets one more when its uniform key ranks below ``r`` in its row, inactive
+    entries keyed ``inf`` (``r`` is below the number of active entries, so they never do).
+    Rows of at most :data:`NETWORK_BLOCKS` entries rank by comparing columns,
+    :math:`\#\{j > i: k_j < k_i\} + \#\{j < i: k_j \le k_i\}` (the stable order), wider
+    ones by a double argsort: the same entries chosen from the same keys (they differ
+    only where two active keys are equal floats).
+    """
     key = np.where(active, rng.random(floors.shape), np.inf)
-    rank = np.argsort(np.argsort(key, axis=1), axis=1)
+    n_blocks = key.shape[1]
+    if n_blocks <= NETWORK_BLOCKS:
+        rank = np.zeros(key.shape, dtype=np.int64)
+        for i in range(n_blocks):
+            for j in range(n_blocks):
+                if j != i:
+                    rank[:, i] += (key[:, j] < key[:, i]) if j > i else (key[:, j] <= key[:, i])
+    else:
+        rank = np.argsort(np.argsort(key, axis=1), axis=1)
     return floors + (rank < remainder[:, None])
 
 

@@ -38,12 +38,18 @@ from math import comb
 import numpy as np
 
 __all__ = [
+    "NETWORK_BLOCKS",
     "project_floor",
     "project_floor_rows",
     "rounding_outcomes",
     "sort_blocks",
     "subset_bits",
 ]
+
+
+#: Widest rows :func:`project_floor_rows` sorts with a sorting network on whole columns
+#: rather than with ``np.sort`` along the rows, whose cost per row dominates for a few blocks.
+NETWORK_BLOCKS = 8
 
 
 def sort_blocks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,6 +59,24 @@ def sort_blocks(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     u = -np.sort(-b, axis=1)
     return u, np.cumsum(u, axis=1)
+
+
+def _sorted_columns(columns: np.ndarray) -> np.ndarray:
+    """Each column of ``columns`` (``(B, n)``) sorted in decreasing order down the rows.
+
+    Up to :data:`NETWORK_BLOCKS` rows: an odd-even transposition network (``B`` rounds of
+    ``np.maximum`` / ``np.minimum`` of neighbouring rows), the same sorted integers as
+    ``np.sort`` without a call per column.
+    """
+    n_blocks = columns.shape[0]
+    if n_blocks > NETWORK_BLOCKS:
+        return -np.sort(-columns, axis=0)
+    rows = list(columns)
+    for rnd in range(n_blocks):
+        for i in range(rnd % 2, n_blocks - 1, 2):
+            rows[i], rows[i + 1] = (np.maximum(rows[i], rows[i + 1]),
+                                    np.minimum(rows[i], rows[i + 1]))
+    return np.stack(rows) if rows else columns.copy()
 
 
 def project_floor(b: np.ndarray, s: int, presorted=None):
@@ -96,17 +120,21 @@ def project_floor_rows(b: np.ndarray, s: np.ndarray):
 
     The same sort-and-cumulate rule in integers, :math:`|A| = \max\{j : j u_j - C_j + s > 0\}`,
     with ``s`` of shape ``(n,)`` (rows with ``s = 0`` are all zero). Kernel: ``b`` int64
-    ``(n, B)``, ``s`` int64 ``(n,)`` with ``s >= 0``.
+    ``(n, B)``, ``s`` int64 ``(n,)`` with ``s >= 0``. Computed on the transpose ``(B, n)``
+    (sorts, cumulative sums and sums down its ``B`` rows are whole-row operations; every
+    value an integer, so the same as along the rows of ``b``).
     """
     n_blocks = b.shape[1]
-    u, cum = sort_blocks(b)
-    j = np.arange(1, n_blocks + 1, dtype=np.int64)
-    size = np.maximum((j * u - cum + s[:, None] > 0).sum(axis=1), 1)
-    numerator = np.take_along_axis(cum, (size - 1)[:, None], axis=1)[:, 0] - s
-    scaled = b * size[:, None] - numerator[:, None]
-    active = (scaled > 0) & (s[:, None] > 0)
-    floors = np.where(active, scaled // size[:, None], 0)
-    return floors, active, s - floors.sum(axis=1)
+    columns = np.ascontiguousarray(b.T)
+    u = _sorted_columns(columns)
+    cum = np.cumsum(u, axis=0)
+    j = np.arange(1, n_blocks + 1, dtype=np.int64)[:, None]
+    size = np.maximum((j * u - cum + s > 0).sum(axis=0), 1)
+    numerator = np.take_along_axis(cum, (size - 1)[None, :], axis=0)[0] - s
+    scaled = columns * size - numerator
+    active = (scaled > 0) & (s > 0)
+    floors = np.where(active, scaled // size, 0)
+    return floors.T, active.T, s - floors.sum(axis=0)
 
 
 def subset_bits(n_blocks: int) -> np.ndarray:

@@ -256,9 +256,12 @@ def _table_noise(table: _AliasTable, words: np.ndarray, out: np.ndarray) -> None
     """Map uniform 64-bit ``words`` to noises through ``table`` (into ``out``)."""
     shift = np.uint64(_WORD_BITS - table.index_bits)
     low_mask = np.uint64((1 << (_WORD_BITS - table.index_bits)) - 1)
-    column = words >> shift
-    use_alias = (words & low_mask) >= table.thresholds[column]
-    slot = (column.astype(np.int64) << 1) | use_alias
+    # the column, below 2**index_bits, read in place as int64 (the same integers): np.take
+    # indexes with it directly, no index copy, and it becomes the slot 2 column + alias
+    slot = (words >> shift).view(np.int64)
+    use_alias = (words & low_mask) >= np.take(table.thresholds, slot)
+    np.left_shift(slot, 1, out=slot)
+    slot |= use_alias
     np.take(table.values, slot, out=out)
 
 

@@ -245,7 +245,7 @@ def figure(data: xr.Dataset) -> Figure:
     return fig
 
 
-@report_study(order=100, title="beyond the paper: the post-processed product", cost=3.2)
+@report_study(order=100, title="beyond the paper: the post-processed product", cost=2.5)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The product study for the report (``paper_scale``: more K-cell Monte Carlo releases)."""
     data = risk_grid()

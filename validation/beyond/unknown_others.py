@@ -198,7 +198,7 @@ def figure(data: xr.Dataset) -> Figure:
     return fig
 
 
-@report_study(order=90, title="beyond the paper: adversaries who do not know everyone", cost=2.8)
+@report_study(order=90, title="beyond the paper: adversaries who do not know everyone", cost=1.9)
 def study(*, paper_scale: bool = False) -> StudyResult:
     """The unknown-others study for the report (exact; PyMC records with ``paper_scale``)."""
     data = risk_against_n()

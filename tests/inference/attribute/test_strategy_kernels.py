@@ -112,3 +112,16 @@ def test_shifted_tie_integral_equals_the_expanded_polynomial(n_tied, shifts):
         antiderivative = poly.integ()
         want = float(dg.logpmf(value, 0, rho)) + np.log(antiderivative(1.0) - antiderivative(0.0))
         assert log_term == pytest.approx(want, rel=0, abs=1e-12)
+
+
+@pytest.mark.parametrize(("span", "n"), [(1, 5), (10, 3), (50, 1000), (54_000, 60_000),
+                                         (10**6, 100)])
+def test_distinct_keys_as_np_unique(span, n):
+    """The two-level scores' distinct releases: np.unique's values, order and inverse."""
+    from dprisk.inference.attribute import two_level
+
+    key = np.random.default_rng(span).integers(0, span, size=n)
+    first, inverse = two_level._distinct_keys(key, span)
+    values, _, want = np.unique(key, return_index=True, return_inverse=True)
+    np.testing.assert_array_equal(key[first], values)
+    np.testing.assert_array_equal(inverse, want.ravel())

@@ -144,3 +144,29 @@ def test_p_correct_and_accuracy_are_refused_above_the_work_limit(monkeypatch):
             uo.accuracy(0.0992, 0.5, unknown_others=10_000, q=0.5)
     with pytest.raises(WorkLimitError, match=r"^unknown_others and rho: P\[correct"):
         uo.p_correct(1e-13, 0.5, unknown_others=10_000, q=0.001)
+
+
+@pytest.mark.parametrize(("n", "q"), [(1, 0.5), (7, 0.3), (50, 0.9), (301, 0.5)])
+def test_tabled_bisection_equals_the_step_by_step_one(monkeypatch, n, q):
+    """T(y) tabulated once per rho decides every release as evaluated step by step."""
+    others = UnknownOthers.checked(n, q)
+    rho = np.array([[1e-3], [0.0992], [0.5], [2.0], [40.0]])
+    p = np.array([1e-6, 0.2, 0.5, 0.8])
+    tabled = kernels.decision_threshold(rho, p, np.zeros((1, 1), np.int64), others)
+    kernels._thresholds_at_zero.cache_clear()
+    monkeypatch.setattr(kernels, "_TABLE_SPAN", 0)  # every bracket stepped
+    stepped = kernels.decision_threshold(rho, p, np.zeros((1, 1), np.int64), others)
+    kernels._thresholds_at_zero.cache_clear()
+    np.testing.assert_array_equal(tabled, stepped)
+
+
+def test_kept_thresholds_are_keyed_on_rho_p_and_the_others():
+    """A threshold kept for one (rho, p, n, q) is not returned for another, nor changed."""
+    kernels._thresholds_at_zero.cache_clear()
+    first = uo.decision_threshold(0.5, 0.5, 0, unknown_others=5, q=0.3)
+    assert uo.decision_threshold(0.5, 0.5, 0, unknown_others=5, q=0.3) == first
+    assert uo.decision_threshold(0.5, 0.5, 2, unknown_others=5, q=0.3) == first + 2
+    assert uo.decision_threshold(0.5, 0.5, 0, unknown_others=5, q=0.9) != first
+    assert uo.decision_threshold(0.5, 0.9, 0, unknown_others=5, q=0.3) < first
+    kernels._thresholds_at_zero.cache_clear()
+    assert uo.decision_threshold(0.5, 0.5, 0, unknown_others=5, q=0.3) == first
