@@ -15,20 +15,28 @@ about 180 us per compound step of the two-level model's ``BinaryGibbsMetropolis`
 * a Metropolis step of one discrete scalar ``X``: the step's own
   ``discrete_scalar_step(current, delta_logp)``
   (:class:`dprisk.inference.two_level.lean_steps.LeanMetropolis`, PyMC's ``Metropolis.astep``
-  line for line), given the compiled ``delta_logp`` graph called directly with the current
-  ``T`` in place of the shared variable PyMC sets before each step.
+  line for line), its acceptance log-ratio
+  :math:`\log \pi(T, X') - \log \pi(T, X)` taken from the same compiled log density at the
+  current ``T`` (the value PyMC's shared variable holds during the step).
 
-The compiled graphs receive arrays of the dtype and shape PyMC's point maps give them (0-d
-int64 values, (1,) int64 raveled ones) and the model's data as stored in the functions'
-containers (read when a chain starts; :func:`pymc.set_data` between chains), so they compute
-the same values. They are pure functions of those values, so each chain keeps the values it
-computed by argument (``(T, X)`` for the log density, ``(proposal, current, T)`` for the
-difference: a few dozen distinct arguments in thousands of steps) and calls a graph only for
-a new one. The steps draw from their own generators in the same order, keep the same state
-(``scaling``, ``accepted_sum``, ``steps_until_tune``, the Gibbs ``order``) and leave the
-shared variable as PyMC does. The draws are PyMC's, bit for bit
-(``tests/inference/mcmc/test_fused_steps.py`` compares them with ``pm.sample`` and with the
-unfused loop of :class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`). Anything else
+The compiled graph receives arrays of the dtype and shape PyMC's point maps give it (0-d
+int64 values) and the model's data as stored in the function's containers (read when a
+chain starts; :func:`pymc.set_data` between chains), so it computes the same values. It is a
+pure function of those values, so each chain keeps the log densities it computed by
+argument ``(T, X)`` (a few dozen distinct arguments in thousands of steps) and calls the
+graph only for a new one. The steps draw from their own generators in the same order, keep
+the same state (``scaling``, ``accepted_sum``, ``steps_until_tune``, the Gibbs ``order``) and
+leave the shared variable as PyMC does.
+
+PyMC's Metropolis computes its log-ratio with a graph of its own, ``delta_logp``: the model's
+log density at both values, subtracted, and simplified by PyTensor's rewrites (the terms of
+``T`` alone cancel), compiled for each model (0.2-0.5 s of CPU, as much as the log density); the
+difference of the two log densities is the same number up to rounding (a few units in the last
+place of the larger log density). An acceptance can differ only when ``log u`` falls that close
+to the ratio (a chance of the order of 1e-14 a step here), so the draws are PyMC's, the same
+integers (``tests/inference/mcmc/test_fused_steps.py`` compares them with ``pm.sample`` and with
+the unfused loop of :class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`, which runs
+PyMC's own ``delta_logp``; the indicator's step is PyMC's bit for bit). Anything else
 (other step classes, continuous or vector variables, a compiled function not run by one
 jitted graph) is not fused: :meth:`FusedSteps.build` returns None and the chain calls
 ``step.step(point)``.
@@ -79,13 +87,12 @@ class FusedSteps:
     point, as ``step.step(point)[0]``), :meth:`end_chain` with the last point.
     """
 
-    def __init__(self, gibbs, metropolis, names, logp, delta):
+    def __init__(self, gibbs, metropolis, names, logp):
         self.gibbs = gibbs
         self.metropolis = metropolis
         self.t_name, self.x_name = names
-        self._logp, self._delta = logp, delta
+        self._logp = logp
         self._t_first = logp[1][0] == self.t_name  # the log density's inputs: (T, X) or (X, T)
-        self._delta_args = ()
         #: The variables whose values :meth:`run` records, in its order.
         self.run_names = (self.t_name,) if self.x_name is None else (self.t_name, self.x_name)
         self.start_chain()
@@ -97,8 +104,8 @@ class FusedSteps:
         Fused: ``[BinaryGibbsMetropolis]`` of one 0-d int64 value variable ``T``, optionally
         followed by a step with ``discrete_scalar_step`` (LeanMetropolis, ``discrete_scalar``)
         of one other 0-d int64 variable ``X`` whose only shared variable is ``T``; the model's
-        value variables are exactly those; the compiled functions are run by one jitted graph
-        whose leading inputs are the values given per call.
+        value variables are exactly those; the indicator's compiled log density is run by one
+        jitted graph whose leading inputs are the values of ``T`` and ``X`` given per call.
         """
         from pymc.step_methods.metropolis import BinaryGibbsMetropolis
 
@@ -124,21 +131,13 @@ class FusedSteps:
         logp = _direct(getattr(gibbs.fs[0], "f", None))
         if logp is None or sorted(logp[1]) != sorted(names):
             return None
-        delta = None
-        if metropolis is not None:  # delta_logp(proposal, current), T from a shared variable
-            delta = _direct(metropolis.delta_logp,
-                            (metropolis.shared[names[0]].container.storage,))
-            if delta is None or len(delta[1]) != 2:
-                return None
-        return cls(gibbs, metropolis, (*names, None)[:2], logp, delta)
+        return cls(gibbs, metropolis, (*names, None)[:2], logp)
 
     def start_chain(self) -> None:
         """Read the functions' other inputs (the model's data) for the chain to come."""
         self._logp_args = tuple(cell[0] for cell in self._logp[2])
-        if self._delta is not None:
-            self._delta_args = tuple(cell[0] for cell in self._delta[2])
         # the chain's log densities by value, and its values' 0-d int64 arrays
-        self._logp_values, self._delta_values, self._arrays = {}, {}, {}
+        self._logp_values, self._arrays = {}, {}
 
     def _array(self, value: int) -> np.ndarray:
         """The 0-d int64 array of ``value`` (one per value and chain; only ever read)."""
@@ -178,17 +177,10 @@ class FusedSteps:
         new_point = dict(point)
         new_point[t_name] = self._array(t)
         if x is not None:
-            delta_jit, delta_args, known = self._delta[0], self._delta_args, self._delta_values
-            t_array = new_point[t_name]
+            log_density = self._log_density
 
-            def delta_logp(proposal: int, current: int):
-                value = known.get((proposal, current, t))
-                if value is None:
-                    value = delta_jit(np.array([proposal], dtype=np.int64),
-                                      np.array([current], dtype=np.int64), t_array,
-                                      *delta_args)[0]
-                    known[proposal, current, t] = value
-                return value
+            def delta_logp(proposal: int, current: int) -> np.float64:
+                return np.float64(log_density(t, proposal) - log_density(t, current))
 
             x, _, _ = self.metropolis.discrete_scalar_step(x, delta_logp)
             new_point[x_name] = self._array(x)
@@ -237,9 +229,6 @@ class FusedSteps:
         if metropolis is not None:
             metropolis_random = metropolis.rng.random
             standard_normal = metropolis.rng.standard_normal
-            delta_values, delta_jit = self._delta_values, self._delta[0]
-            delta_args = self._delta_args
-            arrays, array = self._arrays, self._array
             s0 = float(metropolis.proposal_dist.s[0])
             scaling0 = float(metropolis.scaling[0])
             tuning = metropolis.tune
@@ -289,16 +278,14 @@ class FusedSteps:
             else:  # PyMC's array operations on the same draw
                 step = (np.array([normal]) * metropolis.scaling).round(0).astype("int64")
                 proposal = int((np.array([x], dtype=np.int64) + step).astype("int64")[0])
-            accept_rate = delta_values.get((proposal, x, t))
-            if accept_rate is None:
-                t_array = arrays.get(t)
-                if t_array is None:
-                    t_array = array(t)
-                accept_rate = delta_jit(np.array([proposal], dtype=np.int64),
-                                        np.array([x], dtype=np.int64), t_array,
-                                        *delta_args)[0]
-                delta_values[proposal, x, t] = accept_rate
-            ratio = float(accept_rate)
+            # log pi(t, proposal) - log pi(t, x): the log densities of this chain
+            logp_proposal = logp_values.get((t, proposal))
+            if logp_proposal is None:
+                logp_proposal = log_density(t, proposal)
+            logp_current = logp_values.get((t, x))
+            if logp_current is None:
+                logp_current = log_density(t, x)
+            ratio = accept_rate = logp_proposal - logp_current
             accepted = False
             if isfinite(ratio):  # log_uniform_below(accept_rate, rng), inlined
                 u = metropolis_random()
@@ -320,7 +307,7 @@ class FusedSteps:
             metropolis.accepted_sum[0] += accepted_since
         metropolis.steps_until_tune = steps_until_tune
         if accept_rate is not None:
-            metropolis.accept_rate_iter = accept_rate
+            metropolis.accept_rate_iter = np.float64(accept_rate)
             metropolis.accepted_iter[0] = accepted
         return t, x, t_values, x_values
 

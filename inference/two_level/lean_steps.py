@@ -23,7 +23,8 @@ A proposal too large for exact integer arithmetic (``|delta| >= 2**53`` or ``|q0
 takes PyMC's array operations; any other configuration (continuous or vector variables, a
 proposal other than ``NormalProposal``) goes to ``pm.Metropolis.astep`` itself.
 :meth:`Metropolis.discrete_scalar_step` is the step on the raveled value without statistics,
-which :mod:`dprisk.inference.mcmc.fused_steps` calls with the log density evaluated directly.
+which :mod:`dprisk.inference.mcmc.fused_steps` calls with the log density evaluated directly
+(so the step's own ``delta_logp`` is compiled only when :meth:`Metropolis.astep` first runs).
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ from __future__ import annotations
 import numpy as np
 import pymc as pm
 from pymc.blocking import RaveledVars
-from pymc.step_methods.metropolis import NormalProposal, tune
+from pymc.pytensorf import make_shared_replacements
+from pymc.step_methods import metropolis as pymc_metropolis
+from pymc.step_methods.arraystep import ArrayStepShared
+from pymc.step_methods.metropolis import MultivariateNormalProposal, NormalProposal, tune
+from pymc.util import get_value_vars_from_user_vars
+from pymc.vartypes import discrete_types
 
 from dprisk.inference.mcmc.fused_steps import log_uniform_below
 
@@ -48,7 +54,74 @@ class Metropolis(pm.Metropolis):
 
     Named as PyMC's (exported as :data:`LeanMetropolis`), so that ``pm.sample``'s log line
     for the step (``>Metropolis: [X2]``) reads as before.
+
+    Its compiled ``delta_logp`` (``log pi(q) - log pi(q0)`` of the model's log density
+    ``log pi``, PyMC's ``metropolis.delta_logp``) is built when first used, not when
+    the step is: :mod:`dprisk.inference.mcmc.fused_steps` takes the difference from the
+    model's log density, which the indicator's step compiles anyway, so a chain run there
+    never needs it (its graph and rewrites cost 0.2-0.5 s a model). The step's other state
+    is ``pm.Metropolis.__init__``'s, set by the same lines.
     """
+
+    def __init__(self, vars=None, *, S=None, proposal_dist=None, scaling=1.0, tune=True,
+                 tune_interval=100, model=None, mode=None, rng=None, initial_point=None,
+                 compile_kwargs=None, blocked=False):
+        model = pm.modelcontext(model)
+        if initial_point is None:
+            initial_point = model.initial_point()
+        vars = model.value_vars if vars is None else get_value_vars_from_user_vars(vars, model)
+        shapes = [initial_point[v.name].shape for v in vars]
+        if S is None:
+            S = np.ones(int(sum(np.prod(shape) for shape in shapes)))
+        if proposal_dist is not None:
+            self.proposal_dist = proposal_dist(S)
+        elif S.ndim == 1:
+            self.proposal_dist = NormalProposal(S)
+        elif S.ndim == 2:
+            self.proposal_dist = MultivariateNormalProposal(S)
+        else:
+            raise ValueError(f"Invalid rank for variance: {S.ndim}")
+        self.scaling = np.atleast_1d(scaling).astype("d")
+        self.tune = tune
+        self.tune_interval = tune_interval
+        self.steps_until_tune = tune_interval
+        self.discrete = np.concatenate(
+            [[v.dtype in discrete_types] * (initial_point[v.name].size or 1) for v in vars])
+        self.any_discrete = self.discrete.any()
+        self.all_discrete = self.discrete.all()
+        is_scalar = len(shapes) == 1 and shapes[0] == ()
+        self.elemwise_update = not (
+            is_scalar
+            or (self.any_discrete
+                and max(getattr(model.values_to_rvs[var].owner.op, "ndim_supp", 1)
+                        for var in vars) > 0))
+        dims = int(sum(np.prod(shape) for shape in shapes)) if self.elemwise_update else 1
+        self.enum_dims = np.arange(dims, dtype=int)
+        self.accept_rate_iter = np.zeros(dims, dtype=float)
+        self.accepted_iter = np.zeros(dims, dtype=bool)
+        self.accepted_sum = np.zeros(dims, dtype=int)
+        self._untuned_settings = {"scaling": self.scaling, "steps_until_tune": tune_interval}
+        self.mode = mode
+        shared = make_shared_replacements(initial_point, vars, model)
+        # what delta_logp's compilation needs, until it is compiled (the model is kept by
+        # PyMC's BlockedStep for unpickling already)
+        self._delta_logp_inputs = (initial_point, model, vars, shared, compile_kwargs)
+        self._delta_logp = None
+        ArrayStepShared.__init__(self, vars, shared, blocked=blocked, rng=rng)
+
+    @property
+    def delta_logp(self):
+        """PyMC's compiled ``delta_logp(q, q0)`` of the step's variables, compiled once."""
+        if self._delta_logp is None:
+            initial_point, model, vars, shared, compile_kwargs = self._delta_logp_inputs
+            self._delta_logp = pymc_metropolis.delta_logp(initial_point, model.logp(), vars,
+                                                          shared, compile_kwargs)
+            self._delta_logp_inputs = None
+        return self._delta_logp
+
+    @delta_logp.setter
+    def delta_logp(self, function) -> None:
+        self._delta_logp, self._delta_logp_inputs = function, None
 
     def astep(self, q0: RaveledVars):
         """One Metropolis step (module notes); PyMC's own for anything but a discrete scalar."""
@@ -78,11 +151,11 @@ class Metropolis(pm.Metropolis):
         """PyMC's ``Metropolis.astep`` for one discrete scalar at the value ``current``.
 
         ``delta_logp(proposal, current)`` is the log-density difference of two values (the
-        step's compiled ``delta_logp`` on (1,) int64 arrays of them, or the same graph called
-        directly, :mod:`dprisk.inference.mcmc.fused_steps`). Tunes, proposes, accepts and
-        counts as PyMC does (module notes); returns the new value (an int), the acceptance
-        log-ratio (as ``delta_logp`` returned it) and whether the proposal was accepted,
-        without the statistics. Only for :attr:`discrete_scalar` steps.
+        step's compiled ``delta_logp`` on (1,) int64 arrays of them, or the difference of the
+        model's log density at both, :mod:`dprisk.inference.mcmc.fused_steps`). Tunes, proposes,
+        accepts and counts as PyMC does (module notes); returns the new value (an int), the
+        acceptance log-ratio (as ``delta_logp`` returned it) and whether the proposal was
+        accepted, without the statistics. Only for :attr:`discrete_scalar` steps.
         """
         if not self.steps_until_tune and self.tune:
             self.scaling = tune(self.scaling, self.accepted_sum / float(self.tune_interval))

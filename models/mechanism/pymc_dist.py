@@ -38,6 +38,7 @@ from pymc.distributions.shape_utils import rv_size_is_none
 from pytensor.graph.basic import Variable
 from pytensor.tensor.random.op import RandomVariable
 from pytensor.tensor.type import integer_dtypes
+from pytensor.tensor.variable import TensorConstant
 
 from dprisk.models.checks import check_count, check_rho
 from dprisk.models.mechanism.dg_sampling import sample as _sample_numpy
@@ -47,6 +48,7 @@ __all__ = [
     "DiscreteGaussian",
     "DiscreteGaussianRV",
     "discrete_gaussian",
+    "folded_log_normalizer",
     "log_normalizer_pt",
 ]
 
@@ -68,12 +70,20 @@ def log_normalizer_pt(rho):
     rho : tensor_like of float (rho > 0)
         Privacy parameter, any shape; not validated here (``NaN`` for ``rho <= 0``).
 
+    A constant ``rho`` (a number, as every model of the project gives it) gives a constant,
+    :func:`folded_log_normalizer` of its value: the number PyTensor's rewrites and constant
+    folding make of the series, computed once by numpy, so that compiling a model's log
+    density does not rewrite and fold the series again (the two-level model's has three of
+    them: about a third of its compilation's CPU, 0.06-0.08 s a model).
+
     Returns
     -------
     TensorVariable
         float64 tensor of the shape of ``rho``.
     """
     rho = pt.cast(pt.as_tensor_variable(rho), "float64")
+    if isinstance(rho, TensorConstant):
+        return pt.constant(folded_log_normalizer(rho.data))
     rho_k = pt.shape_padright(rho)
     k2 = pt.constant(_SERIES_K2)
     direct = pt.log1p(2.0 * pt.sum(pt.exp(-rho_k * k2), axis=-1))
@@ -81,6 +91,33 @@ def log_normalizer_pt(rho):
         2.0 * pt.sum(pt.exp(-np.float64(np.pi**2) * k2 / rho_k), axis=-1)
     )
     return pt.switch(pt.gt(rho, np.float64(np.pi)), direct, poisson)
+
+
+def folded_log_normalizer(rho) -> np.ndarray:
+    r"""The value of :func:`log_normalizer_pt`'s series at constant ``rho``, as PyTensor folds it.
+
+    The series in the form PyTensor's canonicalisation leaves it before folding the constants
+    (``log(pi / rho)`` rewritten as :math:`\log\pi - \log\rho`), with numpy's operations,
+    which constant folding runs: the same float64 value bit for bit
+    (``tests/models/mechanism/test_pymc_dist.py`` compares them over 400 ``rho`` from 1e-7 to
+    1e5 and at ``pi``). Not validated (``rho <= 0`` gives NaN, as the series does).
+
+    Parameters
+    ----------
+    rho : array_like of float
+
+    Returns
+    -------
+    ndarray
+        float64, of the shape of ``rho``.
+    """
+    rho = np.asarray(rho, dtype=np.float64)
+    rho_k = rho[..., None]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        direct = np.log1p(2.0 * np.sum(np.exp(-rho_k * _SERIES_K2), axis=-1))
+        poisson = 0.5 * (np.log(np.float64(np.pi)) - np.log(rho)) + np.log1p(
+            2.0 * np.sum(np.exp(-np.float64(np.pi**2) * _SERIES_K2 / rho_k), axis=-1))
+    return np.where(rho > np.float64(np.pi), direct, poisson)
 
 
 def _draw_one(rng, mu, rho):

@@ -4,12 +4,14 @@
 (BinaryGibbsMetropolis for the indicator, LeanMetropolis for X2, or the indicator alone under a
 point prior) through :class:`dprisk.inference.mcmc.fused_steps.FusedSteps`. Compared here,
 exactly (integers; the generators' states after the runs): with the unfused loop
-(``step.step(point)``) on a twin model over a sequence of releases, with ``pm.sample`` under a
-point prior (``tests/inference/mcmc/test_compiled_chain.py`` does so for the truncated prior),
-and the acceptance test :func:`log_uniform_below` with PyMC's ``metrop_select`` (draws and
-outcomes, near-ties, u = 0 and non-finite ratios included). LeanMetropolis's own scalar step is
-compared with ``pm.Metropolis`` in ``tests/inference/two_level/test_lean_steps.py``; here also
-its array fallback for a proposal too large for float rounding (with PyMC's own Metropolis).
+(``step.step(point)``, whose Metropolis step runs PyMC's own compiled ``delta_logp`` where the
+fused one subtracts the model's log densities) on a twin model over a sequence of releases, with
+``pm.sample`` under a point prior (``tests/inference/mcmc/test_compiled_chain.py`` does so for
+the truncated prior), and the acceptance test :func:`log_uniform_below` with PyMC's
+``metrop_select`` (draws and outcomes, near-ties, u = 0 and non-finite ratios included).
+LeanMetropolis's own scalar step is compared with ``pm.Metropolis`` in
+``tests/inference/two_level/test_lean_steps.py``; here also its array fallback for a proposal
+too large for float rounding (with PyMC's own Metropolis).
 """
 
 import numpy as np
@@ -69,6 +71,9 @@ def test_fused_chain_draws_what_the_unfused_chain_draws(prior, request):
     # tuning every 100 steps: runs with up to 240 tuning steps and 150 draws
     assert_twins_draw_the_same(models, chains, draws=150, tune_step=120, seed=500)
     assert _step_state(steps[0]) == _step_state(steps[1])
+    if prior == "truncated:10":  # the fused chain takes its Metropolis log-ratios from the
+        # log density: the step's own delta_logp is compiled by the unfused chain alone
+        assert steps[0][1]._delta_logp is None and steps[1][1]._delta_logp is not None
 
 
 def test_fused_chain_draws_what_pm_sample_draws_under_a_point_prior(point_twins):

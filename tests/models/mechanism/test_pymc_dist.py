@@ -12,6 +12,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 from pymc.logprob.utils import ParameterValueError
+from pytensor.graph.replace import graph_replace
 from scipy import stats
 
 from dprisk.models.mechanism import discrete_gaussian as dg
@@ -64,6 +65,31 @@ class TestLogNormalizer:
 
     def test_float64_for_float32_input(self):
         assert log_normalizer_pt(pt.fscalar("rho")).dtype == "float64"
+
+    def test_constant_is_the_series_as_pytensor_folds_it(self):
+        """A constant rho gives the constant PyTensor's compilation folds the series into
+        (the series built on a symbolic rho, the constant put in its place), bit for bit."""
+        rng = np.random.default_rng(5)
+        rho = np.concatenate([np.geomspace(1e-7, 1e5, 300), rng.uniform(0.0, 10.0, 100),
+                              RHO_GRID, [np.nextafter(np.pi, 0.0), np.nextafter(np.pi, 4.0)],
+                              [0.5, 0.5 / 3, 0.0992, 0.0992 / 27]])
+        constant = log_normalizer_pt(rho)
+        assert isinstance(constant, pt.TensorConstant)
+        symbolic = pt.dvector("rho")
+        series = graph_replace(log_normalizer_pt(symbolic), {symbolic: pt.constant(rho)})
+        folded = pytensor.function([], series)()
+        assert np.array_equal(constant.data, folded)
+
+    def test_log_density_of_a_constant_rho_is_the_series_one(self):
+        """The compiled log density with the folded constant equals the one compiled from
+        the series (the same model graph otherwise), bit for bit."""
+        x, mu, rho = (v.ravel() for v in np.meshgrid(
+            np.arange(-40, 41), np.arange(-3, 12), [0.0992, 0.2465, 0.0992 / 27, 0.5, 4.0]))
+        mu_var, symbolic = pt.lvector("mu"), pt.dvector("rho")
+        logps = [pm.logp(DiscreteGaussian.dist(mu=mu_var, rho=r), x) for r in (rho, symbolic)]
+        logps[1] = graph_replace(logps[1], {symbolic: pt.constant(rho)})
+        got, expected = (pytensor.function([mu_var], logp)(mu) for logp in logps)
+        assert np.array_equal(got, expected)
 
 
 class TestLogp:
