@@ -76,12 +76,14 @@ def _polar_and_inset():
 
 
 def _plain_png(fig):
-    """png_bytes without draw_once's and agg_glyphs's shortcuts: matplotlib's own draw."""
+    """png_bytes without draw_once's, agg_glyphs's and agg_texts's shortcuts: matplotlib's
+    own draw."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(png, "ticks_placed_once", lambda fig: contextlib.nullcontext())
         mp.setattr(png, "texts_laid_out_once", contextlib.nullcontext)
         mp.setattr(png, "shared_math_parser", lambda: None)
         mp.setattr(png, "use_fast_glyphs", lambda renderer: False)
+        mp.setattr(png, "use_text_cache", lambda renderer: False)
         return png.png_bytes(fig, DPI)
 
 
