@@ -39,6 +39,7 @@ from contextlib import contextmanager
 
 import matplotlib as mpl
 from matplotlib.axis import Axis
+from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.mathtext import MathTextParser
 from matplotlib.text import Text
@@ -48,6 +49,8 @@ __all__ = ["MATH_CACHE_SIZE", "shared_math_parser",
 
 #: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
 MATH_CACHE_SIZE = 512
+#: The output a ``MathTextParser`` is made for (``MathTextParser(output)``), by its output type.
+_AGG_PARSER_OUTPUTS = {"vector": "path", "raster": "agg"}
 #: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
 _REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
 #: What a text's layout (``Text._get_layout``) reads of the text, besides its font, figure dpi
@@ -206,14 +209,14 @@ def _own_place(axis) -> tuple:
 
 
 class _RememberingMathTextParser(MathTextParser):
-    """A ``MathTextParser("path")`` that remembers :data:`MATH_CACHE_SIZE` parses.
+    """A ``MathTextParser(output)`` that remembers :data:`MATH_CACHE_SIZE` parses.
 
     Keyed as matplotlib keys its own cache (expression, dpi, font, antialiasing, glyph loading
     flags) and by the ``mathtext.*`` settings in effect, which the parse reads.
     """
 
-    def __init__(self):
-        super().__init__("path")
+    def __init__(self, output: str):
+        super().__init__(output)
         parse = MathTextParser._parse_cached.__wrapped__  # matplotlib's, without its cache
 
         @functools.lru_cache(MATH_CACHE_SIZE)
@@ -236,8 +239,12 @@ def _math_settings() -> tuple[str, ...]:
 def shared_math_parser() -> MathTextParser | None:
     """The math-text parser the renderers of ``png_bytes`` share.
 
-    None with a matplotlib whose parser this cannot wrap: each renderer then keeps its own.
+    Its output is the one Agg's own parser makes (matplotlib 3.11's Agg renderer parses math
+    text to glyphs and boxes, ``"path"``; 3.10's to a bitmap, ``"agg"``). None with a
+    matplotlib whose parser this cannot wrap: each renderer then keeps its own.
     """
     if not hasattr(getattr(MathTextParser, "_parse_cached", None), "__wrapped__"):
         return None
-    return _RememberingMathTextParser()
+    output = _AGG_PARSER_OUTPUTS.get(
+        getattr(RendererAgg(1, 1, 72).mathtext_parser, "_output_type", None))
+    return None if output is None else _RememberingMathTextParser(output)

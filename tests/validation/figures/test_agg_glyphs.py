@@ -60,3 +60,15 @@ def test_without_the_loop_the_renderer_is_left_alone(monkeypatch):
     assert isinstance(renderer._draw_text_glyphs_and_boxes, types.MethodType)
     assert renderer._draw_text_glyphs_and_boxes.__func__ is \
         getattr(RendererAgg, "_draw_text_glyphs_and_boxes", None)
+
+
+def test_without_matplotlibs_glyph_loop_the_fast_loop_switches_itself_off():
+    # matplotlib before 3.11 draws a text's glyphs in C++ (no Python loop to mirror): the
+    # renderer keeps its own drawing, whatever the version.
+    renderer = RendererAgg(10, 10, 72)
+    used = agg_glyphs.use_fast_glyphs(renderer)
+    if hasattr(RendererAgg, "_draw_text_glyphs_and_boxes"):
+        assert used and agg_glyphs.fast_glyphs_agree()
+    else:
+        assert not used and not agg_glyphs.fast_glyphs_agree()
+        assert "_draw_text_glyphs_and_boxes" not in vars(renderer)

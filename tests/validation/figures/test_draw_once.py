@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from matplotlib._mathtext import Parser
 from matplotlib.axis import Axis
-from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 from PIL import Image
@@ -76,12 +76,14 @@ def _polar_and_inset():
 
 
 def _plain_png(fig):
-    """png_bytes without draw_once's and agg_glyphs's shortcuts: matplotlib's own draw."""
+    """png_bytes without draw_once's, agg_glyphs's and agg_texts's shortcuts: matplotlib's
+    own draw."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(png, "ticks_placed_once", lambda fig: contextlib.nullcontext())
         mp.setattr(png, "texts_laid_out_once", contextlib.nullcontext)
         mp.setattr(png, "shared_math_parser", lambda: None)
         mp.setattr(png, "use_fast_glyphs", lambda renderer: False)
+        mp.setattr(png, "use_text_cache", lambda renderer: False)
         return png.png_bytes(fig, DPI)
 
 
@@ -207,10 +209,27 @@ def test_math_text_settings_are_part_of_the_key():
     for default in ("it", "bf"):  # the font of letters without a font command: read at parse
         with mpl.rc_context({"mathtext.default": default}):
             ours = parser.parse(r"$x_1 + \mathrm{d}$", 100, prop)
-            theirs = mpl.mathtext.MathTextParser("path").parse(r"$x_1 + \mathrm{d}$", 100, prop)
+            theirs = RendererAgg(1, 1, 72).mathtext_parser.parse(r"$x_1 + \mathrm{d}$", 100, prop)
         assert ours.width == theirs.width and ours.height == theirs.height
         widths.append(ours.width)
     assert widths[0] != widths[1]
+
+
+def test_the_shared_parser_makes_what_agg_draws():
+    # matplotlib 3.11's Agg renderer draws math text from glyphs and boxes ("path"), 3.10's
+    # from a bitmap ("agg"): a parser of the other kind fails to unpack in draw_mathtext.
+    parser = shared_math_parser()
+    if parser is None:
+        pytest.skip("this matplotlib's parser cannot be wrapped")
+    agg_parser = RendererAgg(1, 1, 72).mathtext_parser
+    assert parser._output_type == agg_parser._output_type
+    prop = mpl.font_manager.FontProperties(size=9)
+    assert type(parser.parse(r"$10^{-2}$", 110, prop)) is type(
+        agg_parser.parse(r"$10^{-2}$", 110, prop))
+    renderer = RendererAgg(60, 30, 110)
+    renderer.mathtext_parser = parser
+    renderer.draw_text(renderer.new_gc(), 5, 25, r"$10^{-2}$", prop, 0.0, ismath=True)
+    assert np.asarray(renderer.buffer_rgba())[..., 3].any()
 
 
 def test_render_figures_draws_with_the_collector_paused(monkeypatch):

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
+from matplotlib.image import imsave
 from PIL import Image
 
+import dprisk.validation.figures.png as png
 from dprisk.validation.figures.png import png_bytes
 
 DPI = 80
@@ -62,6 +64,22 @@ def test_png_shows_what_savefig_shows(plain):
     assert abs((ours < 128).sum() - (theirs < 128).sum()) < 0.05 * (theirs < 128).sum()
     assert (ours[:3] == 255).all() and (ours[:, :3] == 255).all()
     assert np.mean(np.abs(ours[:rows, :cols] - theirs[:rows, :cols])) < 40
+
+
+def test_the_file_holds_what_imsave_writes(monkeypatch):
+    # png_bytes writes its PNG itself (rows not filtered): the same pixels, dpi and Software
+    # text as matplotlib's imsave (through Pillow) of the same cropped pixels.
+    ours = Image.open(io.BytesIO(png_bytes(_figure(log=False), DPI)))
+
+    def imsaved(rows, width, height, dpi):
+        buffer = io.BytesIO()
+        imsave(buffer, rows[:, 1:].reshape(height, width, 4), format="png", dpi=dpi)
+        return buffer.getvalue()
+
+    monkeypatch.setattr(png, "_png_file", imsaved)
+    theirs = Image.open(io.BytesIO(png_bytes(_figure(log=False), DPI)))
+    assert ours.mode == theirs.mode == "RGBA" and ours.info == theirs.info
+    assert ours.size == theirs.size and np.array_equal(np.asarray(ours), np.asarray(theirs))
 
 
 def test_png_restores_the_figure_dpi_and_canvas(plain):
