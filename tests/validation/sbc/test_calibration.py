@@ -495,6 +495,31 @@ def test_rank_histograms_figure():
         rank_histograms([])
 
 
+def testbars_patch_draws_what_ax_bar_draws():
+    # one patch of the bars: the same pixels, limits and legend entry as ax.bar's container
+    from matplotlib.figure import Figure
+
+    from dprisk.validation.figures.png import png_bytes
+    from dprisk.validation.sbc.figures import BAR_WIDTH, bars_patch
+
+    counts = np.array([5, 0, 9, 3, 7])
+    figures = []
+    for as_patch in (False, True):
+        fig = Figure(figsize=(3, 2))
+        ax = fig.subplots()
+        ax.axhspan(2, 8, color="0.88", label="band")
+        if as_patch:
+            ax.add_patch(bars_patch(np.arange(5), counts, width=BAR_WIDTH, facecolor="#1f77b4",
+                                     edgecolor="none", alpha=0.85, label="bars"))
+            ax.autoscale_view()
+        else:
+            ax.bar(np.arange(5), counts, width=BAR_WIDTH, color="#1f77b4", alpha=0.85,
+                   label="bars")
+        ax.legend()
+        figures.append((ax.get_xlim(), ax.get_ylim(), png_bytes(fig, 50)))
+    assert figures[0] == figures[1]
+
+
 class TestVerdict:
     """The study's verdict sentence from the p-values (P_VALUE_MIN = 1e-3, P_VALUE_BROKEN = 1e-6).
 
