@@ -121,6 +121,25 @@ def _thin(autocorrelation) -> int:
     return min(MAX_THIN, math.ceil(math.log(AUTOCORRELATION_MAX) / math.log(worst)))
 
 
+def _thins(autocorrelation) -> np.ndarray:
+    """:func:`_thin` of each release's ``lambda`` at once (int64 array of its shape).
+
+    ``ceil(log 0.01 / log |lambda|)`` in NumPy; where that ratio lies within ``1e-9`` of an
+    integer (so that NumPy's and ``math``'s logarithms, a few ulp apart at most, could round
+    it to different sides), :func:`_thin` itself: the same intervals as :func:`_thin`'s loop.
+    """
+    worst = np.abs(np.asarray(autocorrelation, dtype=float))
+    between = (worst > AUTOCORRELATION_MAX) & (worst < 1.0)
+    ratio = np.full(worst.shape, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio[between] = math.log(AUTOCORRELATION_MAX) / np.log(worst[between])
+    thins = np.where(worst >= 1.0, MAX_THIN,
+                     np.minimum(MAX_THIN, np.ceil(ratio))).astype(np.int64)
+    near = between & (np.abs(ratio - np.round(ratio)) < 1e-9)
+    thins[near] = [_thin(lam) for lam in worst[near]]
+    return thins
+
+
 def _two_block_loop(tables: SBCConditionals, *, p, known, draws, tune, chains,
                     rng) -> GibbsDraws:
     """Sequential sweeps ``X1 ~ p1[X2]`` then ``X2 ~ x2_pmf[X1]``, vectorised over chains."""
@@ -328,7 +347,7 @@ def _gibbs_thins(autocorrelation) -> np.ndarray:
     largest, ran every release as long as the slowest-mixing one: the report's runs took 2-4
     times as long (their mean thin is 2-6, their largest 19-88).
     """
-    needed = np.array([_thin(lam) for lam in np.asarray(autocorrelation)], dtype=np.int64)
+    needed = _thins(autocorrelation)
     return np.minimum(MAX_THIN, 2 ** np.ceil(np.log2(needed)).astype(np.int64))
 
 
@@ -433,7 +452,7 @@ def run_sbc(
         thins = _gibbs_thins(tables.autocorrelation)
         x1, x2 = _gibbs_draws_by_thin(sampler, sims, tables, params, thins, n_draws, rng)
     else:
-        thins = np.array([_thin(lam) for lam in tables.autocorrelation])
+        thins = _thins(tables.autocorrelation)
         if sampler == "pymc-gibbs":
             tune = thins
         else:

@@ -495,7 +495,18 @@ def test_rank_histograms_figure():
         rank_histograms([])
 
 
-def testbars_patch_draws_what_ax_bar_draws():
+def test_thins_vectorised_as_thin_per_release():
+    from dprisk.validation.sbc.samplers import _thin, _thins
+
+    lam = np.concatenate([np.random.default_rng(0).uniform(-1.2, 1.2, 20_000),
+                          [0.0, 0.01, -0.01, 1.0, -1.0, np.nextafter(0.01, 1.0)],
+                          0.01 ** (1.0 / np.arange(1, 1001))])  # integer ratios exactly
+    thins = _thins(lam)
+    assert thins.dtype == np.int64
+    assert thins.tolist() == [_thin(v) for v in lam]
+
+
+def test_bars_patch_draws_what_ax_bar_draws():
     # one patch of the bars: the same pixels, limits and legend entry as ax.bar's container
     from matplotlib.figure import Figure
 
