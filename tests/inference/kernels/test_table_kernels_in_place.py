@@ -64,7 +64,7 @@ def test_relative_quadratic_is_the_plain_expression(b):
                           _plain_quadratic(PARAMS, b, 1.25, k2, 0))
 
 
-@pytest.mark.parametrize("prior", ["improper", "point:25"])
+@pytest.mark.parametrize("prior", ["improper", "point:25", "point:0"])
 def test_branch_conditionals_is_the_plain_expression(prior):
     params = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0, prior=prior)
     table = posterior_table(0, np.arange(-5, 40), np.arange(10, 55), params)
