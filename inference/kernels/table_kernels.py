@@ -370,6 +370,7 @@ def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> Jo
                           np.repeat(cell.first, band), np.repeat(cell.ref, band))
     width, ref = cell.width, cell.ref[:, None]
     offsets = np.arange(width)
+    k2 = cell.start[:, None] + offsets
     j_minus_ref = (cell.first - cell.ref)[:, None] + offsets
     log_joint = np.full((cells * band, 2, width), -np.inf)
     log_mass = np.full((cells * band, 2), -np.inf)
@@ -382,7 +383,8 @@ def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> Jo
         offset = branch_offset(b, delta_beta).reshape(cells, band, 1)
         table = log_joint.reshape(cells, band, 2, width)[:, :, b]  # a view, filled in place
         np.subtract(offset, quadratic[:, None, :], out=table)
-        add_log_weight(table, params.prior, k1, cell.supports[b], cell.start[:, None])
+        # the weight once per cell, shared by its band (not add_log_weight on every row)
+        table += params.prior.log_weight(k2, k1)[:, None, :]
         log_mass[:, b] = logsumexp(log_joint[:, b])
         log_neglected[:, b] = branch_log_neglected(params, rows, b)
     return JointTable(rows.start, log_joint, log_mass, log_neglected, cell.feasible)
