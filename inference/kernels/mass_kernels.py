@@ -45,11 +45,11 @@ import numpy as np
 from dprisk.inference.kernels.table_kernels import (
     branch_log_neglected,
     branch_offset,
+    constant_log_weight,
     widened,
     window_geometry,
     window_table,
 )
-from dprisk.models.priors.library import ImproperUniform, PointMass, TruncatedUniform
 from dprisk.models.scenario import Scenario
 
 __all__ = ["MAX_WIDTH", "MIN_RELEASES", "WORKSPACE_CELLS", "WindowMasses",
@@ -145,19 +145,6 @@ def _pairwise(rows: np.ndarray, lo: int, n: int) -> np.ndarray:
     return _pairwise(rows, lo, half) + _pairwise(rows, lo + half, n - half)
 
 
-def _constant_log_weight(prior, k1: int, support) -> float | None:
-    """The log weight of a built-in prior constant on the branch's support, else ``None``.
-
-    ``improper``, ``truncated:U`` and ``point:K`` give every ``k2`` of the support of
-    ``X2 | X1 = k1`` one weight (their own ``log_weight`` at its lower end) and ``-inf``
-    elsewhere.
-    """
-    if type(prior) not in (ImproperUniform, TruncatedUniform, PointMass):
-        return None
-    low = np.array([support[0]], dtype=np.int64)
-    return float(prior.log_weight(low, np.array([k1], dtype=np.int64))[0])
-
-
 def _add_log_weight(table, prior, k1: int, support, start, offsets) -> None:
     """``table += log w(k2 | k1)`` on the window-major table, ``k2 = start + offsets``.
 
@@ -166,7 +153,7 @@ def _add_log_weight(table, prior, k1: int, support, start, offsets) -> None:
     ``-inf`` to a finite value gives); any other prior's ``log_weight`` is evaluated on the
     window.
     """
-    constant = _constant_log_weight(prior, k1, support)
+    constant = constant_log_weight(prior, k1, support)
     if constant is None:
         table += prior.log_weight(offsets[:, None] + start, k1)
         return

@@ -75,6 +75,7 @@ import numpy as np
 
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import log_gauss_tail, logsumexp
+from dprisk.models.priors.library import ImproperUniform, PointMass, TruncatedUniform
 from dprisk.models.scenario import Scenario
 
 __all__ = [
@@ -84,11 +85,13 @@ __all__ = [
     "GridTooNarrowError",
     "JointTable",
     "WindowGeometry",
+    "add_log_weight",
     "band_window_table",
     "branch_log_neglected",
     "branch_offset",
     "check_precision",
     "checked_table",
+    "constant_log_weight",
     "first_window_rows",
     "initial_halfwidth",
     "relative_log_joint",
@@ -329,7 +332,6 @@ def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
     window = window_geometry(x1s, x2s, y1s, params, halfwidth)
     width, start, ref = window.width, window.start, window.ref
     offsets = np.arange(width)
-    k2 = start[:, None] + offsets
     j_minus_ref = (window.first - ref)[:, None] + offsets
 
     n = x1s.shape[0]
@@ -341,7 +343,7 @@ def window_table(x1s, x2s, y1s, params: Scenario, halfwidth: int) -> JointTable:
             continue
         table = relative_log_joint(params, b, window.gamma[:, None],
                                    window.delta_beta[:, None], ref[:, None], j_minus_ref)
-        table += params.prior.log_weight(k2, k1)
+        add_log_weight(table, params.prior, k1, window.supports[b], start)
         log_joint[:, b] = table
         log_mass[:, b] = logsumexp(table)
         log_neglected[:, b] = branch_log_neglected(params, window, b)
@@ -381,10 +383,55 @@ def band_window_table(x1_band, x2s, y1s, params: Scenario, halfwidth: int) -> Jo
         offset = branch_offset(b, delta_beta).reshape(cells, band, 1)
         table = log_joint.reshape(cells, band, 2, width)[:, :, b]  # a view, filled in place
         np.subtract(offset, quadratic[:, None, :], out=table)
+        # the weight once per cell, shared by its band (not add_log_weight on every row)
         table += params.prior.log_weight(k2, k1)[:, None, :]
         log_mass[:, b] = logsumexp(log_joint[:, b])
         log_neglected[:, b] = branch_log_neglected(params, rows, b)
     return JointTable(rows.start, log_joint, log_mass, log_neglected, cell.feasible)
+
+
+def constant_log_weight(prior, k1: int, support) -> float | None:
+    """The log weight of a built-in prior constant on the branch's support, else ``None``.
+
+    ``improper``, ``truncated:U`` and ``point:K`` give every ``k2`` of the support of
+    ``X2 | X1 = k1`` one weight (their own ``log_weight`` at its lower end) and ``-inf``
+    elsewhere.
+    """
+    if type(prior) not in (ImproperUniform, TruncatedUniform, PointMass):
+        return None
+    low = np.array([support[0]], dtype=np.int64)
+    return float(prior.log_weight(low, np.array([k1], dtype=np.int64))[0])
+
+
+def add_log_weight(table, prior, k1: int, support, k2_start) -> None:
+    r"""``table += log w(k2 | k1)`` in place, ``k2 = k2_start[..., None] + arange(W)``.
+
+    .. math:: t_{rc} \leftarrow t_{rc} + \log w(s_r + c \mid k_1)
+
+    ``table`` of shape (..., W), ``k2_start`` broadcasting against ``table[..., 0]``. A
+    weight constant on the support ``(low, high)`` (:func:`constant_log_weight`) is added as
+    that number (also 0.0, which turns -0.0 into 0.0 as adding the array does) and the cells
+    off the support set to ``-inf`` (what adding ``-inf`` to a finite value gives): the same
+    values as adding the prior's ``log_weight`` array, bit for bit, without building it. Any
+    other prior's ``log_weight`` is evaluated on the window.
+    """
+    width = table.shape[-1]
+    offsets = np.arange(width)
+    constant = constant_log_weight(prior, k1, support)
+    if constant is None:
+        table += prior.log_weight(k2_start[..., None] + offsets, k1)
+        return
+    table += constant
+    low, high = support
+    below = (low - k2_start)[..., None]  # positions c < low - start are off the support
+    count = min(int(below.max(initial=0)), width)
+    if count > 0:
+        np.copyto(table[..., :count], -np.inf, where=offsets[:count] < below)
+    if high is not None:
+        above = (high - k2_start)[..., None]  # positions c > high - start are off it
+        begin = max(int(above.min(initial=width)) + 1, 0)
+        if begin < width:
+            np.copyto(table[..., begin:], -np.inf, where=offsets[begin:] > above)
 
 
 def initial_halfwidth(precision: float, tail_mass: float) -> int:

@@ -294,12 +294,20 @@ def branch_conditionals(table: JointTable) -> np.ndarray:
     r"""``P[X2 = k2 | X1 = m + b, D]`` on the table's window, shape (R, 2, W); 0 off-support.
 
     .. math:: P[k_2 \mid m + b, D] = \pi(m + b, k_2) / \textstyle\sum_{k} \pi(m + b, k)
+
+    The branch mass is the ``logsumexp`` of its row of ``log_joint``, so where it is finite
+    the row holds only finite values and ``-inf``, and ``exp(-inf - mass)`` is already
+    ``0.0``: only the rows with a non-finite mass (a branch the prior rules out) are masked,
+    with the same zeros as masking every non-finite cell, bit for bit, without a pass of
+    ``isfinite`` over the whole table.
     """
-    log_joint = table.log_joint
+    log_joint, log_mass = table.log_joint, table.log_branch_mass
     with np.errstate(invalid="ignore"):  # in place: one (R, 2, W) array, same values
-        cond = np.subtract(log_joint, table.log_branch_mass[:, :, None])
+        cond = np.subtract(log_joint, log_mass[:, :, None])
     np.exp(cond, out=cond)
-    cond[~np.isfinite(log_joint)] = 0.0
+    empty = ~np.isfinite(log_mass)  # (R, 2): rows whose cells may be nan
+    if empty.any():
+        cond[empty] = np.where(np.isfinite(log_joint[empty]), cond[empty], 0.0)
     return cond
 
 

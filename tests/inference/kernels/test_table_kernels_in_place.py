@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.kernels.table_kernels import (
+    add_log_weight,
     branch_offset,
     relative_log_joint,
     relative_quadratic,
@@ -64,7 +65,7 @@ def test_relative_quadratic_is_the_plain_expression(b):
                           _plain_quadratic(PARAMS, b, 1.25, k2, 0))
 
 
-@pytest.mark.parametrize("prior", ["improper", "point:25"])
+@pytest.mark.parametrize("prior", ["improper", "point:25", "point:0"])
 def test_branch_conditionals_is_the_plain_expression(prior):
     params = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0, prior=prior)
     table = posterior_table(0, np.arange(-5, 40), np.arange(10, 55), params)
@@ -103,3 +104,27 @@ def test_variant_log_odds_is_the_plain_expression():
     assert keep.mean() > 0.5
     got = tables.log_odds(offset)
     assert np.array_equal(got[keep], (np.log(t01) - np.log(t10))[keep])
+
+
+@pytest.mark.parametrize("prior", ["improper", "truncated:12", "point:9", "point:0"])
+@pytest.mark.parametrize("k1", [0, 1])
+def test_add_log_weight_is_adding_the_prior_array(prior, k1):
+    """Constant weight plus -inf off the support: the plain sum, -0.0 and -inf cells too."""
+    params = Scenario.two_level(rho1=0.0992, rho2=0.2465, d=27, p=0.5, known=0, prior=prior)
+    support = params.prior.branch_support(k1)
+    if support is None:
+        pytest.skip("the prior rules this branch out")
+    rng = np.random.default_rng(5)
+    start = rng.integers(-8, 15, 30)
+    table = rng.normal(0, 3, (30, 11))
+    table[:, 3] = -0.0
+    table[::4, 5] = -np.inf
+    k2 = start[:, None] + np.arange(11)
+    plain = table + params.prior.log_weight(k2, k1)
+    got = table.copy()
+    add_log_weight(got, params.prior, k1, support, start)
+    assert np.array_equal(got.view(np.int64), plain.view(np.int64))
+    band = np.repeat(table.reshape(30, 1, 11), 3, axis=1)  # (cells, band, W), shared k2
+    add_log_weight(band, params.prior, k1, support, start[:, None])
+    expected = np.repeat(plain[:, None], 3, axis=1)
+    assert np.array_equal(band.view(np.int64), expected.view(np.int64))
