@@ -461,7 +461,7 @@ def marginal_risk(x2_tilde, rho1, d, p=0.5, *, known=0, x2=None, ties="even",
 _REGROUPED_TAIL_MIN = 1e-280
 
 
-def _log_marginal_regrouped(rho1: float, d: int, logit_p: np.ndarray, p_min: float):
+def _log_marginal_regrouped(rho1: float, d: int, logit_p: np.ndarray, k1: int, k2: int):
     r"""Log of the two-level marginal posterior, the pairs regrouped by :math:`n = d j_1 + j_2`.
 
     With :math:`j_1 \sim \mathrm{DG}(0, 1/(2\rho_1))` and :math:`j_2 \sim \mathrm{DG}(0,
@@ -471,15 +471,13 @@ def _log_marginal_regrouped(rho1: float, d: int, logit_p: np.ndarray, p_min: flo
     .. math:: M = \sum_n \operatorname{expit}(\operatorname{logit}(p) + S_n)\, P[N = n],
               \qquad P[N = n] = \sum_{j_1} w_1(j_1)\, w_2(n - d j_1),
 
-    the same finite sum over the same boxes as :func:`log_marginal_enumerate` (neglected
-    probability below ``TAIL_RELATIVE * p_min``), grouped by the exact integer key instead of
-    the floating-point sum (no sort). Pairs whose weight underflows (each below 1e-308) are
+    the same finite sum over the same boxes :math:`|j_1| \le k_1`, :math:`|j_2| \le k_2` as
+    :func:`log_marginal_enumerate` (:func:`_regrouped_boxes`: neglected probability below
+    ``TAIL_RELATIVE * min(p)``), grouped by the exact integer key instead of the
+    floating-point sum (no sort). Pairs whose weight underflows (each below 1e-308) are
     dropped: far below the budget, which is at least ``_REGROUPED_TAIL_MIN``.
     """
     rho2 = rho1 / d
-    tail = TAIL_RELATIVE * p_min / 2
-    k1 = int(dg.support_halfwidth_kernel(np.asarray(rho1), tail))
-    k2 = int(dg.support_halfwidth_kernel(np.asarray(rho2), tail))
     j1 = np.arange(-k1, k1 + 1, dtype=float)
     j2 = np.arange(-k2, k2 + 1, dtype=float)
     w1 = np.exp(-rho1 * j1**2 - dg_log_normalizer(np.asarray(rho1)))
@@ -493,6 +491,20 @@ def _log_marginal_regrouped(rho1: float, d: int, logit_p: np.ndarray, p_min: flo
     log_odds = rho2 * (2.0 * n[keep] + d + 1)
     return logsumexp(log_expit(logit_p[:, None] + log_odds[None, :]) + np.log(mass[keep]),
                      axis=1)
+
+
+def _regrouped_boxes(rho1: float, d: int, p_min: float) -> tuple[int, int] | None:
+    """Half-widths ``(k1, k2)`` of :func:`_log_marginal_regrouped`'s boxes, or None.
+
+    Each box leaves out ``TAIL_RELATIVE * p_min / 2`` of its DG's mass; None when that
+    budget is below ``_REGROUPED_TAIL_MIN`` or the boxes hold more than ``MAX_PAIRS`` pairs
+    (the enumeration then sums in log space, or refuses).
+    """
+    tail = TAIL_RELATIVE * p_min / 2
+    if tail < _REGROUPED_TAIL_MIN:
+        return None
+    k1, k2 = (int(dg.support_halfwidth_kernel(np.asarray(r), tail)) for r in (rho1, rho1 / d))
+    return (k1, k2) if (2.0 * k1 + 1) * (2.0 * k2 + 1) <= MAX_PAIRS else None
 
 
 def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
@@ -513,11 +525,9 @@ def marginal_posterior_before_postprocessing(rho1, d, p=0.5) -> np.ndarray:
     p = check_probability(p, "p")
     flat_p = p.ravel()
     p_min = float(flat_p.min())
-    tail = TAIL_RELATIVE * p_min / 2
-    pairs = np.prod([2.0 * int(dg.support_halfwidth_kernel(np.asarray(r), tail)) + 1
-                     for r in (rho1, rho1 / d)]) if tail >= _REGROUPED_TAIL_MIN else np.inf
-    if pairs <= MAX_PAIRS:
-        log_marginal = _log_marginal_regrouped(rho1, int(d), logit(flat_p), p_min)
+    boxes = _regrouped_boxes(rho1, int(d), p_min)
+    if boxes is not None:
+        log_marginal = _log_marginal_regrouped(rho1, int(d), logit(flat_p), *boxes)
     else:  # the enumeration's own refusal (or its log-space sum for a tiny p)
         log_marginal = log_marginal_enumerate(np.array([rho1, rho1 / d]), logit(flat_p), p_min)
     return scalar_result(np.exp(log_marginal.reshape(p.shape)))

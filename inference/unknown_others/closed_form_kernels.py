@@ -153,11 +153,22 @@ def _log_odds_flat(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
     scale = np.abs(logit_p).astype(float)
     for value in np.unique(rho):
         at = np.flatnonzero(rho == value)
-        before = log_convolution(offset[at] - 1, log_w, float(value))  # T(o - 1)
-        here = log_convolution(offset[at], log_w, float(value))  # T(o)
-        out[at] = logit_p[at] + (before - here)
-        scale[at] += np.abs(before) + np.abs(here)
+        _log_odds_at(at, offset[at], functools.partial(log_convolution, log_w=log_w,
+                                                       rho=float(value)), logit_p, out, scale)
     return (out, scale) if with_scale else out
+
+
+def _log_odds_at(at: np.ndarray, offset: np.ndarray, log_t, logit_p: np.ndarray,
+                 out: np.ndarray, scale: np.ndarray) -> None:
+    r"""``out[at] = logit p + (T(o - 1) - T(o))`` and ``scale[at] += |T(o - 1)| + |T(o)|``.
+
+    ``log_t`` gives :math:`T` at an int64 array of offsets ``o`` (``offset``, the entries
+    ``at``): :func:`log_convolution` itself (:func:`_log_odds_flat`) or a table of its
+    values (:func:`_tabled_decisions`), the same operations in the same order either way.
+    """
+    before, here = log_t(offset - 1), log_t(offset)
+    out[at] = logit_p[at] + (before - here)
+    scale[at] += np.abs(before) + np.abs(here)
 
 
 def _decides_c(offset: np.ndarray, rho: np.ndarray, logit_p: np.ndarray,
@@ -346,8 +357,8 @@ def _tabled_decisions(lo: np.ndarray, hi: np.ndarray, rho: np.ndarray, logit_p: 
     from its own window, so the same in any batch) is tabulated once on
     :math:`\min lo - 1 \le y \le \max hi` and every step of the bisection reads
     :math:`L = \operatorname{logit} p + (T(o - 1) - T(o))` and its scale
-    :math:`|\operatorname{logit} p| + (|T(o - 1)| + |T(o)|)` from it (the operations of
-    :func:`_log_odds_flat`, in its order): one vectorised sum instead of two per rho and
+    :math:`|\operatorname{logit} p| + (|T(o - 1)| + |T(o)|)` from it (:func:`_log_odds_at`,
+    as :func:`_log_odds_flat` does): one vectorised sum instead of two per rho and
     step. Wider brackets are evaluated step by step.
     """
     if log_w.size == 1 or not np.any(lo < hi):
@@ -365,9 +376,8 @@ def _tabled_decisions(lo: np.ndarray, hi: np.ndarray, rho: np.ndarray, logit_p: 
         log_odds = np.empty(mid.shape)
         scale = np.abs(logit_p).astype(float)
         for at, first, table in tables:
-            before, here = table[mid[at] - 1 - first], table[mid[at] - first]
-            log_odds[at] = logit_p[at] + (before - here)
-            scale[at] += np.abs(before) + np.abs(here)
+            _log_odds_at(at, mid[at], lambda o, table=table, first=first: table[o - first],
+                         logit_p, log_odds, scale)
         return log_odds > TIE_RELATIVE * scale
 
     return decides
