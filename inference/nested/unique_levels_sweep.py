@@ -30,7 +30,10 @@ in a few seconds, by reordering it ("sorted sweep"):
    :math:`\operatorname{expit}(x) = \sum_{k \ge 1} (-1)^{k+1} e^{k x}` (``x < 0``), which
    factorises, :math:`e^{k(u_a + s_b)} = e^{k u_a} e^{k s_b}`, so the prefix's contribution
    needs only the power sums :math:`\sum_{b < L} w_b e^{k s_b}`, ``k = 1..K``, computed once
-   for all blocks and priors by one scan over sorted ``B``. Suffix pairs use
+   for all blocks and priors by one scan over sorted ``B``; the block's atoms enter through
+   their own power sums :math:`\sum_{a} w_a e^{k (s_a - s^*)}` relative to one atom ``s^*``
+   of the block (also computed once for all priors), so each block costs ``K`` terms, not
+   ``K`` per atom. Suffix pairs use
    :math:`\operatorname{expit}(x) = 1 - \operatorname{expit}(-x)` and the same series.
    Truncating after ``K`` terms changes each term by at most :math:`e^{-(K+1)\delta}`
    (alternating series with decreasing terms), with ``K`` chosen from the error budget.
@@ -257,40 +260,66 @@ def _power_sums(s: np.ndarray, w: np.ndarray, cuts: np.ndarray, n_terms: int) ->
     return _PowerSums(s, unique_cuts, sums * sign[None, :])
 
 
-def _far_sums(u: np.ndarray, weights_a: np.ndarray, starts, ends, cuts, sums: _PowerSums):
-    r"""``sum_a w_a sum_{b < L} w_b expit(u_a + s_b)`` over blocks, by the alternating series.
+class _BlockPowerSums(NamedTuple):
+    r"""Power sums of each block of ``A`` relative to one atom of the block, for one side.
 
-    ``cuts[block] = L`` (0: empty prefix). With ``y_a = u_a + s_{L-1} <= -delta``:
-    :math:`\sum_{b<L} w_b \operatorname{expit}(u_a + s_b) \approx \sum_{k=1}^{K}
-    (-1)^{k+1} e^{k y_a} P_k(L)`, a polynomial in :math:`z_a = e^{y_a}` whose coefficients
-    are shared by the atoms of a block: evaluated by Horner's rule, ``K`` multiply-adds per
-    atom over a (block, atom) grid (no table of :math:`e^{k y_a}`). Horner's rounding is
-    below :math:`2K` ulp of :math:`\sum_k |P_k| z^k` (the same order as the sum of the
-    tabulated powers it replaces); observed within 6e-16 relative of that sum on the six
-    Census levels.
+    With :math:`t_a = s_a` (prefix side) or :math:`t_a = -s_a` (suffix side) and the block's
+    anchor :math:`t^*` its largest :math:`t_a` (the block's last atom, or its first),
+    ``sums[i, k-1]`` :math:`= \sum_{a \in \text{block } i} w_a e^{k (t_a - t^*)}`, every term
+    in ``[0, w_a]``.
     """
-    blocks = np.nonzero(cuts > 0)[0]
-    if blocks.size == 0:
+
+    anchor: np.ndarray  # (blocks,): t* of each block
+    sums: np.ndarray  # (blocks, K)
+
+
+def _block_power_sums(s_a: np.ndarray, w_a: np.ndarray, starts, ends, n_terms: int):
+    """The prefix side's and the suffix side's :class:`_BlockPowerSums` of sorted ``A``."""
+    n = s_a.size
+    prefix = _BlockPowerSums(s_a[ends - 1], _segment_power_sums(s_a, w_a, ends, n_terms))
+    # suffix side: t = -s on reversed A, whose segments are the blocks in reverse order
+    reversed_sums = _segment_power_sums(-s_a[::-1], w_a[::-1], (n - starts)[::-1], n_terms)
+    suffix = _BlockPowerSums(-s_a[starts], reversed_sums[::-1])
+    return prefix, suffix
+
+
+def _far_sums(offset: float, blocks: _BlockPowerSums, cuts, sums: _PowerSums):
+    r"""``sum_a w_a sum_{b < L} w_b expit(offset + t_a + s_b)`` over blocks, by the series.
+
+    ``cuts[block] = L`` (0: empty prefix); ``offset + t_a`` is ``u_a`` (prefix side) or
+    ``-u_a`` (suffix side, ``s`` then the reversed, negated ``B``). With
+    :math:`y = \text{offset} + t^* + s_{L-1} \le -\delta` for the block's anchor
+    :math:`t^*`, every atom of the block has :math:`e^{k(\text{offset} + t_a + s_{L-1})} =
+    e^{k y} e^{k (t_a - t^*)}`, so
+
+    .. math:: \sum_{a} w_a \sum_{b<L} w_b \operatorname{expit}(\ldots) \approx
+              \sum_{k=1}^{K} (-1)^{k+1} P_k(L)\, e^{k y}\, S_k(\text{block}),
+
+    with the block's power sums :math:`S_k = \sum_a w_a e^{k (t_a - t^*)}`
+    (:class:`_BlockPowerSums`, shared by every prior): ``K`` terms per block, not per atom.
+    Every factor is positive and at most 1 in size but :math:`P_k`; the alternating sum's
+    rounding is below ``K`` ulp of :math:`\sum_k P_k e^{k y} S_k` (as Horner's rule per atom
+    was).
+    """
+    blocks_used = np.nonzero(cuts > 0)[0]
+    if blocks_used.size == 0:
         return 0.0
     n_terms = sums.signed.shape[1]
-    width = int((ends - starts).max())
-    step = max(1, _CHUNK // (n_terms + width))  # blocks per chunk
+    high = n_terms // _LOW + 1
+    low_k = np.arange(_LOW, dtype=float)
+    high_k = _LOW * np.arange(high, dtype=float)
+    step = max(1, _CHUNK // (high * _LOW))  # blocks per chunk
     total = 0.0
-    for lo in range(0, blocks.size, step):
-        chunk = blocks[lo : lo + step]
-        # the chunk's atoms on a (block, position) grid; padding cells get weight 0
-        pos = starts[chunk][:, None] + np.arange(width)[None, :]
-        valid = pos < ends[chunk][:, None]
-        pos = np.where(valid, pos, starts[chunk][:, None])
-        z = np.exp(u[pos] + sums.s[cuts[chunk] - 1][:, None])
-        # (K, blocks): row k - 1 holds (-1)^{k+1} P_k(L) of every block of the chunk
-        coef = np.ascontiguousarray(sums.signed[np.searchsorted(sums.cuts, cuts[chunk])].T)
-        acc = np.repeat(coef[-1][:, None], width, axis=1)
-        for k in range(n_terms - 2, -1, -1):
-            acc *= z
-            acc += coef[k][:, None]
-        acc *= z
-        total += float((np.where(valid, weights_a[pos], 0.0) * acc).sum())
+    for lo in range(0, blocks_used.size, step):
+        chunk = blocks_used[lo : lo + step]
+        y = offset + blocks.anchor[chunk] + sums.s[cuts[chunk] - 1]  # <= -delta
+        with np.errstate(under="ignore"):  # e^{k y} = e^{_LOW t y} e^{r y}, k = _LOW t + r
+            powers = (np.exp(np.multiply.outer(y, high_k))[:, :, None]
+                      * np.exp(np.multiply.outer(y, low_k))[:, None, :])
+            terms = powers.reshape(chunk.size, -1)[:, 1 : n_terms + 1] * blocks.sums[chunk]
+        # (-1)^{k+1} P_k(L) of every block of the chunk
+        terms *= sums.signed[np.searchsorted(sums.cuts, cuts[chunk])]
+        total += float(terms.sum())
     return total
 
 
@@ -301,12 +330,14 @@ def _blocks(n: int):
     return starts, ends
 
 
-def _window_sum(u: np.ndarray, w_a: np.ndarray, s_b: np.ndarray, w_b: np.ndarray, starts,
+def _window_sum(u: np.ndarray, w_a: np.ndarray, exp_neg_s: np.ndarray, w_b: np.ndarray, starts,
                 ends, lower, upper) -> float:
-    """Pairs with ``-delta < x < delta`` (block windows), ``expit = 1 / (1 + e^{-u} e^{-s})``."""
+    """Pairs with ``-delta < x < delta`` (block windows), ``expit = 1 / (1 + e^{-u} e^{-s})``.
+
+    ``exp_neg_s`` holds :math:`e^{-s_b}` of sorted ``B`` (the same for every prior).
+    """
     with np.errstate(over="ignore"):  # e^{-u} = inf only outside every window (tiny p)
         exp_neg_u = np.exp(-u)
-    exp_neg_s = np.exp(-s_b)
     step = max(1, _CHUNK // _BLOCK)
     total = 0.0
     for blk in np.nonzero(upper > lower)[0]:
@@ -315,7 +346,7 @@ def _window_sum(u: np.ndarray, w_a: np.ndarray, s_b: np.ndarray, w_b: np.ndarray
             c1 = min(upper[blk], c0 + step)
             matrix = np.multiply.outer(exp_neg_u[a0:a1], exp_neg_s[c0:c1])
             matrix += 1.0
-            np.reciprocal(matrix, out=matrix)
+            np.divide(1.0, matrix, out=matrix)  # numpy's reciprocal is not vectorised
             total += float(w_a[a0:a1] @ (matrix @ w_b[c0:c1]))
     return total
 
@@ -409,14 +440,16 @@ def run_sweep(plan: SweepPlan) -> SweepResult:
     suffix = _power_sums(-s_b[::-1], w_b[::-1], (n_b - upper).ravel(), n_terms)
     suffix_mass = np.append(_cumsum(w_b[::-1])[::-1], 0.0)
     block_mass = np.add.reduceat(w_a, starts)
+    blocks_prefix, blocks_suffix = _block_power_sums(s_a, w_a, starts, ends, n_terms)
+    exp_neg_s = np.exp(-s_b)
     values = np.empty(logits.size)
     for i, lp in enumerate(logits):
         u = lp + s_a
         values[i] = (
-            _window_sum(u, w_a, s_b, w_b, starts, ends, lower[i], upper[i])
-            + _far_sums(u, w_a, starts, ends, lower[i], prefix)
+            _window_sum(u, w_a, exp_neg_s, w_b, starts, ends, lower[i], upper[i])
+            + _far_sums(float(lp), blocks_prefix, lower[i], prefix)
             + float(block_mass @ suffix_mass[upper[i]])  # expit(x) = 1 - expit(-x) ...
-            - _far_sums(-u, w_a, starts, ends, n_b - upper[i], suffix)  # ... on reversed B
+            - _far_sums(-float(lp), blocks_suffix, n_b - upper[i], suffix)  # ... reversed B
         )
     values = np.clip(values, 0.0, 1.0)
     return SweepResult(values.reshape(shape), neglected, series_bound,

@@ -113,33 +113,44 @@ def test_prefix_power_sums_match_direct_sums():
     np.testing.assert_allclose(got, want, rtol=1e-14)
 
 
-def test_far_sums_by_horner_match_the_term_by_term_series():
-    """Horner's rule in ``z_a = e^{y_a}`` against ``math.fsum`` of every term
-    ``w_a (-1)^{k+1} e^{k y_a} P_k(L)`` (issue 36). Horner's rounding is below ``2K`` ulp of
-    ``sum_k |P_k| z^k`` (the alternating series with ``z`` up to ``e^{-0.1}`` costs about a
-    factor 20 over the sum itself), observed 1e-16: rtol 1e-13."""
+def test_far_sums_by_block_power_sums_match_the_term_by_term_series():
+    """The far pairs by the blocks' power sums of ``A`` (``K`` terms per block, shared by the
+    priors) against ``math.fsum`` of every term ``w_a (-1)^{k+1} e^{k y_a} P_k(L)``, on both
+    sides (issue 36). The rounding is below ``K`` ulp of ``sum_k P_k e^{k y} S_k`` (the
+    alternating series with ``z`` up to ``e^{-0.1}`` costs about a factor 20 over the sum
+    itself), observed 1e-16: rtol 1e-13."""
     rng = np.random.default_rng(8)
     s_b = np.sort(rng.uniform(-6.0, 2.0, 300))
     w_b = rng.random(300)
-    u = np.sort(rng.uniform(-3.0, 1.0, 100))
+    s_a = np.sort(rng.uniform(-3.0, 1.0, 100))
     w_a = rng.random(100)
-    starts, ends = sweep._blocks(u.size)
-    # per block: the longest prefix of B with u_a + s_b <= -0.1 for all a of the block
-    cuts = np.searchsorted(s_b, -0.1 - u[ends - 1], side="right")
+    logit_p = -0.3
+    starts, ends = sweep._blocks(s_a.size)
     n_terms = 60
-    sums = sweep._power_sums(s_b, w_b, cuts, n_terms)
-    got = sweep._far_sums(u, w_a, starts, ends, cuts, sums)
-    terms = []
-    for blk, cut in enumerate(cuts):
-        if cut == 0:
-            continue
-        p_k = [math.fsum(w_b[:cut] * np.exp(k * (s_b[:cut] - s_b[cut - 1])))
-               for k in range(1, n_terms + 1)]
-        for a in range(starts[blk], ends[blk]):
-            y = u[a] + s_b[cut - 1]
-            terms += [w_a[a] * (-1) ** (k + 1) * math.exp(k * y) * p_k[k - 1]
-                      for k in range(1, n_terms + 1)]
-    assert got == pytest.approx(math.fsum(terms), rel=1e-13)
+    prefix_blocks, suffix_blocks = sweep._block_power_sums(s_a, w_a, starts, ends, n_terms)
+    for side, (t, s, w, blocks, cuts) in enumerate((
+            # per block: the longest prefix of B with u_a + s_b <= -0.1 for all a of the block
+            (s_a, s_b, w_b, prefix_blocks,
+             np.searchsorted(s_b, -0.1 - logit_p - s_a[ends - 1], side="right")),
+            # the suffix side: -u_a on the reversed, negated B
+            (-s_a, -s_b[::-1], w_b[::-1], suffix_blocks,
+             s_b.size - np.searchsorted(s_b, 0.1 - logit_p - s_a[starts], side="left")))):
+        offset = logit_p if side == 0 else -logit_p
+        sums = sweep._power_sums(s, w, cuts, n_terms)
+        got = sweep._far_sums(offset, blocks, cuts, sums)
+        terms = []
+        for blk, cut in enumerate(cuts):
+            if cut == 0:
+                continue
+            p_k = [math.fsum(w[:cut] * np.exp(k * (s[:cut] - s[cut - 1])))
+                   for k in range(1, n_terms + 1)]
+            for a in range(starts[blk], ends[blk]):
+                y = offset + t[a] + s[cut - 1]
+                assert y <= -0.1
+                terms += [w_a[a] * (-1) ** (k + 1) * math.exp(k * y) * p_k[k - 1]
+                          for k in range(1, n_terms + 1)]
+        assert terms, side
+        assert got == pytest.approx(math.fsum(terms), rel=1e-13)
 
 
 def test_refusals_and_invalid_inputs():
