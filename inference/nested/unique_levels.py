@@ -294,8 +294,9 @@ def marginal_posterior_sweep(rhos, p=0.5, known=0, *,
 
     Evaluates the exact finite sum over the joint release grid (see
     :mod:`dprisk.inference.nested.unique_levels_sweep`). The grid leaves out probability below
-    ``tail_relative * min(p) / 2`` and the series truncation adds at most
-    ``tail_relative * min(p) / 4``, so the absolute error is below ``tail_relative * min(p)``
+    ``tail_relative * min(p) / 2`` and the series truncations (the exponential series and the
+    window's Taylor expansion) add at most ``5 tail_relative * min(p) / 16``, so the absolute
+    error is below ``tail_relative * min(p)``
     (hence the relative error below ``tail_relative``), plus rounding (about 1e-14 relative).
 
     Parameters

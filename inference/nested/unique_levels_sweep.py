@@ -25,7 +25,9 @@ in a few seconds, by reordering it ("sorted sweep"):
    prefix with :math:`u_a + s_b \le -\delta` for every ``a`` of the block, a suffix with
    :math:`u_a + s_b \ge \delta`, and a window in between.
 3. Window pairs are evaluated one by one: :math:`\operatorname{expit}(u + s) = 1 / (1 +
-   e^{-u} e^{-s})` (a dense matrix-vector product).
+   e^{-u} e^{-s})` (a dense matrix-vector product), or, where the windows are wide, grouped
+   by cells of ``B`` through expit's Taylor expansion, truncated within a rigorous bound
+   (:mod:`dprisk.inference.nested.unique_levels_window`).
 4. Prefix pairs use the convergent series
    :math:`\operatorname{expit}(x) = \sum_{k \ge 1} (-1)^{k+1} e^{k x}` (``x < 0``), which
    factorises, :math:`e^{k(u_a + s_b)} = e^{k u_a} e^{k s_b}`, so the prefix's contribution
@@ -59,6 +61,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dprisk.inference.nested import unique_levels_window as window
 from dprisk.inference.single_level import closed_form_kernels as kernels
 from dprisk.models.mechanism.discrete_gaussian import support_halfwidth_kernel
 from dprisk.models.numerics import dg_log_normalizer, logit
@@ -100,7 +103,8 @@ class SweepResult(NamedTuple):
         Probability of the joint grid left out (box tails bound plus dropped atoms, exact);
         the integrand lies in [0, 1], so it bounds the truncation error of ``M``.
     series_bound : float
-        Bound on the error of truncating the exponential series, :math:`e^{-(K+1)\delta}`.
+        Bound on the error of truncating the exponential series, :math:`e^{-(K+1)\delta}`,
+        plus that of the window's Taylor expansion (at most a quarter of it).
     window_pairs : ndarray of int
         Pairs evaluated one by one, per prior.
     series_terms : int
@@ -178,6 +182,18 @@ def _cumsum(x: np.ndarray, block: int = 256) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- power sums
+def _exp_table(y: np.ndarray, step: float, n_cols: int, base: int) -> np.ndarray:
+    r"""``exp(y[:, None] * step * arange(n_cols)[None, :])`` with fewer calls to ``exp``.
+
+    :math:`e^{m (i + b j) y} = e^{m i y}\, e^{m b j y}`: ``base + n_cols / base`` calls per
+    row (two exponentials and one product, about 2 ulp; ``exp`` is most of the cost).
+    """
+    low = np.exp(np.multiply.outer(y, step * np.arange(base, dtype=float)))
+    n_high = -(-n_cols // base)
+    high = np.exp(np.multiply.outer(y, step * base * np.arange(n_high, dtype=float)))
+    return (high[:, :, None] * low[:, None, :]).reshape(y.size, -1)[:, :n_cols]
+
+
 def _segment_power_sums(s: np.ndarray, w: np.ndarray, cuts: np.ndarray, n_terms: int):
     r"""``Q[i, k-1] = sum_{cuts[i-1] <= b < cuts[i]} w_b exp(k (s_b - s_{cuts[i]-1}))``.
 
@@ -185,24 +201,22 @@ def _segment_power_sums(s: np.ndarray, w: np.ndarray, cuts: np.ndarray, n_terms:
     so every term lies in ``[0, w_b]``. With ``k = _LOW t + r`` and :math:`y_b = s_b -
     s_{L-1}`, :math:`\sum_b w_b e^{k y_b} = \sum_b (w_b e^{_LOW t y_b})\, e^{r y_b}`: a
     segment's ``(high, _LOW)`` table of sums is one small matrix product of two small
-    exponential tables (``_LOW + K / _LOW`` calls to ``exp`` per atom, for a chunk of atoms
-    at a time), so the table of all ``K`` powers of every atom is never formed; each power is
-    a product of two exponentials (about 2 ulp).
+    exponential tables (:func:`_exp_table`: ``8 + 4 + 4 + K / 128`` calls to ``exp`` per
+    atom, for a chunk of atoms at a time), so the table of all ``K`` powers of every atom is
+    never formed; each power is a product of four exponentials (about 4 ulp).
     """
     n = int(cuts[-1])
     seg_start = np.concatenate([[0], cuts[:-1]])
     atom_seg = np.repeat(np.arange(cuts.size), cuts - seg_start)
     y = s[:n] - s[cuts[atom_seg] - 1]
     high = n_terms // _LOW + 1
-    low_k = np.arange(_LOW, dtype=float)
-    high_k = _LOW * np.arange(high, dtype=float)
     out = np.zeros((cuts.size, high * _LOW))
     rows = max(1, _CHUNK // (high + _LOW))
     for lo in range(0, n, rows):
         hi = min(n, lo + rows)
         with np.errstate(under="ignore"):
-            low_table = np.exp(y[lo:hi, None] * low_k[None, :])
-            weighted_high = w[lo:hi, None] * np.exp(y[lo:hi, None] * high_k[None, :])
+            low_table = _exp_table(y[lo:hi], 1.0, _LOW, 8)
+            weighted_high = w[lo:hi, None] * _exp_table(y[lo:hi], float(_LOW), high, 4)
         seg = atom_seg[lo:hi]
         bounds = np.concatenate([[0], np.flatnonzero(np.diff(seg)) + 1, [hi - lo]])
         for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
@@ -306,16 +320,14 @@ def _far_sums(offset: float, blocks: _BlockPowerSums, cuts, sums: _PowerSums):
         return 0.0
     n_terms = sums.signed.shape[1]
     high = n_terms // _LOW + 1
-    low_k = np.arange(_LOW, dtype=float)
-    high_k = _LOW * np.arange(high, dtype=float)
     step = max(1, _CHUNK // (high * _LOW))  # blocks per chunk
     total = 0.0
     for lo in range(0, blocks_used.size, step):
         chunk = blocks_used[lo : lo + step]
         y = offset + blocks.anchor[chunk] + sums.s[cuts[chunk] - 1]  # <= -delta
         with np.errstate(under="ignore"):  # e^{k y} = e^{_LOW t y} e^{r y}, k = _LOW t + r
-            powers = (np.exp(np.multiply.outer(y, high_k))[:, :, None]
-                      * np.exp(np.multiply.outer(y, low_k))[:, None, :])
+            powers = (_exp_table(y, float(_LOW), high, 4)[:, :, None]
+                      * _exp_table(y, 1.0, _LOW, 8)[:, None, :])
             terms = powers.reshape(chunk.size, -1)[:, 1 : n_terms + 1] * blocks.sums[chunk]
         # (-1)^{k+1} P_k(L) of every block of the chunk
         terms *= sums.signed[np.searchsorted(sums.cuts, cuts[chunk])]
@@ -331,16 +343,19 @@ def _blocks(n: int):
 
 
 def _window_sum(u: np.ndarray, w_a: np.ndarray, exp_neg_s: np.ndarray, w_b: np.ndarray, starts,
-                ends, lower, upper) -> float:
-    """Pairs with ``-delta < x < delta`` (block windows), ``expit = 1 / (1 + e^{-u} e^{-s})``.
+                ends, lower, upper, blocks) -> float:
+    """Pairs with ``-delta < x < delta`` (the windows of ``blocks``), one by one.
 
-    ``exp_neg_s`` holds :math:`e^{-s_b}` of sorted ``B`` (the same for every prior).
+    ``expit = 1 / (1 + e^{-u} e^{-s})``; ``exp_neg_s`` holds :math:`e^{-s_b}` of sorted ``B``
+    (the same for every prior).
     """
+    if blocks.size == 0:
+        return 0.0
     with np.errstate(over="ignore"):  # e^{-u} = inf only outside every window (tiny p)
         exp_neg_u = np.exp(-u)
     step = max(1, _CHUNK // _BLOCK)
     total = 0.0
-    for blk in np.nonzero(upper > lower)[0]:
+    for blk in blocks:
         a0, a1 = starts[blk], ends[blk]
         for c0 in range(lower[blk], upper[blk], step):
             c1 = min(upper[blk], c0 + step)
@@ -442,15 +457,23 @@ def run_sweep(plan: SweepPlan) -> SweepResult:
     block_mass = np.add.reduceat(w_a, starts)
     blocks_prefix, blocks_suffix = _block_power_sums(s_a, w_a, starts, ends, n_terms)
     exp_neg_s = np.exp(-s_b)
+    # the window's whole cells by expit's Taylor expansion, within a quarter of the series'
+    # bound (unique_levels_window)
+    cells = window.window_cells(s_a, w_a, s_b, w_b, starts, ends, series_bound / 4)
     values = np.empty(logits.size)
     for i, lp in enumerate(logits):
         u = lp + s_a
+
+        def pairwise(blocks, u=u, i=i):
+            return _window_sum(u, w_a, exp_neg_s, w_b, starts, ends, lower[i], upper[i], blocks)
+
         values[i] = (
-            _window_sum(u, w_a, exp_neg_s, w_b, starts, ends, lower[i], upper[i])
+            window.window_sums(float(lp), u, w_a, exp_neg_s, w_b, starts, ends, lower[i],
+                               upper[i], cells, pairwise)
             + _far_sums(float(lp), blocks_prefix, lower[i], prefix)
             + float(block_mass @ suffix_mass[upper[i]])  # expit(x) = 1 - expit(-x) ...
             - _far_sums(-float(lp), blocks_suffix, n_b - upper[i], suffix)  # ... reversed B
         )
     values = np.clip(values, 0.0, 1.0)
-    return SweepResult(values.reshape(shape), neglected, series_bound,
+    return SweepResult(values.reshape(shape), neglected, series_bound + cells.bound,
                        plan.window_pairs.reshape(shape).astype(np.int64), n_terms, split)
