@@ -40,6 +40,14 @@ PyMC's own ``delta_logp``; the indicator's step is PyMC's bit for bit). Anything
 (other step classes, continuous or vector variables, a compiled function not run by one
 jitted graph) is not fused: :meth:`FusedSteps.build` returns None and the chain calls
 ``step.step(point)``.
+
+:meth:`FusedSteps.run` runs its iterations in compiled code
+(:mod:`dprisk.inference.mcmc.fused_loop_jit`, on the steps' own generators: the same draws and
+states), which hands back to Python only for what PyMC's own code does: a log density not yet
+computed (kept in a window by value of ``X``), the scale's tuning, an acceptance too close to
+call with ``math.log``, a proposal beyond exact arithmetic. The Python loop
+(:meth:`FusedSteps._run_python`) remains for when numba is missing; the two are compared in
+``tests/inference/mcmc/test_fused_steps.py``.
 """
 
 from __future__ import annotations
@@ -56,6 +64,11 @@ _LOG_TIE = 1e-9
 #: LeanMetropolis's limits of exact scalar arithmetic (see there): beyond, PyMC's array path.
 _EXACT_DELTA = 2.0**53
 _EXACT_VALUE = 2**62
+#: The compiled loop's first window of log densities (values of ``X``), and its largest.
+_WINDOW = 64
+_MAX_WINDOW = 1 << 16
+#: ``{"module": the compiled loop's module or None}`` once :func:`_compiled_loop` ran.
+_COMPILED_LOOP: dict = {}
 
 
 def log_uniform_below(log_ratio, rng) -> bool:
@@ -138,6 +151,7 @@ class FusedSteps:
         self._logp_args = tuple(cell[0] for cell in self._logp[2])
         # the chain's log densities by value, and its values' 0-d int64 arrays
         self._logp_values, self._arrays = {}, {}
+        self._window = None  # the compiled loop's table of them (_table)
 
     def _array(self, value: int) -> np.ndarray:
         """The 0-d int64 array of ``value`` (one per value and chain; only ever read)."""
@@ -209,7 +223,115 @@ class FusedSteps:
         return (new_point, t_values) if x_name is None else (new_point, t_values, x_values)
 
     def _run_both(self, t: int, x: int | None, iterations: int, record: bool):
-        """:meth:`run`'s loop: ``(t, x, t_values, x_values)``.
+        """:meth:`run`'s loop: ``(t, x, t_values, x_values)``, compiled where it can be.
+
+        :func:`dprisk.inference.mcmc.fused_loop_jit.fused_iterations` (the same iterations,
+        draws and state; ``t_values``/``x_values`` then int64 arrays) when numba loads, ``T``
+        is 0 or 1 and the steps draw from ``numpy.random.Generator`` objects; otherwise
+        :meth:`_run_python`.
+        """
+        metropolis = None if x is None else self.metropolis
+        rngs = (self.gibbs.rng, self.gibbs.rng if metropolis is None else metropolis.rng)
+        kernel = _compiled_loop()
+        if (kernel is None or t not in (0, 1)
+                or not all(type(rng) is np.random.Generator for rng in rngs)):
+            return self._run_python(t, x, iterations, record)
+        return self._run_compiled(kernel, rngs, t, x, iterations, record)
+
+    def _table(self, x: int):
+        """The chain's window of log densities ``(table, known, x_lo)``, made to hold ``x``."""
+        table = self._window
+        if table is not None and 0 <= x - table[2] < table[0].shape[1]:
+            return table
+        if table is None:
+            lo, hi = x - _WINDOW // 2, x + _WINDOW // 2
+        else:
+            old_lo, old_hi = table[2], table[2] + table[0].shape[1]
+            width = 2 * (old_hi - old_lo)
+            lo = min(old_lo, x - width // 2) if x < old_lo else old_lo
+            hi = max(old_hi, x + width // 2) if x >= old_hi else old_hi
+            if hi - lo > _MAX_WINDOW:
+                return None
+        values = np.zeros((2, hi - lo))
+        known = np.zeros((2, hi - lo), dtype=np.bool_)
+        if table is not None:
+            offset = table[2] - lo
+            values[:, offset:offset + table[0].shape[1]] = table[0]
+            known[:, offset:offset + table[0].shape[1]] = table[1]
+        self._window = (values, known, lo)
+        return self._window
+
+    def _run_compiled(self, kernel, rngs, t: int, x: int | None, iterations: int,
+                      record: bool):
+        """:meth:`_run_both` by the compiled loop, its driver's part done here (PyMC's)."""
+        from pymc.step_methods.metropolis import tune as tuned_scaling
+
+        jit = kernel
+        metropolis = None if x is None else self.metropolis
+        state = np.zeros(jit.STATE_SIZE, dtype=np.int64)
+        reals = np.zeros(jit.REALS_SIZE)
+        state[jit.T], state[jit.X] = t, (0 if x is None else x)
+        reals[jit.TRANSIT_P] = self.gibbs.transit_p
+        if metropolis is not None:
+            state[jit.HAS_X] = 1
+            state[jit.TUNING] = bool(metropolis.tune)
+            state[jit.STEPS_UNTIL_TUNE] = metropolis.steps_until_tune
+            reals[jit.S0] = float(metropolis.proposal_dist.s[0])
+            reals[jit.SCALING] = float(metropolis.scaling[0])
+        t_out = np.empty(iterations if record else 0, dtype=np.int64)
+        x_out = np.empty(iterations if record and metropolis is not None else 0,
+                         dtype=np.int64)
+        window = self._table(int(state[jit.X]))
+        next_slot = 0
+        while True:
+            jit.fused_iterations(*rngs, window[0], window[1], window[2], state, reals,
+                                 t_out, x_out, iterations, record)
+            status = state[jit.STATUS]
+            if status == jit.DONE:
+                break
+            if status == jit.MISS:
+                miss_t, miss_x = int(state[jit.MISS_T]), int(state[jit.MISS_X])
+                value = self._log_density(miss_t, None if metropolis is None else miss_x)
+                grown = self._table(miss_x)
+                if grown is None:  # far outside the window: a spare slot
+                    state[jit.SLOT_T + next_slot] = miss_t
+                    state[jit.SLOT_X + next_slot] = miss_x
+                    state[jit.SLOT_VALID + next_slot] = 1
+                    reals[jit.SLOT_VALUE + next_slot] = value
+                    next_slot = 1 - next_slot
+                else:
+                    window = grown
+                    window[0][miss_t, miss_x - window[2]] = value
+                    window[1][miss_t, miss_x - window[2]] = True
+            elif status == jit.TUNE:  # as PyMC: every tune_interval steps while tuning
+                metropolis.accepted_sum[0] += state[jit.ACCEPTED_SINCE]
+                state[jit.ACCEPTED_SINCE] = 0
+                metropolis.scaling = tuned_scaling(
+                    metropolis.scaling,
+                    metropolis.accepted_sum / float(metropolis.tune_interval))
+                reals[jit.SCALING] = float(metropolis.scaling[0])
+                state[jit.STEPS_UNTIL_TUNE] = metropolis.tune_interval
+                metropolis.accepted_sum[:] = 0
+            elif status == jit.TIE:  # log u this close to the ratio: PyMC's np.log decides
+                state[jit.DECISION] = bool(np.log(reals[jit.U]) < reals[jit.RATIO])
+            else:  # BIG: PyMC's array operations on the same draw
+                step = (np.array([reals[jit.NORMAL]]) * metropolis.scaling).round(0).astype(
+                    "int64")
+                state[jit.PROPOSAL] = int((np.array([int(state[jit.X])], dtype=np.int64)
+                                           + step).astype("int64")[0])
+        t, x_last = int(state[jit.T]), int(state[jit.X])
+        if metropolis is None:
+            return t, None, (t_out if record else None), None
+        if state[jit.ACCEPTED_SINCE]:
+            metropolis.accepted_sum[0] += state[jit.ACCEPTED_SINCE]
+        metropolis.steps_until_tune = int(state[jit.STEPS_UNTIL_TUNE])
+        if state[jit.HAVE_RATE]:
+            metropolis.accept_rate_iter = np.float64(reals[jit.ACCEPT_RATE])
+            metropolis.accepted_iter[0] = bool(state[jit.ACCEPTED])
+        return t, x_last, (t_out if record else None), (x_out if record else None)
+
+    def _run_python(self, t: int, x: int | None, iterations: int, record: bool):
+        """:meth:`run`'s loop in Python: ``(t, x, t_values, x_values)``.
 
         Each iteration the BinaryGibbsMetropolis step of ``T`` and, when the model has ``X``
         (``x`` not None), the Metropolis step of ``X``; without ``X`` the Metropolis part is
@@ -315,6 +437,24 @@ class FusedSteps:
         """Leave the Metropolis step's shared ``T`` at the last point's, as PyMC's loop does."""
         if self.x_name is not None:
             self.metropolis.shared[self.t_name].set_value(point[self.t_name], borrow=True)
+
+
+def _compiled_loop():
+    """The compiled loop's module (:mod:`dprisk.inference.mcmc.fused_loop_jit`), or None.
+
+    Imported on first use, numba's cache pointed at the user's cache directory first (the
+    machine code is then loaded, not compiled); None when numba cannot be imported.
+    """
+    if "module" not in _COMPILED_LOOP:
+        from dprisk.runtime.cache import use_numba_cache
+
+        use_numba_cache()
+        try:
+            from dprisk.inference.mcmc import fused_loop_jit
+        except ImportError:
+            fused_loop_jit = None
+        _COMPILED_LOOP["module"] = fused_loop_jit
+    return _COMPILED_LOOP["module"]
 
 
 def _direct(function, given_cells=()):

@@ -57,6 +57,7 @@ __all__ = [
     "TwoLevelSpec",
     "build_two_level_model",
     "model_from_spec",
+    "release_setter",
     "set_release",
     "two_level_spec",
     "validated_spec",
@@ -229,6 +230,34 @@ def set_release(model: pm.Model, x1_star, x2_star, y1_star) -> None:
         {name: np.float64(v) for name, v in zip(RELEASE_DATA, release, strict=True)},
         model=model,
     )
+
+
+def release_setter(model: pm.Model, releases):
+    """A function ``set(r)`` setting ``model``'s release D to the ``r``-th of ``releases``.
+
+    ``releases`` is ``(x1*, x2*, y1*)``, integer arrays of one shape, checked here once
+    (:meth:`Release.two_level`) instead of once per release as :func:`set_release` does;
+    ``set(r)`` then does what ``pm.set_data`` does with :func:`set_release`'s values: each
+    data variable's ``set_value`` with the 0-d float64 array of ``np.float64(v)`` (PyMC's
+    ``convert_observed_data``), no dims or coords to update. The same values in the model's
+    shared variables; about a tenth of :func:`set_release`'s cost (0.5 ms).
+
+    Raises
+    ------
+    ValueError
+        As :func:`set_release`.
+    """
+    two_level_spec(model)
+    release = Release.two_level(*releases)
+    values = [np.asarray(a, dtype=np.int64).ravel() for a in
+              (release.x_stars[..., 0], release.x_stars[..., 1], release.y_stars[..., 0])]
+    shared = [model[name] for name in RELEASE_DATA]
+
+    def set_release_number(r: int) -> None:
+        for variable, column in zip(shared, values, strict=True):
+            variable.set_value(np.asarray(np.float64(int(column[r]))))
+
+    return set_release_number
 
 
 def two_level_spec(model: pm.Model) -> TwoLevelSpec:

@@ -310,11 +310,11 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
     One model, one set of step methods and one compiled chain
     (:class:`dprisk.inference.mcmc.compiled_chain.CompiledChain`: the draws of ``pm.sample`` with
     the same seed, bit for bit, without its fixed cost per call) serve every release
-    (:func:`set_release`).
+    (:func:`dprisk.models.builders.two_level.release_setter`: the releases checked once).
     """
     from dprisk.inference.mcmc.compiled_chain import CompiledChain, graphs_without_tracebacks
     from dprisk.inference.two_level.sampling import pymc_steps
-    from dprisk.models.builders.two_level import build_two_level_model, set_release
+    from dprisk.models.builders.two_level import build_two_level_model, release_setter
 
     with graphs_without_tracebacks():  # the same graphs, built and compiled in less time
         first = [int(a[0]) for a in sims.releases]
@@ -327,8 +327,9 @@ def _pymc_draws(sampler, sims: SimulatedReleases, params: dict, thin: np.ndarray
         x1 = np.empty((n, n_draws), dtype=np.int64)
         x2 = np.empty((n, n_draws), dtype=np.int64)
         seeds = rng.integers(0, 2**31, size=n)
+        set_release = release_setter(model, sims.releases)
         for r in range(n):
-            set_release(model, *(int(a[r]) for a in sims.releases))
+            set_release(r)
             draws = chain.run(draws=n_draws * int(thin[r]), tune=int(tune[r]),
                               random_seed=int(seeds[r]))
             keep = slice(int(thin[r]) - 1, None, int(thin[r]))

@@ -20,6 +20,7 @@ import pytest
 from pymc.step_methods.arraystep import metrop_select
 from twin_chains import PARAMS, RELEASES, assert_twins_draw_the_same
 
+from dprisk.inference.mcmc import fused_steps
 from dprisk.inference.mcmc.compiled_chain import CompiledChain
 from dprisk.inference.mcmc.fused_steps import FusedSteps, log_uniform_below
 from dprisk.inference.two_level.lean_steps import LeanMetropolis
@@ -123,7 +124,7 @@ def test_fused_run_is_step_by_step(truncated_twins):
             expected = fused[1].step(expected)
             t_expected.append(int(expected["target_has_c"]))
             x_expected.append(int(expected[X2_VAR]))
-        assert (t_values, x_values) == (t_expected, x_expected)
+        assert (list(t_values), list(x_values)) == (t_expected, x_expected)
         assert {n: int(v) for n, v in got.items()} == {n: int(v) for n, v in expected.items()}
         assert _step_state(steps[0]) == _step_state(steps[1])
         lean = [step[1] for step in steps]
@@ -152,10 +153,52 @@ def test_fused_run_without_x_is_step_by_step(point_twins):
         for _ in range(250):
             expected = fused[1].step(expected)
             t_expected.append(int(expected["target_has_c"]))
-        assert t_values == t_expected and len(set(t_values)) == 2  # it moved both ways
+        assert list(t_values) == t_expected and len(set(t_values)) == 2  # moved both ways
         assert {n: int(v) for n, v in got.items()} == {n: int(v) for n, v in expected.items()}
         assert _step_state(steps[0]) == _step_state(steps[1])
         assert fused[0].run(got, 3) is not None  # without record: the point
+
+
+@pytest.mark.parametrize("scaling", [1.0, 4e3, 1e17])
+def test_compiled_loop_is_the_python_loop(truncated_twins, scaling):
+    """The compiled loop (fused_loop_jit, its driver in FusedSteps) against the Python loop:
+    the same kept values, last values and steps' state (generators included), with tuning
+    on and off; a scale of 4e3 sends proposals far outside the log densities' first window
+    (grown, then spare slots), 1e17 beyond exact float rounding (PyMC's array path)."""
+    models, steps = truncated_twins
+    fused = [FusedSteps.build(model, step) for model, step in zip(models, steps, strict=True)]
+    assert fused_steps._compiled_loop() is not None
+    for k, release in enumerate(RELEASES[:3]):
+        for model in models:
+            set_release(model, *release)
+        for (gibbs, metropolis), twin in zip(steps, fused, strict=True):
+            for step in (gibbs, metropolis):
+                step.rng = np.random.default_rng(70 + k)
+            metropolis.tune = k != 1
+            metropolis.reset_tuning()
+            metropolis.scaling = np.array([scaling])
+            metropolis.steps_until_tune = 30
+            twin.start_chain()
+        got = fused[0]._run_both(1, 3 + k, 400, True)
+        expected = fused[1]._run_python(1, 3 + k, 400, True)
+        assert got[:2] == expected[:2]
+        assert (list(got[2]), list(got[3])) == (expected[2], expected[3])
+        assert _step_state(steps[0]) == _step_state(steps[1])
+        lean = [step[1] for step in steps]
+        assert lean[0].accepted_iter.tolist() == lean[1].accepted_iter.tolist()
+        assert float(lean[0].accept_rate_iter) == float(lean[1].accept_rate_iter)
+        assert fused[0]._run_both(*got[:2], 5, False)[2:] == (None, None)
+
+
+def test_compiled_loop_leaves_near_ties_to_the_driver():
+    """Within a relative 1e-9 of the ratio (and at u = 0) the loop does not decide."""
+    from dprisk.inference.mcmc.fused_loop_jit import _decide
+
+    for u in (0.5, 0.3, 1e-300):
+        r = float(np.log(u))
+        assert _decide(u, r) == -1 and _decide(u, r + 1e-12) == -1
+        assert _decide(u, r + 1e-3) == 1 and _decide(u, r - 1e-3) == 0
+    assert _decide(0.0, -1.0) == -1
 
 
 class _Uniforms:

@@ -23,6 +23,7 @@ from dprisk.models.builders.two_level import (
     X2_VAR,
     Y1_STAR_VAR,
     build_two_level_model,
+    release_setter,
     set_release,
     two_level_spec,
 )
@@ -158,6 +159,24 @@ class TestValidation:
         with pytest.raises(ValueError, match="x2_star"):
             set_release(model, 1, 0.5, 0)
         assert two_level_spec(model).release == (2, 1, -1)
+
+    def test_release_setter_sets_what_set_release_sets(self):
+        """The same shared values (type, dtype, shape, value) as set_release, release by
+        release; the releases checked once, as set_release checks each."""
+        models = [build_two_level_model(2, 1, -1, **CENSUS) for _ in range(2)]
+        releases = (np.array([3, 0, 5]), np.array([4, 1, -2]), np.array([1, 0, 7]))
+        setter = release_setter(models[1], releases)
+        for r in range(3):
+            set_release(models[0], *(int(column[r]) for column in releases))
+            setter(r)
+            for name in RELEASE_DATA:
+                values = [model[name].get_value(borrow=True) for model in models]
+                assert type(values[0]) is type(values[1])
+                assert values[0].dtype == values[1].dtype and values[0].shape == ()
+                assert values[0] == values[1]
+            assert two_level_spec(models[1]).release == two_level_spec(models[0]).release
+        with pytest.raises(ValueError, match="x2_star"):
+            release_setter(models[1], (np.array([1]), np.array([0.5]), np.array([0])))
 
     def test_set_release_needs_two_level_model(self):
         with pm.Model() as model:
