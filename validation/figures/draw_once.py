@@ -34,6 +34,7 @@ counting as it goes). The report draws a study's figures with the collector paus
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -211,6 +212,11 @@ def _place(axis, own=None) -> tuple | None:
     return place
 
 
+#: Each axis's tick space at its last place (``Axis.get_tick_space`` transforms its box: it
+#: is asked for at every tick placement's check, mostly at the same place).
+_TICK_SPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _tick_place(axis) -> tuple:
     """What the placement of an axis's ticks reads of its place: :func:`_own_place`, or less.
 
@@ -219,12 +225,15 @@ def _tick_place(axis) -> tuple:
     formatter of the axis is matplotlib's or declares ``reads_length_through_tick_space``;
     else :func:`_own_place` (a helper of unknown make may read the axes' box itself).
     """
+    place = _own_place(axis)
     helpers = (axis.major.locator, axis.major.formatter, axis.minor.locator,
                axis.minor.formatter)
     if not all(_reads_length_through_tick_space(helper) for helper in helpers):
-        return _own_place(axis)
-    return (*axis.get_view_interval(), *axis.get_data_interval(), axis.get_tick_space(),
-            axis.get_figure(root=True).dpi)
+        return place
+    known = _TICK_SPACES.get(axis)
+    if known is None or known[0] != place:  # the tick space is a function of the place
+        known = _TICK_SPACES[axis] = (place, axis.get_tick_space())
+    return (*place[:4], known[1], place[-1])
 
 
 def _reads_length_through_tick_space(helper) -> bool:
