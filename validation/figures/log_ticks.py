@@ -39,6 +39,10 @@ class SparseMinorLocator(Locator):
         See :data:`DENSE_DECADES`.
     """
 
+    #: It reads the axis's length only through the wrapped ``LogLocator``'s tick space
+    #: (:func:`dprisk.validation.figures.draw_once.ticks_placed_once` may key on that).
+    reads_length_through_tick_space = True
+
     def __init__(self, minor: LogLocator, dense_decades: float = DENSE_DECADES):
         self.minor = minor
         self.dense_decades = dense_decades

@@ -180,6 +180,51 @@ def test_ticks_follow_the_axis_whose_locator_they_share():
     assert len(narrow) < len(wide)
 
 
+def test_ticks_are_not_placed_again_when_only_the_box_moves(monkeypatch):
+    # matplotlib's locators read the axis's length only through its tick space: an axes
+    # moved by a few pixels (a constrained layout's second pass) keeps its ticks, and they
+    # are those matplotlib places there
+    calls = _counting_update_ticks(monkeypatch)
+    fig = Figure(figsize=(6, 3))
+    ax = fig.subplots()
+    ax.set_xlim(0, 7)
+    FigureCanvasAgg(fig).draw()
+    with ticks_placed_once(fig):
+        ax.set_position([0.1, 0.1, 0.8, 0.8])
+        space = ax.xaxis.get_tick_space()
+        first = ax.xaxis._update_ticks()
+        ax.set_position([0.11, 0.12, 0.795, 0.79])  # a few pixels: the same tick space
+        assert ax.xaxis.get_tick_space() == space
+        calls["n"] = 0
+        again = ax.xaxis._update_ticks()
+        assert calls["n"] == 0
+        expected = Axis._update_ticks(ax.xaxis)
+    assert [t.get_loc() for t in again] == [t.get_loc() for t in first]
+    assert [t.get_loc() for t in again] == [t.get_loc() for t in expected]
+
+
+def test_a_locator_of_unknown_make_places_its_ticks_when_the_box_moves(monkeypatch):
+    # a locator that is not matplotlib's may read the axes' box itself: its axis's ticks
+    # are placed again whenever the box moves, as before
+    from matplotlib.ticker import MaxNLocator
+
+    class BoxLocator(MaxNLocator):
+        pass
+
+    calls = _counting_update_ticks(monkeypatch)
+    fig = Figure(figsize=(6, 3))
+    ax = fig.subplots()
+    ax.xaxis.set_major_locator(BoxLocator())
+    FigureCanvasAgg(fig).draw()
+    with ticks_placed_once(fig):
+        ax.set_position([0.1, 0.1, 0.8, 0.8])
+        ax.xaxis._update_ticks()
+        ax.set_position([0.11, 0.12, 0.795, 0.79])
+        calls["n"] = 0
+        ax.xaxis._update_ticks()
+        assert calls["n"] == 1
+
+
 def test_math_text_is_parsed_once_across_figures(monkeypatch):
     calls = {"n": 0}
     original = Parser.parse
