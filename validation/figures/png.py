@@ -50,9 +50,11 @@ from matplotlib.figure import Figure, SubFigure
 from dprisk.validation.figures.agg_glyphs import use_fast_glyphs
 from dprisk.validation.figures.agg_texts import use_text_cache
 from dprisk.validation.figures.draw_once import (
+    boxes_packed_once,
     shared_math_parser,
     texts_laid_out_once,
     ticks_placed_once,
+    view_limits_settled,
 )
 from dprisk.validation.figures.tick_copies import ticks_copied
 
@@ -138,7 +140,8 @@ def _draw_pixels(fig: Figure, dpi: float) -> tuple[np.ndarray, tuple | None]:
     canvas, figure_dpi = fig.canvas, fig.dpi
     try:
         fig.dpi = dpi
-        with ticks_placed_once(fig), texts_laid_out_once(), ticks_copied():
+        with (ticks_placed_once(fig), texts_laid_out_once(), boxes_packed_once(),
+              view_limits_settled(fig), ticks_copied()):
             agg = _agg_canvas(fig)
             agg.draw()
             renderer = agg.get_renderer()
