@@ -20,6 +20,15 @@ Each text is laid out (its lines' sizes from the font, its box for its alignment
 each time its extent is asked for and again when it is drawn, some four times over a draw;
 :func:`texts_laid_out_once` keeps each text's layout while what it depends on is unchanged.
 
+Each access to an axes' view limits (``viewLim``, thousands of times over a draw) first checks
+whether it or an axes sharing its x or y axis awaits autoscaling, by sorting the axes' share
+groups; :func:`view_limits_settled` skips that check once no axes of the figure awaits it.
+
+A legend packs its entries (``VPacker`` and ``HPacker``: each child's box measured, then
+aligned and stacked) each time its extent is asked for, in each layout pass and twice as it
+draws; :func:`boxes_packed_once` keeps each packer's box and its children's offsets while the
+packer is unchanged.
+
 All return what matplotlib computes: the figures drawn are the same, pixel for pixel (the
 report's 28 figures compared).
 
@@ -39,14 +48,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import matplotlib as mpl
+from matplotlib.axes import Axes
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.figure import Figure, FigureBase
 from matplotlib.mathtext import MathTextParser
+from matplotlib.offsetbox import HPacker, VPacker
 from matplotlib.text import Text
 
-__all__ = ["MATH_CACHE_SIZE", "shared_math_parser",
-           "texts_laid_out_once", "ticks_placed_once"]
+__all__ = ["MATH_CACHE_SIZE", "boxes_packed_once", "shared_math_parser",
+           "texts_laid_out_once", "ticks_placed_once", "view_limits_settled"]
 
 #: Math-text expressions (with their dpi and font) :func:`shared_math_parser` remembers.
 MATH_CACHE_SIZE = 512
@@ -54,6 +65,8 @@ MATH_CACHE_SIZE = 512
 _AGG_PARSER_OUTPUTS = {"vector": "path", "raster": "agg"}
 #: The methods of an axis that :func:`ticks_placed_once` replaces during a draw.
 _REPLACED = ("_update_ticks", "_get_ticklabel_bboxes")
+#: What a packer's box and offsets (``_get_bbox_and_child_offsets``) read of the packer itself.
+_PACKER_ATTRIBUTES = ("pad", "sep", "width", "height", "align", "mode")
 #: What a text's layout (``Text._get_layout``) reads of the text, besides its font, figure dpi
 #: and renderer (matplotlib 3.11's names; without them, texts are laid out as matplotlib does).
 _LAYOUT_ATTRIBUTES = ("_text", "_rotation", "_rotation_mode", "_horizontalalignment",
@@ -146,8 +159,101 @@ def texts_laid_out_once() -> Iterator[None]:
         Text._get_layout = original
 
 
+@contextmanager
+def boxes_packed_once() -> Iterator[None]:
+    """Within the block, a packer packs its children again only when it or the renderer changed.
+
+    ``VPacker._get_bbox_and_child_offsets(renderer)`` and ``HPacker``'s (matplotlib's: each
+    visible child's box, aligned and stacked with the packer's ``pad`` and ``sep`` in points,
+    so scaled by the renderer's dpi) return, for a packer packed before in the block, what they
+    returned then if the renderer, its dpi, the packer's pad, separation, width, height,
+    alignment and mode and its visible children are the same. Its children (texts, drawing
+    areas, packers) do not change while a figure draws. Afterwards the classes have their own
+    methods again.
+    """
+    originals = {kind: kind.__dict__.get("_get_bbox_and_child_offsets")
+                 for kind in (VPacker, HPacker)}
+    if any(method is None for method in originals.values()) or not all(
+            hasattr(VPacker(), name) for name in _PACKER_ATTRIBUTES):
+        yield
+        return
+    packed: dict[int, tuple] = {}
+
+    def remembering(original):
+        def get_bbox_and_child_offsets(packer, renderer):
+            key = (renderer, renderer.dpi, *(getattr(packer, name) for name in _PACKER_ATTRIBUTES),
+                   *map(id, packer.get_visible_children()))
+            known = packed.get(id(packer))
+            if known is not None and known[0] is packer and known[1] == key:
+                return known[2]
+            result = original(packer, renderer)
+            packed[id(packer)] = (packer, key, result)
+            return result
+        return get_bbox_and_child_offsets
+
+    for kind, original in originals.items():
+        kind._get_bbox_and_child_offsets = remembering(original)
+    try:
+        yield
+    finally:
+        for kind, original in originals.items():
+            kind._get_bbox_and_child_offsets = original
+
+
+@contextmanager
+def view_limits_settled(fig: Figure) -> Iterator[None]:
+    """Within the block, an axes of ``fig`` checks its view limits only while some await scaling.
+
+    ``_AxesBase._unstale_viewLim`` (matplotlib's: autoscale the axes if it or an axes sharing
+    one of its axes has been marked stale by ``_request_autoscale_view``) does nothing when no
+    axes of the figure (its subfigures, inset axes and the axes they share an axis with) is
+    marked stale; the method then returns at once for them, as matplotlib's would after its
+    check. It runs as before for other axes, and for every axes again after a request until
+    none is stale. Afterwards the axes have matplotlib's methods again.
+    """
+    base = next((kind for kind in Axes.__mro__ if "_unstale_viewLim" in vars(kind)), None)
+    unstale = None if base is None else base.__dict__["_unstale_viewLim"]
+    request = None if base is None else base.__dict__.get("_request_autoscale_view")
+    axes = {id(ax): ax for ax in _all_axes(fig)}
+    if request is None or not all(
+            hasattr(ax, "_stale_viewlims") and hasattr(ax, "_shared_axes") for ax in axes.values()):
+        yield
+        return
+    for ax in list(axes.values()):
+        for name in ax._axis_names:
+            axes.update((id(other), other) for other in ax._shared_axes[name].get_siblings(ax))
+    state = {"settled": False}
+
+    def settled() -> bool:
+        return not any(stale for ax in axes.values() for stale in ax._stale_viewlims.values())
+
+    def unstale_view_limits(ax):
+        if state["settled"] and axes.get(id(ax)) is ax:
+            return
+        unstale(ax)
+        state["settled"] = settled()
+
+    def request_autoscale_view(ax, *args, **kwargs):
+        state["settled"] = False
+        return request(ax, *args, **kwargs)
+
+    base._unstale_viewLim = unstale_view_limits
+    base._request_autoscale_view = request_autoscale_view
+    try:
+        yield
+    finally:
+        base._unstale_viewLim = unstale
+        base._request_autoscale_view = request
+
+
 def _axes_axis(fig: FigureBase) -> list:
     """Every axis (x, y, ...) of the 2-D axes of ``fig``, its subfigures and inset axes."""
+    return [axis for ax in _all_axes(fig) if getattr(ax, "name", "") != "3d"
+            for axis in getattr(ax, "_axis_map", {}).values()]
+
+
+def _all_axes(fig: FigureBase) -> list:
+    """Every axes of ``fig``, its subfigures and their inset axes, each once."""
     axes, pending = [], [fig]
     while pending:
         parent = pending.pop()
@@ -159,8 +265,7 @@ def _axes_axis(fig: FigureBase) -> list:
         if id(ax) not in seen:
             seen[id(ax)] = ax
             pending += getattr(ax, "child_axes", [])
-    return [axis for ax in seen.values() if getattr(ax, "name", "") != "3d"
-            for axis in getattr(ax, "_axis_map", {}).values()]
+    return list(seen.values())
 
 
 class _AxisMemo:

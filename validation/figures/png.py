@@ -11,12 +11,14 @@ pads its box. The crop is the same picture as the tight box's: the layout is the
 the same dpi) and nothing is drawn again; edges may differ by a pixel (the tight box counts the
 full boxes of texts, the crop only their drawn pixels).
 
-What lies beyond the canvas, the tight box would include and a crop cannot. The figure is then
-saved by ``savefig`` instead: when something is drawn up to the canvas's edge (it may go on
-beyond), when an artist of the figure itself (a text, a legend, of it or of a subfigure) reaches
-past the edge, and when the figure has no layout engine (nothing then keeps the axes'
-decorations inside the figure). The decorations of the axes of a laid-out figure are inside:
-its layout engine put them there.
+What lies beyond the canvas, the tight box would include and a crop cannot: when something is
+drawn up to the canvas's edge (it may go on beyond), or when an artist of the figure itself (a
+text, a legend, of it or of a subfigure) reaches past the edge, the figure is drawn a second
+time, as ``savefig`` draws it, into its tight box (:func:`_tight_pixels`: the same pixels,
+``savefig``'s layout pass spared, the first draw's layout and renderer used instead); a figure
+without a layout engine (nothing then keeps the axes' decorations inside the figure) is saved
+by ``savefig``. The decorations of the axes of a laid-out figure are inside: its layout engine
+put them there.
 
 Within that one draw, each axis places its ticks and measures their labels once for each place
 it is laid out at, each text is laid out once while it is unchanged, and math text is parsed
@@ -40,6 +42,7 @@ import zlib
 
 import matplotlib as mpl
 import numpy as np
+from matplotlib._tight_bbox import adjust_bbox
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure, SubFigure
@@ -47,9 +50,11 @@ from matplotlib.figure import Figure, SubFigure
 from dprisk.validation.figures.agg_glyphs import use_fast_glyphs
 from dprisk.validation.figures.agg_texts import use_text_cache
 from dprisk.validation.figures.draw_once import (
+    boxes_packed_once,
     shared_math_parser,
     texts_laid_out_once,
     ticks_placed_once,
+    view_limits_settled,
 )
 from dprisk.validation.figures.tick_copies import ticks_copied
 
@@ -77,12 +82,18 @@ def png_bytes(fig: Figure, dpi: float) -> bytes:
     bytes
         The PNG file.
     """
-    pixels = _draw_pixels(fig, dpi) if fig.get_layout_engine() is not None else None
-    box = None if pixels is None else _drawn_box(pixels)
-    if box is None:  # maybe something beyond the canvas (or nothing drawn)
+    drawn = _draw_pixels(fig, dpi) if fig.get_layout_engine() is not None else None
+    if drawn is None:  # no layout engine (nothing keeps the decorations inside)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
         return buffer.getvalue()
+    pixels, box = drawn
+    if box is None:  # the tight box's pixels, as savefig draws them
+        height, width = pixels.shape[:2]
+        rows = np.empty((height, 1 + 4 * width), dtype=np.uint8)
+        rows[:, 0] = 0  # no filter
+        rows[:, 1:] = pixels.reshape(height, 4 * width)
+        return _png_file(rows, width, height, dpi)
     top, bottom, left, right = box
     pad = round(mpl.rcParams["savefig.pad_inches"] * dpi)
     height, width = bottom - top + 2 * pad, right - left + 2 * pad
@@ -118,29 +129,65 @@ def _png_file(rows: np.ndarray, width: int, height: int, dpi: float) -> bytes:
         for kind, data in chunks)
 
 
-def _draw_pixels(fig: Figure, dpi: float) -> np.ndarray | None:
-    """RGBA pixels of ``fig`` drawn once (layout included) at ``dpi``, rows from the top.
+def _draw_pixels(fig: Figure, dpi: float) -> tuple[np.ndarray, tuple | None]:
+    """RGBA pixels of ``fig`` drawn (layout included) at ``dpi``, rows from the top, and a box.
 
-    None when an artist of the figure itself reaches beyond the canvas.
+    The box is :func:`_drawn_box`'s crop of the pixels of the figure drawn once. When the crop
+    cannot be the tight box (an artist of the figure itself reaches beyond the canvas, or the
+    drawn pixels touch its edge), the pixels are those ``savefig(bbox_inches="tight")`` draws
+    (:func:`_tight_pixels`), and the box is None.
     """
     canvas, figure_dpi = fig.canvas, fig.dpi
     try:
         fig.dpi = dpi
-        agg = FigureCanvasAgg(fig)
-        renderer = agg.get_renderer()  # the one draw() uses
-        parser = shared_math_parser()
-        if parser is not None:
-            renderer.mathtext_parser = parser
-        use_fast_glyphs(renderer)
-        use_text_cache(renderer)
-        with ticks_placed_once(fig), texts_laid_out_once(), ticks_copied():
+        with (ticks_placed_once(fig), texts_laid_out_once(), boxes_packed_once(),
+              view_limits_settled(fig), ticks_copied()):
+            agg = _agg_canvas(fig)
             agg.draw()
-        if _figure_artist_outside(fig, agg.get_renderer()):
-            return None
-        return np.array(agg.buffer_rgba())
+            renderer = agg.get_renderer()
+            pixels = np.array(agg.buffer_rgba())
+            box = None if _figure_artist_outside(fig, renderer) else _drawn_box(pixels)
+            if box is None:
+                pixels = _tight_pixels(fig, renderer, dpi)
+        return pixels, box
     finally:
         fig.dpi = figure_dpi
         fig.set_canvas(canvas)
+
+
+def _agg_canvas(fig: Figure) -> FigureCanvasAgg:
+    """An Agg canvas of ``fig`` whose renderer has the shortcuts of the module notes."""
+    agg = FigureCanvasAgg(fig)
+    renderer = agg.get_renderer()  # the one draw() uses
+    parser = shared_math_parser()
+    if parser is not None:
+        renderer.mathtext_parser = parser
+    use_fast_glyphs(renderer)
+    use_text_cache(renderer)
+    return agg
+
+
+def _tight_pixels(fig: Figure, renderer, dpi: float) -> np.ndarray:
+    """The pixels ``savefig(bbox_inches="tight")`` draws of ``fig``, laid out and drawn here.
+
+    ``savefig`` lays the figure out (a draw with drawing disabled), measures the figure's
+    tight box (``Figure.get_tightbbox``) with that draw's renderer, pads it by
+    ``savefig.pad_inches``, moves the figure so that the box is its canvas
+    (``matplotlib._tight_bbox.adjust_bbox``, the axes fixed where the layout put them) and
+    draws it there without its layout engine. The same here, after the draw ``renderer``
+    made (layout included, at ``dpi``): one draw fewer than ``savefig``.
+    """
+    box = fig.get_tightbbox(renderer).padded(mpl.rcParams["savefig.pad_inches"])
+    restore = adjust_bbox(fig, box, fig.canvas.fixed_dpi)
+    engine = fig.get_layout_engine()
+    try:
+        fig.set_layout_engine("none")
+        agg = _agg_canvas(fig)
+        agg.draw()
+        return np.array(agg.buffer_rgba())
+    finally:
+        fig.set_layout_engine(engine)
+        restore()
 
 
 def _figure_artist_outside(fig: Figure, renderer) -> bool:

@@ -18,15 +18,18 @@ from matplotlib._mathtext import Parser
 from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
+from matplotlib.offsetbox import HPacker, VPacker
 from matplotlib.text import Text
 from PIL import Image
 
 import dprisk.validation.figures.png as png
 import dprisk.validation.report.runner as runner
 from dprisk.validation.figures.draw_once import (
+    boxes_packed_once,
     shared_math_parser,
     texts_laid_out_once,
     ticks_placed_once,
+    view_limits_settled,
 )
 from dprisk.validation.figures.log_ticks import thin_log_minor_ticks
 
@@ -81,6 +84,8 @@ def _plain_png(fig):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(png, "ticks_placed_once", lambda fig: contextlib.nullcontext())
         mp.setattr(png, "texts_laid_out_once", contextlib.nullcontext)
+        mp.setattr(png, "boxes_packed_once", contextlib.nullcontext)
+        mp.setattr(png, "view_limits_settled", lambda fig: contextlib.nullcontext())
         mp.setattr(png, "shared_math_parser", lambda: None)
         mp.setattr(png, "use_fast_glyphs", lambda renderer: False)
         mp.setattr(png, "use_text_cache", lambda renderer: False)
@@ -315,3 +320,61 @@ def test_a_text_is_laid_out_again_only_when_its_layout_would_change(monkeypatch)
         wrapped.get_window_extent(renderer)
         assert calls["n"] == 2  # a wrapping text's layout depends on its place: not kept
     assert Text._get_layout is counted
+
+
+def test_a_packer_packs_again_only_when_it_or_the_renderer_changed(monkeypatch):
+    calls = {"n": 0}
+    original = VPacker.__dict__["_get_bbox_and_child_offsets"]
+
+    def counted(self, renderer):
+        calls["n"] += self is box
+        return original(self, renderer)
+
+    monkeypatch.setattr(VPacker, "_get_bbox_and_child_offsets", counted)
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], label="a line")
+    ax.plot([1, 0], label=r"$x^2$, another")
+    box = ax.legend()._legend_box  # a VPacker of the title and an HPacker of the columns
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    other = FigureCanvasAgg(Figure(figsize=(3, 2), dpi=200)).get_renderer()
+    changes = [lambda: None, lambda: setattr(box, "sep", box.sep + 1),
+               lambda: setattr(box, "width", 80.0),
+               lambda: ax.get_legend().set_title("entries")]  # a child shown
+    with boxes_packed_once():
+        for change in changes:
+            change()
+            calls["n"] = 0
+            ours = [box.get_bbox(renderer).bounds for _ in range(3)]
+            assert calls["n"] == 1
+            assert ours == [original(box, renderer)[0].bounds] * 3
+        calls["n"] = 0
+        assert box.get_bbox(other).bounds == original(box, other)[0].bounds
+        assert calls["n"] == 1  # another renderer (dpi): packed again
+    assert VPacker._get_bbox_and_child_offsets is counted
+    assert "_get_bbox_and_child_offsets" in HPacker.__dict__
+
+
+def _shared_pair():
+    fig = Figure(figsize=(3, 2))
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.plot([0, 1], [0, 1])
+    return fig, top, bottom
+
+
+def test_view_limits_are_checked_until_settled_and_again_after_a_request():
+    base = next(kind for kind in type(Figure().add_subplot()).__mro__
+                if "_unstale_viewLim" in vars(kind))
+    original = base.__dict__["_unstale_viewLim"]
+    ours, theirs = _shared_pair(), _shared_pair()
+    with view_limits_settled(ours[0]):
+        assert base._unstale_viewLim is not original
+        for step in (lambda fig, top, bottom: None,
+                     lambda fig, top, bottom: bottom.plot([0, 5], [3, 4]),  # shared x: both
+                     lambda fig, top, bottom: top.set_yscale("log")):
+            step(*ours)
+            step(*theirs)
+            for _ in range(2):
+                assert [ax.viewLim.bounds for ax in ours[1:]] == [
+                    ax.viewLim.bounds for ax in theirs[1:]]
+    assert base.__dict__["_unstale_viewLim"] is original

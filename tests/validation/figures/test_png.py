@@ -108,9 +108,11 @@ def _edge_line(fig):
 
 
 @pytest.mark.parametrize("change", [_text_outside, _no_layout, _edge_line])
-def test_content_beyond_the_figure_is_saved_by_savefig(change):
+def test_content_beyond_the_figure_is_drawn_as_savefig_draws_it(change):
     # The linear figure: what reaches beyond is in the left panel or the figure itself, and
-    # png_bytes's choice of savefig does not depend on the right panel's scale.
+    # png_bytes's choice of the tight box does not depend on the right panel's scale. Laid
+    # out figures are drawn in their tight box by png_bytes itself: savefig's pixels.
     image = Image.open(io.BytesIO(png_bytes(change(_figure(log=False)), DPI)))
     tight = _tight_savefig(change(_figure(log=False)))
-    assert image.size == tight.size
+    assert image.size == tight.size and image.info == tight.info
+    assert np.array_equal(np.asarray(image), np.asarray(tight))
