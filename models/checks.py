@@ -29,6 +29,14 @@ __all__ = [
 RHO_MAX = 1e100
 
 
+#: Scalar types the checks take without converting them to arrays first (the exact types: a
+#: bool, a subclass of int, is not one of them). Their result is the array the general path
+#: returns (0-d float64 for rho and p, 0-d int64 for a count), a few microseconds instead of
+#: 15-25 (the checks run for every scenario and sampler call, thousands of times a report).
+_PLAIN_NUMBERS = (float, int, np.float64)
+_PLAIN_INTEGERS = (int, np.int64)
+
+
 def _bool_sequence(value) -> bool:
     """Whether ``value`` is a list or tuple that numpy reads as booleans (``[True, False]``)."""
     if not isinstance(value, (list, tuple)):
@@ -86,6 +94,8 @@ def check_rho(rho, name: str = "rho", *, nonempty: bool = False) -> np.ndarray:
     ValueError
         If any value is not finite, not strictly positive or above :data:`RHO_MAX`.
     """
+    if type(rho) in _PLAIN_NUMBERS and 0 < rho <= RHO_MAX:  # a plain number: no array checks
+        return np.array(float(rho))
     arr = _as_float_array(rho, name, nonempty=nonempty)
     bad = ~(arr > 0) | ~(arr <= RHO_MAX)
     if np.any(bad):
@@ -107,6 +117,8 @@ def check_probability(p, name: str = "p", *, nonempty: bool = False) -> np.ndarr
         If any value lies outside the open interval (0, 1) or is NaN (or, with
         ``nonempty``, the array is empty).
     """
+    if type(p) in _PLAIN_NUMBERS and 0 < p < 1:  # a plain number: no array checks
+        return np.array(float(p))
     arr = _as_float_array(p, name, nonempty=nonempty)
     bad = ~(np.isfinite(arr) & (arr > 0) & (arr < 1))
     if np.any(bad):
@@ -182,6 +194,9 @@ def check_count(value, name: str, *, minimum: int | None = None,
     ValueError
         If a value is not finite, not an integer, or below ``minimum``.
     """
+    if type(value) in _PLAIN_INTEGERS and -(2**53) <= value <= 2**53 and (
+            minimum is None or value >= minimum):  # a plain integer in range: no array checks
+        return np.array(int(value), dtype=np.int64)
     if isinstance(value, (bool, np.bool_)) or (
         isinstance(value, np.ndarray) and value.dtype == bool
     ) or _bool_sequence(value):

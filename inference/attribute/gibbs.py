@@ -179,16 +179,21 @@ def prepare_cell_gibbs(x1_star, x2_star, y1_star, known, *, rho1, rho2, d, prior
         random_seed)
     rng = as_generator(random_seed if isinstance(random_seed, np.random.Generator) else seed)
     cache = conditionals if isinstance(x2_prior, str) else None
-    cells = []
+    cells, scenarios = [], {}  # one scenario per distinct m_j, the prior loaded once
     for j in range(k):
-        scenario = Scenario.two_level(rho1, rho2, d, p=0.5, known=int(known[j]),
-                                      prior=x2_prior)
+        m = int(known[j])
+        if m not in scenarios:
+            scenarios[m] = Scenario.two_level(
+                rho1, rho2, d, p=0.5, known=m,
+                prior=next(iter(scenarios.values())).prior if scenarios else x2_prior)
+        scenario = scenarios[m]
         # the prior loaded, not its name: a PATH.py:NAME names another prior once the file
         # is edited (reloaded: another object) or from another working directory
         key = (scenario.rho1, scenario.rho2, scenario.d, scenario.prior, int(known[j]),
                int(trio[0][j]), int(trio[1][j]), int(trio[2][j]))
         cells.append((scenario, key))
-    check_target_possible(known, x2_prior, prior)  # else C | X2 is 0/0 in every cell
+    # else C | X2 is 0/0 in every cell (the prior as loaded above: not parsed again)
+    check_target_possible(known, cells[0][0].prior, prior)
     with np.errstate(divide="ignore"):
         log_prior = np.log(prior)
     # chains start in a cell that can hold the target (X1 = m_c + 1 possible): the sweeps

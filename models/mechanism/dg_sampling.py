@@ -192,7 +192,9 @@ class _AliasTable(NamedTuple):
     values: np.ndarray  # int64, shape (2 * 2**index_bits,)
 
 
+@functools.lru_cache(maxsize=64)
 def _table_size_bits(rho: float) -> int:
+    """Bits of the alias table's column index for ``rho`` (remembered: a few distinct rho)."""
     halfwidth = int(support_halfwidth_kernel(np.asarray(rho, dtype=float), TABLE_TAIL_MASS))
     return max(1, (2 * halfwidth).bit_length())  # 2**bits >= 2K + 1
 
