@@ -4,7 +4,7 @@ glibc's ``malloc`` gives a freed block of 128 KiB or more back to the kernel (``
 ``brk`` trimming the heap's top once 2 x that much is free at the top); the next array of
 that size then gets fresh pages, and the kernel zeroes each 4 KiB page at its first touch (a
 page fault). The report's studies make and free many arrays of 0.1-30 MB: on the 2-core
-machine (``/tmp/lead76/study_cpu.py``, the report's eleven studies, each in a forked child,
+machine (the report's eleven studies, each in a child forked after the fork server's imports,
 2026-12-01, load 10-16) 419k page faults and 4.0 s of system CPU, against 230k and 2.5 s with
 the settings below. A microbenchmark of the alias-table noise (65,536 words, three
 temporaries of 512 KiB a call): 38 ns a word, 7.9 ns with them.
@@ -14,9 +14,11 @@ largest: smaller blocks come from the heap and are reused), the trim threshold t
 (free memory at the heap's top kept up to that) and the top pad to 64 MiB (each growth of
 the heap asks for that much more, address space whose pages are touched only when used).
 The results do not depend on it (where memory comes from, not what is computed); a worker's
-peak memory is the same, it keeps it until it exits. Only the report's pool workers call it
-(:func:`dprisk.validation.report.runner.start_worker`): a process that calls the report from
-Python keeps its own settings. Elsewhere than glibc it does nothing.
+peak memory is the same, it keeps it until it exits. Only the report's own processes call
+it: its pool workers (:func:`dprisk.validation.report.runner.start_worker`) and ``dprisk
+reproduce``'s process, which runs the cheapest studies itself
+(:mod:`dprisk.cli.commands.reproduce`); a process that calls the report from Python keeps
+its own settings. Elsewhere than glibc it does nothing.
 """
 
 from __future__ import annotations

@@ -49,7 +49,10 @@ def run(args) -> int:
     (:func:`dprisk.validation.report.fork_server.fork_server_started`, unless ``--workers
     1``), before the report's libraries are imported here: its own imports (seconds) run on
     the other core meanwhile. An error or a stop before its pool starts stops it at once.
+    This process runs the cheapest studies itself: its C heap keeps the memory NumPy frees,
+    as the pool workers' does (:func:`dprisk.runtime.heap_keep.keep_freed_memory`).
     """
+    from dprisk.runtime.heap_keep import keep_freed_memory
     from dprisk.validation.report.fork_server import available_cores, fork_server_started
     from dprisk.validation.report.output import check_report_out
 
@@ -60,6 +63,7 @@ def run(args) -> int:
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {args.out!r} exists and is not a directory")
     check_writable_dir(out, "--out")
+    keep_freed_memory()
     with naming_out():
         check_report_out(out)  # only a new, empty or earlier report directory is replaced
         # early only while the report is still to be imported (not when it is loaded already)
