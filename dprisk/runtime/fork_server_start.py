@@ -17,6 +17,11 @@ modules they import before forking, so it runs before the libraries and the stud
 * Each worker's BLAS and OpenMP libraries start one thread, not one per core
   (:func:`dprisk.runtime.worker_threads.one_thread_per_worker`, before anything imports
   NumPy; a value the user set is kept): the workers already run one per core.
+* SciPy's and matplotlib's docstrings are left as written, not rewritten at their import
+  (:func:`dprisk.runtime.import_costs.library_docstrings_left_out`: SciPy's Array API notes,
+  matplotlib's property tables; both servers import both libraries, and no worker reads
+  their help). This imports NumPy, SciPy's ``_lib`` and matplotlib's ``artist``, after the
+  line above.
 
 The report's server's imports, in one process (three rounds each, 2026-11-30): 6.4 s of CPU
 with neither, 5.6 s with the collector paused, 5.1 s with both.
@@ -24,9 +29,10 @@ with neither, 5.6 s with the collector paused, 5.1 s with both.
 
 import gc
 
-from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
+from dprisk.runtime.import_costs import lazy_loader_reads_one_frame, library_docstrings_left_out
 from dprisk.runtime.worker_threads import one_thread_per_worker
 
 gc.disable()
 lazy_loader_reads_one_frame()
 one_thread_per_worker()
+library_docstrings_left_out()

@@ -17,6 +17,7 @@ from dprisk.cli.common import (
 )
 from dprisk.cli.stopping import freeze_heap_at_exit
 from dprisk.runtime.collector import collector_paused
+from dprisk.runtime.import_costs import library_docstrings_left_out
 
 __all__ = ["add_parser", "run"]
 
@@ -70,6 +71,7 @@ def run(args) -> int:
         early = workers if REPORT_MODULE not in sys.modules else 1
         with fork_server_started(early):
             with collector_paused():  # imports: many objects, no garbage
+                library_docstrings_left_out()  # SciPy's, matplotlib's: not read here
                 from dprisk.validation.report.build import write_report
 
             summary = write_report(args.out, paper_scale=args.paper_scale,
