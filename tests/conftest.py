@@ -403,6 +403,20 @@ SLOW_CASES = {
 }
 
 
+#: Key of :data:`pytest.Config.stash` holding every test of the collected modules, slow ones
+#: included, as collected (before ``-m``, ``--deselect``), when whole modules were collected
+#: (no ``-k``, no node ids): ``tests/docs/test_validation_counts.py`` counts a module's tests
+#: from it instead of collecting the modules again in a new process.
+COLLECTED_ITEMS = pytest.StashKey[list]()
+
+
+@pytest.fixture
+def collected_items(request) -> list | None:
+    """Every test of the collected modules, slow ones included (:data:`COLLECTED_ITEMS`), or
+    ``None`` when not whole modules were collected."""
+    return request.config.stash.get(COLLECTED_ITEMS, None)
+
+
 @pytest.hookimpl(tryfirst=True)  # before the -m 'not slow' deselection
 def pytest_collection_modifyitems(config, items):
     """Mark :data:`SLOW_CASES` slow; run the costliest modules first (LPT order over workers).
@@ -414,6 +428,8 @@ def pytest_collection_modifyitems(config, items):
     modules = {nodeid.split("::", 1)[0] for nodeid in by_id}
     whole_modules = not config.getoption("keyword") and not any("::" in str(arg)
                                                                 for arg in config.args)
+    if whole_modules:  # before any deselection: every test of the collected modules
+        config.stash[COLLECTED_ITEMS] = list(items)
     for nodeid in SLOW_CASES:
         if nodeid in by_id:
             by_id[nodeid].add_marker(pytest.mark.slow)
