@@ -405,6 +405,11 @@ SLOW_CASES = {
        "to the same summarize_posterior and words its ValueError alike for every method "
        "(about 0.8 s of CPU each)"
        for method in ("gibbs", "pymc")},
+    "inference/nested/test_posterior.py::test_cli_refuses_a_prior_without_finite_posterior_"
+    "mass_as_the_two_level_form[gibbs]":
+        "[exact] (the command line's refusal, worded as the two-level form's) with "
+        "test_pymc_refuses_a_prior_the_exact_windows_refuse (the gibbs method's own refusal, "
+        "the same ValueError): the command passes --method to the same summarize_posterior",
     "inference/attribute/test_posterior.py::test_risk_never_exceeds_one_over_the_prior[3000]":
         "[1000]: the same bound on the first 1,000 of the same random releases (computed as "
         "exp(log posterior - log pi_c), as before the fix, 282 of them break it), about 1 s "
