@@ -24,7 +24,6 @@ import math
 import os
 import re
 import stat
-from pathlib import Path
 
 from dprisk.cli import main
 
@@ -190,18 +189,32 @@ def payload_problems(payload, path="") -> list[str]:
 
 
 def tree(root) -> dict:
-    """Every path under ``root``: its mode and its contents (a file) or target (a link)."""
+    """Every path under ``root``: its mode and its contents (a file) or target (a link).
+
+    Walked with :func:`os.scandir` (directories entered, symbolic links to them not, as
+    ``Path.rglob`` does), keyed by the path relative to ``root``: about a tenth of the CPU of
+    ``rglob`` and ``relative_to`` per path, which some 1,500 refusal tests paid twice each.
+    """
     found = {}
-    root = Path(root)
-    for path in sorted(root.rglob("*")):
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            content = os.readlink(path)
-        elif stat.S_ISREG(info.st_mode):
-            content = path.read_bytes()
-        else:
-            content = None
-        found[str(path.relative_to(root))] = (stat.S_IMODE(info.st_mode), content)
+
+    def walk(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                name = prefix + entry.name
+                if stat.S_ISLNK(info.st_mode):
+                    content = os.readlink(entry.path)
+                elif stat.S_ISREG(info.st_mode):
+                    with open(entry.path, "rb") as file:
+                        content = file.read()
+                else:
+                    content = None
+                found[name] = (stat.S_IMODE(info.st_mode), content)
+                if stat.S_ISDIR(info.st_mode):
+                    walk(entry.path, name + os.sep)
+
+    if os.path.isdir(root):  # none under a missing path or a file, as rglob finds
+        walk(os.fspath(root), "")
     return found
 
 

@@ -220,20 +220,24 @@ def test_cell_posterior_ties_go_to_the_lowest_cell_and_are_counted():
     assert (tilted.map_cell, tilted.ties) == (2, 2)
 
 
-def test_risk_never_exceeds_one_over_the_prior():
+@pytest.mark.parametrize("releases", [1000, 3000])
+def test_risk_never_exceeds_one_over_the_prior(releases):
     """R' = posterior / pi_c <= fl(1 / pi_c): one rounding, as the single level's risk.
 
     ``exp(log posterior - log pi_c)`` carries ~eps |log pi_c| relative error: with the
     posterior 1 and pi_c = 1/864 it gave 864.0000000000005 (``dprisk attribute --release``'s
-    ``risk``), and 874 of these 3,000 random releases exceeded fl(1/pi_c). The quotient of the
-    two doubles is exact to one rounding, so the bound holds with no tolerance.
+    ``risk``), and 874 of these 3,000 random releases exceeded fl(1/pi_c); the default run's
+    case takes the first 1,000 of the same draws, of which that quotient computed as
+    ``exp(log posterior - log pi_c)`` breaks the bound for 282 (2026-12-01; 878 of the 3,000,
+    in ``make bench``). The quotient of the two doubles is exact to one rounding, so the
+    bound holds with no tolerance.
     """
     prior = np.array([1 / 864, 863 / 864])
     post = cell_posterior([5, 0], [0, 0], 10.0, prior)
     assert post.posterior[0] == 1.0
     assert post.risk(0) == 1.0 / post.prior[0] == 864.0
     rng = np.random.default_rng(0)
-    for _ in range(3000):
+    for _ in range(releases):
         k = int(rng.integers(2, 6))
         prior = rng.dirichlet(np.ones(k))
         prior[0] = 10 ** rng.uniform(-12, -0.5)
