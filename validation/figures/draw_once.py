@@ -145,18 +145,27 @@ def texts_laid_out_once() -> Iterator[None]:
         state = vars(text)
         key = (renderer, text.get_figure(root=True).dpi, hash(text._fontproperties),
                *(state[name] for name in _LAYOUT_ATTRIBUTES))
-        known = layouts.get(id(text))
-        if known is not None and known[0] is text and known[1] == key:
-            return known[2]
-        layout = original(text, renderer)
-        layouts[id(text)] = (text, key, layout)
-        return layout
+        return _remembered(layouts, text, key, lambda: original(text, renderer))
 
     Text._get_layout = get_layout
     try:
         yield
     finally:
         Text._get_layout = original
+
+
+def _remembered(store: dict, owner, key, compute):
+    """``compute()`` for ``owner``, or what it returned the last time ``owner`` had ``key``.
+
+    ``store`` maps ``id(owner)`` to ``(owner, key, value)``: the owner itself is kept, so an
+    id reused by a new object after the old one is freed is never taken for it.
+    """
+    known = store.get(id(owner))
+    if known is not None and known[0] is owner and known[1] == key:
+        return known[2]
+    value = compute()
+    store[id(owner)] = (owner, key, value)
+    return value
 
 
 @contextmanager
@@ -183,12 +192,7 @@ def boxes_packed_once() -> Iterator[None]:
         def get_bbox_and_child_offsets(packer, renderer):
             key = (renderer, renderer.dpi, *(getattr(packer, name) for name in _PACKER_ATTRIBUTES),
                    *map(id, packer.get_visible_children()))
-            known = packed.get(id(packer))
-            if known is not None and known[0] is packer and known[1] == key:
-                return known[2]
-            result = original(packer, renderer)
-            packed[id(packer)] = (packer, key, result)
-            return result
+            return _remembered(packed, packer, key, lambda: original(packer, renderer))
         return get_bbox_and_child_offsets
 
     for kind, original in originals.items():
