@@ -264,8 +264,6 @@ class FusedSteps:
     def _run_compiled(self, kernel, rngs, t: int, x: int | None, iterations: int,
                       record: bool):
         """:meth:`_run_both` by the compiled loop, its driver's part done here (PyMC's)."""
-        from pymc.step_methods.metropolis import tune as tuned_scaling
-
         jit = kernel
         metropolis = None if x is None else self.metropolis
         state = np.zeros(jit.STATE_SIZE, dtype=np.int64)
@@ -304,30 +302,20 @@ class FusedSteps:
                     window[0][miss_t, miss_x - window[2]] = value
                     window[1][miss_t, miss_x - window[2]] = True
             elif status == jit.TUNE:  # as PyMC: every tune_interval steps while tuning
-                metropolis.accepted_sum[0] += state[jit.ACCEPTED_SINCE]
+                reals[jit.SCALING] = _tune(metropolis, int(state[jit.ACCEPTED_SINCE]))
                 state[jit.ACCEPTED_SINCE] = 0
-                metropolis.scaling = tuned_scaling(
-                    metropolis.scaling,
-                    metropolis.accepted_sum / float(metropolis.tune_interval))
-                reals[jit.SCALING] = float(metropolis.scaling[0])
                 state[jit.STEPS_UNTIL_TUNE] = metropolis.tune_interval
-                metropolis.accepted_sum[:] = 0
             elif status == jit.TIE:  # log u this close to the ratio: PyMC's np.log decides
                 state[jit.DECISION] = bool(np.log(reals[jit.U]) < reals[jit.RATIO])
             else:  # BIG: PyMC's array operations on the same draw
-                step = (np.array([reals[jit.NORMAL]]) * metropolis.scaling).round(0).astype(
-                    "int64")
-                state[jit.PROPOSAL] = int((np.array([int(state[jit.X])], dtype=np.int64)
-                                           + step).astype("int64")[0])
+                state[jit.PROPOSAL] = _array_proposal(metropolis, reals[jit.NORMAL],
+                                                      int(state[jit.X]))
         t, x_last = int(state[jit.T]), int(state[jit.X])
         if metropolis is None:
             return t, None, (t_out if record else None), None
-        if state[jit.ACCEPTED_SINCE]:
-            metropolis.accepted_sum[0] += state[jit.ACCEPTED_SINCE]
-        metropolis.steps_until_tune = int(state[jit.STEPS_UNTIL_TUNE])
-        if state[jit.HAVE_RATE]:
-            metropolis.accept_rate_iter = np.float64(reals[jit.ACCEPT_RATE])
-            metropolis.accepted_iter[0] = bool(state[jit.ACCEPTED])
+        _write_back(metropolis, int(state[jit.ACCEPTED_SINCE]), int(state[jit.STEPS_UNTIL_TUNE]),
+                    reals[jit.ACCEPT_RATE] if state[jit.HAVE_RATE] else None,
+                    bool(state[jit.ACCEPTED]))
         return t, x_last, (t_out if record else None), (x_out if record else None)
 
     def _run_python(self, t: int, x: int | None, iterations: int, record: bool):
@@ -341,8 +329,6 @@ class FusedSteps:
         counters (``steps_until_tune``, accepted proposals since the last tuning) are kept
         in locals and written back to the step when it tunes and at the end.
         """
-        from pymc.step_methods.metropolis import tune as tuned_scaling
-
         gibbs, metropolis = self.gibbs, (None if x is None else self.metropolis)
         gibbs_random = gibbs.rng.random
         transit_p = gibbs.transit_p
@@ -386,20 +372,15 @@ class FusedSteps:
                 continue
             # Metropolis of X (LeanMetropolis.discrete_scalar_step)
             if not steps_until_tune and tuning:
-                metropolis.accepted_sum[0] += accepted_since
+                scaling0 = _tune(metropolis, accepted_since)
                 accepted_since = 0
-                metropolis.scaling = tuned_scaling(
-                    metropolis.scaling, metropolis.accepted_sum / float(tune_interval))
-                scaling0 = float(metropolis.scaling[0])
                 steps_until_tune = tune_interval
-                metropolis.accepted_sum[:] = 0
             normal = 0.0 + s0 * standard_normal()
             delta = normal * scaling0
             if abs(delta) < _EXACT_DELTA and abs(x) < _EXACT_VALUE:
                 proposal = x + round(delta)
             else:  # PyMC's array operations on the same draw
-                step = (np.array([normal]) * metropolis.scaling).round(0).astype("int64")
-                proposal = int((np.array([x], dtype=np.int64) + step).astype("int64")[0])
+                proposal = _array_proposal(metropolis, normal, x)
             # log pi(t, proposal) - log pi(t, x): the log densities of this chain
             logp_proposal = logp_values.get((t, proposal))
             if logp_proposal is None:
@@ -425,18 +406,50 @@ class FusedSteps:
                 x_values.append(x)
         if metropolis is None:
             return t, x, t_values, x_values
-        if accepted_since:
-            metropolis.accepted_sum[0] += accepted_since
-        metropolis.steps_until_tune = steps_until_tune
-        if accept_rate is not None:
-            metropolis.accept_rate_iter = np.float64(accept_rate)
-            metropolis.accepted_iter[0] = accepted
+        _write_back(metropolis, accepted_since, steps_until_tune, accept_rate, accepted)
         return t, x, t_values, x_values
 
     def end_chain(self, point: dict) -> None:
         """Leave the Metropolis step's shared ``T`` at the last point's, as PyMC's loop does."""
         if self.x_name is not None:
             self.metropolis.shared[self.t_name].set_value(point[self.t_name], borrow=True)
+
+
+def _tune(metropolis, accepted_since: int) -> float:
+    """PyMC's tuning of the Metropolis step's scale; returns the new ``scaling[0]``.
+
+    As ``Metropolis.astep`` every ``tune_interval`` steps while tuning: the accepted proposals
+    since the last tuning added to ``accepted_sum``, ``scaling = tune(scaling, accepted_sum /
+    tune_interval)``, ``accepted_sum`` set to 0.
+    """
+    from pymc.step_methods.metropolis import tune as tuned_scaling
+
+    metropolis.accepted_sum[0] += accepted_since
+    metropolis.scaling = tuned_scaling(
+        metropolis.scaling, metropolis.accepted_sum / float(metropolis.tune_interval))
+    metropolis.accepted_sum[:] = 0
+    return float(metropolis.scaling[0])
+
+
+def _array_proposal(metropolis, normal: float, x: int) -> int:
+    """``x + round(normal * scaling)`` by PyMC's int64 array operations (beyond exact floats)."""
+    step = (np.array([normal]) * metropolis.scaling).round(0).astype("int64")
+    return int((np.array([x], dtype=np.int64) + step).astype("int64")[0])
+
+
+def _write_back(metropolis, accepted_since: int, steps_until_tune: int, accept_rate,
+                accepted: bool) -> None:
+    """A run's Metropolis counters into the step, as PyMC's steps leave them.
+
+    ``accept_rate`` is the last step's log-ratio (None when no step of ``X`` ran: the step's
+    ``accept_rate_iter`` and ``accepted_iter`` are then left as they were).
+    """
+    if accepted_since:
+        metropolis.accepted_sum[0] += accepted_since
+    metropolis.steps_until_tune = steps_until_tune
+    if accept_rate is not None:
+        metropolis.accept_rate_iter = np.float64(accept_rate)
+        metropolis.accepted_iter[0] = accepted
 
 
 def _compiled_loop():
