@@ -26,11 +26,8 @@ census, run first, is read alone. Two forks instead of ten: about 1 s of CPU les
 29 Nov: 1.6-1.9 s -> 0.6-0.8 s).
 """
 
-import json
-import subprocess
-import sys
-
 import pytest
+from fresh_python import ForkedInterpreter
 
 #: Never loaded by a closed-form or exact computation of the sizes below (numba: pay-back
 #: rule of the module docstring).
@@ -67,82 +64,10 @@ LIBRARY_PATHS = {
 #: checked path imports (never one of the checked libraries; :func:`fresh` asserts it).
 PRELOAD = ("numpy",)
 
-#: The fork server: reads one JSON line (a list of code pieces) per request, forks a child that
-#: runs the pieces in turn with its output discarded and writes the JSON of its ``sys.modules``
-#: names after each piece (entries set to ``None``, i.e. blocked, are not loaded) or its
-#: traceback to a pipe; answers one JSON line.
-_SERVER = """
-import json, os, sys
-for name in json.loads(sys.argv[1]):
-    __import__(name)
-answers = os.fdopen(os.dup(1), "w")
-print(json.dumps({"ready": True}), file=answers, flush=True)
-for line in sys.stdin:
-    pieces = json.loads(line)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1):
-            os.dup2(null, fd)
-        try:
-            loaded = []
-            for code in pieces:
-                exec(compile(code, "<checked code>", "exec"), {"__name__": "__main__"})
-                loaded.append(sorted(n for n, m in list(sys.modules.items()) if m is not None))
-            answer = {"loaded": loaded}
-        except BaseException:
-            import traceback
-            answer = {"error": traceback.format_exc()}
-        with os.fdopen(write_end, "w") as report:
-            report.write(json.dumps(answer))
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end) as report:
-        answer = report.read()
-    os.waitpid(pid, 0)
-    print(answer or json.dumps({"error": "no answer"}), file=answers, flush=True)
-"""
-
-
-class _Forks:
-    """The test side of :data:`_SERVER`: :meth:`modules_loaded_by` a piece of code (or
-    :meth:`modules_loaded_after_each` of several run in turn)."""
-
-    def __init__(self, preload=PRELOAD):
-        self.process = subprocess.Popen([sys.executable, "-c", _SERVER, json.dumps(preload)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        text=True)
-        assert json.loads(self.process.stdout.readline()) == {"ready": True}
-
-    def modules_loaded_after_each(self, pieces: list[str]) -> list[set[str]]:
-        """Names in ``sys.modules`` after each of ``pieces``, run in turn in one fork (each
-        must succeed)."""
-        self.process.stdin.write(json.dumps(list(pieces)) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        assert "error" not in answer, answer["error"]
-        return [set(loaded) for loaded in answer["loaded"]]
-
-    def modules_loaded_by(self, code: str) -> set[str]:
-        """Names in ``sys.modules`` after running ``code`` in a fork (which must succeed)."""
-        return self.modules_loaded_after_each([code])[0]
-
-    def packages_loaded_by(self, code: str) -> set[str]:
-        """Top-level packages in ``sys.modules`` after running ``code`` in a fork."""
-        return {name.split(".")[0] for name in self.modules_loaded_by(code)}
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        self.process.stdout.close()
-
-
 @pytest.fixture(scope="module")
 def fresh():
     """One fresh interpreter that imported :data:`PRELOAD`, forked for each check."""
-    forks = _Forks()
+    forks = ForkedInterpreter(PRELOAD)
     preloaded = forks.modules_loaded_by("")
     assert not {name.split(".")[0] for name in preloaded} & (SAMPLING | LABELLED)
     assert not {name for name in preloaded if name.startswith(("scipy", "dprisk"))}
