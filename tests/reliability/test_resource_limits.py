@@ -94,12 +94,14 @@ def test_the_estimates_of_the_issue_examples(in_tmp, capsys):
 
 
 def test_the_budget_is_raised_and_lowered_by_the_environment(in_tmp, capsys, monkeypatch):
-    argv = [*GIBBS, "--draws", "100000", "--json"]  # 4 chains x 1e5 draws x 160 B: 61 MiB
+    # 4 chains x 1e4 draws x 160 B: 6.1 MiB, above 1 MiB (1e5 draws, 61 MiB, sampled the
+    # same check's two runs in ten times the CPU)
+    argv = [*GIBBS, "--draws", "10000", "--json"]
     assert main(argv) == 0
     capsys.readouterr()
     monkeypatch.setenv(LIMIT_ENV, "1MiB")
     line = _refused(capsys, argv)
-    assert "61 MiB" in line and "limit of 1 MiB" in line, line
+    assert "6.1 MiB" in line and "limit of 1 MiB" in line, line
     monkeypatch.setenv(LIMIT_ENV, "1 GB")
     assert main(argv) == 0
     capsys.readouterr()
