@@ -4,9 +4,9 @@
 the server consults for every page and websocket request:
 
 - the request's ``Host`` (and a websocket's ``Origin``) must be one of the names the server
-  answers on (:func:`allowed_names`: the listening address, the machine's names when it
-  listens on every interface, and each ``--allow-origin``), so a foreign name pointed at the
-  server (DNS rebinding) is refused with 403, on loopback too;
+  answers on (:func:`dprisk.explore.names.allowed_names`: the listening address, the
+  machine's names when it listens on every interface, and each ``--allow-origin``), so a
+  foreign name pointed at the server (DNS rebinding) is refused with 403, on loopback too;
 - with a token (the default beyond loopback, as Jupyter does) the first visit carries
   ``?token=...`` (the URL printed at start); the server then keeps a signed cookie;
 - with ``--basic-auth FILE`` a login form checks a user name and password against FILE,
@@ -34,7 +34,6 @@ import hmac
 import ipaddress
 import re
 import secrets
-import socket
 import threading
 import time
 from collections import Counter, deque
@@ -45,7 +44,7 @@ from urllib.parse import urlparse
 from bokeh.server.auth_provider import AuthProvider
 from tornado.web import Finish, HTTPError, RequestHandler
 
-from dprisk.runtime.ascii_numbers import ascii_digits
+from dprisk.explore.names import allowed_names, bokeh_origins, interface_addresses
 
 __all__ = ["STORED_PASSWORD", "Access", "PageLoads", "allowed_names", "bokeh_origins",
            "client_address", "hash_password", "interface_addresses", "read_password_file"]
@@ -57,7 +56,6 @@ COOKIE = "dprisk_explore_user"
 #: Days a sign-in lasts.
 COOKIE_DAYS = 1
 LOGIN_PATH = "/login"
-_WILDCARDS = ("0.0.0.0", "::", "")
 #: Page loads per client address by default: ``(loads, seconds)``.
 DEFAULT_PAGE_LOADS = (30, 60.0)
 #: The one line a client over its page-load limit gets (status 429).
@@ -113,105 +111,6 @@ class PageLoads:
             while len(self._times) > self.max_clients:
                 del self._times[next(iter(self._times))]
             return allowed
-
-
-def _name_port(entry: str, port: int) -> list[str]:
-    """``entry`` (``HOST``, ``HOST:PORT``, ``[V6]:PORT``) as ``host:port`` names.
-
-    A name without a port stands for the server's port and the default ports 80 and 443 (a
-    reverse proxy's address). Refused (ValueError naming ``--allow-origin``): an empty host
-    (``""``, ``":5006"``, ``"[]"``), and a port that is not 1..65535 in ASCII digits (``"h:"``,
-    ``"h:0"``, ``"h:٥٠٠٦"``, which ``int`` would read as 5006).
-    """
-    given_entry = entry
-    entry = entry.strip().lower()
-    if entry.startswith("["):
-        host, _, tail = entry[1:].partition("]")
-        empty = not host
-        host, given, has_port = f"[{host}]", tail.removeprefix(":"), bool(tail)
-    elif entry.count(":") == 1:
-        host, given = entry.split(":")
-        empty, has_port = not host, True
-    else:
-        empty, given, has_port = not entry, "", False
-        host = f"[{entry}]" if ":" in entry else entry
-    if empty:
-        raise ValueError(f"--allow-origin {given_entry!r}: the host is empty (give HOST or "
-                         "HOST:PORT, the port in 1..65535)")
-    if has_port:
-        if not (ascii_digits(given) and len(given) <= 5) or not 1 <= int(given) <= 65535:
-            raise ValueError(f"--allow-origin {given_entry!r}: the port must be in 1..65535 "
-                             "(ASCII digits)")
-        return [f"{host}:{int(given)}"]
-    return [f"{host}:{port}", f"{host}:80", f"{host}:443"]
-
-
-def interface_addresses() -> set[str]:
-    """The machine's own IP addresses, on every interface (a LAN visitor types one of them).
-
-    The host name often resolves to a loopback address only (``127.0.1.1``), so the addresses
-    are read from the interfaces (psutil, when installed) and from the route out (the local
-    address of a UDP socket "connected" to a documentation address: nothing is sent).
-    Link-local IPv6 addresses (``fe80::...%eth0``) are left out: a browser's Host never
-    carries their zone.
-    """
-    found = set()
-    try:
-        import psutil
-    except ImportError:
-        psutil = None
-    if psutil is not None:
-        for addresses in psutil.net_if_addrs().values():
-            found |= {a.address for a in addresses
-                      if a.family in (socket.AF_INET, socket.AF_INET6)}
-    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as udp:
-                udp.connect((probe, 9))
-                found.add(udp.getsockname()[0])
-        except OSError:
-            pass
-    return {a for a in found if "%" not in a and not a.lower().startswith("fe80")}
-
-
-def allowed_names(host: str, port: int, extra=()) -> list[str]:
-    """The ``host:port`` names the server answers on (Host and Origin are checked against it).
-
-    The listening address; ``localhost`` and ``127.0.0.1`` when it is a loopback or wildcard
-    address; the machine's host name, full name and addresses (those the names resolve to,
-    and its interfaces': :func:`interface_addresses`) when it is a wildcard (``0.0.0.0``,
-    ``::``); and each ``extra`` name (``HOST`` means ports PORT, 80, 443).
-    """
-    from dprisk.explore.inputs import is_loopback
-
-    names = [host]
-    if is_loopback(host) or host in _WILDCARDS:
-        names += ["localhost", "127.0.0.1", "[::1]"]
-    if host in _WILDCARDS:
-        names.remove(host)
-        machine = {socket.gethostname(), socket.getfqdn()}
-        for name in list(machine):
-            try:
-                machine |= {info[4][0] for info in socket.getaddrinfo(name, None)}
-            except OSError:
-                pass
-        names += sorted(machine | interface_addresses())
-    allowed = []
-    for name in names:
-        allowed.append(f"[{name}]:{port}" if ":" in name and "[" not in name
-                       else f"{name}:{port}")
-    for entry in extra:
-        allowed += _name_port(entry, port)
-    return list(dict.fromkeys(a.lower() for a in allowed))
-
-
-def bokeh_origins(names) -> list[str]:
-    """``names`` as Bokeh's websocket allow-list takes them.
-
-    Bokeh cannot parse ``[v6]:port``; :class:`Access` checks every Origin itself, IPv6
-    names included.
-    """
-    return [name for name in names if not name.startswith("[")]
 
 
 def hash_password(password: str, *, salt: bytes | None = None,

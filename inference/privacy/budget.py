@@ -253,15 +253,16 @@ def _first_crossing(value, target: float, measure: str, p: float) -> float | Non
         if upper > _RHO_MAX:
             return None
     lower = min(upper / 10.0, 1.0)
-    while value(lower) > target:
-        lower /= 10.0
-        if lower < _RHO_MIN:
-            smallest = value(_RHO_MIN)
+    while (at_lower := value(lower)) > target:
+        if lower == _RHO_MIN:  # its last decade ends at the smallest rho, evaluated once
             raise ValueError(
                 f"target = {target!r} is exceeded by the {measure} already at rho = "
-                f"{_RHO_MIN:g}, the smallest rho searched, where it is {smallest!r}: the "
+                f"{_RHO_MIN:g}, the smallest rho searched, where it is {at_lower!r}: the "
                 f"target is too close to the measure's value at rho -> 0; allowed range: "
-                f"target >= {smallest!r} at p = {p!r}")
+                f"target >= {at_lower!r} at p = {p!r}")
+        lower /= 10.0
+        if lower < _RHO_MIN * (1.0 + 1e-9):  # 1 / 10 twelve times is 1.0000000000000002e-12
+            lower = _RHO_MIN
     return float(brent_root(lambda rho: value(rho) - target, lower, upper, xtol=1e-300,
                         rtol=1e-15))
 

@@ -42,6 +42,17 @@ def test_bad_options_exit_2(argv, option, capsys, monkeypatch):
     assert option in err
 
 
+@pytest.mark.parametrize("argv", [["--allow-origin", ":5006"], ["--host", "127.0.0.1\0"]])
+def test_bad_options_are_refused_before_the_server_is_imported(argv, capsys, monkeypatch):
+    """The names a server answers to are checked without Bokeh and Tornado (``access``
+    imports them, and ``app`` Panel: 0.4 s and more before a refusal): here neither can be
+    imported, and the refusal is the same one line."""
+    for name in ("dprisk.explore.access", "dprisk.explore.app"):
+        monkeypatch.setitem(sys.modules, name, None)  # an import of it raises ImportError
+    status, out, err = run_cli(["explore", "--no-browser", *argv], capsys)
+    assert (status, out) == (2, "") and argv[0] in err and len(err.strip().splitlines()) == 1
+
+
 def test_port_in_use_exits_2(capsys):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -97,12 +97,14 @@ def run(args) -> int:
     if importlib.util.find_spec("panel") is None:
         raise ValueError("explore needs Panel, which is not installed; install it with "
                          "pip install 'dp-disclosure-risk[explore]'")
-    from dprisk.explore.access import allowed_names, read_password_file
+    from dprisk.explore.names import allowed_names  # imports neither Bokeh nor Tornado
 
     allowed_names(args.host, args.port, args.allow_origin)  # a bad --allow-origin: one line
     _check_listen(args.host, args.port)  # the options first, then whether the port is free
     users = None
     if args.basic_auth is not None:
+        from dprisk.explore.access import read_password_file
+
         try:
             users = read_password_file(args.basic_auth)
         except (OSError, UnicodeError) as err:
