@@ -296,6 +296,24 @@ SLOW_CASES = {
         "the README's commands run this notebook as a script at its full budget (which fails on "
         "any warning it prints); dr.live in a kernel is run by the other notebooks' cases",
     # -- tests/inference, tests/models, tests/properties (issue 36: the same check, cheaper case)
+    "inference/privacy/test_budget_jumps.py::test_priors_near_one_half_inside_the_stated_"
+    "range_are_answered[tail-1.0002]":
+        "[p-correct-0.4999]: the level 0.5001 at p = 0.5 has that prior's delta (to rounding), "
+        "the same 10,000-piece enumeration (budget_jumps.first_crossing); the tail measure's "
+        "own rounding of delta near 1/2 in [tail-1.00099] and [tail-1.00266] (1.4 s of CPU)",
+    **{f"inference/nested/test_posterior.py::{name}[{method}-1e-05]":
+       f"[{method}-4e-05]: the same refusal (box_kernels.too_narrow at the first windows, "
+       "already the widest) at a quarter of the cells; the refusal at rho 1e-05 by "
+       "[exact-1e-05] and the command line's exact case (about 0.4 s of CPU here)"
+       for name in ("test_pymc_refuses_a_prior_the_exact_windows_refuse",
+                    "test_every_method_refuses_a_declared_bound_the_nested_windows_cannot_close")
+       for method in ("gibbs", "pymc")},
+    **{"inference/single_level/test_closed_form.py::test_every_marginal_form_stays_within_its_"
+       f"exact_bounds_at_rho_1e_12[{p}]":
+       f"test_marginal_stays_within_its_exact_bounds_at_tiny_rho[{p}-1e-12] holds the one sum "
+       "(closed_form_kernels.marginal_posterior_and_risk) the three forms index, at this rho "
+       "and p; the forms themselves at rho 1e-10 and 1e-9 (about 1.6 s of CPU here)"
+       for p in (0.999, 1 - 1e-9)},
     **{"models/builders/test_single_level.py::TestSampling::test_posterior_matches_closed_form"
        f"[{case}]":
        "[6-0.25-0.2-3] (the same pm.sample check, known > 0 and p != 1/2); every case's model "

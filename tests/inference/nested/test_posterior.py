@@ -646,21 +646,34 @@ def _nested_argv(spec, method):
             "--stars", "1,3,5,2,2", "--prior", spec, "--method", method]
 
 
-def test_pymc_refuses_a_prior_the_exact_windows_refuse():
+#: (method, rho) of the refusals at the nested windows' widest: every method at rho = 1e-5
+#: (windows of 2512 and 3082 values, about 0.5 s of CPU a refusal), the exact one in the
+#: default run and the gibbs and pymc ones in ``make bench`` (``SLOW_CASES``); those two in
+#: the default run at rho = 4e-5, where the first windows (1248 and 1532 values) are already
+#: the widest, so the same refusal (``box_kernels.too_narrow``) is reached at a quarter of
+#: the cells (about 0.15 s).
+WIDEST_REFUSALS = [("exact", 1e-5), ("gibbs", 1e-5), ("pymc", 1e-5), ("gibbs", 4e-5),
+                   ("pymc", 4e-5)]
+#: The bound the widest windows close per level (``log_weight_max <= ...`` in the refusal)
+#: at each rho of :data:`WIDEST_REFUSALS`, measured.
+CLOSED_BOUND = {1e-5: "64.9", 4e-5: "64.1"}
+
+
+@pytest.mark.parametrize(("method", "rho"), WIDEST_REFUSALS)
+def test_pymc_refuses_a_prior_the_exact_windows_refuse(method, rho):
     """Log weights 1e-4 (k2 - k1)^2 (log_weight_max = 1e6) pass the 4096-value probe but
-    outgrow the likelihood at rho = 1e-5: the posterior has no finite mass. Exact and Gibbs
-    refuse it; before the fix method="pymc" sampled it and reported P[X1 = 1 | D] = 0.004.
-    The refusal is the two-level form's (a ValueError naming the prior: its weights pass
-    log_weight_max near k2 - k1 = 1e5, where the bound must reach), not the
-    GridTooNarrowError "leave out up to inf" (a RuntimeError, exit status 1 at the CLI)
-    reported before."""
+    outgrow the likelihood at rho = 1e-5 (and 4e-5): the posterior has no finite mass. Exact
+    and Gibbs refuse it; before the fix method="pymc" sampled it and reported
+    P[X1 = 1 | D] = 0.004. The refusal is the two-level form's (a ValueError naming the
+    prior: its weights pass log_weight_max near k2 - k1 = 1e5, where the bound must reach),
+    not the GridTooNarrowError "leave out up to inf" (a RuntimeError, exit status 1 at the
+    CLI) reported before."""
     prior = _quadratic_prior(1e-4, log_weight_max=1e6)
-    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1],
+    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [rho] * 3, "siblings": [1, 1],
               "prior": prior}
-    for method in ("exact", "gibbs", "pymc"):
-        with pytest.raises(ValueError, match="log weight is NaN or above log_weight_max"):
-            ml.posterior_summary(**kwargs, method=method, draws=20, tune=20, chains=2,
-                                 random_seed=1)
+    with pytest.raises(ValueError, match="log weight is NaN or above log_weight_max"):
+        ml.posterior_summary(**kwargs, method=method, draws=20, tune=20, chains=2,
+                             random_seed=1)
 
 
 @pytest.mark.parametrize("method", ["exact", "gibbs"])
@@ -686,22 +699,30 @@ def _decaying_prior(log_weight_max):
     return _quadratic_prior(-1e-4, log_weight_max)
 
 
-def test_refuses_a_declared_bound_the_nested_windows_cannot_close():
+@pytest.mark.parametrize(("method", "rho"), WIDEST_REFUSALS)
+def test_every_method_refuses_a_declared_bound_the_nested_windows_cannot_close(method, rho):
     """A valid prior declaring log_weight_max = 1e6 (its weights are <= 1) at rhos 1e-5: the
     nested windows (3082 values at most here, not widened past 2048) close the tail bound
     only up to log_weight_max = 64.9 per level (measured: 64.925, the tail bound enters as
-    exp(2 L) over the two levels). Before the fix every method raised GridTooNarrowError
-    "leave out up to inf" (status 1 at the CLI); now a ValueError naming the prior and the
-    bound the windows close. At 64.9 (just under) the answer is the one of the default bound
-    0 to the 1e-9 the exact method is checked to."""
+    exp(2 L) over the two levels; 64.1 at rhos 4e-5). Before the fix every method raised
+    GridTooNarrowError "leave out up to inf" (status 1 at the CLI); now a ValueError naming
+    the prior and the bound the windows close."""
+    kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [rho] * 3, "siblings": [1, 1]}
+    closed = CLOSED_BOUND[rho].replace(".", r"\.")
+    with pytest.raises(ValueError, match=r"^prior 'user:decaying': log_weight_max = "
+                       r"1e\+06 is too loose for the nested-levels windows .*allowed range "
+                       rf"here: log_weight_max <= {closed}\); declare a tighter") as err:
+        ml.posterior_summary(**kwargs, prior=_decaying_prior(1e6), method=method,
+                             draws=20, tune=20, chains=2, random_seed=1)
+    assert "\n" not in str(err.value)
+
+
+def test_refuses_a_declared_bound_the_nested_windows_cannot_close():
+    """The prior of test_every_method_refuses_a_declared_bound_the_nested_windows_cannot_close
+    at rhos 1e-5: at log_weight_max = 64.9 (just under the bound the windows close) the
+    answer is the one of the default bound 0 to the 1e-9 the exact method is checked to, and
+    priors differing per level are refused by the sum of their bounds."""
     kwargs = {"x_stars": [1, 3, 5], "y_stars": [2, 2], "rhos": [1e-5] * 3, "siblings": [1, 1]}
-    for method in ("exact", "gibbs", "pymc"):
-        with pytest.raises(ValueError, match=r"^prior 'user:decaying': log_weight_max = "
-                           r"1e\+06 is too loose for the nested-levels windows .*allowed range "
-                           r"here: log_weight_max <= 64\.9\); declare a tighter") as err:
-            ml.posterior_summary(**kwargs, prior=_decaying_prior(1e6), method=method,
-                                 draws=20, tune=20, chains=2, random_seed=1)
-        assert "\n" not in str(err.value)
     tight = ml.exact_posterior(**kwargs, prior=_decaying_prior(64.9)).prob_x1
     default = ml.exact_posterior(**kwargs, prior=_decaying_prior(0.0)).prob_x1
     assert tight == pytest.approx(default, abs=1e-9)
@@ -733,7 +754,8 @@ def test_cli_refuses_a_declared_bound_the_nested_windows_cannot_close(method, tm
     windows close, nothing on stdout (before the fix: "failed: GridTooNarrowError ... leave out
     up to inf", status 1). The two-level form answers the same prior (posterior 0.499758).
     The gibbs and pymc cases are in ``make bench`` (``SLOW_CASES``): every method's refusal
-    is checked in the API above, and the command line passes --method to the same
+    is checked in the API by test_every_method_refuses_a_declared_bound_the_nested_windows_
+    cannot_close, and the command line passes --method to the same
     ``summarize_posterior`` and words its ValueError alike whatever the method."""
     from cli_helpers import assert_refused, run_cli
 
