@@ -276,4 +276,11 @@ def test_sizes_refused_before_allocating(args, kwargs, match, monkeypatch):
     finally:
         tracemalloc.stop()
     assert peak < 64 * 1024**2
+
+
+def test_largest_halfwidth_the_refusals_allow_runs(monkeypatch):
+    """The bound 2097150 named by :func:`test_sizes_refused_before_allocating`'s refusals is a
+    halfwidth that runs, under their 256 MiB limit (once here: 0.7 s of CPU, not one per
+    refusal)."""
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "256MiB")
     assert exact_posterior(1, 2, 1, rho1=0.1, rho2=0.2, d=27, halfwidth=2097150).prob_x1 > 0
