@@ -108,6 +108,7 @@ MODULE_SECONDS = {
     "cli/test_options.py": 1.5,  # pymc seed cases slow (issue 36)
     "validation/paper/test_supplement.py": 13,  # with test_numbering (SHARED_SCOPES)
     "validation/test_numbering.py": 13,  # runs with paper/test_supplement (SHARED_SCOPES)
+    "validation/paper/test_single_level.py": 13,  # with test_numbering (SHARED_SCOPES)
     "validation/paper/test_studies.py": 12,
     "reliability/test_extremes_io.py": 50,  # the fork-server group
     "validation/figures/test_png.py": 4,
@@ -172,6 +173,8 @@ MODULE_SECONDS = {
 SHARED_SCOPES = {
     "tests/validation/paper/test_supplement.py": "supplement study",
     "tests/validation/test_numbering.py": "supplement study",
+    # and the single-level study (single_level_study_result), read by test_numbering too
+    "tests/validation/paper/test_single_level.py": "supplement study",
     # modules of the session-scoped fork servers (tests/reliability/conftest.py): each started
     # once, the process server forked from the sizing server (their shared imports made once)
     **{f"tests/reliability/{name}.py": "reliability fork servers"

@@ -71,12 +71,9 @@ def test_printed_names_follow_the_paper():
 
 
 @pytest.fixture(scope="module")
-def fast_studies(supplement_study_result):
+def fast_studies(single_level_study_result, supplement_study_result):
     """The single-level and supplement studies (exact, a few seconds) as the report runs them."""
-    from dprisk.validation.figures import single_level as figures_single_level
-    from dprisk.validation.paper import single_level as single_level_paper
-
-    return [single_level_paper.study(figures=figures_single_level), supplement_study_result]
+    return [single_level_study_result, supplement_study_result]
 
 
 @pytest.fixture(scope="module")

@@ -8,19 +8,20 @@ from study_checks import numbers_without_units_in_results
 
 from dprisk.models.mechanism import discrete_gaussian as dg
 from dprisk.validation.paper import published as pub
-from dprisk.validation.paper import single_level as slp
 from dprisk.validation.paper.claims import is_claim
 from dprisk.validation.report.build import RECORD_KEYS, validate_records
 
 
 @pytest.fixture(scope="module")
-def tables():
-    return slp.computed_tables()
+def tables(single_level_study_result):
+    """``slp.computed_tables()``, as the study holds them (``tests/validation/conftest.py``)."""
+    return single_level_study_result.datasets["tables"]
 
 
 @pytest.fixture(scope="module")
-def records(tables):
-    return {r["id"]: r for r in slp.compare_to_published(tables)}
+def records(single_level_study_result):
+    """``slp.compare_to_published`` of the tables (about 0.2 s of CPU), as the study holds it."""
+    return {r["id"]: r for r in single_level_study_result.records}
 
 
 def test_records_have_report_keys_and_cover_every_single_level_number(records):
@@ -135,10 +136,8 @@ def test_dataset_is_labelled_and_writes_to_netcdf(tables, tmp_path):
     xr.testing.assert_allclose(back, tables)
 
 
-def test_study_for_the_report(tmp_path):
-    from dprisk.validation.figures import single_level as figures_single_level
-
-    result = slp.study(figures=figures_single_level)
+def test_study_for_the_report(single_level_study_result, tmp_path):
+    result = single_level_study_result
     # the Census allocation (census_rho, geolevel_share, query_share) had no units
     assert not numbers_without_units_in_results(result.name, result.datasets,
                                                 tmp_path / "results.nc")
