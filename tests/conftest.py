@@ -1,8 +1,10 @@
 """Shared test configuration: one BLAS thread per process, a non-interactive matplotlib backend,
-seeded generators, the garbage collector's thresholds and the order and grouping of modules over
-the xdist workers."""
+the libraries' docstrings left as written, Hypothesis's storage in dprisk's cache, seeded
+generators, the garbage collector's thresholds and the order and grouping of modules over the
+xdist workers."""
 
 import gc
+import os
 import re
 
 from dprisk.runtime.import_costs import matplotlib_skips_property_docs, scipy_skips_capability_notes
@@ -21,11 +23,26 @@ one_thread_per_worker()
 #: classes other than ``Artist`` are defined (it applies to classes defined afterwards).
 matplotlib_skips_property_docs()
 
+import hypothesis  # noqa: E402
 import matplotlib  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from dprisk.runtime.cache import cache_root  # noqa: E402
+
 matplotlib.use("Agg")
+
+#: Where Hypothesis keeps what it reads from the package's modules: the constants of each
+#: "local" module's source (``hypothesis.internal.constants_ast``, by the source's hash), which
+#: it reads in each test process at collection. Kept in the default ``.hypothesis/`` of the
+#: working tree, a fresh clone's two workers parsed all ~260 of the package's modules, each
+#: (1.9-2.2 s of CPU per worker against 0.5 s with them kept, 2026-12-01); kept in dprisk's
+#: cache directory (beside ``make setup``'s compiled libraries and the kept assertion rewrites),
+#: one run's are read by the next clone's. One folder per Hypothesis version: another version
+#: may find other constants. The profiles keep no example database (tests/properties/conftest.py).
+#: A value set in the environment is kept.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      str(cache_root() / "hypothesis" / hypothesis.__version__))
 
 #: The cyclic garbage collector's thresholds in each test process (Python's default: 700, 10,
 #: 10). A worker holds 300,000 objects and more (PyMC, PyTensor, SciPy, Panel), so every full
