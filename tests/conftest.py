@@ -1,10 +1,13 @@
 """Shared test configuration: one BLAS thread per process, a non-interactive matplotlib backend,
-seeded generators, the garbage collector's thresholds and the order and grouping of modules over
-the xdist workers."""
+the libraries' docstrings left as written, Hypothesis's storage in dprisk's cache, seeded
+generators, the garbage collector's thresholds and the order and grouping of modules over the
+xdist workers."""
 
 import gc
+import os
 import re
 
+from dprisk.runtime.import_costs import matplotlib_skips_property_docs, scipy_skips_capability_notes
 from dprisk.runtime.worker_threads import one_thread_per_worker
 
 #: One BLAS and OpenMP thread in each test process, set before NumPy loads here: the xdist
@@ -14,11 +17,32 @@ from dprisk.runtime.worker_threads import one_thread_per_worker
 #: A value set in the environment is kept.
 one_thread_per_worker()
 
+#: Matplotlib's property tables are not written into its artists' docstrings as each test
+#: process defines them (``matplotlib_skips_property_docs``, as in the fork servers and ``dprisk
+#: reproduce``; SciPy's notes: :func:`pytest_sessionstart`). Called before matplotlib's artist
+#: classes other than ``Artist`` are defined (it applies to classes defined afterwards).
+matplotlib_skips_property_docs()
+
+import hypothesis  # noqa: E402
 import matplotlib  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from dprisk.runtime.cache import cache_root  # noqa: E402
+
 matplotlib.use("Agg")
+
+#: Where Hypothesis keeps what it reads from the package's modules: the constants of each
+#: "local" module's source (``hypothesis.internal.constants_ast``, by the source's hash), which
+#: it reads in each test process at collection. Kept in the default ``.hypothesis/`` of the
+#: working tree, a fresh clone's two workers parsed all ~260 of the package's modules, each
+#: (1.9-2.2 s of CPU per worker against 0.5 s with them kept, 2026-12-01); kept in dprisk's
+#: cache directory (beside ``make setup``'s compiled libraries and the kept assertion rewrites),
+#: one run's are read by the next clone's. One folder per Hypothesis version: another version
+#: may find other constants. The profiles keep no example database (tests/properties/conftest.py).
+#: A value set in the environment is kept.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",
+                      str(cache_root() / "hypothesis" / hypothesis.__version__))
 
 #: The cyclic garbage collector's thresholds in each test process (Python's default: 700, 10,
 #: 10). A worker holds 300,000 objects and more (PyMC, PyTensor, SciPy, Panel), so every full
@@ -29,6 +53,21 @@ matplotlib.use("Agg")
 #: the whole run 5 min 6 s -> 4 min 37-53 s, 25-55 s less CPU.
 GC_THRESHOLDS = (10_000, 20, 100)
 gc.set_threshold(*GC_THRESHOLDS)
+
+
+def pytest_sessionstart(session):
+    """In a process that collects tests (an xdist worker, or a run without ``-n``), before any
+    test module imports SciPy: SciPy's Array API notes are not written into its functions'
+    docstrings (``scipy_skips_capability_notes``; the xdist controller imports no SciPy).
+
+    No test reads SciPy's or matplotlib's docstrings (the documentation build renders dprisk's
+    own; ``tests/runtime/test_import_costs.py`` compares both ways in new interpreters); the
+    Array API table, the numbers and the pixels are the libraries' own. Collecting every module
+    in one process, two rounds: 17.8 / 18.4 -> 17.2 / 17.1 s of CPU; SciPy, matplotlib, PyMC
+    and ArviZ imported in a new interpreter, three interleaved rounds: 3.9-4.6 -> 2.1-2.7 s.
+    """
+    if not session.config.pluginmanager.has_plugin("dsession"):
+        scipy_skips_capability_notes()
 
 
 @pytest.fixture(autouse=True)
