@@ -35,7 +35,7 @@ from pathlib import Path
 
 from dprisk.runtime.worker_threads import WORKER_ENVIRON
 
-__all__ = ["PRELOAD", "ForkServer", "Outcome"]
+__all__ = ["PRELOAD", "ForkServer", "Outcome", "run_program"]
 
 #: Modules the server imports before its first fork (each would otherwise be imported again
 #: by every child that uses it): the subcommands and the libraries they import lazily.
@@ -74,6 +74,14 @@ def run_each(cases: list[list[str]]) -> int:
         status = main(list(argv))
         print(f"end of case: status {status}", flush=True)
         print("end of case", file=sys.stderr, flush=True)
+    return 0
+
+
+def run_program(source: str, *argv: str) -> int:
+    """``python -c source argv...`` in this process: ``source`` run as ``__main__`` with
+    ``sys.argv = ["-c", *argv]``; 0 when it returns."""
+    sys.argv = ["-c", *argv]
+    exec(compile(source, "<string>", "exec"), {"__name__": "__main__"})
     return 0
 
 
@@ -137,7 +145,8 @@ _STARTED: dict[int, tuple[str, dict]] = {}
 def _start(request: dict) -> dict:
     """Fork a child running ``request``; return ``{"pid": PID}`` at once."""
     folder = tempfile.mkdtemp(prefix="fork-runner-")
-    out_path, err_path = str(Path(folder, "out")), str(Path(folder, "err"))
+    out_path = request.get("stdout_path") or str(Path(folder, "out"))
+    err_path = str(Path(folder, "err"))
     Path(out_path).touch()
     Path(err_path).touch()
     sys.stdout.flush()
@@ -162,7 +171,8 @@ def _wait(pid: int, timeout: float) -> dict:
             killed = True
         time.sleep(0.005)
     status = None if killed else os.waitstatus_to_exitcode(wait_status)
-    answer = {"status": status, "stdout": Path(folder, "out").read_text("utf-8", "replace"),
+    stdout = Path(request.get("stdout_path") or Path(folder, "out"))
+    answer = {"status": status, "stdout": stdout.read_text("utf-8", "replace"),
               "stderr": "" if request.get("stderr_tty") else
               Path(folder, "err").read_text("utf-8", "replace"),
               "cpu": usage.ru_utime + usage.ru_stime, "maxrss": usage.ru_maxrss * 1024}
@@ -386,17 +396,20 @@ class ForkServer:
 
     def start(self, argv: list[str] | None = None, cwd=".", *, env: dict | None = None,
               own: bool = True, call: tuple | None = None, sys_path=(),
-              stderr_tty: str | None = None, address_space: int | None = None) -> int:
+              stderr_tty: str | None = None, address_space: int | None = None,
+              stdout_path: str | None = None) -> int:
         """Fork a child and return its pid at once (signal it, then :meth:`wait` for it).
 
         It runs ``dprisk argv`` as the console script does (``own``: ``sys.argv`` set, stop
         signals handled), or ``call = (module, function, args)`` (``sys_path`` prepended),
-        with stdin empty, stdout to a file and stderr to a file or the terminal ``stderr_tty``
-        (a pseudo-terminal's slave device: its text is then read there, not returned).
+        with stdin empty, stdout to a file (``stdout_path``, which the test can read while
+        the child runs, or one of the server's) and stderr to a file or the terminal
+        ``stderr_tty`` (a pseudo-terminal's slave device: its text is then read there, not
+        returned).
         """
         request = self._request(argv, cwd, env, address_space, own=own,
                                 call=list(call) if call else None, sys_path=list(sys_path),
-                                stderr_tty=stderr_tty)
+                                stderr_tty=stderr_tty, stdout_path=stdout_path)
         return int(self._ask({"start": request})["pid"])
 
     def running(self, pid: int) -> bool:
