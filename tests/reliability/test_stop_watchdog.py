@@ -307,7 +307,7 @@ def test_reproduce_over_an_earlier_report_stops_at_once_and_keeps_it(tmp_path, p
     running ``main()`` on its own command line as the console script does: a real process,
     signalled and reaped as the script's, without a new interpreter importing PyMC, ArviZ and
     the report's libraries (about 2.5 s of CPU and 7 s of waiting); the console script's own
-    stop is checked by ``test_interrupts.py`` (its ``sweep-exact`` cases).
+    stop is checked by ``test_interrupts.py`` (its ``sweep-exact`` SIGINT case).
     """
     out = tmp_path / "report"
     out.mkdir()
