@@ -24,12 +24,12 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -157,19 +157,24 @@ def _start(request: dict) -> dict:
     return {"pid": pid}
 
 
+def _ended_within(pid: int, timeout: float) -> bool:
+    """Whether the child ``pid`` (not yet waited for) ends within ``timeout`` s: a blocking
+    wait on its pidfd, not a poll (a 5 ms poll of ``wait4`` cost the server 0.016-0.022 s of
+    CPU per second waited, measured 1 Dec; its serving, imports aside, was about 0.6 s)."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        return bool(select.select([pidfd], [], [], max(timeout, 0.0))[0])
+    finally:
+        os.close(pidfd)
+
+
 def _wait(pid: int, timeout: float) -> dict:
     """Wait for a started child (SIGKILL after ``timeout`` s: status ``None``); its outcome."""
     folder, request = _STARTED.pop(pid)
-    deadline = time.monotonic() + timeout
-    killed = False
-    while True:
-        done, wait_status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline and not killed:
-            os.kill(pid, signal.SIGKILL)
-            killed = True
-        time.sleep(0.005)
+    killed = not _ended_within(pid, timeout)
+    if killed:
+        os.kill(pid, signal.SIGKILL)
+    _, wait_status, usage = os.wait4(pid, 0)
     status = None if killed else os.waitstatus_to_exitcode(wait_status)
     stdout = Path(request.get("stdout_path") or Path(folder, "out"))
     answer = {"status": status, "stdout": stdout.read_text("utf-8", "replace"),
@@ -277,15 +282,9 @@ def _fork_server(request: dict, answers) -> dict:
 def _reap_server(pid: int, timeout: float) -> dict:
     """Wait for a forked server to end (SIGKILL after ``timeout`` s); its exit status."""
     _SERVERS.pop(pid)
-    deadline = time.monotonic() + timeout
-    while True:
-        done, wait_status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return {"status": os.waitstatus_to_exitcode(wait_status)}
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            deadline = float("inf")
-        time.sleep(0.005)
+    if not _ended_within(pid, timeout):
+        os.kill(pid, signal.SIGKILL)
+    return {"status": os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}
 
 
 def serve(preload=PRELOAD) -> None:
