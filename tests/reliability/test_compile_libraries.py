@@ -263,7 +263,7 @@ def test_a_set_up_run_again_leaves_no_partial_files(tmp_path, own_cache):
     root = tmp_path / "site"
     _tree(root)
     shutil.copytree(root, tmp_path / "again")  # copy2: the same times, so the pycs are linked
-    for _ in range(3):
+    for _ in range(2):  # the second round's runs find every .pyc linked (a third: the same)
         assert tool.main([str(root)]) == 0 and tool.main([str(tmp_path / "again")]) == 0
     assert sorted(path.name for path in tmp_path.rglob("*.partial")) == []
     kept = [path for path in own_cache.rglob("*") if path.is_file()]

@@ -11,8 +11,9 @@ seconds because it is stopped as soon as it works.
 
 Without a terminal, or with ``--json`` / ``--quiet``, there is no bar.
 
-The ``sweep-exact`` cases (both signals) start the ``dprisk`` console script itself; the
-other runs (the run without a terminal too, since issue 36) are forks of the session's
+The ``sweep-exact`` case with SIGINT starts the ``dprisk`` console script itself; the
+other runs (since issue 36 also the run without a terminal and the ``sweep-exact`` case with
+SIGTERM, which the same handler takes) are forks of the session's
 process server (``process_server``, :mod:`tests.reliability.fork_runner`) running ``main()``
 on their own command line as the console script does: real processes, signalled and reaped as the
 script's, without a new interpreter and its imports each (1-2 s of CPU a case).
@@ -35,8 +36,11 @@ from pathlib import Path
 import pytest
 
 DPRISK = str(Path(sys.executable).with_name("dprisk"))
-#: Cases run by the ``dprisk`` console script itself (the others: forks of the process server).
-CONSOLE_SCRIPT_CASES = {"sweep-exact"}
+#: (case, signal) run by the ``dprisk`` console script itself (the others: forks of the process
+#: server, which run ``main()`` on their own command line as the script does). One signal is
+#: enough: both take one handler (:mod:`dprisk.cli.stopping`), which SIGTERM reaches in the
+#: forks (about 0.6 s of CPU less than a second new interpreter importing the sweep's modules).
+CONSOLE_SCRIPT_CASES = {("sweep-exact", signal.SIGINT)}
 #: Longest wait for the bar (imports and, for PyMC, compilation included).
 STARTUP_TIMEOUT = 120.0
 TWO_LEVEL = ["--rho1", "0.5", "--rho2", "0.5", "--d", "10"]
@@ -156,7 +160,7 @@ def test_long_run_shows_a_bar_and_stops_cleanly(case, argv, bar_text, signum, tm
         argv = [*argv, "--out", "report"]
     status, stdout, terminal = _run_and_stop(
         argv, tmp_path, bar_text, signum,
-        None if case in CONSOLE_SCRIPT_CASES else process_server)
+        None if (case, signum) in CONSOLE_SCRIPT_CASES else process_server)
     assert status == 128 + signum, terminal[-500:]
     assert stdout == ""
     assert "Traceback" not in terminal
@@ -237,7 +241,7 @@ def test_bar_without_json_on_a_terminal(tmp_path, process_server):
 
 def test_no_bar_when_stderr_is_not_a_terminal(tmp_path, process_server):
     """A fork of the process server with stderr on a file (the console script's own process
-    is run by the ``sweep-exact`` cases): 1.2 s of CPU less than a new interpreter."""
+    is run by the ``sweep-exact`` SIGINT case): 1.2 s of CPU less than a new interpreter."""
     outcome = process_server.run(SHORT_MC, tmp_path, timeout=120)
     assert outcome.status == 0
     assert outcome.stderr == ""
@@ -248,6 +252,13 @@ def test_no_bar_when_stderr_is_not_a_terminal(tmp_path, process_server):
 #: (``OutputString.close`` has a window of the same kind, handled alike; a stop there freed a
 #: string twice without crashing in this test, so it is not a case: it could not fail.)
 LLVM_WINDOW = "link_modules"
+#: The run whose kernels are compiled afresh: the Gibbs sampler's kernels, 1.1-1.3 s of CPU to
+#: the stop against 2.6-3.0 s for the exact study's (``marginal-exact``), whose compilation
+#: the interrupt waited for too; without :mod:`dprisk.cli.compiler_stops` both die of SIGSEGV
+#: (measured 1 Dec: 3 of 3 and 1 of 1 runs, exit 130 with it).
+COMPILED_AFRESH = ["posterior", "--rho1", "0.1", "--rho2", "0.25", "--d", "3", "--x1-star", "1",
+                   "--x2-star", "3", "--y1-star", "2", "--method", "gibbs", "--draws", "1000",
+                   "--seed", "1"]
 
 
 def test_a_stop_inside_numba_compiling_waits_for_the_compiler(tmp_path, process_server):
@@ -255,13 +266,14 @@ def test_a_stop_inside_numba_compiling_waits_for_the_compiler(tmp_path, process_
     effect: the interrupt comes out as the compiler is left (not the watchdog: its wait is
     made longer than the test's), status 130 and the line.
 
-    The exact study of the ``marginal-exact`` cases, its kernels compiled afresh as in a fresh
+    A Gibbs posterior (:data:`COMPILED_AFRESH`), its kernels compiled afresh as in a fresh
     clone (where ``test_exact_study_shows_its_elapsed_line_after_the_delay_and_stops_cleanly``,
-    signalled while they compiled, died of SIGSEGV once in five suite runs: a stop raised
-    between ``LLVMPY_LinkModules`` and llvmlite's ``detach()``, the freed module disposed of
-    again). Without :mod:`dprisk.cli.compiler_stops` this case dies of SIGSEGV (status -11).
+    signalled while the exact study's kernels compiled, died of SIGSEGV once in five suite
+    runs: a stop raised between ``LLVMPY_LinkModules`` and llvmlite's ``detach()``, the freed
+    module disposed of again). Without :mod:`dprisk.cli.compiler_stops` this case dies of
+    SIGSEGV (status -11), as the exact study's does.
     """
-    argv = next(case[1] for case in CASES if case[0] == "marginal-exact")
+    argv = COMPILED_AFRESH
     caller = LLVM_WINDOW
     pid = process_server.start(argv, tmp_path, sys_path=[str(Path(__file__).parent)],
                                call=("llvm_windows", "call_signalled_after_llvm_call",
@@ -269,5 +281,5 @@ def test_a_stop_inside_numba_compiling_waits_for_the_compiler(tmp_path, process_
     outcome = process_server.wait(pid, timeout=60)  # its watchdog waits 600 s: not it
     assert outcome.stdout == f"signalled after {caller}\n"  # the moment was reached
     assert outcome.status == 130, outcome.stderr[-3000:]
-    assert outcome.stderr == "dprisk marginal: interrupted by SIGINT; nothing was written\n"
+    assert outcome.stderr == "dprisk posterior: interrupted by SIGINT; nothing was written\n"
     assert not list(tmp_path.iterdir())
