@@ -320,7 +320,8 @@ SLOW_CASES = {
     "[compiled-SIGINT]":
         "the [compiled-SIGTERM] case: the same kernel, the same wakeup-pipe thread starting the "
         "watchdog for either signal (dprisk.cli.stopping); SIGINT's exit 130 is checked by the "
-        "swallowed, shutdown and held-block cases (1.6-2.4 s of CPU: numba's import and spin)",
+        "swallowed, shutdown and held-block cases (the kernel's spin, in a fork of the process "
+        "server that has numba imported)",
     "validation/crosschecks/test_crosscheck.py::test_small_battery_passes[pymc]":
         "test_small_battery_passes_on_its_first_release[pymc]: the same runs (budgets, seeds) "
         "on the Table 6 release, all five priors; the second release's runs (about 4 s of "
