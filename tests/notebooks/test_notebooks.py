@@ -57,6 +57,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
+from dprisk.explore.notebook import STATIC_ENV, STATIC_NOTE
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
@@ -144,6 +145,8 @@ def kernel_setup_source() -> str:
     return (f"from {lazy_loader_reads_one_frame.__module__} import {name}\n"
             f"{name}()\n"
             f"del {name}\n")
+
+
 
 
 class SharedKernel:
@@ -445,6 +448,8 @@ def test_the_cases_run_every_documented_command():
 #: ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py``: a README command that runs a notebook
 #: as a plain script.
 PLAIN_SCRIPT = re.compile(r"MPLBACKEND=Agg \.venv/bin/python (notebooks/\w+\.py)")
+#: ``.venv/bin/papermill ARGS``: the README command that runs a notebook in a kernel.
+PAPERMILL = re.compile(r"\.venv/bin/papermill ")
 #: ``.venv/bin/jupytext ARGS``: a README command that converts a notebook.
 JUPYTEXT = re.compile(r"\.venv/bin/jupytext (.+)")
 
@@ -530,6 +535,16 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     of the kernel's CPU and 2-2.6 s of papermill's wait on a loaded machine; 0.1 s frozen).
     Frozen objects are only not walked again: nothing the notebook printed or wrote changes,
     and Python ignores ``ResourceWarning`` in the kernel either way.
+
+    Papermill runs with ``DPRISK_LIVE=static`` (:data:`dprisk.explore.notebook.STATIC_ENV`,
+    as the documentation build's kernels have it): its kernel shows the live cell's output at
+    the parameters without building Panel's controls (importing Panel, building and rendering
+    the controls: the papermill command alone, two interleaved pairs, 8.7 / 9.2 -> 6.6 / 7.6 s
+    of CPU, 2026-12-01). The same cell with Panel's controls in a kernel is run by the
+    JupyterLab test (its table, its controls, and no warning printed:
+    ``test_jupyterlab.check_no_warning_shown``); the other notebooks' live cells build theirs
+    in the module's shared kernel. A plain script never builds them
+    (``test_a_plain_script_computes_its_live_view_without_panel``).
     """
     import shutil
     import subprocess
@@ -550,8 +565,10 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
             run_in_process(command, tmp_path, monkeypatch)
             assert not WARNING_LINE.search(capsys.readouterr().err), command
             continue
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600, check=False)
+        live = {STATIC_ENV: "static"} if PAPERMILL.match(command) else {}
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
+                              env={**env, **live}, capture_output=True, text=True,
+                              timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
         assert "Unable to parse" not in done.stderr, done.stderr  # papermill parameter cells
         assert not WARNING_LINE.search(done.stderr), f"{command} warned:\n{done.stderr}"
@@ -561,6 +578,8 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
         ran = nbformat.read(tmp_path / "notebooks" / "single_level_run.ipynb", as_version=4)
         injected = [c for c in ran.cells if "injected-parameters" in _tags(c)]
         assert injected and "rho1 = 1.0" in injected[0].source
+        live_cell = [c for c in ran.cells if "dr.live(" in c.source][-1]
+        assert any(STATIC_NOTE in str(out.get("data", {})) for out in live_cell.outputs)
         # what test_notebook_executes checks of a notebook (this one's case is in SLOW_CASES)
         check_ran_quietly(ran)
 
