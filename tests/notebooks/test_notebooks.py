@@ -140,13 +140,34 @@ def kernel_setup_source() -> str:
     importlib frame looked up through the kernel's 2,500 modules (``import arviz_base`` in the
     kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
     line and source line end up in the placeholder's error.
+
+    Then the inline backend's figures are drawn without pixels
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`).
     """
     name = lazy_loader_reads_one_frame.__name__
     return (f"from {lazy_loader_reads_one_frame.__module__} import {name}\n"
             f"{name}()\n"
-            f"del {name}\n")
+            f"del {name}\n" + FIGURES_DRAWN_WITHOUT_PIXELS)
 
 
+#: Part of :func:`kernel_setup_source` (and a start-up file of papermill's kernel): the inline
+#: backend shows a figure (``plt.show()``, or a figure left open at a cell's end) by laying it
+#: out and drawing it with drawing disabled (``Figure.draw_without_rendering``), no PNG.
+#: Nothing here reads the PNGs, and what a cell's figure can fail or warn on happens in that
+#: pass: the layout engine (constrained layout), every artist's ``draw`` (ticks, text layout
+#: and its missing-glyph warnings, images' resampling), the pass the PNG's
+#: ``bbox_inches='tight'`` made first. Not made: the tight box, the second draw into Agg's
+#: pixels and the PNG's encoding (about 40 % of the kernel's figure CPU under py-spy; the
+#: figures were 20-30 % of the shared kernel's). The backend is loaded first: loading it
+#: selects its formats (``select_figure_formats``), once per kernel. JupyterLab's kernel
+#: (``test_jupyterlab.py``) and the site's executed notebooks (``make docs``) show the PNGs.
+FIGURES_DRAWN_WITHOUT_PIXELS = """\
+import matplotlib_inline.backend_inline as _inline
+from matplotlib.figure import Figure as _Figure
+get_ipython().display_formatter.formatters["image/png"].for_type(
+    _Figure, _Figure.draw_without_rendering)
+del _inline, _Figure
+"""
 
 
 class SharedKernel:
@@ -263,6 +284,23 @@ def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
     shared_kernel.run(nb, tmp_path)
     printed = nb.cells[0].outputs[0]["text"].split()
     assert printed == [sys.executable, str(tmp_path), "True"]  # and kernel_setup_source() ran
+
+
+def test_the_shared_kernel_draws_each_figure_it_shows(tmp_path, shared_kernel):
+    """A figure shown in the shared kernel is laid out and drawn (no PNG): a title whose glyph
+    the font lacks prints Matplotlib's warning there, as the PNG's draw printed it
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`), whether shown by ``plt.show()`` or left open at
+    the cell's end."""
+    nb = jupytext.reads(
+        "# %%\nimport matplotlib.pyplot as plt\n"
+        "fig, ax = plt.subplots(layout='constrained')\nax.set_title('\\u4e2d')\nplt.show()\n"
+        "# %%\nfig, ax = plt.subplots()\nax.set_xlabel('\\u4e2d')\n", fmt="py:percent")
+    shared_kernel.run(nb, tmp_path)
+    for cell in nb.cells:
+        data = [out["data"] for out in cell.outputs if out["output_type"] == "display_data"]
+        assert len(data) == 1 and "image/png" not in data[0], cell.outputs
+        stderr = "".join(out.get("text", "") for out in cell.outputs if out.get("name") == "stderr")
+        assert "Glyph 20013" in stderr and WARNING_LINE.search(stderr), cell.outputs
 
 
 def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
@@ -534,7 +572,9 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     finalisation then made full collections over every object the notebook loaded (about 1.1 s
     of the kernel's CPU and 2-2.6 s of papermill's wait on a loaded machine; 0.1 s frozen).
     Frozen objects are only not walked again: nothing the notebook printed or wrote changes,
-    and Python ignores ``ResourceWarning`` in the kernel either way.
+    and Python ignores ``ResourceWarning`` in the kernel either way. A second start-up file
+    has the kernel draw its figures without pixels, as the shared kernel does
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`).
 
     Papermill runs with ``DPRISK_LIVE=static`` (:data:`dprisk.explore.notebook.STATIC_ENV`,
     as the documentation build's kernels have it): its kernel shows the live cell's output at
@@ -559,6 +599,7 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-gc-thresholds.py").write_text(KERNEL_STARTUP.format(gc.get_threshold()))
+    (startup / "01-figures.py").write_text(FIGURES_DRAWN_WITHOUT_PIXELS)
     env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"))
     for command in case:
         if command in in_process:
@@ -580,6 +621,9 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
         assert injected and "rho1 = 1.0" in injected[0].source
         live_cell = [c for c in ran.cells if "dr.live(" in c.source][-1]
         assert any(STATIC_NOTE in str(out.get("data", {})) for out in live_cell.outputs)
+        shown = [out["data"] for c in ran.cells if "plt.show()" in c.source
+                 for out in c.outputs if out["output_type"] == "display_data"]
+        assert len(shown) == 2 and not any("image/png" in data for data in shown)
         # what test_notebook_executes checks of a notebook (this one's case is in SLOW_CASES)
         check_ran_quietly(ran)
 
