@@ -210,7 +210,10 @@ def _preload(connection_file: Path) -> str:
     kernel's garbage collector takes this test process's thresholds (``tests/conftest.py``'s
     ``GC_THRESHOLDS``) and the imported modules are frozen (``gc.freeze``), so that full
     collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
-    when garbage is reclaimed changes). Returns the kernel's ``sys.prefix``.
+    when garbage is reclaimed changes). Param keeps its classes' docstrings as written (no
+    table of parameters appended to each for ``help()`` in IPython: about 0.4 s of the
+    kernel's CPU; ``test_notebooks.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
+    ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -224,6 +227,8 @@ def _preload(connection_file: Path) -> str:
         printed = []
         client.execute_interactive(
             f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
+            "import param.parameterized\n"
+            "param.parameterized.docstring_describe_params = False\n"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
             "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
