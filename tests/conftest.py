@@ -332,9 +332,11 @@ SLOW_CASES = {
        f"{cpu} s of CPU) here"
        for method, cpu in (("gibbs", 1.2), ("pymc-gibbs", 2.5))},
     "notebooks/test_notebooks.py::test_notebook_executes[single_level_what_if]":
-        "the README's commands run this notebook in a kernel (papermill, full budget; its "
-        "output notebook checked as this test checks a notebook: every code cell ran, no "
-        "warning printed) and as a script (which fails on any warning it prints)",
+        "the README's commands run this notebook in a kernel (papermill, full budget, its "
+        "live cell static; its output notebook checked as this test checks a notebook: every "
+        "code cell ran, no warning printed) and as a script (which fails on any warning it "
+        "prints); its live cell with Panel's controls runs quietly in JupyterLab's kernel "
+        "(tests/notebooks/test_jupyterlab.py)",
     "notebooks/test_notebooks.py::test_notebook_executes[policy_sweep]":
         "the README's commands run this notebook as a script at its full budget (which fails on "
         "any warning it prints); dr.live in a kernel is run by the other notebooks' cases",

@@ -37,6 +37,7 @@ import asyncio
 import gc
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -209,7 +210,10 @@ def _preload(connection_file: Path) -> str:
     kernel's garbage collector takes this test process's thresholds (``tests/conftest.py``'s
     ``GC_THRESHOLDS``) and the imported modules are frozen (``gc.freeze``), so that full
     collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
-    when garbage is reclaimed changes). Returns the kernel's ``sys.prefix``.
+    when garbage is reclaimed changes). Param keeps its classes' docstrings as written (no
+    table of parameters appended to each for ``help()`` in IPython: about 0.4 s of the
+    kernel's CPU; ``test_notebooks.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
+    ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -223,6 +227,8 @@ def _preload(connection_file: Path) -> str:
         printed = []
         client.execute_interactive(
             f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
+            "import param.parameterized\n"
+            "param.parameterized.docstring_describe_params = False\n"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
             "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
@@ -296,6 +302,29 @@ def _check_table(shown: dict[str, str], rho1: float, p: float, known: int) -> No
         assert float(shown[label]) == pytest.approx(value, rel=DISPLAY_RTOL), label
 
 
+#: A cell's printed output in JupyterLab's page: stdout and stderr text (the latter: warnings).
+STREAM_OUTPUT = ".jp-RenderedText[data-mime-type='application/vnd.jupyter.{}']"
+#: A line of a Python warning as printed (``test_notebooks.WARNING_LINE``).
+WARNING_LINE = re.compile(r"\b\w*Warning: ")
+
+
+def check_no_warning_shown(page) -> None:
+    """Assert that no cell of the run notebook printed a Python warning (its stderr outputs).
+
+    With the live table shown, every cell has run (the live cell is the last, and Run All
+    stops at a failing cell), so the page holds all the printed outputs: the notebook's own
+    (stdout, at least one: the selector finds what it must) and any warning. This is the
+    check ``test_notebooks.check_ran_quietly`` makes of an executed notebook, here for the
+    single-level notebook's live cell with Panel's controls in a kernel (the README's
+    papermill run shows that cell's static output: ``test_documented_commands_run_verbatim``).
+    """
+    assert page.locator(STREAM_OUTPUT.format("stdout")).count() > 0
+    printed = page.locator(STREAM_OUTPUT.format("stderr")).all_inner_texts()
+    warnings = [line for text in printed for line in text.splitlines()
+                if WARNING_LINE.search(line)]
+    assert not warnings, "the notebook printed warnings:\n" + "\n".join(warnings)
+
+
 def test_kernelspecs_offered(lab):
     url, token, _, _ = lab
     offered = _api(url, token, "kernelspecs")
@@ -331,6 +360,7 @@ def test_live_controls_in_jupyterlab(lab, browser):
     expect(table_cells.first).to_be_visible(timeout=PAGE_MS)
     _wait_for_whole_table(page)
     _check_table(_table(page), 0.5, 0.2, 0)  # the parameters cell's values
+    check_no_warning_shown(page)
 
     def enter(control: str, text: str, label: str = "P[correct]") -> None:
         before = _table(page)[label]

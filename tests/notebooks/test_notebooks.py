@@ -57,6 +57,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 
+from dprisk.explore.notebook import STATIC_ENV, STATIC_NOTE
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[2] / "notebooks"
@@ -139,11 +140,45 @@ def kernel_setup_source() -> str:
     importlib frame looked up through the kernel's 2,500 modules (``import arviz_base`` in the
     kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
     line and source line end up in the placeholder's error.
+
+    Then the inline backend's figures are drawn without pixels
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`) and Param keeps docstrings as written
+    (:data:`PARAM_DOCSTRINGS_AS_WRITTEN`).
     """
     name = lazy_loader_reads_one_frame.__name__
     return (f"from {lazy_loader_reads_one_frame.__module__} import {name}\n"
             f"{name}()\n"
-            f"del {name}\n")
+            f"del {name}\n" + FIGURES_DRAWN_WITHOUT_PIXELS + PARAM_DOCSTRINGS_AS_WRITTEN)
+
+
+#: Part of :func:`kernel_setup_source` (and a start-up file of papermill's kernel): the inline
+#: backend shows a figure (``plt.show()``, or a figure left open at a cell's end) by laying it
+#: out and drawing it with drawing disabled (``Figure.draw_without_rendering``), no PNG.
+#: Nothing here reads the PNGs, and what a cell's figure can fail or warn on happens in that
+#: pass: the layout engine (constrained layout), every artist's ``draw`` (ticks, text layout
+#: and its missing-glyph warnings, images' resampling), the pass the PNG's
+#: ``bbox_inches='tight'`` made first. Not made: the tight box, the second draw into Agg's
+#: pixels and the PNG's encoding (about 40 % of the kernel's figure CPU under py-spy; the
+#: figures were 20-30 % of the shared kernel's). The backend is loaded first: loading it
+#: selects its formats (``select_figure_formats``), once per kernel. JupyterLab's kernel
+#: (``test_jupyterlab.py``) and the site's executed notebooks (``make docs``) show the PNGs.
+FIGURES_DRAWN_WITHOUT_PIXELS = """\
+import matplotlib_inline.backend_inline as _inline
+from matplotlib.figure import Figure as _Figure
+get_ipython().display_formatter.formatters["image/png"].for_type(
+    _Figure, _Figure.draw_without_rendering)
+del _inline, _Figure
+"""
+#: Part of :func:`kernel_setup_source`: Param (Panel's base) keeps each class's docstring as
+#: written. In IPython it appends a table of the class's parameters to the docstring of each
+#: ``Parameterized`` class it creates (``param.parameterized.docstring_describe_params``),
+#: for ``help()``: about 0.4 s of CPU in each kernel importing Panel (about 7 % of papermill's
+#: kernel when it built the live controls), read by nothing here.
+PARAM_DOCSTRINGS_AS_WRITTEN = """\
+import param.parameterized as _parameterized
+_parameterized.docstring_describe_params = False
+del _parameterized
+"""
 
 
 class SharedKernel:
@@ -255,11 +290,30 @@ def test_notebook_structure(path):
 
 def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
     nb = jupytext.reads("# %%\nimport os, sys\nprint(sys.executable)\nprint(os.getcwd())\n"
-                        "import lazy_loader\nprint(lazy_loader.load.reads_one_frame)\n",
+                        "import lazy_loader\nprint(lazy_loader.load.reads_one_frame)\n"
+                        "import param\nprint(param.parameterized.docstring_describe_params)\n",
                         fmt="py:percent")
     shared_kernel.run(nb, tmp_path)
     printed = nb.cells[0].outputs[0]["text"].split()
-    assert printed == [sys.executable, str(tmp_path), "True"]  # and kernel_setup_source() ran
+    # and kernel_setup_source() ran
+    assert printed == [sys.executable, str(tmp_path), "True", "False"]
+
+
+def test_the_shared_kernel_draws_each_figure_it_shows(tmp_path, shared_kernel):
+    """A figure shown in the shared kernel is laid out and drawn (no PNG): a title whose glyph
+    the font lacks prints Matplotlib's warning there, as the PNG's draw printed it
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`), whether shown by ``plt.show()`` or left open at
+    the cell's end."""
+    nb = jupytext.reads(
+        "# %%\nimport matplotlib.pyplot as plt\n"
+        "fig, ax = plt.subplots(layout='constrained')\nax.set_title('\\u4e2d')\nplt.show()\n"
+        "# %%\nfig, ax = plt.subplots()\nax.set_xlabel('\\u4e2d')\n", fmt="py:percent")
+    shared_kernel.run(nb, tmp_path)
+    for cell in nb.cells:
+        data = [out["data"] for out in cell.outputs if out["output_type"] == "display_data"]
+        assert len(data) == 1 and "image/png" not in data[0], cell.outputs
+        stderr = "".join(out.get("text", "") for out in cell.outputs if out.get("name") == "stderr")
+        assert "Glyph 20013" in stderr and WARNING_LINE.search(stderr), cell.outputs
 
 
 def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
@@ -445,6 +499,8 @@ def test_the_cases_run_every_documented_command():
 #: ``MPLBACKEND=Agg .venv/bin/python notebooks/NAME.py``: a README command that runs a notebook
 #: as a plain script.
 PLAIN_SCRIPT = re.compile(r"MPLBACKEND=Agg \.venv/bin/python (notebooks/\w+\.py)")
+#: ``.venv/bin/papermill ARGS``: the README command that runs a notebook in a kernel.
+PAPERMILL = re.compile(r"\.venv/bin/papermill ")
 #: ``.venv/bin/jupytext ARGS``: a README command that converts a notebook.
 JUPYTEXT = re.compile(r"\.venv/bin/jupytext (.+)")
 
@@ -529,7 +585,19 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     finalisation then made full collections over every object the notebook loaded (about 1.1 s
     of the kernel's CPU and 2-2.6 s of papermill's wait on a loaded machine; 0.1 s frozen).
     Frozen objects are only not walked again: nothing the notebook printed or wrote changes,
-    and Python ignores ``ResourceWarning`` in the kernel either way.
+    and Python ignores ``ResourceWarning`` in the kernel either way. A second start-up file
+    has the kernel draw its figures without pixels, as the shared kernel does
+    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`).
+
+    Papermill runs with ``DPRISK_LIVE=static`` (:data:`dprisk.explore.notebook.STATIC_ENV`,
+    as the documentation build's kernels have it): its kernel shows the live cell's output at
+    the parameters without building Panel's controls (importing Panel, building and rendering
+    the controls: the papermill command alone, two interleaved pairs, 8.7 / 9.2 -> 6.6 / 7.6 s
+    of CPU, 2026-12-01). The same cell with Panel's controls in a kernel is run by the
+    JupyterLab test (its table, its controls, and no warning printed:
+    ``test_jupyterlab.check_no_warning_shown``); the other notebooks' live cells build theirs
+    in the module's shared kernel. A plain script never builds them
+    (``test_a_plain_script_computes_its_live_view_without_panel``).
     """
     import shutil
     import subprocess
@@ -544,14 +612,17 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-gc-thresholds.py").write_text(KERNEL_STARTUP.format(gc.get_threshold()))
+    (startup / "01-figures.py").write_text(FIGURES_DRAWN_WITHOUT_PIXELS)
     env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"))
     for command in case:
         if command in in_process:
             run_in_process(command, tmp_path, monkeypatch)
             assert not WARNING_LINE.search(capsys.readouterr().err), command
             continue
-        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600, check=False)
+        live = {STATIC_ENV: "static"} if PAPERMILL.match(command) else {}
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path,
+                              env={**env, **live}, capture_output=True, text=True,
+                              timeout=600, check=False)
         assert done.returncode == 0, f"{command}\n{done.stderr[-2000:]}"
         assert "Unable to parse" not in done.stderr, done.stderr  # papermill parameter cells
         assert not WARNING_LINE.search(done.stderr), f"{command} warned:\n{done.stderr}"
@@ -561,6 +632,11 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
         ran = nbformat.read(tmp_path / "notebooks" / "single_level_run.ipynb", as_version=4)
         injected = [c for c in ran.cells if "injected-parameters" in _tags(c)]
         assert injected and "rho1 = 1.0" in injected[0].source
+        live_cell = [c for c in ran.cells if "dr.live(" in c.source][-1]
+        assert any(STATIC_NOTE in str(out.get("data", {})) for out in live_cell.outputs)
+        shown = [out["data"] for c in ran.cells if "plt.show()" in c.source
+                 for out in c.outputs if out["output_type"] == "display_data"]
+        assert len(shown) == 2 and not any("image/png" in data for data in shown)
         # what test_notebook_executes checks of a notebook (this one's case is in SLOW_CASES)
         check_ran_quietly(ran)
 
