@@ -71,12 +71,18 @@ def _lookup(table, known, x_lo, state, reals, t, x):
 
 
 @njit(cache=True)
-def _decide(u, ratio):
-    """0 / 1: ``log u < ratio`` decided by ``math.log``; -1: too close to call (``TIE``)."""
+def _decide(u, ratio, reals):
+    """0 / 1: ``log u < ratio`` decided by ``math.log``; -1: too close to call (``TIE``).
+
+    On a tie ``u`` and ``ratio`` are kept in ``reals`` (slots ``U``, ``RATIO``): the driver
+    decides with ``np.log`` as PyMC does.
+    """
     if u > 0.0:
         gap = math.log(u) - ratio
         if abs(gap) > _LOG_TIE * (1.0 + abs(ratio)):
             return 1 if gap < 0.0 else 0
+    reals[U] = u
+    reals[RATIO] = ratio
     return -1
 
 
@@ -111,11 +117,8 @@ def fused_iterations(gibbs_rng, metropolis_rng, table, known, x_lo, state, reals
             ratio = proposed - current
             phase = MOVE
             if math.isfinite(ratio):
-                u = gibbs_rng.random()
-                decision = _decide(u, ratio)
+                decision = _decide(gibbs_rng.random(), ratio, reals)
                 if decision < 0:
-                    reals[U] = u
-                    reals[RATIO] = ratio
                     phase = FLIP_DECIDED
                     status = TIE
                     break
@@ -160,11 +163,8 @@ def fused_iterations(gibbs_rng, metropolis_rng, table, known, x_lo, state, reals
             state[DECISION] = 0
             phase = MOVE_DECIDED
             if math.isfinite(ratio):
-                u = metropolis_rng.random()
-                decision = _decide(u, ratio)
+                decision = _decide(metropolis_rng.random(), ratio, reals)
                 if decision < 0:
-                    reals[U] = u
-                    reals[RATIO] = ratio
                     status = TIE
                     break
                 state[DECISION] = decision

@@ -191,14 +191,18 @@ def test_compiled_loop_is_the_python_loop(truncated_twins, scaling):
 
 
 def test_compiled_loop_leaves_near_ties_to_the_driver():
-    """Within a relative 1e-9 of the ratio (and at u = 0) the loop does not decide."""
-    from dprisk.inference.mcmc.fused_loop_jit import _decide
+    """Within a relative 1e-9 of the ratio (and at u = 0) the loop does not decide; it keeps
+    ``u`` and the ratio for the driver."""
+    from dprisk.inference.mcmc.fused_loop_jit import RATIO, REALS_SIZE, U, _decide
 
+    reals = np.zeros(REALS_SIZE)
     for u in (0.5, 0.3, 1e-300):
         r = float(np.log(u))
-        assert _decide(u, r) == -1 and _decide(u, r + 1e-12) == -1
-        assert _decide(u, r + 1e-3) == 1 and _decide(u, r - 1e-3) == 0
-    assert _decide(0.0, -1.0) == -1
+        assert _decide(u, r, reals) == -1 and _decide(u, r + 1e-12, reals) == -1
+        assert (reals[U], reals[RATIO]) == (u, r + 1e-12)
+        assert _decide(u, r + 1e-3, reals) == 1 and _decide(u, r - 1e-3, reals) == 0
+    assert _decide(0.0, -1.0, reals) == -1
+    assert (reals[U], reals[RATIO]) == (0.0, -1.0)
 
 
 class _Uniforms:
