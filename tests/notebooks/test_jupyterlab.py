@@ -37,7 +37,6 @@ import asyncio
 import gc
 import json
 import os
-import re
 import secrets
 import subprocess
 import sys
@@ -49,6 +48,7 @@ from pathlib import Path
 import jupytext
 import pytest
 from browser_helpers import free_port, launched_chromium, needs_chromium, stop_server
+from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
 
 import dprisk as dr
 
@@ -212,7 +212,7 @@ def _preload(connection_file: Path) -> str:
     collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
     when garbage is reclaimed changes). Param keeps its classes' docstrings as written (no
     table of parameters appended to each for ``help()`` in IPython: about 0.4 s of the
-    kernel's CPU; ``test_notebooks.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
+    kernel's CPU; ``notebook_kernels.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
     ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
@@ -227,8 +227,7 @@ def _preload(connection_file: Path) -> str:
         printed = []
         client.execute_interactive(
             f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
-            "import param.parameterized\n"
-            "param.parameterized.docstring_describe_params = False\n"
+            f"{PARAM_DOCSTRINGS_AS_WRITTEN}"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
             "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
@@ -304,8 +303,6 @@ def _check_table(shown: dict[str, str], rho1: float, p: float, known: int) -> No
 
 #: A cell's printed output in JupyterLab's page: stdout and stderr text (the latter: warnings).
 STREAM_OUTPUT = ".jp-RenderedText[data-mime-type='application/vnd.jupyter.{}']"
-#: A line of a Python warning as printed (``test_notebooks.WARNING_LINE``).
-WARNING_LINE = re.compile(r"\b\w*Warning: ")
 
 
 def check_no_warning_shown(page) -> None:

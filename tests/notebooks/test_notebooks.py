@@ -56,6 +56,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
+from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
 
 from dprisk.explore.notebook import STATIC_ENV, STATIC_NOTE
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
@@ -81,8 +82,6 @@ SMALL_BUDGETS = {
 }
 #: Seconds a single cell may run before the notebook fails.
 CELL_TIMEOUT = 180
-#: Lines of a Python warning as printed on stderr, e.g. "...: RuntimeWarning: ...".
-WARNING_LINE = re.compile(r"\b\w*Warning: ")
 
 
 @pytest.fixture(scope="module")
@@ -168,16 +167,6 @@ from matplotlib.figure import Figure as _Figure
 get_ipython().display_formatter.formatters["image/png"].for_type(
     _Figure, _Figure.draw_without_rendering)
 del _inline, _Figure
-"""
-#: Part of :func:`kernel_setup_source`: Param (Panel's base) keeps each class's docstring as
-#: written. In IPython it appends a table of the class's parameters to the docstring of each
-#: ``Parameterized`` class it creates (``param.parameterized.docstring_describe_params``),
-#: for ``help()``: about 0.4 s of CPU in each kernel importing Panel (about 7 % of papermill's
-#: kernel when it built the live controls), read by nothing here.
-PARAM_DOCSTRINGS_AS_WRITTEN = """\
-import param.parameterized as _parameterized
-_parameterized.docstring_describe_params = False
-del _parameterized
 """
 
 
