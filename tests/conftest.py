@@ -353,6 +353,12 @@ SLOW_CASES = {
        for name in ("test_pymc_refuses_a_prior_the_exact_windows_refuse",
                     "test_every_method_refuses_a_declared_bound_the_nested_windows_cannot_close")
        for method in ("gibbs", "pymc")},
+    "inference/nested/test_posterior.py::test_refuses_a_declared_bound_the_nested_windows_"
+    "cannot_close[1e-05-129.8]":
+        "[4e-05-128.3]: the same prior just under the bound the windows close (64.1 there, "
+        "the first windows already the widest) answered as the default bound's, and the same "
+        "refusal of per-level priors by their summed bounds; the refusal at rho 1e-05 by "
+        "test_every_method_refuses_..._cannot_close[exact-1e-05] (about 2 s of CPU here)",
     **{"inference/single_level/test_closed_form.py::test_every_marginal_form_stays_within_its_"
        f"exact_bounds_at_rho_1e_12[{p}]":
        f"test_marginal_stays_within_its_exact_bounds_at_tiny_rho[{p}-1e-12] holds the one sum "
