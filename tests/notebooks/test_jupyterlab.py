@@ -45,7 +45,6 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import jupytext
 import pytest
 from browser_helpers import free_port, launched_chromium, needs_chromium, stop_server
 from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
@@ -114,6 +113,8 @@ def _api(url: str, token: str, path: str, body: dict | None = None):
 
 def _write_notebook(root: Path) -> str:
     """``jupytext --to notebook`` of the what-if script into ``root``; the file name."""
+    import jupytext
+
     nb = jupytext.read(NOTEBOOK)
     nb.metadata.pop("jupytext", None)  # as the jupytext command line writes it
     name = NOTEBOOK.with_suffix(".ipynb").name
