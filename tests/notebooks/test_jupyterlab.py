@@ -47,7 +47,11 @@ from pathlib import Path
 
 import pytest
 from browser_helpers import free_port, launched_chromium, needs_chromium, stop_server
-from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
+from notebook_kernels import (
+    LIBRARY_DOCSTRINGS_AS_WRITTEN,
+    PARAM_DOCSTRINGS_AS_WRITTEN,
+    WARNING_LINE,
+)
 
 import dprisk as dr
 
@@ -213,8 +217,9 @@ def _preload(connection_file: Path) -> str:
     collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
     when garbage is reclaimed changes). Param keeps its classes' docstrings as written (no
     table of parameters appended to each for ``help()`` in IPython: about 0.4 s of the
-    kernel's CPU; ``notebook_kernels.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
-    ``sys.prefix``.
+    kernel's CPU; ``notebook_kernels.PARAM_DOCSTRINGS_AS_WRITTEN``), and so do SciPy's
+    functions and matplotlib's artists (``notebook_kernels.LIBRARY_DOCSTRINGS_AS_WRITTEN``).
+    Returns the kernel's ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -228,7 +233,7 @@ def _preload(connection_file: Path) -> str:
         printed = []
         client.execute_interactive(
             f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
-            f"{PARAM_DOCSTRINGS_AS_WRITTEN}"
+            f"{PARAM_DOCSTRINGS_AS_WRITTEN}{LIBRARY_DOCSTRINGS_AS_WRITTEN}"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
             "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,

@@ -52,7 +52,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
+from notebook_kernels import (
+    LIBRARY_DOCSTRINGS_AS_WRITTEN,
+    PARAM_DOCSTRINGS_AS_WRITTEN,
+    WARNING_LINE,
+)
 
 from dprisk.explore.notebook import STATIC_ENV, STATIC_NOTE
 from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
@@ -140,14 +144,16 @@ def kernel_setup_source() -> str:
     kernel: 0.51 / 0.51 / 0.66 -> 0.21 / 0.22 / 0.26 s of CPU, 2026-11-29). The same file,
     line and source line end up in the placeholder's error.
 
-    Then the inline backend's figures are drawn without pixels
-    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`) and Param keeps docstrings as written
-    (:data:`PARAM_DOCSTRINGS_AS_WRITTEN`).
+    Then SciPy's and matplotlib's docstrings are left as written, before their import
+    (``notebook_kernels.LIBRARY_DOCSTRINGS_AS_WRITTEN``), the inline backend's figures are
+    drawn without pixels (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`) and Param keeps docstrings as
+    written (:data:`PARAM_DOCSTRINGS_AS_WRITTEN`).
     """
     name = lazy_loader_reads_one_frame.__name__
     return (f"from {lazy_loader_reads_one_frame.__module__} import {name}\n"
             f"{name}()\n"
-            f"del {name}\n" + FIGURES_DRAWN_WITHOUT_PIXELS + PARAM_DOCSTRINGS_AS_WRITTEN)
+            f"del {name}\n" + LIBRARY_DOCSTRINGS_AS_WRITTEN + FIGURES_DRAWN_WITHOUT_PIXELS
+            + PARAM_DOCSTRINGS_AS_WRITTEN)
 
 
 #: Part of :func:`kernel_setup_source` (and a start-up file of papermill's kernel): the inline
@@ -611,8 +617,9 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     of the kernel's CPU and 2-2.6 s of papermill's wait on a loaded machine; 0.1 s frozen).
     Frozen objects are only not walked again: nothing the notebook printed or wrote changes,
     and Python ignores ``ResourceWarning`` in the kernel either way. A second start-up file
-    has the kernel draw its figures without pixels, as the shared kernel does
-    (:data:`FIGURES_DRAWN_WITHOUT_PIXELS`).
+    has the kernel leave SciPy's and matplotlib's docstrings as written and a third draw its
+    figures without pixels, as the shared kernel does (``LIBRARY_DOCSTRINGS_AS_WRITTEN``,
+    :data:`FIGURES_DRAWN_WITHOUT_PIXELS`).
 
     Papermill runs with ``DPRISK_LIVE=static`` (:data:`dprisk.explore.notebook.STATIC_ENV`,
     as the documentation build's kernels have it): its kernel shows the live cell's output at
@@ -639,7 +646,8 @@ def test_documented_commands_run_verbatim(case, tmp_path, monkeypatch, capsys):
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-gc-thresholds.py").write_text(KERNEL_STARTUP.format(gc.get_threshold()))
-    (startup / "01-figures.py").write_text(FIGURES_DRAWN_WITHOUT_PIXELS)
+    (startup / "01-docstrings.py").write_text(LIBRARY_DOCSTRINGS_AS_WRITTEN)
+    (startup / "02-figures.py").write_text(FIGURES_DRAWN_WITHOUT_PIXELS)
     env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"))
     for command in case:
         if command in in_process:
