@@ -131,9 +131,11 @@ PANEL_MODULES = (
 #: running alone.
 #: Modules not listed keep their collection order after these.
 MODULE_SECONDS = {
-    "notebooks/test_notebooks.py": 75,  # the notebooks in one kernel, then the README's commands
-    # one JupyterLab server and page (system Chromium): mostly waiting, 27 s CPU, ~40 s wall
-    "notebooks/test_jupyterlab.py": 40,
+    # the notebook group (SHARED_SCOPES): the notebooks in one kernel, then the README's
+    # commands (75 s), and one JupyterLab server and page (system Chromium): mostly waiting,
+    # 27 s CPU, ~40 s wall
+    "notebooks/test_notebooks.py": 115,
+    "notebooks/test_jupyterlab.py": 115,
     "reliability/test_reproducibility.py": 19,
     "validation/crosschecks/test_crosscheck.py": 10,  # every method on the first release (issue 36)
     "explore/test_browser.py": 24,
@@ -224,6 +226,11 @@ SHARED_SCOPES = {
     # it, not both (about 1.5-3 s of CPU; their test modules import it on first use,
     # tests/deferred_modules.py)
     **{path: "Panel in the test process" for path in PANEL_MODULES},
+    # the notebook modules: one worker imports jupytext, nbformat, nbclient and jupyter_client
+    # (and jupytext's jupyter_server contents manager), not both (about 0.4-0.6 s of CPU after
+    # a whole collection; the modules import them on first use, not at collection)
+    "tests/notebooks/test_notebooks.py": "notebook tooling",
+    "tests/notebooks/test_jupyterlab.py": "notebook tooling",
 }
 
 

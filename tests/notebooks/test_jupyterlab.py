@@ -45,10 +45,13 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import jupytext
 import pytest
 from browser_helpers import free_port, launched_chromium, needs_chromium, stop_server
-from notebook_kernels import PARAM_DOCSTRINGS_AS_WRITTEN, WARNING_LINE
+from notebook_kernels import (
+    LIBRARY_DOCSTRINGS_AS_WRITTEN,
+    PARAM_DOCSTRINGS_AS_WRITTEN,
+    WARNING_LINE,
+)
 
 import dprisk as dr
 
@@ -114,6 +117,8 @@ def _api(url: str, token: str, path: str, body: dict | None = None):
 
 def _write_notebook(root: Path) -> str:
     """``jupytext --to notebook`` of the what-if script into ``root``; the file name."""
+    import jupytext
+
     nb = jupytext.read(NOTEBOOK)
     nb.metadata.pop("jupytext", None)  # as the jupytext command line writes it
     name = NOTEBOOK.with_suffix(".ipynb").name
@@ -212,8 +217,9 @@ def _preload(connection_file: Path) -> str:
     collections do not walk Panel's, Bokeh's and Matplotlib's objects again and again (only
     when garbage is reclaimed changes). Param keeps its classes' docstrings as written (no
     table of parameters appended to each for ``help()`` in IPython: about 0.4 s of the
-    kernel's CPU; ``notebook_kernels.PARAM_DOCSTRINGS_AS_WRITTEN``). Returns the kernel's
-    ``sys.prefix``.
+    kernel's CPU; ``notebook_kernels.PARAM_DOCSTRINGS_AS_WRITTEN``), and so do SciPy's
+    functions and matplotlib's artists (``notebook_kernels.LIBRARY_DOCSTRINGS_AS_WRITTEN``).
+    Returns the kernel's ``sys.prefix``.
     """
     from jupyter_client import BlockingKernelClient
 
@@ -227,7 +233,7 @@ def _preload(connection_file: Path) -> str:
         printed = []
         client.execute_interactive(
             f"import gc; gc.set_threshold{gc.get_threshold()!r}\n"
-            f"{PARAM_DOCSTRINGS_AS_WRITTEN}"
+            f"{PARAM_DOCSTRINGS_AS_WRITTEN}{LIBRARY_DOCSTRINGS_AS_WRITTEN}"
             "import sys, matplotlib.pyplot, panel, dprisk.explore.notebook\n"
             "gc.freeze(); del gc\n"
             "print(sys.prefix)", store_history=False, timeout=START_TIMEOUT,
