@@ -36,16 +36,32 @@ from pathlib import Path
 
 from dprisk.runtime.worker_threads import WORKER_ENVIRON
 
-__all__ = ["PRELOAD", "ForkServer", "Outcome", "run_program"]
+__all__ = ["COMMAND_MODULES", "PRELOAD", "ForkServer", "Outcome", "run_program"]
 
+#: The modules (and with them about 75 more of ``dprisk``, none of another library) that the
+#: subcommands import only when they run: each child of the sizing tables imported 30-50 of
+#: them again, 0.02-0.04 s of its CPU (the tables' 66 default rows, forked as the server
+#: forks them, two rounds: 4.96 and 4.21 -> 2.77 and 2.56 s of the children's CPU, measured
+#: 1 Dec). Each is a module that one of those rows imports and that none of the others here
+#: imports; no library is imported with them (the sizing rows import none: no numba here).
+COMMAND_MODULES = ("dprisk.inference.nested.posterior", "dprisk.inference.privacy.worst_case",
+                   "dprisk.inference.studies.monte_carlo", "dprisk.inference.attribute.strategy",
+                   "dprisk.inference.sweeps.sweep", "dprisk.inference.product.exact",
+                   "dprisk.inference.nested.unique_levels",
+                   "dprisk.inference.privacy.decision_summary",
+                   "dprisk.inference.privacy.budget_levels",
+                   "dprisk.inference.privacy.budget_sums", "dprisk.inference.two_level.sampling",
+                   "dprisk.cli.levels", "dprisk.inference.single_level.closed_form",
+                   "dprisk.runtime.new_outputs")
 #: Modules the server imports before its first fork (each would otherwise be imported again
-#: by every child that uses it): the subcommands and the libraries they import lazily.
+#: by every child that uses it): the subcommands, the libraries they import lazily and the
+#: computation modules the subcommands import when they run (:data:`COMMAND_MODULES`).
 PRELOAD = ("numpy", "scipy.special", "scipy.optimize", "scipy.stats", "dp_accounting",
            "dp_accounting.rdp", "dprisk.cli.commands.attribute", "dprisk.cli.commands.budget",
            "dprisk.cli.commands.census", "dprisk.cli.commands.epsilon",
            "dprisk.cli.commands.marginal", "dprisk.cli.commands.posterior",
            "dprisk.cli.commands.product", "dprisk.cli.commands.summary",
-           "dprisk.cli.commands.sweep")
+           "dprisk.cli.commands.sweep", *COMMAND_MODULES)
 
 
 class Outcome(dict):

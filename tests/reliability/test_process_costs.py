@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from process_costs import modules_in_collection_order, rewrite_once
@@ -32,6 +33,27 @@ ENV = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).resolve().paren
        "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
+#: A pytest without xdist, run as ``pytest.main`` in ``python -c`` (so that the process's
+#: freeze count is read after it) on ``test_b.py`` and ``test_cycle.py`` (:data:`CYCLE_LEFT`).
+PLAIN_SESSION = ("import gc, pytest\n"
+                 "pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'process_costs',"
+                 " 'test_b.py', 'test_cycle.py'])\n"
+                 "print('frozen', gc.get_freeze_count())\n")
+
+
+@pytest.fixture(scope="module")
+def plain_session(tmp_path_factory):
+    """One pytest without xdist (:data:`PLAIN_SESSION`) read by three tests: no pyc written,
+    the process ends frozen, a cycle left to the end reported (each was a pytest process of
+    its own: about 0.5 s of CPU each)."""
+    folder = tmp_path_factory.mktemp("plain")
+    (folder / "test_b.py").write_text(MODULES["test_b.py"])
+    (folder / "test_cycle.py").write_text(CYCLE_LEFT)
+    done = subprocess.run([sys.executable, "-c", PLAIN_SESSION], cwd=folder,
+                          capture_output=True, text=True, timeout=120, check=False, env=ENV)
+    return SimpleNamespace(stdout=done.stdout, stderr=done.stderr, folder=folder)
+
+
 def _pytest(tmp_path, *args):
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p",
                            "process_costs", *args], cwd=tmp_path, capture_output=True,
@@ -49,12 +71,13 @@ def test_the_controller_writes_the_rewritten_pycs_the_workers_read(tmp_path):
     for name in MODULES:
         path = tmp_path / name
         assert (path.parent / "__pycache__" / f"{path.stem}.{tag}.pyc").is_file(), name
-    # without xdist (no controller) nothing is written, as before: PYTHONDONTWRITEBYTECODE
-    for pyc in tmp_path.rglob("*.pyc"):
-        pyc.unlink()
-    done = _pytest(tmp_path, "-q", "test_b.py")
-    assert "assert 1 == 2" in done.stdout, done.stdout
-    assert not list(tmp_path.rglob("*.pyc"))
+
+
+def test_without_xdist_no_pyc_is_written(plain_session):
+    """Without xdist (no controller) nothing is written, as before: PYTHONDONTWRITEBYTECODE;
+    the assert's message is still the rewritten one."""
+    assert "assert 1 == 2" in plain_session.stdout, plain_session.stdout
+    assert not list(plain_session.folder.rglob("*.pyc"))
 
 
 def test_collection_order_is_pytests(tmp_path):
@@ -78,15 +101,10 @@ def test_collection_order_is_pytests(tmp_path):
         [name for name in order if "conftest" not in name]
 
 
-def test_the_process_ends_with_its_objects_frozen(tmp_path):
-    (tmp_path / "test_x.py").write_text("def test_one():\n    pass\n")
-    code = ("import gc, sys, pytest\n"
-            "pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'process_costs', 'test_x.py'])\n"
-            "print('frozen', gc.get_freeze_count())\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=120, check=False, env=ENV)
-    frozen = int(done.stdout.split("frozen ")[-1])
-    assert frozen > 10_000, done.stdout + done.stderr  # pytest alone: some 50,000 objects
+def test_the_process_ends_with_its_objects_frozen(plain_session):
+    frozen = int(plain_session.stdout.split("frozen ")[-1])
+    # pytest alone: some 50,000 objects
+    assert frozen > 10_000, plain_session.stdout + plain_session.stderr
 
 
 #: A test that leaves a garbage cycle whose finalizer raises to the session's end (the cyclic
@@ -107,12 +125,11 @@ def test_leaves_a_cycle():
 """
 
 
-def test_a_cycle_left_to_the_end_is_still_reported(tmp_path):
+def test_a_cycle_left_to_the_end_is_still_reported(plain_session):
     """The heap is frozen after pytest's collection at the session's end, not before it: what
     a garbage cycle's finalizer raises is reported as before."""
-    (tmp_path / "test_cycle.py").write_text(CYCLE_LEFT)
-    done = _pytest(tmp_path, "-q", "test_cycle.py")
-    assert "1 passed" in done.stdout, done.stdout + done.stderr
+    done = plain_session
+    assert "1 failed, 1 passed" in done.stdout, done.stdout + done.stderr  # test_b fails
     assert "PytestUnraisableExceptionWarning" in done.stderr, done.stderr
     assert "RuntimeError: finalizer of a garbage cycle" in done.stderr, done.stderr
 

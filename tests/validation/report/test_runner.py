@@ -25,7 +25,10 @@ from dprisk.validation.report.runner import available_cores, run_studies
 #: each of the module's six pools spent 2.6 s of CPU on imports for a 0.27 s study, measured
 #: 29 Nov, until the server preloaded it); since ``import dprisk`` defers those imports
 #: (:mod:`dprisk.runtime.deferred_dask`) nothing here imports Dask.
-PRELOAD = ("report_helpers",)
+#: And the tick copies' check (:mod:`dprisk.validation.figures.tick_copies_checked`, last in
+#: the report's own PRELOAD): made once by the server, not by each worker at its first figure
+#: (a quarter of the workers' CPU, py-spy 1 Dec; the workers copy ticks as the report's do).
+PRELOAD = ("report_helpers", "dprisk.validation.figures.tick_copies_checked")
 
 
 @pytest.fixture(scope="module", autouse=True)
