@@ -179,13 +179,20 @@ def test_a_job_waits_for_a_free_worker_and_can_be_cancelled_meanwhile(monkeypatc
         jobs._SLOTS.release()
 
 
-#: A job's peak memory is measured in a fresh interpreter (ru_maxrss growth, after a warm-up).
+#: A job's peak memory is measured in a fresh interpreter (ru_maxrss growth, after a warm-up)
+#: started as ``dprisk explore``'s sampling workers start: the forkserver's imports
+#: (:data:`dprisk.explore.jobs.PRELOAD`, after :mod:`dprisk.runtime.fork_server_start`: the
+#: collector paused, the libraries' docstrings left as written), then the worker's
+#: :func:`~dprisk.runtime.collector.resume_collector_in_fork`. The same 68.7 MiB measured as
+#: with plain imports, for 1.4 s less CPU (2026-12-01, two rounds each).
 _MEASURE = """
-import resource, tempfile
-import matplotlib
-matplotlib.use("Agg")
+import importlib, resource, tempfile
+import dprisk.runtime.fork_server_start
 from dprisk.explore import jobs
-jobs.import_diagnostics()
+from dprisk.runtime.collector import resume_collector_in_fork
+for name in jobs.PRELOAD:
+    importlib.import_module(name)
+resume_collector_in_fork()
 class Conn:
     def send(self, message):
         pass
