@@ -78,10 +78,20 @@ def _box(session, css: str) -> bokeh_models.TextInput:
 
 
 def _close(loop: ioloop.IOLoop, *sessions) -> None:
-    """Close the clients' websockets, let the closing handshakes run, free the loop's sockets."""
-    for session in sessions:
-        session.close()
-    loop.run_sync(lambda: asyncio.sleep(0.2))
+    """Close the clients' websockets, let the closing handshakes run, free the loop's sockets.
+
+    The sessions are closed inside their running loop, and the loops are never made current:
+    a closing frame written, or a loop made current, with no loop running asks asyncio for the
+    thread's loop, which makes one that nothing closes; the next ``asyncio.run()`` drops it,
+    and its ResourceWarning (an unclosed loop and its two sockets) fails whichever test runs
+    then.
+    """
+    async def close_and_wait():
+        for session in sessions:
+            session.close()
+        await asyncio.sleep(0.2)
+
+    loop.run_sync(close_and_wait)
     loop.close(all_fds=True)
 
 
@@ -108,7 +118,9 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
     cells = grid_memory(two_level_scenario(None, **slow_values, p=0.5, known=0,
                                            prior="improper"), 1e-12) / 32
     monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.P_CORRECT_CELL_STEPS)
-    clients = ioloop.IOLoop()  # the two visitors' connections run on this loop, in this thread
+    # the two visitors' connections run on this loop, in this thread; not made current
+    # (see _close)
+    clients = ioloop.IOLoop(make_current=False)
     first = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
     second = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
     try:
@@ -137,7 +149,7 @@ def test_closed_page_job_gone_within_2s(server, monkeypatch):
     # its page closes 0.3 s into its first chain
     monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "8GiB")
     url, pages = server
-    client = ioloop.IOLoop()
+    client = ioloop.IOLoop(make_current=False)
     session = bokeh_client.pull_session(url=f"{url}/sampling", io_loop=client)
     try:
         job = pages["sampling"][-1].job
@@ -176,7 +188,7 @@ def test_a_page_load_computes_the_slow_views_off_the_event_loop(monkeypatch):
     port = free_port()
     thread = pn.serve({"/": page}, port=port, address="127.0.0.1", show=False, threaded=True,
                       start=True, allow_websocket_origin=[f"127.0.0.1:{port}"], title="test")
-    clients = ioloop.IOLoop()
+    clients = ioloop.IOLoop(make_current=False)
     try:
         wait_listening(port)
         session = bokeh_client.pull_session(url=f"http://127.0.0.1:{port}/", io_loop=clients)
