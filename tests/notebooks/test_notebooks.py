@@ -294,16 +294,17 @@ def test_notebook_structure(path):
     assert not any("raises-exception" in _tags(cell) for cell in nb.cells)
 
 
-def stdout_of(outputs: list) -> str:
-    """What a cell printed to ``sys.stdout``: the text of all its ``stdout`` stream outputs.
+def stream_text(outputs: list, name: str) -> str:
+    """What a cell printed to ``sys.<name>`` (``"stdout"``, ``"stderr"``): the text of all its
+    stream outputs of that name.
 
     The kernel sends what was printed when its output timer fires (every 0.2 s) or at a flush,
     so a cell that runs longer prints in several outputs (nbclient keeps them apart). Reading
     the first alone failed the reset test below now and then on a loaded machine: its three
     lines in two outputs.
     """
-    return "".join(out["text"] for out in outputs
-                   if out["output_type"] == "stream" and out["name"] == "stdout")
+    return "".join(out.get("text", "") for out in outputs
+                   if out.get("output_type") == "stream" and out.get("name") == name)
 
 
 def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
@@ -315,7 +316,7 @@ def test_kernel_runs_this_interpreter(tmp_path, shared_kernel):
                         "import param\nprint(param.parameterized.docstring_describe_params)\n",
                         fmt="py:percent")
     shared_kernel.run(nb, tmp_path)
-    printed = stdout_of(nb.cells[0].outputs).split()
+    printed = stream_text(nb.cells[0].outputs, "stdout").split()
     # and kernel_setup_source() ran
     assert printed == [sys.executable, str(tmp_path), "True", "False"]
 
@@ -335,7 +336,7 @@ def test_the_shared_kernel_draws_each_figure_it_shows(tmp_path, shared_kernel):
     for cell in nb.cells:
         data = [out["data"] for out in cell.outputs if out["output_type"] == "display_data"]
         assert len(data) == 1 and "image/png" not in data[0], cell.outputs
-        stderr = "".join(out.get("text", "") for out in cell.outputs if out.get("name") == "stderr")
+        stderr = stream_text(cell.outputs, "stderr")
         assert "Glyph 20013" in stderr and WARNING_LINE.search(stderr), cell.outputs
 
 
@@ -364,8 +365,9 @@ def test_the_shared_kernel_is_reset_between_notebooks(tmp_path, shared_kernel):
         "warnings.warn('left by the first notebook', UserWarning)\n", fmt="py:percent")
     shared_kernel.run(second, tmp_path)
     outputs = second.cells[0].outputs
-    assert stdout_of(outputs).splitlines() == ["False 0", f"True {gc.get_threshold()}", "None"]
-    stderr = "".join(out.get("text", "") for out in outputs if out.get("name") == "stderr")
+    assert stream_text(outputs, "stdout").splitlines() == [
+        "False 0", f"True {gc.get_threshold()}", "None"]
+    stderr = stream_text(outputs, "stderr")
     assert WARNING_LINE.search(stderr), outputs  # the first notebook's filter is not in force
 
 
@@ -458,9 +460,7 @@ def check_ran_quietly(nb: nbformat.NotebookNode) -> None:
     warnings = [
         line
         for cell in code
-        for out in cell.get("outputs", [])
-        if out.get("output_type") == "stream" and out.get("name") == "stderr"
-        for line in out.get("text", "").splitlines()
+        for line in stream_text(cell.get("outputs", []), "stderr").splitlines()
         if WARNING_LINE.search(line)
     ]
     assert not warnings, "notebook printed warnings:\n" + "\n".join(warnings)
