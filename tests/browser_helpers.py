@@ -120,3 +120,23 @@ def wait_listening(port: int, seconds: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"no server listened on port {port} within {seconds} s")
         time.sleep(0.1)
+
+
+def close_sessions_in(loop, sessions, seconds: float) -> None:
+    """Close bokeh client ``sessions`` inside their running tornado ``loop``, then run it
+    ``seconds`` more (the closing handshakes).
+
+    A session closed outside its loop writes the websocket's closing frame with no running
+    loop: tornado's write future then asks asyncio for the thread's loop, which makes one that
+    nothing closes (so does a loop made current: the tests' loops are made with
+    ``make_current=False``); the next ``asyncio.run()`` drops it, and its ResourceWarning (an
+    unclosed loop and its two sockets) failed whichever test ran then.
+    """
+    import asyncio
+
+    async def close_and_wait():
+        for session in sessions:
+            session.close()
+        await asyncio.sleep(seconds)
+
+    loop.run_sync(close_and_wait)

@@ -16,7 +16,7 @@ import time
 from urllib.parse import urlencode
 
 import pytest
-from browser_helpers import free_port, wait_listening
+from browser_helpers import close_sessions_in, free_port, wait_listening
 from deferred_modules import deferred_module
 
 # Panel, and Bokeh's server and Tornado (dprisk.explore.access): imported by the first test that
@@ -524,7 +524,7 @@ def test_open_websockets_are_limited_per_client():
     access = explore_access.Access(explore_access.allowed_names("127.0.0.1", port),
                                    page_loads=(2, 0.5))
     # not made current: making it current asks asyncio for the thread's loop, which makes one
-    # that nothing closes (see _close_in)
+    # that nothing closes (browser_helpers.close_sessions_in)
     thread, clients, sessions = _serve(access, port), IOLoop(make_current=False), []
     url = f"http://127.0.0.1:{port}/"
     try:
@@ -533,28 +533,12 @@ def test_open_websockets_are_limited_per_client():
             time.sleep(0.6)  # past the rate's window: only the open connections count
         with pytest.raises(OSError):  # bokeh's client: "failed to connect"
             sessions.append(pull_session(url=url, io_loop=clients))
-        _close_in(clients, [sessions.pop(0)], 0.3)  # the server sees it closed
+        close_sessions_in(clients, [sessions.pop(0)], 0.3)  # the server sees it closed
         sessions.append(pull_session(url=url, io_loop=clients))
     finally:
-        _close_in(clients, sessions, 0.2)
+        close_sessions_in(clients, sessions, 0.2)
         clients.close(all_fds=True)
         thread.stop()
-
-
-def _close_in(loop, sessions, seconds: float) -> None:
-    """Close bokeh client ``sessions`` inside their running ``loop``, then run it ``seconds``.
-
-    A session closed outside its loop writes the websocket's closing frame with no running
-    loop: tornado's write future then asks asyncio for the thread's loop, which makes one that
-    nothing closes; the next ``asyncio.run()`` drops it, and its ResourceWarning (an unclosed
-    loop and its two sockets) failed whichever test ran then.
-    """
-    async def close_and_wait():
-        for session in sessions:
-            session.close()
-        await asyncio.sleep(seconds)
-
-    loop.run_sync(close_and_wait)
 
 
 @pytest.mark.parametrize("subprotocols", [None, ["bokeh", "abc"], ["bokeh", "e30.e30"],

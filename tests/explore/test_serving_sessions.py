@@ -21,7 +21,7 @@ import asyncio
 import time
 
 import pytest
-from browser_helpers import free_port, wait_listening
+from browser_helpers import close_sessions_in, free_port, wait_listening
 from deferred_modules import deferred_module
 
 from dprisk.explore import limits
@@ -78,20 +78,9 @@ def _box(session, css: str) -> bokeh_models.TextInput:
 
 
 def _close(loop: ioloop.IOLoop, *sessions) -> None:
-    """Close the clients' websockets, let the closing handshakes run, free the loop's sockets.
-
-    The sessions are closed inside their running loop, and the loops are never made current:
-    a closing frame written, or a loop made current, with no loop running asks asyncio for the
-    thread's loop, which makes one that nothing closes; the next ``asyncio.run()`` drops it,
-    and its ResourceWarning (an unclosed loop and its two sockets) fails whichever test runs
-    then.
-    """
-    async def close_and_wait():
-        for session in sessions:
-            session.close()
-        await asyncio.sleep(0.2)
-
-    loop.run_sync(close_and_wait)
+    """Close the clients' websockets inside their loop, let the closing handshakes run, free
+    the loop's sockets (:func:`browser_helpers.close_sessions_in`)."""
+    close_sessions_in(loop, sessions, 0.2)
     loop.close(all_fds=True)
 
 
@@ -119,7 +108,7 @@ def test_other_visitor_updates_within_1s_during_the_slowest_view(server, monkeyp
                                            prior="improper"), 1e-12) / 32
     monkeypatch.setattr(limits, "VIEW_WORK_CAP", cells * limits.P_CORRECT_CELL_STEPS)
     # the two visitors' connections run on this loop, in this thread; not made current
-    # (see _close)
+    # (browser_helpers.close_sessions_in)
     clients = ioloop.IOLoop(make_current=False)
     first = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
     second = bokeh_client.pull_session(url=f"{url}/views", io_loop=clients)
