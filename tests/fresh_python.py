@@ -5,11 +5,16 @@ appended after it prints the names in ``sys.modules`` (entries set to ``None``, 
 are not loaded) on a marked last line, so the code may print output of its own.
 :class:`ForkedInterpreter` answers the same from forks of one interpreter that imported the
 libraries every check imports first (NumPy, pandas), which new interpreters paid each time.
+:func:`answer_of_a_fork` runs a function in a fork of the test's own process, for a check that
+needs a process of its own (its caches, its limits) but not a new interpreter.
 """
 
 import json
+import os
+import pickle
 import subprocess
 import sys
+import traceback
 
 _MARK = "LOADED "
 _REPORT = (
@@ -70,6 +75,35 @@ for line in sys.stdin:
     os.waitpid(pid, 0)
     print(answer or json.dumps({"error": "no answer"}), file=answers, flush=True)
 """
+
+
+def answer_of_a_fork(function):
+    """What ``function()`` returns, run in a fork of this process (pickled back through a
+    pipe): what it imports, caches or limits stays in the fork, which exits without returning
+    to the caller. Raises AssertionError with the fork's traceback if it raised."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the fork: never returns
+        status = 1
+        try:
+            os.close(read_end)
+            try:
+                payload = pickle.dumps(("answer", function()))
+            except BaseException:
+                payload = pickle.dumps(("error", traceback.format_exc()))
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        payload = pipe.read()
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    assert status == 0 and payload, f"the fork ended with status {status} and no answer"
+    kind, answer = pickle.loads(payload)
+    assert kind == "answer", answer
+    return answer
 
 
 class ForkedInterpreter:

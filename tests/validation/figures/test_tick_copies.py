@@ -1,5 +1,8 @@
 """Tests of validation.figures.tick_copies: new ticks copied, the same ticks and pixels."""
 
+import importlib
+import sys
+
 import numpy as np
 import pytest
 from matplotlib.axis import Axis
@@ -119,19 +122,25 @@ def test_without_agreement_nothing_is_replaced(monkeypatch):
 
 
 def test_importing_tick_copies_checked_answers_once_for_the_process():
-    """The report's fork server imports it: its workers inherit the answer, asked no more."""
-    from fresh_python import modules_loaded_by
+    """The report's fork server imports it: its workers inherit the answer, asked no more.
 
-    code = ("import os\n"
-            "import dprisk.validation.figures.tick_copies_checked\n"
-            "from dprisk.validation.figures.tick_copies import tick_copies_agree\n"
-            "assert tick_copies_agree.cache_info().currsize == 1\n"
-            "pid = os.fork()\n"
-            "if pid == 0:\n"
-            "    os._exit(0 if tick_copies_agree() and "
-            "tick_copies_agree.cache_info().misses == 1 else 1)\n"
-            "assert os.waitpid(pid, 0)[1] == 0\n")
-    assert "dprisk.validation.figures.tick_copies_checked" in modules_loaded_by(code)
+    In a fork of this process with the answer forgotten and the module not yet imported,
+    importing it asks once, and a fork of that process (a worker) asks no more. (Its import in
+    a new interpreter is test_runner's: that module's fork server preloads it.)"""
+    from fresh_python import answer_of_a_fork
+
+    name = "dprisk.validation.figures.tick_copies_checked"
+    agree = tick_copies.tick_copies_agree
+
+    def imported_then_forked():
+        agree.cache_clear()
+        sys.modules.pop(name, None)
+        importlib.import_module(name)
+        imported = agree.cache_info()
+        worker = answer_of_a_fork(lambda: (agree(), agree.cache_info().misses))
+        return imported.currsize, imported.misses, worker
+
+    assert answer_of_a_fork(imported_then_forked) == (1, 1, (True, 1))
     from dprisk.validation.report.fork_server import PRELOAD
 
-    assert PRELOAD[-1] == "dprisk.validation.figures.tick_copies_checked"
+    assert PRELOAD[-1] == name
