@@ -14,7 +14,9 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import traceback
+import warnings
 
 _MARK = "LOADED "
 _REPORT = (
@@ -80,9 +82,18 @@ for line in sys.stdin:
 def answer_of_a_fork(function):
     """What ``function()`` returns, run in a fork of this process (pickled back through a
     pipe): what it imports, caches or limits stays in the fork, which exits without returning
-    to the caller. Raises AssertionError with the fork's traceback if it raised."""
+    to the caller. Raises AssertionError with the fork's traceback if it raised.
+
+    No Python thread but this one may run (a fork keeps only the calling thread; one holding
+    a lock would leave it held there). Native threads may: an idle BLAS pool, jemalloc's
+    background thread (pandas, pyarrow), which their libraries make safe across a fork, so
+    Python's warning about forking a multi-threaded process is noise here."""
+    assert threading.active_count() == 1, threading.enumerate()
     read_end, write_end = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"This process \(pid=\d+\) is multi-threaded",
+                                category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the fork: never returns
         status = 1
         try:

@@ -14,17 +14,16 @@
 
 import importlib
 import itertools
-import json
 import math
 import os
-import subprocess
-import sys
+import resource
 from pathlib import Path
 
 import mpmath
 import numpy as np
 import pandas as pd
 import pytest
+from fresh_python import answer_of_a_fork
 from population_helpers import Measurements, measure, true_cells
 from scipy.stats import poisson
 
@@ -388,22 +387,23 @@ def test_informed_map_equals_the_exact_map_on_random_small_groups(prior_kind, mo
                                rtol=0, atol=FLOAT_TOL)
 
 
-# The child of the huge-count test: the numpy path under an address-space bound of what its
-# imports hold plus HUGE_COUNT_HEADROOM (a table of log m! up to 10^12 would be 7.3 TiB).
+#: The address space the huge-count test's fork may map beyond what it holds after a first
+#: call (a table of log m! up to 10^12 would be 7.3 TiB).
 HUGE_COUNT_HEADROOM = 256 * 2**20
-HUGE_COUNT_CHILD = """
-import json, os, resource, sys
-import numpy as np
-from dprisk.inference.population import kernels
-args = [np.array(a) for a in json.loads(sys.argv[1])]
-kernels.poisson_gaussian_log_ratio(np.array([5]), np.array([3.0]), 10.0)  # lazy imports
-with open("/proc/self/status") as status:
-    held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
-_, hard = resource.getrlimit(resource.RLIMIT_AS)
-limit = held + int(sys.argv[2])
-resource.setrlimit(resource.RLIMIT_AS, (limit if hard < 0 else min(limit, hard), hard))
-print(json.dumps(kernels.poisson_gaussian_log_ratio(*args).tolist()))
-"""
+
+
+def _numpy_path_under_headroom(y, lam, variance):
+    """The numpy path's log ratios in this process (a fork of the test's: see the test) under
+    an address-space bound of what it holds after a first call plus HUGE_COUNT_HEADROOM."""
+    os.environ["DPRISK_KERNELS"] = "numpy"
+    kernels.poisson_gaussian_log_ratio(np.array([5]), np.array([3.0]), 10.0)  # lazy imports
+    assert kernels.kernel_path() == "numpy"
+    with open("/proc/self/status") as status:
+        held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize"))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = held + HUGE_COUNT_HEADROOM
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard < 0 else min(limit, hard), hard))
+    return kernels.poisson_gaussian_log_ratio(y, lam, variance)
 
 
 def _mp_log_ratio(y: int, lam: float, variance: float, half: int = 400) -> float:
@@ -434,13 +434,9 @@ def test_numpy_path_sums_a_huge_count_in_bounded_memory():
     y = np.array([10**12, 10**9, 5])
     lam = np.array([3.0, 3.0, 3.0])
     variance = 10.0928
-    env = {**os.environ, "DPRISK_KERNELS": "numpy", "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", HUGE_COUNT_CHILD,
-         json.dumps([y.tolist(), lam.tolist(), variance]), str(HUGE_COUNT_HEADROOM)],
-        capture_output=True, text=True, env=env, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    got = np.array(json.loads(done.stdout))
+    # in a fork of this process (its imports done: no new interpreter), which the bound and
+    # the setting leave with it
+    got = answer_of_a_fork(lambda: _numpy_path_under_headroom(y, lam, variance))
     term_size = y * np.log(y)  # |m log(lambda) - log m!| ~ m log m at the mode m ~ y
     tolerance = 4 * np.spacing(term_size)
     compiled = importlib.import_module("dprisk.inference.population.kernels_jit")
