@@ -12,9 +12,12 @@ needs a process of its own (its caches, its limits) but not a new interpreter.
 import json
 import os
 import pickle
+import select
+import signal
 import subprocess
 import sys
 import threading
+import time
 import traceback
 import warnings
 
@@ -79,16 +82,28 @@ for line in sys.stdin:
 """
 
 
-def answer_of_a_fork(function):
+#: Seconds :func:`answer_of_a_fork` waits for its fork's answer before it kills the fork and
+#: fails (its checks take under 1 s of CPU; a hang must not stall the run).
+FORK_ANSWER_SECONDS = 300
+
+
+def answer_of_a_fork(function, timeout: float = FORK_ANSWER_SECONDS):
     """What ``function()`` returns, run in a fork of this process (pickled back through a
     pipe): what it imports, caches or limits stays in the fork, which exits without returning
-    to the caller. Raises AssertionError with the fork's traceback if it raised.
+    to the caller. Raises AssertionError with the fork's traceback if it raised, or if it has
+    not answered within ``timeout`` seconds (the fork is then killed).
 
-    No Python thread but this one may run (a fork keeps only the calling thread; one holding
-    a lock would leave it held there). Native threads may: an idle BLAS pool, jemalloc's
-    background thread (pandas, pyarrow), which their libraries make safe across a fork, so
-    Python's warning about forking a multi-threaded process is noise here."""
-    assert threading.active_count() == 1, threading.enumerate()
+    A fork keeps only the calling thread. The others an earlier test may have left in this
+    process wait idle (a thread pool's workers on their queue, the stop handler's reader on
+    its pipe), holding no lock the fork needs; CPython takes the import lock across the fork;
+    tqdm's monitor, which wakes every 10 s and takes tqdm's lock, is stopped first (tqdm
+    starts it again with its next bar). Native threads (an idle BLAS pool, jemalloc's
+    background thread) are made safe across a fork by their libraries. So Python's warning
+    about forking a multi-threaded process is noise here."""
+    tqdm_monitor = sys.modules.get("tqdm._monitor")
+    for thread in threading.enumerate():
+        if tqdm_monitor is not None and isinstance(thread, tqdm_monitor.TMonitor):
+            thread.exit()  # sets its event and joins it
     read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"This process \(pid=\d+\) is multi-threaded",
@@ -108,8 +123,18 @@ def answer_of_a_fork(function):
         finally:
             os._exit(status)
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        payload = pipe.read()
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        while select.select([pipe], [], [], max(deadline - time.monotonic(), 0))[0]:
+            chunk = pipe.read(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise AssertionError(f"the fork gave no answer within {timeout} s: killed")
+    payload = b"".join(chunks)
     status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     assert status == 0 and payload, f"the fork ended with status {status} and no answer"
     kind, answer = pickle.loads(payload)

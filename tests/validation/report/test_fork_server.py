@@ -140,3 +140,23 @@ def test_an_interrupt_while_the_early_server_imports_stops_it_at_once(monkeypatc
             os.kill(int(begun.read_text()), 0)
     finally:
         stop_fork_server()
+
+
+def test_a_fork_of_this_process_answers_beside_idle_threads_and_is_killed_if_it_hangs():
+    """tests/fresh_python.answer_of_a_fork (the worker's start above): a progress bar's tqdm
+    monitor and idle threads left by earlier tests do not stop it (its first form refused to
+    fork beside any Python thread and failed after a module that drew a bar), the fork's
+    error comes back as its traceback, and a fork that does not answer is killed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm import tqdm
+
+    with ThreadPoolExecutor(2) as pool, open(os.devnull, "w") as null:
+        assert pool.submit(int, "7").result() == 7  # its threads now wait on their queue
+        for _ in tqdm(range(2), file=null):
+            pass
+        assert answer_of_a_fork(lambda: (os.getpid(), 42))[1] == 42
+        with pytest.raises(AssertionError, match="ZeroDivisionError"):
+            answer_of_a_fork(lambda: 1 / 0)
+        with pytest.raises(AssertionError, match=r"no answer within 0\.2 s: killed"):
+            answer_of_a_fork(lambda: time.sleep(60), timeout=0.2)
