@@ -68,16 +68,21 @@ def test_png_shows_what_savefig_shows(plain):
 
 def test_the_file_holds_what_imsave_writes(monkeypatch):
     # png_bytes writes its PNG itself (rows not filtered): the same pixels, dpi and Software
-    # text as matplotlib's imsave (through Pillow) of the same cropped pixels.
+    # text as matplotlib's imsave (through Pillow) of the same cropped pixels, the rows it
+    # was handed (one draw, not a second draw of the same figure for imsave).
+    handed = []
+    written = png._png_file
+
+    def recorded(rows, width, height, dpi):
+        handed.append((rows.copy(), width, height, dpi))
+        return written(rows, width, height, dpi)
+
+    monkeypatch.setattr(png, "_png_file", recorded)
     ours = Image.open(io.BytesIO(png_bytes(_figure(log=False), DPI)))
-
-    def imsaved(rows, width, height, dpi):
-        buffer = io.BytesIO()
-        imsave(buffer, rows[:, 1:].reshape(height, width, 4), format="png", dpi=dpi)
-        return buffer.getvalue()
-
-    monkeypatch.setattr(png, "_png_file", imsaved)
-    theirs = Image.open(io.BytesIO(png_bytes(_figure(log=False), DPI)))
+    ((rows, width, height, dpi),) = handed
+    buffer = io.BytesIO()
+    imsave(buffer, rows[:, 1:].reshape(height, width, 4), format="png", dpi=dpi)
+    theirs = Image.open(buffer)
     assert ours.mode == theirs.mode == "RGBA" and ours.info == theirs.info
     assert ours.size == theirs.size and np.array_equal(np.asarray(ours), np.asarray(theirs))
 
