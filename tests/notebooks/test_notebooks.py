@@ -708,17 +708,48 @@ def test_the_notebooks_quote_commands():
     assert [path.stem for path in QUOTING] == [stem for stem, found in quoted.items() if found]
 
 
-@pytest.mark.parametrize("path", QUOTING, ids=lambda p: p.stem)
-def test_the_commands_a_notebook_quotes_run(path, tmp_path, monkeypatch, capsys):
+#: Option values of a notebook's quoted commands made smaller in the default run
+#: (``{stem: {option: (as quoted, run)}}``): the same commands, options and files at a
+#: smaller size. The population notebook's state of 100,000 persons costs about 2.2 s of CPU
+#: in its three commands (synth, measure, risk), 10,000 persons about 0.3 s; the commands as
+#: quoted run in ``make bench`` (``[population_what_if-as-quoted]``, in ``tests/conftest.py``'s
+#: ``SLOW_CASES``).
+SMALLER_QUOTED = {"population_what_if": {"--persons": ("100000", "10000")}}
+
+
+def smaller_quoted(stem: str, commands: list[list[str]]) -> list[list[str]]:
+    """``commands`` (argument lists) with the option values of :data:`SMALLER_QUOTED` for
+    notebook ``stem`` replaced; every listed option must be quoted with its listed value."""
+    changes = SMALLER_QUOTED.get(stem, {})
+    replaced, smaller = set(), []
+    for argv in commands:
+        argv = list(argv)
+        for i, arg in enumerate(argv[:-1]):
+            if arg in changes and argv[i + 1] == changes[arg][0]:
+                argv[i + 1] = changes[arg][1]
+                replaced.add(arg)
+        smaller.append(argv)
+    assert replaced == set(changes), f"{stem} no longer quotes {set(changes) - replaced}"
+    return smaller
+
+
+@pytest.mark.parametrize("path, as_quoted", [
+    *(pytest.param(path, False, id=path.stem) for path in QUOTING),
+    *(pytest.param(path, True, id=f"{path.stem}-as-quoted") for path in QUOTING
+      if path.stem in SMALLER_QUOTED),
+])
+def test_the_commands_a_notebook_quotes_run(path, as_quoted, tmp_path, monkeypatch, capsys):
     """Every ``dprisk`` command of a notebook's prose (its "what to try next") succeeds, run
     in-process in the order quoted, in one empty directory (the population notebook's three
-    commands read each other's files). Before, choose_rho quoted ``dprisk budget --measure
-    p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which exits 2 (0.6 is never
-    exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
+    commands read each other's files); in the default run at the smaller sizes of
+    :data:`SMALLER_QUOTED`, in ``make bench`` also as quoted. Before, choose_rho quoted
+    ``dprisk budget --measure p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which
+    exits 2 (0.6 is never exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
     from cli_helpers import run_cli
 
     monkeypatch.chdir(tmp_path)
-    for argv in quoted_commands(path):
+    commands = quoted_commands(path)
+    for argv in commands if as_quoted else smaller_quoted(path.stem, commands):
         status, _, err = run_cli(argv, capsys)
         assert status == 0, f"{path.name}: dprisk {' '.join(argv)}: exit {status}: {err}"
 
