@@ -344,6 +344,15 @@ SLOW_CASES = {
         "code cell ran, no warning printed) and as a script (which fails on any warning it "
         "prints); its live cell with Panel's controls runs quietly in JupyterLab's kernel "
         "(tests/notebooks/test_jupyterlab.py)",
+    "notebooks/test_notebooks.py::test_the_commands_a_notebook_quotes_run"
+    "[population_what_if-as-quoted]":
+        "[population_what_if]: the same three quoted commands, options and files in order, "
+        "for a state of 10,000 persons instead of 100,000 (about 2 s of CPU here)",
+    "notebooks/test_notebooks.py::test_the_whole_record_monte_carlo_check_holds_at_the_census_"
+    "rho[whole-notebook]":
+        "[check-cells]: the same Monte Carlo check cell at the Census block rho, after the "
+        "parameters and set-up cells it reads; the notebook's other cells run at its own rho1 "
+        "in test_notebook_executes[whole_record_what_if] (about 1.3 s of the kernel's CPU)",
     "notebooks/test_notebooks.py::test_notebook_executes[policy_sweep]":
         "the README's commands run this notebook as a script at its full budget (which fails on "
         "any warning it prints); dr.live in a kernel is run by the other notebooks' cases",

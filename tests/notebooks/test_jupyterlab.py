@@ -102,6 +102,14 @@ UNUSED_PAGE_CHECKS = {"buildCheck": False}
 #: which shuts the kernel down first, took 1.4-1.8 s and about 0.8 s more of the server's CPU
 #: (three interleaved pairs, the server alone, 2026-11-29; 0.13-0.18 s frozen).
 FREEZE_AT_EXIT = "import atexit, gc\natexit.register(gc.freeze)\ndel atexit, gc\n"
+#: The server's ``node``, first on its ``PATH``: a script that prints nothing. Importing
+#: ``jupyterlab.labapp`` asks ``node yarn.js config --json`` for npm's registry
+#: (``jupyterlab.commands.get_app_version`` at the module's import, before any configuration
+#: is read), used only to install extensions, which the page never does: that ``node`` took
+#: 0.5-0.7 s of CPU (two runs, 2026-12-02). With no output the registry is JupyterLab's
+#: default, as on a machine without Node.js; nothing else of the server runs ``node`` here
+#: (``UNUSED_PAGE_CHECKS``).
+NODE_ANSWERING_NOTHING = "#!/bin/sh\nexit 0\n"
 
 pytestmark = [needs_chromium("the JupyterLab test")]
 
@@ -150,13 +158,18 @@ def lab_process(tmp_path_factory):
     (labconfig / "page_config.json").write_text(json.dumps(
         {"disabledExtensions": dict.fromkeys(UNUSED_PLUGINS, True), **UNUSED_PAGE_CHECKS}))
     (dirs["config"] / "jupyter_server_config.py").write_text(FREEZE_AT_EXIT)
+    node = home / "bin" / "node"
+    node.parent.mkdir()
+    node.write_text(NODE_ANSWERING_NOTHING)
+    node.chmod(0o755)
     startup = dirs["ipython"] / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-freeze-at-exit.py").write_text(FREEZE_AT_EXIT)
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(dirs["config"]),
                JUPYTER_DATA_DIR=str(dirs["data"]), JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
-               IPYTHONDIR=str(dirs["ipython"]))
+               IPYTHONDIR=str(dirs["ipython"]),
+               PATH=os.pathsep.join([str(node.parent), os.environ.get("PATH", os.defpath)]))
     env.pop("MPLBACKEND", None)  # the notebook's kernel uses the inline backend
     command = [str(Path(sys.prefix) / "bin" / "jupyter"), "lab", "--no-browser",
                "--ServerApp.open_browser=False", "--ServerApp.ip=127.0.0.1",

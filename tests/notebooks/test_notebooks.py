@@ -708,17 +708,48 @@ def test_the_notebooks_quote_commands():
     assert [path.stem for path in QUOTING] == [stem for stem, found in quoted.items() if found]
 
 
-@pytest.mark.parametrize("path", QUOTING, ids=lambda p: p.stem)
-def test_the_commands_a_notebook_quotes_run(path, tmp_path, monkeypatch, capsys):
+#: Option values of a notebook's quoted commands made smaller in the default run
+#: (``{stem: {option: (as quoted, run)}}``): the same commands, options and files at a
+#: smaller size. The population notebook's state of 100,000 persons costs about 2.2 s of CPU
+#: in its three commands (synth, measure, risk), 10,000 persons about 0.3 s; the commands as
+#: quoted run in ``make bench`` (``[population_what_if-as-quoted]``, in ``tests/conftest.py``'s
+#: ``SLOW_CASES``).
+SMALLER_QUOTED = {"population_what_if": {"--persons": ("100000", "10000")}}
+
+
+def smaller_quoted(stem: str, commands: list[list[str]]) -> list[list[str]]:
+    """``commands`` (argument lists) with the option values of :data:`SMALLER_QUOTED` for
+    notebook ``stem`` replaced; every listed option must be quoted with its listed value."""
+    changes = SMALLER_QUOTED.get(stem, {})
+    replaced, smaller = set(), []
+    for argv in commands:
+        argv = list(argv)
+        for i, arg in enumerate(argv[:-1]):
+            if arg in changes and argv[i + 1] == changes[arg][0]:
+                argv[i + 1] = changes[arg][1]
+                replaced.add(arg)
+        smaller.append(argv)
+    assert replaced == set(changes), f"{stem} no longer quotes {set(changes) - replaced}"
+    return smaller
+
+
+@pytest.mark.parametrize("path, as_quoted", [
+    *(pytest.param(path, False, id=path.stem) for path in QUOTING),
+    *(pytest.param(path, True, id=f"{path.stem}-as-quoted") for path in QUOTING
+      if path.stem in SMALLER_QUOTED),
+])
+def test_the_commands_a_notebook_quotes_run(path, as_quoted, tmp_path, monkeypatch, capsys):
     """Every ``dprisk`` command of a notebook's prose (its "what to try next") succeeds, run
     in-process in the order quoted, in one empty directory (the population notebook's three
-    commands read each other's files). Before, choose_rho quoted ``dprisk budget --measure
-    p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which exits 2 (0.6 is never
-    exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
+    commands read each other's files); in the default run at the smaller sizes of
+    :data:`SMALLER_QUOTED`, in ``make bench`` also as quoted. Before, choose_rho quoted
+    ``dprisk budget --measure p-correct --target 0.6 --rho1 census:block --d 5 --x2 10``, which
+    exits 2 (0.6 is never exceeded by the two-level P[correct] for rho2 in [0.001, 1000])."""
     from cli_helpers import run_cli
 
     monkeypatch.chdir(tmp_path)
-    for argv in quoted_commands(path):
+    commands = quoted_commands(path)
+    for argv in commands if as_quoted else smaller_quoted(path.stem, commands):
         status, _, err = run_cli(argv, capsys)
         assert status == 0, f"{path.name}: dprisk {' '.join(argv)}: exit {status}: {err}"
 
@@ -783,16 +814,33 @@ def test_the_unknown_others_live_figure_follows_m_and_n(change, monkeypatch):
         plt.close(fig)
 
 
-def test_the_whole_record_monte_carlo_check_holds_at_the_census_rho(tmp_path, shared_kernel):
+#: The whole-record notebook's Monte Carlo check cell (its assertion's first words).
+MONTE_CARLO_CHECK = "assert abs(share.mean() - exact) <"
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["check-cells", "whole-notebook"])
+def test_the_whole_record_monte_carlo_check_holds_at_the_census_rho(whole, tmp_path,
+                                                                    shared_kernel):
     """The notebook's "what to try next" sets rho1 to the Census block value. At the test's
     300 releases (seed 2026) no release picked the target (exact P = 0.00437): the sample's
     MCSE was 0 and the check ``|0 - 0.00437| < 5 * 0`` stopped the notebook with an
     AssertionError (about one run in four at 300 releases, 0.2 % at the default 2000). The
-    check now uses the exact answer's error, sqrt(P (1 - P) / n) = 0.0038 here."""
+    check now uses the exact answer's error, sqrt(P (1 - P) / n) = 0.0038 here.
+
+    The default run's case runs the cells the check reads (the parameters, the set-up cell
+    and the check's cell) at that rho1; the whole notebook there, its figures and live cell
+    included, is ``[whole-notebook]``, in ``make bench`` (``tests/conftest.py``'s
+    ``SLOW_CASES``; about 1.3 s of the kernel's CPU): the other cells at the default rho1 are
+    ``test_notebook_executes[whole_record_what_if]``'s."""
     import jupytext
 
     nb = jupytext.read(NOTEBOOK_DIR / "whole_record_what_if.py")
-    inject_parameters(nb, {**SMALL_BUDGETS["whole_record_what_if"], "rho1": 0.0992})
+    injected = inject_parameters(nb, {**SMALL_BUDGETS["whole_record_what_if"], "rho1": 0.0992})
+    if not whole:
+        code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"]
+        checks = [i for i in code if MONTE_CARLO_CHECK in nb.cells[i].source]
+        assert len(checks) == 1 and code[:3] == [injected - 1, injected, injected + 1], code
+        nb.cells = [nb.cells[i] for i in (*code[:3], *checks)]  # parameters, set-up, check
     shared_kernel.run(nb, tmp_path)  # raises CellExecutionError on the failed check
     check_ran_quietly(nb)
 
