@@ -38,6 +38,8 @@ pytest.importorskip("sphinx")
 #: * each autosummary table's rows made once, not once per page showing the table
 #:   (:func:`summarise_each_table_once`).
 #: * no log records made below the level ``-q`` shows (:func:`log_only_what_is_shown`).
+#: * no navigation in the theme's pages (:func:`leave_navigation_out`): ``make bench``'s build
+#:   (:func:`test_make_docs_executes_every_notebook_with_warnings_as_errors`) renders it.
 SPHINX_ARGS = ("-W", "--keep-going", "-q", "-b", "html", "-D", "html_copy_source=0")
 
 
@@ -117,6 +119,41 @@ def log_only_what_is_shown(patch: pytest.MonkeyPatch) -> None:
     patch.setattr(sphinx_logging, "setup", setup_at_the_shown_level)
 
 
+#: The theme's navigation lists, empty in the default run's build (:func:`leave_navigation_out`):
+#: the primary sidebar (the site's toctree), the header's links and the page's own contents.
+NO_NAVIGATION = {"html_sidebars": {"**": []},
+                 "html_theme_options": {"secondary_sidebar_items": [], "navbar_center": []}}
+
+
+def leave_navigation_out(patch: pytest.MonkeyPatch) -> None:
+    """Build the pages with the site's theme and settings but without its navigation lists.
+
+    On each of the site's ~200 pages the theme makes three lists of links: the sidebar's (the
+    site's toctree resolved for the page, then reworked with BeautifulSoup), the header's, and
+    the page's own contents (parsed with BeautifulSoup, rendered first to learn whether it is
+    empty): about 7-8 % of the build's CPU, profiled (2026-12-02), none of it read by a test
+    here. They are links made from the toctrees that the pages' own ``toctree`` directives
+    resolve in this build too (a broken entry, a page in no toctree or without a title warns
+    there, with ``-W``); every page is still written with the theme's layout, header, footer
+    and article templates, and its extension's transforms run. ``make bench``'s build
+    (:func:`test_make_docs_executes_every_notebook_with_warnings_as_errors`) renders the
+    navigation, as ``make docs`` does. ``conf.py`` is read as written; the lists are replaced
+    after (:data:`NO_NAVIGATION`), its other theme options kept.
+    """
+    import sphinx.config
+
+    read = sphinx.config.eval_config_file
+
+    def read_without_navigation(filename, tags):
+        namespace = read(filename, tags)
+        namespace["html_sidebars"] = NO_NAVIGATION["html_sidebars"]
+        namespace["html_theme_options"] = {**namespace.get("html_theme_options", {}),
+                                           **NO_NAVIGATION["html_theme_options"]}
+        return namespace
+
+    patch.setattr(sphinx.config, "eval_config_file", read_without_navigation)
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     """The site built in this test process (Sphinx's ``build_main``, what ``sphinx-build`` runs
@@ -146,6 +183,7 @@ def built(tmp_path_factory) -> Path:
         skip_definition_scan(patch)
         summarise_each_table_once(patch)
         log_only_what_is_shown(patch)
+        leave_navigation_out(patch)
         patch.setattr(sys, "path", list(sys.path))  # conf.py puts docs/_ext first
         collecting = gc.isenabled()
         gc.disable()
@@ -219,10 +257,11 @@ def test_cli_reference_lists_every_subcommand(built):
 @pytest.mark.slow
 def test_make_docs_executes_every_notebook_with_warnings_as_errors(tmp_path):
     """``make docs``' build as a fresh clone runs it (the arguments above): every notebook
-    executed (myst-nb's ``force``: no cache read or written), warnings as errors, in a process
-    of its own. The default run builds without executing (above), so this is where an output
-    the site cannot show fails: the live cells' Panel loaders did (``skipping unknown output
-    mime type``; they now show their output at the parameters' values,
+    executed (myst-nb's ``force``: no cache read or written), the theme's navigation rendered
+    (the default run's build leaves it out: :func:`leave_navigation_out`), warnings as errors,
+    in a process of its own. The default run builds without executing (above), so this is
+    where an output the site cannot show fails: the live cells' Panel loaders did (``skipping
+    unknown output mime type``; they now show their output at the parameters' values,
     ``DPRISK_LIVE=static``). About 70 s of CPU (2026-11-30): ``make bench`` runs it."""
     import os
     import subprocess
