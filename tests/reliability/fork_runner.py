@@ -246,7 +246,9 @@ def _ready(preload) -> None:
     The imports run with the garbage collector paused and ``lazy_loader``'s placeholders made
     from one frame (:mod:`dprisk.runtime.collector`, :mod:`dprisk.runtime.import_costs`), as
     in the report's fork server (both servers' imports in one process, three rounds: 4.8-5.7
-    -> 4.0-4.9 s of CPU).
+    -> 4.0-4.9 s of CPU); SciPy's and matplotlib's docstrings are left as written
+    (``scipy_skips_capability_notes``, ``matplotlib_skips_property_docs``), as in the test
+    processes and the report's fork server: no child shows a library's help.
 
     With numba preloaded, its on-disk cache is pointed at the user's cache directory first
     (:func:`dprisk.runtime.cache.use_numba_cache`, as the commands do before their kernels
@@ -256,8 +258,15 @@ def _ready(preload) -> None:
     import importlib
 
     from dprisk.runtime.collector import collector_paused
-    from dprisk.runtime.import_costs import lazy_loader_reads_one_frame
+    from dprisk.runtime.import_costs import (
+        lazy_loader_reads_one_frame,
+        matplotlib_skips_property_docs,
+        scipy_skips_capability_notes,
+    )
 
+    scipy_skips_capability_notes()  # before SciPy's modules: no child reads their docstrings
+    if any(name.startswith("matplotlib") for name in preload):  # not imported for the sizing
+        matplotlib_skips_property_docs()  # tables: their address space stays as it was
     if "numba" in preload:
         from dprisk.runtime.cache import use_numba_cache
 

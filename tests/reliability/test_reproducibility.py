@@ -116,13 +116,46 @@ def test_same_digests_in_a_fresh_interpreter(helpers, runs, helper_command, subp
 
 
 # --------------------------------------------------------------------------- sweeps on Dask
+#: What the Dask workers' forkserver imports once (:func:`client`): Dask's own preload and the
+#: sweep's modules, which each worker imported again at its first chunk.
+WORKER_PRELOAD = ("distributed", "numpy", "pandas", "dprisk.inference.sweeps.sweep",
+                  "dprisk.inference.studies.monte_carlo", "dprisk.inference.studies.p_correct")
+
+
 @pytest.fixture(scope="module")
 def client():
+    """Two Dask worker processes forked from one forkserver that imported
+    :data:`WORKER_PRELOAD` once, not two spawned interpreters importing them each: each worker
+    is still a process of its own, whose results reach this one pickled.
+
+    The forkserver is this module's own, started with the workers' one-thread environment
+    (``WORKER_ENVIRON``, which Dask's nanny sets in this process before it starts a worker):
+    one left running by an earlier module is stopped first, and this one is stopped at the end
+    (so its CPU and its workers' are this module's), the process's preload list restored.
+    """
+    import os
+    from multiprocessing import forkserver
+
+    import dask
     from distributed import Client
 
-    with local_cluster(2) as cluster, Client(cluster) as dask_client:
-        assert len(cluster.workers) == 2
-        yield dask_client
+    from dprisk.runtime.worker_threads import WORKER_ENVIRON
+    from dprisk.validation.report.fork_server import stop_fork_server
+
+    saved_preload = list(forkserver._forkserver._preload_modules)  # multiprocessing's one
+    stop_fork_server()
+    os.environ.update(WORKER_ENVIRON)
+    forkserver.set_forkserver_preload(list(WORKER_PRELOAD))
+    forkserver.ensure_running()
+    try:
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+            cluster = local_cluster(2)
+        with cluster, Client(cluster) as dask_client:
+            assert len(cluster.workers) == 2
+            yield dask_client
+    finally:
+        stop_fork_server()
+        forkserver.set_forkserver_preload(saved_preload)
 
 
 def test_mc_sweep_on_two_workers_identical_to_in_process(helpers, runs, client):
