@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.privacy.accounting import (
+    PLD_BRACKET_INTERVAL,
     census_epsilon_pld,
     epsilon_bun_steinke,
     epsilon_cks,
@@ -155,9 +156,13 @@ def test_pld_bracket_one_query_and_relations():
 
     lower, upper = epsilon_pld_bracket([0.5], 1e-10)
     assert lower <= upper <= epsilon_pld([0.5], 1e-10) + 1e-12
-    # replace one: every query moves in two cells, the composition of each query twice
-    rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one")
-    twice_lower, twice_upper = epsilon_pld_bracket([0.5, 0.5], 1e-10)
+    # replace one: every query moves in two cells, the composition of each query twice; on
+    # the grid 1e-4, where two queries of rho 0.5 stay sparse (0.01 s of CPU; at the default
+    # grid their pessimistic end is dense, 3.2 s: in make bench, by the exact test's
+    # [0.5-2e-05] case, which also checks the replace-one bracket there)
+    coarse = {"value_discretization_interval": 1e-4}
+    rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one", **coarse)
+    twice_lower, twice_upper = epsilon_pld_bracket([0.5, 0.5], 1e-10, **coarse)
     assert (rep_lower, rep_upper) == pytest.approx((twice_lower, twice_upper))
     assert rep_lower > upper
     with pytest.raises(ValueError, match="relation"):
@@ -232,17 +237,29 @@ def exact_dg_epsilon(rho, copies, delta):
     return upper
 
 
-def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho=0.5):
+@pytest.mark.parametrize(("rho", "interval"), [
+    # two queries of rho 0.5 at the default grid: the pessimistic end dense (1.2e6 loss
+    # points) and self-composed by FFT after 40 Chernoff-bound sums over them, 3.2 s of CPU,
+    # in make bench (SLOW_CASES); rho 0.01 takes the same path, both ends dense (5.3e5
+    # points), in about 0.7 s
+    (0.01, PLD_BRACKET_INTERVAL), (0.5, PLD_BRACKET_INTERVAL),
+    (0.5, 1e-4),  # both ends sparse (25 and 50 atoms): the sparse self-composition, 0.01 s
+])
+def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho, interval):
     """The bracket holds the exact epsilon (1e-12 of float rounding either side: the exact value
     is a lattice point of the losses, which the connect-the-dots upper end reproduces to the
-    last bits), ``epsilon_pld`` is above it, and the relation replace-one is the two-query one."""
+    last bits), ``epsilon_pld`` is above it, and the relation replace-one is the two-query one.
+    At the default grid the two queries' distributions are dense and self-composed by FFT; at
+    rho 0.5 on the grid 1e-4 they stay sparse and are composed term by term."""
     for copies in (1, 2):
         exact = exact_dg_epsilon(rho, copies, 1e-10)
-        lower, upper = epsilon_pld_bracket([rho] * copies, 1e-10)
+        lower, upper = epsilon_pld_bracket([rho] * copies, 1e-10,
+                                           value_discretization_interval=interval)
         assert lower - 1e-12 <= exact <= upper + 1e-12
         assert upper - lower <= 1e-3
         assert epsilon_pld([rho] * copies, 1e-10) >= exact - 1e-12
-    lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one")
+    lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one",
+                                       value_discretization_interval=interval)
     assert lower - 1e-12 <= exact_dg_epsilon(rho, 2, 1e-10) <= upper + 1e-12
 
 
