@@ -426,6 +426,12 @@ SLOW_CASES = {
         "[two-level pymc-gibbs]: the same pm.sample DataTree (sample_model, other steps) "
         "through the same summary and convergence verdict (about 1.2 s of CPU more: "
         "PyMC's Metropolis steps compiled)",
+    "cli/test_posterior_diagnostics.py::test_too_few_draws_are_not_converged_and_undefined_"
+    "numbers_are_null[pymc 2x3]":
+        "[pymc-gibbs 2x3]: the same pm.sample DataTree of 2 chains x 3 draws (sample_model, "
+        "other steps) through the same summary, nulls and verdict; its model's functions are "
+        "compiled once in the process by [two-level pymc-gibbs] above (0.2 s of CPU), PyMC's "
+        "Metropolis steps here again at each run (about 1 s)",
     "inference/product/test_exact.py::test_product_table_matches_brute_force"
     "[4.0-4.0-others3-0-none]":
         "[8.0-8.0-others4-0-none]: the same four blocks against the same brute force, its "
