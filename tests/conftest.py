@@ -499,8 +499,8 @@ SLOW_CASES = {
     "inference/privacy/test_accounting.py::test_pld_of_one_and_two_queries_brackets_the_exact_"
     "epsilon[0.5-2e-05]":
         "[0.01-2e-05] (the exact epsilon of one and two queries inside their brackets at the "
-        "default grid, the two queries self-composed by the same dense FFT path, 5.3e5 loss "
-        "points instead of 1.2e6) with [0.5-0.0001] (the same rho, its sparse "
+        "default grid, the two queries self-composed by the same dense FFT path, 3.3e5 loss "
+        "points instead of 2.3e6) with [0.5-0.0001] (the same rho, its sparse "
         "self-composition), and test_pld_bracket_one_query_and_relations (the replace-one "
         "relation as two queries, at rho 0.5 on the grid 1e-4): 3.2 s of CPU here",
     "inference/privacy/test_accounting_cache.py::test_census_pld_cached_equals_fresh[0.0001]":

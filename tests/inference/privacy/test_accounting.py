@@ -158,7 +158,7 @@ def test_pld_bracket_one_query_and_relations():
     assert lower <= upper <= epsilon_pld([0.5], 1e-10) + 1e-12
     # replace one: every query moves in two cells, the composition of each query twice; on
     # the grid 1e-4, where two queries of rho 0.5 stay sparse (0.01 s of CPU; at the default
-    # grid their pessimistic end is dense, 3.2 s: in make bench, by the exact test's
+    # grid their pessimistic end is dense, 2.3e6 points, 3.2 s: in make bench, by the exact test's
     # [0.5-2e-05] case, which also checks the replace-one bracket there)
     coarse = {"value_discretization_interval": 1e-4}
     rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one", **coarse)
@@ -238,12 +238,12 @@ def exact_dg_epsilon(rho, copies, delta):
 
 
 @pytest.mark.parametrize(("rho", "interval"), [
-    # two queries of rho 0.5 at the default grid: the pessimistic end dense (1.2e6 loss
+    # two queries of rho 0.5 at the default grid: the pessimistic end dense (2.3e6 loss
     # points) and self-composed by FFT after 40 Chernoff-bound sums over them, 3.2 s of CPU,
-    # in make bench (SLOW_CASES); rho 0.01 takes the same path, both ends dense (5.3e5
-    # points), in about 0.7 s
+    # in make bench (SLOW_CASES); rho 0.01 takes the same path, both ends dense (3.3e5
+    # points), in about 1 s
     (0.01, PLD_BRACKET_INTERVAL), (0.5, PLD_BRACKET_INTERVAL),
-    (0.5, 1e-4),  # both ends sparse (25 and 50 atoms): the sparse self-composition, 0.01 s
+    (0.5, 1e-4),  # both ends sparse (24 atoms a query): the sparse self-composition, 0.01 s
 ])
 def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho, interval):
     """The bracket holds the exact epsilon (1e-12 of float rounding either side: the exact value
