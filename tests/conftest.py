@@ -441,6 +441,12 @@ SLOW_CASES = {
         "[two-level pymc-gibbs]: the same pm.sample DataTree (sample_model, other steps) "
         "through the same summary and convergence verdict (about 1.2 s of CPU more: "
         "PyMC's Metropolis steps compiled)",
+    "cli/test_posterior_diagnostics.py::test_too_few_draws_are_not_converged_and_undefined_"
+    "numbers_are_null[pymc 2x3]":
+        "[pymc-gibbs 2x3]: the same pm.sample DataTree of 2 chains x 3 draws (sample_model, "
+        "other steps) through the same summary, nulls and verdict; its model's functions are "
+        "compiled once in the process by [two-level pymc-gibbs] above (0.2 s of CPU), PyMC's "
+        "Metropolis steps here again at each run (about 1 s)",
     "inference/product/test_exact.py::test_product_table_matches_brute_force"
     "[4.0-4.0-others3-0-none]":
         "[8.0-8.0-others4-0-none]: the same four blocks against the same brute force, its "
@@ -505,6 +511,18 @@ SLOW_CASES = {
         "[1000]: the same bound on the first 1,000 of the same random releases (computed as "
         "exp(log posterior - log pi_c), as before the fix, 282 of them break it), about 1 s "
         "of CPU less",
+    "inference/privacy/test_accounting.py::test_pld_of_one_and_two_queries_brackets_the_exact_"
+    "epsilon[0.5-2e-05]":
+        "[0.01-2e-05] (the exact epsilon of one and two queries inside their brackets at the "
+        "default grid, the two queries self-composed by the same dense FFT path, 3.3e5 loss "
+        "points instead of 2.3e6) with [0.5-0.0001] (the same rho, its sparse "
+        "self-composition), and test_pld_bracket_one_query_and_relations (the replace-one "
+        "relation as two queries, at rho 0.5 on the grid 1e-4): 3.2 s of CPU here",
+    "inference/privacy/test_accounting_cache.py::test_census_pld_cached_equals_fresh[0.0001]":
+        "[0.001]: the same 65 queries of the 2020 strategy composed fresh (the seed off) by the "
+        "same code, stored and read back bit for bit, at a 10x coarser loss grid (0.4 s of CPU "
+        "instead of 1.7 s); the seeded value at the default grid is recomputed within its "
+        "stated tolerance by test_accounting_seed.py's slow test",
     "inference/privacy/test_budget_sums.py::test_sums_equal_the_tables[case1-False]":
         "[case1-True]: the same census-share grid, its sums laid out in blocks that must "
         "together equal the tables; the one-block path is run by every other case",

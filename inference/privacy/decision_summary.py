@@ -159,6 +159,9 @@ def decision_summary(*, census: bool = False, rho1=None, rho2=None,
         rho1, rho2 = census_level("block").rho, census_level("block-group").rho
         total = float(CENSUS_RHO_TOTAL)
         delta = float(scalar_value(check_probability(delta, "delta"), "delta"))
+        # a delta without a CKS epsilon is refused here, before the bracket composes the
+        # strategy's 65 queries at its fine grid (a minute of CPU where not cached)
+        epsilon_cks(total, delta)
         try:
             lower, upper = census_epsilon_pld_bracket(CENSUS_RHO_TOTAL, delta)
         except ValueError:  # outside dp-accounting's resolved range (accounting_limits)

@@ -95,7 +95,44 @@ def test_risk_json_keys_and_both_layouts_agree(state, adversary, capsys):
     assert nmf["all"] == table["all"] and nmf["by_block_size"] == table["by_block_size"]
 
 
+def _work_directories_of_other_runs(folder) -> dict:
+    """``.out-work-*`` directories beside an ``--out`` in ``folder``, as runs leave them.
+
+    A ``kill -9`` left ``.out-work-*`` beside ``--out`` (the finding); the next run removes
+    it -- only a directory naming this host and a process that is gone, nothing else. Returns
+    the directories by label: dead (this host, a process that exited), live (this process),
+    elsewhere (another host), unmarked (no owner file).
+    """
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from dprisk.cli.commands.population_risk import WORK_OWNER
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)  # exited and reaped: no such process now
+    host = socket.gethostname()
+    made = {}
+    for label, owner in [("dead", {"host": host, "pid": dead_pid}),
+                         ("live", {"host": host, "pid": os.getpid()}),
+                         ("elsewhere", {"host": host + "-other", "pid": dead_pid}),
+                         ("unmarked", None)]:
+        work = folder / f".out-work-{label}"
+        work.mkdir()
+        (work / "spilled.parquet").write_bytes(b"x")
+        if owner is not None:
+            (work / WORK_OWNER).write_text(json.dumps(owner))
+        made[label] = work
+    return made
+
+
 def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
+    """The files of ``--out`` keep the persons' input order; the run also removes a killed
+    run's working directory beside ``--out`` and only it (:func:`_work_directories_of_other_
+    runs`: one run of the command for both checks, each a full run with its figures)."""
+    made = _work_directories_of_other_runs(tmp_path)
     persons = pd.read_parquet(state["persons"])
     perm = np.random.default_rng(3).permutation(len(persons))
     shuffled = persons.iloc[perm].reset_index(drop=True)
@@ -129,6 +166,11 @@ def test_risk_out_files_keep_the_input_order(state, tmp_path, capsys):
         assert ds.persons.sel(band="all").item() == PERSONS
         assert ds.map_correct.sel(band="all").item() == payload["all"]["map_correct"]
     assert not (tmp_path / "out.parts").exists()  # the partition store is removed once done
+    # a killed run's working directory is removed, the other runs' are left
+    assert not made["dead"].exists()
+    assert all(made[label].exists() for label in ("live", "elsewhere", "unmarked"))
+    left = sorted(p.name for p in tmp_path.glob(".out-work-*"))
+    assert left == [".out-work-elsewhere", ".out-work-live", ".out-work-unmarked"], left
 
 
 @pytest.mark.parametrize("case, option", [
@@ -360,39 +402,6 @@ def test_risk_on_a_two_worker_process_cluster_equals_in_process(state, tmp_path,
                                    str(tmp_path / "out"), "--json")], capsys)
     assert on_dask["partitions"] > 1
     assert on_dask["all"] == alone["all"] and on_dask["by_block_size"] == alone["by_block_size"]
-
-
-def test_risk_removes_a_killed_runs_working_directory_only(state, tmp_path, capsys):
-    """A ``kill -9`` left ``.out-work-*`` beside ``--out`` (the finding); the next run removes
-    it -- only a directory naming this host and a process that is gone, nothing else."""
-    import os
-    import socket
-    import subprocess
-    import sys
-
-    from dprisk.cli.commands.population_risk import WORK_OWNER
-
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    dead_pid = int(gone.stdout)  # exited and reaped: no such process now
-    host = socket.gethostname()
-    made = {}
-    for label, owner in [("dead", {"host": host, "pid": dead_pid}),
-                         ("live", {"host": host, "pid": os.getpid()}),
-                         ("elsewhere", {"host": host + "-other", "pid": dead_pid}),
-                         ("unmarked", None)]:
-        work = tmp_path / f".out-work-{label}"
-        work.mkdir()
-        (work / "spilled.parquet").write_bytes(b"x")
-        if owner is not None:
-            (work / WORK_OWNER).write_text(json.dumps(owner))
-        made[label] = work
-    run_json(_risk(state, "--adversary", "outsider", "--out", str(tmp_path / "out"), "--json"),
-             capsys)
-    assert not made["dead"].exists()
-    assert all(made[label].exists() for label in ("live", "elsewhere", "unmarked"))
-    left = sorted(p.name for p in tmp_path.glob(".out-work-*"))
-    assert left == [".out-work-elsewhere", ".out-work-live", ".out-work-unmarked"], left
 
 
 def test_a_second_risk_run_on_the_same_out_is_refused_before_computing(state, tmp_path,

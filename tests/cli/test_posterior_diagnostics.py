@@ -168,8 +168,10 @@ def test_a_failure_while_writing_leaves_nothing_half_written(tmp_path, capsys, m
     (*POST_2, "--method", "gibbs", "--draws", "3", "--chains", "4", "--seed", "3"),
     (*POST_2, "--method", "gibbs", "--draws", "2", "--chains", "1", "--seed", "3"),
     (*POST_H, "--method", "gibbs", "--draws", "3", "--chains", "4", "--seed", "3"),
+    (*POST_2, "--method", "pymc-gibbs", "--draws", "3", "--chains", "2", "--seed", "3"),
     (*POST_2, "--method", "pymc", "--draws", "3", "--chains", "2", "--seed", "3"),
-], ids=["two-level gibbs 4x3", "two-level gibbs 1x2", "nested gibbs 4x3", "pymc 2x3"])
+], ids=["two-level gibbs 4x3", "two-level gibbs 1x2", "nested gibbs 4x3", "pymc-gibbs 2x3",
+        "pymc 2x3"])
 def test_too_few_draws_are_not_converged_and_undefined_numbers_are_null(argv, capsys):
     """Fewer than 4 draws a chain: ArviZ's statistics (MCSE too) are undefined; the unknowns
     that vary make the run "not converged" (not "constant"), every undefined number is null

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from dprisk.inference.privacy.accounting import (
+    PLD_BRACKET_INTERVAL,
     census_epsilon_pld,
     epsilon_bun_steinke,
     epsilon_cks,
@@ -155,9 +156,13 @@ def test_pld_bracket_one_query_and_relations():
 
     lower, upper = epsilon_pld_bracket([0.5], 1e-10)
     assert lower <= upper <= epsilon_pld([0.5], 1e-10) + 1e-12
-    # replace one: every query moves in two cells, the composition of each query twice
-    rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one")
-    twice_lower, twice_upper = epsilon_pld_bracket([0.5, 0.5], 1e-10)
+    # replace one: every query moves in two cells, the composition of each query twice; on
+    # the grid 1e-4, where two queries of rho 0.5 stay sparse (0.01 s of CPU; at the default
+    # grid their pessimistic end is dense, 2.3e6 points, 3.2 s: in make bench, by the exact test's
+    # [0.5-2e-05] case, which also checks the replace-one bracket there)
+    coarse = {"value_discretization_interval": 1e-4}
+    rep_lower, rep_upper = epsilon_pld_bracket([0.5], 1e-10, relation="replace-one", **coarse)
+    twice_lower, twice_upper = epsilon_pld_bracket([0.5, 0.5], 1e-10, **coarse)
     assert (rep_lower, rep_upper) == pytest.approx((twice_lower, twice_upper))
     assert rep_lower > upper
     with pytest.raises(ValueError, match="relation"):
@@ -232,17 +237,29 @@ def exact_dg_epsilon(rho, copies, delta):
     return upper
 
 
-def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho=0.5):
+@pytest.mark.parametrize(("rho", "interval"), [
+    # two queries of rho 0.5 at the default grid: the pessimistic end dense (2.3e6 loss
+    # points) and self-composed by FFT after 40 Chernoff-bound sums over them, 3.2 s of CPU,
+    # in make bench (SLOW_CASES); rho 0.01 takes the same path, both ends dense (3.3e5
+    # points), in about 1 s
+    (0.01, PLD_BRACKET_INTERVAL), (0.5, PLD_BRACKET_INTERVAL),
+    (0.5, 1e-4),  # both ends sparse (24 atoms a query): the sparse self-composition, 0.01 s
+])
+def test_pld_of_one_and_two_queries_brackets_the_exact_epsilon(rho, interval):
     """The bracket holds the exact epsilon (1e-12 of float rounding either side: the exact value
     is a lattice point of the losses, which the connect-the-dots upper end reproduces to the
-    last bits), ``epsilon_pld`` is above it, and the relation replace-one is the two-query one."""
+    last bits), ``epsilon_pld`` is above it, and the relation replace-one is the two-query one.
+    At the default grid the two queries' distributions are dense and self-composed by FFT; at
+    rho 0.5 on the grid 1e-4 they stay sparse and are composed term by term."""
     for copies in (1, 2):
         exact = exact_dg_epsilon(rho, copies, 1e-10)
-        lower, upper = epsilon_pld_bracket([rho] * copies, 1e-10)
+        lower, upper = epsilon_pld_bracket([rho] * copies, 1e-10,
+                                           value_discretization_interval=interval)
         assert lower - 1e-12 <= exact <= upper + 1e-12
         assert upper - lower <= 1e-3
         assert epsilon_pld([rho] * copies, 1e-10) >= exact - 1e-12
-    lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one")
+    lower, upper = epsilon_pld_bracket([rho], 1e-10, relation="replace-one",
+                                       value_discretization_interval=interval)
     assert lower - 1e-12 <= exact_dg_epsilon(rho, 2, 1e-10) <= upper + 1e-12
 
 
@@ -348,13 +365,29 @@ def _exact_epsilon_01_02(delta):
     return upper
 
 
-def test_composed_pld_is_refused_below_its_delta_and_holds_the_exact_epsilon_above():
+def test_composed_pld_is_refused_below_its_delta_and_holds_the_exact_epsilon_above(
+        monkeypatch):
     """dp-accounting composes two or more queries by FFT (delta rounded by about 1e-16) and
     truncates 1e-15 of tail mass per composition: for rhos [0.1, 0.2] the bracket at 1e-13 was
     [5.726200, 5.726586] against the exact 5.726113, at 1e-15 [6.23205, 6.25578] against
     6.23179, and at 1e-17 its upper end infinite (refused as an exp(-loss) underflow, naming
     rhos and a range the queries meet). Below 1e-12 a composition is refused naming delta;
-    at 1e-12 and 1e-10 the bracket holds the exact epsilon; one query keeps 1e-20."""
+    at 1e-12 and 1e-10 the bracket holds the exact epsilon; one query keeps 1e-20.
+
+    The composed distribution does not depend on delta: each end's is composed once (0.6 s of
+    CPU) and read at both deltas, through ``epsilon_pld_bracket`` as before (the same epsilons,
+    bit for bit: reading a delta leaves the distribution as it was)."""
+    from dprisk.inference.privacy import accounting
+
+    composed, compose = {}, accounting.composed_pld
+
+    def composed_once(queries, interval, **options):
+        key = (repr(queries), interval, tuple(sorted(options.items())))
+        if key not in composed:
+            composed[key] = compose(queries, interval, **options)
+        return composed[key]
+
+    monkeypatch.setattr(accounting, "composed_pld", composed_once)
     for delta in (1e-13, 1e-15, 1e-17):
         for call in (lambda: epsilon_pld_bracket([0.1, 0.2], delta),
                      lambda: epsilon_pld([0.1, 0.2], delta),

@@ -2,8 +2,10 @@
 
 * inference/privacy/two_level_marginal.py: the two-level marginal posterior is increasing in rho2 on
   the cases used (checked on a grid), tends to the single-level value as rho2 -> 0, and the
-  rho2 / Census budgets for it and the marginal risk round-trip with their certificates and
-  agree with a brute-force scan.
+  Census budget for it round-trips with its certificate (the rho2 budgets of it and of the
+  marginal risk round-trip and agree with a brute-force scan in
+  tests/cli/test_budget.py::test_two_level_marginal_forms_json_round_trip_and_brute_force,
+  on the answers of the command line's searches, which pass the API's arguments).
 * inference/privacy/budget_certified.py: the interval bound is above the measure everywhere on the
   interval (a fine scan) and tight on a short one; the certified P[correct] budget meets the
   target on an independent fine grid up to rho* and fails just above it.
@@ -43,22 +45,6 @@ def test_marginal_increases_in_rho2_and_tends_to_the_single_level():
     risk = _marginal(0.3, 0.25)
     assert risk.marginal_risk == pytest.approx(risk.marginal_posterior / 0.25, rel=1e-15)
     assert risk.neglected_mass < 1e-9
-
-
-@pytest.mark.parametrize(("measure", "target", "field"), [
-    ("marginal-posterior", 0.62, "marginal_posterior"),
-    ("marginal-risk", 1.25, "marginal_risk"),
-])
-def test_rho2_marginal_round_trip_and_brute_force(measure, target, field):
-    answer = rho2_for_target(target, measure=measure, p=[0.5], **CASE)
-    assert answer.measure == measure and answer.binding_p == 0.5
-    assert answer.value_at_rho <= target < answer.value_above
-    # a continuous increasing measure: the root to the sums' rounding
-    assert answer.value_at_rho == pytest.approx(target, abs=1e-12)
-    assert getattr(_marginal(answer.rho), field) == answer.value_at_rho
-    below = np.geomspace(RHO2_RANGE[0], answer.rho, 17)
-    assert all(getattr(_marginal(rho2), field) <= target for rho2 in below)
-    assert getattr(_marginal(answer.rho * 1.001), field) > target
 
 
 def test_census_two_level_marginal_scales_both_levels():
