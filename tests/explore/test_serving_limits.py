@@ -118,6 +118,28 @@ def test_cancel_stops_a_chain_within_2_seconds(monkeypatch):
     assert job.status == "cancelled" and job.summary is None and not job.plot_dir.exists()
 
 
+def test_a_job_s_worker_checks_it_under_the_limits_it_was_sized_at(monkeypatch):
+    """Found in session 80: a job sized under ``DPRISK_MEMORY_LIMIT=20GiB`` failed in its worker
+    ("needs about 8 GiB of memory, above the memory limit of 2 GiB; ... raise the limit with
+    DPRISK_MEMORY_LIMIT"), which checks the draws again under the environment its forkserver
+    started with (a notebook that raised the limit after its first check; the test of the
+    cancel above failed after any earlier job of the process). The worker now checks under
+    the job's own limits."""
+    jobs.start_workers()  # the forkserver started before the limit is raised
+    # 2 x 54M draws: 16.1 GiB as the job is sized, about 8 GiB a chain as the sampler checks
+    # it, above any limit a forkserver of these tests started with (2 GiB, or 8 GiB above)
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "20GiB")
+    job = SamplingJob((2, 1, -1), TWO, draws=54_000_000, chains=2, tune=0,
+                      random_seed=1).start()
+    deadline = time.monotonic() + 120  # the first worker waits for the forkserver
+    while job.status in ("pending", "waiting") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the worker's check, at the start of its first chain (a refusal: ms)
+    job.cancel()  # a moment into its first chain
+    assert _gone(job, 10.0) is not None
+    assert job.error is None and job.status == "cancelled"
+
+
 @pytest.mark.parametrize(("make", "rho"), [("two_level_view", "1e-12"),
                                            ("p_correct_view", "1e-8")])
 def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monkeypatch):
