@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from dprisk.inference.mcmc.run_options import draws_memory
+from dprisk.runtime import memory_limit, work_limit
 from dprisk.runtime.collector import resume_collector_in_fork
 from dprisk.runtime.memory_limit import check_memory
 from dprisk.runtime.output_files import FORCED_EXIT_CLEANUPS
@@ -81,6 +82,11 @@ SAMPLER_PRELOAD = ["dprisk.runtime.fork_server_start", "numpy", "dprisk.explore.
 #: What the forkserver imports once (read when it starts), so that each worker starts in
 #: milliseconds: the sampler and the diagnostics (ArviZ alone takes seconds to import).
 PRELOAD = [*SAMPLER_PRELOAD, "matplotlib", "arviz", "dprisk.validation.crosschecks.diagnostics"]
+
+#: The environment variables of the limits a job is sized at: their values when the job was
+#: made are its worker's (the forkserver's environment is the one it started with).
+_LIMIT_VARIABLES = (memory_limit.LIMIT_ENV, memory_limit.OLD_LIMIT_ENV, work_limit.LIMIT_ENV,
+                    work_limit.OLD_LIMIT_ENV)
 
 _SLOTS = threading.BoundedSemaphore(os.cpu_count() or 1)
 #: Jobs whose temporary folder exists, ended at the process's exit (:func:`_abandon_live_jobs`).
@@ -186,9 +192,19 @@ def import_diagnostics():
 
 
 def _work(conn, release, params: dict, draws: int, chains: int, tune: int, random_seed,
-          plot_dir: str) -> None:
-    """The worker: sample, diagnose, send ``("progress", x)`` and ``("done", result)``."""
+          plot_dir: str, limits: dict) -> None:
+    """The worker: sample, diagnose, send ``("progress", x)`` and ``("done", result)``.
+
+    ``limits`` are the limit variables as the job was sized (:data:`_LIMIT_VARIABLES`, None:
+    unset): the sampler checks the draws again under them, not under the environment the
+    forkserver started with.
+    """
     resume_collector_in_fork()  # the server imported with it paused
+    for name, value in limits.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     try:
         prior = params.get("prior")
         if hasattr(prior, "load"):  # a PriorChoice: read again here, under the same policy
@@ -265,7 +281,9 @@ class SamplingJob:
             raise ValueError(f"chains must be an integer >= 2, got {chains}")
         if draws < 1:
             raise ValueError(f"draws must be an integer >= 1, got {draws}")
-        # sized as a whole before it starts: chains x draws x variables, and the work
+        # sized as a whole before it starts: chains x draws x variables, and the work; the
+        # worker checks again under the same limits
+        self._limits = {name: os.environ.get(name) for name in _LIMIT_VARIABLES}
         check_memory(float(JOB_BYTES_PER_DRAW) * chains * draws, parameter="draws, chains",
                      what=f"{chains} chains x {draws} draws of X1 and X2 with diagnostics")
         check_work(float(chains) * ((tune + draws) * GIBBS_DRAW_STEPS
@@ -364,7 +382,7 @@ class SamplingJob:
         worker = context.Process(
             target=_work, name="dprisk-sampling", daemon=True,
             args=(send, self.release, self.params, self.draws, self.chains, self.tune,
-                  self.random_seed, str(self.plot_dir)))
+                  self.random_seed, str(self.plot_dir), self._limits))
         with self._lock:
             if self._cancel.is_set():
                 self.status = "cancelled"

@@ -1,20 +1,17 @@
-"""The sampling workers of these tests fork from a forkserver that imports the sampler only.
+"""The tests' sampling workers fork from a forkserver that imports what ``dprisk explore``'s does.
 
-``dprisk explore`` preloads ArviZ and the diagnostics too (:data:`dprisk.explore.jobs.PRELOAD`),
-so that a visitor's first check does not wait for their import; a test process would pay that
-import (about 10 s of CPU on the 2-core machine) in every xdist worker that starts a job, even
-for a job that is cancelled before it diagnoses anything. A job that does diagnose imports
-them in its worker (as the test process itself did before jobs had workers). The browser
-test serves ``dprisk explore`` itself, with the full preload.
+That is :data:`dprisk.explore.jobs.PRELOAD`: the sampler, and ArviZ and the diagnostics, so that
+a job that diagnoses its draws does not import them in its worker. Every test module that
+starts a job is one of ``tests/conftest.py``'s ``PANEL_MODULES``, which run on one xdist
+worker: the forkserver (one per test process) imports them once there. Before, it imported the
+sampler only, and each diagnosing job's worker imported ArviZ, Matplotlib and the diagnostics
+again (about 2 s of CPU a job, in processes the per-test CPU records do not see). The browser
+test serves ``dprisk explore`` itself, with its own forkserver.
 """
 
 import gc
 
 import pytest
-
-from dprisk.explore import jobs
-
-jobs.PRELOAD = list(jobs.SAMPLER_PRELOAD)
 
 
 @pytest.fixture(autouse=True, scope="module")

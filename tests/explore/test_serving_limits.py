@@ -118,6 +118,28 @@ def test_cancel_stops_a_chain_within_2_seconds(monkeypatch):
     assert job.status == "cancelled" and job.summary is None and not job.plot_dir.exists()
 
 
+def test_a_job_s_worker_checks_it_under_the_limits_it_was_sized_at(monkeypatch):
+    """Found in session 80: a job sized under ``DPRISK_MEMORY_LIMIT=20GiB`` failed in its worker
+    ("needs about 8 GiB of memory, above the memory limit of 2 GiB; ... raise the limit with
+    DPRISK_MEMORY_LIMIT"), which checks the draws again under the environment its forkserver
+    started with (a notebook that raised the limit after its first check; the test of the
+    cancel above failed after any earlier job of the process). The worker now checks under
+    the job's own limits."""
+    jobs.start_workers()  # the forkserver started before the limit is raised
+    # 2 x 54M draws: 16.1 GiB as the job is sized, about 8 GiB a chain as the sampler checks
+    # it, above any limit a forkserver of these tests started with (2 GiB, or 8 GiB above)
+    monkeypatch.setenv("DPRISK_MEMORY_LIMIT", "20GiB")
+    job = SamplingJob((2, 1, -1), TWO, draws=54_000_000, chains=2, tune=0,
+                      random_seed=1).start()
+    deadline = time.monotonic() + 120  # the first worker waits for the forkserver
+    while job.status in ("pending", "waiting") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the worker's check, at the start of its first chain (a refusal: ms)
+    job.cancel()  # a moment into its first chain
+    assert _gone(job, 10.0) is not None
+    assert job.error is None and job.status == "cancelled"
+
+
 @pytest.mark.parametrize(("make", "rho"), [("two_level_view", "1e-12"),
                                            ("p_correct_view", "1e-8")])
 def test_tiny_rho_is_refused_at_once_and_never_reaches_the_pool(make, rho, monkeypatch):
@@ -179,28 +201,28 @@ def test_a_job_waits_for_a_free_worker_and_can_be_cancelled_meanwhile(monkeypatc
         jobs._SLOTS.release()
 
 
-#: A job's peak memory is measured in a fresh interpreter (ru_maxrss growth, after a warm-up)
-#: started as ``dprisk explore``'s sampling workers start: the forkserver's imports
-#: (:data:`dprisk.explore.jobs.PRELOAD`, after :mod:`dprisk.runtime.fork_server_start`: the
-#: collector paused, the libraries' docstrings left as written), then the worker's
-#: :func:`~dprisk.runtime.collector.resume_collector_in_fork`. The same 68.7 MiB measured as
-#: with plain imports, for 1.4 s less CPU (2026-12-01, two rounds each).
+#: A job's peak memory (ru_maxrss growth, after a warm-up) is measured in a worker started as
+#: ``dprisk explore``'s sampling workers start: forked from the jobs' forkserver, which imported
+#: :data:`dprisk.explore.jobs.PRELOAD` (``conftest.py``), running the worker's
+#: :func:`~dprisk.runtime.collector.resume_collector_in_fork` first (as ``jobs._work`` does).
+#: ``conn`` and ``draws`` are given; the growth in bytes is sent back. Before, a fresh
+#: interpreter made the same start by importing PRELOAD itself (2.6 s of CPU), and measured the
+#: same 68.7 MiB.
 _MEASURE = """
-import importlib, resource, tempfile
-import dprisk.runtime.fork_server_start
+import resource, tempfile
 from dprisk.explore import jobs
 from dprisk.runtime.collector import resume_collector_in_fork
-for name in jobs.PRELOAD:
-    importlib.import_module(name)
 resume_collector_in_fork()
-class Conn:
+class Discard:
     def send(self, message):
         pass
 params = {"rho1": 0.0992, "rho2": 0.2465, "d": 27, "p": 0.5, "known": 0, "prior": "improper"}
-jobs._sample(Conn(), (2, 1, -1), params, 200, 2, 0, 1, tempfile.mkdtemp())
+with tempfile.TemporaryDirectory() as folder:
+    jobs._sample(Discard(), (2, 1, -1), params, 200, 2, 0, 1, folder)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-jobs._sample(Conn(), (2, 1, -1), params, DRAWS, 2, 0, 1, tempfile.mkdtemp())
-print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+with tempfile.TemporaryDirectory() as folder:
+    jobs._sample(Discard(), (2, 1, -1), params, draws, 2, 0, 1, folder)
+conn.send((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
 """
 
 
@@ -208,14 +230,25 @@ def test_a_job_is_sized_at_least_at_its_measured_memory():
     """Finding "sampling jobs sized at 64 B a draw, measured about twice that": the size a
     job is checked at is at least the memory its sampling and diagnostics take (2 chains x
     250,000 draws: about 70 MiB, 6 s)."""
-    import subprocess
-    import sys
-
     draws = 250_000
-    done = subprocess.run([sys.executable, "-c", _MEASURE.replace("DRAWS", str(draws))],
-                          capture_output=True, text=True, check=False, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    measured = int(done.stdout.split()[-1])
+    context = jobs._context()
+    receive, send = context.Pipe(duplex=False)
+    worker = context.Process(target=exec, args=(_MEASURE, {"conn": send, "draws": draws}),
+                             daemon=True)
+    worker.start()
+    send.close()
+    measured = None
+    try:
+        if receive.poll(300):
+            measured = receive.recv()
+    except EOFError:  # the worker ended without sending (its traceback is on stderr)
+        pass
+    finally:
+        if measured is None:
+            worker.kill()
+        worker.join(30)
+        receive.close()
+    assert measured is not None and worker.exitcode == 0, f"worker exit {worker.exitcode}"
     sized = jobs.JOB_BYTES_PER_DRAW * 2 * draws
     assert measured <= sized, f"measured {measured / 2**20:.0f} MiB, sized {sized / 2**20:.0f}"
 
