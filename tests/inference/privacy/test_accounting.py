@@ -169,6 +169,16 @@ def test_pld_bracket_one_query_and_relations():
         epsilon_pld_bracket([0.5], 1e-10, relation="swap")
 
 
+def test_bracket_ends_exact_but_for_rounding_come_in_order():
+    """At rho 0.3, delta 1e-10 both discretisations give the exact epsilon but for rounding,
+    the optimistic end 5e-15 above the pessimistic one as computed (this machine, SciPy/NumPy
+    of 2026-12): the bracket is returned in order, its ends within BRACKET_ENDS_ROUNDING."""
+    from dprisk.inference.privacy.accounting import BRACKET_ENDS_ROUNDING, epsilon_pld_bracket
+
+    lower, upper = epsilon_pld_bracket([0.3], 1e-10)
+    assert lower <= upper <= lower * (1 + BRACKET_ENDS_ROUNDING)
+
+
 @pytest.mark.parametrize("rho", [1e-16, 1e-14, 1e-13])
 def test_cks_beyond_the_grid_finds_its_optimal_order(rho):
     # the optimum (order 2e8 .. 8e6) lies far above dp-accounting's grid (at most 1024): the
