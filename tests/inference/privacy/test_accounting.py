@@ -20,6 +20,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from pld_compositions import compose_once
 
 from dprisk.inference.privacy.accounting import (
     PLD_BRACKET_INTERVAL,
@@ -397,15 +398,7 @@ def test_composed_pld_is_refused_below_its_delta_and_holds_the_exact_epsilon_abo
     bit for bit: reading a delta leaves the distribution as it was)."""
     from dprisk.inference.privacy import accounting
 
-    composed, compose = {}, accounting.composed_pld
-
-    def composed_once(queries, interval, **options):
-        key = (repr(queries), interval, tuple(sorted(options.items())))
-        if key not in composed:
-            composed[key] = compose(queries, interval, **options)
-        return composed[key]
-
-    monkeypatch.setattr(accounting, "composed_pld", composed_once)
+    compose_once(accounting, monkeypatch)
     for delta in (1e-13, 1e-15, 1e-17):
         for call in (lambda: epsilon_pld_bracket([0.1, 0.2], delta),
                      lambda: epsilon_pld([0.1, 0.2], delta),

@@ -11,6 +11,7 @@ user's cache, a warm entry passed ``pld_accuracy_bound`` with ``delta`` scaled b
 
 import numpy as np
 import pytest
+from pld_compositions import compose_once
 
 from dprisk.inference.privacy.worst_case import (
     WorstCaseAccuracy,
@@ -97,15 +98,7 @@ def composed_once(composed_plds, monkeypatch):
     """
     from dprisk.inference.privacy import worst_case_kernels
 
-    compose = worst_case_kernels.composed_pld
-
-    def composed(queries, interval, **options):
-        key = (repr(queries), interval, tuple(sorted(options.items())))
-        if key not in composed_plds:
-            composed_plds[key] = compose(queries, interval, **options)
-        return composed_plds[key]
-
-    monkeypatch.setattr(worst_case_kernels, "composed_pld", composed)
+    compose_once(worst_case_kernels, monkeypatch, composed_plds)
 
 
 @pytest.mark.parametrize("rhos", [[RHO1], [RHO1, RHO2], [0.5, 0.05, 0.2]])
