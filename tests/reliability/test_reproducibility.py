@@ -134,28 +134,20 @@ def client():
     (so its CPU and its workers' are this module's), the process's preload list restored.
     """
     import os
-    from multiprocessing import forkserver
 
     import dask
     from distributed import Client
+    from own_forkserver import own_forkserver
 
     from dprisk.runtime.worker_threads import WORKER_ENVIRON
-    from dprisk.validation.report.fork_server import stop_fork_server
 
-    saved_preload = list(forkserver._forkserver._preload_modules)  # multiprocessing's one
-    stop_fork_server()
     os.environ.update(WORKER_ENVIRON)
-    forkserver.set_forkserver_preload(list(WORKER_PRELOAD))
-    forkserver.ensure_running()
-    try:
+    with own_forkserver(WORKER_PRELOAD):
         with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
             cluster = local_cluster(2)
         with cluster, Client(cluster) as dask_client:
             assert len(cluster.workers) == 2
             yield dask_client
-    finally:
-        stop_fork_server()
-        forkserver.set_forkserver_preload(saved_preload)
 
 
 def test_mc_sweep_on_two_workers_identical_to_in_process(helpers, runs, client):

@@ -5,13 +5,13 @@ import multiprocessing
 import os
 import threading
 import time
-from multiprocessing import forkserver
 from pathlib import Path
 
 import numpy as np
 import pytest
 import report_helpers
 from matplotlib.figure import Figure
+from own_forkserver import own_forkserver
 
 from dprisk.validation.figures.captions import FigureText, alt_text, caption, figure_text
 from dprisk.validation.report import runner
@@ -46,14 +46,11 @@ def _a_fork_server_that_imports_the_helpers():
     """
     tests_dir = str(Path(report_helpers.__file__).resolve().parent)
     saved_path = os.environ.get("PYTHONPATH")
-    saved_preload = list(forkserver._forkserver._preload_modules)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (tests_dir, saved_path) if p)
-    runner.stop_fork_server()
     try:
-        yield
+        with own_forkserver():
+            yield
     finally:
-        runner.stop_fork_server()
-        forkserver.set_forkserver_preload(saved_preload)
         if saved_path is None:
             os.environ.pop("PYTHONPATH", None)
         else:
