@@ -29,14 +29,19 @@ def _temp_folders() -> set:
     return set(Path(tempfile.gettempdir()).glob("dprisk-explore-*"))
 
 
-def test_oversize_sampling_is_refused_at_once():
+def test_oversize_sampling_is_refused_at_once(monkeypatch, tmp_path):
+    # the job's temporary folder would be made in this test's own temporary directory: the
+    # machine's is shared with the other xdist worker's processes (the browser test's served
+    # explorer, not one of this worker's modules, starts jobs); a dprisk-explore-* folder
+    # appeared there during this test in a CI run (2026-12-02)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     before = _temp_folders()
     start = time.perf_counter()
     with pytest.raises(ValueError, match="draws, chains"):
         SamplingJob((2, 1, -1), TWO, draws=100_000, chains=1_000_000)
     # each chain alone is small (the old per-chain check passed it); the whole is 6.4 TB
     assert time.perf_counter() - start < 1.0  # nothing allocated or run (margin: 2 cores)
-    assert _temp_folders() == before
+    assert _temp_folders() == before == set()
 
 
 def test_sampling_panel_shows_the_refusal_and_starts_nothing():
