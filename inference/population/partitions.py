@@ -38,6 +38,7 @@ __all__ = [
     "PARTITION_PERSONS",
     "STORE_PATTERN",
     "Refusal",
+    "cancel_partitions",
     "partition_key",
     "partition_size",
     "progress_bar",
@@ -317,13 +318,18 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
             scattered = client.scatter(tasks)  # the persons' rows: data, not a task graph
             futures = client.map(_indexed_streamed, range(len(tasks)), scattered,
                                  adversary=adversary, prior=prior, store=store, pure=False)
+            refused = False
             try:
                 for _, (i, result) in as_completed(futures, loop=client.loop,
                                                    with_results=True):
-                    results[i] = Refusal.raised(result)
+                    try:
+                        results[i] = Refusal.raised(result)
+                    except ValueError:
+                        refused = True
+                        raise
                     bar.update(1)
-            finally:
-                client.cancel(futures)
+            finally:  # nothing left running (nor storing, after a refusal)
+                cancel_partitions(client, futures, wait=refused)
     except BaseException as err:
         if isinstance(err, ValueError) and store is not None:
             for path in set(store.glob(STORE_PATTERN)) - before:
@@ -333,6 +339,37 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
     finally:
         bar.close()
     return results
+
+
+def _running_keys(dask_worker) -> list:
+    """The keys of the tasks occupying a thread of ``dask_worker``, cancelled ones included.
+
+    A cancelled task that had started runs to its end (Dask cannot stop a thread): it stays
+    in the worker's ``all_running_tasks`` until then.
+    """
+    return [task.key for task in dask_worker.state.all_running_tasks]
+
+
+def cancel_partitions(client, futures, *, wait: bool, poll: float = 0.05) -> None:
+    """Cancel ``futures``; with ``wait``, return only once no worker still runs one of them.
+
+    After a refusal the caller removes the partitions this run stored (bad input writes
+    nothing). A partition already running when it was cancelled runs on to its end and would
+    store its answer after that clean-up, leaving ``OUT.parts`` behind a refused run: so the
+    clean-up waits for it. A worker or cluster that is gone runs nothing.
+    """
+    import time
+
+    keys = {future.key for future in futures}
+    client.cancel(list(futures))
+    while wait:
+        try:
+            running = client.run(_running_keys, on_error="ignore")
+        except (OSError, RuntimeError):  # the cluster is gone: nothing runs there
+            return
+        if not keys.intersection(key for found in running.values() for key in found):
+            return
+        time.sleep(poll)
 
 
 def _subset(persons, rows: np.ndarray):

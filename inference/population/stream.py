@@ -360,7 +360,7 @@ def file_risk(path, loader, *, name: str = "persons", adversary: str = "informed
 def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, client,
          in_flight) -> None:
     """Compute every partition, at most ``in_flight`` held at once; ``done(i, result)``."""
-    from dprisk.inference.population.partitions import Refusal
+    from dprisk.inference.population.partitions import Refusal, cancel_partitions
 
     if client is None:
         for index in range(n_parts):
@@ -383,9 +383,14 @@ def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, 
 
     running = as_completed([submit(i) for i in itertools.islice(pending, limit)],
                            loop=client.loop)
+    refused = False
     try:
         for future in running:
-            result = Refusal.raised(future.result())
+            try:
+                result = Refusal.raised(future.result())
+            except ValueError:
+                refused = True
+                raise
             index, _ = index_of.pop(future.key)
             del future  # the client lets the worker forget it
             done(index, result)
@@ -394,5 +399,7 @@ def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, 
                 running.add(submit(following))
     finally:
         running.clear()
-        if index_of:  # an error: nothing left running
-            client.cancel([future for _, future in index_of.values()])
+        if index_of:  # an error: nothing left running (nor storing, after a refusal)
+            cancel_partitions(client, [future for _, future in index_of.values()],
+                              wait=refused)
+

@@ -10,6 +10,7 @@ pandas allocations, and the largest batch and partition actually held).
 
 import os
 import tempfile
+import time
 import tracemalloc
 
 import numpy as np
@@ -280,3 +281,54 @@ def test_a_stop_after_a_stored_partition_says_it_is_kept(state, tmp_path, monkey
     assert report_interrupted("population risk", Interrupted(signal.SIGINT)) == 130
     err = capsys.readouterr().err
     assert f"kept in {store}" in err and "nothing was written" not in err, err
+
+
+@pytest.mark.parametrize("runner", ["file_risk", "run_streamed"])
+def test_a_refusal_waits_for_a_running_partition_before_it_cleans_the_store(state, tmp_path,
+                                                                            monkeypatch, runner):
+    """One partition refused on a Dask worker while another is still running: Dask cannot stop
+    the running one, which stores its answer when it ends. The refusal's clean-up waits for it
+    (:func:`~dprisk.inference.population.partitions.cancel_partitions`); before, it stored
+    after the clean-up and a refused ``dprisk population risk --out`` left ``OUT.parts``
+    (seen once in CI). The first partition (the file's row 0) is held back 0.5 s, every other
+    one refused at once: without the wait the refusal is raised before it stores."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    persons, meas = state
+    few = persons.iloc[:5000]  # two tracts: 4,512 and 488 persons
+    path = tmp_path / "persons.parquet"
+    few.to_parquet(path)
+    keep = np.isin(meas.geoids.astype(str), np.asarray(few["geoid"].unique(), dtype=str))
+    meas = type(meas)(geoids=meas.geoids[keep], noisy=meas.noisy[keep],
+                      variance=meas.variance[keep])  # the loader sent: these blocks only
+    events, finished = [], threading.Event()
+    computed = partitions.streamed_task
+
+    def held_or_refused(task, **kwargs):
+        if 0 not in task[0]:
+            raise ValueError("--noisy: no block 019990000000000")
+        time.sleep(0.5)
+        try:
+            return computed(task, **kwargs)
+        finally:
+            events.append("stored")
+            finished.set()
+
+    monkeypatch.setattr(partitions, "streamed_task", held_or_refused)
+    store = tmp_path / "risk.parts"
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        with pytest.raises(ValueError, match="019990000000000"):
+            if runner == "file_risk":
+                stream.file_risk(path, _loader(meas), partition_persons=1, batch_rows=700,
+                                 store=store, work=tmp_path / "work", client=client)
+            else:
+                partitions.run_streamed(few, _loader(meas), adversary="informed",
+                                        prior="tract", partition_persons=1, store=store,
+                                        client=client)
+        events.append("raised")
+        assert finished.wait(60)
+    assert events == ["stored", "raised"]
+    assert not store.exists()
