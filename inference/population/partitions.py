@@ -322,12 +322,11 @@ def run_streamed(persons, loader, *, adversary: str, prior, partition_persons=No
             try:
                 for _, (i, result) in as_completed(futures, loop=client.loop,
                                                    with_results=True):
-                    try:
-                        results[i] = Refusal.raised(result)
-                    except ValueError:
-                        refused = True
-                        raise
+                    results[i] = Refusal.raised(result)
                     bar.update(1)
+            except ValueError:  # removed below what this call stored
+                refused = True
+                raise
             finally:  # nothing left running (nor storing, after a refusal)
                 cancel_partitions(client, futures, wait=refused)
     except BaseException as err:

@@ -386,20 +386,18 @@ def _run(n_parts: int, spilled: Path, loader, done, *, adversary, prior, store, 
     refused = False
     try:
         for future in running:
-            try:
-                result = Refusal.raised(future.result())
-            except ValueError:
-                refused = True
-                raise
+            result = Refusal.raised(future.result())
             index, _ = index_of.pop(future.key)
             del future  # the client lets the worker forget it
             done(index, result)
             following = next(pending, None)
             if following is not None:
                 running.add(submit(following))
+    except ValueError:  # the caller then removes what this run stored
+        refused = True
+        raise
     finally:
         running.clear()
         if index_of:  # an error: nothing left running (nor storing, after a refusal)
             cancel_partitions(client, [future for _, future in index_of.values()],
                               wait=refused)
-
