@@ -111,6 +111,21 @@ def _rounds_text(rounds) -> str:
     return f"; medians of {len(rounds)} interleaved runs (report / baseline: {each})"
 
 
+def _huge_pages_text(figures: dict) -> str:
+    """The baseline's reading on huge pages (``bench_reproduce.huge_pages_env``), when taken.
+
+    Not the row's baseline: how much of the plain curve's time was this machine's page faults
+    in the same run (the row's ratio is lowest where they cost most).
+    """
+    if "huge_pages_baseline_seconds" not in figures:
+        return ""
+    return (f"; the same curve with glibc's allocator on huge pages, a reading of the page "
+            f"faults and not the row: {figures['huge_pages_baseline_seconds']:.1f} s "
+            f"({figures['baseline_minor_faults']:,.0f} -> "
+            f"{figures['huge_pages_baseline_minor_faults']:,.0f} minor faults), "
+            f"reproduce / it {figures['ratio_to_huge_pages_baseline']:.3f}x")
+
+
 def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
     """Issue 36's report row (``bench_reproduce``): a ratio to the plain Figure 5 curve."""
     figures = results.get("bench_reproduce", {}).get("figures")
@@ -123,7 +138,7 @@ def _reproduce_ratio_lines(results: dict) -> list[tuple[str, str, bool]]:
              f"{figures['ratio']:.3f}x wall; CPU {figures['cpu_seconds']:.1f} s against "
              f"{figures['baseline_cpu_seconds']:.1f} s = {figures['cpu_ratio']:.2f}x; "
              f"{figures['unchanged_records']} of {figures['baseline_records']} records "
-             "unchanged" + _rounds_text(figures.get("rounds", ())),
+             "unchanged" + _rounds_text(figures.get("rounds", ())) + _huge_pages_text(figures),
              figures["ratio"] <= figures["target_ratio"]
              and figures["unchanged_records"] == figures["baseline_records"])]
 

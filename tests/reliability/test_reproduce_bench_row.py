@@ -88,3 +88,47 @@ def test_run_refuses_a_benchmark_name_it_does_not_know(monkeypatch, capsys):
     assert run.main(["reproduc"]) == 2
     err = capsys.readouterr().err
     assert "no benchmark named 'reproduc'" in err and "reproduce" in err
+
+
+def test_the_row_reads_the_baseline_on_huge_pages_beside_it_when_taken():
+    """The huge-pages reading is printed beside the row, never in place of its baseline: the
+    pass or fail is the plain curve's ratio either way."""
+    run = load_benchmark("run")
+    reading = {"huge_pages_baseline_seconds": 4.0, "baseline_minor_faults": 1176789,
+               "huge_pages_baseline_minor_faults": 8476,
+               "ratio_to_huge_pages_baseline": 5.0}
+    (_, measured, ok) = run._reproduce_ratio_lines(
+        {"bench_reproduce": {"figures": {**REPRODUCE, **reading}}})[0]
+    assert ok  # 20.0 / 8.0 = 2.5x: the row's own ratio, though 5.0x against the reading
+    assert measured.startswith("20.0 s against 8.0 s = 2.500x wall")
+    assert measured.endswith("on huge pages, a reading of the page faults and not the row: "
+                             "4.0 s (1,176,789 -> 8,476 minor faults), reproduce / it 5.000x")
+    (_, plain, _) = run._reproduce_ratio_lines({"bench_reproduce": {"figures": REPRODUCE}})[0]
+    assert "huge pages" not in plain
+
+
+def test_the_huge_pages_environment_keeps_the_other_tunables(monkeypatch):
+    """``glibc.malloc.hugetlb=1`` joins the tunables already set (an earlier hugetlb value is
+    replaced, not repeated); None where glibc or the kernel cannot give huge pages."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = load_benchmark("bench_reproduce")
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=0")
+    env = bench.huge_pages_env()
+    if env is None:
+        pytest.skip("no glibc >= 2.35 with transparent huge pages here")
+    assert env["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    monkeypatch.setattr(bench.os, "confstr", lambda name: "glibc 2.34")
+    assert bench.huge_pages_env() is None
+
+
+def test_a_measured_command_counts_its_page_faults(monkeypatch):
+    """``_measured`` counts the minor page faults of the command's processes: a child given
+    200 MB of fresh pages takes at least one a 2 MiB huge page (95) more than an empty one,
+    and one a 4 KiB page (48,829) where the kernel gives it small pages."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    bench = load_benchmark("bench_reproduce")
+    code = "b = bytearray(200_000_000); b[::4096] = b'x' * len(b[::4096])"
+    touched = bench._measured([sys.executable, "-c", code])
+    empty = bench._measured([sys.executable, "-c", "pass"])
+    assert touched["minor_faults"] - empty["minor_faults"] >= 200_000_000 // 2**21
+    assert 0 < touched["system"] <= touched["cpu"] and touched["wall"] > 0
