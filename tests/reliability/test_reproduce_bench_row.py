@@ -123,8 +123,8 @@ def test_the_huge_pages_environment_keeps_the_other_tunables(monkeypatch):
 
 def test_a_measured_command_counts_its_page_faults(monkeypatch):
     """``_measured`` counts the minor page faults of the command's processes: a child given
-    200 MB of fresh pages takes at least one a 2 MiB huge page (95) more than an empty one,
-    and one a 4 KiB page (48,829) where the kernel gives it small pages."""
+    200 MB of fresh pages takes at least one fault per 2 MiB (95) more than an empty one,
+    whichever page size the kernel gives it (4 KiB pages: about 48,829)."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     bench = load_benchmark("bench_reproduce")
     code = "b = bytearray(200_000_000); b[::4096] = b'x' * len(b[::4096])"
