@@ -54,6 +54,10 @@ REPO = Path(__file__).resolve().parents[1]
 DURATION_LINE = re.compile(r"^(\d+(?:\.\d+)?)s (?:setup|call|teardown)\s+(\S+)", re.M)
 #: pytest's summary line, e.g. ``=== 7519 passed, 1 skipped in 290.1s ===``.
 SUMMARY_LINE = re.compile(r"^=+ (.*\b(?:passed|failed)\b.*) =+$", re.M)
+#: pytest's short summary of a failure or error (its default ``-r fE``), e.g.
+#: ``FAILED tests/cli/test_x.py::test_y[3] - AssertionError: ...``; the test's id (which may
+#: hold spaces, from a parameter's id) runs up to `` - `` or the end of the line.
+FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (.+?)(?: - .*)?$", re.M)
 
 
 def _clone(commit: str, where: Path) -> Path:
@@ -76,7 +80,11 @@ def _environment(**extra: str) -> dict:
 
 
 def make_test(clone: Path, *, durations: bool) -> dict:
-    """Wall seconds of ``make test`` in ``clone`` (set-up included), its summary, slowest test."""
+    """Wall seconds of ``make test`` in ``clone`` (set-up included), its summary, slowest test.
+
+    ``failed`` lists the ids of the tests pytest's short summary names as failed or in error,
+    so a red run in a clone that is deleted afterwards still says which tests were red.
+    """
     env = _environment(PYTEST_ADDOPTS="--durations=5") if durations else _environment()
     start = time.perf_counter()
     done = subprocess.run(["make", "test"], cwd=clone, env=env, capture_output=True, text=True)
@@ -90,7 +98,13 @@ def make_test(clone: Path, *, durations: bool) -> dict:
         "summary": summary[-1] if summary else done.stdout[-300:],
         "slowest_s": None if slowest[0] is None else float(slowest[0]),
         "slowest_test": slowest[1],
+        "failed": failed_tests(done.stdout),
     }
+
+
+def failed_tests(pytest_output: str) -> list[str]:
+    """The ids of the tests pytest's short test summary lists as ``FAILED`` or ``ERROR``."""
+    return FAILED_LINE.findall(pytest_output)
 
 
 def reproduce(clone: Path, out: Path) -> float:
@@ -119,6 +133,8 @@ def run() -> dict:
         commit = FILING_COMMIT if name == "filing" else head
         print(f"  make test, fresh clone of {commit} ({name}): {tests[name]['seconds']:.0f} s "
               f"[{tests[name]['summary']}]; dprisk reproduce: {seconds[name]:.1f} s")
+        for test_id in tests[name]["failed"]:
+            print(f"    failed in the {name} clone: {test_id}")
     slowest = tests["current"]["slowest_s"]
     print(f"  ratios current / filing: make test {test_ratio:.3f} (target <= "
           f"{MAKE_TEST_RATIO:.3f}), dprisk reproduce {reproduce_ratio:.3f} (target <= "

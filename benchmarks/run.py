@@ -163,10 +163,17 @@ def _test_cpu_lines(results: dict) -> list[tuple[str, str, bool]]:
         current = filing["make_test"]["current"]
         lines.append((f"make test from a fresh clone of {filing['current_commit']}, set-up "
                       f"included, within {figures['target_s']:.0f} s (issue 36)",
-                      f"{current['seconds']:.0f} s ({current['summary']})",
+                      f"{current['seconds']:.0f} s ({current['summary']})"
+                      + _failed_text(current),
                       current["returncode"] == 0
                       and current["seconds"] <= figures["target_s"]))
     return lines
+
+
+def _failed_text(make_test: dict) -> str:
+    """``; failed: <ids>`` for a ``make test`` run with failed tests, else nothing."""
+    failed = make_test.get("failed") or []
+    return f"; failed: {', '.join(failed)}" if failed else ""
 
 
 def _filing_lines(results: dict) -> list[tuple[str, str, bool]]:

@@ -70,3 +70,26 @@ def test_tests_are_counted_without_the_module_entries_but_with_any_parameters(be
                {"nodeid": "tests/cli/test_a.py::<module teardown>"},
                {"nodeid": "<session fixture sizing_server>"}]
     assert bench_test_cpu.count_tests(records) == 2
+
+
+def test_a_red_fresh_clone_run_names_its_failed_tests(bench_run):
+    """The clone is deleted after the run: the row must say which tests were red."""
+    filing = {"figures": {"current_commit": "abc1234", "make_test": {"current": {
+        "seconds": 201.0, "returncode": 2, "summary": "1 failed, 8183 passed in 191.8s",
+        "failed": ["tests/cli/test_a.py::t[3]"]}}}}
+    rows = bench_run._test_cpu_lines({"bench_test_cpu": _figures(200.0), "bench_filing": filing})
+    (_, measured, ok) = rows[1]
+    assert measured == "201 s (1 failed, 8183 passed in 191.8s); failed: tests/cli/test_a.py::t[3]"
+    assert not ok
+
+
+def test_the_failed_ids_are_read_from_pytests_short_summary():
+    bench_filing = load_benchmark("bench_filing")
+    output = ("tests/cli/test_a.py ....F\n"
+              "=========================== short test summary info ===========================\n"
+              "FAILED tests/cli/test_a.py::t[rho 0.5] - AssertionError: assert 1 == 2\n"
+              "ERROR tests/io/test_b.py::test_c - OSError: gone\n"
+              "======= 1 failed, 8183 passed, 5 skipped, 1 error in 191.80s (0:03:11) =======\n")
+    assert bench_filing.failed_tests(output) == ["tests/cli/test_a.py::t[rho 0.5]",
+                                                 "tests/io/test_b.py::test_c"]
+    assert bench_filing.failed_tests("FAILED tests/x.py::y\n") == ["tests/x.py::y"]
