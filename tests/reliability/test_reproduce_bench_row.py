@@ -107,6 +107,21 @@ def test_the_row_reads_the_baseline_on_huge_pages_beside_it_when_taken():
     assert "huge pages" not in plain
 
 
+def test_the_huge_pages_reading_says_when_the_kernel_gave_none():
+    """Asking is not getting: when the faults do not at least halve, no huge pages were given
+    (stop 83's run: 1,221,723 -> 1,216,719), and the reading says so rather than pass for one."""
+    run = load_benchmark("run")
+    reading = {"huge_pages_baseline_seconds": 8.6, "baseline_minor_faults": 1221723,
+               "huge_pages_baseline_minor_faults": 1216719,
+               "ratio_to_huge_pages_baseline": 1.814}
+    (_, measured, ok) = run._reproduce_ratio_lines(
+        {"bench_reproduce": {"figures": {**REPRODUCE, **reading}}})[0]
+    assert ok
+    assert measured.endswith("8.6 s (1,221,723 -> 1,216,719 minor faults; the faults did not "
+                             "drop, so the kernel gave no huge pages in this run), reproduce / "
+                             "it 1.814x")
+
+
 def test_the_huge_pages_environment_keeps_the_other_tunables(monkeypatch):
     """``glibc.malloc.hugetlb=1`` joins the tunables already set (an earlier hugetlb value is
     replaced, not repeated); None where glibc or the kernel cannot give huge pages."""
