@@ -209,6 +209,11 @@ def _quantity_name(quantity) -> str:
     return f"{target.__module__}:{target.__qualname__}"
 
 
+#: The Monte Carlo study's module, imported only where a sweep runs it: it brings SciPy's
+#: special functions (0.38 s of an exact ``dprisk sweep``'s 0.6 s on the 2-core machine).
+MONTE_CARLO_MODULE = "dprisk.inference.studies.monte_carlo"
+
+
 def _default_quantity(method: str) -> Callable:
     if method == "exact":
         from dprisk.inference.studies.p_correct import p_correct_two_level
@@ -450,7 +455,6 @@ def _check_scenarios(grids: dict, fixed: dict, quantity: Callable, mc_options: d
     grow with ``d``.
     """
     from dprisk.inference.kernels.table_kernels import check_precision
-    from dprisk.inference.studies.monte_carlo import check_study_cost, simulate_p_correct
     from dprisk.inference.studies.p_correct import check_study_work, p_correct_two_level
     from dprisk.inference.studies.setup import DEFAULT_TAIL_MASS
     from dprisk.models.numerics import check_tail_mass
@@ -475,6 +479,10 @@ def _check_scenarios(grids: dict, fixed: dict, quantity: Callable, mc_options: d
     costliest = scenario(rho1=min(rho1s), rho2=min(rho2s), d=max(ds))
     if study is p_correct_two_level:
         check_study_work(costliest, check_tail_mass(options.get("tail_mass", DEFAULT_TAIL_MASS)))
+    if getattr(study, "__module__", None) != MONTE_CARLO_MODULE:
+        return  # the Monte Carlo study's module (SciPy's special functions) only for its sweeps
+    from dprisk.inference.studies.monte_carlo import check_study_cost, simulate_p_correct
+
     if study is simulate_p_correct:
         options = {**options, **mc_options}
         check_study_cost(costliest, check_positive_int(options.get("datasets", 10_000),
